@@ -1,0 +1,149 @@
+# plumb: one library (libplumb), one program (plumb), the tests.
+#
+# Sources are found by wildcard so that adding a file never means editing
+# this Makefile: src/**/ *.c goes into the library, src/cli/cmd_*.c each
+# define one subcommand (the command table is generated from their names),
+# tests/unit/*.c and tests/e2e/*.c are Criterion suites.
+
+PREFIX   ?= /usr/local
+DESTDIR  ?=
+BINDIR    = $(PREFIX)/bin
+LIBDIR    = $(PREFIX)/lib
+INCDIR    = $(PREFIX)/include
+MANDIR    = $(PREFIX)/share/man
+PCDIR     = $(LIBDIR)/pkgconfig
+
+VERSION  := 0.1.0
+CC       ?= cc
+BUILD    ?= build
+OPT      ?= -O2 -g
+SANITIZE ?=
+CFLAGS_BASE = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter \
+              -fno-strict-aliasing -pthread -fPIC -Iinclude -Isrc $(OPT) $(SANITIZE)
+LDFLAGS_BASE = -pthread $(SANITIZE)
+
+# Required libraries.
+PKG_REQUIRED := hwloc libzstd json-c
+# Optional libraries: PAPI and libpfm4 have no pkg-config file on Debian 12,
+# so probe for their headers.
+HAVE_PAPI   := $(shell printf '\#include <papi.h>\nint main(void){return 0;}' | $(CC) -x c - -o /dev/null -lpapi 2>/dev/null && echo 1)
+HAVE_PFM    := $(shell printf '\#include <perfmon/pfmlib_perf_event.h>\nint main(void){return 0;}' | $(CC) -x c - -o /dev/null -lpfm 2>/dev/null && echo 1)
+
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKG_REQUIRED) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKG_REQUIRED) 2>/dev/null)
+OPT_DEFS   := $(if $(HAVE_PAPI),-DPLUMB_HAVE_PAPI=1) $(if $(HAVE_PFM),-DPLUMB_HAVE_PFM=1)
+OPT_LIBS   := $(if $(HAVE_PAPI),-lpapi) $(if $(HAVE_PFM),-lpfm)
+
+CFLAGS  += $(CFLAGS_BASE) $(PKG_CFLAGS) $(OPT_DEFS) -DPLUMB_VERSION=\"$(VERSION)\"
+LDLIBS  += $(PKG_LIBS) $(OPT_LIBS) -lm -ldl
+LDFLAGS += $(LDFLAGS_BASE)
+
+LIB_SRC  := $(sort $(shell find src -name '*.c' -not -path 'src/cli/*'))
+CLI_SRC  := $(sort $(wildcard src/cli/*.c))
+CMD_SRC  := $(sort $(wildcard src/cli/cmd_*.c))
+UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
+E2E_SRC  := $(sort $(wildcard tests/e2e/*.c))
+BENCH_SRC:= $(sort $(wildcard bench/*.c))
+EXAMPLE_SRC := $(sort $(wildcard examples/*.c))
+
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
+CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o) $(BUILD)/src/cli/command_table.o
+UNIT_OBJ := $(UNIT_SRC:%.c=$(BUILD)/%.o)
+E2E_OBJ  := $(E2E_SRC:%.c=$(BUILD)/%.o)
+DEPS     := $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+
+LIB_A    := $(BUILD)/libplumb.a
+LIB_SO   := $(BUILD)/libplumb.so
+PLUMB    := $(BUILD)/plumb
+UNIT     := $(BUILD)/tests/unit_tests
+E2E      := $(BUILD)/tests/e2e_tests
+BENCHES  := $(BENCH_SRC:%.c=$(BUILD)/%)
+EXAMPLES := $(EXAMPLE_SRC:%.c=$(BUILD)/%)
+
+.PHONY: all lib check test test-unit test-e2e test-fuzz sanitize bench install uninstall clean deps
+all: $(PLUMB) $(LIB_SO) $(UNIT) $(E2E) $(BENCHES) $(EXAMPLES)
+lib: $(LIB_A) $(LIB_SO)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(LIB_A): $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(LIB_SO): $(LIB_OBJ)
+	$(CC) -shared -Wl,-soname,libplumb.so.0 $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# The command table: every src/cli/cmd_NAME.c defines
+#   int cmd_NAME(int argc, char **argv);  and  const char cmd_NAME_summary[];
+$(BUILD)/src/cli/command_table.c: $(CMD_SRC) scripts/gen-command-table.sh
+	@mkdir -p $(dir $@)
+	sh scripts/gen-command-table.sh $(CMD_SRC) > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/src/cli/command_table.o: $(BUILD)/src/cli/command_table.c
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(PLUMB): $(CLI_OBJ) $(LIB_A)
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIB_A) $(LDLIBS)
+
+$(UNIT): $(UNIT_OBJ) $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $(UNIT_OBJ) $(LIB_A) $(LDLIBS) -lcriterion
+
+$(E2E): $(E2E_OBJ) $(PLUMB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $(E2E_OBJ) $(LIB_A) $(LDLIBS) -lcriterion
+
+$(BUILD)/bench/%: bench/%.c $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(LIB_A) $(LDLIBS)
+
+$(BUILD)/examples/%: examples/%.c $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(LIB_A) $(LDLIBS)
+
+# Tests.  PLUMB_BIN tells the end-to-end suite which program to run.
+# Timing-sensitive suites are marked in their own files; Criterion runs
+# with two workers here, the size of the machine.
+test: test-unit test-e2e test-fuzz
+check: test
+test-unit: $(UNIT)
+	$(UNIT) --jobs 2 $(TESTFLAGS)
+test-e2e: $(E2E)
+	PLUMB_BIN=$(abspath $(PLUMB)) PLUMB_SRCDIR=$(abspath .) $(E2E) --jobs 2 $(TESTFLAGS)
+test-fuzz:
+	@if [ -f tests/fuzz/Makefile.inc ]; then $(MAKE) -f tests/fuzz/Makefile.inc fuzz-short; else echo "fuzz: no targets yet"; fi
+
+# The sanitizer build lives in its own directory so it never mixes objects
+# with the optimised one.
+sanitize:
+	$(MAKE) BUILD=build-asan CC=clang OPT='-O1 -g -fno-omit-frame-pointer' \
+	    SANITIZE='-fsanitize=address,undefined -fno-sanitize-recover=all' test-unit test-e2e
+
+bench: $(BENCHES)
+
+install: $(PLUMB) $(LIB_A) $(LIB_SO)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR)/plumb $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(PCDIR)
+	install -m 755 $(PLUMB) $(DESTDIR)$(BINDIR)/plumb
+	install -m 644 $(LIB_A) $(DESTDIR)$(LIBDIR)/libplumb.a
+	install -m 755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/libplumb.so.0
+	ln -sf libplumb.so.0 $(DESTDIR)$(LIBDIR)/libplumb.so
+	install -m 644 include/plumb/*.h $(DESTDIR)$(INCDIR)/plumb/
+	install -m 644 man/*.1 $(DESTDIR)$(MANDIR)/man1/
+	sed -e 's|@PREFIX@|$(PREFIX)|; s|@VERSION@|$(VERSION)|; s|@LIBS@|$(PKG_LIBS) $(OPT_LIBS) -lm -ldl|' \
+	    plumb.pc.in > $(DESTDIR)$(PCDIR)/plumb.pc
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/plumb $(DESTDIR)$(LIBDIR)/libplumb.* $(DESTDIR)$(PCDIR)/plumb.pc
+	rm -rf $(DESTDIR)$(INCDIR)/plumb
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(wildcard man/*.1)))
+
+# Installs what a fresh Debian 12 machine lacks (as root, only when missing).
+deps:
+	sh scripts/install-deps.sh
+
+clean:
+	rm -rf build build-asan build-clang
+
+-include $(DEPS)

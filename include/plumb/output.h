@@ -1,0 +1,61 @@
+/* One output layer for every command: a report holds metadata and tables of
+ * typed cells, and renders as an aligned table, CSV or JSON (schema in
+ * docs/output-schema.md).  A cell that could not be measured carries its
+ * status and reason instead of a value, and never renders as 0. */
+#ifndef PLUMB_OUTPUT_H
+#define PLUMB_OUTPUT_H
+
+#include <stdio.h>
+#include <stdint.h>
+#include <stdbool.h>
+#include "plumb/status.h"
+
+#define OUTPUT_SCHEMA_VERSION 1
+
+typedef enum output_format { OUTPUT_TABLE, OUTPUT_CSV, OUTPUT_JSON } output_format;
+
+typedef enum cell_kind { CELL_EMPTY, CELL_TEXT, CELL_INTEGER, CELL_REAL, CELL_STATUS } cell_kind;
+
+typedef struct output_report output_report;
+typedef struct output_table output_table;
+
+output_report *output_report_new(const char *command);
+void output_report_free(output_report *report);
+const char *output_report_command(const output_report *report);
+
+/* Metadata: key/value pairs about the run (machine, timer calibration, options). */
+void output_meta_text(output_report *report, const char *key, const char *value);
+void output_meta_integer(output_report *report, const char *key, int64_t value);
+void output_meta_real(output_report *report, const char *key, double value);
+/* A free-text note printed under the tables (table format) or in "notes" (JSON). */
+void output_note(output_report *report, const char *format, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Tables.  name is a stable identifier (JSON key, CSV section); title is for people. */
+output_table *output_table_add(output_report *report, const char *name, const char *title);
+/* unit may be NULL.  decimals applies to real cells in table/CSV format. */
+void output_column(output_table *table, const char *name, const char *unit, int decimals);
+/* Cells fill the current row left to right; output_row() starts a new row. */
+void output_row(output_table *table);
+void output_cell_text(output_table *table, const char *text);
+void output_cell_integer(output_table *table, int64_t value);
+void output_cell_real(output_table *table, double value);   /* NaN renders as status "n/a" */
+/* status is a short word ("unsupported", "not-counted", "skipped", "noisy");
+ * reason is one line.  Renders as the status word in table/CSV, and as
+ * {"status": ..., "reason": ...} in JSON. */
+void output_cell_status(output_table *table, const char *status, const char *reason);
+void output_cell_empty(output_table *table);
+
+/* Renders to a stream. */
+int output_write(const output_report *report, output_format format, FILE *stream, plumb_status *status);
+/* Renders to path atomically: path.tmp.PID is written, flushed and renamed,
+ * so an interrupted run never leaves a file that looks complete. "-" = stdout. */
+int output_write_file(const output_report *report, output_format format, const char *path, plumb_status *status);
+
+/* Atomic file writing for any producer: open a temporary beside path, then commit or abort. */
+typedef struct output_file { FILE *stream; char *path; char *temporary; } output_file;
+int output_file_open(output_file *file, const char *path, plumb_status *status);
+int output_file_commit(output_file *file, plumb_status *status);
+void output_file_abort(output_file *file);
+
+#endif

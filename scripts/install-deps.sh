@@ -1,0 +1,19 @@
+#!/bin/sh
+# Installs the Debian 12 packages plumb builds and tests with, when missing.
+# Runs apt-get only if something is absent, so a prepared machine pays nothing.
+set -e
+pkgs="build-essential clang pkg-config libcriterion-dev libhwloc-dev libzstd-dev libjson-c-dev
+      libpapi-dev libpfm4-dev papi-tools gnuplot-nox valgrind linux-perf"
+missing=""
+for p in $pkgs; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+if [ "$(id -u)" != 0 ]; then
+	echo "plumb: missing Debian packages:$missing (run as root, or: sudo apt-get install$missing)" >&2
+	exit 1
+fi
+echo "plumb: installing$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends $missing >/dev/null

@@ -1,0 +1,40 @@
+/* The CLI's command table and the helpers every subcommand shares. */
+#ifndef PLUMB_CLI_COMMAND_H
+#define PLUMB_CLI_COMMAND_H
+
+#include <stdio.h>
+#include "plumb/output.h"
+#include "plumb/status.h"
+
+struct cli_command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+};
+
+extern const struct cli_command cli_commands[];
+
+/* Output options every command takes: --csv, --json, -o/--output FILE. */
+typedef struct cli_output {
+	output_format format;
+	const char *path;      /* NULL or "-" = stdout */
+} cli_output;
+
+/* Long options for the shared output flags; splice into a command's table. */
+#define CLI_OUTPUT_OPTIONS \
+	{ "csv", no_argument, 0, 0x1001 }, \
+	{ "json", no_argument, 0, 0x1002 }, \
+	{ "output", required_argument, 0, 'o' }
+/* Handles one getopt result for the output flags; returns 1 if handled. */
+int cli_output_option(cli_output *out, int option, const char *argument);
+/* Writes the report as chosen; on failure prints the error and returns 1. */
+int cli_output_emit(const cli_output *out, const output_report *report);
+
+/* Prints "plumb CMD: message" on stderr; returns the exit code 2 (usage) or 1. */
+int cli_usage_error(const char *command, const char *format, ...)
+	__attribute__((format(printf, 2, 3)));
+int cli_error(const char *command, const plumb_status *status);
+/* Prints an unknown-option / missing-argument error from getopt's optopt. */
+int cli_bad_option(const char *command, char **argv);
+
+#endif
