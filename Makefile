@@ -26,8 +26,9 @@ LDFLAGS_BASE = -pthread $(SANITIZE)
 PKG_REQUIRED := hwloc libzstd json-c
 # Optional libraries: PAPI and libpfm4 have no pkg-config file on Debian 12,
 # so probe for their headers.
-HAVE_PAPI   := $(shell printf '\#include <papi.h>\nint main(void){return 0;}' | $(CC) -x c - -o /dev/null -lpapi 2>/dev/null && echo 1)
-HAVE_PFM    := $(shell printf '\#include <perfmon/pfmlib_perf_event.h>\nint main(void){return 0;}' | $(CC) -x c - -o /dev/null -lpfm 2>/dev/null && echo 1)
+HASH := \#
+HAVE_PAPI   := $(shell printf '$(HASH)include <papi.h>\nint main(void){return 0;}' | $(CC) -x c - -o /dev/null -lpapi 2>/dev/null && echo 1)
+HAVE_PFM    := $(shell printf '$(HASH)include <perfmon/pfmlib_perf_event.h>\nint main(void){return 0;}' | $(CC) -x c - -o /dev/null -lpfm 2>/dev/null && echo 1)
 
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKG_REQUIRED) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKG_REQUIRED) 2>/dev/null)
@@ -106,8 +107,12 @@ $(BUILD)/examples/%: examples/%.c $(LIB_A)
 # Tests.  PLUMB_BIN tells the end-to-end suite which program to run.
 # Timing-sensitive suites are marked in their own files; Criterion runs
 # with two workers here, the size of the machine.
-test: test-unit test-e2e test-fuzz
-check: test
+# Build in parallel, then run the suites one after another: suites that
+# time things must not share the two cores with a compiler or each other.
+test check: all
+	$(MAKE) --no-print-directory test-unit
+	$(MAKE) --no-print-directory test-e2e
+	$(MAKE) --no-print-directory test-fuzz
 test-unit: $(UNIT)
 	$(UNIT) --jobs 2 $(TESTFLAGS)
 test-e2e: $(E2E)
@@ -117,9 +122,12 @@ test-fuzz:
 
 # The sanitizer build lives in its own directory so it never mixes objects
 # with the optimised one.
+SANITIZE_MAKE = $(MAKE) --no-print-directory BUILD=build-asan CC=clang OPT='-O1 -g -fno-omit-frame-pointer' \
+	    SANITIZE='-fsanitize=address,undefined -fno-sanitize-recover=all'
 sanitize:
-	$(MAKE) BUILD=build-asan CC=clang OPT='-O1 -g -fno-omit-frame-pointer' \
-	    SANITIZE='-fsanitize=address,undefined -fno-sanitize-recover=all' test-unit test-e2e
+	$(SANITIZE_MAKE) build-asan/plumb build-asan/tests/unit_tests build-asan/tests/e2e_tests
+	$(SANITIZE_MAKE) test-unit
+	$(SANITIZE_MAKE) test-e2e
 
 bench: $(BENCHES)
 

@@ -1,0 +1,554 @@
+/* The output layer: one in-memory report, three renderings.  Commands fill
+ * the report and never print numbers themselves, so table, CSV and JSON
+ * always agree, and a cell that is not a number can never turn into 0. */
+#include <errno.h>
+#include <json-c/json.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "plumb/output.h"
+
+typedef struct cell {
+	cell_kind kind;
+	int64_t integer;
+	double real;
+	char *text;      /* CELL_TEXT text, or CELL_STATUS status word */
+	char *reason;    /* CELL_STATUS */
+} cell;
+
+typedef struct column {
+	char *name, *unit;
+	int decimals;
+} column;
+
+struct output_table {
+	char *name, *title;
+	column *columns;
+	size_t column_count;
+	cell *cells;          /* rows * column_count */
+	size_t row_count, cell_capacity;
+	size_t cursor;        /* next column to fill in the current row */
+};
+
+typedef struct meta {
+	char *key;
+	cell value;
+} meta;
+
+struct output_report {
+	char *command;
+	meta *metas;
+	size_t meta_count;
+	char **notes;
+	size_t note_count;
+	output_table **tables;
+	size_t table_count;
+};
+
+/* Allocation failure in a reporting path has no good recovery: the numbers
+ * would be lost silently.  Say so and stop. */
+static void *checked(void *p)
+{
+	if (!p) {
+		fputs("plumb: out of memory while building output\n", stderr);
+		abort();
+	}
+	return p;
+}
+
+static char *copy_text(const char *s)
+{
+	return s ? checked(strdup(s)) : NULL;
+}
+
+static void *grow(void *p, size_t count, size_t size)
+{
+	return checked(realloc(p, count * size));
+}
+
+output_report *output_report_new(const char *command)
+{
+	output_report *r = checked(calloc(1, sizeof *r));
+	r->command = copy_text(command);
+	return r;
+}
+
+const char *output_report_command(const output_report *report)
+{
+	return report->command;
+}
+
+static void cell_free(cell *c)
+{
+	free(c->text);
+	free(c->reason);
+}
+
+void output_report_free(output_report *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->meta_count; i++) {
+		free(r->metas[i].key);
+		cell_free(&r->metas[i].value);
+	}
+	for (size_t i = 0; i < r->note_count; i++)
+		free(r->notes[i]);
+	for (size_t t = 0; t < r->table_count; t++) {
+		output_table *tb = r->tables[t];
+		for (size_t i = 0; i < tb->column_count; i++) {
+			free(tb->columns[i].name);
+			free(tb->columns[i].unit);
+		}
+		for (size_t i = 0; i < tb->row_count * tb->column_count; i++)
+			cell_free(&tb->cells[i]);
+		free(tb->columns);
+		free(tb->cells);
+		free(tb->name);
+		free(tb->title);
+		free(tb);
+	}
+	free(r->metas);
+	free(r->notes);
+	free(r->tables);
+	free(r->command);
+	free(r);
+}
+
+static cell *meta_slot(output_report *r, const char *key)
+{
+	for (size_t i = 0; i < r->meta_count; i++)
+		if (!strcmp(r->metas[i].key, key)) {
+			cell_free(&r->metas[i].value);
+			memset(&r->metas[i].value, 0, sizeof(cell));
+			return &r->metas[i].value;
+		}
+	r->metas = grow(r->metas, r->meta_count + 1, sizeof *r->metas);
+	meta *m = &r->metas[r->meta_count++];
+	memset(m, 0, sizeof *m);
+	m->key = copy_text(key);
+	return &m->value;
+}
+
+void output_meta_text(output_report *r, const char *key, const char *value)
+{
+	cell *c = meta_slot(r, key);
+	c->kind = CELL_TEXT;
+	c->text = copy_text(value ? value : "");
+}
+
+void output_meta_integer(output_report *r, const char *key, int64_t value)
+{
+	cell *c = meta_slot(r, key);
+	c->kind = CELL_INTEGER;
+	c->integer = value;
+}
+
+void output_meta_real(output_report *r, const char *key, double value)
+{
+	cell *c = meta_slot(r, key);
+	c->kind = CELL_REAL;
+	c->real = value;
+}
+
+void output_note(output_report *r, const char *format, ...)
+{
+	va_list ap;
+	va_start(ap, format);
+	char *text = NULL;
+	if (vasprintf(&text, format, ap) < 0)
+		text = NULL;
+	va_end(ap);
+	r->notes = grow(r->notes, r->note_count + 1, sizeof *r->notes);
+	r->notes[r->note_count++] = checked(text);
+}
+
+output_table *output_table_add(output_report *r, const char *name, const char *title)
+{
+	output_table *t = checked(calloc(1, sizeof *t));
+	t->name = copy_text(name);
+	t->title = copy_text(title ? title : name);
+	r->tables = grow(r->tables, r->table_count + 1, sizeof *r->tables);
+	r->tables[r->table_count++] = t;
+	return t;
+}
+
+void output_column(output_table *t, const char *name, const char *unit, int decimals)
+{
+	if (t->row_count) {
+		fputs("plumb: bug: column added after rows\n", stderr);
+		abort();
+	}
+	t->columns = grow(t->columns, t->column_count + 1, sizeof *t->columns);
+	column *c = &t->columns[t->column_count++];
+	c->name = copy_text(name);
+	c->unit = copy_text(unit);
+	c->decimals = decimals;
+}
+
+void output_row(output_table *t)
+{
+	size_t need = (t->row_count + 1) * t->column_count;
+	if (need > t->cell_capacity) {
+		size_t capacity = t->cell_capacity ? t->cell_capacity * 2 : 16 * t->column_count;
+		while (capacity < need)
+			capacity *= 2;
+		t->cells = grow(t->cells, capacity, sizeof *t->cells);
+		t->cell_capacity = capacity;
+	}
+	memset(&t->cells[t->row_count * t->column_count], 0, t->column_count * sizeof *t->cells);
+	t->row_count++;
+	t->cursor = 0;
+}
+
+static cell *next_cell(output_table *t)
+{
+	if (!t->row_count || t->cursor >= t->column_count) {
+		fprintf(stderr, "plumb: bug: table '%s' row overflow\n", t->name);
+		abort();
+	}
+	return &t->cells[(t->row_count - 1) * t->column_count + t->cursor++];
+}
+
+void output_cell_text(output_table *t, const char *text)
+{
+	cell *c = next_cell(t);
+	c->kind = CELL_TEXT;
+	c->text = copy_text(text ? text : "");
+}
+
+void output_cell_integer(output_table *t, int64_t value)
+{
+	cell *c = next_cell(t);
+	c->kind = CELL_INTEGER;
+	c->integer = value;
+}
+
+void output_cell_real(output_table *t, double value)
+{
+	if (!isfinite(value)) {
+		output_cell_status(t, "n/a", isnan(value) ? "no value" : "infinite");
+		return;
+	}
+	cell *c = next_cell(t);
+	c->kind = CELL_REAL;
+	c->real = value;
+}
+
+void output_cell_status(output_table *t, const char *status, const char *reason)
+{
+	cell *c = next_cell(t);
+	c->kind = CELL_STATUS;
+	c->text = copy_text(status);
+	c->reason = copy_text(reason ? reason : "");
+}
+
+void output_cell_empty(output_table *t)
+{
+	next_cell(t)->kind = CELL_EMPTY;
+}
+
+/* ---- rendering ---- */
+
+static void format_cell(const cell *c, int decimals, char *buffer, size_t length)
+{
+	switch (c->kind) {
+	case CELL_EMPTY: buffer[0] = 0; break;
+	case CELL_TEXT: snprintf(buffer, length, "%s", c->text); break;
+	case CELL_INTEGER: snprintf(buffer, length, "%lld", (long long)c->integer); break;
+	case CELL_REAL: snprintf(buffer, length, "%.*f", decimals < 0 ? 3 : decimals, c->real); break;
+	case CELL_STATUS: snprintf(buffer, length, "%s", c->text); break;
+	}
+}
+
+static void format_meta(const cell *c, char *buffer, size_t length)
+{
+	if (c->kind == CELL_REAL)
+		snprintf(buffer, length, "%.6g", c->real);
+	else
+		format_cell(c, 0, buffer, length);
+}
+
+static void header_text(const column *c, char *buffer, size_t length)
+{
+	if (c->unit && *c->unit)
+		snprintf(buffer, length, "%s[%s]", c->name, c->unit);
+	else
+		snprintf(buffer, length, "%s", c->name);
+}
+
+#define CELL_TEXT_MAX 512
+
+static void write_table_text(const output_table *t, FILE *f)
+{
+	size_t n = t->column_count;
+	size_t *width = checked(calloc(n ? n : 1, sizeof *width));
+	char buffer[CELL_TEXT_MAX];
+	for (size_t j = 0; j < n; j++) {
+		header_text(&t->columns[j], buffer, sizeof buffer);
+		width[j] = strlen(buffer);
+	}
+	for (size_t i = 0; i < t->row_count; i++)
+		for (size_t j = 0; j < n; j++) {
+			format_cell(&t->cells[i * n + j], t->columns[j].decimals, buffer, sizeof buffer);
+			size_t w = strlen(buffer);
+			if (w > width[j])
+				width[j] = w;
+		}
+	fprintf(f, "%s\n", t->title);
+	for (size_t j = 0; j < n; j++) {
+		header_text(&t->columns[j], buffer, sizeof buffer);
+		fprintf(f, "  %-*s", j + 1 < n ? (int)width[j] : 0, buffer);
+	}
+	fputc('\n', f);
+	for (size_t i = 0; i < t->row_count; i++) {
+		size_t last = n;   /* trailing empty cells print nothing, not padding */
+		while (last > 0 && t->cells[i * n + last - 1].kind == CELL_EMPTY)
+			last--;
+		for (size_t j = 0; j < last; j++) {
+			const cell *c = &t->cells[i * n + j];
+			format_cell(c, t->columns[j].decimals, buffer, sizeof buffer);
+			int right = c->kind == CELL_INTEGER || c->kind == CELL_REAL;
+			if (j + 1 == last && !right)
+				fprintf(f, "  %s", buffer);
+			else
+				fprintf(f, right ? "  %*s" : "  %-*s", (int)width[j], buffer);
+		}
+		fputc('\n', f);
+	}
+	/* The reasons behind status cells, each once, so a table stays narrow
+	 * and still says why a value is missing. */
+	for (size_t i = 0; i < t->row_count * n; i++) {
+		const cell *c = &t->cells[i];
+		if (c->kind != CELL_STATUS || !c->reason || !*c->reason)
+			continue;
+		int seen = 0;
+		for (size_t k = 0; k < i && !seen; k++) {
+			const cell *d = &t->cells[k];
+			seen = d->kind == CELL_STATUS && !strcmp(d->text, c->text) && !strcmp(d->reason, c->reason);
+		}
+		if (!seen)
+			fprintf(f, "  %s: %s\n", c->text, c->reason);
+	}
+	free(width);
+}
+
+static void write_text(const output_report *r, FILE *f)
+{
+	char buffer[CELL_TEXT_MAX];
+	for (size_t i = 0; i < r->meta_count; i++) {
+		format_meta(&r->metas[i].value, buffer, sizeof buffer);
+		fprintf(f, "%s: %s\n", r->metas[i].key, buffer);
+	}
+	for (size_t t = 0; t < r->table_count; t++) {
+		if (t || r->meta_count)
+			fputc('\n', f);
+		write_table_text(r->tables[t], f);
+	}
+	if (r->note_count)
+		fputc('\n', f);
+	for (size_t i = 0; i < r->note_count; i++)
+		fprintf(f, "note: %s\n", r->notes[i]);
+}
+
+static void write_csv_field(FILE *f, const char *s)
+{
+	if (!strpbrk(s, ",\"\n\r")) {
+		fputs(s, f);
+		return;
+	}
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+/* CSV: one section per table: a "# table: NAME" line, a header, the rows;
+ * sections are separated by a blank line.  Metadata comes first as
+ * "# key: value" lines.  A status cell is "status: reason". */
+static void write_csv(const output_report *r, FILE *f)
+{
+	char buffer[CELL_TEXT_MAX + 8];
+	for (size_t i = 0; i < r->meta_count; i++) {
+		format_meta(&r->metas[i].value, buffer, sizeof buffer);
+		fprintf(f, "# %s: %s\n", r->metas[i].key, buffer);
+	}
+	for (size_t t = 0; t < r->table_count; t++) {
+		const output_table *tb = r->tables[t];
+		if (t)
+			fputc('\n', f);
+		if (r->table_count > 1 || r->meta_count)
+			fprintf(f, "# table: %s\n", tb->name);
+		for (size_t j = 0; j < tb->column_count; j++) {
+			if (j)
+				fputc(',', f);
+			header_text(&tb->columns[j], buffer, sizeof buffer);
+			write_csv_field(f, buffer);
+		}
+		fputc('\n', f);
+		for (size_t i = 0; i < tb->row_count; i++) {
+			for (size_t j = 0; j < tb->column_count; j++) {
+				const cell *c = &tb->cells[i * tb->column_count + j];
+				if (j)
+					fputc(',', f);
+				if (c->kind == CELL_STATUS) {
+					snprintf(buffer, sizeof buffer, "%s: %s", c->text, c->reason);
+				} else if (c->kind == CELL_REAL) {
+					snprintf(buffer, sizeof buffer, "%.*g", 15, c->real);
+				} else {
+					format_cell(c, 0, buffer, sizeof buffer);
+				}
+				write_csv_field(f, buffer);
+			}
+			fputc('\n', f);
+		}
+	}
+	for (size_t i = 0; i < r->note_count; i++)
+		fprintf(f, "# note: %s\n", r->notes[i]);
+}
+
+static json_object *cell_json(const cell *c)
+{
+	switch (c->kind) {
+	case CELL_TEXT: return json_object_new_string(c->text);
+	case CELL_INTEGER: return json_object_new_int64(c->integer);
+	case CELL_REAL: return json_object_new_double(c->real);
+	case CELL_STATUS: {
+		json_object *o = json_object_new_object();
+		json_object_object_add(o, "status", json_object_new_string(c->text));
+		json_object_object_add(o, "reason", json_object_new_string(c->reason));
+		return o;
+	}
+	case CELL_EMPTY: break;
+	}
+	return NULL;
+}
+
+static json_object *report_json(const output_report *r)
+{
+	json_object *root = json_object_new_object();
+	json_object_object_add(root, "schema", json_object_new_string("plumb-report"));
+	json_object_object_add(root, "schema_version", json_object_new_int(OUTPUT_SCHEMA_VERSION));
+	json_object_object_add(root, "plumb_version", json_object_new_string(PLUMB_VERSION));
+	json_object_object_add(root, "command", json_object_new_string(r->command ? r->command : ""));
+	json_object *metas = json_object_new_object();
+	for (size_t i = 0; i < r->meta_count; i++)
+		json_object_object_add(metas, r->metas[i].key, cell_json(&r->metas[i].value));
+	json_object_object_add(root, "meta", metas);
+	json_object *tables = json_object_new_array();
+	for (size_t t = 0; t < r->table_count; t++) {
+		const output_table *tb = r->tables[t];
+		json_object *to = json_object_new_object();
+		json_object_object_add(to, "name", json_object_new_string(tb->name));
+		json_object_object_add(to, "title", json_object_new_string(tb->title));
+		json_object *columns = json_object_new_array();
+		for (size_t j = 0; j < tb->column_count; j++) {
+			json_object *co = json_object_new_object();
+			json_object_object_add(co, "name", json_object_new_string(tb->columns[j].name));
+			json_object_object_add(co, "unit", tb->columns[j].unit ? json_object_new_string(tb->columns[j].unit) : NULL);
+			json_object_array_add(columns, co);
+		}
+		json_object_object_add(to, "columns", columns);
+		json_object *rows = json_object_new_array();
+		for (size_t i = 0; i < tb->row_count; i++) {
+			json_object *ro = json_object_new_object();
+			for (size_t j = 0; j < tb->column_count; j++)
+				json_object_object_add(ro, tb->columns[j].name, cell_json(&tb->cells[i * tb->column_count + j]));
+			json_object_array_add(rows, ro);
+		}
+		json_object_object_add(to, "rows", rows);
+		json_object_array_add(tables, to);
+	}
+	json_object_object_add(root, "tables", tables);
+	json_object *notes = json_object_new_array();
+	for (size_t i = 0; i < r->note_count; i++)
+		json_object_array_add(notes, json_object_new_string(r->notes[i]));
+	json_object_object_add(root, "notes", notes);
+	return root;
+}
+
+int output_write(const output_report *r, output_format format, FILE *f, plumb_status *status)
+{
+	if (format == OUTPUT_JSON) {
+		json_object *root = report_json(r);
+		const char *text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE);
+		fputs(text, f);
+		fputc('\n', f);
+		json_object_put(root);
+	} else if (format == OUTPUT_CSV) {
+		write_csv(r, f);
+	} else {
+		write_text(r, f);
+	}
+	if (fflush(f) != 0 || ferror(f))
+		return plumb_fail_errno(status, errno ? errno : EIO, "cannot write output");
+	return 0;
+}
+
+int output_file_open(output_file *file, const char *path, plumb_status *status)
+{
+	memset(file, 0, sizeof *file);
+	if (asprintf(&file->temporary, "%s.tmp.%ld", path, (long)getpid()) < 0)
+		return plumb_fail(status, ENOMEM, "out of memory");
+	file->path = checked(strdup(path));
+	file->stream = fopen(file->temporary, "w");
+	if (!file->stream) {
+		int e = errno;
+		free(file->temporary);
+		free(file->path);
+		memset(file, 0, sizeof *file);
+		return plumb_fail_errno(status, e, "cannot create '%s'", path);
+	}
+	return 0;
+}
+
+int output_file_commit(output_file *file, plumb_status *status)
+{
+	int rc = 0;
+	/* fsync before rename: a crash must leave either no file or the whole file. */
+	if (fflush(file->stream) != 0 || fsync(fileno(file->stream)) != 0 || ferror(file->stream)) {
+		rc = plumb_fail_errno(status, errno ? errno : EIO, "cannot write '%s'", file->path);
+		fclose(file->stream);
+	} else if (fclose(file->stream) != 0) {
+		rc = plumb_fail_errno(status, errno, "cannot write '%s'", file->path);
+	} else if (rename(file->temporary, file->path) != 0) {
+		rc = plumb_fail_errno(status, errno, "cannot rename to '%s'", file->path);
+	}
+	if (rc)
+		unlink(file->temporary);
+	free(file->temporary);
+	free(file->path);
+	memset(file, 0, sizeof *file);
+	return rc;
+}
+
+void output_file_abort(output_file *file)
+{
+	if (file->stream) {
+		fclose(file->stream);
+		unlink(file->temporary);
+	}
+	free(file->temporary);
+	free(file->path);
+	memset(file, 0, sizeof *file);
+}
+
+int output_write_file(const output_report *r, output_format format, const char *path, plumb_status *status)
+{
+	if (!path || !strcmp(path, "-"))
+		return output_write(r, format, stdout, status);
+	output_file file;
+	if (output_file_open(&file, path, status) != 0)
+		return -1;
+	if (output_write(r, format, file.stream, status) != 0) {
+		output_file_abort(&file);
+		return -1;
+	}
+	return output_file_commit(&file, status);
+}

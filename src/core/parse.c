@@ -1,0 +1,148 @@
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include "plumb/parse.h"
+
+static int is_blank(const char *s)
+{
+	return !s || !*s;
+}
+
+int parse_u64(const char *text, uint64_t min, uint64_t max, uint64_t *out, plumb_status *status)
+{
+	if (is_blank(text))
+		return plumb_fail(status, EINVAL, "empty number");
+	if (text[0] == '-')
+		return plumb_fail(status, EINVAL, "'%s' is not a non-negative integer", text);
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(text, &end, 0);
+	if (end == text || *end)
+		return plumb_fail(status, EINVAL, "'%s' is not an integer", text);
+	if (errno == ERANGE || v < min || v > max)
+		return plumb_fail(status, ERANGE, "'%s' is out of range [%llu, %llu]", text,
+		                  (unsigned long long)min, (unsigned long long)max);
+	*out = v;
+	return 0;
+}
+
+int parse_int(const char *text, long min, long max, long *out, plumb_status *status)
+{
+	if (is_blank(text))
+		return plumb_fail(status, EINVAL, "empty number");
+	char *end;
+	errno = 0;
+	long v = strtol(text, &end, 0);
+	if (end == text || *end)
+		return plumb_fail(status, EINVAL, "'%s' is not an integer", text);
+	if (errno == ERANGE || v < min || v > max)
+		return plumb_fail(status, ERANGE, "'%s' is out of range [%ld, %ld]", text, min, max);
+	*out = v;
+	return 0;
+}
+
+int parse_double(const char *text, double min, double max, double *out, plumb_status *status)
+{
+	if (is_blank(text))
+		return plumb_fail(status, EINVAL, "empty number");
+	char *end;
+	errno = 0;
+	double v = strtod(text, &end);
+	if (end == text || *end || !isfinite(v))
+		return plumb_fail(status, EINVAL, "'%s' is not a number", text);
+	if (errno == ERANGE || v < min || v > max)
+		return plumb_fail(status, ERANGE, "'%s' is out of range [%g, %g]", text, min, max);
+	*out = v;
+	return 0;
+}
+
+int parse_size(const char *text, uint64_t *out, plumb_status *status)
+{
+	if (is_blank(text))
+		return plumb_fail(status, EINVAL, "empty size");
+	if (text[0] == '-' || text[0] == '+')
+		return plumb_fail(status, EINVAL, "'%s' is not a size", text);
+	char *end;
+	errno = 0;
+	double v = strtod(text, &end);
+	if (end == text || !isfinite(v) || errno == ERANGE)
+		return plumb_fail(status, EINVAL, "'%s' is not a size (examples: 4096, 32K, 1MiB, 2G)", text);
+	static const struct { const char *suffix; double scale; } units[] = {
+		{ "", 1 }, { "B", 1 },
+		{ "K", 1024.0 }, { "KB", 1024.0 }, { "KiB", 1024.0 },
+		{ "M", 1048576.0 }, { "MB", 1048576.0 }, { "MiB", 1048576.0 },
+		{ "G", 1073741824.0 }, { "GB", 1073741824.0 }, { "GiB", 1073741824.0 },
+		{ "T", 1099511627776.0 }, { "TB", 1099511627776.0 }, { "TiB", 1099511627776.0 },
+	};
+	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+		if (strcasecmp(end, units[i].suffix) != 0)
+			continue;
+		double bytes = v * units[i].scale;
+		if (bytes >= 18446744073709551616.0)
+			return plumb_fail(status, ERANGE, "size '%s' is too large", text);
+		if (bytes != floor(bytes))
+			return plumb_fail(status, EINVAL, "size '%s' is not a whole number of bytes", text);
+		*out = (uint64_t)bytes;
+		return 0;
+	}
+	return plumb_fail(status, EINVAL, "'%s' has an unknown unit (use B, K, M, G, T, optionally KiB etc.)", text);
+}
+
+int parse_cpu_list(const char *text, int *cpus, int max, int *n, plumb_status *status)
+{
+	if (is_blank(text))
+		return plumb_fail(status, EINVAL, "empty CPU list");
+	int count = 0;
+	const char *p = text;
+	while (*p) {
+		char *end;
+		errno = 0;
+		long first = strtol(p, &end, 10);
+		if (end == p || first < 0 || first > 65535 || errno)
+			return plumb_fail(status, EINVAL, "bad CPU list '%s' (example: 0-3,6)", text);
+		long last = first;
+		p = end;
+		if (*p == '-') {
+			p++;
+			last = strtol(p, &end, 10);
+			if (end == p || last < first || last > 65535)
+				return plumb_fail(status, EINVAL, "bad CPU range in '%s'", text);
+			p = end;
+		}
+		for (long c = first; c <= last; c++) {
+			if (count >= max)
+				return plumb_fail(status, E2BIG, "CPU list '%s' has more than %d CPUs", text, max);
+			for (int i = 0; i < count; i++)
+				if (cpus[i] == c)
+					return plumb_fail(status, EINVAL, "CPU %ld appears twice in '%s'", c, text);
+			cpus[count++] = (int)c;
+		}
+		if (*p == ',' && p[1])
+			p++;
+		else if (*p)
+			return plumb_fail(status, EINVAL, "bad CPU list '%s' (example: 0-3,6)", text);
+	}
+	*n = count;
+	return 0;
+}
+
+const char *format_size(uint64_t bytes, char *buffer, size_t length)
+{
+	static const char *names[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	int unit = 0;
+	double v = (double)bytes;
+	while (v >= 1024 && unit < 4) {
+		v /= 1024;
+		unit++;
+	}
+	if (unit == 0)
+		snprintf(buffer, length, "%lluB", (unsigned long long)bytes);
+	else if (v == floor(v))
+		snprintf(buffer, length, "%.0f%s", v, names[unit]);
+	else
+		snprintf(buffer, length, "%.3g%s", v, names[unit]);
+	return buffer;
+}

@@ -1,0 +1,77 @@
+#include <criterion/criterion.h>
+#include <json-c/json.h>
+#include <string.h>
+#include "run.h"
+
+Test(core_cli, help_and_version)
+{
+	cli_run r = cli_run_plumbv(NULL, "--help", NULL);
+	cr_assert_eq(r.exit_code, 0);
+	cr_assert(strstr(r.out, "topo"));
+	cli_run_free(&r);
+	r = cli_run_plumbv(NULL, "--version", NULL);
+	cr_assert_eq(r.exit_code, 0);
+	cr_assert(strncmp(r.out, "plumb ", 6) == 0);
+	cli_run_free(&r);
+	r = cli_run_plumbv(NULL, NULL);
+	cr_assert_eq(r.exit_code, 2);
+	cli_run_free(&r);
+}
+
+Test(core_cli, unknown_command_one_line)
+{
+	cli_run r = cli_run_plumbv(NULL, "frobnicate", NULL);
+	cr_assert_eq(r.exit_code, 2);
+	cr_assert_str_eq(strchr(r.err, '\n') + 1, "", "one error line expected: %s", r.err);
+	cli_run_free(&r);
+}
+
+Test(core_cli, topo_formats)
+{
+	cli_run r = cli_run_plumbv(NULL, "topo", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	cr_assert(strstr(r.out, "Caches"));
+	cr_assert(strstr(r.out, "L1"));
+	cr_assert(strstr(r.out, "hardware_counters"));
+	cli_run_free(&r);
+	r = cli_run_plumbv(NULL, "topo", "--json", NULL);
+	cr_assert_eq(r.exit_code, 0);
+	json_object *root = json_tokener_parse(r.out);
+	cr_assert_not_null(root);
+	json_object *tables;
+	cr_assert(json_object_object_get_ex(root, "tables", &tables));
+	cr_assert_geq(json_object_array_length(tables), 4);
+	json_object_put(root);
+	cli_run_free(&r);
+	r = cli_run_plumbv(NULL, "topo", "--csv", NULL);
+	cr_assert_eq(r.exit_code, 0);
+	cr_assert(strstr(r.out, "# table: caches"));
+	cli_run_free(&r);
+}
+
+Test(core_cli, topo_bad_args)
+{
+	cli_run r = cli_run_plumbv(NULL, "topo", "--bogus", NULL);
+	cr_assert_eq(r.exit_code, 2);
+	cr_assert(strstr(r.err, "--bogus"));
+	cli_run_free(&r);
+	r = cli_run_plumbv(NULL, "topo", "extra", NULL);
+	cr_assert_eq(r.exit_code, 2);
+	cli_run_free(&r);
+	r = cli_run_plumbv(NULL, "topo", "-o", "/nonexistent-dir/t.txt", NULL);
+	cr_assert_eq(r.exit_code, 1);
+	cr_assert(strstr(r.err, "nonexistent"));
+	cli_run_free(&r);
+}
+
+Test(core_cli, topo_help)
+{
+	cli_run r = cli_run_plumbv(NULL, "topo", "--help", NULL);
+	cr_assert_eq(r.exit_code, 0);
+	cr_assert(strstr(r.out, "usage: plumb topo"));
+	cli_run_free(&r);
+	r = cli_run_plumbv(NULL, "help", "topo", NULL);
+	cr_assert_eq(r.exit_code, 0);
+	cr_assert(strstr(r.out, "usage: plumb topo"));
+	cli_run_free(&r);
+}

@@ -1,0 +1,121 @@
+#include <criterion/criterion.h>
+#include <sched.h>
+#include <string.h>
+#include <unistd.h>
+#include "plumb/arena.h"
+#include "plumb/cpu.h"
+#include "plumb/timer.h"
+#include "plumb/topology.h"
+
+Test(core_machine, topology_has_caches)
+{
+	topology t;
+	plumb_status st;
+	cr_assert_eq(topology_read(&t, &st), 0, "%s", st.message);
+	cr_assert_geq(t.cpus, 1);
+	cr_assert_geq(t.cores, 1);
+	const topology_cache *l1 = topology_data_cache(&t, 1);
+	cr_assert_not_null(l1);
+	cr_assert_geq(l1->size, 4096);
+	cr_assert(l1->line == 32 || l1->line == 64 || l1->line == 128);
+	cr_assert_not_null(topology_last_level_cache(&t));
+	cr_assert_geq(t.memory_total, 1u << 28);
+	cr_assert_eq(t.base_page_size, 4096);
+	/* Whatever the answer, it must come with a reason. */
+	cr_assert(strlen(t.hardware_counters_reason) > 0);
+	if (!t.hardware_counters)
+		cr_assert(strchr(t.hardware_counters_reason, ':') != NULL);
+}
+
+Test(core_machine, timer_calibration_plausible)
+{
+	timer_calibration c;
+	plumb_status st;
+	cr_assert_eq(timer_calibrate(&c, 20, &st), 0, "%s", st.message);
+	cr_assert(c.ticks_per_ns > 0.1 && c.ticks_per_ns < 10);
+	/* The TSC must advance across a short sleep, in proportion. */
+	uint64_t a = timer_begin(&c), n0 = timer_monotonic_ns();
+	usleep(2000);
+	uint64_t b = timer_end(&c), n1 = timer_monotonic_ns();
+	double ratio = timer_ticks_to_ns(&c, (double)(b - a)) / (double)(n1 - n0);
+	cr_assert(ratio > 0.9 && ratio < 1.1, "TSC/clock ratio %f", ratio);
+	cr_assert_eq(timer_calibrate(&c, 1, &st), c.source == TIMER_TSC ? -1 : 0);
+}
+
+Test(core_machine, pinning)
+{
+	int cpus[256];
+	plumb_status st;
+	int n = cpu_allowed(cpus, 256, &st);
+	cr_assert_geq(n, 1);
+	cr_assert_eq(cpu_pin_self(cpus[n - 1], &st), 0, "%s", st.message);
+	cr_assert_eq(cpu_current(), cpus[n - 1]);
+	cr_assert_eq(cpu_pin_self(-1, &st), -1);
+	cr_assert_eq(cpu_pin_self(100000, &st), -1);
+}
+
+Test(core_machine, features)
+{
+	cpu_features f;
+	cpu_features_detect(&f);
+	cr_assert(strlen(f.vendor) == 12);
+	cr_assert(f.sse2);
+	cr_assert_eq(f.clflush_line, 64);
+}
+
+Test(core_machine, arena_prefault_and_inspect)
+{
+	arena a;
+	plumb_status st;
+	arena_request rq = { .size = 8u << 20, .pages = ARENA_PAGES_SMALL, .fault = ARENA_FAULT_PREFAULT };
+	cr_assert_eq(arena_create(&a, &rq, &st), 0, "%s", st.message);
+	cr_assert_eq((uintptr_t)a.base % 4096, 0);
+	cr_assert_eq(arena_inspect(&a, &st), 0, "%s", st.message);
+	cr_assert_eq(a.kernel_page_size, 4096);
+	cr_assert_geq(a.resident_bytes, 8u << 20);
+	cr_assert_eq(a.anon_huge_bytes, 0);
+	cpu_features f;
+	cpu_features_detect(&f);
+	cpu_flush_range(a.base, 4096, &f);
+	arena_destroy(&a);
+}
+
+Test(core_machine, arena_first_touch_is_lazy)
+{
+	arena a;
+	plumb_status st;
+	arena_request rq = { .size = 4u << 20, .pages = ARENA_PAGES_SMALL, .fault = ARENA_FAULT_FIRST_TOUCH };
+	cr_assert_eq(arena_create(&a, &rq, &st), 0);
+	cr_assert_eq(arena_inspect(&a, &st), 0);
+	cr_assert_eq(a.resident_bytes, 0);
+	((volatile char *)a.base)[0] = 1;
+	cr_assert_eq(arena_inspect(&a, &st), 0);
+	cr_assert_eq(a.resident_bytes, 4096);
+	arena_destroy(&a);
+}
+
+Test(core_machine, arena_thp_aligned)
+{
+	arena a;
+	plumb_status st;
+	arena_request rq = { .size = 8u << 20, .pages = ARENA_PAGES_THP, .fault = ARENA_FAULT_PREFAULT };
+	if (arena_create(&a, &rq, &st) != 0)
+		cr_skip_test("THP unavailable: %s", st.message);
+	cr_assert_eq((uintptr_t)a.base % (2u << 20), 0);
+	cr_assert_eq(arena_inspect(&a, &st), 0);
+	char d[128];
+	arena_describe(&a, d, sizeof d);
+	cr_assert(strlen(d) > 0);
+	arena_destroy(&a);
+}
+
+Test(core_machine, arena_refuses_too_much)
+{
+	arena a;
+	plumb_status st;
+	arena_request rq = { .size = (size_t)1 << 50, .pages = ARENA_PAGES_DEFAULT, .fault = ARENA_FAULT_FIRST_TOUCH };
+	cr_assert_eq(arena_create(&a, &rq, &st), -1);
+	cr_assert(strstr(st.message, "available"), "%s", st.message);
+	rq.size = 0;
+	cr_assert_eq(arena_create(&a, &rq, &st), -1);
+}

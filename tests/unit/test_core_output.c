@@ -1,0 +1,120 @@
+#include <criterion/criterion.h>
+#include <json-c/json.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "plumb/output.h"
+
+static output_report *sample_report(void)
+{
+	output_report *r = output_report_new("test");
+	output_meta_text(r, "machine", "unit test");
+	output_meta_integer(r, "runs", 3);
+	output_table *t = output_table_add(r, "events", "Events");
+	output_column(t, "event", NULL, 0);
+	output_column(t, "count", NULL, 0);
+	output_column(t, "ratio", "%", 2);
+	output_row(t);
+	output_cell_text(t, "page-faults");
+	output_cell_integer(t, 1024);
+	output_cell_real(t, 0.126);
+	output_row(t);
+	output_cell_text(t, "PAPI_L1_DCM");
+	output_cell_status(t, "unsupported", "ENOENT: no PMU");
+	output_cell_real(t, NAN);
+	output_note(r, "a note with %d", 42);
+	return r;
+}
+
+static char *render(output_report *r, output_format format)
+{
+	char *text = NULL;
+	size_t length = 0;
+	FILE *f = open_memstream(&text, &length);
+	cr_assert_eq(output_write(r, format, f, NULL), 0);
+	fclose(f);
+	return text;
+}
+
+Test(core_output, table_shows_status_and_reason)
+{
+	output_report *r = sample_report();
+	char *text = render(r, OUTPUT_TABLE);
+	cr_assert(strstr(text, "page-faults") && strstr(text, "1024") && strstr(text, "0.13"));
+	cr_assert(strstr(text, "unsupported"));
+	cr_assert(strstr(text, "unsupported: ENOENT: no PMU"));
+	cr_assert(strstr(text, "note: a note with 42"));
+	/* An unsupported value must never print as a number. */
+	const char *row = strstr(text, "PAPI_L1_DCM");
+	cr_assert(row);
+	cr_assert_null(strstr(row, " 0 "));
+	free(text);
+	output_report_free(r);
+}
+
+Test(core_output, csv)
+{
+	output_report *r = sample_report();
+	char *text = render(r, OUTPUT_CSV);
+	cr_assert(strstr(text, "# machine: unit test\n"));
+	cr_assert(strstr(text, "event,count,ratio[%]\n"));
+	cr_assert(strstr(text, "page-faults,1024,0.126\n"));
+	cr_assert(strstr(text, "PAPI_L1_DCM,unsupported: ENOENT: no PMU,n/a: no value\n"));
+	free(text);
+	output_report_free(r);
+}
+
+Test(core_output, json_round_trip)
+{
+	output_report *r = sample_report();
+	char *text = render(r, OUTPUT_JSON);
+	json_object *root = json_tokener_parse(text);
+	cr_assert_not_null(root, "JSON does not parse: %s", text);
+	json_object *v, *tables, *rows, *row, *cell;
+	cr_assert(json_object_object_get_ex(root, "schema_version", &v));
+	cr_assert_eq(json_object_get_int(v), OUTPUT_SCHEMA_VERSION);
+	cr_assert(json_object_object_get_ex(root, "command", &v));
+	cr_assert_str_eq(json_object_get_string(v), "test");
+	cr_assert(json_object_object_get_ex(root, "tables", &tables));
+	json_object *t0 = json_object_array_get_idx(tables, 0);
+	cr_assert(json_object_object_get_ex(t0, "rows", &rows));
+	row = json_object_array_get_idx(rows, 0);
+	cr_assert(json_object_object_get_ex(row, "count", &cell));
+	cr_assert_eq(json_object_get_int64(cell), 1024);
+	row = json_object_array_get_idx(rows, 1);
+	cr_assert(json_object_object_get_ex(row, "count", &cell));
+	cr_assert(json_object_is_type(cell, json_type_object));
+	cr_assert(json_object_object_get_ex(cell, "status", &v));
+	cr_assert_str_eq(json_object_get_string(v), "unsupported");
+	cr_assert(json_object_object_get_ex(cell, "reason", &v));
+	cr_assert_str_eq(json_object_get_string(v), "ENOENT: no PMU");
+	json_object_put(root);
+	free(text);
+	output_report_free(r);
+}
+
+Test(core_output, atomic_file)
+{
+	char dir[] = "/tmp/plumb-output-XXXXXX";
+	cr_assert_not_null(mkdtemp(dir));
+	char path[256];
+	snprintf(path, sizeof path, "%s/out.json", dir);
+	output_file f;
+	cr_assert_eq(output_file_open(&f, path, NULL), 0);
+	fputs("partial", f.stream);
+	cr_assert_eq(access(path, F_OK), -1, "final file must not exist before commit");
+	output_file_abort(&f);
+	cr_assert_eq(access(path, F_OK), -1);
+	output_report *r = sample_report();
+	cr_assert_eq(output_write_file(r, OUTPUT_JSON, path, NULL), 0);
+	cr_assert_eq(access(path, F_OK), 0);
+	output_report_free(r);
+	plumb_status st;
+	cr_assert_eq(output_write_file(r = sample_report(), OUTPUT_CSV, "/nonexistent-dir/x.csv", &st), -1);
+	cr_assert(strstr(st.message, "/nonexistent-dir/x.csv"));
+	output_report_free(r);
+	unlink(path);
+	rmdir(dir);
+}

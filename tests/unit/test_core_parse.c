@@ -1,0 +1,69 @@
+#include <criterion/criterion.h>
+#include <string.h>
+#include "plumb/parse.h"
+
+Test(core_parse, sizes)
+{
+	uint64_t v;
+	plumb_status st;
+	cr_assert_eq(parse_size("4096", &v, &st), 0); cr_assert_eq(v, 4096);
+	cr_assert_eq(parse_size("4K", &v, &st), 0); cr_assert_eq(v, 4096);
+	cr_assert_eq(parse_size("32KiB", &v, &st), 0); cr_assert_eq(v, 32768);
+	cr_assert_eq(parse_size("1.5M", &v, &st), 0); cr_assert_eq(v, 1572864);
+	cr_assert_eq(parse_size("2g", &v, &st), 0); cr_assert_eq(v, 2147483648u);
+	cr_assert_eq(parse_size("64MB", &v, &st), 0); cr_assert_eq(v, 64u << 20);
+}
+
+Test(core_parse, bad_sizes)
+{
+	uint64_t v;
+	plumb_status st;
+	const char *bad[] = { "", "-1", "K", "4Q", "1.5", "1e30T", "nan", "inf", "4 K" };
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		cr_assert_eq(parse_size(bad[i], &v, &st), -1, "accepted '%s'", bad[i]);
+		cr_assert(strlen(st.message) > 0);
+		cr_assert_null(strchr(st.message, '\n'));
+	}
+}
+
+Test(core_parse, integers)
+{
+	uint64_t u;
+	long l;
+	double d;
+	plumb_status st;
+	cr_assert_eq(parse_u64("10", 1, 100, &u, &st), 0); cr_assert_eq(u, 10);
+	cr_assert_eq(parse_u64("0", 1, 100, &u, &st), -1);
+	cr_assert_eq(parse_u64("-3", 0, 100, &u, &st), -1);
+	cr_assert_eq(parse_u64("12x", 0, 100, &u, &st), -1);
+	cr_assert_eq(parse_u64("99999999999999999999999", 0, UINT64_MAX, &u, &st), -1);
+	cr_assert_eq(parse_int("-5", -10, 10, &l, &st), 0); cr_assert_eq(l, -5);
+	cr_assert_eq(parse_int("11", -10, 10, &l, &st), -1);
+	cr_assert_eq(parse_double("0.25", 0, 1, &d, &st), 0); cr_assert_float_eq(d, 0.25, 1e-12);
+	cr_assert_eq(parse_double("nan", 0, 1, &d, &st), -1);
+	cr_assert_eq(parse_double("2", 0, 1, &d, &st), -1);
+}
+
+Test(core_parse, cpu_lists)
+{
+	int cpus[16], n;
+	plumb_status st;
+	cr_assert_eq(parse_cpu_list("0-3,6,8-9", cpus, 16, &n, &st), 0);
+	cr_assert_eq(n, 7);
+	cr_assert_eq(cpus[4], 6);
+	cr_assert_eq(cpus[6], 9);
+	cr_assert_eq(parse_cpu_list("3-1", cpus, 16, &n, &st), -1);
+	cr_assert_eq(parse_cpu_list("1,1", cpus, 16, &n, &st), -1);
+	cr_assert_eq(parse_cpu_list("1,", cpus, 16, &n, &st), -1);
+	cr_assert_eq(parse_cpu_list("a", cpus, 16, &n, &st), -1);
+	cr_assert_eq(parse_cpu_list("0-20", cpus, 16, &n, &st), -1);
+}
+
+Test(core_parse, format_size)
+{
+	char b[32];
+	cr_assert_str_eq(format_size(32768, b, sizeof b), "32KiB");
+	cr_assert_str_eq(format_size(1 << 20, b, sizeof b), "1MiB");
+	cr_assert_str_eq(format_size(1572864, b, sizeof b), "1.5MiB");
+	cr_assert_str_eq(format_size(100, b, sizeof b), "100B");
+}
