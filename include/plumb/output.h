@@ -52,6 +52,34 @@ int output_write(const output_report *report, output_format format, FILE *stream
  * so an interrupted run never leaves a file that looks complete. "-" = stdout. */
 int output_write_file(const output_report *report, output_format format, const char *path, plumb_status *status);
 
+/* Reading a report back: from JSON text that output_write produced (schema
+ * version 1), and read-only access to tables and cells.  The main report
+ * uses these to assemble sections from saved or fresh runs. */
+int output_report_parse_json(const char *text, output_report **out, plumb_status *status);
+size_t output_table_count(const output_report *report);
+const output_table *output_table_at(const output_report *report, size_t index);
+const output_table *output_table_find(const output_report *report, const char *name);
+const char *output_table_name(const output_table *table);
+const char *output_table_title(const output_table *table);
+size_t output_column_count(const output_table *table);
+const char *output_column_name(const output_table *table, size_t column);
+const char *output_column_unit(const output_table *table, size_t column);
+int output_column_index(const output_table *table, const char *name);   /* -1 if absent */
+size_t output_row_count(const output_table *table);
+cell_kind output_cell_kind(const output_table *table, size_t row, size_t column);
+/* Numeric value of an integer or real cell; NaN for any other kind. */
+double output_cell_number(const output_table *table, size_t row, size_t column);
+/* Text of a text cell, or the status word of a status cell; NULL otherwise. */
+const char *output_cell_string(const output_table *table, size_t row, size_t column);
+const char *output_cell_reason(const output_table *table, size_t row, size_t column);
+/* The cell as the table format prints it. */
+void output_cell_format(const output_table *table, size_t row, size_t column, char *buffer, size_t length);
+size_t output_meta_count(const output_report *report);
+const char *output_meta_key(const output_report *report, size_t index);
+void output_meta_format(const output_report *report, size_t index, char *buffer, size_t length);
+size_t output_note_count(const output_report *report);
+const char *output_note_at(const output_report *report, size_t index);
+
 /* Atomic file writing for any producer: open a temporary beside path, then commit or abort. */
 typedef struct output_file { FILE *stream; char *path; char *temporary; } output_file;
 int output_file_open(output_file *file, const char *path, plumb_status *status);

@@ -19,14 +19,14 @@ typedef struct cell {
 	char *reason;    /* CELL_STATUS */
 } cell;
 
-typedef struct column {
+typedef struct table_column {
 	char *name, *unit;
 	int decimals;
-} column;
+} table_column;
 
 struct output_table {
 	char *name, *title;
-	column *columns;
+	table_column *columns;
 	size_t column_count;
 	cell *cells;          /* rows * column_count */
 	size_t row_count, cell_capacity;
@@ -183,7 +183,7 @@ void output_column(output_table *t, const char *name, const char *unit, int deci
 		abort();
 	}
 	t->columns = grow(t->columns, t->column_count + 1, sizeof *t->columns);
-	column *c = &t->columns[t->column_count++];
+	table_column *c = &t->columns[t->column_count++];
 	c->name = copy_text(name);
 	c->unit = copy_text(unit);
 	c->decimals = decimals;
@@ -272,7 +272,7 @@ static void format_meta(const cell *c, char *buffer, size_t length)
 		format_cell(c, 0, buffer, length);
 }
 
-static void header_text(const column *c, char *buffer, size_t length)
+static void header_text(const table_column *c, char *buffer, size_t length)
 {
 	if (c->unit && *c->unit)
 		snprintf(buffer, length, "%s[%s]", c->name, c->unit);
@@ -551,4 +551,224 @@ int output_write_file(const output_report *r, output_format format, const char *
 		return -1;
 	}
 	return output_file_commit(&file, status);
+}
+
+/* ---- reading back ---- */
+
+size_t output_table_count(const output_report *r) { return r->table_count; }
+const output_table *output_table_at(const output_report *r, size_t i) { return i < r->table_count ? r->tables[i] : NULL; }
+const char *output_table_name(const output_table *t) { return t->name; }
+const char *output_table_title(const output_table *t) { return t->title; }
+size_t output_column_count(const output_table *t) { return t->column_count; }
+const char *output_column_name(const output_table *t, size_t j) { return j < t->column_count ? t->columns[j].name : NULL; }
+const char *output_column_unit(const output_table *t, size_t j) { return j < t->column_count ? t->columns[j].unit : NULL; }
+size_t output_row_count(const output_table *t) { return t->row_count; }
+size_t output_meta_count(const output_report *r) { return r->meta_count; }
+const char *output_meta_key(const output_report *r, size_t i) { return i < r->meta_count ? r->metas[i].key : NULL; }
+size_t output_note_count(const output_report *r) { return r->note_count; }
+const char *output_note_at(const output_report *r, size_t i) { return i < r->note_count ? r->notes[i] : NULL; }
+
+const output_table *output_table_find(const output_report *r, const char *name)
+{
+	for (size_t i = 0; i < r->table_count; i++)
+		if (!strcmp(r->tables[i]->name, name))
+			return r->tables[i];
+	return NULL;
+}
+
+int output_column_index(const output_table *t, const char *name)
+{
+	for (size_t j = 0; j < t->column_count; j++)
+		if (!strcmp(t->columns[j].name, name))
+			return (int)j;
+	return -1;
+}
+
+static const cell *cell_at(const output_table *t, size_t row, size_t column)
+{
+	if (row >= t->row_count || column >= t->column_count)
+		return NULL;
+	return &t->cells[row * t->column_count + column];
+}
+
+cell_kind output_cell_kind(const output_table *t, size_t row, size_t column)
+{
+	const cell *c = cell_at(t, row, column);
+	return c ? c->kind : CELL_EMPTY;
+}
+
+double output_cell_number(const output_table *t, size_t row, size_t column)
+{
+	const cell *c = cell_at(t, row, column);
+	if (c && c->kind == CELL_INTEGER)
+		return (double)c->integer;
+	if (c && c->kind == CELL_REAL)
+		return c->real;
+	return NAN;
+}
+
+const char *output_cell_string(const output_table *t, size_t row, size_t column)
+{
+	const cell *c = cell_at(t, row, column);
+	return c && (c->kind == CELL_TEXT || c->kind == CELL_STATUS) ? c->text : NULL;
+}
+
+const char *output_cell_reason(const output_table *t, size_t row, size_t column)
+{
+	const cell *c = cell_at(t, row, column);
+	return c && c->kind == CELL_STATUS ? c->reason : NULL;
+}
+
+void output_cell_format(const output_table *t, size_t row, size_t column, char *buffer, size_t length)
+{
+	const cell *c = cell_at(t, row, column);
+	if (!c) {
+		buffer[0] = 0;
+		return;
+	}
+	format_cell(c, t->columns[column].decimals, buffer, length);
+}
+
+void output_meta_format(const output_report *r, size_t i, char *buffer, size_t length)
+{
+	if (i >= r->meta_count) {
+		buffer[0] = 0;
+		return;
+	}
+	format_meta(&r->metas[i].value, buffer, length);
+}
+
+/* JSON reals lose their print precision; 3 decimals is the table default. */
+#define PARSED_DECIMALS 3
+
+static int parse_cell(json_object *v, cell *c)
+{
+	memset(c, 0, sizeof *c);
+	if (!v) {
+		c->kind = CELL_EMPTY;
+		return 0;
+	}
+	switch (json_object_get_type(v)) {
+	case json_type_string:
+		c->kind = CELL_TEXT;
+		c->text = copy_text(json_object_get_string(v));
+		return 0;
+	case json_type_int:
+		c->kind = CELL_INTEGER;
+		c->integer = json_object_get_int64(v);
+		return 0;
+	case json_type_double:
+		c->kind = CELL_REAL;
+		c->real = json_object_get_double(v);
+		return 0;
+	case json_type_boolean:
+		c->kind = CELL_TEXT;
+		c->text = copy_text(json_object_get_boolean(v) ? "true" : "false");
+		return 0;
+	case json_type_object: {
+		json_object *s, *reason;
+		if (!json_object_object_get_ex(v, "status", &s) || !json_object_is_type(s, json_type_string))
+			return -1;
+		c->kind = CELL_STATUS;
+		c->text = copy_text(json_object_get_string(s));
+		c->reason = copy_text(json_object_object_get_ex(v, "reason", &reason) ? json_object_get_string(reason) : "");
+		return 0;
+	}
+	default:
+		return -1;
+	}
+}
+
+static const char *json_text(json_object *o, const char *key)
+{
+	json_object *v;
+	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
+		return NULL;
+	return json_object_get_string(v);
+}
+
+int output_report_parse_json(const char *text, output_report **out, plumb_status *status)
+{
+	*out = NULL;
+	enum json_tokener_error error;
+	json_object *root = json_tokener_parse_verbose(text, &error);
+	if (!root)
+		return plumb_fail(status, EINVAL, "not JSON: %s", json_tokener_error_desc(error));
+	output_report *r = NULL;
+	json_object *v, *tables;
+	const char *schema = json_text(root, "schema"), *command = json_text(root, "command");
+	if (!schema || strcmp(schema, "plumb-report") != 0 || !command) {
+		plumb_fail(status, EINVAL, "not a plumb report (no \"schema\": \"plumb-report\")");
+		goto fail;
+	}
+	if (!json_object_object_get_ex(root, "schema_version", &v) || json_object_get_int(v) != OUTPUT_SCHEMA_VERSION) {
+		plumb_fail(status, EINVAL, "plumb report schema version %d is not supported (this plumb reads %d)",
+		           v ? json_object_get_int(v) : -1, OUTPUT_SCHEMA_VERSION);
+		goto fail;
+	}
+	r = output_report_new(command);
+	if (json_object_object_get_ex(root, "meta", &v) && json_object_is_type(v, json_type_object)) {
+		json_object_object_foreach(v, key, value) {
+			cell c;
+			if (parse_cell(value, &c) != 0 || c.kind == CELL_STATUS) {
+				cell_free(&c);
+				plumb_fail(status, EINVAL, "meta '%s' has an unexpected type", key);
+				goto fail;
+			}
+			*meta_slot(r, key) = c;
+		}
+	}
+	if (!json_object_object_get_ex(root, "tables", &tables) || !json_object_is_type(tables, json_type_array)) {
+		plumb_fail(status, EINVAL, "report has no \"tables\" array");
+		goto fail;
+	}
+	for (size_t i = 0; i < json_object_array_length(tables); i++) {
+		json_object *to = json_object_array_get_idx(tables, i), *columns, *rows;
+		const char *name = json_text(to, "name");
+		if (!name || !json_object_object_get_ex(to, "columns", &columns) || !json_object_is_type(columns, json_type_array)
+		    || !json_object_object_get_ex(to, "rows", &rows) || !json_object_is_type(rows, json_type_array)) {
+			plumb_fail(status, EINVAL, "table %zu lacks a name, columns or rows", i);
+			goto fail;
+		}
+		output_table *t = output_table_add(r, name, json_text(to, "title"));
+		for (size_t j = 0; j < json_object_array_length(columns); j++) {
+			json_object *co = json_object_array_get_idx(columns, j);
+			const char *cname = json_text(co, "name");
+			if (!cname) {
+				plumb_fail(status, EINVAL, "table '%s' column %zu has no name", name, j);
+				goto fail;
+			}
+			output_column(t, cname, json_text(co, "unit"), PARSED_DECIMALS);
+		}
+		for (size_t k = 0; k < json_object_array_length(rows); k++) {
+			json_object *ro = json_object_array_get_idx(rows, k);
+			if (!json_object_is_type(ro, json_type_object)) {
+				plumb_fail(status, EINVAL, "table '%s' row %zu is not an object", name, k);
+				goto fail;
+			}
+			output_row(t);
+			for (size_t j = 0; j < t->column_count; j++) {
+				json_object *cv = NULL;
+				json_object_object_get_ex(ro, t->columns[j].name, &cv);
+				cell *c = next_cell(t);
+				if (parse_cell(cv, c) != 0) {
+					plumb_fail(status, EINVAL, "table '%s' row %zu column '%s' has an unexpected type", name, k, t->columns[j].name);
+					goto fail;
+				}
+			}
+		}
+	}
+	if (json_object_object_get_ex(root, "notes", &v) && json_object_is_type(v, json_type_array))
+		for (size_t i = 0; i < json_object_array_length(v); i++) {
+			json_object *n = json_object_array_get_idx(v, i);
+			if (json_object_is_type(n, json_type_string))
+				output_note(r, "%s", json_object_get_string(n));
+		}
+	json_object_put(root);
+	*out = r;
+	return 0;
+fail:
+	output_report_free(r);
+	json_object_put(root);
+	return -1;
 }

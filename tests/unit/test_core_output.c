@@ -118,3 +118,45 @@ Test(core_output, atomic_file)
 	unlink(path);
 	rmdir(dir);
 }
+
+Test(core_output, json_parse_round_trip_is_identical)
+{
+	output_report *r = sample_report();
+	char *first = render(r, OUTPUT_JSON);
+	output_report *back = NULL;
+	plumb_status st;
+	cr_assert_eq(output_report_parse_json(first, &back, &st), 0, "%s", st.message);
+	char *second = render(back, OUTPUT_JSON);
+	cr_assert_str_eq(first, second);
+	const output_table *t = output_table_find(back, "events");
+	cr_assert_not_null(t);
+	cr_assert_eq(output_row_count(t), 2);
+	cr_assert_eq(output_column_index(t, "count"), 1);
+	cr_assert_float_eq(output_cell_number(t, 0, 1), 1024.0, 1e-12);
+	cr_assert_str_eq(output_cell_string(t, 1, 1), "unsupported");
+	cr_assert_str_eq(output_cell_reason(t, 1, 1), "ENOENT: no PMU");
+	cr_assert(isnan(output_cell_number(t, 1, 1)));
+	free(first);
+	free(second);
+	output_report_free(back);
+	output_report_free(r);
+}
+
+Test(core_output, json_parse_rejects_bad_input)
+{
+	const char *bad[] = {
+		"", "{", "[]", "{\"schema\":\"other\"}",
+		"{\"schema\":\"plumb-report\",\"command\":\"x\",\"schema_version\":99,\"tables\":[]}",
+		"{\"schema\":\"plumb-report\",\"command\":\"x\",\"schema_version\":1}",
+		"{\"schema\":\"plumb-report\",\"command\":\"x\",\"schema_version\":1,\"tables\":[{\"name\":\"t\"}]}",
+		"{\"schema\":\"plumb-report\",\"command\":\"x\",\"schema_version\":1,\"tables\":[{\"name\":\"t\",\"columns\":[{\"name\":\"a\"}],\"rows\":[{\"a\":[1]}]}]}",
+		"{\"schema\":\"plumb-report\",\"command\":\"x\",\"schema_version\":1,\"tables\":[{\"name\":\"t\",\"columns\":[{\"name\":\"a\"}],\"rows\":[{\"a\":{\"nostatus\":1}}]}]}",
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		output_report *r = (output_report *)1;
+		plumb_status st;
+		cr_assert_eq(output_report_parse_json(bad[i], &r, &st), -1, "accepted: %s", bad[i]);
+		cr_assert_null(r);
+		cr_assert(strlen(st.message) > 0);
+	}
+}
