@@ -1,4 +1,5 @@
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <json-c/json.h>
 #include <string.h>
 #include "run.h"
@@ -73,5 +74,36 @@ Test(core_cli, topo_help)
 	r = cli_run_plumbv(NULL, "help", "topo", NULL);
 	cr_assert_eq(r.exit_code, 0);
 	cr_assert(strstr(r.out, "usage: plumb topo"));
+	cli_run_free(&r);
+}
+
+Test(core_cli, report_from_sections_and_saved_json)
+{
+	char html[512], dir[512];
+	snprintf(html, sizeof html, "%s", cli_temp_path("r.html"));
+	snprintf(dir, sizeof dir, "%s", cli_temp_path("saved"));
+	cli_run r = cli_run_plumbv(NULL, "report", "--sections", "topo", "-o", html, "--save-dir", dir, NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	cr_assert(strstr(r.out, "1 sections"));
+	cli_run_free(&r);
+	char saved[600];
+	snprintf(saved, sizeof saved, "%s/topo.json", dir);
+	r = cli_run_plumbv(NULL, "report", "-o", html, "--from", saved, NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	cli_run_free(&r);
+	FILE *f = fopen(html, "r");
+	cr_assert_not_null(f);
+	char buffer[65536];
+	size_t n = fread(buffer, 1, sizeof buffer - 1, f);
+	buffer[n] = 0;
+	fclose(f);
+	cr_assert(strstr(buffer, "The machine"));
+	cr_assert(strstr(buffer, "hardware_counters"));
+	r = cli_run_plumbv(NULL, "report", "--sections", "bogus", NULL);
+	cr_assert_eq(r.exit_code, 2);
+	cli_run_free(&r);
+	r = cli_run_plumbv(NULL, "report", "--from", "/etc/hostname", NULL);
+	cr_assert_eq(r.exit_code, 1);
+	cr_assert(strstr(r.err, "/etc/hostname"));
 	cli_run_free(&r);
 }

@@ -1,0 +1,168 @@
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "plumb/report.h"
+
+typedef struct text { char *data; size_t length; } text;
+
+static int text_append(text *t, const char *data, size_t n)
+{
+	char *grown = realloc(t->data, t->length + n + 1);
+	if (!grown)
+		return -1;
+	memcpy(grown + t->length, data, n);
+	t->data = grown;
+	t->length += n;
+	grown[t->length] = 0;
+	return 0;
+}
+
+static void last_line(const char *s, char *out, size_t length)
+{
+	out[0] = 0;
+	if (!s)
+		return;
+	size_t n = strlen(s);
+	while (n && (s[n - 1] == '\n' || s[n - 1] == '\r'))
+		n--;
+	size_t start = n;
+	while (start && s[start - 1] != '\n' && s[start - 1] != '\r')
+		start--;
+	snprintf(out, length, "%.*s", (int)(n - start), s + start);
+}
+
+static int save_json(const char *path, const char *json, plumb_status *status)
+{
+	output_file f;
+	if (output_file_open(&f, path, status) != 0)
+		return -1;
+	fputs(json, f.stream);
+	return output_file_commit(&f, status);
+}
+
+int report_run_section(const char *program, const char *command, const char *const *arguments,
+                       const char *save_path, output_report **out, plumb_status *status)
+{
+	*out = NULL;
+	size_t argc = 0;
+	while (arguments && arguments[argc])
+		argc++;
+	char **argv = calloc(argc + 4, sizeof *argv);
+	if (!argv)
+		return plumb_fail(status, ENOMEM, "out of memory");
+	argv[0] = (char *)program;
+	argv[1] = (char *)command;
+	for (size_t i = 0; i < argc; i++)
+		argv[2 + i] = (char *)arguments[i];
+	argv[2 + argc] = "--json";
+	int o[2], e[2];
+	if (pipe2(o, O_CLOEXEC) != 0 || pipe2(e, O_CLOEXEC) != 0) {
+		free(argv);
+		return plumb_fail_errno(status, errno, "pipe");
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		int err = errno;
+		free(argv);
+		return plumb_fail_errno(status, err, "fork");
+	}
+	if (pid == 0) {
+		dup2(o[1], 1);
+		dup2(e[1], 2);
+		int null = open("/dev/null", O_RDONLY);
+		if (null >= 0)
+			dup2(null, 0);
+		execv(program, argv);
+		_exit(127);
+	}
+	free(argv);
+	close(o[1]);
+	close(e[1]);
+	text so = { 0 }, se = { 0 };
+	struct pollfd fds[2] = { { o[0], POLLIN, 0 }, { e[0], POLLIN, 0 } };
+	int open_count = 2, oom = 0;
+	while (open_count) {
+		if (poll(fds, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		for (int i = 0; i < 2; i++) {
+			if (fds[i].fd < 0 || !fds[i].revents)
+				continue;
+			char chunk[65536];
+			ssize_t n = read(fds[i].fd, chunk, sizeof chunk);
+			if (n > 0) {
+				/* The child's stderr passes through: it carries progress
+				 * and warnings the user should see as they happen. */
+				if (i == 1)
+					fwrite(chunk, 1, (size_t)n, stderr);
+				oom |= text_append(i ? &se : &so, chunk, (size_t)n);
+			} else if (n == 0 || errno != EINTR) {
+				close(fds[i].fd);
+				fds[i].fd = -1;
+				open_count--;
+			}
+		}
+	}
+	int wstatus = 0;
+	while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR)
+		;
+	int rc = -1;
+	char why[PLUMB_MESSAGE_MAX];
+	last_line(se.data, why, sizeof why);
+	if (oom) {
+		plumb_fail(status, ENOMEM, "out of memory reading 'plumb %s'", command);
+	} else if (WIFSIGNALED(wstatus)) {
+		plumb_fail(status, EIO, "'plumb %s' died with signal %d", command, WTERMSIG(wstatus));
+	} else if (WEXITSTATUS(wstatus) == 127 && !so.length) {
+		plumb_fail(status, ENOENT, "cannot run '%s %s'", program, command);
+	} else if (WEXITSTATUS(wstatus) != 0) {
+		plumb_fail(status, EIO, "'plumb %s' failed (exit %d)%s%s", command, WEXITSTATUS(wstatus), why[0] ? ": " : "", why);
+	} else if (!so.data) {
+		plumb_fail(status, EIO, "'plumb %s' printed no report", command);
+	} else if (output_report_parse_json(so.data, out, status) == 0) {
+		rc = save_path ? save_json(save_path, so.data, status) : 0;
+		if (rc != 0) {
+			output_report_free(*out);
+			*out = NULL;
+		}
+	}
+	free(so.data);
+	free(se.data);
+	return rc;
+}
+
+int report_read_file(const char *path, output_report **out, plumb_status *status)
+{
+	*out = NULL;
+	FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
+	if (!f)
+		return plumb_fail_errno(status, errno, "cannot open '%s'", path);
+	text t = { 0 };
+	char chunk[65536];
+	size_t n;
+	int oom = 0;
+	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+		oom |= text_append(&t, chunk, n);
+	int bad = ferror(f);
+	if (f != stdin)
+		fclose(f);
+	if (bad || oom || !t.data) {
+		free(t.data);
+		return plumb_fail(status, bad ? EIO : oom ? ENOMEM : EINVAL, "cannot read '%s'%s", path, t.data || bad ? "" : ": empty file");
+	}
+	int rc = output_report_parse_json(t.data, out, status);
+	if (rc != 0) {
+		char message[PLUMB_MESSAGE_MAX];
+		snprintf(message, sizeof message, "%s", status ? status->message : "");
+		plumb_fail(status, EINVAL, "%s: %s", path, message);
+	}
+	free(t.data);
+	return rc;
+}

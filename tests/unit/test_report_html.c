@@ -1,0 +1,99 @@
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "plumb/report.h"
+
+static output_report *latency_like(void)
+{
+	output_report *r = output_report_new("lat");
+	output_table *t = output_table_add(r, "sweep", "Latency <sweep> & more");
+	output_column(t, "working_set", "bytes", 0);
+	output_column(t, "latency", "ns", 2);
+	output_column(t, "mode", NULL, 0);
+	double sizes[] = { 4096, 65536, 1 << 20, 1 << 24 }, ns[] = { 1.1, 3.9, 12, 100 };
+	for (int i = 0; i < 4; i++) {
+		output_row(t);
+		output_cell_integer(t, (int64_t)sizes[i]);
+		output_cell_real(t, ns[i]);
+		output_cell_text(t, "random");
+	}
+	output_row(t);
+	output_cell_integer(t, 1 << 25);
+	output_cell_status(t, "unsupported", "a reason with <tags>");
+	output_cell_text(t, "random");
+	return r;
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	cr_assert_not_null(f);
+	char *text = NULL;
+	size_t n = 0;
+	cr_assert(getdelim(&text, &n, 0, f) > 0);
+	fclose(f);
+	return text;
+}
+
+Test(report_html, chart_svg_through_gnuplot)
+{
+	if (system("command -v gnuplot >/dev/null 2>&1") != 0)
+		cr_skip_test("gnuplot not installed");
+	output_report *r = latency_like();
+	size_t n;
+	const report_chart *charts = report_known_charts(&n);
+	const report_chart *lat = NULL;
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(charts[i].command, "lat") && !strcmp(charts[i].table, "sweep"))
+			lat = &charts[i];
+	cr_assert_not_null(lat);
+	char *svg = NULL;
+	plumb_status st;
+	cr_assert_eq(report_chart_svg(output_table_find(r, "sweep"), lat, &svg, &st), 0, "%s", st.message);
+	cr_assert(strncmp(svg, "<svg", 4) == 0);
+	cr_assert(strstr(svg, "</svg>"));
+	free(svg);
+	report_chart missing = { "lat", "sweep", "nope", "latency", NULL, false, false, "x" };
+	cr_assert_eq(report_chart_svg(output_table_find(r, "sweep"), &missing, &svg, &st), -1);
+	cr_assert(strstr(st.message, "nope"));
+	output_report_free(r);
+}
+
+Test(report_html, escapes_and_failures)
+{
+	char path[] = "/tmp/plumb-report-XXXXXX";
+	int fd = mkstemp(path);
+	cr_assert_geq(fd, 0);
+	close(fd);
+	output_report *r = latency_like();
+	output_report *reports[] = { r, NULL };
+	const char *commands[] = { "lat", "validate" };
+	const char *failures[] = { NULL, "needs <counters>" };
+	plumb_status st;
+	cr_assert_eq(report_write_html(path, "t", reports, commands, failures, 2, &st), 0, "%s", st.message);
+	char *html = slurp(path);
+	cr_assert(strstr(html, "Latency &lt;sweep&gt; &amp; more"));
+	cr_assert(strstr(html, "a reason with &lt;tags&gt;"));
+	cr_assert(strstr(html, "Can I trust my counters?"));
+	cr_assert(strstr(html, "Not measured: needs &lt;counters&gt;"));
+	cr_assert_null(strstr(html, "<tags>"));
+	cr_assert(strstr(html, "</html>"));
+	free(html);
+	unlink(path);
+	output_report_free(r);
+}
+
+Test(report_html, run_section_reports_failures)
+{
+	output_report *r = NULL;
+	plumb_status st;
+	cr_assert_eq(report_run_section("/bin/false", "x", NULL, NULL, &r, &st), -1);
+	cr_assert_null(r);
+	cr_assert(strstr(st.message, "exit 1"), "%s", st.message);
+	cr_assert_eq(report_run_section("/nonexistent/plumb", "x", NULL, NULL, &r, &st), -1);
+	cr_assert(strstr(st.message, "cannot run"), "%s", st.message);
+	cr_assert_eq(report_read_file("/nonexistent.json", &r, &st), -1);
+	cr_assert(strstr(st.message, "/nonexistent.json"));
+}
