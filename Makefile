@@ -61,7 +61,7 @@ E2E      := $(BUILD)/tests/e2e_tests
 BENCHES  := $(BENCH_SRC:%.c=$(BUILD)/%)
 EXAMPLES := $(EXAMPLE_SRC:%.c=$(BUILD)/%)
 
-.PHONY: all lib check test test-unit test-e2e test-fuzz sanitize bench install uninstall clean deps
+.PHONY: all lib check test test-install test-unit test-e2e test-fuzz sanitize bench install uninstall clean deps
 all: $(PLUMB) $(LIB_SO) $(UNIT) $(E2E) $(BENCHES) $(EXAMPLES)
 lib: $(LIB_A) $(LIB_SO)
 
@@ -113,10 +113,13 @@ test check: all
 	$(MAKE) --no-print-directory test-unit
 	$(MAKE) --no-print-directory test-e2e
 	$(MAKE) --no-print-directory test-fuzz
+	sh tests/install-check.sh
 test-unit: $(UNIT)
 	$(UNIT) --jobs 2 $(TESTFLAGS)
 test-e2e: $(E2E)
 	PLUMB_BIN=$(abspath $(PLUMB)) PLUMB_SRCDIR=$(abspath .) $(E2E) --jobs 2 $(TESTFLAGS)
+test-install: all
+	sh tests/install-check.sh
 test-fuzz:
 	@if [ -f tests/fuzz/Makefile.inc ]; then $(MAKE) -f tests/fuzz/Makefile.inc fuzz-short; else echo "fuzz: no targets yet"; fi
 
