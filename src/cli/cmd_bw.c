@@ -1,0 +1,391 @@
+/* plumb bw: sustained bandwidth of each memory level (read, write, copy,
+ * triad and their non-temporal-store variants) on 1..N pinned threads. */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli/command.h"
+#include "plumb/bandwidth.h"
+#include "plumb/parse.h"
+#include "plumb/progress.h"
+
+const char cmd_bw_summary[] = "bandwidth of each memory level: read, write, copy, triad (+ non-temporal)";
+
+#define MAX_LIST 64
+
+static void usage(FILE *stream)
+{
+	fprintf(stream,
+	        "usage: plumb bw [options]\n\n"
+	        "Measures sustained bandwidth (GB/s, 10^9 bytes/s) with STREAM-style kernels over\n"
+	        "per-thread working sets that land in each cache level and in DRAM, on 1..N\n"
+	        "pinned threads.  Bytes are counted as STREAM does (bytes the kernel names);\n"
+	        "the with-allocate column adds the write-allocate read of ordinary stores.\n\n"
+	        "Options:\n"
+	        "  -k, --kernels LIST   read,write,copy,triad,write-nt,copy-nt,triad-nt (default: all)\n"
+	        "  -i, --isa ISA        scalar, avx2, avx512 or all (default: the widest available)\n"
+	        "  -s, --sizes LIST     per-thread working sets, e.g. 16K,128K,2M,64M\n"
+	        "                       (default: one per cache level and DRAM, from the topology)\n"
+	        "  -t, --threads LIST   thread counts, e.g. 1,2 (default: 1,2,4,... and N)\n"
+	        "  -c, --cpus LIST      CPUs to pin threads to, in order (default: all allowed)\n"
+	        "      --pages MODE     default, small, thp or hugetlb (default: thp)\n"
+	        "      --time-cap MS    time limit per measurement (default 200)\n"
+	        "      --target-ci PCT  stop repeating when the 95%% CI is within +-PCT%% (default 2)\n"
+	        "      --min-runs N     samples per measurement at least (default 5)\n"
+	        "      --csv, --json    output format (default: aligned table)\n"
+	        "  -o, --output FILE    write the report to FILE\n"
+	        "  -h, --help           this help\n");
+}
+
+typedef struct bw_options {
+	const bandwidth_kernel *kernels[BANDWIDTH_ISAS * 8];
+	int kernel_count;
+	const char *kernel_list;
+	const char *isa;
+	uint64_t sizes[MAX_LIST];
+	int size_count;
+	int threads[MAX_LIST];
+	int thread_count;
+	int cpus[1024];
+	int cpu_count;
+	arena_pages pages;
+	bandwidth_measure_options measure;
+} bw_options;
+
+static int parse_sizes(const char *text, bw_options *o)
+{
+	char *copy = strdup(text), *save = NULL;
+	int rc = 0;
+	o->size_count = 0;
+	for (char *item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+		plumb_status status;
+		uint64_t size;
+		if (o->size_count == MAX_LIST) {
+			rc = cli_usage_error("bw", "at most %d sizes", MAX_LIST);
+			break;
+		}
+		if (parse_size(item, &size, &status) != 0) {
+			rc = cli_usage_error("bw", "%s", status.message);
+			break;
+		}
+		if (size < 4096 || size > (64ull << 30)) {
+			rc = cli_usage_error("bw", "size '%s' is out of range (4KiB..64GiB)", item);
+			break;
+		}
+		o->sizes[o->size_count++] = size;
+	}
+	if (rc == 0 && o->size_count == 0)
+		rc = cli_usage_error("bw", "--sizes needs at least one size");
+	free(copy);
+	return rc;
+}
+
+static int parse_threads(const char *text, bw_options *o)
+{
+	char *copy = strdup(text), *save = NULL;
+	int rc = 0;
+	o->thread_count = 0;
+	for (char *item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+		plumb_status status;
+		long threads;
+		if (o->thread_count == MAX_LIST) {
+			rc = cli_usage_error("bw", "at most %d thread counts", MAX_LIST);
+			break;
+		}
+		if (parse_int(item, 1, 1024, &threads, &status) != 0) {
+			rc = cli_usage_error("bw", "--threads: %s", status.message);
+			break;
+		}
+		o->threads[o->thread_count++] = (int)threads;
+	}
+	if (rc == 0 && o->thread_count == 0)
+		rc = cli_usage_error("bw", "--threads needs at least one count");
+	free(copy);
+	return rc;
+}
+
+/* Resolves --kernels and --isa into kernel pointers; 0 or an exit code. */
+static int resolve_kernels(bw_options *o, const cpu_features *features)
+{
+	bandwidth_isa isas[BANDWIDTH_ISAS];
+	int isa_count = 0;
+	if (!o->isa) {
+		isas[isa_count++] = bandwidth_isa_best(features);
+	} else if (strcmp(o->isa, "all") == 0) {
+		for (int i = 0; i < BANDWIDTH_ISAS; i++)
+			if (bandwidth_isa_available((bandwidth_isa)i, features))
+				isas[isa_count++] = (bandwidth_isa)i;
+	} else {
+		int isa = bandwidth_isa_parse(o->isa);
+		if (isa < 0)
+			return cli_usage_error("bw", "unknown ISA '%s' (scalar, avx2, avx512, all)", o->isa);
+		if (!bandwidth_isa_available((bandwidth_isa)isa, features)) {
+			plumb_status status;
+			plumb_fail(&status, 95, "ISA %s is unsupported: this CPU or OS does not enable it", o->isa);
+			return cli_error("bw", &status);
+		}
+		isas[isa_count++] = (bandwidth_isa)isa;
+	}
+	const char *names[16];
+	int name_count = 0;
+	char *copy = NULL;
+	if (o->kernel_list) {
+		copy = strdup(o->kernel_list);
+		char *save = NULL;
+		for (char *item = strtok_r(copy, ",", &save); item && name_count < 16; item = strtok_r(NULL, ",", &save))
+			names[name_count++] = item;
+		if (name_count == 0) {
+			free(copy);
+			return cli_usage_error("bw", "--kernels needs at least one kernel");
+		}
+	} else {
+		for (int i = 0; bandwidth_kernel_names[i]; i++)
+			names[name_count++] = bandwidth_kernel_names[i];
+	}
+	int rc = 0;
+	for (int i = 0; i < isa_count && rc == 0; i++)
+		for (int k = 0; k < name_count; k++) {
+			const bandwidth_kernel *kernel = bandwidth_kernel_by_name(names[k], isas[i]);
+			if (!kernel) {
+				rc = cli_usage_error("bw", "unknown kernel '%s'", names[k]);
+				break;
+			}
+			o->kernels[o->kernel_count++] = kernel;
+		}
+	free(copy);
+	return rc;
+}
+
+static void show_progress(void *context, size_t done, size_t total)
+{
+	progress_step(context, done);
+	(void)total;
+}
+
+static void add_results_table(output_report *report, const bandwidth_sweep *sweep)
+{
+	output_table *table = output_table_add(report, "bandwidth", "Bandwidth per working set (aggregate over threads)");
+	output_column(table, "threads", NULL, 0);
+	output_column(table, "kernel", NULL, 0);
+	output_column(table, "isa", NULL, 0);
+	output_column(table, "level", NULL, 0);
+	output_column(table, "footprint_per_thread", "B", 0);
+	output_column(table, "gbps_median", "GB/s", 2);
+	output_column(table, "gbps_best", "GB/s", 2);
+	output_column(table, "gbps_with_allocate", "GB/s", 2);
+	output_column(table, "cv", NULL, 3);
+	output_column(table, "ci95_relative", NULL, 3);
+	output_column(table, "samples", NULL, 0);
+	output_column(table, "quality", NULL, 0);
+	for (size_t i = 0; i < sweep->count; i++) {
+		const bandwidth_point *p = &sweep->points[i];
+		output_row(table);
+		output_cell_integer(table, p->threads);
+		output_cell_text(table, p->kernel->name);
+		output_cell_text(table, bandwidth_isa_name(p->kernel->isa));
+		output_cell_text(table, p->level);
+		output_cell_integer(table, (int64_t)p->result.footprint);
+		output_cell_real(table, p->result.gbps.median);
+		output_cell_real(table, p->result.gbps.max);
+		/* Inside L1 no line is allocated from further out: the counted
+		 * bytes are all there is. */
+		if (strcmp(p->level, "L1") == 0)
+			output_cell_real(table, p->result.gbps.median);
+		else
+			output_cell_real(table, p->result.gbps.median * p->result.moved_factor);
+		output_cell_real(table, p->result.gbps.cv);
+		output_cell_real(table, p->result.gbps.ci95_relative);
+		output_cell_integer(table, (int64_t)p->result.gbps.n);
+		output_cell_text(table, p->result.noisy ? "noisy" : "ok");
+	}
+}
+
+static void add_levels_table(output_report *report, const bandwidth_sweep *sweep, const bw_options *o)
+{
+	output_table *table = output_table_add(report, "levels", "GB/s per memory level (median over the sizes in each level)");
+	output_column(table, "threads", NULL, 0);
+	output_column(table, "kernel", NULL, 0);
+	output_column(table, "isa", NULL, 0);
+	for (int l = 0; l < sweep->level_count; l++)
+		output_column(table, sweep->levels[l].name, "GB/s", 2);
+	output_column(table, "noisy_levels", NULL, 0);
+	for (int t = 0; t < o->thread_count; t++)
+		for (int k = 0; k < o->kernel_count; k++) {
+			output_row(table);
+			output_cell_integer(table, o->threads[t]);
+			output_cell_text(table, o->kernels[k]->name);
+			output_cell_text(table, bandwidth_isa_name(o->kernels[k]->isa));
+			char noisy_levels[64] = "";
+			for (int l = 0; l < sweep->level_count; l++) {
+				double value;
+				bool noisy;
+				size_t found = bandwidth_level_value(sweep->points, sweep->count, o->threads[t], o->kernels[k],
+				                                     sweep->levels[l].name, &value, &noisy);
+				if (!found) {
+					output_cell_status(table, "skipped", "no working set of this run lands in this level");
+					continue;
+				}
+				output_cell_real(table, value);
+				if (noisy) {
+					if (noisy_levels[0])
+						strncat(noisy_levels, ",", sizeof noisy_levels - strlen(noisy_levels) - 1);
+					strncat(noisy_levels, sweep->levels[l].name, sizeof noisy_levels - strlen(noisy_levels) - 1);
+				}
+			}
+			output_cell_text(table, noisy_levels[0] ? noisy_levels : "-");
+		}
+}
+
+int cmd_bw(int argc, char **argv)
+{
+	static const struct option long_options[] = {
+		{ "kernels", required_argument, 0, 'k' },
+		{ "isa", required_argument, 0, 'i' },
+		{ "sizes", required_argument, 0, 's' },
+		{ "threads", required_argument, 0, 't' },
+		{ "cpus", required_argument, 0, 'c' },
+		{ "pages", required_argument, 0, 0x2001 },
+		{ "time-cap", required_argument, 0, 0x2002 },
+		{ "target-ci", required_argument, 0, 0x2003 },
+		{ "min-runs", required_argument, 0, 0x2004 },
+		{ "help", no_argument, 0, 'h' },
+		CLI_OUTPUT_OPTIONS,
+		{ 0, 0, 0, 0 }
+	};
+	static bw_options o;
+	memset(&o, 0, sizeof o);
+	o.pages = ARENA_PAGES_THP;
+	bandwidth_measure_defaults(&o.measure);
+	cli_output output = { OUTPUT_TABLE, NULL };
+	const char *cpu_list = NULL;
+	plumb_status status;
+	int option, rc;
+	optind = 1;
+	opterr = 0;
+	while ((option = getopt_long(argc, argv, "k:i:s:t:c:o:h", long_options, NULL)) != -1) {
+		if (cli_output_option(&output, option, optarg))
+			continue;
+		switch (option) {
+		case 'k': o.kernel_list = optarg; break;
+		case 'i': o.isa = optarg; break;
+		case 's':
+			if ((rc = parse_sizes(optarg, &o)) != 0)
+				return rc;
+			break;
+		case 't':
+			if ((rc = parse_threads(optarg, &o)) != 0)
+				return rc;
+			break;
+		case 'c': cpu_list = optarg; break;
+		case 0x2001:
+			if (strcmp(optarg, "default") == 0) o.pages = ARENA_PAGES_DEFAULT;
+			else if (strcmp(optarg, "small") == 0) o.pages = ARENA_PAGES_SMALL;
+			else if (strcmp(optarg, "thp") == 0) o.pages = ARENA_PAGES_THP;
+			else if (strcmp(optarg, "hugetlb") == 0) o.pages = ARENA_PAGES_HUGETLB;
+			else return cli_usage_error("bw", "unknown page mode '%s' (default, small, thp, hugetlb)", optarg);
+			break;
+		case 0x2002: {
+			long ms;
+			if (parse_int(optarg, 10, 600000, &ms, &status) != 0)
+				return cli_usage_error("bw", "--time-cap: %s", status.message);
+			o.measure.time_cap_ns = (uint64_t)ms * 1000000u;
+			break;
+		}
+		case 0x2003: {
+			double percent;
+			if (parse_double(optarg, 0.01, 100, &percent, &status) != 0)
+				return cli_usage_error("bw", "--target-ci: %s", status.message);
+			o.measure.target_relative_ci = percent / 100;
+			break;
+		}
+		case 0x2004: {
+			long runs;
+			if (parse_int(optarg, 2, 1000, &runs, &status) != 0)
+				return cli_usage_error("bw", "--min-runs: %s", status.message);
+			o.measure.min_runs = (size_t)runs;
+			if (o.measure.max_runs < o.measure.min_runs)
+				o.measure.max_runs = o.measure.min_runs;
+			break;
+		}
+		case 'h': usage(stdout); return 0;
+		default: return cli_bad_option("bw", argv);
+		}
+	}
+	if (optind < argc)
+		return cli_usage_error("bw", "unexpected argument '%s'", argv[optind]);
+
+	cpu_features features;
+	cpu_features_detect(&features);
+	if ((rc = resolve_kernels(&o, &features)) != 0)
+		return rc;
+	if (cpu_list) {
+		if (parse_cpu_list(cpu_list, o.cpus, 1024, &o.cpu_count, &status) != 0)
+			return cli_usage_error("bw", "--cpus: %s", status.message);
+		int allowed[1024];
+		int allowed_count = cpu_allowed(allowed, 1024, &status);
+		if (allowed_count < 0)
+			return cli_error("bw", &status);
+		for (int i = 0; i < o.cpu_count; i++) {
+			bool ok = false;
+			for (int j = 0; j < allowed_count; j++)
+				ok |= allowed[j] == o.cpus[i];
+			if (!ok)
+				return cli_usage_error("bw", "CPU %d is not one this process may run on", o.cpus[i]);
+		}
+	} else {
+		o.cpu_count = cpu_allowed(o.cpus, 1024, &status);
+		if (o.cpu_count < 1)
+			return cli_error("bw", &status);
+	}
+	if (o.thread_count == 0) {
+		for (int t = 1; t < o.cpu_count && o.thread_count < MAX_LIST - 1; t *= 2)
+			o.threads[o.thread_count++] = t;
+		o.threads[o.thread_count++] = o.cpu_count;
+	}
+	for (int t = 0; t < o.thread_count; t++)
+		if (o.threads[t] > o.cpu_count)
+			return cli_usage_error("bw", "%d threads asked, but only %d CPUs to pin them to", o.threads[t], o.cpu_count);
+
+	topology topo;
+	if (topology_read(&topo, &status) != 0)
+		return cli_error("bw", &status);
+	timer_calibration timer;
+	if (timer_calibrate(&timer, 50, &status) != 0)
+		timer_calibration_clock(&timer);
+
+	progress bar;
+	bandwidth_sweep sweep;
+	bandwidth_sweep_request request = {
+		.topo = &topo, .kernels = o.kernels, .kernel_count = o.kernel_count,
+		.footprints = o.size_count ? o.sizes : NULL, .footprint_count = o.size_count,
+		.thread_counts = o.threads, .thread_count_count = o.thread_count,
+		.cpus = o.cpus, .cpu_count = o.cpu_count, .pages = o.pages, .timer = &timer,
+		.options = o.measure, .progress = show_progress, .progress_context = &bar,
+	};
+	uint64_t started = timer_monotonic_ns();
+	progress_begin(&bar, "plumb bw", 1);
+	rc = bandwidth_sweep_run(&request, &sweep, &status);
+	progress_end(&bar);
+	if (rc != 0)
+		return cli_error("bw", &status);
+
+	output_report *report = output_report_new("bw");
+	output_meta_text(report, "cpu", topo.cpu_model);
+	output_meta_text(report, "pages", sweep.pages_obtained);
+	output_meta_text(report, "timer", timer.source == TIMER_TSC ? "tsc" : "clock_gettime");
+	output_meta_real(report, "timer_ticks_per_ns", timer.ticks_per_ns);
+	output_meta_real(report, "target_ci_relative", o.measure.target_relative_ci);
+	output_meta_real(report, "time_cap_ms", (double)o.measure.time_cap_ns / 1e6);
+	output_meta_text(report, "byte_counting", "stream");
+	output_meta_real(report, "wall_seconds", (double)(timer_monotonic_ns() - started) / 1e9);
+	add_levels_table(report, &sweep, &o);
+	add_results_table(report, &sweep);
+	output_note(report, "GB/s = 10^9 bytes/s counted as STREAM does: read 8, write 8, copy 16, triad 24 bytes per element.");
+	output_note(report, "gbps_with_allocate adds the write-allocate read each ordinary stored line costs beyond L1; non-temporal (-nt) stores do not allocate.");
+	output_note(report, "Levels come from the topology (sysfs): on a VM the cache really usable can be smaller (see plumb geometry).");
+	rc = cli_output_emit(&output, report);
+	output_report_free(report);
+	bandwidth_sweep_free(&sweep);
+	return rc;
+}
