@@ -170,7 +170,7 @@ static void add_results_table(output_report *report, const bandwidth_sweep *swee
 	output_column(table, "kernel", NULL, 0);
 	output_column(table, "isa", NULL, 0);
 	output_column(table, "level", NULL, 0);
-	output_column(table, "footprint_per_thread", "B", 0);
+	output_column(table, "footprint_per_thread", "bytes", 0);
 	output_column(table, "gbps_median", "GB/s", 2);
 	output_column(table, "gbps_best", "GB/s", 2);
 	output_column(table, "gbps_with_allocate", "GB/s", 2);

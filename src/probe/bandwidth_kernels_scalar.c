@@ -56,7 +56,10 @@ double bandwidth_kernel_triad_scalar(double *a, const double *b, const double *c
 
 /* Non-temporal scalar stores use movnti (SSE2, so every x86-64 has it):
  * 8-byte stores that go to write-combining buffers instead of allocating
- * the line, which removes the write-allocate read. */
+ * the line, which removes the write-allocate read.  They are written in
+ * inline assembly because clang 14 lowers _mm_stream_si64 of a value that
+ * came from a double into an ordinary movsd store (the objdump check in
+ * tests/e2e/test_bw_cli.c caught it). */
 static inline long long bits_of(double value)
 {
 	long long bits;
@@ -64,11 +67,16 @@ static inline long long bits_of(double value)
 	return bits;
 }
 
+static inline void store_nontemporal(double *p, long long bits)
+{
+	__asm__ __volatile__("movnti %1, %0" : "=m"(*(long long *)p) : "r"(bits));
+}
+
 double bandwidth_kernel_write_nt_scalar(double *a, const double *b, const double *c, size_t n, double s)
 {
 	long long bits = bits_of(s);
 	for (size_t i = 0; i < n; i++)
-		_mm_stream_si64((long long *)(a + i), bits);
+		store_nontemporal(a + i, bits);
 	_mm_sfence();
 	return 0;
 }
@@ -77,7 +85,7 @@ double bandwidth_kernel_copy_nt_scalar(double *a, const double *b, const double 
 {
 	const volatile double *source = b;
 	for (size_t i = 0; i < n; i++)
-		_mm_stream_si64((long long *)(a + i), bits_of(source[i]));
+		store_nontemporal(a + i, bits_of(source[i]));
 	_mm_sfence();
 	return 0;
 }
@@ -86,7 +94,7 @@ double bandwidth_kernel_triad_nt_scalar(double *a, const double *b, const double
 {
 	const volatile double *first = b, *second = c;
 	for (size_t i = 0; i < n; i++)
-		_mm_stream_si64((long long *)(a + i), bits_of(first[i] + s * second[i]));
+		store_nontemporal(a + i, bits_of(first[i] + s * second[i]));
 	_mm_sfence();
 	return 0;
 }
