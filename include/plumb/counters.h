@@ -1,0 +1,301 @@
+/* Counters: one interface to count events around a region of code, with
+ * several backends underneath (perf_event, PAPI, a simulator, none).
+ *
+ * The contract every backend keeps: an event that cannot be counted is
+ * COUNTER_UNSUPPORTED with a one-line reason (errno, perf_event_paranoid,
+ * missing PMU, PAPI error text), never a 0.  A value that was counted only
+ * part of the time (multiplexed) is scaled by time_enabled/time_running and
+ * says so (COUNTER_MULTIPLEXED).  One unsupported event never stops the
+ * others in the same set from being counted.
+ *
+ *   counter_set *set;
+ *   const char *events[] = { "page-faults", "PAPI_L1_DCM" };
+ *   counter_set_open(&set, "perf", events, 2, NULL, &status);
+ *   counter_start(set, &status);
+ *   ... region ...
+ *   counter_stop(set, &status);
+ *   counter_value values[2];
+ *   counter_read(set, values, &status);   // values[1].state == COUNTER_UNSUPPORTED here
+ *   counter_close(set);
+ *
+ * Event names accepted (docs/counters.md has the full list):
+ *   perf names      cycles, instructions, branch-misses, page-faults, minor-faults,
+ *                   task-clock, context-switches, L1-dcache-load-misses, dTLB-store-misses, ...
+ *   raw             r<hex config>, e.g. r0076 (PERF_TYPE_RAW)
+ *   PAPI presets    PAPI_L1_DCM, PAPI_TLB_DM, ... (through the catalogue below on perf;
+ *                   natively on PAPI)
+ *   native          pmu::EVENT[:UMASK], e.g. amd64_fam19h_zen4::RETIRED_INSTRUCTIONS or
+ *                   perf::PAGE-FAULTS (encoded by libpfm4 on perf; natively on PAPI)
+ */
+#ifndef PLUMB_COUNTERS_H
+#define PLUMB_COUNTERS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+#include <sys/types.h>
+#include "plumb/status.h"
+
+#define COUNTER_REASON_MAX 200
+#define COUNTER_MAX_EVENTS 64
+
+/* ---------------------------------------------------------------- values */
+
+typedef enum counter_state {
+	COUNTER_OK = 0,          /* counted the whole time the set was enabled */
+	COUNTER_MULTIPLEXED,     /* counted part of the time; value = raw * enabled / running */
+	COUNTER_UNSUPPORTED,     /* cannot be counted here; reason says why */
+	COUNTER_NOT_COUNTED      /* opened, but never ran (time_running == 0, or never started) */
+} counter_state;
+
+typedef struct counter_value {
+	counter_state state;
+	uint64_t raw;            /* as the backend reported it */
+	double value;            /* raw, scaled when multiplexed; NaN unless OK or MULTIPLEXED */
+	uint64_t time_enabled;   /* ns the event was enabled (0 if the backend cannot tell) */
+	uint64_t time_running;   /* ns it was really on a counter */
+	char reason[COUNTER_REASON_MAX];  /* why unsupported / not counted / how scaled */
+} counter_value;
+
+/* "ok", "multiplexed", "unsupported", "not-counted". */
+const char *counter_state_name(counter_state state);
+/* Sets state and value from raw, time_enabled and time_running:
+ * running == enabled -> OK; 0 < running < enabled -> MULTIPLEXED (scaled, reason
+ * says the fraction); running == 0 with enabled > 0 -> NOT_COUNTED.
+ * enabled == running == 0 means the backend cannot tell: OK, raw as is. */
+void counter_value_scale(counter_value *value);
+/* Marks a value unsupported with a formatted reason (value NaN, raw 0). */
+void counter_value_unsupported(counter_value *value, const char *format, ...)
+	__attribute__((format(printf, 2, 3)));
+/* True when the value carries a number (OK or MULTIPLEXED). */
+bool counter_value_usable(const counter_value *value);
+
+/* --------------------------------------------------------------- options */
+
+typedef enum counter_domain {
+	COUNTER_DOMAIN_USER = 0, /* exclude_kernel + exclude_hv: works at perf_event_paranoid 2 */
+	COUNTER_DOMAIN_ALL       /* user + kernel: needs paranoid <= 1 or CAP_PERFMON */
+} counter_domain;
+
+typedef struct counter_options {
+	pid_t pid;               /* 0: the calling thread; > 0: that thread/process */
+	bool inherit;            /* also count threads and children created later */
+	bool enable_on_exec;     /* perf: stay disabled until pid's next exec (plumb stat) */
+	counter_domain domain;
+	bool no_group;           /* open each event alone instead of one group */
+	bool no_rdpmc;           /* never read with rdpmc, always with read() */
+	void *backend_context;   /* handed to the backend's open (sim: its simulator) */
+} counter_options;
+
+/* ------------------------------------------------------- the backend slot */
+
+/* A backend is a table of functions.  The built-in ones are below; the
+ * simulator supplies its own (answering the same event names by simulating a
+ * region's address stream) and passes it to counter_set_open_backend with its
+ * simulator instance in counter_options.backend_context.
+ *
+ * Rules for implementers:
+ * - open() receives the event names exactly as the user typed them.  It must
+ *   not fail because one event is unknown or uncountable: it marks opened[i]
+ *   COUNTER_UNSUPPORTED with a reason and opens the rest.  It returns -1 only
+ *   when the backend as a whole cannot work (e.g. "built without PAPI").
+ *   PAPI preset names can be translated with counter_catalogue_find().
+ * - start() zeroes the counts and enables counting; stop() disables; read()
+ *   returns the counts since start() in values[0..n-1] (state, raw, value,
+ *   times), and works both while running and after stop().  Unsupported
+ *   events must come back COUNTER_UNSUPPORTED with the reason from open().
+ * - list() names the events the backend knows, without opening them.
+ * - read_method() (may be NULL) says how the last read was done ("read()",
+ *   "rdpmc", "PAPI_read", "simulated"). */
+typedef void (*counter_list_fn)(void *argument, const char *name, const char *kind,
+                                const char *description);
+
+typedef struct counter_backend {
+	const char *name;
+	const char *description;
+	int (*open)(void **instance, const char *const *events, size_t n,
+	            const counter_options *options, counter_value *opened, plumb_status *status);
+	int (*start)(void *instance, plumb_status *status);
+	int (*stop)(void *instance, plumb_status *status);
+	int (*read)(void *instance, counter_value *values, plumb_status *status);
+	void (*close)(void *instance);
+	int (*list)(void *backend_context, counter_list_fn emit, void *argument, plumb_status *status);
+	const char *(*read_method)(void *instance);
+} counter_backend;
+
+extern const counter_backend counter_backend_perf;   /* perf_event_open(2) */
+extern const counter_backend counter_backend_papi;   /* PAPI (unsupported when built without it) */
+extern const counter_backend counter_backend_none;   /* every event unsupported: a dry run */
+
+/* "perf", "papi" or "none"; NULL (and status) for anything else.  The sim
+ * backend lives in the simulator and is passed by pointer. */
+const counter_backend *counter_backend_find(const char *name, plumb_status *status);
+
+/* ------------------------------------------------------------- event sets */
+
+typedef struct counter_set counter_set;
+
+/* Opens n (1..COUNTER_MAX_EVENTS) events on the named backend.  options may
+ * be NULL (the calling thread, user domain, grouped, rdpmc when possible).
+ * Fails only for bad input or a backend that cannot work at all. */
+int counter_set_open(counter_set **out, const char *backend, const char *const *events, size_t n,
+                     const counter_options *options, plumb_status *status);
+int counter_set_open_backend(counter_set **out, const counter_backend *backend,
+                             const char *const *events, size_t n,
+                             const counter_options *options, plumb_status *status);
+/* Splits "a,b,c" into names (no empty names, at most COUNTER_MAX_EVENTS).
+ * The names point into storage, which the caller provides (at least
+ * strlen(list) + 1 bytes). */
+int counter_event_list_parse(const char *list, char *storage, size_t storage_size,
+                             const char **names, size_t *n, plumb_status *status);
+
+int counter_start(counter_set *set, plumb_status *status);
+int counter_stop(counter_set *set, plumb_status *status);
+/* values has counter_set_size() entries. */
+int counter_read(counter_set *set, counter_value *values, plumb_status *status);
+void counter_close(counter_set *set);
+
+size_t counter_set_size(const counter_set *set);
+const char *counter_set_event(const counter_set *set, size_t index);
+const char *counter_set_backend_name(const counter_set *set);
+/* The state each event got at open (unsupported with its reason, or OK). */
+const counter_value *counter_set_opened(const counter_set *set, size_t index);
+/* How the last counter_read() read the counters ("read()", "rdpmc", ...). */
+const char *counter_set_read_method(const counter_set *set);
+/* The backend's instance, for backend-specific calls (e.g. the simulator feeding accesses). */
+void *counter_set_backend_instance(const counter_set *set);
+
+/* ------------------------------------------------------------ the machine */
+
+/* What this machine allows, for reasons and reports. */
+typedef struct counter_environment {
+	int perf_event_paranoid;     /* -100 when unreadable */
+	bool cpu_pmu_present;        /* /sys/bus/event_source/devices/cpu* exists */
+	bool privileged;             /* CAP_PERFMON or CAP_SYS_ADMIN (root) */
+	char cpu_identity[64];       /* "AuthenticAMD:25:17" (vendor:family:model) */
+} counter_environment;
+void counter_environment_read(counter_environment *out);
+/* A reason for errno err from perf_event_open of an event, in this environment. */
+void counter_explain_errno(int err, const counter_environment *environment,
+                           char *reason, size_t length);
+
+/* -------------------------------------------------------------- catalogue */
+
+typedef enum counter_vendor {
+	COUNTER_VENDOR_AMD_ZEN4 = 0,
+	COUNTER_VENDOR_INTEL_ICELAKE,
+	COUNTER_VENDOR_COUNT
+} counter_vendor;
+
+/* One event of the seeds (a PAPI preset) and how to reach it elsewhere.
+ * perf_generic is the perf event with the same meaning, NULL when perf has
+ * none; papi_native is the name to give PAPI when its preset is not
+ * available; native[] are candidate raw events per CPU, libpfm4 syntax.
+ * Every native[] mapping is "unverified" until a validation run on that CPU
+ * has checked it: see counter_verification below. */
+typedef struct counter_catalogue_entry {
+	const char *preset;
+	const char *description;
+	const char *perf_generic;
+	const char *relation;            /* how perf_generic relates: "same", "loads only", ... */
+	const char *papi_native;
+	const char *native[COUNTER_VENDOR_COUNT];
+} counter_catalogue_entry;
+
+const counter_catalogue_entry *counter_catalogue(size_t *n);
+/* Case-sensitive lookup of "PAPI_L1_DCM"; NULL when not catalogued. */
+const counter_catalogue_entry *counter_catalogue_find(const char *preset);
+const char *counter_vendor_name(counter_vendor vendor);   /* libpfm4 PMU name */
+/* The vendor for a cpu_identity string; COUNTER_VENDOR_COUNT when none matches. */
+counter_vendor counter_vendor_of(const char *cpu_identity);
+
+/* Verification records: a validation run appends one line per (event, CPU,
+ * native) it checked, as tab-separated text:
+ *   event<TAB>cpu_identity<TAB>native<TAB>verdict<TAB>evidence
+ * verdict is "verified" or "rejected"; evidence is free text (command, date,
+ * % difference).  Lines starting with # are comments.  The last record for a
+ * triple wins.  No record means "unverified". */
+typedef enum counter_verdict { COUNTER_UNVERIFIED = 0, COUNTER_VERIFIED, COUNTER_REJECTED } counter_verdict;
+
+typedef struct counter_verification {
+	char event[64];
+	char cpu_identity[64];
+	char native[128];
+	counter_verdict verdict;
+	char evidence[256];
+} counter_verification;
+
+const char *counter_verdict_name(counter_verdict verdict);
+/* Loads path into a malloc'ed array (*records, *n).  A missing file is no records. */
+int counter_verification_load(const char *path, counter_verification **records, size_t *n,
+                              plumb_status *status);
+counter_verdict counter_verification_lookup(const counter_verification *records, size_t n,
+                                            const char *event, const char *cpu_identity,
+                                            const char *native);
+int counter_verification_append(const char *path, const counter_verification *record,
+                                plumb_status *status);
+
+/* ------------------------------------------------------------ calibration */
+
+/* Counts an empty region `iterations` times per event: the interface's bias
+ * in events (what start/stop/read themselves add) and its cost in time. */
+typedef struct counter_bias {
+	counter_state state;           /* UNSUPPORTED: reason says why, statistics NaN */
+	char reason[COUNTER_REASON_MAX];
+	double mean, stddev, min, max; /* events counted in an empty region */
+} counter_bias;
+
+typedef struct counter_calibration {
+	size_t iterations;
+	size_t n;                      /* events */
+	counter_bias bias[COUNTER_MAX_EVENTS];
+	double start_ns, stop_ns, read_ns;   /* median cost of one call */
+	char read_method[16];          /* how the reads were done */
+} counter_calibration;
+
+int counter_calibrate(const char *backend, const char *const *events, size_t n,
+                      const counter_options *options, size_t iterations,
+                      counter_calibration *out, plumb_status *status);
+
+/* --------------------------------------------------------------- sampling */
+
+/* One overflow of a sampled event.  Fields the backend could not fill are 0. */
+typedef struct counter_sample {
+	uint64_t ip;         /* user instruction pointer at the overflow */
+	uint32_t pid, tid;
+	uint64_t time_ns;    /* perf clock */
+	uint64_t period;     /* events since the previous sample */
+	uint64_t index;      /* 1, 2, 3, ... per sampler */
+} counter_sample;
+
+/* Runs in a signal handler in the counted thread: async-signal-safe work only
+ * (no malloc, no stdio).  This is where a perturbation experiment halts the
+ * program every `period` events. */
+typedef void (*counter_sample_fn)(const counter_sample *sample, void *context);
+
+typedef struct counter_sampler_options {
+	const char *event;       /* any perf event name: task-clock, page-faults, cycles, ... */
+	uint64_t period;         /* events (ns for task-clock/cpu-clock) between callbacks */
+	counter_sample_fn callback;
+	void *context;
+	int signal_number;       /* 0: SIGRTMIN + 3 */
+	counter_domain domain;
+	size_t ring_pages;       /* data pages of the ring buffer, a power of two; 0: 8 */
+} counter_sampler_options;
+
+typedef struct counter_sampler counter_sampler;
+
+/* Opens a sampler on the calling thread.  Overflows are delivered as a signal
+ * to this very thread (F_SETOWN_EX F_OWNER_TID, F_SETSIG), whose handler
+ * drains the mmap ring buffer's sample records and calls the callback once
+ * per record. */
+int counter_sampler_open(counter_sampler **out, const counter_sampler_options *options,
+                         plumb_status *status);
+int counter_sampler_start(counter_sampler *sampler, plumb_status *status);
+int counter_sampler_stop(counter_sampler *sampler, plumb_status *status);
+/* Callbacks made so far, and records the kernel reported lost. */
+uint64_t counter_sampler_callbacks(const counter_sampler *sampler);
+uint64_t counter_sampler_lost(const counter_sampler *sampler);
+void counter_sampler_close(counter_sampler *sampler);
+
+#endif
