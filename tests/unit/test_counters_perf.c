@@ -261,3 +261,26 @@ Test(counters_set, unsupported_is_never_a_number_whatever_the_backend_says)
 	cr_assert_str_eq(counter_set_read_method(set), "unknown");
 	counter_close(set);
 }
+
+Test(counters_calibration, empty_region_counts_no_software_events)
+{
+	/* Nothing happens between start and stop, so no page faults and no
+	 * context switches can be counted; a non-zero bias would be the
+	 * interface's own doing. */
+	const char *events[] = { "page-faults", "cycles" };
+	counter_calibration c;
+	plumb_status status;
+	cr_assert_eq(counter_calibrate("perf", events, 2, NULL, 200, &c, &status), 0, "%s", status.message);
+	cr_assert_eq(c.iterations, 200);
+	cr_assert_eq(c.bias[0].state, COUNTER_OK);
+	cr_assert_eq(c.bias[0].max, 0.0);
+	counter_environment env;
+	counter_environment_read(&env);
+	if (!env.cpu_pmu_present) {
+		cr_assert_eq(c.bias[1].state, COUNTER_UNSUPPORTED);
+		cr_assert(isnan(c.bias[1].mean));
+	}
+	cr_assert(c.start_ns >= 0 && c.stop_ns >= 0 && c.read_ns >= 0);
+	cr_assert_str_eq(c.read_method, "read()");
+	cr_assert_neq(counter_calibrate("perf", events, 2, NULL, 1, &c, &status), 0);
+}

@@ -1,0 +1,133 @@
+/* Calibration: what the counter interface itself adds.  An empty region
+ * (start, stop, read with nothing between) is counted many times; whatever
+ * it counts is the interface's bias in events, which a validation run
+ * subtracts or at least reports (seed 000's "overhead/bias" error class).
+ * The same loop times each call, so the cost of start, stop and read is
+ * known per backend and read method (rdpmc where the kernel allows it). */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "plumb/counters.h"
+#include "plumb/stats.h"
+
+static inline uint64_t now_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* The cost of the clock itself, subtracted from every timed call. */
+static double clock_cost_ns(size_t rounds)
+{
+	double *samples = malloc(rounds * sizeof *samples);
+	if (!samples)
+		return 0;
+	for (size_t i = 0; i < rounds; i++) {
+		uint64_t a = now_ns();
+		uint64_t b = now_ns();
+		samples[i] = (double)(b - a);
+	}
+	double median = stats_median(samples, rounds);
+	free(samples);
+	return median;
+}
+
+static double net_median(double *samples, size_t n, double clock_cost)
+{
+	double median = stats_median(samples, n) - clock_cost;
+	return median > 0 ? median : 0;
+}
+
+int counter_calibrate(const char *backend, const char *const *events, size_t n,
+                      const counter_options *options, size_t iterations,
+                      counter_calibration *out, plumb_status *status)
+{
+	memset(out, 0, sizeof *out);
+	if (iterations < 2 || iterations > 10000000)
+		return plumb_fail(status, EINVAL, "calibration needs 2 to 10000000 iterations, not %zu", iterations);
+	counter_set *set;
+	if (counter_set_open(&set, backend, events, n, options, status) != 0)
+		return -1;
+	double *bias = malloc(n * iterations * sizeof *bias);
+	double *start_ns = malloc(iterations * sizeof *start_ns);
+	double *stop_ns = malloc(iterations * sizeof *stop_ns);
+	double *read_ns = malloc(iterations * sizeof *read_ns);
+	counter_value values[COUNTER_MAX_EVENTS];
+	int rc = -1;
+	if (!bias || !start_ns || !stop_ns || !read_ns) {
+		plumb_fail(status, ENOMEM, "out of memory");
+		goto done;
+	}
+	out->iterations = iterations;
+	out->n = n;
+	double clock_cost = clock_cost_ns(1000);
+	/* Warm up: the first rounds fault in the backend's own code and data. */
+	for (int i = 0; i < 10; i++)
+		if (counter_start(set, status) || counter_stop(set, status) || counter_read(set, values, status))
+			goto done;
+	for (size_t i = 0; i < iterations; i++) {
+		uint64_t t0 = now_ns();
+		if (counter_start(set, status))
+			goto done;
+		uint64_t t1 = now_ns();
+		if (counter_stop(set, status))
+			goto done;
+		uint64_t t2 = now_ns();
+		if (counter_read(set, values, status))
+			goto done;
+		start_ns[i] = (double)(t1 - t0);
+		stop_ns[i] = (double)(t2 - t1);
+		for (size_t e = 0; e < n; e++)
+			bias[e * iterations + i] = values[e].value;
+	}
+	/* Reads while counting: the case rdpmc serves (a stopped event is not
+	 * on a counter, so it is always read with read()). */
+	if (counter_start(set, status))
+		goto done;
+	for (size_t i = 0; i < iterations; i++) {
+		uint64_t t0 = now_ns();
+		if (counter_read(set, values, status))
+			goto done;
+		read_ns[i] = (double)(now_ns() - t0);
+	}
+	snprintf(out->read_method, sizeof out->read_method, "%s", counter_set_read_method(set));
+	if (counter_stop(set, status))
+		goto done;
+	out->start_ns = net_median(start_ns, iterations, clock_cost);
+	out->stop_ns = net_median(stop_ns, iterations, clock_cost);
+	out->read_ns = net_median(read_ns, iterations, clock_cost);
+	for (size_t e = 0; e < n; e++) {
+		counter_bias *b = &out->bias[e];
+		const counter_value *opened = counter_set_opened(set, e);
+		double *samples = &bias[e * iterations];
+		bool usable = opened->state != COUNTER_UNSUPPORTED;
+		for (size_t i = 0; usable && i < iterations; i++)
+			usable = !isnan(samples[i]);
+		if (!usable) {
+			b->state = COUNTER_UNSUPPORTED;
+			snprintf(b->reason, sizeof b->reason, "%s",
+			         opened->state == COUNTER_UNSUPPORTED ? opened->reason : "not counted in the empty region");
+			b->mean = b->stddev = b->min = b->max = NAN;
+			continue;
+		}
+		stats_summary summary;
+		stats_summarize(samples, iterations, &summary);
+		b->state = COUNTER_OK;
+		b->mean = summary.mean;
+		b->stddev = summary.stddev;
+		b->min = summary.min;
+		b->max = summary.max;
+	}
+	rc = 0;
+done:
+	free(bias);
+	free(start_ns);
+	free(stop_ns);
+	free(read_ns);
+	counter_close(set);
+	return rc;
+}
