@@ -1,0 +1,127 @@
+/* Visit orders for pointer-chase chains (see include/plumb/permutation.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "plumb/permutation.h"
+
+void permutation_rng_seed(permutation_rng *rng, uint64_t seed)
+{
+	rng->state = seed;
+}
+
+uint64_t permutation_rng_next(permutation_rng *rng)
+{
+	uint64_t z = (rng->state += 0x9e3779b97f4a7c15ULL);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+uint64_t permutation_rng_below(permutation_rng *rng, uint64_t bound)
+{
+	/* Rejection on the top of the range: every value in [0, bound) has
+	 * the same number of preimages, so a shuffle stays uniform. */
+	uint64_t limit = UINT64_MAX - UINT64_MAX % bound;
+	uint64_t x;
+	do
+		x = permutation_rng_next(rng);
+	while (x >= limit);
+	return x % bound;
+}
+
+static int check_count(size_t count, plumb_status *status)
+{
+	if (count == 0)
+		return plumb_fail(status, EINVAL, "a chain needs at least one slot");
+	if (count > PERMUTATION_MAX_COUNT)
+		return plumb_fail(status, EINVAL, "a chain of %zu slots is too long (at most %zu)", count,
+		                  PERMUTATION_MAX_COUNT);
+	return 0;
+}
+
+/* Fisher-Yates on order[first..first+length). */
+static void shuffle(uint32_t *order, size_t length, permutation_rng *rng)
+{
+	for (size_t i = length; i > 1; i--) {
+		size_t j = (size_t)permutation_rng_below(rng, i);
+		uint32_t t = order[i - 1];
+		order[i - 1] = order[j];
+		order[j] = t;
+	}
+}
+
+int permutation_random(uint32_t *order, size_t count, uint64_t seed, plumb_status *status)
+{
+	if (check_count(count, status) != 0)
+		return -1;
+	permutation_rng rng;
+	permutation_rng_seed(&rng, seed);
+	for (size_t i = 0; i < count; i++)
+		order[i] = (uint32_t)i;
+	shuffle(order, count, &rng);
+	return 0;
+}
+
+int permutation_page_grouped(uint32_t *order, size_t count, size_t slots_per_page, uint64_t seed,
+                             plumb_status *status)
+{
+	if (check_count(count, status) != 0)
+		return -1;
+	if (slots_per_page == 0)
+		return plumb_fail(status, EINVAL, "a page must hold at least one slot");
+	size_t pages = (count + slots_per_page - 1) / slots_per_page;
+	/* The page order is shuffled in a scratch array of its own, then each
+	 * page's slots are written out and shuffled in place. */
+	uint32_t *page_order = malloc(pages * sizeof *page_order);
+	if (!page_order)
+		return plumb_fail_errno(status, ENOMEM, "cannot allocate a page order of %zu pages", pages);
+	permutation_rng rng;
+	permutation_rng_seed(&rng, seed);
+	for (size_t p = 0; p < pages; p++)
+		page_order[p] = (uint32_t)p;
+	shuffle(page_order, pages, &rng);
+	size_t at = 0;
+	for (size_t p = 0; p < pages; p++) {
+		size_t first = (size_t)page_order[p] * slots_per_page;
+		size_t length = count - first < slots_per_page ? count - first : slots_per_page;
+		for (size_t s = 0; s < length; s++)
+			order[at + s] = (uint32_t)(first + s);
+		shuffle(order + at, length, &rng);
+		at += length;
+	}
+	free(page_order);
+	return 0;
+}
+
+int permutation_strided(uint32_t *order, size_t count, size_t stride_slots, plumb_status *status)
+{
+	if (check_count(count, status) != 0)
+		return -1;
+	if (stride_slots == 0)
+		return plumb_fail(status, EINVAL, "the stride must be at least one slot");
+	size_t at = 0;
+	size_t phases = stride_slots < count ? stride_slots : count;
+	for (size_t phase = 0; phase < phases; phase++)
+		for (size_t i = phase; i < count; i += stride_slots)
+			order[at++] = (uint32_t)i;
+	return 0;
+}
+
+bool permutation_is_complete(const uint32_t *order, size_t count)
+{
+	if (count == 0 || count > PERMUTATION_MAX_COUNT)
+		return false;
+	unsigned char *seen = calloc((count + 7) / 8, 1);
+	if (!seen)
+		return false;
+	bool complete = true;
+	for (size_t i = 0; i < count && complete; i++) {
+		uint32_t v = order[i];
+		if (v >= count || (seen[v / 8] & (1u << (v % 8))))
+			complete = false;
+		else
+			seen[v / 8] |= (unsigned char)(1u << (v % 8));
+	}
+	free(seen);
+	return complete;
+}
