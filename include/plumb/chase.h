@@ -94,9 +94,9 @@ uintptr_t chase_run_adds(uintptr_t value, size_t adds, uintptr_t zero);
  * loads in all).  1 <= chains <= CHASE_MAX_PARALLEL. */
 #define CHASE_MAX_PARALLEL 32
 int chase_run_parallel(void **positions, unsigned chains, size_t steps);
-/* Spreads `chains` start positions evenly along one chain (which must be
- * at least `chains` long), so the walkers do not meet for a lap / chains. */
-int chase_spread_positions(const chase_chain *chain, void **positions, unsigned chains,
-                           plumb_status *status);
+/* Spreads `count` positions evenly along one chain (which must be at
+ * least `count` long): positions[j] is (length / count) * j loads from the
+ * start.  Walks the chain once. */
+int chase_spread_positions(const chase_chain *chain, void **positions, size_t count, plumb_status *status);
 
 #endif

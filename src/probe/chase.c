@@ -127,18 +127,14 @@ uint64_t chase_time_ticks(const timer_calibration *timer, void **position, size_
 	return stop - begin;
 }
 
-int chase_spread_positions(const chase_chain *chain, void **positions, unsigned chains,
-                           plumb_status *status)
+int chase_spread_positions(const chase_chain *chain, void **positions, size_t count, plumb_status *status)
 {
-	if (chains == 0 || chains > CHASE_MAX_PARALLEL)
-		return plumb_fail(status, EINVAL, "%u chains: between 1 and %d are supported", chains,
-		                  CHASE_MAX_PARALLEL);
-	if (chain->length < chains)
-		return plumb_fail(status, EINVAL, "a chain of %zu slots cannot carry %u walkers", chain->length, chains);
+	if (count == 0 || chain->length < count)
+		return plumb_fail(status, EINVAL, "a chain of %zu slots cannot carry %zu walkers", chain->length, count);
 	void *p = chain->start;
 	size_t at = 0;
-	for (unsigned k = 0; k < chains; k++) {
-		size_t target = chain->length / chains * k;
+	for (size_t k = 0; k < count; k++) {
+		size_t target = chain->length / count * k;
 		p = chase_run(p, target - at);
 		at = target;
 		positions[k] = p;

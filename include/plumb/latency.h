@@ -1,0 +1,184 @@
+/* Load latency of the memory hierarchy, measured with pointer chases
+ * (plumb/chase.h): a working-set sweep, the plateaus and boundaries of the
+ * resulting curve, restart latency (seed 001 section 3.3) and memory-level
+ * parallelism (k independent chains).  Methodology: docs/latency.md.
+ *
+ * The measuring functions run on the calling thread (pin it first) over
+ * memory the caller provides (an arena); the analysing functions
+ * (latency_find_levels, latency_restart_analyze, latency_mlp_analyze) are
+ * pure arithmetic on measured or synthetic curves. */
+#ifndef PLUMB_LATENCY_H
+#define PLUMB_LATENCY_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+#include "plumb/chase.h"
+#include "plumb/progress.h"
+#include "plumb/status.h"
+#include "plumb/timer.h"
+
+/* ---- Repeating one measurement ---------------------------------------- */
+
+typedef struct latency_measure_options {
+	double target_relative_ci;  /* stop once the 95% CI half-width is within this (0.02) */
+	uint64_t time_cap_ns;       /* ... or once this much time has gone (per measurement) */
+	size_t min_runs, max_runs;  /* samples */
+	double sample_ns;           /* aim for samples this long (short: less often preempted) */
+	size_t warm_loads_max;      /* warm-up: two laps of the chain, at most this many loads */
+} latency_measure_options;
+
+/* Defaults tuned for a shared 2-core machine: see docs/latency.md. */
+void latency_measure_defaults(latency_measure_options *options);
+
+/* One repeated measurement, in ns per load. */
+typedef struct latency_result {
+	double ns;             /* median over samples: the reported value */
+	double ns_min;
+	double mean, cv, ci95_relative;
+	size_t samples;
+	size_t loads_per_sample;
+	bool noisy;            /* the CI target was not reached before the cap */
+} latency_result;
+
+/* A kernel the measuring loop times: runs `units` units of work from the
+ * state in context (advancing it).  Each unit performs loads_per_unit loads. */
+typedef void (*latency_kernel_fn)(void *context, size_t units);
+
+/* Warms up (warm_units units, untimed), sizes a sample to options->sample_ns,
+ * then repeats timed samples (core stats_repeat) until the CI target or the
+ * time cap.  Fills result in ns per load. */
+int latency_measure(const timer_calibration *timer, latency_kernel_fn kernel, void *context,
+                    size_t loads_per_unit, size_t warm_units, const latency_measure_options *options,
+                    latency_result *result, plumb_status *status);
+
+/* Dependent-load latency of one built chain. */
+int latency_measure_chain(const timer_calibration *timer, const chase_chain *chain,
+                          const latency_measure_options *options, latency_result *result, plumb_status *status);
+
+/* ---- Working-set sweep ------------------------------------------------ */
+
+/* Working-set sizes from min_bytes to at least max_bytes, points_per_octave
+ * per doubling (geometric), each a multiple of line; strictly increasing.
+ * Returns the number written (<= capacity), or 0 on bad input. */
+size_t latency_sweep_sizes(uint64_t min_bytes, uint64_t max_bytes, unsigned points_per_octave, size_t line,
+                           uint64_t *sizes, size_t capacity);
+
+typedef struct latency_sweep_options {
+	chase_layout layout;              /* pattern, slot, page/stride, seed; bytes is set per point */
+	latency_measure_options measure;
+} latency_sweep_options;
+
+typedef struct latency_point {
+	uint64_t bytes;
+	latency_result latency;
+} latency_point;
+
+/* Measures each size in sizes[0..count-1] with a chain laid out in memory
+ * (capacity bytes, at least the largest size).  progress may be NULL. */
+int latency_sweep(const timer_calibration *timer, const latency_sweep_options *options, void *memory,
+                  size_t capacity, const uint64_t *sizes, size_t count, latency_point *points,
+                  progress *progress_bar, plumb_status *status);
+
+/* ---- Plateaus and boundaries ------------------------------------------ */
+
+typedef struct latency_plateau_options {
+	double flat_ratio;      /* max/min latency inside one plateau (1.25) */
+	size_t min_points;      /* points a plateau needs (3) */
+	double level_ratio;     /* neighbouring plateaus closer than this are one level (1.6) */
+} latency_plateau_options;
+
+void latency_plateau_defaults(latency_plateau_options *options);
+
+#define LATENCY_MAX_LEVELS 8
+
+typedef struct latency_level {
+	double ns;                 /* median latency over the level's plateau points */
+	double ns_low, ns_high;    /* their range */
+	size_t first_index;        /* first plateau point */
+	size_t last_index;         /* last plateau point */
+	size_t end_index;          /* last point that still belongs to the level */
+	bool open_ended;           /* the last level: it does not end inside the sweep */
+} latency_level;
+
+/* Finds the levels of a latency curve: ns[i] at working set bytes[i],
+ * bytes increasing.  Robust to single outliers (median-of-3 smoothing of
+ * log latency), to slow drifts inside a level (plateaus merge when their
+ * latencies are within level_ratio) and to gradual transitions (a level
+ * ends at the last point below the log-midpoint between its latency and
+ * the next level's: half-way up the step).  Levels come out with
+ * increasing latency; *count may be 0 when the curve has no plateau. */
+int latency_find_levels(const uint64_t *bytes, const double *ns, size_t n, const latency_plateau_options *options,
+                        latency_level *levels, size_t capacity, size_t *count, plumb_status *status);
+
+/* True when a measured boundary and a reference size (sysfs) are within
+ * `steps` sweep steps of 2^(1/points_per_octave). */
+bool latency_boundary_agrees(uint64_t measured, uint64_t reference, unsigned points_per_octave, double steps);
+
+/* ---- Restart latency -------------------------------------------------- */
+
+/* Time per load t(k) with k dependent work units after each load is
+ * modelled as max(B, R + c k): flat at the back-to-back latency B while the
+ * work hides in the line fill, then rising one unit cost c per unit.  The
+ * fill time F is the work that hides, F = B - R, and the restart latency
+ * is R = B - F.  Everything is per load (the thesis's listing subtracts the
+ * work once per run instead of once per load; see docs/latency.md). */
+typedef struct latency_restart {
+	double back_to_back_ns;    /* B: fitted flat level (t at k = 0 and the hidden region) */
+	double restart_ns;         /* R = B - F */
+	double fill_ns;            /* F, in [0, B] */
+	unsigned fill_work;        /* the largest measured k that adds no time (k c <= F) */
+	double work_unit_ns;       /* c */
+	bool fill_beyond_range;    /* no k in the sweep added time: F is a lower bound */
+	double fit_error;          /* mean |t - model| / B */
+} latency_restart;
+
+/* work[0..n-1] ascending with work[0] == 0; ns[i] = t(work[i]); c > 0. */
+int latency_restart_analyze(const unsigned *work, const double *ns, size_t n, double work_unit_ns,
+                            latency_restart *out, plumb_status *status);
+
+/* Cost of one work unit (a dependent add): ns per add, median of repeats. */
+int latency_measure_work_unit(const timer_calibration *timer, const latency_measure_options *options,
+                              latency_result *result, plumb_status *status);
+
+typedef struct latency_restart_point {
+	unsigned work;
+	latency_result latency;
+} latency_restart_point;
+
+/* Measures t(k) on a chain for every k in work[0..n-1] (each supported by
+ * chase_work_supported), then analyses. */
+int latency_restart_measure(const timer_calibration *timer, const chase_chain *chain,
+                            const latency_measure_options *options, const unsigned *work, size_t n,
+                            double work_unit_ns, latency_restart_point *points, latency_restart *out,
+                            plumb_status *status);
+
+/* ---- Memory-level parallelism ----------------------------------------- */
+
+typedef struct latency_mlp_point {
+	unsigned chains;
+	latency_result latency;    /* ns per load over all chains */
+	double mb_per_s;           /* line bytes per load / ns per load, 10^6 B/s */
+} latency_mlp_point;
+
+typedef struct latency_mlp_summary {
+	unsigned saturation_chains;  /* smallest k reaching threshold of the peak bandwidth */
+	bool saturated;              /* false: still rising over the last quarter of the k range
+	                                (more than 10%), so saturation_chains and outstanding are
+	                                lower bounds */
+	double peak_mb_per_s;        /* highest (median-of-3 smoothed) bandwidth */
+	double single_ns;            /* ns per load with one chain */
+	double outstanding;          /* peak / one-chain bandwidth: by Little's law the
+	                                misses in flight at the peak */
+} latency_mlp_summary;
+
+/* points ordered by chains ascending; threshold in (0, 1] (0.9). */
+int latency_mlp_analyze(const latency_mlp_point *points, size_t n, double threshold,
+                        latency_mlp_summary *out, plumb_status *status);
+
+/* Measures k = 1..max_chains interleaved chains spread along one chain. */
+int latency_mlp_measure(const timer_calibration *timer, const chase_chain *chain,
+                        const latency_measure_options *options, unsigned max_chains, size_t line_bytes,
+                        latency_mlp_point *points, plumb_status *status);
+
+#endif

@@ -1,0 +1,190 @@
+/* plumb lat: dependent-load latency across a working-set sweep, the levels
+ * it reveals, and optionally restart latency and memory-level parallelism.
+ * The work is in src/probe/latency_*.c; this file parses and prints. */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include "cli/command.h"
+#include "plumb/latency_run.h"
+#include "plumb/parse.h"
+
+const char cmd_lat_summary[] = "measure load latency per cache level, restart latency and memory parallelism";
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+	        "usage: plumb lat [OPTIONS] [--csv | --json] [-o FILE]\n\n"
+	        "Times chains of dependent loads (random cyclic permutations at cache-line\n"
+	        "granularity, so prefetchers cannot help) over a working-set sweep, reports ns\n"
+	        "and TSC cycles per load, and finds each level's plateau latency and the\n"
+	        "working set where it ends, next to what sysfs says.\n\n"
+	        "  --min SIZE             smallest working set (default 4KiB)\n"
+	        "  --max SIZE             largest working set (default 4x the last-level cache)\n"
+	        "  --points-per-octave N  sweep density (default 4)\n"
+	        "  --pattern P            random (default), page (pages in random order, all lines\n"
+	        "                         of a page before the next: isolates TLB misses), or\n"
+	        "                         strided (constant stride: exposes the prefetchers)\n"
+	        "  --page-group SIZE      page size for --pattern page (default the base page)\n"
+	        "  --stride SIZE          stride for --pattern strided (default one line)\n"
+	        "  --line SIZE            slot size (default the L1 line size)\n"
+	        "  --pages MODE           thp (default), small, hugetlb or default\n"
+	        "  --cpu N                pin to CPU N (default the CPU the run starts on)\n"
+	        "  --seed N               permutation seed\n"
+	        "  --restart              also measure restart latency at each level\n"
+	        "  --mlp                  also measure memory-level parallelism at each level\n"
+	        "  --max-chains N         MLP: up to N interleaved chains (1-32, default 32)\n"
+	        "  --ci PERCENT           target 95%% CI half-width (default 2)\n"
+	        "  --time-cap MS          time cap per measurement (default 150)\n"
+	        "  --csv                  CSV output\n"
+	        "  --json                 JSON output (schema: docs/output-schema.md)\n"
+	        "  -o, --output FILE      write to FILE (atomically) instead of stdout\n"
+	        "  -h, --help             this help\n\n"
+	        "The default run (sweep and levels) takes about 10-20 s on 2 cores; --restart and\n"
+	        "--mlp add a few seconds each.  See man plumb-lat and docs/latency.md.\n");
+}
+
+enum {
+	OPT_MIN = 0x2001, OPT_MAX, OPT_PPO, OPT_PATTERN, OPT_PAGE_GROUP, OPT_STRIDE, OPT_LINE, OPT_PAGES, OPT_CPU,
+	OPT_SEED, OPT_RESTART, OPT_MLP, OPT_MAX_CHAINS, OPT_CI, OPT_TIME_CAP
+};
+
+static int parse_option(latency_run_options *o, int c, const char *arg, plumb_status *s)
+{
+	uint64_t u;
+	double d;
+	switch (c) {
+	case OPT_MIN: return parse_size(arg, &o->min_bytes, s);
+	case OPT_MAX: return parse_size(arg, &o->max_bytes, s);
+	case OPT_PPO:
+		if (parse_u64(arg, 1, 64, &u, s) != 0)
+			return -1;
+		o->points_per_octave = (unsigned)u;
+		return 0;
+	case OPT_PATTERN:
+		if (!strcmp(arg, "random"))
+			o->pattern = CHASE_RANDOM;
+		else if (!strcmp(arg, "page") || !strcmp(arg, "page-grouped"))
+			o->pattern = CHASE_PAGE_GROUPED;
+		else if (!strcmp(arg, "strided"))
+			o->pattern = CHASE_STRIDED;
+		else
+			return plumb_fail(s, 22, "unknown pattern '%s' (random, page, strided)", arg);
+		return 0;
+	case OPT_PAGE_GROUP:
+		if (parse_size(arg, &u, s) != 0)
+			return -1;
+		o->page_group_bytes = (size_t)u;
+		return 0;
+	case OPT_STRIDE:
+		if (parse_size(arg, &u, s) != 0)
+			return -1;
+		o->stride_bytes = (size_t)u;
+		return 0;
+	case OPT_LINE:
+		if (parse_size(arg, &u, s) != 0)
+			return -1;
+		if (u < 8 || (u & (u - 1)))
+			return plumb_fail(s, 22, "line size '%s' is not a power of two of at least 8 bytes", arg);
+		o->line_bytes = (size_t)u;
+		return 0;
+	case OPT_PAGES:
+		if (!strcmp(arg, "thp"))
+			o->pages = ARENA_PAGES_THP;
+		else if (!strcmp(arg, "small"))
+			o->pages = ARENA_PAGES_SMALL;
+		else if (!strcmp(arg, "hugetlb"))
+			o->pages = ARENA_PAGES_HUGETLB;
+		else if (!strcmp(arg, "default"))
+			o->pages = ARENA_PAGES_DEFAULT;
+		else
+			return plumb_fail(s, 22, "unknown page mode '%s' (thp, small, hugetlb, default)", arg);
+		return 0;
+	case OPT_CPU:
+		if (parse_u64(arg, 0, 4095, &u, s) != 0)
+			return -1;
+		o->cpu = (int)u;
+		return 0;
+	case OPT_SEED: return parse_u64(arg, 0, UINT64_MAX, &o->seed, s);
+	case OPT_RESTART: o->restart = true; return 0;
+	case OPT_MLP: o->mlp = true; return 0;
+	case OPT_MAX_CHAINS:
+		if (parse_u64(arg, 1, CHASE_MAX_PARALLEL, &u, s) != 0)
+			return -1;
+		o->max_chains = (unsigned)u;
+		return 0;
+	case OPT_CI:
+		if (parse_double(arg, 0.1, 50, &d, s) != 0)
+			return -1;
+		o->measure.target_relative_ci = d / 100;
+		return 0;
+	case OPT_TIME_CAP:
+		if (parse_u64(arg, 1, 60000, &u, s) != 0)
+			return -1;
+		o->measure.time_cap_ns = u * 1000000;
+		return 0;
+	}
+	return 1;
+}
+
+int cmd_lat(int argc, char **argv)
+{
+	static const struct option options[] = {
+		CLI_OUTPUT_OPTIONS,
+		{ "help", no_argument, 0, 'h' },
+		{ "min", required_argument, 0, OPT_MIN },
+		{ "max", required_argument, 0, OPT_MAX },
+		{ "points-per-octave", required_argument, 0, OPT_PPO },
+		{ "pattern", required_argument, 0, OPT_PATTERN },
+		{ "page-group", required_argument, 0, OPT_PAGE_GROUP },
+		{ "stride", required_argument, 0, OPT_STRIDE },
+		{ "line", required_argument, 0, OPT_LINE },
+		{ "pages", required_argument, 0, OPT_PAGES },
+		{ "cpu", required_argument, 0, OPT_CPU },
+		{ "seed", required_argument, 0, OPT_SEED },
+		{ "restart", no_argument, 0, OPT_RESTART },
+		{ "mlp", no_argument, 0, OPT_MLP },
+		{ "max-chains", required_argument, 0, OPT_MAX_CHAINS },
+		{ "ci", required_argument, 0, OPT_CI },
+		{ "time-cap", required_argument, 0, OPT_TIME_CAP },
+		{ 0, 0, 0, 0 }
+	};
+	cli_output out = { OUTPUT_TABLE, NULL };
+	latency_run_options o;
+	latency_run_defaults(&o);
+	plumb_status status;
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "ho:", options, NULL)) != -1) {
+		if (c == 'h') {
+			usage(stdout);
+			return 0;
+		}
+		if (cli_output_option(&out, c, optarg))
+			continue;
+		int rc = parse_option(&o, c, optarg, &status);
+		if (rc < 0)
+			return cli_usage_error("lat", "%s", status.message);
+		if (rc > 0)
+			return cli_bad_option("lat", argv);
+	}
+	if (optind < argc)
+		return cli_usage_error("lat", "unexpected argument '%s'", argv[optind]);
+	if (o.max_bytes && o.max_bytes < o.min_bytes)
+		return cli_usage_error("lat", "--max is smaller than --min");
+
+	latency_run_result result;
+	if (latency_run(&o, &result, &status) != 0) {
+		latency_run_free(&result);
+		return cli_error("lat", &status);
+	}
+	output_report *report = latency_run_report(&o, &result);
+	latency_run_free(&result);
+	if (!report) {
+		snprintf(status.message, sizeof status.message, "out of memory");
+		return cli_error("lat", &status);
+	}
+	int rc = cli_output_emit(&out, report);
+	output_report_free(report);
+	return rc;
+}

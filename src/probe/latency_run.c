@@ -1,0 +1,205 @@
+/* The `plumb lat` job: topology, pinning, timer, arena, sweep, levels,
+ * then restart latency and MLP at each level when asked. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "plumb/cpu.h"
+#include "plumb/latency_run.h"
+#include "plumb/parse.h"
+
+void latency_run_defaults(latency_run_options *options)
+{
+	memset(options, 0, sizeof *options);
+	options->min_bytes = 4096;
+	options->points_per_octave = 4;
+	options->pattern = CHASE_RANDOM;
+	options->pages = ARENA_PAGES_THP;
+	options->cpu = -1;
+	options->seed = 0x706c756d62ULL;   /* "plumb" */
+	options->max_chains = CHASE_MAX_PARALLEL;
+	options->mlp_threshold = 0.9;
+	latency_measure_defaults(&options->measure);
+	latency_plateau_defaults(&options->plateau);
+}
+
+static uint64_t default_max_bytes(const latency_run_result *r)
+{
+	/* 4x the last-level cache as sysfs reports it: far enough past any
+	 * cache that the last points are all DRAM even if sysfs is wrong. */
+	const topology_cache *llc = r->have_topology ? topology_last_level_cache(&r->topo) : NULL;
+	return llc && llc->size ? 4 * llc->size : (uint64_t)128 << 20;
+}
+
+static void name_levels(const latency_run_options *options, latency_run_result *r)
+{
+	int cache_levels = 0;
+	while (r->have_topology && cache_levels < 8 && topology_data_cache(&r->topo, cache_levels + 1))
+		cache_levels++;
+	bool matched = (int)r->level_count == cache_levels + 1;
+	for (size_t k = 0; k < r->level_count; k++) {
+		latency_level_report *l = &r->levels[k];
+		const latency_level *v = &l->level;
+		l->plateau_first_bytes = r->sizes[v->first_index];
+		l->plateau_last_bytes = r->sizes[v->last_index];
+		l->end_bytes = v->open_ended ? 0 : r->sizes[v->end_index];
+		/* Restart and MLP run in the middle of the plateau (in log size),
+		 * away from both of its edges. */
+		l->probe_bytes = r->sizes[(v->first_index + v->last_index + 1) / 2];
+		if (matched && (int)k < cache_levels)
+			snprintf(l->name, sizeof l->name, "L%zu", k + 1);
+		else if (matched)
+			snprintf(l->name, sizeof l->name, "memory");
+		else
+			snprintf(l->name, sizeof l->name, "level %zu", k + 1);
+		const topology_cache *c = matched && (int)k < cache_levels ? topology_data_cache(&r->topo, (int)k + 1) : NULL;
+		l->sysfs_bytes = c ? c->size : 0;
+		l->agrees = c && !v->open_ended &&
+		            latency_boundary_agrees(l->end_bytes, c->size, options->points_per_octave, 1.0);
+	}
+}
+
+static int probe_level(const latency_run_options *options, latency_run_result *r, latency_level_report *l,
+                       void *memory, size_t capacity, plumb_status *status)
+{
+	chase_layout layout = { .pattern = CHASE_RANDOM, .bytes = (size_t)l->probe_bytes, .slot_bytes = r->line_bytes,
+	                        .seed = options->seed ^ 0x5eed };
+	chase_chain chain;
+	if (chase_build_layout(&chain, memory, capacity, &layout, status) != 0)
+		return -1;
+	if (options->restart) {
+		size_t n;
+		const unsigned *work = chase_work_counts(&n);
+		l->restart_points = calloc(n, sizeof *l->restart_points);
+		if (!l->restart_points)
+			return plumb_fail_errno(status, ENOMEM, "out of memory");
+		plumb_status s;
+		if (latency_restart_measure(&r->timer, &chain, &options->measure, work, n, r->work_unit.ns,
+		                            l->restart_points, &l->restart, &s) == 0) {
+			l->restart_done = true;
+			l->restart_count = n;
+		} else
+			snprintf(l->restart_error, sizeof l->restart_error, "%s", s.message);
+	}
+	if (options->mlp) {
+		unsigned k = options->max_chains;
+		if (k > chain.length)
+			k = (unsigned)chain.length;
+		plumb_status s;
+		if (latency_mlp_measure(&r->timer, &chain, &options->measure, k, r->line_bytes, l->mlp_points, &s) == 0 &&
+		    latency_mlp_analyze(l->mlp_points, k, options->mlp_threshold, &l->mlp, &s) == 0) {
+			l->mlp_done = true;
+			l->mlp_count = k;
+		} else
+			snprintf(l->mlp_error, sizeof l->mlp_error, "%s", s.message);
+	}
+	return 0;
+}
+
+int latency_run(const latency_run_options *options, latency_run_result *r, plumb_status *status)
+{
+	memset(r, 0, sizeof *r);
+	uint64_t started = timer_monotonic_ns();
+	plumb_status ignored;
+	r->have_topology = topology_read(&r->topo, &ignored) == 0;
+	const topology_cache *l1 = r->have_topology ? topology_data_cache(&r->topo, 1) : NULL;
+	r->line_bytes = options->line_bytes ? options->line_bytes : l1 && l1->line ? l1->line : 64;
+	if (options->points_per_octave < 1 || options->points_per_octave > 64)
+		return plumb_fail(status, EINVAL, "points per octave must be between 1 and 64");
+	r->cpu = options->cpu >= 0 ? options->cpu : cpu_current();
+	if (r->cpu < 0)
+		return plumb_fail(status, EINVAL, "cannot tell which CPU this thread runs on");
+	if (cpu_pin_self(r->cpu, status) != 0)
+		return -1;
+	if (timer_calibrate(&r->timer, 50, &ignored) != 0)
+		timer_calibration_clock(&r->timer);
+
+	uint64_t max = options->max_bytes ? options->max_bytes : default_max_bytes(r);
+	if (options->min_bytes < r->line_bytes)
+		return plumb_fail(status, EINVAL, "the smallest working set must hold at least one %zu-byte line",
+		                  r->line_bytes);
+	if (max < options->min_bytes)
+		return plumb_fail(status, EINVAL, "the largest working set is below the smallest");
+	size_t capacity = (size_t)(options->points_per_octave * (log2((double)max / options->min_bytes) + 2) + 4);
+	r->sizes = calloc(capacity, sizeof *r->sizes);
+	r->points = calloc(capacity, sizeof *r->points);
+	if (!r->sizes || !r->points)
+		return plumb_fail_errno(status, ENOMEM, "out of memory");
+	r->point_count = latency_sweep_sizes(options->min_bytes, max, options->points_per_octave, r->line_bytes,
+	                                     r->sizes, capacity);
+	if (r->point_count == 0)
+		return plumb_fail(status, EINVAL, "no working-set sizes between %llu and %llu bytes",
+		                  (unsigned long long)options->min_bytes, (unsigned long long)max);
+
+	arena memory;
+	arena_request request = { .size = (size_t)r->sizes[r->point_count - 1], .pages = options->pages,
+	                          .fault = ARENA_FAULT_PREFAULT };
+	if (arena_create(&memory, &request, status) != 0)
+		return -1;
+	if (arena_inspect(&memory, &ignored) == 0)
+		arena_describe(&memory, r->pages_obtained, sizeof r->pages_obtained);
+	else
+		snprintf(r->pages_obtained, sizeof r->pages_obtained, "unknown (%.200s)", ignored.message);
+
+	if (latency_measure_work_unit(&r->timer, &options->measure, &r->work_unit, status) != 0) {
+		arena_destroy(&memory);
+		return -1;
+	}
+
+	latency_sweep_options sweep = { .measure = options->measure };
+	sweep.layout.pattern = options->pattern;
+	sweep.layout.slot_bytes = r->line_bytes;
+	sweep.layout.page_bytes = options->page_group_bytes ? options->page_group_bytes
+	                          : r->have_topology && r->topo.base_page_size ? r->topo.base_page_size : 4096;
+	sweep.layout.stride_bytes = options->stride_bytes ? options->stride_bytes : r->line_bytes;
+	sweep.layout.seed = options->seed;
+	progress bar;
+	progress_begin(&bar, "lat: sweep", r->point_count);
+	uint64_t sweep_start = timer_monotonic_ns();
+	int rc = latency_sweep(&r->timer, &sweep, memory.base, memory.size, r->sizes, r->point_count, r->points, &bar,
+	                       status);
+	progress_end(&bar);
+	r->sweep_seconds = (double)(timer_monotonic_ns() - sweep_start) / 1e9;
+	if (rc != 0) {
+		arena_destroy(&memory);
+		return -1;
+	}
+
+	double *ns = malloc(r->point_count * sizeof *ns);
+	if (!ns) {
+		arena_destroy(&memory);
+		return plumb_fail_errno(status, ENOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < r->point_count; i++)
+		ns[i] = r->points[i].latency.ns;
+	latency_level found[LATENCY_MAX_LEVELS];
+	rc = latency_find_levels(r->sizes, ns, r->point_count, &options->plateau, found, LATENCY_MAX_LEVELS,
+	                         &r->level_count, status);
+	free(ns);
+	for (size_t k = 0; rc == 0 && k < r->level_count; k++)
+		r->levels[k].level = found[k];
+	if (rc == 0)
+		name_levels(options, r);
+
+	if (rc == 0 && (options->restart || options->mlp)) {
+		progress_begin(&bar, options->restart && options->mlp ? "lat: restart, MLP" : options->restart ? "lat: restart" : "lat: MLP",
+		               r->level_count);
+		for (size_t k = 0; rc == 0 && k < r->level_count; k++) {
+			rc = probe_level(options, r, &r->levels[k], memory.base, memory.size, status);
+			progress_step(&bar, k + 1);
+		}
+		progress_end(&bar);
+	}
+	arena_destroy(&memory);
+	r->total_seconds = (double)(timer_monotonic_ns() - started) / 1e9;
+	return rc;
+}
+
+void latency_run_free(latency_run_result *r)
+{
+	for (size_t k = 0; k < r->level_count; k++)
+		free(r->levels[k].restart_points);
+	free(r->sizes);
+	free(r->points);
+	memset(r, 0, sizeof *r);
+}
