@@ -1,0 +1,162 @@
+/* Least-squares fit of the closed M/D/1 model (seed 001, section 5.3.2):
+ * sweep S, compute (5.23) against the measured latencies, keep the best.
+ * A grid finds the basin (the objective need not be unimodal over the whole
+ * range when the data are noisy); golden-section search then refines it
+ * well below the grid step. */
+#include <errno.h>
+#include <math.h>
+#include "plumb/model.h"
+
+#define FIT_GRID_STEPS 2000
+#define FIT_L0_GRID_STEPS 200
+#define GOLDEN 0.6180339887498949
+
+double model_least_squares(const model_params *p, const model_point *points, size_t n)
+{
+	double sum = 0;
+	for (size_t i = 0; i < n; i++) {
+		double latency;
+		if (model_latency(p, points[i].contention_mb_s, &latency, NULL) != 0)
+			return INFINITY;
+		double residual = points[i].latency_ns - latency;
+		sum += residual * residual;
+	}
+	return sum;
+}
+
+/* Minimises the objective in S over (0, s_max] for a fixed L0. */
+static double fit_service(model_params *p, const model_point *points, size_t n, double s_max)
+{
+	double step = s_max / FIT_GRID_STEPS, best_s = step, best = INFINITY;
+	for (int i = 1; i <= FIT_GRID_STEPS; i++) {
+		p->service_ns = step * i;
+		double value = model_least_squares(p, points, n);
+		if (value < best) {
+			best = value;
+			best_s = p->service_ns;
+		}
+	}
+	double lo = fmax(best_s - step, step * 1e-3), hi = fmin(best_s + step, s_max);
+	double x1 = hi - GOLDEN * (hi - lo), x2 = lo + GOLDEN * (hi - lo);
+	p->service_ns = x1;
+	double f1 = model_least_squares(p, points, n);
+	p->service_ns = x2;
+	double f2 = model_least_squares(p, points, n);
+	for (int i = 0; i < 80 && hi - lo > 1e-9 * hi; i++) {
+		if (f1 <= f2) {
+			hi = x2; x2 = x1; f2 = f1;
+			x1 = hi - GOLDEN * (hi - lo);
+			p->service_ns = x1;
+			f1 = model_least_squares(p, points, n);
+		} else {
+			lo = x1; x1 = x2; f1 = f2;
+			x2 = lo + GOLDEN * (hi - lo);
+			p->service_ns = x2;
+			f2 = model_least_squares(p, points, n);
+		}
+	}
+	double refined = f1 <= f2 ? x1 : x2, refined_value = fmin(f1, f2);
+	p->service_ns = refined_value <= best ? refined : best_s;
+	return fmin(refined_value, best);
+}
+
+/* The largest S for which every point has a solution: a > 0 needs
+ * S < CLS / C for the largest C; L >= S and T = L0 - S >= 0 need S <= L0. */
+static double service_limit(const model_point *points, size_t n, double line_bytes, double l0)
+{
+	double c_max = 0;
+	for (size_t i = 0; i < n; i++)
+		c_max = fmax(c_max, points[i].contention_mb_s);
+	double limit = l0;
+	if (c_max > 0)
+		limit = fmin(limit, line_bytes / (c_max * 1e-3) * (1.0 - 1e-9));
+	return limit;
+}
+
+static void fill_errors(model_fit *out, const model_point *points, size_t n)
+{
+	out->least_squares = model_least_squares(&out->params, points, n);
+	out->error_per_sample = sqrt(out->least_squares) / (double)n;
+	out->rms_error = sqrt(out->least_squares / (double)n);
+	out->max_abs_error = 0;
+	for (size_t i = 0; i < n; i++) {
+		double latency;
+		if (model_latency(&out->params, points[i].contention_mb_s, &latency, NULL) == 0)
+			out->max_abs_error = fmax(out->max_abs_error, fabs(points[i].latency_ns - latency));
+	}
+	out->points = n;
+}
+
+int model_fit_points(const model_point *points, size_t n, double line_bytes,
+                     double unloaded_latency_ns, model_fit *out, plumb_status *status)
+{
+	if (n < 2)
+		return plumb_fail(status, EINVAL, "model fit: need at least 2 points, got %zu", n);
+	if (!(isfinite(line_bytes) && line_bytes > 0))
+		return plumb_fail(status, EINVAL, "model fit: line size must be positive");
+	double zero_sum = 0, min_latency = INFINITY;
+	size_t zero_count = 0, loaded_count = 0;
+	for (size_t i = 0; i < n; i++) {
+		double c = points[i].contention_mb_s, l = points[i].latency_ns;
+		if (!(isfinite(c) && c >= 0 && isfinite(l) && l > 0))
+			return plumb_fail(status, EINVAL,
+			                  "model fit: point %zu (%g MB/s, %g ns) is not a finite, non-negative "
+			                  "bandwidth with a positive latency", i + 1, c, l);
+		if (c == 0) {
+			zero_sum += l;
+			zero_count++;
+		} else {
+			loaded_count++;
+		}
+		min_latency = fmin(min_latency, l);
+	}
+	if (loaded_count == 0)
+		return plumb_fail(status, EINVAL, "model fit: every point has zero bandwidth; nothing constrains S");
+
+	*out = (model_fit){ .params.line_bytes = line_bytes };
+	if (isfinite(unloaded_latency_ns) && unloaded_latency_ns > 0) {
+		out->params.unloaded_latency_ns = unloaded_latency_ns;
+	} else if (zero_count > 0) {
+		/* (5.17): L0 is measured, the latency with no generator traffic. */
+		out->params.unloaded_latency_ns = zero_sum / (double)zero_count;
+	} else {
+		/* No unloaded point: fit L0 too, over (0, smallest latency], since
+		 * the model's L rises with contention from L0. */
+		out->l0_fitted = true;
+		double best = INFINITY, best_l0 = min_latency;
+		double step = min_latency / FIT_L0_GRID_STEPS;
+		for (int i = 1; i <= FIT_L0_GRID_STEPS; i++) {
+			model_params trial = out->params;
+			trial.unloaded_latency_ns = step * i;
+			double value = fit_service(&trial, points, n,
+			                           service_limit(points, n, line_bytes, trial.unloaded_latency_ns));
+			if (value < best) {
+				best = value;
+				best_l0 = trial.unloaded_latency_ns;
+			}
+		}
+		/* Refine L0 on a finer grid around the best coarse value. */
+		double lo = fmax(best_l0 - step, step * 1e-3), fine = 2 * step / 100;
+		for (int i = 0; i <= 100; i++) {
+			model_params trial = out->params;
+			trial.unloaded_latency_ns = fmin(lo + fine * i, min_latency);
+			double value = fit_service(&trial, points, n,
+			                           service_limit(points, n, line_bytes, trial.unloaded_latency_ns));
+			if (value < best) {
+				best = value;
+				best_l0 = trial.unloaded_latency_ns;
+			}
+		}
+		out->params.unloaded_latency_ns = best_l0;
+	}
+	double limit = service_limit(points, n, line_bytes, out->params.unloaded_latency_ns);
+	if (!(limit > 0))
+		return plumb_fail(status, EDOM, "model fit: no service time fits these points");
+	double best = fit_service(&out->params, points, n, limit);
+	if (!isfinite(best))
+		return plumb_fail(status, EDOM,
+		                  "model fit: the model has no solution for these points (bandwidth above "
+		                  "what any S <= L0 allows)");
+	fill_errors(out, points, n);
+	return 0;
+}

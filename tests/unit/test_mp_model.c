@@ -1,0 +1,185 @@
+/* The closed M/D/1 model against seed 001's published numbers (notes
+ * section 8.2): exact arithmetic, so exact assertions. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include "plumb/model.h"
+
+static const model_params memory = { .unloaded_latency_ns = 338, .service_ns = 195, .line_bytes = 128 };
+
+Test(mp_model, thesis_memory_oracle_s195)
+{
+	const double contention[] = { 0, 41, 121, 233, 336, 484, 538 };
+	const double expected[] = { 338, 354, 394, 482, 623, 1133, 1639 };
+	for (size_t i = 0; i < 7; i++) {
+		double latency;
+		cr_assert_eq(model_latency(&memory, contention[i], &latency, NULL), 0);
+		cr_expect(fabs(latency - expected[i]) <= 1.0, "C=%g: L=%.3f, expected %g", contention[i], latency,
+		          expected[i]);
+	}
+}
+
+Test(mp_model, thesis_bus_oracle_s215)
+{
+	const model_params bus = { 338, 215, 128 };
+	const double contention[] = { 0, 13.9, 120, 316, 386 };
+	const double expected[] = { 338, 345, 415, 695, 924 };
+	for (size_t i = 0; i < 5; i++) {
+		double latency;
+		cr_assert_eq(model_latency(&bus, contention[i], &latency, NULL), 0);
+		cr_expect(fabs(latency - expected[i]) <= 1.0, "C=%g: L=%.3f", contention[i], latency);
+	}
+}
+
+Test(mp_model, thesis_error_per_sample)
+{
+	/* Table 5.1's measured restart latencies: error (5.24) at S = 195 is 41.0. */
+	const model_point table51[] = { { 0, 338 }, { 41, 371 }, { 121, 421 }, { 233, 483 },
+	                                { 336, 572 }, { 484, 915 }, { 538, 1462 } };
+	double ls = model_least_squares(&memory, table51, 7);
+	cr_expect(fabs(sqrt(ls) / 7 - 41.0) < 0.1, "error per sample %.3f", sqrt(ls) / 7);
+}
+
+Test(mp_model, root_satisfies_equation_518)
+{
+	for (double c = 0; c < 600; c += 37) {
+		double l;
+		cr_assert_eq(model_latency(&memory, c, &l, NULL), 0);
+		double x = c * 1e-3 / 128, s = 195;
+		double rhs = 338 + 0.5 * s * s * x / (1 - s * (x + 1 / l));
+		cr_expect(fabs(l - rhs) < 1e-6 * l, "C=%g: L=%g, (5.18) gives %g", c, l, rhs);
+		cr_expect(l >= s);
+	}
+}
+
+Test(mp_model, monotonic_and_l0_at_zero)
+{
+	double previous = 0;
+	for (double c = 0; c < 656; c += 5) {
+		double l;
+		cr_assert_eq(model_latency(&memory, c, &l, NULL), 0, "C=%g", c);
+		if (c == 0)
+			cr_expect_float_eq(l, 338.0, 1e-9);
+		cr_expect(l > previous);
+		previous = l;
+	}
+}
+
+Test(mp_model, saturation_is_rejected)
+{
+	double l;
+	plumb_status status = { 0 };
+	cr_expect_neq(model_latency(&memory, 657, &l, &status), 0);
+	cr_expect(strstr(status.message, "saturates") != NULL, "%s", status.message);
+	cr_expect_neq(model_latency(&memory, -1, &l, &status), 0);
+	cr_expect_neq(model_latency(&memory, NAN, &l, &status), 0);
+	model_params bad = memory;
+	bad.service_ns = 0;
+	cr_expect_neq(model_latency(&bad, 10, &l, &status), 0);
+}
+
+Test(mp_model, peak_bandwidth_and_utilization)
+{
+	cr_expect(fabs(model_peak_bandwidth(&memory) - 656.41) < 0.01);
+	const model_params bus = { 338, 215, 128 };
+	cr_expect(fabs(model_peak_bandwidth(&bus) - 595.35) < 0.01);
+	/* U(0) = S / L0 with Throughput(M) = 1/L (5.14): 195/338. */
+	cr_expect(fabs(model_utilization(&memory, 0, 338) - 195.0 / 338) < 1e-12);
+}
+
+Test(mp_model, processors)
+{
+	double l1, l2, l8, l64;
+	cr_assert_eq(model_latency_processors(&memory, 1, &l1, NULL), 0);
+	cr_expect_float_eq(l1, 338.0, 1e-9);
+	cr_assert_eq(model_latency_processors(&memory, 2, &l2, NULL), 0);
+	cr_assert_eq(model_latency_processors(&memory, 8, &l8, NULL), 0);
+	cr_assert_eq(model_latency_processors(&memory, 64, &l64, NULL), 0);
+	cr_expect(l1 < l2 && l2 < l8 && l8 < l64);
+	/* Consistency with (5.18): P processors = contention (P-1) CLS / L. */
+	double c = 7 * 128 / l8 * 1e3, l;
+	cr_assert_eq(model_latency(&memory, c, &l, NULL), 0);
+	cr_expect(fabs(l - l8) < 1e-6 * l8, "%g vs %g", l, l8);
+	/* Saturated: latency approaches P S. */
+	cr_expect(l64 > 64 * 195 && l64 < 64 * 195 * 1.05);
+	cr_expect_neq(model_latency_processors(&memory, 0, &l, NULL), 0);
+}
+
+Test(mp_model, fit_recovers_service_time)
+{
+	const double truths[] = { 60, 100, 195 };
+	for (size_t t = 0; t < 3; t++) {
+		model_params truth = { 338, truths[t], 128 };
+		model_point points[8];
+		double top = model_saturation_contention(&truth) * 0.9;
+		for (int i = 0; i < 8; i++) {
+			points[i].contention_mb_s = top * i / 7;
+			cr_assert_eq(model_latency(&truth, points[i].contention_mb_s, &points[i].latency_ns, NULL), 0);
+		}
+		model_fit fit;
+		plumb_status status;
+		cr_assert_eq(model_fit_points(points, 8, 128, 0, &fit, &status), 0, "%s", status.message);
+		cr_expect(fabs(fit.params.service_ns - truths[t]) < 0.01, "S=%g fitted %g", truths[t],
+		          fit.params.service_ns);
+		cr_expect(fit.error_per_sample < 0.01);
+		cr_expect(!fit.l0_fitted);
+	}
+}
+
+Test(mp_model, fit_recovers_l0_without_zero_point)
+{
+	model_params truth = { 120, 40, 64 };
+	model_point points[6];
+	for (int i = 0; i < 6; i++) {
+		points[i].contention_mb_s = 200 + 250.0 * i;
+		cr_assert_eq(model_latency(&truth, points[i].contention_mb_s, &points[i].latency_ns, NULL), 0);
+	}
+	model_fit fit;
+	plumb_status status;
+	cr_assert_eq(model_fit_points(points, 6, 64, 0, &fit, &status), 0, "%s", status.message);
+	cr_expect(fit.l0_fitted);
+	cr_expect(fabs(fit.params.service_ns - 40) < 0.5, "S %g", fit.params.service_ns);
+	cr_expect(fabs(fit.params.unloaded_latency_ns - 120) < 1.5, "L0 %g", fit.params.unloaded_latency_ns);
+	cr_expect(fit.rms_error < 0.5, "rms %g", fit.rms_error);
+}
+
+Test(mp_model, fit_with_noise_is_close)
+{
+	/* Deterministic +-3% perturbation. */
+	model_params truth = { 100, 30, 64 };
+	model_point points[10];
+	for (int i = 0; i < 10; i++) {
+		points[i].contention_mb_s = 180.0 * i;
+		cr_assert_eq(model_latency(&truth, points[i].contention_mb_s, &points[i].latency_ns, NULL), 0);
+		points[i].latency_ns *= 1 + 0.03 * ((i % 3) - 1);
+	}
+	model_fit fit;
+	cr_assert_eq(model_fit_points(points, 10, 64, 0, &fit, NULL), 0);
+	cr_expect(fabs(fit.params.service_ns - 30) < 3, "S %g", fit.params.service_ns);
+}
+
+Test(mp_model, thesis_table51_fit_near_reproduction)
+{
+	/* The notes' literal best fit is about 189 ns; the thesis reports 195. */
+	const model_point table51[] = { { 0, 338 }, { 41, 371 }, { 121, 421 }, { 233, 483 },
+	                                { 336, 572 }, { 484, 915 }, { 538, 1462 } };
+	model_fit fit;
+	cr_assert_eq(model_fit_points(table51, 7, 128, 0, &fit, NULL), 0);
+	cr_expect(fabs(fit.params.service_ns - 189.2) < 0.6, "S %g", fit.params.service_ns);
+	cr_expect(fabs(fit.error_per_sample - 18.2) < 0.6, "error %g", fit.error_per_sample);
+}
+
+Test(mp_model, fit_rejects_bad_points)
+{
+	model_fit fit;
+	plumb_status status;
+	const model_point one[] = { { 10, 100 } };
+	cr_expect_neq(model_fit_points(one, 1, 64, 0, &fit, &status), 0);
+	const model_point zeros[] = { { 0, 100 }, { 0, 101 } };
+	cr_expect_neq(model_fit_points(zeros, 2, 64, 0, &fit, &status), 0);
+	const model_point negative[] = { { 0, 100 }, { -5, 101 } };
+	cr_expect_neq(model_fit_points(negative, 2, 64, 0, &fit, &status), 0);
+	const model_point nan_point[] = { { 0, 100 }, { 5, NAN } };
+	cr_expect_neq(model_fit_points(nan_point, 2, 64, 0, &fit, &status), 0);
+	const model_point fine[] = { { 0, 100 }, { 5, 101 } };
+	cr_expect_neq(model_fit_points(fine, 2, 0, 0, &fit, &status), 0);
+}
