@@ -41,15 +41,18 @@ static bool contains_word(const char *haystack, const char *needle)
  * traffic, so it is only a fallback. */
 static int bandwidth_rank(const char *name)
 {
+	bool bandwidth = contains_word(name, "bandwidth") || contains_word(name, "contention")
+	                 || contains_word(name, "mb/s") || contains_word(name, "gb/s") || contains_word(name, "mbps")
+	                 || contains_word(name, "gbps") || contains_word(name, "mb_s") || contains_word(name, "gb_s");
+	if (!bandwidth)
+		return 0;
+	if (contains_word(name, "latency_thread") || contains_word(name, "own"))
+		return 0;   /* the measuring thread's own traffic is not contention */
 	if (contains_word(name, "generator") || contains_word(name, "contention"))
 		return 3;
 	if (contains_word(name, "total"))
 		return 1;
-	if (contains_word(name, "bandwidth") || contains_word(name, "mb/s") || contains_word(name, "gb/s")
-	    || contains_word(name, "mbps") || contains_word(name, "gbps") || contains_word(name, "mb_s")
-	    || contains_word(name, "gb_s"))
-		return contains_word(name, "latency_thread") || contains_word(name, "own") ? 0 : 2;
-	return 0;
+	return 2;
 }
 
 static bool is_latency_name(const char *name)

@@ -1,0 +1,240 @@
+/* plumb loaded: latency under load, swept from idle to saturation. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli/command.h"
+#include "plumb/cpu.h"
+#include "plumb/loaded.h"
+#include "plumb/parse.h"
+#include "plumb/progress.h"
+#include "plumb/timer.h"
+
+const char cmd_loaded_summary[] = "loaded latency: pointer-chase latency against generator bandwidth (MLC-style)";
+
+#define MAX_CPUS 1024
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+	        "usage: plumb loaded [options] [--csv | --json] [-o FILE]\n\n"
+	        "One thread chases a random chain (latency) while the other CPUs run load\n"
+	        "generators with a delay loop between accesses; the delay is swept from idle to\n"
+	        "0 (saturation).  Prints latency against the bandwidth the generators achieved\n"
+	        "while the latency was measured.  Feed --json output to 'plumb model --from'.\n\n"
+	        "  --cpus LIST          CPUs: the first runs the latency thread, the rest generators\n"
+	        "                       (default: all this process may run on)\n"
+	        "  --generators N       use only the first N generator CPUs\n"
+	        "  --pattern P          read, write or mixed generator streams (default read)\n"
+	        "  --delays LIST        delay-loop iterations per access, e.g. 4096,256,16,0\n"
+	        "                       (default 4096,1024,256,64,16,4,0)\n"
+	        "  --size BYTES         latency chain's working set (default 64MiB)\n"
+	        "  --generator-size B   each generator's buffer (default 64MiB)\n"
+	        "  --loads N            chase loads per timed sample (default 100000)\n"
+	        "  --samples N          timed samples per point (default 5; median and min)\n"
+	        "  --timeout MS         longest wait for a generator (default 5000)\n"
+	        "  --seed N             chain order\n"
+	        "  --csv, --json        CSV or JSON output (schema: docs/output-schema.md)\n"
+	        "  -o, --output FILE    write to FILE atomically\n"
+	        "  -h, --help           this help\n");
+}
+
+static int parse_delays(const char *text, unsigned *delays, size_t *count, plumb_status *status)
+{
+	char copy[1024];
+	if (strlen(text) >= sizeof copy)
+		return plumb_fail(status, EINVAL, "--delays: list too long");
+	snprintf(copy, sizeof copy, "%s", text);
+	*count = 0;
+	for (char *save = NULL, *word = strtok_r(copy, ",", &save); word; word = strtok_r(NULL, ",", &save)) {
+		uint64_t value;
+		if (*count == LOADED_MAX_POINTS - 1)
+			return plumb_fail(status, EINVAL, "--delays: at most %d values", LOADED_MAX_POINTS - 1);
+		if (parse_u64(word, 0, 10000000, &value, status) != 0)
+			return -1;
+		delays[(*count)++] = (unsigned)value;
+	}
+	if (*count == 0)
+		return plumb_fail(status, EINVAL, "--delays: empty list");
+	return 0;
+}
+
+static void on_progress(void *context, size_t done, size_t total)
+{
+	progress *p = context;
+	(void)total;
+	progress_step(p, done);
+}
+
+int cmd_loaded(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "cpus", required_argument, 0, 'c' }, { "generators", required_argument, 0, 'g' },
+		{ "pattern", required_argument, 0, 'p' }, { "delays", required_argument, 0, 'd' },
+		{ "size", required_argument, 0, 's' }, { "generator-size", required_argument, 0, 'G' },
+		{ "loads", required_argument, 0, 'l' }, { "samples", required_argument, 0, 'n' },
+		{ "timeout", required_argument, 0, 'T' }, { "seed", required_argument, 0, 'S' },
+		{ "help", no_argument, 0, 'h' }, CLI_OUTPUT_OPTIONS, { 0, 0, 0, 0 } };
+	loaded_config config;
+	loaded_config_default(&config);
+	cli_output out = { OUTPUT_TABLE, NULL };
+	int cpus[MAX_CPUS], cpu_count = 0;
+	long generator_limit = -1;
+	unsigned delays[LOADED_MAX_POINTS];
+	plumb_status status;
+	uint64_t value;
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "ho:", options, NULL)) != -1) {
+		switch (c) {
+		case 'h': usage(stdout); return 0;
+		case 'c':
+			if (parse_cpu_list(optarg, cpus, MAX_CPUS, &cpu_count, &status) != 0)
+				return cli_usage_error("loaded", "%s", status.message);
+			break;
+		case 'g':
+			if (parse_u64(optarg, 0, LOADED_MAX_GENERATORS, &value, &status) != 0)
+				return cli_usage_error("loaded", "%s", status.message);
+			generator_limit = (long)value;
+			break;
+		case 'p':
+			if (loaded_pattern_parse(optarg, &config.pattern) != 0)
+				return cli_usage_error("loaded", "--pattern takes read, write or mixed, not '%s'", optarg);
+			break;
+		case 'd':
+			if (parse_delays(optarg, delays, &config.delay_count, &status) != 0)
+				return cli_usage_error("loaded", "%s", status.message);
+			config.delays = delays;
+			break;
+		case 's':
+		case 'G':
+			if (parse_size(optarg, &value, &status) != 0)
+				return cli_usage_error("loaded", "%s", status.message);
+			if (value < 64 * 64 || value > (64ull << 30))
+				return cli_usage_error("loaded", "%s must be between 4KiB and 64GiB",
+				                       c == 's' ? "--size" : "--generator-size");
+			if (c == 's')
+				config.chase_bytes = value;
+			else
+				config.generator_bytes = value;
+			break;
+		case 'l':
+			if (parse_u64(optarg, 1, 1000000000, &value, &status) != 0)
+				return cli_usage_error("loaded", "%s", status.message);
+			config.loads_per_sample = value;
+			break;
+		case 'n':
+			if (parse_u64(optarg, 1, 1000, &value, &status) != 0)
+				return cli_usage_error("loaded", "%s", status.message);
+			config.samples = (int)value;
+			break;
+		case 'T':
+			if (parse_u64(optarg, 1, 3600000, &value, &status) != 0)
+				return cli_usage_error("loaded", "%s", status.message);
+			config.timeout_ns = value * 1000000u;
+			break;
+		case 'S':
+			if (parse_u64(optarg, 0, UINT64_MAX, &value, &status) != 0)
+				return cli_usage_error("loaded", "%s", status.message);
+			config.seed = value;
+			break;
+		default:
+			if (cli_output_option(&out, c, optarg))
+				break;
+			return cli_bad_option("loaded", argv);
+		}
+	}
+	if (optind < argc)
+		return cli_usage_error("loaded", "unexpected argument '%s'", argv[optind]);
+
+	int allowed[MAX_CPUS];
+	int allowed_count = cpu_allowed(allowed, MAX_CPUS, &status);
+	if (allowed_count < 1)
+		return cli_error("loaded", &status);
+	if (cpu_count == 0) {
+		memcpy(cpus, allowed, sizeof(int) * (size_t)allowed_count);
+		cpu_count = allowed_count;
+	}
+	for (int i = 0; i < cpu_count; i++) {
+		bool ok = false;
+		for (int j = 0; j < allowed_count; j++)
+			ok |= allowed[j] == cpus[i];
+		if (!ok)
+			return cli_usage_error("loaded", "CPU %d is not available to this process", cpus[i]);
+		for (int j = 0; j < i; j++)
+			if (cpus[j] == cpus[i])
+				return cli_usage_error("loaded", "CPU %d is listed twice", cpus[i]);
+	}
+	config.latency_cpu = cpus[0];
+	config.generator_cpus = cpus + 1;
+	config.generators = cpu_count - 1;
+	if (generator_limit >= 0 && generator_limit < config.generators)
+		config.generators = (int)generator_limit;
+	if (config.generators > LOADED_MAX_GENERATORS)
+		config.generators = LOADED_MAX_GENERATORS;
+
+	timer_calibration timer;
+	if (timer_calibrate(&timer, 20, &status) != 0)
+		timer_calibration_clock(&timer);
+	loaded_point points[LOADED_MAX_POINTS];
+	size_t count = 0;
+	progress bar;
+	progress_begin(&bar, "loaded", 1 + (config.generators ? config.delay_count : 0));
+	int rc = loaded_run(&config, &timer, points, &count, on_progress, &bar, &status);
+	progress_end(&bar);
+	if (rc != 0)
+		return cli_error("loaded", &status);
+
+	output_report *r = output_report_new("loaded");
+	char buffer[64];
+	output_meta_integer(r, "latency_cpu", config.latency_cpu);
+	output_meta_integer(r, "generators", config.generators);
+	output_meta_text(r, "pattern", loaded_pattern_name(config.pattern));
+	output_meta_text(r, "chase_size", format_size(config.chase_bytes, buffer, sizeof buffer));
+	output_meta_text(r, "generator_size", format_size(config.generator_bytes, buffer, sizeof buffer));
+	output_meta_integer(r, "line_bytes", (int64_t)config.line_bytes);
+	output_meta_integer(r, "loads_per_sample", (int64_t)config.loads_per_sample);
+	output_meta_integer(r, "samples", config.samples);
+	output_meta_text(r, "timer", timer.source == TIMER_TSC ? "tsc" : "clock_gettime");
+	output_table *t = output_table_add(r, "loaded", "Latency against generator bandwidth (idle, then delays falling to 0)");
+	output_column(t, "delay", "iterations", 0);
+	output_column(t, "generators", NULL, 0);
+	output_column(t, "generator_bandwidth", "MB/s", 0);
+	output_column(t, "latency", "ns", 1);
+	output_column(t, "latency_min", "ns", 1);
+	output_column(t, "latency_thread_bandwidth", "MB/s", 0);
+	output_column(t, "total_bandwidth", "MB/s", 0);
+	for (size_t i = 0; i < count; i++) {
+		output_row(t);
+		if (points[i].idle)
+			output_cell_text(t, "idle");
+		else
+			output_cell_integer(t, points[i].delay);
+		output_cell_integer(t, points[i].generators);
+		output_cell_real(t, points[i].generator_mb_s);
+		output_cell_real(t, points[i].latency_ns);
+		output_cell_real(t, points[i].latency_min_ns);
+		output_cell_real(t, points[i].latency_thread_mb_s);
+		output_cell_real(t, points[i].total_mb_s);
+	}
+	if (config.generators == 0) {
+		output_row(t);
+		output_cell_status(t, "skipped", cpu_count < 2 ? "needs 2 CPUs: one latency thread and at least one "
+		                                                 "generator; this process may use 1"
+		                                               : "no generators requested (--generators 0)");
+		for (int i = 0; i < 6; i++)
+			output_cell_status(t, "skipped", cpu_count < 2 ? "needs 2 CPUs: one latency thread and at least one "
+			                                                 "generator; this process may use 1"
+			                                               : "no generators requested (--generators 0)");
+		output_note(r, "only the idle point was measured: %s",
+		            cpu_count < 2 ? "a single CPU cannot run a generator beside the latency thread"
+		                          : "no generators were requested");
+	}
+	output_note(r, "generator bandwidth counts %s bytes moved only while the latency thread was timing "
+	               "(flag up), divided by the timed interval", loaded_pattern_name(config.pattern));
+	rc = cli_output_emit(&out, r);
+	output_report_free(r);
+	return rc;
+}
