@@ -1,0 +1,270 @@
+/* End-to-end: plumb c2c, loaded and model as a user runs them. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <json-c/json.h>
+#include "run.h"
+
+static json_object *parse_json(const cli_run *run)
+{
+	json_object *root = json_tokener_parse(run->out);
+	cr_assert_not_null(root, "not JSON: %.300s", run->out);
+	return root;
+}
+
+static json_object *table(json_object *root, const char *name)
+{
+	json_object *tables;
+	cr_assert(json_object_object_get_ex(root, "tables", &tables));
+	for (size_t i = 0; i < json_object_array_length(tables); i++) {
+		json_object *t = json_object_array_get_idx(tables, i), *n;
+		if (json_object_object_get_ex(t, "name", &n) && !strcmp(json_object_get_string(n), name))
+			return t;
+	}
+	cr_assert_fail("no table '%s'", name);
+	return NULL;
+}
+
+static json_object *rows(json_object *t)
+{
+	json_object *r;
+	cr_assert(json_object_object_get_ex(t, "rows", &r));
+	return r;
+}
+
+static json_object *cell(json_object *row, const char *column)
+{
+	json_object *c = NULL;
+	cr_assert(json_object_object_get_ex(row, column, &c), "no column %s", column);
+	return c;
+}
+
+static bool is_skipped(json_object *c)
+{
+	json_object *s;
+	return json_object_is_type(c, json_type_object) && json_object_object_get_ex(c, "status", &s)
+	       && !strcmp(json_object_get_string(s), "skipped");
+}
+
+static int allowed_cpus(void)
+{
+	cpu_set_t set;
+	sched_getaffinity(0, sizeof set, &set);
+	return CPU_COUNT(&set);
+}
+
+static void only_cpu0(void)
+{
+	/* Inherited by the plumb child: the same as running under taskset -c 0. */
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	cr_assert_eq(sched_setaffinity(0, sizeof set, &set), 0);
+}
+
+Test(mp_cli, help)
+{
+	const char *commands[] = { "c2c", "loaded", "model" };
+	for (int i = 0; i < 3; i++) {
+		cli_run run = cli_run_plumbv(NULL, commands[i], "--help", NULL);
+		cr_expect_eq(run.exit_code, 0, "%s --help", commands[i]);
+		char expected[64];
+		snprintf(expected, sizeof expected, "usage: plumb %s", commands[i]);
+		cr_expect(strstr(run.out, expected) != NULL, "%s", run.out);
+		cli_run_free(&run);
+	}
+}
+
+Test(mp_cli, bad_arguments)
+{
+	const char *cases[][6] = {
+		{ "c2c", "--lines", "1", NULL },
+		{ "c2c", "--only", "bogus", NULL },
+		{ "c2c", "--pair", "0,0", NULL },
+		{ "c2c", "--spacing", "100", NULL },
+		{ "c2c", "--cpus", "9999", NULL },
+		{ "c2c", "extra", NULL },
+		{ "c2c", "--frobnicate", NULL },
+		{ "loaded", "--pattern", "copy", NULL },
+		{ "loaded", "--delays", "1,x", NULL },
+		{ "loaded", "--size", "12", NULL },
+		{ "loaded", "--cpus", "0,0", NULL },
+		{ "model", NULL },
+		{ "model", "--service", "195", NULL },
+		{ "model", "--at", "5,abc", "--service", "1", NULL },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		cli_run run = cli_run_plumb(NULL, cases[i]);
+		cr_expect_eq(run.exit_code, 2, "%s %s: exit %d", cases[i][0], cases[i][1] ? cases[i][1] : "",
+		             run.exit_code);
+		cr_expect(strstr(run.err, "plumb ") != NULL && strchr(run.err, '\n') == run.err + strlen(run.err) - 1,
+		          "one line on stderr: '%s'", run.err);
+		cli_run_free(&run);
+	}
+}
+
+Test(mp_cli, c2c_short_json, .timeout = 120)
+{
+	cli_run run = cli_run_plumbv(NULL, "c2c", "--lines", "256", "--trials", "3", "--round-trips", "300",
+	                             "--duration", "5", "--json", NULL);
+	cr_assert_eq(run.exit_code, 0, "%s", run.err);
+	json_object *root = parse_json(&run);
+	json_object *states = rows(table(root, "states"));
+	cr_expect_eq(json_object_array_length(states), 5);
+	json_object *local = json_object_array_get_idx(states, 0);
+	cr_expect_str_eq(json_object_get_string(cell(local, "state")), "local");
+	cr_expect(json_object_is_type(cell(local, "load"), json_type_double));
+	table(root, "pairs");
+	table(root, "invalidate");
+	table(root, "false_sharing");
+	if (allowed_cpus() >= 2) {
+		json_object *m = json_object_array_get_idx(states, 1);
+		cr_expect(json_object_get_double(cell(m, "load")) > 0);
+	}
+	json_object_put(root);
+	cli_run_free(&run);
+}
+
+Test(mp_cli, c2c_matrix_csv, .timeout = 120)
+{
+	cli_run run = cli_run_plumbv(NULL, "c2c", "--matrix", "--only", "pairs", "--lines", "128", "--trials", "2",
+	                             "--round-trips", "200", "--csv", NULL);
+	cr_assert_eq(run.exit_code, 0, "%s", run.err);
+	cr_expect(strstr(run.out, "# table: matrix") != NULL);
+	cr_expect(strstr(run.out, "load_from_modified[ns]") != NULL);
+	cli_run_free(&run);
+}
+
+Test(mp_cli, c2c_one_cpu_skips_with_reason, .timeout = 120)
+{
+	only_cpu0();
+	cli_run run = cli_run_plumbv(NULL, "c2c", "--lines", "128", "--trials", "2", "--json", NULL);
+	cr_assert_eq(run.exit_code, 0, "%s", run.err);
+	json_object *root = parse_json(&run);
+	json_object *states = rows(table(root, "states"));
+	json_object *local = json_object_array_get_idx(states, 0);
+	cr_expect(json_object_is_type(cell(local, "load"), json_type_double), "local still measured");
+	for (size_t i = 1; i < json_object_array_length(states); i++) {
+		json_object *c = cell(json_object_array_get_idx(states, i), "load");
+		cr_expect(is_skipped(c), "state row %zu not skipped", i);
+		json_object *reason;
+		cr_expect(json_object_object_get_ex(c, "reason", &reason)
+		          && strstr(json_object_get_string(reason), "needs") != NULL);
+	}
+	json_object *fs = json_object_array_get_idx(rows(table(root, "false_sharing")), 0);
+	cr_expect(is_skipped(cell(fs, "slowdown")));
+	json_object *inv = json_object_array_get_idx(rows(table(root, "invalidate")), 0);
+	cr_expect(is_skipped(cell(inv, "store")));
+	json_object_put(root);
+	cli_run_free(&run);
+}
+
+static const char *loaded_short[] = { "loaded", "--size", "1M", "--generator-size", "2M", "--loads", "5000",
+                                      "--samples", "2", "--delays", "64,0", "--json", NULL };
+
+Test(mp_cli, loaded_short_json_then_model, .timeout = 120)
+{
+	cli_run run = cli_run_plumb(NULL, loaded_short);
+	cr_assert_eq(run.exit_code, 0, "%s", run.err);
+	json_object *root = parse_json(&run);
+	json_object *r = rows(table(root, "loaded"));
+	json_object *idle = json_object_array_get_idx(r, 0);
+	cr_expect_str_eq(json_object_get_string(cell(idle, "delay")), "idle");
+	cr_expect_eq(json_object_get_double(cell(idle, "generator_bandwidth")), 0);
+	if (allowed_cpus() >= 2) {
+		cr_assert_eq(json_object_array_length(r), 3);
+		cr_expect(json_object_get_double(cell(json_object_array_get_idx(r, 2), "generator_bandwidth")) > 0);
+	}
+	json_object_put(root);
+	const char *path = cli_temp_path("loaded.json");
+	FILE *f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fputs(run.out, f);
+	fclose(f);
+	cli_run_free(&run);
+	if (allowed_cpus() < 2)
+		return;
+	cli_run model = cli_run_plumbv(NULL, "model", "--from", path, "--json", NULL);
+	cr_assert_eq(model.exit_code, 0, "%s", model.err);
+	json_object *m = parse_json(&model);
+	json_object *fit = json_object_array_get_idx(rows(table(m, "fit")), 0);
+	cr_expect(json_object_get_double(cell(fit, "service_time")) > 0);
+	cr_expect_eq(json_object_get_int(cell(fit, "line")), 64, "line size read from the loaded metadata");
+	json_object_put(m);
+	cli_run_free(&model);
+}
+
+Test(mp_cli, loaded_one_cpu_idle_only, .timeout = 120)
+{
+	only_cpu0();
+	cli_run run = cli_run_plumb(NULL, loaded_short);
+	cr_assert_eq(run.exit_code, 0, "%s", run.err);
+	json_object *root = parse_json(&run);
+	json_object *r = rows(table(root, "loaded"));
+	cr_assert_eq(json_object_array_length(r), 2);
+	cr_expect(json_object_get_double(cell(json_object_array_get_idx(r, 0), "latency")) > 0);
+	json_object *skipped = cell(json_object_array_get_idx(r, 1), "latency");
+	cr_expect(is_skipped(skipped));
+	json_object *reason;
+	cr_expect(json_object_object_get_ex(skipped, "reason", &reason)
+	          && strstr(json_object_get_string(reason), "needs 2 CPUs") != NULL);
+	json_object_put(root);
+	cli_run_free(&run);
+}
+
+Test(mp_cli, model_thesis_oracle)
+{
+	cli_run run = cli_run_plumbv(NULL, "model", "--service", "195", "--l0", "338", "--line", "128", "--at",
+	                             "41,121,233,336,484,538", "--json", NULL);
+	cr_assert_eq(run.exit_code, 0, "%s", run.err);
+	json_object *root = parse_json(&run);
+	json_object *r = rows(table(root, "predict_contention"));
+	const double at[] = { 41, 121, 233, 336, 484, 538 }, expected[] = { 354, 394, 482, 623, 1133, 1639 };
+	size_t n = json_object_array_length(r), found = 0;
+	for (size_t i = 0; i < n; i++) {
+		json_object *row = json_object_array_get_idx(r, i);
+		double c = json_object_get_double(cell(row, "contention"));
+		for (int k = 0; k < 6; k++)
+			if (c == at[k]) {
+				cr_expect(fabs(json_object_get_double(cell(row, "latency")) - expected[k]) <= 1.0);
+				found++;
+			}
+	}
+	cr_expect_eq(found, 6);
+	json_object_put(root);
+	cli_run_free(&run);
+}
+
+Test(mp_cli, model_from_csv_and_bad_files)
+{
+	const char *good = cli_temp_path("points.csv");
+	FILE *f = fopen(good, "w");
+	fputs("# Table 5.1\nbandwidth,latency\n0,338\n41,371\n121,421\n233,483\n336,572\n484,915\n538,1462\n", f);
+	fclose(f);
+	cli_run run = cli_run_plumbv(NULL, "model", "--from", good, "--line", "128", "--csv", NULL);
+	cr_assert_eq(run.exit_code, 0, "%s", run.err);
+	cr_expect(strstr(run.out, "# table: fit") != NULL);
+	cr_expect(strstr(run.out, "189.") != NULL, "S near 189: %s", run.out);
+	cli_run_free(&run);
+
+	const char *bad = cli_temp_path("bad.csv");
+	f = fopen(bad, "w");
+	fputs("0,100\n5,oops\n", f);
+	fclose(f);
+	run = cli_run_plumbv(NULL, "model", "--from", bad, NULL);
+	cr_expect_eq(run.exit_code, 1);
+	cr_expect(strstr(run.err, "bad.csv:2: latency 'oops' is not a number") != NULL, "%s", run.err);
+	cli_run_free(&run);
+
+	run = cli_run_plumbv(NULL, "model", "--from", "/nonexistent/x.csv", NULL);
+	cr_expect_eq(run.exit_code, 1);
+	cr_expect(strstr(run.err, "/nonexistent/x.csv") != NULL);
+	cli_run_free(&run);
+
+	run = cli_run_plumbv("{\"tables\": [", "model", "--from", "-", NULL);
+	cr_expect_eq(run.exit_code, 1);
+	cr_expect(strstr(run.err, "not valid JSON") != NULL, "%s", run.err);
+	cli_run_free(&run);
+}

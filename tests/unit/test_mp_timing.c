@@ -1,0 +1,169 @@
+/* Timing on a shared 2-CPU machine: only orderings with wide margins, each
+ * retried a few times before failing, because another program may own a
+ * CPU for a while.  Deterministic parts (generator stream, distances,
+ * counted bytes when the flag never rises) are exact. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "plumb/c2c.h"
+#include "plumb/cpu.h"
+#include "plumb/loaded.h"
+
+#define RETRIES 5
+
+static int two_cpus(int cpus[2])
+{
+	int all[64];
+	int n = cpu_allowed(all, 64, NULL);
+	if (n < 2)
+		return 0;
+	cpus[0] = all[0];
+	cpus[1] = all[1];
+	return 1;
+}
+
+static timer_calibration calibrated(void)
+{
+	timer_calibration timer;
+	if (timer_calibrate(&timer, 10, NULL) != 0)
+		timer_calibration_clock(&timer);
+	return timer;
+}
+
+Test(mp_timing, remote_modified_load_costs_more_than_local_l1, .timeout = 60)
+{
+	int cpus[2];
+	if (!two_cpus(cpus))
+		cr_skip_test("needs 2 CPUs");
+	timer_calibration timer = calibrated();
+	c2c_config config;
+	c2c_config_default(&config);
+	config.lines = 128;      /* 128 lines, 16 KiB span: fits in L1 */
+	config.trials = 7;
+	double local = 0, remote = 0;
+	for (int attempt = 0; attempt < RETRIES; attempt++) {
+		c2c_bench *bench;
+		plumb_status status;
+		cr_assert_eq(c2c_bench_open(&bench, &config, cpus, 2, &timer, &status), 0, "%s", status.message);
+		c2c_result l, m;
+		cr_assert_eq(c2c_bench_measure(bench, COHERENCE_LOCAL, 0, COHERENCE_ACCESS_LOAD, &l, &status), 0, "%s",
+		             status.message);
+		cr_assert_eq(c2c_bench_measure(bench, COHERENCE_MODIFIED, 0, COHERENCE_ACCESS_LOAD, &m, &status), 0, "%s",
+		             status.message);
+		c2c_bench_close(bench);
+		local = l.min_ns;
+		remote = m.median_ns;
+		if (remote > 2 * local)
+			return;
+	}
+	cr_assert_fail("load from another core's Modified line (%.1f ns) not above twice a local L1 hit (%.1f ns)", remote,
+	        local);
+}
+
+Test(mp_timing, padded_counters_beat_falsely_shared, .timeout = 60)
+{
+	int cpus[2];
+	if (!two_cpus(cpus))
+		cr_skip_test("needs 2 CPUs");
+	c2c_false_sharing_result result = { 0 };
+	for (int attempt = 0; attempt < RETRIES; attempt++) {
+		plumb_status status;
+		cr_assert_eq(c2c_false_sharing(cpus[0], cpus[1], 20000000, 3, 2000000000ull, &result, &status), 0, "%s",
+		             status.message);
+		if (result.slowdown > 1.3)
+			return;
+	}
+	cr_assert_fail("falsely shared counters (%.2f ns/update) not slower than padded (%.2f ns/update)",
+	        result.shared_ns_per_update, result.padded_ns_per_update);
+}
+
+Test(mp_timing, pingpong_gives_a_finite_round_trip, .timeout = 60)
+{
+	int cpus[2];
+	if (!two_cpus(cpus))
+		cr_skip_test("needs 2 CPUs");
+	c2c_pingpong_result result;
+	plumb_status status;
+	cr_assert_eq(c2c_pingpong(cpus[0], cpus[1], 500, 3, 2000000000ull, &result, &status), 0, "%s", status.message);
+	cr_expect(result.min_ns > 0 && isfinite(result.median_ns) && result.min_ns <= result.median_ns);
+	cr_expect_neq(c2c_pingpong(cpus[0], cpus[0], 10, 1, 1000000, &result, &status), 0);
+}
+
+Test(mp_timing, loaded_counts_only_while_the_flag_is_up, .timeout = 60)
+{
+	int cpus[2];
+	if (!two_cpus(cpus))
+		cr_skip_test("needs 2 CPUs");
+	timer_calibration timer = calibrated();
+	loaded_config config;
+	loaded_config_default(&config);
+	static const unsigned delays[] = { 0 };
+	config.latency_cpu = cpus[0];
+	config.generator_cpus = &cpus[1];
+	config.generators = 1;
+	config.delays = delays;
+	config.delay_count = 1;
+	config.chase_bytes = 1u << 20;
+	config.generator_bytes = 4u << 20;
+	config.loads_per_sample = 20000;
+	config.samples = 2;
+	loaded_point points[2];
+	size_t count;
+	plumb_status status;
+	cr_assert_eq(loaded_run(&config, &timer, points, &count, NULL, NULL, &status), 0, "%s", status.message);
+	cr_assert_eq(count, 2);
+	cr_expect(points[0].idle);
+	cr_expect_eq(points[0].generator_bytes, 0, "idle point counted generator bytes");
+	cr_expect_eq(points[0].generators, 0);
+	cr_expect(!points[1].idle);
+	cr_expect_gt(points[1].generator_bytes, 0);
+	cr_expect_eq(points[1].generator_bytes % (16 * 64), 0, "bytes are counted in whole checks");
+	cr_expect(points[1].latency_ns > 0 && points[1].measured_seconds > 0);
+	/* The same CPU for both roles is refused, not run. */
+	config.generator_cpus = &cpus[0];
+	cr_expect_neq(loaded_run(&config, &timer, points, &count, NULL, NULL, &status), 0);
+}
+
+Test(mp_timing, generator_stream_is_exact)
+{
+	uint64_t buffer[8 * 10] = { 0 };   /* 10 lines of 64 bytes */
+	for (int i = 0; i < 10; i++)
+		buffer[8 * i] = (uint64_t)i;
+	size_t position = 7;
+	uint64_t sum = loaded_generate(LOADED_READ, (uint8_t *)buffer, 10, 64, &position, 5, 0);
+	cr_expect_eq(position, 2, "wraps at the end");
+	cr_expect_eq(sum, 7 + 8 + 9 + 0 + 1);
+	position = 0;
+	loaded_generate(LOADED_WRITE, (uint8_t *)buffer, 10, 64, &position, 10, 3);
+	/* Every line was stored to: the stored value is the running sum plus delay adds. */
+	for (int i = 0; i < 10; i++)
+		cr_expect_eq(buffer[8 * i], (uint64_t)(3 * i), "line %d", i);
+	loaded_pattern pattern;
+	cr_expect_eq(loaded_pattern_parse("mixed", &pattern), 0);
+	cr_expect_eq(pattern, LOADED_MIXED);
+	cr_expect_neq(loaded_pattern_parse("copy", &pattern), 0);
+}
+
+Test(mp_timing, cpu_distance_classes)
+{
+	cpu_distance_map *map;
+	plumb_status status;
+	cr_assert_eq(cpu_distance_open(&map, &status), 0, "%s", status.message);
+	int cpus[64];
+	int n = cpu_allowed(cpus, 64, NULL);
+	cr_expect_eq(cpu_distance_between(map, cpus[0], cpus[0]), CPU_DISTANCE_SAME);
+	cr_expect_eq(cpu_distance_between(map, cpus[0], 100000), CPU_DISTANCE_UNKNOWN);
+	int pairs[CPU_DISTANCE_COUNT][2];
+	cpu_distance_representatives(map, cpus, n, pairs);
+	cr_expect_eq(pairs[CPU_DISTANCE_SAME][0], -1);
+	for (int i = 1; i < n && i < 8; i++) {
+		cpu_distance d = cpu_distance_between(map, cpus[0], cpus[i]);
+		cr_expect(d != CPU_DISTANCE_SAME && d != CPU_DISTANCE_UNKNOWN, "%d-%d: %s", cpus[0], cpus[i],
+		          cpu_distance_name(d));
+		cr_expect_eq(d, cpu_distance_between(map, cpus[i], cpus[0]), "distance is symmetric");
+		cr_expect_geq(pairs[d][0], 0);
+	}
+	cr_expect_str_eq(cpu_distance_name(CPU_DISTANCE_SMT), "smt-sibling");
+	cpu_distance_close(map);
+}
