@@ -220,7 +220,7 @@ typedef enum counter_verdict { COUNTER_UNVERIFIED = 0, COUNTER_VERIFIED, COUNTER
 typedef struct counter_verification {
 	char event[64];
 	char cpu_identity[64];
-	char native[128];
+	char native[256];
 	counter_verdict verdict;
 	char evidence[256];
 } counter_verification;

@@ -207,8 +207,20 @@ static int papi_open(void **out, const char *const *events, size_t n, const coun
 	}
 	char reason[COUNTER_REASON_MAX];
 	if (configure_set(instance->event_set, options, reason, sizeof reason) != 0) {
-		papi_close(instance);
-		return plumb_fail(status, EIO, "%s", reason);
+		/* The set cannot be configured this way here: every event is
+		 * unsupported, with the reason, and the others backends still run. */
+		counter_environment environment;
+		counter_environment_read(&environment);
+		for (size_t i = 0; i < n; i++) {
+			instance->position[i] = -1;
+			counter_value_unsupported(&instance->opened[i], "%.120s%s", reason,
+			                          environment.cpu_pmu_present ? ""
+			                          : " (PAPI probes permission by opening "
+			                            "PERF_COUNT_HW_INSTRUCTIONS, which fails here: no PMU)");
+			opened[i] = instance->opened[i];
+		}
+		*out = instance;
+		return 0;
 	}
 	for (size_t i = 0; i < n; i++) {
 		char buffer[128];

@@ -74,7 +74,7 @@ int counter_verification_load(const char *path, counter_verification **records, 
 			return 0;
 		return plumb_fail_errno(status, errno, "cannot read verification records %s", path);
 	}
-	char line[1024];
+	char line[2048];
 	size_t capacity = 0, line_number = 0;
 	while (fgets(line, sizeof line, f)) {
 		line_number++;
@@ -136,7 +136,7 @@ int counter_verification_append(const char *path, const counter_verification *re
 	/* Concurrent validation runs append to the same file: one line per write
 	 * under a lock, so lines never interleave. */
 	flock(fd, LOCK_EX);
-	char line[1024];
+	char line[2048];
 	int length = snprintf(line, sizeof line, "%s\t%s\t%s\t%s\t%s\n", record->event,
 	                      record->cpu_identity, record->native, counter_verdict_name(record->verdict),
 	                      record->evidence);

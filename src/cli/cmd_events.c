@@ -1,0 +1,220 @@
+/* plumb events: which events each backend knows, and which of them really
+ * count on this machine.  Each event is opened, started, stopped and read in
+ * this process: the only test that does not trust a PMU description (PAPI
+ * says "6 hardware counters" on a VM that has none). */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli/command.h"
+#include "plumb/counters.h"
+
+const char cmd_events_summary[] = "list the events each counter backend knows, and which work here";
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: plumb events [--backend perf|papi] [--natives] [--no-probe] [--catalogue]\n"
+	           "                    [--verification FILE] [--csv | --json] [-o FILE]\n\n"
+	           "Lists the events of each backend and opens each one to see whether it counts\n"
+	           "here: 'works', or 'unsupported' with the reason (errno, perf_event_paranoid,\n"
+	           "missing PMU, PAPI error).  Then the catalogue: each PAPI preset the seeds study,\n"
+	           "its perf event and its candidate native events per CPU, with their verification\n"
+	           "state (unverified until a validation run on that CPU checked them).\n\n"
+	           "      --backend B          only this backend (perf or papi)\n"
+	           "      --natives            also list the PMU's native events through libpfm4 (perf)\n"
+	           "      --no-probe           list without opening\n"
+	           "      --catalogue          only the catalogue table\n"
+	           "      --verification FILE  verification records (default: $PLUMB_VERIFICATION)\n"
+	           "      --csv                CSV output\n"
+	           "      --json               JSON output (schema: docs/output-schema.md)\n"
+	           "  -o, --output FILE        write to FILE (atomically) instead of stdout\n"
+	           "  -h, --help               this help\n");
+}
+
+typedef struct events_listing {
+	output_table *table;
+	const char *backend;
+	bool probe;
+	bool natives;
+	size_t listed, working;
+} events_listing;
+
+/* Opens one event alone and counts nothing in particular: does it work? */
+static void probe_event(const char *backend, const char *name, char *state, size_t state_length,
+                        char *reason, size_t reason_length)
+{
+	counter_set *set;
+	plumb_status status;
+	const char *events[] = { name };
+	counter_value value;
+	if (counter_set_open(&set, backend, events, 1, NULL, &status) != 0) {
+		snprintf(state, state_length, "unsupported");
+		snprintf(reason, reason_length, "%s", status.message);
+		return;
+	}
+	if (counter_start(set, &status) != 0 || counter_stop(set, &status) != 0 ||
+	    counter_read(set, &value, &status) != 0) {
+		snprintf(state, state_length, "unsupported");
+		snprintf(reason, reason_length, "%s", status.message);
+	} else if (value.state == COUNTER_OK || value.state == COUNTER_MULTIPLEXED) {
+		snprintf(state, state_length, "works");
+		reason[0] = '\0';
+	} else {
+		snprintf(state, state_length, "%s", counter_state_name(value.state));
+		snprintf(reason, reason_length, "%s", value.reason);
+	}
+	counter_close(set);
+}
+
+static void emit_event(void *argument, const char *name, const char *kind, const char *description)
+{
+	events_listing *listing = argument;
+	if (!listing->natives && !strcmp(kind, "native") && !strcmp(listing->backend, "perf"))
+		return;
+	listing->listed++;
+	output_row(listing->table);
+	output_cell_text(listing->table, listing->backend);
+	output_cell_text(listing->table, name);
+	output_cell_text(listing->table, kind);
+	if (listing->probe) {
+		char state[32], reason[COUNTER_REASON_MAX + 64];
+		probe_event(listing->backend, name, state, sizeof state, reason, sizeof reason);
+		if (!strcmp(state, "works")) {
+			listing->working++;
+			output_cell_text(listing->table, "works");
+		} else {
+			output_cell_status(listing->table, state, reason);
+		}
+	} else {
+		output_cell_empty(listing->table);
+	}
+	output_cell_text(listing->table, description ? description : "");
+}
+
+static void add_catalogue(output_report *report, const char *verification_path)
+{
+	counter_environment environment;
+	counter_environment_read(&environment);
+	counter_verification *records = NULL;
+	size_t record_count = 0;
+	plumb_status status;
+	if (verification_path && counter_verification_load(verification_path, &records, &record_count, &status) != 0)
+		output_note(report, "verification records not read: %s", status.message);
+	output_table *table = output_table_add(report, "catalogue",
+	                                       "Catalogue: the seeds' PAPI presets and their equivalents");
+	output_column(table, "preset", NULL, 0);
+	output_column(table, "description", NULL, 0);
+	output_column(table, "perf_event", NULL, 0);
+	output_column(table, "relation", NULL, 0);
+	output_column(table, "papi_native", NULL, 0);
+	output_column(table, "zen4_native", NULL, 0);
+	output_column(table, "zen4_verification", NULL, 0);
+	output_column(table, "icelake_native", NULL, 0);
+	output_column(table, "icelake_verification", NULL, 0);
+	size_t n;
+	const counter_catalogue_entry *catalogue = counter_catalogue(&n);
+	counter_vendor here = counter_vendor_of(environment.cpu_identity);
+	for (size_t i = 0; i < n; i++) {
+		const counter_catalogue_entry *e = &catalogue[i];
+		output_row(table);
+		output_cell_text(table, e->preset);
+		output_cell_text(table, e->description);
+		if (e->perf_generic)
+			output_cell_text(table, e->perf_generic);
+		else
+			output_cell_empty(table);
+		output_cell_text(table, e->relation);
+		if (e->papi_native)
+			output_cell_text(table, e->papi_native);
+		else
+			output_cell_empty(table);
+		for (int v = 0; v < COUNTER_VENDOR_COUNT; v++) {
+			const char *native = e->native[v];
+			if (!native) {
+				output_cell_empty(table);
+				output_cell_empty(table);
+				continue;
+			}
+			output_cell_text(table, native);
+			/* Verdicts are per CPU; only this machine's CPU can be looked up. */
+			counter_verdict verdict = v == (int)here
+			        ? counter_verification_lookup(records, record_count, e->preset,
+			                                      environment.cpu_identity, native)
+			        : COUNTER_UNVERIFIED;
+			output_cell_text(table, counter_verdict_name(verdict));
+		}
+	}
+	output_note(report, "native events are candidates: 'unverified' until a validation run on that CPU "
+	            "compares their counts with a prediction and records the verdict");
+	free(records);
+}
+
+int cmd_events(int argc, char **argv)
+{
+	static const struct option options[] = {
+		CLI_OUTPUT_OPTIONS,
+		{ "backend", required_argument, 0, 0x2001 },
+		{ "natives", no_argument, 0, 0x2002 },
+		{ "no-probe", no_argument, 0, 0x2003 },
+		{ "catalogue", no_argument, 0, 0x2004 },
+		{ "verification", required_argument, 0, 0x2005 },
+		{ "help", no_argument, 0, 'h' },
+		{ 0, 0, 0, 0 } };
+	cli_output out = { OUTPUT_TABLE, NULL };
+	const char *only = NULL, *verification = getenv("PLUMB_VERIFICATION");
+	bool natives = false, probe = true, catalogue_only = false;
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "ho:", options, NULL)) != -1) {
+		switch (c) {
+		case 'h': usage(stdout); return 0;
+		case 0x2001: only = optarg; break;
+		case 0x2002: natives = true; break;
+		case 0x2003: probe = false; break;
+		case 0x2004: catalogue_only = true; break;
+		case 0x2005: verification = optarg; break;
+		default:
+			if (!cli_output_option(&out, c, optarg))
+				return cli_bad_option("events", argv);
+		}
+	}
+	if (optind < argc)
+		return cli_usage_error("events", "unexpected argument '%s'", argv[optind]);
+	if (only && strcmp(only, "perf") && strcmp(only, "papi"))
+		return cli_usage_error("events", "unknown backend '%s' (perf or papi)", only);
+
+	output_report *report = output_report_new("events");
+	counter_environment environment;
+	counter_environment_read(&environment);
+	output_meta_text(report, "cpu", environment.cpu_identity);
+	output_meta_integer(report, "perf_event_paranoid", environment.perf_event_paranoid);
+	output_meta_text(report, "cpu_pmu", environment.cpu_pmu_present ? "present" : "absent");
+	if (!catalogue_only) {
+		output_table *table = output_table_add(report, "events", "Events by backend (each opened here)");
+		output_column(table, "backend", NULL, 0);
+		output_column(table, "event", NULL, 0);
+		output_column(table, "kind", NULL, 0);
+		output_column(table, "here", NULL, 0);
+		output_column(table, "description", NULL, 0);
+		const char *backends[] = { "perf", "papi" };
+		for (size_t b = 0; b < 2; b++) {
+			if (only && strcmp(only, backends[b]))
+				continue;
+			events_listing listing = { table, backends[b], probe, natives, 0, 0 };
+			plumb_status status;
+			const counter_backend *backend = counter_backend_find(backends[b], &status);
+			if (!backend || backend->list(NULL, emit_event, &listing, &status) != 0) {
+				output_note(report, "%s: unsupported: %s", backends[b], status.message);
+				continue;
+			}
+			if (probe)
+				output_note(report, "%s: %zu events listed, %zu work here", backends[b], listing.listed,
+				            listing.working);
+		}
+	}
+	add_catalogue(report, verification);
+	int rc = cli_output_emit(&out, report);
+	output_report_free(report);
+	return rc;
+}

@@ -1,0 +1,313 @@
+#include <criterion/criterion.h>
+#include <json-c/json.h>
+#include <libgen.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
+#include "run.h"
+
+extern char **environ;
+
+static bool no_cpu_pmu(void)
+{
+	return access("/sys/bus/event_source/devices/cpu", F_OK) != 0;
+}
+
+/* The region example, built beside the plumb program. */
+static const char *example_path(void)
+{
+	static char path[4096];
+	char copy[4096];
+	snprintf(copy, sizeof copy, "%s", getenv("PLUMB_BIN"));
+	snprintf(path, sizeof path, "%s/examples/region_example", dirname(copy));
+	return path;
+}
+
+static json_object *table_rows(json_object *root, const char *name)
+{
+	json_object *tables, *rows;
+	cr_assert(json_object_object_get_ex(root, "tables", &tables));
+	for (size_t i = 0; i < json_object_array_length(tables); i++) {
+		json_object *t = json_object_array_get_idx(tables, i), *n;
+		if (json_object_object_get_ex(t, "name", &n) && !strcmp(json_object_get_string(n), name)) {
+			cr_assert(json_object_object_get_ex(t, "rows", &rows));
+			return rows;
+		}
+	}
+	cr_assert_fail("no table %s", name);
+	return NULL;
+}
+
+static json_object *row_where(json_object *rows, const char *column, const char *value)
+{
+	for (size_t i = 0; i < json_object_array_length(rows); i++) {
+		json_object *row = json_object_array_get_idx(rows, i), *cell;
+		if (json_object_object_get_ex(row, column, &cell) && json_object_is_type(cell, json_type_string) &&
+		    !strcmp(json_object_get_string(cell), value))
+			return row;
+	}
+	cr_assert_fail("no row with %s = %s", column, value);
+	return NULL;
+}
+
+static json_object *field(json_object *row, const char *column)
+{
+	json_object *cell;
+	cr_assert(json_object_object_get_ex(row, column, &cell), "no column %s", column);
+	return cell;
+}
+
+static const char *cell_status(json_object *cell)
+{
+	json_object *status;
+	if (!json_object_is_type(cell, json_type_object) || !json_object_object_get_ex(cell, "status", &status))
+		return NULL;
+	return json_object_get_string(status);
+}
+
+static double stat_mean(const char *pages)
+{
+	setenv("PLUMB_REGION_QUIET", "1", 1);
+	cli_run r = cli_run_plumbv(NULL, "stat", "-e", "page-faults,minor-faults", "-r", "3", "--json", "--",
+	                           example_path(), pages, "1", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	json_object *root = json_tokener_parse(r.out);
+	cr_assert_not_null(root, "%s", r.out);
+	json_object *row = row_where(table_rows(root, "counts"), "event", "minor-faults");
+	cr_assert_str_eq(json_object_get_string(field(row, "status")), "ok");
+	double mean = json_object_get_double(field(row, "mean"));
+	json_object_put(root);
+	cli_run_free(&r);
+	return mean;
+}
+
+Test(counters_cli, stat_counts_a_commands_page_faults)
+{
+	/* A command's own start-up faults vary by a page or two (ASLR); the
+	 * difference between 1000 and 3000 touched pages is 2000. */
+	double small = stat_mean("1000"), large = stat_mean("3000");
+	cr_assert_geq(small, 1000);
+	cr_assert_lt(small, 1000 + 1500);   /* dynamic linking and the markers' own records */
+	cr_assert(large - small > 2000 - 5 && large - small < 2000 + 5, "difference %g", large - small);
+}
+
+Test(counters_cli, stat_table_marks_unsupported_in_every_format)
+{
+	if (!no_cpu_pmu())
+		cr_skip_test("a cpu PMU is present here");
+	cli_run r = cli_run_plumbv(NULL, "stat", "-e", "cycles,page-faults,PAPI_L1_DCM", "--", "true", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	cr_assert(strstr(r.out, "unsupported"));
+	cr_assert(strstr(r.out, "no PMU"));
+	cli_run_free(&r);
+
+	r = cli_run_plumbv(NULL, "stat", "-e", "cycles,page-faults,PAPI_L1_DCM", "--csv", "--", "true", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	char *line = strstr(r.out, "\ncycles,");
+	cr_assert_not_null(line, "%s", r.out);
+	cr_assert(strncmp(strchr(line + 1, ',') + 1, "unsupported: no PMU", 19) == 0 ||
+	          strstr(line, "\"unsupported: no PMU"), "%s", line);
+	/* No number where the count should be. */
+	cr_assert_null(strstr(line, "\ncycles,0"));
+	cli_run_free(&r);
+
+	r = cli_run_plumbv(NULL, "stat", "-e", "cycles,page-faults,PAPI_L1_DCM", "--json", "--", "true", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	json_object *root = json_tokener_parse(r.out);
+	json_object *rows = table_rows(root, "counts");
+	const char *unsupported[] = { "cycles", "PAPI_L1_DCM" };
+	for (int i = 0; i < 2; i++) {
+		json_object *row = row_where(rows, "event", unsupported[i]);
+		const char *columns[] = { "mean", "stddev", "cv", "min", "max" };
+		for (int c = 0; c < 5; c++) {
+			json_object *cell = field(row, columns[c]);
+			cr_assert_str_eq(cell_status(cell), "unsupported", "%s %s", unsupported[i], columns[c]);
+			json_object *reason;
+			cr_assert(json_object_object_get_ex(cell, "reason", &reason));
+			cr_assert(strlen(json_object_get_string(reason)) > 10);
+		}
+		cr_assert_str_eq(json_object_get_string(field(row, "status")), "unsupported");
+	}
+	json_object *ok = row_where(rows, "event", "page-faults");
+	cr_assert(json_object_is_type(field(ok, "mean"), json_type_double) ||
+	          json_object_is_type(field(ok, "mean"), json_type_int));
+	json_object_put(root);
+	cli_run_free(&r);
+}
+
+Test(counters_cli, stat_papi_backend_says_why_or_counts)
+{
+	cli_run r = cli_run_plumbv(NULL, "stat", "--backend", "papi", "-e", "page-faults,PAPI_TLB_DM", "--json",
+	                           "--", "true", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	json_object *root = json_tokener_parse(r.out);
+	json_object *rows = table_rows(root, "counts");
+	json_object *pf = row_where(rows, "event", "page-faults");
+	const char *status = json_object_get_string(field(pf, "status"));
+	/* Either PAPI counts the child, or it says why it cannot: never a 0. */
+	if (!strcmp(status, "ok"))
+		cr_assert_gt(json_object_get_double(field(pf, "mean")), 10);
+	else
+		cr_assert_str_eq(cell_status(field(pf, "mean")), "unsupported");
+	if (no_cpu_pmu())
+		cr_assert_str_eq(cell_status(field(row_where(rows, "event", "PAPI_TLB_DM"), "mean")), "unsupported");
+	json_object_put(root);
+	cli_run_free(&r);
+}
+
+Test(counters_cli, stat_bad_input)
+{
+	const char *cases[][8] = {
+		{ "stat", "-e", "page-faults", NULL },
+		{ "stat", "-r", "0", "--", "true", NULL },
+		{ "stat", "-r", "x", "--", "true", NULL },
+		{ "stat", "--backend", "bogus", "--", "true", NULL },
+		{ "stat", "-e", "a,,b", "--", "true", NULL },
+		{ "stat", "--calibrate", "true", NULL },
+		{ "stat", "--bogus", NULL },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		cli_run r = cli_run_plumb(NULL, cases[i]);
+		cr_assert_eq(r.exit_code, 2, "case %zu: exit %d: %s", i, r.exit_code, r.err);
+		cr_assert_str_eq(strchr(r.err, '\n') + 1, "", "case %zu: one line expected: %s", i, r.err);
+		cli_run_free(&r);
+	}
+	cli_run r = cli_run_plumbv(NULL, "stat", "-e", "page-faults", "--", "/nonexistent/program", NULL);
+	cr_assert_eq(r.exit_code, 1);
+	cr_assert(strstr(r.err, "cannot run"), "%s", r.err);
+	cli_run_free(&r);
+	r = cli_run_plumbv(NULL, "stat", "-e", "page-faults", "--", "false", NULL);
+	cr_assert_eq(r.exit_code, 1);
+	cr_assert(strstr(r.out, "exited with status 1"), "%s", r.out);
+	cli_run_free(&r);
+	r = cli_run_plumbv(NULL, "stat", "-e", "no-such-event,page-faults", "--", "true", NULL);
+	cr_assert_eq(r.exit_code, 0);
+	cr_assert(strstr(r.out, "unknown event 'no-such-event'"), "%s", r.out);
+	cli_run_free(&r);
+	r = cli_run_plumbv(NULL, "stat", "--help", NULL);
+	cr_assert_eq(r.exit_code, 0);
+	cr_assert(strstr(r.out, "usage: plumb stat"));
+	cli_run_free(&r);
+}
+
+Test(counters_cli, calibrate_reports_bias_and_cost)
+{
+	cli_run r = cli_run_plumbv(NULL, "stat", "--calibrate", "-n", "2000", "--json", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	json_object *root = json_tokener_parse(r.out);
+	json_object *bias = table_rows(root, "bias");
+	int page_faults_rows = 0;
+	for (size_t i = 0; i < json_object_array_length(bias); i++) {
+		json_object *row = json_object_array_get_idx(bias, i);
+		const char *event = json_object_get_string(field(row, "event"));
+		if (!strcmp(event, "page-faults")) {
+			page_faults_rows++;
+			/* Nothing happens between start and stop: no faults, ever. */
+			cr_assert_eq(json_object_get_double(field(row, "max")), 0.0);
+		}
+		if (!strcmp(event, "cycles") && no_cpu_pmu())
+			cr_assert_str_eq(cell_status(field(row, "mean")), "unsupported");
+	}
+	cr_assert_eq(page_faults_rows, 3, "perf, perf/read() and papi rows expected");
+	json_object *cost = table_rows(root, "cost");
+	cr_assert_eq(json_object_array_length(cost), 3);
+	json_object *perf = row_where(cost, "backend", "perf");
+	cr_assert_geq(json_object_get_double(field(perf, "read")), 0.0);
+	json_object_put(root);
+	cli_run_free(&r);
+}
+
+Test(counters_cli, events_lists_and_probes)
+{
+	cli_run r = cli_run_plumbv(NULL, "events", "--json", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	json_object *root = json_tokener_parse(r.out);
+	json_object *rows = table_rows(root, "events");
+	json_object *pf = row_where(rows, "event", "page-faults");
+	cr_assert_str_eq(json_object_get_string(field(pf, "here")), "works");
+	json_object *papi_pf = row_where(rows, "event", "perf::PAGE-FAULTS");
+	cr_assert_str_eq(json_object_get_string(field(papi_pf, "backend")), "papi");
+	cr_assert_str_eq(json_object_get_string(field(papi_pf, "here")), "works");
+	if (no_cpu_pmu()) {
+		json_object *cycles = row_where(rows, "event", "cycles");
+		cr_assert_str_eq(cell_status(field(cycles, "here")), "unsupported");
+	}
+	json_object *catalogue = table_rows(root, "catalogue");
+	json_object *inv = row_where(catalogue, "preset", "PAPI_CA_INV");
+	cr_assert(json_object_is_type(field(inv, "perf_event"), json_type_null));
+	json_object *tlb = row_where(catalogue, "preset", "PAPI_TLB_DM");
+	cr_assert_str_eq(json_object_get_string(field(tlb, "zen4_verification")), "unverified");
+	json_object_put(root);
+	cli_run_free(&r);
+}
+
+Test(counters_cli, events_reads_verification_records)
+{
+	cli_run r = cli_run_plumbv(NULL, "events", "--catalogue", "--json", NULL);
+	json_object *root = json_tokener_parse(r.out);
+	json_object *cpu;
+	json_object *meta;
+	cr_assert(json_object_object_get_ex(root, "meta", &meta));
+	cr_assert(json_object_object_get_ex(meta, "cpu", &cpu));
+	char identity[64];
+	snprintf(identity, sizeof identity, "%s", json_object_get_string(cpu));
+	json_object_put(root);
+	cli_run_free(&r);
+	if (strncmp(identity, "AuthenticAMD:25:17", 18))
+		cr_skip_test("records below are for the Zen 4 development machine");
+	const char *path = cli_temp_path("verification.tsv");
+	FILE *f = fopen(path, "w");
+	fprintf(f, "# test\nPAPI_TLB_DM\t%s\tamd64_fam19h_zen4::L1_DTLB_MISS:TLB_RELOAD_4K_L2_MISS:"
+	           "TLB_RELOAD_2M_L2_MISS:TLB_RELOAD_1G_L2_MISS:TLB_RELOAD_COALESCED_PAGE_MISS\tverified\ttest\n",
+	        identity);
+	fclose(f);
+	r = cli_run_plumbv(NULL, "events", "--catalogue", "--verification", path, "--json", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	root = json_tokener_parse(r.out);
+	json_object *tlb = row_where(table_rows(root, "catalogue"), "preset", "PAPI_TLB_DM");
+	cr_assert_str_eq(json_object_get_string(field(tlb, "zen4_verification")), "verified");
+	json_object_put(root);
+	cli_run_free(&r);
+	r = cli_run_plumbv(NULL, "events", "--backend", "bogus", NULL);
+	cr_assert_eq(r.exit_code, 2);
+	cli_run_free(&r);
+}
+
+Test(counters_cli, region_example_counts_each_thread_exactly)
+{
+	const char *json = cli_temp_path("regions.json");
+	char events[] = "PLUMB_EVENTS=page-faults,cycles";
+	char output[4200];
+	snprintf(output, sizeof output, "PLUMB_REGION_JSON=%s", json);
+	char *env[] = { events, output, NULL };
+	char *argv[] = { (char *)example_path(), "700", "2", NULL };
+	pid_t pid;
+	cr_assert_eq(posix_spawn(&pid, argv[0], NULL, NULL, argv, env), 0, "cannot run %s", argv[0]);
+	int status;
+	waitpid(pid, &status, 0);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	json_object *root = json_object_from_file(json);
+	cr_assert_not_null(root, "no summary in %s", json);
+	json_object *rows = table_rows(root, "regions");
+	int touch_rows = 0;
+	for (size_t i = 0; i < json_object_array_length(rows); i++) {
+		json_object *row = json_object_array_get_idx(rows, i);
+		const char *region = json_object_get_string(field(row, "region"));
+		int64_t faults = json_object_get_int64(field(row, "page-faults"));
+		if (!strcmp(region, "touch")) {
+			touch_rows++;
+			cr_assert_eq(faults, 700);
+		} else if (!strcmp(region, "sum")) {
+			cr_assert_eq(faults, 0);
+		} else if (!strcmp(region, "thread")) {
+			cr_assert_eq(faults, 700);
+		}
+		if (no_cpu_pmu())
+			cr_assert_str_eq(cell_status(field(row, "cycles")), "unsupported");
+	}
+	cr_assert_eq(touch_rows, 2);
+	json_object_put(root);
+}
