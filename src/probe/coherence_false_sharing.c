@@ -6,7 +6,14 @@
  * core, so the line bounces between the cores; padded 256 bytes apart
  * (beyond the adjacent-line prefetch pair), each stays in its own L1.
  * Both threads run for the same wall-clock window; the stop flag sits on a
- * line of its own that is only read until the end. */
+ * line of its own that is only read until the end.
+ *
+ * On a busy machine the two threads are often not running at the same
+ * time, and then there is nothing to bounce: a plain rate would drift
+ * towards "no slowdown".  So each thread updates in bursts and counts a
+ * burst only if the other thread finished a burst meanwhile (its progress
+ * counter moved), i.e. only time when both were really running, and takes
+ * the median burst, so a burst stretched by a preemption does not count. */
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
@@ -14,6 +21,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include "plumb/c2c.h"
 #include "plumb/cpu.h"
@@ -24,12 +32,18 @@ typedef struct sharing_area {
 	_Alignas(256) _Atomic int go;
 	_Alignas(256) _Atomic int stop;
 	_Alignas(256) _Atomic int ready;
+	_Alignas(256) _Atomic uint64_t progress[2][32];   /* [i][0]: bursts done by thread i, own line */
 } sharing_area;
+
+#define BURST 256
 
 typedef struct worker {
 	sharing_area *area;
 	int cpu, index;
-	uint64_t updates;
+	uint64_t updates;               /* all */
+	uint64_t overlapped_updates;    /* in bursts while the other thread ran */
+	uint32_t *bursts_ns;            /* durations of the overlapped bursts */
+	size_t burst_count, burst_capacity;
 	int failed;
 	char error[PLUMB_MESSAGE_MAX];
 } worker;
@@ -51,15 +65,34 @@ static void *worker_main(void *argument)
 		else
 			sched_yield();
 	_Atomic uint64_t *counter = &w->area->counters[w->index];
-	uint64_t updates = 0;
+	_Atomic uint64_t *mine = &w->area->progress[w->index != 0][0];
+	_Atomic uint64_t *other = &w->area->progress[w->index == 0][0];
+	uint64_t updates = 0, overlapped = 0;
 	while (!atomic_load_explicit(&w->area->stop, memory_order_relaxed)) {
-		/* 16 read-modify-writes of the counter per check of the flag. */
-		for (int i = 0; i < 16; i++)
+		uint64_t other_before = atomic_load_explicit(other, memory_order_relaxed);
+		struct timespec t0, t1;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		for (int i = 0; i < BURST; i++)
 			atomic_fetch_add_explicit(counter, 1, memory_order_relaxed);
-		updates += 16;
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		atomic_fetch_add_explicit(mine, 1, memory_order_relaxed);
+		updates += BURST;
+		if (atomic_load_explicit(other, memory_order_relaxed) != other_before) {
+			overlapped += BURST;
+			int64_t ns = (int64_t)(t1.tv_sec - t0.tv_sec) * 1000000000 + (t1.tv_nsec - t0.tv_nsec);
+			if (w->burst_count < w->burst_capacity)
+				w->bursts_ns[w->burst_count++] = ns > UINT32_MAX ? UINT32_MAX : (uint32_t)ns;
+		}
 	}
 	w->updates = updates;
+	w->overlapped_updates = overlapped;
 	return NULL;
+}
+
+static int compare_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return (x > y) - (x < y);
 }
 
 static double now_s(void)
@@ -79,8 +112,17 @@ static double run_window(int cpu_a, int cpu_b, int second_index, uint64_t durati
 		return NAN;
 	}
 	*area = (sharing_area){ 0 };
-	worker workers[2] = { { .area = area, .cpu = cpu_a, .index = 0 },
-	                      { .area = area, .cpu = cpu_b, .index = second_index } };
+	enum { CAPACITY = 1 << 18 };
+	worker workers[2] = { { .area = area, .cpu = cpu_a, .index = 0, .burst_capacity = CAPACITY },
+	                      { .area = area, .cpu = cpu_b, .index = second_index, .burst_capacity = CAPACITY } };
+	uint32_t *bursts = malloc(sizeof(uint32_t) * 2 * CAPACITY);
+	if (!bursts) {
+		free(area);
+		plumb_fail(status, ENOMEM, "false sharing: out of memory");
+		return NAN;
+	}
+	workers[0].bursts_ns = bursts;
+	workers[1].bursts_ns = bursts + CAPACITY;
 	pthread_t threads[2];
 	int started = 0;
 	double result = NAN;
@@ -101,27 +143,31 @@ static double run_window(int cpu_a, int cpu_b, int second_index, uint64_t durati
 		sched_yield();
 	}
 	if (started == 2 && !workers[0].failed && !workers[1].failed) {
-		double begin = now_s();
 		atomic_store_explicit(&area->go, 1, memory_order_release);
 		struct timespec pause = { (time_t)(duration_ns / 1000000000u), (long)(duration_ns % 1000000000u) };
 		nanosleep(&pause, NULL);
 		atomic_store(&area->stop, 1);
-		double elapsed = now_s() - begin;
 		for (int i = 0; i < 2; i++)
 			pthread_join(threads[i], NULL);
 		started = 0;
-		uint64_t total = workers[0].updates + workers[1].updates;
-		*total_updates = total;
-		if (total == 0)
-			plumb_fail(status, ETIMEDOUT, "false sharing: the threads never ran (machine too busy?)");
-		else
-			result = elapsed * 1e9 / ((double)total / 2.0);
+		*total_updates = workers[0].updates + workers[1].updates;
+		/* Both threads' overlapped bursts, side by side, for one median. */
+		memmove(bursts + workers[0].burst_count, workers[1].bursts_ns, sizeof(uint32_t) * workers[1].burst_count);
+		size_t n = workers[0].burst_count + workers[1].burst_count;
+		if (n == 0) {
+			plumb_fail(status, ETIMEDOUT, "false sharing: the two threads never ran at the same time "
+			           "(machine too busy?)");
+		} else {
+			qsort(bursts, n, sizeof *bursts, compare_u32);
+			result = (double)bursts[n / 2] / BURST;
+		}
 	} else if (started == 2) {
 		plumb_fail(status, EINVAL, "false sharing: %s", workers[0].failed ? workers[0].error : workers[1].error);
 	}
 	atomic_store(&area->stop, 1);
 	for (int i = 0; i < (started < 0 ? -started : started); i++)
 		pthread_join(threads[i], NULL);
+	free(bursts);
 	free(area);
 	return result;
 }
