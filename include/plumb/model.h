@@ -58,6 +58,10 @@ typedef struct model_fit {
 	double rms_error;           /* sqrt(least_squares / n) */
 	double max_abs_error;
 	size_t points;
+	/* -1: S ended at the bottom of its range (latency does not rise with
+	 * bandwidth in these data, so S is not determined); +1: at the top
+	 * (S = L0 or the largest bandwidth's saturation limit); 0: inside. */
+	int at_bound;
 } model_fit;
 
 /* Least-squares fit of S (and of L0 when unloaded_latency_ns <= 0 and no

@@ -260,6 +260,12 @@ int cmd_model(int argc, char **argv)
 		}
 	}
 	output_note(r, "peak bandwidth = line / S (eq. 5.13); the model has no solution at or beyond it");
+	if (from && service <= 0 && fit.at_bound < 0)
+		output_note(r, "S is at the bottom of its search range: latency does not rise with bandwidth in these "
+		               "data, so S (and the peak bandwidth) is not determined; measure closer to saturation");
+	if (from && service <= 0 && fit.at_bound > 0)
+		output_note(r, "S is at the top of its search range (L0, or the saturation limit of the largest "
+		               "bandwidth): the data rise faster than the model allows");
 	if (from && fit.l0_fitted)
 		output_note(r, "no zero-bandwidth point: L0 was fitted together with S");
 	model_input_free(&input);

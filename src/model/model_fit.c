@@ -158,5 +158,7 @@ int model_fit_points(const model_point *points, size_t n, double line_bytes,
 		                  "model fit: the model has no solution for these points (bandwidth above "
 		                  "what any S <= L0 allows)");
 	fill_errors(out, points, n);
+	double step = limit / FIT_GRID_STEPS;
+	out->at_bound = out->params.service_ns <= step ? -1 : out->params.service_ns >= limit - step ? 1 : 0;
 	return 0;
 }

@@ -122,6 +122,7 @@ Test(mp_model, fit_recovers_service_time)
 		          fit.params.service_ns);
 		cr_expect(fit.error_per_sample < 0.01);
 		cr_expect(!fit.l0_fitted);
+		cr_expect_eq(fit.at_bound, 0);
 	}
 }
 
@@ -182,4 +183,12 @@ Test(mp_model, fit_rejects_bad_points)
 	cr_expect_neq(model_fit_points(nan_point, 2, 64, 0, &fit, &status), 0);
 	const model_point fine[] = { { 0, 100 }, { 5, 101 } };
 	cr_expect_neq(model_fit_points(fine, 2, 0, 0, &fit, &status), 0);
+}
+
+Test(mp_model, flat_data_report_the_lower_bound)
+{
+	const model_point flat[] = { { 0, 100 }, { 1000, 99 }, { 5000, 100.5 }, { 9000, 98 } };
+	model_fit fit;
+	cr_assert_eq(model_fit_points(flat, 4, 64, 0, &fit, NULL), 0);
+	cr_expect_eq(fit.at_bound, -1, "S = %g", fit.params.service_ns);
 }
