@@ -49,7 +49,6 @@ int latency_restart_analyze(const unsigned *work, const double *ns, size_t n, do
 	for (size_t i = 0; i < n; i++)
 		residual[i] = ns[i] - c * work[i];
 	double best_cost = INFINITY, best_b = ns[0], best_r = ns[0];
-	size_t best_split = 0;
 	/* split = index of the last flat point; split == n - 1 means all flat. */
 	for (size_t split = 0; split < n; split++) {
 		double b = stats_median(ns, split + 1);
@@ -61,7 +60,6 @@ int latency_restart_analyze(const unsigned *work, const double *ns, size_t n, do
 			best_cost = cost;
 			best_b = b;
 			best_r = r;
-			best_split = split;
 		}
 	}
 	free(residual);
@@ -74,7 +72,8 @@ int latency_restart_analyze(const unsigned *work, const double *ns, size_t n, do
 	out->fill_ns = fill;
 	out->restart_ns = best_b - fill;
 	out->work_unit_ns = c;
-	out->fill_beyond_range = best_split == n - 1;
+	/* No measured k added time: the fill may be longer still. */
+	out->fill_beyond_range = fill >= c * work[n - 1] * (1 - 1e-9);
 	out->fill_work = 0;
 	for (size_t i = 0; i < n; i++)
 		if (c * work[i] <= fill * (1 + 1e-9))

@@ -1,0 +1,250 @@
+/* plumb lat end to end: help, short JSON runs parsed with json-c, bad
+ * arguments, and a check of the generated chase loops in the program. */
+#include <criterion/criterion.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "run.h"
+
+static void assert_one_line_usage_error(cli_run *r)
+{
+	cr_assert_eq(r->exit_code, 2, "exit %d, stderr: %s", r->exit_code, r->err);
+	cr_assert(strncmp(r->err, "plumb lat: ", 11) == 0, "%s", r->err);
+	cr_assert_str_eq(strchr(r->err, '\n') + 1, "", "one error line expected: %s", r->err);
+	cr_assert_str_eq(r->out, "");
+}
+
+Test(lat_cli, help)
+{
+	cli_run r = cli_run_plumbv(NULL, "lat", "--help", NULL);
+	cr_assert_eq(r.exit_code, 0);
+	cr_assert(strstr(r.out, "usage: plumb lat"));
+	cr_assert(strstr(r.out, "--restart"));
+	cr_assert(strstr(r.out, "--mlp"));
+	cr_assert_str_eq(r.err, "");
+	cli_run_free(&r);
+}
+
+Test(lat_cli, bad_arguments_give_one_line_and_exit_2)
+{
+	const char *cases[][4] = {
+		{ "lat", "--min", "12Q", NULL },
+		{ "lat", "--max", "", NULL },
+		{ "lat", "--points-per-octave", "0", NULL },
+		{ "lat", "--points-per-octave", "x", NULL },
+		{ "lat", "--pattern", "spiral", NULL },
+		{ "lat", "--pages", "giant", NULL },
+		{ "lat", "--line", "48", NULL },
+		{ "lat", "--max-chains", "33", NULL },
+		{ "lat", "--ci", "0", NULL },
+		{ "lat", "--time-cap", "-5", NULL },
+		{ "lat", "--cpu", "-1", NULL },
+		{ "lat", "--max", "1K", NULL },
+		{ "lat", "--bogus", NULL, NULL },
+		{ "lat", "--min", NULL, NULL },
+		{ "lat", "extra", NULL, NULL },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		cli_run r = cli_run_plumb(NULL, cases[i]);
+		assert_one_line_usage_error(&r);
+		cli_run_free(&r);
+	}
+}
+
+Test(lat_cli, layouts_that_cannot_be_built_fail_with_one_line)
+{
+	/* A page group that is not a whole number of lines: a failure of the
+	 * run (exit 1), reported in one line. */
+	cli_run r = cli_run_plumbv(NULL, "lat", "--pattern", "page", "--page-group", "100", "--max", "64K", NULL);
+	cr_assert_eq(r.exit_code, 1, "exit %d: %s", r.exit_code, r.err);
+	cr_assert(strncmp(r.err, "plumb lat: ", 11) == 0, "%s", r.err);
+	cr_assert_str_eq(strchr(r.err, '\n') + 1, "");
+	cli_run_free(&r);
+}
+
+static json_object *table_named(json_object *root, const char *name)
+{
+	json_object *tables;
+	cr_assert(json_object_object_get_ex(root, "tables", &tables));
+	for (size_t i = 0; i < json_object_array_length(tables); i++) {
+		json_object *t = json_object_array_get_idx(tables, i), *n;
+		if (json_object_object_get_ex(t, "name", &n) && strcmp(json_object_get_string(n), name) == 0)
+			return t;
+	}
+	cr_assert_fail("no table %s", name);
+	return NULL;
+}
+
+static json_object *rows_of(json_object *root, const char *name)
+{
+	json_object *rows;
+	cr_assert(json_object_object_get_ex(table_named(root, name), "rows", &rows));
+	return rows;
+}
+
+static double number(json_object *row, const char *key)
+{
+	json_object *v;
+	cr_assert(json_object_object_get_ex(row, key, &v), "no %s", key);
+	cr_assert(json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int), "%s: %s", key,
+	          json_object_to_json_string(v));
+	return json_object_get_double(v);
+}
+
+Test(lat_cli, short_json_run, .timeout = 60)
+{
+	cli_run r = cli_run_plumbv(NULL, "lat", "--min", "4K", "--max", "256K", "--time-cap", "20", "--json", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	json_object *root = json_tokener_parse(r.out);
+	cr_assert_not_null(root, "not JSON: %s", r.out);
+	json_object *v, *meta;
+	cr_assert(json_object_object_get_ex(root, "command", &v));
+	cr_assert_str_eq(json_object_get_string(v), "lat");
+	cr_assert(json_object_object_get_ex(root, "meta", &meta));
+	cr_assert_gt(number(meta, "timer_ticks_per_ns"), 0);
+	cr_assert(json_object_object_get_ex(meta, "pages_obtained", &v));
+	json_object *sweep = rows_of(root, "sweep");
+	cr_assert_eq(json_object_array_length(sweep), 25, "4K..256K at 4 per octave");
+	double previous = 0;
+	for (size_t i = 0; i < json_object_array_length(sweep); i++) {
+		json_object *row = json_object_array_get_idx(sweep, i);
+		double bytes = number(row, "bytes");
+		cr_assert_gt(bytes, previous);
+		previous = bytes;
+		cr_assert_gt(number(row, "latency"), 0);
+		cr_assert_gt(number(row, "tsc_cycles"), 0);
+		cr_assert_geq(number(row, "cv"), 0);
+		cr_assert_gt(number(row, "samples"), 0);
+		cr_assert(json_object_object_get_ex(row, "label", &v));
+		cr_assert(!strcmp(json_object_get_string(v), "ok") || !strcmp(json_object_get_string(v), "noisy"));
+	}
+	json_object *levels = rows_of(root, "levels");
+	cr_assert_geq(json_object_array_length(levels), 1);
+	double last = 0;
+	for (size_t i = 0; i < json_object_array_length(levels); i++) {
+		double ns = number(json_object_array_get_idx(levels, i), "latency");
+		cr_assert_gt(ns, last, "levels come out in increasing latency");
+		last = ns;
+	}
+	json_object_put(root);
+	cli_run_free(&r);
+}
+
+Test(lat_cli, restart_and_mlp_run, .timeout = 90)
+{
+	cli_run r = cli_run_plumbv(NULL, "lat", "--min", "4K", "--max", "128K", "--points-per-octave", "2", "--restart",
+	                           "--mlp", "--max-chains", "4", "--time-cap", "10", "--json", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	json_object *root = json_tokener_parse(r.out);
+	cr_assert_not_null(root, "not JSON: %s", r.out);
+	json_object *levels = rows_of(root, "levels");
+	size_t n = json_object_array_length(levels);
+	cr_assert_geq(n, 1);
+	json_object *restart = rows_of(root, "restart"), *mlp = rows_of(root, "mlp");
+	cr_assert_eq(json_object_array_length(restart), n);
+	cr_assert_eq(json_object_array_length(mlp), n);
+	json_object *row = json_object_array_get_idx(restart, 0);
+	double b2b = number(row, "back_to_back"), restart_ns = number(row, "restart"), fill = number(row, "fill");
+	cr_assert_geq(fill, 0);
+	cr_assert_leq(restart_ns, b2b);
+	cr_assert_float_eq(restart_ns + fill, b2b, 1e-6 * b2b);
+	cr_assert_eq(json_object_array_length(rows_of(root, "mlp_curve")), 4 * n);
+	cr_assert_gt(number(json_object_array_get_idx(mlp, 0), "peak"), 0);
+	json_object_put(root);
+	cli_run_free(&r);
+}
+
+Test(lat_cli, csv_and_table_formats, .timeout = 60)
+{
+	cli_run r = cli_run_plumbv(NULL, "lat", "--min", "4K", "--max", "16K", "--time-cap", "10", "--csv", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	cr_assert(strstr(r.out, "# table: sweep"));
+	cr_assert(strstr(r.out, "latency[ns]"));
+	cli_run_free(&r);
+	r = cli_run_plumbv(NULL, "lat", "--min", "4K", "--max", "16K", "--time-cap", "10", "--pattern", "strided", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	cr_assert(strstr(r.out, "pattern: strided"));
+	cli_run_free(&r);
+}
+
+/* The chase loop must be what docs/latency.md says: each step one load
+ * whose address register is its destination (true dependence), 16 per
+ * iteration; the restart kernel has exactly k adds per load. */
+static char *disassemble(const char *symbol)
+{
+	char command[1024];
+	snprintf(command, sizeof command, "objdump -d --no-show-raw-insn --disassemble=%s '%s' 2>/dev/null", symbol,
+	         getenv("PLUMB_BIN"));
+	FILE *pipe = popen(command, "r");
+	cr_assert_not_null(pipe);
+	size_t capacity = 1 << 16, length = 0, n;
+	char *text = malloc(capacity);
+	while ((n = fread(text + length, 1, capacity - length - 1, pipe)) > 0) {
+		length += n;
+		if (capacity - length < 2) {
+			capacity *= 2;
+			text = realloc(text, capacity);
+		}
+	}
+	text[length] = 0;
+	pclose(pipe);
+	return text;
+}
+
+typedef struct code_counts {
+	int loads, dependent_loads, longest_run, register_adds;
+} code_counts;
+
+static code_counts count_code(const char *code)
+{
+	code_counts c = { 0, 0, 0, 0 };
+	int run = 0;
+	for (const char *line = code; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+		char instruction[256];
+		size_t length = strcspn(line, "\n");
+		if (length >= sizeof instruction)
+			length = sizeof instruction - 1;
+		memcpy(instruction, line, length);
+		instruction[length] = 0;
+		char *tab = strchr(instruction, '\t');
+		if (!tab || !strchr(instruction, ':'))
+			continue;
+		char source[16], destination[16];
+		if (sscanf(tab + 1, "mov (%%%15[a-z0-9]),%%%15[a-z0-9]", source, destination) == 2) {
+			c.loads++;
+			if (strcmp(source, destination) == 0) {
+				c.dependent_loads++;
+				if (++run > c.longest_run)
+					c.longest_run = run;
+			}
+			continue;
+		}
+		if (sscanf(tab + 1, "add %%%15[a-z0-9],%%%15[a-z0-9]", source, destination) == 2)
+			c.register_adds++;
+		/* Any other memory access fails the test (nop and lea only look
+		 * like one). */
+		if (strchr(tab + 1, '(') && !strstr(tab + 1, "nop") && strncmp(tab + 1, "lea", 3) != 0)
+			c.loads += 1000;
+		run = 0;
+	}
+	return c;
+}
+
+Test(lat_cli, chase_loops_compile_to_dependent_loads)
+{
+	if (system("objdump --version >/dev/null 2>&1") != 0)
+		cr_skip_test("objdump is not installed");
+	char *code = disassemble("chase_run");
+	cr_assert(strstr(code, "ret"), "chase_run not found in the program");
+	code_counts c = count_code(code);
+	cr_assert_eq(c.loads, c.dependent_loads, "chase_run has loads that are not p = *p:\n%s", code);
+	cr_assert_geq(c.longest_run, 16, "the unrolled body is not 16 back-to-back dependent loads:\n%s", code);
+	free(code);
+	code = disassemble("chase_work_8");
+	cr_assert(strstr(code, "ret"), "chase_work_8 not found in the program");
+	c = count_code(code);
+	cr_assert_gt(c.loads, 0);
+	cr_assert_eq(c.register_adds, 8 * c.loads, "chase_work_8: %d loads, %d adds:\n%s", c.loads, c.register_adds, code);
+	free(code);
+}

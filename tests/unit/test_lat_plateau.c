@@ -1,0 +1,202 @@
+/* Plateau and boundary detection on synthetic latency curves, where the
+ * right answer is known exactly. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include "plumb/latency.h"
+
+#define KiB 1024ull
+#define MiB (1024ull * 1024)
+
+typedef struct curve {
+	uint64_t bytes[128];
+	double ns[128];
+	size_t n;
+} curve;
+
+/* The default sweep: 4 KiB .. 128 MiB, 4 points per octave. */
+static void staircase(curve *c)
+{
+	c->n = latency_sweep_sizes(4 * KiB, 128 * MiB, 4, 64, c->bytes, 128);
+	cr_assert_eq(c->n, 61);
+	for (size_t i = 0; i < c->n; i++) {
+		uint64_t b = c->bytes[i];
+		c->ns[i] = b <= 32 * KiB ? 1.1 : b <= 1 * MiB ? 3.9 : b <= 6 * MiB ? 12.0 : 100.0;
+	}
+}
+
+static size_t index_of(const curve *c, uint64_t bytes)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (c->bytes[i] == bytes)
+			return i;
+	cr_assert_fail("size %llu not in the sweep", (unsigned long long)bytes);
+	return 0;
+}
+
+static size_t find(const curve *c, latency_level *levels)
+{
+	latency_plateau_options o;
+	latency_plateau_defaults(&o);
+	size_t count = 0;
+	plumb_status status;
+	cr_assert(latency_find_levels(c->bytes, c->ns, c->n, &o, levels, LATENCY_MAX_LEVELS, &count, &status) == 0,
+	          "%s", status.message);
+	return count;
+}
+
+Test(lat_plateau, sweep_sizes)
+{
+	uint64_t s[128];
+	size_t n = latency_sweep_sizes(4 * KiB, 128 * MiB, 4, 64, s, 128);
+	cr_assert_eq(n, 61);
+	cr_assert_eq(s[0], 4096);
+	cr_assert_eq(s[4], 8192);
+	cr_assert_eq(s[n - 1], 128 * MiB);
+	for (size_t i = 1; i < n; i++) {
+		cr_assert_gt(s[i], s[i - 1]);
+		cr_assert_eq(s[i] % 64, 0);
+	}
+	/* Dense sweeps over small sizes drop duplicate sizes after rounding. */
+	n = latency_sweep_sizes(64, 256, 16, 64, s, 128);
+	cr_assert_eq(n, 4);   /* 64, 128, 192, 256 */
+	cr_assert_eq(latency_sweep_sizes(64, 32, 4, 64, s, 128), 0);
+	cr_assert_eq(latency_sweep_sizes(32, 4096, 4, 64, s, 128), 0);
+}
+
+Test(lat_plateau, exact_staircase)
+{
+	curve c;
+	staircase(&c);
+	latency_level l[LATENCY_MAX_LEVELS];
+	cr_assert_eq(find(&c, l), 4);
+	double expect[] = { 1.1, 3.9, 12.0, 100.0 };
+	for (int k = 0; k < 4; k++)
+		cr_assert_float_eq(l[k].ns, expect[k], 1e-12);
+	cr_assert_eq(c.bytes[l[0].end_index], 32 * KiB);
+	cr_assert_eq(c.bytes[l[1].end_index], 1 * MiB);
+	cr_assert_eq(c.bytes[l[2].end_index], 5931648);   /* last size <= 6 MiB */
+	cr_assert(l[3].open_ended);
+	cr_assert(!l[0].open_ended);
+	cr_assert_eq(l[0].first_index, 0);
+	cr_assert_eq(l[3].last_index, c.n - 1);
+}
+
+Test(lat_plateau, single_outliers_change_nothing)
+{
+	curve c;
+	staircase(&c);
+	/* A preempted sample several times too high, in each level, and one
+	 * too low. */
+	c.ns[index_of(&c, 16 * KiB)] *= 5;
+	c.ns[index_of(&c, 128 * KiB)] *= 8;
+	c.ns[index_of(&c, 2 * MiB)] *= 4;
+	c.ns[index_of(&c, 32 * MiB)] *= 3;
+	c.ns[index_of(&c, 512 * KiB)] /= 3;
+	latency_level l[LATENCY_MAX_LEVELS];
+	cr_assert_eq(find(&c, l), 4);
+	cr_assert_float_eq(l[0].ns, 1.1, 1e-12);
+	cr_assert_float_eq(l[1].ns, 3.9, 1e-12);
+	cr_assert_float_eq(l[2].ns, 12.0, 1e-12);
+	cr_assert_float_eq(l[3].ns, 100.0, 1e-12);
+	cr_assert_eq(c.bytes[l[0].end_index], 32 * KiB);
+	cr_assert_eq(c.bytes[l[1].end_index], 1 * MiB);
+}
+
+Test(lat_plateau, gradual_transitions_end_half_way_up)
+{
+	/* As on a VM backed by 4 KiB host pages: conflict misses start early,
+	 * so the L2 -> L3 step is smeared over an octave either side of 1 MiB,
+	 * symmetric in log size.  The level ends half-way up. */
+	curve c;
+	staircase(&c);
+	for (size_t i = 0; i < c.n; i++) {
+		double octaves = log2((double)c.bytes[i] / (double)MiB);
+		if (octaves > -1 && octaves < 1) {
+			double fraction = (octaves + 1) / 2;    /* 0 .. 1 across two octaves */
+			c.ns[i] = exp(log(3.9) + fraction * (log(12.0) - log(3.9)));
+		}
+	}
+	latency_level l[LATENCY_MAX_LEVELS];
+	cr_assert_eq(find(&c, l), 4);
+	cr_assert_eq(c.bytes[l[1].end_index], 1 * MiB);
+	cr_assert_float_eq(l[1].ns, 3.9, 1e-12);
+}
+
+Test(lat_plateau, drifting_memory_level_is_one_level)
+{
+	/* DRAM latency grows with the footprint as TLB and page-walk misses
+	 * add up: 100 ns at 8 MiB to 200 ns at 128 MiB is still one level. */
+	curve c;
+	staircase(&c);
+	for (size_t i = 0; i < c.n; i++)
+		if (c.bytes[i] > 6 * MiB)
+			c.ns[i] = 100.0 * pow(2.0, log2((double)c.bytes[i] / (8.0 * MiB)) / 4.0);
+	latency_level l[LATENCY_MAX_LEVELS];
+	cr_assert_eq(find(&c, l), 4);
+	cr_assert(l[3].open_ended);
+	cr_assert(l[3].ns > 100 && l[3].ns < 200);
+	cr_assert_eq(c.bytes[l[2].end_index], 5931648);
+}
+
+Test(lat_plateau, multiplicative_noise_keeps_boundaries_within_a_step)
+{
+	curve c;
+	staircase(&c);
+	/* +-6% deterministic noise. */
+	unsigned x = 12345;
+	for (size_t i = 0; i < c.n; i++) {
+		x = x * 1103515245u + 12345u;
+		c.ns[i] *= 1.0 + 0.06 * ((double)(x >> 16 & 0x7fff) / 16383.5 - 1.0);
+	}
+	latency_level l[LATENCY_MAX_LEVELS];
+	cr_assert_eq(find(&c, l), 4);
+	cr_assert(latency_boundary_agrees(c.bytes[l[0].end_index], 32 * KiB, 4, 1));
+	cr_assert(latency_boundary_agrees(c.bytes[l[1].end_index], 1 * MiB, 4, 1));
+	cr_assert(l[0].ns < l[1].ns && l[1].ns < l[2].ns && l[2].ns < l[3].ns);
+}
+
+Test(lat_plateau, flat_and_tiny_curves)
+{
+	curve c;
+	c.n = latency_sweep_sizes(4 * KiB, 64 * KiB, 4, 64, c.bytes, 128);
+	for (size_t i = 0; i < c.n; i++)
+		c.ns[i] = 1.0;
+	latency_level l[LATENCY_MAX_LEVELS];
+	cr_assert_eq(find(&c, l), 1);
+	cr_assert(l[0].open_ended);
+	/* Two points cannot make a plateau of three. */
+	c.n = 2;
+	cr_assert_eq(find(&c, l), 0);
+	c.n = 0;
+	cr_assert_eq(find(&c, l), 0);
+}
+
+Test(lat_plateau, bad_input_is_refused)
+{
+	uint64_t b[3] = { 4096, 8192, 8192 };
+	double ns[3] = { 1, 1, 1 };
+	latency_level l[LATENCY_MAX_LEVELS];
+	latency_plateau_options o;
+	latency_plateau_defaults(&o);
+	size_t count;
+	plumb_status status;
+	cr_assert(latency_find_levels(b, ns, 3, &o, l, LATENCY_MAX_LEVELS, &count, &status) == -1);
+	b[2] = 16384;
+	ns[1] = 0;
+	cr_assert(latency_find_levels(b, ns, 3, &o, l, LATENCY_MAX_LEVELS, &count, &status) == -1);
+	ns[1] = NAN;
+	cr_assert(latency_find_levels(b, ns, 3, &o, l, LATENCY_MAX_LEVELS, &count, &status) == -1);
+	ns[1] = 1;
+	o.flat_ratio = 0.5;
+	cr_assert(latency_find_levels(b, ns, 3, &o, l, LATENCY_MAX_LEVELS, &count, &status) == -1);
+}
+
+Test(lat_plateau, boundary_agreement)
+{
+	cr_assert(latency_boundary_agrees(32 * KiB, 32 * KiB, 4, 1));
+	cr_assert(latency_boundary_agrees(881728, 1 * MiB, 4, 1));      /* one step below, line-rounded */
+	cr_assert(latency_boundary_agrees(1246976, 1 * MiB, 4, 1));     /* one step above */
+	cr_assert(!latency_boundary_agrees(741440, 1 * MiB, 4, 1));     /* two steps below */
+	cr_assert(!latency_boundary_agrees(6 * MiB, 32 * MiB, 4, 1));
+	cr_assert(!latency_boundary_agrees(0, 32 * MiB, 4, 1));
+}
