@@ -101,17 +101,25 @@ static double simple_chase_ns(char *base, size_t bytes, uint64_t seed)
 	void *p = base;
 	for (size_t i = 0; i < 2 * lines && i < (1u << 20); i++)
 		p = *(void **)p;
-	size_t loads = 200000;
-	double runs[7];
-	for (int r = 0; r < 7; r++) {
-		double t0 = now_ns();
+	/* Short runs (about 200 us), many of them, median: on a busy machine
+	 * a long run would include other processes' time slices. */
+	size_t loads = 1000;
+	double t0 = now_ns();
+	for (size_t i = 0; i < loads; i++)
+		p = *(void **)p;
+	double per_load = (now_ns() - t0) / (double)loads;
+	loads = (size_t)(200000.0 / (per_load > 0.1 ? per_load : 0.1));
+	if (loads < 500)
+		loads = 500;
+	double runs[51];
+	for (int r = 0; r < 51; r++) {
+		t0 = now_ns();
 		for (size_t i = 0; i < loads; i++)
 			p = *(void **)p;
-		double t1 = now_ns();
-		runs[r] = (t1 - t0) / (double)loads;
+		runs[r] = (now_ns() - t0) / (double)loads;
 	}
 	sink = p;
-	return median(runs, 7);
+	return median(runs, 51);
 }
 
 static double plumb_chase_ns(const timer_calibration *timer, char *base, size_t capacity, size_t bytes, uint64_t seed)
