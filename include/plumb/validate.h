@@ -1,0 +1,305 @@
+/* Counter validation (seeds 000 and 003): microbenchmarks whose event
+ * counts have a closed form, run many times in fresh processes and read
+ * through every available source (perf_event, PAPI, the simulator, exact
+ * instrumented counts), compared with the prediction, and the errors
+ * classified (bias/overhead, multiplicative, random, unknown).
+ *
+ * A benchmark is four things: a kernel (the code whose events are
+ * counted), a predictor (a closed form of its parameters), an emitter (the
+ * exact address stream of the measured region, for the simulator) and a
+ * validity domain (where the closed form is claimed to hold). */
+#ifndef PLUMB_VALIDATE_H
+#define PLUMB_VALIDATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "plumb/output.h"
+#include "plumb/status.h"
+#include "plumb/trace.h"
+
+/* ---- The machine parameters benchmarks depend on ---------------------- */
+
+typedef struct validate_machine {
+	size_t page_size;        /* base page, bytes */
+	unsigned l1d_line, l2_line, l1i_line;
+	uint64_t l1d_size, l2_size, l1i_size;
+	int l1d_ways, l2_ways, l1i_ways;
+	int cpus[2];             /* the two CPUs two-thread benchmarks pin to */
+	int cpu_count;           /* CPUs this process may use */
+} validate_machine;
+
+/* From sysfs/sysconf and the allowed CPU set; safe defaults (4 KiB pages,
+ * 64 B lines, 32 KiB L1, 1 MiB L2) when a value cannot be read. */
+int validate_machine_detect(validate_machine *out, plumb_status *status);
+/* The seeds' platforms and a generic host, for tests and presets. */
+void validate_machine_default(validate_machine *out);
+
+/* ---- Benchmarks --------------------------------------------------------- */
+
+typedef struct validate_params {
+	uint64_t size;           /* the suite parameter: intended number of events */
+	uint64_t pad;            /* padding benchmark: bytes of padding (seed 000 §3.2) */
+	uint64_t base_offset;    /* array start past a page boundary (glibc's malloc: 16) */
+	unsigned inner_trips;    /* branch benchmark: inner loop trip count (seed 003: 10) */
+	int monitored;           /* which thread role is counted: 0 or 1 */
+	const validate_machine *machine;
+} validate_params;
+
+/* The measured region.  Kernels call validate_region_open() on the counted
+ * thread before any barrier, then begin/end around exactly the code whose
+ * events are predicted.  Any member may be NULL (e.g. when only
+ * checking a kernel or emitting its trace). */
+typedef struct validate_region {
+	int (*open)(void *context, plumb_status *status);
+	void (*begin)(void *context);
+	void (*end)(void *context);
+	void *context;
+} validate_region;
+
+int validate_region_open(validate_region *region, plumb_status *status);
+void validate_region_begin(validate_region *region);
+void validate_region_end(validate_region *region);
+
+/* What a kernel reports about its own run, as a cross-check of the model. */
+typedef struct validate_run_info {
+	uint64_t iterations;     /* loop iterations the region executed */
+	uint64_t checksum;       /* keeps results observable */
+} validate_run_info;
+
+/* Where an emitter sends its stream.  mark(REGION_BEGIN/END) brackets the
+ * records of the measured region; records before it prepare state (e.g. the
+ * other thread's phase-1 writes).  Lines that the kernel flushes with
+ * clflush are simply not emitted before the region: for a simulator a
+ * flushed line and a never-touched line are the same state. */
+typedef enum validate_mark { VALIDATE_REGION_BEGIN, VALIDATE_REGION_END } validate_mark;
+
+typedef struct validate_sink {
+	int (*records)(void *context, const trace_record *records, size_t count, plumb_status *status);
+	int (*mark)(void *context, validate_mark mark, plumb_status *status);
+	void *context;
+} validate_sink;
+
+/* What the simulator must count for an event. */
+typedef enum validate_sim_event {
+	VALIDATE_SIM_NONE,             /* not modelled by the simulator */
+	VALIDATE_SIM_PAGES_TOUCHED,    /* first touches of pages = compulsory TLB misses */
+	VALIDATE_SIM_TLB_MISSES,
+	VALIDATE_SIM_L1D_MISSES,
+	VALIDATE_SIM_L2_MISSES,
+	VALIDATE_SIM_L1I_MISSES,
+	VALIDATE_SIM_INSTRUCTIONS,
+	VALIDATE_SIM_READS,
+	VALIDATE_SIM_WRITES,
+	VALIDATE_SIM_INTERVENTIONS,    /* received by the monitored core (PAPI_CA_ITV) */
+	VALIDATE_SIM_INVALIDATIONS,    /* received by the monitored core (PAPI_CA_INV) */
+	VALIDATE_SIM_UPGRADES_SHARED,  /* S->M requested by the monitored core (PAPI_CA_SHR) */
+	VALIDATE_SIM_UPGRADES_CLEAN    /* E->M by the monitored core (PAPI_CA_CLN) */
+} validate_sim_event;
+
+/* What an exact instrumented count (a Valgrind tool) can give for an event. */
+typedef enum validate_instrumented {
+	VALIDATE_INSTR_NONE,
+	VALIDATE_INSTR_INSTRUCTIONS,   /* cachegrind Ir of the kernel function */
+	VALIDATE_INSTR_READS,          /* cachegrind Dr */
+	VALIDATE_INSTR_WRITES,         /* cachegrind Dw */
+	VALIDATE_INSTR_D1_MISSES,      /* cachegrind D1mr+D1mw with the host L1D geometry */
+	VALIDATE_INSTR_LL_MISSES,      /* cachegrind DLmr+DLmw with LL = host L2 */
+	VALIDATE_INSTR_I1_MISSES,      /* cachegrind I1mr */
+	VALIDATE_INSTR_BRANCH_MISSES   /* cachegrind Bcm (its 2-bit predictor model) */
+} validate_instrumented;
+
+#define VALIDATE_MAX_EVENTS 3
+
+typedef struct validate_event {
+	const char *name;              /* shown in tables: "PAPI_TLB_DM", "minor-faults" */
+	const char *perf_name;         /* for the perf_event backend; NULL = none */
+	const char *papi_name;         /* for the PAPI backend; NULL = none */
+	validate_sim_event sim;
+	validate_instrumented instrumented;
+	const char *instrumented_function;  /* kernel symbol cachegrind attributes to */
+	bool companion;                /* counted alongside, not predicted (seed 000 Fig. 18) */
+	/* Predicted count for these parameters (the closed form). */
+	double (*predict)(const validate_params *params);
+} validate_event;
+
+typedef struct validate_benchmark {
+	const char *name;              /* "page-faults", "dtlb", "itv", ... */
+	const char *title;
+	const char *defeats;           /* what the design defeats, one line */
+	int threads;                   /* 1 or 2 (pinned to machine->cpus) */
+	uint64_t default_max_size;     /* largest default suite size */
+	bool capacity_suite;           /* adds the seed's 1000-step suite 1000..10000 */
+	int event_count;
+	validate_event events[VALIDATE_MAX_EVENTS];
+	/* Fills params for a suite size (base_offset, pad, ...). */
+	void (*configure)(validate_params *params);
+	/* Returns true inside the validity domain; else writes why into warning. */
+	bool (*in_domain)(const validate_params *params, char *warning, size_t length);
+	/* Runs the kernel once, counting through region. */
+	int (*run)(const validate_params *params, validate_region *region, validate_run_info *info,
+	           plumb_status *status);
+	/* Emits the exact reference stream of one run. */
+	int (*emit)(const validate_params *params, validate_sink *sink, plumb_status *status);
+	/* Loop iterations the model expects (checked against validate_run_info). */
+	uint64_t (*expected_iterations)(const validate_params *params);
+} validate_benchmark;
+
+/* Every benchmark, in suite order; *count receives how many. */
+const validate_benchmark *const *validate_benchmarks(size_t *count);
+const validate_benchmark *validate_benchmark_find(const char *name);
+/* Parameters for one size of a benchmark, with defaults filled in. */
+void validate_params_init(validate_params *params, const validate_benchmark *benchmark,
+                          const validate_machine *machine, uint64_t size);
+
+/* Suite sizes: powers of ten from 1 to max (inclusive) plus, for capacity
+ * suites, 2000..10000 in steps of 1000.  Returns the count (<= capacity). */
+size_t validate_suite_sizes(const validate_benchmark *benchmark, uint64_t max, uint64_t *sizes,
+                            size_t capacity);
+
+/* The configuration benchmark of seed 000 §3.2: the byte padding that makes
+ * the first reference start a page, for an array base at base_offset. */
+uint64_t validate_padding_aligned(uint64_t base_offset, size_t page_size);
+bool validate_padding_is_aligned(uint64_t base_offset, uint64_t pad, size_t page_size);
+
+/* ---- Statistics and classification -------------------------------------- */
+
+typedef enum validate_class {
+	VALIDATE_CLASS_EXACT,          /* every case equals the prediction */
+	VALIDATE_CLASS_ACCURATE,       /* every case within accurate_tolerance */
+	VALIDATE_CLASS_BIAS,           /* a != 0, b ~ 1: overhead that fades with size */
+	VALIDATE_CLASS_MULTIPLICATIVE, /* b != 1 */
+	VALIDATE_CLASS_RANDOM,         /* high spread in some cases only */
+	VALIDATE_CLASS_UNKNOWN         /* no fit */
+} validate_class;
+
+const char *validate_class_name(validate_class c);
+
+/* The thresholds, explicit so a reader can argue with them (docs/validation.md). */
+typedef struct validate_thresholds {
+	double accurate_tolerance;     /* |%diff| for "accurate" in every case: 0.01 */
+	double slope_tolerance;        /* |b - 1| above this is multiplicative: 0.05 */
+	double bias_min_events;        /* |a| below this is no bias: 0.5 events */
+	double random_cv;              /* case CV above this is a high spread: 0.10 */
+	double random_min_stddev;      /* ... and stddev above this many events: 1.0 */
+	double min_r2;                 /* below this the fit fails (unknown): 0.90 */
+	double reliable_tolerance;     /* reliable granularity: |%diff| <= 0.05 */
+	size_t min_cases;              /* fewer in-domain cases: unknown: 3 */
+} validate_thresholds;
+
+void validate_thresholds_default(validate_thresholds *t);
+
+/* One test case of one source: every raw value and its summary. */
+typedef struct validate_case {
+	uint64_t size;
+	double predicted;
+	bool in_domain;
+	size_t runs;
+	double *values;                /* runs raw values (owned by whoever filled it) */
+	double mean, stddev, min, max; /* stddev: sample (n-1), 0 for one run */
+	double percent_difference;     /* (mean - predicted) / predicted, signed, as a fraction */
+} validate_case;
+
+/* Fills mean/stddev/min/max/percent_difference from values. */
+void validate_case_summarize(validate_case *c);
+
+typedef struct validate_verdict {
+	validate_class cls;
+	double a, b, r2;               /* reported = a + b * predicted; NaN if no fit */
+	double reliable_from;          /* smallest predicted count within reliable_tolerance
+	                                  from there up; NaN if none */
+	size_t cases_used;             /* in-domain cases with data */
+	size_t noisy_cases;
+	double max_abs_difference;     /* over in-domain cases */
+	char explanation[PLUMB_MESSAGE_MAX];
+} validate_verdict;
+
+/* Classifies a suite (cases sorted or not).  Out-of-domain cases are kept
+ * in the data but excluded from the fit and the class. */
+void validate_classify(const validate_case *cases, size_t count, const validate_thresholds *t,
+                       validate_verdict *out);
+
+/* ---- Sources and the runner ---------------------------------------------- */
+
+typedef enum validate_source {
+	VALIDATE_SOURCE_PERF,
+	VALIDATE_SOURCE_PAPI,
+	VALIDATE_SOURCE_SIMULATOR,
+	VALIDATE_SOURCE_INSTRUMENTED,
+	VALIDATE_SOURCE_COUNT
+} validate_source;
+
+const char *validate_source_name(validate_source s);
+
+/* Results of one (benchmark, event, source) suite. */
+typedef struct validate_series {
+	const validate_benchmark *benchmark;
+	int event_index;
+	validate_source source;
+	bool supported;
+	char reason[PLUMB_MESSAGE_MAX];   /* why unsupported */
+	char detail[64];                  /* e.g. simulator preset, backend event name */
+	size_t case_count;
+	validate_case *cases;
+	validate_verdict verdict;
+	double calibration_bias;          /* empty-region mean for this event; NaN if unknown */
+} validate_series;
+
+typedef struct validate_options {
+	const char *const *benchmarks;    /* names; NULL = all */
+	size_t benchmark_count;
+	bool sources[VALIDATE_SOURCE_COUNT];
+	size_t runs;                      /* R, default 100 */
+	const uint64_t *sizes;            /* NULL = each benchmark's default suite */
+	size_t size_count;
+	uint64_t max_size;                /* cap of the default suites; 0 = per-benchmark */
+	const char *sim_preset;           /* NULL = "host" */
+	const char *valgrind;             /* program name/path; NULL = "valgrind" */
+	const char *self_path;            /* plumb binary for instrumented runs; NULL = /proc/self/exe */
+	validate_thresholds thresholds;
+	bool progress;
+} validate_options;
+
+void validate_options_default(validate_options *o);
+
+typedef struct validate_results {
+	validate_machine machine;
+	size_t series_count;
+	validate_series *series;
+	double seconds;                   /* wall time */
+	size_t total_runs;                /* process runs (forks) */
+	char notes[16][PLUMB_MESSAGE_MAX];
+	size_t note_count;
+} validate_results;
+
+int validate_run(const validate_options *options, validate_results *out, plumb_status *status);
+void validate_results_free(validate_results *results);
+
+/* One native run of a benchmark in a fresh child process; values[e] gets
+ * each event's count for the perf (0) and PAPI (1) sources, NaN when the
+ * source is unavailable.  Exposed for tests. */
+int validate_run_once(const validate_benchmark *benchmark, const validate_params *params,
+                      const bool sources[2], double values[2][VALIDATE_MAX_EVENTS],
+                      validate_run_info *info, plumb_status *status);
+
+/* Runs a kernel in this process without counters (for instrumented runs
+ * under Valgrind, and tests). */
+int validate_run_plain(const validate_benchmark *benchmark, const validate_params *params,
+                       validate_run_info *info, plumb_status *status);
+
+/* ---- Output --------------------------------------------------------------- */
+
+/* The verdict table ("Can I trust my counters?"): event, source, class, a,
+ * b, R^2, reliable from, status.  Added to report; reusable by the main report. */
+output_table *validate_verdict_table(output_report *report, const validate_results *results);
+/* Per-case summary table and every raw run. */
+output_table *validate_case_table(output_report *report, const validate_results *results);
+output_table *validate_raw_table(output_report *report, const validate_results *results);
+
+/* Writes directory/validate-plot.dat and .gp and runs gnuplot to
+ * directory/validate.png (format "png") or .svg.  Returns -1 with a clear
+ * message when gnuplot is missing. */
+int validate_plot(const validate_results *results, const char *directory, const char *format,
+                  const char *gnuplot, char *written, size_t written_length, plumb_status *status);
+
+#endif
