@@ -42,7 +42,8 @@ typedef struct validate_params {
 	uint64_t pad;            /* padding benchmark: bytes of padding (seed 000 §3.2) */
 	uint64_t base_offset;    /* array start past a page boundary (glibc's malloc: 16) */
 	unsigned inner_trips;    /* branch benchmark: inner loop trip count (seed 003: 10) */
-	int monitored;           /* which thread role is counted: 0 or 1 */
+	bool evict_by_sweep;     /* prepare uncached lines by an eviction sweep, not
+	                            clflush (Valgrind's cache models ignore clflush) */
 	const validate_machine *machine;
 } validate_params;
 

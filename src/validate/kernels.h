@@ -1,0 +1,55 @@
+/* The measured inner loops of the validation microbenchmarks.  They are
+ * written in assembly (kernels.c) so that neither gcc nor clang, at any
+ * optimisation level, can change the instruction mix a prediction rests
+ * on: seed 003 found compiler-inserted instructions (Power rounding ops,
+ * Itanium NOPs) behind most of its "counter errors".  Every kernel handles
+ * count == 0, touches only its arguments and the stack, and is a leaf. */
+#ifndef PLUMB_VALIDATE_KERNELS_H
+#define PLUMB_VALIDATE_KERNELS_H
+
+#include <stdint.h>
+
+/* One byte store per iteration at base + i*stride (page-fault sweep). */
+void vk_touch_stride(void *base, uint64_t stride, uint64_t count);
+/* One 4-byte store of 12 per iteration (seed 000's zz[i] = 12). */
+void vk_store_int_stride(void *base, uint64_t stride, uint64_t count);
+/* Two 4-byte stores per iteration: base and base + second (padding benchmark). */
+void vk_store_int_pairs(void *base, uint64_t stride, uint64_t second, uint64_t count);
+/* One 8-byte load per iteration; returns the sum. */
+uint64_t vk_load_stride(const void *base, uint64_t stride, uint64_t count);
+/* Dependent pointer chase: p = *p, count times; returns the last p. */
+void *vk_chase(void *start, uint64_t count);
+/* Per iteration: load 4 bytes, add 1, store them back (separate load and
+ * store, so the line is first read shared, then upgraded). */
+void vk_read_increment_stride(void *base, uint64_t stride, uint64_t count);
+/* Intervention reader: per iteration one load of a line, then stores the
+ * number of lines read so far to *progress (its own line). */
+uint64_t vk_read_lines_progress(const void *base, uint64_t stride, uint64_t count,
+                                volatile uint64_t *progress);
+/* Seed 003's branch benchmark: outer iterations of an inner loop of inner trips. */
+void vk_branch_loops(uint64_t outer, uint64_t inner);
+/* 16 dependent 1-cycle adds per iteration (register-only: no memory). */
+uint64_t vk_cycles(uint64_t iterations);
+/* 8 independent register adds + dec + jnz = 10 instructions per iteration;
+ * 3 + 10 * iterations in all (test, jz, ret). */
+uint64_t vk_instructions(uint64_t iterations);
+/* 4 loads from one line per iteration. */
+uint64_t vk_loads(const void *line, uint64_t iterations);
+/* 4 stores to one line per iteration. */
+void vk_stores(void *line, uint64_t iterations);
+/* 2 addsd + 2 mulsd per iteration (on values kept at 1.0). */
+double vk_fp_ops(uint64_t iterations);
+/* 2 sqrtsd per iteration. */
+double vk_sqrt(uint64_t iterations);
+
+/* Per-iteration and fixed counts the predictors use, in one place so the
+ * instruction-mix tests check the same numbers. */
+#define VK_INSTRUCTIONS_PER_ITERATION 10
+#define VK_INSTRUCTIONS_FIXED 3
+#define VK_CYCLES_PER_ITERATION 16
+#define VK_LOADS_PER_ITERATION 4
+#define VK_STORES_PER_ITERATION 4
+#define VK_FP_OPS_PER_ITERATION 4
+#define VK_SQRT_PER_ITERATION 2
+
+#endif

@@ -1,0 +1,103 @@
+/* The benchmark list, suite sizes, parameters and the region helpers. */
+#include <string.h>
+#include "validate/internal.h"
+
+static const validate_benchmark *const all_benchmarks[] = {
+	&validate_bench_page_faults,
+	&validate_bench_dtlb,
+	&validate_bench_padding,
+	&validate_bench_padding_misaligned,
+	&validate_bench_stride,
+	&validate_bench_random,
+	&validate_bench_page_crossing,
+	&validate_bench_shared,
+	&validate_bench_shared_control,
+	&validate_bench_itv,
+	&validate_bench_inv,
+	&validate_bench_shr,
+	&validate_bench_cln,
+	&validate_bench_branch,
+	&validate_bench_icache,
+	&validate_bench_cycles,
+	&validate_bench_instructions,
+	&validate_bench_loads,
+	&validate_bench_stores,
+	&validate_bench_fp,
+	&validate_bench_sqrt,
+};
+
+const validate_benchmark *const *validate_benchmarks(size_t *count)
+{
+	*count = sizeof all_benchmarks / sizeof all_benchmarks[0];
+	return all_benchmarks;
+}
+
+const validate_benchmark *validate_benchmark_find(const char *name)
+{
+	for (size_t i = 0; i < sizeof all_benchmarks / sizeof all_benchmarks[0]; i++)
+		if (strcmp(all_benchmarks[i]->name, name) == 0) return all_benchmarks[i];
+	return NULL;
+}
+
+void validate_params_init(validate_params *params, const validate_benchmark *benchmark,
+                          const validate_machine *machine, uint64_t size)
+{
+	memset(params, 0, sizeof *params);
+	params->size = size;
+	params->machine = machine;
+	params->inner_trips = 10;
+	if (benchmark->configure) benchmark->configure(params);
+}
+
+size_t validate_suite_sizes(const validate_benchmark *benchmark, uint64_t max, uint64_t *sizes,
+                            size_t capacity)
+{
+	size_t n = 0;
+	for (uint64_t size = 1; size <= max && n < capacity; size *= 10) {
+		sizes[n++] = size;
+		if (size > UINT64_MAX / 10) break;
+	}
+	/* The seed's 1000-step capacity suite: 1000..10000, crossing half the cache. */
+	if (benchmark->capacity_suite)
+		for (uint64_t size = 2000; size <= 10000 && n < capacity; size += 1000) {
+			bool present = false;
+			for (size_t i = 0; i < n; i++) present |= sizes[i] == size;
+			if (!present) sizes[n++] = size;
+		}
+	/* Keep ascending order. */
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0 && sizes[j - 1] > sizes[j]; j--) {
+			uint64_t t = sizes[j];
+			sizes[j] = sizes[j - 1];
+			sizes[j - 1] = t;
+		}
+	return n;
+}
+
+int validate_region_open(validate_region *region, plumb_status *status)
+{
+	if (region && region->open) return region->open(region->context, status);
+	return 0;
+}
+
+void validate_region_begin(validate_region *region)
+{
+	if (region && region->begin) region->begin(region->context);
+}
+
+void validate_region_end(validate_region *region)
+{
+	if (region && region->end) region->end(region->context);
+}
+
+int validate_run_plain(const validate_benchmark *benchmark, const validate_params *params,
+                       validate_run_info *info, plumb_status *status)
+{
+	memset(info, 0, sizeof *info);
+	if (benchmark->run(params, NULL, info, status) != 0) return -1;
+	if (benchmark->expected_iterations && info->iterations != benchmark->expected_iterations(params))
+		return plumb_fail(status, 71, "%s: ran %llu iterations, the model expects %llu",
+		                  benchmark->name, (unsigned long long)info->iterations,
+		                  (unsigned long long)benchmark->expected_iterations(params));
+	return 0;
+}
