@@ -238,7 +238,8 @@ typedef struct validate_series {
 	int event_index;
 	validate_source source;
 	bool supported;
-	char reason[PLUMB_MESSAGE_MAX];   /* why unsupported */
+	bool failed;                      /* supported, but a run failed: reason says how */
+	char reason[PLUMB_MESSAGE_MAX];   /* why unsupported or failed */
 	char detail[64];                  /* e.g. simulator preset, backend event name */
 	size_t case_count;
 	validate_case *cases;
@@ -247,8 +248,8 @@ typedef struct validate_series {
 } validate_series;
 
 typedef struct validate_options {
-	const char *const *benchmarks;    /* names; NULL = all */
-	size_t benchmark_count;
+	const char *const *selectors;     /* benchmark or event names; NULL or "all" = all */
+	size_t selector_count;
 	bool sources[VALIDATE_SOURCE_COUNT];
 	size_t runs;                      /* R, default 100 */
 	const uint64_t *sizes;            /* NULL = each benchmark's default suite */
@@ -269,8 +270,9 @@ typedef struct validate_results {
 	validate_series *series;
 	double seconds;                   /* wall time */
 	size_t total_runs;                /* process runs (forks) */
-	char notes[16][PLUMB_MESSAGE_MAX];
-	size_t note_count;
+	char notes[32][PLUMB_MESSAGE_MAX];
+	size_t note_count;                /* notes kept (at most 32) */
+	size_t notes_dropped;             /* further notes not kept */
 } validate_results;
 
 int validate_run(const validate_options *options, validate_results *out, plumb_status *status);

@@ -1,0 +1,332 @@
+/* plumb validate: counter validation microbenchmarks, every source side
+ * by side, and a verdict per event. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "cli/command.h"
+#include "plumb/parse.h"
+#include "plumb/validate.h"
+
+const char cmd_validate_summary[] = "check counters against microbenchmarks with predicted counts";
+
+enum {
+	OPT_BACKEND = 0x2001, OPT_RUNS, OPT_SIZES, OPT_MAX_SIZE, OPT_PRESET, OPT_DIR, OPT_PLOT_FORMAT,
+	OPT_VALGRIND, OPT_LIST, OPT_CASES, OPT_NO_PROGRESS, OPT_EXEC, OPT_EXEC_SIZE, OPT_EXEC_PAD,
+	OPT_EXEC_BASE, OPT_EXEC_TRIPS
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+	        "usage: plumb validate [EVENTS|BENCHMARKS|all] [--backend LIST] [--runs R] [--sizes LIST]\n"
+	        "                      [--max-size N] [--sim-preset NAME] [-d DIR] [--plot-format png|svg]\n"
+	        "                      [--cases] [--csv | --json] [-o FILE]\n\n"
+	        "Runs validation microbenchmarks whose event counts have a closed form (seeds\n"
+	        "000 and 003), R times each in fresh processes, reads them through perf_event\n"
+	        "and PAPI, simulates their exact address streams, counts them exactly under\n"
+	        "Valgrind, and classifies each (event, source) suite: exact, accurate, bias,\n"
+	        "multiplicative, random or unknown, with the fit reported = a + b*predicted,\n"
+	        "R^2 and the smallest count from which the event is within 5%%.\n\n"
+	        "  EVENTS              event or benchmark names (comma or space separated),\n"
+	        "                      e.g. minor-faults, PAPI_L1_DCM, itv; default all\n"
+	        "  --backend LIST      sources: perf, papi, sim, instrumented (or all); default all\n"
+	        "  --runs R            runs per test case for perf/PAPI (default 100)\n"
+	        "  --sizes LIST        suite sizes, e.g. 1,10,100,1000 (default: powers of ten up to\n"
+	        "                      each benchmark's maximum, plus 1000-steps for capacity suites)\n"
+	        "  --max-size N        cap of the default suites (default per benchmark)\n"
+	        "  --sim-preset NAME   simulator preset (default host)\n"
+	        "  -d, --output-dir D  write D/validate.csv, D/validate.json (every raw run) and\n"
+	        "                      the plot D/validate.png with its data and gnuplot script\n"
+	        "  --plot-format F     png (default) or svg\n"
+	        "  --valgrind PATH     the valgrind program (default valgrind)\n"
+	        "  --cases             also print the per-case table\n"
+	        "  --list              list the benchmarks and their events\n"
+	        "  --no-progress       no progress line on stderr\n"
+	        "  --csv, --json       output format; JSON and CSV include every raw run\n"
+	        "  -o, --output FILE   write to FILE (atomically) instead of stdout\n"
+	        "  -h, --help          this help\n");
+}
+
+static int list_benchmarks(const cli_output *out)
+{
+	size_t count;
+	const validate_benchmark *const *all = validate_benchmarks(&count);
+	output_report *r = output_report_new("validate");
+	output_table *t = output_table_add(r, "benchmarks", "Validation benchmarks");
+	output_column(t, "benchmark", NULL, 0);
+	output_column(t, "events", NULL, 0);
+	output_column(t, "threads", NULL, 0);
+	output_column(t, "max_size", NULL, 0);
+	output_column(t, "description", NULL, 0);
+	output_column(t, "defeats", NULL, 0);
+	for (size_t i = 0; i < count; i++) {
+		char events[256] = "";
+		for (int e = 0; e < all[i]->event_count; e++) {
+			size_t used = strlen(events);
+			snprintf(events + used, sizeof events - used, "%s%s%s", e ? "," : "", all[i]->events[e].name,
+			         all[i]->events[e].companion ? "(companion)" : "");
+		}
+		output_row(t);
+		output_cell_text(t, all[i]->name);
+		output_cell_text(t, events);
+		output_cell_integer(t, all[i]->threads);
+		output_cell_integer(t, (int64_t)all[i]->default_max_size);
+		output_cell_text(t, all[i]->title);
+		output_cell_text(t, all[i]->defeats);
+	}
+	int rc = cli_output_emit(out, r);
+	output_report_free(r);
+	return rc;
+}
+
+/* Runs one benchmark kernel once, uncounted: what Valgrind instruments. */
+static int exec_kernel(const char *name, uint64_t size, uint64_t pad, uint64_t base, uint64_t trips,
+                       bool have_pad, bool have_base)
+{
+	const validate_benchmark *b = validate_benchmark_find(name);
+	if (!b) return cli_usage_error("validate", "no benchmark '%s'", name);
+	plumb_status status;
+	validate_machine machine;
+	if (validate_machine_detect(&machine, &status) != 0) return cli_error("validate", &status);
+	validate_params params;
+	validate_params_init(&params, b, &machine, size);
+	if (have_pad) params.pad = pad;
+	if (have_base) params.base_offset = base;
+	params.inner_trips = (unsigned)trips;
+	params.evict_by_sweep = true;
+	validate_run_info info;
+	if (validate_run_plain(b, &params, &info, &status) != 0) return cli_error("validate", &status);
+	return 0;
+}
+
+static int parse_sizes(const char *text, uint64_t *sizes, size_t *count)
+{
+	char copy[1024];
+	snprintf(copy, sizeof copy, "%s", text);
+	*count = 0;
+	for (char *save = NULL, *token = strtok_r(copy, ",", &save); token; token = strtok_r(NULL, ",", &save)) {
+		plumb_status status;
+		if (*count >= 64) return cli_usage_error("validate", "at most 64 sizes");
+		if (parse_u64(token, 1, 100000000, &sizes[*count], &status) != 0)
+			return cli_usage_error("validate", "--sizes: %s", status.message);
+		(*count)++;
+	}
+	if (*count == 0) return cli_usage_error("validate", "--sizes needs at least one size");
+	return 0;
+}
+
+static int parse_backends(const char *text, bool sources[VALIDATE_SOURCE_COUNT])
+{
+	char copy[256];
+	snprintf(copy, sizeof copy, "%s", text);
+	for (int s = 0; s < VALIDATE_SOURCE_COUNT; s++) sources[s] = false;
+	for (char *save = NULL, *token = strtok_r(copy, ",", &save); token; token = strtok_r(NULL, ",", &save)) {
+		if (!strcasecmp(token, "all")) {
+			for (int s = 0; s < VALIDATE_SOURCE_COUNT; s++) sources[s] = true;
+		} else if (!strcasecmp(token, "perf") || !strcasecmp(token, "perf_event")) {
+			sources[VALIDATE_SOURCE_PERF] = true;
+		} else if (!strcasecmp(token, "papi")) {
+			sources[VALIDATE_SOURCE_PAPI] = true;
+		} else if (!strcasecmp(token, "sim") || !strcasecmp(token, "simulator")) {
+			sources[VALIDATE_SOURCE_SIMULATOR] = true;
+		} else if (!strcasecmp(token, "instrumented") || !strcasecmp(token, "valgrind")) {
+			sources[VALIDATE_SOURCE_INSTRUMENTED] = true;
+		} else {
+			return cli_usage_error("validate", "unknown backend '%s' (perf, papi, sim, instrumented, all)", token);
+		}
+	}
+	return 0;
+}
+
+static void add_machine_meta(output_report *r, const validate_results *results, const validate_options *o)
+{
+	const validate_machine *m = &results->machine;
+	output_meta_integer(r, "page_size", (int64_t)m->page_size);
+	output_meta_integer(r, "l1d_size", (int64_t)m->l1d_size);
+	output_meta_integer(r, "l1d_line", m->l1d_line);
+	output_meta_integer(r, "l2_size", (int64_t)m->l2_size);
+	output_meta_integer(r, "l1i_size", (int64_t)m->l1i_size);
+	output_meta_integer(r, "cpu_a", m->cpus[0]);
+	output_meta_integer(r, "cpu_b", m->cpus[1]);
+	output_meta_integer(r, "runs", (int64_t)o->runs);
+	output_meta_real(r, "seconds", results->seconds);
+	output_meta_integer(r, "process_runs", (int64_t)results->total_runs);
+	output_meta_text(r, "sim_preset", o->sim_preset ? o->sim_preset : "host");
+	output_meta_text(r, "thresholds",
+	                 "accurate |diff|<=1%; multiplicative |b-1|>5%; bias |a|>=0.5 with b~1; "
+	                 "random: CV>10% and stddev>1 and variance>mean in some case; unknown: <3 cases or R^2<0.90; "
+	                 "reliable from: every larger case within 5%");
+}
+
+static int write_files(const char *directory, const validate_results *results, const validate_options *o,
+                       const char *plot_format)
+{
+	plumb_status status;
+	if (mkdir(directory, 0777) != 0 && errno != EEXIST) {
+		plumb_fail_errno(&status, errno, "cannot create %s", directory);
+		return cli_error("validate", &status);
+	}
+	output_report *r = output_report_new("validate");
+	add_machine_meta(r, results, o);
+	validate_verdict_table(r, results);
+	validate_case_table(r, results);
+	validate_raw_table(r, results);
+	char path[4096];
+	int rc = 0;
+	snprintf(path, sizeof path, "%s/validate.json", directory);
+	if (output_write_file(r, OUTPUT_JSON, path, &status) != 0) rc = cli_error("validate", &status);
+	snprintf(path, sizeof path, "%s/validate.csv", directory);
+	if (rc == 0 && output_write_file(r, OUTPUT_CSV, path, &status) != 0) rc = cli_error("validate", &status);
+	output_report_free(r);
+	if (rc != 0) return rc;
+	char image[4096];
+	if (validate_plot(results, directory, plot_format, NULL, image, sizeof image, &status) != 0)
+		fprintf(stderr, "plumb validate: no plot: %s\n", status.message);
+	else
+		fprintf(stderr, "plumb validate: wrote %s/validate.{json,csv} and %s\n", directory, image);
+	return 0;
+}
+
+int cmd_validate(int argc, char **argv)
+{
+	static const struct option options[] = {
+		CLI_OUTPUT_OPTIONS,
+		{ "help", no_argument, 0, 'h' },
+		{ "backend", required_argument, 0, OPT_BACKEND },
+		{ "runs", required_argument, 0, OPT_RUNS },
+		{ "sizes", required_argument, 0, OPT_SIZES },
+		{ "max-size", required_argument, 0, OPT_MAX_SIZE },
+		{ "sim-preset", required_argument, 0, OPT_PRESET },
+		{ "output-dir", required_argument, 0, 'd' },
+		{ "plot-format", required_argument, 0, OPT_PLOT_FORMAT },
+		{ "valgrind", required_argument, 0, OPT_VALGRIND },
+		{ "list", no_argument, 0, OPT_LIST },
+		{ "cases", no_argument, 0, OPT_CASES },
+		{ "no-progress", no_argument, 0, OPT_NO_PROGRESS },
+		{ "exec", required_argument, 0, OPT_EXEC },
+		{ "exec-size", required_argument, 0, OPT_EXEC_SIZE },
+		{ "exec-pad", required_argument, 0, OPT_EXEC_PAD },
+		{ "exec-base-offset", required_argument, 0, OPT_EXEC_BASE },
+		{ "exec-inner-trips", required_argument, 0, OPT_EXEC_TRIPS },
+		{ 0, 0, 0, 0 }
+	};
+	cli_output out = { OUTPUT_TABLE, NULL };
+	validate_options o;
+	validate_options_default(&o);
+	o.progress = true;
+	uint64_t sizes[64];
+	const char *directory = NULL, *plot_format = "png", *exec = NULL;
+	uint64_t exec_size = 1, exec_pad = 0, exec_base = 0, exec_trips = 10;
+	bool have_pad = false, have_base = false, list = false, cases = false;
+	plumb_status status;
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "ho:d:", options, NULL)) != -1) {
+		uint64_t value;
+		switch (c) {
+		case 'h':
+			usage(stdout);
+			return 0;
+		case OPT_BACKEND:
+			if (parse_backends(optarg, o.sources) != 0) return 2;
+			break;
+		case OPT_RUNS:
+			if (parse_u64(optarg, 1, 100000, &value, &status) != 0)
+				return cli_usage_error("validate", "--runs: %s", status.message);
+			o.runs = value;
+			break;
+		case OPT_SIZES:
+			if (parse_sizes(optarg, sizes, &o.size_count) != 0) return 2;
+			o.sizes = sizes;
+			break;
+		case OPT_MAX_SIZE:
+			if (parse_u64(optarg, 1, 100000000, &o.max_size, &status) != 0)
+				return cli_usage_error("validate", "--max-size: %s", status.message);
+			break;
+		case OPT_PRESET: o.sim_preset = optarg; break;
+		case 'd': directory = optarg; break;
+		case OPT_PLOT_FORMAT:
+			if (strcmp(optarg, "png") && strcmp(optarg, "svg"))
+				return cli_usage_error("validate", "--plot-format must be png or svg, not '%s'", optarg);
+			plot_format = optarg;
+			break;
+		case OPT_VALGRIND: o.valgrind = optarg; break;
+		case OPT_LIST: list = true; break;
+		case OPT_CASES: cases = true; break;
+		case OPT_NO_PROGRESS: o.progress = false; break;
+		case OPT_EXEC: exec = optarg; break;
+		case OPT_EXEC_SIZE:
+			if (parse_u64(optarg, 1, 1000000000, &exec_size, &status) != 0)
+				return cli_usage_error("validate", "--exec-size: %s", status.message);
+			break;
+		case OPT_EXEC_PAD:
+			if (parse_u64(optarg, 0, 1 << 30, &exec_pad, &status) != 0)
+				return cli_usage_error("validate", "--exec-pad: %s", status.message);
+			have_pad = true;
+			break;
+		case OPT_EXEC_BASE:
+			if (parse_u64(optarg, 0, 1 << 30, &exec_base, &status) != 0)
+				return cli_usage_error("validate", "--exec-base-offset: %s", status.message);
+			have_base = true;
+			break;
+		case OPT_EXEC_TRIPS:
+			if (parse_u64(optarg, 1, 1000000, &exec_trips, &status) != 0)
+				return cli_usage_error("validate", "--exec-inner-trips: %s", status.message);
+			break;
+		default:
+			if (!cli_output_option(&out, c, optarg)) return cli_bad_option("validate", argv);
+		}
+	}
+	if (exec) return exec_kernel(exec, exec_size, exec_pad, exec_base, exec_trips, have_pad, have_base);
+	if (list) return list_benchmarks(&out);
+
+	/* Selectors: positional words, each possibly a comma list. */
+	char *storage = NULL;
+	const char *selectors[128];
+	size_t selector_count = 0;
+	size_t total = 0;
+	for (int i = optind; i < argc; i++) total += strlen(argv[i]) + 1;
+	if (total) {
+		storage = malloc(total);
+		if (!storage) return 1;
+		char *cursor = storage;
+		for (int i = optind; i < argc; i++) {
+			strcpy(cursor, argv[i]);
+			for (char *save = NULL, *token = strtok_r(cursor, ",", &save); token;
+			     token = strtok_r(NULL, ",", &save))
+				if (selector_count < 128) selectors[selector_count++] = token;
+			cursor += strlen(argv[i]) + 1;
+		}
+	}
+	o.selectors = selectors;
+	o.selector_count = selector_count;
+	if (!isatty(STDERR_FILENO)) o.progress = false;
+
+	validate_results results;
+	if (validate_run(&o, &results, &status) != 0) {
+		free(storage);
+		validate_results_free(&results);
+		return status.code == EINVAL ? cli_usage_error("validate", "%s", status.message)
+		                             : cli_error("validate", &status);
+	}
+	output_report *r = output_report_new("validate");
+	add_machine_meta(r, &results, &o);
+	validate_verdict_table(r, &results);
+	if (cases || out.format != OUTPUT_TABLE) validate_case_table(r, &results);
+	if (out.format != OUTPUT_TABLE) validate_raw_table(r, &results);
+	for (size_t i = 0; i < results.note_count; i++) output_note(r, "%s", results.notes[i]);
+	if (results.notes_dropped) output_note(r, "%zu more notes not shown", results.notes_dropped);
+	output_note(r, "%zu process runs in %.1f s", results.total_runs, results.seconds);
+	int rc = cli_output_emit(&out, r);
+	output_report_free(r);
+	if (rc == 0 && directory) rc = write_files(directory, &results, &o, plot_format);
+	validate_results_free(&results);
+	free(storage);
+	return rc;
+}

@@ -1,0 +1,37 @@
+/* The native sources (perf_event and PAPI through the counter layer), the
+ * simulator and the instrumented (Valgrind) source, as the runner uses them. */
+#ifndef PLUMB_VALIDATE_NATIVE_H
+#define PLUMB_VALIDATE_NATIVE_H
+
+#include "plumb/validate.h"
+
+/* Source 0 = perf_event, 1 = PAPI. */
+typedef struct validate_native_support {
+	bool supported[2][VALIDATE_MAX_EVENTS];
+	char reason[2][VALIDATE_MAX_EVENTS][PLUMB_MESSAGE_MAX];
+	double bias[2][VALIDATE_MAX_EVENTS];   /* empty-region mean; NaN if unknown */
+} validate_native_support;
+
+/* The name an event is opened with on a backend (0 perf, 1 PAPI). */
+const char *validate_native_event_name(const validate_event *event, int source);
+/* Probes in a child process (PAPI initialises once per process). */
+int validate_native_probe(const validate_benchmark *benchmark, validate_native_support *out,
+                          plumb_status *status);
+
+/* Simulates one case: values[e] for each event the simulator models (NaN
+ * otherwise, with reasons[e]).  Returns -1 when the simulator is missing or
+ * fails (status says why). */
+int validate_simulate(const validate_benchmark *benchmark, const validate_params *params,
+                      const char *preset, double values[VALIDATE_MAX_EVENTS],
+                      char reasons[VALIDATE_MAX_EVENTS][PLUMB_MESSAGE_MAX], plumb_status *status);
+/* True when this plumb was built with the simulator. */
+bool validate_simulator_available(char *reason, size_t length);
+
+/* Exact instrumented counts of one case under Valgrind's cachegrind. */
+int validate_instrumented_counts(const validate_benchmark *benchmark, const validate_params *params,
+                                 const char *valgrind, const char *self_path,
+                                 double values[VALIDATE_MAX_EVENTS], plumb_status *status);
+/* Whether valgrind can run here (reason when not). */
+bool validate_valgrind_available(const char *valgrind, char *reason, size_t length);
+
+#endif

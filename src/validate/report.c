@@ -1,0 +1,151 @@
+/* The validation's tables: the verdict per (event, source) -- the section
+ * "Can I trust my counters?" of the main report -- the per-case summary,
+ * and every raw run. */
+#include <math.h>
+#include <stdio.h>
+#include "plumb/validate.h"
+
+static const char *status_of(const validate_series *s)
+{
+	const validate_event *ev = &s->benchmark->events[s->event_index];
+	if (!s->supported) return "unsupported";
+	if (s->failed) return "failed";
+	if (ev->companion) return "companion";
+	return "ok";
+}
+
+static void real_or_status(output_table *t, double v)
+{
+	if (isfinite(v)) output_cell_real(t, v);
+	else output_cell_empty(t);
+}
+
+output_table *validate_verdict_table(output_report *report, const validate_results *results)
+{
+	output_table *t = output_table_add(report, "verdict", "Can I trust my counters?");
+	output_column(t, "event", NULL, 0);
+	output_column(t, "benchmark", NULL, 0);
+	output_column(t, "source", NULL, 0);
+	output_column(t, "class", NULL, 0);
+	output_column(t, "a", "events", 2);
+	output_column(t, "b", NULL, 4);
+	output_column(t, "r2", NULL, 4);
+	output_column(t, "reliable_from", "events", 0);
+	output_column(t, "max_abs_diff", "%", 2);
+	output_column(t, "empty_region", "events", 2);
+	output_column(t, "status", NULL, 0);
+	output_column(t, "detail", NULL, 0);
+	for (size_t i = 0; i < results->series_count; i++) {
+		const validate_series *s = &results->series[i];
+		const validate_event *ev = &s->benchmark->events[s->event_index];
+		const char *status = status_of(s);
+		output_row(t);
+		output_cell_text(t, ev->name);
+		output_cell_text(t, s->benchmark->name);
+		output_cell_text(t, validate_source_name(s->source));
+		if (!s->supported) {
+			output_cell_status(t, "unsupported", s->reason);
+			for (int k = 0; k < 6; k++) output_cell_empty(t);
+			output_cell_text(t, status);
+			output_cell_text(t, s->reason);
+			continue;
+		}
+		if (ev->companion) {
+			output_cell_text(t, "companion");
+			for (int k = 0; k < 5; k++) output_cell_empty(t);
+			real_or_status(t, s->calibration_bias);
+			output_cell_text(t, status);
+			output_cell_text(t, "counted alongside (seed 000 Fig. 18), no prediction");
+			continue;
+		}
+		output_cell_text(t, validate_class_name(s->verdict.cls));
+		real_or_status(t, s->verdict.a);
+		real_or_status(t, s->verdict.b);
+		real_or_status(t, s->verdict.r2);
+		if (isfinite(s->verdict.reliable_from)) output_cell_real(t, s->verdict.reliable_from);
+		else output_cell_status(t, "never", "no size from which every case is within the tolerance");
+		real_or_status(t, s->verdict.cases_used ? s->verdict.max_abs_difference * 100 : NAN);
+		real_or_status(t, s->calibration_bias);
+		output_cell_text(t, status);
+		output_cell_text(t, s->failed ? s->reason : s->verdict.explanation);
+	}
+	return t;
+}
+
+output_table *validate_case_table(output_report *report, const validate_results *results)
+{
+	output_table *t = output_table_add(report, "cases", "Test cases: prediction and reported counts");
+	output_column(t, "benchmark", NULL, 0);
+	output_column(t, "event", NULL, 0);
+	output_column(t, "source", NULL, 0);
+	output_column(t, "size", NULL, 0);
+	output_column(t, "predicted", "events", 0);
+	output_column(t, "runs", NULL, 0);
+	output_column(t, "mean", "events", 2);
+	output_column(t, "stddev", "events", 2);
+	output_column(t, "min", "events", 0);
+	output_column(t, "max", "events", 0);
+	output_column(t, "difference", "%", 3);
+	output_column(t, "in_domain", NULL, 0);
+	for (size_t i = 0; i < results->series_count; i++) {
+		const validate_series *s = &results->series[i];
+		const validate_event *ev = &s->benchmark->events[s->event_index];
+		for (size_t k = 0; k < s->case_count; k++) {
+			const validate_case *c = &s->cases[k];
+			output_row(t);
+			output_cell_text(t, s->benchmark->name);
+			output_cell_text(t, ev->name);
+			output_cell_text(t, validate_source_name(s->source));
+			output_cell_integer(t, (int64_t)c->size);
+			if (isfinite(c->predicted)) output_cell_real(t, c->predicted);
+			else output_cell_status(t, "n/a", "companion event: not predicted");
+			if (!s->supported) {
+				for (int j = 0; j < 6; j++) output_cell_status(t, "unsupported", s->reason);
+			} else if (c->runs == 0) {
+				for (int j = 0; j < 6; j++) output_cell_status(t, "not-counted", s->failed ? s->reason : "no run");
+			} else {
+				output_cell_integer(t, (int64_t)c->runs);
+				output_cell_real(t, c->mean);
+				output_cell_real(t, c->stddev);
+				output_cell_real(t, c->min);
+				output_cell_real(t, c->max);
+				if (isfinite(c->percent_difference)) output_cell_real(t, c->percent_difference * 100);
+				else output_cell_status(t, "n/a", "no prediction");
+			}
+			output_cell_text(t, c->in_domain ? "yes" : "no");
+		}
+	}
+	return t;
+}
+
+output_table *validate_raw_table(output_report *report, const validate_results *results)
+{
+	output_table *t = output_table_add(report, "runs", "Every raw run");
+	output_column(t, "benchmark", NULL, 0);
+	output_column(t, "event", NULL, 0);
+	output_column(t, "source", NULL, 0);
+	output_column(t, "size", NULL, 0);
+	output_column(t, "run", NULL, 0);
+	output_column(t, "predicted", "events", 0);
+	output_column(t, "reported", "events", 0);
+	for (size_t i = 0; i < results->series_count; i++) {
+		const validate_series *s = &results->series[i];
+		if (!s->supported) continue;
+		const validate_event *ev = &s->benchmark->events[s->event_index];
+		for (size_t k = 0; k < s->case_count; k++) {
+			const validate_case *c = &s->cases[k];
+			for (size_t r = 0; r < c->runs; r++) {
+				output_row(t);
+				output_cell_text(t, s->benchmark->name);
+				output_cell_text(t, ev->name);
+				output_cell_text(t, validate_source_name(s->source));
+				output_cell_integer(t, (int64_t)c->size);
+				output_cell_integer(t, (int64_t)r + 1);
+				if (isfinite(c->predicted)) output_cell_real(t, c->predicted);
+				else output_cell_status(t, "n/a", "companion event: not predicted");
+				output_cell_real(t, c->values[r]);
+			}
+		}
+	}
+	return t;
+}

@@ -1,0 +1,392 @@
+/* The validation runner: for each selected benchmark and suite size, the
+ * prediction, R native runs in fresh processes (perf_event and PAPI side
+ * by side), one simulation and one instrumented run (both deterministic),
+ * every raw value kept, then the classification of each (event, source)
+ * suite. */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <strings.h>
+#include <string.h>
+#include <time.h>
+#include "plumb/progress.h"
+#include "validate/native.h"
+
+void validate_options_default(validate_options *o)
+{
+	memset(o, 0, sizeof *o);
+	for (int s = 0; s < VALIDATE_SOURCE_COUNT; s++) o->sources[s] = true;
+	o->runs = 100;
+	validate_thresholds_default(&o->thresholds);
+}
+
+const char *validate_source_name(validate_source s)
+{
+	switch (s) {
+	case VALIDATE_SOURCE_PERF: return "perf_event";
+	case VALIDATE_SOURCE_PAPI: return "papi";
+	case VALIDATE_SOURCE_SIMULATOR: return "simulator";
+	case VALIDATE_SOURCE_INSTRUMENTED: return "instrumented";
+	case VALIDATE_SOURCE_COUNT: break;
+	}
+	return "?";
+}
+
+static void note(validate_results *r, const char *format, ...) __attribute__((format(printf, 2, 3)));
+static void note(validate_results *r, const char *format, ...)
+{
+	size_t capacity = sizeof r->notes / sizeof r->notes[0];
+	if (r->note_count >= capacity) {
+		r->notes_dropped++;
+		return;
+	}
+	va_list ap;
+	va_start(ap, format);
+	vsnprintf(r->notes[r->note_count++], PLUMB_MESSAGE_MAX, format, ap);
+	va_end(ap);
+}
+
+static double now_seconds(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* Which events of a benchmark the selectors ask for (bit e); 0 = none. */
+static unsigned selected_events(const validate_benchmark *b, const validate_options *o)
+{
+	unsigned all = (1u << b->event_count) - 1;
+	if (!o->selectors || o->selector_count == 0) return all;
+	unsigned mask = 0;
+	for (size_t i = 0; i < o->selector_count; i++) {
+		const char *s = o->selectors[i];
+		if (!strcasecmp(s, "all") || !strcasecmp(s, b->name)) return all;
+		for (int e = 0; e < b->event_count; e++)
+			if (!strcasecmp(s, b->events[e].name) ||
+			    (b->events[e].perf_name && !strcasecmp(s, b->events[e].perf_name)) ||
+			    (b->events[e].papi_name && !strcasecmp(s, b->events[e].papi_name)))
+				mask |= 1u << e;
+	}
+	return mask;
+}
+
+typedef struct benchmark_plan {
+	const validate_benchmark *benchmark;
+	unsigned events;
+	size_t size_count;
+	uint64_t sizes[64];
+	validate_params params[64];
+	bool in_domain[64];
+	validate_series *series[VALIDATE_MAX_EVENTS][VALIDATE_SOURCE_COUNT];
+} benchmark_plan;
+
+static validate_case *case_of(validate_series *s, size_t i) { return &s->cases[i]; }
+
+static int new_series(validate_results *r, benchmark_plan *plan, int event, validate_source source,
+                      size_t runs, plumb_status *status)
+{
+	validate_series *s = &r->series[r->series_count++];
+	memset(s, 0, sizeof *s);
+	s->benchmark = plan->benchmark;
+	s->event_index = event;
+	s->source = source;
+	s->supported = true;
+	s->calibration_bias = NAN;
+	s->case_count = plan->size_count;
+	s->cases = calloc(plan->size_count ? plan->size_count : 1, sizeof *s->cases);
+	if (!s->cases) return plumb_fail(status, ENOMEM, "out of memory");
+	const validate_event *ev = &plan->benchmark->events[event];
+	for (size_t i = 0; i < plan->size_count; i++) {
+		validate_case *c = case_of(s, i);
+		c->size = plan->sizes[i];
+		c->predicted = ev->companion || !ev->predict ? NAN : ev->predict(&plan->params[i]);
+		c->in_domain = plan->in_domain[i];
+		c->values = calloc(runs ? runs : 1, sizeof *c->values);
+		if (!c->values) return plumb_fail(status, ENOMEM, "out of memory");
+	}
+	plan->series[event][source] = s;
+	return 0;
+}
+
+static void unsupported(validate_series *s, const char *format, ...) __attribute__((format(printf, 2, 3)));
+static void unsupported(validate_series *s, const char *format, ...)
+{
+	s->supported = false;
+	va_list ap;
+	va_start(ap, format);
+	vsnprintf(s->reason, sizeof s->reason, format, ap);
+	va_end(ap);
+}
+
+static void failed(validate_series *s, const char *message)
+{
+	if (s->failed) return;
+	s->failed = true;
+	snprintf(s->reason, sizeof s->reason, "%s", message);
+}
+
+static void add_value(validate_series *s, size_t i, double value)
+{
+	if (!s || !s->supported || s->failed || isnan(value)) return;
+	validate_case *c = case_of(s, i);
+	c->values[c->runs++] = value;
+}
+
+static int plan_benchmark(benchmark_plan *plan, const validate_benchmark *b, unsigned events,
+                          const validate_options *o, const validate_machine *machine,
+                          validate_results *r)
+{
+	memset(plan, 0, sizeof *plan);
+	plan->benchmark = b;
+	plan->events = events;
+	if (o->sizes && o->size_count) {
+		for (size_t i = 0; i < o->size_count && i < 64; i++) plan->sizes[plan->size_count++] = o->sizes[i];
+	} else {
+		uint64_t max = o->max_size ? o->max_size : b->default_max_size;
+		plan->size_count = validate_suite_sizes(b, max, plan->sizes, 64);
+	}
+	for (size_t i = 0; i < plan->size_count; i++) {
+		validate_params_init(&plan->params[i], b, machine, plan->sizes[i]);
+		char warning[PLUMB_MESSAGE_MAX] = "";
+		plan->in_domain[i] = b->in_domain ? b->in_domain(&plan->params[i], warning, sizeof warning) : true;
+		if (!plan->in_domain[i])
+			note(r, "warning: %s at %llu is outside its validity domain: %s", b->name,
+			     (unsigned long long)plan->sizes[i], warning);
+	}
+	return 0;
+}
+
+static int run_native(benchmark_plan *plan, const validate_options *o, validate_results *r,
+                      progress *bar, plumb_status *status)
+{
+	const validate_benchmark *b = plan->benchmark;
+	bool want[2] = { o->sources[VALIDATE_SOURCE_PERF], o->sources[VALIDATE_SOURCE_PAPI] };
+	if (!want[0] && !want[1]) return 0;
+	validate_native_support support;
+	if (validate_native_probe(b, &support, status) != 0) return -1;
+	bool run_source[2] = { false, false };
+	for (int e = 0; e < b->event_count; e++) {
+		if (!(plan->events & (1u << e))) continue;
+		for (int s = 0; s < 2; s++) {
+			if (!want[s]) continue;
+			validate_series *series = plan->series[e][s];
+			series->calibration_bias = support.bias[s][e];
+			snprintf(series->detail, sizeof series->detail, "%s",
+			         validate_native_event_name(&b->events[e], s));
+			if (!support.supported[s][e])
+				unsupported(series, "%s", support.reason[s][e][0] ? support.reason[s][e] : "cannot be opened");
+			else
+				run_source[s] = true;
+		}
+	}
+	if (!run_source[0] && !run_source[1]) return 0;
+	for (size_t i = 0; i < plan->size_count; i++) {
+		for (size_t run = 0; run < o->runs; run++) {
+			double values[2][VALIDATE_MAX_EVENTS];
+			plumb_status run_status;
+			int rc = validate_run_once(b, &plan->params[i], run_source, values, NULL, &run_status);
+			r->total_runs++;
+			if (bar) progress_step(bar, bar->done + 1);
+			for (int e = 0; e < b->event_count; e++) {
+				if (!(plan->events & (1u << e))) continue;
+				for (int s = 0; s < 2; s++) {
+					if (!run_source[s]) continue;
+					validate_series *series = plan->series[e][s];
+					if (rc != 0) {
+						failed(series, run_status.message);
+						continue;
+					}
+					if (isnan(values[s][e]) && series->supported)
+						failed(series, "a run returned no count");
+					add_value(series, i, values[s][e]);
+				}
+			}
+			if (rc != 0) {
+				note(r, "%s at %llu: %s", b->name, (unsigned long long)plan->sizes[i], run_status.message);
+				return 0;
+			}
+		}
+	}
+	return 0;
+}
+
+static int run_simulator(benchmark_plan *plan, const validate_options *o, validate_results *r,
+                         progress *bar)
+{
+	const validate_benchmark *b = plan->benchmark;
+	char reason[PLUMB_MESSAGE_MAX];
+	bool available = validate_simulator_available(reason, sizeof reason);
+	bool any = false;
+	for (int e = 0; e < b->event_count; e++) {
+		if (!(plan->events & (1u << e))) continue;
+		validate_series *series = plan->series[e][VALIDATE_SOURCE_SIMULATOR];
+		snprintf(series->detail, sizeof series->detail, "preset %s", o->sim_preset ? o->sim_preset : "host");
+		if (!available) unsupported(series, "%s", reason);
+		else if (b->events[e].sim == VALIDATE_SIM_NONE)
+			unsupported(series, "the simulator does not model %s", b->events[e].name);
+		else if (!b->emit) unsupported(series, "%s has no address-stream emitter", b->name);
+		else any = true;
+	}
+	if (!any) return 0;
+	for (size_t i = 0; i < plan->size_count; i++) {
+		double values[VALIDATE_MAX_EVENTS];
+		char reasons[VALIDATE_MAX_EVENTS][PLUMB_MESSAGE_MAX];
+		plumb_status status;
+		int rc = validate_simulate(b, &plan->params[i], o->sim_preset, values, reasons, &status);
+		if (bar) progress_step(bar, bar->done + 1);
+		for (int e = 0; e < b->event_count; e++) {
+			if (!(plan->events & (1u << e))) continue;
+			validate_series *series = plan->series[e][VALIDATE_SOURCE_SIMULATOR];
+			if (rc != 0) failed(series, status.message);
+			else add_value(series, i, values[e]);
+		}
+		if (rc != 0) {
+			note(r, "simulator, %s at %llu: %s", b->name, (unsigned long long)plan->sizes[i], status.message);
+			return 0;
+		}
+	}
+	return 0;
+}
+
+static int run_instrumented(benchmark_plan *plan, const validate_options *o, validate_results *r,
+                            progress *bar)
+{
+	const validate_benchmark *b = plan->benchmark;
+	char reason[PLUMB_MESSAGE_MAX] = "";
+	bool available = false, checked = false, any = false;
+	for (int e = 0; e < b->event_count; e++) {
+		if (!(plan->events & (1u << e))) continue;
+		validate_series *series = plan->series[e][VALIDATE_SOURCE_INSTRUMENTED];
+		snprintf(series->detail, sizeof series->detail, "cachegrind");
+		if (b->events[e].instrumented == VALIDATE_INSTR_NONE) {
+			unsupported(series, "%s", b->threads > 1
+			            ? "Valgrind serialises threads and has no coherence or multi-core cache model"
+			            : "no Valgrind tool counts this event exactly");
+			continue;
+		}
+		if (!checked) {
+			available = validate_valgrind_available(o->valgrind, reason, sizeof reason);
+			checked = true;
+		}
+		if (!available) unsupported(series, "%s", reason);
+		else any = true;
+	}
+	if (!any) return 0;
+	for (size_t i = 0; i < plan->size_count; i++) {
+		double values[VALIDATE_MAX_EVENTS];
+		plumb_status status;
+		int rc = validate_instrumented_counts(b, &plan->params[i], o->valgrind, o->self_path, values, &status);
+		if (bar) progress_step(bar, bar->done + 1);
+		for (int e = 0; e < b->event_count; e++) {
+			if (!(plan->events & (1u << e)) || b->events[e].instrumented == VALIDATE_INSTR_NONE) continue;
+			validate_series *series = plan->series[e][VALIDATE_SOURCE_INSTRUMENTED];
+			if (rc != 0) failed(series, status.message);
+			else add_value(series, i, values[e]);
+		}
+		if (rc != 0) {
+			note(r, "instrumented, %s at %llu: %s", b->name, (unsigned long long)plan->sizes[i], status.message);
+			return 0;
+		}
+	}
+	return 0;
+}
+
+static void finish_series(validate_series *s, const validate_thresholds *t)
+{
+	for (size_t i = 0; i < s->case_count; i++) validate_case_summarize(&s->cases[i]);
+	const validate_event *ev = &s->benchmark->events[s->event_index];
+	if (!s->supported || ev->companion) {
+		memset(&s->verdict, 0, sizeof s->verdict);
+		s->verdict.cls = VALIDATE_CLASS_UNKNOWN;
+		s->verdict.a = s->verdict.b = s->verdict.r2 = s->verdict.reliable_from = NAN;
+		return;
+	}
+	validate_classify(s->cases, s->case_count, t, &s->verdict);
+	if (s->verdict.cls == VALIDATE_CLASS_BIAS && isfinite(s->calibration_bias)) {
+		size_t used = strlen(s->verdict.explanation);
+		snprintf(s->verdict.explanation + used, sizeof s->verdict.explanation - used,
+		         "; the empty region counts %.2f", s->calibration_bias);
+	}
+}
+
+int validate_run(const validate_options *options, validate_results *out, plumb_status *status)
+{
+	memset(out, 0, sizeof *out);
+	double started = now_seconds();
+	if (validate_machine_detect(&out->machine, status) != 0) return -1;
+	if (options->runs == 0) return plumb_fail(status, EINVAL, "the number of runs must be at least 1");
+	size_t count;
+	const validate_benchmark *const *all = validate_benchmarks(&count);
+	benchmark_plan *plans = calloc(count, sizeof *plans);
+	size_t plan_count = 0, series_capacity = 0;
+	if (!plans) return plumb_fail(status, ENOMEM, "out of memory");
+	for (size_t i = 0; i < options->selector_count; i++) {
+		bool matched = false;
+		for (size_t k = 0; k < count; k++) matched |= selected_events(all[k], &(validate_options){
+			.selectors = &options->selectors[i], .selector_count = 1 }) != 0;
+		if (!matched) {
+			free(plans);
+			return plumb_fail(status, EINVAL, "'%s' names no benchmark or event (see plumb validate --list)",
+			                  options->selectors[i]);
+		}
+	}
+	for (size_t k = 0; k < count; k++) {
+		unsigned events = selected_events(all[k], options);
+		if (!events) continue;
+		plan_benchmark(&plans[plan_count], all[k], events, options, &out->machine, out);
+		for (int e = 0; e < all[k]->event_count; e++)
+			if (events & (1u << e)) series_capacity += VALIDATE_SOURCE_COUNT;
+		plan_count++;
+	}
+	out->series = calloc(series_capacity ? series_capacity : 1, sizeof *out->series);
+	if (!out->series) {
+		free(plans);
+		return plumb_fail(status, ENOMEM, "out of memory");
+	}
+	size_t steps = 0;
+	for (size_t p = 0; p < plan_count; p++) {
+		for (int e = 0; e < plans[p].benchmark->event_count; e++) {
+			if (!(plans[p].events & (1u << e))) continue;
+			for (int s = 0; s < VALIDATE_SOURCE_COUNT; s++) {
+				if (!options->sources[s]) continue;
+				size_t runs = s <= VALIDATE_SOURCE_PAPI ? options->runs : 1;
+				if (new_series(out, &plans[p], e, (validate_source)s, runs, status) != 0) {
+					free(plans);
+					return -1;
+				}
+			}
+		}
+		steps += plans[p].size_count * (options->runs + 2);
+	}
+	progress bar = { 0 };
+	if (options->progress) progress_begin(&bar, "validate", steps);
+	int rc = 0;
+	for (size_t p = 0; p < plan_count && rc == 0; p++) {
+		if (options->sources[VALIDATE_SOURCE_PERF] || options->sources[VALIDATE_SOURCE_PAPI])
+			rc = run_native(&plans[p], options, out, options->progress ? &bar : NULL, status);
+		if (rc == 0 && options->sources[VALIDATE_SOURCE_SIMULATOR])
+			rc = run_simulator(&plans[p], options, out, options->progress ? &bar : NULL);
+		if (rc == 0 && options->sources[VALIDATE_SOURCE_INSTRUMENTED])
+			rc = run_instrumented(&plans[p], options, out, options->progress ? &bar : NULL);
+	}
+	if (options->progress) progress_end(&bar);
+	for (size_t i = 0; i < out->series_count; i++) finish_series(&out->series[i], &options->thresholds);
+	free(plans);
+	out->seconds = now_seconds() - started;
+	return rc;
+}
+
+void validate_results_free(validate_results *results)
+{
+	for (size_t i = 0; i < results->series_count; i++) {
+		validate_series *s = &results->series[i];
+		for (size_t c = 0; c < s->case_count && s->cases; c++) free(s->cases[c].values);
+		free(s->cases);
+	}
+	free(results->series);
+	results->series = NULL;
+	results->series_count = 0;
+}
