@@ -1,0 +1,324 @@
+/* Each benchmark's predictor against its own emitted address stream, run
+ * through small independent models written here (distinct pages, distinct
+ * lines, a two-core MESI with unbounded caches), and each kernel run for
+ * real: natively (exact page faults through perf_event and PAPI) and
+ * uncounted (every kernel, including the two-thread ones, completes and
+ * runs the iterations its model expects). */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "plumb/validate.h"
+
+/* ---- a checking sink: counts per kind and tiny cache models ---- */
+
+#define MODEL_LINES (1u << 22)
+
+typedef struct model {
+	bool in_region, marked_end;
+	uint64_t page_size, line;
+	uint64_t reads, writes, instructions;
+	/* first touches in the region, by page and by line (open addressing) */
+	uint64_t *pages, *lines;
+	size_t page_count, line_count, capacity;
+	uint64_t distinct_pages, distinct_lines, distinct_ilines;
+	/* two-core MESI with unbounded caches: state per (core, line) */
+	uint8_t *state[2];
+	uint64_t *state_keys;
+	uint64_t interventions0, invalidations0, upgrades_shared0, upgrades_clean0, misses0;
+} model;
+
+enum { I = 0, S, E, M };
+
+static size_t slot_of(uint64_t *table, size_t capacity, uint64_t key, bool *fresh)
+{
+	size_t h = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 20) & (capacity - 1);
+	while (table[h] != 0 && table[h] != key + 1) h = (h + 1) & (capacity - 1);
+	*fresh = table[h] == 0;
+	table[h] = key + 1;
+	return h;
+}
+
+static int model_records(void *context, const trace_record *r, size_t n, plumb_status *status)
+{
+	(void)status;
+	model *m = context;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t line = r[i].address / m->line;
+		bool fresh;
+		size_t s = slot_of(m->state_keys, m->capacity, line, &fresh);
+		if (fresh) m->state[0][s] = m->state[1][s] = I;
+		unsigned c = r[i].thread & 1, o = 1 - c;
+		uint8_t *mine = &m->state[c][s], *other = &m->state[o][s];
+		bool count = m->in_region;
+		if (r[i].kind == TRACE_INSTRUCTION) {
+			if (count) {
+				m->instructions++;
+				bool f;
+				slot_of(m->lines, m->capacity, line | (1ull << 62), &f);
+				m->distinct_ilines += f;
+			}
+			continue;
+		}
+		if (count) {
+			bool f;
+			slot_of(m->pages, m->capacity, r[i].address / m->page_size, &f);
+			m->distinct_pages += f;
+			slot_of(m->lines, m->capacity, line, &f);
+			m->distinct_lines += f;
+			if (r[i].kind == TRACE_READ) m->reads++;
+			else m->writes++;
+		}
+		if (r[i].kind == TRACE_READ) {
+			if (*mine != I) continue;
+			if (count && c == 0) m->misses0++;
+			if (*other == M || *other == E) {
+				if (count && o == 0) m->interventions0++;
+				*other = S;
+				*mine = S;
+			} else {
+				*mine = *other == S ? S : E;
+			}
+		} else {
+			if (*mine == M) continue;
+			if (*mine == E) {
+				if (count && c == 0) m->upgrades_clean0++;
+			} else if (*mine == S) {
+				if (count && c == 0) m->upgrades_shared0++;
+			} else {
+				if (count && c == 0) m->misses0++;
+				if (count && o == 0 && (*other == M || *other == E)) m->interventions0++;
+			}
+			if (*other != I && count && o == 0) m->invalidations0++;
+			*other = I;
+			*mine = M;
+		}
+	}
+	return 0;
+}
+
+static int model_mark(void *context, validate_mark mark, plumb_status *status)
+{
+	(void)status;
+	model *m = context;
+	m->in_region = mark == VALIDATE_REGION_BEGIN;
+	if (mark == VALIDATE_REGION_END) m->marked_end = true;
+	return 0;
+}
+
+static model *model_run(const char *name, uint64_t size, const validate_machine *machine)
+{
+	const validate_benchmark *b = validate_benchmark_find(name);
+	cr_assert_not_null(b, "%s", name);
+	model *m = calloc(1, sizeof *m);
+	m->capacity = MODEL_LINES;
+	m->pages = calloc(m->capacity, sizeof *m->pages);
+	m->lines = calloc(m->capacity, sizeof *m->lines);
+	m->state_keys = calloc(m->capacity, sizeof *m->state_keys);
+	m->state[0] = calloc(m->capacity, 1);
+	m->state[1] = calloc(m->capacity, 1);
+	m->page_size = machine->page_size;
+	m->line = machine->l1d_line;
+	validate_params p;
+	validate_params_init(&p, b, machine, size);
+	validate_sink sink = { model_records, model_mark, m };
+	plumb_status status;
+	cr_assert_eq(b->emit(&p, &sink, &status), 0, "%s: %s", name, status.message);
+	cr_assert(m->marked_end, "%s: no region end", name);
+	return m;
+}
+
+static void model_free(model *m)
+{
+	free(m->pages);
+	free(m->lines);
+	free(m->state_keys);
+	free(m->state[0]);
+	free(m->state[1]);
+	free(m);
+}
+
+static double predicted(const char *name, int event, uint64_t size, const validate_machine *machine)
+{
+	const validate_benchmark *b = validate_benchmark_find(name);
+	validate_params p;
+	validate_params_init(&p, b, machine, size);
+	return b->events[event].predict(&p);
+}
+
+static const uint64_t sizes[] = { 1, 10, 100, 1000, 10000 };
+
+Test(validate_benchmarks, padding_offsets_reproduce_the_thesis)
+{
+	/* Notes 000 §8.1: bases 4752 mod 32 KiB, 1832 mod 4 KiB, 16 mod 16 KiB. */
+	cr_expect_eq(validate_padding_aligned(4752, 32768), 28012);
+	cr_expect_eq(validate_padding_aligned(1832, 4096), 2260);
+	cr_expect_eq(validate_padding_aligned(16, 16384), 16364);
+	cr_expect_eq(validate_padding_aligned(16, 4096), 4076);   /* measured on this VM */
+	for (uint64_t pad = 4076; pad <= 4079; pad++) cr_expect(validate_padding_is_aligned(16, pad, 4096));
+	cr_expect(!validate_padding_is_aligned(16, 4072, 4096));
+	cr_expect(!validate_padding_is_aligned(16, 4080, 4096));
+}
+
+Test(validate_benchmarks, page_benchmarks_touch_the_predicted_pages)
+{
+	validate_machine machine;
+	validate_machine_default(&machine);
+	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+		const char *names[] = { "page-faults", "dtlb", "padding", "padding-misaligned" };
+		for (int k = 0; k < 4; k++) {
+			model *m = model_run(names[k], sizes[i], &machine);
+			int event = k == 0 ? 0 : 1;
+			cr_expect_eq((double)m->distinct_pages, predicted(names[k], event, sizes[i], &machine),
+			             "%s at %llu: %llu pages", names[k], (unsigned long long)sizes[i],
+			             (unsigned long long)m->distinct_pages);
+			model_free(m);
+		}
+	}
+	cr_expect_eq(predicted("padding-misaligned", 1, 100, &machine), 200);
+	cr_expect_eq(predicted("padding", 1, 100, &machine), 100);
+}
+
+Test(validate_benchmarks, dtlb_iterations_are_n_for_any_pad)
+{
+	validate_machine machine;
+	validate_machine_default(&machine);
+	const validate_benchmark *b = validate_benchmark_find("dtlb");
+	for (uint64_t pad = 0; pad < 8192; pad += 372) {
+		validate_params p;
+		validate_params_init(&p, b, &machine, 100);
+		p.pad = pad;
+		cr_expect_eq(b->expected_iterations(&p), 100, "pad %llu", (unsigned long long)pad);
+	}
+}
+
+Test(validate_benchmarks, cache_benchmarks_touch_one_new_line_per_predicted_miss)
+{
+	validate_machine machine;
+	validate_machine_default(&machine);
+	const char *names[] = { "stride", "random", "page-crossing", "shared", "shared-control" };
+	for (int k = 0; k < 5; k++)
+		for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+			model *m = model_run(names[k], sizes[i], &machine);
+			cr_expect_eq((double)m->misses0, predicted(names[k], 0, sizes[i], &machine), "%s at %llu: %llu",
+			             names[k], (unsigned long long)sizes[i], (unsigned long long)m->misses0);
+			model_free(m);
+		}
+}
+
+Test(validate_benchmarks, coherence_streams_match_their_predictions_under_mesi)
+{
+	validate_machine machine;
+	validate_machine_default(&machine);
+	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+		uint64_t n = sizes[i];
+		model *m = model_run("itv", n, &machine);
+		cr_expect_eq((double)m->interventions0, predicted("itv", 0, n, &machine), "itv %llu: %llu",
+		             (unsigned long long)n, (unsigned long long)m->interventions0);
+		model_free(m);
+		m = model_run("inv", n, &machine);
+		cr_expect_eq((double)m->invalidations0, predicted("inv", 0, n, &machine));
+		model_free(m);
+		m = model_run("shr", n, &machine);
+		cr_expect_eq((double)m->upgrades_shared0, predicted("shr", 0, n, &machine));
+		cr_expect_eq(m->upgrades_clean0, 0);
+		model_free(m);
+		m = model_run("cln", n, &machine);
+		cr_expect_eq((double)m->upgrades_clean0, predicted("cln", 0, n, &machine));
+		cr_expect_eq(m->upgrades_shared0, 0);
+		model_free(m);
+	}
+}
+
+Test(validate_benchmarks, instruction_streams_match_their_predictions)
+{
+	validate_machine machine;
+	validate_machine_default(&machine);
+	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+		uint64_t n = sizes[i];
+		model *m = model_run("instructions", n, &machine);
+		cr_expect_eq((double)m->instructions, predicted("instructions", 0, n, &machine));
+		model_free(m);
+		m = model_run("loads", n, &machine);
+		cr_expect_eq((double)m->reads, predicted("loads", 0, n, &machine));
+		cr_expect_eq(m->writes, 0);
+		model_free(m);
+		m = model_run("stores", n, &machine);
+		cr_expect_eq((double)m->writes, predicted("stores", 0, n, &machine));
+		model_free(m);
+		m = model_run("icache", n, &machine);
+		cr_expect_eq(m->instructions, 3 * n);
+		/* Below the block count every block is a new line: compulsory misses. */
+		if (n <= 2 * machine.l1i_size / machine.l1i_line)
+			cr_expect_eq((double)m->distinct_ilines, predicted("icache", 0, n, &machine));
+		model_free(m);
+	}
+}
+
+Test(validate_benchmarks, suites_and_domains)
+{
+	uint64_t s[64];
+	const validate_benchmark *itv = validate_benchmark_find("itv");
+	size_t n = validate_suite_sizes(itv, 1000, s, 64);
+	uint64_t expected[] = { 1, 10, 100, 1000, 2000, 3000, 4000, 5000, 6000, 7000, 8000, 9000, 10000 };
+	cr_assert_eq(n, 13);
+	for (size_t i = 0; i < n; i++) cr_expect_eq(s[i], expected[i]);
+	n = validate_suite_sizes(validate_benchmark_find("stride"), 1000000, s, 64);
+	cr_expect_eq(n, 7);
+	validate_machine machine;
+	validate_machine_default(&machine);   /* 1 MiB L2 / 64 B = 16384 lines: half is 8192 */
+	char warning[256];
+	validate_params p;
+	validate_params_init(&p, itv, &machine, 8192);
+	cr_expect(itv->in_domain(&p, warning, sizeof warning));
+	validate_params_init(&p, itv, &machine, 9000);
+	cr_expect(!itv->in_domain(&p, warning, sizeof warning));
+	cr_expect(strstr(warning, "half the L2") != NULL);
+	cr_expect_null(validate_benchmark_find("no-such-benchmark"));
+}
+
+Test(validate_benchmarks, every_kernel_runs_the_iterations_its_model_expects)
+{
+	validate_machine machine;
+	plumb_status status;
+	cr_assert_eq(validate_machine_detect(&machine, &status), 0);
+	size_t count;
+	const validate_benchmark *const *all = validate_benchmarks(&count);
+	for (size_t k = 0; k < count; k++) {
+		uint64_t run_sizes[] = { 1, 10, 1000 };
+		for (size_t i = 0; i < 3; i++) {
+			validate_params p;
+			validate_params_init(&p, all[k], &machine, run_sizes[i]);
+			validate_run_info info;
+			cr_expect_eq(validate_run_plain(all[k], &p, &info, &status), 0, "%s at %llu: %s", all[k]->name,
+			             (unsigned long long)run_sizes[i], status.message);
+		}
+	}
+}
+
+Test(validate_benchmarks, page_faults_are_exact_through_perf_and_papi)
+{
+	validate_machine machine;
+	plumb_status status;
+	cr_assert_eq(validate_machine_detect(&machine, &status), 0);
+	const char *names[] = { "page-faults", "dtlb", "padding", "padding-misaligned" };
+	for (int k = 0; k < 4; k++) {
+		const validate_benchmark *b = validate_benchmark_find(names[k]);
+		int event = k == 0 ? 0 : 1;
+		for (uint64_t n = 1; n <= 1000; n *= 10) {
+			validate_params p;
+			validate_params_init(&p, b, &machine, n);
+			bool sources[2] = { true, true };
+			double values[2][VALIDATE_MAX_EVENTS];
+			validate_run_info info;
+			cr_assert_eq(validate_run_once(b, &p, sources, values, &info, &status), 0, "%s", status.message);
+			double expected = b->events[event].predict(&p);
+			cr_expect_eq(values[0][event], expected, "%s perf at %llu: %g", names[k], (unsigned long long)n,
+			             values[0][event]);
+			cr_expect_eq(values[1][event], expected, "%s papi at %llu: %g", names[k], (unsigned long long)n,
+			             values[1][event]);
+			/* No PMU here: the hardware event is unsupported, never 0. */
+			if (k > 0 && isnan(values[0][0])) cr_expect(isnan(values[1][0]));
+		}
+	}
+}
