@@ -29,9 +29,9 @@ typedef struct sim_sink {
 	bool in_region, done;
 } sim_sink;
 
-static uint64_t sim_value(const sim_stats *stats, validate_sim_event event, bool *known)
+static uint64_t sim_value(const sim_stats *stats, uint32_t core, validate_sim_event event, bool *known)
 {
-	const sim_core_stats *c = &stats->core[0];
+	const sim_core_stats *c = &stats->core[core];
 	*known = true;
 	switch (event) {
 	case VALIDATE_SIM_PAGES_TOUCHED: return c->tlb[SIM_DTLB].compulsory;
@@ -68,9 +68,14 @@ static int sink_mark(void *context, validate_mark mark, plumb_status *status)
 		return 0;
 	}
 	const sim_stats *stats = sim_statistics(s->simulator);
+	/* The simulator gives cores to threads in order of appearance; the
+	 * counted role is thread 0 of the emitted stream. */
+	uint32_t core = 0;
+	for (size_t t = 0; t < sim_thread_count(s->simulator); t++)
+		if (sim_thread(s->simulator, t)->thread == 0) core = sim_thread(s->simulator, t)->core;
 	for (int e = 0; e < s->benchmark->event_count; e++) {
 		bool known;
-		uint64_t v = sim_value(stats, s->benchmark->events[e].sim, &known);
+		uint64_t v = sim_value(stats, core, s->benchmark->events[e].sim, &known);
 		s->values[e] = known ? (double)v : NAN;
 	}
 	s->in_region = false;
