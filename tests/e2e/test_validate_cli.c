@@ -1,0 +1,159 @@
+/* End-to-end: plumb validate through the built program. */
+#include <criterion/criterion.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "run.h"
+
+/* The verdict rows of a JSON report. */
+static json_object *verdict_rows(json_object *root)
+{
+	json_object *tables;
+	cr_assert(json_object_object_get_ex(root, "tables", &tables));
+	for (size_t i = 0; i < json_object_array_length(tables); i++) {
+		json_object *t = json_object_array_get_idx(tables, i), *name, *rows;
+		json_object_object_get_ex(t, "name", &name);
+		if (!strcmp(json_object_get_string(name), "verdict") && json_object_object_get_ex(t, "rows", &rows))
+			return rows;
+	}
+	cr_assert_fail("no verdict table");
+	return NULL;
+}
+
+static const char *text(json_object *row, const char *key)
+{
+	json_object *v;
+	if (!json_object_object_get_ex(row, key, &v) || !v) return "";
+	if (json_object_is_type(v, json_type_object)) {
+		json_object *status;
+		if (json_object_object_get_ex(v, "status", &status)) return json_object_get_string(status);
+	}
+	return json_object_get_string(v);
+}
+
+Test(validate_cli, help_and_list)
+{
+	cli_run r = cli_run_plumbv(NULL, "validate", "--help", NULL);
+	cr_expect_eq(r.exit_code, 0);
+	cr_expect(strstr(r.out, "usage: plumb validate") != NULL);
+	cli_run_free(&r);
+	r = cli_run_plumbv(NULL, "validate", "--list", NULL);
+	cr_expect_eq(r.exit_code, 0);
+	cr_expect(strstr(r.out, "page-faults") && strstr(r.out, "PAPI_CA_ITV") && strstr(r.out, "icache"));
+	cli_run_free(&r);
+}
+
+Test(validate_cli, bad_input_is_one_line_and_exit_2)
+{
+	const char *const cases[][4] = {
+		{ "validate", "--runs", "0", NULL },
+		{ "validate", "no-such-event", NULL, NULL },
+		{ "validate", "--backend", "oracle", NULL },
+		{ "validate", "--sizes", "1,x", NULL },
+		{ "validate", "--plot-format", "gif", NULL },
+		{ "validate", "--bogus", NULL, NULL },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		cli_run r = cli_run_plumb(NULL, cases[i]);
+		cr_expect_eq(r.exit_code, 2, "%s %s: exit %d", cases[i][1], cases[i][2] ? cases[i][2] : "", r.exit_code);
+		cr_expect(strncmp(r.err, "plumb validate: ", 16) == 0, "stderr: %s", r.err);
+		cr_expect_eq(strchr(r.err, '\n'), r.err + strlen(r.err) - 1, "one line: %s", r.err);
+		cli_run_free(&r);
+	}
+}
+
+Test(validate_cli, page_faults_validate_exactly_through_perf_and_papi)
+{
+	cli_run r = cli_run_plumbv(NULL, "validate", "minor-faults", "--backend", "perf,papi", "--runs", "3",
+	                           "--sizes", "1,10,100,1000", "--json", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	json_object *root = json_tokener_parse(r.out);
+	cr_assert_not_null(root);
+	json_object *rows = verdict_rows(root);
+	size_t exact = 0;
+	for (size_t i = 0; i < json_object_array_length(rows); i++) {
+		json_object *row = json_object_array_get_idx(rows, i);
+		cr_expect_str_eq(text(row, "class"), "exact", "%s %s", text(row, "benchmark"), text(row, "source"));
+		exact++;
+	}
+	cr_expect_eq(exact, 8);   /* page-faults, dtlb, padding, padding-misaligned x perf, PAPI */
+	json_object_put(root);
+	cli_run_free(&r);
+}
+
+Test(validate_cli, hardware_events_are_unsupported_with_a_reason)
+{
+	cli_run r = cli_run_plumbv(NULL, "validate", "PAPI_L1_DCM", "--backend", "perf,papi", "--runs", "2",
+	                           "--sizes", "1,10", "--json", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	json_object *root = json_tokener_parse(r.out);
+	json_object *rows = verdict_rows(root);
+	cr_assert_gt(json_object_array_length(rows), 0);
+	for (size_t i = 0; i < json_object_array_length(rows); i++) {
+		json_object *row = json_object_array_get_idx(rows, i);
+		/* This machine has no PMU; where one exists the rows carry classes. */
+		if (access("/sys/bus/event_source/devices/cpu", F_OK) != 0) {
+			cr_expect_str_eq(text(row, "status"), "unsupported");
+			cr_expect_str_eq(text(row, "class"), "unsupported");
+			cr_expect_gt(strlen(text(row, "detail")), 10);
+		}
+	}
+	json_object_put(root);
+	cli_run_free(&r);
+}
+
+Test(validate_cli, instrumented_counts_are_exact_for_the_instruction_kernels, .timeout = 120)
+{
+	cli_run v = cli_run_plumbv(NULL, "validate", "--help", NULL);
+	cli_run_free(&v);
+	if (system("valgrind --version >/dev/null 2>&1") != 0) cr_skip_test("valgrind is not installed");
+	cli_run r = cli_run_plumbv(NULL, "validate", "loads,stores,instructions", "--backend", "instrumented",
+	                           "--sizes", "1,100,10000", "--json", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	json_object *root = json_tokener_parse(r.out);
+	json_object *rows = verdict_rows(root);
+	cr_assert_eq(json_object_array_length(rows), 3);
+	for (size_t i = 0; i < 3; i++) {
+		json_object *row = json_object_array_get_idx(rows, i);
+		cr_expect_str_eq(text(row, "class"), "exact", "%s: %s", text(row, "benchmark"), text(row, "detail"));
+	}
+	json_object_put(root);
+	cli_run_free(&r);
+}
+
+Test(validate_cli, output_directory_has_raw_runs_and_a_plot)
+{
+	const char *dir = cli_temp_path("validate-out");
+	cli_run r = cli_run_plumbv(NULL, "validate", "page-faults", "--backend", "perf", "--runs", "4", "--sizes",
+	                           "1,10,100", "-d", dir, NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	char path[1024];
+	snprintf(path, sizeof path, "%s/validate.json", dir);
+	json_object *root = json_object_from_file(path);
+	cr_assert_not_null(root, "%s", path);
+	json_object *tables;
+	json_object_object_get_ex(root, "tables", &tables);
+	size_t raw_rows = 0;
+	for (size_t i = 0; i < json_object_array_length(tables); i++) {
+		json_object *t = json_object_array_get_idx(tables, i), *name, *rows;
+		json_object_object_get_ex(t, "name", &name);
+		if (!strcmp(json_object_get_string(name), "runs") && json_object_object_get_ex(t, "rows", &rows))
+			raw_rows = json_object_array_length(rows);
+	}
+	cr_expect_eq(raw_rows, 12, "3 sizes x 4 runs, got %zu", raw_rows);
+	json_object_put(root);
+	snprintf(path, sizeof path, "%s/validate.csv", dir);
+	cr_expect_eq(access(path, R_OK), 0);
+	snprintf(path, sizeof path, "%s/validate-plot.gp", dir);
+	cr_expect_eq(access(path, R_OK), 0);
+	if (system("gnuplot --version >/dev/null 2>&1") == 0) {
+		snprintf(path, sizeof path, "%s/validate.png", dir);
+		struct stat st;
+		cr_expect(stat(path, &st) == 0 && st.st_size > 1000, "%s", r.err);
+	} else {
+		cr_expect(strstr(r.err, "gnuplot") != NULL);
+	}
+	cli_run_free(&r);
+}
