@@ -29,7 +29,7 @@ static int papi_open(void **instance, const char *const *events, size_t n, const
 	(void)n;
 	(void)options;
 	(void)opened;
-	return plumb_fail(status, ENOTSUP, "unsupported: plumb was built without PAPI (install libpapi-dev and rebuild)");
+	return plumb_fail(status, ENOTSUP, "plumb was built without PAPI (install libpapi-dev and rebuild)");
 }
 static int papi_nothing(void *instance, plumb_status *status)
 {
