@@ -2,44 +2,24 @@
  * (start, stop, read with nothing between) is counted many times; whatever
  * it counts is the interface's bias in events, which a validation run
  * subtracts or at least reports (seed 000's "overhead/bias" error class).
- * The same loop times each call, so the cost of start, stop and read is
+ * The same loop times each call (calibrated TSC), so the cost of start, stop and read is
  * known per backend and read method (rdpmc where the kernel allows it). */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include "plumb/counters.h"
 #include "plumb/stats.h"
+#include "plumb/timer.h"
 
-static inline uint64_t now_ns(void)
+/* Calls are timed with the calibrated TSC (clock_gettime would add tens of
+ * ns and a coarse step to calls that cost a few hundred); the cost of the
+ * timer pair itself is subtracted. */
+static double net_median_ns(const timer_calibration *timer, double *ticks, size_t n)
 {
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
-/* The cost of the clock itself, subtracted from every timed call. */
-static double clock_cost_ns(size_t rounds)
-{
-	double *samples = malloc(rounds * sizeof *samples);
-	if (!samples)
-		return 0;
-	for (size_t i = 0; i < rounds; i++) {
-		uint64_t a = now_ns();
-		uint64_t b = now_ns();
-		samples[i] = (double)(b - a);
-	}
-	double median = stats_median(samples, rounds);
-	free(samples);
-	return median;
-}
-
-static double net_median(double *samples, size_t n, double clock_cost)
-{
-	double median = stats_median(samples, n) - clock_cost;
-	return median > 0 ? median : 0;
+	double median = stats_median(ticks, n) - timer->overhead_ticks;
+	return median > 0 ? timer_ticks_to_ns(timer, median) : 0;
 }
 
 int counter_calibrate(const char *backend, const char *const *events, size_t n,
@@ -64,19 +44,21 @@ int counter_calibrate(const char *backend, const char *const *events, size_t n,
 	}
 	out->iterations = iterations;
 	out->n = n;
-	double clock_cost = clock_cost_ns(1000);
+	timer_calibration timer;
+	if (timer_calibrate(&timer, 20, NULL) != 0)
+		timer_calibration_clock(&timer);
 	/* Warm up: the first rounds fault in the backend's own code and data. */
 	for (int i = 0; i < 10; i++)
 		if (counter_start(set, status) || counter_stop(set, status) || counter_read(set, values, status))
 			goto done;
 	for (size_t i = 0; i < iterations; i++) {
-		uint64_t t0 = now_ns();
+		uint64_t t0 = timer_begin(&timer);
 		if (counter_start(set, status))
 			goto done;
-		uint64_t t1 = now_ns();
+		uint64_t t1 = timer_end(&timer);
 		if (counter_stop(set, status))
 			goto done;
-		uint64_t t2 = now_ns();
+		uint64_t t2 = timer_end(&timer);
 		if (counter_read(set, values, status))
 			goto done;
 		start_ns[i] = (double)(t1 - t0);
@@ -89,17 +71,17 @@ int counter_calibrate(const char *backend, const char *const *events, size_t n,
 	if (counter_start(set, status))
 		goto done;
 	for (size_t i = 0; i < iterations; i++) {
-		uint64_t t0 = now_ns();
+		uint64_t t0 = timer_begin(&timer);
 		if (counter_read(set, values, status))
 			goto done;
-		read_ns[i] = (double)(now_ns() - t0);
+		read_ns[i] = (double)(timer_end(&timer) - t0);
 	}
 	snprintf(out->read_method, sizeof out->read_method, "%s", counter_set_read_method(set));
 	if (counter_stop(set, status))
 		goto done;
-	out->start_ns = net_median(start_ns, iterations, clock_cost);
-	out->stop_ns = net_median(stop_ns, iterations, clock_cost);
-	out->read_ns = net_median(read_ns, iterations, clock_cost);
+	out->start_ns = net_median_ns(&timer, start_ns, iterations);
+	out->stop_ns = net_median_ns(&timer, stop_ns, iterations);
+	out->read_ns = net_median_ns(&timer, read_ns, iterations);
 	for (size_t e = 0; e < n; e++) {
 		counter_bias *b = &out->bias[e];
 		const counter_value *opened = counter_set_opened(set, e);

@@ -21,7 +21,7 @@ static inline char *counters_test_map(size_t pages)
 /* Not instrumented: under AddressSanitizer each checked store reads the
  * shadow byte of its page, and the first read of a fresh shadow page is one
  * more minor fault, which would make exact counts off by one per 8 pages. */
-__attribute__((no_sanitize("address"), noinline))
+__attribute__((no_sanitize("address"), noinline, unused))
 static void counters_test_touch(char *base, size_t pages)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
