@@ -1,0 +1,279 @@
+/* The multicore cache, TLB and coherence simulator.
+ *
+ * A trace of references (plumb/trace.h records) goes through N cores, each
+ * with private L1I, L1D and an optional L2, an optional shared L3, per-core
+ * TLBs and an optional prefetcher, kept coherent by MSI, MESI, MOESI or the
+ * write-through ESI protocol of Franz (2008).  Everything is counted: hits and
+ * misses per kind, the 3C+coherence classification of misses, coherence
+ * events, a state-transition matrix, per-thread and per-line and per-code-
+ * address statistics.  The model and every statistic are defined in
+ * docs/simulator.md.
+ *
+ *   sim_config config;
+ *   sim_preset(&config, "zen4", &status);
+ *   sim_config_set(&config, "cores", "2", &status);
+ *   sim *s;
+ *   sim_new(&s, &config, &status);
+ *   sim_access_batch(s, records, n, &status);   // as many batches as needed
+ *   const sim_stats *stats = sim_statistics(s);
+ *   sim_free(s);
+ *
+ * The simulator is single-threaded, allocates nothing per reference (the
+ * optional classification tables grow with the footprint, never with the
+ * trace's length) and is deterministic: the same trace and configuration
+ * give the same counts, bit for bit. */
+#ifndef PLUMB_SIM_H
+#define PLUMB_SIM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "plumb/status.h"
+#include "plumb/trace.h"
+#include "plumb/output.h"
+
+#define SIM_MAX_CORES 64
+#define SIM_NAME_MAX 64
+
+/* ------------------------------------------------------------ configuration */
+
+typedef enum sim_level { SIM_L1I = 0, SIM_L1D, SIM_L2, SIM_L3, SIM_LEVEL_COUNT } sim_level;
+typedef enum sim_tlb_level { SIM_ITLB = 0, SIM_DTLB, SIM_STLB, SIM_TLB_COUNT } sim_tlb_level;
+
+typedef enum sim_replacement {
+	SIM_LRU = 0, SIM_PLRU, SIM_FIFO, SIM_RANDOM, SIM_SRRIP
+} sim_replacement;
+
+typedef enum sim_inclusion { SIM_INCLUSIVE = 0, SIM_NON_INCLUSIVE, SIM_EXCLUSIVE } sim_inclusion;
+typedef enum sim_protocol { SIM_MESI = 0, SIM_MSI, SIM_MOESI, SIM_ESI } sim_protocol;
+typedef enum sim_prefetcher { SIM_PREFETCH_NONE = 0, SIM_PREFETCH_NEXT_LINE, SIM_PREFETCH_STREAM } sim_prefetcher;
+/* What a trace 'M' (modify) is: one read (cachegrind), one write, or a read then a write. */
+typedef enum sim_modify { SIM_MODIFY_READ = 0, SIM_MODIFY_WRITE, SIM_MODIFY_READ_WRITE } sim_modify;
+/* More threads than cores: fold them round-robin, or stop with an error (the thesis). */
+typedef enum sim_thread_map { SIM_MAP_MODULO = 0, SIM_MAP_ERROR } sim_thread_map;
+
+/* Coherence states, in the order of the transition matrix. */
+typedef enum sim_state { SIM_STATE_I = 0, SIM_STATE_S, SIM_STATE_E, SIM_STATE_O, SIM_STATE_M, SIM_STATE_COUNT } sim_state;
+
+typedef struct sim_cache_config {
+	uint64_t size;               /* bytes; 0 = this level is absent (L2, L3 only) */
+	uint32_t line;               /* bytes, a power of two */
+	uint32_t assoc;              /* ways; 0 = fully associative */
+	uint32_t latency;            /* cycles for a hit at this level */
+	sim_replacement replacement;
+	bool write_back;             /* false: write-through */
+	bool write_allocate;         /* false: no-write-allocate */
+} sim_cache_config;
+
+typedef struct sim_tlb_config {
+	uint32_t entries;            /* 0 = absent */
+	uint32_t assoc;              /* 0 = fully associative */
+	uint64_t page_size;          /* bytes, a power of two */
+	uint32_t latency;            /* cycles added by a miss that this level could not serve */
+	sim_replacement replacement;
+} sim_tlb_config;
+
+typedef struct sim_prefetch_config {
+	sim_prefetcher kind;
+	uint32_t streams;            /* stream buffers (stream prefetcher) */
+	uint32_t depth;              /* lines per stream buffer */
+	bool unshared_only;          /* never prefetch a line another core holds */
+} sim_prefetch_config;
+
+typedef struct sim_config {
+	char name[SIM_NAME_MAX];     /* the preset or file it came from */
+	uint32_t cores;              /* 1..64 */
+	sim_cache_config cache[SIM_LEVEL_COUNT];
+	sim_inclusion l3_inclusion;
+	sim_protocol protocol;
+	sim_tlb_config tlb[SIM_TLB_COUNT];
+	sim_prefetch_config prefetch;
+	sim_modify modify;
+	uint32_t max_access_size;    /* larger accesses are cut to this many bytes; 0 = never (cachegrind: min line) */
+	uint32_t memory_latency;     /* cycles for a line from memory */
+	uint32_t transfer_latency;   /* cycles for a line from another core's cache */
+	uint32_t upgrade_latency;    /* cycles for an upgrade (S->M, O->M) */
+	uint64_t seed;               /* random replacement */
+	bool classify;               /* 3C+coherence classes, true/false sharing, hot lines, code addresses */
+	bool check;                  /* check coherence invariants after every transaction */
+	sim_thread_map thread_map;
+} sim_config;
+
+/* The default configuration: one core, 32 KiB 8-way L1I/L1D, 1 MiB 16-way L2,
+ * no L3, LRU, write-back write-allocate, MESI, no TLB, no prefetcher. */
+void sim_config_default(sim_config *config);
+/* Presets: "host", "origin2000" (SGI Origin 2000 / MIPS R10000), "power3",
+ * "itanium", "zen4", "intel" (a Golden Cove core), "cachegrind" (cachegrind's
+ * I1/D1/LL model with its defaults), "franz08" (the thesis's private
+ * write-through ESI hierarchy). */
+int sim_preset(sim_config *config, const char *name, plumb_status *status);
+/* NULL-terminated list of preset names, and a one-line description of each. */
+const char *const *sim_preset_names(void);
+const char *sim_preset_description(const char *name);
+/* One setting, with the keys of the configuration file format
+ * ("l1d.size", "protocol", ...; docs/simulator.md). */
+int sim_config_set(sim_config *config, const char *key, const char *value, plumb_status *status);
+/* A "key=value" string, as on the command line. */
+int sim_config_assign(sim_config *config, const char *assignment, plumb_status *status);
+/* Parses configuration text (the file format) on top of *config.  Errors
+ * name the line: "line 3: unknown key 'l1d.sise'". */
+int sim_config_parse(sim_config *config, const char *text, size_t length, const char *origin,
+                     plumb_status *status);
+int sim_config_load(sim_config *config, const char *path, plumb_status *status);
+/* Rejects impossible geometry and combinations with a message naming the level. */
+int sim_config_validate(const sim_config *config, plumb_status *status);
+/* Writes the configuration in the file format (parsing it back gives the same). */
+int sim_config_write(const sim_config *config, FILE *stream);
+
+const char *sim_level_name(sim_level level);          /* "L1I", "L1D", "L2", "L3" */
+const char *sim_tlb_level_name(sim_tlb_level level);  /* "ITLB", "DTLB", "STLB" */
+const char *sim_replacement_name(sim_replacement r);
+const char *sim_protocol_name(sim_protocol p);
+const char *sim_inclusion_name(sim_inclusion i);
+const char *sim_state_name(sim_state s);               /* "I", "S", "E", "O", "M" */
+const char *sim_prefetcher_name(sim_prefetcher p);
+
+/* ---------------------------------------------------------------- statistics */
+
+typedef enum sim_access_kind { SIM_IFETCH = 0, SIM_READ, SIM_WRITE, SIM_KIND_COUNT } sim_access_kind;
+
+typedef struct sim_cache_stats {
+	/* A reference is counted once per level it reaches, whatever the number
+	 * of lines it touches there; it misses if any of its lines misses. */
+	uint64_t accesses[SIM_KIND_COUNT];
+	uint64_t misses[SIM_KIND_COUNT];
+	uint64_t evictions;           /* valid lines replaced */
+	uint64_t writebacks;          /* dirty lines written to the next level or memory */
+	/* Classification of misses (classify on); they sum to the misses. */
+	uint64_t compulsory, capacity, conflict;
+	uint64_t coherence_true, coherence_false;   /* lost to another core's write */
+	uint64_t inclusion_victim;    /* lost to back-invalidation by the inclusive L3 */
+	uint64_t back_invalidations;  /* lines this cache lost to the inclusive L3 */
+	uint64_t prefetch_fills;      /* lines the prefetcher brought in */
+	uint64_t prefetch_useful;     /* of those, lines a demand reference then hit */
+} sim_cache_stats;
+
+typedef struct sim_tlb_stats {
+	uint64_t accesses, misses;
+	uint64_t compulsory, capacity, conflict;   /* classify on */
+} sim_tlb_stats;
+
+typedef struct sim_coherence_stats {
+	uint64_t bus_reads;               /* read misses of the private hierarchy (BusRd) */
+	uint64_t bus_read_exclusive;      /* write misses (BusRdX, read-for-ownership) */
+	uint64_t upgrades_shared;         /* S -> M upgrade requests: PAPI_CA_SHR */
+	uint64_t upgrades_clean;          /* E -> M, silent: PAPI_CA_CLN */
+	uint64_t upgrades_owned;          /* O -> M (MOESI) */
+	uint64_t bus_writes;              /* writes that reach memory (write-through, ESI) */
+	uint64_t interventions_received;  /* a remote request found this core the owner (M/E/O): PAPI_CA_ITV */
+	uint64_t invalidations_sent;      /* copies this core's requests invalidated */
+	uint64_t invalidations_received;  /* copies this core lost to remote writes: PAPI_CA_INV */
+	uint64_t transfers_supplied;      /* lines this core sent to another cache (dirty M/O data) */
+	uint64_t transfers_received;      /* misses served by another core's cache */
+	uint64_t downgrades;              /* M/E -> S or M -> O on a remote read */
+	uint64_t writebacks;              /* dirty lines leaving the private hierarchy */
+	uint64_t shared_reads;            /* thesis: another core bus-read a line this core held */
+	uint64_t reads_with_sharers;      /* this core's bus reads that found other holders */
+	uint64_t fanout[SIM_MAX_CORES];   /* requests that invalidated exactly k copies (k >= 1) */
+	/* [cause][from][to]: cause 0 = this core's reference, 1 = another core's request
+	 * or a back-invalidation. */
+	uint64_t transitions[2][SIM_STATE_COUNT][SIM_STATE_COUNT];
+} sim_coherence_stats;
+
+typedef struct sim_prefetch_stats {
+	uint64_t issued;                  /* lines requested by the prefetcher */
+	uint64_t skipped_shared;          /* not issued: another core held the line (unshared_only) */
+	uint64_t useful;                  /* demand references served by a prefetched line */
+	uint64_t stream_hits;             /* L1D misses served from a stream buffer */
+} sim_prefetch_stats;
+
+typedef struct sim_core_stats {
+	uint64_t references[SIM_KIND_COUNT];
+	uint64_t straddles;               /* references that touched two or more L1 lines */
+	sim_cache_stats cache[3];         /* L1I, L1D, L2 (indexed by sim_level) */
+	sim_tlb_stats tlb[SIM_TLB_COUNT];
+	sim_coherence_stats coherence;
+	sim_prefetch_stats prefetch;
+	uint64_t l3_accesses, l3_misses;  /* this core's share of the shared L3's */
+	uint64_t memory_reads;            /* lines this core fetched from memory */
+	uint64_t memory_writes;           /* writebacks and write-through traffic this core sent to memory */
+} sim_core_stats;
+
+typedef struct sim_stats {
+	uint32_t cores;
+	uint64_t references[SIM_KIND_COUNT];
+	sim_core_stats core[SIM_MAX_CORES];
+	sim_cache_stats l3;
+	uint64_t l3_back_invalidations;   /* L3 evictions that removed private copies */
+	uint64_t memory_reads, memory_writes;
+} sim_stats;
+
+typedef struct sim_thread_stats {
+	uint32_t thread;                  /* the trace's thread id */
+	uint32_t core;
+	uint64_t references[SIM_KIND_COUNT];
+	uint64_t l1_misses;               /* I1 + D1 */
+	uint64_t last_level_misses;       /* references that went to memory (or another core) */
+	uint64_t coherence_misses;
+	uint64_t invalidations_sent;
+} sim_thread_stats;
+
+typedef struct sim_line_stats {
+	uint64_t address;                 /* of the coherence line */
+	uint64_t cores;                   /* bit i: core i took part */
+	uint64_t reads, writes;           /* references that reached the coherence layer */
+	uint64_t coherence_true, coherence_false;
+	uint64_t invalidations, transfers, upgrades;
+} sim_line_stats;
+
+typedef struct sim_code_stats {
+	uint64_t address;                 /* instruction address */
+	uint64_t l1_misses, last_level_misses, coherence_misses, invalidations_sent;
+} sim_code_stats;
+
+/* --------------------------------------------------------------- simulation */
+
+typedef struct sim sim;
+
+int sim_new(sim **out, const sim_config *config, plumb_status *status);
+void sim_free(sim *s);
+const sim_config *sim_configuration(const sim *s);
+/* Runs records through the simulator in order.  Fails only on an invariant
+ * violation (check on), a thread map error, or a record with a bad kind. */
+int sim_access_batch(sim *s, const trace_record *records, size_t n, plumb_status *status);
+/* One reference by core (not thread) core, for callers that make their own streams. */
+int sim_access(sim *s, uint32_t core, sim_access_kind kind, uint64_t address, uint32_t size,
+               plumb_status *status);
+/* Clears every statistic (the caches keep their contents): for counting a region. */
+void sim_reset_statistics(sim *s);
+const sim_stats *sim_statistics(const sim *s);
+/* Estimated cycles of a core from the configured latencies (docs/simulator.md),
+ * and the part of them spent on coherence (transfers and upgrades). */
+uint64_t sim_core_cycles(const sim *s, uint32_t core, uint64_t *coherence_cycles);
+size_t sim_thread_count(const sim *s);
+const sim_thread_stats *sim_thread(const sim *s, size_t index);
+/* The k hottest lines (by coherence misses + invalidations + transfers, then
+ * address), k at most max; classify must be on.  Returns the count. */
+size_t sim_hot_lines(const sim *s, sim_line_stats *out, size_t max);
+/* The code addresses with most misses; classify on and a trace with
+ * instruction addresses.  Returns the count. */
+size_t sim_hot_code(const sim *s, sim_code_stats *out, size_t max);
+/* Checks every invariant over the whole state: single writer, inclusion,
+ * directory = cache contents, the counting identities. */
+int sim_check(const sim *s, plumb_status *status);
+
+/* The value of a PAPI preset or plumb event name from the statistics:
+ * PAPI_L1_DCM, PAPI_L1_ICM, PAPI_L2_DCM, PAPI_L3_TCM, PAPI_TLB_DM, PAPI_CA_SHR,
+ * PAPI_CA_CLN, PAPI_CA_ITV, PAPI_CA_INV, ... (docs/simulator.md lists them).
+ * core -1 sums all cores.  An event the simulator cannot answer fails with
+ * ENOTSUP and a reason; an unknown name with ENOENT. */
+int sim_event_count(const sim *s, const char *event, int core, uint64_t *value, plumb_status *status);
+/* The event names sim_event_count answers (NULL past the last), and what each means. */
+const char *sim_event_name(size_t index);
+const char *sim_event_description(const char *event);
+
+/* The report plumb sim prints: configuration, per core and level, classes,
+ * coherence, transitions, threads, hot lines, code addresses, cycles. */
+int sim_report(const sim *s, output_report *report, size_t top, plumb_status *status);
+
+#endif

@@ -1,0 +1,374 @@
+/* The simulator object: construction, the batch loop with its hit fast
+ * path, threads, and the statistics accessors. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "sim/sim_internal.h"
+
+#define MAX_THREAD_ID (1u << 20)
+
+static unsigned log2_exact(uint64_t v)
+{
+	unsigned bits = 0;
+	while ((1ull << bits) < v)
+		bits++;
+	return bits;
+}
+
+int sim_new(sim **out, const sim_config *config, plumb_status *status)
+{
+	*out = NULL;
+	if (sim_config_validate(config, status) != 0)
+		return -1;
+	sim *s = calloc(1, sizeof *s);
+	if (!s)
+		return plumb_fail_errno(status, ENOMEM, "simulator");
+	s->config = *config;
+	s->stats.cores = config->cores;
+	s->has_l2 = config->cache[SIM_L2].size > 0;
+	s->has_l3 = config->cache[SIM_L3].size > 0;
+	s->granule_bits = log2_exact(s->has_l2 ? config->cache[SIM_L2].line : config->cache[SIM_L1D].line);
+	s->word_bits = s->granule_bits > 6 + 2 ? s->granule_bits - 6 : 2;
+	s->fast = !config->classify;
+	uint64_t private_lines = 0;
+	for (uint32_t c = 0; c < config->cores; c++) {
+		sim_core *k = &s->core[c];
+		for (int level = SIM_L1I; level <= SIM_L2; level++) {
+			const sim_cache_config *cc = &config->cache[level];
+			if (cc->size == 0)
+				continue;
+			if (sim_cache_init(&k->cache[level], cc->size, cc->line, cc->assoc, cc->replacement,
+			                   config->seed + 97 * c + (uint64_t)level, config->classify) != 0)
+				goto oom;
+			if (level == SIM_L2 || (!s->has_l2 && level != SIM_L2))
+				private_lines += cc->size / cc->line;
+		}
+		for (int t = 0; t < SIM_TLB_COUNT; t++) {
+			const sim_tlb_config *tc = &config->tlb[t];
+			if (tc->entries == 0)
+				continue;
+			s->has_tlb = true;
+			if (sim_cache_init(&k->tlb[t], (uint64_t)tc->entries * tc->page_size, (uint32_t)tc->page_size,
+			                   tc->assoc, tc->replacement, config->seed + 13 * c + (uint64_t)t,
+			                   config->classify) != 0)
+				goto oom;
+		}
+		if (config->classify && sim_table_init(&k->invalidated, sizeof(sim_invalidation_record), 64) != 0)
+			goto oom;
+		if (sim_prefetch_init(s, k) != 0)
+			goto oom;
+	}
+	if (s->has_l3) {
+		const sim_cache_config *cc = &config->cache[SIM_L3];
+		if (sim_cache_init(&s->l3, cc->size, cc->line, cc->assoc, cc->replacement, config->seed + 7777,
+		                   config->classify) != 0)
+			goto oom;
+	}
+	/* The directory holds one entry per line some private hierarchy holds:
+	 * sized for all of them at once, so it never grows without classify. */
+	if (config->cores > 1 &&
+	    sim_table_init(&s->directory, sizeof(sim_directory_entry), (size_t)private_lines) != 0)
+		goto oom;
+	if (config->classify &&
+	    (sim_table_init(&s->lines, sizeof(sim_line_stats), 256) != 0 ||
+	     sim_table_init(&s->code, sizeof(sim_code_stats), 256) != 0))
+		goto oom;
+	*out = s;
+	return 0;
+oom:
+	sim_free(s);
+	return plumb_fail_errno(status, ENOMEM, "simulator caches");
+}
+
+void sim_free(sim *s)
+{
+	if (!s)
+		return;
+	for (uint32_t c = 0; c < SIM_MAX_CORES; c++) {
+		sim_core *k = &s->core[c];
+		for (int level = 0; level < 3; level++)
+			if (k->cache[level].present)
+				sim_cache_free(&k->cache[level]);
+		for (int t = 0; t < SIM_TLB_COUNT; t++)
+			if (k->tlb[t].present)
+				sim_cache_free(&k->tlb[t]);
+		sim_table_free(&k->invalidated);
+		sim_prefetch_free(k);
+	}
+	if (s->l3.present)
+		sim_cache_free(&s->l3);
+	sim_table_free(&s->directory);
+	sim_table_free(&s->lines);
+	sim_table_free(&s->code);
+	free(s->threads);
+	free(s->thread_core);
+	free(s);
+}
+
+const sim_config *sim_configuration(const sim *s)
+{
+	return &s->config;
+}
+
+const sim_stats *sim_statistics(const sim *s)
+{
+	return &s->stats;
+}
+
+void sim_reset_statistics(sim *s)
+{
+	uint32_t cores = s->stats.cores;
+	memset(&s->stats, 0, sizeof s->stats);
+	s->stats.cores = cores;
+	for (size_t i = 0; i < s->thread_capacity; i++) {
+		if (!s->threads[i].used)
+			continue;
+		sim_thread_stats *t = &s->threads[i].stats;
+		uint32_t thread = t->thread, core = t->core;
+		memset(t, 0, sizeof *t);
+		t->thread = thread;
+		t->core = core;
+	}
+	if (s->config.classify) {
+		sim_table_clear(&s->lines);
+		sim_table_clear(&s->code);
+	}
+}
+
+/* Thread -> core: in order of first appearance, then round-robin (or an
+ * error, as in the thesis). */
+static int thread_slot(sim *s, uint32_t thread, uint32_t *core, plumb_status *status)
+{
+	if (thread >= s->thread_capacity) {
+		if (thread >= MAX_THREAD_ID)
+			return plumb_fail(status, EINVAL, "thread id %u is too large (at most %u)", thread,
+			                  MAX_THREAD_ID - 1);
+		size_t capacity = s->thread_capacity ? s->thread_capacity : 16;
+		while (capacity <= thread)
+			capacity *= 2;
+		sim_thread_slot *threads = realloc(s->threads, capacity * sizeof *threads);
+		if (!threads)
+			return plumb_fail_errno(status, ENOMEM, "thread table");
+		memset(threads + s->thread_capacity, 0, (capacity - s->thread_capacity) * sizeof *threads);
+		s->threads = threads;
+		s->thread_capacity = capacity;
+	}
+	sim_thread_slot *slot = &s->threads[thread];
+	if (!slot->used) {
+		if (s->next_core >= s->config.cores && s->config.thread_map == SIM_MAP_ERROR)
+			return plumb_fail(status, ERANGE, "thread %u is thread number %u, but the simulator has %u cores "
+			                  "(thread_map = modulo folds them)", thread, s->next_core + 1, s->config.cores);
+		slot->used = true;
+		slot->stats.thread = thread;
+		slot->stats.core = s->next_core % s->config.cores;
+		s->next_core++;
+	}
+	*core = slot->stats.core;
+	s->current_thread = &slot->stats;
+	return 0;
+}
+
+/* The hit fast path: one line, in the L1, needing nothing else (a read of a
+ * valid line, a write of a line held in M in a write-back L1).  Everything
+ * else, and every reference when classification is on, takes sim_reference. */
+static inline bool fast_hit(sim *s, uint32_t core, sim_access_kind kind, uint64_t address, uint32_t size)
+{
+	sim_core *k = &s->core[core];
+	sim_level level = kind == SIM_IFETCH ? SIM_L1I : SIM_L1D;
+	sim_cache *c = &k->cache[level];
+	uint64_t line = address >> c->line_bits;
+	if (((address + size - 1) >> c->line_bits) != line)
+		return false;
+	long w = sim_cache_find(c, line);
+	if (w < 0)
+		return false;
+	uint8_t meta = c->meta[w];
+	if (kind == SIM_WRITE) {
+		if ((meta & (META_STATE | META_PREFETCHED)) != SIM_STATE_M || !s->config.cache[SIM_L1D].write_back)
+			return false;
+		c->meta[w] = meta | META_DIRTY;
+	} else if (meta & META_PREFETCHED) {
+		return false;
+	}
+	sim_cache_touch(c, (size_t)w);
+	s->stats.core[core].cache[level].accesses[kind]++;
+	return true;
+}
+
+static inline void one_reference(sim *s, uint32_t core, sim_access_kind kind, uint64_t address, uint32_t size)
+{
+	s->stats.references[kind]++;
+	s->stats.core[core].references[kind]++;
+	if (s->current_thread)
+		s->current_thread->references[kind]++;
+	if (s->fast && !s->has_tlb && size != 0 && fast_hit(s, core, kind, address, size))
+		return;
+	sim_reference(s, core, kind, address, size);
+}
+
+int sim_access_batch(sim *s, const trace_record *records, size_t n, plumb_status *status)
+{
+	const uint32_t max_size = s->config.max_access_size;
+	uint32_t cached_thread = UINT32_MAX, core = 0;
+	for (size_t i = 0; i < n; i++) {
+		const trace_record *r = &records[i];
+		if (r->thread != cached_thread) {
+			if (thread_slot(s, r->thread, &core, status) != 0)
+				return -1;
+			cached_thread = r->thread;
+		}
+		uint32_t size = r->size;
+		if (max_size && size > max_size)
+			size = max_size;
+		s->current_ip = (r->flags & TRACE_HAS_INSTRUCTION_ADDRESS) ? r->instruction_address :
+		                r->kind == TRACE_INSTRUCTION ? r->address : 0;
+		switch (r->kind) {
+		case TRACE_INSTRUCTION:
+			one_reference(s, core, SIM_IFETCH, r->address, size);
+			break;
+		case TRACE_READ:
+			one_reference(s, core, SIM_READ, r->address, size);
+			break;
+		case TRACE_WRITE:
+			one_reference(s, core, SIM_WRITE, r->address, size);
+			break;
+		case TRACE_MODIFY:
+			if (s->config.modify != SIM_MODIFY_WRITE)
+				one_reference(s, core, SIM_READ, r->address, size);
+			if (s->config.modify != SIM_MODIFY_READ)
+				one_reference(s, core, SIM_WRITE, r->address, size);
+			break;
+		default:
+			return plumb_fail(status, EINVAL, "trace record %zu has an unknown kind %u", i, r->kind);
+		}
+		if (s->failed)
+			return plumb_fail(status, EPROTO, "invariant violated after record %zu: %s", i, s->failure);
+	}
+	return 0;
+}
+
+int sim_access(sim *s, uint32_t core, sim_access_kind kind, uint64_t address, uint32_t size,
+               plumb_status *status)
+{
+	if (core >= s->config.cores)
+		return plumb_fail(status, EINVAL, "core %u does not exist (the simulator has %u)", core, s->config.cores);
+	if ((unsigned)kind >= SIM_KIND_COUNT)
+		return plumb_fail(status, EINVAL, "bad access kind %d", (int)kind);
+	s->current_thread = NULL;
+	s->current_ip = 0;
+	if (s->config.max_access_size && size > s->config.max_access_size)
+		size = s->config.max_access_size;
+	one_reference(s, core, kind, address, size);
+	if (s->failed)
+		return plumb_fail(status, EPROTO, "invariant violated: %s", s->failure);
+	return 0;
+}
+
+size_t sim_thread_count(const sim *s)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < s->thread_capacity; i++)
+		n += s->threads[i].used;
+	return n;
+}
+
+const sim_thread_stats *sim_thread(const sim *s, size_t index)
+{
+	for (size_t i = 0; i < s->thread_capacity; i++) {
+		if (!s->threads[i].used)
+			continue;
+		if (index-- == 0)
+			return &s->threads[i].stats;
+	}
+	return NULL;
+}
+
+uint64_t sim_core_cycles(const sim *s, uint32_t core, uint64_t *coherence_cycles)
+{
+	const sim_config *c = &s->config;
+	const sim_core_stats *cs = &s->stats.core[core];
+	uint64_t cycles = 0;
+	for (int level = SIM_L1I; level <= SIM_L2; level++) {
+		const sim_cache_stats *st = &cs->cache[level];
+		cycles += (st->accesses[0] + st->accesses[1] + st->accesses[2]) * c->cache[level].latency;
+	}
+	cycles += cs->l3_accesses * c->cache[SIM_L3].latency;
+	cycles += cs->memory_reads * c->memory_latency;
+	for (int t = 0; t < SIM_TLB_COUNT; t++)
+		cycles += cs->tlb[t].misses * c->tlb[t].latency;
+	uint64_t coherence = cs->coherence.transfers_received * c->transfer_latency +
+	                     (cs->coherence.upgrades_shared + cs->coherence.upgrades_owned) * c->upgrade_latency;
+	if (coherence_cycles)
+		*coherence_cycles = coherence;
+	return cycles + coherence;
+}
+
+static uint64_t line_heat(const sim_line_stats *l)
+{
+	return l->coherence_true + l->coherence_false + l->invalidations + l->transfers + l->upgrades;
+}
+
+static int compare_lines(const void *a, const void *b)
+{
+	const sim_line_stats *x = a, *y = b;
+	uint64_t hx = line_heat(x), hy = line_heat(y);
+	if (hx != hy)
+		return hx > hy ? -1 : 1;
+	return x->address < y->address ? -1 : x->address > y->address;
+}
+
+size_t sim_hot_lines(const sim *s, sim_line_stats *out, size_t max)
+{
+	if (!s->config.classify || max == 0)
+		return 0;
+	size_t n = 0;
+	sim_line_stats *all = malloc((s->lines.count + 1) * sizeof *all);
+	if (!all)
+		return 0;
+	for (size_t i = 0; i < s->lines.capacity; i++) {
+		if (s->lines.keys[i] == SIM_NO_TAG)
+			continue;
+		const sim_line_stats *l = sim_table_value_at(&s->lines, i);
+		if (line_heat(l) > 0)
+			all[n++] = *l;
+	}
+	qsort(all, n, sizeof *all, compare_lines);
+	if (n > max)
+		n = max;
+	memcpy(out, all, n * sizeof *out);
+	free(all);
+	return n;
+}
+
+static uint64_t code_heat(const sim_code_stats *c)
+{
+	return c->l1_misses + c->coherence_misses + c->invalidations_sent;
+}
+
+static int compare_code(const void *a, const void *b)
+{
+	const sim_code_stats *x = a, *y = b;
+	uint64_t hx = code_heat(x), hy = code_heat(y);
+	if (hx != hy)
+		return hx > hy ? -1 : 1;
+	return x->address < y->address ? -1 : x->address > y->address;
+}
+
+size_t sim_hot_code(const sim *s, sim_code_stats *out, size_t max)
+{
+	if (!s->config.classify || max == 0)
+		return 0;
+	size_t n = 0;
+	sim_code_stats *all = malloc((s->code.count + 1) * sizeof *all);
+	if (!all)
+		return 0;
+	for (size_t i = 0; i < s->code.capacity; i++)
+		if (s->code.keys[i] != SIM_NO_TAG)
+			all[n++] = *(const sim_code_stats *)sim_table_value_at(&s->code, i);
+	qsort(all, n, sizeof *all, compare_code);
+	if (n > max)
+		n = max;
+	memcpy(out, all, n * sizeof *out);
+	free(all);
+	return n;
+}

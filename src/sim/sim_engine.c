@@ -1,0 +1,984 @@
+/* The hierarchy and the coherence protocols: what one reference does.
+ *
+ * A reference first looks up every L1 line it touches (installing the ones
+ * that miss, as cachegrind does), then resolves each missing line through the
+ * private L2, the coherence layer (directory of sharers per coherence line)
+ * and the shared L3.  Coherence state lives in the private caches' metadata:
+ * every private copy of a line (L2 and the L1 lines inside it) carries the
+ * core's state, so a read hit or a write hit in M never leaves the L1.
+ * docs/simulator.md states the model and the counting rules. */
+#include <string.h>
+#include "sim/sim_internal.h"
+
+enum { LEVEL_FIRST = 0, LEVEL_SECOND = 1, LEVEL_THIRD = 2 };
+enum { CLASS_NONE = 0, CLASS_COMPULSORY, CLASS_CAPACITY, CLASS_CONFLICT, CLASS_TRUE, CLASS_FALSE, CLASS_INCLUSION };
+
+/* What one reference did, counted once per level when it completes. */
+typedef struct reference {
+	uint32_t core;
+	sim_access_kind kind;
+	uint64_t address;
+	uint32_t size;
+	bool reached[3], missed[3];
+	uint8_t class[3];
+	bool memory, transfer, coherence_miss;
+	uint64_t invalidations;
+	bool prefetch;                 /* a prefetch, not a demand reference */
+} reference;
+
+static inline uint8_t state_of(uint8_t meta) { return meta & META_STATE; }
+
+static inline uint64_t granule_of(const sim *s, uint64_t address) { return address >> s->granule_bits; }
+
+/* The words of the coherence line that [address, address + size) touches. */
+static uint64_t word_mask(const sim *s, uint64_t granule, uint64_t address, uint32_t size)
+{
+	uint64_t start = granule << s->granule_bits, end = start + (1ull << s->granule_bits);
+	uint64_t first = address < start ? start : address;
+	uint64_t last = address + size > end ? end - 1 : address + size - 1;
+	if (last < first)
+		return 0;
+	unsigned a = (unsigned)((first - start) >> s->word_bits), b = (unsigned)((last - start) >> s->word_bits);
+	uint64_t mask = b >= 63 ? ~0ull : ((1ull << (b + 1)) - 1);
+	return mask & ~((1ull << a) - 1);
+}
+
+static void transition(sim *s, uint32_t core, int cause, unsigned from, unsigned to)
+{
+	if (from != to)
+		s->stats.core[core].coherence.transitions[cause][from][to]++;
+}
+
+static sim_line_stats *line_stats(sim *s, uint64_t granule)
+{
+	if (!s->config.classify)
+		return NULL;
+	bool created;
+	sim_line_stats *l = sim_table_insert(&s->lines, granule, &created);
+	if (created)
+		l->address = granule << s->granule_bits;
+	return l;
+}
+
+/* ---------------------------------------------------- private copies */
+
+/* Calls fn on each way of cache c holding a line inside the granule. */
+#define FOR_LINES_IN_GRANULE(s, c, granule, way, body) do { \
+		uint64_t first_ = ((granule) << (s)->granule_bits) >> (c)->line_bits; \
+		uint64_t last_ = ((((granule) + 1) << (s)->granule_bits) - 1) >> (c)->line_bits; \
+		for (uint64_t line_ = first_; line_ <= last_; line_++) { \
+			long way = sim_cache_find((c), line_); \
+			if (way >= 0) { body } \
+		} \
+	} while (0)
+
+/* The core's coherence state for a granule (I when it holds no copy). */
+unsigned sim_core_state(const sim *s, uint32_t core, uint64_t granule)
+{
+	const sim_core *k = &s->core[core];
+	if (s->has_l2) {
+		long w = sim_cache_find(&k->cache[SIM_L2], granule);
+		return w >= 0 ? state_of(k->cache[SIM_L2].meta[w]) : SIM_STATE_I;
+	}
+	unsigned state = SIM_STATE_I;
+	FOR_LINES_IN_GRANULE(s, &k->cache[SIM_L1D], granule, w, { state = state_of(k->cache[SIM_L1D].meta[w]); });
+	if (state != SIM_STATE_I)
+		return state;
+	FOR_LINES_IN_GRANULE(s, &k->cache[SIM_L1I], granule, w, { state = state_of(k->cache[SIM_L1I].meta[w]); });
+	return state;
+}
+
+static void set_state_in(sim_cache *c, long way, unsigned state)
+{
+	c->meta[way] = (uint8_t)((c->meta[way] & ~META_STATE) | state);
+}
+
+static void private_set_state(sim *s, uint32_t core, uint64_t granule, unsigned state)
+{
+	sim_core *k = &s->core[core];
+	if (s->has_l2) {
+		long w = sim_cache_find(&k->cache[SIM_L2], granule);
+		if (w >= 0)
+			set_state_in(&k->cache[SIM_L2], w, state);
+	}
+	FOR_LINES_IN_GRANULE(s, &k->cache[SIM_L1D], granule, w, { set_state_in(&k->cache[SIM_L1D], w, state); });
+	FOR_LINES_IN_GRANULE(s, &k->cache[SIM_L1I], granule, w, { set_state_in(&k->cache[SIM_L1I], w, state); });
+}
+
+/* Removes every private copy; returns whether any was dirty. */
+static bool private_remove(sim *s, uint32_t core, uint64_t granule, bool back_invalidation)
+{
+	sim_core *k = &s->core[core];
+	bool dirty = false;
+	for (int level = SIM_L1I; level <= SIM_L2; level++) {
+		sim_cache *c = &k->cache[level];
+		if (!c->present)
+			continue;
+		if (level == SIM_L2) {
+			long w = sim_cache_find(c, granule);
+			if (w >= 0) {
+				dirty |= (c->meta[w] & META_DIRTY) != 0;
+				sim_cache_invalidate(c, (size_t)w);
+				if (back_invalidation)
+					s->stats.core[core].cache[level].back_invalidations++;
+			}
+			continue;
+		}
+		FOR_LINES_IN_GRANULE(s, c, granule, w, {
+			dirty |= (c->meta[w] & META_DIRTY) != 0;
+			sim_cache_invalidate(c, (size_t)w);
+			if (back_invalidation)
+				s->stats.core[core].cache[level].back_invalidations++;
+		});
+	}
+	return dirty;
+}
+
+/* ---------------------------------------------------------- directory */
+
+static sim_directory_entry *directory_find(sim *s, uint64_t granule)
+{
+	return s->config.cores > 1 ? sim_table_find(&s->directory, granule) : NULL;
+}
+
+static void directory_add(sim *s, uint32_t core, uint64_t granule)
+{
+	if (s->config.cores > 1) {
+		sim_directory_entry *d = sim_table_insert(&s->directory, granule, NULL);
+		d->sharers |= 1ull << core;
+	}
+}
+
+static void directory_remove(sim *s, uint32_t core, uint64_t granule)
+{
+	if (s->config.cores <= 1)
+		return;
+	sim_directory_entry *d = sim_table_find(&s->directory, granule);
+	if (!d)
+		return;
+	d->sharers &= ~(1ull << core);
+	if (!d->sharers && !d->recorded)
+		sim_table_remove(&s->directory, granule);
+}
+
+/* Classification records: the core lost the line to another core's write
+ * (or to the inclusive L3); its next miss on the line is a coherence (or
+ * inclusion-victim) miss. */
+static void record_loss(sim *s, uint32_t core, uint64_t granule, bool inclusion)
+{
+	if (!s->config.classify)
+		return;
+	sim_invalidation_record *r = sim_table_insert(&s->core[core].invalidated, granule, NULL);
+	r->written = 0;
+	r->inclusion = inclusion;
+	if (!inclusion && s->config.cores > 1) {
+		sim_directory_entry *d = sim_table_insert(&s->directory, granule, NULL);
+		d->recorded |= 1ull << core;
+	}
+}
+
+/* A write by core to words of granule: remembered by the cores waiting to
+ * tell true from false sharing. */
+static void record_write(sim *s, uint32_t core, uint64_t granule, uint64_t words)
+{
+	sim_directory_entry *d = directory_find(s, granule);
+	if (!d)
+		return;
+	uint64_t others = d->recorded & ~(1ull << core);
+	while (others) {
+		unsigned o = (unsigned)__builtin_ctzll(others);
+		others &= others - 1;
+		sim_invalidation_record *r = sim_table_find(&s->core[o].invalidated, granule);
+		if (r)
+			r->written |= words;
+	}
+}
+
+/* ------------------------------------------------------- the shared L3 */
+
+static void memory_write(sim *s, uint32_t core)
+{
+	s->stats.memory_writes++;
+	s->stats.core[core].memory_writes++;
+}
+
+/* A dirty line leaves a private hierarchy: it marks the L3's copy dirty
+ * without touching its replacement state (a writeback is not a use), or goes
+ * to memory.  Writebacks never allocate, except into an exclusive L3, which
+ * is filled only by private victims. */
+static void l3_insert_victim(sim *s, uint32_t core, uint64_t address, bool dirty);
+
+static void writeback_below_private(sim *s, uint32_t core, uint64_t address, bool dirty)
+{
+	if (s->has_l3 && s->config.l3_inclusion == SIM_EXCLUSIVE) {
+		l3_insert_victim(s, core, address, dirty);
+		return;
+	}
+	if (!dirty)
+		return;
+	if (s->has_l3) {
+		long w = sim_cache_find(&s->l3, address >> s->l3.line_bits);
+		if (w >= 0) {
+			s->l3.meta[w] |= META_DIRTY;
+			return;
+		}
+	}
+	memory_write(s, core);
+}
+
+static void l3_evict(sim *s, uint32_t core, size_t way)
+{
+	sim_cache *l3 = &s->l3;
+	if (l3->tags[way] == SIM_NO_TAG)
+		return;
+	uint64_t line = l3->tags[way];
+	bool dirty = (l3->meta[way] & META_DIRTY) != 0;
+	s->stats.l3.evictions++;
+	if (s->config.l3_inclusion == SIM_INCLUSIVE) {
+		/* Back-invalidation: the private copies of every coherence line
+		 * inside the victim go too, counted apart from coherence. */
+		uint64_t first = (line << l3->line_bits) >> s->granule_bits;
+		uint64_t last = (((line + 1) << l3->line_bits) - 1) >> s->granule_bits;
+		bool any = false;
+		for (uint64_t g = first; g <= last; g++) {
+			for (uint32_t c = 0; c < s->config.cores; c++) {
+				unsigned state = sim_core_state(s, c, g);
+				if (state == SIM_STATE_I)
+					continue;
+				any = true;
+				dirty |= private_remove(s, c, g, true);
+				dirty |= state == SIM_STATE_M || state == SIM_STATE_O;
+				transition(s, c, 1, state, SIM_STATE_I);
+				directory_remove(s, c, g);
+				record_loss(s, c, g, true);
+			}
+		}
+		if (any)
+			s->stats.l3_back_invalidations++;
+	}
+	if (dirty) {
+		s->stats.l3.writebacks++;
+		memory_write(s, core);
+	}
+	sim_cache_invalidate(l3, way);
+}
+
+static void l3_insert_victim(sim *s, uint32_t core, uint64_t address, bool dirty)
+{
+	uint64_t line = address >> s->l3.line_bits;
+	long w = sim_cache_find(&s->l3, line);
+	if (w >= 0) {
+		if (dirty)
+			s->l3.meta[w] |= META_DIRTY;
+		return;
+	}
+	size_t v = sim_cache_victim(&s->l3, line);
+	l3_evict(s, core, v);
+	sim_cache_fill(&s->l3, v, line, dirty ? META_DIRTY : 0);
+}
+
+static uint8_t classify_miss(sim *s, reference *r, sim_cache *c, uint64_t line, bool shadow_hit, bool private_level)
+{
+	bool created;
+	sim_table_insert(&c->seen, line, &created);
+	if (private_level) {
+		sim_invalidation_record *rec = sim_table_find(&s->core[r->core].invalidated, granule_of(s, line << c->line_bits));
+		if (rec) {
+			if (rec->inclusion)
+				return CLASS_INCLUSION;
+			r->coherence_miss = true;
+			uint64_t g = granule_of(s, r->address);
+			return (rec->written & word_mask(s, g, r->address, r->size)) ? CLASS_TRUE : CLASS_FALSE;
+		}
+	}
+	if (created)
+		return CLASS_COMPULSORY;
+	return shadow_hit ? CLASS_CONFLICT : CLASS_CAPACITY;
+}
+
+/* The L3 reference of a private miss (or of a straddling reference's other
+ * line, as cachegrind does).  Returns true on a hit. */
+static bool l3_reference(sim *s, reference *r, uint64_t address, bool install)
+{
+	sim_cache *l3 = &s->l3;
+	uint64_t line = address >> l3->line_bits;
+	bool shadow_hit = l3->classify ? sim_shadow_reference(&l3->shadow, line) : false;
+	r->reached[LEVEL_THIRD] = true;
+	long w = sim_cache_find(l3, line);
+	if (w >= 0) {
+		sim_cache_touch(l3, (size_t)w);
+		if (s->config.l3_inclusion == SIM_EXCLUSIVE && install) {
+			/* moved up into the private hierarchy; a dirty copy stays dirty there */
+			if (l3->meta[w] & META_DIRTY)
+				memory_write(s, r->core);
+			sim_cache_invalidate(l3, (size_t)w);
+		}
+		return true;
+	}
+	if (!r->missed[LEVEL_THIRD] && l3->classify)
+		r->class[LEVEL_THIRD] = classify_miss(s, r, l3, line, shadow_hit, false);
+	r->missed[LEVEL_THIRD] = true;
+	if (install && s->config.l3_inclusion != SIM_EXCLUSIVE) {
+		size_t v = sim_cache_victim(l3, line);
+		l3_evict(s, r->core, v);
+		sim_cache_fill(l3, v, line, 0);
+	}
+	return false;
+}
+
+/* ------------------------------------------------- coherence requests */
+
+static void count_fanout(sim *s, reference *r, uint64_t granule, uint64_t invalidated)
+{
+	if (invalidated == 0)
+		return;
+	sim_coherence_stats *cs = &s->stats.core[r->core].coherence;
+	cs->invalidations_sent += invalidated;
+	cs->fanout[invalidated < SIM_MAX_CORES ? invalidated : SIM_MAX_CORES - 1]++;
+	r->invalidations += invalidated;
+	sim_line_stats *l = line_stats(s, granule);
+	if (l)
+		l->invalidations += invalidated;
+}
+
+/* Invalidates every other holder of granule (a write by r->core).  Returns
+ * whether one of them supplied dirty data (only when the requester needs the
+ * data: a read-for-ownership, not an upgrade or a write-through). */
+static bool invalidate_others(sim *s, reference *r, uint64_t granule, bool needs_data)
+{
+	sim_directory_entry *d = directory_find(s, granule);
+	if (!d)
+		return false;
+	uint64_t others = d->sharers & ~(1ull << r->core);
+	uint64_t count = 0;
+	bool supplied = false;
+	while (others) {
+		unsigned o = (unsigned)__builtin_ctzll(others);
+		others &= others - 1;
+		unsigned state = sim_core_state(s, o, granule);
+		sim_coherence_stats *oc = &s->stats.core[o].coherence;
+		if (needs_data && (state == SIM_STATE_M || state == SIM_STATE_O)) {
+			oc->transfers_supplied++;
+			supplied = true;
+		}
+		if (state == SIM_STATE_M || state == SIM_STATE_E || state == SIM_STATE_O)
+			oc->interventions_received++;
+		oc->invalidations_received++;
+		private_remove(s, o, granule, false);
+		transition(s, o, 1, state, SIM_STATE_I);
+		directory_remove(s, o, granule);
+		record_loss(s, o, granule, false);
+		count++;
+	}
+	count_fanout(s, r, granule, count);
+	return supplied;
+}
+
+/* Fetches granule into r->core's private hierarchy from the other cores, the
+ * L3 or memory; returns the core's new state. */
+static unsigned fetch_shared(sim *s, reference *r, uint64_t address, bool exclusive)
+{
+	uint64_t granule = granule_of(s, address);
+	uint32_t core = r->core;
+	sim_coherence_stats *cs = &s->stats.core[core].coherence;
+	unsigned own = s->has_l2 ? SIM_STATE_I : sim_core_state(s, core, granule);
+	unsigned state;
+	bool supplied = false;
+	sim_line_stats *l = line_stats(s, granule);
+	if (l) {
+		l->cores |= 1ull << core;
+		if (exclusive)
+			l->writes++;
+		else
+			l->reads++;
+	}
+	if (own != SIM_STATE_I) {
+		/* Without an L2, the other L1 of this core already holds it: no
+		 * coherence request, only the L3 reference. */
+		state = own;
+	} else if (exclusive && s->config.protocol == SIM_ESI) {
+		/* ESI write miss: the fill is no bus read (the thesis counts bus
+		 * reads at read misses only); the write itself is the bus write
+		 * that invalidates the other copies. */
+		state = SIM_STATE_E;
+	} else if (exclusive && s->config.protocol != SIM_ESI) {
+		cs->bus_read_exclusive++;
+		supplied = invalidate_others(s, r, granule, true);
+		state = SIM_STATE_M;
+	} else {
+		cs->bus_reads++;
+		sim_directory_entry *d = directory_find(s, granule);
+		uint64_t others = d ? d->sharers & ~(1ull << core) : 0;
+		if (others) {
+			cs->reads_with_sharers++;
+			while (others) {
+				unsigned o = (unsigned)__builtin_ctzll(others);
+				others &= others - 1;
+				unsigned old = sim_core_state(s, o, granule), next = old;
+				sim_coherence_stats *oc = &s->stats.core[o].coherence;
+				oc->shared_reads++;
+				if (old == SIM_STATE_M) {
+					oc->interventions_received++;
+					oc->transfers_supplied++;
+					oc->downgrades++;
+					supplied = true;
+					if (s->config.protocol == SIM_MOESI) {
+						next = SIM_STATE_O;
+					} else {
+						/* M -> S flushes the line to memory (or the L3) */
+						next = SIM_STATE_S;
+						oc->writebacks++;
+						writeback_below_private(s, o, granule << s->granule_bits, true);
+						if (s->has_l2) {
+							long w = sim_cache_find(&s->core[o].cache[SIM_L2], granule);
+							if (w >= 0)
+								s->core[o].cache[SIM_L2].meta[w] &= (uint8_t)~META_DIRTY;
+						}
+						FOR_LINES_IN_GRANULE(s, &s->core[o].cache[SIM_L1D], granule, w,
+							{ s->core[o].cache[SIM_L1D].meta[w] &= (uint8_t)~META_DIRTY; });
+					}
+				} else if (old == SIM_STATE_E) {
+					oc->interventions_received++;
+					oc->downgrades++;
+					next = SIM_STATE_S;
+				} else if (old == SIM_STATE_O) {
+					oc->interventions_received++;
+					oc->transfers_supplied++;
+					supplied = true;
+				}
+				if (next != old) {
+					private_set_state(s, o, granule, next);
+					transition(s, o, 1, old, next);
+				}
+			}
+			state = SIM_STATE_S;
+		} else {
+			state = s->config.protocol == SIM_MSI ? SIM_STATE_S : SIM_STATE_E;
+		}
+	}
+	bool l3_hit = false;
+	if (s->has_l3)
+		l3_hit = l3_reference(s, r, address, true);
+	if (own == SIM_STATE_I) {
+		if (supplied) {
+			cs->transfers_received++;
+			r->transfer = true;
+			if (l)
+				l->transfers++;
+		} else if (!l3_hit) {
+			s->stats.memory_reads++;
+			s->stats.core[core].memory_reads++;
+			r->memory = true;
+		}
+		directory_add(s, core, granule);
+		transition(s, core, 0, SIM_STATE_I, state);
+	} else if (!l3_hit) {
+		r->memory = true;
+	}
+	return state;
+}
+
+/* A private copy leaves the core: the coherence layer forgets it, and dirty
+ * data goes down. */
+static void private_leave(sim *s, uint32_t core, uint64_t granule, unsigned state, bool dirty)
+{
+	sim_coherence_stats *cs = &s->stats.core[core].coherence;
+	dirty |= state == SIM_STATE_M || state == SIM_STATE_O;
+	if (dirty)
+		cs->writebacks++;
+	transition(s, core, 0, state, SIM_STATE_I);
+	directory_remove(s, core, granule);
+	writeback_below_private(s, core, granule << s->granule_bits, dirty);
+}
+
+/* Installs line in an L1 of core, handling the victim.  Returns the way. */
+static size_t l1_install(sim *s, uint32_t core, sim_level level, uint64_t line, uint8_t meta)
+{
+	sim_core *k = &s->core[core];
+	sim_cache *c = &k->cache[level];
+	size_t v = sim_cache_victim(c, line);
+	if (c->tags[v] != SIM_NO_TAG) {
+		uint64_t victim = c->tags[v];
+		bool dirty = (c->meta[v] & META_DIRTY) != 0;
+		unsigned state = state_of(c->meta[v]);
+		sim_cache_stats *st = &s->stats.core[core].cache[level];
+		st->evictions++;
+		sim_cache_invalidate(c, v);
+		uint64_t address = victim << c->line_bits;
+		if (s->has_l2) {
+			if (dirty) {
+				st->writebacks++;
+				long w = sim_cache_find(&k->cache[SIM_L2], address >> k->cache[SIM_L2].line_bits);
+				if (w >= 0)
+					k->cache[SIM_L2].meta[w] |= META_DIRTY;   /* no replacement update */
+				else
+					writeback_below_private(s, core, address, true);
+			}
+		} else {
+			if (dirty)
+				st->writebacks++;
+			uint64_t granule = granule_of(s, address);
+			if (sim_core_state(s, core, granule) == SIM_STATE_I) {
+				private_leave(s, core, granule, state, dirty);
+			} else if (dirty || state == SIM_STATE_M || state == SIM_STATE_O) {
+				/* the other L1 still holds it, now clean */
+				s->stats.core[core].coherence.writebacks++;
+				writeback_below_private(s, core, address, true);
+				unsigned clean = s->config.protocol == SIM_MSI ? SIM_STATE_S :
+				                 state == SIM_STATE_O ? SIM_STATE_S : SIM_STATE_E;
+				if (state == SIM_STATE_M || state == SIM_STATE_O) {
+					private_set_state(s, core, granule, clean);
+					transition(s, core, 0, state, clean);
+				}
+			}
+		}
+	}
+	sim_cache_fill(c, v, line, meta);
+	return v;
+}
+
+/* Installs granule in core's L2; the victim leaves the private hierarchy
+ * and takes the L1 lines inside it along (the private L2 is inclusive). */
+static void l2_install(sim *s, uint32_t core, uint64_t granule, unsigned state)
+{
+	sim_core *k = &s->core[core];
+	sim_cache *c = &k->cache[SIM_L2];
+	size_t v = sim_cache_victim(c, granule);
+	if (c->tags[v] != SIM_NO_TAG) {
+		uint64_t victim = c->tags[v];
+		bool dirty = (c->meta[v] & META_DIRTY) != 0;
+		unsigned old = state_of(c->meta[v]);
+		s->stats.core[core].cache[SIM_L2].evictions++;
+		sim_cache_invalidate(c, v);
+		FOR_LINES_IN_GRANULE(s, &k->cache[SIM_L1D], victim, w, {
+			dirty |= (k->cache[SIM_L1D].meta[w] & META_DIRTY) != 0;
+			sim_cache_invalidate(&k->cache[SIM_L1D], (size_t)w);
+		});
+		FOR_LINES_IN_GRANULE(s, &k->cache[SIM_L1I], victim, w,
+			{ sim_cache_invalidate(&k->cache[SIM_L1I], (size_t)w); });
+		if (dirty)
+			s->stats.core[core].cache[SIM_L2].writebacks++;
+		private_leave(s, core, victim, old, dirty);
+	}
+	sim_cache_fill(c, v, granule, (uint8_t)state);
+}
+
+/* The L1 missed line at address: resolve it through L2 and below; returns
+ * the state the new copy gets. */
+static unsigned fetch_below_l1(sim *s, reference *r, uint64_t address, bool exclusive)
+{
+	if (!s->has_l2)
+		return fetch_shared(s, r, address, exclusive);
+	sim_core *k = &s->core[r->core];
+	sim_cache *l2 = &k->cache[SIM_L2];
+	uint64_t granule = granule_of(s, address);
+	bool shadow_hit = l2->classify ? sim_shadow_reference(&l2->shadow, granule) : false;
+	r->reached[LEVEL_SECOND] = true;
+	long w = sim_cache_find(l2, granule);
+	if (w >= 0) {
+		sim_cache_touch(l2, (size_t)w);
+		return state_of(l2->meta[w]);
+	}
+	if (!r->missed[LEVEL_SECOND] && l2->classify)
+		r->class[LEVEL_SECOND] = classify_miss(s, r, l2, granule, shadow_hit, true);
+	r->missed[LEVEL_SECOND] = true;
+	unsigned state = fetch_shared(s, r, address, exclusive);
+	l2_install(s, r->core, granule, state);
+	return state;
+}
+
+/* Write-through and write-around traffic below the L1: it updates the L2
+ * copy (or goes on when the L2 is write-through too) and then the L3 or
+ * memory.  It never allocates below the L1. */
+static void write_down(sim *s, reference *r, uint64_t address, bool from_l1)
+{
+	sim_core *k = &s->core[r->core];
+	if (from_l1 && s->has_l2) {
+		sim_cache *l2 = &k->cache[SIM_L2];
+		r->reached[LEVEL_SECOND] = true;
+		long w = sim_cache_find(l2, granule_of(s, address));
+		if (w >= 0) {
+			sim_cache_touch(l2, (size_t)w);
+			if (s->config.cache[SIM_L2].write_back) {
+				l2->meta[w] |= META_DIRTY;
+				return;
+			}
+		} else {
+			r->missed[LEVEL_SECOND] = true;
+		}
+	}
+	/* past the private hierarchy: a bus write */
+	s->stats.core[r->core].coherence.bus_writes++;
+	if (s->has_l3) {
+		sim_cache *l3 = &s->l3;
+		r->reached[LEVEL_THIRD] = true;
+		long w = sim_cache_find(l3, address >> l3->line_bits);
+		if (w >= 0 && s->config.cache[SIM_L3].write_back) {
+			sim_cache_touch(l3, (size_t)w);
+			l3->meta[w] |= META_DIRTY;
+			return;
+		}
+		if (w < 0)
+			r->missed[LEVEL_THIRD] = true;
+	}
+	memory_write(s, r->core);
+}
+
+/* A write to a line the core holds: obtain ownership, as the protocol says. */
+static void write_ownership(sim *s, reference *r, uint64_t granule)
+{
+	uint32_t core = r->core;
+	sim_coherence_stats *cs = &s->stats.core[core].coherence;
+	unsigned state = sim_core_state(s, core, granule);
+	if (s->config.protocol == SIM_ESI) {
+		/* Franz's ESI: every write goes to the bus and leaves the writer
+		 * the only (E) holder. */
+		invalidate_others(s, r, granule, false);
+		if (state != SIM_STATE_E) {
+			private_set_state(s, core, granule, SIM_STATE_E);
+			transition(s, core, 0, state, SIM_STATE_E);
+		}
+		return;
+	}
+	if (state == SIM_STATE_M)
+		return;
+	if (state == SIM_STATE_E) {
+		cs->upgrades_clean++;
+	} else {
+		if (state == SIM_STATE_O)
+			cs->upgrades_owned++;
+		else
+			cs->upgrades_shared++;
+		invalidate_others(s, r, granule, false);
+		sim_line_stats *l = line_stats(s, granule);
+		if (l) {
+			l->upgrades++;
+			l->writes++;
+			l->cores |= 1ull << core;
+		}
+	}
+	private_set_state(s, core, granule, SIM_STATE_M);
+	transition(s, core, 0, state, SIM_STATE_M);
+}
+
+/* A write that allocates nowhere in the private hierarchy: it invalidates
+ * the other copies on its way to the L3 or memory. */
+static void write_around(sim *s, reference *r, uint64_t address)
+{
+	uint64_t granule = granule_of(s, address);
+	if (s->has_l2) {
+		sim_cache *l2 = &s->core[r->core].cache[SIM_L2];
+		bool shadow_hit = l2->classify ? sim_shadow_reference(&l2->shadow, granule) : false;
+		r->reached[LEVEL_SECOND] = true;
+		long w = sim_cache_find(l2, granule);
+		if (w >= 0) {
+			sim_cache_touch(l2, (size_t)w);
+			write_ownership(s, r, granule);
+			if (s->config.cache[SIM_L2].write_back)
+				l2->meta[w] |= META_DIRTY;
+			else
+				write_down(s, r, address, false);
+			return;
+		}
+		if (!r->missed[LEVEL_SECOND] && l2->classify)
+			r->class[LEVEL_SECOND] = classify_miss(s, r, l2, granule, shadow_hit, true);
+		r->missed[LEVEL_SECOND] = true;
+		if (s->config.cache[SIM_L2].write_allocate) {
+			unsigned state = fetch_shared(s, r, address, true);
+			l2_install(s, r->core, granule, state);
+			write_ownership(s, r, granule);
+			w = sim_cache_find(l2, granule);
+			if (w >= 0 && s->config.cache[SIM_L2].write_back)
+				l2->meta[w] |= META_DIRTY;
+			else
+				write_down(s, r, address, false);
+			return;
+		}
+	}
+	if (s->config.cores > 1) {
+		sim_line_stats *l = line_stats(s, granule);
+		if (l) {
+			l->writes++;
+			l->cores |= 1ull << r->core;
+		}
+		invalidate_others(s, r, granule, false);
+	}
+	write_down(s, r, address, false);
+}
+
+/* ----------------------------------------------------------- the TLBs */
+
+static void tlb_reference(sim *s, uint32_t core, sim_access_kind kind, uint64_t address, uint32_t size)
+{
+	sim_core *k = &s->core[core];
+	sim_core_stats *cs = &s->stats.core[core];
+	int first_level = kind == SIM_IFETCH ? SIM_ITLB : SIM_DTLB;
+	for (int page_of_access = 0; page_of_access < 2; page_of_access++) {
+		int level = first_level;
+		if (!k->tlb[level].present)
+			level = SIM_STLB;
+		uint64_t at = page_of_access ? address + size - 1 : address;
+		while (level <= SIM_STLB && k->tlb[level].present) {
+			sim_cache *t = &k->tlb[level];
+			uint64_t page = at >> t->line_bits;
+			if (page_of_access && page == (address >> t->line_bits))
+				break;   /* same page: one lookup */
+			bool shadow_hit = t->classify ? sim_shadow_reference(&t->shadow, page) : false;
+			cs->tlb[level].accesses++;
+			long w = sim_cache_find(t, page);
+			if (w >= 0) {
+				sim_cache_touch(t, (size_t)w);
+				break;
+			}
+			cs->tlb[level].misses++;
+			if (t->classify) {
+				bool created;
+				sim_table_insert(&t->seen, page, &created);
+				if (created)
+					cs->tlb[level].compulsory++;
+				else if (shadow_hit)
+					cs->tlb[level].conflict++;
+				else
+					cs->tlb[level].capacity++;
+			}
+			sim_cache_fill(t, sim_cache_victim(t, page), page, 0);
+			if (level == SIM_STLB)
+				break;
+			level = SIM_STLB;
+		}
+	}
+}
+
+/* ------------------------------------------------------ one reference */
+
+static void count_class(sim_cache_stats *st, uint8_t class)
+{
+	switch (class) {
+	case CLASS_COMPULSORY: st->compulsory++; break;
+	case CLASS_CAPACITY: st->capacity++; break;
+	case CLASS_CONFLICT: st->conflict++; break;
+	case CLASS_TRUE: st->coherence_true++; break;
+	case CLASS_FALSE: st->coherence_false++; break;
+	case CLASS_INCLUSION: st->inclusion_victim++; break;
+	default: break;
+	}
+}
+
+static void finish_reference(sim *s, reference *r, sim_level first)
+{
+	sim_core_stats *cs = &s->stats.core[r->core];
+	sim_cache_stats *levels[3] = { &cs->cache[first], s->has_l2 ? &cs->cache[SIM_L2] : NULL,
+	                               s->has_l3 ? &s->stats.l3 : NULL };
+	for (int i = 0; i < 3; i++) {
+		if (!r->reached[i] || !levels[i])
+			continue;
+		levels[i]->accesses[r->kind]++;
+		if (i == LEVEL_THIRD)
+			cs->l3_accesses++;
+		if (r->missed[i]) {
+			levels[i]->misses[r->kind]++;
+			if (i == LEVEL_THIRD)
+				cs->l3_misses++;
+			count_class(levels[i], r->class[i]);
+		}
+	}
+	if (r->prefetch)
+		return;
+	sim_thread_stats *t = s->current_thread;
+	if (t) {
+		if (r->missed[LEVEL_FIRST])
+			t->l1_misses++;
+		if (r->memory || r->transfer)
+			t->last_level_misses++;
+		if (r->coherence_miss)
+			t->coherence_misses++;
+		t->invalidations_sent += r->invalidations;
+	}
+	if (s->config.classify) {
+		uint64_t granule = granule_of(s, r->address);
+		if (r->coherence_miss || r->class[LEVEL_FIRST] == CLASS_INCLUSION) {
+			uint64_t last = granule_of(s, r->address + r->size - 1);
+			for (uint64_t g = granule; g <= last; g++) {
+				if (sim_table_remove(&s->core[r->core].invalidated, g)) {
+					sim_directory_entry *d = directory_find(s, g);
+					if (d) {
+						d->recorded &= ~(1ull << r->core);
+						if (!d->sharers && !d->recorded)
+							sim_table_remove(&s->directory, g);
+					}
+				}
+			}
+			if (r->coherence_miss) {
+				sim_line_stats *l = line_stats(s, granule);
+				if (r->class[LEVEL_FIRST] == CLASS_TRUE || r->class[LEVEL_SECOND] == CLASS_TRUE)
+					l->coherence_true++;
+				else
+					l->coherence_false++;
+			}
+		}
+		if (s->current_ip && (r->missed[LEVEL_FIRST] || r->invalidations)) {
+			sim_code_stats *c = sim_table_insert(&s->code, s->current_ip, NULL);
+			c->address = s->current_ip;
+			if (r->missed[LEVEL_FIRST])
+				c->l1_misses++;
+			if (r->memory || r->transfer)
+				c->last_level_misses++;
+			if (r->coherence_miss)
+				c->coherence_misses++;
+			c->invalidations_sent += r->invalidations;
+		}
+	}
+}
+
+#define MAX_LINES 64
+
+void sim_reference(sim *s, uint32_t core, sim_access_kind kind, uint64_t address, uint32_t size)
+{
+	sim_core *k = &s->core[core];
+	sim_level first = kind == SIM_IFETCH ? SIM_L1I : SIM_L1D;
+	sim_cache *l1 = &k->cache[first];
+	const sim_cache_config *l1_config = &s->config.cache[first];
+	bool write = kind == SIM_WRITE;
+	if (size == 0)
+		size = 1;
+	if (address + size - 1 < address)
+		size = (uint32_t)(UINT64_MAX - address + 1);   /* never wrap around */
+	if (s->has_tlb)
+		tlb_reference(s, core, kind, address, size);
+
+	reference r;
+	memset(&r, 0, sizeof r);
+	r.core = core;
+	r.kind = kind;
+	r.address = address;
+	r.size = size;
+	r.reached[LEVEL_FIRST] = true;
+
+	uint64_t first_line = address >> l1->line_bits, last_line = (address + size - 1) >> l1->line_bits;
+	if (last_line - first_line >= MAX_LINES)
+		last_line = first_line + MAX_LINES - 1;   /* cut: config max_access_size documents it */
+	unsigned n = (unsigned)(last_line - first_line + 1);
+	if (n > 1)
+		s->stats.core[core].straddles++;
+	bool hit[MAX_LINES];
+
+	/* Pass 1: the L1 lookups, filling what misses (cachegrind's order). */
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t line = first_line + i;
+		bool shadow_hit = l1->classify ? sim_shadow_reference(&l1->shadow, line) : false;
+		long w = sim_cache_find(l1, line);
+		hit[i] = w >= 0;
+		if (w >= 0) {
+			sim_cache_touch(l1, (size_t)w);
+			if (l1->meta[w] & META_PREFETCHED) {
+				l1->meta[w] &= (uint8_t)~META_PREFETCHED;
+				s->stats.core[core].cache[first].prefetch_useful++;
+				s->stats.core[core].prefetch.useful++;
+				if (!r.prefetch)
+					sim_prefetch_after_prefetched_hit(s, core, line);
+			}
+			continue;
+		}
+		if (!r.missed[LEVEL_FIRST] && l1->classify)
+			r.class[LEVEL_FIRST] = classify_miss(s, &r, l1, line, shadow_hit, true);
+		r.missed[LEVEL_FIRST] = true;
+		if (!write || l1_config->write_allocate)
+			l1_install(s, core, first, line, SIM_STATE_I);
+	}
+
+	/* Pass 2: resolve the misses below; the lines that hit are referenced
+	 * below too when another line missed (cachegrind's straddle rule). */
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t line = first_line + i;
+		uint64_t line_address = line << l1->line_bits;
+		uint64_t piece = i == 0 ? address : line_address;
+		uint64_t granule = granule_of(s, line_address);
+		if (hit[i]) {
+			if (r.missed[LEVEL_FIRST]) {
+				if (s->has_l2) {
+					long w = sim_cache_find(&k->cache[SIM_L2], granule);
+					r.reached[LEVEL_SECOND] = true;
+					if (w >= 0)
+						sim_cache_touch(&k->cache[SIM_L2], (size_t)w);
+				} else if (s->has_l3) {
+					l3_reference(s, &r, line_address, s->config.l3_inclusion != SIM_EXCLUSIVE);
+				}
+			}
+		} else if (!write || l1_config->write_allocate) {
+			unsigned state = fetch_below_l1(s, &r, line_address, write);
+			long w = sim_cache_find(l1, line);
+			if (w < 0)   /* lost to a back-invalidation meanwhile */
+				w = (long)l1_install(s, core, first, line, (uint8_t)state);
+			set_state_in(l1, w, state);
+			if (kind != SIM_IFETCH && s->config.prefetch.kind != SIM_PREFETCH_NONE)
+				sim_prefetch_after_miss(s, core, line);
+		} else {
+			write_around(s, &r, piece);
+			continue;
+		}
+		if (write) {
+			long w = sim_cache_find(l1, line);
+			write_ownership(s, &r, granule);
+			if (s->config.classify && s->config.cores > 1)
+				record_write(s, core, granule, word_mask(s, granule, piece,
+				             (uint32_t)((i + 1 < n ? line_address + (1ull << l1->line_bits) : address + size) - piece)));
+			if (w >= 0 && l1_config->write_back)
+				l1->meta[w] |= META_DIRTY;
+			else
+				write_down(s, &r, piece, true);
+		}
+		if (s->config.check)
+			sim_check_line(s, granule);
+	}
+	finish_reference(s, &r, first);
+}
+
+/* ---------------------------------------------------------- prefetch */
+
+bool sim_line_held_elsewhere(const sim *s, uint32_t core, uint64_t granule)
+{
+	if (s->config.cores <= 1)
+		return false;
+	const sim_directory_entry *d = sim_table_find(&s->directory, granule);
+	return d && (d->sharers & ~(1ull << core)) != 0;
+}
+
+void sim_prefetch_line(sim *s, uint32_t core, uint64_t line)
+{
+	sim_core *k = &s->core[core];
+	sim_cache *l1 = &k->cache[SIM_L1D];
+	if (sim_cache_find(l1, line) >= 0)
+		return;
+	uint64_t address = line << l1->line_bits;
+	uint64_t granule = granule_of(s, address);
+	sim_prefetch_stats *ps = &s->stats.core[core].prefetch;
+	if (s->config.prefetch.unshared_only && sim_line_held_elsewhere(s, core, granule)) {
+		ps->skipped_shared++;
+		return;
+	}
+	ps->issued++;
+	reference r;
+	memset(&r, 0, sizeof r);
+	r.core = core;
+	r.kind = SIM_READ;
+	r.address = address;
+	r.size = 1;
+	r.prefetch = true;
+	sim_thread_stats *saved = s->current_thread;
+	s->current_thread = NULL;
+	size_t w = l1_install(s, core, SIM_L1D, line, META_PREFETCHED);
+	unsigned state = fetch_below_l1(s, &r, address, false);
+	long again = sim_cache_find(l1, line);
+	if (again >= 0)
+		set_state_in(l1, again, state);
+	(void)w;
+	s->stats.core[core].cache[SIM_L1D].prefetch_fills++;
+	/* Prefetches count at the levels below the L1 (they are references
+	 * there), not at the L1 itself. */
+	r.reached[LEVEL_FIRST] = false;
+	r.missed[LEVEL_FIRST] = false;
+	finish_reference(s, &r, SIM_L1D);
+	s->current_thread = saved;
+	if (s->config.check)
+		sim_check_line(s, granule);
+}

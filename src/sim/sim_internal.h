@@ -1,0 +1,204 @@
+/* The simulator's internal structures.  Kept plain, like cachegrind's: tags
+ * are line addresses in one array per cache (set-major), with parallel
+ * arrays of per-way metadata, so a hit is a short scan and a store. */
+#ifndef PLUMB_SIM_INTERNAL_H
+#define PLUMB_SIM_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stddef.h>
+#include "plumb/sim.h"
+
+#define SIM_NO_TAG UINT64_MAX
+
+/* Per-way metadata byte: the coherence state in the low bits, then flags. */
+#define META_STATE 0x07u
+#define META_DIRTY 0x08u
+#define META_PREFETCHED 0x10u
+
+/* ------------------------------------------------------------ hash table */
+
+/* Open addressing with linear probing and backward-shift deletion; keys are
+ * uint64 (SIM_NO_TAG is the empty marker), values are fixed-size blobs stored
+ * beside them.  It grows at half load, so it is used only where growth is
+ * bounded by the footprint (classification) or by the caches' capacity. */
+typedef struct sim_table {
+	uint64_t *keys;
+	unsigned char *values;
+	size_t value_size;
+	size_t capacity;        /* a power of two */
+	size_t count;
+} sim_table;
+
+int sim_table_init(sim_table *t, size_t value_size, size_t initial);
+void sim_table_free(sim_table *t);
+void *sim_table_find(const sim_table *t, uint64_t key);
+/* Finds or inserts (zeroed value).  Pointers into the table are invalid after the next insert. */
+void *sim_table_insert(sim_table *t, uint64_t key, bool *created);
+bool sim_table_remove(sim_table *t, uint64_t key);
+void sim_table_clear(sim_table *t);
+/* Iteration: slot i is used when keys[i] != SIM_NO_TAG. */
+static inline void *sim_table_value_at(const sim_table *t, size_t slot)
+{
+	return t->values + slot * t->value_size;
+}
+
+/* ------------------------------------------------------ classification */
+
+/* A fully associative LRU cache of the same number of lines: a miss in the
+ * real cache that hits here is a conflict miss, one that misses here too is a
+ * capacity miss.  O(1) per reference (hash + doubly linked list). */
+typedef struct sim_shadow {
+	sim_table index;        /* line -> node */
+	uint64_t *line;
+	uint32_t *previous, *next;
+	uint32_t head, tail, used, capacity;
+} sim_shadow;
+
+int sim_shadow_init(sim_shadow *s, uint32_t capacity);
+void sim_shadow_free(sim_shadow *s);
+/* References line; returns true if it was present. */
+bool sim_shadow_reference(sim_shadow *s, uint64_t line);
+
+/* ----------------------------------------------------------------- cache */
+
+typedef struct sim_cache {
+	uint64_t *tags;         /* sets * assoc line addresses, SIM_NO_TAG = invalid */
+	uint8_t *meta;          /* state | flags */
+	uint64_t *stamp;        /* LRU: last use; FIFO: fill time */
+	uint8_t *rrpv;          /* SRRIP */
+	uint64_t *plru;         /* tree bits per set */
+	uint64_t sets, set_mask;
+	uint32_t assoc;
+	uint32_t line_bits;
+	bool sets_power_of_two;
+	sim_replacement replacement;
+	uint64_t clock;
+	uint64_t random_state;
+	bool present;
+	/* classification (classify on) */
+	bool classify;
+	sim_shadow shadow;
+	sim_table seen;         /* lines ever held: compulsory misses */
+} sim_cache;
+
+int sim_cache_init(sim_cache *c, uint64_t size, uint32_t line, uint32_t assoc,
+                   sim_replacement replacement, uint64_t seed, bool classify);
+void sim_cache_free(sim_cache *c);
+
+static inline uint64_t sim_cache_set(const sim_cache *c, uint64_t line)
+{
+	return c->sets_power_of_two ? (line & c->set_mask) : (line % c->sets);
+}
+
+/* Way index (absolute: set * assoc + way) or -1. */
+static inline long sim_cache_find(const sim_cache *c, uint64_t line)
+{
+	size_t base = (size_t)sim_cache_set(c, line) * c->assoc;
+	const uint64_t *tags = c->tags + base;
+	for (uint32_t w = 0; w < c->assoc; w++)
+		if (tags[w] == line)
+			return (long)(base + w);
+	return -1;
+}
+
+void sim_cache_touch_slow(sim_cache *c, size_t way);
+
+/* A hit: updates the replacement state. */
+static inline void sim_cache_touch(sim_cache *c, size_t way)
+{
+	if (c->replacement == SIM_LRU)
+		c->stamp[way] = ++c->clock;
+	else if (c->replacement != SIM_FIFO && c->replacement != SIM_RANDOM)
+		sim_cache_touch_slow(c, way);
+}
+
+/* Chooses the way to fill for line (an invalid one first); the caller
+ * handles the victim in tags[way] (SIM_NO_TAG when none) and then calls
+ * sim_cache_fill. */
+size_t sim_cache_victim(sim_cache *c, uint64_t line);
+void sim_cache_fill(sim_cache *c, size_t way, uint64_t line, uint8_t meta);
+static inline void sim_cache_invalidate(sim_cache *c, size_t way)
+{
+	c->tags[way] = SIM_NO_TAG;
+	c->meta[way] = 0;
+}
+
+/* ----------------------------------------------------------- prefetcher */
+
+/* A stream (stride) tracker: it follows a demand stream and keeps `depth`
+ * lines ahead of it, at its stride, in the L1D. */
+typedef struct sim_stream {
+	uint64_t last_line;     /* the last demand line of the stream */
+	int64_t stride;         /* in lines */
+	uint64_t ahead;         /* the furthest line prefetched */
+	uint64_t last_use;
+	bool valid;
+} sim_stream;
+
+/* ------------------------------------------------------------------ sim */
+
+typedef struct sim_invalidation_record {
+	uint64_t written;       /* words other cores wrote since this core lost the line */
+	uint8_t inclusion;      /* lost to back-invalidation rather than coherence */
+} sim_invalidation_record;
+
+typedef struct sim_directory_entry {
+	uint64_t sharers;       /* cores whose private hierarchy holds the line */
+	uint64_t recorded;      /* cores with an invalidation record for it (classify) */
+} sim_directory_entry;
+
+typedef struct sim_core {
+	sim_cache cache[3];     /* L1I, L1D, L2 */
+	sim_cache tlb[SIM_TLB_COUNT];
+	sim_table invalidated;  /* line -> sim_invalidation_record (classify) */
+	sim_stream *streams;
+	uint64_t stream_clock;
+} sim_core;
+
+typedef struct sim_thread_slot {
+	sim_thread_stats stats;
+	bool used;
+} sim_thread_slot;
+
+struct sim {
+	sim_config config;
+	sim_stats stats;
+	sim_core core[SIM_MAX_CORES];
+	sim_cache l3;
+	bool has_l2, has_l3, has_tlb;
+	uint32_t granule_bits;          /* coherence line: L2's, or L1D's without L2 */
+	uint32_t word_bits;             /* sharing-mask word: line / 64, at least 4 bytes */
+	sim_table directory;            /* granule -> sim_directory_entry (cores > 1) */
+	sim_table lines;                /* granule -> sim_line_stats (classify) */
+	sim_table code;                 /* ip -> sim_code_stats (classify) */
+	sim_thread_slot *threads;       /* indexed by trace thread id */
+	size_t thread_capacity;
+	uint32_t *thread_core;          /* thread id -> core + 1 (0 = unmapped) */
+	uint32_t next_core;
+	/* the reference being simulated */
+	sim_thread_stats *current_thread;
+	uint64_t current_ip;
+	bool fast;                      /* no classification: the hit path is a few instructions */
+	/* the first invariant violation (check on) */
+	bool failed;
+	char failure[PLUMB_MESSAGE_MAX];
+};
+
+/* sim_engine.c */
+void sim_reference(sim *s, uint32_t core, sim_access_kind kind, uint64_t address, uint32_t size);
+/* The core's coherence state for a coherence line (I when it holds no copy). */
+unsigned sim_core_state(const sim *s, uint32_t core, uint64_t granule);
+/* sim_check.c: checks one line after a transaction (check on). */
+void sim_check_line(sim *s, uint64_t granule);
+/* sim_prefetch.c */
+int sim_prefetch_init(sim *s, sim_core *core);
+void sim_prefetch_free(sim_core *core);
+/* After a demand L1D miss of line (an L1D line number). */
+void sim_prefetch_after_miss(sim *s, uint32_t core, uint64_t line);
+void sim_prefetch_after_prefetched_hit(sim *s, uint32_t core, uint64_t line);
+/* sim_engine.c: brings line (L1D line number) into core's L1D as a prefetch. */
+void sim_prefetch_line(sim *s, uint32_t core, uint64_t line);
+bool sim_line_held_elsewhere(const sim *s, uint32_t core, uint64_t granule);
+
+#endif

@@ -1,0 +1,79 @@
+/* The fully associative LRU shadow that tells capacity from conflict misses
+ * (Hill's 3C model): same number of lines as the real cache, no sets. */
+#include <stdlib.h>
+#include "sim/sim_internal.h"
+
+#define NONE UINT32_MAX
+
+int sim_shadow_init(sim_shadow *s, uint32_t capacity)
+{
+	s->line = malloc(capacity * sizeof *s->line);
+	s->previous = malloc(capacity * sizeof *s->previous);
+	s->next = malloc(capacity * sizeof *s->next);
+	if (!s->line || !s->previous || !s->next || sim_table_init(&s->index, sizeof(uint32_t), capacity) != 0) {
+		sim_shadow_free(s);
+		return -1;
+	}
+	s->head = s->tail = NONE;
+	s->used = 0;
+	s->capacity = capacity;
+	return 0;
+}
+
+void sim_shadow_free(sim_shadow *s)
+{
+	free(s->line);
+	free(s->previous);
+	free(s->next);
+	s->line = NULL;
+	s->previous = s->next = NULL;
+	sim_table_free(&s->index);
+}
+
+static void shadow_unlink(sim_shadow *s, uint32_t n)
+{
+	if (s->previous[n] != NONE)
+		s->next[s->previous[n]] = s->next[n];
+	else
+		s->head = s->next[n];
+	if (s->next[n] != NONE)
+		s->previous[s->next[n]] = s->previous[n];
+	else
+		s->tail = s->previous[n];
+}
+
+static void shadow_push_front(sim_shadow *s, uint32_t n)
+{
+	s->previous[n] = NONE;
+	s->next[n] = s->head;
+	if (s->head != NONE)
+		s->previous[s->head] = n;
+	s->head = n;
+	if (s->tail == NONE)
+		s->tail = n;
+}
+
+bool sim_shadow_reference(sim_shadow *s, uint64_t line)
+{
+	uint32_t *node = sim_table_find(&s->index, line);
+	if (node) {
+		uint32_t n = *node;
+		if (s->head != n) {
+			shadow_unlink(s, n);
+			shadow_push_front(s, n);
+		}
+		return true;
+	}
+	uint32_t n;
+	if (s->used < s->capacity) {
+		n = s->used++;
+	} else {
+		n = s->tail;
+		shadow_unlink(s, n);
+		sim_table_remove(&s->index, s->line[n]);
+	}
+	s->line[n] = line;
+	*(uint32_t *)sim_table_insert(&s->index, line, NULL) = n;
+	shadow_push_front(s, n);
+	return false;
+}
