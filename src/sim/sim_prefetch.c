@@ -56,7 +56,10 @@ static void stream_advance(sim *s, uint32_t core, sim_stream *st, uint64_t line)
 {
 	st->last_line = line;
 	st->last_use = ++s->core[core].stream_clock;
-	if ((int64_t)(st->ahead - line) / st->stride < 0)
+	/* restart the window when it is behind the demand stream or off its
+	 * stride (after the stride changed) */
+	int64_t offset = (int64_t)(st->ahead - line);
+	if (offset / st->stride <= 0 || offset % st->stride != 0)
 		st->ahead = line;
 	stream_top_up(s, core, st);
 }

@@ -1,0 +1,179 @@
+/* The configuration format: parsing, clear errors naming the line, presets,
+ * geometry validation and the writer's round trip; and the event names. */
+#include <errno.h>
+#include <stdio.h>
+#include "sim_test_util.h"
+
+static int parse(sim_config *c, const char *text, plumb_status *status)
+{
+	sim_config_default(c);
+	return sim_config_parse(c, text, strlen(text), "test.conf", status);
+}
+
+Test(sim_config, parses_sections_and_comments)
+{
+	sim_config c;
+	plumb_status status;
+	const char *text =
+		"# two cores of a small machine\n"
+		"cores = 2\n"
+		"protocol = moesi   # dirty sharing\n"
+		"[l1d]\n"
+		"size = 16K\n"
+		"assoc = 4\n"
+		"replacement = plru\n"
+		"[l3]\n"
+		"size = 2M\n"
+		"inclusion = exclusive\n"
+		"[general]\n"
+		"prefetch = stream\n"
+		"dtlb.entries = 64\n";
+	cr_assert_eq(parse(&c, text, &status), 0, "%s", status.message);
+	cr_assert_eq(c.cores, 2);
+	cr_assert_eq(c.protocol, SIM_MOESI);
+	cr_assert_eq(c.cache[SIM_L1D].size, 16384);
+	cr_assert_eq(c.cache[SIM_L1D].assoc, 4);
+	cr_assert_eq(c.cache[SIM_L1D].replacement, SIM_PLRU);
+	cr_assert_eq(c.cache[SIM_L3].size, 2 << 20);
+	cr_assert_eq(c.l3_inclusion, SIM_EXCLUSIVE);
+	cr_assert_eq(c.prefetch.kind, SIM_PREFETCH_STREAM);
+	cr_assert_eq(c.tlb[SIM_DTLB].entries, 64);
+	cr_assert_eq(sim_config_validate(&c, &status), 0, "%s", status.message);
+}
+
+static void rejects(const char *text, const char *needle)
+{
+	sim_config c;
+	plumb_status status;
+	cr_assert_eq(parse(&c, text, &status), -1, "accepted: %s", text);
+	cr_assert(strstr(status.message, needle), "'%s' not in '%s'", needle, status.message);
+}
+
+Test(sim_config, errors_name_the_line)
+{
+	rejects("cores = 2\nl1d.sise = 4K\n", "line 2: unknown key 'l1d.sise'");
+	rejects("cores = 65\n", "line 1: cores");
+	rejects("protocol = mosi\n", "not one of mesi, msi, moesi, esi");
+	rejects("[l1d\n", "line 1: a section is [name]");
+	rejects("just words\n", "expected key = value");
+	rejects(" = 3\n", "missing key");
+	rejects("l2.size = lots\n", "l2.size");
+	rejects("classify = maybe\n", "not yes or no");
+	rejects("cores =\n", "empty value");
+	rejects("l1d.size = none\n", "cannot be absent");
+	rejects("preset = vax\n", "unknown preset 'vax'");
+}
+
+static void invalid(const char *assignment, const char *needle)
+{
+	sim_config c;
+	plumb_status status;
+	sim_config_default(&c);
+	cr_assert_eq(sim_config_assign(&c, assignment, &status), 0, "%s", status.message);
+	cr_assert_eq(sim_config_validate(&c, &status), -1, "accepted %s", assignment);
+	cr_assert(strstr(status.message, needle), "'%s' not in '%s'", needle, status.message);
+	sim *s;
+	cr_assert_eq(sim_new(&s, &c, &status), -1);
+}
+
+Test(sim_config, bad_geometry_is_rejected)
+{
+	invalid("l1d.line=48", "not a power of two");
+	invalid("l1d.size=1000", "not a multiple of the line size");
+	invalid("l1d.assoc=1024", "1024 ways but only 512 lines");
+	invalid("l2.line=32", "must not be longer than the L2's");
+	invalid("l1d.assoc=7", "do not divide into 7 ways");
+}
+
+Test(sim_config, more_bad_geometry)
+{
+	sim_config c;
+	plumb_status status;
+	sim_config_default(&c);
+	cr_assert_eq(sim_config_assign(&c, "dtlb.entries=6", &status), 0);
+	cr_assert_eq(sim_config_validate(&c, &status), 0, "%s", status.message);
+	cr_assert_eq(sim_config_assign(&c, "dtlb.assoc=4", &status), 0);
+	cr_assert_eq(sim_config_validate(&c, &status), -1);
+	cr_assert(strstr(status.message, "DTLB"), "%s", status.message);
+	sim_config_default(&c);
+	cr_assert_eq(sim_config_assign(&c, "protocol=esi", &status), 0);
+	cr_assert_eq(sim_config_validate(&c, &status), 0, "esi sets write-through: %s", status.message);
+	cr_assert_eq(sim_config_assign(&c, "l2.write=back", &status), 0);
+	cr_assert_eq(sim_config_validate(&c, &status), -1);
+	cr_assert(strstr(status.message, "write-through"), "%s", status.message);
+}
+
+Test(sim_config, every_preset_is_valid_and_round_trips)
+{
+	const char *const *names = sim_preset_names();
+	for (size_t i = 0; names[i]; i++) {
+		sim_config c, back;
+		plumb_status status;
+		if (sim_preset(&c, names[i], &status) != 0) {
+			cr_assert_str_eq(names[i], "host", "%s: %s", names[i], status.message);
+			continue;
+		}
+		cr_assert_not_null(sim_preset_description(names[i]));
+		cr_assert_eq(sim_config_validate(&c, &status), 0, "%s: %s", names[i], status.message);
+		char *text = NULL;
+		size_t length = 0;
+		FILE *f = open_memstream(&text, &length);
+		cr_assert_eq(sim_config_write(&c, f), 0);
+		fclose(f);
+		sim_config_default(&back);
+		cr_assert_eq(sim_config_parse(&back, text, length, names[i], &status), 0, "%s: %s", names[i], status.message);
+		snprintf(back.name, sizeof back.name, "%s", c.name);
+		cr_assert(memcmp(&c, &back, sizeof c) == 0, "%s does not round-trip:\n%s", names[i], text);
+		free(text);
+		sim *s;
+		cr_assert_eq(sim_new(&s, &c, &status), 0, "%s: %s", names[i], status.message);
+		sim_free(s);
+	}
+}
+
+Test(sim_config, event_names)
+{
+	sim_config c;
+	small_config(&c, 1, SIM_MESI);
+	sim_trace t = { 0 };
+	trace_add(&t, 0, TRACE_READ, 0x1000, 8);
+	sim *s = run_trace(&c, &t);
+	uint64_t v;
+	plumb_status status;
+	cr_assert_eq(sim_event_count(s, "PAPI_L1_DCM", 0, &v, &status), 0);
+	cr_assert_eq(v, 1);
+	cr_assert_eq(sim_event_count(s, "PAPI_L3_TCM", 0, &v, &status), -1);
+	cr_assert_eq(status.code, ENOTSUP);
+	cr_assert(strstr(status.message, "no L3"), "%s", status.message);
+	cr_assert_eq(sim_event_count(s, "PAPI_BR_MSP", 0, &v, &status), -1);
+	cr_assert_eq(status.code, ENOTSUP);
+	cr_assert_eq(sim_event_count(s, "PAPI_NOPE", 0, &v, &status), -1);
+	cr_assert_eq(status.code, ENOENT);
+	cr_assert_eq(sim_event_count(s, "PAPI_L1_DCM", 3, &v, &status), -1);
+	for (size_t i = 0; sim_event_name(i); i++)
+		cr_assert_not_null(sim_event_description(sim_event_name(i)));
+	sim_free(s);
+	trace_release(&t);
+}
+
+Test(sim_config, thread_map_error_mode)
+{
+	sim_config c;
+	small_config(&c, 2, SIM_MESI);
+	c.thread_map = SIM_MAP_ERROR;
+	sim_trace t = { 0 };
+	for (uint32_t thread = 0; thread < 3; thread++)
+		trace_add(&t, thread * 10, TRACE_READ, 0x1000, 8);
+	sim *s;
+	plumb_status status;
+	cr_assert_eq(sim_new(&s, &c, &status), 0);
+	cr_assert_eq(sim_access_batch(s, t.records, t.count, &status), -1);
+	cr_assert(strstr(status.message, "2 cores"), "%s", status.message);
+	sim_free(s);
+	c.thread_map = SIM_MAP_MODULO;
+	s = run_trace(&c, &t);
+	cr_assert_eq(sim_thread_count(s), 3);
+	cr_assert_eq(sim_thread(s, 2)->core, 0, "the third thread folds onto core 0");
+	sim_free(s);
+	trace_release(&t);
+}
