@@ -29,7 +29,6 @@ int sim_new(sim **out, const sim_config *config, plumb_status *status)
 	s->has_l3 = config->cache[SIM_L3].size > 0;
 	s->granule_bits = log2_exact(s->has_l2 ? config->cache[SIM_L2].line : config->cache[SIM_L1D].line);
 	s->word_bits = s->granule_bits > 6 + 2 ? s->granule_bits - 6 : 2;
-	s->fast = !config->classify;
 	uint64_t private_lines = 0;
 	for (uint32_t c = 0; c < config->cores; c++) {
 		sim_core *k = &s->core[c];
@@ -66,6 +65,7 @@ int sim_new(sim **out, const sim_config *config, plumb_status *status)
 	}
 	/* The directory holds one entry per line some private hierarchy holds:
 	 * sized for all of them at once, so it never grows without classify. */
+	s->fast = !config->classify && !s->has_tlb;
 	if (config->cores > 1 &&
 	    sim_table_init(&s->directory, sizeof(sim_directory_entry), (size_t)private_lines) != 0)
 		goto oom;
@@ -169,19 +169,27 @@ static int thread_slot(sim *s, uint32_t thread, uint32_t *core, plumb_status *st
 }
 
 /* The hit fast path: one line, in the L1, needing nothing else (a read of a
- * valid line, a write of a line held in M in a write-back L1).  Everything
- * else, and every reference when classification is on, takes sim_reference. */
-static inline bool fast_hit(sim *s, uint32_t core, sim_access_kind kind, uint64_t address, uint32_t size)
+ * valid line, a write of a line held in M in a write-back L1).  The way of
+ * the last hit is tried first: consecutive references mostly fall in the
+ * same line, and the tag array stays the only truth (a reused way simply
+ * fails the compare).  Everything else, and every reference when
+ * classification or a TLB is on, takes sim_reference. */
+static inline __attribute__((always_inline)) bool fast_hit(sim *s, uint32_t core, sim_access_kind kind,
+                                                           uint64_t address, uint32_t size)
 {
-	sim_core *k = &s->core[core];
 	sim_level level = kind == SIM_IFETCH ? SIM_L1I : SIM_L1D;
-	sim_cache *c = &k->cache[level];
+	sim_cache *c = &s->core[core].cache[level];
 	uint64_t line = address >> c->line_bits;
 	if (((address + size - 1) >> c->line_bits) != line)
 		return false;
-	long w = sim_cache_find(c, line);
-	if (w < 0)
-		return false;
+	size_t w = c->last_way;
+	bool hinted = c->tags[w] == line;
+	if (!hinted) {
+		long found = sim_cache_find(c, line);
+		if (found < 0)
+			return false;
+		w = (size_t)found;
+	}
 	uint8_t meta = c->meta[w];
 	if (kind == SIM_WRITE) {
 		if ((meta & (META_STATE | META_PREFETCHED)) != SIM_STATE_M || !s->config.cache[SIM_L1D].write_back)
@@ -190,61 +198,201 @@ static inline bool fast_hit(sim *s, uint32_t core, sim_access_kind kind, uint64_
 	} else if (meta & META_PREFETCHED) {
 		return false;
 	}
-	sim_cache_touch(c, (size_t)w);
+	/* an LRU hint is the front of its set already: nothing to move */
+	if (!hinted || c->replacement != SIM_LRU)
+		c->last_way = sim_cache_touch(c, w);
 	s->stats.core[core].cache[level].accesses[kind]++;
 	return true;
 }
 
-static inline void one_reference(sim *s, uint32_t core, sim_access_kind kind, uint64_t address, uint32_t size)
+static inline __attribute__((always_inline)) void one_reference(sim *s, uint32_t core, sim_access_kind kind,
+                                                                uint64_t address, uint32_t size)
 {
-	s->stats.references[kind]++;
 	s->stats.core[core].references[kind]++;
 	if (s->current_thread)
 		s->current_thread->references[kind]++;
-	if (s->fast && !s->has_tlb && size != 0 && fast_hit(s, core, kind, address, size))
+	if (s->fast && size != 0 && fast_hit(s, core, kind, address, size))
 		return;
 	sim_reference(s, core, kind, address, size);
 }
 
+/* The batch loop without classification or TLBs: the L1 state of the
+ * current core lives in locals, counts accumulate in locals and are added
+ * to the statistics when the thread changes and at the end, so a hit is a
+ * shift, a compare and a counter increment.  Anything else goes to
+ * sim_reference, exactly as in the general loop. */
+typedef struct fast_l1 {
+	sim_cache *cache;
+	const uint64_t *tags;
+	uint8_t *meta;
+	size_t hint;
+	unsigned bits;
+	bool lru;
+} fast_l1;
+
+static void fast_load(sim *s, uint32_t core, fast_l1 l1[2])
+{
+	for (int i = 0; i < 2; i++) {
+		sim_cache *c = &s->core[core].cache[i == 0 ? SIM_L1I : SIM_L1D];
+		l1[i].cache = c;
+		l1[i].tags = c->tags;
+		l1[i].meta = c->meta;
+		l1[i].hint = c->last_way;
+		l1[i].bits = c->line_bits;
+		l1[i].lru = c->replacement == SIM_LRU;
+	}
+}
+
+static void fast_flush(sim *s, uint32_t core, fast_l1 l1[2], uint64_t references[SIM_KIND_COUNT],
+                       uint64_t hits[SIM_KIND_COUNT])
+{
+	sim_core_stats *cs = &s->stats.core[core];
+	for (int k = 0; k < SIM_KIND_COUNT; k++) {
+		cs->references[k] += references[k];
+		if (s->current_thread)
+			s->current_thread->references[k] += references[k];
+		s->stats.references[k] += references[k];
+		references[k] = 0;
+	}
+	cs->cache[SIM_L1I].accesses[SIM_IFETCH] += hits[SIM_IFETCH];
+	cs->cache[SIM_L1D].accesses[SIM_READ] += hits[SIM_READ];
+	cs->cache[SIM_L1D].accesses[SIM_WRITE] += hits[SIM_WRITE];
+	hits[0] = hits[1] = hits[2] = 0;
+	l1[0].cache->last_way = l1[0].hint;
+	l1[1].cache->last_way = l1[1].hint;
+}
+
+static int batch_fast(sim *s, const trace_record *records, size_t n, plumb_status *status)
+{
+	static const sim_access_kind kinds[4] = { SIM_IFETCH, SIM_READ, SIM_WRITE, SIM_READ };
+	const uint32_t max_size = s->config.max_access_size;
+	const bool write_back = s->config.cache[SIM_L1D].write_back;
+	const sim_modify modify = s->config.modify;
+	uint64_t references[SIM_KIND_COUNT] = { 0, 0, 0 }, hits[SIM_KIND_COUNT] = { 0, 0, 0 };
+	uint32_t thread = records[0].thread, core = 0;
+	fast_l1 l1[2];
+	if (thread_slot(s, thread, &core, status) != 0)
+		return -1;
+	fast_load(s, core, l1);
+	int rc = 0;
+	for (size_t i = 0; i < n; i++) {
+		const trace_record *r = &records[i];
+		if (__builtin_expect(r->thread != thread, 0)) {
+			fast_flush(s, core, l1, references, hits);
+			if (thread_slot(s, r->thread, &core, status) != 0) {
+				rc = -1;
+				break;
+			}
+			thread = r->thread;
+			fast_load(s, core, l1);
+		}
+		if (__builtin_expect(r->kind > TRACE_MODIFY, 0)) {
+			rc = plumb_fail(status, EINVAL, "trace record %zu has an unknown kind %u", i, r->kind);
+			break;
+		}
+		uint32_t size = r->size;
+		if (max_size && size > max_size)
+			size = max_size;
+		sim_access_kind kind = kinds[r->kind];
+		bool second_write = false;
+		if (r->kind == TRACE_MODIFY) {
+			if (modify == SIM_MODIFY_WRITE)
+				kind = SIM_WRITE;
+			else if (modify == SIM_MODIFY_READ_WRITE)
+				second_write = true;
+		}
+		for (;;) {
+			references[kind]++;
+			fast_l1 *f = &l1[kind != SIM_IFETCH];
+			uint64_t address = r->address;
+			uint64_t line = address >> f->bits;
+			bool done = false;
+			if (size != 0 && ((address + size - 1) >> f->bits) == line) {
+				size_t w = f->hint;
+				bool hinted = f->tags[w] == line;
+				long found = hinted ? (long)w : sim_cache_find(f->cache, line);
+				if (found >= 0) {
+					w = (size_t)found;
+					uint8_t meta = f->meta[w];
+					if (kind == SIM_WRITE) {
+						if ((meta & (META_STATE | META_PREFETCHED)) == SIM_STATE_M && write_back) {
+							f->meta[w] = meta | META_DIRTY;
+							done = true;
+						}
+					} else if (!(meta & META_PREFETCHED)) {
+						done = true;
+					}
+					if (done) {
+						hits[kind]++;
+						if (!hinted || !f->lru)
+							f->hint = sim_cache_touch(f->cache, w);
+					}
+				}
+			}
+			if (!done) {
+				s->current_ip = 0;
+				sim_reference(s, core, kind, address, size);
+				if (s->failed) {
+					rc = plumb_fail(status, EPROTO, "invariant violated after record %zu: %s", i, s->failure);
+					break;
+				}
+			}
+			if (!second_write)
+				break;
+			second_write = false;
+			kind = SIM_WRITE;
+		}
+		if (rc)
+			break;
+	}
+	fast_flush(s, core, l1, references, hits);
+	return rc;
+}
+
 int sim_access_batch(sim *s, const trace_record *records, size_t n, plumb_status *status)
 {
+	if (s->fast && n > 0)
+		return batch_fast(s, records, n, status);
+	static const sim_access_kind kinds[4] = { SIM_IFETCH, SIM_READ, SIM_WRITE, SIM_READ };
 	const uint32_t max_size = s->config.max_access_size;
+	uint64_t counted[SIM_KIND_COUNT] = { 0, 0, 0 };
 	uint32_t cached_thread = UINT32_MAX, core = 0;
+	int rc = 0;
 	for (size_t i = 0; i < n; i++) {
 		const trace_record *r = &records[i];
 		if (r->thread != cached_thread) {
-			if (thread_slot(s, r->thread, &core, status) != 0)
-				return -1;
+			if (thread_slot(s, r->thread, &core, status) != 0) {
+				rc = -1;
+				break;
+			}
 			cached_thread = r->thread;
+		}
+		if (r->kind > TRACE_MODIFY) {
+			rc = plumb_fail(status, EINVAL, "trace record %zu has an unknown kind %u", i, r->kind);
+			break;
 		}
 		uint32_t size = r->size;
 		if (max_size && size > max_size)
 			size = max_size;
 		s->current_ip = (r->flags & TRACE_HAS_INSTRUCTION_ADDRESS) ? r->instruction_address :
 		                r->kind == TRACE_INSTRUCTION ? r->address : 0;
-		switch (r->kind) {
-		case TRACE_INSTRUCTION:
-			one_reference(s, core, SIM_IFETCH, r->address, size);
-			break;
-		case TRACE_READ:
-			one_reference(s, core, SIM_READ, r->address, size);
-			break;
-		case TRACE_WRITE:
+		sim_access_kind kind = kinds[r->kind];
+		if (r->kind == TRACE_MODIFY && s->config.modify == SIM_MODIFY_WRITE)
+			kind = SIM_WRITE;
+		counted[kind]++;
+		one_reference(s, core, kind, r->address, size);
+		if (r->kind == TRACE_MODIFY && s->config.modify == SIM_MODIFY_READ_WRITE) {
+			counted[SIM_WRITE]++;
 			one_reference(s, core, SIM_WRITE, r->address, size);
-			break;
-		case TRACE_MODIFY:
-			if (s->config.modify != SIM_MODIFY_WRITE)
-				one_reference(s, core, SIM_READ, r->address, size);
-			if (s->config.modify != SIM_MODIFY_READ)
-				one_reference(s, core, SIM_WRITE, r->address, size);
-			break;
-		default:
-			return plumb_fail(status, EINVAL, "trace record %zu has an unknown kind %u", i, r->kind);
 		}
-		if (s->failed)
-			return plumb_fail(status, EPROTO, "invariant violated after record %zu: %s", i, s->failure);
+		if (s->failed) {
+			rc = plumb_fail(status, EPROTO, "invariant violated after record %zu: %s", i, s->failure);
+			break;
+		}
 	}
-	return 0;
+	for (int k = 0; k < SIM_KIND_COUNT; k++)
+		s->stats.references[k] += counted[k];
+	return rc;
 }
 
 int sim_access(sim *s, uint32_t core, sim_access_kind kind, uint64_t address, uint32_t size,
@@ -258,6 +406,7 @@ int sim_access(sim *s, uint32_t core, sim_access_kind kind, uint64_t address, ui
 	s->current_ip = 0;
 	if (s->config.max_access_size && size > s->config.max_access_size)
 		size = s->config.max_access_size;
+	s->stats.references[kind]++;
 	one_reference(s, core, kind, address, size);
 	if (s->failed)
 		return plumb_fail(status, EPROTO, "invariant violated: %s", s->failure);

@@ -21,22 +21,24 @@ int sim_cache_init(sim_cache *c, uint64_t size, uint32_t line, uint32_t assoc,
 	if (assoc == 0 || assoc > lines)
 		assoc = (uint32_t)lines;
 	c->assoc = assoc;
+	c->assoc_power_of_two = (assoc & (assoc - 1)) == 0;
+	c->assoc_bits = c->assoc_power_of_two ? log2_exact(assoc) : 0;
 	c->sets = lines / assoc;
 	c->sets_power_of_two = (c->sets & (c->sets - 1)) == 0;
 	c->set_mask = c->sets - 1;
 	c->line_bits = log2_exact(line);
 	c->replacement = replacement;
+	c->ordered = replacement == SIM_LRU || replacement == SIM_FIFO;
 	c->random_state = seed ? seed : 0x853c49e6748fea9bull;
 	c->present = true;
 	size_t ways = (size_t)(c->sets * assoc);
 	c->tags = malloc(ways * sizeof *c->tags);
 	c->meta = calloc(ways, 1);
-	c->stamp = calloc(ways, sizeof *c->stamp);
 	if (replacement == SIM_SRRIP)
 		c->rrpv = calloc(ways, 1);
 	if (replacement == SIM_PLRU)
 		c->plru = calloc((size_t)c->sets, sizeof *c->plru);
-	if (!c->tags || !c->meta || !c->stamp || (replacement == SIM_SRRIP && !c->rrpv) ||
+	if (!c->tags || !c->meta || (replacement == SIM_SRRIP && !c->rrpv) ||
 	    (replacement == SIM_PLRU && !c->plru))
 		goto fail;
 	memset(c->tags, 0xff, ways * sizeof *c->tags);
@@ -55,7 +57,6 @@ void sim_cache_free(sim_cache *c)
 {
 	free(c->tags);
 	free(c->meta);
-	free(c->stamp);
 	free(c->rrpv);
 	free(c->plru);
 	if (c->classify) {
@@ -119,18 +120,12 @@ size_t sim_cache_victim(sim_cache *c, uint64_t line)
 {
 	uint64_t set = sim_cache_set(c, line);
 	size_t base = (size_t)set * c->assoc;
+	if (c->ordered)
+		return base + c->assoc - 1;   /* the back: invalid ways, else the oldest */
 	for (uint32_t w = 0; w < c->assoc; w++)
 		if (c->tags[base + w] == SIM_NO_TAG)
 			return base + w;
 	switch (c->replacement) {
-	case SIM_LRU:
-	case SIM_FIFO: {
-		size_t best = base;
-		for (uint32_t w = 1; w < c->assoc; w++)
-			if (c->stamp[base + w] < c->stamp[best])
-				best = base + w;
-		return best;
-	}
 	case SIM_RANDOM:
 		return base + (size_t)(next_random(c) % c->assoc);
 	case SIM_PLRU:
@@ -143,17 +138,35 @@ size_t sim_cache_victim(sim_cache *c, uint64_t line)
 			for (uint32_t w = 0; w < c->assoc; w++)
 				c->rrpv[base + w]++;
 		}
+	default:
+		return base;
 	}
-	return base;
 }
 
-void sim_cache_fill(sim_cache *c, size_t way, uint64_t line, uint8_t meta)
+size_t sim_cache_fill(sim_cache *c, size_t way, uint64_t line, uint8_t meta)
 {
 	c->tags[way] = line;
 	c->meta[way] = meta;
-	c->stamp[way] = ++c->clock;
+	if (c->ordered)
+		return sim_cache_move_to_front(c, way);
 	if (c->replacement == SIM_SRRIP)
 		c->rrpv[way] = 2;   /* "long" re-reference prediction: scan resistant */
 	else if (c->replacement == SIM_PLRU)
 		plru_access(c, way);
+	return way;
+}
+
+void sim_cache_invalidate(sim_cache *c, size_t way)
+{
+	if (c->ordered) {
+		/* to the back, so the next fill of the set takes it */
+		size_t last = sim_cache_base(c, way) + c->assoc - 1;
+		for (size_t i = way; i < last; i++) {
+			c->tags[i] = c->tags[i + 1];
+			c->meta[i] = c->meta[i + 1];
+		}
+		way = last;
+	}
+	c->tags[way] = SIM_NO_TAG;
+	c->meta[way] = 0;
 }

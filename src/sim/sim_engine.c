@@ -241,7 +241,12 @@ static void l3_evict(sim *s, uint32_t core, size_t way)
 		uint64_t last = (((line + 1) << l3->line_bits) - 1) >> s->granule_bits;
 		bool any = false;
 		for (uint64_t g = first; g <= last; g++) {
-			for (uint32_t c = 0; c < s->config.cores; c++) {
+			/* the directory names the holders; one core needs none */
+			const sim_directory_entry *d = directory_find(s, g);
+			uint64_t holders = s->config.cores == 1 ? 1 : d ? d->sharers : 0;
+			while (holders) {
+				uint32_t c = (uint32_t)__builtin_ctzll(holders);
+				holders &= holders - 1;
 				unsigned state = sim_core_state(s, c, g);
 				if (state == SIM_STATE_I)
 					continue;
@@ -306,7 +311,7 @@ static bool l3_reference(sim *s, reference *r, uint64_t address, bool install)
 	r->reached[LEVEL_THIRD] = true;
 	long w = sim_cache_find(l3, line);
 	if (w >= 0) {
-		sim_cache_touch(l3, (size_t)w);
+		w = (long)sim_cache_touch(l3, (size_t)w);
 		if (s->config.l3_inclusion == SIM_EXCLUSIVE && install) {
 			/* moved up into the private hierarchy; a dirty copy stays dirty there */
 			if (l3->meta[w] & META_DIRTY)
@@ -533,8 +538,7 @@ static size_t l1_install(sim *s, uint32_t core, sim_level level, uint64_t line, 
 			}
 		}
 	}
-	sim_cache_fill(c, v, line, meta);
-	return v;
+	return sim_cache_fill(c, v, line, meta);
 }
 
 /* Installs granule in core's L2; the victim leaves the private hierarchy
@@ -576,7 +580,7 @@ static unsigned fetch_below_l1(sim *s, reference *r, uint64_t address, bool excl
 	r->reached[LEVEL_SECOND] = true;
 	long w = sim_cache_find(l2, granule);
 	if (w >= 0) {
-		sim_cache_touch(l2, (size_t)w);
+		w = (long)sim_cache_touch(l2, (size_t)w);
 		return state_of(l2->meta[w]);
 	}
 	if (!r->missed[LEVEL_SECOND] && l2->classify)
@@ -598,7 +602,7 @@ static void write_down(sim *s, reference *r, uint64_t address, bool from_l1)
 		r->reached[LEVEL_SECOND] = true;
 		long w = sim_cache_find(l2, granule_of(s, address));
 		if (w >= 0) {
-			sim_cache_touch(l2, (size_t)w);
+			w = (long)sim_cache_touch(l2, (size_t)w);
 			if (s->config.cache[SIM_L2].write_back) {
 				l2->meta[w] |= META_DIRTY;
 				return;
@@ -614,7 +618,7 @@ static void write_down(sim *s, reference *r, uint64_t address, bool from_l1)
 		r->reached[LEVEL_THIRD] = true;
 		long w = sim_cache_find(l3, address >> l3->line_bits);
 		if (w >= 0 && s->config.cache[SIM_L3].write_back) {
-			sim_cache_touch(l3, (size_t)w);
+			w = (long)sim_cache_touch(l3, (size_t)w);
 			l3->meta[w] |= META_DIRTY;
 			return;
 		}
@@ -672,7 +676,7 @@ static void write_around(sim *s, reference *r, uint64_t address)
 		r->reached[LEVEL_SECOND] = true;
 		long w = sim_cache_find(l2, granule);
 		if (w >= 0) {
-			sim_cache_touch(l2, (size_t)w);
+			w = (long)sim_cache_touch(l2, (size_t)w);
 			write_ownership(s, r, granule);
 			if (s->config.cache[SIM_L2].write_back)
 				l2->meta[w] |= META_DIRTY;
@@ -727,7 +731,7 @@ static void tlb_reference(sim *s, uint32_t core, sim_access_kind kind, uint64_t 
 			cs->tlb[level].accesses++;
 			long w = sim_cache_find(t, page);
 			if (w >= 0) {
-				sim_cache_touch(t, (size_t)w);
+				w = (long)sim_cache_touch(t, (size_t)w);
 				break;
 			}
 			cs->tlb[level].misses++;
@@ -869,7 +873,7 @@ void sim_reference(sim *s, uint32_t core, sim_access_kind kind, uint64_t address
 		long w = sim_cache_find(l1, line);
 		hit[i] = w >= 0;
 		if (w >= 0) {
-			sim_cache_touch(l1, (size_t)w);
+			w = (long)sim_cache_touch(l1, (size_t)w);
 			if (l1->meta[w] & META_PREFETCHED) {
 				l1->meta[w] &= (uint8_t)~META_PREFETCHED;
 				s->stats.core[core].cache[first].prefetch_useful++;
@@ -899,7 +903,7 @@ void sim_reference(sim *s, uint32_t core, sim_access_kind kind, uint64_t address
 					long w = sim_cache_find(&k->cache[SIM_L2], granule);
 					r.reached[LEVEL_SECOND] = true;
 					if (w >= 0)
-						sim_cache_touch(&k->cache[SIM_L2], (size_t)w);
+						w = (long)sim_cache_touch(&k->cache[SIM_L2], (size_t)w);
 				} else if (s->has_l3) {
 					l3_reference(s, &r, line_address, s->config.l3_inclusion != SIM_EXCLUSIVE);
 				}

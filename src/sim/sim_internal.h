@@ -62,19 +62,28 @@ bool sim_shadow_reference(sim_shadow *s, uint64_t line);
 
 /* ----------------------------------------------------------------- cache */
 
+/* LRU and FIFO keep each set's ways in order, most recent first, as
+ * cachegrind does: a hit at the front costs one compare, the victim is the
+ * last way, and no per-way stamps are needed (fewer host cache lines per
+ * simulated set, which is what a big simulated L3 costs).  LRU moves a hit
+ * to the front; FIFO only moves fills there.  Invalidated ways go to the
+ * back, so they are filled first.  The other policies keep fixed ways.
+ * Way indexes therefore change on touch and fill: both return the new one. */
 typedef struct sim_cache {
 	uint64_t *tags;         /* sets * assoc line addresses, SIM_NO_TAG = invalid */
 	uint8_t *meta;          /* state | flags */
-	uint64_t *stamp;        /* LRU: last use; FIFO: fill time */
 	uint8_t *rrpv;          /* SRRIP */
 	uint64_t *plru;         /* tree bits per set */
 	uint64_t sets, set_mask;
 	uint32_t assoc;
 	uint32_t line_bits;
+	uint32_t assoc_bits;    /* log2(assoc) when assoc is a power of two, else 0 */
+	bool assoc_power_of_two;
 	bool sets_power_of_two;
+	bool ordered;           /* LRU or FIFO: ways kept in recency / fill order */
 	sim_replacement replacement;
-	uint64_t clock;
 	uint64_t random_state;
+	size_t last_way;        /* the fast path's hint: the way of the last hit */
 	bool present;
 	/* classification (classify on) */
 	bool classify;
@@ -91,38 +100,66 @@ static inline uint64_t sim_cache_set(const sim_cache *c, uint64_t line)
 	return c->sets_power_of_two ? (line & c->set_mask) : (line % c->sets);
 }
 
-/* Way index (absolute: set * assoc + way) or -1. */
+/* Way index (absolute: set * assoc + way) or -1.  Up to 32 ways the scan
+ * has no data-dependent branch (a match mask), so a hit in any way costs
+ * the same and mispredicts nothing; larger sets exit early. */
 static inline long sim_cache_find(const sim_cache *c, uint64_t line)
 {
 	size_t base = (size_t)sim_cache_set(c, line) * c->assoc;
 	const uint64_t *tags = c->tags + base;
+	if (c->assoc <= 32) {
+		uint32_t match = 0;
+		for (uint32_t w = 0; w < c->assoc; w++)
+			match |= (uint32_t)(tags[w] == line) << w;
+		return match ? (long)(base + (uint32_t)__builtin_ctz(match)) : -1;
+	}
 	for (uint32_t w = 0; w < c->assoc; w++)
 		if (tags[w] == line)
 			return (long)(base + w);
 	return -1;
 }
 
+/* The first way of way's set (no division for power-of-two associativity). */
+static inline size_t sim_cache_base(const sim_cache *c, size_t way)
+{
+	return c->assoc_power_of_two ? (way >> c->assoc_bits) << c->assoc_bits : way - way % c->assoc;
+}
+
+/* Moves way to the front of its set, keeping the order of the others. */
+static inline size_t sim_cache_move_to_front(sim_cache *c, size_t way)
+{
+	size_t base = sim_cache_base(c, way);
+	if (way == base)
+		return way;
+	uint64_t tag = c->tags[way];
+	uint8_t meta = c->meta[way];
+	for (size_t i = way; i > base; i--) {
+		c->tags[i] = c->tags[i - 1];
+		c->meta[i] = c->meta[i - 1];
+	}
+	c->tags[base] = tag;
+	c->meta[base] = meta;
+	return base;
+}
+
 void sim_cache_touch_slow(sim_cache *c, size_t way);
 
-/* A hit: updates the replacement state. */
-static inline void sim_cache_touch(sim_cache *c, size_t way)
+/* A hit: updates the replacement state; returns the way's new index. */
+static inline size_t sim_cache_touch(sim_cache *c, size_t way)
 {
 	if (c->replacement == SIM_LRU)
-		c->stamp[way] = ++c->clock;
-	else if (c->replacement != SIM_FIFO && c->replacement != SIM_RANDOM)
+		return sim_cache_move_to_front(c, way);
+	if (c->replacement == SIM_PLRU || c->replacement == SIM_SRRIP)
 		sim_cache_touch_slow(c, way);
+	return way;
 }
 
 /* Chooses the way to fill for line (an invalid one first); the caller
- * handles the victim in tags[way] (SIM_NO_TAG when none) and then calls
- * sim_cache_fill. */
+ * handles the victim in tags[way] (SIM_NO_TAG when none), then calls
+ * sim_cache_fill, which returns the filled way's index. */
 size_t sim_cache_victim(sim_cache *c, uint64_t line);
-void sim_cache_fill(sim_cache *c, size_t way, uint64_t line, uint8_t meta);
-static inline void sim_cache_invalidate(sim_cache *c, size_t way)
-{
-	c->tags[way] = SIM_NO_TAG;
-	c->meta[way] = 0;
-}
+size_t sim_cache_fill(sim_cache *c, size_t way, uint64_t line, uint8_t meta);
+void sim_cache_invalidate(sim_cache *c, size_t way);
 
 /* ----------------------------------------------------------- prefetcher */
 
@@ -179,7 +216,7 @@ struct sim {
 	/* the reference being simulated */
 	sim_thread_stats *current_thread;
 	uint64_t current_ip;
-	bool fast;                      /* no classification: the hit path is a few instructions */
+	bool fast;                      /* no classification, no TLB: the hit path is a few instructions */
 	/* the first invariant violation (check on) */
 	bool failed;
 	char failure[PLUMB_MESSAGE_MAX];
