@@ -1,0 +1,214 @@
+/* Cache and TLB geometry from timing alone (Saavedra-style stride/size
+ * sweeps and set-conflict tests), set beside what sysfs and CPUID claim.
+ *
+ * The work is split in two so the inference can be tested exactly:
+ * - the probes (geometry_probe_*.c) measure latency curves with
+ *   dependent-load chains (plumb/chase.h), one curve per experiment;
+ * - the inference (geometry_infer.c) reads a curve and returns the
+ *   geometry it implies; it is deterministic and never times anything.
+ * See docs/geometry.md for what each experiment defeats. */
+#ifndef PLUMB_GEOMETRY_H
+#define PLUMB_GEOMETRY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "plumb/status.h"
+#include "plumb/timer.h"
+#include "plumb/topology.h"
+
+/* A measured curve: latency (ns per load) against a parameter x (bytes of
+ * working set, bytes of stride, count of conflicting lines, pages). */
+typedef struct geometry_curve {
+	size_t n;
+	double *x;
+	double *ns;
+	double *cv;       /* per point; may be NULL */
+	bool *noisy;      /* per point; may be NULL */
+} geometry_curve;
+
+int geometry_curve_init(geometry_curve *curve, size_t n, plumb_status *status);
+void geometry_curve_free(geometry_curve *curve);
+
+/* ---- inference (pure) ---- */
+
+/* A plateau: a run of points whose latency stays within tolerance of the
+ * run's lowest point.  Transition points between plateaus belong to none. */
+typedef struct geometry_plateau {
+	size_t first, last;      /* indexes into the curve */
+	double ns;               /* median latency of the plateau's points */
+	double x_last;           /* x of the last point: the capacity's lower bound */
+	double x_next;           /* x of the point after it (or 0): its upper bound */
+} geometry_plateau;
+
+#define GEOMETRY_MAX_PLATEAUS 8
+
+typedef struct geometry_tolerance {
+	double relative;         /* 0.25: within 25% of the plateau's minimum */
+	double absolute_ns;      /* plus this much, for curves near zero */
+	size_t min_points;       /* points a plateau needs (>= 1) */
+} geometry_tolerance;
+
+/* Finds plateaus in a curve whose x ascends, after a running median of 3
+ * (so one disturbed point cannot split or end a plateau).  Returns the
+ * count (<= max). */
+int geometry_find_plateaus(const geometry_curve *curve, const geometry_tolerance *tolerance,
+                           geometry_plateau *plateaus, int max);
+
+/* Cache levels from the capacity sweep (x = working set bytes).  Plateaus
+ * (within 25%, at least 2 points) within x2 of the one before are merged
+ * with it, and one higher than the next is dropped as a disturbance; each
+ * remaining plateau but the last is a cache
+ * level, the last is memory (when the sweep reaches it).  A level's
+ * capacity is bracketed by the last working set (from the plateau's start)
+ * whose latency, smoothed by a running median of 3, is below the
+ * geometric mean of its plateau and the next, and the first one above it.  Returns the number of cache levels (<= max); *memory_ns gets the
+ * last plateau's latency. */
+typedef struct geometry_cache_estimate {
+	double ns;               /* plateau latency, ns per load */
+	double capacity_low;     /* largest working set that still fits */
+	double capacity_high;    /* smallest one that does not */
+} geometry_cache_estimate;
+
+int geometry_infer_levels(const geometry_curve *curve, geometry_cache_estimate *levels, int max,
+                          double *memory_ns);
+
+/* Line size from the pair experiment: x = distance d between the two loads
+ * a chain makes in each block, y = ns per load.  While d is below the line
+ * size the second load hits the line the first one brought in; from the
+ * line size on it misses too.  The line is the smallest d whose latency is
+ * past the middle of the low and high ends.  -1 if the curve has no clear
+ * step (high/low < 1.15). */
+int geometry_infer_line_size(const geometry_curve *curve, double *line);
+
+/* Associativity from the set-conflict experiment: x = count of lines
+ * spaced by a multiple of the level's way size (all in one set), y = ns.
+ * The ways are the largest count whose latency (and that of every smaller
+ * count) stays below threshold_ns, normally the geometric mean of this
+ * level's and the next level's plateau latency.  Returns 0 with *ways, or
+ * -1 when the curve starts above the threshold or never crosses it
+ * (*ways then holds the largest count measured, a lower bound). */
+int geometry_infer_ways(const geometry_curve *curve, double threshold_ns, double *ways);
+
+/* TLB levels from the page experiment: x = pages touched (one line each),
+ * y = ns per load; control = the same number of lines packed densely (so
+ * the same cache behaviour with almost no TLB misses).  The TLB penalty
+ * (y - control) forms plateaus (3 points or more); each one that a clearly
+ * higher penalty follows ends at a TLB level's entry count.  Returns the
+ * number of levels found (<= max, normally 2), with entries[i] the x_last
+ * of plateau i, entries_upper[i] its x_next and penalty_ns[i] the penalty
+ * per load past it (the next plateau's, or the median of what follows). */
+int geometry_infer_tlb(const geometry_curve *pages, const geometry_curve *control, double *entries,
+                       double *entries_upper, double *penalty_ns, int max);
+
+/* Page size from the stride experiment: a fixed number of lines at stride
+ * x, visited block by block so that all lines of a page are touched
+ * together; the TLB misses per load grow as x / page until x reaches the
+ * page size, then stay at one per load.  The page is the first x of the
+ * last plateau.  -1 if the curve has no clear rise. */
+int geometry_infer_page_size(const geometry_curve *curve, double *page);
+
+/* ---- probes (timing) ---- */
+
+typedef struct geometry_options {
+	const timer_calibration *timer;
+	double target_relative_ci;   /* per point */
+	uint64_t point_cap_ns;       /* time cap per point */
+	size_t min_runs, max_runs;
+	double sample_ns;            /* aimed length of one timed sample */
+	uint64_t seed;
+} geometry_options;
+
+void geometry_options_defaults(geometry_options *options, const timer_calibration *timer);
+
+/* Each fills a curve it initialises (free with geometry_curve_free). */
+
+/* Random-chain latency against working set, from..to bytes, points_per_octave
+ * points per factor of two, one pointer per line of line bytes, THP pages. */
+int geometry_probe_capacity(const geometry_options *options, uint64_t from, uint64_t to, int points_per_octave,
+                            unsigned line, geometry_curve *curve, plumb_status *status);
+/* Pair loads d = 8..max_distance (<= 256) bytes apart in random 512-byte
+ * blocks spanning footprint bytes (256 KiB: 512 blocks, 64 pages). */
+int geometry_probe_line(const geometry_options *options, uint64_t footprint, unsigned max_distance,
+                        geometry_curve *curve, plumb_status *status);
+/* counts 1..max_count lines spaced stride bytes apart, random cyclic order. */
+int geometry_probe_conflict(const geometry_options *options, uint64_t stride, unsigned max_count,
+                            geometry_curve *curve, plumb_status *status);
+/* pages from..to (points_per_octave) pages of page_stride bytes, one line
+ * each at rotating offsets, small pages; and the dense control curve. */
+int geometry_probe_tlb(const geometry_options *options, uint64_t from, uint64_t to, int points_per_octave,
+                       uint64_t page_stride, geometry_curve *pages, geometry_curve *control, plumb_status *status);
+/* lines lines at strides 64..max_stride, grouped in blocks of block bytes;
+ * lines should be the power of two with lines/2 <= L1 TLB entries < lines. */
+int geometry_probe_page_size(const geometry_options *options, size_t lines, uint64_t max_stride,
+                             uint64_t block, geometry_curve *curve, plumb_status *status);
+
+/* ---- references: what the machine claims ---- */
+
+typedef struct geometry_tlb_reference {
+	int levels;                  /* 0 when CPUID does not say */
+	unsigned entries[2];         /* data TLB entries for 4 KiB pages, L1 then L2 */
+	int ways[2];                 /* -1 fully associative, 0 unknown */
+	char source[48];             /* "cpuid 0x80000005/6", "cpuid 0x18" */
+} geometry_tlb_reference;
+
+/* ---- the whole run: every experiment, and each finding beside the
+ * machine's own claim ---- */
+
+typedef enum geometry_verdict {
+	GEOMETRY_AGREE,
+	GEOMETRY_DISAGREE,
+	GEOMETRY_UNRESOLVED,     /* timing gave no clear answer (see note) */
+	GEOMETRY_NO_REFERENCE    /* sysfs/CPUID say nothing to compare with */
+} geometry_verdict;
+
+const char *geometry_verdict_name(geometry_verdict verdict);
+
+typedef struct geometry_finding {
+	char property[24];       /* "capacity", "line size", "associativity", ... */
+	char level[16];          /* "L1", "L2", "DTLB1", "memory", "-" */
+	char unit[16];           /* "bytes", "ways", "entries", "ns" */
+	bool measured_ok;
+	double measured;         /* the estimate (capacity: the bracket's low end) */
+	double low, high;        /* bracket; both = measured when exact */
+	bool has_reference;
+	double reference;
+	char reference_source[48];   /* "sysfs", "cpuid 0x80000005/6", "sysconf" */
+	geometry_verdict verdict;
+	char note[256];
+} geometry_finding;
+
+/* Judges a bracket against a reference: agree when low <= reference <= high. */
+geometry_verdict geometry_judge(double low, double high, bool has_reference, double reference);
+
+#define GEOMETRY_MAX_FINDINGS 40
+#define GEOMETRY_MAX_LEVELS 4
+
+typedef struct geometry_run_request {
+	const topology *topo;        /* may be NULL: no references */
+	geometry_options options;
+	uint64_t max_size;           /* capacity sweep end; 0 = 2 x the sysfs LLC (>= 64 MiB) */
+	int points_per_octave;       /* capacity sweep; 0 = 4 */
+	void (*progress)(void *context, size_t done, size_t total);
+	void *progress_context;
+} geometry_run_request;
+
+typedef struct geometry_report {
+	geometry_finding findings[GEOMETRY_MAX_FINDINGS];
+	int finding_count;
+	geometry_curve capacity, line, tlb_pages, tlb_control, page;
+	geometry_curve conflict[GEOMETRY_MAX_LEVELS];
+	uint64_t conflict_stride[GEOMETRY_MAX_LEVELS];
+	int conflict_count;
+	geometry_cache_estimate levels[GEOMETRY_MAX_LEVELS];
+	int level_count;
+	double memory_ns;
+	geometry_tlb_reference tlb_reference;
+} geometry_report;
+
+int geometry_run(const geometry_run_request *request, geometry_report *report, plumb_status *status);
+void geometry_report_free(geometry_report *report);
+
+void geometry_tlb_reference_read(geometry_tlb_reference *out);
+
+#endif

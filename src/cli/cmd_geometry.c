@@ -1,0 +1,272 @@
+/* plumb geometry: line size, capacities, associativity, TLB entries and
+ * page size inferred from timing alone, beside what sysfs/CPUID claim. */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli/command.h"
+#include "plumb/cpu.h"
+#include "plumb/geometry.h"
+#include "plumb/parse.h"
+#include "plumb/progress.h"
+
+const char cmd_geometry_summary[] = "infer line size, capacities, ways, TLB entries and page size from timing";
+
+static void usage(FILE *stream)
+{
+	fprintf(stream,
+	        "usage: plumb geometry [options]\n\n"
+	        "Infers the cache and TLB geometry from timing alone (dependent-load chains:\n"
+	        "a working-set sweep, a same-line pair test, set-conflict tests, a page sweep\n"
+	        "and a stride sweep) and prints each finding beside what sysfs, CPUID and\n"
+	        "sysconf claim, flagging disagreements.\n\n"
+	        "Options:\n"
+	        "      --max-size SIZE  end of the working-set sweep (default: 2x the LLC, >= 64MiB)\n"
+	        "      --points N       sweep points per octave (default 4)\n"
+	        "      --cpu N          CPU to pin to (default: the first allowed)\n"
+	        "      --time-cap MS    time limit per curve point (default 60)\n"
+	        "      --target-ci PCT  stop repeating a point when the 95%% CI is within +-PCT%% (default 2)\n"
+	        "      --seed N         seed of the random chains (default fixed)\n"
+	        "      --curves         also output every measured curve\n"
+	        "      --csv, --json    output format (default: aligned table)\n"
+	        "  -o, --output FILE    write the report to FILE\n"
+	        "  -h, --help           this help\n");
+}
+
+static void show_progress(void *context, size_t done, size_t total)
+{
+	(void)total;
+	progress_step(context, done);
+}
+
+static void cell_number_or_status(output_table *t, bool ok, double value, const char *status, const char *reason)
+{
+	if (ok && !isnan(value))
+		output_cell_real(t, value);
+	else
+		output_cell_status(t, status, reason);
+}
+
+static void add_findings(output_report *report, const geometry_report *g)
+{
+	output_table *t = output_table_add(report, "geometry", "Geometry from timing, beside what the machine claims");
+	output_column(t, "property", NULL, 0);
+	output_column(t, "level", NULL, 0);
+	output_column(t, "measured", NULL, 2);
+	output_column(t, "low", NULL, 2);
+	output_column(t, "high", NULL, 2);
+	output_column(t, "unit", NULL, 0);
+	output_column(t, "claimed", NULL, 0);
+	output_column(t, "source", NULL, 0);
+	output_column(t, "verdict", NULL, 0);
+	output_column(t, "note", NULL, 0);
+	for (int i = 0; i < g->finding_count; i++) {
+		const geometry_finding *f = &g->findings[i];
+		output_row(t);
+		output_cell_text(t, f->property);
+		output_cell_text(t, f->level);
+		const char *reason = f->note[0] ? f->note : "timing gave no clear answer";
+		cell_number_or_status(t, f->measured_ok, f->measured, "unresolved", reason);
+		cell_number_or_status(t, f->measured_ok, f->low, "unresolved", reason);
+		cell_number_or_status(t, f->measured_ok, f->high, "unresolved", reason);
+		output_cell_text(t, f->unit);
+		if (f->has_reference)
+			output_cell_real(t, f->reference);
+		else
+			output_cell_status(t, "unknown", "sysfs/CPUID do not say");
+		output_cell_text(t, f->has_reference ? f->reference_source : "-");
+		output_cell_text(t, geometry_verdict_name(f->verdict));
+		output_cell_text(t, f->note);
+	}
+}
+
+static void add_curve(output_report *report, const char *name, const char *title, const char *x_name,
+                      const char *x_unit, const geometry_curve *c)
+{
+	output_table *t = output_table_add(report, name, title);
+	output_column(t, x_name, x_unit, 0);
+	output_column(t, "ns_per_load", "ns", 2);
+	output_column(t, "cv", NULL, 3);
+	output_column(t, "quality", NULL, 0);
+	for (size_t i = 0; i < c->n; i++) {
+		output_row(t);
+		output_cell_real(t, c->x[i]);
+		output_cell_real(t, c->ns[i]);
+		output_cell_real(t, c->cv[i]);
+		output_cell_text(t, c->noisy[i] ? "noisy" : "ok");
+	}
+}
+
+static void add_curves(output_report *report, const geometry_report *g)
+{
+	add_curve(report, "capacity_curve", "Random-chain latency against working set", "working_set", "bytes", &g->capacity);
+	add_curve(report, "line_curve", "Two loads per block, d bytes apart", "distance", "bytes", &g->line);
+	output_table *t = output_table_add(report, "conflict_curves", "Lines one stride apart (same set)");
+	output_column(t, "level", NULL, 0);
+	output_column(t, "stride", "bytes", 0);
+	output_column(t, "lines", NULL, 0);
+	output_column(t, "ns_per_load", "ns", 2);
+	output_column(t, "quality", NULL, 0);
+	for (int l = 0; l < g->conflict_count; l++)
+		for (size_t i = 0; i < g->conflict[l].n; i++) {
+			char level[16];
+			snprintf(level, sizeof level, "L%d", l + 1);
+			output_row(t);
+			output_cell_text(t, level);
+			output_cell_integer(t, (int64_t)g->conflict_stride[l]);
+			output_cell_real(t, g->conflict[l].x[i]);
+			output_cell_real(t, g->conflict[l].ns[i]);
+			output_cell_text(t, g->conflict[l].noisy[i] ? "noisy" : "ok");
+		}
+	t = output_table_add(report, "tlb_curve", "One line per page against the same lines packed densely");
+	output_column(t, "pages", NULL, 0);
+	output_column(t, "ns_per_load", "ns", 2);
+	output_column(t, "control_ns", "ns", 2);
+	output_column(t, "penalty_ns", "ns", 2);
+	output_column(t, "quality", NULL, 0);
+	for (size_t i = 0; i < g->tlb_pages.n; i++) {
+		output_row(t);
+		output_cell_real(t, g->tlb_pages.x[i]);
+		output_cell_real(t, g->tlb_pages.ns[i]);
+		output_cell_real(t, g->tlb_control.ns[i]);
+		output_cell_real(t, g->tlb_pages.ns[i] - g->tlb_control.ns[i]);
+		output_cell_text(t, g->tlb_pages.noisy[i] || g->tlb_control.noisy[i] ? "noisy" : "ok");
+	}
+	add_curve(report, "page_curve", "Fixed line count against stride", "stride", "bytes", &g->page);
+}
+
+int cmd_geometry(int argc, char **argv)
+{
+	static const struct option long_options[] = {
+		{ "max-size", required_argument, 0, 0x2001 },
+		{ "points", required_argument, 0, 0x2002 },
+		{ "cpu", required_argument, 0, 0x2003 },
+		{ "time-cap", required_argument, 0, 0x2004 },
+		{ "target-ci", required_argument, 0, 0x2005 },
+		{ "seed", required_argument, 0, 0x2006 },
+		{ "curves", no_argument, 0, 0x2007 },
+		{ "help", no_argument, 0, 'h' },
+		CLI_OUTPUT_OPTIONS,
+		{ 0, 0, 0, 0 }
+	};
+	cli_output output = { OUTPUT_TABLE, NULL };
+	plumb_status status;
+	uint64_t max_size = 0, seed = 0;
+	long points = 4, cpu = -1, time_cap_ms = 60;
+	double target_ci = 2;
+	bool curves = false, have_seed = false;
+	int option;
+	optind = 1;
+	opterr = 0;
+	while ((option = getopt_long(argc, argv, "o:h", long_options, NULL)) != -1) {
+		if (cli_output_option(&output, option, optarg))
+			continue;
+		switch (option) {
+		case 0x2001:
+			if (parse_size(optarg, &max_size, &status) != 0)
+				return cli_usage_error("geometry", "--max-size: %s", status.message);
+			if (max_size < (1u << 20) || max_size > (64ull << 30))
+				return cli_usage_error("geometry", "--max-size must be between 1MiB and 64GiB");
+			break;
+		case 0x2002:
+			if (parse_int(optarg, 1, 16, &points, &status) != 0)
+				return cli_usage_error("geometry", "--points: %s", status.message);
+			break;
+		case 0x2003:
+			if (parse_int(optarg, 0, 1 << 20, &cpu, &status) != 0)
+				return cli_usage_error("geometry", "--cpu: %s", status.message);
+			break;
+		case 0x2004:
+			if (parse_int(optarg, 1, 600000, &time_cap_ms, &status) != 0)
+				return cli_usage_error("geometry", "--time-cap: %s", status.message);
+			break;
+		case 0x2005:
+			if (parse_double(optarg, 0.01, 100, &target_ci, &status) != 0)
+				return cli_usage_error("geometry", "--target-ci: %s", status.message);
+			break;
+		case 0x2006:
+			if (parse_u64(optarg, 0, UINT64_MAX, &seed, &status) != 0)
+				return cli_usage_error("geometry", "--seed: %s", status.message);
+			have_seed = true;
+			break;
+		case 0x2007: curves = true; break;
+		case 'h': usage(stdout); return 0;
+		default: return cli_bad_option("geometry", argv);
+		}
+	}
+	if (optind < argc)
+		return cli_usage_error("geometry", "unexpected argument '%s'", argv[optind]);
+
+	int allowed[1024];
+	int allowed_count = cpu_allowed(allowed, 1024, &status);
+	if (allowed_count < 1)
+		return cli_error("geometry", &status);
+	if (cpu < 0)
+		cpu = allowed[0];
+	bool cpu_ok = false;
+	for (int i = 0; i < allowed_count; i++)
+		cpu_ok |= allowed[i] == cpu;
+	if (!cpu_ok)
+		return cli_usage_error("geometry", "CPU %ld is not one this process may run on", cpu);
+	/* Pinned for the whole run: a migration would empty the caches and
+	 * TLBs under a measurement. */
+	if (cpu_pin_self((int)cpu, &status) != 0)
+		return cli_error("geometry", &status);
+
+	topology topo;
+	bool have_topology = topology_read(&topo, &status) == 0;
+	timer_calibration timer;
+	if (timer_calibrate(&timer, 50, &status) != 0)
+		timer_calibration_clock(&timer);
+
+	geometry_run_request request = {
+		.topo = have_topology ? &topo : NULL, .max_size = max_size, .points_per_octave = (int)points,
+	};
+	geometry_options_defaults(&request.options, &timer);
+	request.options.point_cap_ns = (uint64_t)time_cap_ms * 1000000u;
+	request.options.target_relative_ci = target_ci / 100;
+	if (have_seed)
+		request.options.seed = seed;
+	progress bar;
+	request.progress = show_progress;
+	request.progress_context = &bar;
+	geometry_report *g = calloc(1, sizeof *g);
+	if (!g)
+		return cli_usage_error("geometry", "out of memory");
+	uint64_t started = timer_monotonic_ns();
+	progress_begin(&bar, "plumb geometry", 8);
+	int rc = geometry_run(&request, g, &status);
+	progress_end(&bar);
+	if (rc != 0) {
+		free(g);
+		return cli_error("geometry", &status);
+	}
+
+	output_report *report = output_report_new("geometry");
+	output_meta_text(report, "cpu", have_topology ? topo.cpu_model : "unknown");
+	output_meta_integer(report, "pinned_cpu", cpu);
+	output_meta_text(report, "timer", timer.source == TIMER_TSC ? "tsc" : "clock_gettime");
+	output_meta_real(report, "timer_ticks_per_ns", timer.ticks_per_ns);
+	output_meta_text(report, "tlb_reference", g->tlb_reference.source);
+	output_meta_real(report, "target_ci_relative", request.options.target_relative_ci);
+	output_meta_real(report, "wall_seconds", (double)(timer_monotonic_ns() - started) / 1e9);
+	if (!have_topology)
+		output_note(report, "no topology (%s): nothing to compare with", status.message);
+	add_findings(report, g);
+	if (curves)
+		add_curves(report, g);
+	output_note(report, "measured = from timing alone; claimed = what sysfs, CPUID or sysconf say; capacities are bracketed by the sweep points [low, high].");
+	int disagreements = 0;
+	for (int i = 0; i < g->finding_count; i++)
+		disagreements += g->findings[i].verdict == GEOMETRY_DISAGREE;
+	if (disagreements)
+		output_note(report, "%d finding(s) disagree with what the machine claims; the note column says why timing differs.", disagreements);
+	if (have_topology && topo.hypervisor)
+		output_note(report, "running under a hypervisor: the host's page size and other guests shape what timing sees.");
+	rc = cli_output_emit(&output, report);
+	output_report_free(report);
+	geometry_report_free(g);
+	free(g);
+	return rc;
+}

@@ -1,0 +1,331 @@
+/* plumb geometry's sequence of experiments, and the comparison of each
+ * finding with what sysfs, CPUID and sysconf claim.  The experiments run
+ * in dependence order: the capacity sweep gives each level's latency and
+ * capacity, which size the associativity tests; the TLB sweep gives the
+ * first-level entry count, which sizes the page-size test. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include "plumb/geometry.h"
+#include "plumb/parse.h"
+
+const char *geometry_verdict_name(geometry_verdict verdict)
+{
+	switch (verdict) {
+	case GEOMETRY_AGREE: return "agree";
+	case GEOMETRY_DISAGREE: return "DISAGREE";
+	case GEOMETRY_UNRESOLVED: return "unresolved";
+	case GEOMETRY_NO_REFERENCE: return "no reference";
+	}
+	return "unknown";
+}
+
+geometry_verdict geometry_judge(double low, double high, bool has_reference, double reference)
+{
+	if (isnan(low) || isnan(high))
+		return GEOMETRY_UNRESOLVED;
+	if (!has_reference)
+		return GEOMETRY_NO_REFERENCE;
+	return reference >= low && reference <= high ? GEOMETRY_AGREE : GEOMETRY_DISAGREE;
+}
+
+static geometry_finding *add_finding(geometry_report *r, const char *property, const char *level, const char *unit)
+{
+	if (r->finding_count == GEOMETRY_MAX_FINDINGS)
+		return NULL;
+	geometry_finding *f = &r->findings[r->finding_count++];
+	memset(f, 0, sizeof *f);
+	snprintf(f->property, sizeof f->property, "%s", property);
+	snprintf(f->level, sizeof f->level, "%s", level);
+	snprintf(f->unit, sizeof f->unit, "%s", unit);
+	f->measured = f->low = f->high = NAN;
+	f->verdict = GEOMETRY_UNRESOLVED;
+	return f;
+}
+
+static void set_measured(geometry_finding *f, double value, double low, double high)
+{
+	f->measured_ok = !isnan(value);
+	f->measured = value;
+	f->low = low;
+	f->high = high;
+}
+
+static void set_reference(geometry_finding *f, double value, const char *source)
+{
+	f->has_reference = true;
+	f->reference = value;
+	snprintf(f->reference_source, sizeof f->reference_source, "%s", source);
+}
+
+static uint64_t power_of_two_at_least(double x)
+{
+	uint64_t p = 64;
+	while ((double)p < x)
+		p *= 2;
+	return p;
+}
+
+typedef struct run_progress {
+	const geometry_run_request *request;
+	size_t done, total;
+} run_progress;
+
+static void step(run_progress *p)
+{
+	p->done++;
+	if (p->request->progress)
+		p->request->progress(p->request->progress_context, p->done, p->total);
+}
+
+static void capacity_findings(geometry_report *r, const topology *topo, double step_factor)
+{
+	for (int i = 0; i < r->level_count; i++) {
+		char level[16];
+		snprintf(level, sizeof level, "L%d", i + 1);
+		const topology_cache *cache = topo ? topology_data_cache(topo, i + 1) : NULL;
+		geometry_finding *f = add_finding(r, "latency", level, "ns");
+		if (f) {
+			set_measured(f, r->levels[i].ns, r->levels[i].ns, r->levels[i].ns);
+			f->verdict = GEOMETRY_NO_REFERENCE;
+			snprintf(f->note, sizeof f->note, "plateau of the random-chain sweep");
+		}
+		f = add_finding(r, "capacity", level, "bytes");
+		if (!f)
+			continue;
+		set_measured(f, r->levels[i].capacity_low, r->levels[i].capacity_low, r->levels[i].capacity_high);
+		if (cache)
+			set_reference(f, (double)cache->size, "sysfs");
+		/* Within one sweep step of the bracket still agrees: the step's
+		 * sizes are rounded to whole lines, and a physically indexed
+		 * cache under scattered pages starts missing a little early. */
+		f->verdict = geometry_judge(f->low / step_factor, f->high * step_factor, f->has_reference, f->reference);
+		if (f->verdict == GEOMETRY_AGREE && !(f->reference >= f->low && f->reference <= f->high))
+			snprintf(f->note, sizeof f->note, "within one sweep step of the bracket");
+		bool last_level = topo && cache == topology_last_level_cache(topo);
+		if (f->verdict == GEOMETRY_DISAGREE && cache && f->high < (double)cache->size) {
+			char have[32], claim[32];
+			format_size((uint64_t)f->low, have, sizeof have);
+			format_size(cache->size, claim, sizeof claim);
+			if (last_level && topo->hypervisor)
+				snprintf(f->note, sizeof f->note,
+				         "usable %s is about %s, not the %s sysfs claims: on this VM the cache is shared with other guests or only partly given to this one",
+				         level, have, claim);
+			else
+				snprintf(f->note, sizeof f->note,
+				         "latency rises from %s, before the %s sysfs claims (set conflicts of scattered physical pages, sharing, or a partitioned cache)",
+				         have, claim);
+		} else if (f->verdict == GEOMETRY_DISAGREE) {
+			snprintf(f->note, sizeof f->note, "the level holds more than sysfs claims (an inclusive/victim pair, or another level's plateau)");
+		}
+	}
+	if (topo) {
+		int sysfs_levels = 0;
+		while (topology_data_cache(topo, sysfs_levels + 1))
+			sysfs_levels++;
+		for (int i = r->level_count; i < sysfs_levels; i++) {
+			char level[16];
+			snprintf(level, sizeof level, "L%d", i + 1);
+			geometry_finding *f = add_finding(r, "capacity", level, "bytes");
+			if (!f)
+				break;
+			set_reference(f, (double)topology_data_cache(topo, i + 1)->size, "sysfs");
+			f->verdict = GEOMETRY_UNRESOLVED;
+			snprintf(f->note, sizeof f->note, "no latency plateau for this level in the sweep (too small to show, or beyond the sweep)");
+		}
+	}
+	geometry_finding *f = add_finding(r, "latency", "memory", "ns");
+	if (f) {
+		set_measured(f, r->memory_ns, r->memory_ns, r->memory_ns);
+		f->verdict = isnan(r->memory_ns) ? GEOMETRY_UNRESOLVED : GEOMETRY_NO_REFERENCE;
+		snprintf(f->note, sizeof f->note, "last plateau of the sweep");
+	}
+}
+
+static void line_finding(geometry_report *r, const topology *topo)
+{
+	geometry_finding *f = add_finding(r, "line size", "L1", "bytes");
+	if (!f)
+		return;
+	double line;
+	if (geometry_infer_line_size(&r->line, &line) == 0)
+		set_measured(f, line, line, line);
+	else
+		snprintf(f->note, sizeof f->note, "no clear step between a hit in the same line and a miss");
+	const topology_cache *l1 = topo ? topology_data_cache(topo, 1) : NULL;
+	if (l1 && l1->line)
+		set_reference(f, l1->line, "sysfs");
+	f->verdict = geometry_judge(f->low, f->high, f->has_reference, f->reference);
+	if (f->verdict == GEOMETRY_DISAGREE && f->measured > f->reference)
+		snprintf(f->note, sizeof f->note, "an adjacent-line prefetcher fetches lines in pairs, so timing sees a larger line");
+}
+
+static void ways_finding(geometry_report *r, int level, double threshold, const topology *topo)
+{
+	char name[16];
+	snprintf(name, sizeof name, "L%d", level + 1);
+	geometry_finding *f = add_finding(r, "associativity", name, "ways");
+	if (!f)
+		return;
+	const topology_cache *cache = topo ? topology_data_cache(topo, level + 1) : NULL;
+	if (cache && cache->associativity > 0)
+		set_reference(f, cache->associativity, "sysfs");
+	double ways;
+	const geometry_curve *c = &r->conflict[level];
+	char stride[32];
+	format_size(r->conflict_stride[level], stride, sizeof stride);
+	if (geometry_infer_ways(c, threshold, &ways) == 0) {
+		set_measured(f, ways, ways, ways);
+		f->verdict = geometry_judge(ways, ways, f->has_reference, f->reference);
+		snprintf(f->note, sizeof f->note, "lines %s apart: latency jumps past %.0f of them", stride, ways);
+		if (f->verdict == GEOMETRY_DISAGREE)
+			snprintf(f->note, sizeof f->note,
+			         "lines %s apart: jump past %.0f; a hashed or sliced index, or pseudo-LRU replacement, moves the step",
+			         stride, ways);
+	} else if (!isnan(ways)) {
+		f->verdict = GEOMETRY_UNRESOLVED;
+		snprintf(f->note, sizeof f->note,
+		         "no jump up to %.0f lines %s apart: they do not share a set, as when physical pages are not contiguous beyond 4KiB (a VM host's pages) or the index is hashed",
+		         ways, stride);
+	} else {
+		f->verdict = GEOMETRY_UNRESOLVED;
+		snprintf(f->note, sizeof f->note, "even one line %s apart is slower than the level (%.1f ns threshold)", stride, threshold);
+	}
+}
+
+static void tlb_findings(geometry_report *r, double page_size)
+{
+	double entries[2], upper[2], penalty[2];
+	int found = geometry_infer_tlb(&r->tlb_pages, &r->tlb_control, entries, upper, penalty, 2);
+	const geometry_tlb_reference *ref = &r->tlb_reference;
+	for (int i = 0; i < 2; i++) {
+		char level[16];
+		snprintf(level, sizeof level, "DTLB%d", i + 1);
+		geometry_finding *f = add_finding(r, "tlb entries", level, "entries");
+		if (!f)
+			return;
+		if (i < ref->levels && ref->entries[i])
+			set_reference(f, ref->entries[i], ref->source);
+		if (i < found) {
+			set_measured(f, entries[i], entries[i], upper[i]);
+			f->verdict = geometry_judge(f->low, f->high, f->has_reference, f->reference);
+			snprintf(f->note, sizeof f->note, "past it each load pays %.1f ns more than the same lines on few pages", penalty[i]);
+			if (f->verdict == GEOMETRY_DISAGREE && f->high < f->reference)
+				snprintf(f->note, sizeof f->note,
+				         "misses start before the CPUID count (set conflicts in a set-associative TLB, or entries shared with the host's nested translations); %.1f ns more past it",
+				         penalty[i]);
+			geometry_finding *reach = add_finding(r, "tlb reach", level, "bytes");
+			if (reach) {
+				set_measured(reach, entries[i] * page_size, entries[i] * page_size, upper[i] * page_size);
+				if (f->has_reference)
+					set_reference(reach, f->reference * page_size, ref->source);
+				reach->verdict = geometry_judge(reach->low, reach->high, reach->has_reference, reach->reference);
+				snprintf(reach->note, sizeof reach->note, "entries x the %.0f-byte page", page_size);
+			}
+		} else {
+			f->verdict = GEOMETRY_UNRESOLVED;
+			snprintf(f->note, sizeof f->note, "no step in the TLB penalty for this level within the sweep");
+		}
+	}
+}
+
+int geometry_run(const geometry_run_request *request, geometry_report *r, plumb_status *status)
+{
+	memset(r, 0, sizeof *r);
+	const topology *topo = request->topo;
+	const geometry_options *o = &request->options;
+	const topology_cache *llc = topo ? topology_last_level_cache(topo) : NULL;
+	uint64_t max_size = request->max_size;
+	if (max_size == 0) {
+		max_size = llc ? 2 * llc->size : 0;
+		if (max_size < (64u << 20))
+			max_size = 64u << 20;
+	}
+	int ppo = request->points_per_octave > 0 ? request->points_per_octave : 4;
+	long page = sysconf(_SC_PAGESIZE);
+	geometry_tlb_reference_read(&r->tlb_reference);
+	run_progress progress = { request, 0, 8 };
+
+	/* 1. Capacities and latencies. */
+	if (geometry_probe_capacity(o, 4096, max_size, ppo, 64, &r->capacity, status) != 0)
+		goto fail;
+	step(&progress);
+	r->level_count = geometry_infer_levels(&r->capacity, r->levels, GEOMETRY_MAX_LEVELS, &r->memory_ns);
+	capacity_findings(r, topo, pow(2.0, 1.0 / ppo) * 1.01);
+
+	/* 2. Line size: 512 blocks, 256 KiB, inside the first-level TLB reach. */
+	if (geometry_probe_line(o, 256u << 10, 256, &r->line, status) != 0)
+		goto fail;
+	step(&progress);
+	line_finding(r, topo);
+
+	/* 3. Associativity of each level found, with lines one capacity
+	 * (rounded up to a power of two) apart. */
+	for (int i = 0; i < r->level_count && i < 3; i++) {
+		const topology_cache *cache = topo ? topology_data_cache(topo, i + 1) : NULL;
+		unsigned max_count = cache && cache->associativity > 0 ? 2u * (unsigned)cache->associativity + 8 : 40;
+		if (max_count < 24)
+			max_count = 24;
+		if (max_count > 40)
+			max_count = 40;
+		r->conflict_stride[i] = power_of_two_at_least(r->levels[i].capacity_low);
+		if (geometry_probe_conflict(o, r->conflict_stride[i], max_count, &r->conflict[i], status) != 0)
+			goto fail;
+		r->conflict_count = i + 1;
+		double next = i + 1 < r->level_count ? r->levels[i + 1].ns : r->memory_ns;
+		ways_finding(r, i, sqrt(r->levels[i].ns * next), topo);
+		step(&progress);
+	}
+	progress.done = 5;
+
+	/* 4. TLB entries: 16..8192 pages, 8 points per octave. */
+	if (geometry_probe_tlb(o, 16, 8192, 8, (uint64_t)page, &r->tlb_pages, &r->tlb_control, status) != 0)
+		goto fail;
+	step(&progress);
+
+	/* 5. Page size, with the line count set by the first-level TLB. */
+	double entries[2], upper[2], penalty[2];
+	size_t lines = 128;
+	if (geometry_infer_tlb(&r->tlb_pages, &r->tlb_control, entries, upper, penalty, 1) == 1) {
+		lines = 2;
+		while ((double)lines <= entries[0])
+			lines *= 2;
+	}
+	if (geometry_probe_page_size(o, lines, 65536, 65536, &r->page, status) != 0)
+		goto fail;
+	step(&progress);
+	double page_size;
+	geometry_finding *f = add_finding(r, "page size", "-", "bytes");
+	if (f) {
+		if (geometry_infer_page_size(&r->page, &page_size) == 0)
+			set_measured(f, page_size, page_size, page_size);
+		else
+			snprintf(f->note, sizeof f->note, "no flat end to the stride curve");
+		set_reference(f, (double)page, "sysconf");
+		f->verdict = geometry_judge(f->low, f->high, true, (double)page);
+		if (f->verdict == GEOMETRY_DISAGREE)
+			snprintf(f->note, sizeof f->note, "the TLB maps more than a base page per entry (coalesced neighbouring pages, or huge pages)");
+		else if (f->verdict == GEOMETRY_AGREE)
+			snprintf(f->note, sizeof f->note, "%zu lines: misses start when the stride reaches the page", lines);
+	}
+	tlb_findings(r, f && f->measured_ok ? f->measured : (double)page);
+	step(&progress);
+	return 0;
+fail:
+	geometry_report_free(r);
+	return -1;
+}
+
+void geometry_report_free(geometry_report *r)
+{
+	geometry_curve_free(&r->capacity);
+	geometry_curve_free(&r->line);
+	geometry_curve_free(&r->tlb_pages);
+	geometry_curve_free(&r->tlb_control);
+	geometry_curve_free(&r->page);
+	for (int i = 0; i < GEOMETRY_MAX_LEVELS; i++)
+		geometry_curve_free(&r->conflict[i]);
+	r->conflict_count = 0;
+}
