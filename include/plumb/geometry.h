@@ -70,8 +70,8 @@ typedef struct geometry_cache_estimate {
 	double capacity_high;    /* smallest one that does not */
 } geometry_cache_estimate;
 
-int geometry_infer_levels(const geometry_curve *curve, geometry_cache_estimate *levels, int max,
-                          double *memory_ns);
+int geometry_infer_levels(const geometry_curve *curve, int expected_levels, geometry_cache_estimate *levels,
+                          int max, double *memory_ns);
 
 /* Line size from the pair experiment: x = distance d between the two loads
  * a chain makes in each block, y = ns per load.  While d is below the line

@@ -82,8 +82,8 @@ int geometry_find_plateaus(const geometry_curve *curve, const geometry_tolerance
 	return count;
 }
 
-int geometry_infer_levels(const geometry_curve *curve, geometry_cache_estimate *levels, int max,
-                          double *memory_ns)
+int geometry_infer_levels(const geometry_curve *curve, int expected_levels, geometry_cache_estimate *levels,
+                          int max, double *memory_ns)
 {
 	*memory_ns = NAN;
 	geometry_tolerance tolerance = { .relative = 0.25, .absolute_ns = 0, .min_points = 2 };
@@ -109,6 +109,23 @@ int geometry_infer_levels(const geometry_curve *curve, geometry_cache_estimate *
 			continue;
 		}
 		kept[k++] = p;
+	}
+	/* With more plateaus than the expected levels plus memory, the two
+	 * closest in latency are one level cut in two by a gradual edge. */
+	while (expected_levels > 0 && k > expected_levels + 1) {
+		int closest = 0;
+		for (int i = 1; i + 1 < k; i++)
+			if (kept[i + 1].ns / kept[i].ns < kept[closest + 1].ns / kept[closest].ns)
+				closest = i;
+		geometry_plateau *a = &kept[closest];
+		const geometry_plateau *b = &kept[closest + 1];
+		a->last = b->last;
+		a->x_last = b->x_last;
+		a->x_next = b->x_next;
+		a->ns = stats_median(curve->ns + a->first, a->last - a->first + 1);
+		for (int i = closest + 1; i + 1 < k; i++)
+			kept[i] = kept[i + 1];
+		k--;
 	}
 	if (k == 0)
 		return 0;

@@ -252,7 +252,10 @@ int geometry_run(const geometry_run_request *request, geometry_report *r, plumb_
 	if (geometry_probe_capacity(o, 4096, max_size, ppo, 64, &r->capacity, status) != 0)
 		goto fail;
 	step(&progress);
-	r->level_count = geometry_infer_levels(&r->capacity, r->levels, GEOMETRY_MAX_LEVELS, &r->memory_ns);
+	int sysfs_levels = 0;
+	while (topo && topology_data_cache(topo, sysfs_levels + 1))
+		sysfs_levels++;
+	r->level_count = geometry_infer_levels(&r->capacity, sysfs_levels, r->levels, GEOMETRY_MAX_LEVELS, &r->memory_ns);
 	capacity_findings(r, topo, pow(2.0, 1.0 / ppo) * 1.01);
 
 	/* 2. Line size: 512 blocks, 256 KiB, inside the first-level TLB reach. */

@@ -1,0 +1,59 @@
+/* Geometry probes on the real machine: orderings with wide margins only. */
+#include <criterion/criterion.h>
+#include "plumb/cpu.h"
+#include "plumb/geometry.h"
+
+static void options(geometry_options *o, timer_calibration *timer)
+{
+	plumb_status status;
+	if (timer_calibrate(timer, 20, &status) != 0)
+		timer_calibration_clock(timer);
+	geometry_options_defaults(o, timer);
+	o->point_cap_ns = 20u * 1000 * 1000;
+}
+
+Test(geometry_timing, small_working_sets_are_faster_than_large_ones, .timeout = 60)
+{
+	timer_calibration timer;
+	geometry_options o;
+	options(&o, &timer);
+	geometry_curve c;
+	plumb_status status;
+	cr_assert_eq(geometry_probe_capacity(&o, 16384, 64u << 20, 1, 64, &c, &status), 0, "%s", status.message);
+	cr_assert_eq(c.n, 13);
+	cr_assert_eq(c.x[0], 16384);
+	cr_assert_eq(c.x[12], 64u << 20);
+	/* L1 about 1 ns, DRAM about 100 ns here; x3 survives any neighbour. */
+	cr_assert_gt(c.ns[12], 3 * c.ns[0], "16KiB %.2f ns vs 64MiB %.2f ns", c.ns[0], c.ns[12]);
+	geometry_curve_free(&c);
+}
+
+Test(geometry_timing, one_line_per_page_costs_more_than_dense_lines, .timeout = 60)
+{
+	timer_calibration timer;
+	geometry_options o;
+	options(&o, &timer);
+	geometry_curve pages, control;
+	plumb_status status;
+	cr_assert_eq(geometry_probe_tlb(&o, 16, 4096, 1, 4096, &pages, &control, &status), 0, "%s", status.message);
+	cr_assert_eq(pages.n, 9);
+	/* 4096 pages overflow every first-level TLB there is. */
+	cr_assert_gt(pages.ns[8], 1.2 * control.ns[8], "%.2f vs %.2f ns", pages.ns[8], control.ns[8]);
+	geometry_curve_free(&pages);
+	geometry_curve_free(&control);
+}
+
+Test(geometry_timing, probes_reject_bad_parameters)
+{
+	timer_calibration timer;
+	timer_calibration_clock(&timer);
+	geometry_options o;
+	geometry_options_defaults(&o, &timer);
+	geometry_curve c, d;
+	plumb_status status;
+	cr_assert_eq(geometry_probe_capacity(&o, 8192, 4096, 4, 64, &c, &status), -1);
+	cr_assert_eq(geometry_probe_line(&o, 256 << 10, 4096, &c, &status), -1);
+	cr_assert_eq(geometry_probe_conflict(&o, 100, 8, &c, &status), -1);
+	cr_assert_eq(geometry_probe_tlb(&o, 16, 1u << 30, 4, 4096, &c, &d, &status), -1);
+	cr_assert_eq(geometry_probe_page_size(&o, 8, 65536, 65536, &c, &status), -1);
+}
