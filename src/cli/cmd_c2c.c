@@ -297,11 +297,11 @@ static void run_pairs(output_report *r, const c2c_options *o, const timer_calibr
 
 /* ---- states: every access on every state, for one pair ---- */
 static void states_row_cells(output_table *t, c2c_bench *bench, coherence_state state, int sharers,
-                             const char *skip_reason)
+                             const char *skip_word, const char *skip_reason)
 {
 	for (int access = 0; access < COHERENCE_ACCESS_COUNT; access++) {
 		if (skip_reason) {
-			output_cell_status(t, "skipped", skip_reason);
+			output_cell_status(t, skip_word, skip_reason);
 			continue;
 		}
 		c2c_result result;
@@ -359,7 +359,7 @@ static void run_states(output_report *r, const c2c_options *o, const timer_calib
 				output_cell_status(t, "skipped", "no second CPU");
 			output_cell_text(t, coherence_state_name(state));
 			output_cell_integer(t, sharers);
-			const char *skip = NULL;
+			const char *skip = NULL, *word = "skipped";
 			char reason[PLUMB_MESSAGE_MAX];
 			int needed = coherence_state_roles(state, state == COHERENCE_SHARED ? 1 : sharers);
 			if (needed > n) {
@@ -371,8 +371,9 @@ static void run_states(output_report *r, const c2c_options *o, const timer_calib
 			} else if (!bench) {
 				snprintf(reason, sizeof reason, "%s", open_error);
 				skip = reason;
+				word = "failed";
 			}
-			states_row_cells(t, bench, state, sharers, skip);
+			states_row_cells(t, bench, state, sharers, word, skip);
 		}
 	}
 	c2c_bench_close(bench);
