@@ -3,6 +3,7 @@
  *   PLUMB_EVENTS=page-faults,task-clock,PAPI_L1_DCM build/examples/region_example [pages] [threads]
  *   PLUMB_REGION_JSON=regions.json build/examples/region_example
  *   PLUMB_BACKEND=papi PLUMB_EVENTS=perf::PAGE-FAULTS build/examples/region_example
+ *   build/examples/region_example 1000 0     (0 threads: the main thread does the work)
  *
  * Each thread first-touches `pages` fresh pages in region "touch" (exactly
  * one minor fault per page), then sums them in region "sum" (no faults),
@@ -56,12 +57,16 @@ int main(int argc, char **argv)
 {
 	long threads = 2;
 	if (argc > 1 && (pages = strtoul(argv[1], NULL, 10)) == 0) {
-		fprintf(stderr, "usage: region_example [pages > 0] [threads 1-64]\n");
+		fprintf(stderr, "usage: region_example [pages > 0] [threads 0-64]\n");
 		return 2;
 	}
-	if (argc > 2 && ((threads = strtol(argv[2], NULL, 10)) < 1 || threads > 64)) {
-		fprintf(stderr, "usage: region_example [pages > 0] [threads 1-64]\n");
+	if (argc > 2 && ((threads = strtol(argv[2], NULL, 10)) < 0 || threads > 64)) {
+		fprintf(stderr, "usage: region_example [pages > 0] [threads 0-64]\n");
 		return 2;
+	}
+	if (threads == 0) {
+		work(NULL);
+		return 0;
 	}
 	pthread_t team[64];
 	for (long t = 0; t < threads; t++)

@@ -17,6 +17,7 @@
 #include "plumb/counters.h"
 #include "plumb/parse.h"
 #include "plumb/stats.h"
+#include "counters/stat_agent.h"
 
 const char cmd_stat_summary[] = "count a command's events (perf or PAPI), or calibrate the counters";
 
@@ -127,6 +128,75 @@ static int run_once(const char *backend, const char *const *events, size_t n, co
 	return rc;
 }
 
+/* PAPI counts from inside the command: libplumb.so is preloaded into it and
+ * its agent (src/counters/stat_agent.c) starts the events in a constructor
+ * and sends the values back over an inherited pipe at exit.  It counts the
+ * command's main thread after the dynamic loader; docs/counters.md. */
+static int run_once_agent(const char *backend, const char *const *events, size_t n, char **command,
+                          stat_run *run, plumb_status *status)
+{
+	char library[4096];
+	if (!stat_agent_library(library, sizeof library, status)) {
+		/* Without the library nothing can be counted, but the command still runs. */
+		for (size_t i = 0; i < n; i++)
+			counter_value_unsupported(&run->values[i], "%s", status->message);
+		library[0] = '\0';
+	}
+	char list[4096] = "";
+	for (size_t i = 0; i < n; i++) {
+		size_t used = strlen(list);
+		snprintf(list + used, sizeof list - used, "%s%s", i ? "," : "", events[i]);
+	}
+	int data[2], failed[2];
+	if (pipe2(data, O_CLOEXEC) != 0 || pipe2(failed, O_CLOEXEC) != 0)
+		return plumb_fail_errno(status, errno, "pipe");
+	fflush(NULL);
+	uint64_t begin = monotonic_ns();
+	pid_t child = fork();
+	if (child < 0)
+		return plumb_fail_errno(status, errno, "fork");
+	if (child == 0) {
+		close(data[0]);
+		close(failed[0]);
+		if (library[0]) {
+			/* The agent's pipe must survive exec; the agent closes it on exec of
+			 * anything the command starts. */
+			char fd_text[16], preload[8192];
+			fcntl(data[1], F_SETFD, 0);
+			snprintf(fd_text, sizeof fd_text, "%d", data[1]);
+			const char *previous = getenv("LD_PRELOAD");
+			snprintf(preload, sizeof preload, "%s%s%s", library, previous && previous[0] ? ":" : "",
+			         previous ? previous : "");
+			setenv(STAT_AGENT_FD_ENV, fd_text, 1);
+			setenv(STAT_AGENT_EVENTS_ENV, list, 1);
+			setenv(STAT_AGENT_BACKEND_ENV, backend, 1);
+			setenv("LD_PRELOAD", preload, 1);
+		}
+		execvp(command[0], command);
+		int err = errno;
+		if (write(failed[1], &err, sizeof err) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(data[1]);
+	close(failed[1]);
+	int exec_errno = 0;
+	ssize_t got = read(failed[0], &exec_errno, sizeof exec_errno);
+	close(failed[0]);
+	int wstatus = 0;
+	while (waitpid(child, &wstatus, 0) < 0 && errno == EINTR)
+		;
+	run->elapsed_ns = (double)(monotonic_ns() - begin);
+	run->exit_status = wstatus;
+	int rc = 0;
+	if (got == (ssize_t)sizeof exec_errno)
+		rc = plumb_fail(status, exec_errno, "cannot run '%s': %s", command[0], strerror(exec_errno));
+	else if (library[0])
+		rc = stat_agent_collect(data[0], n, run->values, status);
+	close(data[0]);
+	return rc;
+}
+
 static bool is_clock(const char *event)
 {
 	return !strcmp(event, "task-clock") || !strcmp(event, "cpu-clock") ||
@@ -212,7 +282,9 @@ static int run_stat(const char *backend, const char *const *events, size_t n, co
 	plumb_status status;
 	int failed_runs = 0, last_bad_status = 0;
 	for (size_t r = 0; r < repeat; r++) {
-		if (run_once(backend, events, n, options, command, &runs[r], &status) != 0) {
+		int rc = !strcmp(backend, "papi") ? run_once_agent(backend, events, n, command, &runs[r], &status)
+		                                  : run_once(backend, events, n, options, command, &runs[r], &status);
+		if (rc != 0) {
 			free(runs);
 			return cli_error("stat", &status);
 		}

@@ -1,0 +1,24 @@
+/* The in-process agent that lets plumb stat count a command through PAPI
+ * (internal to the counters and plumb stat). */
+#ifndef PLUMB_COUNTERS_STAT_AGENT_H
+#define PLUMB_COUNTERS_STAT_AGENT_H
+
+#include <stddef.h>
+#include "plumb/counters.h"
+
+#define STAT_AGENT_FD_ENV "PLUMB_STAT_AGENT_FD"
+#define STAT_AGENT_EVENTS_ENV "PLUMB_STAT_AGENT_EVENTS"
+#define STAT_AGENT_BACKEND_ENV "PLUMB_STAT_AGENT_BACKEND"
+
+/* Reads what the agent wrote to fd (non-blocking; call after the command
+ * exited) into values[0..n-1].  When the agent wrote nothing, every value is
+ * not-counted with the likely reason.  Returns 0, or -1 on a malformed
+ * message. */
+int stat_agent_collect(int fd, size_t n, counter_value *values, plumb_status *status);
+
+/* The shared library plumb stat preloads: libplumb.so beside the plumb
+ * program (build tree) or in ../lib (installed).  Returns NULL and fills
+ * status when neither exists. */
+const char *stat_agent_library(char *buffer, size_t length, plumb_status *status);
+
+#endif
