@@ -35,6 +35,7 @@ void latency_measure_defaults(latency_measure_options *options);
 typedef struct latency_result {
 	double ns;             /* median over samples: the reported value */
 	double ns_min;
+	double ns_p10;         /* 10th percentile of the samples: the lower envelope */
 	double mean, cv, ci95_relative;
 	size_t samples;
 	size_t loads_per_sample;
@@ -105,8 +106,8 @@ typedef struct latency_level {
  * bytes increasing.  Robust to single outliers (median-of-3 smoothing of
  * log latency), to slow drifts inside a level (plateaus merge when their
  * latencies are within level_ratio) and to gradual transitions (a level
- * ends at the last point below the log-midpoint between its latency and
- * the next level's: half-way up the step).  Levels come out with
+ * ends at the last point below the mean of its latency and the next
+ * level's: where half the loads still hit it).  Levels come out with
  * increasing latency; *count may be 0 when the curve has no plateau. */
 int latency_find_levels(const uint64_t *bytes, const double *ns, size_t n, const latency_plateau_options *options,
                         latency_level *levels, size_t capacity, size_t *count, plumb_status *status);

@@ -33,7 +33,8 @@ typedef struct latency_run_options {
 void latency_run_defaults(latency_run_options *options);
 
 typedef struct latency_level_report {
-	latency_level level;
+	latency_level level;           /* found on the per-point 10th percentiles */
+	double median_ns;              /* median of the per-point medians over the plateau */
 	char name[16];                 /* "L1", "L2", "L3", "memory", or "level N" */
 	uint64_t plateau_first_bytes, plateau_last_bytes, end_bytes;
 	uint64_t sysfs_bytes;          /* 0 = no cache at this level in sysfs */

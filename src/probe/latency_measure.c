@@ -19,6 +19,23 @@ void latency_measure_defaults(latency_measure_options *options)
 	options->warm_loads_max = 1u << 18;
 }
 
+static int compare_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Linear interpolation between order statistics; sorts values. */
+static double percentile(double *values, size_t n, double p)
+{
+	qsort(values, n, sizeof *values, compare_double);
+	double at = p * (double)(n - 1);
+	size_t i = (size_t)at;
+	if (i + 1 >= n)
+		return values[n - 1];
+	return values[i] + (at - (double)i) * (values[i + 1] - values[i]);
+}
+
 typedef struct sample_context {
 	const timer_calibration *timer;
 	latency_kernel_fn kernel;
@@ -80,9 +97,12 @@ int latency_measure(const timer_calibration *timer, latency_kernel_fn kernel, vo
 	bool noisy = false;
 	long n = stats_repeat(one_sample, &s, options->min_runs, options->max_runs, options->target_relative_ci,
 	                      options->time_cap_ns, samples, &summary, &noisy);
-	free(samples);
-	if (n <= 0)
+	if (n <= 0) {
+		free(samples);
 		return plumb_fail(status, EIO, "the latency measurement produced no sample");
+	}
+	result->ns_p10 = percentile(samples, (size_t)n, 0.10);
+	free(samples);
 	result->ns = summary.median;
 	result->ns_min = summary.min;
 	result->mean = summary.mean;

@@ -12,13 +12,15 @@
  *    level_ratio (a level that drifts slowly, e.g. DRAM as TLB misses
  *    grow, is still one level), since distinct levels differ by 2x or more;
  * 4. a level ends at the last point, walking up from its plateau, whose
- *    smoothed latency is still below the log-midpoint between it and the
- *    next level: half-way up the step.  (Departure from the plateau would
- *    be earlier and depends on the noise; on a VM whose host backs memory
- *    with 4 KiB pages, conflict misses from random physical placement
- *    start well below the capacity and make every transition gradual.
- *    The half-way point of an ideal step is the capacity, and the smeared
- *    step stays centred on it.) */
+ *    smoothed latency is below the mean of its latency and the next
+ *    level's: the working set at which half the loads still hit.  A load
+ *    that hits with probability h costs h L_k + (1 - h) L_k+1 on average,
+ *    so the latency is linear in the hit ratio and the mean marks h = 1/2.
+ *    (Departure from the plateau would come earlier and depend on the
+ *    noise: on a VM whose host backs memory with 4 KiB pages, random
+ *    physical placement makes some cache sets overflow well below the
+ *    capacity, so every transition is gradual; half the loads still hit
+ *    about where the working set equals the capacity.) */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -126,26 +128,38 @@ int latency_find_levels(const uint64_t *bytes, const double *ns, size_t n, const
 		if (kept == 0 || levels[k].ns > levels[kept - 1].ns)
 			levels[kept++] = levels[k];
 	found = kept;
-	/* 4. boundaries and ranges. */
+	/* 4. boundaries.  The walk up from a plateau is bounded by the next
+	 * level's last point, not its first: merging can pull transition
+	 * points into the next level, and those still belong below the
+	 * half-way mark.  The next level then starts after the boundary. */
+	for (size_t k = 0; k + 1 < found; k++) {
+		latency_level *l = &levels[k], *next = &levels[k + 1];
+		double limit = log(0.5 * (l->ns + next->ns));
+		size_t end = l->last_index;
+		while (end > l->first_index && smooth[end] > limit)
+			end--;
+		while (end + 1 <= next->last_index && smooth[end + 1] <= limit)
+			end++;
+		if (end >= next->last_index)
+			end = next->last_index - 1;   /* keep at least one point of the next level */
+		l->end_index = end;
+		if (next->first_index <= end) {
+			next->first_index = end + 1;
+			next->ns = exp(median_of(raw, next->first_index, next->last_index));
+		}
+	}
 	for (size_t k = 0; k < found; k++) {
 		latency_level *l = &levels[k];
+		if (l->last_index > l->end_index && k + 1 < found)
+			l->last_index = l->end_index;
 		l->ns_low = l->ns_high = ns[l->first_index];
 		for (size_t i = l->first_index; i <= l->last_index; i++) {
 			if (ns[i] < l->ns_low) l->ns_low = ns[i];
 			if (ns[i] > l->ns_high) l->ns_high = ns[i];
 		}
 		l->open_ended = k + 1 == found;
-		if (l->open_ended) {
+		if (l->open_ended)
 			l->end_index = n - 1;
-			continue;
-		}
-		double limit = 0.5 * (log(l->ns) + log(levels[k + 1].ns));
-		size_t end = l->last_index;
-		while (end > l->first_index && smooth[end] > limit)
-			end--;
-		while (end + 1 < levels[k + 1].first_index && smooth[end + 1] <= limit)
-			end++;
-		l->end_index = end;
 	}
 	*count = found;
 	free(raw); free(smooth); free(plateau_first); free(plateau_last);

@@ -64,6 +64,7 @@ static void add_sweep(output_report *report, const latency_run_result *r)
 	output_column(t, "size", NULL, 0);
 	output_column(t, "latency", "ns", 2);
 	output_column(t, "tsc_cycles", "cycles", 1);
+	output_column(t, "p10", "ns", 2);
 	output_column(t, "min", "ns", 2);
 	output_column(t, "cv", NULL, 3);
 	output_column(t, "ci95", "%", 1);
@@ -76,6 +77,7 @@ static void add_sweep(output_report *report, const latency_run_result *r)
 		output_cell_text(t, format_size(p->bytes, size, sizeof size));
 		output_cell_real(t, p->latency.ns);
 		output_cell_real(t, p->latency.ns * r->timer.ticks_per_ns);
+		output_cell_real(t, p->latency.ns_p10);
 		output_cell_real(t, p->latency.ns_min);
 		output_cell_real(t, p->latency.cv);
 		output_cell_real(t, 100.0 * p->latency.ci95_relative);
@@ -87,10 +89,12 @@ static void add_sweep(output_report *report, const latency_run_result *r)
 static void add_levels(output_report *report, const latency_run_options *o, const latency_run_result *r)
 {
 	char a[32], b[32];
-	output_table *t = output_table_add(report, "levels", "Levels: plateaus of the latency curve and where they end");
+	output_table *t = output_table_add(report, "levels",
+	                                   "Levels: plateaus of the latency curve (10th percentiles) and where they end");
 	output_column(t, "level", NULL, 0);
 	output_column(t, "latency", "ns", 2);
 	output_column(t, "tsc_cycles", "cycles", 1);
+	output_column(t, "median", "ns", 2);
 	output_column(t, "low", "ns", 2);
 	output_column(t, "high", "ns", 2);
 	output_column(t, "plateau_from", "bytes", 0);
@@ -104,6 +108,7 @@ static void add_levels(output_report *report, const latency_run_options *o, cons
 		output_cell_text(t, l->name);
 		output_cell_real(t, l->level.ns);
 		output_cell_real(t, l->level.ns * r->timer.ticks_per_ns);
+		output_cell_real(t, l->median_ns);
 		output_cell_real(t, l->level.ns_low);
 		output_cell_real(t, l->level.ns_high);
 		output_cell_integer(t, (int64_t)l->plateau_first_bytes);

@@ -7,6 +7,7 @@
 #include "plumb/cpu.h"
 #include "plumb/latency_run.h"
 #include "plumb/parse.h"
+#include "plumb/stats.h"
 
 void latency_run_defaults(latency_run_options *options)
 {
@@ -170,14 +171,25 @@ int latency_run(const latency_run_options *options, latency_run_result *r, plumb
 		arena_destroy(&memory);
 		return plumb_fail_errno(status, ENOMEM, "out of memory");
 	}
+	/* Levels are found on the lower envelope (10th percentile of each
+	 * point's samples): another program only ever adds latency (the other
+	 * core evicting our lines from the shared L3, preemption), so on a
+	 * busy machine the median measures the neighbour as much as the
+	 * cache, while the quiet moments measure the cache. */
 	for (size_t i = 0; i < r->point_count; i++)
-		ns[i] = r->points[i].latency.ns;
+		ns[i] = r->points[i].latency.ns_p10;
 	latency_level found[LATENCY_MAX_LEVELS];
 	rc = latency_find_levels(r->sizes, ns, r->point_count, &options->plateau, found, LATENCY_MAX_LEVELS,
 	                         &r->level_count, status);
 	free(ns);
-	for (size_t k = 0; rc == 0 && k < r->level_count; k++)
+	for (size_t k = 0; rc == 0 && k < r->level_count; k++) {
 		r->levels[k].level = found[k];
+		double medians[256];
+		size_t m = 0;
+		for (size_t i = found[k].first_index; i <= found[k].last_index && m < 256; i++)
+			medians[m++] = r->points[i].latency.ns;
+		r->levels[k].median_ns = stats_median(medians, m);
+	}
 	if (rc == 0)
 		name_levels(options, r);
 

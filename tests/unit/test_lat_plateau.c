@@ -102,18 +102,20 @@ Test(lat_plateau, single_outliers_change_nothing)
 	cr_assert_eq(c.bytes[l[1].end_index], 1 * MiB);
 }
 
-Test(lat_plateau, gradual_transitions_end_half_way_up)
+Test(lat_plateau, gradual_transitions_end_where_half_the_loads_hit)
 {
 	/* As on a VM backed by 4 KiB host pages: conflict misses start early,
-	 * so the L2 -> L3 step is smeared over an octave either side of 1 MiB,
-	 * symmetric in log size.  The level ends half-way up. */
+	 * so the L2 -> L3 step is smeared over an octave either side of the
+	 * capacity.  The miss ratio grows linearly in log size, centred just
+	 * above 1 MiB, and each load costs hit * 3.9 + miss * 12 ns.  The
+	 * level ends at the last size where more than half the loads hit. */
 	curve c;
 	staircase(&c);
 	for (size_t i = 0; i < c.n; i++) {
-		double octaves = log2((double)c.bytes[i] / (double)MiB);
+		double octaves = log2((double)c.bytes[i] / (1.05 * MiB));
 		if (octaves > -1 && octaves < 1) {
-			double fraction = (octaves + 1) / 2;    /* 0 .. 1 across two octaves */
-			c.ns[i] = exp(log(3.9) + fraction * (log(12.0) - log(3.9)));
+			double miss = (octaves + 1) / 2;
+			c.ns[i] = (1 - miss) * 3.9 + miss * 12.0;
 		}
 	}
 	latency_level l[LATENCY_MAX_LEVELS];
