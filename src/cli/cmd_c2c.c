@@ -8,6 +8,7 @@
 #include "plumb/c2c.h"
 #include "plumb/cpu.h"
 #include "plumb/parse.h"
+#include "plumb/progress.h"
 #include "plumb/timer.h"
 
 const char cmd_c2c_summary[] = "cache-to-cache costs: access latency by MESI state, ping-pong, invalidation, false sharing";
@@ -251,6 +252,9 @@ static void run_pairs(output_report *r, const c2c_options *o, const timer_calibr
 {
 	if (o->matrix) {
 		output_table *t = pairs_table(r, "matrix", "Every ordered pair: A loads lines B modified; ping-pong round trip");
+		progress bar;
+		size_t done = 0;
+		progress_begin(&bar, "c2c matrix", (size_t)o->cpu_count * (size_t)(o->cpu_count > 0 ? o->cpu_count - 1 : 0));
 		for (int i = 0; i < o->cpu_count; i++)
 			for (int j = 0; j < o->cpu_count; j++) {
 				if (i == j)
@@ -261,7 +265,9 @@ static void run_pairs(output_report *r, const c2c_options *o, const timer_calibr
 				output_cell_integer(t, a);
 				output_cell_integer(t, b);
 				measure_pair_row(t, o, timer, a, b);
+				progress_step(&bar, ++done);
 			}
+		progress_end(&bar);
 		if (o->cpu_count < 2) {
 			output_row(t);
 			output_cell_text(t, "any");

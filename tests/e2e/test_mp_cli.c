@@ -268,3 +268,36 @@ Test(mp_cli, model_from_csv_and_bad_files)
 	cr_expect(strstr(run.err, "not valid JSON") != NULL, "%s", run.err);
 	cli_run_free(&run);
 }
+
+Test(mp_cli, loaded_write_and_mixed_patterns, .timeout = 120)
+{
+	const char *patterns[] = { "write", "mixed" };
+	for (int i = 0; i < 2; i++) {
+		cli_run run = cli_run_plumbv(NULL, "loaded", "--pattern", patterns[i], "--size", "1M", "--generator-size",
+		                             "1M", "--loads", "2000", "--samples", "1", "--delays", "0", "--csv", NULL);
+		cr_assert_eq(run.exit_code, 0, "%s: %s", patterns[i], run.err);
+		char meta[64];
+		snprintf(meta, sizeof meta, "# pattern: %s", patterns[i]);
+		cr_expect(strstr(run.out, meta) != NULL, "%s", run.out);
+		cr_expect(strstr(run.out, "# table: loaded") != NULL);
+		cli_run_free(&run);
+	}
+}
+
+Test(mp_cli, c2c_pair_matrix_json, .timeout = 120)
+{
+	if (allowed_cpus() < 2)
+		cr_skip_test("needs 2 CPUs");
+	cli_run run = cli_run_plumbv(NULL, "c2c", "--matrix", "--only", "pairs", "--lines", "128", "--trials", "2",
+	                             "--round-trips", "200", "--json", NULL);
+	cr_assert_eq(run.exit_code, 0, "%s", run.err);
+	json_object *root = parse_json(&run);
+	json_object *r = rows(table(root, "matrix"));
+	int n = allowed_cpus();
+	cr_expect_eq((int)json_object_array_length(r), n * (n - 1), "every ordered pair");
+	json_object *first = json_object_array_get_idx(r, 0);
+	cr_expect_neq(json_object_get_int(cell(first, "cpu_a")), json_object_get_int(cell(first, "cpu_b")));
+	cr_expect(json_object_get_double(cell(first, "pingpong_round_trip")) > 0);
+	json_object_put(root);
+	cli_run_free(&run);
+}
