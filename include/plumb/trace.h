@@ -59,4 +59,41 @@ int trace_writer_write(trace_writer *writer, const trace_record *records, size_t
 int trace_writer_close(trace_writer *writer, plumb_status *status);
 void trace_writer_abort(trace_writer *writer);
 
+/* ---- Additions (trace developer): memory sources, format names, what a
+ * reader saw.  Nothing above changed. ---- */
+
+/* Reads a trace held in memory (not copied: data must outlive the reader).
+ * Used by the fuzz targets and by callers that map a file themselves. */
+int trace_reader_open_memory(trace_reader **out, const void *data, size_t size, trace_format format,
+                             plumb_status *status);
+
+/* A native trace cut short (a block incomplete at end of input) is by default
+ * an error, reported after every complete block's records were handed out.
+ * With allow set, the reader ends quietly at the last complete block and
+ * trace_reader_info() says the trace was truncated. */
+void trace_reader_allow_truncated(trace_reader *reader, int allow);
+
+typedef struct trace_reader_info {
+	uint64_t records;          /* records handed out so far */
+	uint64_t bytes;            /* input bytes consumed so far */
+	uint64_t blocks;           /* native: complete blocks read */
+	uint64_t lines;            /* text formats: lines read */
+	uint64_t skipped;          /* source records plumb cannot represent, skipped (din label 4: flush) */
+	uint64_t unknown_as_read;  /* din label 3 (unknown access type) records, delivered as reads */
+	uint64_t thread_switches;  /* lackey: SCHED lines that changed the current thread */
+	int truncated;             /* native: the input ended inside a block */
+	uint64_t truncated_bytes;  /* bytes of that incomplete block */
+	int complete;              /* native: the end marker was read */
+} trace_reader_info;
+
+void trace_reader_get_info(const trace_reader *reader, trace_reader_info *info);
+
+/* "native", "lackey", "din" ("auto" for TRACE_FORMAT_AUTO). */
+const char *trace_format_name(trace_format format);
+/* Parses those names; fails with a message listing them. */
+int trace_format_parse(const char *name, trace_format *out, plumb_status *status);
+/* The format a writer would pick for path under TRACE_FORMAT_AUTO (by suffix:
+ * .ptrace native, .din din, .lackey lackey); fails if the suffix says nothing. */
+int trace_format_from_path(const char *path, trace_format *out, plumb_status *status);
+
 #endif
