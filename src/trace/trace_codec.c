@@ -1,0 +1,303 @@
+/* The native format's record encoding (docs/trace-format.md, "Records").
+ *
+ * Each record is a header byte, then only what the predictors cannot guess:
+ * addresses are zigzag deltas against the previous address of the same
+ * stream (instruction fetches and data apart, since they live in different
+ * regions and interleave), the instruction address of a data reference is
+ * usually "the last fetch" and costs no byte, and thread and time appear only
+ * when present or changed.  Typical lackey traces need 2-3 bytes a record
+ * before zstd, so decoding is a tight byte loop. */
+#include <string.h>
+#include "trace/trace_internal.h"
+
+void trace_codec_reset(trace_codec_state *state)
+{
+	memset(state, 0, sizeof *state);
+}
+
+static inline unsigned char *put_varint(unsigned char *p, uint64_t value)
+{
+	while (value >= 0x80) {
+		*p++ = (unsigned char)(value | 0x80);
+		value >>= 7;
+	}
+	*p++ = (unsigned char)value;
+	return p;
+}
+
+static inline uint64_t zigzag(uint64_t delta)
+{
+	return (delta << 1) ^ (uint64_t)((int64_t)delta >> 63);
+}
+
+static inline uint64_t unzigzag(uint64_t value)
+{
+	return (value >> 1) ^ (0 - (value & 1));
+}
+
+static inline unsigned size_code(uint16_t size)
+{
+	/* Powers of two up to 64 bytes fit the header; anything else is explicit. */
+	if (size && size <= 64 && (size & (size - 1)) == 0)
+		return (unsigned)__builtin_ctz(size);
+	return TRACE_CODE_SIZE_EXPLICIT;
+}
+
+/* Picks the predictor closer to address; when neither is near (a new
+ * region), replaces the one used less recently so a live region survives. */
+static inline unsigned choose_predictor(const uint64_t predictor[2], uint8_t *recent, uint64_t address)
+{
+	uint64_t d0 = address - predictor[0], d1 = address - predictor[1];
+	d0 = (int64_t)d0 < 0 ? 0 - d0 : d0;
+	d1 = (int64_t)d1 < 0 ? 0 - d1 : d1;
+	unsigned pick = d1 < d0 ? 1u : 0u;
+	if ((d0 < d1 ? d0 : d1) >= (1u << 20))
+		pick = *recent ^ 1u;
+	*recent = (uint8_t)pick;
+	return pick;
+}
+
+size_t trace_codec_encode(trace_codec_state *state, const trace_record *record, unsigned char *out)
+{
+	unsigned char *p = out;
+	unsigned kind = record->kind & TRACE_CODE_KIND_MASK;
+	unsigned code = size_code(record->size);
+	unsigned header = kind | code << TRACE_CODE_SIZE_SHIFT;
+	bool is_fetch = kind == TRACE_INSTRUCTION;
+	uint64_t *predictors = is_fetch ? state->fetch : state->data;
+	unsigned pick = choose_predictor(predictors, is_fetch ? &state->fetch_recent : &state->data_recent,
+	                                 record->address);
+	if (pick)
+		header |= TRACE_CODE_PREDICTOR;
+	uint64_t fetch = is_fetch ? record->address : state->last_fetch_address;
+	unsigned control = 0;
+	if (record->flags & TRACE_HAS_INSTRUCTION_ADDRESS) {
+		if (record->instruction_address == fetch)
+			header |= TRACE_CODE_LAST_FETCH;
+		else if (record->instruction_address == state->last_instruction_address)
+			control |= TRACE_CONTROL_IADDR_REPEAT;
+		else
+			control |= TRACE_CONTROL_IADDR_DELTA;
+	}
+	if (record->thread != state->thread)
+		control |= TRACE_CONTROL_THREAD;
+	if (record->flags & TRACE_HAS_TIME)
+		control |= TRACE_CONTROL_TIME;
+	if (control)
+		header |= TRACE_CODE_EXTENDED;
+	*p++ = (unsigned char)header;
+	if (control) {
+		*p++ = (unsigned char)control;
+		if (control & TRACE_CONTROL_THREAD) {
+			p = put_varint(p, record->thread);
+			state->thread = record->thread;
+		}
+		if (control & TRACE_CONTROL_TIME) {
+			p = put_varint(p, zigzag(record->time - state->last_time));
+			state->last_time = record->time;
+		}
+	}
+	if (code == TRACE_CODE_SIZE_EXPLICIT)
+		p = put_varint(p, record->size);
+	p = put_varint(p, zigzag(record->address - predictors[pick]));
+	predictors[pick] = record->address;
+	if (is_fetch)
+		state->last_fetch_address = record->address;
+	if (control & TRACE_CONTROL_IADDR_DELTA)
+		p = put_varint(p, zigzag(record->instruction_address - state->last_instruction_address));
+	if (record->flags & TRACE_HAS_INSTRUCTION_ADDRESS)
+		state->last_instruction_address = record->instruction_address;
+	return (size_t)(p - out);
+}
+
+/* Reads a varint without bounds checks: callers guarantee
+ * TRACE_NATIVE_RECORD_MAX_BYTES readable bytes (the last record of a block is
+ * decoded from a zero-padded copy).  NULL if longer than 10 bytes. */
+static inline const unsigned char *get_varint(const unsigned char *p, uint64_t *out)
+{
+	uint64_t byte = *p++;
+	if (__builtin_expect(byte < 0x80, 1)) {
+		*out = byte;
+		return p;
+	}
+	uint64_t value = byte & 0x7f;
+	unsigned shift = 7;
+	for (int i = 1; i < 10; i++, shift += 7) {
+		byte = *p++;
+		value |= (byte & 0x7f) << shift;
+		if (byte < 0x80) {
+			*out = value;
+			return p;
+		}
+	}
+	return NULL;
+}
+
+/* Decodes one record from p (which has TRACE_NATIVE_RECORD_MAX_BYTES readable
+ * bytes); returns the byte after it, or NULL with *error set.  The common
+ * record (no control byte, power-of-two size, one-byte delta) takes no
+ * unpredictable branch. */
+static inline __attribute__((always_inline)) const unsigned char *
+decode_one(trace_codec_state *state, const unsigned char *p, trace_record *r, const char **error)
+{
+	unsigned header = *p++;
+	unsigned kind = header & TRACE_CODE_KIND_MASK;
+	unsigned code = (header & TRACE_CODE_SIZE_MASK) >> TRACE_CODE_SIZE_SHIFT;
+	unsigned control = 0;
+	uint64_t value;
+	unsigned flags = 0;
+	uint64_t time = 0;
+	if (__builtin_expect(header & TRACE_CODE_EXTENDED, 0)) {
+		control = *p++;
+		if (control & ~TRACE_CONTROL_KNOWN || control == 0 ||
+		    ((control & TRACE_CONTROL_IADDR_DELTA) && (control & TRACE_CONTROL_IADDR_REPEAT)) ||
+		    ((control & (TRACE_CONTROL_IADDR_DELTA | TRACE_CONTROL_IADDR_REPEAT)) && (header & TRACE_CODE_LAST_FETCH))) {
+			*error = "bad control byte";
+			return NULL;
+		}
+		if (control & TRACE_CONTROL_THREAD) {
+			if (!(p = get_varint(p, &value)) || value > UINT32_MAX) {
+				*error = "bad thread number";
+				return NULL;
+			}
+			state->thread = (uint32_t)value;
+		}
+		if (control & TRACE_CONTROL_TIME) {
+			if (!(p = get_varint(p, &value))) {
+				*error = "bad time delta";
+				return NULL;
+			}
+			state->last_time += unzigzag(value);
+			time = state->last_time;
+			flags |= TRACE_HAS_TIME;
+		}
+	}
+	uint64_t size = 1u << code;
+	if (__builtin_expect(code == TRACE_CODE_SIZE_EXPLICIT, 0)) {
+		if (!(p = get_varint(p, &size)) || size == 0 || size > UINT16_MAX) {
+			*error = "bad size";
+			return NULL;
+		}
+	}
+	if (!(p = get_varint(p, &value))) {
+		*error = "bad address delta";
+		return NULL;
+	}
+	unsigned pick = (header & TRACE_CODE_PREDICTOR) ? 1 : 0;
+	uint64_t *predictor = kind == TRACE_INSTRUCTION ? &state->fetch[pick] : &state->data[pick];
+	uint64_t address = *predictor += unzigzag(value);
+	if (kind == TRACE_INSTRUCTION)
+		state->last_fetch_address = address;
+	uint64_t instruction_address = 0;
+	if (header & TRACE_CODE_LAST_FETCH) {
+		instruction_address = state->last_instruction_address = state->last_fetch_address;
+		flags |= TRACE_HAS_INSTRUCTION_ADDRESS;
+	} else if (__builtin_expect(control & (TRACE_CONTROL_IADDR_DELTA | TRACE_CONTROL_IADDR_REPEAT), 0)) {
+		if (control & TRACE_CONTROL_IADDR_DELTA) {
+			if (!(p = get_varint(p, &value))) {
+				*error = "bad instruction address delta";
+				return NULL;
+			}
+			state->last_instruction_address += unzigzag(value);
+		}
+		instruction_address = state->last_instruction_address;
+		flags |= TRACE_HAS_INSTRUCTION_ADDRESS;
+	}
+	*r = (trace_record){ .address = address, .instruction_address = instruction_address, .time = time,
+	                     .thread = state->thread, .size = (uint16_t)size, .kind = (uint8_t)kind,
+	                     .flags = (uint8_t)flags };
+	return p;
+}
+
+size_t trace_codec_decode(trace_codec_state *state, const unsigned char **cursor, const unsigned char *end,
+                          trace_record *records, size_t count, const char **error)
+{
+	const unsigned char *p = *cursor;
+	size_t i = 0;
+	/* Fast path: while a whole worst-case record is in reach, no bounds checks. */
+	while (i < count && (size_t)(end - p) >= TRACE_NATIVE_RECORD_MAX_BYTES) {
+		const unsigned char *next = decode_one(state, p, &records[i], error);
+		if (!next) {
+			*cursor = p;
+			return i;
+		}
+		p = next;
+		i++;
+	}
+	/* The last few records: decode from a zero-padded copy, then check that
+	 * the record really ended inside the payload. */
+	while (i < count) {
+		size_t left = (size_t)(end - p);
+		unsigned char padded[2 * TRACE_NATIVE_RECORD_MAX_BYTES];
+		memset(padded, 0, sizeof padded);
+		memcpy(padded, p, left);
+		if (left == 0) {
+			*error = "payload ends before the block's last record";
+			*cursor = p;
+			return i;
+		}
+		trace_codec_state saved = *state;
+		const unsigned char *next = decode_one(state, padded, &records[i], error);
+		if (!next || (size_t)(next - padded) > left) {
+			if (next) {
+				*state = saved;
+				*error = "record runs past the end of the block payload";
+			}
+			*cursor = p;
+			return i;
+		}
+		p += next - padded;
+		i++;
+	}
+	*cursor = p;
+	return i;
+}
+
+/* A fast 64-bit checksum (four independent multiply-rotate lanes, so it runs
+ * at several bytes a cycle) over a block's compressed bytes: it catches
+ * corruption before the decompressor sees it.  Not cryptographic. */
+static inline uint64_t rotl64(uint64_t x, unsigned r) { return (x << r) | (x >> (64 - r)); }
+
+uint64_t trace_checksum(const void *data, size_t length, uint64_t seed)
+{
+	const uint64_t p1 = 0x9E3779B185EBCA87ull, p2 = 0xC2B2AE3D27D4EB4Full, p3 = 0x165667B19E3779F9ull;
+	const unsigned char *p = data;
+	uint64_t lane[4] = { seed + p1 + p2, seed + p2, seed, seed - p1 };
+	size_t n = length;
+	while (n >= 32) {
+		for (int k = 0; k < 4; k++) {
+			uint64_t w;
+			memcpy(&w, p + 8 * k, 8);
+			lane[k] = rotl64(lane[k] + w * p2, 31) * p1;
+		}
+		p += 32;
+		n -= 32;
+	}
+	uint64_t h = rotl64(lane[0], 1) + rotl64(lane[1], 7) + rotl64(lane[2], 12) + rotl64(lane[3], 18);
+	h += (uint64_t)length * p3;
+	while (n >= 8) {
+		uint64_t w;
+		memcpy(&w, p, 8);
+		h = rotl64(h ^ (rotl64(w * p2, 31) * p1), 27) * p1 + p3;
+		p += 8;
+		n -= 8;
+	}
+	while (n--) {
+		h ^= (uint64_t)*p++ * p3;
+		h = rotl64(h, 11) * p1;
+	}
+	h ^= h >> 33;
+	h *= p2;
+	h ^= h >> 29;
+	h *= p3;
+	h ^= h >> 32;
+	return h;
+}
+
+uint32_t trace_block_header_check(const unsigned char *header)
+{
+	unsigned char copy[TRACE_NATIVE_BLOCK_HEADER_SIZE];
+	memcpy(copy, header, sizeof copy);
+	memset(copy + 20, 0, 4);
+	return (uint32_t)trace_checksum(copy, sizeof copy, 0x74726163u);
+}

@@ -1,0 +1,157 @@
+/* Runs a program under Valgrind's lackey and streams its references through
+ * a pipe (never a temporary file: a lackey trace grows by ~14 bytes per
+ * reference and lackey itself is the bottleneck, notes 002 section 8.3).
+ *
+ * valgrind --tool=lackey --trace-mem=yes --trace-sched=yes --log-fd=N PROG ARGS
+ * writes the trace, Valgrind's messages and the SCHED lines that attribute
+ * references to threads to the pipe N; the program's own stdout goes to
+ * plumb's stderr so plumb's stdout stays a clean report.  PLUMB_VALGRIND
+ * names another valgrind binary. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "plumb/status.h"
+#include "plumb/trace.h"
+#include "trace/trace_internal.h"
+
+/* 0 if name can be executed (directly if it has a '/', else through PATH). */
+static int find_executable(const char *name)
+{
+	if (strchr(name, '/'))
+		return access(name, X_OK) == 0 ? 0 : -1;
+	const char *path = getenv("PATH");
+	if (!path)
+		path = "/usr/bin:/bin";
+	while (*path) {
+		const char *colon = strchr(path, ':');
+		size_t length = colon ? (size_t)(colon - path) : strlen(path);
+		char candidate[PATH_MAX];
+		if (length + strlen(name) + 2 < sizeof candidate) {
+			snprintf(candidate, sizeof candidate, "%.*s/%s", (int)length, length ? path : ".", name);
+			if (access(candidate, X_OK) == 0)
+				return 0;
+		}
+		path += length + (colon ? 1 : 0);
+	}
+	errno = ENOENT;
+	return -1;
+}
+
+int trace_reader_open_command(trace_reader **out, char *const argv[], plumb_status *status)
+{
+	*out = NULL;
+	if (!argv || !argv[0] || !argv[0][0])
+		return plumb_fail(status, EINVAL, "no program to trace");
+	const char *valgrind = getenv("PLUMB_VALGRIND");
+	if (!valgrind || !valgrind[0])
+		valgrind = "valgrind";
+	if (find_executable(valgrind) < 0)
+		return plumb_fail(status, ENOENT, "valgrind is not installed ('%s' not found): tracing a program needs "
+		                  "Valgrind's lackey tool (Debian package valgrind)", valgrind);
+	if (find_executable(argv[0]) < 0)
+		return plumb_fail_errno(status, errno, "cannot run '%s'", argv[0]);
+	size_t argc = 0;
+	while (argv[argc])
+		argc++;
+	char **child_argv = calloc(argc + 6, sizeof *child_argv);
+	int trace_pipe[2] = { -1, -1 }, exec_pipe[2] = { -1, -1 };
+	if (!child_argv)
+		return plumb_fail(status, ENOMEM, "out of memory");
+	if (pipe2(trace_pipe, O_CLOEXEC) < 0 || pipe2(exec_pipe, O_CLOEXEC) < 0) {
+		int error = errno;
+		free(child_argv);
+		if (trace_pipe[0] >= 0) {
+			close(trace_pipe[0]);
+			close(trace_pipe[1]);
+		}
+		return plumb_fail_errno(status, error, "pipe");
+	}
+	char log_fd[32];
+	snprintf(log_fd, sizeof log_fd, "--log-fd=%d", trace_pipe[1]);
+	child_argv[0] = (char *)valgrind;
+	child_argv[1] = "--tool=lackey";
+	child_argv[2] = "--trace-mem=yes";
+	child_argv[3] = "--trace-sched=yes";
+	child_argv[4] = log_fd;
+	for (size_t i = 0; i < argc; i++)
+		child_argv[5 + i] = argv[i];
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		int error = errno;
+		free(child_argv);
+		close(trace_pipe[0]); close(trace_pipe[1]); close(exec_pipe[0]); close(exec_pipe[1]);
+		return plumb_fail_errno(status, error, "fork");
+	}
+	if (pid == 0) {
+		/* The log descriptor must survive exec; the program's stdout goes to stderr. */
+		fcntl(trace_pipe[1], F_SETFD, 0);
+		dup2(STDERR_FILENO, STDOUT_FILENO);
+		signal(SIGPIPE, SIG_DFL);
+		execvp(valgrind, child_argv);
+		int error = errno;
+		if (write(exec_pipe[1], &error, sizeof error) < 0)
+			_exit(126);
+		_exit(127);
+	}
+	free(child_argv);
+	close(trace_pipe[1]);
+	close(exec_pipe[1]);
+	int exec_error = 0;
+	ssize_t n;
+	while ((n = read(exec_pipe[0], &exec_error, sizeof exec_error)) < 0 && errno == EINTR)
+		;
+	close(exec_pipe[0]);
+	if (n == (ssize_t)sizeof exec_error) {
+		waitpid(pid, NULL, 0);
+		close(trace_pipe[0]);
+		return plumb_fail_errno(status, exec_error, "cannot run %s", valgrind);
+	}
+	trace_reader *reader;
+	if (trace_reader_open_pipe(&reader, trace_pipe[0], argv[0], status) < 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return -1;
+	}
+	reader->command.pid = pid;
+	reader->command.running = true;
+	*out = reader;
+	return 0;
+}
+
+int trace_command_finish(trace_reader *reader, plumb_status *status)
+{
+	trace_command_state *c = &reader->command;
+	/* Closed before the end (the caller had enough): stop the run rather than
+	 * wait for a program lackey slows a thousandfold. */
+	bool early = !reader->input.at_eof && !reader->failed;
+	if (early)
+		kill(c->pid, SIGKILL);
+	int wait_status;
+	pid_t r;
+	while ((r = waitpid(c->pid, &wait_status, 0)) < 0 && errno == EINTR)
+		;
+	c->running = false;
+	if (r < 0)
+		return plumb_fail_errno(status, errno, "waiting for valgrind");
+	if (early)
+		return 0;
+	if (WIFEXITED(wait_status)) {
+		int code = WEXITSTATUS(wait_status);
+		if (code == 0)
+			return 0;
+		if (code == 127 || code == 126)
+			return plumb_fail(status, ECHILD, "valgrind could not start '%s' (exit status %d)", c->program, code);
+		return plumb_fail(status, ECHILD, "the traced program '%s' exited with status %d", c->program, code);
+	}
+	if (WIFSIGNALED(wait_status))
+		return plumb_fail(status, ECHILD, "the traced program '%s' was killed by signal %d (%s)", c->program,
+		                  WTERMSIG(wait_status), strsignal(WTERMSIG(wait_status)));
+	return plumb_fail(status, ECHILD, "valgrind ended abnormally tracing '%s'", c->program);
+}

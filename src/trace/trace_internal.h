@@ -1,0 +1,227 @@
+/* Shared internals of the trace readers and writers (src/trace only).
+ *
+ * A reader is one struct with a per-format read function; its input is a
+ * buffered byte source over a file descriptor (file, pipe, stdin, a child's
+ * pipe) or a caller's memory.  Buffers are fixed at open, so memory use never
+ * depends on the trace's length. */
+#ifndef PLUMB_TRACE_INTERNAL_H
+#define PLUMB_TRACE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/types.h>
+#include "plumb/trace.h"
+
+/* ---- Byte input ------------------------------------------------------- */
+
+typedef struct trace_input {
+	int fd;                        /* -1 for a memory source */
+	bool close_fd;
+	const unsigned char *memory;   /* memory source, not copied */
+	size_t memory_length;
+	unsigned char *data;           /* buffer; valid bytes are data[start, end) */
+	size_t capacity, start, end;
+	uint64_t offset;               /* input offset of data[start] */
+	bool at_eof;
+	const char *name;              /* for messages: a path, "standard input", ... */
+} trace_input;
+
+#define TRACE_INPUT_BUFFER (1u << 20)
+
+int trace_input_open_fd(trace_input *input, int fd, bool close_fd, const char *name, plumb_status *status);
+int trace_input_open_memory(trace_input *input, const void *data, size_t length, const char *name,
+                            plumb_status *status);
+/* Makes at least `want` bytes available (fewer only at end of input); returns
+ * how many are available, or -1 on a read error. */
+long trace_input_fill(trace_input *input, size_t want, plumb_status *status);
+static inline size_t trace_input_available(const trace_input *input) { return input->end - input->start; }
+static inline void trace_input_consume(trace_input *input, size_t n)
+{
+	input->start += n;
+	input->offset += n;
+}
+void trace_input_close(trace_input *input);
+
+/* ---- Native format constants (docs/trace-format.md) -------------------- */
+
+#define TRACE_NATIVE_MAGIC "\x89PLUMBTR"
+#define TRACE_NATIVE_MAGIC_LENGTH 8
+#define TRACE_NATIVE_VERSION_MAJOR 1
+#define TRACE_NATIVE_VERSION_MINOR 0
+#define TRACE_NATIVE_HEADER_SIZE 16
+#define TRACE_NATIVE_BLOCK_HEADER_SIZE 32
+#define TRACE_NATIVE_BLOCK_MAGIC 0x4b4c4254u   /* "TBLK" little-endian */
+#define TRACE_NATIVE_END_MAGIC 0x444e4554u     /* "TEND" */
+/* Limits a reader enforces so a corrupt header never drives allocation. */
+#define TRACE_NATIVE_MAX_BLOCK_RECORDS (1u << 20)
+#define TRACE_NATIVE_MAX_BLOCK_BYTES (16u << 20)
+/* What the writer aims for: small enough that a cut loses little. */
+#define TRACE_NATIVE_WRITER_BLOCK_RECORDS 65536u
+#define TRACE_NATIVE_WRITER_BLOCK_BYTES (1u << 20)
+/* The largest encoding of one record: header, control, thread, time, size,
+ * address and instruction address, each varint at most 10 bytes. */
+#define TRACE_NATIVE_RECORD_MAX_BYTES 64
+
+/* Header byte of an encoded record. */
+#define TRACE_CODE_KIND_MASK 0x03u
+#define TRACE_CODE_SIZE_SHIFT 2
+#define TRACE_CODE_SIZE_MASK 0x1cu
+#define TRACE_CODE_SIZE_EXPLICIT 7u
+#define TRACE_CODE_LAST_FETCH 0x20u    /* instruction address = the last fetch's address */
+#define TRACE_CODE_PREDICTOR 0x40u     /* address delta against predictor 1 (else 0) */
+#define TRACE_CODE_EXTENDED 0x80u      /* a control byte follows */
+/* Control byte after an extended header. */
+#define TRACE_CONTROL_THREAD 0x01u       /* varint thread follows */
+#define TRACE_CONTROL_TIME 0x02u         /* zigzag varint time delta follows */
+#define TRACE_CONTROL_IADDR_DELTA 0x04u  /* zigzag varint instruction-address delta follows the address */
+#define TRACE_CONTROL_IADDR_REPEAT 0x08u /* instruction address = the previous record's */
+#define TRACE_CONTROL_KNOWN 0x0fu
+
+/* The predictors both sides keep; reset at every block so blocks decode
+ * alone.  Two address predictors per stream (fetch, data) so that two
+ * interleaved regions (stack and heap, a loop and a callee) both get small
+ * deltas; the encoder picks one per record and says which. */
+typedef struct trace_codec_state {
+	uint64_t fetch[2];
+	uint64_t data[2];
+	uint64_t last_fetch_address;
+	uint64_t last_instruction_address;
+	uint64_t last_time;
+	uint32_t thread;
+	uint8_t fetch_recent, data_recent;   /* encoder only: the predictor used last */
+} trace_codec_state;
+
+void trace_codec_reset(trace_codec_state *state);
+/* Encodes one record at out (room for TRACE_NATIVE_RECORD_MAX_BYTES); returns bytes written. */
+size_t trace_codec_encode(trace_codec_state *state, const trace_record *record, unsigned char *out);
+/* Decodes up to count records from [*cursor, end).  Returns the number decoded;
+ * on malformed input returns the count decoded so far and sets *error to a
+ * short description. */
+size_t trace_codec_decode(trace_codec_state *state, const unsigned char **cursor, const unsigned char *end,
+                          trace_record *records, size_t count, const char **error);
+
+uint64_t trace_checksum(const void *data, size_t length, uint64_t seed);
+
+static inline void trace_put_u32(unsigned char *p, uint32_t v)
+{
+	p[0] = (unsigned char)v; p[1] = (unsigned char)(v >> 8);
+	p[2] = (unsigned char)(v >> 16); p[3] = (unsigned char)(v >> 24);
+}
+static inline void trace_put_u64(unsigned char *p, uint64_t v)
+{
+	trace_put_u32(p, (uint32_t)v);
+	trace_put_u32(p + 4, (uint32_t)(v >> 32));
+}
+static inline uint32_t trace_get_u32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static inline uint64_t trace_get_u64(const unsigned char *p)
+{
+	return (uint64_t)trace_get_u32(p) | (uint64_t)trace_get_u32(p + 4) << 32;
+}
+/* Block header checksum: over every header byte except the checksum field (20..23). */
+uint32_t trace_block_header_check(const unsigned char *header);
+
+/* ---- Readers ----------------------------------------------------------- */
+
+typedef struct trace_native_state trace_native_state;
+
+typedef struct trace_text_state {
+	uint64_t line;                 /* 1-based number of the line being parsed */
+	uint32_t thread;
+	uint64_t last_fetch_address;
+	bool have_fetch;               /* a lackey I line seen since the last thread switch */
+} trace_text_state;
+
+typedef struct trace_command_state {
+	pid_t pid;
+	bool running;
+	char *program;                 /* argv[0], for messages */
+} trace_command_state;
+
+struct trace_reader {
+	trace_format format;
+	trace_input input;
+	/* Returns records produced; an error sets failed and failure (records
+	 * produced before it are still returned). */
+	long (*read)(trace_reader *reader, trace_record *records, size_t capacity);
+	void (*destroy)(trace_reader *reader);
+	trace_native_state *native;
+	trace_text_state text;
+	trace_command_state command;
+	bool failed;                   /* sticky: a reader that reported an error stays failed */
+	plumb_status failure;
+	bool allow_truncated;
+	trace_reader_info info;
+};
+
+int trace_native_reader_init(trace_reader *reader, plumb_status *status);
+/* A lackey reader over a pipe from a child program (trace_command.c). */
+int trace_reader_open_pipe(trace_reader **out, int fd, const char *program, plumb_status *status);
+/* Waits for the child; fails if valgrind or the program failed. */
+int trace_command_finish(trace_reader *reader, plumb_status *status);
+int trace_lackey_reader_init(trace_reader *reader, plumb_status *status);
+int trace_din_reader_init(trace_reader *reader, plumb_status *status);
+/* Looks at the first bytes (already buffered) and names the format. */
+int trace_detect_format(trace_input *input, trace_format *out, plumb_status *status);
+
+/* Text helpers shared by the lackey and din readers. */
+extern const signed char trace_hex_value[256];
+/* Finds the end of the current line in [p, end); returns NULL if no newline. */
+static inline const unsigned char *trace_line_end(const unsigned char *p, const unsigned char *end)
+{
+	return memchr(p, '\n', (size_t)(end - p));
+}
+/* Runs a line-oriented parser: calls parse_line for every complete line (and
+ * a final unterminated one at end of input) until capacity records are out. */
+/* Parses one line (without its newline); returns 1 if it produced a record in
+ * *record, 0 if not, -1 on error (reader->failure filled). */
+typedef int (*trace_line_parser)(trace_reader *reader, const unsigned char *line, const unsigned char *line_end,
+                                 trace_record *record);
+long trace_text_read(trace_reader *reader, trace_line_parser parse_line, trace_record *records, size_t capacity);
+/* Copies up to 40 characters of a line for a message, escaping the unprintable. */
+const char *trace_quote_line(const unsigned char *line, const unsigned char *line_end, char *buffer, size_t size);
+/* Parses hex digits at *p (at most 16 significant); advances *p.  -1 if none or overflow. */
+int trace_parse_hex(const unsigned char **p, const unsigned char *end, uint64_t *out);
+/* Parses decimal digits at *p into [1, 65535]; -1 if none, 0 or too large. */
+int trace_parse_size(const unsigned char **p, const unsigned char *end, uint16_t *out);
+
+/* ---- Writers ----------------------------------------------------------- */
+
+typedef struct trace_native_writer_state trace_native_writer_state;
+
+struct trace_writer {
+	trace_format format;
+	FILE *stream;                  /* the temporary file, or stdout */
+	void *file;                    /* output_file *, NULL for stdout */
+	int (*write)(trace_writer *writer, const trace_record *records, size_t count, plumb_status *status);
+	int (*finish)(trace_writer *writer, plumb_status *status);
+	void (*destroy)(trace_writer *writer);
+	trace_native_writer_state *native;
+	char *text;                    /* text writers' output buffer */
+	size_t text_length, text_capacity;
+	uint32_t text_thread;          /* lackey: thread of the last SCHED line written */
+	bool text_thread_known;
+	uint64_t records;
+};
+
+int trace_native_writer_init(trace_writer *writer, plumb_status *status);
+int trace_lackey_writer_init(trace_writer *writer, plumb_status *status);
+int trace_din_writer_init(trace_writer *writer, plumb_status *status);
+int trace_writer_flush_text(trace_writer *writer, plumb_status *status);
+/* Room for at least `need` more bytes in the text buffer (flushing if needed). */
+static inline int trace_writer_text_room(trace_writer *writer, size_t need, plumb_status *status)
+{
+	if (writer->text_length + need > writer->text_capacity)
+		return trace_writer_flush_text(writer, status);
+	return 0;
+}
+char *trace_put_hex(char *p, uint64_t value, int min_digits);
+char *trace_put_decimal(char *p, uint64_t value);
+#define TRACE_TEXT_BUFFER (1u << 20)
+
+#endif

@@ -1,0 +1,107 @@
+/* Reader of Valgrind lackey output (valgrind --tool=lackey --trace-mem=yes).
+ *
+ * Lackey prints "I  ADDR,SIZE" for an instruction fetch, then " L", " S" or
+ * " M" lines for that instruction's loads, stores and modifies; addresses are
+ * hex, sizes decimal.  Lackey has no thread field.  With --trace-sched=yes
+ * Valgrind interleaves "--PID--   SCHED[n]: ..." lines into the same stream,
+ * in order; since Valgrind runs one thread at a time, every reference after a
+ * SCHED[n] line belongs to Valgrind thread n, which becomes plumb thread n-1.
+ * Without SCHED lines everything is thread 0.  Other "==PID==" and "--PID--"
+ * lines are Valgrind's messages and are skipped; any other line is an error
+ * (a program's own output mixed into the log would otherwise be guessed at).
+ * A data reference carries the address of the I line before it as its
+ * instruction address, unless a thread switch came in between. */
+#include <errno.h>
+#include <string.h>
+#include "plumb/status.h"
+#include "trace/trace_internal.h"
+
+static int lackey_error(trace_reader *reader, const unsigned char *line, const unsigned char *line_end,
+                        const char *what)
+{
+	char quoted[200];
+	return plumb_fail(&reader->failure, EINVAL, "%s: lackey line %llu: %s: '%s'", reader->input.name,
+	                  (unsigned long long)reader->text.line, what,
+	                  trace_quote_line(line, line_end, quoted, sizeof quoted));
+}
+
+static int lackey_sched(trace_reader *reader, const unsigned char *line, const unsigned char *line_end)
+{
+	static const char tag[] = "SCHED[";
+	const unsigned char *p = memmem(line, (size_t)(line_end - line), tag, sizeof tag - 1);
+	if (!p)
+		return 0;   /* another Valgrind message */
+	p += sizeof tag - 1;
+	uint64_t tid = 0;
+	const unsigned char *digits = p;
+	while (p < line_end && *p >= '0' && *p <= '9' && tid <= UINT32_MAX)
+		tid = tid * 10 + (uint64_t)(*p++ - '0');
+	if (p == digits || p >= line_end || *p != ']' || tid == 0 || tid > UINT32_MAX)
+		return lackey_error(reader, line, line_end, "bad SCHED thread number");
+	uint32_t thread = (uint32_t)(tid - 1);
+	if (thread != reader->text.thread) {
+		reader->text.thread = thread;
+		reader->text.have_fetch = false;
+		reader->info.thread_switches++;
+	}
+	return 0;
+}
+
+static int lackey_line(trace_reader *reader, const unsigned char *line, const unsigned char *line_end,
+                       trace_record *record)
+{
+	size_t length = (size_t)(line_end - line);
+	if (length >= 4 && line[2] == ' ') {
+		int kind = -1;
+		if (line[0] == 'I' && line[1] == ' ')
+			kind = TRACE_INSTRUCTION;
+		else if (line[0] == ' ')
+			kind = line[1] == 'L' ? TRACE_READ : line[1] == 'S' ? TRACE_WRITE : line[1] == 'M' ? TRACE_MODIFY : -1;
+		if (kind >= 0) {
+			const unsigned char *p = line + 3;
+			uint64_t address;
+			uint16_t size;
+			if (trace_parse_hex(&p, line_end, &address) < 0 || p >= line_end || *p != ',')
+				return lackey_error(reader, line, line_end, "bad address");
+			p++;
+			if (trace_parse_size(&p, line_end, &size) < 0 || p != line_end)
+				return lackey_error(reader, line, line_end, "bad size (want 1..65535 and nothing after it)");
+			record->address = address;
+			record->size = size;
+			record->kind = (uint8_t)kind;
+			record->thread = reader->text.thread;
+			record->time = 0;
+			if (kind == TRACE_INSTRUCTION) {
+				reader->text.last_fetch_address = address;
+				reader->text.have_fetch = true;
+			}
+			if (reader->text.have_fetch) {
+				record->instruction_address = reader->text.last_fetch_address;
+				record->flags = TRACE_HAS_INSTRUCTION_ADDRESS;
+			} else {
+				record->instruction_address = 0;
+				record->flags = 0;
+			}
+			return 1;
+		}
+	}
+	if (length == 0)
+		return 0;
+	if (length >= 2 && line[0] == '=' && line[1] == '=')
+		return 0;
+	if (length >= 2 && line[0] == '-' && line[1] == '-')
+		return lackey_sched(reader, line, line_end);
+	return lackey_error(reader, line, line_end, "not a lackey trace line (log the trace with --log-file or --log-fd)");
+}
+
+static long lackey_read(trace_reader *reader, trace_record *records, size_t capacity)
+{
+	return trace_text_read(reader, lackey_line, records, capacity);
+}
+
+int trace_lackey_reader_init(trace_reader *reader, plumb_status *status)
+{
+	(void)status;
+	reader->read = lackey_read;
+	return 0;
+}

@@ -1,0 +1,258 @@
+/* Reader of plumb's native trace format (docs/trace-format.md).
+ *
+ * Blocks are checked before they are trusted: the header has its own
+ * checksum (so a corrupt size never drives an allocation), the compressed
+ * payload has a checksum (so corruption is reported as such, not as a zstd
+ * oddity), and the decoded payload must hold exactly the records the header
+ * announced.  Every error names the block and its byte offset.  Records of
+ * complete blocks are always handed out before an error about a later one. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zstd.h>
+#include "plumb/status.h"
+#include "trace/trace_internal.h"
+
+/* Fuzzing builds skip the checksums so mutated inputs reach zstd and the
+ * record decoder (which must be safe on any bytes anyway). */
+#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+#define TRACE_SKIP_CHECKSUMS 1
+#else
+#define TRACE_SKIP_CHECKSUMS 0
+#endif
+
+struct trace_native_state {
+	ZSTD_DCtx *decompressor;
+	unsigned char *payload;        /* the current block, decompressed */
+	size_t payload_capacity;
+	const unsigned char *cursor, *payload_end;
+	uint32_t records_left;         /* in the current block */
+	uint32_t block_records;
+	uint64_t block_offset;         /* input offset of the current block's header */
+	uint64_t next_sequence;        /* expected sequence number of the next block */
+	trace_codec_state codec;
+	bool ended;                    /* end marker read */
+	uint64_t records_decoded;
+};
+
+static void native_destroy(trace_reader *reader)
+{
+	trace_native_state *n = reader->native;
+	if (!n)
+		return;
+	ZSTD_freeDCtx(n->decompressor);
+	free(n->payload);
+	free(n);
+	reader->native = NULL;
+}
+
+/* The input ended where a block should be complete. */
+static int native_truncated(trace_reader *reader, size_t have, const char *what, size_t need, plumb_status *status)
+{
+	trace_native_state *n = reader->native;
+	reader->info.truncated = 1;
+	reader->info.truncated_bytes = have;
+	if (reader->allow_truncated) {
+		n->ended = true;
+		return 0;
+	}
+	if (what == NULL)
+		return plumb_fail(status, EPIPE, "%s: trace cut short: no end marker after block %llu "
+		                  "(offset %llu); %llu records of complete blocks were read",
+		                  reader->input.name, (unsigned long long)n->next_sequence,
+		                  (unsigned long long)reader->input.offset, (unsigned long long)n->records_decoded);
+	return plumb_fail(status, EPIPE, "%s: trace cut short: block %llu at offset %llu has %zu of %zu %s bytes; "
+	                  "%llu records of complete blocks were read",
+	                  reader->input.name, (unsigned long long)n->next_sequence,
+	                  (unsigned long long)reader->input.offset, have, need, what,
+	                  (unsigned long long)n->records_decoded);
+}
+
+static int native_end_marker(trace_reader *reader, const unsigned char *header, plumb_status *status)
+{
+	trace_native_state *n = reader->native;
+	uint64_t offset = reader->input.offset;
+	uint32_t blocks = trace_get_u32(header + 4);
+	uint64_t total = trace_get_u64(header + 24);
+	if (blocks != n->next_sequence || total != n->records_decoded)
+		return plumb_fail(status, EINVAL, "%s: end marker at offset %llu says %u blocks and %llu records, "
+		                  "but the trace held %llu blocks and %llu records (corrupt)",
+		                  reader->input.name, (unsigned long long)offset, blocks, (unsigned long long)total,
+		                  (unsigned long long)n->next_sequence, (unsigned long long)n->records_decoded);
+	trace_input_consume(&reader->input, TRACE_NATIVE_BLOCK_HEADER_SIZE);
+	long more = trace_input_fill(&reader->input, 1, status);
+	if (more < 0)
+		return -1;
+	if (more > 0)
+		return plumb_fail(status, EINVAL, "%s: data after the end marker at offset %llu (corrupt or concatenated)",
+		                  reader->input.name, (unsigned long long)offset);
+	n->ended = true;
+	reader->info.complete = 1;
+	return 0;
+}
+
+/* Loads the next block; 1 = a block is ready, 0 = end of trace, -1 = error. */
+static int native_next_block(trace_reader *reader, plumb_status *status)
+{
+	trace_native_state *n = reader->native;
+	trace_input *in = &reader->input;
+	long have = trace_input_fill(in, TRACE_NATIVE_BLOCK_HEADER_SIZE, status);
+	if (have < 0)
+		return -1;
+	if (have == 0)
+		return native_truncated(reader, 0, NULL, 0, status);
+	if (have < TRACE_NATIVE_BLOCK_HEADER_SIZE)
+		return native_truncated(reader, (size_t)have, "header", TRACE_NATIVE_BLOCK_HEADER_SIZE, status);
+	const unsigned char *header = in->data + in->start;
+	uint64_t offset = in->offset;
+	unsigned long long block = (unsigned long long)n->next_sequence;
+	uint32_t magic = trace_get_u32(header);
+	if (magic != TRACE_NATIVE_BLOCK_MAGIC && magic != TRACE_NATIVE_END_MAGIC)
+		return plumb_fail(status, EINVAL, "%s: block %llu at offset %llu: bad block magic 0x%08x (corrupt)",
+		                  in->name, block, (unsigned long long)offset, magic);
+	if (trace_get_u32(header + 20) != trace_block_header_check(header) && !TRACE_SKIP_CHECKSUMS)
+		return plumb_fail(status, EINVAL, "%s: block %llu at offset %llu: header checksum mismatch (corrupt)",
+		                  in->name, block, (unsigned long long)offset);
+	if (magic == TRACE_NATIVE_END_MAGIC)
+		return native_end_marker(reader, header, status) < 0 ? -1 : 0;
+	uint32_t sequence = trace_get_u32(header + 4);
+	uint32_t records = trace_get_u32(header + 8);
+	uint32_t raw_size = trace_get_u32(header + 12);
+	uint32_t packed_size = trace_get_u32(header + 16);
+	uint64_t payload_check = trace_get_u64(header + 24);
+	if (sequence != n->next_sequence)
+		return plumb_fail(status, EINVAL, "%s: block %llu at offset %llu: sequence number %u (blocks missing or reordered)",
+		                  in->name, block, (unsigned long long)offset, sequence);
+	if (records > TRACE_NATIVE_MAX_BLOCK_RECORDS || raw_size > TRACE_NATIVE_MAX_BLOCK_BYTES ||
+	    packed_size > ZSTD_compressBound(TRACE_NATIVE_MAX_BLOCK_BYTES))
+		return plumb_fail(status, EINVAL, "%s: block %llu at offset %llu: sizes beyond the format's limits "
+		                  "(%u records, %u bytes, %u compressed)", in->name, block, (unsigned long long)offset,
+		                  records, raw_size, packed_size);
+	size_t need = TRACE_NATIVE_BLOCK_HEADER_SIZE + (size_t)packed_size;
+	have = trace_input_fill(in, need, status);
+	if (have < 0)
+		return -1;
+	if ((size_t)have < need)
+		return native_truncated(reader, (size_t)have, "block", need, status);
+	const unsigned char *packed = in->data + in->start + TRACE_NATIVE_BLOCK_HEADER_SIZE;
+	if (trace_checksum(packed, packed_size, sequence) != payload_check && !TRACE_SKIP_CHECKSUMS)
+		return plumb_fail(status, EINVAL, "%s: block %llu at offset %llu: payload checksum mismatch (corrupt)",
+		                  in->name, block, (unsigned long long)offset);
+	if (raw_size > n->payload_capacity) {
+		unsigned char *grown = realloc(n->payload, raw_size);
+		if (!grown)
+			return plumb_fail(status, ENOMEM, "out of memory for a %u-byte trace block", raw_size);
+		n->payload = grown;
+		n->payload_capacity = raw_size;
+	}
+	size_t got = ZSTD_decompressDCtx(n->decompressor, n->payload, raw_size, packed, packed_size);
+	if (ZSTD_isError(got))
+		return plumb_fail(status, EINVAL, "%s: block %llu at offset %llu: zstd: %s", in->name, block,
+		                  (unsigned long long)offset, ZSTD_getErrorName(got));
+	if (got != raw_size)
+		return plumb_fail(status, EINVAL, "%s: block %llu at offset %llu: decompressed to %zu bytes, header says %u",
+		                  in->name, block, (unsigned long long)offset, got, raw_size);
+	trace_input_consume(in, need);
+	n->cursor = n->payload;
+	n->payload_end = n->payload + raw_size;
+	n->records_left = records;
+	n->block_records = records;
+	n->block_offset = offset;
+	n->next_sequence++;
+	trace_codec_reset(&n->codec);
+	reader->info.blocks++;
+	return 1;
+}
+
+/* Errors go to reader->failure with reader->failed set; records decoded
+ * before the error are still returned (trace_reader_read reports the error
+ * on the next call). */
+static long native_read(trace_reader *reader, trace_record *records, size_t capacity)
+{
+	trace_native_state *n = reader->native;
+	plumb_status *status = &reader->failure;
+	size_t produced = 0;
+	while (produced < capacity && !n->ended) {
+		if (n->records_left == 0) {
+			if (n->cursor != n->payload_end) {
+				plumb_fail(status, EINVAL, "%s: block %llu at offset %llu: %zu bytes left after its %u records (corrupt)",
+				           reader->input.name, (unsigned long long)(n->next_sequence - 1),
+				           (unsigned long long)n->block_offset, (size_t)(n->payload_end - n->cursor),
+				           n->block_records);
+				reader->failed = true;
+				break;
+			}
+			int loaded = native_next_block(reader, status);
+			if (loaded < 0) {
+				reader->failed = true;
+				break;
+			}
+			if (loaded == 0)
+				break;
+			continue;
+		}
+		size_t want = capacity - produced;
+		if (want > n->records_left)
+			want = n->records_left;
+		const char *error = NULL;
+		size_t got = trace_codec_decode(&n->codec, &n->cursor, n->payload_end, records + produced, want, &error);
+		produced += got;
+		n->records_left -= (uint32_t)got;
+		n->records_decoded += got;
+		if (got < want) {
+			plumb_fail(status, EINVAL, "%s: block %llu at offset %llu: record %u: %s (corrupt)",
+			           reader->input.name, (unsigned long long)(n->next_sequence - 1),
+			           (unsigned long long)n->block_offset, n->block_records - n->records_left,
+			           error ? error : "undecodable");
+			reader->failed = true;
+			break;
+		}
+	}
+	return (long)produced;
+}
+
+int trace_native_reader_init(trace_reader *reader, plumb_status *status)
+{
+	trace_input *in = &reader->input;
+	long have = trace_input_fill(in, TRACE_NATIVE_HEADER_SIZE, status);
+	if (have < 0)
+		return -1;
+	if (have == 0)
+		return plumb_fail(status, EINVAL, "%s: empty input, not a native trace", in->name);
+	const unsigned char *p = in->data + in->start;
+	size_t compare = (size_t)have < TRACE_NATIVE_MAGIC_LENGTH ? (size_t)have : TRACE_NATIVE_MAGIC_LENGTH;
+	if (memcmp(p, TRACE_NATIVE_MAGIC, compare) != 0)
+		return plumb_fail(status, EINVAL, "%s: not a plumb native trace (bad magic)", in->name);
+	if (have < TRACE_NATIVE_HEADER_SIZE)
+		return plumb_fail(status, EINVAL, "%s: native trace header cut short (%ld of %d bytes)", in->name, have,
+		                  TRACE_NATIVE_HEADER_SIZE);
+	unsigned major = (unsigned)p[8] | (unsigned)p[9] << 8;
+	unsigned minor = (unsigned)p[10] | (unsigned)p[11] << 8;
+	uint32_t header_size = trace_get_u32(p + 12);
+	if (major != TRACE_NATIVE_VERSION_MAJOR)
+		return plumb_fail(status, EINVAL, "%s: unsupported native trace version %u.%u (this plumb reads version %d.x)",
+		                  in->name, major, minor, TRACE_NATIVE_VERSION_MAJOR);
+	if (header_size < TRACE_NATIVE_HEADER_SIZE || header_size > 65536)
+		return plumb_fail(status, EINVAL, "%s: native trace header size %u is invalid (corrupt)", in->name, header_size);
+	/* Later minor versions may append header fields this reader skips. */
+	have = trace_input_fill(in, header_size, status);
+	if (have < 0)
+		return -1;
+	if ((size_t)have < header_size)
+		return plumb_fail(status, EINVAL, "%s: native trace header cut short (%ld of %u bytes)", in->name, have,
+		                  header_size);
+	trace_input_consume(in, header_size);
+	trace_native_state *n = calloc(1, sizeof *n);
+	if (!n || !(n->decompressor = ZSTD_createDCtx()) || !(n->payload = malloc(TRACE_NATIVE_WRITER_BLOCK_BYTES))) {
+		if (n)
+			ZSTD_freeDCtx(n->decompressor);
+		free(n);
+		return plumb_fail(status, ENOMEM, "out of memory for a trace decompressor");
+	}
+	n->payload_capacity = TRACE_NATIVE_WRITER_BLOCK_BYTES;
+	n->cursor = n->payload_end = n->payload;
+	reader->native = n;
+	reader->read = native_read;
+	reader->destroy = native_destroy;
+	return 0;
+}

@@ -1,0 +1,265 @@
+/* The reader interface: opening a source, sniffing its format, batches. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "plumb/status.h"
+#include "plumb/trace.h"
+#include "trace/trace_internal.h"
+
+const char *trace_format_name(trace_format format)
+{
+	switch (format) {
+	case TRACE_FORMAT_AUTO: return "auto";
+	case TRACE_FORMAT_NATIVE: return "native";
+	case TRACE_FORMAT_LACKEY: return "lackey";
+	case TRACE_FORMAT_DIN: return "din";
+	}
+	return "unknown";
+}
+
+int trace_format_parse(const char *name, trace_format *out, plumb_status *status)
+{
+	static const trace_format all[] = { TRACE_FORMAT_AUTO, TRACE_FORMAT_NATIVE, TRACE_FORMAT_LACKEY, TRACE_FORMAT_DIN };
+	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+		if (name && strcmp(name, trace_format_name(all[i])) == 0) {
+			*out = all[i];
+			return 0;
+		}
+	return plumb_fail(status, EINVAL, "unknown trace format '%s' (want auto, native, lackey or din)", name ? name : "");
+}
+
+static bool has_suffix(const char *path, const char *suffix)
+{
+	size_t n = strlen(path), m = strlen(suffix);
+	return n > m && strcmp(path + n - m, suffix) == 0;
+}
+
+int trace_format_from_path(const char *path, trace_format *out, plumb_status *status)
+{
+	if (has_suffix(path, ".ptrace"))
+		*out = TRACE_FORMAT_NATIVE;
+	else if (has_suffix(path, ".din"))
+		*out = TRACE_FORMAT_DIN;
+	else if (has_suffix(path, ".lackey"))
+		*out = TRACE_FORMAT_LACKEY;
+	else
+		return plumb_fail(status, EINVAL, "cannot tell a trace format from the name '%s' "
+		                  "(name it .ptrace, .din or .lackey, or give the format)", path);
+	return 0;
+}
+
+/* Native traces start with a fixed magic; text formats are told apart by
+ * their first non-blank line: lackey lines start "I  ", " L ", " S ", " M ",
+ * "==" or "--", din lines with a hex label and a blank. */
+int trace_detect_format(trace_input *input, trace_format *out, plumb_status *status)
+{
+	long have = trace_input_fill(input, TRACE_NATIVE_MAGIC_LENGTH, status);
+	if (have < 0)
+		return -1;
+	if (have == 0)
+		return plumb_fail(status, EINVAL, "%s: empty input: cannot detect the trace format", input->name);
+	const unsigned char *p = input->data + input->start;
+	size_t prefix = (size_t)have < TRACE_NATIVE_MAGIC_LENGTH ? (size_t)have : TRACE_NATIVE_MAGIC_LENGTH;
+	if (memcmp(p, TRACE_NATIVE_MAGIC, prefix) == 0) {
+		*out = TRACE_FORMAT_NATIVE;
+		return 0;
+	}
+	/* Enough text to see the first non-blank line (lines are short; 4 KiB is plenty). */
+	for (;;) {
+		p = input->data + input->start;
+		size_t available = trace_input_available(input);
+		const unsigned char *end = p + available;
+		const unsigned char *line = p;
+		while (line < end) {
+			const unsigned char *newline = memchr(line, '\n', (size_t)(end - line));
+			const unsigned char *line_end = newline ? newline : end;
+			if (!newline && !input->at_eof && input->fd >= 0 && available < 4096)
+				break;   /* need the whole line */
+			const unsigned char *q = line;
+			while (q < line_end && (*q == ' ' || *q == '\t' || *q == '\r'))
+				q++;
+			if (q == line_end) {
+				if (!newline)
+					break;
+				line = newline + 1;
+				continue;
+			}
+			size_t n = (size_t)(line_end - line);
+			if (n >= 3 && ((line[0] == 'I' && line[1] == ' ' && line[2] == ' ') ||
+			               (line[0] == ' ' && (line[1] == 'L' || line[1] == 'S' || line[1] == 'M') && line[2] == ' ') ||
+			               (line[0] == '=' && line[1] == '=') || (line[0] == '-' && line[1] == '-'))) {
+				*out = TRACE_FORMAT_LACKEY;
+				return 0;
+			}
+			const unsigned char *h = q;
+			while (h < line_end && trace_hex_value[*h] >= 0)
+				h++;
+			if (h == q + 1 && h < line_end && (*h == 'x' || *h == 'X') && *q == '0') {
+				h++;
+				while (h < line_end && trace_hex_value[*h] >= 0)
+					h++;
+			}
+			if (h > q && h < line_end && (*h == ' ' || *h == '\t')) {
+				*out = TRACE_FORMAT_DIN;
+				return 0;
+			}
+			char quoted[200];
+			return plumb_fail(status, EINVAL, "%s: cannot detect the trace format: '%s' is neither a lackey "
+			                  "nor a din line, and the input has no native trace magic", input->name,
+			                  trace_quote_line(line, line_end, quoted, sizeof quoted));
+		}
+		if (input->at_eof || input->fd < 0 || available >= 4096)
+			return plumb_fail(status, EINVAL, "%s: cannot detect the trace format: no trace lines%s", input->name,
+			                  available >= 4096 ? " in the first 4 KiB" : "");
+		if (trace_input_fill(input, available + 1, status) < 0)
+			return -1;
+	}
+}
+
+static int reader_setup(trace_reader *reader, trace_format format, plumb_status *status)
+{
+	if (format == TRACE_FORMAT_AUTO && trace_detect_format(&reader->input, &format, status) < 0)
+		return -1;
+	reader->format = format;
+	switch (format) {
+	case TRACE_FORMAT_NATIVE: return trace_native_reader_init(reader, status);
+	case TRACE_FORMAT_LACKEY: return trace_lackey_reader_init(reader, status);
+	case TRACE_FORMAT_DIN: return trace_din_reader_init(reader, status);
+	default: return plumb_fail(status, EINVAL, "unknown trace format %d", (int)format);
+	}
+}
+
+static void reader_free(trace_reader *reader)
+{
+	if (reader->destroy)
+		reader->destroy(reader);
+	trace_input_close(&reader->input);
+	free(reader->command.program);
+	free(reader);
+}
+
+int trace_reader_open(trace_reader **out, const char *path, trace_format format, plumb_status *status)
+{
+	*out = NULL;
+	if (!path)
+		return plumb_fail(status, EINVAL, "no trace path given");
+	trace_reader *reader = calloc(1, sizeof *reader + strlen(path) + 1);
+	if (!reader)
+		return plumb_fail(status, ENOMEM, "out of memory for a trace reader");
+	char *name = (char *)(reader + 1);
+	strcpy(name, path);
+	int fd;
+	bool is_stdin = strcmp(path, "-") == 0;
+	if (is_stdin) {
+		fd = STDIN_FILENO;
+	} else if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+		int error = errno;
+		free(reader);
+		return plumb_fail_errno(status, error, "cannot open trace '%s'", path);
+	}
+	if (trace_input_open_fd(&reader->input, fd, !is_stdin, is_stdin ? "standard input" : name, status) < 0) {
+		free(reader);
+		return -1;
+	}
+	if (reader_setup(reader, format, status) < 0) {
+		reader_free(reader);
+		return -1;
+	}
+	*out = reader;
+	return 0;
+}
+
+int trace_reader_open_memory(trace_reader **out, const void *data, size_t size, trace_format format,
+                             plumb_status *status)
+{
+	*out = NULL;
+	trace_reader *reader = calloc(1, sizeof *reader);
+	if (!reader)
+		return plumb_fail(status, ENOMEM, "out of memory for a trace reader");
+	trace_input_open_memory(&reader->input, data, size, "memory", status);
+	if (reader_setup(reader, format, status) < 0) {
+		reader_free(reader);
+		return -1;
+	}
+	*out = reader;
+	return 0;
+}
+
+/* Used by trace_command.c: a reader over a pipe from a child. */
+int trace_reader_open_pipe(trace_reader **out, int fd, const char *program, plumb_status *status)
+{
+	*out = NULL;
+	trace_reader *reader = calloc(1, sizeof *reader);
+	if (!reader || !(reader->command.program = strdup(program))) {
+		free(reader);
+		close(fd);
+		return plumb_fail(status, ENOMEM, "out of memory for a trace reader");
+	}
+	if (trace_input_open_fd(&reader->input, fd, true, "valgrind lackey output", status) < 0) {
+		free(reader->command.program);
+		free(reader);
+		return -1;
+	}
+	if (reader_setup(reader, TRACE_FORMAT_LACKEY, status) < 0) {
+		reader_free(reader);
+		return -1;
+	}
+	*out = reader;
+	return 0;
+}
+
+long trace_reader_read(trace_reader *reader, trace_record *records, size_t capacity, plumb_status *status)
+{
+	if (!reader)
+		return plumb_fail(status, EINVAL, "no trace reader");
+	if (reader->failed) {
+		if (status)
+			*status = reader->failure;
+		return -1;
+	}
+	if (capacity == 0)
+		return 0;
+	long got = reader->read(reader, records, capacity);
+	reader->info.records += (uint64_t)(got > 0 ? got : 0);
+	reader->info.bytes = reader->input.offset;
+	if (got > 0)
+		return got;   /* an error after these records is reported on the next call */
+	if (reader->failed) {
+		if (status)
+			*status = reader->failure;
+		return -1;
+	}
+	return 0;
+}
+
+trace_format trace_reader_format(const trace_reader *reader)
+{
+	return reader ? reader->format : TRACE_FORMAT_AUTO;
+}
+
+void trace_reader_allow_truncated(trace_reader *reader, int allow)
+{
+	if (reader)
+		reader->allow_truncated = allow != 0;
+}
+
+void trace_reader_get_info(const trace_reader *reader, trace_reader_info *info)
+{
+	if (reader)
+		*info = reader->info;
+	else
+		memset(info, 0, sizeof *info);
+}
+
+int trace_reader_close(trace_reader *reader, plumb_status *status)
+{
+	if (!reader)
+		return 0;
+	int result = 0;
+	if (reader->command.running)
+		result = trace_command_finish(reader, status);
+	reader_free(reader);
+	return result;
+}
