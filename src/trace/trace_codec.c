@@ -35,11 +35,20 @@ static inline uint64_t unzigzag(uint64_t value)
 	return (value >> 1) ^ (0 - (value & 1));
 }
 
-static inline unsigned size_code(uint16_t size)
+/* Sizes the header can name without a varint: instruction fetches are 1-7
+ * bytes long on x86 most of the time, data references powers of two.  Code 0
+ * means an explicit varint size follows. */
+static const uint16_t size_of_code[2][8] = {
+	{ 0, 1, 2, 3, 4, 5, 6, 7 },     /* instruction fetch */
+	{ 0, 1, 2, 4, 8, 16, 32, 64 },  /* read, write, modify */
+};
+
+static inline unsigned size_code(unsigned kind, uint16_t size)
 {
-	/* Powers of two up to 64 bytes fit the header; anything else is explicit. */
-	if (size && size <= 64 && (size & (size - 1)) == 0)
-		return (unsigned)__builtin_ctz(size);
+	const uint16_t *table = size_of_code[kind != TRACE_INSTRUCTION];
+	for (unsigned code = 1; code < 8; code++)
+		if (table[code] == size)
+			return code;
 	return TRACE_CODE_SIZE_EXPLICIT;
 }
 
@@ -61,7 +70,7 @@ size_t trace_codec_encode(trace_codec_state *state, const trace_record *record, 
 {
 	unsigned char *p = out;
 	unsigned kind = record->kind & TRACE_CODE_KIND_MASK;
-	unsigned code = size_code(record->size);
+	unsigned code = size_code(kind, record->size);
 	unsigned header = kind | code << TRACE_CODE_SIZE_SHIFT;
 	bool is_fetch = kind == TRACE_INSTRUCTION;
 	uint64_t *predictors = is_fetch ? state->fetch : state->data;
@@ -172,8 +181,8 @@ decode_one(trace_codec_state *state, const unsigned char *p, trace_record *r, co
 			flags |= TRACE_HAS_TIME;
 		}
 	}
-	uint64_t size = 1u << code;
-	if (__builtin_expect(code == TRACE_CODE_SIZE_EXPLICIT, 0)) {
+	uint64_t size = size_of_code[kind != TRACE_INSTRUCTION][code];
+	if (__builtin_expect(size == 0, 0)) {
 		if (!(p = get_varint(p, &size)) || size == 0 || size > UINT16_MAX) {
 			*error = "bad size";
 			return NULL;

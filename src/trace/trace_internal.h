@@ -69,7 +69,7 @@ void trace_input_close(trace_input *input);
 #define TRACE_CODE_KIND_MASK 0x03u
 #define TRACE_CODE_SIZE_SHIFT 2
 #define TRACE_CODE_SIZE_MASK 0x1cu
-#define TRACE_CODE_SIZE_EXPLICIT 7u
+#define TRACE_CODE_SIZE_EXPLICIT 0u   /* size code 0: a varint size follows */
 #define TRACE_CODE_LAST_FETCH 0x20u    /* instruction address = the last fetch's address */
 #define TRACE_CODE_PREDICTOR 0x40u     /* address delta against predictor 1 (else 0) */
 #define TRACE_CODE_EXTENDED 0x80u      /* a control byte follows */
