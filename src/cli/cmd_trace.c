@@ -173,7 +173,10 @@ static int copy_trace(const char *command, trace_reader *reader, const char *in_
 	output_cell_integer(table, (int64_t)records);
 	output_cell_integer(table, (int64_t)info.bytes);
 	output_cell_real(table, seconds);
-	output_cell_real(table, seconds > 0 ? (double)records / seconds / 1e6 : 0.0 / 0.0);
+	if (seconds > 0)
+		output_cell_real(table, (double)records / seconds / 1e6);
+	else
+		output_cell_status(table, "n/a", "too short to time");
 	int result = cli_output_emit(output, report);
 	output_report_free(report);
 	return result;
@@ -200,7 +203,7 @@ static int trace_convert(int argc, char **argv)
 	cli_output output = { OUTPUT_TABLE, NULL };
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+o:h", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:h", options, NULL)) != -1) {
 		if (cli_output_option(&output, c, optarg))
 			continue;
 		switch (c) {
@@ -346,7 +349,7 @@ static output_report *stats_report(const char *path, const trace_stats *s, const
 	output_column(t, "size", "B", 0);
 	output_column(t, "distinct", NULL, 0);
 	output_column(t, "bytes", "B", 0);
-	output_column(t, "count", NULL, 0);
+	output_column(t, "counting", NULL, 0);
 	distinct_row(t, "line", line_size, &s->lines);
 	distinct_row(t, "page", page_size, &s->pages);
 
@@ -397,7 +400,7 @@ static output_report *stats_report(const char *path, const trace_stats *s, const
 	output_column(t, "bytes", "B", 0);
 	output_column(t, "bytes_per_record", "B", 2);
 	output_column(t, "seconds", "s", 3);
-	output_column(t, "throughput", "Mrecords/s", 1);
+	output_column(t, "throughput", "Mrecords/s", 1);   /* reading and these statistics together */
 	output_row(t);
 	output_cell_integer(t, (int64_t)s->records);
 	output_cell_integer(t, (int64_t)info->bytes);
@@ -448,7 +451,7 @@ static int trace_stats_command(int argc, char **argv)
 	plumb_status status;
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+o:h", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:h", options, NULL)) != -1) {
 		if (cli_output_option(&output, c, optarg))
 			continue;
 		switch (c) {

@@ -54,6 +54,10 @@ static int distinct_grow(trace_distinct *set)
 
 static inline void distinct_add(trace_distinct *set, uint64_t key)
 {
+	if (set->have_last && set->last_key == key)
+		return;
+	set->last_key = key;
+	set->have_last = true;
 	uint64_t h = mix(key);
 	unsigned index = (unsigned)(h >> (64 - TRACE_STATS_HLL_BITS));
 	uint64_t rest = h << TRACE_STATS_HLL_BITS;

@@ -20,6 +20,8 @@ typedef struct trace_distinct {
 	uint64_t *slots;           /* open addressing; key+1 so 0 means empty */
 	size_t capacity, count, limit;
 	bool exact;                /* false once count passed limit: use the sketch */
+	uint64_t last_key;         /* consecutive references mostly repeat a line: skip them */
+	bool have_last;
 	uint8_t sketch[1u << TRACE_STATS_HLL_BITS];
 } trace_distinct;
 
