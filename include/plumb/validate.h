@@ -163,6 +163,20 @@ size_t validate_suite_sizes(const validate_benchmark *benchmark, uint64_t max, u
 uint64_t validate_padding_aligned(uint64_t base_offset, size_t page_size);
 bool validate_padding_is_aligned(uint64_t base_offset, uint64_t pad, size_t page_size);
 
+/* The sweep itself: runs the padding benchmark (pairs pairs, counted as
+ * minor faults through perf_event, one fresh process per pad) for every
+ * pad 0, 4, ... page-4 with the array at base_offset, and reports the pad
+ * with the fewest faults -- the start index the thesis searched for. */
+typedef struct validate_padding_point {
+	uint64_t pad;
+	double faults;       /* measured */
+	double predicted;    /* pairs if the pad aligns, else 2 * pairs */
+} validate_padding_point;
+
+int validate_padding_search(const validate_machine *machine, uint64_t base_offset, uint64_t pairs,
+                            validate_padding_point *points, size_t capacity, size_t *count,
+                            uint64_t *found_pad, plumb_status *status);
+
 /* ---- Statistics and classification -------------------------------------- */
 
 typedef enum validate_class {

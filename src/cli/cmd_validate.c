@@ -2,6 +2,7 @@
  * by side, and a verdict per event. */
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +18,7 @@ const char cmd_validate_summary[] = "check counters against microbenchmarks with
 enum {
 	OPT_BACKEND = 0x2001, OPT_RUNS, OPT_SIZES, OPT_MAX_SIZE, OPT_PRESET, OPT_DIR, OPT_PLOT_FORMAT,
 	OPT_VALGRIND, OPT_LIST, OPT_CASES, OPT_NO_PROGRESS, OPT_EXEC, OPT_EXEC_SIZE, OPT_EXEC_PAD,
-	OPT_EXEC_BASE, OPT_EXEC_TRIPS
+	OPT_EXEC_BASE, OPT_EXEC_TRIPS, OPT_FIND_PADDING, OPT_BASE_OFFSET, OPT_PAIRS
 };
 
 static void usage(FILE *f)
@@ -46,6 +47,10 @@ static void usage(FILE *f)
 	        "  --valgrind PATH     the valgrind program (default valgrind)\n"
 	        "  --cases             also print the per-case table\n"
 	        "  --list              list the benchmarks and their events\n"
+	        "  --find-padding      the configuration benchmark: sweep the pad 0..page-4 and find\n"
+	        "                      where the array's first page starts (seed 000 section 3.2)\n"
+	        "  --base-offset B     with --find-padding: array start past a page (default 16)\n"
+	        "  --pairs N           with --find-padding: pairs per run (default 16)\n"
 	        "  --no-progress       no progress line on stderr\n"
 	        "  --csv, --json       output format; JSON and CSV include every raw run\n"
 	        "  -o, --output FILE   write to FILE (atomically) instead of stdout\n"
@@ -81,6 +86,66 @@ static int list_benchmarks(const cli_output *out)
 	}
 	int rc = cli_output_emit(out, r);
 	output_report_free(r);
+	return rc;
+}
+
+/* The padding sweep: pad against minor faults, and the pad that halves them. */
+static int find_padding(const cli_output *out, uint64_t base_offset, uint64_t pairs, bool all_rows)
+{
+	plumb_status status;
+	validate_machine machine;
+	if (validate_machine_detect(&machine, &status) != 0) return cli_error("validate", &status);
+	size_t capacity = machine.page_size / 4, count = 0;
+	validate_padding_point *points = calloc(capacity, sizeof *points);
+	if (!points) return 1;
+	uint64_t found;
+	if (validate_padding_search(&machine, base_offset, pairs, points, capacity, &count, &found, &status) != 0) {
+		free(points);
+		return cli_error("validate", &status);
+	}
+	uint64_t expected = validate_padding_aligned(base_offset, machine.page_size);
+	output_report *r = output_report_new("validate");
+	output_meta_integer(r, "page_size", (int64_t)machine.page_size);
+	output_meta_integer(r, "base_offset", (int64_t)base_offset);
+	output_meta_integer(r, "pairs", (int64_t)pairs);
+	output_table *summary = output_table_add(r, "padding_found", "Padding configuration benchmark");
+	output_column(summary, "found_pad", "bytes", 0);
+	output_column(summary, "start_index", "ints", 0);
+	output_column(summary, "faults_at_found", "events", 0);
+	output_column(summary, "expected_pad", "bytes", 0);
+	output_column(summary, "agrees", NULL, 0);
+	output_row(summary);
+	output_cell_integer(summary, (int64_t)found);
+	output_cell_integer(summary, (int64_t)(1 + found / 4));
+	double at_found = NAN;
+	for (size_t i = 0; i < count; i++)
+		if (points[i].pad == found) at_found = points[i].faults;
+	output_cell_real(summary, at_found);
+	output_cell_integer(summary, (int64_t)expected);
+	output_cell_text(summary, found == expected ? "yes" : "no");
+	output_table *sweep = output_table_add(r, "padding_sweep", "Minor faults per pad");
+	output_column(sweep, "pad", "bytes", 0);
+	output_column(sweep, "faults", "events", 0);
+	output_column(sweep, "predicted", "events", 0);
+	size_t mismatches = 0;
+	for (size_t i = 0; i < count; i++) {
+		bool differs = points[i].faults != points[i].predicted;
+		mismatches += differs;
+		/* The table format shows the interesting rows; CSV/JSON every pad. */
+		if (!all_rows && out->format == OUTPUT_TABLE && !differs && points[i].faults != (double)pairs &&
+		    (i + 1 >= count || points[i + 1].faults == points[i].faults) &&
+		    (i == 0 || points[i - 1].faults == points[i].faults))
+			continue;
+		output_row(sweep);
+		output_cell_integer(sweep, (int64_t)points[i].pad);
+		output_cell_real(sweep, points[i].faults);
+		output_cell_real(sweep, points[i].predicted);
+	}
+	output_note(r, "%zu pads swept, %zu differ from the model (pairs if aligned, else 2 x pairs)", count,
+	            mismatches);
+	int rc = cli_output_emit(out, r);
+	output_report_free(r);
+	free(points);
 	return rc;
 }
 
@@ -213,6 +278,9 @@ int cmd_validate(int argc, char **argv)
 		{ "exec-pad", required_argument, 0, OPT_EXEC_PAD },
 		{ "exec-base-offset", required_argument, 0, OPT_EXEC_BASE },
 		{ "exec-inner-trips", required_argument, 0, OPT_EXEC_TRIPS },
+		{ "find-padding", no_argument, 0, OPT_FIND_PADDING },
+		{ "base-offset", required_argument, 0, OPT_BASE_OFFSET },
+		{ "pairs", required_argument, 0, OPT_PAIRS },
 		{ 0, 0, 0, 0 }
 	};
 	cli_output out = { OUTPUT_TABLE, NULL };
@@ -222,7 +290,8 @@ int cmd_validate(int argc, char **argv)
 	uint64_t sizes[64];
 	const char *directory = NULL, *plot_format = "png", *exec = NULL;
 	uint64_t exec_size = 1, exec_pad = 0, exec_base = 0, exec_trips = 10;
-	bool have_pad = false, have_base = false, list = false, cases = false;
+	bool have_pad = false, have_base = false, list = false, cases = false, padding = false;
+	uint64_t base_offset = 16, pairs = 16;
 	plumb_status status;
 	int c;
 	optind = 1;
@@ -258,6 +327,15 @@ int cmd_validate(int argc, char **argv)
 			break;
 		case OPT_VALGRIND: o.valgrind = optarg; break;
 		case OPT_LIST: list = true; break;
+		case OPT_FIND_PADDING: padding = true; break;
+		case OPT_BASE_OFFSET:
+			if (parse_u64(optarg, 0, 1 << 20, &base_offset, &status) != 0 || base_offset % 4 != 0)
+				return cli_usage_error("validate", "--base-offset: a multiple of 4 up to 1 MiB, not '%s'", optarg);
+			break;
+		case OPT_PAIRS:
+			if (parse_u64(optarg, 1, 100000, &pairs, &status) != 0)
+				return cli_usage_error("validate", "--pairs: %s", status.message);
+			break;
 		case OPT_CASES: cases = true; break;
 		case OPT_NO_PROGRESS: o.progress = false; break;
 		case OPT_EXEC: exec = optarg; break;
@@ -285,6 +363,7 @@ int cmd_validate(int argc, char **argv)
 	}
 	if (exec) return exec_kernel(exec, exec_size, exec_pad, exec_base, exec_trips, have_pad, have_base);
 	if (list) return list_benchmarks(&out);
+	if (padding) return find_padding(&out, base_offset, pairs, cases);
 
 	/* Selectors: positional words, each possibly a comma list. */
 	char *storage = NULL;

@@ -9,6 +9,8 @@
  *    first full page starts: touching the first and last int of every other
  *    page-sized region costs one page per pair when the pad aligns the
  *    regions with pages, two otherwise. */
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include "validate/internal.h"
 #include "validate/kernels.h"
@@ -301,3 +303,36 @@ const validate_benchmark validate_bench_padding_misaligned = {
 	.emit = padding_emit,
 	.expected_iterations = padding_iterations,
 };
+
+/* ---- the configuration sweep: find the pad that halves the count ---- */
+
+int validate_padding_search(const validate_machine *machine, uint64_t base_offset, uint64_t pairs,
+                            validate_padding_point *points, size_t capacity, size_t *count,
+                            uint64_t *found_pad, plumb_status *status)
+{
+	const validate_benchmark *b = &validate_bench_padding;
+	*count = 0;
+	*found_pad = UINT64_MAX;
+	double fewest = INFINITY;
+	for (uint64_t pad = 0; pad < machine->page_size && *count < capacity; pad += 4) {
+		validate_params p;
+		validate_params_init(&p, b, machine, pairs);
+		p.base_offset = base_offset;
+		p.pad = pad;
+		bool sources[2] = { true, false };
+		double values[2][VALIDATE_MAX_EVENTS];
+		if (validate_run_once(b, &p, sources, values, NULL, status) != 0) return -1;
+		double faults = values[0][1];
+		if (isnan(faults))
+			return plumb_fail(status, ENOTSUP, "minor-faults cannot be counted through perf_event here");
+		points[*count].pad = pad;
+		points[*count].faults = faults;
+		points[*count].predicted = padding_predict(&p);
+		(*count)++;
+		if (faults < fewest) {
+			fewest = faults;
+			*found_pad = pad;
+		}
+	}
+	return 0;
+}

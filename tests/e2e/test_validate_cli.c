@@ -157,3 +157,18 @@ Test(validate_cli, output_directory_has_raw_runs_and_a_plot)
 	}
 	cli_run_free(&r);
 }
+
+Test(validate_cli, padding_sweep_finds_the_page_start, .timeout = 120)
+{
+	/* An array 16 bytes past a page (glibc's malloc header): the pad that
+	 * halves the faults is 4076 (notes 000 section 8.2); at 688 it is 3404. */
+	cli_run r = cli_run_plumbv(NULL, "validate", "--find-padding", "--pairs", "4", "--json", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	cr_expect(strstr(r.out, "\"found_pad\":4076") || strstr(r.out, "\"found_pad\": 4076"), "%s", r.out);
+	cr_expect(strstr(r.out, "\"agrees\":\"yes\"") || strstr(r.out, "\"agrees\": \"yes\""));
+	cli_run_free(&r);
+	r = cli_run_plumbv(NULL, "validate", "--find-padding", "--base-offset", "688", "--pairs", "2", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	cr_expect(strstr(r.out, "3404") != NULL);
+	cli_run_free(&r);
+}
