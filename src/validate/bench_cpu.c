@@ -75,6 +75,31 @@ const validate_benchmark validate_bench_branch = {
 	.expected_iterations = branch_iterations,
 };
 
+/* The same kernel with 64 trips: a predictor that indexes by fewer than 64
+ * branches of global history sees an all-taken history at every exit and
+ * cannot tell the exit from another iteration, so it mispredicts each exit
+ * once (seed 003's model), where it learns the 10-trip loop perfectly. */
+static void branch_long_configure(validate_params *p)
+{
+	p->inner_trips = 64;
+}
+
+const validate_benchmark validate_bench_branch_long = {
+	.name = "branch-long",
+	.title = "branch mispredictions: n-1 runs of a 64-trip inner loop",
+	.defeats = "global-history predictors with fewer than 64 branches of history (not loop predictors)",
+	.threads = 1,
+	.default_max_size = 100000,
+	.event_count = 1,
+	.events = { { .name = "PAPI_BR_MSP", .perf_name = "branch-misses", .papi_name = "PAPI_BR_MSP",
+	              .instrumented = VALIDATE_INSTR_BRANCH_MISSES,
+	              .instrumented_function = "vk_branch_loops", .predict = branch_predict } },
+	.configure = branch_long_configure,
+	.in_domain = branch_domain,
+	.run = branch_run,
+	.expected_iterations = branch_iterations,
+};
+
 /* ---- instruction-cache misses (seed 003 §3.2), generated code ---- */
 
 /* One block per I-cache line: dec %rdi; jz +5; jmp next; ret.  Three

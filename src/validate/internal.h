@@ -91,7 +91,7 @@ extern const validate_benchmark validate_bench_stride, validate_bench_random,
 extern const validate_benchmark validate_bench_shared, validate_bench_shared_control;
 extern const validate_benchmark validate_bench_itv, validate_bench_inv, validate_bench_shr,
 	validate_bench_cln;
-extern const validate_benchmark validate_bench_branch, validate_bench_icache,
+extern const validate_benchmark validate_bench_branch, validate_bench_branch_long, validate_bench_icache,
 	validate_bench_cycles, validate_bench_instructions, validate_bench_loads,
 	validate_bench_stores, validate_bench_fp, validate_bench_sqrt;
 

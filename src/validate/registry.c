@@ -17,6 +17,7 @@ static const validate_benchmark *const all_benchmarks[] = {
 	&validate_bench_shr,
 	&validate_bench_cln,
 	&validate_bench_branch,
+	&validate_bench_branch_long,
 	&validate_bench_icache,
 	&validate_bench_cycles,
 	&validate_bench_instructions,
