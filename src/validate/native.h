@@ -32,6 +32,6 @@ int validate_instrumented_counts(const validate_benchmark *benchmark, const vali
                                  const char *valgrind, const char *self_path,
                                  double values[VALIDATE_MAX_EVENTS], plumb_status *status);
 /* Whether valgrind can run here (reason when not). */
-bool validate_valgrind_available(const char *valgrind, char *reason, size_t length);
+bool validate_valgrind_available(const char *valgrind, const char *self_path, char *reason, size_t length);
 
 #endif

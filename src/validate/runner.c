@@ -251,12 +251,17 @@ static int run_simulator(benchmark_plan *plan, const validate_options *o, valida
 	return 0;
 }
 
+/* Whether Valgrind can run this plumb, checked once per validate_run. */
+typedef struct valgrind_check {
+	bool checked, available;
+	char reason[PLUMB_MESSAGE_MAX];
+} valgrind_check;
+
 static int run_instrumented(benchmark_plan *plan, const validate_options *o, validate_results *r,
-                            progress *bar)
+                            progress *bar, valgrind_check *check)
 {
 	const validate_benchmark *b = plan->benchmark;
-	char reason[PLUMB_MESSAGE_MAX] = "";
-	bool available = false, checked = false, any = false;
+	bool any = false;
 	for (int e = 0; e < b->event_count; e++) {
 		if (!(plan->events & (1u << e))) continue;
 		validate_series *series = plan->series[e][VALIDATE_SOURCE_INSTRUMENTED];
@@ -267,11 +272,12 @@ static int run_instrumented(benchmark_plan *plan, const validate_options *o, val
 			            : "no Valgrind tool counts this event exactly");
 			continue;
 		}
-		if (!checked) {
-			available = validate_valgrind_available(o->valgrind, reason, sizeof reason);
-			checked = true;
+		if (!check->checked) {
+			check->available = validate_valgrind_available(o->valgrind, o->self_path, check->reason,
+			                                               sizeof check->reason);
+			check->checked = true;
 		}
-		if (!available) unsupported(series, "%s", reason);
+		if (!check->available) unsupported(series, "%s", check->reason);
 		else any = true;
 	}
 	if (!any) return 0;
@@ -364,13 +370,14 @@ int validate_run(const validate_options *options, validate_results *out, plumb_s
 	progress bar = { 0 };
 	if (options->progress) progress_begin(&bar, "validate", steps);
 	int rc = 0;
+	valgrind_check check = { 0 };
 	for (size_t p = 0; p < plan_count && rc == 0; p++) {
 		if (options->sources[VALIDATE_SOURCE_PERF] || options->sources[VALIDATE_SOURCE_PAPI])
 			rc = run_native(&plans[p], options, out, options->progress ? &bar : NULL, status);
 		if (rc == 0 && options->sources[VALIDATE_SOURCE_SIMULATOR])
 			rc = run_simulator(&plans[p], options, out, options->progress ? &bar : NULL);
 		if (rc == 0 && options->sources[VALIDATE_SOURCE_INSTRUMENTED])
-			rc = run_instrumented(&plans[p], options, out, options->progress ? &bar : NULL);
+			rc = run_instrumented(&plans[p], options, out, options->progress ? &bar : NULL, &check);
 	}
 	if (options->progress) progress_end(&bar);
 	for (size_t i = 0; i < out->series_count; i++) finish_series(&out->series[i], &options->thresholds);

@@ -42,12 +42,37 @@ static int spawn(char *const argv[], plumb_status *status)
 	return 0;
 }
 
-bool validate_valgrind_available(const char *valgrind, char *reason, size_t length)
+static int self_program(const char *self_path, char *self, size_t length, plumb_status *status)
 {
-	char *argv[] = { (char *)(valgrind ? valgrind : "valgrind"), "--version", NULL };
+	if (self_path) {
+		snprintf(self, length, "%s", self_path);
+		return 0;
+	}
+	ssize_t n = readlink("/proc/self/exe", self, length - 1);
+	if (n <= 0) return plumb_fail_errno(status, errno, "cannot find the plumb program");
+	self[n] = 0;
+	return 0;
+}
+
+bool validate_valgrind_available(const char *valgrind, const char *self_path, char *reason, size_t length)
+{
+	char *version[] = { (char *)(valgrind ? valgrind : "valgrind"), "--version", NULL };
 	plumb_status status;
-	if (spawn(argv, &status) != 0) {
+	if (spawn(version, &status) != 0) {
 		snprintf(reason, length, "valgrind is not available: %s", status.message);
+		return false;
+	}
+	/* Valgrind cannot run every build of plumb (an ASan build maps its
+	 * shadow memory where Valgrind lives): try the smallest kernel. */
+	char self[PATH_MAX];
+	if (self_program(self_path, self, sizeof self, &status) != 0) {
+		snprintf(reason, length, "%s", status.message);
+		return false;
+	}
+	char *probe[] = { (char *)(valgrind ? valgrind : "valgrind"), "--tool=none", self, "validate", "--exec",
+	                  "loads", "--exec-size", "1", NULL };
+	if (spawn(probe, &status) != 0) {
+		snprintf(reason, length, "valgrind cannot run this plumb program (an ASan build?): %s", status.message);
 		return false;
 	}
 	return true;
@@ -128,13 +153,7 @@ int validate_instrumented_counts(const validate_benchmark *benchmark, const vali
 	if (!function) return 0;
 
 	char self[PATH_MAX];
-	if (self_path) {
-		snprintf(self, sizeof self, "%s", self_path);
-	} else {
-		ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-		if (n <= 0) return plumb_fail_errno(status, errno, "cannot find the plumb program");
-		self[n] = 0;
-	}
+	if (self_program(self_path, self, sizeof self, status) != 0) return -1;
 	char directory[] = "/tmp/plumb-validate-XXXXXX";
 	if (!mkdtemp(directory)) return plumb_fail_errno(status, errno, "mkdtemp");
 	char out[sizeof directory + 32], out_option[sizeof out + 32];

@@ -117,6 +117,10 @@ Test(validate_cli, instrumented_counts_are_exact_for_the_instruction_kernels, .t
 	cr_assert_eq(json_object_array_length(rows), 3);
 	for (size_t i = 0; i < 3; i++) {
 		json_object *row = json_object_array_get_idx(rows, i);
+		if (!strcmp(text(row, "status"), "unsupported") && strstr(text(row, "detail"), "valgrind")) {
+			cr_skip_test("%s", text(row, "detail"));   /* e.g. the ASan build */
+			break;
+		}
 		cr_expect_str_eq(text(row, "class"), "exact", "%s: %s", text(row, "benchmark"), text(row, "detail"));
 	}
 	json_object_put(root);
