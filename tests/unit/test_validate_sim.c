@@ -1,0 +1,64 @@
+/* The quality bar: inside each validity domain the simulator (host preset,
+ * no prefetcher) counts exactly what every closed form predicts. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include "plumb/validate.h"
+#include "validate/native.h"
+
+Test(validate_sim, simulator_counts_equal_the_predictions, .timeout = 120)
+{
+	char reason[256];
+	if (!validate_simulator_available(reason, sizeof reason)) cr_skip_test("%s", reason);
+	validate_machine machine;
+	plumb_status status;
+	cr_assert_eq(validate_machine_detect(&machine, &status), 0);
+	size_t count;
+	const validate_benchmark *const *all = validate_benchmarks(&count);
+	size_t checked = 0;
+	for (size_t k = 0; k < count; k++) {
+		const validate_benchmark *b = all[k];
+		uint64_t sizes[] = { 1, 10, 100, 1000, 5000 };
+		for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+			validate_params p;
+			validate_params_init(&p, b, &machine, sizes[i]);
+			char warning[256];
+			if (b->in_domain && !b->in_domain(&p, warning, sizeof warning)) continue;
+			double values[VALIDATE_MAX_EVENTS];
+			char reasons[VALIDATE_MAX_EVENTS][PLUMB_MESSAGE_MAX];
+			int rc = validate_simulate(b, &p, "host", values, reasons, &status);
+			cr_assert_eq(rc, 0, "%s: %s", b->name, status.message);
+			for (int e = 0; e < b->event_count; e++) {
+				if (b->events[e].sim == VALIDATE_SIM_NONE) {
+					cr_expect(isnan(values[e]), "%s %s: unmodelled but %g", b->name, b->events[e].name, values[e]);
+					continue;
+				}
+				double predicted = b->events[e].predict(&p);
+				cr_expect_eq(values[e], predicted, "%s %s at %llu: simulated %g, predicted %g", b->name,
+				             b->events[e].name, (unsigned long long)sizes[i], values[e], predicted);
+				checked++;
+			}
+		}
+	}
+	cr_expect_gt(checked, 100);
+}
+
+Test(validate_sim, origin2000_preset_reproduces_the_thesis_l2_line_effect)
+{
+	/* Notes 000 §8.3: with R10K geometry (32 B L1 lines, 128 B L2 lines),
+	 * a stride of the larger line gives one L1 and one L2 miss per read. */
+	char reason[256];
+	if (!validate_simulator_available(reason, sizeof reason)) cr_skip_test("%s", reason);
+	validate_machine machine;
+	validate_machine_default(&machine);
+	machine.l1d_line = 32;
+	machine.l2_line = 128;
+	const validate_benchmark *b = validate_benchmark_find("shared");
+	validate_params p;
+	validate_params_init(&p, b, &machine, 1000);
+	double values[VALIDATE_MAX_EVENTS];
+	char reasons[VALIDATE_MAX_EVENTS][PLUMB_MESSAGE_MAX];
+	plumb_status status;
+	cr_assert_eq(validate_simulate(b, &p, "origin2000", values, reasons, &status), 0, "%s", status.message);
+	cr_expect_eq(values[0], 1000);
+	cr_expect_eq(values[1], 1000);
+}
