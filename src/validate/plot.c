@@ -60,6 +60,8 @@ int validate_plot(const validate_results *results, const char *directory, const 
 	fprintf(f, "# plumb validate: %% difference against predicted count\n");
 	if (svg) fprintf(f, "set terminal svg size 1200,800 dynamic\n");
 	else fprintf(f, "set terminal png size 1400,900\n");
+	/* Event names have underscores: no enhanced-text subscripts. */
+	fprintf(f, "set termoption noenhanced\n");
 	fprintf(f, "set output ");
 	quoted(f, image_path);
 	fprintf(f, "\nset logscale x\nset xlabel \"predicted count (events)\"\n"
