@@ -87,9 +87,12 @@ output_table *validate_case_table(output_report *report, const validate_results 
 	output_column(t, "max", "events", 0);
 	output_column(t, "difference", "%", 3);
 	output_column(t, "in_domain", NULL, 0);
+	output_column(t, "series", NULL, 0);
 	for (size_t i = 0; i < results->series_count; i++) {
 		const validate_series *s = &results->series[i];
 		const validate_event *ev = &s->benchmark->events[s->event_index];
+		char series[160];
+		snprintf(series, sizeof series, "%s %s (%s)", ev->name, s->benchmark->name, validate_source_name(s->source));
 		for (size_t k = 0; k < s->case_count; k++) {
 			const validate_case *c = &s->cases[k];
 			output_row(t);
@@ -113,6 +116,7 @@ output_table *validate_case_table(output_report *report, const validate_results 
 				else output_cell_status(t, "n/a", "no prediction");
 			}
 			output_cell_text(t, c->in_domain ? "yes" : "no");
+			output_cell_text(t, series);   /* one line per (event, benchmark, source) in charts */
 		}
 	}
 	return t;
