@@ -93,11 +93,13 @@ static int worker_setup(bandwidth_worker *w)
 	};
 	if (arena_create(&w->buffer, &request, &w->status) != 0)
 		return -1;
-	/* First touch from the pinned worker; 1.0 keeps every later value a
-	 * normal number (no denormal slow paths in the triad). */
+	/* First touch from the pinned worker.  Values in [1, 2) keep every
+	 * later value a normal number (no denormal slow paths in the triad),
+	 * and differ from page to page, so a hypervisor that merges identical
+	 * pages (KSM) cannot back a "64 MiB" read with one physical page. */
 	double *values = w->buffer.base;
 	for (size_t i = 0; i < w->buffer.size / sizeof(double); i++)
-		values[i] = 1.0;
+		values[i] = 1.0 + (double)(i % 1048573) / 2097152.0;
 	plumb_status ignored;
 	if (arena_inspect(&w->buffer, &ignored) == 0 && w == &team->workers[0])
 		arena_describe(&w->buffer, team->pages_obtained, sizeof team->pages_obtained);
