@@ -184,8 +184,10 @@ typedef struct bandwidth_sweep {
 int bandwidth_sweep_run(const bandwidth_sweep_request *request, bandwidth_sweep *sweep, plumb_status *status);
 void bandwidth_sweep_free(bandwidth_sweep *sweep);
 
-/* The per-level figure for (threads, kernel, level): the median of
- * the medians of the points in that level.  Returns the number of points
+/* The per-level figure for (threads, kernel, level): the median over the
+ * points in that level of each point's best sample (STREAM reports the
+ * best rate: on a shared machine a preempted thread stretches a sample,
+ * never shortens it).  Returns the number of points
  * found (0: value is NaN); *noisy tells whether any of them was noisy. */
 size_t bandwidth_level_value(const bandwidth_point *points, size_t count, int threads, const bandwidth_kernel *kernel,
                              const char *level, double *value, bool *noisy);

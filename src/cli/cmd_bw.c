@@ -203,7 +203,7 @@ static void add_results_table(output_report *report, const bandwidth_sweep *swee
 
 static void add_levels_table(output_report *report, const bandwidth_sweep *sweep, const bw_options *o)
 {
-	output_table *table = output_table_add(report, "levels", "GB/s per memory level (median over the sizes in each level)");
+	output_table *table = output_table_add(report, "levels", "GB/s per memory level (best sample, median over the sizes in each level)");
 	output_column(table, "threads", NULL, 0);
 	output_column(table, "kernel", NULL, 0);
 	output_column(table, "isa", NULL, 0);

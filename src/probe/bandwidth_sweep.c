@@ -100,7 +100,7 @@ size_t bandwidth_level_value(const bandwidth_point *points, size_t count, int th
 		const bandwidth_point *p = &points[i];
 		if (p->threads != threads || p->kernel != kernel || strcmp(p->level, level) != 0)
 			continue;
-		medians[n++] = p->result.gbps.median;
+		medians[n++] = p->result.gbps.max;
 		*noisy |= p->result.noisy;
 	}
 	if (n)

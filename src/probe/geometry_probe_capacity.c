@@ -1,8 +1,12 @@
-/* Capacity sweep: random single-cycle chains of one pointer per line over
- * growing working sets.  The random order defeats the stride and stream
- * prefetchers, the dependence defeats out-of-order overlap, and 2 MiB
- * pages keep TLB misses out of the curve up to hundreds of MiB, so each
- * latency step is a cache level running out. */
+/* Capacity sweep: chains of one pointer per line over growing working
+ * sets.  The order is random inside 64 KiB groups and the groups come in
+ * random order: as random as a full random chain for any prefetcher, but
+ * a group's 16 pages stay in the first-level TLB while it is walked, so
+ * TLB misses (which a VM's 4 KiB host pages cause whatever the guest maps)
+ * add at most one per 64 loads and do not blur the cache steps.  The
+ * dependence defeats out-of-order overlap, and 2 MiB pages keep the
+ * guest's own page walks short.  Each latency step is a cache level
+ * running out. */
 #include <errno.h>
 #include <math.h>
 #include "plumb/arena.h"

@@ -117,7 +117,7 @@ Test(bw_accounting, level_value_is_the_median_of_its_points)
 		points[i].threads = 1;
 		points[i].kernel = i == 4 ? copy : read;
 		snprintf(points[i].level, sizeof points[i].level, "%s", levels[i]);
-		points[i].result.gbps.median = medians[i];
+		points[i].result.gbps.max = medians[i];
 		points[i].result.noisy = i == 1;
 	}
 	double value;
