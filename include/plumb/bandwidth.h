@@ -114,6 +114,7 @@ typedef struct bandwidth_team_request {
 
 int bandwidth_team_create(bandwidth_team **team, const bandwidth_team_request *request, plumb_status *status);
 void bandwidth_team_destroy(bandwidth_team *team);
+int bandwidth_team_threads(const bandwidth_team *team);
 /* What the first worker's buffer really got ("2MiB THP (100% of range)"). */
 const char *bandwidth_team_pages(const bandwidth_team *team);
 
@@ -141,8 +142,9 @@ typedef struct bandwidth_result {
 	double moved_factor;           /* bandwidth_bytes_moved / counted */
 } bandwidth_result;
 
-/* Warms up (one pass, then one full sample), sizes the samples, then
- * repeats until the CI target or the time cap (stats_repeat). */
+/* Warms up and sizes the samples (passes grow until the faster of two
+ * samples lasts at least half of sample_ns), then repeats until the CI
+ * target or the time cap (stats_repeat). */
 int bandwidth_measure(bandwidth_team *team, const bandwidth_kernel *kernel, uint64_t footprint,
                       const bandwidth_measure_options *options, bandwidth_result *result, plumb_status *status);
 

@@ -39,18 +39,32 @@ int bandwidth_measure(bandwidth_team *team, const bandwidth_kernel *kernel, uint
 	if (options->min_runs < 2 || options->max_runs < options->min_runs)
 		return plumb_fail(status, EINVAL, "need at least 2 runs per measurement");
 	measure_context context = { team, kernel, elements, 1 };
-	/* The first pass pays for page-table walks into cold TLBs and for
-	 * bringing the arrays into the level they fit in; it also tells how
-	 * long one pass takes, which sizes the samples so that each is long
-	 * against the timer and the start skew of the threads. */
-	double first = measure_once(&context);
-	if (isnan(first))
-		return plumb_fail(status, EIO, "bandwidth sample failed (%s, %zu elements)", kernel->name, elements);
-	double pass_ns = (double)bandwidth_bytes_counted(kernel, elements) / first;
-	double passes = ceil(options->sample_ns / (pass_ns > 1 ? pass_ns : 1));
-	context.passes = passes < 1 ? 1 : (uint64_t)passes;
-	if (isnan(measure_once(&context)))
-		return plumb_fail(status, EIO, "bandwidth sample failed (%s)", kernel->name);
+	/* Sizing: a sample must last long against the timer and against the
+	 * threads' start skew (a few hundred ns).  Passes grow until the
+	 * faster of two samples lasts at least half of sample_ns.  The faster
+	 * one, because a preempted thread only ever makes a sample slower: a
+	 * single calibration sample that lost the CPU would otherwise make
+	 * every later sample a single pass, timing mostly the start skew.
+	 * The first samples also warm up: page walks, and bringing the arrays
+	 * into the level they fit in. */
+	double bytes_per_pass = (double)bandwidth_bytes_counted(kernel, elements) * bandwidth_team_threads(team);
+	for (int round = 0; round < 8; round++) {
+		double fastest_ns = INFINITY;
+		for (int k = 0; k < 2; k++) {
+			double rate = measure_once(&context);
+			if (isnan(rate))
+				return plumb_fail(status, EIO, "bandwidth sample failed (%s, %zu elements)", kernel->name, elements);
+			double ns = bytes_per_pass * (double)context.passes / rate;
+			if (ns < fastest_ns)
+				fastest_ns = ns;
+		}
+		if (fastest_ns >= options->sample_ns / 2)
+			break;
+		double scale = options->sample_ns / (fastest_ns > 1 ? fastest_ns : 1);
+		if (scale > 4096)
+			scale = 4096;
+		context.passes = (uint64_t)ceil((double)context.passes * scale);
+	}
 	double *samples = calloc(options->max_runs, sizeof *samples);
 	if (!samples)
 		return plumb_fail(status, ENOMEM, "out of memory");

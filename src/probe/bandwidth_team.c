@@ -232,6 +232,11 @@ void bandwidth_team_destroy(bandwidth_team *team)
 	team_free(team);
 }
 
+int bandwidth_team_threads(const bandwidth_team *team)
+{
+	return team->threads;
+}
+
 const char *bandwidth_team_pages(const bandwidth_team *team)
 {
 	return team->pages_obtained;
