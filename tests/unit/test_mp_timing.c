@@ -106,20 +106,27 @@ Test(mp_timing, loaded_counts_only_while_the_flag_is_up, .timeout = 60)
 	config.delay_count = 1;
 	config.chase_bytes = 1u << 20;
 	config.generator_bytes = 4u << 20;
-	config.loads_per_sample = 20000;
-	config.samples = 2;
+	config.loads_per_sample = 50000;
+	config.samples = 3;
 	loaded_point points[2];
 	size_t count;
 	plumb_status status;
-	cr_assert_eq(loaded_run(&config, &timer, points, &count, NULL, NULL, &status), 0, "%s", status.message);
-	cr_assert_eq(count, 2);
-	cr_expect(points[0].idle);
-	cr_expect_eq(points[0].generator_bytes, 0, "idle point counted generator bytes");
-	cr_expect_eq(points[0].generators, 0);
-	cr_expect(!points[1].idle);
-	cr_expect_gt(points[1].generator_bytes, 0);
-	cr_expect_eq(points[1].generator_bytes % (16 * 64), 0, "bytes are counted in whole checks");
-	cr_expect(points[1].latency_ns > 0 && points[1].measured_seconds > 0);
+	/* Exact: the idle point counts nothing.  Timing: that the generator
+	 * moved bytes while the flag was up needs it to have run during the
+	 * samples, which another program on its CPU can prevent; retry. */
+	for (int attempt = 0; attempt < RETRIES; attempt++) {
+		cr_assert_eq(loaded_run(&config, &timer, points, &count, NULL, NULL, &status), 0, "%s", status.message);
+		cr_assert_eq(count, 2);
+		cr_expect(points[0].idle);
+		cr_expect_eq(points[0].generator_bytes, 0, "idle point counted generator bytes");
+		cr_expect_eq(points[0].generators, 0);
+		cr_expect(!points[1].idle);
+		cr_expect_eq(points[1].generator_bytes % (16 * 64), 0, "bytes are counted in whole checks");
+		cr_expect(points[1].latency_ns > 0 && points[1].measured_seconds > 0);
+		if (points[1].generator_bytes > 0)
+			break;
+		cr_expect_lt(attempt, RETRIES - 1, "the generator never counted a byte in %d attempts", RETRIES);
+	}
 	/* The same CPU for both roles is refused, not run. */
 	config.generator_cpus = &cpus[0];
 	cr_expect_neq(loaded_run(&config, &timer, points, &count, NULL, NULL, &status), 0);
