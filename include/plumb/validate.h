@@ -255,6 +255,7 @@ typedef struct validate_series {
 	bool failed;                      /* supported, but a run failed: reason says how */
 	char reason[PLUMB_MESSAGE_MAX];   /* why unsupported or failed */
 	char detail[64];                  /* e.g. simulator preset, backend event name */
+	size_t multiplexed_runs;          /* runs whose count was scaled by enabled/running */
 	size_t case_count;
 	validate_case *cases;
 	validate_verdict verdict;
@@ -292,12 +293,13 @@ typedef struct validate_results {
 int validate_run(const validate_options *options, validate_results *out, plumb_status *status);
 void validate_results_free(validate_results *results);
 
-/* One native run of a benchmark in a fresh child process; values[e] gets
- * each event's count for the perf (0) and PAPI (1) sources, NaN when the
- * source is unavailable.  Exposed for tests. */
+/* One native run of a benchmark in a fresh child process; values[s][e]
+ * gets each event's count for the perf (0) and PAPI (1) sources, NaN when
+ * it was not counted; states (may be NULL) the counter_state of each (a
+ * multiplexed value is scaled and says so there).  Exposed for tests. */
 int validate_run_once(const validate_benchmark *benchmark, const validate_params *params,
                       const bool sources[2], double values[2][VALIDATE_MAX_EVENTS],
-                      validate_run_info *info, plumb_status *status);
+                      int states[2][VALIDATE_MAX_EVENTS], validate_run_info *info, plumb_status *status);
 
 /* Runs a kernel in this process without counters (for instrumented runs
  * under Valgrind, and tests). */
@@ -309,7 +311,9 @@ int validate_run_plain(const validate_benchmark *benchmark, const validate_param
 /* The verdict table ("Can I trust my counters?"): event, source, class, a,
  * b, R^2, reliable from, status.  Added to report; reusable by the main report. */
 output_table *validate_verdict_table(output_report *report, const validate_results *results);
-/* Per-case summary table and every raw run. */
+/* Per case, predicted and every source's mean in one row ("side by side"). */
+output_table *validate_side_by_side_table(output_report *report, const validate_results *results);
+/* Per-case summary table (one row per source) and every raw run. */
 output_table *validate_case_table(output_report *report, const validate_results *results);
 output_table *validate_raw_table(output_report *report, const validate_results *results);
 

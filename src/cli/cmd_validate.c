@@ -45,7 +45,7 @@ static void usage(FILE *f)
 	        "                      the plot D/validate.png with its data and gnuplot script\n"
 	        "  --plot-format F     png (default) or svg\n"
 	        "  --valgrind PATH     the valgrind program (default valgrind)\n"
-	        "  --cases             also print the per-case table\n"
+	        "  --cases             also print every case with all sources side by side\n"
 	        "  --list              list the benchmarks and their events\n"
 	        "  --find-padding      the configuration benchmark: sweep the pad 0..page-4 and find\n"
 	        "                      where the array's first page starts (seed 000 section 3.2)\n"
@@ -239,6 +239,7 @@ static int write_files(const char *directory, const validate_results *results, c
 	output_report *r = output_report_new("validate");
 	add_machine_meta(r, results, o);
 	validate_verdict_table(r, results);
+	validate_side_by_side_table(r, results);
 	validate_case_table(r, results);
 	validate_raw_table(r, results);
 	char path[4096];
@@ -397,7 +398,8 @@ int cmd_validate(int argc, char **argv)
 	output_report *r = output_report_new("validate");
 	add_machine_meta(r, &results, &o);
 	validate_verdict_table(r, &results);
-	if (cases || out.format != OUTPUT_TABLE) validate_case_table(r, &results);
+	if (cases || out.format != OUTPUT_TABLE) validate_side_by_side_table(r, &results);
+	if (out.format != OUTPUT_TABLE) validate_case_table(r, &results);
 	if (out.format != OUTPUT_TABLE) validate_raw_table(r, &results);
 	for (size_t i = 0; i < results.note_count; i++) output_note(r, "%s", results.notes[i]);
 	if (results.notes_dropped) output_note(r, "%zu more notes not shown", results.notes_dropped);

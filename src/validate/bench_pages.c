@@ -321,7 +321,7 @@ int validate_padding_search(const validate_machine *machine, uint64_t base_offse
 		p.pad = pad;
 		bool sources[2] = { true, false };
 		double values[2][VALIDATE_MAX_EVENTS];
-		if (validate_run_once(b, &p, sources, values, NULL, status) != 0) return -1;
+		if (validate_run_once(b, &p, sources, values, NULL, NULL, status) != 0) return -1;
 		double faults = values[0][1];
 		if (isnan(faults))
 			return plumb_fail(status, ENOTSUP, "minor-faults cannot be counted through perf_event here");

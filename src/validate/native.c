@@ -72,6 +72,7 @@ static void region_end(void *context)
 typedef struct run_message {
 	int ok;
 	double values[2][VALIDATE_MAX_EVENTS];
+	int states[2][VALIDATE_MAX_EVENTS];
 	validate_run_info info;
 	char error[PLUMB_MESSAGE_MAX];
 } run_message;
@@ -84,7 +85,10 @@ static void child_run(const validate_benchmark *benchmark, const validate_params
 	plumb_status status;
 	plumb_status_clear(&status);
 	for (int s = 0; s < 2; s++)
-		for (int e = 0; e < VALIDATE_MAX_EVENTS; e++) message->values[s][e] = NAN;
+		for (int e = 0; e < VALIDATE_MAX_EVENTS; e++) {
+			message->values[s][e] = NAN;
+			message->states[s][e] = COUNTER_UNSUPPORTED;
+		}
 	if (benchmark->run(params, &region, &message->info, &status) != 0) {
 		snprintf(message->error, sizeof message->error, "%s", status.message);
 		goto done;
@@ -96,8 +100,10 @@ static void child_run(const validate_benchmark *benchmark, const validate_params
 			snprintf(message->error, sizeof message->error, "%s", status.message);
 			goto done;
 		}
-		for (int e = 0; e < benchmark->event_count; e++)
-			if (values[e].state == COUNTER_OK) message->values[s][e] = values[e].value;
+		for (int e = 0; e < benchmark->event_count; e++) {
+			message->states[s][e] = values[e].state;
+			if (counter_value_usable(&values[e])) message->values[s][e] = values[e].value;
+		}
 	}
 	message->ok = 1;
 done:
@@ -177,7 +183,7 @@ static void run_in_child(void *argument, void *buffer)
 
 int validate_run_once(const validate_benchmark *benchmark, const validate_params *params,
                       const bool sources[2], double values[2][VALIDATE_MAX_EVENTS],
-                      validate_run_info *info, plumb_status *status)
+                      int states[2][VALIDATE_MAX_EVENTS], validate_run_info *info, plumb_status *status)
 {
 	run_message message;
 	run_argument argument = { benchmark, params, sources };
@@ -188,6 +194,7 @@ int validate_run_once(const validate_benchmark *benchmark, const validate_params
 		                  (unsigned long long)message.info.iterations,
 		                  (unsigned long long)benchmark->expected_iterations(params));
 	memcpy(values, message.values, sizeof message.values);
+	if (states) memcpy(states, message.states, sizeof message.states);
 	if (info) *info = message.info;
 	return 0;
 }

@@ -122,6 +122,48 @@ output_table *validate_case_table(output_report *report, const validate_results 
 	return t;
 }
 
+output_table *validate_side_by_side_table(output_report *report, const validate_results *results)
+{
+	output_table *t = output_table_add(report, "sources", "Every source side by side (mean of the runs)");
+	output_column(t, "benchmark", NULL, 0);
+	output_column(t, "event", NULL, 0);
+	output_column(t, "size", NULL, 0);
+	output_column(t, "predicted", "events", 0);
+	for (int s = 0; s < VALIDATE_SOURCE_COUNT; s++)
+		output_column(t, validate_source_name((validate_source)s), "events", 2);
+	output_column(t, "in_domain", NULL, 0);
+	/* Series of one (benchmark, event) are adjacent, one per source, with the same cases. */
+	for (size_t i = 0; i < results->series_count;) {
+		const validate_series *first = &results->series[i];
+		const validate_series *by_source[VALIDATE_SOURCE_COUNT] = { 0 };
+		size_t j = i;
+		for (; j < results->series_count && results->series[j].benchmark == first->benchmark &&
+		       results->series[j].event_index == first->event_index; j++)
+			by_source[results->series[j].source] = &results->series[j];
+		const validate_event *ev = &first->benchmark->events[first->event_index];
+		for (size_t k = 0; k < first->case_count; k++) {
+			const validate_case *c = &first->cases[k];
+			output_row(t);
+			output_cell_text(t, first->benchmark->name);
+			output_cell_text(t, ev->name);
+			output_cell_integer(t, (int64_t)c->size);
+			if (isfinite(c->predicted)) output_cell_real(t, c->predicted);
+			else output_cell_status(t, "n/a", "companion event: not predicted");
+			for (int s = 0; s < VALIDATE_SOURCE_COUNT; s++) {
+				const validate_series *series = by_source[s];
+				if (!series) output_cell_status(t, "skipped", "source not selected (--backend)");
+				else if (!series->supported) output_cell_status(t, "unsupported", series->reason);
+				else if (series->cases[k].runs == 0)
+					output_cell_status(t, "not-counted", series->failed ? series->reason : "no run");
+				else output_cell_real(t, series->cases[k].mean);
+			}
+			output_cell_text(t, c->in_domain ? "yes" : "no");
+		}
+		i = j;
+	}
+	return t;
+}
+
 output_table *validate_raw_table(output_report *report, const validate_results *results)
 {
 	output_table *t = output_table_add(report, "runs", "Every raw run");

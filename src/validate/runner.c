@@ -11,6 +11,7 @@
 #include <strings.h>
 #include <string.h>
 #include <time.h>
+#include "plumb/counters.h"
 #include "plumb/progress.h"
 #include "validate/native.h"
 
@@ -186,8 +187,9 @@ static int run_native(benchmark_plan *plan, const validate_options *o, validate_
 	for (size_t i = 0; i < plan->size_count; i++) {
 		for (size_t run = 0; run < o->runs; run++) {
 			double values[2][VALIDATE_MAX_EVENTS];
+			int states[2][VALIDATE_MAX_EVENTS];
 			plumb_status run_status;
-			int rc = validate_run_once(b, &plan->params[i], run_source, values, NULL, &run_status);
+			int rc = validate_run_once(b, &plan->params[i], run_source, values, states, NULL, &run_status);
 			r->total_runs++;
 			if (bar) progress_step(bar, bar->done + 1);
 			for (int e = 0; e < b->event_count; e++) {
@@ -200,7 +202,10 @@ static int run_native(benchmark_plan *plan, const validate_options *o, validate_
 						continue;
 					}
 					if (isnan(values[s][e]) && series->supported)
-						failed(series, "a run returned no count");
+						failed(series, states[s][e] == COUNTER_NOT_COUNTED
+						       ? "not counted: the event was opened but never ran on a counter"
+						       : "a run returned no count");
+					if (states[s][e] == COUNTER_MULTIPLEXED) series->multiplexed_runs++;
 					add_value(series, i, values[s][e]);
 				}
 			}
@@ -311,6 +316,11 @@ static void finish_series(validate_series *s, const validate_thresholds *t)
 		return;
 	}
 	validate_classify(s->cases, s->case_count, t, &s->verdict);
+	if (s->multiplexed_runs) {
+		size_t used = strlen(s->verdict.explanation);
+		snprintf(s->verdict.explanation + used, sizeof s->verdict.explanation - used,
+		         "; %zu runs multiplexed (scaled by enabled/running time)", s->multiplexed_runs);
+	}
 	if (s->verdict.cls == VALIDATE_CLASS_BIAS && isfinite(s->calibration_bias)) {
 		size_t used = strlen(s->verdict.explanation);
 		snprintf(s->verdict.explanation + used, sizeof s->verdict.explanation - used,

@@ -311,7 +311,7 @@ Test(validate_benchmarks, page_faults_are_exact_through_perf_and_papi)
 			bool sources[2] = { true, true };
 			double values[2][VALIDATE_MAX_EVENTS];
 			validate_run_info info;
-			cr_assert_eq(validate_run_once(b, &p, sources, values, &info, &status), 0, "%s", status.message);
+			cr_assert_eq(validate_run_once(b, &p, sources, values, NULL, &info, &status), 0, "%s", status.message);
 			double expected = b->events[event].predict(&p);
 			cr_expect_eq(values[0][event], expected, "%s perf at %llu: %g", names[k], (unsigned long long)n,
 			             values[0][event]);
