@@ -272,6 +272,15 @@ int sim_event_count(const sim *s, const char *event, int core, uint64_t *value, 
 const char *sim_event_name(size_t index);
 const char *sim_event_description(const char *event);
 
+/* The counters' "sim" backend (plumb/counters.h): pass it to
+ * counter_set_open_backend with counter_options.backend_context = a sim *.
+ * Events are the names above; start() takes a baseline, read() returns the
+ * counts since start().  Feed the region's references with sim_counter_feed
+ * (instance = counter_set_backend_instance(set)) or straight to the sim. */
+struct counter_backend;
+extern const struct counter_backend counter_backend_sim;
+int sim_counter_feed(void *instance, const trace_record *records, size_t n, plumb_status *status);
+
 /* The report plumb sim prints: configuration, per core and level, classes,
  * coherence, transitions, threads, hot lines, code addresses, cycles. */
 int sim_report(const sim *s, output_report *report, size_t top, plumb_status *status);
