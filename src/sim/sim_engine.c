@@ -951,7 +951,8 @@ void sim_prefetch_line(sim *s, uint32_t core, uint64_t line)
 {
 	sim_core *k = &s->core[core];
 	sim_cache *l1 = &k->cache[SIM_L1D];
-	if (sim_cache_find(l1, line) >= 0)
+	/* a stream running off either end of the address space stops there */
+	if (line > (UINT64_MAX >> l1->line_bits) || sim_cache_find(l1, line) >= 0)
 		return;
 	uint64_t address = line << l1->line_bits;
 	uint64_t granule = granule_of(s, address);
