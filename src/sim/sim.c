@@ -262,13 +262,30 @@ static void fast_flush(sim *s, uint32_t core, fast_l1 l1[2], uint64_t references
 	l1[1].cache->last_way = l1[1].hint;
 }
 
+/* A line of a fast-path reference needs nothing more than a touch: a read
+ * or fetch of a line that is not an unused prefetch, a write of a line held
+ * in M by a write-back L1. */
+static inline bool fast_permits(const fast_l1 *f, sim_access_kind kind, bool write_back, size_t way)
+{
+	uint8_t meta = f->meta[way];
+	if (kind == SIM_WRITE)
+		return (meta & (META_STATE | META_PREFETCHED)) == SIM_STATE_M && write_back;
+	return !(meta & META_PREFETCHED);
+}
+
+static inline void fast_write(fast_l1 *f, sim_access_kind kind, size_t way)
+{
+	if (kind == SIM_WRITE)
+		f->meta[way] |= META_DIRTY;
+}
+
 static int batch_fast(sim *s, const trace_record *records, size_t n, plumb_status *status)
 {
 	static const sim_access_kind kinds[4] = { SIM_IFETCH, SIM_READ, SIM_WRITE, SIM_READ };
 	const uint32_t max_size = s->config.max_access_size;
 	const bool write_back = s->config.cache[SIM_L1D].write_back;
 	const sim_modify modify = s->config.modify;
-	uint64_t references[SIM_KIND_COUNT] = { 0, 0, 0 }, hits[SIM_KIND_COUNT] = { 0, 0, 0 };
+	uint64_t references[SIM_KIND_COUNT] = { 0, 0, 0 }, hits[SIM_KIND_COUNT] = { 0, 0, 0 }, straddles = 0;
 	uint32_t thread = records[0].thread, core = 0;
 	fast_l1 l1[2];
 	if (thread_slot(s, thread, &core, status) != 0)
@@ -279,6 +296,8 @@ static int batch_fast(sim *s, const trace_record *records, size_t n, plumb_statu
 		const trace_record *r = &records[i];
 		if (__builtin_expect(r->thread != thread, 0)) {
 			fast_flush(s, core, l1, references, hits);
+			s->stats.core[core].straddles += straddles;
+			straddles = 0;
 			if (thread_slot(s, r->thread, &core, status) != 0) {
 				rc = -1;
 				break;
@@ -307,7 +326,23 @@ static int batch_fast(sim *s, const trace_record *records, size_t n, plumb_statu
 			uint64_t address = r->address;
 			uint64_t line = address >> f->bits;
 			bool done = false;
-			if (size != 0 && ((address + size - 1) >> f->bits) == line) {
+			uint64_t last_line = (address + size - 1) >> f->bits;
+			if (size != 0 && last_line == line + 1 && address + size - 1 > address) {
+				/* a straddle whose two lines both hit: one reference, both
+				 * lines touched in order (cachegrind's rule) */
+				long a = sim_cache_find(f->cache, line), b = sim_cache_find(f->cache, last_line);
+				if (a >= 0 && b >= 0 && fast_permits(f, kind, write_back, (size_t)a) &&
+				    fast_permits(f, kind, write_back, (size_t)b)) {
+					fast_write(f, kind, (size_t)a);
+					sim_cache_touch(f->cache, (size_t)a);
+					b = sim_cache_find(f->cache, last_line);
+					fast_write(f, kind, (size_t)b);
+					f->hint = sim_cache_touch(f->cache, (size_t)b);
+					hits[kind]++;
+					straddles++;
+					done = true;
+				}
+			} else if (size != 0 && last_line == line) {
 				size_t w = f->hint;
 				bool hinted = f->tags[w] == line;
 				long found = hinted ? (long)w : sim_cache_find(f->cache, line);
@@ -346,6 +381,7 @@ static int batch_fast(sim *s, const trace_record *records, size_t n, plumb_statu
 			break;
 	}
 	fast_flush(s, core, l1, references, hits);
+	s->stats.core[core].straddles += straddles;
 	return rc;
 }
 

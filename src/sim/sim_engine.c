@@ -141,14 +141,6 @@ static sim_directory_entry *directory_find(sim *s, uint64_t granule)
 	return s->config.cores > 1 ? sim_table_find(&s->directory, granule) : NULL;
 }
 
-static void directory_add(sim *s, uint32_t core, uint64_t granule)
-{
-	if (s->config.cores > 1) {
-		sim_directory_entry *d = sim_table_insert(&s->directory, granule, NULL);
-		d->sharers |= 1ull << core;
-	}
-}
-
 static void directory_remove(sim *s, uint32_t core, uint64_t granule)
 {
 	if (s->config.cores <= 1)
@@ -397,6 +389,13 @@ static unsigned fetch_shared(sim *s, reference *r, uint64_t address, bool exclus
 		else
 			l->reads++;
 	}
+	/* One directory probe: the other holders, and this core added. */
+	uint64_t others = 0;
+	if (own == SIM_STATE_I && s->config.cores > 1) {
+		sim_directory_entry *d = sim_table_insert(&s->directory, granule, NULL);
+		others = d->sharers & ~(1ull << core);
+		d->sharers |= 1ull << core;
+	}
 	if (own != SIM_STATE_I) {
 		/* Without an L2, the other L1 of this core already holds it: no
 		 * coherence request, only the L3 reference. */
@@ -408,12 +407,11 @@ static unsigned fetch_shared(sim *s, reference *r, uint64_t address, bool exclus
 		state = SIM_STATE_E;
 	} else if (exclusive && s->config.protocol != SIM_ESI) {
 		cs->bus_read_exclusive++;
-		supplied = invalidate_others(s, r, granule, true);
+		if (others)
+			supplied = invalidate_others(s, r, granule, true);
 		state = SIM_STATE_M;
 	} else {
 		cs->bus_reads++;
-		sim_directory_entry *d = directory_find(s, granule);
-		uint64_t others = d ? d->sharers & ~(1ull << core) : 0;
 		if (others) {
 			cs->reads_with_sharers++;
 			while (others) {
@@ -475,7 +473,6 @@ static unsigned fetch_shared(sim *s, reference *r, uint64_t address, bool exclus
 			s->stats.core[core].memory_reads++;
 			r->memory = true;
 		}
-		directory_add(s, core, granule);
 		transition(s, core, 0, SIM_STATE_I, state);
 	} else if (!l3_hit) {
 		r->memory = true;

@@ -100,19 +100,12 @@ static inline uint64_t sim_cache_set(const sim_cache *c, uint64_t line)
 	return c->sets_power_of_two ? (line & c->set_mask) : (line % c->sets);
 }
 
-/* Way index (absolute: set * assoc + way) or -1.  Up to 32 ways the scan
- * has no data-dependent branch (a match mask), so a hit in any way costs
- * the same and mispredicts nothing; larger sets exit early. */
+/* Way index (absolute: set * assoc + way) or -1.  The scan exits early:
+ * with LRU sets kept in recency order, a hit is usually in the first ways. */
 static inline long sim_cache_find(const sim_cache *c, uint64_t line)
 {
 	size_t base = (size_t)sim_cache_set(c, line) * c->assoc;
 	const uint64_t *tags = c->tags + base;
-	if (c->assoc <= 32) {
-		uint32_t match = 0;
-		for (uint32_t w = 0; w < c->assoc; w++)
-			match |= (uint32_t)(tags[w] == line) << w;
-		return match ? (long)(base + (uint32_t)__builtin_ctz(match)) : -1;
-	}
 	for (uint32_t w = 0; w < c->assoc; w++)
 		if (tags[w] == line)
 			return (long)(base + w);
