@@ -226,6 +226,10 @@ typedef struct counter_verification {
 } counter_verification;
 
 const char *counter_verdict_name(counter_verdict verdict);
+/* Parses records from text (length bytes; origin names it in errors) into a
+ * malloc'ed array (*records, *n).  A malformed line fails with its number. */
+int counter_verification_parse(const char *text, size_t length, const char *origin,
+                               counter_verification **records, size_t *n, plumb_status *status);
 /* Loads path into a malloc'ed array (*records, *n).  A missing file is no records. */
 int counter_verification_load(const char *path, counter_verification **records, size_t *n,
                               plumb_status *status);

@@ -63,6 +63,51 @@ static int parse_line(char *line, counter_verification *record)
 	return 0;
 }
 
+int counter_verification_parse(const char *text, size_t length, const char *origin,
+                               counter_verification **records, size_t *n, plumb_status *status)
+{
+	*records = NULL;
+	*n = 0;
+	size_t capacity = 0, line_number = 0, offset = 0;
+	while (offset < length) {
+		const char *start = text + offset;
+		const char *newline = memchr(start, '\n', length - offset);
+		size_t line_length = newline ? (size_t)(newline - start) : length - offset;
+		offset += line_length + (newline ? 1 : 0);
+		line_number++;
+		if (line_length == 0 || start[0] == '#' || (line_length == 1 && start[0] == '\r'))
+			continue;
+		char line[2048];
+		counter_verification record;
+		bool ok = line_length < sizeof line && !memchr(start, '\0', line_length);
+		if (ok) {
+			memcpy(line, start, line_length);
+			line[line_length] = '\0';
+			ok = parse_line(line, &record) == 0;
+		}
+		if (!ok) {
+			free(*records);
+			*records = NULL;
+			*n = 0;
+			return plumb_fail(status, EINVAL, "%s:%zu: expected event<TAB>cpu<TAB>native<TAB>"
+			                  "verified|rejected<TAB>evidence", origin, line_number);
+		}
+		if (*n == capacity) {
+			capacity = capacity ? 2 * capacity : 16;
+			counter_verification *grown = realloc(*records, capacity * sizeof *grown);
+			if (!grown) {
+				free(*records);
+				*records = NULL;
+				*n = 0;
+				return plumb_fail(status, ENOMEM, "out of memory reading %s", origin);
+			}
+			*records = grown;
+		}
+		(*records)[(*n)++] = record;
+	}
+	return 0;
+}
+
 int counter_verification_load(const char *path, counter_verification **records, size_t *n,
                               plumb_status *status)
 {
@@ -74,37 +119,38 @@ int counter_verification_load(const char *path, counter_verification **records, 
 			return 0;
 		return plumb_fail_errno(status, errno, "cannot read verification records %s", path);
 	}
-	char line[2048];
-	size_t capacity = 0, line_number = 0;
-	while (fgets(line, sizeof line, f)) {
-		line_number++;
-		if (line[0] == '#' || line[0] == '\n' || line[0] == '\0')
-			continue;
-		counter_verification record;
-		if (parse_line(line, &record) != 0) {
-			fclose(f);
-			free(*records);
-			*records = NULL;
-			*n = 0;
-			return plumb_fail(status, EINVAL, "%s:%zu: expected event<TAB>cpu<TAB>native<TAB>"
-			                  "verified|rejected<TAB>evidence", path, line_number);
-		}
-		if (*n == capacity) {
-			capacity = capacity ? 2 * capacity : 16;
-			counter_verification *grown = realloc(*records, capacity * sizeof *grown);
-			if (!grown) {
+	char *text = NULL;
+	size_t length = 0, capacity = 0;
+	for (;;) {
+		if (length + 4096 > capacity) {
+			capacity = capacity ? 2 * capacity : 65536;
+			if (capacity > ((size_t)64 << 20)) {
+				free(text);
 				fclose(f);
-				free(*records);
-				*records = NULL;
-				*n = 0;
+				return plumb_fail(status, EFBIG, "%s: verification records larger than 64 MiB", path);
+			}
+			char *grown = realloc(text, capacity);
+			if (!grown) {
+				free(text);
+				fclose(f);
 				return plumb_fail(status, ENOMEM, "out of memory reading %s", path);
 			}
-			*records = grown;
+			text = grown;
 		}
-		(*records)[(*n)++] = record;
+		size_t got = fread(text + length, 1, capacity - length, f);
+		length += got;
+		if (got == 0)
+			break;
 	}
+	bool failed = ferror(f);
 	fclose(f);
-	return 0;
+	if (failed) {
+		free(text);
+		return plumb_fail(status, EIO, "cannot read verification records %s", path);
+	}
+	int rc = counter_verification_parse(text ? text : "", length, path, records, n, status);
+	free(text);
+	return rc;
 }
 
 counter_verdict counter_verification_lookup(const counter_verification *records, size_t n,
