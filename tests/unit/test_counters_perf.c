@@ -85,15 +85,15 @@ Test(counters_perf, reads_while_running_and_restarts_from_zero)
 	cr_assert_eq(counter_start(set, &status), 0);
 	counters_test_touch(base, 50);
 	cr_assert_eq(counter_read(set, &v, &status), 0);
-	cr_assert_eq(v.raw, 50);
+	cr_assert_eq(v.raw, 50, "%llu", (unsigned long long)v.raw);
 	counters_test_touch(base + 50 * sysconf(_SC_PAGESIZE), 70);
 	cr_assert_eq(counter_read(set, &v, &status), 0);
-	cr_assert_eq(v.raw, 120);
+	cr_assert_eq(v.raw, 120, "%llu", (unsigned long long)v.raw);
 	cr_assert_eq(counter_start(set, &status), 0);   /* start again resets */
 	counters_test_touch(base + 120 * sysconf(_SC_PAGESIZE), 80);
 	cr_assert_eq(counter_stop(set, &status), 0);
 	cr_assert_eq(counter_read(set, &v, &status), 0);
-	cr_assert_eq(v.raw, 80);
+	cr_assert_eq(v.raw, 80, "%llu", (unsigned long long)v.raw);
 	counters_test_unmap(base, 200);
 	counter_close(set);
 }
