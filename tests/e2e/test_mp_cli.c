@@ -3,6 +3,7 @@
 #include <math.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <json-c/json.h>
 #include "run.h"
@@ -311,4 +312,29 @@ Test(mp_cli, c2c_pair_matrix_json, .timeout = 120)
 	cr_expect(json_object_get_double(cell(first, "pingpong_round_trip")) > 0);
 	json_object_put(root);
 	cli_run_free(&run);
+}
+
+/* The coherence kernels are what they claim: the built program's
+ * coherence_time_access holds a locked xadd, a locked cmpxchg and an
+ * mfence (inline assembly the compiler cannot turn into plain loads). */
+Test(mp_cli, coherence_kernels_disassemble_as_claimed)
+{
+	if (system("objdump --version >/dev/null 2>&1") != 0)
+		cr_skip_test("objdump is not installed");
+	char command[1024];
+	snprintf(command, sizeof command,
+	         "objdump -d --no-show-raw-insn --disassemble=coherence_time_access '%s' 2>/dev/null", getenv("PLUMB_BIN"));
+	FILE *pipe = popen(command, "r");
+	cr_assert_not_null(pipe);
+	char line[512];
+	bool xadd = false, cmpxchg = false, mfence = false;
+	while (fgets(line, sizeof line, pipe)) {
+		xadd |= strstr(line, "lock xadd") != NULL;
+		cmpxchg |= strstr(line, "lock cmpxchg") != NULL;
+		mfence |= strstr(line, "mfence") != NULL;
+	}
+	pclose(pipe);
+	cr_expect(xadd, "no lock xadd in coherence_time_access");
+	cr_expect(cmpxchg, "no lock cmpxchg in coherence_time_access");
+	cr_expect(mfence, "no mfence in coherence_time_access");
 }
