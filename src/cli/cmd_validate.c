@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,8 +19,44 @@ const char cmd_validate_summary[] = "check counters against microbenchmarks with
 enum {
 	OPT_BACKEND = 0x2001, OPT_RUNS, OPT_SIZES, OPT_MAX_SIZE, OPT_PRESET, OPT_DIR, OPT_PLOT_FORMAT,
 	OPT_VALGRIND, OPT_LIST, OPT_CASES, OPT_NO_PROGRESS, OPT_EXEC, OPT_EXEC_SIZE, OPT_EXEC_PAD,
-	OPT_EXEC_BASE, OPT_EXEC_TRIPS, OPT_FIND_PADDING, OPT_BASE_OFFSET, OPT_PAIRS
+	OPT_EXEC_BASE, OPT_EXEC_TRIPS, OPT_FIND_PADDING, OPT_BASE_OFFSET, OPT_PAIRS, OPT_THRESHOLD
 };
+
+/* --threshold NAME=VALUE: the classification rules' numbers (docs/validation.md). */
+static int parse_threshold(const char *text, validate_thresholds *t)
+{
+	static const struct { const char *name; size_t offset; double min, max; bool fraction; } keys[] = {
+		{ "accurate", offsetof(validate_thresholds, accurate_tolerance), 0, 100, true },
+		{ "slope", offsetof(validate_thresholds, slope_tolerance), 0, 100, true },
+		{ "bias", offsetof(validate_thresholds, bias_min_events), 0, 1e12, false },
+		{ "random-cv", offsetof(validate_thresholds, random_cv), 0, 100, true },
+		{ "random-stddev", offsetof(validate_thresholds, random_min_stddev), 0, 1e12, false },
+		{ "min-r2", offsetof(validate_thresholds, min_r2), -1e12, 1, false },
+		{ "reliable", offsetof(validate_thresholds, reliable_tolerance), 0, 100, true },
+	};
+	const char *equals = strchr(text, '=');
+	if (!equals) return cli_usage_error("validate", "--threshold wants NAME=VALUE, not '%s'", text);
+	size_t length = (size_t)(equals - text);
+	plumb_status status;
+	if (length == 9 && !strncmp(text, "min-cases", 9)) {
+		uint64_t cases;
+		if (parse_u64(equals + 1, 2, 1000, &cases, &status) != 0)
+			return cli_usage_error("validate", "--threshold min-cases: %s", status.message);
+		t->min_cases = (size_t)cases;
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+		if (strlen(keys[i].name) != length || strncmp(text, keys[i].name, length)) continue;
+		double value;
+		if (parse_double(equals + 1, keys[i].min, keys[i].max, &value, &status) != 0)
+			return cli_usage_error("validate", "--threshold %s: %s", keys[i].name, status.message);
+		/* Tolerances are given in percent, like the tables print them. */
+		*(double *)((char *)t + keys[i].offset) = keys[i].fraction ? value / 100 : value;
+		return 0;
+	}
+	return cli_usage_error("validate", "--threshold: unknown name '%.*s' (accurate, slope, bias, random-cv, "
+	                       "random-stddev, min-r2, reliable, min-cases)", (int)length, text);
+}
 
 static void usage(FILE *f)
 {
@@ -45,6 +82,9 @@ static void usage(FILE *f)
 	        "                      the plot D/validate.png with its data and gnuplot script\n"
 	        "  --plot-format F     png (default) or svg\n"
 	        "  --valgrind PATH     the valgrind program (default valgrind)\n"
+	        "  --threshold N=V     change a classification threshold: accurate=1, slope=5,\n"
+	        "                      random-cv=10, reliable=5 (percent), bias=0.5, random-stddev=1\n"
+	        "                      (events), min-r2=0.9, min-cases=3 (defaults shown)\n"
 	        "  --cases             also print every case with all sources side by side\n"
 	        "  --list              list the benchmarks and their events\n"
 	        "  --find-padding      the configuration benchmark: sweep the pad 0..page-4 and find\n"
@@ -222,10 +262,14 @@ static void add_machine_meta(output_report *r, const validate_results *results, 
 	output_meta_real(r, "seconds", results->seconds);
 	output_meta_integer(r, "process_runs", (int64_t)results->total_runs);
 	output_meta_text(r, "sim_preset", o->sim_preset ? o->sim_preset : "host");
-	output_meta_text(r, "thresholds",
-	                 "accurate |diff|<=1%; multiplicative |b-1|>5%; bias |a|>=0.5 with b~1; "
-	                 "random: CV>10% and stddev>1 and variance>mean in some case; unknown: <3 cases or R^2<0.90; "
-	                 "reliable from: every larger case within 5%");
+	const validate_thresholds *t = &o->thresholds;
+	char rules[512];
+	snprintf(rules, sizeof rules,
+	         "accurate |diff|<=%g%%; multiplicative |b-1|>%g%%; bias |a|>=%g with b~1; random: CV>%g%% and "
+	         "stddev>%g and variance>mean in some case; unknown: <%zu cases or R^2<%g; reliable from: every "
+	         "larger case within %g%%", t->accurate_tolerance * 100, t->slope_tolerance * 100, t->bias_min_events,
+	         t->random_cv * 100, t->random_min_stddev, t->min_cases, t->min_r2, t->reliable_tolerance * 100);
+	output_meta_text(r, "thresholds", rules);
 }
 
 static int write_files(const char *directory, const validate_results *results, const validate_options *o,
@@ -282,6 +326,7 @@ int cmd_validate(int argc, char **argv)
 		{ "find-padding", no_argument, 0, OPT_FIND_PADDING },
 		{ "base-offset", required_argument, 0, OPT_BASE_OFFSET },
 		{ "pairs", required_argument, 0, OPT_PAIRS },
+		{ "threshold", required_argument, 0, OPT_THRESHOLD },
 		{ 0, 0, 0, 0 }
 	};
 	cli_output out = { OUTPUT_TABLE, NULL };
@@ -329,6 +374,9 @@ int cmd_validate(int argc, char **argv)
 		case OPT_VALGRIND: o.valgrind = optarg; break;
 		case OPT_LIST: list = true; break;
 		case OPT_FIND_PADDING: padding = true; break;
+		case OPT_THRESHOLD:
+			if (parse_threshold(optarg, &o.thresholds) != 0) return 2;
+			break;
 		case OPT_BASE_OFFSET:
 			if (parse_u64(optarg, 0, 1 << 20, &base_offset, &status) != 0 || base_offset % 4 != 0)
 				return cli_usage_error("validate", "--base-offset: a multiple of 4 up to 1 MiB, not '%s'", optarg);

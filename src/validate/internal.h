@@ -84,7 +84,7 @@ static inline uint64_t validate_iterations_for(uint64_t size, uint64_t per)
 }
 
 /* Benchmark groups (each file defines its own). */
-extern const validate_benchmark validate_bench_page_faults, validate_bench_dtlb,
+extern const validate_benchmark validate_bench_page_faults, validate_bench_dtlb, validate_bench_dtlb_prefault,
 	validate_bench_padding, validate_bench_padding_misaligned;
 extern const validate_benchmark validate_bench_stride, validate_bench_random,
 	validate_bench_page_crossing;

@@ -5,6 +5,7 @@
 static const validate_benchmark *const all_benchmarks[] = {
 	&validate_bench_page_faults,
 	&validate_bench_dtlb,
+	&validate_bench_dtlb_prefault,
 	&validate_bench_padding,
 	&validate_bench_padding_misaligned,
 	&validate_bench_stride,
