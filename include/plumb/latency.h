@@ -86,7 +86,9 @@ int latency_sweep(const timer_calibration *timer, const latency_sweep_options *o
 typedef struct latency_plateau_options {
 	double flat_ratio;      /* max/min latency inside one plateau (1.25) */
 	size_t min_points;      /* points a plateau needs (3) */
-	double level_ratio;     /* neighbouring plateaus closer than this are one level (1.6) */
+	double level_ratio;     /* neighbouring plateaus closer than this are one level (2.0) */
+	size_t expected_levels; /* 0 = unknown; else merge the closest levels while more were found */
+	double expected_merge_ratio; /* ... and while they are closer than this (3.0) */
 } latency_plateau_options;
 
 void latency_plateau_defaults(latency_plateau_options *options);

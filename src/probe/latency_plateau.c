@@ -10,7 +10,12 @@
  *    smoothed values stay within flat_ratio of one another;
  * 3. merge neighbouring plateaus whose median latencies are within
  *    level_ratio (a level that drifts slowly, e.g. DRAM as TLB misses
- *    grow, is still one level), since distinct levels differ by 2x or more;
+ *    grow, is still one level), since distinct levels differ by 2x or more
+ *    (L1 -> L2 3x, L2 -> L3 3x, L3 -> DRAM 10x here; similar on Intel).
+ *    A slow transition can still leave a short flat stretch between two
+ *    levels; when the caller knows how many levels to expect (the sysfs
+ *    caches plus memory) and more were found, the closest neighbours are
+ *    merged while they are within expected_merge_ratio;
  * 4. a level ends at the last point, walking up from its plateau, whose
  *    smoothed latency is below the mean of its latency and the next
  *    level's: the working set at which half the loads still hit.  A load
@@ -23,6 +28,7 @@
  *    about where the working set equals the capacity.) */
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include "plumb/latency.h"
 #include "plumb/stats.h"
@@ -31,7 +37,9 @@ void latency_plateau_defaults(latency_plateau_options *options)
 {
 	options->flat_ratio = 1.25;
 	options->min_points = 3;
-	options->level_ratio = 1.6;
+	options->level_ratio = 2.0;
+	options->expected_levels = 0;
+	options->expected_merge_ratio = 3.0;
 }
 
 static double median3(double a, double b, double c)
@@ -121,6 +129,20 @@ int latency_find_levels(const uint64_t *bytes, const double *ns, size_t n, const
 		l->last_index = plateau_last[p];
 		l->ns = exp(median_of(raw, l->first_index, l->last_index));
 	}
+	/* More levels than expected: merge the closest neighbours. */
+	while (options->expected_levels > 0 && found > options->expected_levels) {
+		size_t closest = 0;
+		for (size_t k = 1; k + 1 < found; k++)
+			if (levels[k + 1].ns / levels[k].ns < levels[closest + 1].ns / levels[closest].ns)
+				closest = k;
+		if (!(levels[closest + 1].ns / levels[closest].ns < options->expected_merge_ratio))
+			break;
+		levels[closest].last_index = levels[closest + 1].last_index;
+		levels[closest].ns = exp(median_of(raw, levels[closest].first_index, levels[closest].last_index));
+		for (size_t k = closest + 1; k + 1 < found; k++)
+			levels[k] = levels[k + 1];
+		found--;
+	}
 	/* Merging can leave a later level below an earlier one only on a
 	 * curve that falls; keep the levels increasing by dropping those. */
 	size_t kept = 0;
@@ -134,18 +156,31 @@ int latency_find_levels(const uint64_t *bytes, const double *ns, size_t n, const
 	 * half-way mark.  The next level then starts after the boundary. */
 	for (size_t k = 0; k + 1 < found; k++) {
 		latency_level *l = &levels[k], *next = &levels[k + 1];
-		double limit = log(0.5 * (l->ns + next->ns));
-		size_t end = l->last_index;
-		while (end > l->first_index && smooth[end] > limit)
-			end--;
-		while (end + 1 <= next->last_index && smooth[end + 1] <= limit)
-			end++;
-		if (end >= next->last_index)
-			end = next->last_index - 1;   /* keep at least one point of the next level */
-		l->end_index = end;
-		if (next->first_index <= end) {
-			next->first_index = end + 1;
-			next->ns = exp(median_of(raw, next->first_index, next->last_index));
+		/* The next level's latency is taken from its points at least an
+		 * octave past the boundary: just past it, part of the loads still
+		 * hit this level, and counting them would pull the half-way mark
+		 * (and the boundary) down.  That estimate depends on the
+		 * boundary, so repeat until the boundary stays put. */
+		size_t previous_end = SIZE_MAX;
+		for (int round = 0; round < 8; round++) {
+			double limit = log(0.5 * (l->ns + next->ns));
+			size_t end = l->last_index;
+			while (end > l->first_index && smooth[end] > limit)
+				end--;
+			while (end + 1 <= next->last_index && smooth[end + 1] <= limit)
+				end++;
+			if (end >= next->last_index)
+				end = next->last_index - 1;   /* keep at least one point of the next level */
+			l->end_index = end;
+			if (next->first_index <= end)
+				next->first_index = end + 1;
+			size_t from = next->first_index;
+			while (from < next->last_index && bytes[from] < 2 * bytes[end])
+				from++;
+			next->ns = exp(median_of(smooth, from, next->last_index));
+			if (end == previous_end)
+				break;
+			previous_end = end;
 		}
 	}
 	for (size_t k = 0; k < found; k++) {

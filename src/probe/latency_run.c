@@ -68,6 +68,11 @@ static int probe_level(const latency_run_options *options, latency_run_result *r
 	chase_chain chain;
 	if (chase_build_layout(&chain, memory, capacity, &layout, status) != 0)
 		return -1;
+	/* 37 work counts and 32 chain counts per level: a third of the sweep's
+	 * time cap each keeps a busy machine's worst case near 15 s. */
+	latency_measure_options measure = options->measure;
+	if (measure.time_cap_ns > 50000000)
+		measure.time_cap_ns = 50000000;
 	if (options->restart) {
 		size_t n;
 		const unsigned *work = chase_work_counts(&n);
@@ -75,7 +80,7 @@ static int probe_level(const latency_run_options *options, latency_run_result *r
 		if (!l->restart_points)
 			return plumb_fail_errno(status, ENOMEM, "out of memory");
 		plumb_status s;
-		if (latency_restart_measure(&r->timer, &chain, &options->measure, work, n, r->work_unit.ns,
+		if (latency_restart_measure(&r->timer, &chain, &measure, work, n, r->work_unit.ns,
 		                            l->restart_points, &l->restart, &s) == 0) {
 			l->restart_done = true;
 			l->restart_count = n;
@@ -87,7 +92,7 @@ static int probe_level(const latency_run_options *options, latency_run_result *r
 		if (k > chain.length)
 			k = (unsigned)chain.length;
 		plumb_status s;
-		if (latency_mlp_measure(&r->timer, &chain, &options->measure, k, r->line_bytes, l->mlp_points, &s) == 0 &&
+		if (latency_mlp_measure(&r->timer, &chain, &measure, k, r->line_bytes, l->mlp_points, &s) == 0 &&
 		    latency_mlp_analyze(l->mlp_points, k, options->mlp_threshold, &l->mlp, &s) == 0) {
 			l->mlp_done = true;
 			l->mlp_count = k;
@@ -178,8 +183,18 @@ int latency_run(const latency_run_options *options, latency_run_result *r, plumb
 	 * cache, while the quiet moments measure the cache. */
 	for (size_t i = 0; i < r->point_count; i++)
 		ns[i] = r->points[i].latency.ns_p10;
+	/* Expect one level per sysfs data cache plus memory; more plateaus
+	 * than that are transitions and noise, unless far apart. */
+	latency_plateau_options plateau = options->plateau;
+	if (plateau.expected_levels == 0 && r->have_topology) {
+		size_t caches = 0;
+		while (caches < 8 && topology_data_cache(&r->topo, (int)caches + 1))
+			caches++;
+		if (caches > 0)
+			plateau.expected_levels = caches + 1;
+	}
 	latency_level found[LATENCY_MAX_LEVELS];
-	rc = latency_find_levels(r->sizes, ns, r->point_count, &options->plateau, found, LATENCY_MAX_LEVELS,
+	rc = latency_find_levels(r->sizes, ns, r->point_count, &plateau, found, LATENCY_MAX_LEVELS,
 	                         &r->level_count, status);
 	free(ns);
 	for (size_t k = 0; rc == 0 && k < r->level_count; k++) {

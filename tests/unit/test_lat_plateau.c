@@ -202,3 +202,52 @@ Test(lat_plateau, boundary_agreement)
 	cr_assert(!latency_boundary_agrees(6 * MiB, 32 * MiB, 4, 1));
 	cr_assert(!latency_boundary_agrees(0, 32 * MiB, 4, 1));
 }
+
+/* Two curves recorded on the development machine (10th percentiles of
+ * `plumb lat`, load average 8-9, 2026-11-22) that earlier versions got
+ * wrong: the L3 plateau is short and interrupted by DRAM-like points (the
+ * other vCPU evicting the shared L3), the L2 -> L3 transition smeared. */
+static const double recorded_busy_a[61] = {
+	1.083, 1.083, 1.083, 1.083, 1.083, 1.083, 1.083, 1.083, 1.083, 1.083, 1.083, 1.083, 1.151, 3.821, 3.793,
+	3.797, 3.792, 3.801, 3.798, 3.797, 3.801, 3.804, 3.800, 3.801, 3.802, 3.928, 4.267, 4.534, 4.768, 5.181,
+	5.667, 7.883, 9.129, 9.679, 11.130, 11.909, 102.009, 13.639, 119.991, 14.888, 128.262, 130.529, 130.066,
+	135.691, 122.739, 128.199, 135.038, 137.599, 141.787, 143.353, 148.709, 146.406, 149.865, 150.530, 153.141,
+	153.172, 153.079, 153.402, 156.630, 157.967, 194.978,
+};
+static const double recorded_busy_b[61] = {
+	1.083, 1.083, 1.083, 1.083, 1.083, 1.083, 1.083, 1.083, 1.083, 1.083, 1.083, 1.084, 1.161, 3.821, 3.793,
+	3.796, 3.792, 3.801, 3.798, 3.797, 3.801, 3.804, 3.800, 3.801, 3.802, 3.929, 4.267, 4.538, 4.768, 5.406,
+	6.028, 8.118, 9.046, 9.859, 11.404, 11.999, 12.891, 13.616, 14.001, 97.302, 142.443, 113.721, 126.471,
+	128.095, 130.462, 134.804, 136.359, 146.241, 142.169, 143.981, 146.538, 150.222, 150.324, 151.586, 149.529,
+	174.195, 159.000, 155.596, 180.121, 161.387, 159.121,
+};
+
+static void check_recorded(const double *recorded, double l2_steps)
+{
+	curve c;
+	staircase(&c);
+	for (size_t i = 0; i < c.n; i++)
+		c.ns[i] = recorded[i];
+	latency_plateau_options o;
+	latency_plateau_defaults(&o);
+	o.expected_levels = 4;   /* three sysfs data caches and memory */
+	latency_level l[LATENCY_MAX_LEVELS];
+	size_t count = 0;
+	cr_assert(latency_find_levels(c.bytes, c.ns, c.n, &o, l, LATENCY_MAX_LEVELS, &count, NULL) == 0);
+	cr_assert_eq(count, 4);
+	cr_assert(latency_boundary_agrees(c.bytes[l[0].end_index], 32 * KiB, 4, 1), "L1 ends at %llu",
+	          (unsigned long long)c.bytes[l[0].end_index]);
+	cr_assert(latency_boundary_agrees(c.bytes[l[1].end_index], 1 * MiB, 4, l2_steps), "L2 ends at %llu",
+	          (unsigned long long)c.bytes[l[1].end_index]);
+	cr_assert(l[0].ns < l[1].ns && l[1].ns < l[2].ns && l[2].ns < l[3].ns);
+	cr_assert(l[2].ns > 10 && l[2].ns < 16, "L3 %.2f ns", l[2].ns);
+}
+
+Test(lat_plateau, recorded_busy_curves)
+{
+	/* In curve a the 861 KiB point (7.88 ns) sits on the half-hit latency
+	 * itself (mean of 3.80 and the L3's 11.91: 7.86), so 724 KiB and
+	 * 861 KiB are equally defensible ends: allow two steps there. */
+	check_recorded(recorded_busy_a, 2);
+	check_recorded(recorded_busy_b, 1);
+}
