@@ -1,0 +1,258 @@
+/* plumb trace convert / record / stats, run as a user would. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "plumb/output.h"
+#include "run.h"
+
+static const char din_text[] = "2 400000 4\n0 1000 8\n1 2000 8\n0 1040 4\n3 44\n4 0\n2 400004 3\n";
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	cr_assert(f != NULL, "cannot open %s", path);
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	char *data = calloc(1, (size_t)n + 1);
+	cr_assert_eq(fread(data, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	return data;
+}
+
+static void spit(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "wb");
+	cr_assert(f != NULL);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* The cell in column `column` of the row whose first cell is `key`. */
+static double cell(const output_report *report, const char *table_name, const char *key, const char *column)
+{
+	const output_table *t = output_table_find(report, table_name);
+	cr_assert_not_null(t, "no table %s", table_name);
+	int c = output_column_index(t, column);
+	cr_assert_geq(c, 0, "no column %s in %s", column, table_name);
+	for (size_t row = 0; row < output_row_count(t); row++) {
+		char first[64];
+		output_cell_format(t, row, 0, first, sizeof first);
+		if (strcmp(first, key) == 0)
+			return output_cell_number(t, row, (size_t)c);
+	}
+	cr_assert_fail("no row %s in %s", key, table_name);
+	return NAN;
+}
+
+static output_report *parse(const cli_run *r)
+{
+	output_report *report;
+	plumb_status status;
+	cr_assert_eq(output_report_parse_json(r->out, &report, &status), 0, "%s", status.message);
+	return report;
+}
+
+Test(trace_cli, help)
+{
+	cli_run r = cli_run_plumbv(NULL, "trace", "--help", NULL);
+	cr_assert_eq(r.exit_code, 0);
+	cr_assert(strstr(r.out, "plumb trace convert IN OUT"));
+	cli_run_free(&r);
+	r = cli_run_plumbv(NULL, "trace", "stats", "--help", NULL);
+	cr_assert_eq(r.exit_code, 0);
+	cli_run_free(&r);
+}
+
+Test(trace_cli, usage_errors)
+{
+	cli_run r = cli_run_plumbv(NULL, "trace", NULL);
+	cr_assert_eq(r.exit_code, 2);
+	cr_assert_str_eq(r.err, "plumb trace: want a subcommand: convert, record or stats (see 'plumb trace --help')\n");
+	cli_run_free(&r);
+	r = cli_run_plumbv(NULL, "trace", "frob", NULL);
+	cr_assert_eq(r.exit_code, 2);
+	cli_run_free(&r);
+	r = cli_run_plumbv(NULL, "trace", "convert", "only-one", NULL);
+	cr_assert_eq(r.exit_code, 2);
+	cr_assert_str_eq(r.err, "plumb trace convert: want an input and an output trace (see 'plumb trace convert --help')\n");
+	cli_run_free(&r);
+	r = cli_run_plumbv(NULL, "trace", "convert", "a.din", "b.txt", NULL);
+	cr_assert_eq(r.exit_code, 2);
+	cr_assert(strstr(r.err, "cannot tell a trace format from the name 'b.txt'"), "%s", r.err);
+	cli_run_free(&r);
+	r = cli_run_plumbv(NULL, "trace", "stats", "x", "--from", "pin", NULL);
+	cr_assert_eq(r.exit_code, 2);
+	cr_assert(strstr(r.err, "unknown trace format 'pin'"), "%s", r.err);
+	cli_run_free(&r);
+	r = cli_run_plumbv(NULL, "trace", "stats", "x", "--line-size", "48", NULL);
+	cr_assert_eq(r.exit_code, 2);
+	cli_run_free(&r);
+	r = cli_run_plumbv(NULL, "trace", "stats", "/nonexistent/t.ptrace", NULL);
+	cr_assert_eq(r.exit_code, 1);
+	cr_assert_str_eq(r.err, "plumb trace stats: cannot open trace '/nonexistent/t.ptrace': No such file or directory\n");
+	cli_run_free(&r);
+}
+
+/* din on stdin -> native file -> din on stdout: the same text back. */
+Test(trace_cli, convert_round_trip_through_stdin_and_stdout)
+{
+	char native[512];
+	snprintf(native, sizeof native, "%s", cli_temp_path("t.ptrace"));
+	cli_run r = cli_run_plumbv(din_text, "trace", "convert", "-", native, "--json", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	cr_assert_str_eq(r.err, "plumb trace convert: note: 1 din flush records (label 4) were skipped\n");
+	output_report *report = parse(&r);
+	cr_assert_eq(cell(report, "conversion", "din", "records"), 6);
+	output_report_free(report);
+	cli_run_free(&r);
+	r = cli_run_plumbv(NULL, "trace", "convert", native, "-", "--to", "din", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	/* Label 3 became a read, the flush is gone, sizes are explicit. */
+	cr_assert_str_eq(r.out, "2 400000 4\n0 1000 8\n1 2000 8\n0 1040 4\n0 44 4\n2 400004 3\n");
+	cli_run_free(&r);
+}
+
+static const char lackey_two_threads[] =
+	"==1== Lackey\n"
+	"I  0401000,4\n L 7ff000,8\n"
+	"--1--   SCHED[2]:  acquired lock (x)\n"
+	"I  0402000,3\n M 601040,4\n S 601080,8\n"
+	"--1--   SCHED[1]:  acquired lock (x)\n"
+	"I  0401004,7\n";
+
+Test(trace_cli, threads_and_notes_going_to_din)
+{
+	char in[512], out[512];
+	snprintf(in, sizeof in, "%s", cli_temp_path("two.lackey"));
+	snprintf(out, sizeof out, "%s", cli_temp_path("two.din"));
+	spit(in, lackey_two_threads);
+	cli_run r = cli_run_plumbv(NULL, "trace", "convert", in, out, NULL);
+	cr_assert_eq(r.exit_code, 1);
+	cr_assert_str_eq(r.err, "plumb trace convert: din has no thread field, and record 2 is of thread 1 "
+	                 "(fold the threads into one first)\n");
+	cr_assert_null(fopen(out, "r"), "a failed conversion must leave no file");
+	cli_run_free(&r);
+	r = cli_run_plumbv(NULL, "trace", "convert", in, out, "--fold-threads", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	cr_assert_str_eq(r.err,
+	                 "plumb trace convert: note: din could not keep the instruction address of 6 records\n"
+	                 "plumb trace convert: note: din has no modify: 1 modify records were written as a read and a write\n"
+	                 "plumb trace convert: note: 3 records of threads other than 0 were written as thread 0\n");
+	cli_run_free(&r);
+	char *text = slurp(out);
+	cr_assert_str_eq(text, "2 401000 4\n0 7ff000 8\n2 402000 3\n0 601040 4\n1 601040 4\n1 601080 8\n2 401004 7\n");
+	free(text);
+}
+
+Test(trace_cli, stats_counts_exactly)
+{
+	char in[512];
+	snprintf(in, sizeof in, "%s", cli_temp_path("stats.lackey"));
+	spit(in, lackey_two_threads);
+	cli_run r = cli_run_plumbv(NULL, "trace", "stats", in, "--json", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	output_report *report = parse(&r);
+	cr_assert_eq(cell(report, "kinds", "instruction", "references"), 3);
+	cr_assert_eq(cell(report, "kinds", "instruction", "bytes"), 14);
+	cr_assert_eq(cell(report, "kinds", "read", "references"), 1);
+	cr_assert_eq(cell(report, "kinds", "write", "references"), 1);
+	cr_assert_eq(cell(report, "kinds", "modify", "references"), 1);
+	cr_assert_eq(cell(report, "kinds", "total", "references"), 6);
+	cr_assert_eq(cell(report, "threads", "0", "total"), 3);
+	cr_assert_eq(cell(report, "threads", "1", "instruction"), 1);
+	cr_assert_eq(cell(report, "threads", "1", "total"), 3);
+	/* Lines: 0x401000 (fetches at 401000 and 401004..40100a), 0x402000,
+	 * 0x7ff000, 0x601040, 0x601080: five.  Pages: 401, 402, 7ff, 601: four. */
+	cr_assert_eq(cell(report, "footprint", "line", "distinct"), 5);
+	cr_assert_eq(cell(report, "footprint", "page", "distinct"), 4);
+	cr_assert_eq(cell(report, "ranges", "data", "span"), 0x7ff008 - 0x601040);
+	cr_assert_eq(cell(report, "sizes", "4", "references"), 2);
+	cr_assert_eq(cell(report, "sizes", "8", "references"), 2);
+	cr_assert_eq(cell(report, "sizes", "other", "references"), 2);
+	output_report_free(report);
+	cli_run_free(&r);
+}
+
+Test(trace_cli, truncated_native_trace)
+{
+	/* 200000 records: four blocks (65536 records each at most). */
+	char din[512], native[512];
+	snprintf(din, sizeof din, "%s", cli_temp_path("big.din"));
+	snprintf(native, sizeof native, "%s", cli_temp_path("big.ptrace"));
+	FILE *f = fopen(din, "w");
+	cr_assert(f != NULL);
+	/* Scattered addresses, so that every block is thousands of bytes long. */
+	uint64_t x = 1;
+	for (int i = 0; i < 200000; i++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		fprintf(f, "%d %llx\n", i % 3, (unsigned long long)(x >> 20));
+	}
+	fclose(f);
+	cli_run r = cli_run_plumbv(NULL, "trace", "convert", din, native, NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	cli_run_free(&r);
+	char *data = slurp(native);
+	FILE *whole = fopen(native, "rb");
+	fseek(whole, 0, SEEK_END);
+	long size = ftell(whole);
+	fclose(whole);
+	f = fopen(native, "wb");
+	fwrite(data, 1, (size_t)size - 1000, f);   /* cut inside the last block */
+	fclose(f);
+	free(data);
+	r = cli_run_plumbv(NULL, "trace", "stats", native, NULL);
+	cr_assert_eq(r.exit_code, 1);
+	cr_assert(strstr(r.err, "trace cut short: block 3 at offset"), "%s", r.err);
+	cr_assert(strstr(r.err, "196608 records of complete blocks were read"), "%s", r.err);
+	cli_run_free(&r);
+	r = cli_run_plumbv(NULL, "trace", "stats", native, "--allow-truncated", "--json", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	output_report *report = parse(&r);
+	cr_assert_eq(cell(report, "kinds", "total", "references"), 196608);
+	bool noted = false;
+	for (size_t i = 0; i < output_note_count(report); i++)
+		noted |= strstr(output_note_at(report, i), "the trace was cut short") != NULL;
+	cr_assert(noted);
+	output_report_free(report);
+	cli_run_free(&r);
+}
+
+Test(trace_cli, corrupt_native_trace)
+{
+	char native[512];
+	snprintf(native, sizeof native, "%s", cli_temp_path("bad.ptrace"));
+	spit(native, "\x89PLUMBTR\x07");
+	cli_run r = cli_run_plumbv(NULL, "trace", "stats", native, NULL);
+	cr_assert_eq(r.exit_code, 1);
+	char expect[1024];
+	snprintf(expect, sizeof expect, "plumb trace stats: %s: native trace header cut short (9 of 16 bytes)\n", native);
+	cr_assert_str_eq(r.err, expect);
+	cli_run_free(&r);
+	r = cli_run_plumbv("not a trace\n", "trace", "stats", "-", NULL);
+	cr_assert_eq(r.exit_code, 1);
+	cr_assert_str_eq(r.err, "plumb trace stats: standard input: cannot detect the trace format: 'not a trace' is "
+	                 "neither a lackey nor a din line, and the input has no native trace magic\n");
+	cli_run_free(&r);
+}
+
+Test(trace_cli, record_a_program, .timeout = 120)
+{
+	char out[512];
+	snprintf(out, sizeof out, "%s", cli_temp_path("true.ptrace"));
+	cli_run r = cli_run_plumbv(NULL, "trace", "record", out, "--", "true", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	cli_run_free(&r);
+	r = cli_run_plumbv(NULL, "trace", "stats", out, "--json", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	output_report *report = parse(&r);
+	cr_assert_gt(cell(report, "kinds", "instruction", "references"), 10000);
+	output_report_free(report);
+	cli_run_free(&r);
+	r = cli_run_plumbv(NULL, "trace", "record", out, "--", "false", NULL);
+	cr_assert_eq(r.exit_code, 1);
+	cr_assert_str_eq(r.err, "plumb trace record: the traced program 'false' exited with status 1\n");
+	cli_run_free(&r);
+}
