@@ -176,6 +176,10 @@ typedef struct geometry_finding {
 	char reference_source[48];   /* "sysfs", "cpuid 0x80000005/6", "sysconf" */
 	geometry_verdict verdict;
 	char note[256];
+	/* The experiment behind the finding: its points, how many missed
+	 * the CI target, and the median CV of its points. */
+	int points, noisy_points;
+	double cv_median;
 } geometry_finding;
 
 /* Judges a bracket against a reference: agree when low <= reference <= high. */

@@ -60,6 +60,8 @@ static void add_findings(output_report *report, const geometry_report *g)
 	output_column(t, "claimed", NULL, 0);
 	output_column(t, "source", NULL, 0);
 	output_column(t, "verdict", NULL, 0);
+	output_column(t, "cv", NULL, 3);
+	output_column(t, "quality", NULL, 0);
 	output_column(t, "note", NULL, 0);
 	for (int i = 0; i < g->finding_count; i++) {
 		const geometry_finding *f = &g->findings[i];
@@ -77,6 +79,14 @@ static void add_findings(output_report *report, const geometry_report *g)
 			output_cell_status(t, "unknown", "sysfs/CPUID do not say");
 		output_cell_text(t, f->has_reference ? f->reference_source : "-");
 		output_cell_text(t, geometry_verdict_name(f->verdict));
+		output_cell_real(t, f->cv_median);
+		if (f->noisy_points) {
+			char quality[48];
+			snprintf(quality, sizeof quality, "noisy: %d of %d points", f->noisy_points, f->points);
+			output_cell_text(t, quality);
+		} else {
+			output_cell_text(t, "ok");
+		}
 		output_cell_text(t, f->note);
 	}
 }

@@ -10,6 +10,8 @@
 #include <unistd.h>
 #include "plumb/geometry.h"
 #include "plumb/parse.h"
+#include "plumb/stats.h"
+#include <stdlib.h>
 
 const char *geometry_verdict_name(geometry_verdict verdict)
 {
@@ -66,6 +68,28 @@ static uint64_t power_of_two_at_least(double x)
 	while ((double)p < x)
 		p *= 2;
 	return p;
+}
+
+/* Labels the findings from index first on with the quality of the curves
+ * they were read from. */
+static void mark_quality(geometry_report *r, int first, const geometry_curve *a, const geometry_curve *b)
+{
+	size_t n = a->n + (b ? b->n : 0);
+	double *cv = malloc((n ? n : 1) * sizeof *cv);
+	int noisy = 0;
+	size_t k = 0;
+	for (const geometry_curve *c = a; c; c = c == a ? b : NULL)
+		for (size_t i = 0; i < c->n; i++) {
+			cv[k++] = c->cv ? c->cv[i] : NAN;
+			noisy += c->noisy && c->noisy[i];
+		}
+	double median = cv && n ? stats_median(cv, n) : NAN;
+	free(cv);
+	for (int i = first; i < r->finding_count; i++) {
+		r->findings[i].points = (int)n;
+		r->findings[i].noisy_points = noisy;
+		r->findings[i].cv_median = median;
+	}
 }
 
 typedef struct run_progress {
@@ -256,13 +280,17 @@ int geometry_run(const geometry_run_request *request, geometry_report *r, plumb_
 	while (topo && topology_data_cache(topo, sysfs_levels + 1))
 		sysfs_levels++;
 	r->level_count = geometry_infer_levels(&r->capacity, sysfs_levels, r->levels, GEOMETRY_MAX_LEVELS, &r->memory_ns);
+	int first = r->finding_count;
 	capacity_findings(r, topo, pow(2.0, 1.0 / ppo) * 1.01);
+	mark_quality(r, first, &r->capacity, NULL);
 
 	/* 2. Line size: 512 blocks, 256 KiB, inside the first-level TLB reach. */
 	if (geometry_probe_line(o, 256u << 10, 256, &r->line, status) != 0)
 		goto fail;
 	step(&progress);
+	first = r->finding_count;
 	line_finding(r, topo);
+	mark_quality(r, first, &r->line, NULL);
 
 	/* 3. Associativity of each level found, with lines one capacity
 	 * (rounded up to a power of two) apart. */
@@ -278,7 +306,9 @@ int geometry_run(const geometry_run_request *request, geometry_report *r, plumb_
 			goto fail;
 		r->conflict_count = i + 1;
 		double next = i + 1 < r->level_count ? r->levels[i + 1].ns : r->memory_ns;
+		first = r->finding_count;
 		ways_finding(r, i, sqrt(r->levels[i].ns * next), topo);
+		mark_quality(r, first, &r->conflict[i], NULL);
 		step(&progress);
 	}
 	progress.done = 5;
@@ -300,6 +330,7 @@ int geometry_run(const geometry_run_request *request, geometry_report *r, plumb_
 		goto fail;
 	step(&progress);
 	double page_size;
+	first = r->finding_count;
 	geometry_finding *f = add_finding(r, "page size", "-", "bytes");
 	if (f) {
 		if (geometry_infer_page_size(&r->page, &page_size) == 0)
@@ -313,7 +344,10 @@ int geometry_run(const geometry_run_request *request, geometry_report *r, plumb_
 		else if (f->verdict == GEOMETRY_AGREE)
 			snprintf(f->note, sizeof f->note, "%zu lines: misses start when the stride reaches the page", lines);
 	}
+	mark_quality(r, first, &r->page, NULL);
+	first = r->finding_count;
 	tlb_findings(r, f && f->measured_ok ? f->measured : (double)page);
+	mark_quality(r, first, &r->tlb_pages, &r->tlb_control);
 	step(&progress);
 	return 0;
 fail:
