@@ -84,4 +84,27 @@ typedef struct c2c_false_sharing_result {
 int c2c_false_sharing(int cpu_a, int cpu_b, uint64_t duration_ns, int repeats, uint64_t timeout_ns,
                       c2c_false_sharing_result *out, plumb_status *status);
 
+/* ---- the whole `plumb c2c` run, into a report ---- */
+#include "plumb/output.h"
+
+#define C2C_MAX_CPUS 1024
+enum { C2C_SECTION_PAIRS = 1, C2C_SECTION_STATES = 2, C2C_SECTION_INVALIDATE = 4, C2C_SECTION_FALSE_SHARING = 8 };
+
+typedef struct c2c_run_options {
+	int cpus[C2C_MAX_CPUS];  /* the CPUs to use, all available to the caller */
+	int cpu_count;
+	int pair[2];             /* with has_pair: A, B for every section but --matrix */
+	bool has_pair, matrix;   /* matrix: every ordered pair in the pairs section */
+	unsigned sections;       /* C2C_SECTION_* */
+	c2c_config config;
+	size_t round_trips;      /* ping-pong round trips per trial */
+	uint64_t duration_ns;    /* false-sharing window */
+} c2c_run_options;
+
+void c2c_run_options_default(c2c_run_options *options);
+/* Adds the tables (pairs or matrix, states, invalidate, false_sharing),
+ * metadata and notes described in docs/output-schema.md to report. */
+int c2c_run(const c2c_run_options *options, const timer_calibration *timer, output_report *report,
+            plumb_status *status);
+
 #endif
