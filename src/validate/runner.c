@@ -166,6 +166,16 @@ static int run_native(benchmark_plan *plan, const validate_options *o, validate_
 	const validate_benchmark *b = plan->benchmark;
 	bool want[2] = { o->sources[VALIDATE_SOURCE_PERF], o->sources[VALIDATE_SOURCE_PAPI] };
 	if (!want[0] && !want[1]) return 0;
+	if (b->threads > r->machine.cpu_count) {
+		/* Two spinning threads on one CPU make progress only at time-slice
+		 * ends: the counts would be dominated by the scheduler. */
+		for (int e = 0; e < b->event_count; e++)
+			for (int s = 0; s < 2; s++)
+				if ((plan->events & (1u << e)) && want[s])
+					unsupported(plan->series[e][s], "needs %d CPUs; this process may use %d", b->threads,
+					            r->machine.cpu_count);
+		return 0;
+	}
 	validate_native_support support;
 	if (validate_native_probe(b, &support, status) != 0) return -1;
 	bool run_source[2] = { false, false };
