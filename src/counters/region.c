@@ -307,6 +307,65 @@ static void add_summary_table(output_report *report)
 	}
 }
 
+/* One row per region over all threads, as likwid's per-region statistics:
+ * the sum of the threads' counts (a state worse than ok in any thread wins). */
+static void add_totals_table(output_report *report)
+{
+	size_t n = runtime.config_error[0] ? 0 : runtime.n_events;
+	size_t capacity = 0;
+	for (region_thread *thread = runtime.threads; thread; thread = thread->next)
+		capacity += thread->total_count;
+	if (capacity == 0 || runtime.thread_count < 2)
+		return;
+	typedef struct { region_total total; size_t threads; const char *reason[COUNTER_MAX_EVENTS]; } aggregate;
+	aggregate *all = calloc(capacity, sizeof *all);
+	if (!all)
+		return;
+	size_t used = 0;
+	for (region_thread *thread = runtime.threads; thread; thread = thread->next)
+		for (size_t t = 0; t < thread->total_count; t++) {
+			const region_total *total = &thread->totals[t];
+			size_t k = 0;
+			while (k < used && strcmp(all[k].total.name, total->name))
+				k++;
+			if (k == used) {
+				memcpy(all[k].total.name, total->name, sizeof total->name);
+				used++;
+			}
+			all[k].threads++;
+			all[k].total.entries += total->entries;
+			for (size_t i = 0; i < n; i++) {
+				all[k].total.sum[i] += total->sum[i];
+				if (state_rank(total->state[i]) > state_rank(all[k].total.state[i])) {
+					all[k].total.state[i] = total->state[i];
+					all[k].reason[i] = thread->reason[i];
+				}
+			}
+		}
+	output_table *table = output_table_add(report, "region_totals", "Regions summed over threads");
+	output_column(table, "region", NULL, 0);
+	output_column(table, "threads", NULL, 0);
+	output_column(table, "entries", NULL, 0);
+	for (size_t i = 0; i < n; i++)
+		output_column(table, runtime.events[i], NULL, 0);
+	for (size_t k = 0; k < used; k++) {
+		output_row(table);
+		output_cell_text(table, all[k].total.name);
+		output_cell_integer(table, (int64_t)all[k].threads);
+		output_cell_integer(table, (int64_t)all[k].total.entries);
+		for (size_t i = 0; i < n; i++) {
+			if (all[k].total.state[i] == COUNTER_OK)
+				output_cell_integer(table, (int64_t)llround(all[k].total.sum[i]));
+			else if (all[k].total.state[i] == COUNTER_MULTIPLEXED)
+				output_cell_real(table, all[k].total.sum[i]);
+			else
+				output_cell_status(table, counter_state_name(all[k].total.state[i]),
+				                   all[k].reason[i] ? all[k].reason[i] : "");
+		}
+	}
+	free(all);
+}
+
 static void add_configuration_error(output_report *report)
 {
 	/* Unsupported cells carry their reasons (the table prints them under
@@ -329,6 +388,7 @@ void plumb_region_report(void)
 	                                   ? getenv("PLUMB_EVENTS") : "task-clock,page-faults");
 	output_meta_integer(report, "pid", (int64_t)getpid());
 	add_summary_table(report);
+	add_totals_table(report);
 	add_configuration_error(report);
 	plumb_status status;
 	const char *json = getenv("PLUMB_REGION_JSON");

@@ -116,6 +116,18 @@ Test(counters_region, each_thread_counts_only_itself)
 	cr_assert_eq(cell(table, find_row(table, 1, "work"), "page-faults"), 30);
 	cr_assert_eq(cell(table, find_row(table, 2, "work"), "page-faults"), 70);
 	cr_assert_eq(cell(table, find_row(table, 0, "main"), "page-faults"), 0);
+	const output_table *totals = output_table_find(report, "region_totals");
+	cr_assert_not_null(totals);
+	int region = output_column_index(totals, "region");
+	bool found = false;
+	for (size_t row = 0; row < output_row_count(totals); row++)
+		if (!strcmp(output_cell_string(totals, row, (size_t)region), "work")) {
+			found = true;
+			cr_assert_eq(cell(totals, row, "threads"), 2);
+			cr_assert_eq(cell(totals, row, "entries"), 2);
+			cr_assert_eq(cell(totals, row, "page-faults"), 100);
+		}
+	cr_assert(found, "no totals row for work");
 	output_report_free(report);
 }
 

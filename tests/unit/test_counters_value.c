@@ -1,4 +1,5 @@
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <math.h>
 #include <string.h>
 #include "plumb/counters.h"
@@ -86,4 +87,29 @@ Test(counters_rdpmc, adds_time_since_the_last_update)
 	rdpmc_compute(&s, 0, 2000, &count, &enabled, &running);
 	cr_assert_eq(enabled, 2000);
 	cr_assert_eq(running, 800);
+}
+
+Test(counters_environment, errno_reasons_name_the_cause)
+{
+	counter_environment env = { .perf_event_paranoid = 2, .cpu_pmu_present = false, .privileged = false };
+	char reason[COUNTER_REASON_MAX];
+	counter_explain_errno(ENOENT, &env, reason, sizeof reason);
+	cr_assert(strstr(reason, "no PMU") && strstr(reason, "ENOENT"), "%s", reason);
+	env.cpu_pmu_present = true;
+	counter_explain_errno(ENOENT, &env, reason, sizeof reason);
+	cr_assert(strstr(reason, "does not know this event"), "%s", reason);
+	counter_explain_errno(EACCES, &env, reason, sizeof reason);
+	cr_assert(strstr(reason, "perf_event_paranoid is 2") && strstr(reason, "CAP_PERFMON"), "%s", reason);
+	counter_explain_errno(EOPNOTSUPP, &env, reason, sizeof reason);
+	cr_assert(strstr(reason, "EOPNOTSUPP"), "%s", reason);
+	counter_explain_errno(EMFILE, &env, reason, sizeof reason);
+	cr_assert(strstr(reason, "too many open files"), "%s", reason);
+}
+
+Test(counters_environment, this_machine_is_described)
+{
+	counter_environment env;
+	counter_environment_read(&env);
+	cr_assert_gt(strlen(env.cpu_identity), 3);
+	cr_assert(env.perf_event_paranoid >= -1 && env.perf_event_paranoid <= 4, "%d", env.perf_event_paranoid);
 }
