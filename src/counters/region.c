@@ -43,9 +43,17 @@ typedef struct region_total {
 	counter_state state[COUNTER_MAX_EVENTS];   /* worst seen: OK < MULTIPLEXED < NOT_COUNTED < UNSUPPORTED */
 } region_total;
 
+/* What a region needs of a value at its begin (the full counter_value,
+ * mostly its reason text, would make each thread's record megabytes). */
+typedef struct region_mark {
+	uint64_t raw;
+	double value;
+	counter_state state;
+} region_mark;
+
 typedef struct region_open {
 	char name[REGION_NAME_MAX];
-	counter_value at_begin[COUNTER_MAX_EVENTS];
+	region_mark at_begin[COUNTER_MAX_EVENTS];
 } region_open;
 
 typedef struct region_thread {
@@ -55,7 +63,7 @@ typedef struct region_thread {
 	char set_error[PLUMB_MESSAGE_MAX];
 	region_open stack[REGION_DEPTH_MAX];
 	int depth;
-	counter_value at_end[COUNTER_MAX_EVENTS];
+	counter_value read_buffer[COUNTER_MAX_EVENTS];
 	uint64_t mismatches;
 	char first_mismatch[160];
 	region_total totals[REGION_TOTALS_MAX];
@@ -208,9 +216,22 @@ void plumb_region_begin(const char *name)
 	}
 	region_open *open = &thread->stack[thread->depth++];
 	snprintf(open->name, sizeof open->name, "%s", name);
-	if (thread->set && counter_read(thread->set, open->at_begin, NULL) != 0)
-		for (size_t i = 0; i < runtime.n_events; i++)
-			counter_value_unsupported(&open->at_begin[i], "reading the counters failed");
+	size_t n = runtime.config_error[0] ? 0 : runtime.n_events;
+	bool read_ok = thread->set && counter_read(thread->set, thread->read_buffer, NULL) == 0;
+	for (size_t i = 0; i < n; i++) {
+		const counter_value *v = &thread->read_buffer[i];
+		region_mark *mark = &open->at_begin[i];
+		if (!read_ok) {
+			mark->state = COUNTER_UNSUPPORTED;
+			continue;
+		}
+		mark->raw = v->raw;
+		mark->value = v->value;
+		mark->state = v->state;
+		if (!counter_value_usable(v) && !thread->reason[i][0])
+			snprintf(thread->reason[i], sizeof thread->reason[i], "%.*s", (int)sizeof thread->reason[i] - 1,
+			         v->reason[0] ? v->reason : counter_state_name(v->state));
+	}
 }
 
 void plumb_region_end(const char *name)
@@ -218,7 +239,7 @@ void plumb_region_end(const char *name)
 	region_thread *thread = current_thread();
 	if (!thread)
 		return;
-	counter_value *at_end = thread->at_end;
+	counter_value *at_end = thread->read_buffer;
 	bool read_ok = thread->set && counter_read(thread->set, at_end, NULL) == 0;
 	if (thread->depth == 0) {
 		note_mismatch(thread, "plumb_region_end(\"%s\") without a begin%s", name ? name : "(null)", "");
@@ -246,9 +267,9 @@ void plumb_region_end(const char *name)
 		} else if (!read_ok) {
 			state = COUNTER_UNSUPPORTED;
 			reason = "reading the counters failed";
-		} else if (!counter_value_usable(&open->at_begin[i])) {
+		} else if (open->at_begin[i].state != COUNTER_OK && open->at_begin[i].state != COUNTER_MULTIPLEXED) {
 			state = open->at_begin[i].state;
-			reason = open->at_begin[i].reason;
+			reason = thread->reason[i][0] ? thread->reason[i] : "reading the counters failed at the region's begin";
 		} else if (!counter_value_usable(&at_end[i])) {
 			state = at_end[i].state;
 			reason = at_end[i].reason;
