@@ -133,7 +133,7 @@ typedef struct latency_restart {
 	unsigned fill_work;        /* the largest measured k that adds no time (k c <= F) */
 	double work_unit_ns;       /* c */
 	bool fill_beyond_range;    /* no k in the sweep added time: F is a lower bound */
-	double fit_error;          /* mean |t - model| / B */
+	double fit_error;          /* mean over k of |t - model| / t */
 } latency_restart;
 
 /* work[0..n-1] ascending with work[0] == 0; ns[i] = t(work[i]); c > 0. */
@@ -166,9 +166,9 @@ typedef struct latency_mlp_point {
 
 typedef struct latency_mlp_summary {
 	unsigned saturation_chains;  /* smallest k reaching threshold of the peak bandwidth */
-	bool saturated;              /* false: still rising over the last quarter of the k range
-	                                (more than 10%), so saturation_chains and outstanding are
-	                                lower bounds */
+	bool saturated;              /* false: the first three quarters of the k range stay more
+	                                than 10% below the peak (still rising), so
+	                                saturation_chains and outstanding are lower bounds */
 	double peak_mb_per_s;        /* highest (median-of-3 smoothed) bandwidth */
 	double single_ns;            /* ns per load with one chain */
 	double outstanding;          /* peak / one-chain bandwidth: by Little's law the

@@ -46,9 +46,15 @@ int latency_mlp_analyze(const latency_mlp_point *points, size_t n, double thresh
 	size_t saturation = 0;
 	while (saturation < n && smooth[saturation] < threshold * peak)
 		saturation++;
-	/* A curve still climbing at the largest k has not shown its limit. */
-	size_t quarter = n - (n + 3) / 4;
-	out->saturated = n >= 4 && smooth[n - 1] <= 1.1 * smooth[quarter > 0 ? quarter - 1 : 0];
+	/* A curve still climbing at the largest k has not shown its limit:
+	 * saturated means the first three quarters of the k range already
+	 * came within 10% of the peak. */
+	size_t head = n - n / 4;
+	double head_peak = 0;
+	for (size_t i = 0; i < head; i++)
+		if (smooth[i] > head_peak)
+			head_peak = smooth[i];
+	out->saturated = n >= 4 && head_peak >= 0.9 * peak;
 	free(smooth);
 	out->saturation_chains = points[saturation].chains;
 	out->peak_mb_per_s = peak;

@@ -122,6 +122,11 @@ static void add_levels(output_report *report, const latency_run_options *o, cons
 		else
 			output_cell_status(t, "n/a", "no sysfs cache matches this level");
 		output_cell_text(t, !l->sysfs_bytes || l->level.open_ended ? "-" : l->agrees ? "agrees" : "disagrees");
+		if (l->median_ns > 1.5 * l->level.ns)
+			output_note(report,
+			            "%s: the median latency over its plateau (%.1f ns) is %.1fx its 10th percentile (%.1f ns): "
+			            "something else evicted this level during the run, so its latency and where it ends are "
+			            "uncertain", l->name, l->median_ns, l->median_ns / l->level.ns, l->level.ns);
 		if (l->sysfs_bytes && !l->level.open_ended && !l->agrees)
 			output_note(report,
 			            "%s: timing says this level ends at %s, sysfs says the cache is %s (more than one sweep step "

@@ -78,7 +78,10 @@ int latency_restart_analyze(const unsigned *work, const double *ns, size_t n, do
 	for (size_t i = 0; i < n; i++)
 		if (c * work[i] <= fill * (1 + 1e-9))
 			out->fill_work = work[i];
-	out->fit_error = best_cost / (double)n / best_b;
+	double relative = 0;
+	for (size_t i = 0; i < n; i++)
+		relative += fabs(ns[i] - model(best_b, best_r, c, work[i])) / ns[i];
+	out->fit_error = relative / (double)n;
 	return 0;
 }
 
