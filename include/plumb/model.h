@@ -89,4 +89,21 @@ int model_input_parse(const char *text, size_t length, const char *name, model_i
                       plumb_status *status);
 void model_input_free(model_input *in);
 
+/* The whole `plumb model` report (tables fit, points, predict_contention,
+ * predict_processors; docs/output-schema.md). */
+#include "plumb/output.h"
+
+typedef struct model_report_options {
+	const model_input *input;      /* measurements, or NULL to evaluate given S and L0 */
+	const char *source;            /* the input's name, for metadata and errors */
+	double service_ns;             /* > 0: evaluate this S instead of fitting */
+	double unloaded_latency_ns;    /* > 0: given L0 */
+	double line_bytes;             /* > 0: given; else the input's, else 64 */
+	const double *at;              /* extra contentions to predict (MB/s) */
+	size_t at_count;
+	unsigned processors;           /* predict for 1..processors (0: 16) */
+} model_report_options;
+
+int model_report(const model_report_options *options, output_report *report, plumb_status *status);
+
 #endif
