@@ -11,7 +11,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "cli/command.h"
+#include <gnu/libc-version.h>
+#include <sys/utsname.h>
 #include "plumb/parse.h"
+#include "plumb/topology.h"
 #include "plumb/validate.h"
 
 const char cmd_validate_summary[] = "check counters against microbenchmarks with predicted counts";
@@ -251,6 +254,20 @@ static int parse_backends(const char *text, bool sources[VALIDATE_SOURCE_COUNT])
 static void add_machine_meta(output_report *r, const validate_results *results, const validate_options *o)
 {
 	const validate_machine *m = &results->machine;
+	/* What the counts depend on besides the benchmark (notes 000 §7.6 R2). */
+	struct utsname uts;
+	if (uname(&uts) == 0) output_meta_text(r, "kernel", uts.release);
+	output_meta_text(r, "glibc", gnu_get_libc_version());
+	output_meta_text(r, "compiler", __VERSION__);
+	topology machine_topology;
+	plumb_status status;
+	if (topology_read(&machine_topology, &status) == 0) {
+		output_meta_text(r, "cpu_model", machine_topology.cpu_model);
+		output_meta_text(r, "thp", machine_topology.thp_mode);
+		output_meta_text(r, "virtualised", machine_topology.hypervisor ? "yes" : "no");
+	}
+	output_meta_text(r, "memory", "fresh mmap per run, MADV_NOHUGEPAGE, prefaulted by writing where the "
+	                              "benchmark needs no faults; lines made uncached by clflush");
 	output_meta_integer(r, "page_size", (int64_t)m->page_size);
 	output_meta_integer(r, "l1d_size", (int64_t)m->l1d_size);
 	output_meta_integer(r, "l1d_line", m->l1d_line);
