@@ -134,6 +134,15 @@ static void check_counts(const sim *s, problem *p)
 				       sim_level_name((sim_level)level), (unsigned long long)classes, (unsigned long long)misses);
 		}
 	}
+	if (s->config.classify && s->has_l3) {
+		const sim_cache_stats *st = &s->stats.l3;
+		uint64_t misses = st->misses[0] + st->misses[1] + st->misses[2];
+		uint64_t classes = st->compulsory + st->capacity + st->conflict + st->coherence_true +
+		                   st->coherence_false + st->inclusion_victim;
+		if (classes != misses)
+			report(p, "L3: miss classes sum to %llu, misses are %llu", (unsigned long long)classes,
+			       (unsigned long long)misses);
+	}
 	if (sent != received)
 		report(p, "invalidations sent (%llu) != received (%llu)", (unsigned long long)sent,
 		       (unsigned long long)received);

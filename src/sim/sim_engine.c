@@ -596,8 +596,10 @@ static void write_down(sim *s, reference *r, uint64_t address, bool from_l1)
 	sim_core *k = &s->core[r->core];
 	if (from_l1 && s->has_l2) {
 		sim_cache *l2 = &k->cache[SIM_L2];
+		uint64_t granule = granule_of(s, address);
+		bool shadow_hit = l2->classify ? sim_shadow_reference(&l2->shadow, granule) : false;
 		r->reached[LEVEL_SECOND] = true;
-		long w = sim_cache_find(l2, granule_of(s, address));
+		long w = sim_cache_find(l2, granule);
 		if (w >= 0) {
 			w = (long)sim_cache_touch(l2, (size_t)w);
 			if (s->config.cache[SIM_L2].write_back) {
@@ -605,6 +607,10 @@ static void write_down(sim *s, reference *r, uint64_t address, bool from_l1)
 				return;
 			}
 		} else {
+			/* the private L2 includes the L1, so only a write-around from a
+			 * no-write-allocate L1 can get here */
+			if (!r->missed[LEVEL_SECOND] && l2->classify)
+				r->class[LEVEL_SECOND] = classify_miss(s, r, l2, granule, shadow_hit, true);
 			r->missed[LEVEL_SECOND] = true;
 		}
 	}
@@ -612,15 +618,21 @@ static void write_down(sim *s, reference *r, uint64_t address, bool from_l1)
 	s->stats.core[r->core].coherence.bus_writes++;
 	if (s->has_l3) {
 		sim_cache *l3 = &s->l3;
+		uint64_t line = address >> l3->line_bits;
+		bool shadow_hit = l3->classify ? sim_shadow_reference(&l3->shadow, line) : false;
 		r->reached[LEVEL_THIRD] = true;
-		long w = sim_cache_find(l3, address >> l3->line_bits);
-		if (w >= 0 && s->config.cache[SIM_L3].write_back) {
+		long w = sim_cache_find(l3, line);
+		if (w >= 0) {
 			w = (long)sim_cache_touch(l3, (size_t)w);
-			l3->meta[w] |= META_DIRTY;
-			return;
-		}
-		if (w < 0)
+			if (s->config.cache[SIM_L3].write_back) {
+				l3->meta[w] |= META_DIRTY;
+				return;
+			}
+		} else {
+			if (!r->missed[LEVEL_THIRD] && l3->classify)
+				r->class[LEVEL_THIRD] = classify_miss(s, r, l3, line, shadow_hit, false);
 			r->missed[LEVEL_THIRD] = true;
+		}
 	}
 	memory_write(s, r->core);
 }
@@ -833,6 +845,11 @@ static void finish_reference(sim *s, reference *r, sim_level first)
 
 #define MAX_LINES 64
 
+typedef struct prefetch_trigger {
+	uint64_t line;
+	bool prefetched_hit;   /* first use of a prefetched line, else a demand miss */
+} prefetch_trigger;
+
 void sim_reference(sim *s, uint32_t core, sim_access_kind kind, uint64_t address, uint32_t size)
 {
 	sim_core *k = &s->core[core];
@@ -862,6 +879,10 @@ void sim_reference(sim *s, uint32_t core, sim_access_kind kind, uint64_t address
 	if (n > 1)
 		s->stats.core[core].straddles++;
 	bool hit[MAX_LINES];
+	/* The prefetcher acts after the reference is complete, so its fills
+	 * can never evict the line the reference is still writing. */
+	prefetch_trigger trigger[MAX_LINES];
+	unsigned triggers = 0;
 
 	/* Pass 1: the L1 lookups, filling what misses (cachegrind's order). */
 	for (unsigned i = 0; i < n; i++) {
@@ -875,8 +896,7 @@ void sim_reference(sim *s, uint32_t core, sim_access_kind kind, uint64_t address
 				l1->meta[w] &= (uint8_t)~META_PREFETCHED;
 				s->stats.core[core].cache[first].prefetch_useful++;
 				s->stats.core[core].prefetch.useful++;
-				if (!r.prefetch)
-					sim_prefetch_after_prefetched_hit(s, core, line);
+				trigger[triggers++] = (prefetch_trigger){ line, true };
 			}
 			continue;
 		}
@@ -897,6 +917,8 @@ void sim_reference(sim *s, uint32_t core, sim_access_kind kind, uint64_t address
 		if (hit[i]) {
 			if (r.missed[LEVEL_FIRST]) {
 				if (s->has_l2) {
+					if (k->cache[SIM_L2].classify)
+						sim_shadow_reference(&k->cache[SIM_L2].shadow, granule);
 					long w = sim_cache_find(&k->cache[SIM_L2], granule);
 					r.reached[LEVEL_SECOND] = true;
 					if (w >= 0)
@@ -912,7 +934,7 @@ void sim_reference(sim *s, uint32_t core, sim_access_kind kind, uint64_t address
 				w = (long)l1_install(s, core, first, line, (uint8_t)state);
 			set_state_in(l1, w, state);
 			if (kind != SIM_IFETCH && s->config.prefetch.kind != SIM_PREFETCH_NONE)
-				sim_prefetch_after_miss(s, core, line);
+				trigger[triggers++] = (prefetch_trigger){ line, false };
 		} else {
 			write_around(s, &r, piece);
 			continue;
@@ -932,6 +954,12 @@ void sim_reference(sim *s, uint32_t core, sim_access_kind kind, uint64_t address
 			sim_check_line(s, granule);
 	}
 	finish_reference(s, &r, first);
+	for (unsigned i = 0; i < triggers; i++) {
+		if (trigger[i].prefetched_hit)
+			sim_prefetch_after_prefetched_hit(s, core, trigger[i].line);
+		else
+			sim_prefetch_after_miss(s, core, trigger[i].line);
+	}
 }
 
 /* ---------------------------------------------------------- prefetch */
