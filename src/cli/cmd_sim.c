@@ -1,0 +1,296 @@
+/* plumb sim: run a trace (or a program under lackey) through the
+ * multicore cache/TLB/coherence simulator and print every statistic. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "cli/command.h"
+#include "plumb/parse.h"
+#include "plumb/progress.h"
+#include "plumb/sim.h"
+#include "plumb/trace.h"
+
+const char cmd_sim_summary[] = "simulate caches, TLBs and coherence on a trace or a program";
+
+#define BATCH 65536
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+	        "usage: plumb sim [OPTIONS] [TRACE]\n"
+	        "       plumb sim [OPTIONS] -- PROGRAM [ARGS...]\n\n"
+	        "Runs a trace (a file, or standard input when TRACE is - or absent) or a\n"
+	        "program under valgrind's lackey through N cores with private L1I/L1D/L2, an\n"
+	        "optional shared L3, TLBs, prefetchers and MSI/MESI/MOESI/ESI coherence, and\n"
+	        "reports hits, misses and their classes, coherence events, transitions,\n"
+	        "threads, hot lines, code addresses and estimated cycles (docs/simulator.md).\n\n"
+	        "  -p, --preset NAME     start from a preset (default: default); --list-presets\n"
+	        "  -c, --config FILE     read settings from FILE (format: docs/simulator.md)\n"
+	        "  -s, --set KEY=VALUE   one setting, e.g. l1d.size=64K, protocol=moesi (repeatable)\n"
+	        "      --cores N         simulated cores (1..64)\n"
+	        "      --protocol P      mesi, msi, moesi or esi\n"
+	        "      --l1i, --l1d, --l2, --l3 SIZE,ASSOC,LINE\n"
+	        "                        a level's geometry as cachegrind takes it (l2/l3: none)\n"
+	        "      --inclusion I     the L3: inclusive, non-inclusive or exclusive\n"
+	        "      --prefetch KIND   none, next-line or stream\n"
+	        "      --check           check coherence invariants after every transaction\n"
+	        "      --basic           no miss classification (faster; classes not counted)\n"
+	        "      --top N           hot lines and code addresses to list (default 10)\n"
+	        "  -f, --format F        trace format: auto (default), native, lackey, din\n"
+	        "      --allow-truncated read a cut-short native trace up to its last block\n"
+	        "      --print-config    print the configuration in the file format and exit\n"
+	        "      --list-presets    list the presets and exit\n"
+	        "      --list-events     list the event names the simulator answers and exit\n"
+	        "      --csv             CSV output\n"
+	        "      --json            JSON output (schema: docs/output-schema.md)\n"
+	        "  -o, --output FILE     write to FILE (atomically) instead of stdout\n"
+	        "  -h, --help            this help\n");
+}
+
+enum {
+	OPT_CORES = 0x2001, OPT_PROTOCOL, OPT_L1I, OPT_L1D, OPT_L2, OPT_L3, OPT_INCLUSION, OPT_PREFETCH,
+	OPT_CHECK, OPT_BASIC, OPT_TOP, OPT_ALLOW_TRUNCATED, OPT_PRINT_CONFIG, OPT_LIST_PRESETS, OPT_LIST_EVENTS
+};
+
+/* "32K,8,64" (or "none" for L2/L3) into level's settings. */
+static int set_geometry(sim_config *config, const char *level, const char *text, plumb_status *status)
+{
+	char key[32];
+	if (strcmp(text, "none") == 0) {
+		snprintf(key, sizeof key, "%s.size", level);
+		return sim_config_set(config, key, "none", status);
+	}
+	char copy[128];
+	if (strlen(text) >= sizeof copy)
+		return plumb_fail(status, EINVAL, "--%s: too long", level);
+	strcpy(copy, text);
+	char *fields[3];
+	char *save = NULL;
+	int n = 0;
+	for (char *part = strtok_r(copy, ",", &save); part; part = strtok_r(NULL, ",", &save)) {
+		if (n == 3)
+			return plumb_fail(status, EINVAL, "--%s: '%s' is not SIZE,ASSOC,LINE", level, text);
+		fields[n++] = part;
+	}
+	if (n != 3)
+		return plumb_fail(status, EINVAL, "--%s: '%s' is not SIZE,ASSOC,LINE", level, text);
+	static const char *const names[3] = { "size", "assoc", "line" };
+	for (int i = 0; i < 3; i++) {
+		snprintf(key, sizeof key, "%s.%s", level, names[i]);
+		if (sim_config_set(config, key, fields[i], status) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int list_presets(void)
+{
+	const char *const *names = sim_preset_names();
+	for (size_t i = 0; names[i]; i++)
+		printf("%-12s %s\n", names[i], sim_preset_description(names[i]));
+	return 0;
+}
+
+static int list_events(void)
+{
+	for (size_t i = 0; sim_event_name(i); i++)
+		printf("%-24s %s\n", sim_event_name(i), sim_event_description(sim_event_name(i)));
+	return 0;
+}
+
+/* A setting from the command line, applied after the preset and the file. */
+typedef struct setting {
+	const char *key;     /* NULL: assignment is "key=value"; else a --l1d-style geometry */
+	const char *value;
+} setting;
+
+static int run(sim *s, trace_reader *reader, uint64_t *records, plumb_status *status)
+{
+	trace_record *batch = malloc(BATCH * sizeof *batch);
+	if (!batch)
+		return plumb_fail_errno(status, ENOMEM, "trace batch");
+	progress p;
+	progress_begin(&p, "simulating", 0);
+	int rc = 0;
+	for (;;) {
+		long got = trace_reader_read(reader, batch, BATCH, status);
+		if (got < 0) {
+			rc = -1;
+			break;
+		}
+		if (got == 0)
+			break;
+		if (sim_access_batch(s, batch, (size_t)got, status) != 0) {
+			rc = -1;
+			break;
+		}
+		*records += (uint64_t)got;
+		progress_step(&p, (size_t)*records);
+	}
+	progress_end(&p);
+	free(batch);
+	return rc;
+}
+
+int cmd_sim(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "preset", required_argument, 0, 'p' }, { "config", required_argument, 0, 'c' },
+		{ "set", required_argument, 0, 's' }, { "format", required_argument, 0, 'f' },
+		{ "cores", required_argument, 0, OPT_CORES }, { "protocol", required_argument, 0, OPT_PROTOCOL },
+		{ "l1i", required_argument, 0, OPT_L1I }, { "l1d", required_argument, 0, OPT_L1D },
+		{ "l2", required_argument, 0, OPT_L2 }, { "l3", required_argument, 0, OPT_L3 },
+		{ "inclusion", required_argument, 0, OPT_INCLUSION }, { "prefetch", required_argument, 0, OPT_PREFETCH },
+		{ "check", no_argument, 0, OPT_CHECK }, { "basic", no_argument, 0, OPT_BASIC },
+		{ "top", required_argument, 0, OPT_TOP }, { "allow-truncated", no_argument, 0, OPT_ALLOW_TRUNCATED },
+		{ "print-config", no_argument, 0, OPT_PRINT_CONFIG }, { "list-presets", no_argument, 0, OPT_LIST_PRESETS },
+		{ "list-events", no_argument, 0, OPT_LIST_EVENTS },
+		CLI_OUTPUT_OPTIONS, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
+	cli_output out = { OUTPUT_TABLE, NULL };
+	const char *preset = "default", *config_path = NULL, *format_name = "auto";
+	setting *settings = calloc((size_t)argc + 1, sizeof *settings);
+	size_t setting_count = 0;
+	bool print_config = false, allow_truncated = false;
+	uint64_t top = 10;
+	plumb_status status;
+	int c;
+	if (!settings)
+		return cli_usage_error("sim", "out of memory");
+	optind = 1;
+	opterr = 0;
+	/* '+': stop at the first non-option, so "-- PROGRAM -x" keeps its options */
+	while ((c = getopt_long(argc, argv, "+hp:c:s:f:o:", options, NULL)) != -1) {
+		const char *key = NULL;
+		switch (c) {
+		case 'h':
+			usage(stdout);
+			free(settings);
+			return 0;
+		case 'p': preset = optarg; continue;
+		case 'c': config_path = optarg; continue;
+		case 'f': format_name = optarg; continue;
+		case 's': settings[setting_count++] = (setting){ NULL, optarg }; continue;
+		case OPT_CORES: key = "cores"; break;
+		case OPT_PROTOCOL: key = "protocol"; break;
+		case OPT_INCLUSION: key = "l3.inclusion"; break;
+		case OPT_PREFETCH: key = "prefetch"; break;
+		case OPT_L1I: key = "--l1i"; break;
+		case OPT_L1D: key = "--l1d"; break;
+		case OPT_L2: key = "--l2"; break;
+		case OPT_L3: key = "--l3"; break;
+		case OPT_CHECK: key = "check"; optarg = (char *)"yes"; break;
+		case OPT_BASIC: key = "classify"; optarg = (char *)"no"; break;
+		case OPT_TOP:
+			if (parse_u64(optarg, 0, 10000, &top, &status) != 0) {
+				free(settings);
+				return cli_usage_error("sim", "--top: %s", status.message);
+			}
+			continue;
+		case OPT_ALLOW_TRUNCATED: allow_truncated = true; continue;
+		case OPT_PRINT_CONFIG: print_config = true; continue;
+		case OPT_LIST_PRESETS: free(settings); return list_presets();
+		case OPT_LIST_EVENTS: free(settings); return list_events();
+		default:
+			if (cli_output_option(&out, c, optarg))
+				continue;
+			free(settings);
+			return cli_bad_option("sim", argv);
+		}
+		settings[setting_count++] = (setting){ key, optarg };
+	}
+	bool command_mode = optind > 1 && strcmp(argv[optind - 1], "--") == 0;
+	const char *trace_path = "-";
+	if (command_mode) {
+		if (optind >= argc) {
+			free(settings);
+			return cli_usage_error("sim", "'--' must be followed by a program to run");
+		}
+	} else if (optind < argc) {
+		trace_path = argv[optind++];
+		if (optind < argc) {
+			free(settings);
+			return cli_usage_error("sim", "unexpected argument '%s' (a program goes after '--')", argv[optind]);
+		}
+	}
+
+	sim_config config;
+	if (sim_preset(&config, preset, &status) != 0 ||
+	    (config_path && sim_config_load(&config, config_path, &status) != 0)) {
+		free(settings);
+		return cli_usage_error("sim", "%s", status.message);
+	}
+	for (size_t i = 0; i < setting_count; i++) {
+		int rc;
+		if (!settings[i].key)
+			rc = sim_config_assign(&config, settings[i].value, &status);
+		else if (settings[i].key[0] == '-')
+			rc = set_geometry(&config, settings[i].key + 2, settings[i].value, &status);
+		else
+			rc = sim_config_set(&config, settings[i].key, settings[i].value, &status);
+		if (rc != 0) {
+			free(settings);
+			return cli_usage_error("sim", "%s", status.message);
+		}
+	}
+	free(settings);
+	if (sim_config_validate(&config, &status) != 0)
+		return cli_usage_error("sim", "%s", status.message);
+	if (print_config) {
+		sim_config_write(&config, stdout);
+		return 0;
+	}
+	trace_format format;
+	if (trace_format_parse(format_name, &format, &status) != 0)
+		return cli_usage_error("sim", "--format: %s", status.message);
+	if (!command_mode && strcmp(trace_path, "-") == 0 && isatty(STDIN_FILENO))
+		return cli_usage_error("sim", "no trace: give a file, pipe one in, or run a program after '--'");
+
+	trace_reader *reader;
+	int rc = command_mode ? trace_reader_open_command(&reader, argv + optind, &status)
+	                      : trace_reader_open(&reader, trace_path, format, &status);
+	if (rc != 0)
+		return cli_error("sim", &status);
+	if (allow_truncated)
+		trace_reader_allow_truncated(reader, 1);
+	sim *s;
+	if (sim_new(&s, &config, &status) != 0) {
+		trace_reader_close(reader, NULL);
+		return cli_error("sim", &status);
+	}
+	uint64_t records = 0;
+	rc = run(s, reader, &records, &status);
+	trace_reader_info info;
+	trace_reader_get_info(reader, &info);
+	trace_format used = trace_reader_format(reader);
+	plumb_status close_status;
+	int closed = trace_reader_close(reader, &close_status);
+	if (rc != 0 || closed != 0) {
+		sim_free(s);
+		return cli_error("sim", rc != 0 ? &status : &close_status);
+	}
+	if (config.check && sim_check(s, &status) != 0) {
+		sim_free(s);
+		return cli_error("sim", &status);
+	}
+	output_report *report = output_report_new("sim");
+	output_meta_text(report, "trace", command_mode ? argv[optind] : trace_path);
+	output_meta_text(report, "format", trace_format_name(used));
+	output_meta_integer(report, "records", (int64_t)records);
+	if (info.truncated)
+		output_note(report, "the trace was cut short: %llu bytes of an incomplete block were ignored",
+		            (unsigned long long)info.truncated_bytes);
+	if (sim_report(s, report, (size_t)top, &status) != 0) {
+		output_report_free(report);
+		sim_free(s);
+		return cli_error("sim", &status);
+	}
+	if (config.check)
+		output_note(report, "--check: every invariant held (single writer, inclusion, directory = contents, "
+		                    "counting identities)");
+	rc = cli_output_emit(&out, report);
+	output_report_free(report);
+	sim_free(s);
+	return rc;
+}

@@ -1,0 +1,127 @@
+/* plumb sim end to end: a lackey trace on stdin and in a file, the JSON and
+ * CSV shapes, byte-identical reruns, configuration errors, a program run
+ * under lackey, and --check. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "run.h"
+
+/* Two threads ping-ponging a shared word (lackey text with SCHED lines). */
+static char *ping_pong_trace(int rounds)
+{
+	size_t capacity = 128 + (size_t)rounds * 400;
+	char *text = malloc(capacity), *at = text;
+	at += sprintf(at, "==1== Lackey, an example Valgrind tool\n");
+	for (int i = 0; i < rounds; i++)
+		for (int thread = 1; thread <= 2; thread++) {
+			at += sprintf(at, "--1--   SCHED[%d]:  acquired lock (VG_(scheduler) timeslice)\n", thread);
+			at += sprintf(at, "I  00400000,4\n L 10000000,4\n S 10000000,4\n");
+		}
+	return text;
+}
+
+Test(sim_cli, help_and_lists)
+{
+	cli_run r = cli_run_plumbv(NULL, "sim", "--help", NULL);
+	cr_assert_eq(r.exit_code, 0);
+	cr_assert(strstr(r.out, "usage: plumb sim"));
+	cli_run_free(&r);
+	r = cli_run_plumbv(NULL, "sim", "--list-presets", NULL);
+	cr_assert_eq(r.exit_code, 0);
+	cr_assert(strstr(r.out, "origin2000") && strstr(r.out, "zen4") && strstr(r.out, "cachegrind"));
+	cli_run_free(&r);
+	r = cli_run_plumbv(NULL, "sim", "--list-events", NULL);
+	cr_assert_eq(r.exit_code, 0);
+	cr_assert(strstr(r.out, "PAPI_CA_ITV"));
+	cli_run_free(&r);
+}
+
+Test(sim_cli, ping_pong_from_stdin_as_json)
+{
+	char *trace = ping_pong_trace(50);
+	cli_run r = cli_run_plumbv(trace, "sim", "--cores", "2", "--check", "--json", "-", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	cr_assert(strstr(r.out, "\"invalidations_received\""), "%s", r.out);
+	cr_assert(strstr(r.out, "\"true sharing\""), "the hot line is truly shared: %s", r.out);
+	cli_run_free(&r);
+	r = cli_run_plumbv(trace, "sim", "--cores", "2", "--csv", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	/* 2K reads, all L1D misses: 2 cold + 98 coherence; 99 invalidations */
+	cr_assert(strstr(r.out, "D1 misses,100,100,0"), "%s", r.out);
+	cli_run_free(&r);
+	free(trace);
+}
+
+Test(sim_cli, same_input_same_bytes)
+{
+	char *trace = ping_pong_trace(40);
+	const char *path = cli_temp_path("pp.lackey");
+	FILE *f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fputs(trace, f);
+	fclose(f);
+	cli_run a = cli_run_plumbv(NULL, "sim", "--preset", "zen4", "--cores", "3", "--json", path, NULL);
+	cli_run b = cli_run_plumbv(NULL, "sim", "--preset", "zen4", "--cores", "3", "--json", path, NULL);
+	cr_assert_eq(a.exit_code, 0, "%s", a.err);
+	cr_assert_str_eq(a.out, b.out);
+	cli_run_free(&a);
+	cli_run_free(&b);
+	a = cli_run_plumbv(NULL, "sim", "-s", "l1d.replacement=random", path, NULL);
+	b = cli_run_plumbv(NULL, "sim", "-s", "l1d.replacement=random", path, NULL);
+	cr_assert_str_eq(a.out, b.out);
+	cli_run_free(&a);
+	cli_run_free(&b);
+	free(trace);
+}
+
+Test(sim_cli, configuration_errors)
+{
+	cli_run r = cli_run_plumbv(NULL, "sim", "--l1d", "32K,7,64", "-", NULL);
+	cr_assert_eq(r.exit_code, 2);
+	cr_assert(strstr(r.err, "L1D"), "%s", r.err);
+	cli_run_free(&r);
+	r = cli_run_plumbv(NULL, "sim", "--preset", "vax", NULL);
+	cr_assert_eq(r.exit_code, 2);
+	cr_assert(strstr(r.err, "unknown preset 'vax'"), "%s", r.err);
+	cli_run_free(&r);
+	const char *path = cli_temp_path("bad.conf");
+	FILE *f = fopen(path, "w");
+	fputs("cores = 2\n[l1d]\nsise = 4K\n", f);
+	fclose(f);
+	r = cli_run_plumbv(NULL, "sim", "--config", path, NULL);
+	cr_assert_eq(r.exit_code, 2);
+	cr_assert(strstr(r.err, "line 3: unknown key 'l1d.sise'"), "%s", r.err);
+	cli_run_free(&r);
+	r = cli_run_plumbv(NULL, "sim", "--set", "cores", NULL);
+	cr_assert_eq(r.exit_code, 2);
+	cli_run_free(&r);
+	r = cli_run_plumbv(NULL, "sim", "--cores", "2", "--print-config", NULL);
+	cr_assert_eq(r.exit_code, 0);
+	cr_assert(strstr(r.out, "cores = 2"), "%s", r.out);
+	cli_run_free(&r);
+}
+
+Test(sim_cli, bad_trace_is_an_error)
+{
+	cli_run r = cli_run_plumbv("this is not a trace\n", "sim", "--format", "lackey", "-", NULL);
+	cr_assert_eq(r.exit_code, 1, "%s", r.out);
+	cr_assert(strstr(r.err, "plumb sim:"), "%s", r.err);
+	cli_run_free(&r);
+	r = cli_run_plumbv(NULL, "sim", "/nonexistent/trace", NULL);
+	cr_assert_eq(r.exit_code, 1);
+	cli_run_free(&r);
+}
+
+Test(sim_cli, runs_a_program_under_lackey, .timeout = 120)
+{
+	if (system("valgrind --version > /dev/null 2>&1") != 0)
+		cr_skip_test("valgrind is not installed");
+	cli_run r = cli_run_plumbv(NULL, "sim", "--preset", "cachegrind", "--csv", "--", "/bin/true", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	cr_assert(strstr(r.out, "I refs,"), "%s", r.out);
+	cli_run_free(&r);
+	r = cli_run_plumbv(NULL, "sim", "--", "/nonexistent/program", NULL);
+	cr_assert_eq(r.exit_code, 1);
+	cli_run_free(&r);
+}
