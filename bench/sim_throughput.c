@@ -2,6 +2,12 @@
  *
  *   sim_throughput [--refs N] [--cores 1|2] [--workload typical|stream]
  *                  [--switch N] [--repeat R] [--classify]
+ *   sim_throughput --trace FILE [--passes P] [--cores 1|2] [--repeat R] [--classify]
+ *
+ * With --trace the references come from a trace file (native, lackey or
+ * din) read P times through trace_reader_read in 64 Ki-record batches; the
+ * reader's and the simulator's CPU times are measured apart and together
+ * ("from a native trace" is the together figure).
  *
  * The references come from a generator shaped like a lackey trace: one
  * instruction fetch per instruction (half the references, a 4 KiB loop),
@@ -23,6 +29,7 @@
 #include <sys/resource.h>
 #include <time.h>
 #include "plumb/sim.h"
+#include "plumb/trace.h"
 
 #define BATCH 4096
 
@@ -92,16 +99,87 @@ static int compare(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Replays a trace file: reader and simulator timed apart. */
+static int replay(const char *path, int passes, int repeat, const sim_config *config)
+{
+	enum { REPLAY_BATCH = 65536 };
+	trace_record *batch = malloc(REPLAY_BATCH * sizeof *batch);
+	double *both = calloc((size_t)repeat, sizeof *both), *simulate = calloc((size_t)repeat, sizeof *simulate);
+	double *read = calloc((size_t)repeat, sizeof *read);
+	if (!batch || !both || !simulate || !read)
+		return 1;
+	plumb_status status;
+	uint64_t records = 0;
+	for (int r = 0; r < repeat; r++) {
+		sim *s;
+		if (sim_new(&s, config, &status) != 0) {
+			fprintf(stderr, "sim_throughput: %s\n", status.message);
+			return 1;
+		}
+		double reading = 0, simulating = 0;
+		records = 0;
+		for (int p = 0; p < passes; p++) {
+			trace_reader *reader;
+			if (trace_reader_open(&reader, path, TRACE_FORMAT_AUTO, &status) != 0) {
+				fprintf(stderr, "sim_throughput: %s\n", status.message);
+				return 1;
+			}
+			for (;;) {
+				double start = now();
+				long got = trace_reader_read(reader, batch, REPLAY_BATCH, &status);
+				double middle = now();
+				reading += middle - start;
+				if (got < 0) {
+					fprintf(stderr, "sim_throughput: %s\n", status.message);
+					return 1;
+				}
+				if (got == 0)
+					break;
+				if (sim_access_batch(s, batch, (size_t)got, &status) != 0) {
+					fprintf(stderr, "sim_throughput: %s\n", status.message);
+					return 1;
+				}
+				simulating += now() - middle;
+				records += (uint64_t)got;
+			}
+			if (trace_reader_close(reader, &status) != 0) {
+				fprintf(stderr, "sim_throughput: %s\n", status.message);
+				return 1;
+			}
+		}
+		read[r] = (double)records / reading;
+		simulate[r] = (double)records / simulating;
+		both[r] = (double)records / (reading + simulating);
+		sim_free(s);
+	}
+	qsort(both, (size_t)repeat, sizeof *both, compare);
+	qsort(simulate, (size_t)repeat, sizeof *simulate, compare);
+	qsort(read, (size_t)repeat, sizeof *read, compare);
+	printf("trace=%s passes=%d cores=%u protocol=%s l3=%s classify=%s repeat=%d records=%llu "
+	       "read+simulate median=%.1f Mrefs/s (min %.1f max %.1f) simulate=%.1f read=%.1f peak_rss=%ld KiB\n",
+	       path, passes, config->cores, sim_protocol_name(config->protocol), sim_inclusion_name(config->l3_inclusion),
+	       config->classify ? "yes" : "no", repeat, (unsigned long long)records, both[repeat / 2] / 1e6,
+	       both[0] / 1e6, both[repeat - 1] / 1e6, simulate[repeat / 2] / 1e6, read[repeat / 2] / 1e6,
+	       peak_rss_kib());
+	free(batch);
+	free(both);
+	free(simulate);
+	free(read);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t refs = 100000000;
 	uint32_t cores = 1;
 	int repeat = 3;
 	bool classify = false;
-	const char *workload = "typical";
+	const char *workload = "typical", *trace_path = NULL;
+	int passes = 1;
 	uint32_t switch_every = 4096;
 	static const struct option options[] = {
 		{ "workload", required_argument, 0, 'w' }, { "switch", required_argument, 0, 's' },
+		{ "trace", required_argument, 0, 't' }, { "passes", required_argument, 0, 'p' },
 		{ "refs", required_argument, 0, 'n' }, { "cores", required_argument, 0, 'c' },
 		{ "repeat", required_argument, 0, 'r' }, { "classify", no_argument, 0, 'k' },
 		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
@@ -113,16 +191,20 @@ int main(int argc, char **argv)
 		case 'r': repeat = atoi(optarg); break;
 		case 'k': classify = true; break;
 		case 'w': workload = optarg; break;
+		case 't': trace_path = optarg; break;
+		case 'p': passes = atoi(optarg); break;
 		case 's': switch_every = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case 'h':
 			printf("usage: sim_throughput [--refs N] [--cores 1|2] [--workload typical|stream] [--switch N]\n"
-			       "                      [--repeat R] [--classify]\n");
+			       "                      [--repeat R] [--classify]\n"
+			       "       sim_throughput --trace FILE [--passes P] [--cores 1|2] [--repeat R] [--classify]\n");
 			return 0;
 		default: return 2;
 		}
 	}
 	uint32_t stream_percent = strcmp(workload, "typical") == 0 ? 20 : strcmp(workload, "stream") == 0 ? 50 : 101;
-	if (cores < 1 || cores > 2 || repeat < 1 || refs == 0 || stream_percent > 100 || switch_every == 0) {
+	if (cores < 1 || cores > 2 || repeat < 1 || refs == 0 || stream_percent > 100 || switch_every == 0 ||
+	    passes < 1) {
 		fprintf(stderr, "sim_throughput: bad arguments\n");
 		return 2;
 	}
@@ -139,6 +221,8 @@ int main(int argc, char **argv)
 	config.classify = classify;
 	for (int t = 0; t < SIM_TLB_COUNT; t++)
 		config.tlb[t].entries = 0;
+	if (trace_path)
+		return replay(trace_path, passes, repeat, &config);
 	trace_record *batch = malloc(BATCH * sizeof *batch);
 	double *rates = calloc((size_t)repeat, sizeof *rates);
 	if (!batch || !rates)
