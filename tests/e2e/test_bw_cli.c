@@ -36,6 +36,8 @@ Test(bw_cli, bad_arguments_give_one_line_and_exit_2)
 		{ "bw", "--threads", "4096", NULL },
 		{ "bw", "--pages", "giant", NULL },
 		{ "bw", "--time-cap", "-5", NULL },
+		{ "bw", "--cpus", "0,0", NULL },
+		{ "bw", "--cpus", "0-", NULL },
 		{ "bw", "--bogus", NULL, NULL },
 		{ "bw", "extra", NULL, NULL },
 	};
