@@ -79,4 +79,11 @@ int loaded_run(const loaded_config *config, const timer_calibration *timer, load
 uint64_t loaded_generate(loaded_pattern pattern, uint8_t *buffer, size_t buffer_lines, size_t line_bytes,
                          size_t *position, size_t lines, unsigned delay);
 
+/* Adds the loaded table, metadata and notes (docs/output-schema.md) for
+ * count points of a run; cpus_available says why a run without generators
+ * had none (one CPU, or none requested). */
+#include "plumb/output.h"
+void loaded_report(const loaded_config *config, const timer_calibration *timer, const loaded_point *points,
+                   size_t count, int cpus_available, output_report *report);
+
 #endif
