@@ -158,3 +158,4 @@ clean:
 	rm -rf build build-asan build-clang
 
 -include $(DEPS)
+-include vg/Makefile.inc

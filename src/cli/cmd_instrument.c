@@ -1,0 +1,172 @@
+/* plumb instrument: exact instruction, load and store counts of a command,
+ * per thread and per marked region, from plumbgrind (plumb's Valgrind tool).
+ * The fourth source beside prediction, measurement and simulation: what the
+ * program executed, counted one by one. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "cli/command.h"
+#include "plumb/instrument.h"
+
+const char cmd_instrument_summary[] = "exact instruction, load and store counts per thread and region (Valgrind tool)";
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: plumb instrument [options] [--] COMMAND [ARGS]\n"
+	           "       plumb instrument [options] --summary FILE\n\n"
+	           "Runs COMMAND under plumbgrind, plumb's Valgrind tool, and prints the exact number of\n"
+	           "instructions, loads, stores, modifies (read-modify-write accesses) and bytes read and\n"
+	           "written, per thread and per region marked with PLUMB_VG_REGION_BEGIN/END\n"
+	           "(<plumb/valgrind.h>) or plumb_region_begin/end (<plumb/region.h>).  The counts equal\n"
+	           "the lines of a lackey --trace-mem=yes trace of the same run.  COMMAND's standard\n"
+	           "output goes to standard error while the report is written to standard output.\n\n"
+	           "      --trace FILE     also write every reference to FILE in lackey's text format\n"
+	           "                       (plumb sim and plumb trace read it)\n"
+	           "      --no-collect     start with collection off: only what runs between\n"
+	           "                       PLUMB_VG_START and PLUMB_VG_STOP is traced and 'collected'\n"
+	           "      --summary FILE   read a summary plumbgrind wrote (valgrind --tool=plumbgrind\n"
+	           "                       --plumb-out=FILE) instead of running a command\n"
+	           "      --valgrind PROG  the valgrind program (default: valgrind on PATH)\n"
+	           "      --csv            CSV output\n"
+	           "      --json           JSON output (schema: docs/output-schema.md)\n"
+	           "  -o, --output FILE    write to FILE (atomically) instead of stdout\n"
+	           "  -h, --help           this help\n\n"
+	           "The tool is found in PLUMB_VALGRIND_LIB, the build tree (build/vg/lib) or\n"
+	           "PREFIX/lib/plumb/valgrind.  See plumb-instrument(1) and docs/valgrind-tool.md.\n");
+}
+
+static void counter_columns(output_table *table)
+{
+	for (int c = 0; c < INSTRUMENT_COUNTERS; c++)
+		output_column(table, instrument_counter_name((instrument_counter)c),
+		              c >= INSTRUMENT_BYTES_READ ? "bytes" : NULL, 0);
+}
+
+static void counter_cells(output_table *table, const instrument_counts *counts)
+{
+	for (int c = 0; c < INSTRUMENT_COUNTERS; c++)
+		output_cell_integer(table, (int64_t)counts->value[c]);
+}
+
+static output_report *build_report(const instrument_summary *summary, const char *source, int ran)
+{
+	output_report *report = output_report_new("instrument");
+	output_meta_text(report, "source", "plumbgrind (Valgrind tool, exact counts)");
+	output_meta_text(report, "command", summary->command ? summary->command : "");
+	if (ran)
+		output_meta_integer(report, "exit_code", summary->exit_code);
+	else
+		output_meta_text(report, "summary", source);
+	output_meta_integer(report, "threads", (int64_t)summary->thread_count);
+	if (summary->traced)
+		output_meta_integer(report, "trace_records", (int64_t)summary->trace_records);
+
+	output_table *threads = output_table_add(report, "threads", "Per thread: everything executed");
+	output_column(threads, "thread", NULL, 0);
+	output_column(threads, "lwp", NULL, 0);
+	counter_columns(threads);
+	for (size_t i = 0; i < summary->thread_count; i++) {
+		output_row(threads);
+		output_cell_integer(threads, summary->threads[i].thread);
+		output_cell_integer(threads, summary->threads[i].lwp);
+		counter_cells(threads, &summary->threads[i].total);
+	}
+	output_row(threads);
+	output_cell_text(threads, "all");
+	output_cell_empty(threads);
+	counter_cells(threads, &summary->total);
+
+	output_table *collected = output_table_add(report, "collected",
+	                                           "Per thread: while collecting, without the markers' own code");
+	output_column(collected, "thread", NULL, 0);
+	counter_columns(collected);
+	for (size_t i = 0; i < summary->thread_count; i++) {
+		output_row(collected);
+		output_cell_integer(collected, summary->threads[i].thread);
+		counter_cells(collected, &summary->threads[i].collected);
+	}
+
+	output_table *regions = output_table_add(report, "regions", "Per region and thread (inclusive of nested regions)");
+	output_column(regions, "region", NULL, 0);
+	output_column(regions, "thread", NULL, 0);
+	output_column(regions, "entries", NULL, 0);
+	counter_columns(regions);
+	for (size_t i = 0; i < summary->region_count; i++) {
+		const instrument_region *region = &summary->regions[i];
+		output_row(regions);
+		output_cell_text(regions, region->name);
+		output_cell_integer(regions, region->thread);
+		output_cell_integer(regions, (int64_t)region->entries);
+		counter_cells(regions, &region->counts);
+	}
+	if (summary->region_count == 0)
+		output_note(report, "no regions: mark them with PLUMB_VG_REGION_BEGIN/END (<plumb/valgrind.h>) or "
+		                    "plumb_region_begin/end (<plumb/region.h>)");
+	for (size_t i = 0; i < summary->warning_count; i++)
+		output_note(report, "plumbgrind: %s", summary->warnings[i]);
+	if (summary->trace_error)
+		output_note(report, "the trace is incomplete: %s", summary->trace_error);
+	if (ran && summary->exit_code != 0)
+		output_note(report, "the command exited with status %d", summary->exit_code);
+	return report;
+}
+
+int cmd_instrument(int argc, char **argv)
+{
+	static const struct option options[] = {
+		CLI_OUTPUT_OPTIONS,
+		{ "trace", required_argument, 0, 0x2001 },
+		{ "no-collect", no_argument, 0, 0x2002 },
+		{ "summary", required_argument, 0, 0x2003 },
+		{ "valgrind", required_argument, 0, 0x2004 },
+		{ "help", no_argument, 0, 'h' },
+		{ 0, 0, 0, 0 } };
+	cli_output out = { OUTPUT_TABLE, NULL };
+	instrument_options run_options;
+	instrument_options_init(&run_options);
+	const char *summary_path = NULL;
+	int c;
+	optind = 1;
+	opterr = 0;
+	/* '+': stop at the command, so its own options are left alone. */
+	while ((c = getopt_long(argc, argv, "+ho:", options, NULL)) != -1) {
+		switch (c) {
+		case 'h': usage(stdout); return 0;
+		case 0x2001: run_options.trace_path = optarg; break;
+		case 0x2002: run_options.collect_at_start = 0; break;
+		case 0x2003: summary_path = optarg; break;
+		case 0x2004: run_options.valgrind = optarg; break;
+		default:
+			if (!cli_output_option(&out, c, optarg))
+				return cli_bad_option("instrument", argv);
+		}
+	}
+	if (run_options.trace_path && !run_options.trace_path[0])
+		return cli_usage_error("instrument", "--trace needs a file name");
+	instrument_summary summary;
+	plumb_status status;
+	int ran = 0;
+	if (summary_path) {
+		if (optind < argc)
+			return cli_usage_error("instrument", "--summary takes no command ('%s')", argv[optind]);
+		if (run_options.trace_path || !run_options.collect_at_start)
+			return cli_usage_error("instrument", "--trace and --no-collect apply to a run, not to --summary");
+		if (instrument_summary_read(&summary, summary_path, &status) != 0)
+			return cli_error("instrument", &status);
+	} else {
+		if (optind >= argc)
+			return cli_usage_error("instrument", "no command to run (plumb instrument -- ./program args)");
+		if (!out.path || !strcmp(out.path, "-"))
+			run_options.program_stdout = STDERR_FILENO;
+		if (instrument_run(argv + optind, &run_options, &summary, &status) != 0)
+			return cli_error("instrument", &status);
+		ran = 1;
+	}
+	output_report *report = build_report(&summary, summary_path, ran);
+	int rc = cli_output_emit(&out, report);
+	output_report_free(report);
+	instrument_summary_free(&summary);
+	return rc;
+}

@@ -1,0 +1,170 @@
+/* The reference trace, in the text format of valgrind --tool=lackey
+ * --trace-mem=yes, so that plumb's lackey reader (and any other lackey
+ * consumer) reads it unchanged:
+ *   "I  ADDR,SIZE" an instruction fetch, " L ", " S ", " M " a load, store or
+ *   modify; addresses in hex with at least 8 digits, sizes in decimal.
+ * Threads are shown as Valgrind's --trace-sched=yes shows them, with a line
+ * "--PID--   SCHED[n]: ..." before the first reference of thread n-1 after
+ * a switch (n = plumb's thread number + 1; the main thread is 1 and needs no
+ * line at the start).
+ *
+ * Lackey spends most of its time in VG_(printf) formatting every line; here
+ * each line is written by hand into a 1 MiB buffer flushed with one write. */
+#include "pub_tool_basics.h"
+#include "pub_tool_libcbase.h"
+#include "pub_tool_libcassert.h"
+#include "pub_tool_libcfile.h"
+#include "pub_tool_libcprint.h"
+#include "pub_tool_libcproc.h"
+#include "pub_tool_mallocfree.h"
+#include "pub_tool_options.h"
+#include "pub_tool_vki.h"
+#include "plumbgrind.h"
+
+#define TRACE_BUFFER (1u << 20)
+#define TRACE_LINE_MAX 64
+
+Bool pg_tracing;
+Bool pg_trace_active;
+static HChar *buffer;
+static UInt used;
+static Int trace_fd = -1;
+static Bool close_fd;
+static ULong records;
+static UInt shown_thread;            /* the thread the reader believes is running */
+static const HChar *error;
+static HChar error_text[256];
+
+static void flush(void)
+{
+	UInt done = 0;
+	while (done < used && !error) {
+		Int n = VG_(write)(trace_fd, buffer + done, (Int)(used - done));
+		if (n <= 0) {
+			VG_(snprintf)(error_text, sizeof error_text, "writing the trace failed (%s)",
+			              n < 0 ? "write error" : "no progress");
+			error = error_text;
+			pg_tracing = False;
+			pg_trace_active = False;
+			VG_(umsg)("plumbgrind: %s; the trace stops here\n", error);
+		}
+		done += (UInt)n;
+	}
+	used = 0;
+}
+
+Bool pg_trace_open(void)
+{
+	if (pg_clo_trace_fd >= 0) {
+		trace_fd = (Int)pg_clo_trace_fd;
+		close_fd = False;
+	} else if (pg_clo_trace) {
+		HChar *path = VG_(expand_file_name)("--plumb-trace", pg_clo_trace);
+		trace_fd = VG_(fd_open)(path, VKI_O_CREAT | VKI_O_WRONLY | VKI_O_TRUNC, 0644);
+		if (trace_fd < 0) {
+			VG_(umsg)("plumbgrind: cannot create the trace file '%s'\n", path);
+			return False;
+		}
+		close_fd = True;
+	} else {
+		return True;
+	}
+	buffer = VG_(malloc)("pg.trace", TRACE_BUFFER);
+	pg_tracing = True;
+	pg_trace_active = pg_collecting;
+	return True;
+}
+
+void pg_trace_collect_changed(void)
+{
+	pg_trace_active = pg_tracing && pg_collecting;
+}
+
+static inline HChar *put_hex(HChar *p, ULong value)
+{
+	Int digits = 0;
+	for (ULong v = value; v; v >>= 4)
+		digits++;
+	if (digits < 8)
+		digits = 8;
+	for (Int i = digits - 1; i >= 0; i--) {
+		p[i] = "0123456789abcdef"[value & 15];
+		value >>= 4;
+	}
+	return p + digits;
+}
+
+static inline HChar *put_decimal(HChar *p, ULong value)
+{
+	HChar digits[24];
+	Int n = 0;
+	do {
+		digits[n++] = (HChar)('0' + value % 10);
+		value /= 10;
+	} while (value);
+	while (n)
+		*p++ = digits[--n];
+	return p;
+}
+
+static inline void put_line(HChar c0, HChar c1, Addr address, SizeT size)
+{
+	if (!pg_trace_active)
+		return;
+	if (used > TRACE_BUFFER - TRACE_LINE_MAX)
+		flush();
+	HChar *p = buffer + used;
+	p[0] = c0;
+	p[1] = c1;
+	p[2] = ' ';
+	p = put_hex(p + 3, address);
+	*p++ = ',';
+	p = put_decimal(p, size);
+	*p++ = '\n';
+	used = (UInt)(p - buffer);
+	records++;
+}
+
+void pg_trace_thread_switch(UInt thread)
+{
+	if (!pg_tracing || thread == shown_thread)
+		return;
+	if (used > TRACE_BUFFER - 128)
+		flush();
+	used += VG_(sprintf)(buffer + used, "--%d--   SCHED[%u]: plumbgrind: thread %u runs\n", VG_(getpid)(),
+	                     thread + 1, thread);
+	shown_thread = thread;
+}
+
+VG_REGPARM(2) void pg_trace_instruction(Addr address, SizeT size) { put_line('I', ' ', address, size); }
+VG_REGPARM(2) void pg_trace_load(Addr address, SizeT size) { put_line(' ', 'L', address, size); }
+VG_REGPARM(2) void pg_trace_store(Addr address, SizeT size) { put_line(' ', 'S', address, size); }
+VG_REGPARM(2) void pg_trace_modify(Addr address, SizeT size) { put_line(' ', 'M', address, size); }
+
+void pg_trace_close(void)
+{
+	if (!buffer)
+		return;
+	if (!error)
+		flush();
+	if (close_fd && trace_fd >= 0)
+		VG_(close)(trace_fd);
+	trace_fd = -1;
+	pg_tracing = False;
+	pg_trace_active = False;
+}
+
+void pg_trace_forget(void)
+{
+	/* A forked child must not repeat the parent's buffered lines, nor
+	 * interleave its own with the parent's in the same file. */
+	used = 0;
+	pg_tracing = False;
+	pg_trace_active = False;
+	if (close_fd && trace_fd >= 0)
+		VG_(close)(trace_fd);
+	trace_fd = -1;
+}
+
+ULong pg_trace_records(void) { return records; }
+const HChar *pg_trace_error(void) { return error; }

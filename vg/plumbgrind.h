@@ -1,0 +1,84 @@
+/* plumbgrind: plumb's Valgrind tool.  Shared declarations of its parts:
+ *   pg_main.c       registration, options, client requests, the summary at exit
+ *   pg_threads.c    per-thread counts, named regions, the collection switch
+ *   pg_instrument.c the IR instrumentation (counting inline, tracing by helper)
+ *   pg_trace.c      the reference trace in lackey's text format
+ *
+ * Valgrind runs one guest thread at a time (the big lock), so the counts of
+ * the running thread live in one global array, pg_live, that the instrumented
+ * code increments inline, with no helper call.  When another thread starts
+ * running client code its counts are swapped in (pg_threads.c).  A tool is a
+ * static executable of its own, so these globals are the tool's state and
+ * nothing else's. */
+#ifndef PLUMBGRIND_H
+#define PLUMBGRIND_H
+
+#include "pub_tool_basics.h"
+#include "pub_tool_tooliface.h"
+
+/* The counters, in summary order. */
+enum {
+	PG_INSTRUCTIONS,
+	PG_LOADS,
+	PG_STORES,
+	PG_MODIFIES,
+	PG_BYTES_READ,
+	PG_BYTES_WRITTEN,
+	PG_COUNTERS
+};
+extern const HChar *const pg_counter_names[PG_COUNTERS];
+
+/* The running thread's counts since it started. */
+extern ULong pg_live[PG_COUNTERS];
+
+/* Options. */
+extern const HChar *pg_clo_out;       /* --plumb-out (may hold %p), NULL: plumbgrind.out.%p */
+extern const HChar *pg_clo_trace;     /* --plumb-trace=FILE */
+extern Long pg_clo_trace_fd;          /* --plumb-trace-fd=N, -1 if unset */
+extern Bool pg_clo_collect;           /* --plumb-collect=yes|no: collecting at start */
+
+/* ---- pg_threads.c ---- */
+void pg_threads_init(void);
+void pg_thread_start_client_code(ThreadId tid, ULong blocks_dispatched);
+void pg_thread_created(ThreadId parent, ThreadId child);
+void pg_thread_exited(ThreadId tid);
+/* The marker's own code (the magic no-ops and the request between them) is
+ * left out of every region and collection window of the running thread. */
+VG_REGPARM(0) void pg_marker_pause(void);
+VG_REGPARM(0) void pg_marker_resume(void);
+/* Client requests; name is already copied into tool memory.  They return a
+ * message for a misuse (kept for the summary) or NULL. */
+void pg_region_begin(ThreadId tid, const HChar *name);
+void pg_region_end(ThreadId tid, const HChar *name);
+void pg_collect(ThreadId tid, Bool on);
+extern Bool pg_collecting;            /* the switch the trace helpers test */
+/* Sequence number of the running thread (0 = main), for the trace. */
+extern UInt pg_running_thread;
+/* Writes the per-thread and per-region lines of the summary. */
+typedef void (*pg_line_writer)(const HChar *line);
+void pg_threads_report(pg_line_writer write_line);
+/* Notes a misuse (mismatched end, bad name) for the summary's warning lines. */
+void pg_warn(const HChar *format, ...) PRINTF_CHECK(1, 2);
+
+/* ---- pg_instrument.c ---- */
+
+IRSB *pg_instrument(VgCallbackClosure *closure, IRSB *sb_in, const VexGuestLayout *layout,
+                    const VexGuestExtents *extents, const VexArchInfo *archinfo_host, IRType guest_word,
+                    IRType host_word);
+
+/* ---- pg_trace.c ---- */
+extern Bool pg_tracing;               /* a trace is being written */
+Bool pg_trace_open(void);             /* False after a message if the file cannot be opened */
+void pg_trace_thread_switch(UInt thread);
+void pg_trace_collect_changed(void);   /* pg_collecting changed */
+extern Bool pg_trace_active;         /* tracing and collecting: the helpers write */
+VG_REGPARM(2) void pg_trace_instruction(Addr address, SizeT size);
+VG_REGPARM(2) void pg_trace_load(Addr address, SizeT size);
+VG_REGPARM(2) void pg_trace_store(Addr address, SizeT size);
+VG_REGPARM(2) void pg_trace_modify(Addr address, SizeT size);
+void pg_trace_close(void);
+void pg_trace_forget(void);           /* in a forked child: drop the parent's buffer, stop */
+ULong pg_trace_records(void);
+const HChar *pg_trace_error(void);    /* NULL, or why the trace stopped */
+
+#endif
