@@ -36,12 +36,22 @@
 #ifndef PLUMB_VALGRIND_H
 #define PLUMB_VALGRIND_H
 
+/* Without valgrind.h (valgrind not installed where this is compiled) every
+ * macro is an empty statement and PLUMB_VG_RUNNING() is 0. */
+#if defined(__has_include)
+#if __has_include(<valgrind/valgrind.h>)
+#define PLUMB_VG_HAVE_VALGRIND_H 1
+#endif
+#endif
+#if defined(PLUMB_VG_HAVE_VALGRIND_H)
 #include <valgrind/valgrind.h>
+#endif
 
-/* Request codes: VG_USERREQ_TOOL_BASE('P','G') + n.  Stable: the tool and
- * programs built against older headers must agree. */
+/* Request codes: VG_USERREQ_TOOL_BASE('P','G') + n, that is ('P' << 24 |
+ * 'G' << 16) + n.  Stable: the tool and programs built against older headers
+ * must agree. */
 enum {
-	PLUMB_VG_REQ_REGION_BEGIN = VG_USERREQ_TOOL_BASE('P', 'G'),
+	PLUMB_VG_REQ_REGION_BEGIN = ((unsigned)'P' << 24 | (unsigned)'G' << 16),
 	PLUMB_VG_REQ_REGION_END,
 	PLUMB_VG_REQ_START,
 	PLUMB_VG_REQ_STOP,
@@ -52,7 +62,7 @@ enum {
 #define PLUMB_VG_MARK_PAUSE_DISPLACEMENT 0x30705047u   /* "GPp0" */
 #define PLUMB_VG_MARK_RESUME_DISPLACEMENT 0x31705047u  /* "GPp1" */
 
-#if defined(__x86_64__) && !defined(NVALGRIND)
+#if defined(__x86_64__) && !defined(NVALGRIND) && defined(PLUMB_VG_HAVE_VALGRIND_H)
 #define PLUMB_VG__MARK_PAUSE() \
 	__asm__ __volatile__(".byte 0x0f,0x1f,0x80,0x47,0x50,0x70,0x30" ::: "memory")
 #define PLUMB_VG__MARK_RESUME() \
@@ -62,6 +72,7 @@ enum {
 #define PLUMB_VG__MARK_RESUME() do { } while (0)
 #endif
 
+#if defined(PLUMB_VG_HAVE_VALGRIND_H)
 #define PLUMB_VG__REQUEST(request, argument)                                         \
 	do {                                                                         \
 		PLUMB_VG__MARK_PAUSE();                                              \
@@ -69,11 +80,16 @@ enum {
 		PLUMB_VG__MARK_RESUME();                                             \
 	} while (0)
 
+#define PLUMB_VG_RUNNING() \
+	((int)VALGRIND_DO_CLIENT_REQUEST_EXPR(0, PLUMB_VG_REQ_RUNNING, 0, 0, 0, 0, 0))
+#else
+#define PLUMB_VG__REQUEST(request, argument) do { (void)(argument); } while (0)
+#define PLUMB_VG_RUNNING() 0
+#endif
+
 #define PLUMB_VG_REGION_BEGIN(name) PLUMB_VG__REQUEST(PLUMB_VG_REQ_REGION_BEGIN, (const char *)(name))
 #define PLUMB_VG_REGION_END(name) PLUMB_VG__REQUEST(PLUMB_VG_REQ_REGION_END, (const char *)(name))
 #define PLUMB_VG_START PLUMB_VG__REQUEST(PLUMB_VG_REQ_START, 0)
 #define PLUMB_VG_STOP PLUMB_VG__REQUEST(PLUMB_VG_REQ_STOP, 0)
-#define PLUMB_VG_RUNNING() \
-	((int)VALGRIND_DO_CLIENT_REQUEST_EXPR(0, PLUMB_VG_REQ_RUNNING, 0, 0, 0, 0, 0))
 
 #endif

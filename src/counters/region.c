@@ -25,6 +25,7 @@
 #include "plumb/counters.h"
 #include "plumb/output.h"
 #include "plumb/region.h"
+#include "plumb/valgrind.h"
 
 #define REGION_NAME_MAX 64
 #define REGION_DEPTH_MAX 32
@@ -232,10 +233,18 @@ void plumb_region_begin(const char *name)
 			snprintf(thread->reason[i], sizeof thread->reason[i], "%.*s", (int)sizeof thread->reason[i] - 1,
 			         v->reason[0] ? v->reason : counter_state_name(v->state));
 	}
+	/* Under plumbgrind (plumb instrument), the same region also gets exact
+	 * instruction, load and store counts; elsewhere this is a no-op.  Last,
+	 * so the counter read above is outside the instrumented region. */
+	if (strcmp(name, REGION_WARM_UP) != 0)
+		PLUMB_VG_REGION_BEGIN(name);
 }
 
 void plumb_region_end(const char *name)
 {
+	/* First, so the counter read below is outside the instrumented region. */
+	if (name && strcmp(name, REGION_WARM_UP) != 0)
+		PLUMB_VG_REGION_END(name);
 	region_thread *thread = current_thread();
 	if (!thread)
 		return;

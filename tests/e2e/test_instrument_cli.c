@@ -1,0 +1,177 @@
+/* plumb instrument end to end: options, bad input, and exact counts of the
+ * inline-asm test program through the JSON output. */
+#include <criterion/criterion.h>
+#include <json-c/json.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "run.h"
+
+/* Built beside the plumb program by vg/Makefile.inc; absent without valgrind. */
+static const char *built(const char *relative)
+{
+	static char path[2][4096];
+	static int which;
+	char copy[4096];
+	snprintf(copy, sizeof copy, "%s", getenv("PLUMB_BIN"));
+	char *p = path[which++ & 1];
+	snprintf(p, 4096, "%s/%s", dirname(copy), relative);
+	return p;
+}
+
+static const char *target(void)
+{
+	static char path[4096];
+	snprintf(path, sizeof path, "%s", built("tests/data/instrument_target"));
+	if (access(path, X_OK) != 0 || access(built("vg/lib/plumbgrind-amd64-linux"), X_OK) != 0)
+		cr_skip_test("plumbgrind is not built here (needs valgrind's tool libraries)");
+	return path;
+}
+
+static json_object *rows_of(json_object *root, const char *name)
+{
+	json_object *tables, *rows;
+	cr_assert(json_object_object_get_ex(root, "tables", &tables));
+	for (size_t i = 0; i < json_object_array_length(tables); i++) {
+		json_object *t = json_object_array_get_idx(tables, i), *n;
+		if (json_object_object_get_ex(t, "name", &n) && !strcmp(json_object_get_string(n), name)) {
+			cr_assert(json_object_object_get_ex(t, "rows", &rows));
+			return rows;
+		}
+	}
+	cr_assert_fail("no table %s", name);
+	return NULL;
+}
+
+static int64_t integer(json_object *row, const char *column)
+{
+	json_object *cell;
+	cr_assert(json_object_object_get_ex(row, column, &cell), "no column %s", column);
+	cr_assert(json_object_is_type(cell, json_type_int), "%s is not an integer", column);
+	return json_object_get_int64(cell);
+}
+
+static json_object *region_row(json_object *rows, const char *name, int64_t thread)
+{
+	for (size_t i = 0; i < json_object_array_length(rows); i++) {
+		json_object *row = json_object_array_get_idx(rows, i), *cell;
+		if (json_object_object_get_ex(row, "region", &cell) && !strcmp(json_object_get_string(cell), name) &&
+		    integer(row, "thread") == thread)
+			return row;
+	}
+	return NULL;
+}
+
+Test(instrument_cli, help_and_bad_input)
+{
+	cli_run r = cli_run_plumbv(NULL, "instrument", "--help", NULL);
+	cr_expect_eq(r.exit_code, 0);
+	cr_expect(strstr(r.out, "usage: plumb instrument"), "%s", r.out);
+	cli_run_free(&r);
+	r = cli_run_plumbv(NULL, "instrument", NULL);
+	cr_expect_eq(r.exit_code, 2);
+	cr_expect(strstr(r.err, "no command"), "%s", r.err);
+	cli_run_free(&r);
+	r = cli_run_plumbv(NULL, "instrument", "--bogus", "--", "/bin/true", NULL);
+	cr_expect_eq(r.exit_code, 2);
+	cli_run_free(&r);
+	r = cli_run_plumbv(NULL, "instrument", "--summary", "x", "/bin/true", NULL);
+	cr_expect_eq(r.exit_code, 2);
+	cr_expect(strstr(r.err, "takes no command"), "%s", r.err);
+	cli_run_free(&r);
+	r = cli_run_plumbv(NULL, "instrument", "--summary", "/nonexistent/summary", NULL);
+	cr_expect_eq(r.exit_code, 1);
+	cr_expect(strstr(r.err, "/nonexistent/summary"), "%s", r.err);
+	cli_run_free(&r);
+	const char *bad = cli_temp_path("bad.summary");
+	FILE *f = fopen(bad, "w");
+	fputs("plumbgrind 1\nfields instructions loads stores modifies bytes_read bytes_written\ntotal 1 2\n", f);
+	fclose(f);
+	r = cli_run_plumbv(NULL, "instrument", "--summary", bad, NULL);
+	cr_expect_eq(r.exit_code, 1);
+	cr_expect(strstr(r.err, "line 3: bad or missing count"), "%s", r.err);
+	cli_run_free(&r);
+}
+
+Test(instrument_cli, json_counts_are_exact, .timeout = 120)
+{
+	const char *program = target();
+	cli_run r = cli_run_plumbv(NULL, "instrument", "--json", "--", program, "loop", "400", "2", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	json_object *root = json_tokener_parse(r.out);
+	cr_assert_not_null(root, "not JSON: %s", r.out);
+	json_object *row = region_row(rows_of(root, "regions"), "loop", 0);
+	cr_assert_not_null(row);
+	cr_expect_eq(integer(row, "entries"), 2);
+	cr_expect_eq(integer(row, "instructions"), 4000);
+	cr_expect_eq(integer(row, "loads"), 1600);
+	cr_expect_eq(integer(row, "stores"), 800);
+	cr_expect_eq(integer(row, "modifies"), 0);
+	cr_expect_eq(integer(row, "bytes_read"), 12800);
+	cr_expect_eq(integer(row, "bytes_written"), 6400);
+	json_object *threads = rows_of(root, "threads");
+	cr_expect_eq(json_object_array_length(threads), 2, "thread 0 and the 'all' row");
+	json_object_put(root);
+	cli_run_free(&r);
+}
+
+Test(instrument_cli, trace_csv_and_saved_summary, .timeout = 120)
+{
+	const char *program = target();
+	const char *trace = cli_temp_path("run.lackey");
+	cli_run r = cli_run_plumbv(NULL, "instrument", "--csv", "--trace", trace, "--", program, "threads", "2", "50",
+	                           NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	cr_expect(strstr(r.out, "worker"), "%s", r.out);
+	cli_run_free(&r);
+	FILE *f = fopen(trace, "r");
+	cr_assert_not_null(f);
+	char line[128];
+	cr_assert_not_null(fgets(line, sizeof line, f));
+	cr_expect_eq(strncmp(line, "I  ", 3), 0, "%s", line);
+	fclose(f);
+
+	/* A summary written by valgrind directly reads back through --summary. */
+	const char *summary = cli_temp_path("plumbgrind.out");
+	char option[4200], command[9000];
+	snprintf(option, sizeof option, "--plumb-out=%s", summary);
+	snprintf(command, sizeof command, "VALGRIND_LIB=%s valgrind -q --tool=plumbgrind %s %s exit 5",
+	         built("vg/lib"), option, program);
+	cr_assert_eq(WEXITSTATUS(system(command)), 5);
+	r = cli_run_plumbv(NULL, "instrument", "--json", "--summary", summary, NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	json_object *root = json_tokener_parse(r.out);
+	cr_assert_not_null(root);
+	json_object *row = region_row(rows_of(root, "regions"), "loop", 0);
+	cr_assert_not_null(row);
+	cr_expect_eq(integer(row, "instructions"), 50);
+	json_object_put(root);
+	cli_run_free(&r);
+}
+
+/* plumb_region_begin/end (the counters' region API) mark plumbgrind regions too. */
+Test(instrument_cli, counter_regions_are_instrumented, .timeout = 120)
+{
+	target();
+	const char *example = built("examples/region_example");
+	if (access(example, X_OK) != 0)
+		cr_skip_test("%s is not built (make all builds the examples)", example);
+	setenv("PLUMB_REGION_QUIET", "1", 1);
+	setenv("PLUMB_BACKEND", "none", 1);
+	cli_run r = cli_run_plumbv(NULL, "instrument", "--json", "--", example, "64", "1", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	json_object *root = json_tokener_parse(r.out);
+	cr_assert_not_null(root, "%s", r.out);
+	json_object *rows = rows_of(root, "regions");
+	json_object *touch = region_row(rows, "touch", 1), *sum = region_row(rows, "sum", 1);
+	json_object *outer = region_row(rows, "thread", 1);
+	cr_assert(touch && sum && outer, "%s", r.out);
+	/* One store per page touched, one load per page summed, at least. */
+	cr_expect_geq(integer(touch, "stores"), 64);
+	cr_expect_geq(integer(sum, "loads"), 64);
+	cr_expect_geq(integer(outer, "instructions"), integer(touch, "instructions") + integer(sum, "instructions"));
+	json_object_put(root);
+	cli_run_free(&r);
+}

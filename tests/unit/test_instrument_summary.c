@@ -1,0 +1,130 @@
+/* plumbgrind's summary reader: good files parse to the numbers written,
+ * bad ones fail with the line and the reason, never a silently wrong count. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include "plumb/instrument.h"
+
+#define HEAD "plumbgrind 1\ncommand ./a.out x y\npid 42\n" \
+             "fields instructions loads stores modifies bytes_read bytes_written\n"
+#define GOOD HEAD "total 30 12 6 2 100 60\n" \
+             "thread 0 42 10 4 2 1 40 20\n" \
+             "thread 1 43 20 8 4 1 60 40\n" \
+             "collected 0 9 4 1 1 38 12\n" \
+             "collected 1 20 8 4 1 60 40\n" \
+             "region 0 3 5 2 1 0 16 8 solve step\n" \
+             "region 1 1 7 3 1 0 24 8 solve step\n" \
+             "trace records 48\n" \
+             "warning thread 0: region end \"b\" without a begin\n" \
+             "end\n"
+
+static int parse(const char *text, instrument_summary *s, plumb_status *status)
+{
+	return instrument_summary_parse(s, text, strlen(text), "test", status);
+}
+
+Test(instrument_summary, good_file_parses_exactly)
+{
+	instrument_summary s;
+	plumb_status status;
+	cr_assert_eq(parse(GOOD, &s, &status), 0, "%s", status.message);
+	cr_assert_str_eq(s.command, "./a.out x y");
+	cr_assert_eq(s.pid, 42);
+	cr_assert_eq(s.thread_count, 2);
+	cr_assert_eq(s.total.value[INSTRUMENT_INSTRUCTIONS], 30);
+	cr_assert_eq(s.threads[1].lwp, 43);
+	cr_assert_eq(s.threads[1].total.value[INSTRUMENT_BYTES_WRITTEN], 40);
+	cr_assert_eq(s.threads[0].collected.value[INSTRUMENT_INSTRUCTIONS], 9);
+	cr_assert_eq(s.region_count, 2);
+	const instrument_region *r = instrument_summary_region(&s, "solve step", 1);
+	cr_assert_not_null(r);
+	cr_assert_eq(r->entries, 1);
+	cr_assert_eq(r->counts.value[INSTRUMENT_LOADS], 3);
+	cr_assert_null(instrument_summary_region(&s, "solve step", 2));
+	cr_assert_eq(s.traced, 1);
+	cr_assert_eq(s.trace_records, 48);
+	cr_assert_eq(s.warning_count, 1);
+	cr_assert(strstr(s.warnings[0], "without a begin"));
+	instrument_summary_free(&s);
+}
+
+Test(instrument_summary, counter_names)
+{
+	cr_assert_str_eq(instrument_counter_name(INSTRUMENT_INSTRUCTIONS), "instructions");
+	cr_assert_str_eq(instrument_counter_name(INSTRUMENT_BYTES_WRITTEN), "bytes_written");
+	cr_assert_str_eq(instrument_counter_name(INSTRUMENT_COUNTERS), "unknown");
+}
+
+static void expect_error(const char *text, const char *fragment)
+{
+	instrument_summary s;
+	plumb_status status;
+	memset(&status, 0, sizeof status);
+	cr_assert_eq(parse(text, &s, &status), -1, "accepted: %s", text);
+	cr_assert(strstr(status.message, fragment), "message '%s' lacks '%s'", status.message, fragment);
+	cr_assert_eq(s.thread_count, 0);
+	cr_assert_null(s.threads);
+}
+
+Test(instrument_summary, bad_files_fail_clearly)
+{
+	expect_error("", "empty summary");
+	expect_error("hello\n", "not a plumbgrind summary");
+	expect_error("plumbgrind 2\nend\n", "version 2 is not supported");
+	expect_error(HEAD "total 1 1 1 1 1 1\nthread 0 1 1 1 1 1 1 1\n", "cut short");
+	expect_error(HEAD "total 1 1 1 1 1 1\nthread 0 1 1 1 1 1 1 1\nbogus 3\nend\n", "line 7: unknown record");
+	expect_error(HEAD "total 1 1 1 1 1\nend\n", "bad or missing count");
+	expect_error(HEAD "total 1 1 1 1 1 x\nend\n", "bad or missing count");
+	expect_error(HEAD "total 1 1 1 1 1 1 7\nend\n", "unexpected text");
+	expect_error(HEAD "total 99999999999999999999 1 1 1 1 1\nend\n", "bad or missing count");
+	expect_error(HEAD "total 2 1 1 1 1 1\nthread 0 1 1 1 1 1 1 1\nend\n", "total instructions 2 is not the sum");
+	expect_error(HEAD "total 1 1 1 1 1 1\nthread 0 1 1 1 1 1 1 1\nthread 0 1 0 0 0 0 0 0\nend\n",
+	             "thread listed twice");
+	expect_error(HEAD "total 1 1 1 1 1 1\nthread 0 1 1 1 1 1 1 1\ncollected 5 1 1 1 1 1 1\nend\n",
+	             "not listed before");
+	expect_error(HEAD "total 1 1 1 1 1 1\nthread 0 1 1 1 1 1 1 1\nregion 0 1 1 1 1 1 1 1\nend\n", "missing text");
+	expect_error(HEAD "total 1 1 1 1 1 1\nthread 0 1 1 1 1 1 1 1\nregion 0 1 1 1 1 1 1 1 a\n"
+	                  "region 0 1 1 1 1 1 1 1 a\nend\n", "region listed twice");
+	expect_error(HEAD "total 1 1 1 1 1 1\nthread 0 1 1 1 1 1 1 1\ntrace maybe\nend\n", "unknown trace record");
+	expect_error(HEAD "total 1 1 1 1 1 1\nthread 0 1 1 1 1 1 1 1\nend\nmore\n", "text after 'end'");
+	expect_error(HEAD "end\n", "without a 'total' line");
+	expect_error(HEAD "total 0 0 0 0 0 0\nend\n", "without threads");
+	expect_error("plumbgrind 1\nfields instructions loads\nend\n", "not the ones this plumb knows");
+	expect_error("plumbgrind 1\ntotal 1 1 1 1 1 1\nend\n", "before the 'fields' line");
+	expect_error("plumbgrind 1\npid x\nend\n", "bad pid");
+}
+
+Test(instrument_summary, nul_byte_is_an_error)
+{
+	static const char text[] = "plumbgrind 1\ncommand a\0b\nend\n";
+	instrument_summary s;
+	plumb_status status;
+	cr_assert_eq(instrument_summary_parse(&s, text, sizeof text - 1, "test", &status), -1);
+	cr_assert(strstr(status.message, "NUL"), "%s", status.message);
+}
+
+Test(instrument_summary, read_missing_file_says_so)
+{
+	instrument_summary s;
+	plumb_status status;
+	cr_assert_eq(instrument_summary_read(&s, "/nonexistent/plumbgrind.out", &status), -1);
+	cr_assert(strstr(status.message, "/nonexistent/plumbgrind.out"), "%s", status.message);
+}
+
+Test(instrument_summary, read_file_round_trip)
+{
+	char path[] = "/tmp/plumb-summary-XXXXXX";
+	int fd = mkstemp(path);
+	cr_assert(fd >= 0);
+	FILE *f = fdopen(fd, "w");
+	fputs(GOOD, f);
+	fclose(f);
+	instrument_summary s;
+	plumb_status status;
+	int rc = instrument_summary_read(&s, path, &status);
+	unlink(path);
+	cr_assert_eq(rc, 0, "%s", status.message);
+	cr_assert_eq(s.total.value[INSTRUMENT_BYTES_READ], 100);
+	instrument_summary_free(&s);
+}

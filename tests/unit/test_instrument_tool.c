@@ -1,0 +1,305 @@
+/* plumbgrind against references known exactly: tests/data/instrument_target
+ * runs loops written in inline asm (per iteration 5 instructions, 2 loads,
+ * 1 store of 8 bytes), so every region count is a closed form; whole-program
+ * counts are checked against the lines of a lackey trace of the same run.
+ * Each test starts Valgrind once or twice (about a second each here). */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "plumb/instrument.h"
+
+static char target[PATH_MAX + 64];
+static char tool_dir[PATH_MAX];
+
+/* The target is built beside the test binary (build/tests/data). */
+static void find_target_and_tool(void)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+	cr_assert(n > 0);
+	self[n] = 0;
+	*strrchr(self, '/') = 0;
+	snprintf(target, sizeof target, "%s/data/instrument_target", self);
+	plumb_status status;
+	if (access(target, X_OK) != 0 || instrument_find_tool(tool_dir, sizeof tool_dir, &status) != 0)
+		cr_skip_test("plumbgrind or its test program is not built here (needs valgrind's tool libraries)");
+}
+
+static void run(instrument_summary *s, const instrument_options *options, const char *a1, const char *a2,
+                const char *a3)
+{
+	char *argv[] = { target, (char *)a1, (char *)a2, (char *)a3, NULL };
+	plumb_status status;
+	cr_assert_eq(instrument_run(argv, options, s, &status), 0, "%s", status.message);
+}
+
+static void expect_loop(const instrument_counts *counts, uint64_t iterations, const char *what)
+{
+	cr_expect_eq(counts->value[INSTRUMENT_INSTRUCTIONS], 5 * iterations, "%s instructions %llu", what,
+	             (unsigned long long)counts->value[INSTRUMENT_INSTRUCTIONS]);
+	cr_expect_eq(counts->value[INSTRUMENT_LOADS], 2 * iterations, "%s loads", what);
+	cr_expect_eq(counts->value[INSTRUMENT_STORES], iterations, "%s stores", what);
+	cr_expect_eq(counts->value[INSTRUMENT_MODIFIES], 0, "%s modifies", what);
+	cr_expect_eq(counts->value[INSTRUMENT_BYTES_READ], 16 * iterations, "%s bytes read", what);
+	cr_expect_eq(counts->value[INSTRUMENT_BYTES_WRITTEN], 8 * iterations, "%s bytes written", what);
+}
+
+Test(instrument_tool, region_counts_are_exact, .init = find_target_and_tool, .timeout = 120)
+{
+	instrument_summary s;
+	run(&s, NULL, "loop", "1000", "3");
+	const instrument_region *r = instrument_summary_region(&s, "loop", 0);
+	cr_assert_not_null(r);
+	cr_expect_eq(r->entries, 3);
+	expect_loop(&r->counts, 3000, "loop");
+	cr_expect_eq(s.region_count, 1);
+	cr_expect_eq(s.warning_count, 0);
+	cr_expect_eq(s.exit_code, 0);
+	cr_expect_gt(s.total.value[INSTRUMENT_INSTRUCTIONS], 15000);
+	instrument_summary_free(&s);
+}
+
+Test(instrument_tool, nested_regions_are_inclusive_and_exact, .init = find_target_and_tool, .timeout = 120)
+{
+	instrument_summary s;
+	run(&s, NULL, "nested", "100", "250");
+	const instrument_region *inner = instrument_summary_region(&s, "inner", 0);
+	const instrument_region *outer = instrument_summary_region(&s, "outer", 0);
+	cr_assert(inner && outer);
+	expect_loop(&inner->counts, 100, "inner");
+	/* The inner region's markers count for neither region. */
+	expect_loop(&outer->counts, 350, "outer");
+	instrument_summary_free(&s);
+}
+
+Test(instrument_tool, regions_are_per_thread, .init = find_target_and_tool, .timeout = 120)
+{
+	instrument_summary s;
+	run(&s, NULL, "threads", "3", "200");
+	cr_assert_eq(s.thread_count, 4);
+	for (uint32_t t = 1; t <= 3; t++) {
+		const instrument_region *r = instrument_summary_region(&s, "worker", t);
+		cr_assert_not_null(r, "thread %u", t);
+		cr_expect_eq(r->entries, 1);
+		expect_loop(&r->counts, 200 * t, "worker");
+		cr_expect_gt(s.threads[t].lwp, 0);
+	}
+	cr_expect_null(instrument_summary_region(&s, "worker", 0));
+	const instrument_region *main_region = instrument_summary_region(&s, "main", 0);
+	cr_assert_not_null(main_region);
+	expect_loop(&main_region->counts, 200, "main");
+	uint64_t sum = 0;
+	for (size_t i = 0; i < s.thread_count; i++)
+		sum += s.threads[i].total.value[INSTRUMENT_LOADS];
+	cr_expect_eq(sum, s.total.value[INSTRUMENT_LOADS]);
+	instrument_summary_free(&s);
+}
+
+Test(instrument_tool, collection_switch_counts_only_between_start_and_stop, .init = find_target_and_tool,
+     .timeout = 120)
+{
+	instrument_options options;
+	instrument_options_init(&options);
+	options.collect_at_start = 0;
+	instrument_summary s;
+	run(&s, &options, "collect", "777", NULL);
+	expect_loop(&s.threads[0].collected, 777, "collected");
+	cr_expect_gt(s.threads[0].total.value[INSTRUMENT_INSTRUCTIONS], 5 * 777);
+	instrument_summary_free(&s);
+}
+
+Test(instrument_tool, misuse_is_reported_not_counted, .init = find_target_and_tool, .timeout = 120)
+{
+	instrument_summary s;
+	run(&s, NULL, "misuse", NULL, NULL);
+	const instrument_region *a = instrument_summary_region(&s, "a", 0);
+	cr_assert_not_null(a);
+	cr_expect_eq(a->entries, 1);
+	/* Only the (ignored) END("b") marker ran inside "a", and markers cost nothing. */
+	cr_expect_eq(a->counts.value[INSTRUMENT_INSTRUCTIONS], 0);
+	cr_expect_null(instrument_summary_region(&s, "left open", 0));
+	cr_assert_eq(s.warning_count, 4);
+	cr_expect(strstr(s.warnings[0], "region end \"b\" while \"a\" is the innermost"), "%s", s.warnings[0]);
+	cr_expect(strstr(s.warnings[1], "\"never-begun\" without a begin"), "%s", s.warnings[1]);
+	cr_expect(strstr(s.warnings[2], "empty name"), "%s", s.warnings[2]);
+	cr_expect(strstr(s.warnings[3], "\"left open\" still open at exit"), "%s", s.warnings[3]);
+	instrument_summary_free(&s);
+}
+
+Test(instrument_tool, exit_status_and_running_request, .init = find_target_and_tool, .timeout = 120)
+{
+	instrument_summary s;
+	run(&s, NULL, "exit", "3", NULL);
+	cr_expect_eq(s.exit_code, 3);
+	const instrument_region *r = instrument_summary_region(&s, "loop", 0);
+	cr_assert_not_null(r);
+	expect_loop(&r->counts, 10, "loop");
+	instrument_summary_free(&s);
+
+	char path[] = "/tmp/plumb-running-XXXXXX";
+	int fd = mkstemp(path);
+	cr_assert(fd >= 0);
+	instrument_options options;
+	instrument_options_init(&options);
+	options.program_stdout = fd;
+	run(&s, &options, "running", NULL, NULL);
+	instrument_summary_free(&s);
+	char text[16] = { 0 };
+	cr_assert(pread(fd, text, sizeof text - 1, 0) > 0);
+	close(fd);
+	unlink(path);
+	cr_expect_str_eq(text, "1\n");
+	/* Natively the request is a no-op that answers 0. */
+	char command[sizeof target + 32];
+	snprintf(command, sizeof command, "%s running", target);
+	FILE *p = popen(command, "r");
+	cr_assert_not_null(p);
+	cr_assert_not_null(fgets(text, sizeof text, p));
+	pclose(p);
+	cr_expect_str_eq(text, "0\n");
+}
+
+/* Counts the kinds of lines of a lackey-format trace, per thread (from the
+ * SCHED lines, as plumb's lackey reader attributes them). */
+typedef struct trace_tally {
+	uint64_t kind[8][4];   /* [thread][I, L, S, M] */
+	uint64_t records, sched, bad;
+} trace_tally;
+
+static void tally_trace(const char *path, trace_tally *tally)
+{
+	memset(tally, 0, sizeof *tally);
+	FILE *f = fopen(path, "r");
+	cr_assert_not_null(f, "%s", path);
+	char line[256];
+	unsigned thread = 0;
+	while (fgets(line, sizeof line, f)) {
+		unsigned long long address;
+		unsigned size;
+		char end;
+		int kind = -1;
+		if (!strncmp(line, "I  ", 3))
+			kind = 0;
+		else if (!strncmp(line, " L ", 3))
+			kind = 1;
+		else if (!strncmp(line, " S ", 3))
+			kind = 2;
+		else if (!strncmp(line, " M ", 3))
+			kind = 3;
+		if (kind >= 0) {
+			if (sscanf(line + 3, "%llx,%u%c", &address, &size, &end) != 3 || end != '\n' || size == 0 ||
+			    strlen(line + 3) < 8 + 3 || thread >= 8)
+				tally->bad++;
+			else
+				tally->kind[thread][kind]++;
+			tally->records++;
+			continue;
+		}
+		if (!strncmp(line, "==", 2))
+			continue;   /* Valgrind's own messages (lackey's summary) */
+		unsigned n;
+		const char *sched = strstr(line, "SCHED[");
+		if (!strncmp(line, "--", 2) && sched && sscanf(sched, "SCHED[%u]", &n) == 1 && n >= 1) {
+			thread = n - 1;
+			tally->sched++;
+			continue;
+		}
+		tally->bad++;
+	}
+	fclose(f);
+}
+
+Test(instrument_tool, trace_matches_the_counts_per_thread, .init = find_target_and_tool, .timeout = 120)
+{
+	char path[] = "/tmp/plumb-trace-XXXXXX";
+	int fd = mkstemp(path);
+	cr_assert(fd >= 0);
+	close(fd);
+	instrument_options options;
+	instrument_options_init(&options);
+	options.trace_path = path;
+	instrument_summary s;
+	run(&s, &options, "threads", "2", "300");
+	trace_tally tally;
+	tally_trace(path, &tally);
+	unlink(path);
+	cr_expect_eq(tally.bad, 0);
+	cr_expect_geq(tally.sched, 2, "SCHED lines for the workers");
+	cr_expect_eq(tally.records, s.trace_records);
+	cr_assert_eq(s.thread_count, 3);
+	for (size_t t = 0; t < s.thread_count; t++) {
+		const instrument_counts *c = &s.threads[t].total;
+		cr_expect_eq(tally.kind[t][0], c->value[INSTRUMENT_INSTRUCTIONS], "thread %zu I", t);
+		cr_expect_eq(tally.kind[t][1], c->value[INSTRUMENT_LOADS], "thread %zu L", t);
+		cr_expect_eq(tally.kind[t][2], c->value[INSTRUMENT_STORES], "thread %zu S", t);
+		cr_expect_eq(tally.kind[t][3], c->value[INSTRUMENT_MODIFIES], "thread %zu M", t);
+	}
+	instrument_summary_free(&s);
+}
+
+/* Whole-program counts equal the lines of lackey's trace of the same run
+ * (same environment, so the dynamic loader and libc do the same work). */
+Test(instrument_tool, whole_program_counts_equal_lackey, .init = find_target_and_tool, .timeout = 180)
+{
+	instrument_summary s;
+	run(&s, NULL, "loop", "2000", "2");
+	char log[] = "/tmp/plumb-lackey-XXXXXX";
+	int fd = mkstemp(log);
+	cr_assert(fd >= 0);
+	close(fd);
+	char log_option[PATH_MAX + 16];
+	snprintf(log_option, sizeof log_option, "--log-file=%s", log);
+	pid_t child = fork();
+	cr_assert(child >= 0);
+	if (child == 0) {
+		setenv("VALGRIND_LIB", tool_dir, 1);
+		execlp("valgrind", "valgrind", "--tool=lackey", "-q", "--trace-mem=yes", log_option, "--", target, "loop",
+		       "2000", "2", (char *)NULL);
+		_exit(127);
+	}
+	int wait_status;
+	cr_assert_eq(waitpid(child, &wait_status, 0), child);
+	cr_assert(WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0);
+	trace_tally tally;
+	tally_trace(log, &tally);
+	unlink(log);
+	cr_expect_eq(tally.bad, 0);
+	cr_expect_eq(tally.kind[0][0], s.total.value[INSTRUMENT_INSTRUCTIONS], "lackey I lines %llu, plumbgrind %llu",
+	             (unsigned long long)tally.kind[0][0], (unsigned long long)s.total.value[INSTRUMENT_INSTRUCTIONS]);
+	cr_expect_eq(tally.kind[0][1], s.total.value[INSTRUMENT_LOADS]);
+	cr_expect_eq(tally.kind[0][2], s.total.value[INSTRUMENT_STORES]);
+	cr_expect_eq(tally.kind[0][3], s.total.value[INSTRUMENT_MODIFIES]);
+	instrument_summary_free(&s);
+}
+
+Test(instrument_tool, missing_valgrind_or_tool_is_a_clear_error)
+{
+	char *argv[] = { "/bin/true", NULL };
+	instrument_options options;
+	instrument_options_init(&options);
+	instrument_summary s;
+	plumb_status status;
+	options.valgrind = "/nonexistent/valgrind";
+	cr_assert_eq(instrument_run(argv, &options, &s, &status), -1);
+	cr_expect(strstr(status.message, "/nonexistent/valgrind"), "%s", status.message);
+	options.valgrind = "plumb-no-such-valgrind";
+	cr_assert_eq(instrument_run(argv, &options, &s, &status), -1);
+	cr_expect(strstr(status.message, "valgrind is not installed"), "%s", status.message);
+	options.valgrind = NULL;
+	options.tool_dir = "/nonexistent";
+	cr_assert_eq(instrument_run(argv, &options, &s, &status), -1);
+	cr_expect(strstr(status.message, "/nonexistent holds no plumbgrind"), "%s", status.message);
+	setenv("PLUMB_VALGRIND_LIB", "/nonexistent/lib", 1);
+	char dir[PATH_MAX];
+	cr_assert_eq(instrument_find_tool(dir, sizeof dir, &status), -1);
+	cr_expect(strstr(status.message, "PLUMB_VALGRIND_LIB=/nonexistent/lib"), "%s", status.message);
+	char *empty[] = { NULL };
+	cr_assert_eq(instrument_run(empty, NULL, &s, &status), -1);
+	cr_expect(strstr(status.message, "no command"), "%s", status.message);
+}
