@@ -100,4 +100,21 @@ int instrument_find_tool(char *dir, size_t size, plumb_status *status);
 int instrument_run(char *const argv[], const instrument_options *options, instrument_summary *out,
                    plumb_status *status);
 
+/* The same in two steps, for a caller that consumes the trace while the
+ * program runs (plumb sim -- ./prog, the fast path beside lackey).  With
+ * trace_pipe set, the references arrive in lackey's text format on
+ * process->trace_fd (a pipe; plumb's lackey reader reads it, for instance
+ * trace_reader_open("/proc/self/fd/N", TRACE_FORMAT_LACKEY)); read it to
+ * its end, then call instrument_finish, which closes it, waits and parses
+ * the summary.  options->trace_path and trace_fd must then be unset. */
+typedef struct instrument_process {
+	int pid;
+	int trace_fd;                 /* read end of the trace pipe, or -1 */
+	char *folder, *summary;       /* private */
+} instrument_process;
+
+int instrument_start(char *const argv[], const instrument_options *options, int trace_pipe,
+                     instrument_process *process, plumb_status *status);
+int instrument_finish(instrument_process *process, instrument_summary *out, plumb_status *status);
+
 #endif

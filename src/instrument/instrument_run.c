@@ -101,17 +101,25 @@ static int find_valgrind(const char *name, char *out, size_t size, plumb_status 
 
 static void remove_folder(const char *folder, const char *summary)
 {
-	char path[PATH_MAX];
 	unlink(summary);
-	/* A summary left half-written under its temporary name by a killed run. */
-	snprintf(path, sizeof path, "%s", folder);
-	rmdir(path);
+	rmdir(folder);
 }
 
-int instrument_run(char *const argv[], const instrument_options *options, instrument_summary *out,
-                   plumb_status *status)
+static void process_clear(instrument_process *process)
 {
-	memset(out, 0, sizeof *out);
+	free(process->folder);
+	free(process->summary);
+	memset(process, 0, sizeof *process);
+	process->pid = -1;
+	process->trace_fd = -1;
+}
+
+int instrument_start(char *const argv[], const instrument_options *options, int trace_pipe,
+                     instrument_process *process, plumb_status *status)
+{
+	memset(process, 0, sizeof *process);
+	process->pid = -1;
+	process->trace_fd = -1;
 	instrument_options defaults;
 	if (!options) {
 		instrument_options_init(&defaults);
@@ -119,6 +127,8 @@ int instrument_run(char *const argv[], const instrument_options *options, instru
 	}
 	if (!argv || !argv[0] || !argv[0][0])
 		return plumb_fail(status, EINVAL, "no command to run under plumbgrind");
+	if (trace_pipe && (options->trace_path || options->trace_fd >= 0))
+		return plumb_fail(status, EINVAL, "a trace pipe and a trace file or descriptor exclude each other");
 	char valgrind[PATH_MAX], tool_dir[PATH_MAX];
 	if (find_valgrind(options->valgrind ? options->valgrind : "valgrind", valgrind, sizeof valgrind, status) < 0)
 		return -1;
@@ -131,12 +141,37 @@ int instrument_run(char *const argv[], const instrument_options *options, instru
 		return -1;
 	}
 	const char *tmp = getenv("TMPDIR");
-	char folder[PATH_MAX], summary[PATH_MAX + 32];
+	char folder[PATH_MAX];
 	snprintf(folder, sizeof folder, "%s/plumbgrind.XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
 	if (!mkdtemp(folder))
 		return plumb_fail_errno(status, errno, "cannot create a temporary folder for the summary in %s",
 		                        tmp && tmp[0] ? tmp : "/tmp");
-	snprintf(summary, sizeof summary, "%s/summary", folder);
+	process->folder = strdup(folder);
+	process->summary = malloc(strlen(folder) + 16);
+	if (!process->folder || !process->summary) {
+		rmdir(folder);
+		process_clear(process);
+		return plumb_fail(status, ENOMEM, "out of memory starting valgrind");
+	}
+	sprintf(process->summary, "%s/summary", folder);
+
+	/* The pipe's write end must survive valgrind's own exec of the tool, so
+	 * it is inheritable; the read end is not. */
+	int pipe_fds[2] = { -1, -1 };
+	int trace_fd = options->trace_fd;
+	if (trace_pipe) {
+		if (pipe(pipe_fds) != 0 || fcntl(pipe_fds[0], F_SETFD, FD_CLOEXEC) != 0) {
+			int error = errno;
+			if (pipe_fds[0] >= 0) {
+				close(pipe_fds[0]);
+				close(pipe_fds[1]);
+			}
+			remove_folder(process->folder, process->summary);
+			process_clear(process);
+			return plumb_fail_errno(status, error, "cannot create the trace pipe");
+		}
+		trace_fd = pipe_fds[1];
+	}
 
 	size_t count = 0, extra = 0;
 	while (argv[count])
@@ -144,25 +179,30 @@ int instrument_run(char *const argv[], const instrument_options *options, instru
 	while (options->extra_arguments && options->extra_arguments[extra])
 		extra++;
 	char **arguments = calloc(count + extra + 12, sizeof *arguments);
-	char *out_option = malloc(strlen(summary) + 16);
+	char *out_option = malloc(strlen(process->summary) + 16);
 	char *trace_option = NULL;
 	if (options->trace_path) {
 		trace_option = malloc(strlen(options->trace_path) + 16);
 		if (trace_option)
 			sprintf(trace_option, "--plumb-trace=%s", options->trace_path);
-	} else if (options->trace_fd >= 0) {
+	} else if (trace_fd >= 0) {
 		trace_option = malloc(40);
 		if (trace_option)
-			sprintf(trace_option, "--plumb-trace-fd=%d", options->trace_fd);
+			sprintf(trace_option, "--plumb-trace-fd=%d", trace_fd);
 	}
-	if (!arguments || !out_option || ((options->trace_path || options->trace_fd >= 0) && !trace_option)) {
+	if (!arguments || !out_option || ((options->trace_path || trace_fd >= 0) && !trace_option)) {
 		free(arguments);
 		free(out_option);
 		free(trace_option);
-		rmdir(folder);
+		if (trace_pipe) {
+			close(pipe_fds[0]);
+			close(pipe_fds[1]);
+		}
+		remove_folder(process->folder, process->summary);
+		process_clear(process);
 		return plumb_fail(status, ENOMEM, "out of memory starting valgrind");
 	}
-	sprintf(out_option, "--plumb-out=%s", summary);
+	sprintf(out_option, "--plumb-out=%s", process->summary);
 	size_t k = 0;
 	arguments[k++] = valgrind;
 	arguments[k++] = "--tool=plumbgrind";
@@ -182,14 +222,6 @@ int instrument_run(char *const argv[], const instrument_options *options, instru
 
 	fflush(NULL);
 	pid_t child = fork();
-	if (child < 0) {
-		int error = errno;
-		free(arguments);
-		free(out_option);
-		free(trace_option);
-		rmdir(folder);
-		return plumb_fail_errno(status, error, "fork");
-	}
 	if (child == 0) {
 		setenv("VALGRIND_LIB", tool_dir, 1);
 		if (options->program_stdout >= 0 && options->program_stdout != STDOUT_FILENO &&
@@ -199,28 +231,67 @@ int instrument_run(char *const argv[], const instrument_options *options, instru
 		fprintf(stderr, "plumb: cannot run %s: %s\n", valgrind, strerror(errno));
 		_exit(127);
 	}
+	int fork_error = errno;
 	free(arguments);
 	free(out_option);
 	free(trace_option);
+	if (trace_pipe)
+		close(pipe_fds[1]);   /* so the reader sees the end when valgrind exits */
+	if (child < 0) {
+		if (trace_pipe)
+			close(pipe_fds[0]);
+		remove_folder(process->folder, process->summary);
+		process_clear(process);
+		return plumb_fail_errno(status, fork_error, "fork");
+	}
+	process->pid = child;
+	process->trace_fd = trace_pipe ? pipe_fds[0] : -1;
+	return 0;
+}
+
+int instrument_finish(instrument_process *process, instrument_summary *out, plumb_status *status)
+{
+	memset(out, 0, sizeof *out);
+	if (!process || process->pid <= 0)
+		return plumb_fail(status, EINVAL, "no plumbgrind process to finish");
+	/* The trace may not have been read to its end: let valgrind finish. */
+	if (process->trace_fd >= 0) {
+		close(process->trace_fd);
+		process->trace_fd = -1;
+	}
 	int wait_status;
-	while (waitpid(child, &wait_status, 0) < 0)
+	while (waitpid(process->pid, &wait_status, 0) < 0)
 		if (errno != EINTR) {
 			int error = errno;
-			remove_folder(folder, summary);
+			remove_folder(process->folder, process->summary);
+			process_clear(process);
 			return plumb_fail_errno(status, error, "waiting for valgrind");
 		}
-	if (access(summary, F_OK) != 0) {
-		remove_folder(folder, summary);
+	int result;
+	if (access(process->summary, F_OK) != 0) {
 		if (WIFSIGNALED(wait_status))
-			return plumb_fail(status, EIO, "valgrind died of signal %d before writing the summary",
-			                  WTERMSIG(wait_status));
-		return plumb_fail(status, EIO, "plumbgrind wrote no summary (valgrind exited with status %d: the program "
-		                  "could not be started, or valgrind failed; see its message above)",
-		                  WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : -1);
+			result = plumb_fail(status, EIO, "valgrind died of signal %d before writing the summary",
+			                    WTERMSIG(wait_status));
+		else
+			result = plumb_fail(status, EIO, "plumbgrind wrote no summary (valgrind exited with status %d: the "
+			                    "program could not be started, or valgrind failed; see its message above)",
+			                    WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : -1);
+	} else {
+		result = instrument_summary_read(out, process->summary, status);
+		if (result == 0)
+			out->exit_code = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 128 + WTERMSIG(wait_status);
 	}
-	int result = instrument_summary_read(out, summary, status);
-	remove_folder(folder, summary);
-	if (result == 0)
-		out->exit_code = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 128 + WTERMSIG(wait_status);
+	remove_folder(process->folder, process->summary);
+	process_clear(process);
 	return result;
+}
+
+int instrument_run(char *const argv[], const instrument_options *options, instrument_summary *out,
+                   plumb_status *status)
+{
+	memset(out, 0, sizeof *out);
+	instrument_process process;
+	if (instrument_start(argv, options, 0, &process, status) < 0)
+		return -1;
+	return instrument_finish(&process, out, status);
 }

@@ -303,3 +303,41 @@ Test(instrument_tool, missing_valgrind_or_tool_is_a_clear_error)
 	cr_assert_eq(instrument_run(empty, NULL, &s, &status), -1);
 	cr_expect(strstr(status.message, "no command"), "%s", status.message);
 }
+
+/* The streaming path (plumb sim -- ./prog): the trace arrives on a pipe
+ * while the program runs, and the summary afterwards agrees with it. */
+Test(instrument_tool, trace_pipe_streams_every_reference, .init = find_target_and_tool, .timeout = 120)
+{
+	char *argv[] = { target, "loop", "3000", "1", NULL };
+	instrument_process process;
+	plumb_status status;
+	cr_assert_eq(instrument_start(argv, NULL, 1, &process, &status), 0, "%s", status.message);
+	cr_assert_geq(process.trace_fd, 0);
+	FILE *f = fdopen(dup(process.trace_fd), "r");
+	cr_assert_not_null(f);
+	char line[256];
+	uint64_t kinds[4] = { 0 }, other = 0;
+	while (fgets(line, sizeof line, f)) {
+		if (!strncmp(line, "I  ", 3))
+			kinds[0]++;
+		else if (!strncmp(line, " L ", 3))
+			kinds[1]++;
+		else if (!strncmp(line, " S ", 3))
+			kinds[2]++;
+		else if (!strncmp(line, " M ", 3))
+			kinds[3]++;
+		else
+			other++;
+	}
+	fclose(f);
+	instrument_summary s;
+	cr_assert_eq(instrument_finish(&process, &s, &status), 0, "%s", status.message);
+	cr_expect_eq(other, 0);
+	cr_expect_eq(kinds[0], s.total.value[INSTRUMENT_INSTRUCTIONS]);
+	cr_expect_eq(kinds[1], s.total.value[INSTRUMENT_LOADS]);
+	cr_expect_eq(kinds[2], s.total.value[INSTRUMENT_STORES]);
+	cr_expect_eq(kinds[3], s.total.value[INSTRUMENT_MODIFIES]);
+	cr_expect_eq(kinds[0] + kinds[1] + kinds[2] + kinds[3], s.trace_records);
+	expect_loop(&instrument_summary_region(&s, "loop", 0)->counts, 3000, "loop");
+	instrument_summary_free(&s);
+}
