@@ -87,8 +87,8 @@ typedef struct latency_plateau_options {
 	double flat_ratio;      /* max/min latency inside one plateau (1.25) */
 	size_t min_points;      /* points a plateau needs (3) */
 	double level_ratio;     /* neighbouring plateaus closer than this are one level (2.0) */
-	size_t expected_levels; /* 0 = unknown; else merge the closest levels while more were found */
-	double expected_merge_ratio; /* ... and while they are closer than this (3.0) */
+	size_t expected_levels; /* 0 = unknown; else merge neighbours while more levels were found */
+	double expected_merge_ratio; /* ... among those closer than this (4.0) */
 } latency_plateau_options;
 
 void latency_plateau_defaults(latency_plateau_options *options);

@@ -39,7 +39,7 @@ void latency_plateau_defaults(latency_plateau_options *options)
 	options->min_points = 3;
 	options->level_ratio = 2.0;
 	options->expected_levels = 0;
-	options->expected_merge_ratio = 3.0;
+	options->expected_merge_ratio = 4.0;
 }
 
 static double median3(double a, double b, double c)
@@ -52,6 +52,18 @@ static double median3(double a, double b, double c)
 static double median_of(const double *values, size_t first, size_t last)
 {
 	return stats_median(values + first, last - first + 1);
+}
+
+/* Sum of squared deviations from the mean of values[first..last]. */
+static double spread(const double *values, size_t first, size_t last)
+{
+	double mean = 0, sum = 0;
+	for (size_t i = first; i <= last; i++)
+		mean += values[i];
+	mean /= (double)(last - first + 1);
+	for (size_t i = first; i <= last; i++)
+		sum += (values[i] - mean) * (values[i] - mean);
+	return sum;
 }
 
 int latency_find_levels(const uint64_t *bytes, const double *ns, size_t n, const latency_plateau_options *options,
@@ -129,17 +141,29 @@ int latency_find_levels(const uint64_t *bytes, const double *ns, size_t n, const
 		l->last_index = plateau_last[p];
 		l->ns = exp(median_of(raw, l->first_index, l->last_index));
 	}
-	/* More levels than expected: merge the closest neighbours. */
+	/* More levels than expected: merge the neighbours whose union adds
+	 * least to the spread (sum of squared deviations of log latency),
+	 * which keeps a long plateau from being swallowed for the sake of a
+	 * short one beside it. */
 	while (options->expected_levels > 0 && found > options->expected_levels) {
-		size_t closest = 0;
-		for (size_t k = 1; k + 1 < found; k++)
-			if (levels[k + 1].ns / levels[k].ns < levels[closest + 1].ns / levels[closest].ns)
-				closest = k;
-		if (!(levels[closest + 1].ns / levels[closest].ns < options->expected_merge_ratio))
+		size_t best = found;
+		double best_cost = INFINITY;
+		for (size_t k = 0; k + 1 < found; k++) {
+			if (!(levels[k + 1].ns / levels[k].ns < options->expected_merge_ratio))
+				continue;
+			double cost = spread(smooth, levels[k].first_index, levels[k + 1].last_index) -
+			              spread(smooth, levels[k].first_index, levels[k].last_index) -
+			              spread(smooth, levels[k + 1].first_index, levels[k + 1].last_index);
+			if (cost < best_cost) {
+				best_cost = cost;
+				best = k;
+			}
+		}
+		if (best == found)
 			break;
-		levels[closest].last_index = levels[closest + 1].last_index;
-		levels[closest].ns = exp(median_of(raw, levels[closest].first_index, levels[closest].last_index));
-		for (size_t k = closest + 1; k + 1 < found; k++)
+		levels[best].last_index = levels[best + 1].last_index;
+		levels[best].ns = exp(median_of(raw, levels[best].first_index, levels[best].last_index));
+		for (size_t k = best + 1; k + 1 < found; k++)
 			levels[k] = levels[k + 1];
 		found--;
 	}
@@ -156,11 +180,14 @@ int latency_find_levels(const uint64_t *bytes, const double *ns, size_t n, const
 	 * half-way mark.  The next level then starts after the boundary. */
 	for (size_t k = 0; k + 1 < found; k++) {
 		latency_level *l = &levels[k], *next = &levels[k + 1];
-		/* The next level's latency is taken from its points at least an
-		 * octave past the boundary: just past it, part of the loads still
-		 * hit this level, and counting them would pull the half-way mark
-		 * (and the boundary) down.  That estimate depends on the
-		 * boundary, so repeat until the boundary stays put. */
+		/* The next level's latency is the lowest (smoothed) latency in
+		 * the octave that starts an octave past the boundary: just past
+		 * it, part of the loads still hit this level, which would pull
+		 * the half-way mark (and the boundary) down; far past it, and at
+		 * any point where another program evicted a shared level, the
+		 * latency is pushed up, and such effects only ever add.  The
+		 * estimate depends on the boundary, so repeat until the boundary
+		 * stays put. */
 		size_t previous_end = SIZE_MAX;
 		for (int round = 0; round < 8; round++) {
 			double limit = log(0.5 * (l->ns + next->ns));
@@ -177,7 +204,14 @@ int latency_find_levels(const uint64_t *bytes, const double *ns, size_t n, const
 			size_t from = next->first_index;
 			while (from < next->last_index && bytes[from] < 2 * bytes[end])
 				from++;
-			next->ns = exp(median_of(smooth, from, next->last_index));
+			size_t to = from;
+			while (to < next->last_index && bytes[to + 1] <= 4 * bytes[end])
+				to++;
+			double lowest = smooth[from];
+			for (size_t i = from + 1; i <= to; i++)
+				if (smooth[i] < lowest)
+					lowest = smooth[i];
+			next->ns = exp(lowest);
 			if (end == previous_end)
 				break;
 			previous_end = end;
