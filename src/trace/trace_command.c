@@ -128,9 +128,11 @@ int trace_reader_open_command(trace_reader **out, char *const argv[], plumb_stat
 int trace_command_finish(trace_reader *reader, plumb_status *status)
 {
 	trace_command_state *c = &reader->command;
-	/* Closed before the end (the caller had enough): stop the run rather than
-	 * wait for a program lackey slows a thousandfold. */
-	bool early = !reader->input.at_eof && !reader->failed;
+	/* Closed before the end (the caller had enough, or the trace was bad):
+	 * stop the run rather than wait for a program lackey slows a
+	 * thousandfold -- and that could block forever on a full pipe nobody
+	 * reads.  The caller already has any parse error from trace_reader_read. */
+	bool early = !reader->input.at_eof;
 	if (early)
 		kill(c->pid, SIGKILL);
 	int wait_status;

@@ -8,15 +8,19 @@
 #include "plumb/trace.h"
 #include "trace_test_util.h"
 
-/* Two threads run at once (so Valgrind gives them different thread ids);
- * each increments only its own variable 1000 times and the program writes
- * the variables' addresses to argv[1]. */
+/* Two threads alive at once (a barrier holds the first until the second
+ * exists, else Valgrind could give the second the first's freed thread
+ * slot); each increments only its own variable 1000 times and the program
+ * writes the variables' addresses to argv[1]. */
 static const char program_source[] =
 	"#include <pthread.h>\n#include <stdio.h>\n"
 	"volatile int first, second;\n"
-	"static void *work(void *p) { volatile int *v = p; for (int i = 0; i < 1000; i++) *v = *v + 1; return 0; }\n"
+	"static pthread_barrier_t both;\n"
+	"static void *work(void *p) { volatile int *v = p; pthread_barrier_wait(&both);\n"
+	"  for (int i = 0; i < 1000; i++) *v = *v + 1; return 0; }\n"
 	"int main(int argc, char **argv) {\n"
 	"  FILE *f = fopen(argv[1], \"w\"); fprintf(f, \"%lx %lx\\n\", (unsigned long)&first, (unsigned long)&second); fclose(f);\n"
+	"  pthread_barrier_init(&both, 0, 2);\n"
 	"  pthread_t a, b; pthread_create(&a, 0, work, (void *)&first); pthread_create(&b, 0, work, (void *)&second);\n"
 	"  pthread_join(a, 0); pthread_join(b, 0); return argc > 2 ? 3 : 0; }\n";
 
@@ -113,4 +117,17 @@ Test(trace_valgrind, failures_are_clear, .timeout = 120)
 	cr_assert_eq(n, 0, "%s", status.message);
 	cr_assert_eq(trace_reader_close(reader, &status), -1);
 	cr_assert_str_eq(status.message, "the traced program 'false' exited with status 1");
+}
+
+/* A caller that stops reading (enough references, or a bad trace) must not
+ * wait for the program: here it would never end. */
+Test(trace_valgrind, closing_early_stops_the_program, .timeout = 60)
+{
+	char *forever[] = { "sh", "-c", "while :; do :; done", NULL };
+	plumb_status status;
+	trace_reader *reader;
+	cr_assert_eq(trace_reader_open_command(&reader, forever, &status), 0, "%s", status.message);
+	static trace_record batch[4096];
+	cr_assert_eq(trace_reader_read(reader, batch, 4096, &status), 4096, "%s", status.message);
+	cr_assert_eq(trace_reader_close(reader, &status), 0, "%s", status.message);
 }
