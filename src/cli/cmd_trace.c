@@ -445,7 +445,7 @@ static int trace_stats_command(int argc, char **argv)
 		{ "help", no_argument, 0, 'h' }, CLI_OUTPUT_OPTIONS, { 0, 0, 0, 0 }
 	};
 	trace_format from = TRACE_FORMAT_AUTO;
-	uint64_t line_size = 64, page_size = 4096, limit = 1u << 23;
+	uint64_t line_size = 64, page_size = 4096, limit = 1u << 22;   /* a set of 4 Mi keys takes at most 64 MiB */
 	bool allow_truncated = false;
 	cli_output output = { OUTPUT_TABLE, NULL };
 	plumb_status status;
