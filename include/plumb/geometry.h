@@ -16,6 +16,7 @@
 #include "plumb/status.h"
 #include "plumb/timer.h"
 #include "plumb/topology.h"
+#include "plumb/arena.h"
 
 /* A measured curve: latency (ns per load) against a parameter x (bytes of
  * working set, bytes of stride, count of conflicting lines, pages). */
@@ -139,9 +140,14 @@ int geometry_probe_conflict(const geometry_options *options, uint64_t stride, un
 int geometry_probe_tlb(const geometry_options *options, uint64_t from, uint64_t to, int points_per_octave,
                        uint64_t page_stride, geometry_curve *pages, geometry_curve *control, plumb_status *status);
 /* lines lines at strides 64..max_stride, grouped in blocks of block bytes;
- * lines should be the power of two with lines/2 <= L1 TLB entries < lines. */
+ * lines should be the power of two with lines/2 <= L1 TLB entries < lines.
+ * pages: ARENA_PAGES_SMALL for the base page; ARENA_PAGES_THP to see what
+ * the TLB really holds for a 2 MiB mapping (4 KiB under a hypervisor that
+ * backs guest memory with 4 KiB pages).  *huge_fraction (may be NULL)
+ * receives the share of the touched memory that THP backed (smaps). */
 int geometry_probe_page_size(const geometry_options *options, size_t lines, uint64_t max_stride,
-                             uint64_t block, geometry_curve *curve, plumb_status *status);
+                             uint64_t block, arena_pages pages, double *huge_fraction, geometry_curve *curve,
+                             plumb_status *status);
 
 /* ---- references: what the machine claims ---- */
 
@@ -200,7 +206,7 @@ typedef struct geometry_run_request {
 typedef struct geometry_report {
 	geometry_finding findings[GEOMETRY_MAX_FINDINGS];
 	int finding_count;
-	geometry_curve capacity, line, tlb_pages, tlb_control, page;
+	geometry_curve capacity, line, tlb_pages, tlb_control, page, page_thp;
 	geometry_curve conflict[GEOMETRY_MAX_LEVELS];
 	uint64_t conflict_stride[GEOMETRY_MAX_LEVELS];
 	int conflict_count;

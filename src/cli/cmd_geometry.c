@@ -144,6 +144,8 @@ static void add_curves(output_report *report, const geometry_report *g)
 		output_cell_text(t, g->tlb_pages.noisy[i] || g->tlb_control.noisy[i] ? "noisy" : "ok");
 	}
 	add_curve(report, "page_curve", "Fixed line count against stride", "stride", "bytes", &g->page);
+	if (g->page_thp.n)
+		add_curve(report, "page_thp_curve", "The same on a 2 MiB (THP) mapping", "stride", "bytes", &g->page_thp);
 }
 
 int cmd_geometry(int argc, char **argv)
@@ -245,7 +247,7 @@ int cmd_geometry(int argc, char **argv)
 	if (!g)
 		return cli_usage_error("geometry", "out of memory");
 	uint64_t started = timer_monotonic_ns();
-	progress_begin(&bar, "plumb geometry", 8);
+	progress_begin(&bar, "plumb geometry", 9);
 	int rc = geometry_run(&request, g, &status);
 	progress_end(&bar);
 	if (rc != 0) {

@@ -97,7 +97,8 @@ out:
 }
 
 int geometry_probe_page_size(const geometry_options *options, size_t lines, uint64_t max_stride, uint64_t block,
-                             geometry_curve *curve, plumb_status *status)
+                             arena_pages pages, double *huge_fraction, geometry_curve *curve,
+                             plumb_status *status)
 {
 	if (lines < 64 || lines > (1u << 20) || max_stride < 128 || block < 64)
 		return plumb_fail(status, EINVAL, "page-size probe: %zu lines, stride up to %llu not supported", lines,
@@ -115,7 +116,7 @@ int geometry_probe_page_size(const geometry_options *options, size_t lines, uint
 		plumb_fail(status, ENOMEM, "out of memory");
 		goto out;
 	}
-	if (make_arena(&spread, lines * max_stride + 4096, ARENA_PAGES_SMALL, status) != 0)
+	if (make_arena(&spread, lines * max_stride + 4096, pages, status) != 0)
 		goto out;
 	rc = 0;
 	size_t i = 0;
@@ -134,6 +135,12 @@ int geometry_probe_page_size(const geometry_options *options, size_t lines, uint
 			slots[k] = (void **)((char *)spread.base + k * s + ((k / per_page) % shifts) * 64);
 		void *start = geometry_link((void **const *)slots, order, lines);
 		rc = geometry_measure_chain(options, start, lines, 16 * lines, curve, i, status);
+	}
+	if (huge_fraction) {
+		plumb_status ignored;
+		*huge_fraction = NAN;
+		if (arena_inspect(&spread, &ignored) == 0 && spread.resident_bytes > 0)
+			*huge_fraction = (double)spread.anon_huge_bytes / (double)spread.resident_bytes;
 	}
 	arena_destroy(&spread);
 out:

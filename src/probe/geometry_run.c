@@ -255,6 +255,35 @@ static void tlb_findings(geometry_report *r, double page_size)
 	}
 }
 
+static void thp_finding(geometry_report *r, double huge_fraction)
+{
+	geometry_finding *f = add_finding(r, "tlb page (THP)", "-", "bytes");
+	if (!f)
+		return;
+	const double huge = 2u << 20;
+	set_reference(f, huge, "THP mapping");
+	double page;
+	double largest = r->page_thp.n ? r->page_thp.x[r->page_thp.n - 1] : NAN;
+	if (!(huge_fraction >= 0.5)) {
+		f->verdict = GEOMETRY_UNRESOLVED;
+		snprintf(f->note, sizeof f->note, "the kernel backed only %.0f%% of the mapping with 2 MiB pages",
+		         isnan(huge_fraction) ? 0 : 100 * huge_fraction);
+	} else if (geometry_infer_page_size(&r->page_thp, &page) == 0) {
+		set_measured(f, page, page, page);
+		f->verdict = geometry_judge(page, page, true, huge);
+		if (f->verdict == GEOMETRY_DISAGREE)
+			snprintf(f->note, sizeof f->note,
+			         "the guest maps 2 MiB pages, but the TLB holds %.0f-byte translations: the hypervisor backs guest memory with small pages, so physical addresses above 4 KiB are scattered",
+			         page);
+	} else {
+		/* Flat: no miss up to the largest stride, so the TLB holds
+		 * translations at least that large. */
+		set_measured(f, largest, largest, huge);
+		f->verdict = GEOMETRY_AGREE;
+		snprintf(f->note, sizeof f->note, "no TLB step up to %.0f-byte strides: the TLB holds large translations", largest);
+	}
+}
+
 int geometry_run(const geometry_run_request *request, geometry_report *r, plumb_status *status)
 {
 	memset(r, 0, sizeof *r);
@@ -270,7 +299,7 @@ int geometry_run(const geometry_run_request *request, geometry_report *r, plumb_
 	int ppo = request->points_per_octave > 0 ? request->points_per_octave : 4;
 	long page = sysconf(_SC_PAGESIZE);
 	geometry_tlb_reference_read(&r->tlb_reference);
-	run_progress progress = { request, 0, 8 };
+	run_progress progress = { request, 0, 9 };
 
 	/* 1. Capacities and latencies. */
 	if (geometry_probe_capacity(o, 4096, max_size, ppo, 64, &r->capacity, status) != 0)
@@ -326,7 +355,7 @@ int geometry_run(const geometry_run_request *request, geometry_report *r, plumb_
 		while ((double)lines <= entries[0])
 			lines *= 2;
 	}
-	if (geometry_probe_page_size(o, lines, 65536, 65536, &r->page, status) != 0)
+	if (geometry_probe_page_size(o, lines, 65536, 65536, ARENA_PAGES_SMALL, NULL, &r->page, status) != 0)
 		goto fail;
 	step(&progress);
 	double page_size;
@@ -348,6 +377,28 @@ int geometry_run(const geometry_run_request *request, geometry_report *r, plumb_
 	first = r->finding_count;
 	tlb_findings(r, f && f->measured_ok ? f->measured : (double)page);
 	mark_quality(r, first, &r->tlb_pages, &r->tlb_control);
+
+	/* 6. The same stride test on a 2 MiB (THP) mapping: what page size
+	 * the TLB really holds for it.  Under a hypervisor that backs guest
+	 * memory with 4 KiB pages it is 4 KiB, and then no set-conflict test
+	 * above 4 KiB can work (see the associativity findings). */
+	if (!topo || strcmp(topo->thp_mode, "never") != 0) {
+		double huge_fraction = NAN;
+		if (geometry_probe_page_size(o, lines, 65536, 65536, ARENA_PAGES_THP, &huge_fraction, &r->page_thp, status) != 0)
+			goto fail;
+		first = r->finding_count;
+		thp_finding(r, huge_fraction);
+		mark_quality(r, first, &r->page_thp, NULL);
+		const geometry_finding *thp = &r->findings[r->finding_count - 1];
+		if (thp->measured_ok && thp->measured <= 4096)
+			for (int i = 0; i < r->finding_count; i++) {
+				geometry_finding *w = &r->findings[i];
+				if (strcmp(w->property, "associativity") == 0 && strcmp(w->level, "L1") != 0 &&
+				    w->verdict == GEOMETRY_UNRESOLVED)
+					snprintf(w->note, sizeof w->note,
+					         "no set-conflict step: the hypervisor backs guest memory with 4 KiB pages (see tlb page (THP)), so lines one capacity apart land in scattered sets");
+			}
+	}
 	step(&progress);
 	return 0;
 fail:
@@ -362,6 +413,7 @@ void geometry_report_free(geometry_report *r)
 	geometry_curve_free(&r->tlb_pages);
 	geometry_curve_free(&r->tlb_control);
 	geometry_curve_free(&r->page);
+	geometry_curve_free(&r->page_thp);
 	for (int i = 0; i < GEOMETRY_MAX_LEVELS; i++)
 		geometry_curve_free(&r->conflict[i]);
 	r->conflict_count = 0;

@@ -55,5 +55,5 @@ Test(geometry_timing, probes_reject_bad_parameters)
 	cr_assert_eq(geometry_probe_line(&o, 256 << 10, 4096, &c, &status), -1);
 	cr_assert_eq(geometry_probe_conflict(&o, 100, 8, &c, &status), -1);
 	cr_assert_eq(geometry_probe_tlb(&o, 16, 1u << 30, 4, 4096, &c, &d, &status), -1);
-	cr_assert_eq(geometry_probe_page_size(&o, 8, 65536, 65536, &c, &status), -1);
+	cr_assert_eq(geometry_probe_page_size(&o, 8, 65536, 65536, ARENA_PAGES_SMALL, NULL, &c, &status), -1);
 }
