@@ -271,6 +271,8 @@ typedef struct validate_options {
 	size_t size_count;
 	uint64_t max_size;                /* cap of the default suites; 0 = per-benchmark */
 	const char *sim_preset;           /* NULL = "host" */
+	int counted_cpu;                  /* CPU of the counted thread; -1 = the first allowed.
+	                                     The thesis ran each case once per processor (P0, P1). */
 	const char *valgrind;             /* program name/path; NULL = "valgrind" */
 	const char *self_path;            /* plumb binary for instrumented runs; NULL = /proc/self/exe */
 	validate_thresholds thresholds;

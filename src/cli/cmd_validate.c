@@ -22,7 +22,7 @@ const char cmd_validate_summary[] = "check counters against microbenchmarks with
 enum {
 	OPT_BACKEND = 0x2001, OPT_RUNS, OPT_SIZES, OPT_MAX_SIZE, OPT_PRESET, OPT_DIR, OPT_PLOT_FORMAT,
 	OPT_VALGRIND, OPT_LIST, OPT_CASES, OPT_NO_PROGRESS, OPT_EXEC, OPT_EXEC_SIZE, OPT_EXEC_PAD,
-	OPT_EXEC_BASE, OPT_EXEC_TRIPS, OPT_FIND_PADDING, OPT_BASE_OFFSET, OPT_PAIRS, OPT_THRESHOLD
+	OPT_EXEC_BASE, OPT_EXEC_TRIPS, OPT_FIND_PADDING, OPT_BASE_OFFSET, OPT_PAIRS, OPT_THRESHOLD, OPT_CPU
 };
 
 /* --threshold NAME=VALUE: the classification rules' numbers (docs/validation.md). */
@@ -81,6 +81,8 @@ static void usage(FILE *f)
 	        "                      each benchmark's maximum, plus 1000-steps for capacity suites)\n"
 	        "  --max-size N        cap of the default suites (default per benchmark)\n"
 	        "  --sim-preset NAME   simulator preset (default host)\n"
+	        "  --cpu N             run the counted thread on CPU N (default the first allowed;\n"
+	        "                      the thesis compared P0 and P1 this way)\n"
 	        "  -d, --output-dir D  write D/validate.csv, D/validate.json (every raw run) and\n"
 	        "                      the plot D/validate.png with its data and gnuplot script\n"
 	        "  --plot-format F     png (default) or svg\n"
@@ -273,8 +275,8 @@ static void add_machine_meta(output_report *r, const validate_results *results, 
 	output_meta_integer(r, "l1d_line", m->l1d_line);
 	output_meta_integer(r, "l2_size", (int64_t)m->l2_size);
 	output_meta_integer(r, "l1i_size", (int64_t)m->l1i_size);
-	output_meta_integer(r, "cpu_a", m->cpus[0]);
-	output_meta_integer(r, "cpu_b", m->cpus[1]);
+	output_meta_integer(r, "counted_cpu", m->cpus[0]);
+	output_meta_integer(r, "partner_cpu", m->cpus[1]);
 	output_meta_integer(r, "runs", (int64_t)o->runs);
 	output_meta_real(r, "seconds", results->seconds);
 	output_meta_integer(r, "process_runs", (int64_t)results->total_runs);
@@ -344,6 +346,7 @@ int cmd_validate(int argc, char **argv)
 		{ "base-offset", required_argument, 0, OPT_BASE_OFFSET },
 		{ "pairs", required_argument, 0, OPT_PAIRS },
 		{ "threshold", required_argument, 0, OPT_THRESHOLD },
+		{ "cpu", required_argument, 0, OPT_CPU },
 		{ 0, 0, 0, 0 }
 	};
 	cli_output out = { OUTPUT_TABLE, NULL };
@@ -391,6 +394,13 @@ int cmd_validate(int argc, char **argv)
 		case OPT_VALGRIND: o.valgrind = optarg; break;
 		case OPT_LIST: list = true; break;
 		case OPT_FIND_PADDING: padding = true; break;
+		case OPT_CPU: {
+			long cpu;
+			if (parse_int(optarg, 0, 65535, &cpu, &status) != 0)
+				return cli_usage_error("validate", "--cpu: %s", status.message);
+			o.counted_cpu = (int)cpu;
+			break;
+		}
 		case OPT_THRESHOLD:
 			if (parse_threshold(optarg, &o.thresholds) != 0) return 2;
 			break;

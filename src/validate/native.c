@@ -5,6 +5,7 @@
  * entries, pages and counter-library state and change the counts. */
 #include <errno.h>
 #include <math.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -84,6 +85,14 @@ static void child_run(const validate_benchmark *benchmark, const validate_params
 	validate_region region = { region_open, region_begin, region_end, &r };
 	plumb_status status;
 	plumb_status_clear(&status);
+	if (benchmark->threads == 1) {
+		/* One CPU for the whole run, so a migration cannot split it (two-
+		 * thread benchmarks pin both roles themselves). */
+		cpu_set_t one;
+		CPU_ZERO(&one);
+		CPU_SET(params->machine->cpus[0], &one);
+		(void)sched_setaffinity(0, sizeof one, &one);
+	}
 	for (int s = 0; s < 2; s++)
 		for (int e = 0; e < VALIDATE_MAX_EVENTS; e++) {
 			message->values[s][e] = NAN;

@@ -4,6 +4,7 @@
  * every raw value kept, then the classification of each (event, source)
  * suite. */
 #include <errno.h>
+#include <sched.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -20,6 +21,7 @@ void validate_options_default(validate_options *o)
 	memset(o, 0, sizeof *o);
 	for (int s = 0; s < VALIDATE_SOURCE_COUNT; s++) o->sources[s] = true;
 	o->runs = 100;
+	o->counted_cpu = -1;
 	validate_thresholds_default(&o->thresholds);
 }
 
@@ -344,6 +346,17 @@ int validate_run(const validate_options *options, validate_results *out, plumb_s
 	double started = now_seconds();
 	if (validate_machine_detect(&out->machine, status) != 0) return -1;
 	if (options->runs == 0) return plumb_fail(status, EINVAL, "the number of runs must be at least 1");
+	if (options->counted_cpu >= 0) {
+		cpu_set_t allowed;
+		CPU_ZERO(&allowed);
+		if (sched_getaffinity(0, sizeof allowed, &allowed) != 0 || options->counted_cpu >= CPU_SETSIZE ||
+		    !CPU_ISSET(options->counted_cpu, &allowed))
+			return plumb_fail(status, EINVAL, "CPU %d is not one this process may run on", options->counted_cpu);
+		/* The counted thread on the chosen CPU, its partner on another one. */
+		int partner = out->machine.cpus[0] == options->counted_cpu ? out->machine.cpus[1] : out->machine.cpus[0];
+		out->machine.cpus[0] = options->counted_cpu;
+		out->machine.cpus[1] = partner;
+	}
 	size_t count;
 	const validate_benchmark *const *all = validate_benchmarks(&count);
 	benchmark_plan *plans = calloc(count, sizeof *plans);
