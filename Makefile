@@ -65,44 +65,62 @@ EXAMPLES := $(EXAMPLE_SRC:%.c=$(BUILD)/%)
 all: $(PLUMB) $(LIB_SO) $(UNIT) $(E2E) $(BENCHES) $(EXAMPLES)
 lib: $(LIB_A) $(LIB_SO)
 
+# V=1 shows the full command lines.
+V ?= 0
+ifeq ($(V),0)
+Q = @
+SAY = @echo
+else
+Q =
+SAY = @:
+endif
+
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+	$(SAY) "  CC      $<"
+	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
 $(LIB_A): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
-	rm -f $@ && ar rcs $@ $^
+	$(SAY) "  AR      $@"
+	$(Q)rm -f $@ && ar rcs $@ $^
 
 $(LIB_SO): $(LIB_OBJ)
-	$(CC) -shared -Wl,-soname,libplumb.so.0 $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(SAY) "  LD      $@"
+	$(Q)$(CC) -shared -Wl,-soname,libplumb.so.0 $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # The command table: every src/cli/cmd_NAME.c defines
 #   int cmd_NAME(int argc, char **argv);  and  const char cmd_NAME_summary[];
 $(BUILD)/src/cli/command_table.c: $(CMD_SRC) scripts/gen-command-table.sh
 	@mkdir -p $(dir $@)
-	sh scripts/gen-command-table.sh $(CMD_SRC) > $@.tmp && mv $@.tmp $@
+	$(Q)sh scripts/gen-command-table.sh $(CMD_SRC) > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/src/cli/command_table.o: $(BUILD)/src/cli/command_table.c
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
 $(PLUMB): $(CLI_OBJ) $(LIB_A)
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIB_A) $(LDLIBS)
+	$(SAY) "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIB_A) $(LDLIBS)
 
 $(UNIT): $(UNIT_OBJ) $(LIB_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $(UNIT_OBJ) $(LIB_A) $(LDLIBS) -lcriterion
+	$(SAY) "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(UNIT_OBJ) $(LIB_A) $(LDLIBS) -lcriterion
 
 $(E2E): $(E2E_OBJ) $(PLUMB)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $(E2E_OBJ) $(LIB_A) $(LDLIBS) -lcriterion
+	$(SAY) "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(E2E_OBJ) $(LIB_A) $(LDLIBS) -lcriterion
 
 $(BUILD)/bench/%: bench/%.c $(LIB_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $< $(LIB_A) $(LDLIBS)
+	$(SAY) "  CCLD    $@"
+	$(Q)$(CC) $(CFLAGS) -o $@ $< $(LIB_A) $(LDLIBS)
 
 $(BUILD)/examples/%: examples/%.c $(LIB_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $< $(LIB_A) $(LDLIBS)
+	$(SAY) "  CCLD    $@"
+	$(Q)$(CC) $(CFLAGS) -o $@ $< $(LIB_A) $(LDLIBS)
 
 # Tests.  PLUMB_BIN tells the end-to-end suite which program to run.
 # Timing-sensitive suites are marked in their own files; Criterion runs

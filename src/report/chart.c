@@ -11,11 +11,13 @@
 #include "plumb/report.h"
 
 static const report_chart known_charts[] = {
-	{ "lat", "sweep", "working_set", "latency", "mode", true, false, "Dependent-load latency against working-set size" },
-	{ "lat", "mlp", "chains", "bandwidth", NULL, false, false, "Memory-level parallelism: bandwidth against independent chains" },
-	{ "bw", "sweep", "working_set", "bandwidth", "kernel", true, false, "Bandwidth against working-set size" },
-	{ "loaded", "curve", "bandwidth", "latency", NULL, false, false, "Latency under load" },
-	{ "validate", "cases", "predicted", "difference", "event", true, false, "Percent difference against predicted count" },
+	{ "lat", "sweep", "bytes", "latency", NULL, true, true, "Dependent-load latency against working-set size" },
+	{ "lat", "mlp_curve", "chains", "bandwidth", "level", false, false, "Memory-level parallelism: bandwidth against interleaved chains" },
+	{ "lat", "restart_curve", "work", "latency", "level", false, false, "Restart latency: time per load against dependent work after it" },
+	{ "bw", "bandwidth", "footprint_per_thread", "gbps_median", "kernel", true, false, "Bandwidth against working-set size" },
+	{ "loaded", "loaded", "total_bandwidth", "latency", NULL, false, false, "Latency under load (against achieved bandwidth)" },
+	{ "model", "predict_contention", "contention", "latency", NULL, false, false, "Queueing model: predicted latency against contention" },
+	{ "validate", "cases", "predicted", "difference", "series", true, false, "Percent difference against predicted count" },
 };
 
 const report_chart *report_known_charts(size_t *count)

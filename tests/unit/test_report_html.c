@@ -9,7 +9,7 @@ static output_report *latency_like(void)
 {
 	output_report *r = output_report_new("lat");
 	output_table *t = output_table_add(r, "sweep", "Latency <sweep> & more");
-	output_column(t, "working_set", "bytes", 0);
+	output_column(t, "bytes", "bytes", 0);
 	output_column(t, "latency", "ns", 2);
 	output_column(t, "mode", NULL, 0);
 	double sizes[] = { 4096, 65536, 1 << 20, 1 << 24 }, ns[] = { 1.1, 3.9, 12, 100 };
