@@ -38,6 +38,7 @@ static void usage(FILE *f)
 	           "      --all-domains    count kernel as well as user space (needs\n"
 	           "                       perf_event_paranoid <= 1 or CAP_PERFMON)\n"
 	           "      --no-group       open each event on its own instead of one group\n"
+	           "      --per-run        add a table with every run's value of every event\n"
 	           "      --calibrate      count an empty region: bias in events, cost of start/stop/read\n"
 	           "  -n, --iterations N   empty regions per calibration (default 10000)\n"
 	           "      --csv            CSV output\n"
@@ -271,8 +272,44 @@ static void add_counts_table(output_report *report, const char *const *events, s
 	free(samples);
 }
 
+/* Every run's value: what a validation analysis needs to tell a random error
+ * (some runs off) from a bias (all runs off by the same amount). */
+static void add_runs_table(output_report *report, const char *const *events, size_t n,
+                           const stat_run *runs, size_t repeat)
+{
+	output_table *table = output_table_add(report, "runs", "Every run");
+	output_column(table, "run", NULL, 0);
+	output_column(table, "event", NULL, 0);
+	output_column(table, "value", NULL, 0);
+	output_column(table, "raw", NULL, 0);
+	output_column(table, "time_enabled", "ns", 0);
+	output_column(table, "time_running", "ns", 0);
+	output_column(table, "status", NULL, 0);
+	for (size_t r = 0; r < repeat; r++)
+		for (size_t e = 0; e < n; e++) {
+			const counter_value *v = &runs[r].values[e];
+			output_row(table);
+			output_cell_integer(table, (int64_t)(r + 1));
+			output_cell_text(table, events[e]);
+			if (counter_value_usable(v)) {
+				if (v->state == COUNTER_OK)
+					output_cell_integer(table, (int64_t)v->raw);
+				else
+					output_cell_real(table, v->value);
+				output_cell_integer(table, (int64_t)v->raw);
+				output_cell_integer(table, (int64_t)v->time_enabled);
+				output_cell_integer(table, (int64_t)v->time_running);
+				output_cell_text(table, counter_state_name(v->state));
+			} else {
+				for (int k = 0; k < 4; k++)
+					output_cell_status(table, counter_state_name(v->state), v->reason);
+				output_cell_text(table, counter_state_name(v->state));
+			}
+		}
+}
+
 static int run_stat(const char *backend, const char *const *events, size_t n, const counter_options *options,
-                    size_t repeat, char **command, const cli_output *out)
+                    size_t repeat, bool per_run, char **command, const cli_output *out)
 {
 	stat_run *runs = calloc(repeat, sizeof *runs);
 	if (!runs) {
@@ -312,6 +349,8 @@ static int run_stat(const char *backend, const char *const *events, size_t n, co
 		free(elapsed);
 	}
 	add_counts_table(report, events, n, runs, repeat);
+	if (per_run)
+		add_runs_table(report, events, n, runs, repeat);
 	if (failed_runs) {
 		if (WIFSIGNALED(last_bad_status))
 			output_note(report, "the command was killed by signal %d in %d of %zu runs",
@@ -420,12 +459,13 @@ int cmd_stat(int argc, char **argv)
 		{ "no-group", no_argument, 0, 0x2003 },
 		{ "calibrate", no_argument, 0, 0x2004 },
 		{ "iterations", required_argument, 0, 'n' },
+		{ "per-run", no_argument, 0, 0x2005 },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 } };
 	cli_output out = { OUTPUT_TABLE, NULL };
 	const char *event_list = NULL, *backend = NULL;
 	uint64_t repeat = 1, iterations = 10000;
-	bool calibrate = false;
+	bool calibrate = false, per_run = false;
 	counter_options counter_opts;
 	memset(&counter_opts, 0, sizeof counter_opts);
 	plumb_status status;
@@ -449,6 +489,7 @@ int cmd_stat(int argc, char **argv)
 		case 0x2002: counter_opts.domain = COUNTER_DOMAIN_ALL; break;
 		case 0x2003: counter_opts.no_group = true; break;
 		case 0x2004: calibrate = true; break;
+		case 0x2005: per_run = true; break;
 		default:
 			if (!cli_output_option(&out, c, optarg))
 				return cli_bad_option("stat", argv);
@@ -470,5 +511,6 @@ int cmd_stat(int argc, char **argv)
 	}
 	if (optind >= argc)
 		return cli_usage_error("stat", "no command to count");
-	return run_stat(backend ? backend : "perf", events, n, &counter_opts, (size_t)repeat, argv + optind, &out);
+	return run_stat(backend ? backend : "perf", events, n, &counter_opts, (size_t)repeat, per_run,
+	                argv + optind, &out);
 }

@@ -155,7 +155,12 @@ static int resolve_native(const char *name, perf_event_spec *spec, char *reason,
 	arg.size = sizeof arg;
 	int rc = pfm_get_os_event_encoding(name, PFM_PLM3, PFM_OS_PERF_EVENT, &arg);
 	if (rc != PFM_SUCCESS) {
-		snprintf(reason, length, "unknown event '%s' (libpfm4: %s)", name, pfm_strerror(rc));
+		/* "event not found" means an unknown name; anything else (a missing or
+		 * invalid unit mask, a bad attribute) is a known event misspelt. */
+		if (rc == PFM_ERR_NOTFOUND)
+			snprintf(reason, length, "unknown event '%s' (libpfm4: %s)", name, pfm_strerror(rc));
+		else
+			snprintf(reason, length, "libpfm4 cannot encode '%s': %s", name, pfm_strerror(rc));
 		return -1;
 	}
 	spec->attr.type = attr.type;

@@ -178,6 +178,28 @@ Test(counters_cli, stat_papi_counts_through_the_agent)
 	json_object_put(large);
 }
 
+Test(counters_cli, stat_per_run_table)
+{
+	cli_run r = cli_run_plumbv(NULL, "stat", "--per-run", "-r", "3", "-e", "page-faults,cycles", "--json", "--",
+	                           "true", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	json_object *root = json_tokener_parse(r.out);
+	json_object *rows = table_rows(root, "runs");
+	cr_assert_eq(json_object_array_length(rows), 6);
+	for (size_t i = 0; i < 6; i++) {
+		json_object *row = json_object_array_get_idx(rows, i);
+		const char *event = json_object_get_string(field(row, "event"));
+		if (!strcmp(event, "page-faults")) {
+			cr_assert_gt(json_object_get_int64(field(row, "value")), 10);
+			cr_assert_str_eq(json_object_get_string(field(row, "status")), "ok");
+		} else if (no_cpu_pmu()) {
+			cr_assert_str_eq(cell_status(field(row, "value")), "unsupported");
+		}
+	}
+	json_object_put(root);
+	cli_run_free(&r);
+}
+
 Test(counters_cli, stat_bad_input)
 {
 	const char *cases[][8] = {
