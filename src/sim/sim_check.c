@@ -134,6 +134,34 @@ static void check_counts(const sim *s, problem *p)
 				       sim_level_name((sim_level)level), (unsigned long long)classes, (unsigned long long)misses);
 		}
 	}
+	/* Each level is referenced exactly when the one above missed, unless
+	 * prefetches, write-through or write-around traffic also reach it. */
+	bool plain = s->config.prefetch.kind == SIM_PREFETCH_NONE;
+	for (int level = 0; level < SIM_LEVEL_COUNT; level++)
+		if (s->config.cache[level].size && (!s->config.cache[level].write_back ||
+		                                     !s->config.cache[level].write_allocate))
+			plain = false;
+	if (plain) {
+		uint64_t below = 0;   /* misses of the last private level, all cores */
+		for (uint32_t c = 0; c < s->config.cores; c++) {
+			const sim_core_stats *cs = &s->stats.core[c];
+			uint64_t l1 = cs->cache[SIM_L1I].misses[0] + cs->cache[SIM_L1D].misses[1] + cs->cache[SIM_L1D].misses[2];
+			if (s->has_l2) {
+				const sim_cache_stats *l2 = &cs->cache[SIM_L2];
+				uint64_t refs = l2->accesses[0] + l2->accesses[1] + l2->accesses[2];
+				if (refs != l1)
+					report(p, "core %u: L2 references (%llu) != L1 misses (%llu)", c, (unsigned long long)refs,
+					       (unsigned long long)l1);
+				below += l2->misses[0] + l2->misses[1] + l2->misses[2];
+			} else {
+				below += l1;
+			}
+		}
+		uint64_t l3_refs = s->stats.l3.accesses[0] + s->stats.l3.accesses[1] + s->stats.l3.accesses[2];
+		if (s->has_l3 && l3_refs != below)
+			report(p, "L3 references (%llu) != misses of the level above (%llu)", (unsigned long long)l3_refs,
+			       (unsigned long long)below);
+	}
 	if (s->config.classify && s->has_l3) {
 		const sim_cache_stats *st = &s->stats.l3;
 		uint64_t misses = st->misses[0] + st->misses[1] + st->misses[2];

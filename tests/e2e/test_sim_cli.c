@@ -125,3 +125,35 @@ Test(sim_cli, runs_a_program_under_lackey, .timeout = 120)
 	cr_assert_eq(r.exit_code, 1);
 	cli_run_free(&r);
 }
+
+Test(sim_cli, native_and_lackey_give_the_same_counts)
+{
+	char *trace = ping_pong_trace(30);
+	const char *lackey = cli_temp_path("same.lackey"), *native = cli_temp_path("same.ptrace");
+	FILE *f = fopen(lackey, "w");
+	cr_assert_not_null(f);
+	fputs(trace, f);
+	fclose(f);
+	cli_run r = cli_run_plumbv(NULL, "trace", "convert", lackey, native, NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	cli_run_free(&r);
+	cli_run a = cli_run_plumbv(NULL, "sim", "--cores", "2", "--csv", lackey, NULL);
+	cli_run b = cli_run_plumbv(NULL, "sim", "--cores", "2", "--csv", native, NULL);
+	cr_assert_eq(a.exit_code, 0, "%s", a.err);
+	cr_assert_eq(b.exit_code, 0, "%s", b.err);
+	/* everything after the metadata (trace, format) is the same */
+	const char *sa = strstr(a.out, "summary"), *sb = strstr(b.out, "summary");
+	cr_assert(sa && sb);
+	cr_assert_str_eq(sa, sb);
+	cli_run_free(&a);
+	cli_run_free(&b);
+	free(trace);
+}
+
+Test(sim_cli, host_preset)
+{
+	cli_run r = cli_run_plumbv(NULL, "sim", "--preset", "host", "--print-config", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	cr_assert(strstr(r.out, "[l1d]"), "%s", r.out);
+	cli_run_free(&r);
+}
