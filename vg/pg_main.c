@@ -56,7 +56,7 @@ static Bool process_option(const HChar *argument)
 static void print_usage(void)
 {
 	VG_(printf)(
-"    --plumb-out=FILE          summary file (%%p: the pid) [plumbgrind.out.%%p]\n"
+"    --plumb-out=FILE|none     summary file (%%p: the pid) [plumbgrind.out.%%p]\n"
 "    --plumb-trace=FILE        write every reference, lackey's text format\n"
 "    --plumb-trace-fd=N        write the trace to file descriptor N\n"
 "    --plumb-collect=yes|no    collect from the start, or from PLUMB_VG_START [yes]\n");
@@ -233,6 +233,8 @@ static void finish(Int exit_code)
 	/* A forked child shares the parent's file name unless it holds %p. */
 	if (forked_child && !VG_(strstr)(pg_clo_out, "%p"))
 		return;
+	if (VG_(strcmp)(pg_clo_out, "none") == 0)
+		return;   /* only the trace is wanted */
 	write_summary(exit_code);
 }
 
