@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "plumb/instrument.h"
+#include "plumb/trace.h"
 
 static char target[PATH_MAX + 64];
 static char tool_dir[PATH_MAX];
@@ -339,5 +340,74 @@ Test(instrument_tool, trace_pipe_streams_every_reference, .init = find_target_an
 	cr_expect_eq(kinds[3], s.total.value[INSTRUMENT_MODIFIES]);
 	cr_expect_eq(kinds[0] + kinds[1] + kinds[2] + kinds[3], s.trace_records);
 	expect_loop(&instrument_summary_region(&s, "loop", 0)->counts, 3000, "loop");
+	instrument_summary_free(&s);
+}
+
+/* plumb's own lackey reader reads plumbgrind's trace unchanged and gives
+ * every reference to the thread that made it. */
+Test(instrument_tool, trace_reads_through_plumbs_lackey_reader, .init = find_target_and_tool, .timeout = 120)
+{
+	char path[] = "/tmp/plumb-trace-XXXXXX";
+	int fd = mkstemp(path);
+	cr_assert(fd >= 0);
+	close(fd);
+	instrument_options options;
+	instrument_options_init(&options);
+	options.trace_path = path;
+	instrument_summary s;
+	run(&s, &options, "threads", "3", "100");
+	trace_reader *reader;
+	plumb_status status;
+	cr_assert_eq(trace_reader_open(&reader, path, TRACE_FORMAT_AUTO, &status), 0, "%s", status.message);
+	cr_expect_eq(trace_reader_format(reader), TRACE_FORMAT_LACKEY);
+	static trace_record records[4096];
+	uint64_t kinds[8][4] = { { 0 } };
+	long n;
+	while ((n = trace_reader_read(reader, records, 4096, &status)) > 0)
+		for (long i = 0; i < n; i++) {
+			cr_assert_lt(records[i].thread, 8);
+			kinds[records[i].thread][records[i].kind]++;
+		}
+	cr_assert_eq(n, 0, "%s", status.message);
+	trace_reader_info info;
+	trace_reader_get_info(reader, &info);
+	cr_assert_eq(trace_reader_close(reader, &status), 0, "%s", status.message);
+	unlink(path);
+	cr_expect_eq(info.records, s.trace_records);
+	cr_expect_geq(info.thread_switches, 3);
+	cr_assert_eq(s.thread_count, 4);
+	for (size_t t = 0; t < s.thread_count; t++) {
+		const instrument_counts *c = &s.threads[t].total;
+		cr_expect_eq(kinds[t][TRACE_INSTRUCTION], c->value[INSTRUMENT_INSTRUCTIONS], "thread %zu", t);
+		cr_expect_eq(kinds[t][TRACE_READ], c->value[INSTRUMENT_LOADS], "thread %zu", t);
+		cr_expect_eq(kinds[t][TRACE_WRITE], c->value[INSTRUMENT_STORES], "thread %zu", t);
+		cr_expect_eq(kinds[t][TRACE_MODIFY], c->value[INSTRUMENT_MODIFIES], "thread %zu", t);
+	}
+	instrument_summary_free(&s);
+}
+
+/* plumb sim -- PROG and plumb trace record take plumbgrind's trace when the
+ * tool is built: trace_reader_open_command streams the same references. */
+Test(instrument_tool, command_reader_uses_plumbgrind, .init = find_target_and_tool, .timeout = 120)
+{
+	char *argv[] = { target, "loop", "500", "1", NULL };
+	trace_reader *reader;
+	plumb_status status;
+	cr_assert_eq(trace_reader_open_command(&reader, argv, &status), 0, "%s", status.message);
+	static trace_record records[4096];
+	uint64_t kinds[4] = { 0 };
+	long n;
+	while ((n = trace_reader_read(reader, records, 4096, &status)) > 0)
+		for (long i = 0; i < n; i++)
+			kinds[records[i].kind]++;
+	cr_assert_eq(n, 0, "%s", status.message);
+	cr_assert_eq(trace_reader_close(reader, &status), 0, "%s", status.message);
+	/* The same program under plumbgrind's counter, same environment. */
+	instrument_summary s;
+	run(&s, NULL, "loop", "500", "1");
+	cr_expect_eq(kinds[TRACE_INSTRUCTION], s.total.value[INSTRUMENT_INSTRUCTIONS]);
+	cr_expect_eq(kinds[TRACE_READ], s.total.value[INSTRUMENT_LOADS]);
+	cr_expect_eq(kinds[TRACE_WRITE], s.total.value[INSTRUMENT_STORES]);
+	cr_expect_eq(kinds[TRACE_MODIFY], s.total.value[INSTRUMENT_MODIFIES]);
 	instrument_summary_free(&s);
 }
