@@ -26,6 +26,7 @@ typedef struct latency_run_options {
 	bool mlp;                      /* memory-level parallelism at each level */
 	unsigned max_chains;           /* MLP: 1..max_chains (32) */
 	double mlp_threshold;          /* MLP saturation: fraction of the peak (0.9) */
+	bool second_pass;              /* re-measure the points near each boundary (true) */
 	latency_measure_options measure;
 	latency_plateau_options plateau;
 } latency_run_options;
@@ -63,6 +64,7 @@ typedef struct latency_run_result {
 	size_t point_count;
 	latency_level_report levels[LATENCY_MAX_LEVELS];
 	size_t level_count;
+	size_t remeasured;             /* points measured a second time near the boundaries */
 	double sweep_seconds, total_seconds;
 } latency_run_result;
 

@@ -30,6 +30,7 @@ static void usage(FILE *f)
 	        "  --pages MODE           thp (default), small, hugetlb or default\n"
 	        "  --cpu N                pin to CPU N (default the CPU the run starts on)\n"
 	        "  --seed N               permutation seed\n"
+	        "  --single-pass          do not re-measure the points near each boundary\n"
 	        "  --restart              also measure restart latency at each level\n"
 	        "  --mlp                  also measure memory-level parallelism at each level\n"
 	        "  --max-chains N         MLP: up to N interleaved chains (1-32, default 32)\n"
@@ -45,7 +46,7 @@ static void usage(FILE *f)
 
 enum {
 	OPT_MIN = 0x2001, OPT_MAX, OPT_PPO, OPT_PATTERN, OPT_PAGE_GROUP, OPT_STRIDE, OPT_LINE, OPT_PAGES, OPT_CPU,
-	OPT_SEED, OPT_RESTART, OPT_MLP, OPT_MAX_CHAINS, OPT_CI, OPT_TIME_CAP
+	OPT_SEED, OPT_SINGLE_PASS, OPT_RESTART, OPT_MLP, OPT_MAX_CHAINS, OPT_CI, OPT_TIME_CAP
 };
 
 static int parse_option(latency_run_options *o, int c, const char *arg, plumb_status *s)
@@ -105,6 +106,7 @@ static int parse_option(latency_run_options *o, int c, const char *arg, plumb_st
 		o->cpu = (int)u;
 		return 0;
 	case OPT_SEED: return parse_u64(arg, 0, UINT64_MAX, &o->seed, s);
+	case OPT_SINGLE_PASS: o->second_pass = false; return 0;
 	case OPT_RESTART: o->restart = true; return 0;
 	case OPT_MLP: o->mlp = true; return 0;
 	case OPT_MAX_CHAINS:
@@ -141,6 +143,7 @@ int cmd_lat(int argc, char **argv)
 		{ "pages", required_argument, 0, OPT_PAGES },
 		{ "cpu", required_argument, 0, OPT_CPU },
 		{ "seed", required_argument, 0, OPT_SEED },
+		{ "single-pass", no_argument, 0, OPT_SINGLE_PASS },
 		{ "restart", no_argument, 0, OPT_RESTART },
 		{ "mlp", no_argument, 0, OPT_MLP },
 		{ "max-chains", required_argument, 0, OPT_MAX_CHAINS },

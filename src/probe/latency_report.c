@@ -48,6 +48,7 @@ static void add_meta(output_report *report, const latency_run_options *o, const 
 	output_meta_real(report, "target_ci95_relative", o->measure.target_relative_ci);
 	output_meta_real(report, "time_cap_ms", (double)o->measure.time_cap_ns / 1e6);
 	output_meta_real(report, "sweep_seconds", r->sweep_seconds);
+	output_meta_integer(report, "remeasured_points", (int64_t)r->remeasured);
 	output_meta_real(report, "total_seconds", r->total_seconds);
 	if (r->have_topology) {
 		const topology_cache *llc = topology_last_level_cache(&r->topo);
