@@ -135,6 +135,7 @@ typedef struct trace_text_state {
 	uint32_t thread;
 	uint64_t last_fetch_address;
 	bool have_fetch;               /* a lackey I line seen since the last thread switch */
+	uint64_t pid;                  /* lackey: the process whose ==PID== / --PID-- lines came first */
 } trace_text_state;
 
 typedef struct trace_command_state {

@@ -10,8 +10,12 @@
  * lines are Valgrind's messages and are skipped; any other line is an error
  * (a program's own output mixed into the log would otherwise be guessed at).
  * A data reference carries the address of the I line before it as its
- * instruction address, unless a thread switch came in between. */
+ * instruction address, unless a thread switch came in between.
+ * A program that forks without exec keeps tracing in the child into the same
+ * log; the two processes' references cannot be told apart (their lines carry
+ * no PID), so a message line with a second PID is an error. */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include "plumb/status.h"
 #include "trace/trace_internal.h"
@@ -43,6 +47,35 @@ static int lackey_sched(trace_reader *reader, const unsigned char *line, const u
 		reader->text.thread = thread;
 		reader->text.have_fetch = false;
 		reader->info.thread_switches++;
+	}
+	return 0;
+}
+
+/* The PID of a "==PID==" or "--PID--" line; 0 if the line has none. */
+static uint64_t message_pid(const unsigned char *line, const unsigned char *line_end)
+{
+	uint64_t pid = 0;
+	const unsigned char *p = line + 2;
+	while (p < line_end && *p >= '0' && *p <= '9' && pid < (1ull << 40))
+		pid = pid * 10 + (uint64_t)(*p++ - '0');
+	if (p + 1 < line_end && p[0] == line[0] && p[1] == line[1])
+		return pid;
+	return 0;
+}
+
+static int check_pid(trace_reader *reader, const unsigned char *line, const unsigned char *line_end)
+{
+	uint64_t pid = message_pid(line, line_end);
+	if (pid == 0)
+		return 0;
+	if (reader->text.pid == 0)
+		reader->text.pid = pid;
+	else if (pid != reader->text.pid) {
+		char what[160];
+		snprintf(what, sizeof what, "a second process (PID %llu after %llu) writes to this trace; a forked "
+		         "child's references cannot be told from its parent's", (unsigned long long)pid,
+		         (unsigned long long)reader->text.pid);
+		return lackey_error(reader, line, line_end, what);
 	}
 	return 0;
 }
@@ -88,9 +121,9 @@ static int lackey_line(trace_reader *reader, const unsigned char *line, const un
 	if (length == 0)
 		return 0;
 	if (length >= 2 && line[0] == '=' && line[1] == '=')
-		return 0;
+		return check_pid(reader, line, line_end);
 	if (length >= 2 && line[0] == '-' && line[1] == '-')
-		return lackey_sched(reader, line, line_end);
+		return check_pid(reader, line, line_end) < 0 ? -1 : lackey_sched(reader, line, line_end);
 	return lackey_error(reader, line, line_end, "not a lackey trace line (log the trace with --log-file or --log-fd)");
 }
 

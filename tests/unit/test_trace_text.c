@@ -77,6 +77,9 @@ Test(trace_lackey, errors_name_the_line)
 	             "memory: lackey line 2: not a lackey trace line (log the trace with --log-file or --log-fd): 'hello world'");
 	lackey_error("--1--   SCHED[0]:  acquired lock\n", 0,
 	             "memory: lackey line 1: bad SCHED thread number: '--1--   SCHED[0]:  acquired lock'");
+	lackey_error("==10== Lackey\nI  1,1\n--11--   SCHED[1]: x\n", 1,
+	             "memory: lackey line 3: a second process (PID 11 after 10) writes to this trace; a forked child's "
+	             "references cannot be told from its parent's: '--11--   SCHED[1]: x'");
 	lackey_error(" L 1,8\x01\n", 0,
 	             "memory: lackey line 1: bad size (want 1..65535 and nothing after it): ' L 1,8\\x01'");
 }
