@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include "plumb/arena.h"
 #include "validate/internal.h"
 
 int validate_memory_map(validate_memory *m, size_t size, bool prefault, plumb_status *status)
@@ -15,6 +16,12 @@ int validate_memory_map(validate_memory *m, size_t size, bool prefault, plumb_st
 	size_t page = page_size > 0 ? (size_t)page_size : 4096;
 	if (size == 0) size = page;
 	size = (size + page - 1) / page * page;
+	/* Pages are touched, so more than the machine has would end in the
+	 * OOM killer rather than an error: refuse with the numbers instead. */
+	uint64_t available = arena_memory_available();
+	if (available && size > available * 9 / 10)
+		return plumb_fail(status, ENOMEM, "needs %zu MiB of memory but only %llu MiB are available", size >> 20,
+		                  (unsigned long long)(available >> 20));
 	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
 	               -1, 0);
 	if (p == MAP_FAILED)
