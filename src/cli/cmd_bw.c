@@ -1,5 +1,6 @@
 /* plumb bw: sustained bandwidth of each memory level (read, write, copy,
  * triad and their non-temporal-store variants) on 1..N pinned threads. */
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -122,7 +123,7 @@ static int resolve_kernels(bw_options *o, const cpu_features *features)
 			return cli_usage_error("bw", "unknown ISA '%s' (scalar, avx2, avx512, all)", o->isa);
 		if (!bandwidth_isa_available((bandwidth_isa)isa, features)) {
 			plumb_status status;
-			plumb_fail(&status, 95, "ISA %s is unsupported: this CPU or OS does not enable it", o->isa);
+			plumb_fail(&status, EOPNOTSUPP, "ISA %s is unsupported: this CPU or OS does not enable it", o->isa);
 			return cli_error("bw", &status);
 		}
 		isas[isa_count++] = (bandwidth_isa)isa;
@@ -253,7 +254,7 @@ int cmd_bw(int argc, char **argv)
 		CLI_OUTPUT_OPTIONS,
 		{ 0, 0, 0, 0 }
 	};
-	static bw_options o;
+	bw_options o;
 	memset(&o, 0, sizeof o);
 	o.pages = ARENA_PAGES_THP;
 	bandwidth_measure_defaults(&o.measure);
