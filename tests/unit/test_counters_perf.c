@@ -284,3 +284,42 @@ Test(counters_calibration, empty_region_counts_no_software_events)
 	cr_assert_str_eq(c.read_method, "read()");
 	cr_assert_neq(counter_calibrate("perf", events, 2, NULL, 1, &c, &status), 0);
 }
+
+/* perf_event_paranoid 2 lets an unprivileged user count user space only.
+ * Running as root, a child that drops to "nobody" shows both sides: kernel
+ * counting refused with the level explained, user counting exact. */
+Test(counters_perf, paranoid_level_refuses_kernel_counting_with_the_reason)
+{
+	counter_environment env;
+	counter_environment_read(&env);
+	if (geteuid() != 0 || env.perf_event_paranoid < 2)
+		cr_skip_test("needs root (to drop privileges) and perf_event_paranoid >= 2 (it is %d)",
+		             env.perf_event_paranoid);
+	pid_t child = fork();
+	if (child == 0) {
+		if (setgid(65534) != 0 || setuid(65534) != 0)
+			_exit(10);
+		const char *events[] = { "page-faults" };
+		counter_options all = { .domain = COUNTER_DOMAIN_ALL };
+		counter_set *set;
+		plumb_status status;
+		if (counter_set_open(&set, "perf", events, 1, &all, &status) != 0)
+			_exit(11);
+		const counter_value *opened = counter_set_opened(set, 0);
+		if (opened->state != COUNTER_UNSUPPORTED || !strstr(opened->reason, "EACCES") ||
+		    !strstr(opened->reason, "perf_event_paranoid is 2"))
+			_exit(12);
+		counter_close(set);
+		counter_options user = { .domain = COUNTER_DOMAIN_USER };
+		if (counter_set_open(&set, "perf", events, 1, &user, &status) != 0)
+			_exit(13);
+		counter_value v;
+		count_fresh_pages(set, 25, &v);
+		_exit(v.state == COUNTER_OK && v.raw == 25 ? 0 : 14);
+	}
+	int wstatus;
+	waitpid(child, &wstatus, 0);
+	cr_assert(WIFEXITED(wstatus), "child crashed");
+	cr_assert_eq(WEXITSTATUS(wstatus), 0, "child check %d failed (10-11 setup, 12 reason, 13-14 user count)",
+	             WEXITSTATUS(wstatus));
+}
