@@ -92,6 +92,36 @@ Test(counters_sampling, task_clock_period_follows_cpu_time)
 	counter_sampler_close(sampler);
 }
 
+Test(counters_sampling, task_clock_in_all_domains_counts_time_in_system_calls)
+{
+	/* Counting kernel time too (allowed to root, or with paranoid <= 1), a
+	 * thread that lives in system calls still gets about cpu_time / period
+	 * callbacks; user-only sampling would drop the ticks that land there. */
+	counter_environment env;
+	counter_environment_read(&env);
+	if (!env.privileged && env.perf_event_paranoid > 1)
+		cr_skip_test("kernel counting not allowed here (paranoid %d)", env.perf_event_paranoid);
+	const uint64_t period = 2000000;
+	sampling_log log;
+	memset(&log, 0, sizeof log);
+	log.tid = (pid_t)syscall(SYS_gettid);
+	counter_sampler_options options = { .event = "task-clock", .period = period, .callback = record_sample,
+	                                    .context = &log, .domain = COUNTER_DOMAIN_ALL };
+	counter_sampler *sampler;
+	plumb_status status;
+	cr_assert_eq(counter_sampler_open(&sampler, &options, &status), 0, "%s", status.message);
+	uint64_t begin = thread_cpu_ns();
+	cr_assert_eq(counter_sampler_start(sampler, &status), 0);
+	while (thread_cpu_ns() - begin < 60000000)   /* a system call per iteration */
+		;
+	cr_assert_eq(counter_sampler_stop(sampler, &status), 0);
+	double expected = (double)(thread_cpu_ns() - begin) / (double)period;
+	double got = atomic_load(&log.calls);
+	cr_assert_gt(got, 0.5 * expected, "%g callbacks, expected about %g", got, expected);
+	cr_assert_lt(got, 1.5 * expected + 2, "%g callbacks, expected about %g", got, expected);
+	counter_sampler_close(sampler);
+}
+
 Test(counters_sampling, bad_options_and_unsupported_events)
 {
 	counter_sampler *sampler;
