@@ -53,7 +53,7 @@ static void stress(sim_protocol protocol, sim_inclusion inclusion, sim_replaceme
 	trace_release(&t);
 }
 
-Test(sim_stress, every_combination_keeps_the_invariants, .timeout = 60)
+Test(sim_stress, every_combination_keeps_the_invariants)
 {
 	static const sim_protocol protocols[] = { SIM_MSI, SIM_MESI, SIM_MOESI, SIM_ESI };
 	static const sim_inclusion inclusions[] = { SIM_INCLUSIVE, SIM_NON_INCLUSIVE, SIM_EXCLUSIVE };
