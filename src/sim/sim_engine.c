@@ -305,7 +305,8 @@ static bool l3_reference(sim *s, reference *r, uint64_t address, bool install)
 	if (w >= 0) {
 		w = (long)sim_cache_touch(l3, (size_t)w);
 		if (s->config.l3_inclusion == SIM_EXCLUSIVE && install) {
-			/* moved up into the private hierarchy; a dirty copy stays dirty there */
+			/* moved up into the private hierarchy, which gets it clean: the
+			 * L3's dirty data goes to memory on the way */
 			if (l3->meta[w] & META_DIRTY)
 				memory_write(s, r->core);
 			sim_cache_invalidate(l3, (size_t)w);
