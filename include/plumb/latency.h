@@ -150,7 +150,8 @@ typedef struct latency_restart_point {
 } latency_restart_point;
 
 /* Measures t(k) on a chain for every k in work[0..n-1] (each supported by
- * chase_work_supported), then analyses. */
+ * chase_work_supported), then analyses the 10th percentiles (contention
+ * only adds, and one disturbed t(0) would invent a fill time). */
 int latency_restart_measure(const timer_calibration *timer, const chase_chain *chain,
                             const latency_measure_options *options, const unsigned *work, size_t n,
                             double work_unit_ns, latency_restart_point *points, latency_restart *out,
@@ -161,7 +162,8 @@ int latency_restart_measure(const timer_calibration *timer, const chase_chain *c
 typedef struct latency_mlp_point {
 	unsigned chains;
 	latency_result latency;    /* ns per load over all chains */
-	double mb_per_s;           /* line bytes per load / ns per load, 10^6 B/s */
+	double ns_per_load;        /* the value analysed: latency.ns_p10 (contention only adds) */
+	double mb_per_s;           /* line bytes / ns_per_load, 10^6 B/s */
 } latency_mlp_point;
 
 typedef struct latency_mlp_summary {
@@ -170,7 +172,7 @@ typedef struct latency_mlp_summary {
 	                                than 10% below the peak (still rising), so
 	                                saturation_chains and outstanding are lower bounds */
 	double peak_mb_per_s;        /* highest (median-of-3 smoothed) bandwidth */
-	double single_ns;            /* ns per load with one chain */
+	double single_ns;            /* ns_per_load with one chain */
 	double outstanding;          /* peak / one-chain bandwidth: by Little's law the
 	                                misses in flight at the peak */
 } latency_mlp_summary;

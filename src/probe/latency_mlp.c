@@ -23,7 +23,7 @@ int latency_mlp_analyze(const latency_mlp_point *points, size_t n, double thresh
 	if (!(threshold > 0 && threshold <= 1))
 		return plumb_fail(status, EINVAL, "the saturation threshold must be in (0, 1]");
 	for (size_t i = 0; i < n; i++) {
-		if (!(points[i].mb_per_s > 0) || !isfinite(points[i].mb_per_s) || !(points[i].latency.ns > 0))
+		if (!(points[i].mb_per_s > 0) || !isfinite(points[i].mb_per_s) || !(points[i].ns_per_load > 0))
 			return plumb_fail(status, EINVAL, "MLP point %zu has no valid bandwidth", i);
 		if (i > 0 && points[i].chains <= points[i - 1].chains)
 			return plumb_fail(status, EINVAL, "MLP points must be ordered by chain count");
@@ -58,7 +58,7 @@ int latency_mlp_analyze(const latency_mlp_point *points, size_t n, double thresh
 	free(smooth);
 	out->saturation_chains = points[saturation].chains;
 	out->peak_mb_per_s = peak;
-	out->single_ns = points[0].latency.ns;
+	out->single_ns = points[0].ns_per_load;
 	/* Little's law: lines in flight = throughput x latency = (peak lines
 	 * per ns) x (one chain's ns per line) = peak / one-chain bandwidth. */
 	out->outstanding = peak / points[0].mb_per_s;
@@ -112,7 +112,8 @@ int latency_mlp_measure(const timer_calibration *timer, const chase_chain *chain
 			free(checkpoint);
 			return -1;
 		}
-		point->mb_per_s = point->latency.ns > 0 ? (double)line_bytes / point->latency.ns * 1e3 : 0;
+		point->ns_per_load = point->latency.ns_p10;
+		point->mb_per_s = point->ns_per_load > 0 ? (double)line_bytes / point->ns_per_load * 1e3 : 0;
 	}
 	free(checkpoint);
 	return 0;

@@ -184,6 +184,7 @@ static void add_restart(output_report *report, const latency_run_result *r)
 	output_column(c, "level", NULL, 0);
 	output_column(c, "work", "adds", 0);
 	output_column(c, "latency", "ns", 2);
+	output_column(c, "median", "ns", 2);
 	output_column(c, "cv", NULL, 3);
 	output_column(c, "label", NULL, 0);
 	for (size_t k = 0; k < r->level_count; k++) {
@@ -192,6 +193,7 @@ static void add_restart(output_report *report, const latency_run_result *r)
 			output_row(c);
 			output_cell_text(c, l->name);
 			output_cell_integer(c, l->restart_points[i].work);
+			output_cell_real(c, l->restart_points[i].latency.ns_p10);
 			output_cell_real(c, l->restart_points[i].latency.ns);
 			output_cell_real(c, l->restart_points[i].latency.cv);
 			cell_label(c, &l->restart_points[i].latency);
@@ -236,6 +238,7 @@ static void add_mlp(output_report *report, const latency_run_result *r)
 	output_column(c, "level", NULL, 0);
 	output_column(c, "chains", NULL, 0);
 	output_column(c, "latency", "ns", 2);
+	output_column(c, "median", "ns", 2);
 	output_column(c, "bandwidth", "MB/s", 0);
 	output_column(c, "cv", NULL, 3);
 	output_column(c, "label", NULL, 0);
@@ -245,6 +248,7 @@ static void add_mlp(output_report *report, const latency_run_result *r)
 			output_row(c);
 			output_cell_text(c, l->name);
 			output_cell_integer(c, l->mlp_points[i].chains);
+			output_cell_real(c, l->mlp_points[i].ns_per_load);
 			output_cell_real(c, l->mlp_points[i].latency.ns);
 			output_cell_real(c, l->mlp_points[i].mb_per_s);
 			output_cell_real(c, l->mlp_points[i].latency.cv);

@@ -144,7 +144,7 @@ int latency_restart_measure(const timer_calibration *timer, const chase_chain *c
 		work_context w = { chain->start, work[i], opaque_zero };
 		rc = latency_measure(timer, run_work, &w, 16, (warm + 15) / 16, options, &points[i].latency, status);
 		points[i].work = work[i];
-		ns[i] = points[i].latency.ns;
+		ns[i] = points[i].latency.ns_p10;
 		ks[i] = work[i];
 	}
 	if (rc == 0)

@@ -111,7 +111,7 @@ static void mlp_curve(latency_mlp_point *p, size_t n, double per_chain, double l
 		p[i].chains = (unsigned)i + 1;
 		double bw = per_chain * (double)(i + 1);
 		p[i].mb_per_s = bw < limit ? bw : limit;
-		p[i].latency.ns = 64.0 / p[i].mb_per_s * 1e3;
+		p[i].ns_per_load = 64.0 / p[i].mb_per_s * 1e3;
 	}
 }
 
