@@ -55,6 +55,9 @@ static void shadow_push_front(sim_shadow *s, uint32_t n)
 
 bool sim_shadow_reference(sim_shadow *s, uint64_t line)
 {
+	/* the most recent line again (most references): already at the front */
+	if (s->head != NONE && s->line[s->head] == line)
+		return true;
 	uint32_t *node = sim_table_find(&s->index, line);
 	if (node) {
 		uint32_t n = *node;
