@@ -106,6 +106,27 @@ static void region_at_exit(void)
 	plumb_region_report();
 }
 
+/* In a forked child the inherited counters still count the parent's thread
+ * (perf events belong to a task, not to an address space), and the inherited
+ * totals are the parent's to report.  So the child starts afresh: its first
+ * marker opens counters on itself.  Regions open at the fork end in the
+ * child as marker errors ("without a begin"), never as borrowed counts. */
+static void region_after_fork_in_child(void)
+{
+	region_thread *thread = runtime.threads;
+	while (thread) {
+		region_thread *next = thread->next;
+		if (thread->set)
+			counter_close(thread->set);   /* closes the child's copies of the fds */
+		free(thread);
+		thread = next;
+	}
+	runtime.threads = NULL;
+	runtime.thread_count = 0;
+	pthread_mutex_init(&runtime.lock, NULL);
+	pthread_setspecific(runtime.key, NULL);
+}
+
 static void region_configure(void)
 {
 	const char *events = getenv("PLUMB_EVENTS");
@@ -120,6 +141,7 @@ static void region_configure(void)
 	if (!runtime.config_error[0] && !counter_backend_find(runtime.backend, &status))
 		snprintf(runtime.config_error, sizeof runtime.config_error, "PLUMB_BACKEND: %.200s", status.message);
 	pthread_key_create(&runtime.key, region_thread_exit);
+	pthread_atfork(NULL, NULL, region_after_fork_in_child);
 	atexit(region_at_exit);
 }
 

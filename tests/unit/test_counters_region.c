@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/wait.h>
 #include "plumb/output.h"
 #include "plumb/region.h"
 #include "counters_test_pages.h"
@@ -11,7 +12,7 @@
 /* Criterion runs each test in its own process, so each test starts with a
  * fresh region runtime and may set the environment before its first marker. */
 
-static char json_path[64];
+static char json_path[64];   /* the child appends ".child" */
 
 static void configure(const char *events)
 {
@@ -21,20 +22,25 @@ static void configure(const char *events)
 	setenv("PLUMB_REGION_QUIET", "1", 1);
 }
 
-static output_report *report_now(void)
+static output_report *report_from_path(const char *path)
 {
-	plumb_region_report();
-	FILE *f = fopen(json_path, "r");
-	cr_assert_not_null(f, "no summary written to %s", json_path);
+	FILE *f = fopen(path, "r");
+	cr_assert_not_null(f, "no summary written to %s", path);
 	static char text[1 << 16];
 	size_t length = fread(text, 1, sizeof text - 1, f);
 	fclose(f);
 	text[length] = '\0';
-	unlink(json_path);
+	unlink(path);
 	output_report *report;
 	plumb_status status;
 	cr_assert_eq(output_report_parse_json(text, &report, &status), 0, "%s", status.message);
 	return report;
+}
+
+static output_report *report_now(void)
+{
+	plumb_region_report();
+	return report_from_path(json_path);
 }
 
 static size_t find_row(const output_table *table, int thread, const char *region)
@@ -199,3 +205,40 @@ Test(counters_region, papi_backend_counts_the_same)
 	counters_test_unmap(base, 123);
 }
 #endif
+
+Test(counters_region, a_forked_child_counts_itself_not_its_parent)
+{
+	configure("page-faults");
+	plumb_region_begin("parent");
+	plumb_region_end("parent");
+	pid_t child = fork();
+	if (child == 0) {
+		/* The child's own summary, to a file of its own. */
+		char path[128];
+		snprintf(path, sizeof path, "%s.child", json_path);
+		setenv("PLUMB_REGION_JSON", path, 1);
+		char *base = counters_test_map(40);
+		plumb_region_begin("child");
+		counters_test_touch(base, 40);
+		plumb_region_end("child");
+		plumb_region_report();
+		_exit(0);
+	}
+	int wstatus;
+	waitpid(child, &wstatus, 0);
+	cr_assert(WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0);
+	/* The child's report has only its own region, counted on itself. */
+	char child_path[128];
+	snprintf(child_path, sizeof child_path, "%s.child", json_path);
+	output_report *report = report_from_path(child_path);
+	const output_table *table = output_table_find(report, "regions");
+	cr_assert_eq(output_row_count(table), 1);
+	cr_assert_eq(cell(table, find_row(table, 0, "child"), "page-faults"), 40);
+	output_report_free(report);
+	/* The parent's report still has its own region only. */
+	report = report_now();
+	table = output_table_find(report, "regions");
+	cr_assert_eq(output_row_count(table), 1);
+	find_row(table, 0, "parent");
+	output_report_free(report);
+}
