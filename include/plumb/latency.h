@@ -68,6 +68,8 @@ size_t latency_sweep_sizes(uint64_t min_bytes, uint64_t max_bytes, unsigned poin
 typedef struct latency_sweep_options {
 	chase_layout layout;              /* pattern, slot, page/stride, seed; bytes is set per point */
 	latency_measure_options measure;
+	uint64_t budget_ns;               /* 0 = none; else each point's time cap shrinks so the
+	                                     sweep ends near this (never below 10 ms a point) */
 } latency_sweep_options;
 
 typedef struct latency_point {

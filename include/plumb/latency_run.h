@@ -27,6 +27,7 @@ typedef struct latency_run_options {
 	unsigned max_chains;           /* MLP: 1..max_chains (32) */
 	double mlp_threshold;          /* MLP saturation: fraction of the peak (0.9) */
 	bool second_pass;              /* re-measure the points near each boundary (true) */
+	uint64_t sweep_budget_ns;      /* the sweep's time budget (11 s; 0 = none): see latency_sweep_options */
 	latency_measure_options measure;
 	latency_plateau_options plateau;
 } latency_run_options;

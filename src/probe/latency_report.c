@@ -176,6 +176,10 @@ static void add_restart(output_report *report, const latency_run_result *r)
 		/* More than 10% mean misfit: the curve is not the two-segment shape
 		 * (a busy neighbour evicting a shared level, typically). */
 		output_cell_text(t, l->restart.fit_error > 0.1 ? "poor fit" : "ok");
+		if (l->restart.back_to_back_ns > 1.5 * l->level.ns)
+			output_note(report, "%s: back-to-back latency during the restart run was %.1f ns against %.1f ns in "
+			            "the sweep: something else evicted the level meanwhile, so its restart figures are "
+			            "unreliable", l->name, l->restart.back_to_back_ns, l->level.ns);
 		if (l->restart.fill_beyond_range)
 			output_note(report, "%s: no work count in the sweep added time; the fill time is at least %.1f ns and "
 			            "the restart latency at most %.1f ns", l->name, l->restart.fill_ns, l->restart.restart_ns);
@@ -230,6 +234,10 @@ static void add_mlp(output_report *report, const latency_run_result *r)
 			output_cell_status(t, "n/a", "bandwidth still rising at the largest chain count: no saturation seen");
 		output_cell_real(t, l->mlp.outstanding);
 		output_cell_text(t, l->mlp.saturated ? "saturated" : "lower bound");
+		if (l->mlp.single_ns > 1.5 * l->level.ns)
+			output_note(report, "%s: one chain took %.1f ns per load during the MLP run against %.1f ns in the "
+			            "sweep: something else evicted the level meanwhile, so its MLP figures are unreliable",
+			            l->name, l->mlp.single_ns, l->level.ns);
 		if (!l->mlp.saturated)
 			output_note(report, "%s: bandwidth still rises at %zu chains; the level keeps at least %.1f misses in "
 			            "flight", l->name, l->mlp_count, l->mlp.outstanding);

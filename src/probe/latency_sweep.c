@@ -28,7 +28,20 @@ int latency_sweep(const timer_calibration *timer, const latency_sweep_options *o
                   size_t capacity, const uint64_t *sizes, size_t count, latency_point *points,
                   progress *progress_bar, plumb_status *status)
 {
+	uint64_t started = timer_monotonic_ns();
 	for (size_t i = 0; i < count; i++) {
+		latency_measure_options measure = options->measure;
+		if (options->budget_ns) {
+			/* Share what is left of the budget among the points left, so
+			 * a busy machine (every point at its cap) still ends in time. */
+			uint64_t spent = timer_monotonic_ns() - started;
+			uint64_t left = spent < options->budget_ns ? options->budget_ns - spent : 0;
+			uint64_t share = left / (count - i);
+			if (share < 10000000)
+				share = 10000000;
+			if (share < measure.time_cap_ns)
+				measure.time_cap_ns = share;
+		}
 		if (sizes[i] > capacity)
 			return plumb_fail(status, EINVAL, "working set of %llu bytes exceeds the %zu-byte arena",
 			                  (unsigned long long)sizes[i], capacity);
@@ -38,7 +51,7 @@ int latency_sweep(const timer_calibration *timer, const latency_sweep_options *o
 		if (chase_build_layout(&chain, memory, capacity, &layout, status) != 0)
 			return -1;
 		points[i].bytes = sizes[i];
-		if (latency_measure_chain(timer, &chain, &options->measure, &points[i].latency, status) != 0)
+		if (latency_measure_chain(timer, &chain, &measure, &points[i].latency, status) != 0)
 			return -1;
 		if (progress_bar)
 			progress_step(progress_bar, i + 1);
