@@ -18,6 +18,10 @@
  *   counter_read(set, values, &status);   // values[1].state == COUNTER_UNSUPPORTED here
  *   counter_close(set);
  *
+ * A set counts the thread that opened it (or options.pid), wherever it runs.
+ * After fork() the child's copy of a set still counts the parent: open new
+ * sets in the child.  (The region markers do this themselves.)
+ *
  * Event names accepted (docs/counters.md has the full list):
  *   perf names      cycles, instructions, branch-misses, page-faults, minor-faults,
  *                   task-clock, context-switches, L1-dcache-load-misses, dTLB-store-misses, ...

@@ -345,7 +345,7 @@ static int run_stat(const char *backend, const char *const *events, size_t n, co
 	if (elapsed) {
 		for (size_t r = 0; r < repeat; r++)
 			elapsed[r] = runs[r].elapsed_ns;
-		output_meta_real(report, "elapsed_ns_median", stats_median(elapsed, repeat));
+		output_meta_integer(report, "elapsed_ns_median", (int64_t)llround(stats_median(elapsed, repeat)));
 		free(elapsed);
 	}
 	add_counts_table(report, events, n, runs, repeat);
