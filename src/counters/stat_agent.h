@@ -4,11 +4,22 @@
 #define PLUMB_COUNTERS_STAT_AGENT_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "plumb/counters.h"
 
 #define STAT_AGENT_FD_ENV "PLUMB_STAT_AGENT_FD"
 #define STAT_AGENT_EVENTS_ENV "PLUMB_STAT_AGENT_EVENTS"
 #define STAT_AGENT_BACKEND_ENV "PLUMB_STAT_AGENT_BACKEND"
+
+/* What the agent writes to its pipe: this header, then `count` counter_value. */
+#define STAT_AGENT_MAGIC 0x706c6d62u   /* "plmb" */
+
+typedef struct stat_agent_header {
+	uint32_t magic;
+	uint32_t count;
+	int32_t failed;                    /* 1: opening failed, message says why */
+	char message[PLUMB_MESSAGE_MAX];
+} stat_agent_header;
 
 /* Reads what the agent wrote to fd (non-blocking; call after the command
  * exited) into values[0..n-1].  When the agent wrote nothing, every value is
