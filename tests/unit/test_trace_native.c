@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "plumb/trace.h"
+#include "trace/trace_internal.h"
 #include "trace_test_util.h"
 
 #define MANY 200000   /* > 3 blocks of 65536 */
@@ -241,4 +242,32 @@ Test(trace_native, writer_is_atomic_and_checks_records)
 	cr_assert_null(fopen(path, "rb"));
 	cr_assert_eq(trace_writer_open(&writer, trace_test_path("x.txt"), TRACE_FORMAT_AUTO, &status), -1);
 	cr_assert(strstr(status.message, "cannot tell a trace format from the name") != NULL, "%s", status.message);
+}
+
+/* The values docs/trace-format.md gives to reimplementers. */
+Test(trace_native, checksum_test_vectors)
+{
+	cr_assert_eq(trace_checksum("", 0, 0), 0x9090306c6e91ed59ull);
+	cr_assert_eq(trace_checksum("plumb", 5, 0), 0x59fdc7fec1787326ull);
+	static const char text[] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+	cr_assert_eq(trace_checksum(text, strlen(text), 7), 0x57b9aad530d7aec6ull);
+}
+
+/* The worked example of docs/trace-format.md, byte for byte before zstd. */
+Test(trace_native, worked_example_payload)
+{
+	trace_record r[2] = {
+		{ .address = 0x401000, .instruction_address = 0x401000, .size = 4, .kind = TRACE_INSTRUCTION,
+		  .flags = TRACE_HAS_INSTRUCTION_ADDRESS },
+		{ .address = 0x7ff000, .instruction_address = 0x401000, .size = 8, .kind = TRACE_READ,
+		  .flags = TRACE_HAS_INSTRUCTION_ADDRESS },
+	};
+	trace_codec_state state;
+	trace_codec_reset(&state);
+	unsigned char out[2 * TRACE_NATIVE_RECORD_MAX_BYTES];
+	size_t n = trace_codec_encode(&state, &r[0], out);
+	n += trace_codec_encode(&state, &r[1], out + n);
+	static const unsigned char expect[] = { 0x70, 0x80, 0xc0, 0x80, 0x04, 0x71, 0x80, 0xc0, 0xff, 0x07 };
+	cr_assert_eq(n, sizeof expect);
+	cr_assert_arr_eq(out, expect, sizeof expect);
 }
