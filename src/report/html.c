@@ -48,12 +48,23 @@ static void html_text(FILE *f, const char *s)
 	}
 }
 
+/* Raw-data tables (every run of every case) would make the page megabytes
+ * long; past this many rows the page says where the data is instead. */
+#define REPORT_MAX_TABLE_ROWS 400
+
 static void write_table(FILE *f, const output_table *t)
 {
 	char buffer[512];
 	fputs("<h3>", f);
 	html_text(f, output_table_title(t));
-	fputs("</h3>\n<table>\n<tr>", f);
+	fputs("</h3>\n", f);
+	if (output_row_count(t) > REPORT_MAX_TABLE_ROWS) {
+		fprintf(f, "<p class=note>%zu rows: too many to show here; they are in the section's JSON or CSV output (table \"", output_row_count(t));
+		html_text(f, output_table_name(t));
+		fputs("\").</p>\n", f);
+		return;
+	}
+	fputs("<table>\n<tr>", f);
 	for (size_t j = 0; j < output_column_count(t); j++) {
 		fputs("<th>", f);
 		html_text(f, output_column_name(t, j));

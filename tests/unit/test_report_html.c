@@ -97,3 +97,28 @@ Test(report_html, run_section_reports_failures)
 	cr_assert_eq(report_read_file("/nonexistent.json", &r, &st), -1);
 	cr_assert(strstr(st.message, "/nonexistent.json"));
 }
+
+Test(report_html, huge_tables_are_summarised)
+{
+	char path[] = "/tmp/plumb-report-XXXXXX";
+	int fd = mkstemp(path);
+	cr_assert_geq(fd, 0);
+	close(fd);
+	output_report *r = output_report_new("validate");
+	output_table *t = output_table_add(r, "runs", "Every run");
+	output_column(t, "run", NULL, 0);
+	for (int i = 0; i < 5000; i++) {
+		output_row(t);
+		output_cell_integer(t, i);
+	}
+	output_report *reports[] = { r };
+	const char *commands[] = { "validate" };
+	plumb_status st;
+	cr_assert_eq(report_write_html(path, "t", reports, commands, NULL, 1, &st), 0, "%s", st.message);
+	char *html = slurp(path);
+	cr_assert(strstr(html, "5000 rows"));
+	cr_assert_null(strstr(html, "<td class=num>4999</td>"));
+	free(html);
+	unlink(path);
+	output_report_free(r);
+}
