@@ -279,12 +279,18 @@ static inline void fast_write(fast_l1 *f, sim_access_kind kind, size_t way)
 		f->meta[way] |= META_DIRTY;
 }
 
+/* Also with classification (the L1 shadows are fed here), but never with
+ * TLBs, which every reference must look up. */
 static int batch_fast(sim *s, const trace_record *records, size_t n, plumb_status *status)
 {
 	static const sim_access_kind kinds[4] = { SIM_IFETCH, SIM_READ, SIM_WRITE, SIM_READ };
 	const uint32_t max_size = s->config.max_access_size;
 	const bool write_back = s->config.cache[SIM_L1D].write_back;
 	const sim_modify modify = s->config.modify;
+	/* With classification a hit also feeds the L1's shadow; a write by one
+	 * of several cores also updates the sharing masks: the general path. */
+	const bool classify = s->config.classify;
+	const bool general_writes = classify && s->config.cores > 1;
 	uint64_t references[SIM_KIND_COUNT] = { 0, 0, 0 }, hits[SIM_KIND_COUNT] = { 0, 0, 0 }, straddles = 0;
 	uint32_t thread = records[0].thread, core = 0;
 	fast_l1 l1[2];
@@ -327,12 +333,18 @@ static int batch_fast(sim *s, const trace_record *records, size_t n, plumb_statu
 			uint64_t line = address >> f->bits;
 			bool done = false;
 			uint64_t last_line = (address + size - 1) >> f->bits;
-			if (size != 0 && last_line == line + 1 && address + size - 1 > address) {
+			if (kind == SIM_WRITE && general_writes) {
+				/* general path below */
+			} else if (size != 0 && last_line == line + 1 && address + size - 1 > address) {
 				/* a straddle whose two lines both hit: one reference, both
 				 * lines touched in order (cachegrind's rule) */
 				long a = sim_cache_find(f->cache, line), b = sim_cache_find(f->cache, last_line);
 				if (a >= 0 && b >= 0 && fast_permits(f, kind, write_back, (size_t)a) &&
 				    fast_permits(f, kind, write_back, (size_t)b)) {
+					if (classify) {
+						sim_shadow_reference(&f->cache->shadow, line);
+						sim_shadow_reference(&f->cache->shadow, last_line);
+					}
 					fast_write(f, kind, (size_t)a);
 					sim_cache_touch(f->cache, (size_t)a);
 					b = sim_cache_find(f->cache, last_line);
@@ -358,6 +370,8 @@ static int batch_fast(sim *s, const trace_record *records, size_t n, plumb_statu
 						done = true;
 					}
 					if (done) {
+						if (classify)
+							sim_shadow_reference(&f->cache->shadow, line);
 						hits[kind]++;
 						if (!hinted || !f->lru)
 							f->hint = sim_cache_touch(f->cache, w);
@@ -365,7 +379,8 @@ static int batch_fast(sim *s, const trace_record *records, size_t n, plumb_statu
 				}
 			}
 			if (!done) {
-				s->current_ip = 0;
+				s->current_ip = !classify ? 0 : (r->flags & TRACE_HAS_INSTRUCTION_ADDRESS) ? r->instruction_address :
+				                r->kind == TRACE_INSTRUCTION ? r->address : 0;
 				sim_reference(s, core, kind, address, size);
 				if (s->failed) {
 					rc = plumb_fail(status, EPROTO, "invariant violated after record %zu: %s", i, s->failure);
@@ -387,7 +402,7 @@ static int batch_fast(sim *s, const trace_record *records, size_t n, plumb_statu
 
 int sim_access_batch(sim *s, const trace_record *records, size_t n, plumb_status *status)
 {
-	if (s->fast && n > 0)
+	if (!s->has_tlb && n > 0)
 		return batch_fast(s, records, n, status);
 	static const sim_access_kind kinds[4] = { SIM_IFETCH, SIM_READ, SIM_WRITE, SIM_READ };
 	const uint32_t max_size = s->config.max_access_size;

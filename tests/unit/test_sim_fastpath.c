@@ -1,7 +1,9 @@
-/* The hit fast path (taken without classification and TLBs) must count
- * exactly what the general path counts: the same random traces through the
- * same machines with classify off (fast) and on (general) give the same
- * accesses, misses, coherence events and transitions. */
+/* The hit fast path (taken without TLBs, which every reference must look
+ * up) must count exactly what the general path counts: the same random
+ * traces through the same machines without a TLB (fast) and with one
+ * (general: every reference goes through sim_reference) give the same
+ * accesses, misses, classes, coherence events and transitions, with
+ * classification off and on. */
 #include "sim_test_util.h"
 
 static uint64_t next(uint64_t *x)
@@ -21,12 +23,18 @@ static void compare_caches(const sim_cache_stats *a, const sim_cache_stats *b, c
 	cr_assert_eq(a->evictions, b->evictions, "%s evictions", what);
 	cr_assert_eq(a->writebacks, b->writebacks, "%s writebacks", what);
 	cr_assert_eq(a->back_invalidations, b->back_invalidations, "%s back-invalidations", what);
+	cr_assert_eq(a->compulsory, b->compulsory, "%s compulsory", what);
+	cr_assert_eq(a->capacity, b->capacity, "%s capacity", what);
+	cr_assert_eq(a->conflict, b->conflict, "%s conflict", what);
+	cr_assert_eq(a->coherence_true, b->coherence_true, "%s true sharing", what);
+	cr_assert_eq(a->coherence_false, b->coherence_false, "%s false sharing", what);
+	cr_assert_eq(a->inclusion_victim, b->inclusion_victim, "%s inclusion victims", what);
 	cr_assert_eq(a->prefetch_fills, b->prefetch_fills, "%s prefetch fills", what);
 	cr_assert_eq(a->prefetch_useful, b->prefetch_useful, "%s prefetch useful", what);
 }
 
 static void same_counts(sim_protocol protocol, sim_inclusion inclusion, sim_replacement replacement,
-                        sim_prefetcher prefetcher, uint32_t cores, uint64_t seed)
+                        sim_prefetcher prefetcher, uint32_t cores, uint64_t seed, bool classify)
 {
 	sim_config c;
 	small_config(&c, cores, protocol);
@@ -52,10 +60,11 @@ static void same_counts(sim_protocol protocol, sim_inclusion inclusion, sim_repl
 		                                            : 0x10000 + ((r >> 20) % 6000);
 		trace_add(&t, thread, kind, address, (uint16_t)(1u << ((r >> 40) % 4)));
 	}
-	c.classify = false;
+	c.classify = classify;
 	c.check = false;
 	sim *fast = run_trace(&c, &t);
-	c.classify = true;
+	c.tlb[SIM_DTLB].entries = 64;   /* forces the general path; changes no cache count */
+	c.tlb[SIM_ITLB].entries = 64;
 	sim *general = run_trace(&c, &t);
 	const sim_stats *a = sim_statistics(fast), *b = sim_statistics(general);
 	for (int k = 0; k < SIM_KIND_COUNT; k++)
@@ -84,6 +93,13 @@ static void same_counts(sim_protocol protocol, sim_inclusion inclusion, sim_repl
 		cr_assert_eq(p->l1_misses, q->l1_misses);
 		cr_assert_eq(p->last_level_misses, q->last_level_misses);
 		cr_assert_eq(p->invalidations_sent, q->invalidations_sent);
+		cr_assert_eq(p->coherence_misses, q->coherence_misses);
+	}
+	if (classify) {
+		sim_line_stats la[8], lb[8];
+		size_t na = sim_hot_lines(fast, la, 8), nb = sim_hot_lines(general, lb, 8);
+		cr_assert_eq(na, nb);
+		cr_assert(memcmp(la, lb, na * sizeof la[0]) == 0, "hot lines differ");
 	}
 	sim_free(fast);
 	sim_free(general);
@@ -99,6 +115,7 @@ Test(sim_fastpath, counts_what_the_general_path_counts)
 	for (int p = 0; p < 4; p++)
 		for (int i = 0; i < 3; i++)
 			for (int r = 0; r < 5; r++, seed++)
-				same_counts(protocols[p], inclusions[i], policies[r], (sim_prefetcher)(seed % 3),
-				            1 + (uint32_t)(seed % 3), seed);
+				for (int classify = 0; classify < 2; classify++)
+					same_counts(protocols[p], inclusions[i], policies[r], (sim_prefetcher)(seed % 3),
+					            1 + (uint32_t)(seed % 3), seed, classify == 1);
 }
