@@ -253,9 +253,14 @@ Test(counters_cli, calibrate_reports_bias_and_cost)
 		if (!strcmp(event, "cycles") && no_cpu_pmu())
 			cr_assert_str_eq(cell_status(field(row, "mean")), "unsupported");
 	}
-	cr_assert_eq(page_faults_rows, 3, "perf, perf/read() and papi rows expected");
+#ifdef PLUMB_HAVE_PAPI
+	const int backends = 3;   /* perf, perf/read() and papi */
+#else
+	const int backends = 2;   /* papi is a note: built without PAPI */
+#endif
+	cr_assert_eq(page_faults_rows, backends);
 	json_object *cost = table_rows(root, "cost");
-	cr_assert_eq(json_object_array_length(cost), 3);
+	cr_assert_eq((int)json_object_array_length(cost), backends);
 	json_object *perf = row_where(cost, "backend", "perf");
 	cr_assert_geq(json_object_get_double(field(perf, "read")), 0.0);
 	json_object_put(root);
@@ -270,9 +275,11 @@ Test(counters_cli, events_lists_and_probes)
 	json_object *rows = table_rows(root, "events");
 	json_object *pf = row_where(rows, "event", "page-faults");
 	cr_assert_str_eq(json_object_get_string(field(pf, "here")), "works");
+#ifdef PLUMB_HAVE_PAPI
 	json_object *papi_pf = row_where(rows, "event", "perf::PAGE-FAULTS");
 	cr_assert_str_eq(json_object_get_string(field(papi_pf, "backend")), "papi");
 	cr_assert_str_eq(json_object_get_string(field(papi_pf, "here")), "works");
+#endif
 	if (no_cpu_pmu()) {
 		json_object *cycles = row_where(rows, "event", "cycles");
 		cr_assert_str_eq(cell_status(field(cycles, "here")), "unsupported");
