@@ -133,7 +133,8 @@ typedef struct latency_restart {
 	double restart_ns;         /* R = B - F */
 	double fill_ns;            /* F, in [0, B] */
 	unsigned fill_work;        /* the largest measured k that adds no time (k c <= F) */
-	double work_unit_ns;       /* c */
+	double work_unit_ns;       /* c as calibrated (a chain of adds without loads) */
+	double slope_ns;           /* c as fitted: the slope of the rising part (used) */
 	bool fill_beyond_range;    /* no k in the sweep added time: F is a lower bound */
 	double fit_error;          /* mean over k of |t - model| / t */
 } latency_restart;

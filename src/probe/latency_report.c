@@ -155,6 +155,7 @@ static void add_restart(output_report *report, const latency_run_result *r)
 	output_column(t, "fill", "ns", 2);
 	output_column(t, "fill_work", "adds", 0);
 	output_column(t, "work_unit", "ns", 3);
+	output_column(t, "slope", "ns/add", 3);
 	output_column(t, "fit_error", NULL, 3);
 	output_column(t, "label", NULL, 0);
 	for (size_t k = 0; k < r->level_count; k++) {
@@ -163,7 +164,7 @@ static void add_restart(output_report *report, const latency_run_result *r)
 		output_cell_text(t, l->name);
 		output_cell_integer(t, (int64_t)l->probe_bytes);
 		if (!l->restart_done) {
-			for (int c = 0; c < 7; c++)
+			for (int c = 0; c < 8; c++)
 				output_cell_status(t, "unsupported", l->restart_error[0] ? l->restart_error : "not measured");
 			continue;
 		}
@@ -172,6 +173,7 @@ static void add_restart(output_report *report, const latency_run_result *r)
 		output_cell_real(t, l->restart.fill_ns);
 		output_cell_integer(t, l->restart.fill_work);
 		output_cell_real(t, l->restart.work_unit_ns);
+		output_cell_real(t, l->restart.slope_ns);
 		output_cell_real(t, l->restart.fit_error);
 		/* More than 10% mean misfit: the curve is not the two-segment shape
 		 * (a busy neighbour evicting a shared level, typically). */

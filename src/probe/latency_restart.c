@@ -12,8 +12,9 @@
  * per run instead of once per load (erratum 8.5.2 in the seed notes).  Here
  * everything is per load and the knee comes from a fit over all k: for
  * each split of the k values into a flat part and a rising part, B is the
- * median of the flat part, R the median of t(k) - c k over the rising part,
- * and the split with the smallest absolute error wins.  Medians keep one
+ * median of the flat part, c the (Theil-Sen) slope of the rising part, R
+ * the median of t(k) - c k over it, and the split with the smallest
+ * relative error wins.  Medians keep one
  * disturbed point from moving the knee. */
 #include <errno.h>
 #include <math.h>
@@ -25,6 +26,32 @@ static double model(double b, double r, double c, double k)
 {
 	double rising = r + c * k;
 	return rising > b ? rising : b;
+}
+
+static int compare_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The slope of the rising part, t(k) for k in work[first..n-1]: the
+ * Theil-Sen estimate (median of the pairwise slopes), robust to a
+ * disturbed point.  The separately calibrated unit cost is off by the
+ * clock's drift under load, and over 512 units a 2% error is 3 ns: the
+ * slope seen in the data is the cost that applies.  Falls back to the
+ * calibrated cost with fewer than 3 points or an implausible slope. */
+static double rising_slope(const unsigned *work, const double *ns, size_t first, size_t n, double calibrated,
+                           double *slopes)
+{
+	if (n < first + 3)
+		return calibrated;
+	size_t m = 0;
+	for (size_t i = first; i < n; i++)
+		for (size_t j = i + 1; j < n; j++)
+			slopes[m++] = (ns[j] - ns[i]) / (double)(work[j] - work[i]);
+	qsort(slopes, m, sizeof *slopes, compare_double);
+	double slope = m % 2 ? slopes[m / 2] : 0.5 * (slopes[m / 2 - 1] + slopes[m / 2]);
+	return slope > 0.5 * calibrated && slope < 2 * calibrated ? slope : calibrated;
 }
 
 int latency_restart_analyze(const unsigned *work, const double *ns, size_t n, double work_unit_ns,
@@ -43,26 +70,39 @@ int latency_restart_analyze(const unsigned *work, const double *ns, size_t n, do
 			return plumb_fail(status, EINVAL, "time per load %g at k=%u is not a positive number", ns[i], work[i]);
 	}
 	double *residual = malloc(n * sizeof *residual);
-	if (!residual)
+	double *slopes = malloc((n * (n - 1) / 2 + 1) * sizeof *slopes);
+	if (!residual || !slopes) {
+		free(residual);
+		free(slopes);
 		return plumb_fail_errno(status, ENOMEM, "out of memory");
-	double c = work_unit_ns;
-	for (size_t i = 0; i < n; i++)
-		residual[i] = ns[i] - c * work[i];
-	double best_cost = INFINITY, best_b = ns[0], best_r = ns[0];
+	}
+	double best_cost = INFINITY, best_b = ns[0], best_r = ns[0], best_c = work_unit_ns;
 	/* split = index of the last flat point; split == n - 1 means all flat. */
 	for (size_t split = 0; split < n; split++) {
 		double b = stats_median(ns, split + 1);
-		double r = split + 1 < n ? stats_median(residual + split + 1, n - split - 1) : b - c * work[n - 1];
+		double c = rising_slope(work, ns, split + 1, n, work_unit_ns, slopes);
+		double r;
+		if (split + 1 < n) {
+			for (size_t i = split + 1; i < n; i++)
+				residual[i] = ns[i] - c * work[i];
+			r = stats_median(residual + split + 1, n - split - 1);
+		} else
+			r = b - c * work[n - 1];
+		/* Relative error, so the large-k points (100+ ns) do not drown
+		 * the flat part (a few ns at L1). */
 		double cost = 0;
 		for (size_t i = 0; i < n; i++)
-			cost += fabs(ns[i] - model(b, r, c, work[i]));
+			cost += fabs(ns[i] - model(b, r, c, work[i])) / ns[i];
 		if (cost < best_cost - 1e-12) {
 			best_cost = cost;
 			best_b = b;
 			best_r = r;
+			best_c = c;
 		}
 	}
 	free(residual);
+	free(slopes);
+	double c = best_c;
 	double fill = best_b - best_r;
 	if (fill < 0)
 		fill = 0;       /* the rising line starts above B: nothing hides */
@@ -71,7 +111,8 @@ int latency_restart_analyze(const unsigned *work, const double *ns, size_t n, do
 	out->back_to_back_ns = best_b;
 	out->fill_ns = fill;
 	out->restart_ns = best_b - fill;
-	out->work_unit_ns = c;
+	out->work_unit_ns = work_unit_ns;
+	out->slope_ns = c;
 	/* No measured k added time: the fill may be longer still. */
 	out->fill_beyond_range = fill >= c * work[n - 1] * (1 - 1e-9);
 	out->fill_work = 0;
@@ -80,7 +121,7 @@ int latency_restart_analyze(const unsigned *work, const double *ns, size_t n, do
 			out->fill_work = work[i];
 	double relative = 0;
 	for (size_t i = 0; i < n; i++)
-		relative += fabs(ns[i] - model(best_b, best_r, c, work[i])) / ns[i];
+		relative += fabs(ns[i] - model(best_b, best_r, best_c, work[i])) / ns[i];
 	out->fit_error = relative / (double)n;
 	return 0;
 }
