@@ -222,6 +222,8 @@ static inline __attribute__((always_inline)) void one_reference(sim *s, uint32_t
  * shift, a compare and a counter increment.  Anything else goes to
  * sim_reference, exactly as in the general loop. */
 typedef struct fast_l1 {
+	sim_cache *tlb;         /* the first TLB level for this kind of reference, or NULL */
+	uint64_t *tlb_accesses; /* its access counter */
 	sim_cache *cache;
 	const uint64_t *tags;
 	uint8_t *meta;
@@ -234,6 +236,13 @@ static void fast_load(sim *s, uint32_t core, fast_l1 l1[2])
 {
 	for (int i = 0; i < 2; i++) {
 		sim_cache *c = &s->core[core].cache[i == 0 ? SIM_L1I : SIM_L1D];
+		int level = i == 0 ? SIM_ITLB : SIM_DTLB;
+		if (!s->core[core].tlb[level].present)
+			level = SIM_STLB;
+		sim_cache *t = &s->core[core].tlb[level];
+		/* only an LRU TLB's hint is its most recent entry, needing no update */
+		l1[i].tlb = t->present && t->replacement == SIM_LRU ? t : NULL;
+		l1[i].tlb_accesses = &s->stats.core[core].tlb[level].accesses;
 		l1[i].cache = c;
 		l1[i].tags = c->tags;
 		l1[i].meta = c->meta;
@@ -279,8 +288,9 @@ static inline void fast_write(fast_l1 *f, sim_access_kind kind, size_t way)
 		f->meta[way] |= META_DIRTY;
 }
 
-/* Also with classification (the L1 shadows are fed here), but never with
- * TLBs, which every reference must look up. */
+/* Also with classification (the L1 and TLB shadows are fed here) and TLBs
+ * (the page of the last translation is a hit); --check takes the general
+ * loop, which checks every transaction. */
 static int batch_fast(sim *s, const trace_record *records, size_t n, plumb_status *status)
 {
 	static const sim_access_kind kinds[4] = { SIM_IFETCH, SIM_READ, SIM_WRITE, SIM_READ };
@@ -291,6 +301,7 @@ static int batch_fast(sim *s, const trace_record *records, size_t n, plumb_statu
 	 * of several cores also updates the sharing masks: the general path. */
 	const bool classify = s->config.classify;
 	const bool general_writes = classify && s->config.cores > 1;
+	const bool has_tlb = s->has_tlb;
 	uint64_t references[SIM_KIND_COUNT] = { 0, 0, 0 }, hits[SIM_KIND_COUNT] = { 0, 0, 0 }, straddles = 0;
 	uint32_t thread = records[0].thread, core = 0;
 	fast_l1 l1[2];
@@ -330,6 +341,22 @@ static int batch_fast(sim *s, const trace_record *records, size_t n, plumb_statu
 			references[kind]++;
 			fast_l1 *f = &l1[kind != SIM_IFETCH];
 			uint64_t address = r->address;
+			if (has_tlb) {
+				/* the page of the last translation again: a TLB hit */
+				sim_cache *t = f->tlb;
+				uint64_t page = t ? address >> t->line_bits : 0;
+				if (t && size != 0 && t->tags[t->last_way] == page &&
+				    ((address + size - 1) >> t->line_bits) == page) {
+					(*f->tlb_accesses)++;
+					if (classify)
+						sim_shadow_reference(&t->shadow, page);
+				} else {
+					uint32_t tlb_size = size ? size : 1;
+					if (address + tlb_size - 1 < address)
+						tlb_size = (uint32_t)(UINT64_MAX - address + 1);
+					sim_tlb_reference(s, core, kind, address, tlb_size);
+				}
+			}
 			uint64_t line = address >> f->bits;
 			bool done = false;
 			uint64_t last_line = (address + size - 1) >> f->bits;
@@ -381,7 +408,7 @@ static int batch_fast(sim *s, const trace_record *records, size_t n, plumb_statu
 			if (!done) {
 				s->current_ip = !classify ? 0 : (r->flags & TRACE_HAS_INSTRUCTION_ADDRESS) ? r->instruction_address :
 				                r->kind == TRACE_INSTRUCTION ? r->address : 0;
-				sim_reference(s, core, kind, address, size);
+				sim_reference_caches(s, core, kind, address, size);
 				if (s->failed) {
 					rc = plumb_fail(status, EPROTO, "invariant violated after record %zu: %s", i, s->failure);
 					break;
@@ -402,7 +429,7 @@ static int batch_fast(sim *s, const trace_record *records, size_t n, plumb_statu
 
 int sim_access_batch(sim *s, const trace_record *records, size_t n, plumb_status *status)
 {
-	if (!s->has_tlb && n > 0)
+	if (!s->config.check && n > 0)
 		return batch_fast(s, records, n, status);
 	static const sim_access_kind kinds[4] = { SIM_IFETCH, SIM_READ, SIM_WRITE, SIM_READ };
 	const uint32_t max_size = s->config.max_access_size;

@@ -722,7 +722,7 @@ static void write_around(sim *s, reference *r, uint64_t address)
 
 /* ----------------------------------------------------------- the TLBs */
 
-static void tlb_reference(sim *s, uint32_t core, sim_access_kind kind, uint64_t address, uint32_t size)
+void sim_tlb_reference(sim *s, uint32_t core, sim_access_kind kind, uint64_t address, uint32_t size)
 {
 	sim_core *k = &s->core[core];
 	sim_core_stats *cs = &s->stats.core[core];
@@ -741,7 +741,7 @@ static void tlb_reference(sim *s, uint32_t core, sim_access_kind kind, uint64_t 
 			cs->tlb[level].accesses++;
 			long w = sim_cache_find(t, page);
 			if (w >= 0) {
-				w = (long)sim_cache_touch(t, (size_t)w);
+				t->last_way = sim_cache_touch(t, (size_t)w);   /* the fast path's hint */
 				break;
 			}
 			cs->tlb[level].misses++;
@@ -755,7 +755,7 @@ static void tlb_reference(sim *s, uint32_t core, sim_access_kind kind, uint64_t 
 				else
 					cs->tlb[level].capacity++;
 			}
-			sim_cache_fill(t, sim_cache_victim(t, page), page, 0);
+			t->last_way = sim_cache_fill(t, sim_cache_victim(t, page), page, 0);
 			if (level == SIM_STLB)
 				break;
 			level = SIM_STLB;
@@ -853,6 +853,17 @@ typedef struct prefetch_trigger {
 
 void sim_reference(sim *s, uint32_t core, sim_access_kind kind, uint64_t address, uint32_t size)
 {
+	if (s->has_tlb) {
+		uint32_t tlb_size = size ? size : 1;
+		if (address + tlb_size - 1 < address)
+			tlb_size = (uint32_t)(UINT64_MAX - address + 1);
+		sim_tlb_reference(s, core, kind, address, tlb_size);
+	}
+	sim_reference_caches(s, core, kind, address, size);
+}
+
+void sim_reference_caches(sim *s, uint32_t core, sim_access_kind kind, uint64_t address, uint32_t size)
+{
 	sim_core *k = &s->core[core];
 	sim_level first = kind == SIM_IFETCH ? SIM_L1I : SIM_L1D;
 	sim_cache *l1 = &k->cache[first];
@@ -862,8 +873,6 @@ void sim_reference(sim *s, uint32_t core, sim_access_kind kind, uint64_t address
 		size = 1;
 	if (address + size - 1 < address)
 		size = (uint32_t)(UINT64_MAX - address + 1);   /* never wrap around */
-	if (s->has_tlb)
-		tlb_reference(s, core, kind, address, size);
 
 	reference r;
 	memset(&r, 0, sizeof r);

@@ -217,6 +217,9 @@ struct sim {
 
 /* sim_engine.c */
 void sim_reference(sim *s, uint32_t core, sim_access_kind kind, uint64_t address, uint32_t size);
+/* The two halves of sim_reference: the TLB lookups, then the caches. */
+void sim_tlb_reference(sim *s, uint32_t core, sim_access_kind kind, uint64_t address, uint32_t size);
+void sim_reference_caches(sim *s, uint32_t core, sim_access_kind kind, uint64_t address, uint32_t size);
 /* The core's coherence state for a coherence line (I when it holds no copy). */
 unsigned sim_core_state(const sim *s, uint32_t core, uint64_t granule);
 /* sim_check.c: checks one line after a transaction (check on). */

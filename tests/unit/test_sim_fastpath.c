@@ -1,9 +1,8 @@
-/* The hit fast path (taken without TLBs, which every reference must look
- * up) must count exactly what the general path counts: the same random
- * traces through the same machines without a TLB (fast) and with one
- * (general: every reference goes through sim_reference) give the same
- * accesses, misses, classes, coherence events and transitions, with
- * classification off and on. */
+/* The hit fast path must count exactly what the general path counts: the
+ * same random traces through the same machines without --check (the fast
+ * loop) and with it (the general loop: every reference goes through
+ * sim_reference) give the same accesses, misses, classes, TLB counts,
+ * coherence events and transitions, with classification off and on. */
 #include "sim_test_util.h"
 
 static uint64_t next(uint64_t *x)
@@ -61,10 +60,18 @@ static void same_counts(sim_protocol protocol, sim_inclusion inclusion, sim_repl
 		trace_add(&t, thread, kind, address, (uint16_t)(1u << ((r >> 40) % 4)));
 	}
 	c.classify = classify;
+	if (seed % 2) {
+		/* TLBs: the fast path answers repeated pages itself */
+		c.tlb[SIM_DTLB].entries = 4;
+		c.tlb[SIM_ITLB].entries = 2;
+		c.tlb[SIM_STLB].entries = 16;
+		c.tlb[SIM_STLB].assoc = 4;
+		c.tlb[SIM_DTLB].page_size = c.tlb[SIM_ITLB].page_size = c.tlb[SIM_STLB].page_size = 512;
+		c.tlb[SIM_ITLB].replacement = seed % 4 == 1 ? SIM_LRU : SIM_FIFO;
+	}
 	c.check = false;
 	sim *fast = run_trace(&c, &t);
-	c.tlb[SIM_DTLB].entries = 64;   /* forces the general path; changes no cache count */
-	c.tlb[SIM_ITLB].entries = 64;
+	c.check = true;   /* takes the general loop, which checks every transaction */
 	sim *general = run_trace(&c, &t);
 	const sim_stats *a = sim_statistics(fast), *b = sim_statistics(general);
 	for (int k = 0; k < SIM_KIND_COUNT; k++)
@@ -74,6 +81,7 @@ static void same_counts(sim_protocol protocol, sim_inclusion inclusion, sim_repl
 		for (int l = SIM_L1I; l <= SIM_L2; l++)
 			compare_caches(&p->cache[l], &q->cache[l], sim_level_name((sim_level)l));
 		cr_assert_eq(p->straddles, q->straddles);
+		cr_assert(memcmp(p->tlb, q->tlb, sizeof p->tlb) == 0, "TLB counts of core %u", core);
 		cr_assert_eq(p->l3_accesses, q->l3_accesses);
 		cr_assert_eq(p->memory_reads, q->memory_reads);
 		cr_assert_eq(p->memory_writes, q->memory_writes);
