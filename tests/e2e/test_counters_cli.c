@@ -178,6 +178,30 @@ Test(counters_cli, stat_papi_counts_through_the_agent)
 	json_object_put(large);
 }
 
+Test(counters_cli, stat_all_domains_counts_or_explains)
+{
+	/* Kernel counting: allowed to root here; otherwise refused with the
+	 * paranoid level in the reason.  Never a silent 0. */
+	cli_run r = cli_run_plumbv(NULL, "stat", "--all-domains", "-e", "page-faults,context-switches", "--json", "--",
+	                           "true", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	json_object *root = json_tokener_parse(r.out);
+	json_object *meta, *domain;
+	cr_assert(json_object_object_get_ex(root, "meta", &meta));
+	cr_assert(json_object_object_get_ex(meta, "domain", &domain));
+	cr_assert_str_eq(json_object_get_string(domain), "user+kernel");
+	json_object *pf = row_where(table_rows(root, "counts"), "event", "page-faults");
+	if (!strcmp(json_object_get_string(field(pf, "status")), "ok")) {
+		cr_assert_gt(json_object_get_double(field(pf, "mean")), 10);
+	} else {
+		json_object *reason;
+		cr_assert(json_object_object_get_ex(field(pf, "mean"), "reason", &reason));
+		cr_assert(strstr(json_object_get_string(reason), "perf_event_paranoid"));
+	}
+	json_object_put(root);
+	cli_run_free(&r);
+}
+
 Test(counters_cli, stat_per_run_table)
 {
 	cli_run r = cli_run_plumbv(NULL, "stat", "--per-run", "-r", "3", "-e", "page-faults,cycles", "--json", "--",
@@ -224,6 +248,10 @@ Test(counters_cli, stat_bad_input)
 	r = cli_run_plumbv(NULL, "stat", "-e", "page-faults", "--", "false", NULL);
 	cr_assert_eq(r.exit_code, 1);
 	cr_assert(strstr(r.out, "exited with status 1"), "%s", r.out);
+	cli_run_free(&r);
+	r = cli_run_plumbv(NULL, "stat", "-e", "page-faults", "--", "sh", "-c", "kill -9 $$", NULL);
+	cr_assert_eq(r.exit_code, 1);
+	cr_assert(strstr(r.out, "killed by signal 9"), "%s", r.out);
 	cli_run_free(&r);
 	r = cli_run_plumbv(NULL, "stat", "-e", "no-such-event,page-faults", "--", "true", NULL);
 	cr_assert_eq(r.exit_code, 0);
