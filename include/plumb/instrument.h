@@ -51,6 +51,7 @@ typedef struct instrument_summary {
 	int pid;
 	int exit_code;                /* instrument_run: the program's exit status (128 + signal if
 	                                 killed); 0 from a parsed file */
+	int exit_signal;              /* instrument_run: the signal that killed it, else 0 */
 	instrument_counts total;
 	instrument_thread *threads;
 	size_t thread_count;

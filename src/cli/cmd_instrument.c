@@ -108,7 +108,10 @@ static output_report *build_report(const instrument_summary *summary, const char
 		output_note(report, "plumbgrind: %s", summary->warnings[i]);
 	if (summary->trace_error)
 		output_note(report, "the trace is incomplete: %s", summary->trace_error);
-	if (ran && summary->exit_code != 0)
+	if (ran && summary->exit_signal)
+		output_note(report, "the command was killed by signal %d (%s)", summary->exit_signal,
+		            strsignal(summary->exit_signal));
+	else if (ran && summary->exit_code != 0)
 		output_note(report, "the command exited with status %d", summary->exit_code);
 	return report;
 }

@@ -278,8 +278,10 @@ int instrument_finish(instrument_process *process, instrument_summary *out, plum
 			                    WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : -1);
 	} else {
 		result = instrument_summary_read(out, process->summary, status);
-		if (result == 0)
+		if (result == 0) {
 			out->exit_code = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 128 + WTERMSIG(wait_status);
+			out->exit_signal = WIFSIGNALED(wait_status) ? WTERMSIG(wait_status) : 0;
+		}
 	}
 	remove_folder(process->folder, process->summary);
 	process_clear(process);

@@ -12,7 +12,8 @@
  *   instrument_target collect K       PLUMB_VG_START, loop K, PLUMB_VG_STOP
  *   instrument_target misuse          mismatched and unclosed markers
  *   instrument_target running         prints PLUMB_VG_RUNNING()
- *   instrument_target exit N          a loop of 10, then exit status N */
+ *   instrument_target exit N          a loop of 10, then exit status N
+ *   instrument_target abort           a loop of 20, then abort() */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -162,6 +163,10 @@ int main(int argc, char **argv)
 		REGION_LOOP("loop", buffers[0], 10);
 		return (int)number(argv[2]);
 	}
-	fprintf(stderr, "usage: instrument_target loop K R | nested K1 K2 | threads T K | collect K | misuse | running | exit N\n");
+	if (argc >= 2 && !strcmp(argv[1], "abort")) {
+		REGION_LOOP("loop", buffers[0], 20);
+		abort();
+	}
+	fprintf(stderr, "usage: instrument_target loop K R | nested K1 K2 | threads T K | collect K | misuse | running | exit N | abort\n");
 	return 2;
 }

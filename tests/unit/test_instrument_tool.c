@@ -143,6 +143,15 @@ Test(instrument_tool, exit_status_and_running_request, .init = find_target_and_t
 	expect_loop(&r->counts, 10, "loop");
 	instrument_summary_free(&s);
 
+	/* Killed by a signal: the summary is still written, and says how it ended. */
+	run(&s, NULL, "abort", NULL, NULL);
+	cr_expect_eq(s.exit_signal, 6);
+	cr_expect_eq(s.exit_code, 128 + 6);
+	r = instrument_summary_region(&s, "loop", 0);
+	cr_assert_not_null(r);
+	expect_loop(&r->counts, 20, "loop");
+	instrument_summary_free(&s);
+
 	char path[] = "/tmp/plumb-running-XXXXXX";
 	int fd = mkstemp(path);
 	cr_assert(fd >= 0);
