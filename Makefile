@@ -173,7 +173,7 @@ deps:
 	sh scripts/install-deps.sh
 
 clean:
-	rm -rf build build-asan build-clang
+	rm -rf build build-asan build-clang build-fuzz
 
 -include $(DEPS)
 -include vg/Makefile.inc
