@@ -291,7 +291,9 @@ static inline void fast_write(fast_l1 *f, sim_access_kind kind, size_t way)
 /* Also with classification (the L1 and TLB shadows are fed here) and TLBs
  * (the page of the last translation is a hit); --check takes the general
  * loop, which checks every transaction. */
-static int batch_fast(sim *s, const trace_record *records, size_t n, plumb_status *status)
+static inline __attribute__((always_inline)) int batch_fast_body(sim *s, const trace_record *records, size_t n,
+                                                                  plumb_status *status, const bool classify,
+                                                                  const bool has_tlb)
 {
 	static const sim_access_kind kinds[4] = { SIM_IFETCH, SIM_READ, SIM_WRITE, SIM_READ };
 	const uint32_t max_size = s->config.max_access_size;
@@ -299,9 +301,7 @@ static int batch_fast(sim *s, const trace_record *records, size_t n, plumb_statu
 	const sim_modify modify = s->config.modify;
 	/* With classification a hit also feeds the L1's shadow; a write by one
 	 * of several cores also updates the sharing masks: the general path. */
-	const bool classify = s->config.classify;
 	const bool general_writes = classify && s->config.cores > 1;
-	const bool has_tlb = s->has_tlb;
 	uint64_t references[SIM_KIND_COUNT] = { 0, 0, 0 }, hits[SIM_KIND_COUNT] = { 0, 0, 0 }, straddles = 0;
 	uint32_t thread = records[0].thread, core = 0;
 	fast_l1 l1[2];
@@ -425,6 +425,30 @@ static int batch_fast(sim *s, const trace_record *records, size_t n, plumb_statu
 	fast_flush(s, core, l1, references, hits);
 	s->stats.core[core].straddles += straddles;
 	return rc;
+}
+
+/* The loop specialised for its options, so the plain case carries no
+ * branch for classification or TLBs. */
+static int batch_fast_plain(sim *s, const trace_record *records, size_t n, plumb_status *status)
+{
+	return batch_fast_body(s, records, n, status, false, false);
+}
+
+static int batch_fast_tlb(sim *s, const trace_record *records, size_t n, plumb_status *status)
+{
+	return batch_fast_body(s, records, n, status, false, true);
+}
+
+static int batch_fast_classify(sim *s, const trace_record *records, size_t n, plumb_status *status)
+{
+	return batch_fast_body(s, records, n, status, true, s->has_tlb);
+}
+
+static int batch_fast(sim *s, const trace_record *records, size_t n, plumb_status *status)
+{
+	if (s->config.classify)
+		return batch_fast_classify(s, records, n, status);
+	return s->has_tlb ? batch_fast_tlb(s, records, n, status) : batch_fast_plain(s, records, n, status);
 }
 
 int sim_access_batch(sim *s, const trace_record *records, size_t n, plumb_status *status)
