@@ -50,7 +50,10 @@ int arena_create(arena *a, const arena_request *request, plumb_status *status)
 	size_t size = round_up(request->size, page);
 	size_t map_size = size + (alignment > page ? alignment : 0);
 	if (request->pages == ARENA_PAGES_HUGETLB) {
-		flags |= MAP_HUGETLB;
+		/* Without MAP_NORESERVE the kernel reserves the huge pages at
+		 * mmap time and fails cleanly (ENOMEM) when the pool is short;
+		 * with it, mmap succeeds and the first touch dies of SIGBUS. */
+		flags = (flags & ~MAP_NORESERVE) | MAP_HUGETLB;
 		size = round_up(request->size, huge);
 		map_size = size;
 	}
