@@ -63,6 +63,19 @@ Test(lat_cli, layouts_that_cannot_be_built_fail_with_one_line)
 	cli_run_free(&r);
 }
 
+Test(lat_cli, hugetlb_without_a_pool_fails_cleanly, .timeout = 60)
+{
+	/* With no huge pages reserved this must be one error line and exit 1
+	 * (it used to die of SIGBUS on the first touch); with a pool, a run. */
+	cli_run r = cli_run_plumbv(NULL, "lat", "--pages", "hugetlb", "--max", "64K", "--time-cap", "10", NULL);
+	cr_assert(r.exit_code == 0 || r.exit_code == 1, "exit %d: %s", r.exit_code, r.err);
+	if (r.exit_code == 1) {
+		cr_assert(strstr(r.err, "hugetlb"), "%s", r.err);
+		cr_assert_str_eq(strchr(r.err, '\n') + 1, "");
+	}
+	cli_run_free(&r);
+}
+
 static json_object *table_named(json_object *root, const char *name)
 {
 	json_object *tables;
