@@ -145,6 +145,8 @@ test-fuzz:
 # with the optimised one.
 SANITIZE_MAKE = $(MAKE) --no-print-directory BUILD=build-asan CC=clang OPT='-O1 -g -fno-omit-frame-pointer' \
 	    SANITIZE='-fsanitize=address,undefined -fno-sanitize-recover=all'
+sanitize: export LSAN_OPTIONS = suppressions=$(abspath tests/lsan.supp):print_suppressions=0
+sanitize: export UBSAN_OPTIONS = print_stacktrace=1:halt_on_error=1
 sanitize:
 	$(SANITIZE_MAKE) build-asan/plumb build-asan/tests/unit_tests build-asan/tests/e2e_tests
 	$(SANITIZE_MAKE) test-unit
