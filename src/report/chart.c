@@ -107,6 +107,11 @@ int report_chart_svg(const output_table *t, const report_chart *chart, char **sv
 	char title[256], xl[128], yl[128];
 	const char *xu = output_column_unit(t, (size_t)xi), *yu = output_column_unit(t, (size_t)yi);
 	escape_gnuplot_string(title, sizeof title, chart->title);
+	/* "bytes (bytes)" says nothing twice: a unit equal to the name is dropped. */
+	if (xu && !strcmp(xu, chart->x))
+		xu = NULL;
+	if (yu && !strcmp(yu, chart->y))
+		yu = NULL;
 	snprintf(xl, sizeof xl, "%s%s%s%s", chart->x, xu ? " (" : "", xu ? xu : "", xu ? ")" : "");
 	snprintf(yl, sizeof yl, "%s%s%s%s", chart->y, yu ? " (" : "", yu ? yu : "", yu ? ")" : "");
 	fprintf(script, "set terminal svg size 760,420 dynamic font 'sans,11'\n"
