@@ -361,10 +361,20 @@ static int run_stat(const char *backend, const char *const *events, size_t n, co
 	}
 	int rc = cli_output_emit(out, report);
 	output_report_free(report);
+	size_t unsupported = 0;
+	for (size_t i = 0; i < n; i++)
+		unsupported += runs[0].values[i].state == COUNTER_UNSUPPORTED;
 	free(runs);
 	if (rc == 0 && failed_runs) {
 		fprintf(stderr, "plumb stat: the command failed in %d of %zu runs\n", failed_runs, repeat);
 		return 1;
+	}
+	/* An event asked for and not counted is a failure of the request, even
+	 * though the table says why: scripts must not take the other numbers as
+	 * the whole answer. */
+	if (rc == 0 && unsupported) {
+		fprintf(stderr, "plumb stat: %zu of %zu events cannot be counted here (the table says why)\n", unsupported, n);
+		return 3;
 	}
 	return rc;
 }
