@@ -213,13 +213,27 @@ const char *counter_vendor_name(counter_vendor vendor);   /* libpfm4 PMU name */
 /* The vendor for a cpu_identity string; COUNTER_VENDOR_COUNT when none matches. */
 counter_vendor counter_vendor_of(const char *cpu_identity);
 
+/* Software events (minor-faults, ...) the validation suite checks: the same
+ * entry shape (preset holds the perf name), natives all NULL.  Kept apart from
+ * counter_catalogue() because they are not PAPI presets.  Their counts come
+ * from the kernel, so a validation run on any machine can verify them. */
+const counter_catalogue_entry *counter_catalogue_software(size_t *n);
+
 /* Verification records: a validation run appends one line per (event, CPU,
- * native) it checked, as tab-separated text:
+ * name) it checked, as tab-separated text:
  *   event<TAB>cpu_identity<TAB>native<TAB>verdict<TAB>evidence
- * verdict is "verified" or "rejected"; evidence is free text (command, date,
- * % difference).  Lines starting with # are comments.  The last record for a
- * triple wins.  No record means "unverified". */
-typedef enum counter_verdict { COUNTER_UNVERIFIED = 0, COUNTER_VERIFIED, COUNTER_REJECTED } counter_verdict;
+ *        [<TAB>backend<TAB>encoding<TAB>class<TAB>date]
+ * native is the name the event was counted by (a perf generic or software
+ * name, r<hex>, a libpfm4 native, a PAPI preset or native).  verdict is
+ * "verified" (the suite classified exact or accurate), "checked" (classified
+ * from enough cases, but bias, multiplicative, random or unknown: not
+ * trusted) or "rejected" (a person says the mapping is wrong); evidence is
+ * free text.  The four last fields are optional (older files have five).
+ * Lines starting with # are comments.  The last record for a triple wins.
+ * No record means "unverified". */
+typedef enum counter_verdict {
+	COUNTER_UNVERIFIED = 0, COUNTER_VERIFIED, COUNTER_REJECTED, COUNTER_CHECKED
+} counter_verdict;
 
 typedef struct counter_verification {
 	char event[64];
@@ -227,6 +241,10 @@ typedef struct counter_verification {
 	char native[256];
 	counter_verdict verdict;
 	char evidence[256];
+	char backend[16];              /* "perf", "papi"; empty in five-field records */
+	char encoding[24];             /* counter_event_encoding(); empty if unknown */
+	char cls[24];                  /* the validation class ("exact", "bias", ...) */
+	char date[32];                 /* UTC, ISO 8601 ("2026-11-22T01:50:00Z") */
 } counter_verification;
 
 const char *counter_verdict_name(counter_verdict verdict);
@@ -240,8 +258,27 @@ int counter_verification_load(const char *path, counter_verification **records, 
 counter_verdict counter_verification_lookup(const counter_verification *records, size_t n,
                                             const char *event, const char *cpu_identity,
                                             const char *native);
+/* The record that decides a triple (the last one), or NULL: unverified. */
+const counter_verification *counter_verification_find(const counter_verification *records, size_t n,
+                                                      const char *event, const char *cpu_identity,
+                                                      const char *native);
+/* Human text for a triple's state: "unverified", "verified on this CPU
+ * (2026-11-22, exact)", "checked: bias (2026-11-22), not trusted",
+ * "rejected (...)".  record may be NULL. */
+void counter_verification_describe(const counter_verification *record, char *out, size_t length);
+/* Appends one line with a single write(2) on an O_APPEND descriptor under
+ * flock, so concurrent runs never interleave or tear lines.  Creates the
+ * file (with a comment header) and its parent directory if missing. */
 int counter_verification_append(const char *path, const counter_verification *record,
                                 plumb_status *status);
+/* The default records file: $PLUMB_VERIFICATION if set and not empty, else
+ * $XDG_DATA_HOME/plumb/verification.tsv, else
+ * $HOME/.local/share/plumb/verification.tsv.  Fails when none can be formed. */
+int counter_verification_default_path(char *out, size_t length, plumb_status *status);
+/* How a name is encoded for a backend: "perf-generic" (hardware or cache
+ * generic event), "perf-software", "raw" (r<hex>), "native" (libpfm4 or
+ * PAPI native), "papi-preset", or "unknown" when the name does not resolve. */
+const char *counter_event_encoding(const char *backend, const char *name);
 
 /* ------------------------------------------------------------ calibration */
 

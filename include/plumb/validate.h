@@ -14,6 +14,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
+#include "plumb/counters.h"
 #include "plumb/output.h"
 #include "plumb/status.h"
 #include "plumb/trace.h"
@@ -307,6 +309,34 @@ int validate_run_once(const validate_benchmark *benchmark, const validate_params
  * under Valgrind, and tests). */
 int validate_run_plain(const validate_benchmark *benchmark, const validate_params *params,
                        validate_run_info *info, plumb_status *status);
+
+/* ---- Recording verdicts (docs/validation.md, "Recording verdicts") ------ */
+
+/* A verdict is recorded only when it rests on enough data: at least this
+ * many in-domain cases (or thresholds->min_cases if larger) with at least
+ * this many runs each.  Fewer cases cannot separate a bias from a slope. */
+#define VALIDATE_RECORD_MIN_CASES 3
+#define VALIDATE_RECORD_MIN_RUNS 3
+
+/* Decides what a series proves about its (event, name) mapping on this CPU.
+ * Returns true with *verdict COUNTER_VERIFIED (class exact or accurate) or
+ * COUNTER_CHECKED (bias, multiplicative, random, or unknown from enough
+ * cases: checked, not trusted).  Returns false, with why, for everything
+ * that proves nothing: simulator and instrumented sources (they do not read
+ * a counter), unsupported or failed series, companion events (no
+ * prediction), too few cases or runs. */
+bool validate_record_rule(const validate_series *series, const validate_thresholds *thresholds,
+                          counter_verdict *verdict, char *why, size_t length);
+/* The record for a series the rule admitted: event, CPU, the name it was
+ * opened with, its backend and encoding, class, date and evidence. */
+void validate_record_fill(const validate_series *series, counter_verdict verdict, const char *cpu_identity,
+                          time_t when, counter_verification *record);
+/* Appends a record for every series the rule admits to path (through
+ * counter_verification_append); *recorded gets how many.  Stops at the
+ * first write error. */
+int validate_record_results(const validate_results *results, const validate_thresholds *thresholds,
+                            const char *path, const char *cpu_identity, time_t when, size_t *recorded,
+                            plumb_status *status);
 
 /* ---- Output --------------------------------------------------------------- */
 

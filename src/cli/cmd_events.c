@@ -19,12 +19,16 @@ static void usage(FILE *f)
 	           "here: 'works', or 'unsupported' with the reason (errno, perf_event_paranoid,\n"
 	           "missing PMU, PAPI error).  Then the catalogue: each PAPI preset the seeds study,\n"
 	           "its perf event and its candidate native events per CPU, with their verification\n"
-	           "state (unverified until a validation run on that CPU checked them).\n\n"
+	           "state on this CPU: 'verified on this CPU (date, class)', 'checked: CLASS, not\n"
+	           "trusted', or 'unverified' until plumb validate checked them here.  Software\n"
+	           "events (minor-faults, ...) follow the presets.\n\n"
 	           "      --backend B          only this backend (perf or papi)\n"
 	           "      --natives            also list the PMU's native events through libpfm4 (perf)\n"
 	           "      --no-probe           list without opening\n"
 	           "      --catalogue          only the catalogue table\n"
-	           "      --verification FILE  verification records (default: $PLUMB_VERIFICATION)\n"
+	           "      --verification FILE  verification records (default: $PLUMB_VERIFICATION, else\n"
+	           "                           $XDG_DATA_HOME/plumb/verification.tsv, else\n"
+	           "                           ~/.local/share/plumb/verification.tsv)\n"
 	           "      --csv                CSV output\n"
 	           "      --json               JSON output (schema: docs/output-schema.md)\n"
 	           "  -o, --output FILE        write to FILE (atomically) instead of stdout\n"
@@ -91,43 +95,51 @@ static void emit_event(void *argument, const char *name, const char *kind, const
 	output_cell_text(listing->table, description ? description : "");
 }
 
-static void add_catalogue(output_report *report, const char *verification_path)
+static void cell_optional(output_table *table, const char *text)
 {
-	counter_environment environment;
-	counter_environment_read(&environment);
-	counter_verification *records = NULL;
-	size_t record_count = 0;
-	plumb_status status;
-	if (verification_path && counter_verification_load(verification_path, &records, &record_count, &status) != 0)
-		output_note(report, "verification records not read: %s", status.message);
-	output_table *table = output_table_add(report, "catalogue",
-	                                       "Catalogue: the seeds' PAPI presets and their equivalents");
-	output_column(table, "preset", NULL, 0);
-	output_column(table, "description", NULL, 0);
-	output_column(table, "perf_event", NULL, 0);
-	output_column(table, "relation", NULL, 0);
-	output_column(table, "papi_native", NULL, 0);
-	output_column(table, "zen4_native", NULL, 0);
-	output_column(table, "zen4_verification", NULL, 0);
-	output_column(table, "icelake_native", NULL, 0);
-	output_column(table, "icelake_verification", NULL, 0);
-	size_t n;
-	const counter_catalogue_entry *catalogue = counter_catalogue(&n);
-	counter_vendor here = counter_vendor_of(environment.cpu_identity);
+	if (text)
+		output_cell_text(table, text);
+	else
+		output_cell_empty(table);
+}
+
+/* The state of one mapping on this CPU: "verified on this CPU (date, class)",
+ * "checked: bias (date), not trusted", or "unverified". */
+static void cell_verification(output_table *table, const counter_verification *records, size_t n,
+                              const char *event, const char *cpu, const char *name)
+{
+	if (!name) {
+		output_cell_empty(table);
+		return;
+	}
+	char text[160];
+	counter_verification_describe(counter_verification_find(records, n, event, cpu, name), text, sizeof text);
+	output_cell_text(table, text);
+}
+
+static void catalogue_rows(output_table *table, const counter_catalogue_entry *entries, size_t n,
+                           const char *kind, const counter_verification *records, size_t record_count,
+                           const char *cpu)
+{
+	counter_vendor here = counter_vendor_of(cpu);
 	for (size_t i = 0; i < n; i++) {
-		const counter_catalogue_entry *e = &catalogue[i];
+		const counter_catalogue_entry *e = &entries[i];
 		output_row(table);
 		output_cell_text(table, e->preset);
+		output_cell_text(table, kind);
 		output_cell_text(table, e->description);
-		if (e->perf_generic)
-			output_cell_text(table, e->perf_generic);
-		else
-			output_cell_empty(table);
+		cell_optional(table, e->perf_generic);
+		cell_verification(table, records, record_count, e->preset, cpu, e->perf_generic);
 		output_cell_text(table, e->relation);
-		if (e->papi_native)
-			output_cell_text(table, e->papi_native);
-		else
-			output_cell_empty(table);
+		cell_optional(table, e->papi_native);
+		/* Through PAPI a preset is opened by its own name; its native
+		 * equivalent is a separate mapping.  Show the preset's state when
+		 * it has one, else the native name's. */
+		const char *papi = NULL;
+		if (!strncmp(e->preset, "PAPI_", 5) &&
+		    counter_verification_find(records, record_count, e->preset, cpu, e->preset))
+			papi = e->preset;
+		cell_verification(table, records, record_count, e->preset, cpu, papi ? papi : e->papi_native);
 		for (int v = 0; v < COUNTER_VENDOR_COUNT; v++) {
 			const char *native = e->native[v];
 			if (!native) {
@@ -137,15 +149,89 @@ static void add_catalogue(output_report *report, const char *verification_path)
 			}
 			output_cell_text(table, native);
 			/* Verdicts are per CPU; only this machine's CPU can be looked up. */
-			counter_verdict verdict = v == (int)here
-			        ? counter_verification_lookup(records, record_count, e->preset,
-			                                      environment.cpu_identity, native)
-			        : COUNTER_UNVERIFIED;
-			output_cell_text(table, counter_verdict_name(verdict));
+			if (v == (int)here)
+				cell_verification(table, records, record_count, e->preset, cpu, native);
+			else
+				output_cell_text(table, "unverified");
 		}
 	}
-	output_note(report, "native events are candidates: 'unverified' until a validation run on that CPU "
-	            "compares their counts with a prediction and records the verdict");
+}
+
+/* Every mapping a validation run recorded for this CPU, last verdict per
+ * (event, name): what the catalogue's columns summarise, with the evidence. */
+static void add_records(output_report *report, const counter_verification *records, size_t n, const char *cpu)
+{
+	output_table *table = output_table_add(report, "verification",
+	                                       "Verification records for this CPU (last verdict per event and name)");
+	output_column(table, "event", NULL, 0);
+	output_column(table, "name", NULL, 0);
+	output_column(table, "backend", NULL, 0);
+	output_column(table, "encoding", NULL, 0);
+	output_column(table, "state", NULL, 0);
+	output_column(table, "class", NULL, 0);
+	output_column(table, "date", NULL, 0);
+	output_column(table, "evidence", NULL, 0);
+	for (size_t i = 0; i < n; i++) {
+		const counter_verification *r = &records[i];
+		if (strcmp(r->cpu_identity, cpu) ||
+		    counter_verification_find(records, n, r->event, r->cpu_identity, r->native) != r)
+			continue;   /* another CPU, or superseded by a later record */
+		char state[160];
+		counter_verification_describe(r, state, sizeof state);
+		output_row(table);
+		output_cell_text(table, r->event);
+		output_cell_text(table, r->native);
+		output_cell_text(table, r->backend);
+		output_cell_text(table, r->encoding);
+		output_cell_text(table, state);
+		output_cell_text(table, r->cls);
+		output_cell_text(table, r->date);
+		output_cell_text(table, r->evidence);
+	}
+}
+
+static void add_catalogue(output_report *report, const char *verification_path)
+{
+	counter_environment environment;
+	counter_environment_read(&environment);
+	counter_verification *records = NULL;
+	size_t record_count = 0;
+	plumb_status status;
+	char default_path[4096];
+	if (!verification_path &&
+	    counter_verification_default_path(default_path, sizeof default_path, &status) == 0)
+		verification_path = default_path;
+	if (verification_path) {
+		output_meta_text(report, "verification_file", verification_path);
+		/* A damaged file must not hide the catalogue: one warning, and every
+		 * mapping shows as unverified. */
+		if (counter_verification_load(verification_path, &records, &record_count, &status) != 0) {
+			fprintf(stderr, "plumb events: warning: verification records ignored: %s\n", status.message);
+			output_note(report, "verification records not read (all shown unverified): %s", status.message);
+		}
+	}
+	output_table *table = output_table_add(report, "catalogue",
+	                                       "Catalogue: the seeds' PAPI presets and their equivalents");
+	output_column(table, "preset", NULL, 0);
+	output_column(table, "kind", NULL, 0);
+	output_column(table, "description", NULL, 0);
+	output_column(table, "perf_event", NULL, 0);
+	output_column(table, "perf_verification", NULL, 0);
+	output_column(table, "relation", NULL, 0);
+	output_column(table, "papi_native", NULL, 0);
+	output_column(table, "papi_verification", NULL, 0);
+	output_column(table, "zen4_native", NULL, 0);
+	output_column(table, "zen4_verification", NULL, 0);
+	output_column(table, "icelake_native", NULL, 0);
+	output_column(table, "icelake_verification", NULL, 0);
+	size_t n;
+	const counter_catalogue_entry *entries = counter_catalogue(&n);
+	catalogue_rows(table, entries, n, "preset", records, record_count, environment.cpu_identity);
+	entries = counter_catalogue_software(&n);
+	catalogue_rows(table, entries, n, "software", records, record_count, environment.cpu_identity);
+	add_records(report, records, record_count, environment.cpu_identity);
+	output_note(report, "mappings are 'unverified' until a validation run on this CPU (%s) compares their "
+	            "counts with a prediction (plumb validate records it)", environment.cpu_identity);
 	free(records);
 }
 
@@ -161,7 +247,7 @@ int cmd_events(int argc, char **argv)
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 } };
 	cli_output out = { OUTPUT_TABLE, NULL };
-	const char *only = NULL, *verification = getenv("PLUMB_VERIFICATION");
+	const char *only = NULL, *verification = NULL;
 	bool natives = false, probe = true, catalogue_only = false;
 	int c;
 	optind = 1;

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include "cli/command.h"
 #include <gnu/libc-version.h>
@@ -22,7 +23,8 @@ const char cmd_validate_summary[] = "check counters against microbenchmarks with
 enum {
 	OPT_BACKEND = 0x2001, OPT_RUNS, OPT_SIZES, OPT_MAX_SIZE, OPT_PRESET, OPT_DIR, OPT_PLOT_FORMAT,
 	OPT_VALGRIND, OPT_LIST, OPT_CASES, OPT_NO_PROGRESS, OPT_EXEC, OPT_EXEC_SIZE, OPT_EXEC_PAD,
-	OPT_EXEC_BASE, OPT_EXEC_TRIPS, OPT_FIND_PADDING, OPT_BASE_OFFSET, OPT_PAIRS, OPT_THRESHOLD, OPT_CPU
+	OPT_EXEC_BASE, OPT_EXEC_TRIPS, OPT_FIND_PADDING, OPT_BASE_OFFSET, OPT_PAIRS, OPT_THRESHOLD, OPT_CPU,
+	OPT_VERIFICATION, OPT_NO_RECORD
 };
 
 /* --threshold NAME=VALUE: the classification rules' numbers (docs/validation.md). */
@@ -96,6 +98,10 @@ static void usage(FILE *f)
 	        "                      where the array's first page starts (seed 000 section 3.2)\n"
 	        "  --base-offset B     with --find-padding: array start past a page (default 16)\n"
 	        "  --pairs N           with --find-padding: pairs per run (default 16)\n"
+	        "  --verification FILE record each perf/PAPI verdict for this CPU in FILE (default\n"
+	        "                      $PLUMB_VERIFICATION, else $XDG_DATA_HOME/plumb/verification.tsv,\n"
+	        "                      else ~/.local/share/plumb/verification.tsv); plumb events shows them\n"
+	        "  --no-record         do not record verdicts\n"
 	        "  --no-progress       no progress line on stderr\n"
 	        "  --csv, --json       output format; JSON and CSV include every raw run\n"
 	        "  -o, --output FILE   write to FILE (atomically) instead of stdout\n"
@@ -321,6 +327,37 @@ static int write_files(const char *directory, const validate_results *results, c
 	return 0;
 }
 
+/* Records what the perf/PAPI suites proved about their mappings on this CPU
+ * (docs/validation.md, "Recording verdicts").  A failure to record does not
+ * undo the measurement: one warning line, and the table is still printed. */
+static void record_verdicts(output_report *r, const validate_results *results, const validate_options *o,
+                            const char *path)
+{
+	char default_path[4096];
+	plumb_status status;
+	if (!path) {
+		if (counter_verification_default_path(default_path, sizeof default_path, &status) != 0) {
+			fprintf(stderr, "plumb validate: warning: verdicts not recorded: %s\n", status.message);
+			return;
+		}
+		path = default_path;
+	}
+	counter_environment environment;
+	counter_environment_read(&environment);
+	size_t recorded = 0;
+	if (validate_record_results(results, &o->thresholds, path, environment.cpu_identity, time(NULL), &recorded,
+	                            &status) != 0) {
+		fprintf(stderr, "plumb validate: warning: verdicts not recorded: %s\n", status.message);
+		return;
+	}
+	if (recorded)
+		output_note(r, "%zu verdicts for %s recorded in %s (plumb events shows them)", recorded,
+		            environment.cpu_identity, path);
+	else
+		output_note(r, "no verdict recorded: none came from perf/PAPI with %d+ cases of %d+ runs",
+		            VALIDATE_RECORD_MIN_CASES, VALIDATE_RECORD_MIN_RUNS);
+}
+
 int cmd_validate(int argc, char **argv)
 {
 	static const struct option options[] = {
@@ -347,6 +384,8 @@ int cmd_validate(int argc, char **argv)
 		{ "pairs", required_argument, 0, OPT_PAIRS },
 		{ "threshold", required_argument, 0, OPT_THRESHOLD },
 		{ "cpu", required_argument, 0, OPT_CPU },
+		{ "verification", required_argument, 0, OPT_VERIFICATION },
+		{ "no-record", no_argument, 0, OPT_NO_RECORD },
 		{ 0, 0, 0, 0 }
 	};
 	cli_output out = { OUTPUT_TABLE, NULL };
@@ -357,6 +396,8 @@ int cmd_validate(int argc, char **argv)
 	const char *directory = NULL, *plot_format = "png", *exec = NULL;
 	uint64_t exec_size = 1, exec_pad = 0, exec_base = 0, exec_trips = 10;
 	bool have_pad = false, have_base = false, list = false, cases = false, padding = false;
+	bool record = true;
+	const char *verification = NULL;
 	uint64_t base_offset = 16, pairs = 16;
 	plumb_status status;
 	int c;
@@ -413,6 +454,11 @@ int cmd_validate(int argc, char **argv)
 				return cli_usage_error("validate", "--pairs: %s", status.message);
 			break;
 		case OPT_CASES: cases = true; break;
+		case OPT_VERIFICATION:
+			if (!optarg[0]) return cli_usage_error("validate", "--verification needs a file name");
+			verification = optarg;
+			break;
+		case OPT_NO_RECORD: record = false; break;
 		case OPT_NO_PROGRESS: o.progress = false; break;
 		case OPT_EXEC: exec = optarg; break;
 		case OPT_EXEC_SIZE:
@@ -476,6 +522,7 @@ int cmd_validate(int argc, char **argv)
 	if (cases || out.format != OUTPUT_TABLE) validate_side_by_side_table(r, &results);
 	if (out.format != OUTPUT_TABLE) validate_case_table(r, &results);
 	if (out.format != OUTPUT_TABLE) validate_raw_table(r, &results);
+	if (record) record_verdicts(r, &results, &o, verification);
 	for (size_t i = 0; i < results.note_count; i++) output_note(r, "%s", results.notes[i]);
 	if (results.notes_dropped) output_note(r, "%zu more notes not shown", results.notes_dropped);
 	output_note(r, "%zu process runs in %.1f s", results.total_runs, results.seconds);

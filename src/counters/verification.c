@@ -1,9 +1,9 @@
 /* Verification records for the catalogue's native candidates.  A mapping is
  * "unverified" until a validation run on that CPU has compared the event's
  * counts with a prediction; the run appends one tab-separated line
- * (event, cpu, native, verdict, evidence) to a plain text file that can be
- * read, diffed and committed.  Appending (not rewriting) keeps the history:
- * the last record for a triple wins. */
+ * (event, cpu, native, verdict, evidence, backend, encoding, class, date)
+ * to a plain text file that can be read, diffed and committed.  Appending
+ * (not rewriting) keeps the history: the last record for a triple wins. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include "plumb/counters.h"
 
 const char *counter_verdict_name(counter_verdict verdict)
@@ -18,6 +19,7 @@ const char *counter_verdict_name(counter_verdict verdict)
 	switch (verdict) {
 	case COUNTER_VERIFIED: return "verified";
 	case COUNTER_REJECTED: return "rejected";
+	case COUNTER_CHECKED: return "checked";
 	case COUNTER_UNVERIFIED: break;
 	}
 	return "unverified";
@@ -32,21 +34,24 @@ static int copy_field(char *out, size_t size, const char *text, size_t length)
 	return 0;
 }
 
+/* Fields: 5 (the original format) or 9 (with backend, encoding, class, date). */
 static int parse_line(char *line, counter_verification *record)
 {
-	char *fields[5];
+	char *fields[9];
 	size_t count = 0;
 	char *cursor = line;
 	line[strcspn(line, "\r\n")] = '\0';
-	while (count < 5) {
+	while (count < 9) {
 		fields[count++] = cursor;
 		char *tab = strchr(cursor, '\t');
 		if (!tab)
 			break;
 		*tab = '\0';
 		cursor = tab + 1;
+		if (count == 9)
+			return -1;   /* a tenth field */
 	}
-	if (count != 5)
+	if (count != 5 && count != 9)
 		return -1;
 	memset(record, 0, sizeof *record);
 	if (copy_field(record->event, sizeof record->event, fields[0], strlen(fields[0])) ||
@@ -57,9 +62,23 @@ static int parse_line(char *line, counter_verification *record)
 		record->verdict = COUNTER_VERIFIED;
 	else if (!strcmp(fields[3], "rejected"))
 		record->verdict = COUNTER_REJECTED;
+	else if (!strcmp(fields[3], "checked"))
+		record->verdict = COUNTER_CHECKED;
 	else
 		return -1;
+	if (strlen(fields[4]) >= sizeof record->evidence)
+		return -1;
 	snprintf(record->evidence, sizeof record->evidence, "%s", fields[4]);
+	if (count == 9) {
+		/* Optional fields may be empty, but never longer than their storage. */
+		if (strlen(fields[5]) >= sizeof record->backend || strlen(fields[6]) >= sizeof record->encoding ||
+		    strlen(fields[7]) >= sizeof record->cls || strlen(fields[8]) >= sizeof record->date)
+			return -1;
+		snprintf(record->backend, sizeof record->backend, "%s", fields[5]);
+		snprintf(record->encoding, sizeof record->encoding, "%s", fields[6]);
+		snprintf(record->cls, sizeof record->cls, "%s", fields[7]);
+		snprintf(record->date, sizeof record->date, "%s", fields[8]);
+	}
 	return 0;
 }
 
@@ -89,8 +108,9 @@ int counter_verification_parse(const char *text, size_t length, const char *orig
 			free(*records);
 			*records = NULL;
 			*n = 0;
-			return plumb_fail(status, EINVAL, "%s:%zu: expected event<TAB>cpu<TAB>native<TAB>"
-			                  "verified|rejected<TAB>evidence", origin, line_number);
+			return plumb_fail(status, EINVAL, "%s:%zu: not a verification record (expected event<TAB>cpu<TAB>"
+			                  "name<TAB>verified|checked|rejected<TAB>evidence[<TAB>backend<TAB>"
+			                  "encoding<TAB>class<TAB>date])", origin, line_number);
 		}
 		if (*n == capacity) {
 			capacity = capacity ? 2 * capacity : 16;
@@ -142,26 +162,68 @@ int counter_verification_load(const char *path, counter_verification **records, 
 		if (got == 0)
 			break;
 	}
-	bool failed = ferror(f);
+	int err = ferror(f) ? (errno ? errno : EIO) : 0;
 	fclose(f);
-	if (failed) {
+	if (err) {
 		free(text);
-		return plumb_fail(status, EIO, "cannot read verification records %s", path);
+		return plumb_fail_errno(status, err, "cannot read verification records %s", path);
 	}
 	int rc = counter_verification_parse(text ? text : "", length, path, records, n, status);
 	free(text);
 	return rc;
 }
 
+const counter_verification *counter_verification_find(const counter_verification *records, size_t n,
+                                                      const char *event, const char *cpu_identity,
+                                                      const char *native)
+{
+	if (!records || !event || !cpu_identity || !native)
+		return NULL;
+	for (size_t i = n; i-- > 0;)
+		if (!strcmp(records[i].event, event) && !strcmp(records[i].cpu_identity, cpu_identity) &&
+		    !strcmp(records[i].native, native))
+			return &records[i];
+	return NULL;
+}
+
 counter_verdict counter_verification_lookup(const counter_verification *records, size_t n,
                                             const char *event, const char *cpu_identity,
                                             const char *native)
 {
-	for (size_t i = n; i-- > 0;)
-		if (!strcmp(records[i].event, event) && !strcmp(records[i].cpu_identity, cpu_identity) &&
-		    !strcmp(records[i].native, native))
-			return records[i].verdict;
-	return COUNTER_UNVERIFIED;
+	const counter_verification *record = counter_verification_find(records, n, event, cpu_identity, native);
+	return record ? record->verdict : COUNTER_UNVERIFIED;
+}
+
+void counter_verification_describe(const counter_verification *record, char *out, size_t length)
+{
+	if (!record || record->verdict == COUNTER_UNVERIFIED) {
+		snprintf(out, length, "unverified");
+		return;
+	}
+	/* The day is enough in a table; the full time stays in the file. */
+	char day[16] = "";
+	if (record->date[0])
+		snprintf(day, sizeof day, "%.10s", record->date);
+	const char *cls = record->cls[0] ? record->cls : NULL;
+	switch (record->verdict) {
+	case COUNTER_VERIFIED:
+		if (day[0] || cls)
+			snprintf(out, length, "verified on this CPU (%s%s%s)", day, day[0] && cls ? ", " : "",
+			         cls ? cls : "");
+		else
+			snprintf(out, length, "verified on this CPU");
+		break;
+	case COUNTER_CHECKED:
+		snprintf(out, length, "checked: %s%s%s%s, not trusted", cls ? cls : "not exact",
+		         day[0] ? " (" : "", day, day[0] ? ")" : "");
+		break;
+	case COUNTER_REJECTED:
+		snprintf(out, length, "rejected%s%s%s", record->evidence[0] ? " (" : "", record->evidence,
+		         record->evidence[0] ? ")" : "");
+		break;
+	case COUNTER_UNVERIFIED:
+		break;
+	}
 }
 
 static bool field_ok(const char *text)
@@ -169,27 +231,94 @@ static bool field_ok(const char *text)
 	return text[0] && !strpbrk(text, "\t\r\n");
 }
 
+static bool optional_ok(const char *text)
+{
+	return !strpbrk(text, "\t\r\n");
+}
+
+/* mkdir -p of path's directory (not of path itself). */
+static int make_parent(const char *path, plumb_status *status)
+{
+	char directory[4096];
+	if (snprintf(directory, sizeof directory, "%s", path) >= (int)sizeof directory)
+		return plumb_fail(status, ENAMETOOLONG, "path too long: %s", path);
+	char *slash = strrchr(directory, '/');
+	if (!slash || slash == directory)
+		return 0;
+	*slash = '\0';
+	for (char *p = directory + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(directory, 0755) != 0 && errno != EEXIST)
+			return plumb_fail_errno(status, errno, "cannot create %s", directory);
+		*p = '/';
+	}
+	if (mkdir(directory, 0755) != 0 && errno != EEXIST)
+		return plumb_fail_errno(status, errno, "cannot create %s", directory);
+	return 0;
+}
+
 int counter_verification_append(const char *path, const counter_verification *record,
                                 plumb_status *status)
 {
 	if (!field_ok(record->event) || !field_ok(record->cpu_identity) || !field_ok(record->native) ||
-	    strpbrk(record->evidence, "\t\r\n") || record->verdict == COUNTER_UNVERIFIED)
-		return plumb_fail(status, EINVAL, "a verification record needs event, cpu, native "
-		                  "(no tabs or newlines) and a verdict of verified or rejected");
+	    !optional_ok(record->evidence) || !optional_ok(record->backend) || !optional_ok(record->encoding) ||
+	    !optional_ok(record->cls) || !optional_ok(record->date) || record->verdict == COUNTER_UNVERIFIED)
+		return plumb_fail(status, EINVAL, "a verification record needs event, cpu, name "
+		                  "(no tabs or newlines) and a verdict of verified, checked or rejected");
+	if (make_parent(path, status) != 0)
+		return -1;
 	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return plumb_fail_errno(status, errno, "cannot open %s", path);
 	/* Concurrent validation runs append to the same file: one line per write
-	 * under a lock, so lines never interleave. */
-	flock(fd, LOCK_EX);
+	 * on an O_APPEND descriptor (the kernel places each write at the end in
+	 * one step) under an exclusive lock, so lines never interleave. */
+	if (flock(fd, LOCK_EX) != 0) {
+		int err = errno;
+		close(fd);
+		return plumb_fail_errno(status, err, "cannot lock %s", path);
+	}
 	char line[2048];
-	int length = snprintf(line, sizeof line, "%s\t%s\t%s\t%s\t%s\n", record->event,
-	                      record->cpu_identity, record->native, counter_verdict_name(record->verdict),
-	                      record->evidence);
+	int length = 0;
+	struct stat info;
+	if (fstat(fd, &info) == 0 && info.st_size == 0)
+		length = snprintf(line, sizeof line, "# plumb verification records (docs/counters.md): event\tcpu\t"
+		                  "name\tverdict\tevidence\tbackend\tencoding\tclass\tdate\n");
+	length += snprintf(line + length, sizeof line - (size_t)length, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+	                   record->event, record->cpu_identity, record->native,
+	                   counter_verdict_name(record->verdict), record->evidence, record->backend,
+	                   record->encoding, record->cls, record->date);
+	if (length <= 0 || (size_t)length >= sizeof line) {
+		close(fd);
+		return plumb_fail(status, EINVAL, "verification record too long");
+	}
 	ssize_t written = write(fd, line, (size_t)length);
 	int err = errno;
-	close(fd);
+	if (close(fd) != 0 && written == length)
+		return plumb_fail_errno(status, errno, "cannot append to %s", path);
 	if (written != length)
 		return plumb_fail_errno(status, written < 0 ? err : EIO, "cannot append to %s", path);
+	return 0;
+}
+
+int counter_verification_default_path(char *out, size_t length, plumb_status *status)
+{
+	const char *explicit_path = getenv("PLUMB_VERIFICATION");
+	const char *data = getenv("XDG_DATA_HOME");
+	const char *home = getenv("HOME");
+	int n;
+	if (explicit_path && explicit_path[0])
+		n = snprintf(out, length, "%s", explicit_path);
+	else if (data && data[0] == '/')   /* the XDG spec ignores relative values */
+		n = snprintf(out, length, "%s/plumb/verification.tsv", data);
+	else if (home && home[0])
+		n = snprintf(out, length, "%s/.local/share/plumb/verification.tsv", home);
+	else
+		return plumb_fail(status, ENOENT, "no place for verification records: set PLUMB_VERIFICATION, "
+		                  "XDG_DATA_HOME or HOME");
+	if (n < 0 || (size_t)n >= length)
+		return plumb_fail(status, ENAMETOOLONG, "verification records path too long");
 	return 0;
 }

@@ -1,0 +1,34 @@
+/* Which encoding a backend uses for an event name.  A verification record
+ * keeps it because the same meaning reached through a perf generic event, a
+ * raw code or a libpfm4 native name is three different mappings: the kernel's
+ * generic table (or PAPI's preset definition) can be wrong where the native
+ * is right, and a verdict for one says nothing about the others. */
+#include <string.h>
+#include "plumb/counters.h"
+#include "perf_events.h"
+
+const char *counter_event_encoding(const char *backend, const char *name)
+{
+	if (!backend || !name || !name[0])
+		return "unknown";
+	if (!strcmp(backend, "papi")) {
+		/* PAPI presets are PAPI_*; everything else is a native of one of
+		 * its components (perf::MINOR-FAULTS, amd64_fam19h_zen4::...). */
+		return !strncmp(name, "PAPI_", 5) ? "papi-preset" : "native";
+	}
+	if (strcmp(backend, "perf"))
+		return "unknown";
+	perf_event_spec spec;
+	char reason[256];
+	if (perf_event_resolve(name, &spec, reason, sizeof reason) != 0)
+		return "unknown";
+	switch (spec.kind) {
+	case PERF_EVENT_KIND_HARDWARE:
+	case PERF_EVENT_KIND_CACHE: return "perf-generic";
+	case PERF_EVENT_KIND_SOFTWARE: return "perf-software";
+	case PERF_EVENT_KIND_RAW: return "raw";
+	case PERF_EVENT_KIND_PRESET: return "papi-preset";
+	case PERF_EVENT_KIND_NATIVE: return "native";
+	}
+	return "unknown";
+}
