@@ -116,6 +116,25 @@ typedef struct latency_level {
 int latency_find_levels(const uint64_t *bytes, const double *ns, size_t n, const latency_plateau_options *options,
                         latency_level *levels, size_t capacity, size_t *count, plumb_status *status);
 
+/* The levels of a measured sweep as plumb lat finds them: latency_find_levels
+ * on each point's 10th percentile (the lower envelope: another program only
+ * ever adds latency, so the quiet moments measure the cache). */
+int latency_levels_of_points(const uint64_t *sizes, const latency_point *points, size_t n,
+                             const latency_plateau_options *plateau, latency_level *levels, size_t capacity,
+                             size_t *count, plumb_status *status);
+
+/* latency_levels_of_points, then, when again is not NULL and more than one
+ * level was found, a second pass: the points within three sweep steps of a
+ * boundary are measured again with *again (the same chains, later), each
+ * keeps the pass with the lower 10th percentile, and the levels are found
+ * again.  points is updated in place; *remeasured (may be NULL) gets the
+ * count measured twice.  One implementation for plumb lat and plumb
+ * geometry. */
+int latency_sweep_levels(const timer_calibration *timer, const latency_sweep_options *again, void *memory,
+                         size_t capacity, const uint64_t *sizes, latency_point *points, size_t n,
+                         const latency_plateau_options *plateau, latency_level *levels, size_t level_capacity,
+                         size_t *count, size_t *remeasured, plumb_status *status);
+
 /* True when a measured boundary and a reference size (sysfs) are within
  * `steps` sweep steps of 2^(1/points_per_octave). */
 bool latency_boundary_agrees(uint64_t measured, uint64_t reference, unsigned points_per_octave, double steps);

@@ -104,23 +104,15 @@ static int probe_level(const latency_run_options *options, latency_run_result *r
 	return 0;
 }
 
-/* Finds the levels on the lower envelope (10th percentile of each point's
- * samples): another program only ever adds latency (the other core
- * evicting our lines from the shared L3, preemption), so on a busy machine
- * the median measures the neighbour as much as the cache, while the quiet
- * moments measure the cache. */
-static int find_levels(latency_run_result *r, const latency_plateau_options *plateau, plumb_status *status)
+/* The levels are found on the lower envelope (10th percentile of each
+ * point's samples; latency_sweep_levels): another program only ever adds
+ * latency (the other core evicting our lines from the shared L3,
+ * preemption), so on a busy machine the median measures the neighbour as
+ * much as the cache, while the quiet moments measure the cache.  Each
+ * level also reports the median of its plateau points' medians. */
+static void level_medians(latency_run_result *r, const latency_level *found)
 {
-	double *ns = malloc(r->point_count * sizeof *ns);
-	if (!ns)
-		return plumb_fail_errno(status, ENOMEM, "out of memory");
-	for (size_t i = 0; i < r->point_count; i++)
-		ns[i] = r->points[i].latency.ns_p10;
-	latency_level found[LATENCY_MAX_LEVELS];
-	int rc = latency_find_levels(r->sizes, ns, r->point_count, plateau, found, LATENCY_MAX_LEVELS, &r->level_count,
-	                             status);
-	free(ns);
-	for (size_t k = 0; rc == 0 && k < r->level_count; k++) {
+	for (size_t k = 0; k < r->level_count; k++) {
 		r->levels[k].level = found[k];
 		double medians[256];
 		size_t m = 0;
@@ -128,39 +120,6 @@ static int find_levels(latency_run_result *r, const latency_plateau_options *pla
 			medians[m++] = r->points[i].latency.ns;
 		r->levels[k].median_ns = stats_median(medians, m);
 	}
-	return rc;
-}
-
-static int remeasure_boundaries(latency_run_result *r, const latency_sweep_options *sweep, void *memory,
-                                size_t capacity, plumb_status *status)
-{
-	size_t *index = malloc(r->point_count * sizeof *index);
-	uint64_t *sizes = malloc(r->point_count * sizeof *sizes);
-	latency_point *again = malloc(r->point_count * sizeof *again);
-	if (!index || !sizes || !again) {
-		free(index); free(sizes); free(again);
-		return plumb_fail_errno(status, ENOMEM, "out of memory");
-	}
-	size_t n = 0;
-	for (size_t i = 0; i < r->point_count; i++) {
-		bool near = false;
-		for (size_t k = 0; k + 1 < r->level_count && !near; k++) {
-			size_t end = r->levels[k].level.end_index;
-			near = i + 3 >= end && i <= end + 3;
-		}
-		if (near) {
-			index[n] = i;
-			sizes[n++] = r->sizes[i];
-		}
-	}
-	int rc = latency_sweep(&r->timer, sweep, memory, capacity, sizes, n, again, NULL, status);
-	for (size_t j = 0; rc == 0 && j < n; j++)
-		if (again[j].latency.ns_p10 < r->points[index[j]].latency.ns_p10)
-			r->points[index[j]] = again[j];
-	if (rc == 0)
-		r->remeasured = n;
-	free(index); free(sizes); free(again);
-	return rc;
 }
 
 int latency_run(const latency_run_options *options, latency_run_result *r, plumb_status *status)
@@ -245,18 +204,18 @@ int latency_run(const latency_run_options *options, latency_run_result *r, plumb
 		if (caches > 0)
 			plateau.expected_levels = caches + 1;
 	}
-	rc = find_levels(r, &plateau, status);
 	/* Contention comes and goes: the points around each boundary are
 	 * measured a second time, later, and the pass with the lower 10th
 	 * percentile kept (contention only adds); then the levels are found
 	 * again. */
-	if (rc == 0 && options->second_pass && r->level_count > 1) {
-		latency_sweep_options again = sweep;
-		again.budget_ns = sweep.budget_ns ? 2000000000ull : 0;
-		rc = remeasure_boundaries(r, &again, memory.base, memory.size, status);
-		if (rc == 0)
-			rc = find_levels(r, &plateau, status);
-	}
+	latency_sweep_options again = sweep;
+	again.budget_ns = sweep.budget_ns ? 2000000000ull : 0;
+	latency_level found[LATENCY_MAX_LEVELS];
+	rc = latency_sweep_levels(&r->timer, options->second_pass ? &again : NULL, memory.base, memory.size, r->sizes,
+	                          r->points, r->point_count, &plateau, found, LATENCY_MAX_LEVELS, &r->level_count,
+	                          &r->remeasured, status);
+	if (rc == 0)
+		level_medians(r, found);
 	if (rc == 0)
 		name_levels(options, r);
 
