@@ -56,15 +56,17 @@ typedef struct geometry_tolerance {
 int geometry_find_plateaus(const geometry_curve *curve, const geometry_tolerance *tolerance,
                            geometry_plateau *plateaus, int max);
 
-/* Cache levels from the capacity sweep (x = working set bytes).  Plateaus
- * (within 25%, at least 2 points) within x2 of the one before are merged
- * with it, and one higher than the next is dropped as a disturbance; each
- * remaining plateau but the last is a cache
- * level, the last is memory (when the sweep reaches it).  A level's
- * capacity is bracketed by the last working set (from the plateau's start)
- * whose latency, smoothed by a running median of 3, is below the
- * geometric mean of its plateau and the next, and the first one above it.  Returns the number of cache levels (<= max); *memory_ns gets the
- * last plateau's latency. */
+/* Cache levels from the capacity sweep (x = working set bytes, y = each
+ * point's 10th-percentile ns per load).  The detector is plumb lat's
+ * (latency_find_levels, one implementation for both): plateaus of the
+ * median-of-3-smoothed log latency, neighbours within x2 merged, and, when
+ * expected_levels (the sysfs data caches) is given, merged down to that
+ * many plus memory; a level ends at the last working set whose latency is
+ * below the mean of its plateau and the next level's: where half the loads
+ * still hit it.  Each level but the last is a cache level, the last is
+ * memory.  capacity_low is that last working set, capacity_high the next
+ * one.  Returns the number of cache levels (<= max); *memory_ns gets the
+ * last level's latency (NAN when none). */
 typedef struct geometry_cache_estimate {
 	double ns;               /* plateau latency, ns per load */
 	double capacity_low;     /* largest working set that still fits */
@@ -118,6 +120,11 @@ typedef struct geometry_options {
 	size_t min_runs, max_runs;
 	double sample_ns;            /* aimed length of one timed sample */
 	uint64_t seed;
+	/* The capacity sweep (plumb lat's measuring loop): */
+	uint64_t capacity_point_cap_ns;   /* time cap per point (150 ms) */
+	uint64_t capacity_budget_ns;      /* the first full sweep (9 s; 0 = none), plus a
+	                                     fifth of it for each of the two passes near
+	                                     the boundaries */
 } geometry_options;
 
 void geometry_options_defaults(geometry_options *options, const timer_calibration *timer);
@@ -125,9 +132,16 @@ void geometry_options_defaults(geometry_options *options, const timer_calibratio
 /* Each fills a curve it initialises (free with geometry_curve_free). */
 
 /* Random-chain latency against working set, from..to bytes, points_per_octave
- * points per factor of two, one pointer per line of line bytes, THP pages. */
+ * points per factor of two (plumb lat's grid, latency_sweep_sizes), one
+ * pointer per line of line bytes, THP pages.  Measured with plumb lat's
+ * sweep (capacity_point_cap_ns per point, capacity_budget_ns in all), then
+ * the points within three steps of each boundary are measured twice more,
+ * each time in another part of the arena (other physical pages), keeping
+ * each point's lowest 10th percentile (latency_sweep_levels;
+ * expected_levels: the sysfs data caches, 0 = unknown).  curve->ns holds each point's 10th percentile, the lower
+ * envelope the levels are found on. */
 int geometry_probe_capacity(const geometry_options *options, uint64_t from, uint64_t to, int points_per_octave,
-                            unsigned line, geometry_curve *curve, plumb_status *status);
+                            unsigned line, int expected_levels, geometry_curve *curve, plumb_status *status);
 /* Pair loads d = 8..max_distance (<= 256) bytes apart in random 512-byte
  * blocks spanning footprint bytes (256 KiB: 512 blocks, 64 pages). */
 int geometry_probe_line(const geometry_options *options, uint64_t footprint, unsigned max_distance,
@@ -190,6 +204,14 @@ typedef struct geometry_finding {
 
 /* Judges a bracket against a reference: agree when low <= reference <= high. */
 geometry_verdict geometry_judge(double low, double high, bool has_reference, double reference);
+
+/* Judges a measured capacity (a sweep point) against a reference: agree
+ * when they are at most one sweep step (a factor 2^(1/points_per_octave))
+ * apart, as plumb lat judges its boundaries (latency_boundary_agrees).
+ * At 4 points per octave 27 KiB and 38 KiB agree with 32 KiB, 23 KiB and
+ * 46 KiB do not.  UNRESOLVED when measured is NAN or not positive. */
+geometry_verdict geometry_judge_capacity(double measured, bool has_reference, double reference,
+                                         int points_per_octave);
 
 #define GEOMETRY_MAX_FINDINGS 40
 #define GEOMETRY_MAX_LEVELS 4

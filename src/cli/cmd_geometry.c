@@ -25,7 +25,8 @@ static void usage(FILE *stream)
 	        "      --max-size SIZE  end of the working-set sweep (default: 2x the LLC, >= 64MiB)\n"
 	        "      --points N       sweep points per octave (default 4)\n"
 	        "      --cpu N          CPU to pin to (default: the first allowed)\n"
-	        "      --time-cap MS    time limit per curve point (default 60)\n"
+	        "      --time-cap MS    time limit per curve point (default 60; 2.5x for the\n"
+	        "                       working-set sweep)\n"
 	        "      --target-ci PCT  stop repeating a point when the 95%% CI is within +-PCT%% (default 2)\n"
 	        "      --seed N         seed of the random chains (default fixed)\n"
 	        "      --curves         also output every measured curve\n"
@@ -237,6 +238,9 @@ int cmd_geometry(int argc, char **argv)
 	};
 	geometry_options_defaults(&request.options, &timer);
 	request.options.point_cap_ns = (uint64_t)time_cap_ms * 1000000u;
+	/* The capacity sweep's points need more samples: their 10th
+	 * percentile is what the levels are found on. */
+	request.options.capacity_point_cap_ns = (uint64_t)time_cap_ms * 2500000u;
 	request.options.target_relative_ci = target_ci / 100;
 	if (have_seed)
 		request.options.seed = seed;

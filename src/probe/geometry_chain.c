@@ -15,6 +15,8 @@ void geometry_options_defaults(geometry_options *options, const timer_calibratio
 	options->max_runs = 40;
 	options->sample_ns = 0.5e6;
 	options->seed = 0x9e0e7a11;
+	options->capacity_point_cap_ns = 150u * 1000 * 1000;
+	options->capacity_budget_ns = 9000000000ull;
 }
 
 void *geometry_link(void **const *slots, const uint32_t *order, size_t count)

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "plumb/geometry.h"
+#include "plumb/latency.h"
 
 /* Links slots[order[0]] -> slots[order[1]] -> ... -> slots[order[0]]:
  * each slot receives the address of the next.  order NULL = as given.
@@ -18,5 +19,10 @@ void *geometry_link(void **const *slots, const uint32_t *order, size_t count);
  * median ns per load, the CV and the noisy flag at curve index i. */
 int geometry_measure_chain(const geometry_options *options, void *start, size_t length, size_t warm_loads,
                            geometry_curve *curve, size_t i, plumb_status *status);
+
+/* The level detector's options for the capacity sweep: plumb lat's
+ * defaults, expecting expected_levels caches plus memory (0 = unknown).
+ * The probe's second pass and geometry_infer_levels use the same. */
+void geometry_level_options(int expected_levels, latency_plateau_options *plateau);
 
 #endif

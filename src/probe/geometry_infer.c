@@ -7,6 +7,7 @@
 #include <string.h>
 #include "plumb/geometry.h"
 #include "plumb/stats.h"
+#include "probe/geometry_chain.h"
 
 int geometry_curve_init(geometry_curve *curve, size_t n, plumb_status *status)
 {
@@ -85,73 +86,39 @@ int geometry_find_plateaus(const geometry_curve *curve, const geometry_tolerance
 int geometry_infer_levels(const geometry_curve *curve, int expected_levels, geometry_cache_estimate *levels,
                           int max, double *memory_ns)
 {
+	/* plumb lat's detector (latency_find_levels): the old one here put the
+	 * boundary where the latency first passed the geometric mean of two
+	 * plateaus, and on medians, so a level whose edge is gradual (random
+	 * chains in a physically indexed cache on scattered pages) or a point
+	 * disturbed by a neighbour ended it one or two steps early. */
 	*memory_ns = NAN;
-	geometry_tolerance tolerance = { .relative = 0.25, .absolute_ns = 0, .min_points = 2 };
-	geometry_plateau found[GEOMETRY_MAX_PLATEAUS], kept[GEOMETRY_MAX_PLATEAUS];
-	int count = geometry_find_plateaus(curve, &tolerance, found, GEOMETRY_MAX_PLATEAUS);
-	/* Levels differ by far more than noise (x2.5 and more on current
-	 * CPUs), so plateaus within x2 of each other are one level that a
-	 * disturbance or a gradual edge (scattered physical pages, TLB reach)
-	 * split, and are merged; a plateau at least x2 higher than what
-	 * follows it was a disturbance (another program's burst), and is
-	 * dropped. */
-	int k = 0;
-	for (int i = 0; i < count; i++) {
-		geometry_plateau p = found[i];
-		while (k > 0 && p.ns * 2 <= kept[k - 1].ns)
-			k--;
-		if (k > 0 && p.ns < kept[k - 1].ns * 2) {
-			geometry_plateau *top = &kept[k - 1];
-			top->last = p.last;
-			top->x_last = p.x_last;
-			top->x_next = p.x_next;
-			top->ns = stats_median(curve->ns + top->first, top->last - top->first + 1);
-			continue;
-		}
-		kept[k++] = p;
-	}
-	/* With more plateaus than the expected levels plus memory, the two
-	 * closest in latency are one level cut in two by a gradual edge. */
-	while (expected_levels > 0 && k > expected_levels + 1) {
-		int closest = 0;
-		for (int i = 1; i + 1 < k; i++)
-			if (kept[i + 1].ns / kept[i].ns < kept[closest + 1].ns / kept[closest].ns)
-				closest = i;
-		geometry_plateau *a = &kept[closest];
-		const geometry_plateau *b = &kept[closest + 1];
-		a->last = b->last;
-		a->x_last = b->x_last;
-		a->x_next = b->x_next;
-		a->ns = stats_median(curve->ns + a->first, a->last - a->first + 1);
-		for (int i = closest + 1; i + 1 < k; i++)
-			kept[i] = kept[i + 1];
-		k--;
-	}
-	if (k == 0)
-		return 0;
-	*memory_ns = kept[k - 1].ns;
-	/* The crossing of the middle latency is looked for from the start of
-	 * the level's plateau, on the smoothed curve: a merged plateau may
-	 * already reach past the middle at its end. */
 	size_t n = curve->n;
-	double *smooth = malloc(n * sizeof *smooth);
-	if (!smooth)
+	if (n == 0 || max < 1)
+		return 0;
+	uint64_t *bytes = malloc(n * sizeof *bytes);
+	if (!bytes)
 		return 0;
 	for (size_t i = 0; i < n; i++)
-		smooth[i] = (i == 0 || i + 1 == n) ? curve->ns[i] : median3(curve->ns[i - 1], curve->ns[i], curve->ns[i + 1]);
-	int levels_found = 0;
-	for (int i = 0; i + 1 < k && levels_found < max; i++) {
-		double middle = sqrt(kept[i].ns * kept[i + 1].ns);
-		size_t j = kept[i].first + 1;
-		while (j < kept[i + 1].first && smooth[j] < middle)
-			j++;
-		geometry_cache_estimate *e = &levels[levels_found++];
-		e->ns = kept[i].ns;
-		e->capacity_low = curve->x[j - 1];
-		e->capacity_high = curve->x[j];
+		bytes[i] = curve->x[i] > 0 ? (uint64_t)llround(curve->x[i]) : 0;
+	latency_plateau_options plateau;
+	geometry_level_options(expected_levels, &plateau);
+	latency_level found[LATENCY_MAX_LEVELS];
+	size_t count = 0;
+	plumb_status ignored;
+	if (latency_find_levels(bytes, curve->ns, n, &plateau, found, LATENCY_MAX_LEVELS, &count, &ignored) != 0)
+		count = 0;
+	free(bytes);
+	if (count == 0)
+		return 0;
+	*memory_ns = found[count - 1].ns;
+	int cache_levels = 0;
+	for (size_t k = 0; k + 1 < count && cache_levels < max; k++) {
+		geometry_cache_estimate *e = &levels[cache_levels++];
+		e->ns = found[k].ns;
+		e->capacity_low = curve->x[found[k].end_index];
+		e->capacity_high = curve->x[found[k].end_index + 1];
 	}
-	free(smooth);
-	return levels_found;
+	return cache_levels;
 }
 
 int geometry_infer_line_size(const geometry_curve *curve, double *line)

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "plumb/geometry.h"
+#include "plumb/latency.h"
 #include "plumb/parse.h"
 #include "plumb/stats.h"
 #include <stdlib.h>
@@ -31,6 +32,18 @@ geometry_verdict geometry_judge(double low, double high, bool has_reference, dou
 	if (!has_reference)
 		return GEOMETRY_NO_REFERENCE;
 	return reference >= low && reference <= high ? GEOMETRY_AGREE : GEOMETRY_DISAGREE;
+}
+
+geometry_verdict geometry_judge_capacity(double measured, bool has_reference, double reference,
+                                         int points_per_octave)
+{
+	if (isnan(measured) || !(measured > 0) || points_per_octave < 1)
+		return GEOMETRY_UNRESOLVED;
+	if (!has_reference || !(reference > 0))
+		return GEOMETRY_NO_REFERENCE;
+	return latency_boundary_agrees((uint64_t)llround(measured), (uint64_t)llround(reference),
+	                               (unsigned)points_per_octave, 1.0)
+	       ? GEOMETRY_AGREE : GEOMETRY_DISAGREE;
 }
 
 static geometry_finding *add_finding(geometry_report *r, const char *property, const char *level, const char *unit)
@@ -104,7 +117,7 @@ static void step(run_progress *p)
 		p->request->progress(p->request->progress_context, p->done, p->total);
 }
 
-static void capacity_findings(geometry_report *r, const topology *topo, double step_factor)
+static void capacity_findings(geometry_report *r, const topology *topo, int points_per_octave)
 {
 	for (int i = 0; i < r->level_count; i++) {
 		char level[16];
@@ -122,14 +135,16 @@ static void capacity_findings(geometry_report *r, const topology *topo, double s
 		set_measured(f, r->levels[i].capacity_low, r->levels[i].capacity_low, r->levels[i].capacity_high);
 		if (cache)
 			set_reference(f, (double)cache->size, "sysfs");
-		/* Within one sweep step of the bracket still agrees: the step's
-		 * sizes are rounded to whole lines, and a physically indexed
-		 * cache under scattered pages starts missing a little early. */
-		f->verdict = geometry_judge(f->low / step_factor, f->high * step_factor, f->has_reference, f->reference);
-		if (f->verdict == GEOMETRY_AGREE && !(f->reference >= f->low && f->reference <= f->high))
-			snprintf(f->note, sizeof f->note, "within one sweep step of the bracket");
+		/* Agree only within one sweep step of the claim, as plumb lat
+		 * judges its boundaries: the capacity is the last working set
+		 * where half the loads still hit, so on a cache that really
+		 * holds the claim it lands on the claim's grid point or next to
+		 * it. */
+		f->verdict = geometry_judge_capacity(f->measured, f->has_reference, f->reference, points_per_octave);
+		if (f->verdict == GEOMETRY_AGREE && f->measured != f->reference)
+			snprintf(f->note, sizeof f->note, "within one sweep step of the claim");
 		bool last_level = topo && cache == topology_last_level_cache(topo);
-		if (f->verdict == GEOMETRY_DISAGREE && cache && f->high < (double)cache->size) {
+		if (f->verdict == GEOMETRY_DISAGREE && cache && f->measured < (double)cache->size) {
 			char have[32], claim[32];
 			format_size((uint64_t)f->low, have, sizeof have);
 			format_size(cache->size, claim, sizeof claim);
@@ -139,7 +154,7 @@ static void capacity_findings(geometry_report *r, const topology *topo, double s
 				         level, have, claim);
 			else
 				snprintf(f->note, sizeof f->note,
-				         "latency rises from %s, before the %s sysfs claims (set conflicts of scattered physical pages, sharing, or a partitioned cache)",
+				         "half the loads miss past %s, well before the %s sysfs claims (set conflicts of scattered physical pages, sharing, or a partitioned cache)",
 				         have, claim);
 		} else if (f->verdict == GEOMETRY_DISAGREE) {
 			snprintf(f->note, sizeof f->note, "the level holds more than sysfs claims (an inclusive/victim pair, or another level's plateau)");
@@ -299,24 +314,24 @@ int geometry_run(const geometry_run_request *request, geometry_report *r, plumb_
 	int ppo = request->points_per_octave > 0 ? request->points_per_octave : 4;
 	long page = sysconf(_SC_PAGESIZE);
 	geometry_tlb_reference_read(&r->tlb_reference);
-	run_progress progress = { request, 0, 9 };
+	run_progress steps = { request, 0, 9 };
 
 	/* 1. Capacities and latencies. */
-	if (geometry_probe_capacity(o, 4096, max_size, ppo, 64, &r->capacity, status) != 0)
-		goto fail;
-	step(&progress);
 	int sysfs_levels = 0;
 	while (topo && topology_data_cache(topo, sysfs_levels + 1))
 		sysfs_levels++;
+	if (geometry_probe_capacity(o, 4096, max_size, ppo, 64, sysfs_levels, &r->capacity, status) != 0)
+		goto fail;
+	step(&steps);
 	r->level_count = geometry_infer_levels(&r->capacity, sysfs_levels, r->levels, GEOMETRY_MAX_LEVELS, &r->memory_ns);
 	int first = r->finding_count;
-	capacity_findings(r, topo, pow(2.0, 1.0 / ppo) * 1.01);
+	capacity_findings(r, topo, ppo);
 	mark_quality(r, first, &r->capacity, NULL);
 
 	/* 2. Line size: 512 blocks, 256 KiB, inside the first-level TLB reach. */
 	if (geometry_probe_line(o, 256u << 10, 256, &r->line, status) != 0)
 		goto fail;
-	step(&progress);
+	step(&steps);
 	first = r->finding_count;
 	line_finding(r, topo);
 	mark_quality(r, first, &r->line, NULL);
@@ -338,14 +353,14 @@ int geometry_run(const geometry_run_request *request, geometry_report *r, plumb_
 		first = r->finding_count;
 		ways_finding(r, i, sqrt(r->levels[i].ns * next), topo);
 		mark_quality(r, first, &r->conflict[i], NULL);
-		step(&progress);
+		step(&steps);
 	}
-	progress.done = 5;
+	steps.done = 5;
 
 	/* 4. TLB entries: 16..8192 pages, 8 points per octave. */
 	if (geometry_probe_tlb(o, 16, 8192, 8, (uint64_t)page, &r->tlb_pages, &r->tlb_control, status) != 0)
 		goto fail;
-	step(&progress);
+	step(&steps);
 
 	/* 5. Page size, with the line count set by the first-level TLB. */
 	double entries[2], upper[2], penalty[2];
@@ -357,7 +372,7 @@ int geometry_run(const geometry_run_request *request, geometry_report *r, plumb_
 	}
 	if (geometry_probe_page_size(o, lines, 65536, 65536, ARENA_PAGES_SMALL, NULL, &r->page, status) != 0)
 		goto fail;
-	step(&progress);
+	step(&steps);
 	double page_size;
 	first = r->finding_count;
 	geometry_finding *f = add_finding(r, "page size", "-", "bytes");
@@ -399,7 +414,7 @@ int geometry_run(const geometry_run_request *request, geometry_report *r, plumb_
 					         "no set-conflict step: the hypervisor backs guest memory with 4 KiB pages (see tlb page (THP)), so lines one capacity apart land in scattered sets");
 			}
 	}
-	step(&progress);
+	step(&steps);
 	return 0;
 fail:
 	geometry_report_free(r);

@@ -10,6 +10,8 @@ static void options(geometry_options *o, timer_calibration *timer)
 		timer_calibration_clock(timer);
 	geometry_options_defaults(o, timer);
 	o->point_cap_ns = 20u * 1000 * 1000;
+	o->capacity_point_cap_ns = 20u * 1000 * 1000;
+	o->capacity_budget_ns = 2000000000ull;
 }
 
 Test(geometry_timing, small_working_sets_are_faster_than_large_ones, .timeout = 60)
@@ -19,7 +21,7 @@ Test(geometry_timing, small_working_sets_are_faster_than_large_ones, .timeout = 
 	options(&o, &timer);
 	geometry_curve c;
 	plumb_status status;
-	cr_assert_eq(geometry_probe_capacity(&o, 16384, 64u << 20, 1, 64, &c, &status), 0, "%s", status.message);
+	cr_assert_eq(geometry_probe_capacity(&o, 16384, 64u << 20, 1, 64, 3, &c, &status), 0, "%s", status.message);
 	cr_assert_eq(c.n, 13);
 	cr_assert_eq(c.x[0], 16384);
 	cr_assert_eq(c.x[12], 64u << 20);
@@ -51,7 +53,7 @@ Test(geometry_timing, probes_reject_bad_parameters)
 	geometry_options_defaults(&o, &timer);
 	geometry_curve c, d;
 	plumb_status status;
-	cr_assert_eq(geometry_probe_capacity(&o, 8192, 4096, 4, 64, &c, &status), -1);
+	cr_assert_eq(geometry_probe_capacity(&o, 8192, 4096, 4, 64, 0, &c, &status), -1);
 	cr_assert_eq(geometry_probe_line(&o, 256 << 10, 4096, &c, &status), -1);
 	cr_assert_eq(geometry_probe_conflict(&o, 100, 8, &c, &status), -1);
 	cr_assert_eq(geometry_probe_tlb(&o, 16, 1u << 30, 4, 4096, &c, &d, &status), -1);
