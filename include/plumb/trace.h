@@ -73,6 +73,12 @@ int trace_reader_open_memory(trace_reader **out, const void *data, size_t size, 
  * trace_reader_info() says the trace was truncated. */
 void trace_reader_allow_truncated(trace_reader *reader, int allow);
 
+/* A native trace opened from a path is decoded ahead by a worker thread (same
+ * records in the same order; 1.5 MiB of buffers).  enable = 0 before the
+ * first read makes it decode in the caller's thread instead; later calls
+ * change nothing.  Returns 1 if the reader decodes in the background. */
+int trace_reader_set_background(trace_reader *reader, int enable);
+
 typedef struct trace_reader_info {
 	uint64_t records;          /* records handed out so far */
 	uint64_t bytes;            /* input bytes consumed so far */
