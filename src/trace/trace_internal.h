@@ -129,6 +129,13 @@ uint32_t trace_block_header_check(const unsigned char *header);
 /* ---- Readers ----------------------------------------------------------- */
 
 typedef struct trace_native_state trace_native_state;
+typedef struct trace_background trace_background;
+
+/* Background decoding (trace_background.c): a ring of this many chunks of
+ * this many records (3 x 16 Ki x 32 bytes = 1.5 MiB) between the worker and
+ * the caller. */
+#define TRACE_BACKGROUND_CHUNKS 3
+#define TRACE_BACKGROUND_RECORDS 16384u
 
 typedef struct trace_text_state {
 	uint64_t line;                 /* 1-based number of the line being parsed */
@@ -152,6 +159,7 @@ struct trace_reader {
 	long (*read)(trace_reader *reader, trace_record *records, size_t capacity);
 	void (*destroy)(trace_reader *reader);
 	trace_native_state *native;
+	trace_background *background; /* set: records come from an inner reader decoding ahead */
 	trace_text_state text;
 	trace_command_state command;
 	bool failed;                   /* sticky: a reader that reported an error stays failed */
@@ -161,6 +169,10 @@ struct trace_reader {
 };
 
 int trace_native_reader_init(trace_reader *reader, plumb_status *status);
+/* Makes outer (zeroed) hand out inner's records, decoded by a worker thread
+ * started at the first read.  On success outer owns inner; on failure the
+ * caller still does. */
+int trace_background_wrap(trace_reader *outer, trace_reader *inner, plumb_status *status);
 /* A lackey reader over a pipe from a child program (trace_command.c). */
 int trace_reader_open_pipe(trace_reader **out, int fd, const char *program, plumb_status *status);
 /* Waits for the child; fails if valgrind or the program failed. */

@@ -167,6 +167,17 @@ int trace_reader_open(trace_reader **out, const char *path, trace_format format,
 		reader_free(reader);
 		return -1;
 	}
+	/* Native files decode ahead in a worker thread (trace_background.c):
+	 * the records are the same, the caller's CPU time is not spent on them. */
+	if (reader->format == TRACE_FORMAT_NATIVE) {
+		trace_reader *outer = calloc(1, sizeof *outer);
+		if (!outer || trace_background_wrap(outer, reader, status) < 0) {
+			free(outer);
+			reader_free(reader);
+			return outer ? -1 : plumb_fail(status, ENOMEM, "out of memory for a trace reader");
+		}
+		reader = outer;
+	}
 	*out = reader;
 	return 0;
 }
@@ -223,7 +234,8 @@ long trace_reader_read(trace_reader *reader, trace_record *records, size_t capac
 		return 0;
 	long got = reader->read(reader, records, capacity);
 	reader->info.records += (uint64_t)(got > 0 ? got : 0);
-	reader->info.bytes = reader->input.offset;
+	if (!reader->background)
+		reader->info.bytes = reader->input.offset;
 	if (got > 0)
 		return got;   /* an error after these records is reported on the next call */
 	if (reader->failed) {
