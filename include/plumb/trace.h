@@ -79,6 +79,13 @@ void trace_reader_allow_truncated(trace_reader *reader, int allow);
  * change nothing.  Returns 1 if the reader decodes in the background. */
 int trace_reader_set_background(trace_reader *reader, int enable);
 
+/* Like trace_reader_read, but lends the records instead of copying them:
+ * *records points to up to max records (the background worker's buffer, or
+ * the reader's own), valid until the next call on this reader.  Returns the
+ * count, 0 at the end, -1 on error.  Saves a copy per record for consumers
+ * such as the simulator that read each record once. */
+long trace_reader_view(trace_reader *reader, const trace_record **records, size_t max, plumb_status *status);
+
 typedef struct trace_reader_info {
 	uint64_t records;          /* records handed out so far */
 	uint64_t bytes;            /* input bytes consumed so far */
