@@ -2,10 +2,12 @@
  *
  *   sim_throughput [--refs N] [--cores 1|2] [--workload typical|stream]
  *                  [--switch N] [--repeat R] [--classify]
- *   sim_throughput --trace FILE [--passes P] [--cores 1|2] [--repeat R] [--classify] [--sync]
+ *   sim_throughput --trace FILE [--passes P] [--cores 1|2] [--repeat R] [--classify] [--sync] [--copy]
  *
  * With --trace the references come from a trace file (native, lackey or
- * din) read P times through trace_reader_read in 64 Ki-record batches; wall
+ * din) read P times through trace_reader_view (records lent, not copied;
+ * --copy: trace_reader_read into a 64 Ki-record batch) in batches of up to
+ * 64 Ki records; wall
  * time, process CPU time and the calling thread's reading and simulating
  * CPU times are reported (see replay()).  --sync turns the native reader's
  * background decoding off.
@@ -119,9 +121,10 @@ static double median(double *v, int n)
  *             worker included: the total work);
  *   simulate  records / CPU time of the calling thread inside sim_access_batch;
  *   read      records / CPU time of the calling thread inside
- *             trace_reader_read (with the worker: copying ready records out).
+ *             trace_reader_view/read (with the worker: waiting for a ready
+ *             chunk, and with --copy copying it out).
  * With --sync, cpu is the read + simulate figure the earlier tables gave. */
-static int replay(const char *path, int passes, int repeat, bool sync, const sim_config *config)
+static int replay(const char *path, int passes, int repeat, bool sync, bool copy, const sim_config *config)
 {
 	enum { REPLAY_BATCH = 65536 };
 	trace_record *batch = malloc(REPLAY_BATCH * sizeof *batch);
@@ -150,7 +153,9 @@ static int replay(const char *path, int passes, int repeat, bool sync, const sim
 			background = trace_reader_set_background(reader, !sync);
 			for (;;) {
 				double start = now();
-				long got = trace_reader_read(reader, batch, REPLAY_BATCH, &status);
+				const trace_record *records_now = batch;
+				long got = copy ? trace_reader_read(reader, batch, REPLAY_BATCH, &status)
+				                : trace_reader_view(reader, &records_now, REPLAY_BATCH, &status);
 				double middle = now();
 				reading += middle - start;
 				if (got < 0) {
@@ -159,7 +164,7 @@ static int replay(const char *path, int passes, int repeat, bool sync, const sim
 				}
 				if (got == 0)
 					break;
-				if (sim_access_batch(s, batch, (size_t)got, &status) != 0) {
+				if (sim_access_batch(s, records_now, (size_t)got, &status) != 0) {
 					fprintf(stderr, "sim_throughput: %s\n", status.message);
 					return 1;
 				}
@@ -178,11 +183,11 @@ static int replay(const char *path, int passes, int repeat, bool sync, const sim
 		sim_free(s);
 	}
 	double wall_median = median(wall, repeat), cpu_median = median(cpu, repeat);
-	printf("trace=%s passes=%d cores=%u protocol=%s l3=%s classify=%s reader=%s repeat=%d records=%llu\n"
+	printf("trace=%s passes=%d cores=%u protocol=%s l3=%s classify=%s reader=%s%s repeat=%d records=%llu\n"
 	       "  wall median=%.1f Mrefs/s (min %.1f max %.1f)  cpu median=%.1f Mrefs/s (min %.1f max %.1f)  "
 	       "simulate=%.1f read=%.1f peak_rss=%ld KiB\n",
 	       path, passes, config->cores, sim_protocol_name(config->protocol), sim_inclusion_name(config->l3_inclusion),
-	       config->classify ? "yes" : "no", background ? "background" : "sync", repeat,
+	       config->classify ? "yes" : "no", background ? "background" : "sync", copy ? ",copy" : ",view", repeat,
 	       (unsigned long long)records, wall_median / 1e6, wall[0] / 1e6, wall[repeat - 1] / 1e6,
 	       cpu_median / 1e6, cpu[0] / 1e6, cpu[repeat - 1] / 1e6, median(simulate, repeat) / 1e6,
 	       median(read, repeat) / 1e6, peak_rss_kib());
@@ -199,7 +204,7 @@ int main(int argc, char **argv)
 	uint64_t refs = 100000000;
 	uint32_t cores = 1;
 	int repeat = 3;
-	bool classify = false, sync = false;
+	bool classify = false, sync = false, copy = false;
 	const char *workload = "typical", *trace_path = NULL;
 	int passes = 1;
 	uint32_t switch_every = 4096;
@@ -208,7 +213,7 @@ int main(int argc, char **argv)
 		{ "trace", required_argument, 0, 't' }, { "passes", required_argument, 0, 'p' },
 		{ "refs", required_argument, 0, 'n' }, { "cores", required_argument, 0, 'c' },
 		{ "repeat", required_argument, 0, 'r' }, { "classify", no_argument, 0, 'k' },
-		{ "sync", no_argument, 0, 'y' },
+		{ "sync", no_argument, 0, 'y' }, { "copy", no_argument, 0, 'o' },
 		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
 	int option;
 	while ((option = getopt_long(argc, argv, "", options, NULL)) != -1) {
@@ -218,6 +223,7 @@ int main(int argc, char **argv)
 		case 'r': repeat = atoi(optarg); break;
 		case 'k': classify = true; break;
 		case 'y': sync = true; break;
+		case 'o': copy = true; break;
 		case 'w': workload = optarg; break;
 		case 't': trace_path = optarg; break;
 		case 'p': passes = atoi(optarg); break;
@@ -225,7 +231,7 @@ int main(int argc, char **argv)
 		case 'h':
 			printf("usage: sim_throughput [--refs N] [--cores 1|2] [--workload typical|stream] [--switch N]\n"
 			       "                      [--repeat R] [--classify]\n"
-			       "       sim_throughput --trace FILE [--passes P] [--cores 1|2] [--repeat R] [--classify] [--sync]\n");
+			       "       sim_throughput --trace FILE [--passes P] [--cores 1|2] [--repeat R] [--classify] [--sync] [--copy]\n");
 			return 0;
 		default: return 2;
 		}
@@ -250,7 +256,7 @@ int main(int argc, char **argv)
 	for (int t = 0; t < SIM_TLB_COUNT; t++)
 		config.tlb[t].entries = 0;
 	if (trace_path)
-		return replay(trace_path, passes, repeat, sync, &config);
+		return replay(trace_path, passes, repeat, sync, copy, &config);
 	trace_record *batch = malloc(BATCH * sizeof *batch);
 	double *rates = calloc((size_t)repeat, sizeof *rates);
 	if (!batch || !rates)

@@ -49,8 +49,10 @@ struct trace_background {
 	size_t filled;                 /* chunks filled so far (the worker's count) */
 	size_t taken;                  /* chunks fully handed out (the caller's count) */
 	size_t offset;                 /* records of chunk[taken % N] already handed out */
+	bool lent;                     /* chunk[taken % N] is used up but lent out by a view */
 	bool stop;
 	bool finished;                 /* the caller has seen the last chunk */
+	trace_record *own;             /* views of an in-thread reader */
 };
 
 static void *worker(void *argument)
@@ -107,6 +109,7 @@ static void background_destroy(trace_reader *reader)
 	pthread_cond_destroy(&b->changed);
 	for (int i = 0; i < TRACE_BACKGROUND_CHUNKS; i++)
 		free(b->chunk[i].records);
+	free(b->own);
 	trace_reader_close(b->inner, NULL);
 	free(b);
 	reader->background = NULL;
@@ -124,53 +127,114 @@ static void adopt(trace_reader *reader, const trace_reader_info *info, bool fail
 	}
 }
 
+/* The in-thread path: the inner reader straight into records. */
+static long read_inner(trace_reader *reader, trace_record *records, size_t capacity)
+{
+	trace_reader *inner = reader->background->inner;
+	inner->allow_truncated = reader->allow_truncated;
+	long got = inner->read(inner, records, capacity);
+	inner->info.records += (uint64_t)(got > 0 ? got : 0);
+	inner->info.bytes = inner->input.offset;
+	adopt(reader, &inner->info, inner->failed, &inner->failure);
+	return got;
+}
+
+/* Starts the worker at the first read; false if the reader stays in-thread. */
+static bool start(trace_reader *reader)
+{
+	trace_background *b = reader->background;
+	if (b->started)
+		return true;
+	if (!b->enabled)
+		return false;
+	b->inner->allow_truncated = reader->allow_truncated;
+	if (pthread_create(&b->thread, NULL, worker, b) != 0) {
+		b->enabled = false;   /* no thread to be had: the same records in-thread */
+		return false;
+	}
+	b->started = true;
+	return true;
+}
+
+/* Gives the used-up current chunk back to the worker. */
+static void release(trace_background *b)
+{
+	b->offset = 0;
+	b->lent = false;
+	pthread_mutex_lock(&b->lock);
+	b->taken++;
+	pthread_cond_broadcast(&b->changed);
+	pthread_mutex_unlock(&b->lock);
+}
+
+/* The current chunk (waiting for the worker to fill it), or NULL after the last. */
+static trace_chunk *current(trace_background *b)
+{
+	if (b->lent)
+		release(b);
+	if (b->finished)
+		return NULL;
+	pthread_mutex_lock(&b->lock);
+	while (b->filled == b->taken)
+		pthread_cond_wait(&b->changed, &b->lock);
+	pthread_mutex_unlock(&b->lock);
+	return &b->chunk[b->taken % TRACE_BACKGROUND_CHUNKS];
+}
+
+/* n records of c were handed out; at the chunk's end its info and error
+ * become the reader's. */
+static void handed_out(trace_reader *reader, trace_chunk *c, size_t n)
+{
+	trace_background *b = reader->background;
+	b->offset += n;
+	if (b->offset < c->count)
+		return;
+	adopt(reader, &c->info, c->failed, &c->failure);
+	b->finished = c->last;
+	b->lent = true;
+}
+
 static long background_read(trace_reader *reader, trace_record *records, size_t capacity)
 {
 	trace_background *b = reader->background;
-	trace_reader *inner = b->inner;
-	if (!b->started && !b->enabled) {
-		inner->allow_truncated = reader->allow_truncated;
-		long got = inner->read(inner, records, capacity);
-		inner->info.records += (uint64_t)(got > 0 ? got : 0);
-		inner->info.bytes = inner->input.offset;
-		adopt(reader, &inner->info, inner->failed, &inner->failure);
-		return got;
-	}
-	if (!b->started) {
-		inner->allow_truncated = reader->allow_truncated;
-		if (pthread_create(&b->thread, NULL, worker, b) != 0) {
-			/* No thread to be had: read synchronously, same records. */
-			b->enabled = false;
-			return background_read(reader, records, capacity);
-		}
-		b->started = true;
-	}
+	if (!start(reader))
+		return read_inner(reader, records, capacity);
 	size_t produced = 0;
-	while (produced < capacity && !b->finished) {
-		pthread_mutex_lock(&b->lock);
-		while (b->filled == b->taken)
-			pthread_cond_wait(&b->changed, &b->lock);
-		pthread_mutex_unlock(&b->lock);
-		trace_chunk *c = &b->chunk[b->taken % TRACE_BACKGROUND_CHUNKS];
+	trace_chunk *c;
+	while (produced < capacity && (c = current(b)) != NULL) {
 		size_t n = c->count - b->offset;
 		if (n > capacity - produced)
 			n = capacity - produced;
 		memcpy(records + produced, c->records + b->offset, n * sizeof *records);
 		produced += n;
-		b->offset += n;
-		if (b->offset < c->count)
-			break;   /* the caller's buffer is full */
-		adopt(reader, &c->info, c->failed, &c->failure);
-		b->finished = c->last;
-		b->offset = 0;
-		pthread_mutex_lock(&b->lock);
-		b->taken++;
-		pthread_cond_broadcast(&b->changed);
-		pthread_mutex_unlock(&b->lock);
+		handed_out(reader, c, n);
 		if (reader->failed)
 			break;   /* the records before the error now, the error next call */
 	}
 	return (long)produced;
+}
+
+long trace_background_view(trace_reader *reader, const trace_record **records, size_t max)
+{
+	trace_background *b = reader->background;
+	if (!start(reader)) {
+		if (!b->own && !(b->own = malloc(TRACE_BACKGROUND_RECORDS * sizeof *b->own)))
+			return -2;
+		*records = b->own;
+		return read_inner(reader, b->own, max < TRACE_BACKGROUND_RECORDS ? max : TRACE_BACKGROUND_RECORDS);
+	}
+	/* An empty chunk is only ever the last: skip to it so 0 means the end. */
+	trace_chunk *c;
+	while ((c = current(b)) != NULL && c->count == 0)
+		handed_out(reader, c, 0);
+	if (!c)
+		return 0;
+	size_t n = c->count - b->offset;
+	if (n > max)
+		n = max;
+	*records = c->records + b->offset;
+	handed_out(reader, c, n);
+	return (long)n;
 }
 
 int trace_background_wrap(trace_reader *outer, trace_reader *inner, plumb_status *status)

@@ -160,6 +160,7 @@ struct trace_reader {
 	void (*destroy)(trace_reader *reader);
 	trace_native_state *native;
 	trace_background *background; /* set: records come from an inner reader decoding ahead */
+	trace_record *view;            /* trace_reader_view's buffer for the other readers */
 	trace_text_state text;
 	trace_command_state command;
 	bool failed;                   /* sticky: a reader that reported an error stays failed */
@@ -173,6 +174,8 @@ int trace_native_reader_init(trace_reader *reader, plumb_status *status);
  * started at the first read.  On success outer owns inner; on failure the
  * caller still does. */
 int trace_background_wrap(trace_reader *outer, trace_reader *inner, plumb_status *status);
+/* trace_reader_view of a wrapped reader (-2: out of memory). */
+long trace_background_view(trace_reader *reader, const trace_record **records, size_t max);
 /* A lackey reader over a pipe from a child program (trace_command.c). */
 int trace_reader_open_pipe(trace_reader **out, int fd, const char *program, plumb_status *status);
 /* Waits for the child; fails if valgrind or the program failed. */

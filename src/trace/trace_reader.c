@@ -136,6 +136,7 @@ static void reader_free(trace_reader *reader)
 	if (reader->destroy)
 		reader->destroy(reader);
 	trace_input_close(&reader->input);
+	free(reader->view);
 	free(reader->command.program);
 	free(reader);
 }
@@ -238,6 +239,43 @@ long trace_reader_read(trace_reader *reader, trace_record *records, size_t capac
 		reader->info.bytes = reader->input.offset;
 	if (got > 0)
 		return got;   /* an error after these records is reported on the next call */
+	if (reader->failed) {
+		if (status)
+			*status = reader->failure;
+		return -1;
+	}
+	return 0;
+}
+
+long trace_reader_view(trace_reader *reader, const trace_record **records, size_t max, plumb_status *status)
+{
+	*records = NULL;
+	if (!reader)
+		return plumb_fail(status, EINVAL, "no trace reader");
+	if (reader->failed) {
+		if (status)
+			*status = reader->failure;
+		return -1;
+	}
+	if (max == 0)
+		return 0;
+	if (!reader->background) {
+		/* No records of its own to lend: read into a buffer of the reader's. */
+		if (!reader->view && !(reader->view = malloc(TRACE_BACKGROUND_RECORDS * sizeof *reader->view)))
+			return plumb_fail(status, ENOMEM, "out of memory for a trace reader's buffer");
+		long got = trace_reader_read(reader, reader->view, max < TRACE_BACKGROUND_RECORDS ? max : TRACE_BACKGROUND_RECORDS,
+		                             status);
+		if (got > 0)
+			*records = reader->view;
+		return got;
+	}
+	long got = trace_background_view(reader, records, max);
+	if (got == -2)
+		return plumb_fail(status, ENOMEM, "out of memory for a trace reader's buffer");
+	reader->info.records += (uint64_t)(got > 0 ? got : 0);
+	if (got > 0)
+		return got;   /* an error after these records is reported on the next call */
+	*records = NULL;
 	if (reader->failed) {
 		if (status)
 			*status = reader->failure;

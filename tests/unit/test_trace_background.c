@@ -58,7 +58,7 @@ static void expect_same(const outcome *a, const outcome *b, const trace_record *
 	cr_assert_eq(a->last, b->last);
 	cr_assert_str_eq(a->message, b->message);
 	cr_assert_eq(a->info.records, b->info.records);
-	cr_assert_eq(a->info.bytes, b->info.bytes);
+	cr_assert_eq(a->info.bytes, b->info.bytes, "bytes %llu vs %llu (records %ld)", (unsigned long long)a->info.bytes, (unsigned long long)b->info.bytes, a->records);
 	cr_assert_eq(a->info.blocks, b->info.blocks);
 	cr_assert_eq(a->info.truncated, b->info.truncated);
 	cr_assert_eq(a->info.truncated_bytes, b->info.truncated_bytes);
@@ -196,4 +196,75 @@ Test(trace_background, only_native_files)
 	cr_assert_eq(trace_reader_set_background(reader, 0), 1);
 	cr_assert_eq(trace_reader_close(reader, &status), 0);
 	cr_assert_eq(trace_reader_set_background(NULL, 1), 0);
+}
+
+/* Views: the same records as reads, lent rather than copied, in any reader. */
+static outcome view_file(const char *path, int background, size_t max, trace_record *out, size_t capacity)
+{
+	outcome o;
+	memset(&o, 0, sizeof o);
+	plumb_status status;
+	trace_reader *reader;
+	cr_assert_eq(trace_reader_open(&reader, path, TRACE_FORMAT_AUTO, &status), 0, "%s", status.message);
+	o.background = trace_reader_set_background(reader, background);
+	for (;;) {
+		const trace_record *lent;
+		long n = trace_reader_view(reader, &lent, max, &status);
+		if (n <= 0) {
+			o.last = n;
+			cr_assert_null(lent);
+			if (n < 0)
+				snprintf(o.message, sizeof o.message, "%s", status.message);
+			break;
+		}
+		cr_assert_leq((size_t)n, max);
+		cr_assert_leq((size_t)(o.records + n), capacity);
+		memcpy(out + o.records, lent, (size_t)n * sizeof *lent);
+		o.records += n;
+	}
+	trace_reader_get_info(reader, &o.info);
+	cr_assert_eq(trace_reader_close(reader, &status), 0);
+	return o;
+}
+
+Test(trace_background, views_lend_the_same_records)
+{
+	trace_record *in;
+	const char *path = write_trace("bg_view.ptrace", &in);
+	trace_record *a = calloc(RECORDS + 1, sizeof *a), *b = calloc(RECORDS + 1, sizeof *b);
+	outcome sync = read_file(path, 0, 65536, false, a, RECORDS + 1);
+	static const size_t maxima[] = { 5, 1000, TRACE_BACKGROUND_RECORDS, 1u << 20 };
+	for (size_t k = 0; k < sizeof maxima / sizeof maxima[0]; k++)
+		for (int background = 0; background < 2; background++) {
+			memset(b, 0, (RECORDS + 1) * sizeof *b);
+			outcome v = view_file(path, background, maxima[k], b, RECORDS + 1);
+			cr_assert_eq(v.background, background);
+			expect_same(&v, &sync, b, a);
+		}
+	/* A corrupt block: the same records, then the same error. */
+	size_t size;
+	unsigned char *data = (unsigned char *)trace_test_slurp(path, &size);
+	uint32_t packed;
+	memcpy(&packed, data + 16 + 16, 4);
+	data[16 + 32 + packed + 32 + 10] ^= 0x21;   /* inside block 1's payload */
+	const char *bad = trace_test_path("bg_view_bad.ptrace");
+	trace_test_spit(bad, data, size);
+	sync = read_file(bad, 0, 65536, false, a, RECORDS + 1);
+	cr_assert_eq(sync.last, -1);
+	cr_assert_eq(sync.records, 65536);
+	for (int background = 0; background < 2; background++) {
+		outcome v = view_file(bad, background, 3000, b, RECORDS + 1);
+		expect_same(&v, &sync, b, a);
+	}
+	/* Other readers lend from a buffer of their own. */
+	const char *lackey = trace_test_path("bg_view.lackey");
+	cr_assert_eq(trace_test_write(lackey, TRACE_FORMAT_LACKEY, in, 50000), 0);
+	outcome lr = read_file(lackey, 1, TRACE_BACKGROUND_RECORDS, false, a, RECORDS + 1);
+	outcome lv = view_file(lackey, 1, 1u << 20, b, RECORDS + 1);
+	cr_assert_eq(lv.background, 0);
+	expect_same(&lv, &lr, b, a);
+	free(data);
+	free(a);
+	free(b);
+	free(in);
 }
