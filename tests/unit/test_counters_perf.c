@@ -82,6 +82,13 @@ Test(counters_perf, reads_while_running_and_restarts_from_zero)
 	plumb_status status;
 	char *base = counters_test_map(200);
 	counter_value v;
+	/* A dry run first: counter_read and counter_stop run inside counted
+	 * windows below, so their first execution (lazy binding of read(), the
+	 * resolver's stack) must not be the counted one. */
+	cr_assert_eq(counter_start(set, &status), 0);
+	cr_assert_eq(counter_read(set, &v, &status), 0);
+	cr_assert_eq(counter_stop(set, &status), 0);
+	cr_assert_eq(counter_read(set, &v, &status), 0);
 	cr_assert_eq(counter_start(set, &status), 0);
 	counters_test_touch(base, 50);
 	cr_assert_eq(counter_read(set, &v, &status), 0);
