@@ -22,8 +22,13 @@ Test(bw_timing, l1_read_beats_dram_read_by_a_wide_margin, .timeout = 60)
 	bandwidth_measure_defaults(&options);
 	options.time_cap_ns = 100u * 1000 * 1000;
 	bandwidth_result l1, dram;
-	cr_assert_eq(bandwidth_measure(team, read, 16u << 10, &options, &l1, &status), 0, "%s", status.message);
-	cr_assert_eq(bandwidth_measure(team, read, 64u << 20, &options, &dram, &status), 0, "%s", status.message);
+	/* A neighbour owning the CPU for the whole L1 run can hide the gap: retry. */
+	for (int attempt = 0; attempt < 5; attempt++) {
+		cr_assert_eq(bandwidth_measure(team, read, 16u << 10, &options, &l1, &status), 0, "%s", status.message);
+		cr_assert_eq(bandwidth_measure(team, read, 64u << 20, &options, &dram, &status), 0, "%s", status.message);
+		if (l1.gbps.max > 2 * dram.gbps.max)
+			break;
+	}
 	bandwidth_team_destroy(team);
 	cr_assert_gt(dram.gbps.median, 0);
 	/* About 8x here when quiet; 2x leaves room for a busy neighbour. */
