@@ -173,7 +173,13 @@ Test(mp_cli, loaded_short_json_then_model, .timeout = 120)
 	for (int attempt = 0; attempt < 5; attempt++) {
 		if (attempt)
 			cli_run_free(&run);
-		run = cli_run_plumb(NULL, loaded_short);
+		/* Each retry samples 4x longer: a sample shorter than a scheduler
+		 * slice can fall entirely in a time the generator is off its CPU. */
+		static const char *const loads[] = { "20000", "80000", "320000", "1280000", "5120000" };
+		const char *argv[sizeof loaded_short / sizeof loaded_short[0]];
+		memcpy(argv, loaded_short, sizeof argv);
+		argv[6] = loads[attempt];
+		run = cli_run_plumb(NULL, argv);
 		cr_assert_eq(run.exit_code, 0, "%s", run.err);
 		json_object *root = parse_json(&run);
 		json_object *r = rows(table(root, "loaded"));
