@@ -123,7 +123,7 @@ typedef struct geometry_options {
 	/* The capacity sweep (plumb lat's measuring loop): */
 	uint64_t capacity_point_cap_ns;   /* time cap per point (150 ms) */
 	uint64_t capacity_budget_ns;      /* the first full sweep (9 s; 0 = none), plus a
-	                                     fifth of it for each of the two passes near
+	                                     eighth of it for each of the four passes near
 	                                     the boundaries */
 } geometry_options;
 
@@ -135,8 +135,8 @@ void geometry_options_defaults(geometry_options *options, const timer_calibratio
  * points per factor of two (plumb lat's grid, latency_sweep_sizes), one
  * pointer per line of line bytes, THP pages.  Measured with plumb lat's
  * sweep (capacity_point_cap_ns per point, capacity_budget_ns in all), then
- * the points within three steps of each boundary are measured twice more,
- * each time in another part of the arena (other physical pages), keeping
+ * the points within three steps of each boundary are measured four more
+ * times, each time in another part of the arena (other physical pages), keeping
  * each point's lowest 10th percentile (latency_sweep_levels;
  * expected_levels: the sysfs data caches, 0 = unknown).  curve->ns holds each point's 10th percentile, the lower
  * envelope the levels are found on. */

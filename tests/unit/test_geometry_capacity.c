@@ -212,7 +212,7 @@ static void check_recorded(const char *name, int levels, double l1, double l2, d
 	geometry_curve_free(&c);
 }
 
-Test(geometry_capacity, recorded_curves_of_the_current_probe)
+Test(geometry_capacity, recorded_curves_of_three_placements)
 {
 	/* Five default runs under load 8-9: L1 always 32 KiB; L2 1 MiB three
 	 * times, 861 KiB once (both agree), 724 KiB once (a placement whose
@@ -225,6 +225,15 @@ Test(geometry_capacity, recorded_curves_of_the_current_probe)
 	check_recorded("p10_e", 3, 32768, 1048576, 2097152);
 	check_recorded("p10_one_placement", 3, 32768, 741440, 2097152);
 	cr_assert_eq(geometry_judge_capacity(741440, true, 1048576, 4), GEOMETRY_DISAGREE);
+}
+
+Test(geometry_capacity, recorded_curves_of_five_placements)
+{
+	/* The current probe at load 4: L2 within a step of 1 MiB in all ten
+	 * runs (three of them kept here); the usable L3 3.5-6 MiB. */
+	check_recorded("p10_five_a", 3, 32768, 1048576, 4194304);
+	check_recorded("p10_five_b", 3, 32768, 881728, 4194304);
+	check_recorded("p10_five_c", 3, 32768, 1048576, 4987904);
 }
 
 Test(geometry_capacity, recorded_median_curve_of_the_old_probe)
