@@ -103,15 +103,22 @@ int validate_record_results(const validate_results *results, const validate_thre
                             const char *cpu_identity, time_t when, size_t *recorded, plumb_status *status)
 {
 	*recorded = 0;
-	for (size_t i = 0; i < results->series_count; i++) {
-		const validate_series *s = &results->series[i];
-		counter_verdict verdict;
-		if (!validate_record_rule(s, t, &verdict, NULL, 0)) continue;
-		counter_verification record;
-		validate_record_fill(s, verdict, cpu_identity, when, &record);
-		if (!record.native[0]) continue;
-		if (counter_verification_append(path, &record, status) != 0) return -1;
-		(*recorded)++;
+	/* The last record for a mapping decides its state.  One event can be
+	 * validated by several benchmarks in a run (minor-faults by four); the
+	 * "checked" ones are written after the "verified" ones, so a mapping is
+	 * trusted only when no benchmark of the run found it wanting. */
+	const counter_verdict passes[2] = { COUNTER_VERIFIED, COUNTER_CHECKED };
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < results->series_count; i++) {
+			const validate_series *s = &results->series[i];
+			counter_verdict verdict;
+			if (!validate_record_rule(s, t, &verdict, NULL, 0) || verdict != passes[pass]) continue;
+			counter_verification record;
+			validate_record_fill(s, verdict, cpu_identity, when, &record);
+			if (!record.native[0]) continue;
+			if (counter_verification_append(path, &record, status) != 0) return -1;
+			(*recorded)++;
+		}
 	}
 	return 0;
 }

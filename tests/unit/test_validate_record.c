@@ -195,6 +195,33 @@ Test(validate_record, results_are_appended_and_read_back)
 	unlink(path);
 }
 
+Test(validate_record, a_checked_benchmark_outweighs_a_verified_one_in_the_same_run)
+{
+	char path[] = "/tmp/plumb-record-XXXXXX";
+	int fd = mkstemp(path);
+	cr_assert(fd >= 0);
+	close(fd);
+	fixture a, b;
+	make(&a, VALIDATE_SOURCE_PERF, 3, 3, VALIDATE_CLASS_BIAS);   /* first in suite order */
+	make(&b, VALIDATE_SOURCE_PERF, 3, 3, VALIDATE_CLASS_EXACT);
+	validate_series series[2] = { a.series, b.series };
+	validate_results results;
+	memset(&results, 0, sizeof results);
+	results.series = series;
+	results.series_count = 2;
+	size_t recorded;
+	plumb_status status;
+	cr_assert_eq(validate_record_results(&results, NULL, path, "AuthenticAMD:25:17", 0, &recorded, &status), 0);
+	cr_assert_eq(recorded, 2);
+	counter_verification *records;
+	size_t n;
+	cr_assert_eq(counter_verification_load(path, &records, &n, &status), 0, "%s", status.message);
+	cr_assert_eq(counter_verification_lookup(records, n, "minor-faults", "AuthenticAMD:25:17", "minor-faults"),
+	             COUNTER_CHECKED);
+	free(records);
+	unlink(path);
+}
+
 Test(validate_record, concurrent_appends_never_tear_lines)
 {
 	char path[] = "/tmp/plumb-record-XXXXXX";
