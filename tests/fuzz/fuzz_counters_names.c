@@ -50,6 +50,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (count)
 			(void)counter_verification_lookup(records, count, records[0].event, records[0].cpu_identity,
 			                                  records[0].native);
+		/* What plumb events prints for each record: bounded, never empty. */
+		for (size_t i = 0; i < count; i++) {
+			char text[160];
+			counter_verification_describe(&records[i], text, sizeof text);
+			if (!text[0] || strlen(text) >= sizeof text)
+				abort();
+		}
 		free(records);
 	} else if (!status.message[0]) {
 		abort();
