@@ -34,11 +34,13 @@ static void counters_test_prefault_stack(void)
 }
 
 /* Makes this thread's rseq area (in glibc's thread descriptor) private now.
- * A test runs in a forked worker, where that page is still shared
- * copy-on-write with the parent until written; the kernel writes it (the
- * current CPU) on the way back to user space after a preemption or a
- * migration, which under load can fall inside a counted window and count
- * one copy-on-write fault there.  Adding 0 writes without changing it. */
+ * In a forked child (counters_region's fork test; criterion's own workers
+ * are exec'd) that page stays shared copy-on-write with the parent until
+ * written; the kernel writes it (the current CPU) on the way back to user
+ * space after a preemption or a migration, which under load can fall inside
+ * a counted window and count one copy-on-write fault there (measured: the
+ * first migration after fork() is exactly 1 page fault, 0 after this
+ * write).  Adding 0 writes without changing the value. */
 static inline void counters_test_prefault_thread(void)
 {
 	char *tp;
