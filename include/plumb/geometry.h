@@ -111,6 +111,13 @@ int geometry_infer_tlb(const geometry_curve *pages, const geometry_curve *contro
  * last plateau.  -1 if the curve has no clear rise. */
 int geometry_infer_page_size(const geometry_curve *curve, double *page);
 
+/* True when every point of the curve is below its first point x ratio
+ * (1.15): no rise at all.  A curve that rises but has no flat end (noisy
+ * points past a step) is not flat: geometry_infer_page_size fails on both,
+ * and only a flat one means the TLB holds translations larger than the
+ * largest stride. */
+bool geometry_curve_is_flat(const geometry_curve *curve, double ratio);
+
 /* ---- probes (timing) ---- */
 
 typedef struct geometry_options {

@@ -212,6 +212,16 @@ int geometry_infer_tlb(const geometry_curve *pages, const geometry_curve *contro
 	return levels;
 }
 
+bool geometry_curve_is_flat(const geometry_curve *curve, double ratio)
+{
+	if (curve->n == 0 || !(curve->ns[0] > 0))
+		return false;
+	for (size_t i = 1; i < curve->n; i++)
+		if (!(curve->ns[i] < curve->ns[0] * ratio))
+			return false;
+	return true;
+}
+
 int geometry_infer_page_size(const geometry_curve *curve, double *page)
 {
 	*page = NAN;

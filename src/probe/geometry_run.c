@@ -290,6 +290,11 @@ static void thp_finding(geometry_report *r, double huge_fraction)
 			snprintf(f->note, sizeof f->note,
 			         "the guest maps 2 MiB pages, but the TLB holds %.0f-byte translations: the hypervisor backs guest memory with small pages, so physical addresses above 4 KiB are scattered",
 			         page);
+	} else if (!geometry_curve_is_flat(&r->page_thp, 1.15)) {
+		/* It rose, but the points past the rise are too noisy for a
+		 * flat end: that is no evidence of large translations. */
+		f->verdict = GEOMETRY_UNRESOLVED;
+		snprintf(f->note, sizeof f->note, "the stride curve rises but has no flat end (noisy points): cannot tell the TLB's page");
 	} else {
 		/* Flat: no miss up to the largest stride, so the TLB holds
 		 * translations at least that large. */

@@ -244,3 +244,27 @@ Test(geometry_capacity, recorded_median_curve_of_the_old_probe)
 	 * 1 MiB, and finds no separate L3 plateau in these medians. */
 	check_recorded("median_old_probe", 2, 27520, 881728, 0);
 }
+
+Test(geometry_capacity, a_noisy_rise_is_not_a_flat_stride_curve)
+{
+	/* The THP stride curve of a run at load 2.5 (q7): a clear step at
+	 * 4 KiB, then points 2.2-2.7 ns, too noisy for a flat end.  It was
+	 * reported as "agree: the TLB holds large translations". */
+	static const double x[] = { 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536 };
+	static const double noisy[] = { 1.11221009954725, 1.13561377026501, 1.1136670451009, 1.13141024508799,
+	                                1.14211184308544, 1.13317945804367, 2.74048561040599, 2.62870916243028,
+	                                2.27803130416121, 2.65762613537702, 2.16615188988233 };
+	geometry_curve c;
+	cr_assert_eq(geometry_curve_init(&c, 11, NULL), 0);
+	memcpy(c.x, x, sizeof x);
+	memcpy(c.ns, noisy, sizeof noisy);
+	double page;
+	cr_assert_eq(geometry_infer_page_size(&c, &page), -1);
+	cr_assert(!geometry_curve_is_flat(&c, 1.15));
+	for (size_t i = 0; i < c.n; i++)
+		c.ns[i] = 1.1 + 0.01 * (double)(i % 3);
+	cr_assert(geometry_curve_is_flat(&c, 1.15));
+	c.ns[0] = 0;
+	cr_assert(!geometry_curve_is_flat(&c, 1.15));
+	geometry_curve_free(&c);
+}
