@@ -13,31 +13,23 @@
 
 /* Every e2e test runs plumb; without this, validate runs of any test would
  * record into the user's ~/.local/share/plumb.  Set once for the whole e2e
- * binary (its tests are forked from it) unless the caller chose a file. */
-static char private_directory[64];
+ * binary (its test workers inherit the environment) unless the caller chose
+ * a file.  Nothing is created here: the file appears only if a run records,
+ * and the process that named it removes it at exit. */
+static char private_path[64];
 static pid_t private_owner;
 
 __attribute__((constructor)) static void private_verification_file(void)
 {
 	if (getenv("PLUMB_VERIFICATION")) return;
-	snprintf(private_directory, sizeof private_directory, "/tmp/plumb-e2e-verification-XXXXXX");
-	if (!mkdtemp(private_directory)) {
-		private_directory[0] = '\0';
-		return;
-	}
 	private_owner = getpid();
-	char path[128];
-	snprintf(path, sizeof path, "%s/verification.tsv", private_directory);
-	setenv("PLUMB_VERIFICATION", path, 1);
+	snprintf(private_path, sizeof private_path, "/tmp/plumb-e2e-verification-%ld.tsv", (long)private_owner);
+	setenv("PLUMB_VERIFICATION", private_path, 1);
 }
 
 __attribute__((destructor)) static void remove_private_verification_file(void)
 {
-	if (!private_directory[0] || getpid() != private_owner) return;
-	char path[128];
-	snprintf(path, sizeof path, "%s/verification.tsv", private_directory);
-	unlink(path);
-	rmdir(private_directory);
+	if (private_path[0] && getpid() == private_owner) unlink(private_path);
 }
 
 static json_object *rows_of(json_object *root, const char *name)
