@@ -135,3 +135,33 @@ const char *cli_source_dir(void)
 	const char *s = getenv("PLUMB_SRCDIR");
 	return s ? s : ".";
 }
+
+json_object *cli_json_table(json_object *root, const char *name)
+{
+	json_object *tables;
+	cr_assert(json_object_object_get_ex(root, "tables", &tables), "not a plumb report");
+	for (size_t i = 0; i < json_object_array_length(tables); i++) {
+		json_object *t = json_object_array_get_idx(tables, i), *n;
+		if (json_object_object_get_ex(t, "name", &n) && !strcmp(json_object_get_string(n), name))
+			return t;
+	}
+	cr_assert_fail("no table '%s'", name);
+	return NULL;
+}
+
+json_object *cli_json_rows(json_object *root, const char *name)
+{
+	json_object *rows;
+	cr_assert(json_object_object_get_ex(cli_json_table(root, name), "rows", &rows), "table '%s' has no rows", name);
+	return rows;
+}
+
+void cli_assert_usage_error(const cli_run *run, const char *command)
+{
+	char prefix[64];
+	snprintf(prefix, sizeof prefix, "plumb %s: ", command);
+	cr_assert_eq(run->exit_code, 2, "exit %d, stderr: %s", run->exit_code, run->err);
+	cr_assert(strncmp(run->err, prefix, strlen(prefix)) == 0, "%s", run->err);
+	cr_assert_str_eq(strchr(run->err, '\n') + 1, "", "one error line expected: %s", run->err);
+	cr_assert_str_eq(run->out, "");
+}

@@ -4,6 +4,7 @@
 #define PLUMB_TESTS_RUN_H
 
 #include <stddef.h>
+#include <json-c/json.h>
 
 typedef struct cli_run {
 	int exit_code;     /* exit status, or 128+signal if killed */
@@ -21,5 +22,13 @@ void cli_run_free(cli_run *run);
 const char *cli_temp_path(const char *name);
 /* The source tree (PLUMB_SRCDIR), for test data. */
 const char *cli_source_dir(void);
+
+/* The table NAME of a plumb JSON report, and its rows; both fail the test
+ * when the report has no such table. */
+json_object *cli_json_table(json_object *root, const char *name);
+json_object *cli_json_rows(json_object *root, const char *name);
+/* A usage error as every command must give it: exit 2, nothing on stdout,
+ * exactly one stderr line, starting "plumb COMMAND: ". */
+void cli_assert_usage_error(const cli_run *run, const char *command);
 
 #endif

@@ -8,14 +8,6 @@
 #include "plumb/bandwidth.h"
 #include "run.h"
 
-static void assert_one_line_usage_error(cli_run *r)
-{
-	cr_assert_eq(r->exit_code, 2, "exit %d, stderr: %s", r->exit_code, r->err);
-	cr_assert(strncmp(r->err, "plumb bw: ", 10) == 0, "%s", r->err);
-	cr_assert_str_eq(strchr(r->err, '\n') + 1, "", "one error line expected: %s", r->err);
-	cr_assert_str_eq(r->out, "");
-}
-
 Test(bw_cli, help)
 {
 	cli_run r = cli_run_plumbv(NULL, "bw", "--help", NULL);
@@ -43,7 +35,7 @@ Test(bw_cli, bad_arguments_give_one_line_and_exit_2)
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		cli_run r = cli_run_plumb(NULL, cases[i]);
-		assert_one_line_usage_error(&r);
+		cli_assert_usage_error(&r, "bw");
 		cli_run_free(&r);
 	}
 }
@@ -51,22 +43,9 @@ Test(bw_cli, bad_arguments_give_one_line_and_exit_2)
 Test(bw_cli, more_threads_than_cpus_is_a_usage_error)
 {
 	cli_run r = cli_run_plumbv(NULL, "bw", "--threads", "1000", NULL);
-	assert_one_line_usage_error(&r);
+	cli_assert_usage_error(&r, "bw");
 	cr_assert(strstr(r.err, "CPUs"));
 	cli_run_free(&r);
-}
-
-static json_object *table_named(json_object *root, const char *name)
-{
-	json_object *tables;
-	cr_assert(json_object_object_get_ex(root, "tables", &tables));
-	for (size_t i = 0; i < json_object_array_length(tables); i++) {
-		json_object *t = json_object_array_get_idx(tables, i), *n;
-		if (json_object_object_get_ex(t, "name", &n) && strcmp(json_object_get_string(n), name) == 0)
-			return t;
-	}
-	cr_assert_fail("no table %s", name);
-	return NULL;
 }
 
 Test(bw_cli, short_json_run, .timeout = 60)
@@ -79,7 +58,7 @@ Test(bw_cli, short_json_run, .timeout = 60)
 	json_object *command;
 	cr_assert(json_object_object_get_ex(root, "command", &command));
 	cr_assert_str_eq(json_object_get_string(command), "bw");
-	json_object *rows, *table = table_named(root, "bandwidth");
+	json_object *rows, *table = cli_json_table(root, "bandwidth");
 	cr_assert(json_object_object_get_ex(table, "rows", &rows));
 	cr_assert_eq(json_object_array_length(rows), 4, "2 sizes x 2 kernels");
 	for (size_t i = 0; i < 4; i++) {
@@ -93,7 +72,7 @@ Test(bw_cli, short_json_run, .timeout = 60)
 		cr_assert(json_object_object_get_ex(row, "cv", &v));
 		cr_assert(json_object_object_get_ex(row, "level", &v));
 	}
-	json_object *level_rows, *levels = table_named(root, "levels");
+	json_object *level_rows, *levels = cli_json_table(root, "levels");
 	cr_assert(json_object_object_get_ex(levels, "rows", &level_rows));
 	cr_assert_eq(json_object_array_length(level_rows), 2);
 	json_object *first = json_object_array_get_idx(level_rows, 0), *l1;

@@ -29,21 +29,6 @@ static const char *example_path(void)
 	return path;
 }
 
-static json_object *table_rows(json_object *root, const char *name)
-{
-	json_object *tables, *rows;
-	cr_assert(json_object_object_get_ex(root, "tables", &tables));
-	for (size_t i = 0; i < json_object_array_length(tables); i++) {
-		json_object *t = json_object_array_get_idx(tables, i), *n;
-		if (json_object_object_get_ex(t, "name", &n) && !strcmp(json_object_get_string(n), name)) {
-			cr_assert(json_object_object_get_ex(t, "rows", &rows));
-			return rows;
-		}
-	}
-	cr_assert_fail("no table %s", name);
-	return NULL;
-}
-
 static json_object *row_where(json_object *rows, const char *column, const char *value)
 {
 	for (size_t i = 0; i < json_object_array_length(rows); i++) {
@@ -79,7 +64,7 @@ static double stat_mean(const char *pages)
 	cr_assert_eq(r.exit_code, 0, "%s", r.err);
 	json_object *root = json_tokener_parse(r.out);
 	cr_assert_not_null(root, "%s", r.out);
-	json_object *row = row_where(table_rows(root, "counts"), "event", "minor-faults");
+	json_object *row = row_where(cli_json_rows(root, "counts"), "event", "minor-faults");
 	cr_assert_str_eq(json_object_get_string(field(row, "status")), "ok");
 	double mean = json_object_get_double(field(row, "mean"));
 	json_object_put(root);
@@ -123,7 +108,7 @@ Test(counters_cli, stat_table_marks_unsupported_in_every_format)
 	cr_assert_eq(r.exit_code, 3, "%s", r.err);
 	cr_assert(strstr(r.err, "2 of 3 events cannot be counted here"), "%s", r.err);
 	json_object *root = json_tokener_parse(r.out);
-	json_object *rows = table_rows(root, "counts");
+	json_object *rows = cli_json_rows(root, "counts");
 	const char *unsupported[] = { "cycles", "PAPI_L1_DCM" };
 	for (int i = 0; i < 2; i++) {
 		json_object *row = row_where(rows, "event", unsupported[i]);
@@ -163,9 +148,9 @@ static json_object *papi_stat(const char *pages)
 Test(counters_cli, stat_papi_counts_through_the_agent)
 {
 	json_object *small = papi_stat("1000"), *large = papi_stat("3000");
-	json_object *rows = table_rows(small, "counts");
+	json_object *rows = cli_json_rows(small, "counts");
 	json_object *pf_small = row_where(rows, "event", "page-faults");
-	json_object *pf_large = row_where(table_rows(large, "counts"), "event", "page-faults");
+	json_object *pf_large = row_where(cli_json_rows(large, "counts"), "event", "page-faults");
 	if (no_cpu_pmu())
 		cr_assert_str_eq(cell_status(field(row_where(rows, "event", "PAPI_TLB_DM"), "mean")), "unsupported");
 	const char *status = json_object_get_string(field(pf_small, "status"));
@@ -194,7 +179,7 @@ Test(counters_cli, stat_all_domains_counts_or_explains)
 	cr_assert(json_object_object_get_ex(root, "meta", &meta));
 	cr_assert(json_object_object_get_ex(meta, "domain", &domain));
 	cr_assert_str_eq(json_object_get_string(domain), "user+kernel");
-	json_object *pf = row_where(table_rows(root, "counts"), "event", "page-faults");
+	json_object *pf = row_where(cli_json_rows(root, "counts"), "event", "page-faults");
 	if (!strcmp(json_object_get_string(field(pf, "status")), "ok")) {
 		cr_assert_gt(json_object_get_double(field(pf, "mean")), 10);
 	} else {
@@ -212,7 +197,7 @@ Test(counters_cli, stat_per_run_table)
 	                           "true", NULL);
 	cr_assert(r.exit_code == 0 || (r.exit_code == 3 && strstr(r.out, "unsupported")), "%d %s", r.exit_code, r.err);
 	json_object *root = json_tokener_parse(r.out);
-	json_object *rows = table_rows(root, "runs");
+	json_object *rows = cli_json_rows(root, "runs");
 	cr_assert_eq(json_object_array_length(rows), 6);
 	for (size_t i = 0; i < 6; i++) {
 		json_object *row = json_object_array_get_idx(rows, i);
@@ -273,7 +258,7 @@ Test(counters_cli, calibrate_reports_bias_and_cost)
 	cli_run r = cli_run_plumbv(NULL, "stat", "--calibrate", "-n", "2000", "--json", NULL);
 	cr_assert_eq(r.exit_code, 0, "%s", r.err);
 	json_object *root = json_tokener_parse(r.out);
-	json_object *bias = table_rows(root, "bias");
+	json_object *bias = cli_json_rows(root, "bias");
 	int page_faults_rows = 0;
 	for (size_t i = 0; i < json_object_array_length(bias); i++) {
 		json_object *row = json_object_array_get_idx(bias, i);
@@ -292,7 +277,7 @@ Test(counters_cli, calibrate_reports_bias_and_cost)
 	const int backends = 2;   /* papi is a note: built without PAPI */
 #endif
 	cr_assert_eq(page_faults_rows, backends);
-	json_object *cost = table_rows(root, "cost");
+	json_object *cost = cli_json_rows(root, "cost");
 	cr_assert_eq((int)json_object_array_length(cost), backends);
 	json_object *perf = row_where(cost, "backend", "perf");
 	cr_assert_geq(json_object_get_double(field(perf, "read")), 0.0);
@@ -305,7 +290,7 @@ Test(counters_cli, events_lists_and_probes)
 	cli_run r = cli_run_plumbv(NULL, "events", "--json", NULL);
 	cr_assert_eq(r.exit_code, 0, "%s", r.err);
 	json_object *root = json_tokener_parse(r.out);
-	json_object *rows = table_rows(root, "events");
+	json_object *rows = cli_json_rows(root, "events");
 	json_object *pf = row_where(rows, "event", "page-faults");
 	cr_assert_str_eq(json_object_get_string(field(pf, "here")), "works");
 #ifdef PLUMB_HAVE_PAPI
@@ -317,7 +302,7 @@ Test(counters_cli, events_lists_and_probes)
 		json_object *cycles = row_where(rows, "event", "cycles");
 		cr_assert_str_eq(cell_status(field(cycles, "here")), "unsupported");
 	}
-	json_object *catalogue = table_rows(root, "catalogue");
+	json_object *catalogue = cli_json_rows(root, "catalogue");
 	json_object *inv = row_where(catalogue, "preset", "PAPI_CA_INV");
 	cr_assert(json_object_is_type(field(inv, "perf_event"), json_type_null));
 	json_object *tlb = row_where(catalogue, "preset", "PAPI_TLB_DM");
@@ -349,7 +334,7 @@ Test(counters_cli, events_reads_verification_records)
 	r = cli_run_plumbv(NULL, "events", "--catalogue", "--verification", path, "--json", NULL);
 	cr_assert_eq(r.exit_code, 0, "%s", r.err);
 	root = json_tokener_parse(r.out);
-	json_object *tlb = row_where(table_rows(root, "catalogue"), "preset", "PAPI_TLB_DM");
+	json_object *tlb = row_where(cli_json_rows(root, "catalogue"), "preset", "PAPI_TLB_DM");
 	cr_assert_str_eq(json_object_get_string(field(tlb, "zen4_verification")), "verified on this CPU");   /* a five-field record: no date or class */
 	json_object_put(root);
 	cli_run_free(&r);
@@ -373,7 +358,7 @@ Test(counters_cli, region_example_counts_each_thread_exactly)
 	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	json_object *root = json_object_from_file(json);
 	cr_assert_not_null(root, "no summary in %s", json);
-	json_object *rows = table_rows(root, "regions");
+	json_object *rows = cli_json_rows(root, "regions");
 	int touch_rows = 0;
 	for (size_t i = 0; i < json_object_array_length(rows); i++) {
 		json_object *row = json_object_array_get_idx(rows, i);

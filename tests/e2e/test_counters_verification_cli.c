@@ -32,21 +32,6 @@ __attribute__((destructor)) static void remove_private_verification_file(void)
 	if (private_path[0] && getpid() == private_owner) unlink(private_path);
 }
 
-static json_object *rows_of(json_object *root, const char *name)
-{
-	json_object *tables, *rows;
-	cr_assert(json_object_object_get_ex(root, "tables", &tables));
-	for (size_t i = 0; i < json_object_array_length(tables); i++) {
-		json_object *t = json_object_array_get_idx(tables, i), *n;
-		if (json_object_object_get_ex(t, "name", &n) && !strcmp(json_object_get_string(n), name)) {
-			cr_assert(json_object_object_get_ex(t, "rows", &rows));
-			return rows;
-		}
-	}
-	cr_assert_fail("no table %s", name);
-	return NULL;
-}
-
 /* The first row whose columns a and b have these values (b may be NULL). */
 static json_object *find_row(json_object *rows, const char *a, const char *va, const char *b, const char *vb)
 {
@@ -105,7 +90,7 @@ Test(counters_verification_cli, page_fault_validation_is_recorded_and_shown)
 	cr_assert_eq(r.exit_code, 0, "stderr: %s", r.err);
 	json_object *root = json_tokener_parse(r.out);
 	cr_assert(root);
-	json_object *verdicts = rows_of(root, "verdict");
+	json_object *verdicts = cli_json_rows(root, "verdict");
 	json_object *perf = find_row(verdicts, "source", "perf_event", "event", "minor-faults");
 	cr_assert(perf, "no perf_event verdict: %s", r.out);
 	cr_assert_str_eq(text_of(perf, "class"), "exact");
@@ -121,7 +106,7 @@ Test(counters_verification_cli, page_fault_validation_is_recorded_and_shown)
 	cr_assert(strstr(text, "\tperf\tperf-software\texact\t"), "%s", text);
 
 	root = events_catalogue(path, &r);
-	json_object *row = find_row(rows_of(root, "catalogue"), "preset", "minor-faults", NULL, NULL);
+	json_object *row = find_row(cli_json_rows(root, "catalogue"), "preset", "minor-faults", NULL, NULL);
 	cr_assert(row, "minor-faults not in the catalogue");
 	cr_assert_str_eq(text_of(row, "kind"), "software");
 	const char *state = text_of(row, "perf_verification");
@@ -129,9 +114,9 @@ Test(counters_verification_cli, page_fault_validation_is_recorded_and_shown)
 	if (papi_exact)
 		cr_assert(!strncmp(text_of(row, "papi_verification"), "verified on this CPU (", 22));
 	/* Events no run checked stay unverified. */
-	row = find_row(rows_of(root, "catalogue"), "preset", "major-faults", NULL, NULL);
+	row = find_row(cli_json_rows(root, "catalogue"), "preset", "major-faults", NULL, NULL);
 	cr_assert_str_eq(text_of(row, "perf_verification"), "unverified");
-	row = find_row(rows_of(root, "verification"), "event", "minor-faults", "backend", "perf");
+	row = find_row(cli_json_rows(root, "verification"), "event", "minor-faults", "backend", "perf");
 	cr_assert(row);
 	cr_assert_str_eq(text_of(row, "encoding"), "perf-software");
 	cr_assert_str_eq(text_of(row, "class"), "exact");
@@ -185,7 +170,7 @@ Test(counters_verification_cli, unsupported_events_record_nothing)
 	cr_assert_eq(r.exit_code, 0, "stderr: %s", r.err);
 	json_object *root = json_tokener_parse(r.out);
 	cr_assert(root);
-	json_object *verdicts = rows_of(root, "verdict");
+	json_object *verdicts = cli_json_rows(root, "verdict");
 	bool any_supported = false;
 	for (size_t i = 0; i < json_object_array_length(verdicts); i++) {
 		json_object *status = NULL, *cell = json_object_array_get_idx(verdicts, i);
@@ -211,7 +196,7 @@ Test(counters_verification_cli, damaged_records_warn_once_and_show_unverified)
 	json_object *root = events_catalogue(path, &r);
 	cr_assert_eq(lines(r.err), 1, "one warning line: %s", r.err);
 	cr_assert(strstr(r.err, "verification records ignored") && strstr(r.err, ":1:"), "%s", r.err);
-	json_object *row = find_row(rows_of(root, "catalogue"), "preset", "minor-faults", NULL, NULL);
+	json_object *row = find_row(cli_json_rows(root, "catalogue"), "preset", "minor-faults", NULL, NULL);
 	cr_assert_str_eq(text_of(row, "perf_verification"), "unverified");
 	json_object_put(root);
 	cli_run_free(&r);

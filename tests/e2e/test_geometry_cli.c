@@ -34,18 +34,6 @@ Test(geometry_cli, bad_arguments_give_one_line_and_exit_2)
 	}
 }
 
-static json_object *table_named(json_object *root, const char *name)
-{
-	json_object *tables;
-	cr_assert(json_object_object_get_ex(root, "tables", &tables));
-	for (size_t i = 0; i < json_object_array_length(tables); i++) {
-		json_object *t = json_object_array_get_idx(tables, i), *n;
-		if (json_object_object_get_ex(t, "name", &n) && strcmp(json_object_get_string(n), name) == 0)
-			return t;
-	}
-	return NULL;
-}
-
 Test(geometry_cli, short_json_run, .timeout = 90)
 {
 	cli_run r = cli_run_plumbv(NULL, "geometry", "--max-size", "2M", "--points", "2", "--time-cap", "5",
@@ -53,7 +41,7 @@ Test(geometry_cli, short_json_run, .timeout = 90)
 	cr_assert_eq(r.exit_code, 0, "%s", r.err);
 	json_object *root = json_tokener_parse(r.out);
 	cr_assert_not_null(root, "not JSON: %s", r.out);
-	json_object *rows, *table = table_named(root, "geometry");
+	json_object *rows, *table = cli_json_table(root, "geometry");
 	cr_assert_not_null(table);
 	cr_assert(json_object_object_get_ex(table, "rows", &rows));
 	const char *wanted[] = { "capacity", "line size", "associativity", "page size", "tlb entries" };
@@ -80,8 +68,8 @@ Test(geometry_cli, short_json_run, .timeout = 90)
 		}
 		cr_assert(seen, "no %s row", wanted[w]);
 	}
-	cr_assert_not_null(table_named(root, "capacity_curve"));
-	cr_assert_not_null(table_named(root, "tlb_curve"));
+	cr_assert_not_null(cli_json_table(root, "capacity_curve"));
+	cr_assert_not_null(cli_json_table(root, "tlb_curve"));
 	json_object_put(root);
 	cli_run_free(&r);
 }

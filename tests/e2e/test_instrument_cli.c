@@ -30,21 +30,6 @@ static const char *target(void)
 	return path;
 }
 
-static json_object *rows_of(json_object *root, const char *name)
-{
-	json_object *tables, *rows;
-	cr_assert(json_object_object_get_ex(root, "tables", &tables));
-	for (size_t i = 0; i < json_object_array_length(tables); i++) {
-		json_object *t = json_object_array_get_idx(tables, i), *n;
-		if (json_object_object_get_ex(t, "name", &n) && !strcmp(json_object_get_string(n), name)) {
-			cr_assert(json_object_object_get_ex(t, "rows", &rows));
-			return rows;
-		}
-	}
-	cr_assert_fail("no table %s", name);
-	return NULL;
-}
-
 static int64_t integer(json_object *row, const char *column)
 {
 	json_object *cell;
@@ -102,7 +87,7 @@ Test(instrument_cli, json_counts_are_exact, .timeout = 120)
 	cr_assert_eq(r.exit_code, 0, "%s", r.err);
 	json_object *root = json_tokener_parse(r.out);
 	cr_assert_not_null(root, "not JSON: %s", r.out);
-	json_object *row = region_row(rows_of(root, "regions"), "loop", 0);
+	json_object *row = region_row(cli_json_rows(root, "regions"), "loop", 0);
 	cr_assert_not_null(row);
 	cr_expect_eq(integer(row, "entries"), 2);
 	cr_expect_eq(integer(row, "instructions"), 4000);
@@ -111,7 +96,7 @@ Test(instrument_cli, json_counts_are_exact, .timeout = 120)
 	cr_expect_eq(integer(row, "modifies"), 0);
 	cr_expect_eq(integer(row, "bytes_read"), 12800);
 	cr_expect_eq(integer(row, "bytes_written"), 6400);
-	json_object *threads = rows_of(root, "threads");
+	json_object *threads = cli_json_rows(root, "threads");
 	cr_expect_eq(json_object_array_length(threads), 2, "thread 0 and the 'all' row");
 	json_object_put(root);
 	cli_run_free(&r);
@@ -144,7 +129,7 @@ Test(instrument_cli, trace_csv_and_saved_summary, .timeout = 120)
 	cr_assert_eq(r.exit_code, 0, "%s", r.err);
 	json_object *root = json_tokener_parse(r.out);
 	cr_assert_not_null(root);
-	json_object *row = region_row(rows_of(root, "regions"), "loop", 0);
+	json_object *row = region_row(cli_json_rows(root, "regions"), "loop", 0);
 	cr_assert_not_null(row);
 	cr_expect_eq(integer(row, "instructions"), 50);
 	json_object_put(root);
@@ -164,7 +149,7 @@ Test(instrument_cli, counter_regions_are_instrumented, .timeout = 120)
 	cr_assert_eq(r.exit_code, 0, "%s", r.err);
 	json_object *root = json_tokener_parse(r.out);
 	cr_assert_not_null(root, "%s", r.out);
-	json_object *rows = rows_of(root, "regions");
+	json_object *rows = cli_json_rows(root, "regions");
 	json_object *touch = region_row(rows, "touch", 1), *sum = region_row(rows, "sum", 1);
 	json_object *outer = region_row(rows, "thread", 1);
 	cr_assert(touch && sum && outer, "%s", r.out);

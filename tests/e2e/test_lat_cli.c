@@ -7,14 +7,6 @@
 #include <string.h>
 #include "run.h"
 
-static void assert_one_line_usage_error(cli_run *r)
-{
-	cr_assert_eq(r->exit_code, 2, "exit %d, stderr: %s", r->exit_code, r->err);
-	cr_assert(strncmp(r->err, "plumb lat: ", 11) == 0, "%s", r->err);
-	cr_assert_str_eq(strchr(r->err, '\n') + 1, "", "one error line expected: %s", r->err);
-	cr_assert_str_eq(r->out, "");
-}
-
 Test(lat_cli, help)
 {
 	cli_run r = cli_run_plumbv(NULL, "lat", "--help", NULL);
@@ -47,7 +39,7 @@ Test(lat_cli, bad_arguments_give_one_line_and_exit_2)
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		cli_run r = cli_run_plumb(NULL, cases[i]);
-		assert_one_line_usage_error(&r);
+		cli_assert_usage_error(&r, "lat");
 		cli_run_free(&r);
 	}
 }
@@ -76,26 +68,6 @@ Test(lat_cli, hugetlb_without_a_pool_fails_cleanly, .timeout = 60)
 	cli_run_free(&r);
 }
 
-static json_object *table_named(json_object *root, const char *name)
-{
-	json_object *tables;
-	cr_assert(json_object_object_get_ex(root, "tables", &tables));
-	for (size_t i = 0; i < json_object_array_length(tables); i++) {
-		json_object *t = json_object_array_get_idx(tables, i), *n;
-		if (json_object_object_get_ex(t, "name", &n) && strcmp(json_object_get_string(n), name) == 0)
-			return t;
-	}
-	cr_assert_fail("no table %s", name);
-	return NULL;
-}
-
-static json_object *rows_of(json_object *root, const char *name)
-{
-	json_object *rows;
-	cr_assert(json_object_object_get_ex(table_named(root, name), "rows", &rows));
-	return rows;
-}
-
 static double number(json_object *row, const char *key)
 {
 	json_object *v;
@@ -117,7 +89,7 @@ Test(lat_cli, short_json_run, .timeout = 60)
 	cr_assert(json_object_object_get_ex(root, "meta", &meta));
 	cr_assert_gt(number(meta, "timer_ticks_per_ns"), 0);
 	cr_assert(json_object_object_get_ex(meta, "pages_obtained", &v));
-	json_object *sweep = rows_of(root, "sweep");
+	json_object *sweep = cli_json_rows(root, "sweep");
 	cr_assert_eq(json_object_array_length(sweep), 25, "4K..256K at 4 per octave");
 	double previous = 0;
 	for (size_t i = 0; i < json_object_array_length(sweep); i++) {
@@ -132,7 +104,7 @@ Test(lat_cli, short_json_run, .timeout = 60)
 		cr_assert(json_object_object_get_ex(row, "label", &v));
 		cr_assert(!strcmp(json_object_get_string(v), "ok") || !strcmp(json_object_get_string(v), "noisy"));
 	}
-	json_object *levels = rows_of(root, "levels");
+	json_object *levels = cli_json_rows(root, "levels");
 	cr_assert_geq(json_object_array_length(levels), 1);
 	double last = 0;
 	for (size_t i = 0; i < json_object_array_length(levels); i++) {
@@ -151,10 +123,10 @@ Test(lat_cli, restart_and_mlp_run, .timeout = 90)
 	cr_assert_eq(r.exit_code, 0, "%s", r.err);
 	json_object *root = json_tokener_parse(r.out);
 	cr_assert_not_null(root, "not JSON: %s", r.out);
-	json_object *levels = rows_of(root, "levels");
+	json_object *levels = cli_json_rows(root, "levels");
 	size_t n = json_object_array_length(levels);
 	cr_assert_geq(n, 1);
-	json_object *restart = rows_of(root, "restart"), *mlp = rows_of(root, "mlp");
+	json_object *restart = cli_json_rows(root, "restart"), *mlp = cli_json_rows(root, "mlp");
 	cr_assert_eq(json_object_array_length(restart), n);
 	cr_assert_eq(json_object_array_length(mlp), n);
 	json_object *row = json_object_array_get_idx(restart, 0);
@@ -162,7 +134,7 @@ Test(lat_cli, restart_and_mlp_run, .timeout = 90)
 	cr_assert_geq(fill, 0);
 	cr_assert_leq(restart_ns, b2b);
 	cr_assert_float_eq(restart_ns + fill, b2b, 1e-6 * b2b);
-	cr_assert_eq(json_object_array_length(rows_of(root, "mlp_curve")), 4 * n);
+	cr_assert_eq(json_object_array_length(cli_json_rows(root, "mlp_curve")), 4 * n);
 	cr_assert_gt(number(json_object_array_get_idx(mlp, 0), "peak"), 0);
 	json_object_put(root);
 	cli_run_free(&r);

@@ -15,26 +15,6 @@ static json_object *parse_json(const cli_run *run)
 	return root;
 }
 
-static json_object *table(json_object *root, const char *name)
-{
-	json_object *tables;
-	cr_assert(json_object_object_get_ex(root, "tables", &tables));
-	for (size_t i = 0; i < json_object_array_length(tables); i++) {
-		json_object *t = json_object_array_get_idx(tables, i), *n;
-		if (json_object_object_get_ex(t, "name", &n) && !strcmp(json_object_get_string(n), name))
-			return t;
-	}
-	cr_assert_fail("no table '%s'", name);
-	return NULL;
-}
-
-static json_object *rows(json_object *t)
-{
-	json_object *r;
-	cr_assert(json_object_object_get_ex(t, "rows", &r));
-	return r;
-}
-
 static json_object *cell(json_object *row, const char *column)
 {
 	json_object *c = NULL;
@@ -112,14 +92,14 @@ Test(mp_cli, c2c_short_json, .timeout = 120)
 	                             "--duration", "5", "--json", NULL);
 	cr_assert_eq(run.exit_code, 0, "%s", run.err);
 	json_object *root = parse_json(&run);
-	json_object *states = rows(table(root, "states"));
+	json_object *states = cli_json_rows(root, "states");
 	cr_expect_eq(json_object_array_length(states), 5);
 	json_object *local = json_object_array_get_idx(states, 0);
 	cr_expect_str_eq(json_object_get_string(cell(local, "state")), "local");
 	cr_expect(json_object_is_type(cell(local, "load"), json_type_double));
-	table(root, "pairs");
-	table(root, "invalidate");
-	table(root, "false_sharing");
+	cli_json_table(root, "pairs");
+	cli_json_table(root, "invalidate");
+	cli_json_table(root, "false_sharing");
 	if (allowed_cpus() >= 2) {
 		json_object *m = json_object_array_get_idx(states, 1);
 		cr_expect(json_object_get_double(cell(m, "load")) > 0);
@@ -144,7 +124,7 @@ Test(mp_cli, c2c_one_cpu_skips_with_reason, .timeout = 120)
 	cli_run run = cli_run_plumbv(NULL, "c2c", "--lines", "128", "--trials", "2", "--json", NULL);
 	cr_assert_eq(run.exit_code, 0, "%s", run.err);
 	json_object *root = parse_json(&run);
-	json_object *states = rows(table(root, "states"));
+	json_object *states = cli_json_rows(root, "states");
 	json_object *local = json_object_array_get_idx(states, 0);
 	cr_expect(json_object_is_type(cell(local, "load"), json_type_double), "local still measured");
 	for (size_t i = 1; i < json_object_array_length(states); i++) {
@@ -154,9 +134,9 @@ Test(mp_cli, c2c_one_cpu_skips_with_reason, .timeout = 120)
 		cr_expect(json_object_object_get_ex(c, "reason", &reason)
 		          && strstr(json_object_get_string(reason), "needs") != NULL);
 	}
-	json_object *fs = json_object_array_get_idx(rows(table(root, "false_sharing")), 0);
+	json_object *fs = json_object_array_get_idx(cli_json_rows(root, "false_sharing"), 0);
 	cr_expect(is_skipped(cell(fs, "slowdown")));
-	json_object *inv = json_object_array_get_idx(rows(table(root, "invalidate")), 0);
+	json_object *inv = json_object_array_get_idx(cli_json_rows(root, "invalidate"), 0);
 	cr_expect(is_skipped(cell(inv, "store")));
 	json_object_put(root);
 	cli_run_free(&run);
@@ -182,7 +162,7 @@ Test(mp_cli, loaded_short_json_then_model, .timeout = 120)
 		run = cli_run_plumb(NULL, argv);
 		cr_assert_eq(run.exit_code, 0, "%s", run.err);
 		json_object *root = parse_json(&run);
-		json_object *r = rows(table(root, "loaded"));
+		json_object *r = cli_json_rows(root, "loaded");
 		json_object *idle = json_object_array_get_idx(r, 0);
 		cr_expect_str_eq(json_object_get_string(cell(idle, "delay")), "idle");
 		cr_expect_eq(json_object_get_double(cell(idle, "generator_bandwidth")), 0);
@@ -207,7 +187,7 @@ Test(mp_cli, loaded_short_json_then_model, .timeout = 120)
 	cli_run model = cli_run_plumbv(NULL, "model", "--from", path, "--json", NULL);
 	cr_assert_eq(model.exit_code, 0, "%s", model.err);
 	json_object *m = parse_json(&model);
-	json_object *fit = json_object_array_get_idx(rows(table(m, "fit")), 0);
+	json_object *fit = json_object_array_get_idx(cli_json_rows(m, "fit"), 0);
 	cr_expect(json_object_get_double(cell(fit, "service_time")) > 0);
 	cr_expect_eq(json_object_get_int(cell(fit, "line")), 64, "line size read from the loaded metadata");
 	json_object_put(m);
@@ -220,7 +200,7 @@ Test(mp_cli, loaded_one_cpu_idle_only, .timeout = 120)
 	cli_run run = cli_run_plumb(NULL, loaded_short);
 	cr_assert_eq(run.exit_code, 0, "%s", run.err);
 	json_object *root = parse_json(&run);
-	json_object *r = rows(table(root, "loaded"));
+	json_object *r = cli_json_rows(root, "loaded");
 	cr_assert_eq(json_object_array_length(r), 2);
 	cr_expect(json_object_get_double(cell(json_object_array_get_idx(r, 0), "latency")) > 0);
 	json_object *skipped = cell(json_object_array_get_idx(r, 1), "latency");
@@ -238,7 +218,7 @@ Test(mp_cli, model_thesis_oracle)
 	                             "41,121,233,336,484,538", "--json", NULL);
 	cr_assert_eq(run.exit_code, 0, "%s", run.err);
 	json_object *root = parse_json(&run);
-	json_object *r = rows(table(root, "predict_contention"));
+	json_object *r = cli_json_rows(root, "predict_contention");
 	const double at[] = { 41, 121, 233, 336, 484, 538 }, expected[] = { 354, 394, 482, 623, 1133, 1639 };
 	size_t n = json_object_array_length(r), found = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -310,7 +290,7 @@ Test(mp_cli, c2c_pair_matrix_json, .timeout = 120)
 	                             "--round-trips", "200", "--json", NULL);
 	cr_assert_eq(run.exit_code, 0, "%s", run.err);
 	json_object *root = parse_json(&run);
-	json_object *r = rows(table(root, "matrix"));
+	json_object *r = cli_json_rows(root, "matrix");
 	int n = allowed_cpus();
 	cr_expect_eq((int)json_object_array_length(r), n * (n - 1), "every ordered pair");
 	json_object *first = json_object_array_get_idx(r, 0);

@@ -8,20 +8,6 @@
 #include "run.h"
 
 /* The verdict rows of a JSON report. */
-static json_object *verdict_rows(json_object *root)
-{
-	json_object *tables;
-	cr_assert(json_object_object_get_ex(root, "tables", &tables));
-	for (size_t i = 0; i < json_object_array_length(tables); i++) {
-		json_object *t = json_object_array_get_idx(tables, i), *name, *rows;
-		json_object_object_get_ex(t, "name", &name);
-		if (!strcmp(json_object_get_string(name), "verdict") && json_object_object_get_ex(t, "rows", &rows))
-			return rows;
-	}
-	cr_assert_fail("no verdict table");
-	return NULL;
-}
-
 static const char *text(json_object *row, const char *key)
 {
 	json_object *v;
@@ -71,7 +57,7 @@ Test(validate_cli, page_faults_validate_exactly_through_perf_and_papi)
 	cr_assert_eq(r.exit_code, 0, "%s", r.err);
 	json_object *root = json_tokener_parse(r.out);
 	cr_assert_not_null(root);
-	json_object *rows = verdict_rows(root);
+	json_object *rows = cli_json_rows(root, "verdict");
 	size_t exact = 0;
 	for (size_t i = 0; i < json_object_array_length(rows); i++) {
 		json_object *row = json_object_array_get_idx(rows, i);
@@ -89,7 +75,7 @@ Test(validate_cli, hardware_events_are_unsupported_with_a_reason)
 	                           "--sizes", "1,10", "--json", NULL);
 	cr_assert_eq(r.exit_code, 0, "%s", r.err);
 	json_object *root = json_tokener_parse(r.out);
-	json_object *rows = verdict_rows(root);
+	json_object *rows = cli_json_rows(root, "verdict");
 	cr_assert_gt(json_object_array_length(rows), 0);
 	for (size_t i = 0; i < json_object_array_length(rows); i++) {
 		json_object *row = json_object_array_get_idx(rows, i);
@@ -113,7 +99,7 @@ Test(validate_cli, instrumented_counts_are_exact_for_the_instruction_kernels, .t
 	                           "--sizes", "1,100,10000", "--json", NULL);
 	cr_assert_eq(r.exit_code, 0, "%s", r.err);
 	json_object *root = json_tokener_parse(r.out);
-	json_object *rows = verdict_rows(root);
+	json_object *rows = cli_json_rows(root, "verdict");
 	cr_assert_eq(json_object_array_length(rows), 3);
 	for (size_t i = 0; i < 3; i++) {
 		json_object *row = json_object_array_get_idx(rows, i);
