@@ -46,7 +46,14 @@ typedef enum sim_replacement {
 
 typedef enum sim_inclusion { SIM_INCLUSIVE = 0, SIM_NON_INCLUSIVE, SIM_EXCLUSIVE } sim_inclusion;
 typedef enum sim_protocol { SIM_MESI = 0, SIM_MSI, SIM_MOESI, SIM_ESI } sim_protocol;
-typedef enum sim_prefetcher { SIM_PREFETCH_NONE = 0, SIM_PREFETCH_NEXT_LINE, SIM_PREFETCH_STREAM } sim_prefetcher;
+/* next-line and stride prefetch into the L1D; stream: Jouppi's stream buffers beside it. */
+typedef enum sim_prefetcher {
+	SIM_PREFETCH_NONE = 0, SIM_PREFETCH_NEXT_LINE, SIM_PREFETCH_STREAM, SIM_PREFETCH_STRIDE
+} sim_prefetcher;
+/* Which entries of a stream buffer an L1D miss is compared with: the head
+ * only (Jouppi 1990), or every entry (quasi-sequential; the ones before a
+ * hit are dropped). */
+typedef enum sim_stream_lookup { SIM_LOOKUP_HEAD = 0, SIM_LOOKUP_ANY } sim_stream_lookup;
 /* What a trace 'M' (modify) is: one read (cachegrind), one write, or a read then a write. */
 typedef enum sim_modify { SIM_MODIFY_READ = 0, SIM_MODIFY_WRITE, SIM_MODIFY_READ_WRITE } sim_modify;
 /* More threads than cores: fold them round-robin, or stop with an error (the thesis). */
@@ -75,8 +82,9 @@ typedef struct sim_tlb_config {
 
 typedef struct sim_prefetch_config {
 	sim_prefetcher kind;
-	uint32_t streams;            /* stream buffers (stream prefetcher) */
-	uint32_t depth;              /* lines per stream buffer */
+	uint32_t streams;            /* stream buffers (stream) or trackers (stride) per core */
+	uint32_t depth;              /* lines per stream buffer, or lines kept ahead (stride) */
+	sim_stream_lookup lookup;    /* stream buffers: head-only or any-entry comparison */
 	bool unshared_only;          /* never prefetch a line another core holds */
 } sim_prefetch_config;
 
@@ -184,7 +192,10 @@ typedef struct sim_prefetch_stats {
 	uint64_t issued;                  /* lines requested by the prefetcher */
 	uint64_t skipped_shared;          /* not issued: another core held the line (unshared_only) */
 	uint64_t useful;                  /* demand references served by a prefetched line */
-	uint64_t stream_hits;             /* L1D misses served from a stream buffer */
+	uint64_t stream_hits;             /* L1D misses served from a stream buffer (not counted as misses) */
+	uint64_t allocations;             /* stream buffers (re)started by a miss */
+	uint64_t dropped_unused;          /* buffered lines discarded unused: flushes, lines passed over */
+	uint64_t dropped_invalidated;     /* buffered lines lost to another core's write or an eviction below */
 } sim_prefetch_stats;
 
 typedef struct sim_core_stats {

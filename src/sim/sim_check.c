@@ -71,6 +71,41 @@ void sim_check_line(sim *s, uint64_t granule)
 	}
 }
 
+/* Stream buffers: the ring bookkeeping, and each buffered line a private
+ * copy (inside the L2, or with a state of its own without one). */
+static void check_buffers(const sim *s, uint32_t c, problem *p)
+{
+	const sim_core *k = &s->core[c];
+	if (!k->buffers)
+		return;
+	uint32_t depth = s->config.prefetch.depth, held = 0;
+	for (uint32_t b = 0; b < s->config.prefetch.streams; b++) {
+		const sim_stream_buffer *sb = &k->buffers[b];
+		if (sb->count > depth || sb->head >= depth)
+			report(p, "core %u stream buffer %u: head %u, count %u of %u slots", c, b, sb->head, sb->count, depth);
+		for (uint32_t i = 0; i < depth && !p->found; i++) {
+			uint32_t from_head = (i + depth - sb->head) % depth;
+			uint64_t line = sb->line[i];
+			if (line == SIM_NO_TAG)
+				continue;
+			held++;
+			if (from_head >= sb->count)
+				report(p, "core %u stream buffer %u: slot %u outside the ring holds a line", c, b, i);
+			uint64_t address = line << k->cache[SIM_L1D].line_bits;
+			uint64_t granule = address >> s->granule_bits;
+			if (s->has_l2 && sim_cache_find(&k->cache[SIM_L2], granule) < 0)
+				report(p, "core %u stream buffer %u holds %#llx, its L2 does not", c, b, (unsigned long long)address);
+			if (!s->has_l2 && sb->state[i] == SIM_STATE_I)
+				report(p, "core %u stream buffer %u holds %#llx in state I", c, b, (unsigned long long)address);
+			if (sim_cache_find(&k->cache[SIM_L1D], line) >= 0)
+				report(p, "core %u holds %#llx in its L1D and a stream buffer", c, (unsigned long long)address);
+			check_granule(s, granule, p);
+		}
+	}
+	if (held != k->buffered)
+		report(p, "core %u: stream buffers hold %u lines, %u counted", c, held, k->buffered);
+}
+
 static void check_private(const sim *s, problem *p)
 {
 	for (uint32_t c = 0; c < s->config.cores && !p->found; c++) {
@@ -102,6 +137,8 @@ static void check_private(const sim *s, problem *p)
 			}
 		}
 	}
+	for (uint32_t c = 0; c < s->config.cores && !p->found; c++)
+		check_buffers(s, c, p);
 	if (s->config.cores > 1 && !p->found) {
 		for (size_t i = 0; i < s->directory.capacity && !p->found; i++)
 			if (s->directory.keys[i] != SIM_NO_TAG)

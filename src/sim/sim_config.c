@@ -18,7 +18,8 @@ static const char *const replacement_names[] = { "lru", "plru", "fifo", "random"
 static const char *const protocol_names[] = { "mesi", "msi", "moesi", "esi" };
 static const char *const inclusion_names[] = { "inclusive", "non-inclusive", "exclusive" };
 static const char *const state_names[SIM_STATE_COUNT] = { "I", "S", "E", "O", "M" };
-static const char *const prefetcher_names[] = { "none", "next-line", "stream" };
+static const char *const prefetcher_names[] = { "none", "next-line", "stream", "stride" };
+static const char *const lookup_names[] = { "head", "any" };
 static const char *const modify_names[] = { "read", "write", "read-write" };
 static const char *const thread_map_names[] = { "modulo", "error" };
 
@@ -28,7 +29,7 @@ const char *sim_replacement_name(sim_replacement r) { return (unsigned)r < 5 ? r
 const char *sim_protocol_name(sim_protocol p) { return (unsigned)p < 4 ? protocol_names[p] : "?"; }
 const char *sim_inclusion_name(sim_inclusion i) { return (unsigned)i < 3 ? inclusion_names[i] : "?"; }
 const char *sim_state_name(sim_state s) { return (unsigned)s < SIM_STATE_COUNT ? state_names[s] : "?"; }
-const char *sim_prefetcher_name(sim_prefetcher p) { return (unsigned)p < 3 ? prefetcher_names[p] : "?"; }
+const char *sim_prefetcher_name(sim_prefetcher p) { return (unsigned)p < 4 ? prefetcher_names[p] : "?"; }
 
 static void cache_default(sim_cache_config *c, uint64_t size, uint32_t assoc, uint32_t latency)
 {
@@ -266,7 +267,7 @@ int sim_config_set(sim_config *config, const char *key, const char *value, plumb
 		return 0;
 	}
 	if (strcmp(key, "prefetch") == 0 || strcmp(key, "prefetch.kind") == 0) {
-		if (pick(value, prefetcher_names, 3, &choice, key, status) != 0)
+		if (pick(value, prefetcher_names, 4, &choice, key, status) != 0)
 			return -1;
 		config->prefetch.kind = (sim_prefetcher)choice;
 		return 0;
@@ -277,6 +278,12 @@ int sim_config_set(sim_config *config, const char *key, const char *value, plumb
 		return number32(value, 1, 64, &config->prefetch.depth, key, status);
 	if (strcmp(key, "prefetch.unshared_only") == 0)
 		return boolean(value, &config->prefetch.unshared_only, key, status);
+	if (strcmp(key, "prefetch.lookup") == 0) {
+		if (pick(value, lookup_names, 2, &choice, key, status) != 0)
+			return -1;
+		config->prefetch.lookup = (sim_stream_lookup)choice;
+		return 0;
+	}
 	return plumb_fail(status, EINVAL, "unknown key '%s'", key);
 }
 
@@ -494,7 +501,7 @@ int sim_config_validate(const sim_config *config, plumb_status *status)
 			return plumb_fail(status, EINVAL, "%s: tree-PLRU needs a power-of-two associativity of at most 64",
 			                  tlb_names[t]);
 	}
-	if (config->prefetch.kind == SIM_PREFETCH_STREAM &&
+	if ((config->prefetch.kind == SIM_PREFETCH_STREAM || config->prefetch.kind == SIM_PREFETCH_STRIDE) &&
 	    (config->prefetch.streams < 1 || config->prefetch.streams > 64 || config->prefetch.depth < 1 ||
 	     config->prefetch.depth > 64))
 		return plumb_fail(status, EINVAL, "prefetch: streams and depth must be 1..64");
@@ -522,9 +529,9 @@ int sim_config_write(const sim_config *c, FILE *f)
 	        c->transfer_latency, c->upgrade_latency);
 	fprintf(f, "seed = %llu\nclassify = %s\ncheck = %s\nthread_map = %s\n", (unsigned long long)c->seed,
 	        c->classify ? "yes" : "no", c->check ? "yes" : "no", thread_map_names[c->thread_map]);
-	fprintf(f, "prefetch = %s\nprefetch.streams = %u\nprefetch.depth = %u\nprefetch.unshared_only = %s\n",
-	        prefetcher_names[c->prefetch.kind], c->prefetch.streams, c->prefetch.depth,
-	        c->prefetch.unshared_only ? "yes" : "no");
+	fprintf(f, "prefetch = %s\nprefetch.streams = %u\nprefetch.depth = %u\nprefetch.lookup = %s\n"
+	        "prefetch.unshared_only = %s\n", prefetcher_names[c->prefetch.kind], c->prefetch.streams,
+	        c->prefetch.depth, lookup_names[c->prefetch.lookup], c->prefetch.unshared_only ? "yes" : "no");
 	for (int level = 0; level < SIM_LEVEL_COUNT; level++) {
 		const sim_cache_config *cc = &c->cache[level];
 		fprintf(f, "\n[%s]\n", level_keys[level]);

@@ -85,7 +85,9 @@ unsigned sim_core_state(const sim *s, uint32_t core, uint64_t granule)
 	if (state != SIM_STATE_I)
 		return state;
 	FOR_LINES_IN_GRANULE(s, &k->cache[SIM_L1I], granule, w, { state = state_of(k->cache[SIM_L1I].meta[w]); });
-	return state;
+	if (state != SIM_STATE_I || !k->buffered)
+		return state;
+	return sim_stream_state(s, k, granule);   /* without an L2 the granule is one L1D line */
 }
 
 static void set_state_in(sim_cache *c, long way, unsigned state)
@@ -103,6 +105,9 @@ static void private_set_state(sim *s, uint32_t core, uint64_t granule, unsigned 
 	}
 	FOR_LINES_IN_GRANULE(s, &k->cache[SIM_L1D], granule, w, { set_state_in(&k->cache[SIM_L1D], w, state); });
 	FOR_LINES_IN_GRANULE(s, &k->cache[SIM_L1I], granule, w, { set_state_in(&k->cache[SIM_L1I], w, state); });
+	uint8_t *buffered;
+	if (!s->has_l2 && sim_stream_find(s, k, granule, &buffered))
+		*buffered = (uint8_t)state;
 }
 
 /* Removes every private copy; returns whether any was dirty. */
@@ -110,6 +115,7 @@ static bool private_remove(sim *s, uint32_t core, uint64_t granule, bool back_in
 {
 	sim_core *k = &s->core[core];
 	bool dirty = false;
+	sim_stream_remove_granule(s, core, granule);   /* buffered lines are clean */
 	for (int level = SIM_L1I; level <= SIM_L2; level++) {
 		sim_cache *c = &k->cache[level];
 		if (!c->present)
@@ -558,6 +564,7 @@ static void l2_install(sim *s, uint32_t core, uint64_t granule, unsigned state)
 		});
 		FOR_LINES_IN_GRANULE(s, &k->cache[SIM_L1I], victim, w,
 			{ sim_cache_invalidate(&k->cache[SIM_L1I], (size_t)w); });
+		sim_stream_remove_granule(s, core, victim);
 		if (dirty)
 			s->stats.core[core].cache[SIM_L2].writebacks++;
 		private_leave(s, core, victim, old, dirty);
@@ -844,11 +851,27 @@ static void finish_reference(sim *s, reference *r, sim_level first)
 	}
 }
 
+/* A write going around the L1D: a buffered copy of its line would be
+ * stale, so the buffer lets it go (without an L2 it may be the last copy). */
+static void stream_forget(sim *s, uint32_t core, uint64_t granule)
+{
+	sim_core *k = &s->core[core];
+	if (!k->buffered)
+		return;
+	unsigned state = sim_core_state(s, core, granule);
+	uint32_t before = k->buffered;
+	sim_stream_remove_granule(s, core, granule);
+	if (!s->has_l2 && k->buffered != before && sim_core_state(s, core, granule) == SIM_STATE_I)
+		private_leave(s, core, granule, state, false);
+}
+
 #define MAX_LINES 64
+
+enum { AFTER_MISS, AFTER_PREFETCHED_HIT, AFTER_BUFFER_HIT };
 
 typedef struct prefetch_trigger {
 	uint64_t line;
-	bool prefetched_hit;   /* first use of a prefetched line, else a demand miss */
+	int event;             /* a demand miss, the first use of a prefetched line, a stream buffer hit */
 } prefetch_trigger;
 
 void sim_reference(sim *s, uint32_t core, sim_access_kind kind, uint64_t address, uint32_t size)
@@ -906,8 +929,21 @@ void sim_reference_caches(sim *s, uint32_t core, sim_access_kind kind, uint64_t 
 				l1->meta[w] &= (uint8_t)~META_PREFETCHED;
 				s->stats.core[core].cache[first].prefetch_useful++;
 				s->stats.core[core].prefetch.useful++;
-				trigger[triggers++] = (prefetch_trigger){ line, true };
+				trigger[triggers++] = (prefetch_trigger){ line, AFTER_PREFETCHED_HIT };
 			}
+			continue;
+		}
+		unsigned buffered_state;
+		if (first == SIM_L1D && k->buffered && (!write || l1_config->write_allocate) &&
+		    sim_stream_take(s, core, line, &buffered_state)) {
+			/* a stream buffer has it: it moves into the L1D, and the
+			 * reference is served as by a hit (Jouppi: "reloads the cache
+			 * in one cycle"); the buffer fetches its next line afterwards */
+			hit[i] = true;
+			if (l1->classify)
+				sim_table_insert(&l1->seen, line, NULL);
+			l1_install(s, core, first, line, (uint8_t)buffered_state);
+			trigger[triggers++] = (prefetch_trigger){ line, AFTER_BUFFER_HIT };
 			continue;
 		}
 		if (!r.missed[LEVEL_FIRST] && l1->classify)
@@ -944,8 +980,9 @@ void sim_reference_caches(sim *s, uint32_t core, sim_access_kind kind, uint64_t 
 				w = (long)l1_install(s, core, first, line, (uint8_t)state);
 			set_state_in(l1, w, state);
 			if (kind != SIM_IFETCH && s->config.prefetch.kind != SIM_PREFETCH_NONE)
-				trigger[triggers++] = (prefetch_trigger){ line, false };
+				trigger[triggers++] = (prefetch_trigger){ line, AFTER_MISS };
 		} else {
+			stream_forget(s, core, granule);
 			write_around(s, &r, piece);
 			continue;
 		}
@@ -965,8 +1002,10 @@ void sim_reference_caches(sim *s, uint32_t core, sim_access_kind kind, uint64_t 
 	}
 	finish_reference(s, &r, first);
 	for (unsigned i = 0; i < triggers; i++) {
-		if (trigger[i].prefetched_hit)
+		if (trigger[i].event == AFTER_PREFETCHED_HIT)
 			sim_prefetch_after_prefetched_hit(s, core, trigger[i].line);
+		else if (trigger[i].event == AFTER_BUFFER_HIT)
+			sim_stream_after_hit(s, core, trigger[i].line);
 		else
 			sim_prefetch_after_miss(s, core, trigger[i].line);
 	}
@@ -1021,4 +1060,40 @@ void sim_prefetch_line(sim *s, uint32_t core, uint64_t line)
 	s->current_thread = saved;
 	if (s->config.check)
 		sim_check_line(s, granule);
+}
+
+bool sim_prefetch_fetch(sim *s, uint32_t core, uint64_t line, unsigned *state)
+{
+	sim_cache *l1 = &s->core[core].cache[SIM_L1D];
+	if (line > (UINT64_MAX >> l1->line_bits) || sim_cache_find(l1, line) >= 0)
+		return false;
+	uint64_t address = line << l1->line_bits;
+	sim_prefetch_stats *ps = &s->stats.core[core].prefetch;
+	if (s->config.prefetch.unshared_only && sim_line_held_elsewhere(s, core, granule_of(s, address))) {
+		ps->skipped_shared++;
+		return false;
+	}
+	ps->issued++;
+	reference r;
+	memset(&r, 0, sizeof r);
+	r.core = core;
+	r.kind = SIM_READ;
+	r.address = address;
+	r.size = 1;
+	r.prefetch = true;
+	sim_thread_stats *saved = s->current_thread;
+	s->current_thread = NULL;
+	*state = fetch_below_l1(s, &r, address, false);
+	finish_reference(s, &r, SIM_L1D);   /* counted below the L1 only: it never reached it */
+	s->current_thread = saved;
+	return true;
+}
+
+void sim_stream_release(sim *s, uint32_t core, uint64_t line, unsigned state)
+{
+	if (s->has_l2)
+		return;   /* the L2 keeps its copy */
+	uint64_t granule = granule_of(s, line << s->core[core].cache[SIM_L1D].line_bits);
+	if (sim_core_state(s, core, granule) == SIM_STATE_I)
+		private_leave(s, core, granule, state, false);
 }

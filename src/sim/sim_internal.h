@@ -156,15 +156,32 @@ void sim_cache_invalidate(sim_cache *c, size_t way);
 
 /* ----------------------------------------------------------- prefetcher */
 
-/* A stream (stride) tracker: it follows a demand stream and keeps `depth`
- * lines ahead of it, at its stride, in the L1D. */
-typedef struct sim_stream {
+/* The stride prefetcher's tracker: it follows a demand stream and keeps
+ * `depth` lines ahead of it, at its stride, in the L1D. */
+typedef struct sim_stride_tracker {
 	uint64_t last_line;     /* the last demand line of the stream */
 	int64_t stride;         /* in lines */
 	uint64_t ahead;         /* the furthest line prefetched */
 	uint64_t last_use;
 	bool valid;
-} sim_stream;
+} sim_stride_tracker;
+
+/* A Jouppi stream buffer: a FIFO of `depth` slots holding lines fetched
+ * ahead of a demand stream at its stride, beside the L1D.  Slots run from
+ * `head` for `count` (ring order is stream order); a slot whose line was
+ * taken away by coherence or an eviction below holds SIM_NO_TAG (a hole).
+ * The line's coherence state is the L2's when there is an L2, else the
+ * slot's own `state`. */
+typedef struct sim_stream_buffer {
+	uint64_t *line;         /* depth slots */
+	uint8_t *state;
+	uint32_t head, count;
+	int64_t stride;         /* in lines */
+	uint64_t last_line;     /* the last demand line of the stream */
+	uint64_t ahead;         /* the furthest position examined for prefetching */
+	uint64_t last_use;
+	bool valid;
+} sim_stream_buffer;
 
 /* ------------------------------------------------------------------ sim */
 
@@ -182,7 +199,11 @@ typedef struct sim_core {
 	sim_cache cache[3];     /* L1I, L1D, L2 */
 	sim_cache tlb[SIM_TLB_COUNT];
 	sim_table invalidated;  /* line -> sim_invalidation_record (classify) */
-	sim_stream *streams;
+	sim_stride_tracker *trackers;   /* stride prefetcher */
+	sim_stream_buffer *buffers;     /* stream buffers */
+	uint64_t *buffer_lines;         /* streams * depth slots, shared by the buffers */
+	uint8_t *buffer_states;
+	uint32_t buffered;              /* lines held by all buffers (a lookup skips empty ones) */
 	uint64_t stream_clock;
 } sim_core;
 
@@ -227,11 +248,30 @@ void sim_check_line(sim *s, uint64_t granule);
 /* sim_prefetch.c */
 int sim_prefetch_init(sim *s, sim_core *core);
 void sim_prefetch_free(sim_core *core);
-/* After a demand L1D miss of line (an L1D line number). */
+/* After a demand L1D miss of line (an L1D line number) that went below. */
 void sim_prefetch_after_miss(sim *s, uint32_t core, uint64_t line);
+/* After the first demand use of a line prefetched into the L1D. */
 void sim_prefetch_after_prefetched_hit(sim *s, uint32_t core, uint64_t line);
+/* Stream buffers.  An L1D miss of line: when a buffer holds it (at its head,
+ * or anywhere with lookup = any), takes it out and gives its state; the
+ * caller installs it in the L1D and calls sim_stream_after_hit once the
+ * reference is complete. */
+bool sim_stream_take(sim *s, uint32_t core, uint64_t line, unsigned *state);
+void sim_stream_after_hit(sim *s, uint32_t core, uint64_t line);
+/* The slot holding line in one of core's buffers, or NULL (buffered counts first). */
+uint64_t *sim_stream_find(const sim *s, sim_core *k, uint64_t line, uint8_t **state);
+/* The state of line in core's buffers (I when none holds it). */
+unsigned sim_stream_state(const sim *s, const sim_core *k, uint64_t line);
+/* Coherence and the L2 took the granule away: its buffered lines go. */
+void sim_stream_remove_granule(sim *s, uint32_t core, uint64_t granule);
 /* sim_engine.c: brings line (L1D line number) into core's L1D as a prefetch. */
 void sim_prefetch_line(sim *s, uint32_t core, uint64_t line);
+/* Fetches line below the L1 for a stream buffer; false when it is not
+ * fetched (in the L1D already, held elsewhere with unshared_only, out of the
+ * address space).  *state is the state the buffered copy gets. */
+bool sim_prefetch_fetch(sim *s, uint32_t core, uint64_t line, unsigned *state);
+/* A buffered line that leaves unused: with no L2 it may be the core's last copy. */
+void sim_stream_release(sim *s, uint32_t core, uint64_t line, unsigned state);
 bool sim_line_held_elsewhere(const sim *s, uint32_t core, uint64_t granule);
 
 #endif

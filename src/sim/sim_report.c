@@ -70,8 +70,15 @@ static void add_meta(const sim *s, output_report *r)
 		output_meta_text(r, sim_tlb_level_name((sim_tlb_level)t), text);
 	}
 	char text[128];
-	snprintf(text, sizeof text, "%s%s", sim_prefetcher_name(c->prefetch.kind),
-	         c->prefetch.unshared_only ? ", unshared lines only" : "");
+	const sim_prefetch_config *p = &c->prefetch;
+	if (p->kind == SIM_PREFETCH_STREAM)
+		snprintf(text, sizeof text, "stream: %u buffers of %u lines, %s lookup%s", p->streams, p->depth,
+		         p->lookup == SIM_LOOKUP_ANY ? "any-entry" : "head", p->unshared_only ? ", unshared lines only" : "");
+	else if (p->kind == SIM_PREFETCH_STRIDE)
+		snprintf(text, sizeof text, "stride: %u streams, %u lines ahead%s", p->streams, p->depth,
+		         p->unshared_only ? ", unshared lines only" : "");
+	else
+		snprintf(text, sizeof text, "%s%s", sim_prefetcher_name(p->kind), p->unshared_only ? ", unshared lines only" : "");
 	output_meta_text(r, "prefetch", text);
 	static const char *const modify[] = { "read", "write", "read-write" };
 	output_meta_text(r, "modify", modify[c->modify]);
@@ -301,8 +308,9 @@ static void add_prefetch(const sim *s, output_report *r)
 	if (s->config.prefetch.kind == SIM_PREFETCH_NONE)
 		return;
 	output_table *t = output_table_add(r, "prefetch", "Prefetcher per core");
-	static const char *const columns[] = { "core", "issued", "skipped_shared", "useful", "stream_hits" };
-	for (int i = 0; i < 5; i++)
+	static const char *const columns[] = { "core", "issued", "skipped_shared", "useful", "stream_hits",
+	                                       "allocations", "dropped_unused", "dropped_invalidated" };
+	for (int i = 0; i < 8; i++)
 		output_column(t, columns[i], NULL, 0);
 	for (uint32_t c = 0; c < s->config.cores; c++) {
 		const sim_prefetch_stats *p = &s->stats.core[c].prefetch;
@@ -312,6 +320,9 @@ static void add_prefetch(const sim *s, output_report *r)
 		output_cell_integer(t, (int64_t)p->skipped_shared);
 		output_cell_integer(t, (int64_t)p->useful);
 		output_cell_integer(t, (int64_t)p->stream_hits);
+		output_cell_integer(t, (int64_t)p->allocations);
+		output_cell_integer(t, (int64_t)p->dropped_unused);
+		output_cell_integer(t, (int64_t)p->dropped_invalidated);
 	}
 }
 

@@ -157,3 +157,35 @@ Test(sim_cli, host_preset)
 	cr_assert(strstr(r.out, "[l1d]"), "%s", r.out);
 	cli_run_free(&r);
 }
+
+/* Stream buffers from the command line: a walk over 200 new lines (lackey
+ * text) misses once in the L1D with a stream buffer and 200 times without;
+ * the JSON prefetch table says where the other 199 came from.  A bad lookup
+ * name is a usage error. */
+Test(sim_cli, stream_buffers)
+{
+	size_t capacity = 64 + 200 * 32;
+	char *trace = malloc(capacity), *at = trace;
+	for (int i = 0; i < 200; i++)
+		at += sprintf(at, " L %08x,8\n", 0x10000000 + 64 * i);
+	cli_run r = cli_run_plumbv(trace, "sim", "--prefetch", "stream", "--check", "--csv", "-", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	cr_assert(strstr(r.out, "D1 misses,1,1,0"), "%s", r.out);
+	cli_run_free(&r);
+	r = cli_run_plumbv(trace, "sim", "--csv", "-", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	cr_assert(strstr(r.out, "D1 misses,200,200,0"), "%s", r.out);
+	cli_run_free(&r);
+	r = cli_run_plumbv(trace, "sim", "--prefetch", "stream", "--set", "prefetch.lookup=any", "--json", "-", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	json_object *root = json_tokener_parse(r.out), *row = json_object_array_get_idx(cli_json_rows(root, "prefetch"), 0), *v;
+	cr_assert(json_object_object_get_ex(row, "stream_hits", &v) && json_object_get_int64(v) == 199, "%s", r.out);
+	cr_assert(json_object_object_get_ex(row, "allocations", &v) && json_object_get_int64(v) == 1, "%s", r.out);
+	json_object_put(root);
+	cli_run_free(&r);
+	r = cli_run_plumbv(trace, "sim", "--prefetch", "stream", "--set", "prefetch.lookup=sideways", "-", NULL);
+	cr_assert_eq(r.exit_code, 2);
+	cr_assert(strstr(r.err, "prefetch.lookup"), "%s", r.err);
+	cli_run_free(&r);
+	free(trace);
+}

@@ -124,6 +124,6 @@ Test(sim_fastpath, counts_what_the_general_path_counts)
 		for (int i = 0; i < 3; i++)
 			for (int r = 0; r < 5; r++, seed++)
 				for (int classify = 0; classify < 2; classify++)
-					same_counts(protocols[p], inclusions[i], policies[r], (sim_prefetcher)(seed % 3),
+					same_counts(protocols[p], inclusions[i], policies[r], (sim_prefetcher)(seed % 4),
 					            1 + (uint32_t)(seed % 3), seed, classify == 1);
 }

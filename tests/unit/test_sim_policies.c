@@ -258,12 +258,12 @@ Test(sim_policies, next_line_prefetch_covers_a_sequential_scan)
 	trace_release(&t);
 }
 
-Test(sim_policies, stream_prefetch_learns_a_stride)
+Test(sim_policies, stride_prefetch_learns_a_stride)
 {
 	sim_config c;
 	small_config(&c, 1, SIM_MESI);
 	plumb_status status;
-	cr_assert_eq(sim_config_assign(&c, "prefetch=stream", &status), 0);
+	cr_assert_eq(sim_config_assign(&c, "prefetch=stride", &status), 0);
 	cr_assert_eq(sim_config_assign(&c, "prefetch.depth=2", &status), 0);
 	sim_trace t = { 0 };
 	for (int i = 0; i < 20; i++)

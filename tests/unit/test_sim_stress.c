@@ -32,6 +32,8 @@ static void stress(sim_protocol protocol, sim_inclusion inclusion, sim_replaceme
 	}
 	c.prefetch.kind = prefetcher;
 	c.prefetch.unshared_only = (seed & 1) != 0;
+	c.prefetch.lookup = (seed & 4) ? SIM_LOOKUP_ANY : SIM_LOOKUP_HEAD;
+	c.prefetch.depth = 1 + (uint32_t)(seed % 5);
 	c.tlb[SIM_DTLB].entries = 4;
 	c.tlb[SIM_STLB].entries = 8;
 	c.tlb[SIM_STLB].assoc = 2;
@@ -58,12 +60,13 @@ Test(sim_stress, every_combination_keeps_the_invariants)
 	static const sim_protocol protocols[] = { SIM_MSI, SIM_MESI, SIM_MOESI, SIM_ESI };
 	static const sim_inclusion inclusions[] = { SIM_INCLUSIVE, SIM_NON_INCLUSIVE, SIM_EXCLUSIVE };
 	static const sim_replacement policies[] = { SIM_LRU, SIM_PLRU, SIM_FIFO, SIM_RANDOM, SIM_SRRIP };
-	static const sim_prefetcher prefetchers[] = { SIM_PREFETCH_NONE, SIM_PREFETCH_NEXT_LINE, SIM_PREFETCH_STREAM };
+	static const sim_prefetcher prefetchers[] = { SIM_PREFETCH_NONE, SIM_PREFETCH_NEXT_LINE, SIM_PREFETCH_STREAM,
+	                                               SIM_PREFETCH_STRIDE };
 	uint64_t seed = 1;
 	for (int p = 0; p < 4; p++)
 		for (int i = 0; i < 3; i++)
 			for (int r = 0; r < 5; r++)
-				for (int f = 0; f < 3; f++)
+				for (int f = 0; f < 4; f++)
 					for (int l2 = 0; l2 < 2; l2++, seed++)
 						stress(protocols[p], inclusions[i], policies[r], (seed & 2) != 0, prefetchers[f],
 						       l2 == 1, seed);
