@@ -427,6 +427,220 @@ static inline __attribute__((always_inline)) int batch_fast_body(sim *s, const t
 	return rc;
 }
 
+/* The plain loop (no classification, no TLB) when both L1s are LRU with a
+ * power-of-two number of sets, the common case and the benchmark's.  Sets
+ * are kept in recency order, so the front way of a set (tags[set * assoc])
+ * is a hit that needs no move, whatever references came in between: this
+ * subsumes the last-way hint and costs no state carried from one record to
+ * the next.  The common record (one line, at the front of its set, a read,
+ * a fetch, or a write of a line held in M) is a shift, a mask, a multiply,
+ * one tag and one metadata compare; the checks of the meta byte come from
+ * a per-kind table (what must be set and clear), so reads and writes take
+ * the same branch.  References are counted per kind in one register, 16
+ * bits a kind (so at most 65535 records between two unpackings); the hits
+ * are the references minus those sent to sim_reference_caches.  Everything
+ * else (a line deeper in its set, a straddle, a miss, a modify, a thread
+ * switch) leaves the inner loop for mru_other or mru_special, which do
+ * exactly what batch_fast_body does. */
+typedef struct mru_l1 {
+	const uint64_t *tags;
+	uint8_t *meta;
+	uint64_t set_mask;
+	uint32_t assoc;
+	uint8_t line_bits;
+	uint8_t need;           /* meta bits that are checked ... */
+	uint8_t want;           /* ... and the value they must have */
+	uint8_t dirty;          /* META_DIRTY for a write */
+} mru_l1;
+
+typedef struct mru_state {
+	mru_l1 l1[SIM_KIND_COUNT];     /* indexed by access kind: L1I, L1D, L1D */
+	uint64_t references[SIM_KIND_COUNT];
+	uint64_t general[SIM_KIND_COUNT];   /* references sent to sim_reference_caches */
+	uint64_t straddles;
+	uint32_t core;
+	bool write_back;
+} mru_state;
+
+static bool mru_eligible(const sim *s)
+{
+	if (!s->fast)
+		return false;
+	for (uint32_t c = 0; c < s->config.cores; c++)
+		for (int level = SIM_L1I; level <= SIM_L1D; level++) {
+			const sim_cache *cache = &s->core[c].cache[level];
+			if (cache->replacement != SIM_LRU || !cache->sets_power_of_two)
+				return false;
+		}
+	return true;
+}
+
+static void mru_load(sim *s, mru_state *m)
+{
+	for (int k = 0; k < SIM_KIND_COUNT; k++) {
+		sim_cache *c = &s->core[m->core].cache[k == SIM_IFETCH ? SIM_L1I : SIM_L1D];
+		mru_l1 *f = &m->l1[k];
+		f->tags = c->tags;
+		f->meta = c->meta;
+		f->set_mask = c->set_mask;
+		f->assoc = c->assoc;
+		f->line_bits = (uint8_t)c->line_bits;
+		f->need = META_PREFETCHED;
+		f->want = 0;
+		f->dirty = 0;
+		if (k == SIM_WRITE) {
+			/* a write-through L1D sends every write down: never the want */
+			f->need = META_STATE | META_PREFETCHED;
+			f->want = m->write_back ? SIM_STATE_M : 0xff;
+			f->dirty = META_DIRTY;
+		}
+	}
+}
+
+/* Adds the counts of the current core and thread to the statistics. */
+static void mru_flush(sim *s, mru_state *m)
+{
+	sim_core_stats *cs = &s->stats.core[m->core];
+	for (int k = 0; k < SIM_KIND_COUNT; k++) {
+		uint64_t n = m->references[k];
+		cs->references[k] += n;
+		if (s->current_thread)
+			s->current_thread->references[k] += n;
+		s->stats.references[k] += n;
+		cs->cache[k == SIM_IFETCH ? SIM_L1I : SIM_L1D].accesses[k] += n - m->general[k];
+		m->references[k] = m->general[k] = 0;
+	}
+	cs->straddles += m->straddles;
+	m->straddles = 0;
+}
+
+/* One reference that is not a hit at the front of its set (counted by the
+ * caller): the same decisions as batch_fast_body's. */
+static __attribute__((noinline)) int mru_other(sim *s, mru_state *m, sim_access_kind kind, uint64_t address,
+                                                uint32_t size)
+{
+	sim_cache *c = &s->core[m->core].cache[kind == SIM_IFETCH ? SIM_L1I : SIM_L1D];
+	uint64_t line = address >> c->line_bits, last_line = (address + size - 1) >> c->line_bits;
+	const mru_l1 *f = &m->l1[kind];
+	if (size != 0 && last_line == line) {
+		long found = sim_cache_find(c, line);
+		if (found >= 0) {
+			size_t w = (size_t)found;
+			uint8_t meta = c->meta[w];
+			if ((meta & f->need) == f->want) {
+				c->meta[w] = meta | f->dirty;
+				sim_cache_move_to_front(c, w);
+				return 0;
+			}
+		}
+	} else if (size != 0 && last_line == line + 1 && address + size - 1 > address) {
+		/* a straddle whose two lines both hit: one reference, both lines
+		 * touched in order (cachegrind's rule) */
+		long a = sim_cache_find(c, line), b = sim_cache_find(c, last_line);
+		if (a >= 0 && b >= 0 && (c->meta[a] & f->need) == f->want && (c->meta[b] & f->need) == f->want) {
+			c->meta[a] |= f->dirty;
+			sim_cache_move_to_front(c, (size_t)a);
+			b = sim_cache_find(c, last_line);
+			c->meta[b] |= f->dirty;
+			sim_cache_move_to_front(c, (size_t)b);
+			m->straddles++;
+			return 0;
+		}
+	}
+	m->general[kind]++;
+	s->current_ip = 0;
+	sim_reference_caches(s, m->core, kind, address, size);
+	return s->failed ? -1 : 0;
+}
+
+/* A record the inner loop does not take: a thread switch, a modify, size 0
+ * or an unknown kind.  0, or -1 with status filled. */
+static __attribute__((noinline)) int mru_special(sim *s, mru_state *m, const trace_record *r, size_t index,
+                                                  uint32_t *thread, plumb_status *status)
+{
+	if (r->thread != *thread) {
+		mru_flush(s, m);
+		if (thread_slot(s, r->thread, &m->core, status) != 0)
+			return -1;
+		*thread = r->thread;
+		mru_load(s, m);
+	}
+	if (r->kind > TRACE_MODIFY)
+		return plumb_fail(status, EINVAL, "trace record %zu has an unknown kind %u", index, r->kind);
+	uint32_t size = r->size;
+	if (s->config.max_access_size && size > s->config.max_access_size)
+		size = s->config.max_access_size;
+	sim_access_kind kind = (sim_access_kind)r->kind;
+	bool second_write = false;
+	if (r->kind == TRACE_MODIFY) {
+		kind = s->config.modify == SIM_MODIFY_WRITE ? SIM_WRITE : SIM_READ;
+		second_write = s->config.modify == SIM_MODIFY_READ_WRITE;
+	}
+	for (;;) {
+		m->references[kind]++;
+		if (mru_other(s, m, kind, r->address, size) != 0)
+			return plumb_fail(status, EPROTO, "invariant violated after record %zu: %s", index, s->failure);
+		if (!second_write)
+			return 0;
+		second_write = false;
+		kind = SIM_WRITE;
+	}
+}
+
+static int batch_mru(sim *s, const trace_record *records, size_t n, plumb_status *status)
+{
+	mru_state m;
+	memset(&m, 0, sizeof m);
+	m.write_back = s->config.cache[SIM_L1D].write_back;
+	uint32_t thread = records[0].thread;
+	if (thread_slot(s, thread, &m.core, status) != 0)
+		return -1;
+	mru_load(s, &m);
+	const uint32_t max_size = s->config.max_access_size ? s->config.max_access_size : UINT32_MAX;
+	int rc = 0;
+	size_t i = 0;
+	while (i < n && rc == 0) {
+		size_t stop = n - i > 65535 ? i + 65535 : n;
+		uint64_t packed = 0;   /* references of kind k in bits 16k..16k+15 */
+		for (; i < stop; i++) {
+			const trace_record *r = &records[i];
+			unsigned kind = r->kind;
+			uint32_t size = r->size;
+			if (__builtin_expect(r->thread != thread || kind > TRACE_WRITE || size == 0, 0))
+				break;
+			if (size > max_size)
+				size = max_size;
+			packed += 1ull << (16 * kind);
+			const mru_l1 *f = &m.l1[kind];
+			uint64_t address = r->address;
+			uint64_t line = address >> f->line_bits;
+			size_t front = (size_t)(line & f->set_mask) * f->assoc;
+			if (__builtin_expect(((address + size - 1) >> f->line_bits) == line && f->tags[front] == line, 1)) {
+				unsigned meta = f->meta[front];
+				if (__builtin_expect((meta & f->need) == f->want, 1)) {
+					if (__builtin_expect(f->dirty & ~meta, 0))
+						f->meta[front] = (uint8_t)(meta | f->dirty);
+					continue;
+				}
+			}
+			rc = mru_other(s, &m, (sim_access_kind)kind, address, size);
+			if (rc) {
+				rc = plumb_fail(status, EPROTO, "invariant violated after record %zu: %s", i, s->failure);
+				break;
+			}
+		}
+		for (int k = 0; k < SIM_KIND_COUNT; k++)
+			m.references[k] += (packed >> (16 * k)) & 0xffff;
+		if (rc == 0 && i < stop) {
+			/* after the unpacking: a thread switch flushes the counts */
+			rc = mru_special(s, &m, &records[i], i, &thread, status);
+			i++;
+		}
+	}
+	mru_flush(s, &m);
+	return rc;
+}
+
 /* The loop specialised for its options, so the plain case carries no
  * branch for classification or TLBs. */
 static int batch_fast_plain(sim *s, const trace_record *records, size_t n, plumb_status *status)
@@ -448,6 +662,8 @@ static int batch_fast(sim *s, const trace_record *records, size_t n, plumb_statu
 {
 	if (s->config.classify)
 		return batch_fast_classify(s, records, n, status);
+	if (!s->has_tlb && mru_eligible(s))
+		return batch_mru(s, records, n, status);
 	return s->has_tlb ? batch_fast_tlb(s, records, n, status) : batch_fast_plain(s, records, n, status);
 }
 

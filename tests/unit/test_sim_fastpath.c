@@ -32,6 +32,8 @@ static void compare_caches(const sim_cache_stats *a, const sim_cache_stats *b, c
 	cr_assert_eq(a->prefetch_useful, b->prefetch_useful, "%s prefetch useful", what);
 }
 
+static void same_statistics(sim *fast, sim *general, uint32_t cores, bool classify);
+
 static void same_counts(sim_protocol protocol, sim_inclusion inclusion, sim_replacement replacement,
                         sim_prefetcher prefetcher, uint32_t cores, uint64_t seed, bool classify)
 {
@@ -73,6 +75,14 @@ static void same_counts(sim_protocol protocol, sim_inclusion inclusion, sim_repl
 	sim *fast = run_trace(&c, &t);
 	c.check = true;   /* takes the general loop, which checks every transaction */
 	sim *general = run_trace(&c, &t);
+	same_statistics(fast, general, cores, classify);
+	sim_free(fast);
+	sim_free(general);
+	trace_release(&t);
+}
+
+static void same_statistics(sim *fast, sim *general, uint32_t cores, bool classify)
+{
 	const sim_stats *a = sim_statistics(fast), *b = sim_statistics(general);
 	for (int k = 0; k < SIM_KIND_COUNT; k++)
 		cr_assert_eq(a->references[k], b->references[k]);
@@ -109,9 +119,6 @@ static void same_counts(sim_protocol protocol, sim_inclusion inclusion, sim_repl
 		cr_assert_eq(na, nb);
 		cr_assert(memcmp(la, lb, na * sizeof la[0]) == 0, "hot lines differ");
 	}
-	sim_free(fast);
-	sim_free(general);
-	trace_release(&t);
 }
 
 Test(sim_fastpath, counts_what_the_general_path_counts)
@@ -126,4 +133,109 @@ Test(sim_fastpath, counts_what_the_general_path_counts)
 				for (int classify = 0; classify < 2; classify++)
 					same_counts(protocols[p], inclusions[i], policies[r], (sim_prefetcher)(seed % 4),
 					            1 + (uint32_t)(seed % 3), seed, classify == 1);
+}
+
+/* The plain loop for LRU L1s with power-of-two sets checks the front way of
+ * the set (no last-way hint), counts references in a packed register of
+ * 65535 records at most and leaves for modifies, size-0 records and thread
+ * switches: long runs on few lines (fronts hit), lines deeper in their sets,
+ * straddles, misses, every record kind and size, batches longer than 65535
+ * records and batches cut anywhere must all count what the general loop
+ * counts. */
+static sim *run_in_batches(const sim_config *c, const sim_trace *t, uint64_t seed)
+{
+	plumb_status status;
+	sim *s;
+	cr_assert_eq(sim_new(&s, c, &status), 0, "%s", status.message);
+	uint64_t x = seed + 99;
+	for (size_t done = 0; done < t->count;) {
+		size_t n = 1 + next(&x) % 70000;
+		if (n > t->count - done)
+			n = t->count - done;
+		cr_assert_eq(sim_access_batch(s, t->records + done, n, &status), 0, "%s", status.message);
+		done += n;
+	}
+	cr_assert_eq(sim_check(s, &status), 0, "%s", status.message);
+	return s;
+}
+
+static void front_way_case(int variant, uint64_t seed)
+{
+	sim_config c;
+	uint32_t cores = 1 + (uint32_t)(variant % 3);
+	small_config(&c, cores, variant == 3 ? SIM_ESI : variant == 2 ? SIM_MOESI : SIM_MESI);
+	c.classify = false;
+	c.cache[SIM_L1I].size = 1024;
+	c.cache[SIM_L1I].assoc = 2;
+	c.cache[SIM_L1D].size = 2048;
+	c.cache[SIM_L1D].assoc = 4;
+	c.cache[SIM_L2].size = 8192;
+	c.cache[SIM_L3].size = 16384;
+	c.modify = (sim_modify)(seed % 3);
+	switch (variant) {
+	case 1:   /* different L1 lines, a 12-way L1D of 4 sets, accesses cut to 8 bytes */
+		c.cache[SIM_L1I].line = 32;
+		c.cache[SIM_L1D].size = 3072;
+		c.cache[SIM_L1D].assoc = 12;
+		c.max_access_size = 8;
+		break;
+	case 2:   /* a write-through L1D, a next-line prefetcher */
+		c.cache[SIM_L1D].write_back = false;
+		c.prefetch.kind = SIM_PREFETCH_NEXT_LINE;
+		break;
+	case 4:   /* 12 sets: not a power of two, the hinted loop */
+		c.cache[SIM_L1D].size = 1536;
+		c.cache[SIM_L1D].assoc = 2;
+		break;
+	case 5:   /* FIFO L1s: the hinted loop */
+		c.cache[SIM_L1I].replacement = c.cache[SIM_L1D].replacement = SIM_FIFO;
+		c.prefetch.kind = SIM_PREFETCH_STREAM;
+		break;
+	default:
+		break;
+	}
+	sim_trace t = { 0 };
+	uint64_t x = seed * 0x9E3779B97F4A7C15ull + 3, pc = 0x400000, data = 0x10000;
+	uint32_t thread = 0;
+	for (int i = 0; i < 150000; i++) {
+		uint64_t r = next(&x);
+		/* one long single-thread stretch, so a batch passes 65535 records of one thread */
+		if (r % 512 == 0 && (i <= 20000 || i > 100000))
+			thread = (uint32_t)((r >> 8) % (cores + 1));
+		/* ... of which 70000 are fetches alone: a kind's count fills its 16 bits */
+		bool stretch = i > 20000 && i <= 100000, fetches_only = i > 30000 && i <= 100000;
+		unsigned pick = fetches_only ? 0 : i == 30000 ? 15 : (unsigned)(r >> 12) % 16;
+		if (pick < 9) {
+			/* instructions: mostly the next one, sometimes a jump in a 4 KiB loop */
+			pc = (r >> 20) % 16 == 0 ? 0x400000 + ((r >> 24) % 4096) : pc + 1 + (r >> 28) % 7;
+			trace_add(&t, thread, TRACE_INSTRUCTION, pc, (uint16_t)(1 + (r >> 32) % 7));
+		} else {
+			/* data: near the last reference, sometimes anywhere in 12 KiB */
+			data = (r >> 20) % 8 == 0 ? 0x10000 + ((r >> 24) % 12288) : data + (r >> 36) % 24 - 8;
+			/* modifies and size 0 leave the inner loop: none in the stretch */
+			trace_kind kind = pick < 13 ? TRACE_READ : pick < 15 || stretch ? TRACE_WRITE : TRACE_MODIFY;
+			if (i == 30000)
+				kind = TRACE_MODIFY;   /* the fetches start a fresh count */
+			uint16_t size = (r >> 44) % 64 == 0 && !stretch ? 0 : (uint16_t)(1u << ((r >> 50) % 7));
+			trace_add(&t, thread, kind, data, size);
+		}
+	}
+	c.check = false;
+	sim *one = run_trace(&c, &t);
+	sim *cut = run_in_batches(&c, &t, seed);
+	c.check = true;
+	sim *general = run_trace(&c, &t);
+	same_statistics(one, general, cores, false);
+	same_statistics(cut, general, cores, false);
+	sim_free(one);
+	sim_free(cut);
+	sim_free(general);
+	trace_release(&t);
+}
+
+Test(sim_fastpath, front_way_loop_counts_what_the_general_path_counts)
+{
+	for (int variant = 0; variant < 6; variant++)
+		for (uint64_t seed = 1; seed <= 3; seed++)
+			front_way_case(variant, seed + 10 * (uint64_t)variant);
 }
