@@ -273,6 +273,8 @@ typedef struct validate_options {
 	size_t size_count;
 	uint64_t max_size;                /* cap of the default suites; 0 = per-benchmark */
 	const char *sim_preset;           /* NULL = "host" */
+	const char *const *sim_settings;  /* "key=value" simulator settings applied after the preset */
+	size_t sim_setting_count;
 	int counted_cpu;                  /* CPU of the counted thread; -1 = the first allowed.
 	                                     The thesis ran each case once per processor (P0, P1). */
 	const char *valgrind;             /* program name/path; NULL = "valgrind" */
@@ -282,6 +284,9 @@ typedef struct validate_options {
 } validate_options;
 
 void validate_options_default(validate_options *o);
+/* "preset NAME" and the simulator settings after it, e.g. "preset host,
+ * prefetch=stream" (cut to length with "..."). */
+void validate_sim_detail(const validate_options *o, char *text, size_t length);
 
 typedef struct validate_results {
 	validate_machine machine;

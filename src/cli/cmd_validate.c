@@ -15,13 +15,14 @@
 #include <gnu/libc-version.h>
 #include <sys/utsname.h>
 #include "plumb/parse.h"
+#include "plumb/sim.h"
 #include "plumb/topology.h"
 #include "plumb/validate.h"
 
 const char cmd_validate_summary[] = "check counters against microbenchmarks with predicted counts";
 
 enum {
-	OPT_BACKEND = 0x2001, OPT_RUNS, OPT_SIZES, OPT_MAX_SIZE, OPT_PRESET, OPT_DIR, OPT_PLOT_FORMAT,
+	OPT_BACKEND = 0x2001, OPT_RUNS, OPT_SIZES, OPT_MAX_SIZE, OPT_PRESET, OPT_SIM_SET, OPT_DIR, OPT_PLOT_FORMAT,
 	OPT_VALGRIND, OPT_LIST, OPT_CASES, OPT_NO_PROGRESS, OPT_EXEC, OPT_EXEC_SIZE, OPT_EXEC_PAD,
 	OPT_EXEC_BASE, OPT_EXEC_TRIPS, OPT_FIND_PADDING, OPT_BASE_OFFSET, OPT_PAIRS, OPT_THRESHOLD, OPT_CPU,
 	OPT_VERIFICATION, OPT_NO_RECORD
@@ -67,7 +68,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 	        "usage: plumb validate [EVENTS|BENCHMARKS|all] [--backend LIST] [--runs R] [--sizes LIST]\n"
-	        "                      [--max-size N] [--sim-preset NAME] [-d DIR] [--plot-format png|svg]\n"
+	        "                      [--max-size N] [--sim-preset NAME] [--sim-set KEY=VALUE]...\n"
+	        "                      [-d DIR] [--plot-format png|svg]\n"
 	        "                      [--cases] [--csv | --json] [-o FILE]\n\n"
 	        "Runs validation microbenchmarks whose event counts have a closed form (seeds\n"
 	        "000 and 003), R times each in fresh processes, reads them through perf_event\n"
@@ -83,6 +85,8 @@ static void usage(FILE *f)
 	        "                      each benchmark's maximum, plus 1000-steps for capacity suites)\n"
 	        "  --max-size N        cap of the default suites (default per benchmark)\n"
 	        "  --sim-preset NAME   simulator preset (default host)\n"
+	        "  --sim-set KEY=VALUE a simulator setting after the preset (repeatable), e.g.\n"
+	        "                      prefetch=stream to see a prefetcher hide the stride misses\n"
 	        "  --cpu N             run the counted thread on CPU N (default the first allowed;\n"
 	        "                      the thesis compared P0 and P1 this way)\n"
 	        "  -d, --output-dir D  write D/validate.csv, D/validate.json (every raw run) and\n"
@@ -287,6 +291,9 @@ static void add_machine_meta(output_report *r, const validate_results *results, 
 	output_meta_real(r, "seconds", results->seconds);
 	output_meta_integer(r, "process_runs", (int64_t)results->total_runs);
 	output_meta_text(r, "sim_preset", o->sim_preset ? o->sim_preset : "host");
+	char settings[512];
+	validate_sim_detail(o, settings, sizeof settings);
+	output_meta_text(r, "simulator", settings);
 	const validate_thresholds *t = &o->thresholds;
 	char rules[512];
 	snprintf(rules, sizeof rules,
@@ -368,6 +375,7 @@ int cmd_validate(int argc, char **argv)
 		{ "sizes", required_argument, 0, OPT_SIZES },
 		{ "max-size", required_argument, 0, OPT_MAX_SIZE },
 		{ "sim-preset", required_argument, 0, OPT_PRESET },
+		{ "sim-set", required_argument, 0, OPT_SIM_SET },
 		{ "output-dir", required_argument, 0, 'd' },
 		{ "plot-format", required_argument, 0, OPT_PLOT_FORMAT },
 		{ "valgrind", required_argument, 0, OPT_VALGRIND },
@@ -393,6 +401,8 @@ int cmd_validate(int argc, char **argv)
 	validate_options_default(&o);
 	o.progress = true;
 	uint64_t sizes[64];
+	const char *sim_settings[32];
+	size_t sim_setting_count = 0;
 	const char *directory = NULL, *plot_format = "png", *exec = NULL;
 	uint64_t exec_size = 1, exec_pad = 0, exec_base = 0, exec_trips = 10;
 	bool have_pad = false, have_base = false, list = false, cases = false, padding = false;
@@ -426,6 +436,21 @@ int cmd_validate(int argc, char **argv)
 				return cli_usage_error("validate", "--max-size: %s", status.message);
 			break;
 		case OPT_PRESET: o.sim_preset = optarg; break;
+		case OPT_SIM_SET: {
+			/* checked now, against the default configuration, so a bad key
+			 * is one usage error and not a failure in every simulated case */
+			sim_config check;
+			sim_config_default(&check);
+			if (sim_config_assign(&check, optarg, &status) != 0)
+				return cli_usage_error("validate", "--sim-set: %s", status.message);
+			if (sim_setting_count == sizeof sim_settings / sizeof sim_settings[0])
+				return cli_usage_error("validate", "--sim-set: at most %zu settings",
+				                       sizeof sim_settings / sizeof sim_settings[0]);
+			sim_settings[sim_setting_count++] = optarg;
+			o.sim_settings = sim_settings;
+			o.sim_setting_count = sim_setting_count;
+			break;
+		}
 		case 'd': directory = optarg; break;
 		case OPT_PLOT_FORMAT:
 			if (strcmp(optarg, "png") && strcmp(optarg, "svg"))

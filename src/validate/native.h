@@ -19,10 +19,13 @@ int validate_native_probe(const validate_benchmark *benchmark, validate_native_s
                           plumb_status *status);
 
 /* Simulates one case: values[e] for each event the simulator models (NaN
- * otherwise, with reasons[e]).  Returns -1 when the simulator is missing or
- * fails (status says why). */
+ * otherwise, with reasons[e]), with the preset (NULL = host) and then the
+ * "key=value" settings (e.g. prefetch=stream, to see what a prefetcher does
+ * to a prediction).  Returns -1 when the simulator is missing or fails
+ * (status says why). */
 int validate_simulate(const validate_benchmark *benchmark, const validate_params *params,
-                      const char *preset, double values[VALIDATE_MAX_EVENTS],
+                      const char *preset, const char *const *settings, size_t setting_count,
+                      double values[VALIDATE_MAX_EVENTS],
                       char reasons[VALIDATE_MAX_EVENTS][PLUMB_MESSAGE_MAX], plumb_status *status);
 /* True when this plumb was built with the simulator. */
 bool validate_simulator_available(char *reason, size_t length);

@@ -25,6 +25,15 @@ void validate_options_default(validate_options *o)
 	validate_thresholds_default(&o->thresholds);
 }
 
+void validate_sim_detail(const validate_options *o, char *text, size_t length)
+{
+	if (length == 0) return;
+	size_t used = (size_t)snprintf(text, length, "preset %s", o->sim_preset ? o->sim_preset : "host");
+	for (size_t i = 0; i < o->sim_setting_count && used < length; i++)
+		used += (size_t)snprintf(text + used, length - used, ", %s", o->sim_settings[i]);
+	if (used >= length && length > 4) memcpy(text + length - 4, "...", 4);
+}
+
 const char *validate_source_name(validate_source s)
 {
 	switch (s) {
@@ -240,7 +249,7 @@ static int run_simulator(benchmark_plan *plan, const validate_options *o, valida
 	for (int e = 0; e < b->event_count; e++) {
 		if (!(plan->events & (1u << e))) continue;
 		validate_series *series = plan->series[e][VALIDATE_SOURCE_SIMULATOR];
-		snprintf(series->detail, sizeof series->detail, "preset %s", o->sim_preset ? o->sim_preset : "host");
+		validate_sim_detail(o, series->detail, sizeof series->detail);
 		if (!available) unsupported(series, "%s", reason);
 		else if (b->events[e].sim == VALIDATE_SIM_NONE)
 			unsupported(series, "the simulator does not model %s", b->events[e].name);
@@ -252,7 +261,8 @@ static int run_simulator(benchmark_plan *plan, const validate_options *o, valida
 		double values[VALIDATE_MAX_EVENTS];
 		char reasons[VALIDATE_MAX_EVENTS][PLUMB_MESSAGE_MAX];
 		plumb_status status;
-		int rc = validate_simulate(b, &plan->params[i], o->sim_preset, values, reasons, &status);
+		int rc = validate_simulate(b, &plan->params[i], o->sim_preset, o->sim_settings, o->sim_setting_count,
+		                           values, reasons, &status);
 		if (bar) progress_step(bar, bar->done + 1);
 		for (int e = 0; e < b->event_count; e++) {
 			if (!(plan->events & (1u << e))) continue;

@@ -91,7 +91,8 @@ bool validate_simulator_available(char *reason, size_t length)
 }
 
 int validate_simulate(const validate_benchmark *benchmark, const validate_params *params,
-                      const char *preset, double values[VALIDATE_MAX_EVENTS],
+                      const char *preset, const char *const *settings, size_t setting_count,
+                      double values[VALIDATE_MAX_EVENTS],
                       char reasons[VALIDATE_MAX_EVENTS][PLUMB_MESSAGE_MAX], plumb_status *status)
 {
 	for (int e = 0; e < VALIDATE_MAX_EVENTS; e++) {
@@ -109,6 +110,8 @@ int validate_simulate(const validate_benchmark *benchmark, const validate_params
 	if (!any || !benchmark->emit) return 0;
 	sim_config config;
 	if (sim_preset(&config, preset ? preset : "host", status) != 0) return -1;
+	for (size_t i = 0; i < setting_count; i++)
+		if (sim_config_assign(&config, settings[i], status) != 0) return -1;
 	config.cores = (uint32_t)(benchmark->threads > 1 ? benchmark->threads : 1);
 	/* A DTLB for the page events when the preset has none; compulsory
 	 * (first-touch) misses need the classification tables. */
@@ -139,12 +142,15 @@ bool validate_simulator_available(char *reason, size_t length)
 }
 
 int validate_simulate(const validate_benchmark *benchmark, const validate_params *params,
-                      const char *preset, double values[VALIDATE_MAX_EVENTS],
+                      const char *preset, const char *const *settings, size_t setting_count,
+                      double values[VALIDATE_MAX_EVENTS],
                       char reasons[VALIDATE_MAX_EVENTS][PLUMB_MESSAGE_MAX], plumb_status *status)
 {
 	(void)benchmark;
 	(void)params;
 	(void)preset;
+	(void)settings;
+	(void)setting_count;
 	(void)values;
 	(void)reasons;
 	return plumb_fail(status, ENOTSUP, "this plumb was built without the simulator (plumb/sim.h)");

@@ -40,6 +40,8 @@ Test(validate_cli, bad_input_is_one_line_and_exit_2)
 		{ "validate", "--sizes", "1,x", NULL },
 		{ "validate", "--plot-format", "gif", NULL },
 		{ "validate", "--bogus", NULL, NULL },
+		{ "validate", "--sim-set", "prefetch=psychic", NULL },
+		{ "validate", "--sim-set", "l1d.size", NULL },
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		cli_run r = cli_run_plumb(NULL, cases[i]);
@@ -160,5 +162,17 @@ Test(validate_cli, padding_sweep_finds_the_page_start, .timeout = 120)
 	r = cli_run_plumbv(NULL, "validate", "--find-padding", "--base-offset", "688", "--pairs", "2", NULL);
 	cr_assert_eq(r.exit_code, 0, "%s", r.err);
 	cr_expect(strstr(r.out, "3404") != NULL);
+	cli_run_free(&r);
+}
+
+/* --sim-set reaches the simulated column: the stride control's L1D misses
+ * fall to one with stream buffers, as the thesis saw on hardware. */
+Test(validate_cli, sim_settings_reach_the_simulator)
+{
+	cli_run r = cli_run_plumbv(NULL, "validate", "stride", "--backend", "sim", "--sizes", "10,100,1000", "--sim-set",
+	                           "prefetch=stream", "--cases", "--no-progress", "--csv", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	cr_expect(strstr(r.out, "preset host, prefetch=stream"), "%s", r.out);
+	cr_expect(strstr(r.out, "PAPI_L1_DCM,stride,simulator,multiplicative"), "%s", r.out);
 	cli_run_free(&r);
 }
