@@ -88,3 +88,33 @@ Test(validate_sim, stream_buffers_hide_the_stride_misses_as_the_thesis_saw)
 	cr_assert_neq(validate_simulate(b, &p, "host", bad, 1, values, reasons, &status), 0);
 	cr_expect(strstr(status.message, "psychic") != NULL, "%s", status.message);
 }
+
+Test(validate_sim, the_thesis_hypothesis_as_a_switch)
+{
+	/* Seed 000: "shared data is not prefetched", so the shared benchmark's
+	 * misses are exact even on a machine that prefetches.  With stream
+	 * buffers that skip lines another core holds (unshared_only) the
+	 * simulated shared benchmark is exact while its control (nothing
+	 * shared) still loses its misses to the buffers; with buffers that do
+	 * not care, the shared benchmark loses them too. */
+	char reason[256];
+	if (!validate_simulator_available(reason, sizeof reason)) cr_skip_test("%s", reason);
+	validate_machine machine;
+	validate_machine_default(&machine);
+	const validate_benchmark *shared = validate_benchmark_find("shared");
+	const validate_benchmark *control = validate_benchmark_find("shared-control");
+	const char *skipping[] = { "prefetch=stream", "prefetch.unshared_only=yes" };
+	const char *blind[] = { "prefetch=stream" };
+	double values[VALIDATE_MAX_EVENTS];
+	char reasons[VALIDATE_MAX_EVENTS][PLUMB_MESSAGE_MAX];
+	plumb_status status;
+	validate_params p;
+	validate_params_init(&p, shared, &machine, 1000);
+	cr_assert_eq(validate_simulate(shared, &p, "host", skipping, 2, values, reasons, &status), 0, "%s", status.message);
+	cr_expect_eq(values[0], 1000, "shared, unshared_only: L1D misses %g", values[0]);
+	cr_assert_eq(validate_simulate(shared, &p, "host", blind, 1, values, reasons, &status), 0, "%s", status.message);
+	cr_expect_lt(values[0], 10, "shared, blind buffers: L1D misses %g", values[0]);
+	validate_params_init(&p, control, &machine, 1000);
+	cr_assert_eq(validate_simulate(control, &p, "host", skipping, 2, values, reasons, &status), 0, "%s", status.message);
+	cr_expect_lt(values[0], 10, "control: L1D misses %g", values[0]);
+}
