@@ -7,6 +7,7 @@
  * usually "the last fetch" and costs no byte, and thread and time appear only
  * when present or changed.  Typical lackey traces need 2-3 bytes a record
  * before zstd, so decoding is a tight byte loop. */
+#include <stddef.h>
 #include <string.h>
 #include "trace/trace_internal.h"
 
@@ -218,20 +219,134 @@ decode_one(trace_codec_state *state, const unsigned char *p, trace_record *r, co
 	return p;
 }
 
+/* The common record has no control byte and a size code.  For its header
+ * byte h, RECORD_TAIL(h) is the 32 bits of the decoded trace_record after
+ * the thread (size, kind, flags), and 0 for a header that needs decode_one.
+ * The sizes are size_of_code's: 1-7 bytes for a fetch, 1 << (code - 1) for
+ * data. */
+#define HEADER_CODE(h) (((h) & TRACE_CODE_SIZE_MASK) >> TRACE_CODE_SIZE_SHIFT)
+#define HEADER_SIZE(h) (((h) & TRACE_CODE_KIND_MASK) == TRACE_INSTRUCTION ? HEADER_CODE(h) : \
+                        HEADER_CODE(h) == 0 ? 0u : 1u << ((HEADER_CODE(h) - 1) & 7))
+#define RECORD_TAIL(h) (((h) & TRACE_CODE_EXTENDED) || HEADER_SIZE(h) == 0 ? 0u : \
+                        HEADER_SIZE(h) | ((h) & TRACE_CODE_KIND_MASK) << 16 | \
+                        ((h) & TRACE_CODE_LAST_FETCH ? (unsigned)TRACE_HAS_INSTRUCTION_ADDRESS << 24 : 0u))
+#define TAIL4(h) RECORD_TAIL(h), RECORD_TAIL((h) + 1), RECORD_TAIL((h) + 2), RECORD_TAIL((h) + 3)
+#define TAIL16(h) TAIL4(h), TAIL4((h) + 4), TAIL4((h) + 8), TAIL4((h) + 12)
+#define TAIL64(h) TAIL16(h), TAIL16((h) + 16), TAIL16((h) + 32), TAIL16((h) + 48)
+static const uint32_t record_tail[256] = { TAIL64(0u), TAIL64(64u), TAIL64(128u), TAIL64(192u) };
+
+_Static_assert(offsetof(trace_record, thread) == 24 && offsetof(trace_record, size) == 28 &&
+               offsetof(trace_record, kind) == 30 && offsetof(trace_record, flags) == 31 &&
+               sizeof(trace_record) == 32, "decode_run writes a trace_record as four 64-bit words");
+
+/* Everything but the common record, out of line so the common loop keeps
+ * its values in registers. */
+static __attribute__((noinline)) const unsigned char *
+decode_other(trace_codec_state *state, const unsigned char *p, trace_record *r, const char **error)
+{
+	return decode_one(state, p, r, error);
+}
+
+/* The common records from locals (the compiler cannot keep the state in
+ * registers across the record stores, which may alias it) without a branch
+ * on the kind: the four predictors are one array indexed by stream and
+ * pick, and the last fetch and the instruction address are selected, not
+ * branched to.  Only a multi-byte address delta branches.  Other records
+ * go through decode_other with the state written back.  While a whole
+ * worst-case record is in reach, no bounds checks.  *failed on an error. */
+#if defined(__GNUC__) && !defined(__clang__)
+/* gcc 12 otherwise pairs last_fetch and last_iaddr in one vector register
+ * (they are stored side by side at the end) and shuffles it every record. */
+__attribute__((optimize("no-tree-slp-vectorize")))
+#endif
+static size_t decode_run(trace_codec_state *state, const unsigned char **cursor, const unsigned char *end,
+                         trace_record *records, size_t count, const char **error, bool *failed)
+{
+	const unsigned char *p = *cursor;
+	const unsigned char *safe_end = end - TRACE_NATIVE_RECORD_MAX_BYTES;
+	uint64_t fetch0 = state->fetch[0], fetch1 = state->fetch[1], data0 = state->data[0], data1 = state->data[1];
+	uint64_t last_fetch = state->last_fetch_address, last_iaddr = state->last_instruction_address;
+	uint64_t thread = state->thread;
+	size_t i = 0;
+	for (; i < count && p <= safe_end; i++) {
+		unsigned header = p[0];
+		uint64_t tail = record_tail[header];
+		if (__builtin_expect(tail == 0, 0)) {
+			state->fetch[0] = fetch0;
+			state->fetch[1] = fetch1;
+			state->data[0] = data0;
+			state->data[1] = data1;
+			state->last_fetch_address = last_fetch;
+			state->last_instruction_address = last_iaddr;
+			state->thread = (uint32_t)thread;
+			const unsigned char *next = decode_other(state, p, &records[i], error);
+			if (!next) {
+				*failed = true;
+				break;
+			}
+			p = next;
+			fetch0 = state->fetch[0];
+			fetch1 = state->fetch[1];
+			data0 = state->data[0];
+			data1 = state->data[1];
+			last_fetch = state->last_fetch_address;
+			last_iaddr = state->last_instruction_address;
+			thread = state->thread;
+			continue;
+		}
+		uint64_t value;
+		const unsigned char *next = get_varint(p + 1, &value);
+		if (__builtin_expect(!next, 0)) {
+			*error = "bad address delta";
+			*failed = true;
+			break;
+		}
+		p = next;
+		uint64_t delta = unzigzag(value), address;
+		if ((header & TRACE_CODE_KIND_MASK) == TRACE_INSTRUCTION) {
+			if (header & TRACE_CODE_PREDICTOR)
+				address = fetch1 += delta;
+			else
+				address = fetch0 += delta;
+			last_fetch = address;
+		} else {
+			if (header & TRACE_CODE_PREDICTOR)
+				address = data1 += delta;
+			else
+				address = data0 += delta;
+		}
+		uint64_t instruction_address = 0;
+		if (header & TRACE_CODE_LAST_FETCH)
+			instruction_address = last_iaddr = last_fetch;
+		uint64_t *out = (uint64_t *)(void *)&records[i];
+		out[0] = address;
+		out[1] = instruction_address;
+		out[2] = 0;
+		out[3] = thread | tail << 32;
+	}
+	state->fetch[0] = fetch0;
+	state->fetch[1] = fetch1;
+	state->data[0] = data0;
+	state->data[1] = data1;
+	state->last_fetch_address = last_fetch;
+	state->last_instruction_address = last_iaddr;
+	state->thread = (uint32_t)thread;
+	*cursor = p;
+	return i;
+}
+
 size_t trace_codec_decode(trace_codec_state *state, const unsigned char **cursor, const unsigned char *end,
                           trace_record *records, size_t count, const char **error)
 {
 	const unsigned char *p = *cursor;
 	size_t i = 0;
-	/* Fast path: while a whole worst-case record is in reach, no bounds checks. */
-	while (i < count && (size_t)(end - p) >= TRACE_NATIVE_RECORD_MAX_BYTES) {
-		const unsigned char *next = decode_one(state, p, &records[i], error);
-		if (!next) {
+	if ((size_t)(end - p) >= TRACE_NATIVE_RECORD_MAX_BYTES) {
+		bool failed = false;
+		i = decode_run(state, &p, end, records, count, error, &failed);
+		if (failed) {
 			*cursor = p;
 			return i;
 		}
-		p = next;
-		i++;
 	}
 	/* The last few records: decode from a zero-padded copy, then check that
 	 * the record really ended inside the payload. */

@@ -271,3 +271,58 @@ Test(trace_native, worked_example_payload)
 	cr_assert_eq(n, sizeof expect);
 	cr_assert_arr_eq(out, expect, sizeof expect);
 }
+
+/* The decoder takes common records (no control byte, a size code) in a
+ * loop of its own and hands the others to the general one: every mix of
+ * the two, decoded in pieces of any count (so each piece starts in either
+ * loop, near the end too, where records are decoded from a padded copy),
+ * gives back the records encoded. */
+Test(trace_native, decoding_in_pieces_gives_the_records_encoded)
+{
+	enum { COUNT = 6000 };
+	trace_record *in = calloc(COUNT, sizeof *in), *out = calloc(COUNT, sizeof *out);
+	unsigned char *payload = malloc(COUNT * TRACE_NATIVE_RECORD_MAX_BYTES);
+	cr_assert(in && out && payload);
+	trace_test_records(in, COUNT, 7);
+	/* runs of common records between the random ones: fetches one after
+	 * the other, reads and writes near them, both predictors */
+	for (size_t i = 0; i < COUNT; i++) {
+		if (i % 100 >= 60)
+			continue;
+		trace_record *r = &in[i];
+		memset(r, 0, sizeof *r);
+		r->kind = (uint8_t)(i % 3 == 0 ? TRACE_INSTRUCTION : i % 3 == 1 ? TRACE_READ : TRACE_WRITE);
+		r->address = r->kind == TRACE_INSTRUCTION ? 0x401000 + 3 * i : (i % 2 ? 0x7ff000 : 0x601000) + 8 * (i % 50);
+		r->size = r->kind == TRACE_INSTRUCTION ? 3 : 8;
+		r->thread = 0;
+		if (i % 7) {
+			r->flags = TRACE_HAS_INSTRUCTION_ADDRESS;
+			r->instruction_address = r->kind == TRACE_INSTRUCTION ? r->address : 0x401000 + 3 * (i - i % 3);
+		}
+	}
+	trace_codec_state state;
+	trace_codec_reset(&state);
+	size_t bytes = 0;
+	for (size_t i = 0; i < COUNT; i++)
+		bytes += trace_codec_encode(&state, &in[i], payload + bytes);
+	static const size_t pieces[] = { COUNT, 1, 2, 3, 7, 64, 1000 };
+	for (size_t k = 0; k < sizeof pieces / sizeof pieces[0]; k++) {
+		memset(out, 0xa5, COUNT * sizeof *out);
+		trace_codec_reset(&state);
+		const unsigned char *cursor = payload;
+		size_t done = 0;
+		while (done < COUNT) {
+			size_t want = COUNT - done < pieces[k] ? COUNT - done : pieces[k];
+			const char *error = NULL;
+			size_t got = trace_codec_decode(&state, &cursor, payload + bytes, out + done, want, &error);
+			cr_assert_eq(got, want, "pieces of %zu: record %zu: %s", pieces[k], done + got, error ? error : "");
+			done += got;
+		}
+		cr_assert_eq(cursor, payload + bytes);
+		for (size_t i = 0; i < COUNT; i++)
+			cr_assert(trace_test_records_equal(&in[i], &out[i]), "pieces of %zu: record %zu differs", pieces[k], i);
+	}
+	free(in);
+	free(out);
+	free(payload);
+}
