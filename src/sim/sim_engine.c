@@ -105,9 +105,9 @@ static void private_set_state(sim *s, uint32_t core, uint64_t granule, unsigned 
 	}
 	FOR_LINES_IN_GRANULE(s, &k->cache[SIM_L1D], granule, w, { set_state_in(&k->cache[SIM_L1D], w, state); });
 	FOR_LINES_IN_GRANULE(s, &k->cache[SIM_L1I], granule, w, { set_state_in(&k->cache[SIM_L1I], w, state); });
-	uint8_t *buffered;
-	if (!s->has_l2 && sim_stream_find(s, k, granule, &buffered))
-		*buffered = (uint8_t)state;
+	long slot = s->has_l2 ? -1 : sim_stream_slot(s, k, granule);
+	if (slot >= 0)
+		k->buffer_states[slot] = (uint8_t)state;
 }
 
 /* Removes every private copy; returns whether any was dirty. */
@@ -1021,19 +1021,24 @@ bool sim_line_held_elsewhere(const sim *s, uint32_t core, uint64_t granule)
 	return d && (d->sharers & ~(1ull << core)) != 0;
 }
 
-void sim_prefetch_line(sim *s, uint32_t core, uint64_t line)
+/* One prefetch of line (an L1D line number): a read below the L1 that
+ * counts at the levels below only.  Into the L1D (next-line, stride), the
+ * line is installed first, tagged, so its victim leaves before the fetch as
+ * on a demand miss; for a stream buffer the caller keeps it.  False when it
+ * is not fetched: out of the address space, in the L1D already, or held by
+ * another core with unshared_only. */
+static bool prefetch(sim *s, uint32_t core, uint64_t line, bool into_l1, unsigned *state)
 {
-	sim_core *k = &s->core[core];
-	sim_cache *l1 = &k->cache[SIM_L1D];
+	sim_cache *l1 = &s->core[core].cache[SIM_L1D];
 	/* a stream running off either end of the address space stops there */
 	if (line > (UINT64_MAX >> l1->line_bits) || sim_cache_find(l1, line) >= 0)
-		return;
+		return false;
 	uint64_t address = line << l1->line_bits;
 	uint64_t granule = granule_of(s, address);
 	sim_prefetch_stats *ps = &s->stats.core[core].prefetch;
 	if (s->config.prefetch.unshared_only && sim_line_held_elsewhere(s, core, granule)) {
 		ps->skipped_shared++;
-		return;
+		return false;
 	}
 	ps->issued++;
 	reference r;
@@ -1045,48 +1050,31 @@ void sim_prefetch_line(sim *s, uint32_t core, uint64_t line)
 	r.prefetch = true;
 	sim_thread_stats *saved = s->current_thread;
 	s->current_thread = NULL;
-	size_t w = l1_install(s, core, SIM_L1D, line, META_PREFETCHED);
-	unsigned state = fetch_below_l1(s, &r, address, false);
-	long again = sim_cache_find(l1, line);
-	if (again >= 0)
-		set_state_in(l1, again, state);
-	(void)w;
-	s->stats.core[core].cache[SIM_L1D].prefetch_fills++;
-	/* Prefetches count at the levels below the L1 (they are references
-	 * there), not at the L1 itself. */
-	r.reached[LEVEL_FIRST] = false;
-	r.missed[LEVEL_FIRST] = false;
-	finish_reference(s, &r, SIM_L1D);
+	if (into_l1)
+		l1_install(s, core, SIM_L1D, line, META_PREFETCHED);
+	*state = fetch_below_l1(s, &r, address, false);
+	if (into_l1) {
+		long w = sim_cache_find(l1, line);
+		if (w >= 0)   /* else lost to a back-invalidation meanwhile */
+			set_state_in(l1, w, *state);
+		s->stats.core[core].cache[SIM_L1D].prefetch_fills++;
+	}
+	finish_reference(s, &r, SIM_L1D);   /* r never reached the L1: counted below it only */
 	s->current_thread = saved;
-	if (s->config.check)
+	if (into_l1 && s->config.check)
 		sim_check_line(s, granule);
+	return true;
+}
+
+void sim_prefetch_line(sim *s, uint32_t core, uint64_t line)
+{
+	unsigned state;
+	prefetch(s, core, line, true, &state);
 }
 
 bool sim_prefetch_fetch(sim *s, uint32_t core, uint64_t line, unsigned *state)
 {
-	sim_cache *l1 = &s->core[core].cache[SIM_L1D];
-	if (line > (UINT64_MAX >> l1->line_bits) || sim_cache_find(l1, line) >= 0)
-		return false;
-	uint64_t address = line << l1->line_bits;
-	sim_prefetch_stats *ps = &s->stats.core[core].prefetch;
-	if (s->config.prefetch.unshared_only && sim_line_held_elsewhere(s, core, granule_of(s, address))) {
-		ps->skipped_shared++;
-		return false;
-	}
-	ps->issued++;
-	reference r;
-	memset(&r, 0, sizeof r);
-	r.core = core;
-	r.kind = SIM_READ;
-	r.address = address;
-	r.size = 1;
-	r.prefetch = true;
-	sim_thread_stats *saved = s->current_thread;
-	s->current_thread = NULL;
-	*state = fetch_below_l1(s, &r, address, false);
-	finish_reference(s, &r, SIM_L1D);   /* counted below the L1 only: it never reached it */
-	s->current_thread = saved;
-	return true;
+	return prefetch(s, core, line, false, state);
 }
 
 void sim_stream_release(sim *s, uint32_t core, uint64_t line, unsigned state)

@@ -156,31 +156,28 @@ void sim_cache_invalidate(sim_cache *c, size_t way);
 
 /* ----------------------------------------------------------- prefetcher */
 
-/* The stride prefetcher's tracker: it follows a demand stream and keeps
- * `depth` lines ahead of it, at its stride, in the L1D. */
-typedef struct sim_stride_tracker {
-	uint64_t last_line;     /* the last demand line of the stream */
+/* Where a prefetch stream is: the last demand line that followed it, its
+ * stride, and the furthest position examined for prefetching.  The stride
+ * prefetcher keeps `depth` lines ahead of last_line in the L1D; a stream
+ * buffer keeps them in its ring. */
+typedef struct sim_stream_position {
+	uint64_t last_line;
 	int64_t stride;         /* in lines */
-	uint64_t ahead;         /* the furthest line prefetched */
+	uint64_t ahead;
 	uint64_t last_use;
 	bool valid;
-} sim_stride_tracker;
+} sim_stream_position;
 
-/* A Jouppi stream buffer: a FIFO of `depth` slots holding lines fetched
- * ahead of a demand stream at its stride, beside the L1D.  Slots run from
- * `head` for `count` (ring order is stream order); a slot whose line was
- * taken away by coherence or an eviction below holds SIM_NO_TAG (a hole).
- * The line's coherence state is the L2's when there is an L2, else the
- * slot's own `state`. */
+/* A Jouppi stream buffer's FIFO: `depth` slots holding the lines fetched
+ * ahead of its stream (position i of the core goes with buffer i).  Slots
+ * run from `head` for `count` (ring order is stream order); a slot whose
+ * line was taken away by coherence or an eviction below holds SIM_NO_TAG (a
+ * hole).  The line's coherence state is the L2's when there is an L2, else
+ * the slot's own `state`. */
 typedef struct sim_stream_buffer {
 	uint64_t *line;         /* depth slots */
 	uint8_t *state;
 	uint32_t head, count;
-	int64_t stride;         /* in lines */
-	uint64_t last_line;     /* the last demand line of the stream */
-	uint64_t ahead;         /* the furthest position examined for prefetching */
-	uint64_t last_use;
-	bool valid;
 } sim_stream_buffer;
 
 /* ------------------------------------------------------------------ sim */
@@ -199,8 +196,8 @@ typedef struct sim_core {
 	sim_cache cache[3];     /* L1I, L1D, L2 */
 	sim_cache tlb[SIM_TLB_COUNT];
 	sim_table invalidated;  /* line -> sim_invalidation_record (classify) */
-	sim_stride_tracker *trackers;   /* stride prefetcher */
-	sim_stream_buffer *buffers;     /* stream buffers */
+	sim_stream_position *streams;   /* stride prefetcher and stream buffers */
+	sim_stream_buffer *buffers;     /* stream buffers (one per stream) */
 	uint64_t *buffer_lines;         /* streams * depth slots, shared by the buffers */
 	uint8_t *buffer_states;
 	uint32_t buffered;              /* lines held by all buffers (a lookup skips empty ones) */
@@ -258,8 +255,9 @@ void sim_prefetch_after_prefetched_hit(sim *s, uint32_t core, uint64_t line);
  * reference is complete. */
 bool sim_stream_take(sim *s, uint32_t core, uint64_t line, unsigned *state);
 void sim_stream_after_hit(sim *s, uint32_t core, uint64_t line);
-/* The slot holding line in one of core's buffers, or NULL (buffered counts first). */
-uint64_t *sim_stream_find(const sim *s, sim_core *k, uint64_t line, uint8_t **state);
+/* The slot holding line in one of core's buffers (an index into
+ * buffer_lines), or -1. */
+long sim_stream_slot(const sim *s, const sim_core *k, uint64_t line);
 /* The state of line in core's buffers (I when none holds it). */
 unsigned sim_stream_state(const sim *s, const sim_core *k, uint64_t line);
 /* Coherence and the L2 took the granule away: its buffered lines go. */

@@ -23,10 +23,11 @@
 int sim_prefetch_init(sim *s, sim_core *core)
 {
 	const sim_prefetch_config *p = &s->config.prefetch;
-	if (p->kind == SIM_PREFETCH_STRIDE) {
-		core->trackers = calloc(p->streams, sizeof *core->trackers);
-		return core->trackers ? 0 : -1;
-	}
+	if (p->kind != SIM_PREFETCH_STRIDE && p->kind != SIM_PREFETCH_STREAM)
+		return 0;
+	core->streams = calloc(p->streams, sizeof *core->streams);
+	if (!core->streams)
+		return -1;
 	if (p->kind != SIM_PREFETCH_STREAM)
 		return 0;
 	size_t slots = (size_t)p->streams * p->depth;
@@ -46,98 +47,111 @@ int sim_prefetch_init(sim *s, sim_core *core)
 
 void sim_prefetch_free(sim_core *core)
 {
-	free(core->trackers);
+	free(core->streams);
 	free(core->buffers);
 	free(core->buffer_lines);
 	free(core->buffer_states);
-	core->trackers = NULL;
+	core->streams = NULL;
 	core->buffers = NULL;
 	core->buffer_lines = NULL;
 	core->buffer_states = NULL;
 }
 
-/* ------------------------------------------------------ stride trackers */
+/* ------------------------------------------------------------- streams */
 
-static void tracker_top_up(sim *s, uint32_t core, sim_stride_tracker *t)
-{
-	int64_t depth = s->config.prefetch.depth;
-	for (;;) {
-		int64_t distance = ((int64_t)(t->ahead - t->last_line)) / t->stride;
-		if (distance >= depth)
-			break;
-		t->ahead += (uint64_t)t->stride;
-		sim_prefetch_line(s, core, t->ahead);
-	}
-}
-
-/* The tracker whose window (last_line, ahead] holds line, or NULL. */
-static sim_stride_tracker *tracker_find(sim *s, sim_core *k, uint64_t line)
-{
-	for (uint32_t i = 0; i < s->config.prefetch.streams; i++) {
-		sim_stride_tracker *t = &k->trackers[i];
-		if (!t->valid)
-			continue;
-		int64_t offset = (int64_t)(line - t->last_line);
-		if (t->stride != 0 && offset % t->stride == 0 && offset / t->stride >= 1 &&
-		    offset / t->stride <= (int64_t)s->config.prefetch.depth + 1)
-			return t;
-	}
-	return NULL;
-}
-
-static void tracker_advance(sim *s, uint32_t core, sim_stride_tracker *t, uint64_t line)
-{
-	t->last_line = line;
-	t->last_use = ++s->core[core].stream_clock;
-	/* restart the window when it is behind the demand stream or off its
-	 * stride (after the stride changed) */
-	int64_t offset = (int64_t)(t->ahead - line);
-	if (offset / t->stride <= 0 || offset % t->stride != 0)
-		t->ahead = line;
-	tracker_top_up(s, core, t);
-}
-
-/* A miss near a stream's last line (within 8 lines) retrains the stride of
- * the tracker or buffer following it. */
+/* A miss near a stream's last line (within 8 lines) retrains its stride. */
 #define TRAIN_DISTANCE 8
 
-static void tracker_after_miss(sim *s, uint32_t core, uint64_t line)
+/* The stream a demand miss on line belongs to: the nearest one whose last
+ * line is within TRAIN_DISTANCE (*stride = the distance, 0 for the same
+ * line), else (*fresh) a free one or the least recently used, for a new
+ * stream at stride 1 that its next miss corrects. */
+static uint32_t stream_choose(const sim *s, const sim_core *k, uint64_t line, int64_t *stride, bool *fresh)
 {
-	sim_core *k = &s->core[core];
-	sim_stride_tracker *near = NULL;
+	uint32_t near = UINT32_MAX, victim = 0;
 	int64_t best = TRAIN_DISTANCE + 1;
 	for (uint32_t i = 0; i < s->config.prefetch.streams; i++) {
-		sim_stride_tracker *t = &k->trackers[i];
-		if (!t->valid)
+		const sim_stream_position *p = &k->streams[i];
+		if (!p->valid) {
+			if (k->streams[victim].valid)
+				victim = i;
 			continue;
-		int64_t delta = (int64_t)(line - t->last_line);
+		}
+		if (k->streams[victim].valid && p->last_use < k->streams[victim].last_use)
+			victim = i;
+		int64_t delta = (int64_t)(line - p->last_line);
 		int64_t distance = delta < 0 ? -delta : delta;
 		if (distance <= TRAIN_DISTANCE && distance < best) {
 			best = distance;
-			near = t;
+			near = i;
+			*stride = delta;
 		}
 	}
-	if (near) {
-		int64_t delta = (int64_t)(line - near->last_line);
-		if (delta != 0)
-			near->stride = delta;
-		tracker_advance(s, core, near, line);
-		return;
+	*fresh = near == UINT32_MAX;
+	if (!*fresh)
+		return near;
+	*stride = 1;
+	return victim;
+}
+
+/* The next position to prefetch while the stream is less than `depth`
+ * strides ahead of its last demand line. */
+static bool stream_next(const sim *s, sim_stream_position *p, uint64_t *line)
+{
+	int64_t distance = ((int64_t)(p->ahead - p->last_line)) / p->stride;
+	if (distance >= (int64_t)s->config.prefetch.depth)
+		return false;
+	p->ahead += (uint64_t)p->stride;
+	*line = p->ahead;
+	return true;
+}
+
+/* --------------------------------------------- the stride prefetcher */
+
+static void tracker_advance(sim *s, uint32_t core, sim_stream_position *p, uint64_t line)
+{
+	p->last_line = line;
+	p->last_use = ++s->core[core].stream_clock;
+	/* restart the window when it is behind the demand stream or off its
+	 * stride (after the stride changed) */
+	int64_t offset = (int64_t)(p->ahead - line);
+	if (offset / p->stride <= 0 || offset % p->stride != 0)
+		p->ahead = line;
+	uint64_t next;
+	while (stream_next(s, p, &next))
+		sim_prefetch_line(s, core, next);
+}
+
+static void tracker_after_miss(sim *s, uint32_t core, uint64_t line)
+{
+	int64_t stride;
+	bool fresh;
+	sim_stream_position *p = &s->core[core].streams[stream_choose(s, &s->core[core], line, &stride, &fresh)];
+	if (fresh) {
+		p->valid = true;
+		p->ahead = line;
 	}
-	sim_stride_tracker *victim = &k->trackers[0];
+	if (stride != 0)
+		p->stride = stride;
+	tracker_advance(s, core, p, line);
+}
+
+/* The tracker whose window (last_line, last_line + (depth + 1) strides]
+ * holds line: its first use of a prefetched line moves it on. */
+static void tracker_after_prefetched_hit(sim *s, uint32_t core, uint64_t line)
+{
+	sim_core *k = &s->core[core];
 	for (uint32_t i = 0; i < s->config.prefetch.streams; i++) {
-		sim_stride_tracker *t = &k->trackers[i];
-		if (!t->valid) {
-			victim = t;
-			break;
+		sim_stream_position *p = &k->streams[i];
+		if (!p->valid)
+			continue;
+		int64_t offset = (int64_t)(line - p->last_line);
+		if (offset % p->stride == 0 && offset / p->stride >= 1 &&
+		    offset / p->stride <= (int64_t)s->config.prefetch.depth + 1) {
+			tracker_advance(s, core, p, line);
+			return;
 		}
-		if (t->last_use < victim->last_use)
-			victim = t;
 	}
-	victim->valid = true;
-	victim->stride = 1;
-	victim->ahead = line;
-	tracker_advance(s, core, victim, line);
 }
 
 /* -------------------------------------------------------- stream buffers */
@@ -148,48 +162,35 @@ static inline uint32_t slot_at(const sim *s, const sim_stream_buffer *b, uint32_
 	return x >= depth ? x - depth : x;
 }
 
-uint64_t *sim_stream_find(const sim *s, sim_core *k, uint64_t line, uint8_t **state)
+long sim_stream_slot(const sim *s, const sim_core *k, uint64_t line)
 {
 	if (!k->buffered)
-		return NULL;
+		return -1;
 	/* slots outside every buffer's [head, head + count) hold SIM_NO_TAG,
 	 * so the flat array can be scanned whatever the rings' positions */
 	size_t slots = (size_t)s->config.prefetch.streams * s->config.prefetch.depth;
 	for (size_t i = 0; i < slots; i++)
-		if (k->buffer_lines[i] == line) {
-			if (state)
-				*state = &k->buffer_states[i];
-			return &k->buffer_lines[i];
-		}
-	return NULL;
+		if (k->buffer_lines[i] == line)
+			return (long)i;
+	return -1;
 }
 
 unsigned sim_stream_state(const sim *s, const sim_core *k, uint64_t line)
 {
-	if (!k->buffered)
-		return SIM_STATE_I;
-	size_t slots = (size_t)s->config.prefetch.streams * s->config.prefetch.depth;
-	for (size_t i = 0; i < slots; i++)
-		if (k->buffer_lines[i] == line)
-			return k->buffer_states[i];
-	return SIM_STATE_I;
+	long slot = sim_stream_slot(s, k, line);
+	return slot >= 0 ? k->buffer_states[slot] : SIM_STATE_I;
 }
 
-/* Empties slot i (a ring position) of b; the line leaves unused. */
-static void slot_discard(sim *s, uint32_t core, sim_stream_buffer *b, uint32_t slot)
-{
-	uint64_t line = b->line[slot];
-	if (line == SIM_NO_TAG)
-		return;
-	b->line[slot] = SIM_NO_TAG;
-	s->core[core].buffered--;
-	s->stats.core[core].prefetch.dropped_unused++;
-	sim_stream_release(s, core, line, b->state[slot]);
-}
-
+/* Empties the head slot of b, whose line (if any) leaves unused. */
 static void buffer_pop(sim *s, uint32_t core, sim_stream_buffer *b)
 {
-	slot_discard(s, core, b, b->head);
+	uint64_t line = b->line[b->head];
+	if (line != SIM_NO_TAG) {
+		b->line[b->head] = SIM_NO_TAG;
+		s->core[core].buffered--;
+		s->stats.core[core].prefetch.dropped_unused++;
+		sim_stream_release(s, core, line, b->state[b->head]);
+	}
 	b->head = slot_at(s, b, 1);
 	b->count--;
 }
@@ -197,20 +198,16 @@ static void buffer_pop(sim *s, uint32_t core, sim_stream_buffer *b)
 /* Keeps the buffer `depth` positions ahead of its stream: each new position
  * is fetched unless the L1D or a buffer has it already (or unshared_only
  * skips it). */
-static void buffer_top_up(sim *s, uint32_t core, sim_stream_buffer *b)
+static void buffer_top_up(sim *s, uint32_t core, uint32_t i)
 {
 	sim_core *k = &s->core[core];
-	int64_t depth = s->config.prefetch.depth;
-	for (;;) {
-		int64_t distance = ((int64_t)(b->ahead - b->last_line)) / b->stride;
-		if (distance >= depth)
-			break;
-		b->ahead += (uint64_t)b->stride;
-		uint64_t line = b->ahead;
+	sim_stream_buffer *b = &k->buffers[i];
+	uint64_t line;
+	while (stream_next(s, &k->streams[i], &line)) {
 		unsigned state;
-		if (sim_stream_find(s, k, line, NULL) || !sim_prefetch_fetch(s, core, line, &state))
+		if (sim_stream_slot(s, k, line) >= 0 || !sim_prefetch_fetch(s, core, line, &state))
 			continue;
-		if (b->count == (uint32_t)depth)
+		if (b->count == s->config.prefetch.depth)
 			buffer_pop(s, core, b);
 		uint32_t slot = slot_at(s, b, b->count);
 		b->line[slot] = line;
@@ -220,20 +217,6 @@ static void buffer_top_up(sim *s, uint32_t core, sim_stream_buffer *b)
 		if (s->config.check)
 			sim_check_line(s, line >> (s->granule_bits - k->cache[SIM_L1D].line_bits));
 	}
-}
-
-static void buffer_restart(sim *s, uint32_t core, sim_stream_buffer *b, uint64_t line, int64_t stride)
-{
-	while (b->count)
-		buffer_pop(s, core, b);
-	b->head = 0;
-	b->valid = true;
-	b->stride = stride;
-	b->last_line = line;
-	b->ahead = line;
-	b->last_use = ++s->core[core].stream_clock;
-	s->stats.core[core].prefetch.allocations++;
-	buffer_top_up(s, core, b);
 }
 
 bool sim_stream_take(sim *s, uint32_t core, uint64_t line, unsigned *state)
@@ -246,10 +229,8 @@ bool sim_stream_take(sim *s, uint32_t core, uint64_t line, unsigned *state)
 		sim_stream_buffer *b = &k->buffers[i];
 		/* holes at the head (lines taken away by coherence) are skipped,
 		 * so the head is the oldest line still there */
-		while (b->count && b->line[b->head] == SIM_NO_TAG) {
-			b->head = slot_at(s, b, 1);
-			b->count--;
-		}
+		while (b->count && b->line[b->head] == SIM_NO_TAG)
+			buffer_pop(s, core, b);
 		uint32_t n = any ? b->count : (b->count ? 1 : 0), j = 0;
 		while (j < n && b->line[slot_at(s, b, j)] != line)
 			j++;
@@ -257,15 +238,13 @@ bool sim_stream_take(sim *s, uint32_t core, uint64_t line, unsigned *state)
 			continue;
 		while (j--)
 			buffer_pop(s, core, b);   /* passed over: the stream skipped them */
-		uint32_t slot = b->head;
 		*state = s->has_l2 ? sim_core_state(s, core, line >> (s->granule_bits - k->cache[SIM_L1D].line_bits))
-		                   : b->state[slot];
-		b->line[slot] = SIM_NO_TAG;
-		b->head = slot_at(s, b, 1);
-		b->count--;
+		                   : b->state[b->head];
+		b->line[b->head] = SIM_NO_TAG;   /* taken, not dropped: the L1D gets it */
 		k->buffered--;
-		b->last_line = line;
-		b->last_use = ++k->stream_clock;
+		buffer_pop(s, core, b);
+		k->streams[i].last_line = line;
+		k->streams[i].last_use = ++k->stream_clock;
 		sim_prefetch_stats *ps = &s->stats.core[core].prefetch;
 		ps->stream_hits++;
 		ps->useful++;
@@ -277,13 +256,13 @@ bool sim_stream_take(sim *s, uint32_t core, uint64_t line, unsigned *state)
 void sim_stream_after_hit(sim *s, uint32_t core, uint64_t line)
 {
 	sim_core *k = &s->core[core];
-	sim_stream_buffer *latest = NULL;
+	uint32_t latest = UINT32_MAX;
 	for (uint32_t i = 0; i < s->config.prefetch.streams; i++) {
-		sim_stream_buffer *b = &k->buffers[i];
-		if (b->valid && b->last_line == line && (!latest || b->last_use > latest->last_use))
-			latest = b;
+		const sim_stream_position *p = &k->streams[i];
+		if (p->valid && p->last_line == line && (latest == UINT32_MAX || p->last_use > k->streams[latest].last_use))
+			latest = i;
 	}
-	if (latest)
+	if (latest != UINT32_MAX)
 		buffer_top_up(s, core, latest);
 }
 
@@ -302,46 +281,36 @@ void sim_stream_remove_granule(sim *s, uint32_t core, uint64_t granule)
 		}
 }
 
+/* A demand miss no buffer served restarts the buffer of its stream (the
+ * one it continues, retrained, or the least recently used at stride 1):
+ * Jouppi's allocation on a miss. */
 static void stream_after_miss(sim *s, uint32_t core, uint64_t line)
 {
 	sim_core *k = &s->core[core];
 	/* with head-only lookup a buffer may hold the line further back: the
 	 * L1D has it now, so the buffered copy goes (one copy per line) */
-	uint8_t *state;
-	uint64_t *slot = sim_stream_find(s, k, line, &state);
-	if (slot) {
-		*slot = SIM_NO_TAG;
+	long slot = sim_stream_slot(s, k, line);
+	if (slot >= 0) {
+		k->buffer_lines[slot] = SIM_NO_TAG;
 		k->buffered--;
 		s->stats.core[core].prefetch.dropped_unused++;
 	}
-	sim_stream_buffer *near = NULL;
-	int64_t best = TRAIN_DISTANCE + 1;
-	for (uint32_t i = 0; i < s->config.prefetch.streams; i++) {
-		sim_stream_buffer *b = &k->buffers[i];
-		if (!b->valid)
-			continue;
-		int64_t delta = (int64_t)(line - b->last_line);
-		int64_t distance = delta < 0 ? -delta : delta;
-		if (distance != 0 && distance <= TRAIN_DISTANCE && distance < best) {
-			best = distance;
-			near = b;
-		}
-	}
-	if (near) {
-		buffer_restart(s, core, near, line, (int64_t)(line - near->last_line));
-		return;
-	}
-	sim_stream_buffer *victim = &k->buffers[0];
-	for (uint32_t i = 0; i < s->config.prefetch.streams; i++) {
-		sim_stream_buffer *b = &k->buffers[i];
-		if (!b->valid) {
-			victim = b;
-			break;
-		}
-		if (b->last_use < victim->last_use)
-			victim = b;
-	}
-	buffer_restart(s, core, victim, line, 1);
+	int64_t stride;
+	bool fresh;
+	uint32_t i = stream_choose(s, k, line, &stride, &fresh);
+	sim_stream_buffer *b = &k->buffers[i];
+	sim_stream_position *p = &k->streams[i];
+	while (b->count)
+		buffer_pop(s, core, b);
+	b->head = 0;
+	if (stride != 0)
+		p->stride = stride;   /* the same line again keeps the stride */
+	p->valid = true;
+	p->last_line = line;
+	p->ahead = line;
+	p->last_use = ++k->stream_clock;
+	s->stats.core[core].prefetch.allocations++;
+	buffer_top_up(s, core, i);
 }
 
 /* ------------------------------------------------------------ dispatch */
@@ -358,11 +327,8 @@ void sim_prefetch_after_miss(sim *s, uint32_t core, uint64_t line)
 
 void sim_prefetch_after_prefetched_hit(sim *s, uint32_t core, uint64_t line)
 {
-	if (s->config.prefetch.kind == SIM_PREFETCH_NEXT_LINE) {
+	if (s->config.prefetch.kind == SIM_PREFETCH_NEXT_LINE)
 		sim_prefetch_line(s, core, line + 1);
-		return;
-	}
-	sim_stride_tracker *t = tracker_find(s, &s->core[core], line);
-	if (t)
-		tracker_advance(s, core, t, line);
+	else
+		tracker_after_prefetched_hit(s, core, line);
 }

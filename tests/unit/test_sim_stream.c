@@ -235,3 +235,25 @@ Test(sim_stream, configuration)
 	cr_assert_neq(sim_config_assign(&c, "prefetch.lookup = middle", &status), 0);
 	cr_assert(strstr(status.message, "prefetch.lookup") != NULL, "%s", status.message);
 }
+
+/* One tracker or buffer, two streams one after the other: the second
+ * stream takes over the first one's tracker and is prefetched from its own
+ * first miss on (a reused tracker must not keep the old stream's window). */
+Test(sim_stream, a_reused_stream_starts_afresh)
+{
+	for (int kind = 0; kind < 2; kind++) {
+		sim_config c;
+		stream_config(&c, 1, true, 1, 4, SIM_LOOKUP_HEAD);
+		c.prefetch.kind = kind ? SIM_PREFETCH_STREAM : SIM_PREFETCH_STRIDE;
+		sim_trace t = { 0 };
+		for (int i = 0; i < 20; i++)
+			trace_add(&t, 0, TRACE_READ, BASE + 64ull * i, 8);
+		for (int i = 0; i < 20; i++)   /* below the first: its old window is ahead of it */
+			trace_add(&t, 0, TRACE_READ, BASE - 0x100000 + 64ull * i, 8);
+		sim *s = run_trace(&c, &t);
+		cr_assert_eq(l1d(s, 0)->misses[SIM_READ], 2, "%s: one miss per stream",
+		             kind ? "stream" : "stride");
+		sim_free(s);
+		trace_release(&t);
+	}
+}
