@@ -237,7 +237,7 @@ static const uint32_t record_tail[256] = { TAIL64(0u), TAIL64(64u), TAIL64(128u)
 
 _Static_assert(offsetof(trace_record, thread) == 24 && offsetof(trace_record, size) == 28 &&
                offsetof(trace_record, kind) == 30 && offsetof(trace_record, flags) == 31 &&
-               sizeof(trace_record) == 32, "decode_run writes a trace_record as four 64-bit words");
+               sizeof(trace_record) == 32, "decode_run writes thread, size, kind and flags as one 64-bit word");
 
 /* Everything but the common record, out of line so the common loop keeps
  * its values in registers. */
@@ -268,61 +268,71 @@ static size_t decode_run(trace_codec_state *state, const unsigned char **cursor,
 	uint64_t last_fetch = state->last_fetch_address, last_iaddr = state->last_instruction_address;
 	uint64_t thread = state->thread;
 	size_t i = 0;
-	for (; i < count && p <= safe_end; i++) {
-		unsigned header = p[0];
-		uint64_t tail = record_tail[header];
-		if (__builtin_expect(tail == 0, 0)) {
-			state->fetch[0] = fetch0;
-			state->fetch[1] = fetch1;
-			state->data[0] = data0;
-			state->data[1] = data1;
-			state->last_fetch_address = last_fetch;
-			state->last_instruction_address = last_iaddr;
-			state->thread = (uint32_t)thread;
-			const unsigned char *next = decode_other(state, p, &records[i], error);
-			if (!next) {
+	while (i < count && p <= safe_end) {
+		/* a record is at most TRACE_NATIVE_RECORD_MAX_BYTES long: this many
+		 * start inside the safe part whatever their lengths */
+		size_t stop = i + (size_t)(safe_end - p) / TRACE_NATIVE_RECORD_MAX_BYTES + 1;
+		if (stop > count)
+			stop = count;
+		for (; i < stop; i++) {
+			unsigned header = p[0];
+			uint64_t tail = record_tail[header];
+			if (__builtin_expect(tail == 0, 0)) {
+				state->fetch[0] = fetch0;
+				state->fetch[1] = fetch1;
+				state->data[0] = data0;
+				state->data[1] = data1;
+				state->last_fetch_address = last_fetch;
+				state->last_instruction_address = last_iaddr;
+				state->thread = (uint32_t)thread;
+				const unsigned char *next = decode_other(state, p, &records[i], error);
+				if (!next) {
+					*failed = true;
+					break;
+				}
+				p = next;
+				fetch0 = state->fetch[0];
+				fetch1 = state->fetch[1];
+				data0 = state->data[0];
+				data1 = state->data[1];
+				last_fetch = state->last_fetch_address;
+				last_iaddr = state->last_instruction_address;
+				thread = state->thread;
+				continue;
+			}
+			uint64_t value;
+			const unsigned char *next = get_varint(p + 1, &value);
+			if (__builtin_expect(!next, 0)) {
+				*error = "bad address delta";
 				*failed = true;
 				break;
 			}
 			p = next;
-			fetch0 = state->fetch[0];
-			fetch1 = state->fetch[1];
-			data0 = state->data[0];
-			data1 = state->data[1];
-			last_fetch = state->last_fetch_address;
-			last_iaddr = state->last_instruction_address;
-			thread = state->thread;
-			continue;
+			uint64_t delta = unzigzag(value), address;
+			if ((header & TRACE_CODE_KIND_MASK) == TRACE_INSTRUCTION) {
+				if (header & TRACE_CODE_PREDICTOR)
+					address = fetch1 += delta;
+				else
+					address = fetch0 += delta;
+				last_fetch = address;
+			} else {
+				if (header & TRACE_CODE_PREDICTOR)
+					address = data1 += delta;
+				else
+					address = data0 += delta;
+			}
+			uint64_t instruction_address = 0;
+			if (header & TRACE_CODE_LAST_FETCH)
+				instruction_address = last_iaddr = last_fetch;
+			trace_record *r = &records[i];
+			r->address = address;
+			r->instruction_address = instruction_address;
+			r->time = 0;
+			uint64_t last_word = thread | tail << 32;   /* thread, size, kind, flags */
+			memcpy(&r->thread, &last_word, sizeof last_word);
 		}
-		uint64_t value;
-		const unsigned char *next = get_varint(p + 1, &value);
-		if (__builtin_expect(!next, 0)) {
-			*error = "bad address delta";
-			*failed = true;
+		if (*failed)
 			break;
-		}
-		p = next;
-		uint64_t delta = unzigzag(value), address;
-		if ((header & TRACE_CODE_KIND_MASK) == TRACE_INSTRUCTION) {
-			if (header & TRACE_CODE_PREDICTOR)
-				address = fetch1 += delta;
-			else
-				address = fetch0 += delta;
-			last_fetch = address;
-		} else {
-			if (header & TRACE_CODE_PREDICTOR)
-				address = data1 += delta;
-			else
-				address = data0 += delta;
-		}
-		uint64_t instruction_address = 0;
-		if (header & TRACE_CODE_LAST_FETCH)
-			instruction_address = last_iaddr = last_fetch;
-		uint64_t *out = (uint64_t *)(void *)&records[i];
-		out[0] = address;
-		out[1] = instruction_address;
-		out[2] = 0;
-		out[3] = thread | tail << 32;
 	}
 	state->fetch[0] = fetch0;
 	state->fetch[1] = fetch1;
