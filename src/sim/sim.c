@@ -216,11 +216,13 @@ static inline __attribute__((always_inline)) void one_reference(sim *s, uint32_t
 	sim_reference(s, core, kind, address, size);
 }
 
-/* The batch loop without classification or TLBs: the L1 state of the
- * current core lives in locals, counts accumulate in locals and are added
- * to the statistics when the thread changes and at the end, so a hit is a
- * shift, a compare and a counter increment.  Anything else goes to
- * sim_reference, exactly as in the general loop. */
+/* The batch loop with the last-way hint, for TLBs, classification and L1s
+ * that are not LRU with a power-of-two number of sets (batch_mru below
+ * takes the plain LRU runs): the L1 state of the current core lives in
+ * locals, counts accumulate in locals and are added to the statistics when
+ * the thread changes and at the end, so a hit is a shift, a compare and a
+ * counter increment.  Anything else goes to sim_reference, exactly as in
+ * the general loop. */
 typedef struct fast_l1 {
 	sim_cache *tlb;         /* the first TLB level for this kind of reference, or NULL */
 	uint64_t *tlb_accesses; /* its access counter */
