@@ -66,6 +66,7 @@ int sim_new(sim **out, const sim_config *config, plumb_status *status)
 	/* The directory holds one entry per line some private hierarchy holds:
 	 * sized for all of them at once, so it never grows without classify. */
 	s->fast = !config->classify && !s->has_tlb;
+	s->lean = !config->classify && !config->check && config->prefetch.kind == SIM_PREFETCH_NONE;
 	if (config->cores > 1 &&
 	    sim_table_init(&s->directory, sizeof(sim_directory_entry), (size_t)private_lines) != 0)
 		goto oom;
@@ -518,43 +519,71 @@ static void mru_flush(sim *s, mru_state *m)
 	m->straddles = 0;
 }
 
-/* One reference that is not a hit at the front of its set (counted by the
- * caller): the same decisions as batch_fast_body's. */
-static __attribute__((noinline)) int mru_other(sim *s, mru_state *m, sim_access_kind kind, uint64_t address,
-                                                uint32_t size)
+/* The references mru_other does not settle: misses, writes needing
+ * ownership, straddles that miss.  Out of line, so the deeper hits in
+ * mru_other save and restore no registers for it. */
+static __attribute__((noinline)) int mru_general(sim *s, mru_state *m, sim_access_kind kind, uint64_t address,
+                                                  uint32_t size)
 {
-	sim_cache *c = &s->core[m->core].cache[kind == SIM_IFETCH ? SIM_L1I : SIM_L1D];
-	uint64_t line = address >> c->line_bits, last_line = (address + size - 1) >> c->line_bits;
-	const mru_l1 *f = &m->l1[kind];
-	if (size != 0 && last_line == line) {
-		long found = sim_cache_find(c, line);
-		if (found >= 0) {
-			size_t w = (size_t)found;
-			uint8_t meta = c->meta[w];
-			if ((meta & f->need) == f->want) {
-				c->meta[w] = meta | f->dirty;
-				sim_cache_move_to_front(c, w);
-				return 0;
-			}
-		}
-	} else if (size != 0 && last_line == line + 1 && address + size - 1 > address) {
-		/* a straddle whose two lines both hit: one reference, both lines
-		 * touched in order (cachegrind's rule) */
-		long a = sim_cache_find(c, line), b = sim_cache_find(c, last_line);
-		if (a >= 0 && b >= 0 && (c->meta[a] & f->need) == f->want && (c->meta[b] & f->need) == f->want) {
-			c->meta[a] |= f->dirty;
-			sim_cache_move_to_front(c, (size_t)a);
-			b = sim_cache_find(c, last_line);
-			c->meta[b] |= f->dirty;
-			sim_cache_move_to_front(c, (size_t)b);
-			m->straddles++;
-			return 0;
-		}
-	}
 	m->general[kind]++;
 	s->current_ip = 0;
 	sim_reference_caches(s, m->core, kind, address, size);
 	return s->failed ? -1 : 0;
+}
+
+/* A straddle: when its two lines both hit, one reference, both lines
+ * touched in order (cachegrind's rule). */
+static __attribute__((noinline)) int mru_straddle(sim *s, mru_state *m, sim_access_kind kind, uint64_t address,
+                                                   uint32_t size, uint64_t line, uint64_t last_line)
+{
+	const mru_l1 *f = &m->l1[kind];
+	sim_cache *c = &s->core[m->core].cache[kind == SIM_IFETCH ? SIM_L1I : SIM_L1D];
+	long a = sim_cache_find(c, line), b = sim_cache_find(c, last_line);
+	if (a >= 0 && b >= 0 && (c->meta[a] & f->need) == f->want && (c->meta[b] & f->need) == f->want) {
+		c->meta[a] |= f->dirty;
+		sim_cache_move_to_front(c, (size_t)a);
+		if (c->sets == 1)   /* else the next line is in the next set: b did not move */
+			b = sim_cache_find(c, last_line);
+		c->meta[b] |= f->dirty;
+		sim_cache_move_to_front(c, (size_t)b);
+		m->straddles++;
+		return 0;
+	}
+	return mru_general(s, m, kind, address, size);
+}
+
+/* One reference that is not a hit at the front of its set (counted by the
+ * caller): the same decisions as batch_fast_body's.  A line deeper in its
+ * set is found and moved to the front here, from the per-kind copy of the
+ * L1's geometry (the set of a line is its low bits: mru_eligible); the rest
+ * goes out of line, so this path saves and restores no registers. */
+static __attribute__((noinline)) int mru_other(sim *s, mru_state *m, sim_access_kind kind, uint64_t address,
+                                                uint32_t size)
+{
+	const mru_l1 *f = &m->l1[kind];
+	uint64_t line = address >> f->line_bits, last_line = (address + size - 1) >> f->line_bits;
+	if (size != 0 && last_line == line) {
+		size_t base = (size_t)(line & f->set_mask) * f->assoc;
+		uint64_t *tags = (uint64_t *)f->tags + base;
+		uint8_t *meta = f->meta + base;
+		for (uint32_t w = 0; w < f->assoc; w++) {
+			if (tags[w] != line)
+				continue;
+			uint8_t found = meta[w];
+			if ((found & f->need) != f->want)
+				break;
+			for (uint32_t i = w; i > 0; i--) {
+				tags[i] = tags[i - 1];
+				meta[i] = meta[i - 1];
+			}
+			tags[0] = line;
+			meta[0] = (uint8_t)(found | f->dirty);
+			return 0;
+		}
+	} else if (size != 0 && last_line == line + 1 && address + size - 1 > address) {
+		return mru_straddle(s, m, kind, address, size, line, last_line);
+	}
+	return mru_general(s, m, kind, address, size);
 }
 
 /* A record the inner loop does not take: a thread switch, a modify, size 0

@@ -788,19 +788,34 @@ static void count_class(sim_cache_stats *st, uint8_t class)
 static void finish_reference(sim *s, reference *r, sim_level first)
 {
 	sim_core_stats *cs = &s->stats.core[r->core];
-	sim_cache_stats *levels[3] = { &cs->cache[first], s->has_l2 ? &cs->cache[SIM_L2] : NULL,
-	                               s->has_l3 ? &s->stats.l3 : NULL };
-	for (int i = 0; i < 3; i++) {
-		if (!r->reached[i] || !levels[i])
-			continue;
-		levels[i]->accesses[r->kind]++;
-		if (i == LEVEL_THIRD)
-			cs->l3_accesses++;
-		if (r->missed[i]) {
-			levels[i]->misses[r->kind]++;
-			if (i == LEVEL_THIRD)
-				cs->l3_misses++;
-			count_class(levels[i], r->class[i]);
+	/* level by level, unrolled: a miss passes here once per L1 miss */
+	if (r->reached[LEVEL_FIRST]) {
+		sim_cache_stats *st = &cs->cache[first];
+		st->accesses[r->kind]++;
+		if (r->missed[LEVEL_FIRST]) {
+			st->misses[r->kind]++;
+			if (r->class[LEVEL_FIRST])
+				count_class(st, r->class[LEVEL_FIRST]);
+		}
+	}
+	if (r->reached[LEVEL_SECOND] && s->has_l2) {
+		sim_cache_stats *st = &cs->cache[SIM_L2];
+		st->accesses[r->kind]++;
+		if (r->missed[LEVEL_SECOND]) {
+			st->misses[r->kind]++;
+			if (r->class[LEVEL_SECOND])
+				count_class(st, r->class[LEVEL_SECOND]);
+		}
+	}
+	if (r->reached[LEVEL_THIRD] && s->has_l3) {
+		sim_cache_stats *st = &s->stats.l3;
+		st->accesses[r->kind]++;
+		cs->l3_accesses++;
+		if (r->missed[LEVEL_THIRD]) {
+			st->misses[r->kind]++;
+			cs->l3_misses++;
+			if (r->class[LEVEL_THIRD])
+				count_class(st, r->class[LEVEL_THIRD]);
 		}
 	}
 	if (r->prefetch)
@@ -885,6 +900,51 @@ void sim_reference(sim *s, uint32_t core, sim_access_kind kind, uint64_t address
 	sim_reference_caches(s, core, kind, address, size);
 }
 
+/* A reference inside one line, without classification, checks or a
+ * prefetcher (every L1 miss of a plain run, and the writes that need
+ * ownership): what the two passes of sim_reference_caches do for one line,
+ * without their per-line arrays, prefetch triggers and repeated lookups of
+ * the line (its way is known after the touch or the install, and nothing in
+ * between moves this core's L1 ways).  tests/unit/test_sim_fastpath.c
+ * compares it with the general path (--check). */
+static void reference_one_line(sim *s, uint32_t core, sim_access_kind kind, uint64_t address, uint32_t size,
+                               sim_level first, uint64_t line)
+{
+	sim_cache *l1 = &s->core[core].cache[first];
+	const sim_cache_config *l1_config = &s->config.cache[first];
+	bool write = kind == SIM_WRITE;
+	reference r = { .core = core, .kind = kind, .address = address, .size = size,
+	                .reached = { true, false, false } };
+	uint64_t line_address = line << l1->line_bits;
+	uint64_t granule = granule_of(s, line_address);
+	long w = sim_cache_find(l1, line);
+	if (w >= 0) {
+		w = (long)sim_cache_touch(l1, (size_t)w);
+	} else {
+		r.missed[LEVEL_FIRST] = true;
+		if (write && !l1_config->write_allocate) {
+			stream_forget(s, core, granule);
+			write_around(s, &r, address);
+			finish_reference(s, &r, first);
+			return;
+		}
+		l1_install(s, core, first, line, SIM_STATE_I);
+		unsigned state = fetch_below_l1(s, &r, line_address, write);
+		w = sim_cache_find(l1, line);
+		if (w < 0)   /* lost to a back-invalidation meanwhile */
+			w = (long)l1_install(s, core, first, line, (uint8_t)state);
+		set_state_in(l1, w, state);
+	}
+	if (write) {
+		write_ownership(s, &r, granule);
+		if (l1_config->write_back)
+			l1->meta[w] |= META_DIRTY;
+		else
+			write_down(s, &r, address, true);
+	}
+	finish_reference(s, &r, first);
+}
+
 void sim_reference_caches(sim *s, uint32_t core, sim_access_kind kind, uint64_t address, uint32_t size)
 {
 	sim_core *k = &s->core[core];
@@ -897,6 +957,12 @@ void sim_reference_caches(sim *s, uint32_t core, sim_access_kind kind, uint64_t 
 	if (address + size - 1 < address)
 		size = (uint32_t)(UINT64_MAX - address + 1);   /* never wrap around */
 
+	uint64_t first_line = address >> l1->line_bits, last_line = (address + size - 1) >> l1->line_bits;
+	if (s->lean && first_line == last_line) {
+		reference_one_line(s, core, kind, address, size, first, first_line);
+		return;
+	}
+
 	reference r;
 	memset(&r, 0, sizeof r);
 	r.core = core;
@@ -905,7 +971,6 @@ void sim_reference_caches(sim *s, uint32_t core, sim_access_kind kind, uint64_t 
 	r.size = size;
 	r.reached[LEVEL_FIRST] = true;
 
-	uint64_t first_line = address >> l1->line_bits, last_line = (address + size - 1) >> l1->line_bits;
 	if (last_line - first_line >= MAX_LINES)
 		last_line = first_line + MAX_LINES - 1;   /* cut: config max_access_size documents it */
 	unsigned n = (unsigned)(last_line - first_line + 1);

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stddef.h>
+#include <string.h>
 #include "plumb/sim.h"
 
 #define SIM_NO_TAG UINT64_MAX
@@ -126,9 +127,16 @@ static inline size_t sim_cache_move_to_front(sim_cache *c, size_t way)
 		return way;
 	uint64_t tag = c->tags[way];
 	uint8_t meta = c->meta[way];
-	for (size_t i = way; i > base; i--) {
-		c->tags[i] = c->tags[i - 1];
-		c->meta[i] = c->meta[i - 1];
+	if (way - base >= 4) {
+		/* a fill at the back of a set (or a deep hit): one block copy each
+		 * instead of a loop of unpredictable length */
+		memmove(&c->tags[base + 1], &c->tags[base], (way - base) * sizeof *c->tags);
+		memmove(&c->meta[base + 1], &c->meta[base], way - base);
+	} else {
+		for (size_t i = way; i > base; i--) {
+			c->tags[i] = c->tags[i - 1];
+			c->meta[i] = c->meta[i - 1];
+		}
 	}
 	c->tags[base] = tag;
 	c->meta[base] = meta;
@@ -228,6 +236,8 @@ struct sim {
 	sim_thread_stats *current_thread;
 	uint64_t current_ip;
 	bool fast;                      /* no classification, no TLB: the hit path is a few instructions */
+	bool lean;                      /* no classification, check or prefetcher: one-line references
+	                                 * take sim_engine.c's reference_one_line */
 	/* the first invariant violation (check on) */
 	bool failed;
 	char failure[PLUMB_MESSAGE_MAX];

@@ -239,3 +239,66 @@ Test(sim_fastpath, front_way_loop_counts_what_the_general_path_counts)
 		for (uint64_t seed = 1; seed <= 3; seed++)
 			front_way_case(variant, seed + 10 * (uint64_t)variant);
 }
+
+/* One-line references without classification, --check or a prefetcher take
+ * sim_engine.c's reference_one_line (misses, writes needing ownership, lines
+ * deeper in their sets): random traces through machines with and without an
+ * L2 and an L3, each inclusion policy, write-through and no-write-allocate
+ * L1s and L2s, ordered and unordered replacement, 1 and 2 cores, must count
+ * what the general path counts (--check takes it for every reference). */
+static void one_line_case(unsigned variant, uint64_t seed)
+{
+	static const sim_inclusion inclusions[] = { SIM_INCLUSIVE, SIM_NON_INCLUSIVE, SIM_EXCLUSIVE };
+	static const sim_replacement policies[] = { SIM_LRU, SIM_FIFO, SIM_PLRU, SIM_RANDOM, SIM_SRRIP };
+	uint32_t cores = 1 + variant % 2;
+	sim_config c;
+	small_config(&c, cores, (sim_protocol)((variant / 2) % 4));
+	c.classify = false;
+	c.cache[SIM_L1I].size = 1024;
+	c.cache[SIM_L1I].assoc = 2;
+	c.cache[SIM_L1D].size = 2048;
+	c.cache[SIM_L1D].assoc = 8;
+	c.cache[SIM_L2].size = (variant / 8) % 3 == 2 ? 0 : 8192;
+	c.cache[SIM_L3].size = (variant / 8) % 3 == 1 ? 0 : 32768;
+	c.l3_inclusion = inclusions[variant % 3];
+	sim_replacement policy = policies[(variant / 3) % 5];
+	for (int l = 0; l < SIM_LEVEL_COUNT; l++)
+		c.cache[l].replacement = l == SIM_L3 ? policies[(variant + 1) % 5] : policy;
+	if (variant % 5 == 3)
+		c.cache[SIM_L1D].write_back = false;
+	if (variant % 7 == 4)
+		c.cache[SIM_L1D].write_allocate = false;
+	if (variant % 11 == 6 && c.cache[SIM_L2].size)
+		c.cache[SIM_L2].write_back = false;
+	c.modify = (sim_modify)(seed % 3);
+	sim_trace t = { 0 };
+	uint64_t x = seed * 0x9E3779B97F4A7C15ull + 5;
+	uint32_t thread = 0;
+	for (int i = 0; i < 30000; i++) {
+		uint64_t r = next(&x);
+		if (r % 128 == 0)
+			thread = (uint32_t)((r >> 8) % (cores + 1));
+		trace_kind kind = (trace_kind)((r >> 12) % 4);
+		/* a 24 KiB data footprint: misses at every level, shared lines */
+		uint64_t address = kind == TRACE_INSTRUCTION ? 0x400000 + ((r >> 16) % 3072)
+		                                            : 0x10000 + ((r >> 20) % 24576);
+		trace_add(&t, thread, kind, address, (uint16_t)(1u << ((r >> 40) % 4)));
+	}
+	c.check = false;
+	sim *lean = run_trace(&c, &t);
+	sim *cut = run_in_batches(&c, &t, seed);
+	c.check = true;
+	sim *general = run_trace(&c, &t);
+	same_statistics(lean, general, cores, false);
+	same_statistics(cut, general, cores, false);
+	sim_free(lean);
+	sim_free(cut);
+	sim_free(general);
+	trace_release(&t);
+}
+
+Test(sim_fastpath, one_line_path_counts_what_the_general_path_counts)
+{
+	for (unsigned variant = 0; variant < 48; variant++)
+		one_line_case(variant, 100 + variant);
+}
