@@ -928,6 +928,14 @@ static void reference_one_line(sim *s, uint32_t core, sim_access_kind kind, uint
 			finish_reference(s, &r, first);
 			return;
 		}
+		if (s->has_l2) {
+			/* the L2 set is looked up next: start loading its tags (a
+			 * host-cache miss) while the L1 victim is handled */
+			const sim_cache *l2 = &s->core[core].cache[SIM_L2];
+			const uint64_t *set = l2->tags + (size_t)sim_cache_set(l2, granule) * l2->assoc;
+			__builtin_prefetch(set);
+			__builtin_prefetch(set + l2->assoc - 1);
+		}
 		l1_install(s, core, first, line, SIM_STATE_I);
 		unsigned state = fetch_below_l1(s, &r, line_address, write);
 		w = sim_cache_find(l1, line);
