@@ -531,19 +531,60 @@ static __attribute__((noinline)) int mru_general(sim *s, mru_state *m, sim_acces
 	return s->failed ? -1 : 0;
 }
 
+/* The way of line in its set (0 = the front), or -1; and the move of a
+ * permitted line to the front of its set, dirty for a write.  From the
+ * per-kind copy of the L1's geometry: the set of a line is its low bits
+ * (mru_eligible). */
+static inline long mru_find(const mru_l1 *f, uint64_t line, size_t *base)
+{
+	*base = (size_t)(line & f->set_mask) * f->assoc;
+	const uint64_t *tags = f->tags + *base;
+	for (uint32_t w = 0; w < f->assoc; w++)
+		if (tags[w] == line)
+			return (long)w;
+	return -1;
+}
+
+static inline void mru_to_front(const mru_l1 *f, size_t base, uint32_t way)
+{
+	uint64_t *tags = (uint64_t *)f->tags + base;
+	uint8_t *meta = f->meta + base;
+	uint64_t line = tags[way];
+	uint8_t found = meta[way];
+	for (uint32_t i = way; i > 0; i--) {
+		tags[i] = tags[i - 1];
+		meta[i] = meta[i - 1];
+	}
+	tags[0] = line;
+	meta[0] = (uint8_t)(found | f->dirty);
+}
+
 /* A straddle: when its two lines both hit, one reference, both lines
- * touched in order (cachegrind's rule). */
+ * touched in order (cachegrind's rule).  With two sets or more the two
+ * lines are in different sets, so the first move leaves the second line's
+ * way alone. */
 static __attribute__((noinline)) int mru_straddle(sim *s, mru_state *m, sim_access_kind kind, uint64_t address,
                                                    uint32_t size, uint64_t line, uint64_t last_line)
 {
 	const mru_l1 *f = &m->l1[kind];
+	if (f->set_mask != 0) {
+		size_t base_a, base_b;
+		long a = mru_find(f, line, &base_a), b = mru_find(f, last_line, &base_b);
+		if (a >= 0 && b >= 0 && (f->meta[base_a + (size_t)a] & f->need) == f->want &&
+		    (f->meta[base_b + (size_t)b] & f->need) == f->want) {
+			mru_to_front(f, base_a, (uint32_t)a);
+			mru_to_front(f, base_b, (uint32_t)b);
+			m->straddles++;
+			return 0;
+		}
+		return mru_general(s, m, kind, address, size);
+	}
 	sim_cache *c = &s->core[m->core].cache[kind == SIM_IFETCH ? SIM_L1I : SIM_L1D];
 	long a = sim_cache_find(c, line), b = sim_cache_find(c, last_line);
 	if (a >= 0 && b >= 0 && (c->meta[a] & f->need) == f->want && (c->meta[b] & f->need) == f->want) {
 		c->meta[a] |= f->dirty;
 		sim_cache_move_to_front(c, (size_t)a);
-		if (c->sets == 1)   /* else the next line is in the next set: b did not move */
-			b = sim_cache_find(c, last_line);
+		b = sim_cache_find(c, last_line);   /* one set: the move shifted it */
 		c->meta[b] |= f->dirty;
 		sim_cache_move_to_front(c, (size_t)b);
 		m->straddles++;
@@ -554,9 +595,8 @@ static __attribute__((noinline)) int mru_straddle(sim *s, mru_state *m, sim_acce
 
 /* One reference that is not a hit at the front of its set (counted by the
  * caller): the same decisions as batch_fast_body's.  A line deeper in its
- * set is found and moved to the front here, from the per-kind copy of the
- * L1's geometry (the set of a line is its low bits: mru_eligible); the rest
- * goes out of line, so this path saves and restores no registers. */
+ * set is found and moved to the front here; the rest goes out of line, so
+ * this path saves and restores fewer registers. */
 static __attribute__((noinline)) int mru_other(sim *s, mru_state *m, sim_access_kind kind, uint64_t address,
                                                 uint32_t size)
 {

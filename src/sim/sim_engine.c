@@ -505,14 +505,21 @@ static size_t l1_install(sim *s, uint32_t core, sim_level level, uint64_t line, 
 {
 	sim_core *k = &s->core[core];
 	sim_cache *c = &k->cache[level];
-	size_t v = sim_cache_victim(c, line);
+	/* LRU and FIFO: the victim is the back of the set, and invalidating it
+	 * leaves it there (sim_cache_victim, sim_cache_invalidate inlined) */
+	size_t v = c->ordered ? (size_t)sim_cache_set(c, line) * c->assoc + c->assoc - 1 : sim_cache_victim(c, line);
 	if (c->tags[v] != SIM_NO_TAG) {
 		uint64_t victim = c->tags[v];
 		bool dirty = (c->meta[v] & META_DIRTY) != 0;
 		unsigned state = state_of(c->meta[v]);
 		sim_cache_stats *st = &s->stats.core[core].cache[level];
 		st->evictions++;
-		sim_cache_invalidate(c, v);
+		if (c->ordered) {
+			c->tags[v] = SIM_NO_TAG;
+			c->meta[v] = 0;
+		} else {
+			sim_cache_invalidate(c, v);
+		}
 		uint64_t address = victim << c->line_bits;
 		if (s->has_l2) {
 			if (dirty) {
@@ -541,6 +548,11 @@ static size_t l1_install(sim *s, uint32_t core, sim_level level, uint64_t line, 
 				}
 			}
 		}
+	}
+	if (c->ordered) {
+		c->tags[v] = line;
+		c->meta[v] = meta;
+		return sim_cache_move_to_front(c, v);
 	}
 	return sim_cache_fill(c, v, line, meta);
 }
