@@ -54,7 +54,11 @@ void *sim_table_find(const sim_table *t, uint64_t key)
 	if (!t->keys)
 		return NULL;
 	size_t mask = t->capacity - 1;
-	for (size_t i = table_slot(t, key);; i = (i + 1) & mask) {
+	size_t home = table_slot(t, key);
+	/* keys and values are apart: load the value's line while the key's is
+	 * fetched (both miss the host's caches in a big directory) */
+	__builtin_prefetch(t->values + home * t->value_size);
+	for (size_t i = home;; i = (i + 1) & mask) {
 		if (t->keys[i] == key)
 			return t->values + i * t->value_size;
 		if (t->keys[i] == SIM_NO_TAG)
@@ -90,6 +94,7 @@ void *sim_table_insert(sim_table *t, uint64_t key, bool *created)
 		abort();   /* out of memory in a table bounded by the footprint */
 	size_t mask = t->capacity - 1;
 	size_t i = table_slot(t, key);
+	__builtin_prefetch(t->values + i * t->value_size, 1);   /* as in sim_table_find */
 	for (;; i = (i + 1) & mask) {
 		if (t->keys[i] == key)
 			return t->values + i * t->value_size;
