@@ -116,12 +116,10 @@ static uint64_t next_random(sim_cache *c)
 	return x * 0x2545F4914F6CDD1Dull;
 }
 
-size_t sim_cache_victim(sim_cache *c, uint64_t line)
+size_t sim_cache_victim_unordered(sim_cache *c, uint64_t line)
 {
 	uint64_t set = sim_cache_set(c, line);
 	size_t base = (size_t)set * c->assoc;
-	if (c->ordered)
-		return base + c->assoc - 1;   /* the back: invalid ways, else the oldest */
 	for (uint32_t w = 0; w < c->assoc; w++)
 		if (c->tags[base + w] == SIM_NO_TAG)
 			return base + w;
@@ -143,30 +141,10 @@ size_t sim_cache_victim(sim_cache *c, uint64_t line)
 	}
 }
 
-size_t sim_cache_fill(sim_cache *c, size_t way, uint64_t line, uint8_t meta)
+void sim_cache_fill_unordered(sim_cache *c, size_t way)
 {
-	c->tags[way] = line;
-	c->meta[way] = meta;
-	if (c->ordered)
-		return sim_cache_move_to_front(c, way);
 	if (c->replacement == SIM_SRRIP)
 		c->rrpv[way] = 2;   /* "long" re-reference prediction: scan resistant */
 	else if (c->replacement == SIM_PLRU)
 		plru_access(c, way);
-	return way;
-}
-
-void sim_cache_invalidate(sim_cache *c, size_t way)
-{
-	if (c->ordered) {
-		/* to the back, so the next fill of the set takes it */
-		size_t last = sim_cache_base(c, way) + c->assoc - 1;
-		for (size_t i = way; i < last; i++) {
-			c->tags[i] = c->tags[i + 1];
-			c->meta[i] = c->meta[i + 1];
-		}
-		way = last;
-	}
-	c->tags[way] = SIM_NO_TAG;
-	c->meta[way] = 0;
 }

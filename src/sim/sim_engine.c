@@ -505,21 +505,14 @@ static size_t l1_install(sim *s, uint32_t core, sim_level level, uint64_t line, 
 {
 	sim_core *k = &s->core[core];
 	sim_cache *c = &k->cache[level];
-	/* LRU and FIFO: the victim is the back of the set, and invalidating it
-	 * leaves it there (sim_cache_victim, sim_cache_invalidate inlined) */
-	size_t v = c->ordered ? (size_t)sim_cache_set(c, line) * c->assoc + c->assoc - 1 : sim_cache_victim(c, line);
+	size_t v = sim_cache_victim(c, line);
 	if (c->tags[v] != SIM_NO_TAG) {
 		uint64_t victim = c->tags[v];
 		bool dirty = (c->meta[v] & META_DIRTY) != 0;
 		unsigned state = state_of(c->meta[v]);
 		sim_cache_stats *st = &s->stats.core[core].cache[level];
 		st->evictions++;
-		if (c->ordered) {
-			c->tags[v] = SIM_NO_TAG;
-			c->meta[v] = 0;
-		} else {
-			sim_cache_invalidate(c, v);
-		}
+		sim_cache_invalidate(c, v);
 		uint64_t address = victim << c->line_bits;
 		if (s->has_l2) {
 			if (dirty) {
@@ -548,11 +541,6 @@ static size_t l1_install(sim *s, uint32_t core, sim_level level, uint64_t line, 
 				}
 			}
 		}
-	}
-	if (c->ordered) {
-		c->tags[v] = line;
-		c->meta[v] = meta;
-		return sim_cache_move_to_front(c, v);
 	}
 	return sim_cache_fill(c, v, line, meta);
 }
@@ -797,38 +785,30 @@ static void count_class(sim_cache_stats *st, uint8_t class)
 	}
 }
 
+/* One level a reference reached: an access, and a miss with its class. */
+static inline void count_level(sim_cache_stats *st, const reference *r, int level)
+{
+	st->accesses[r->kind]++;
+	if (r->missed[level]) {
+		st->misses[r->kind]++;
+		if (r->class[level])
+			count_class(st, r->class[level]);
+	}
+}
+
 static void finish_reference(sim *s, reference *r, sim_level first)
 {
 	sim_core_stats *cs = &s->stats.core[r->core];
 	/* level by level, unrolled: a miss passes here once per L1 miss */
-	if (r->reached[LEVEL_FIRST]) {
-		sim_cache_stats *st = &cs->cache[first];
-		st->accesses[r->kind]++;
-		if (r->missed[LEVEL_FIRST]) {
-			st->misses[r->kind]++;
-			if (r->class[LEVEL_FIRST])
-				count_class(st, r->class[LEVEL_FIRST]);
-		}
-	}
-	if (r->reached[LEVEL_SECOND] && s->has_l2) {
-		sim_cache_stats *st = &cs->cache[SIM_L2];
-		st->accesses[r->kind]++;
-		if (r->missed[LEVEL_SECOND]) {
-			st->misses[r->kind]++;
-			if (r->class[LEVEL_SECOND])
-				count_class(st, r->class[LEVEL_SECOND]);
-		}
-	}
+	if (r->reached[LEVEL_FIRST])
+		count_level(&cs->cache[first], r, LEVEL_FIRST);
+	if (r->reached[LEVEL_SECOND] && s->has_l2)
+		count_level(&cs->cache[SIM_L2], r, LEVEL_SECOND);
 	if (r->reached[LEVEL_THIRD] && s->has_l3) {
-		sim_cache_stats *st = &s->stats.l3;
-		st->accesses[r->kind]++;
+		count_level(&s->stats.l3, r, LEVEL_THIRD);
 		cs->l3_accesses++;
-		if (r->missed[LEVEL_THIRD]) {
-			st->misses[r->kind]++;
+		if (r->missed[LEVEL_THIRD])
 			cs->l3_misses++;
-			if (r->class[LEVEL_THIRD])
-				count_class(st, r->class[LEVEL_THIRD]);
-		}
 	}
 	if (r->prefetch)
 		return;
@@ -888,8 +868,8 @@ static void stream_forget(sim *s, uint32_t core, uint64_t granule)
 	unsigned state = sim_core_state(s, core, granule);
 	uint32_t before = k->buffered;
 	sim_stream_remove_granule(s, core, granule);
-	if (!s->has_l2 && k->buffered != before && sim_core_state(s, core, granule) == SIM_STATE_I)
-		private_leave(s, core, granule, state, false);
+	if (k->buffered != before)   /* without an L2 the granule is the line */
+		sim_stream_release(s, core, granule, state);
 }
 
 #define MAX_LINES 64

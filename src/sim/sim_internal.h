@@ -157,10 +157,43 @@ static inline size_t sim_cache_touch(sim_cache *c, size_t way)
 
 /* Chooses the way to fill for line (an invalid one first); the caller
  * handles the victim in tags[way] (SIM_NO_TAG when none), then calls
- * sim_cache_fill, which returns the filled way's index. */
-size_t sim_cache_victim(sim_cache *c, uint64_t line);
-size_t sim_cache_fill(sim_cache *c, size_t way, uint64_t line, uint8_t meta);
-void sim_cache_invalidate(sim_cache *c, size_t way);
+ * sim_cache_fill, which returns the filled way's index.  LRU and FIFO (the
+ * ordered sets, every preset) are decided here, inline, since every miss
+ * at every level passes through; the other policies in sim_cache.c. */
+size_t sim_cache_victim_unordered(sim_cache *c, uint64_t line);
+void sim_cache_fill_unordered(sim_cache *c, size_t way);
+
+static inline size_t sim_cache_victim(sim_cache *c, uint64_t line)
+{
+	if (c->ordered)   /* the back: invalid ways, else the oldest */
+		return (size_t)sim_cache_set(c, line) * c->assoc + c->assoc - 1;
+	return sim_cache_victim_unordered(c, line);
+}
+
+static inline size_t sim_cache_fill(sim_cache *c, size_t way, uint64_t line, uint8_t meta)
+{
+	c->tags[way] = line;
+	c->meta[way] = meta;
+	if (c->ordered)
+		return sim_cache_move_to_front(c, way);
+	sim_cache_fill_unordered(c, way);
+	return way;
+}
+
+static inline void sim_cache_invalidate(sim_cache *c, size_t way)
+{
+	if (c->ordered) {
+		/* to the back, so the next fill of the set takes it */
+		size_t last = sim_cache_base(c, way) + c->assoc - 1;
+		for (size_t i = way; i < last; i++) {
+			c->tags[i] = c->tags[i + 1];
+			c->meta[i] = c->meta[i + 1];
+		}
+		way = last;
+	}
+	c->tags[way] = SIM_NO_TAG;
+	c->meta[way] = 0;
+}
 
 /* ----------------------------------------------------------- prefetcher */
 
