@@ -133,9 +133,9 @@ test check: all
 	$(MAKE) --no-print-directory test-fuzz
 	sh tests/install-check.sh
 test-unit: $(UNIT)
-	$(UNIT) --jobs 2 $(TESTFLAGS)
+	sh tests/run-suite.sh $(UNIT) --jobs 2 $(TESTFLAGS)
 test-e2e: $(E2E)
-	PLUMB_BIN=$(abspath $(PLUMB)) PLUMB_SRCDIR=$(abspath .) $(E2E) --jobs 2 $(TESTFLAGS)
+	PLUMB_BIN=$(abspath $(PLUMB)) PLUMB_SRCDIR=$(abspath .) sh tests/run-suite.sh $(E2E) --jobs 2 $(TESTFLAGS)
 test-install: all
 	sh tests/install-check.sh
 test-fuzz:

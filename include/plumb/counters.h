@@ -135,6 +135,12 @@ extern const counter_backend counter_backend_none;   /* every event unsupported:
  * backend lives in the simulator and is passed by pointer. */
 const counter_backend *counter_backend_find(const char *name, plumb_status *status);
 
+/* Whether a backend can count at all here, found out the way a user's run
+ * would: it opens a software page-fault counter on the backend (a real
+ * perf_event_open; for PAPI, PAPI's own component status).  0 when it can;
+ * -1 and the reason (one line) when it cannot. */
+int counter_backend_usable(const char *name, plumb_status *status);
+
 /* ------------------------------------------------------------- event sets */
 
 typedef struct counter_set counter_set;

@@ -183,3 +183,20 @@ const char *counter_set_read_method(const counter_set *set)
 }
 
 void *counter_set_backend_instance(const counter_set *set) { return set ? set->instance : NULL; }
+
+/* Opens the one event every machine with working counters can count, a
+ * software page-fault counter, and reads its open-time state: the same path
+ * a user's run takes, so the answer is what that run would see. */
+int counter_backend_usable(const char *name, plumb_status *status)
+{
+	const char *events[] = { "page-faults" };
+	counter_set *set;
+	if (counter_set_open(&set, name, events, 1, NULL, status) != 0)
+		return -1;
+	const counter_value *opened = counter_set_opened(set, 0);
+	int rc = 0;
+	if (opened->state == COUNTER_UNSUPPORTED)
+		rc = plumb_fail(status, ENOTSUP, "%s", opened->reason);
+	counter_close(set);
+	return rc;
+}

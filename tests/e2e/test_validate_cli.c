@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "run.h"
+#include "../capability.h"
 
 /* The verdict rows of a JSON report. */
 static const char *text(json_object *row, const char *key)
@@ -54,6 +55,8 @@ Test(validate_cli, bad_input_is_one_line_and_exit_2)
 
 Test(validate_cli, page_faults_validate_exactly_through_perf_and_papi)
 {
+	REQUIRE_COUNTER_BACKEND("perf");
+	REQUIRE_COUNTER_BACKEND("papi");
 	cli_run r = cli_run_plumbv(NULL, "validate", "minor-faults", "--backend", "perf,papi", "--runs", "3",
 	                           "--sizes", "1,10,100,1000", "--json", NULL);
 	cr_assert_eq(r.exit_code, 0, "%s", r.err);

@@ -8,6 +8,7 @@
 #include "plumb/output.h"
 #include "plumb/region.h"
 #include "counters_test_pages.h"
+#include "../capability.h"
 
 /* Criterion runs each test in its own process, so each test starts with a
  * fresh region runtime and may set the environment before its first marker. */
@@ -190,6 +191,7 @@ Test(counters_region, unknown_backend_is_explained)
 #ifdef PLUMB_HAVE_PAPI
 Test(counters_region, papi_backend_counts_the_same)
 {
+	REQUIRE_COUNTER_BACKEND("papi");
 	configure("perf::PAGE-FAULTS,minor-faults");
 	setenv("PLUMB_BACKEND", "papi", 1);
 	char *base = counters_test_map(123);
