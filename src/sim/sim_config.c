@@ -104,16 +104,18 @@ static int number32(const char *value, uint64_t min, uint64_t max, uint32_t *out
                     plumb_status *status)
 {
 	uint64_t v;
-	if (parse_u64(value, min, max, &v, status) != 0)
-		return plumb_fail(status, EINVAL, "%s: %s", key, status ? status->message : "bad number");
+	plumb_status parsed; /* a separate status: the key is prefixed to its message, never formatted into itself */
+	if (parse_u64(value, min, max, &v, &parsed) != 0)
+		return plumb_fail(status, EINVAL, "%s: %s", key, parsed.message);
 	*out = (uint32_t)v;
 	return 0;
 }
 
 static int size_value(const char *value, uint64_t *out, const char *key, plumb_status *status)
 {
-	if (parse_size(value, out, status) != 0)
-		return plumb_fail(status, EINVAL, "%s: %s", key, status ? status->message : "bad size");
+	plumb_status parsed;
+	if (parse_size(value, out, &parsed) != 0)
+		return plumb_fail(status, EINVAL, "%s: %s", key, parsed.message);
 	return 0;
 }
 
@@ -253,9 +255,11 @@ int sim_config_set(sim_config *config, const char *key, const char *value, plumb
 		return number32(value, 0, 100000000, &config->transfer_latency, key, status);
 	if (strcmp(key, "upgrade.latency") == 0 || strcmp(key, "upgrade_latency") == 0)
 		return number32(value, 0, 100000000, &config->upgrade_latency, key, status);
-	if (strcmp(key, "seed") == 0)
-		return parse_u64(value, 0, UINT64_MAX, &config->seed, status) == 0 ? 0 :
-		       plumb_fail(status, EINVAL, "seed: %s", status ? status->message : "bad number");
+	if (strcmp(key, "seed") == 0) {
+		plumb_status parsed;
+		return parse_u64(value, 0, UINT64_MAX, &config->seed, &parsed) == 0 ? 0 :
+		       plumb_fail(status, EINVAL, "seed: %s", parsed.message);
+	}
 	if (strcmp(key, "classify") == 0)
 		return boolean(value, &config->classify, key, status);
 	if (strcmp(key, "check") == 0)

@@ -189,3 +189,33 @@ Test(sim_cli, stream_buffers)
 	cli_run_free(&r);
 	free(trace);
 }
+
+/* A bad number once printed "l1d.assoc: l1d.assoc: of range [1, 1048576]": the parse
+ * error was formatted into its own buffer.  Each route names the key once. */
+Test(sim_cli, a_bad_setting_names_its_key_once)
+{
+	cli_run r = cli_run_plumbv(NULL, "sim", "--set", "l1d.assoc=0", "-", NULL);
+	cli_assert_usage_error(&r, "sim");
+	cr_assert_str_eq(r.err, "plumb sim: l1d.assoc: '0' is out of range [1, 1048576] (see 'plumb sim --help')\n");
+	cli_run_free(&r);
+	const char *path = cli_temp_path("assoc.conf");
+	FILE *f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fputs("[l1d]\nassoc = 0\n", f);
+	fclose(f);
+	r = cli_run_plumbv(NULL, "sim", "-c", path, "-", NULL);
+	cli_assert_usage_error(&r, "sim");
+	char expected[1024];
+	snprintf(expected, sizeof expected,
+	         "plumb sim: %s: line 2: l1d.assoc: '0' is out of range [1, 1048576] (see 'plumb sim --help')\n", path);
+	cr_assert_str_eq(r.err, expected);
+	cli_run_free(&r);
+	r = cli_run_plumbv(NULL, "sim", "--set", "seed=x", "-", NULL);
+	cr_assert_str_eq(r.err, "plumb sim: seed: 'x' is not an integer (see 'plumb sim --help')\n");
+	cli_run_free(&r);
+	r = cli_run_plumbv(NULL, "validate", "--backend", "sim", "--sim-set", "l1d.assoc=0", NULL);
+	cli_assert_usage_error(&r, "validate");
+	cr_assert_str_eq(r.err,
+	                 "plumb validate: --sim-set: l1d.assoc: '0' is out of range [1, 1048576] (see 'plumb validate --help')\n");
+	cli_run_free(&r);
+}

@@ -177,3 +177,30 @@ Test(sim_config, thread_map_error_mode)
 	sim_free(s);
 	trace_release(&t);
 }
+
+static void assign_fails_with(const char *assignment, const char *expected)
+{
+	sim_config c;
+	plumb_status status;
+	sim_config_default(&c);
+	cr_assert_eq(sim_config_assign(&c, assignment, &status), -1, "accepted %s", assignment);
+	cr_assert_str_eq(status.message, expected);
+}
+
+/* The key's parse error was once formatted into its own buffer
+ * ("l1d.assoc: l1d.assoc: of range [1, 1048576]"): each message names the key once. */
+Test(sim_config, a_bad_number_names_its_key_once)
+{
+	assign_fails_with("l1d.assoc=0", "l1d.assoc: '0' is out of range [1, 1048576]");
+	assign_fails_with("prefetch.depth=99999", "prefetch.depth: '99999' is out of range [1, 64]");
+	assign_fails_with("memory.latency=x", "memory.latency: 'x' is not an integer");
+	assign_fails_with("cores=0", "cores: '0' is out of range [1, 64]");
+	assign_fails_with("max_access_size=70000", "max_access_size: '70000' is out of range [0, 65535]");
+	assign_fails_with("seed=-1", "seed: '-1' is not a non-negative integer");
+	assign_fails_with("l2.size=lots", "l2.size: 'lots' is not a size (examples: 4096, 32K, 1MiB, 2G)");
+	sim_config c;
+	plumb_status status;
+	sim_config_default(&c);
+	cr_assert_eq(sim_config_parse(&c, "[l1d]\nassoc = 0\n", 19, "my.cfg", &status), -1);
+	cr_assert_str_eq(status.message, "my.cfg: line 2: l1d.assoc: '0' is out of range [1, 1048576]");
+}
