@@ -264,7 +264,7 @@ int cmd_bw(int argc, char **argv)
 	int option, rc;
 	optind = 1;
 	opterr = 0;
-	while ((option = getopt_long(argc, argv, "k:i:s:t:c:o:h", long_options, NULL)) != -1) {
+	while ((option = getopt_long(argc, argv, ":k:i:s:t:c:o:h", long_options, NULL)) != -1) {
 		if (cli_output_option(&output, option, optarg))
 			continue;
 		switch (option) {
@@ -310,7 +310,7 @@ int cmd_bw(int argc, char **argv)
 			break;
 		}
 		case 'h': usage(stdout); return 0;
-		default: return cli_bad_option("bw", argv);
+		default: return cli_bad_option("bw", option, argv);
 		}
 	}
 	if (optind < argc)

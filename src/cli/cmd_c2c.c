@@ -73,7 +73,7 @@ static int parse_options(int argc, char **argv, c2c_run_options *o, cli_output *
 	int c;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "ho:", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":ho:", options, NULL)) != -1) {
 		switch (c) {
 		case 'h': usage(stdout); *exit_code = 0; return -1;
 		case 'c':
@@ -143,7 +143,7 @@ static int parse_options(int argc, char **argv, c2c_run_options *o, cli_output *
 		default:
 			if (cli_output_option(out, c, optarg))
 				break;
-			*exit_code = cli_bad_option("c2c", argv);
+			*exit_code = cli_bad_option("c2c", c, argv);
 			return -1;
 		}
 	}

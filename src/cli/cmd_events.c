@@ -252,7 +252,7 @@ int cmd_events(int argc, char **argv)
 	int c;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "ho:", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":ho:", options, NULL)) != -1) {
 		switch (c) {
 		case 'h': usage(stdout); return 0;
 		case 0x2001: only = optarg; break;
@@ -262,7 +262,7 @@ int cmd_events(int argc, char **argv)
 		case 0x2005: verification = optarg; break;
 		default:
 			if (!cli_output_option(&out, c, optarg))
-				return cli_bad_option("events", argv);
+				return cli_bad_option("events", c, argv);
 		}
 	}
 	if (optind < argc)

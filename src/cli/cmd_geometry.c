@@ -172,7 +172,7 @@ int cmd_geometry(int argc, char **argv)
 	int option;
 	optind = 1;
 	opterr = 0;
-	while ((option = getopt_long(argc, argv, "o:h", long_options, NULL)) != -1) {
+	while ((option = getopt_long(argc, argv, ":o:h", long_options, NULL)) != -1) {
 		if (cli_output_option(&output, option, optarg))
 			continue;
 		switch (option) {
@@ -205,7 +205,7 @@ int cmd_geometry(int argc, char **argv)
 			break;
 		case 0x2007: curves = true; break;
 		case 'h': usage(stdout); return 0;
-		default: return cli_bad_option("geometry", argv);
+		default: return cli_bad_option("geometry", option, argv);
 		}
 	}
 	if (optind < argc)

@@ -134,7 +134,7 @@ int cmd_instrument(int argc, char **argv)
 	optind = 1;
 	opterr = 0;
 	/* '+': stop at the command, so its own options are left alone. */
-	while ((c = getopt_long(argc, argv, "+ho:", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:ho:", options, NULL)) != -1) {
 		switch (c) {
 		case 'h': usage(stdout); return 0;
 		case 0x2001: run_options.trace_path = optarg; break;
@@ -143,7 +143,7 @@ int cmd_instrument(int argc, char **argv)
 		case 0x2004: run_options.valgrind = optarg; break;
 		default:
 			if (!cli_output_option(&out, c, optarg))
-				return cli_bad_option("instrument", argv);
+				return cli_bad_option("instrument", c, argv);
 		}
 	}
 	if (run_options.trace_path && !run_options.trace_path[0])

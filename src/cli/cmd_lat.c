@@ -158,7 +158,7 @@ int cmd_lat(int argc, char **argv)
 	int c;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "ho:", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":ho:", options, NULL)) != -1) {
 		if (c == 'h') {
 			usage(stdout);
 			return 0;
@@ -169,7 +169,7 @@ int cmd_lat(int argc, char **argv)
 		if (rc < 0)
 			return cli_usage_error("lat", "%s", status.message);
 		if (rc > 0)
-			return cli_bad_option("lat", argv);
+			return cli_bad_option("lat", c, argv);
 	}
 	if (optind < argc)
 		return cli_usage_error("lat", "unexpected argument '%s'", argv[optind]);

@@ -87,7 +87,7 @@ int cmd_loaded(int argc, char **argv)
 	int c;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "ho:", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":ho:", options, NULL)) != -1) {
 		switch (c) {
 		case 'h': usage(stdout); return 0;
 		case 'c':
@@ -143,7 +143,7 @@ int cmd_loaded(int argc, char **argv)
 		default:
 			if (cli_output_option(&out, c, optarg))
 				break;
-			return cli_bad_option("loaded", argv);
+			return cli_bad_option("loaded", c, argv);
 		}
 	}
 	if (optind < argc)

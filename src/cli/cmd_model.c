@@ -70,7 +70,7 @@ int cmd_model(int argc, char **argv)
 	int c;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "ho:", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":ho:", options, NULL)) != -1) {
 		switch (c) {
 		case 'h': usage(stdout); return 0;
 		case 'f': from = optarg; break;
@@ -98,7 +98,7 @@ int cmd_model(int argc, char **argv)
 		default:
 			if (cli_output_option(&out, c, optarg))
 				break;
-			return cli_bad_option("model", argv);
+			return cli_bad_option("model", c, argv);
 		}
 	}
 	if (optind < argc)

@@ -49,7 +49,7 @@ int cmd_report(int argc, char **argv)
 	int from = 0, c;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "ho:", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":ho:", options, NULL)) != -1) {
 		switch (c) {
 		case 'h': usage(stdout); return 0;
 		case 'o': path = optarg; break;
@@ -60,7 +60,7 @@ int cmd_report(int argc, char **argv)
 			break;
 		case OPT_SAVE_DIR: save_dir = optarg; break;
 		case OPT_FROM: from = 1; break;
-		default: return cli_bad_option("report", argv);
+		default: return cli_bad_option("report", c, argv);
 		}
 	}
 	if (!from && optind < argc)

@@ -161,7 +161,7 @@ int cmd_sim(int argc, char **argv)
 	optind = 1;
 	opterr = 0;
 	/* '+': stop at the first non-option, so "-- PROGRAM -x" keeps its options */
-	while ((c = getopt_long(argc, argv, "+hp:c:s:f:o:", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:hp:c:s:f:o:", options, NULL)) != -1) {
 		const char *key = NULL;
 		switch (c) {
 		case 'h':
@@ -196,7 +196,7 @@ int cmd_sim(int argc, char **argv)
 			if (cli_output_option(&out, c, optarg))
 				continue;
 			free(settings);
-			return cli_bad_option("sim", argv);
+			return cli_bad_option("sim", c, argv);
 		}
 		settings[setting_count++] = (setting){ key, optarg };
 	}

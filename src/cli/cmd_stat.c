@@ -483,7 +483,7 @@ int cmd_stat(int argc, char **argv)
 	optind = 1;
 	opterr = 0;
 	/* '+': stop at the command, so its own options are left alone. */
-	while ((c = getopt_long(argc, argv, "+he:r:n:o:", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:he:r:n:o:", options, NULL)) != -1) {
 		switch (c) {
 		case 'h': usage(stdout); return 0;
 		case 'e': event_list = optarg; break;
@@ -502,7 +502,7 @@ int cmd_stat(int argc, char **argv)
 		case 0x2005: per_run = true; break;
 		default:
 			if (!cli_output_option(&out, c, optarg))
-				return cli_bad_option("stat", argv);
+				return cli_bad_option("stat", c, argv);
 		}
 	}
 	if (backend && strcmp(backend, "perf") && strcmp(backend, "papi") && strcmp(backend, "none"))

@@ -33,13 +33,13 @@ int cmd_topo(int argc, char **argv)
 	int c;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "ho:", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":ho:", options, NULL)) != -1) {
 		if (c == 'h') {
 			usage(stdout);
 			return 0;
 		}
 		if (!cli_output_option(&out, c, optarg))
-			return cli_bad_option("topo", argv);
+			return cli_bad_option("topo", c, argv);
 	}
 	if (optind < argc)
 		return cli_usage_error("topo", "unexpected argument '%s'", argv[optind]);

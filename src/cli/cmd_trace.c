@@ -203,7 +203,7 @@ static int trace_convert(int argc, char **argv)
 	cli_output output = { OUTPUT_TABLE, NULL };
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:h", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":o:h", options, NULL)) != -1) {
 		if (cli_output_option(&output, c, optarg))
 			continue;
 		switch (c) {
@@ -212,7 +212,7 @@ static int trace_convert(int argc, char **argv)
 		case 'F': fold = true; break;
 		case 'T': allow_truncated = true; break;
 		case 'h': print_usage(stdout); return 0;
-		default: return cli_bad_option(command, argv);
+		default: return cli_bad_option(command, c, argv);
 		}
 	}
 	if (argc - optind != 2)
@@ -245,14 +245,14 @@ static int trace_record_program(int argc, char **argv)
 	cli_output output = { OUTPUT_TABLE, NULL };
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+o:h", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:o:h", options, NULL)) != -1) {
 		if (cli_output_option(&output, c, optarg))
 			continue;
 		switch (c) {
 		case 't': if (parse_format_option(command, optarg, &to)) return 2; break;
 		case 'F': fold = true; break;
 		case 'h': print_usage(stdout); return 0;
-		default: return cli_bad_option(command, argv);
+		default: return cli_bad_option(command, c, argv);
 		}
 	}
 	if (argc - optind < 2)
@@ -451,7 +451,7 @@ static int trace_stats_command(int argc, char **argv)
 	plumb_status status;
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:h", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":o:h", options, NULL)) != -1) {
 		if (cli_output_option(&output, c, optarg))
 			continue;
 		switch (c) {
@@ -467,7 +467,7 @@ static int trace_stats_command(int argc, char **argv)
 			break;
 		case 'T': allow_truncated = true; break;
 		case 'h': print_usage(stdout); return 0;
-		default: return cli_bad_option(command, argv);
+		default: return cli_bad_option(command, c, argv);
 		}
 	}
 	if (argc - optind != 1)

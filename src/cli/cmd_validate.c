@@ -413,7 +413,7 @@ int cmd_validate(int argc, char **argv)
 	int c;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "ho:d:", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":ho:d:", options, NULL)) != -1) {
 		uint64_t value;
 		switch (c) {
 		case 'h':
@@ -505,7 +505,7 @@ int cmd_validate(int argc, char **argv)
 				return cli_usage_error("validate", "--exec-inner-trips: %s", status.message);
 			break;
 		default:
-			if (!cli_output_option(&out, c, optarg)) return cli_bad_option("validate", argv);
+			if (!cli_output_option(&out, c, optarg)) return cli_bad_option("validate", c, argv);
 		}
 	}
 	if (exec) return exec_kernel(exec, exec_size, exec_pad, exec_base, exec_trips, have_pad, have_base);

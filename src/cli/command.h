@@ -34,7 +34,8 @@ int cli_output_emit(const cli_output *out, const output_report *report);
 int cli_usage_error(const char *command, const char *format, ...)
 	__attribute__((format(printf, 2, 3)));
 int cli_error(const char *command, const plumb_status *status);
-/* Prints an unknown-option / missing-argument error from getopt's optopt. */
-int cli_bad_option(const char *command, char **argv);
+/* Prints the error for getopt_long's result OPTION ('?' unknown option, ':' missing
+ * value; optstrings start with ':' so the two differ), naming the option as typed. */
+int cli_bad_option(const char *command, int option, char **argv);
 
 #endif

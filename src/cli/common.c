@@ -1,4 +1,5 @@
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -39,9 +40,28 @@ int cli_error(const char *command, const plumb_status *status)
 	return 1;
 }
 
-int cli_bad_option(const char *command, char **argv)
+int cli_bad_option(const char *command, int option, char **argv)
 {
-	if (optopt)
-		return cli_usage_error(command, "option '-%c' is unknown or needs a value", optopt);
-	return cli_usage_error(command, "option '%s' is unknown or needs a value", argv[optind - 1]);
+	/* getopt_long leaves the offending element at argv[optind - 1] for a long option;
+	 * optopt is then the option's value (an internal code, not a letter), so the
+	 * option is named as the user typed it, never as "-" plus that code. */
+	const char *typed = optind > 0 ? argv[optind - 1] : NULL;
+	bool is_long = typed && strncmp(typed, "--", 2) == 0;
+	int name_length = 0;
+	if (is_long) {
+		const char *equals = strchr(typed, '=');
+		name_length = equals ? (int)(equals - typed) : (int)strlen(typed);
+	}
+	if (option == ':') {
+		if (is_long)
+			return cli_usage_error(command, "option '%.*s' needs a value", name_length, typed);
+		return cli_usage_error(command, "option '-%c' needs a value", optopt);
+	}
+	if (is_long && optopt != 0)
+		return cli_usage_error(command, "option '%.*s' does not take a value", name_length, typed);
+	if (is_long)
+		return cli_usage_error(command, "unknown option '%.*s'", name_length, typed);
+	if (optopt > ' ' && optopt < 127)
+		return cli_usage_error(command, "unknown option '-%c'", optopt);
+	return cli_usage_error(command, "unknown option '%s'", typed ? typed : "?");
 }

@@ -107,3 +107,33 @@ Test(core_cli, report_from_sections_and_saved_json)
 	cr_assert(strstr(r.err, "/etc/hostname"));
 	cli_run_free(&r);
 }
+
+static void option_error_is(const char *expected, const char *const argv[])
+{
+	cli_run r = cli_run_plumb(NULL, argv);
+	cli_assert_usage_error(&r, argv[0][0] == 't' && !strcmp(argv[0], "trace") ? "trace record" : argv[0]);
+	cr_assert_str_eq(r.err, expected);
+	cli_run_free(&r);
+}
+
+#define OPTION_ERROR_IS(expected, ...) option_error_is(expected, (const char *const[]){ __VA_ARGS__, NULL })
+
+/* A long option without its value was reported as "-\001" (lat --min), "-s" (sim --set)
+ * or "-f" (model --from): getopt's internal code printed as a letter. */
+Test(core_cli, an_option_error_names_the_option_as_typed)
+{
+	OPTION_ERROR_IS("plumb lat: option '--min' needs a value (see 'plumb lat --help')\n", "lat", "--min");
+	OPTION_ERROR_IS("plumb sim: option '--set' needs a value (see 'plumb sim --help')\n", "sim", "--set");
+	OPTION_ERROR_IS("plumb sim: option '-s' needs a value (see 'plumb sim --help')\n", "sim", "-s");
+	OPTION_ERROR_IS("plumb model: option '--from' needs a value (see 'plumb model --help')\n", "model", "--from");
+	OPTION_ERROR_IS("plumb bw: option '--cpu' needs a value (see 'plumb bw --help')\n", "bw", "--cpu");
+	OPTION_ERROR_IS("plumb validate: option '--sim-set' needs a value (see 'plumb validate --help')\n", "validate",
+	                "--sim-set");
+	OPTION_ERROR_IS("plumb stat: option '--event' needs a value (see 'plumb stat --help')\n", "stat", "--event");
+	OPTION_ERROR_IS("plumb topo: option '--output' needs a value (see 'plumb topo --help')\n", "topo", "--output");
+	OPTION_ERROR_IS("plumb trace record: option '--output' needs a value (see 'plumb trace record --help')\n", "trace",
+	                "record", "--output");
+	OPTION_ERROR_IS("plumb lat: unknown option '--bogus' (see 'plumb lat --help')\n", "lat", "--bogus=1");
+	OPTION_ERROR_IS("plumb lat: unknown option '-Q' (see 'plumb lat --help')\n", "lat", "-Q");
+	OPTION_ERROR_IS("plumb lat: option '--help' does not take a value (see 'plumb lat --help')\n", "lat", "--help=3");
+}
