@@ -272,9 +272,14 @@ const counter_verification *counter_verification_find(const counter_verification
  * (2026-11-22, exact)", "checked: bias (2026-11-22), not trusted",
  * "rejected (...)".  record may be NULL. */
 void counter_verification_describe(const counter_verification *record, char *out, size_t length);
+/* Checks that path is missing, empty, or a verification file (every line a
+ * record or a comment): text is never appended to anything else.  One line
+ * of error naming the file otherwise. */
+int counter_verification_check(const char *path, plumb_status *status);
 /* Appends one line with a single write(2) on an O_APPEND descriptor under
  * flock, so concurrent runs never interleave or tear lines.  Creates the
- * file (with a comment header) and its parent directory if missing. */
+ * file (with a comment header) and its parent directory if missing; refuses
+ * (touching nothing) a file that is not a verification file. */
 int counter_verification_append(const char *path, const counter_verification *record,
                                 plumb_status *status);
 /* The default records file: $PLUMB_VERIFICATION if set and not empty, else

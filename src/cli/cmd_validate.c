@@ -435,7 +435,15 @@ int cmd_validate(int argc, char **argv)
 			if (parse_u64(optarg, 1, 100000000, &o.max_size, &status) != 0)
 				return cli_usage_error("validate", "--max-size: %s", status.message);
 			break;
-		case OPT_PRESET: o.sim_preset = optarg; break;
+		case OPT_PRESET: {
+			/* checked now: an unknown preset is one usage error, not a failure in
+			 * every simulated row */
+			sim_config check;
+			if (sim_preset(&check, optarg, &status) != 0 && status.code == EINVAL)
+				return cli_usage_error("validate", "--sim-preset: %s", status.message);
+			o.sim_preset = optarg;
+			break;
+		}
 		case OPT_SIM_SET: {
 			/* checked now, against the default configuration, so a bad key
 			 * is one usage error and not a failure in every simulated case */
@@ -508,6 +516,8 @@ int cmd_validate(int argc, char **argv)
 			if (!cli_output_option(&out, c, optarg)) return cli_bad_option("validate", c, argv);
 		}
 	}
+	if (record && verification && counter_verification_check(verification, &status) != 0)
+		return cli_error("validate", &status);
 	if (exec) return exec_kernel(exec, exec_size, exec_pad, exec_base, exec_trips, have_pad, have_base);
 	if (list) return list_benchmarks(&out);
 	if (padding) return find_padding(&out, base_offset, pairs, cases);

@@ -259,6 +259,60 @@ static int make_parent(const char *path, plumb_status *status)
 	return 0;
 }
 
+/* Appending text to a file that is not a verification file (a binary, a
+ * trace, somebody's notes) would corrupt it: whatever is already there must
+ * parse as verification records before a line is added.  Read through the
+ * locked descriptor, so the check and the append see the same file. */
+static int check_existing(int fd, off_t size, const char *path, plumb_status *status)
+{
+	if (size > ((off_t)64 << 20))
+		return plumb_fail(status, EFBIG, "%s is not a verification file (larger than 64 MiB); not appending", path);
+	char *text = malloc((size_t)size);
+	if (!text)
+		return plumb_fail(status, ENOMEM, "out of memory reading %s", path);
+	size_t length = 0;
+	while (length < (size_t)size) {
+		ssize_t got = pread(fd, text + length, (size_t)size - length, (off_t)length);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			int err = errno;
+			free(text);
+			return plumb_fail_errno(status, err, "cannot read %s", path);
+		}
+		if (got == 0)
+			break;
+		length += (size_t)got;
+	}
+	counter_verification *records;
+	size_t n;
+	plumb_status parsed;
+	int rc = counter_verification_parse(text, length, path, &records, &n, &parsed);
+	free(text);
+	if (rc != 0)
+		return plumb_fail(status, EINVAL, "%s: not a verification file (no records of event, cpu, name, "
+		                  "verdict); nothing appended", path);
+	free(records);
+	return 0;
+}
+
+int counter_verification_check(const char *path, plumb_status *status)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return 0;   /* missing or unreadable: nothing to protect; appending reports its own error */
+	struct stat info;
+	int rc = 0;
+	if (fstat(fd, &info) != 0)
+		rc = plumb_fail_errno(status, errno, "cannot inspect %s", path);
+	else if (S_ISDIR(info.st_mode))
+		rc = plumb_fail(status, EISDIR, "%s: is a directory, not a verification file", path);
+	else if (S_ISREG(info.st_mode) && info.st_size > 0)
+		rc = check_existing(fd, info.st_size, path, status);
+	close(fd);
+	return rc;
+}
+
 int counter_verification_append(const char *path, const counter_verification *record,
                                 plumb_status *status)
 {
@@ -269,7 +323,7 @@ int counter_verification_append(const char *path, const counter_verification *re
 		                  "(no tabs or newlines) and a verdict of verified, checked or rejected");
 	if (make_parent(path, status) != 0)
 		return -1;
-	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	int fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return plumb_fail_errno(status, errno, "cannot open %s", path);
 	/* Concurrent validation runs append to the same file: one line per write
@@ -283,7 +337,16 @@ int counter_verification_append(const char *path, const counter_verification *re
 	char line[2048];
 	int length = 0;
 	struct stat info;
-	if (fstat(fd, &info) == 0 && info.st_size == 0)
+	if (fstat(fd, &info) != 0) {
+		int err = errno;
+		close(fd);
+		return plumb_fail_errno(status, err, "cannot inspect %s", path);
+	}
+	if (S_ISREG(info.st_mode) && info.st_size > 0 && check_existing(fd, info.st_size, path, status) != 0) {
+		close(fd);
+		return -1;
+	}
+	if (S_ISREG(info.st_mode) && info.st_size == 0)
 		length = snprintf(line, sizeof line, "# plumb verification records (docs/counters.md): event\tcpu\t"
 		                  "name\tverdict\tevidence\tbackend\tencoding\tclass\tdate\n");
 	length += snprintf(line + length, sizeof line - (size_t)length, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",

@@ -179,3 +179,39 @@ Test(validate_cli, sim_settings_reach_the_simulator)
 	cr_expect(strstr(r.out, "PAPI_L1_DCM,stride,simulator,multiplicative"), "%s", r.out);
 	cli_run_free(&r);
 }
+
+/* An unknown preset once gave exit 0 and "failed: unknown preset" in every simulator row. */
+Test(validate_cli, an_unknown_preset_is_a_usage_error)
+{
+	cli_run r = cli_run_plumbv(NULL, "validate", "--sim-preset", "nosuch", "--backend", "sim", NULL);
+	cli_assert_usage_error(&r, "validate");
+	cr_assert_str_eq(r.err, "plumb validate: --sim-preset: unknown preset 'nosuch' (host, origin2000, power3, "
+	                        "itanium, zen4, intel, cachegrind, franz08, default) (see 'plumb validate --help')\n");
+	cli_run_free(&r);
+}
+
+/* --verification FILE once appended text records to a binary file. */
+Test(validate_cli, a_verification_file_that_is_not_one_is_left_untouched)
+{
+	const char *path = cli_temp_path("program.bin");
+	const unsigned char binary[] = { 0x7f, 'E', 'L', 'F', 2, 1, 1, 0, 0xff, '\n', 0, 0x90, 0xc3 };
+	FILE *f = fopen(path, "wb");
+	cr_assert_not_null(f);
+	fwrite(binary, 1, sizeof binary, f);
+	fclose(f);
+	cli_run r = cli_run_plumbv(NULL, "validate", "page-faults", "--backend", "perf", "--runs", "3", "--sizes",
+	                           "1,10,100", "--no-progress", "--verification", path, NULL);
+	cr_assert_eq(r.exit_code, 1, "exit %d: %s", r.exit_code, r.err);
+	char expected[1024];
+	snprintf(expected, sizeof expected, "plumb validate: %s: not a verification file (no records of event, cpu, "
+	         "name, verdict); nothing appended\n", path);
+	cr_assert_str_eq(r.err, expected);
+	cr_assert_str_eq(r.out, "");
+	cli_run_free(&r);
+	unsigned char back[64];
+	f = fopen(path, "rb");
+	size_t got = fread(back, 1, sizeof back, f);
+	fclose(f);
+	cr_assert_eq(got, sizeof binary);
+	cr_assert_eq(memcmp(back, binary, sizeof binary), 0, "the file changed");
+}

@@ -314,3 +314,51 @@ Test(validate_record, default_path_follows_xdg)
 	unsetenv("HOME");
 	cr_assert_neq(counter_verification_default_path(path, sizeof path, &status), 0);
 }
+
+/* validate --verification FILE once appended text records to whatever FILE was. */
+Test(validate_record, a_file_that_is_not_a_verification_file_is_never_appended_to)
+{
+	char path[] = "/tmp/plumb-record-XXXXXX";
+	int fd = mkstemp(path);
+	cr_assert(fd >= 0);
+	const unsigned char binary[] = { 0x7f, 'E', 'L', 'F', 2, 1, 1, 0, 0, 0, '\n', 0xff, 0xfe, '\t', '\n' };
+	cr_assert_eq(write(fd, binary, sizeof binary), (ssize_t)sizeof binary);
+	close(fd);
+	counter_verification record;
+	memset(&record, 0, sizeof record);
+	snprintf(record.event, sizeof record.event, "minor-faults");
+	snprintf(record.cpu_identity, sizeof record.cpu_identity, "AuthenticAMD:25:17");
+	snprintf(record.native, sizeof record.native, "minor-faults");
+	record.verdict = COUNTER_VERIFIED;
+	plumb_status status;
+	cr_assert_eq(counter_verification_check(path, &status), -1);
+	char expected[512];
+	snprintf(expected, sizeof expected,
+	         "%s: not a verification file (no records of event, cpu, name, verdict); nothing appended", path);
+	cr_assert_str_eq(status.message, expected);
+	cr_assert_eq(counter_verification_append(path, &record, &status), -1);
+	cr_assert_str_eq(status.message, expected);
+	unsigned char back[64];
+	FILE *f = fopen(path, "rb");
+	cr_assert_not_null(f);
+	size_t got = fread(back, 1, sizeof back, f);
+	fclose(f);
+	cr_assert_eq(got, sizeof binary, "the file grew to %zu bytes", got);
+	cr_assert_eq(memcmp(back, binary, sizeof binary), 0);
+
+	/* A real verification file, an empty one and a missing one are appended to. */
+	f = fopen(path, "w");
+	fputs("# notes\nminor-faults\tAuthenticAMD:25:17\tminor-faults\tverified\texact\n", f);
+	fclose(f);
+	cr_assert_eq(counter_verification_check(path, &status), 0, "%s", status.message);
+	cr_assert_eq(counter_verification_append(path, &record, &status), 0, "%s", status.message);
+	counter_verification *records;
+	size_t n;
+	cr_assert_eq(counter_verification_load(path, &records, &n, &status), 0, "%s", status.message);
+	cr_assert_eq(n, 2);
+	free(records);
+	unlink(path);
+	cr_assert_eq(counter_verification_check(path, &status), 0);
+	cr_assert_eq(counter_verification_append(path, &record, &status), 0, "%s", status.message);
+	unlink(path);
+}
