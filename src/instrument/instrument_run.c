@@ -114,6 +114,24 @@ static void process_clear(instrument_process *process)
 	process->trace_fd = -1;
 }
 
+/* valgrind reports a trace file it cannot create and still runs the program
+ * (its exit status then says nothing about the trace): plumb makes sure
+ * the file can be written before starting, so a wrong path is one clear
+ * error and not a full set of counts with no trace behind them.  Only a
+ * missing or regular file is tried; a FIFO or a device is left to its reader. */
+static int check_trace_path(const char *path, plumb_status *status)
+{
+	struct stat info;
+	if (stat(path, &info) == 0 && !S_ISREG(info.st_mode))
+		return S_ISDIR(info.st_mode) ? plumb_fail(status, EISDIR, "cannot create the trace file %s: it is a "
+		                                          "directory", path) : 0;
+	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY, 0644);
+	if (fd < 0)
+		return plumb_fail_errno(status, errno, "cannot create the trace file %s", path);
+	close(fd);
+	return 0;
+}
+
 int instrument_start(char *const argv[], const instrument_options *options, int trace_pipe,
                      instrument_process *process, plumb_status *status)
 {
@@ -127,6 +145,8 @@ int instrument_start(char *const argv[], const instrument_options *options, int 
 	}
 	if (!argv || !argv[0] || !argv[0][0])
 		return plumb_fail(status, EINVAL, "no command to run under plumbgrind");
+	if (options->trace_path && check_trace_path(options->trace_path, status) != 0)
+		return -1;
 	if (trace_pipe && (options->trace_path || options->trace_fd >= 0))
 		return plumb_fail(status, EINVAL, "a trace pipe and a trace file or descriptor exclude each other");
 	char valgrind[PATH_MAX], tool_dir[PATH_MAX];
@@ -295,5 +315,9 @@ int instrument_run(char *const argv[], const instrument_options *options, instru
 	instrument_process process;
 	if (instrument_start(argv, options, 0, &process, status) < 0)
 		return -1;
-	return instrument_finish(&process, out, status);
+	if (instrument_finish(&process, out, status) != 0)
+		return -1;
+	if (options && options->trace_path && access(options->trace_path, F_OK) != 0)
+		return plumb_fail_errno(status, errno, "plumbgrind wrote no trace to %s", options->trace_path);
+	return 0;
 }

@@ -160,3 +160,20 @@ Test(instrument_cli, counter_regions_are_instrumented, .timeout = 120)
 	json_object_put(root);
 	cli_run_free(&r);
 }
+
+/* --trace to a place that cannot hold a file once gave exit 0 and full counts with no trace. */
+Test(instrument_cli, a_trace_that_cannot_be_written_is_an_error, .timeout = 120)
+{
+	target();
+	cli_run r = cli_run_plumbv(NULL, "instrument", "--trace", "/nonexistent/t.lackey", "--", "/bin/true", NULL);
+	cr_assert_eq(r.exit_code, 1, "exit %d: %s", r.exit_code, r.err);
+	cr_assert_str_eq(r.err, "plumb instrument: cannot create the trace file /nonexistent/t.lackey: No such file or "
+	                        "directory\n");
+	cr_assert_str_eq(r.out, "");
+	cli_run_free(&r);
+	const char *directory = cli_temp_path("");
+	r = cli_run_plumbv(NULL, "instrument", "--trace", directory, "--", "/bin/true", NULL);
+	cr_assert_eq(r.exit_code, 1, "exit %d: %s", r.exit_code, r.err);
+	cr_assert(strstr(r.err, "it is a directory") && !strchr(r.err, '\n')[1], "%s", r.err);
+	cli_run_free(&r);
+}
