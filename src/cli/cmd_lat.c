@@ -74,11 +74,17 @@ static int parse_option(latency_run_options *o, int c, const char *arg, plumb_st
 	case OPT_PAGE_GROUP:
 		if (parse_size(arg, &u, s) != 0)
 			return -1;
+		/* the library reads 0 as "the page size": refuse it rather than substitute */
+		if (u == 0)
+			return plumb_fail(s, 22, "--page-group: 0 bytes is not a group size; give a positive size such as 4K");
 		o->page_group_bytes = (size_t)u;
 		return 0;
 	case OPT_STRIDE:
 		if (parse_size(arg, &u, s) != 0)
 			return -1;
+		/* the library reads 0 as "one line": refuse it rather than substitute */
+		if (u == 0)
+			return plumb_fail(s, 22, "--stride: 0 bytes is not a stride; give a positive size such as 64 or 4K");
 		o->stride_bytes = (size_t)u;
 		return 0;
 	case OPT_LINE:

@@ -44,6 +44,21 @@ Test(lat_cli, bad_arguments_give_one_line_and_exit_2)
 	}
 }
 
+/* --stride 0 once ran with a 64-byte stride, --page-group 0 with the page size. */
+Test(lat_cli, a_zero_stride_or_page_group_is_refused_not_replaced)
+{
+	cli_run r = cli_run_plumbv(NULL, "lat", "--pattern", "strided", "--stride", "0", NULL);
+	cli_assert_usage_error(&r, "lat");
+	cr_assert_str_eq(r.err, "plumb lat: --stride: 0 bytes is not a stride; give a positive size such as 64 or 4K "
+	                        "(see 'plumb lat --help')\n");
+	cli_run_free(&r);
+	r = cli_run_plumbv(NULL, "lat", "--pattern", "page", "--page-group", "0", NULL);
+	cli_assert_usage_error(&r, "lat");
+	cr_assert_str_eq(r.err, "plumb lat: --page-group: 0 bytes is not a group size; give a positive size such as 4K "
+	                        "(see 'plumb lat --help')\n");
+	cli_run_free(&r);
+}
+
 Test(lat_cli, layouts_that_cannot_be_built_fail_with_one_line)
 {
 	/* A page group that is not a whole number of lines: a failure of the
