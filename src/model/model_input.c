@@ -68,7 +68,10 @@ static double bandwidth_scale(const char *name)
 
 static bool is_status_word(const char *text)
 {
-	static const char *const words[] = { "n/a", "na", "nan", "skipped", "unsupported", "noisy",
+	/* "nan" is not among them: plumb writes an unmeasured cell as a status
+	 * word (n/a, unsupported, ...), so a NaN is a broken number, rejected with
+	 * its line like inf, not a row to drop in silence. */
+	static const char *const words[] = { "n/a", "na", "skipped", "unsupported", "noisy",
 	                                     "not-counted", "" };
 	for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
 		if (!strcasecmp(text, words[i]))

@@ -82,6 +82,21 @@ Test(mp_model_input, rejections_name_line_and_reason)
 	expect_error("1e999,5\n", "not a number");
 }
 
+/* NaN rows were once dropped in silence while inf was rejected with its line. */
+Test(mp_model_input, nan_is_rejected_with_its_line_like_inf)
+{
+	model_input in;
+	plumb_status status = { 0 };
+	cr_assert_neq(parse("bandwidth,latency\n0,100\n10,nan\n20,120\n", &in, &status), 0);
+	cr_assert_str_eq(status.message, "t.csv:3: latency 'nan' is not a number");
+	cr_assert_neq(parse("0,100\nNaN,110\n", &in, &status), 0);
+	cr_assert_str_eq(status.message, "t.csv:2: bandwidth 'NaN' is not a number");
+	cr_assert_neq(parse("0,100\n5,-nan\n", &in, &status), 0);
+	cr_assert_str_eq(status.message, "t.csv:2: latency '-nan' is not a number");
+	cr_assert_neq(parse("0,100\n5,inf\n", &in, &status), 0);
+	cr_assert_str_eq(status.message, "t.csv:2: latency 'inf' is not a number");
+}
+
 Test(mp_model_input, nul_bytes_are_rejected)
 {
 	model_input in;
