@@ -52,6 +52,8 @@ typedef struct pg_thread {
 	ULong excluded[PG_COUNTERS];
 	Bool paused;
 	ULong paused_at[PG_COUNTERS];
+	pg_trace_position trace_at_pause;  /* where the trace was at the marker's first no-op */
+	HChar *pending_begin;          /* a BEGIN written to the trace after the marker's second no-op */
 	pg_open_region *stack;
 	UInt depth, stack_capacity;
 	pg_region *regions, **regions_tail;
@@ -184,6 +186,8 @@ VG_REGPARM(0) void pg_marker_pause(void)
 		return;
 	running->paused = True;
 	VG_(memcpy)(running->paused_at, pg_live, sizeof pg_live);
+	if (pg_tracing)
+		running->trace_at_pause = pg_trace_here();
 }
 
 VG_REGPARM(0) void pg_marker_resume(void)
@@ -193,6 +197,11 @@ VG_REGPARM(0) void pg_marker_resume(void)
 	running->paused = False;
 	for (Int i = 0; i < PG_COUNTERS; i++)
 		running->excluded[i] += pg_live[i] - running->paused_at[i];
+	if (running->pending_begin) {
+		pg_trace_region(True, running->pending_begin, NULL);
+		VG_(free)(running->pending_begin);
+		running->pending_begin = NULL;
+	}
 }
 
 static pg_region *region_find(pg_thread *thread, const HChar *name)
@@ -217,11 +226,30 @@ void pg_region_begin(ThreadId tid, const HChar *name)
 	pg_open_region *open = &thread->stack[thread->depth++];
 	open->name = VG_(strdup)("pg.open.name", name);
 	window_open(thread, &open->start);
+	/* The trace gets the marker where the region's count starts: after the
+	 * marker's code (at its second no-op) when inside one. */
+	if (pg_tracing) {
+		if (thread == running && thread->paused) {
+			if (thread->pending_begin)
+				VG_(free)(thread->pending_begin);
+			thread->pending_begin = VG_(strdup)("pg.pending", name);
+		} else {
+			pg_trace_region(True, name, NULL);
+		}
+	}
+}
+
+/* The END goes where the region's count stops: before the marker's code. */
+static void trace_end(pg_thread *thread, const HChar *name)
+{
+	if (pg_tracing)
+		pg_trace_region(False, name, thread == running && thread->paused ? &thread->trace_at_pause : NULL);
 }
 
 void pg_region_end(ThreadId tid, const HChar *name)
 {
 	pg_thread *thread = thread_of(tid);
+	trace_end(thread, name);   /* the simulator applies the same rules to a mismatched END */
 	if (thread->depth == 0) {
 		pg_warn("thread %u: region end \"%s\" without a begin", thread->sequence, name);
 		return;

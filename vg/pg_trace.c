@@ -35,9 +35,12 @@ static UInt shown_thread;            /* the thread the reader believes is runnin
 static const HChar *error;
 static HChar error_text[256];
 
+static ULong flushes;                 /* how many times the buffer was emptied */
+
 static void flush(void)
 {
 	UInt done = 0;
+	flushes++;
 	while (done < used && !error) {
 		Int n = VG_(write)(trace_fd, buffer + done, (Int)(used - done));
 		if (n <= 0) {
@@ -134,6 +137,40 @@ void pg_trace_thread_switch(UInt thread)
 	used += VG_(sprintf)(buffer + used, "--%d--   SCHED[%u]: plumbgrind: thread %u runs\n", VG_(getpid)(),
 	                     thread + 1, thread);
 	shown_thread = thread;
+}
+
+/* ---- Region markers ----
+ * "--PID--   REGION[begin]: NAME" / "REGION[end]: NAME", read by plumb's
+ * lackey reader as markers of the current thread (docs/trace-format.md) and
+ * skipped by other lackey readers as Valgrind messages.  To keep a marker's
+ * own code out of the region, pg_threads.c writes an END at the position the
+ * trace had at the marker's first no-op (pg_trace_here), inserting it before
+ * the lines written since, and a BEGIN after the second no-op.  If the
+ * buffer was flushed in between (a 1 MiB buffer filled inside a marker),
+ * the line goes at the end instead. */
+pg_trace_position pg_trace_here(void)
+{
+	pg_trace_position at = { used, flushes };
+	return at;
+}
+
+void pg_trace_region(Bool begin, const HChar *name, const pg_trace_position *at)
+{
+	if (!pg_tracing)
+		return;
+	HChar line[PG_TRACE_REGION_LINE_MAX];
+	Int n = VG_(snprintf)(line, sizeof line, "--%d--   REGION[%s]: %s\n", VG_(getpid)(), begin ? "begin" : "end",
+	                      name);
+	if (n <= 0 || (UInt)n >= sizeof line)
+		return;
+	if (used + (UInt)n > TRACE_BUFFER)
+		flush();
+	UInt position = used;
+	if (at && at->flushes == flushes && at->offset <= used)
+		position = at->offset;
+	VG_(memmove)(buffer + position + n, buffer + position, used - position);
+	VG_(memcpy)(buffer + position, line, (SizeT)n);
+	used += (UInt)n;
 }
 
 VG_REGPARM(2) void pg_trace_instruction(Addr address, SizeT size) { put_line('I', ' ', address, size); }

@@ -79,6 +79,13 @@ VG_REGPARM(2) void pg_trace_modify(Addr address, SizeT size);
 void pg_trace_close(void);
 void pg_trace_forget(void);           /* in a forked child: drop the parent's buffer, stop */
 ULong pg_trace_records(void);
+/* Region markers in the trace (pg_threads.c decides where). */
+typedef struct { UInt offset; ULong flushes; } pg_trace_position;
+#define PG_TRACE_REGION_LINE_MAX 320
+pg_trace_position pg_trace_here(void);
+/* Writes a marker of the running thread at `at` (a position taken in this
+ * thread), or at the end when at is NULL or the buffer was flushed since. */
+void pg_trace_region(Bool begin, const HChar *name, const pg_trace_position *at);
 const HChar *pg_trace_error(void);    /* NULL, or why the trace stopped */
 
 #endif

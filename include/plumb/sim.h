@@ -242,6 +242,34 @@ typedef struct sim_code_stats {
 	uint64_t l1_misses, last_level_misses, coherence_misses, invalidations_sent;
 } sim_code_stats;
 
+/* Per-region results.  A trace may hold region markers (trace.h:
+ * TRACE_REGION_BEGIN / TRACE_REGION_END records, written by plumbgrind for
+ * plumb_region_begin/end and PLUMB_VG_REGION_BEGIN/END, and kept by the
+ * native and lackey formats).  Regions are per thread, nest, and may be
+ * entered many times, as in plumbgrind: a region's figures are everything
+ * the thread's core counted between its BEGIN and its END, summed over its
+ * entries (inclusive: an outer region includes its inner ones).  An END
+ * that does not name the innermost open region of its thread is ignored and
+ * counted as a mismatch; a region still open at the end is not counted.
+ * When more threads than cores fold onto one core, a region also counts the
+ * references of the other threads of its core (sim_region_folded says so).
+ * The whole-program statistics are unchanged by markers. */
+typedef struct sim_region_stats {
+	const char *name;                 /* the simulator's own copy, valid until sim_free */
+	uint32_t thread;                  /* the trace's thread id */
+	uint32_t core;                    /* the core that thread runs on */
+	uint64_t entries;                 /* completed BEGIN..END pairs */
+	/* What the core counted while the region was open: references by kind,
+	 * cache[SIM_L1I/L1D/L2].accesses/misses[kind] (and their classes),
+	 * l3_accesses/l3_misses (the core's share of the shared L3), TLBs,
+	 * coherence (invalidations sent and received, bus requests, upgrades,
+	 * transfers), prefetches, memory_reads/writes. */
+	sim_core_stats stats;
+	/* Coherence misses (true + false sharing) over the core's private
+	 * levels: L1I + L1D, plus L2 (classify on; 0 otherwise). */
+	uint64_t coherence_misses;
+} sim_region_stats;
+
 /* --------------------------------------------------------------- simulation */
 
 typedef struct sim sim;
@@ -269,6 +297,29 @@ size_t sim_hot_lines(const sim *s, sim_line_stats *out, size_t max);
 /* The code addresses with most misses; classify on and a trace with
  * instruction addresses.  Returns the count. */
 size_t sim_hot_code(const sim *s, sim_code_stats *out, size_t max);
+/* Regions (see sim_region_stats), in order of first entry.  The typical use,
+ * "simulated misses per region":
+ *   for (size_t i = 0; i < sim_region_count(s); i++) {
+ *       const sim_region_stats *r = sim_region(s, i);
+ *       uint64_t l1d = r->stats.cache[SIM_L1D].misses[SIM_READ] + r->stats.cache[SIM_L1D].misses[SIM_WRITE];
+ *       uint64_t l3 = r->stats.l3_misses;  ...
+ *   }
+ * Feed markers with sim_access_batch (a reader's records, or records made
+ * with trace_region_marker()). */
+size_t sim_region_count(const sim *s);
+const sim_region_stats *sim_region(const sim *s, size_t index);
+/* Misses of a region at a level (all kinds): SIM_L1I, SIM_L1D, SIM_L2, or
+ * SIM_L3 (the core's share of the shared L3). */
+uint64_t sim_region_misses(const sim_region_stats *region, sim_level level);
+uint64_t sim_region_accesses(const sim_region_stats *region, sim_level level);
+/* ENDs ignored because they did not name the innermost open region. */
+uint64_t sim_region_mismatches(const sim *s);
+/* Regions open now (at the end of a trace: never closed, not counted). */
+size_t sim_region_open_count(const sim *s);
+/* True when some core runs more than one thread, so regions on it include
+ * the other threads' references. */
+bool sim_region_folded(const sim *s);
+
 /* Checks every invariant over the whole state: single writer, inclusion,
  * directory = cache contents, the counting identities. */
 int sim_check(const sim *s, plumb_status *status);
@@ -293,7 +344,8 @@ extern const struct counter_backend counter_backend_sim;
 int sim_counter_feed(void *instance, const trace_record *records, size_t n, plumb_status *status);
 
 /* The report plumb sim prints: configuration, per core and level, classes,
- * coherence, transitions, threads, hot lines, code addresses, cycles. */
+ * coherence, transitions, threads, regions (when the trace has markers),
+ * hot lines, code addresses, cycles. */
 int sim_report(const sim *s, output_report *report, size_t top, plumb_status *status);
 
 #endif

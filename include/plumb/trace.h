@@ -9,7 +9,12 @@ typedef enum trace_kind {
 	TRACE_INSTRUCTION = 0,  /* instruction fetch */
 	TRACE_READ = 1,
 	TRACE_WRITE = 2,
-	TRACE_MODIFY = 3        /* read then write of the same bytes (lackey 'M') */
+	TRACE_MODIFY = 3,       /* read then write of the same bytes (lackey 'M') */
+	/* Region markers (not references): the thread enters or leaves a named
+	 * region (plumb_region_begin/end, PLUMB_VG_REGION_BEGIN/END).  size 0,
+	 * flags 0, and `address` holds the name: see trace_region_name(). */
+	TRACE_REGION_BEGIN = 4,
+	TRACE_REGION_END = 5
 } trace_kind;
 
 typedef struct trace_record {
@@ -24,6 +29,38 @@ typedef struct trace_record {
 
 #define TRACE_HAS_INSTRUCTION_ADDRESS 0x1
 #define TRACE_HAS_TIME 0x2
+
+/* Region markers.  A marker's name is a NUL-terminated string of 1 to
+ * TRACE_REGION_NAME_MAX bytes without control characters; the record holds
+ * a pointer to it in `address`.  A reader's markers point into the reader's
+ * own copy of the name, valid until the reader is closed; a caller that
+ * makes markers itself keeps its string alive while the records are used.
+ * Every consumer (simulator, writers, trace stats) reads the name through
+ * trace_region_name(), so records stay 32 bytes and need no side table.
+ * Formats: docs/trace-format.md ("Region markers"). */
+#define TRACE_REGION_NAME_MAX 255
+
+static inline int trace_is_marker(const trace_record *record)
+{
+	return record->kind == TRACE_REGION_BEGIN || record->kind == TRACE_REGION_END;
+}
+
+static inline const char *trace_region_name(const trace_record *record)
+{
+	return (const char *)(uintptr_t)record->address;
+}
+
+/* Makes *record a region marker (begin != 0: TRACE_REGION_BEGIN) of thread. */
+static inline void trace_region_marker(trace_record *record, int begin, uint32_t thread, const char *name)
+{
+	record->address = (uint64_t)(uintptr_t)name;
+	record->instruction_address = 0;
+	record->time = 0;
+	record->thread = thread;
+	record->size = 0;
+	record->kind = (uint8_t)(begin ? TRACE_REGION_BEGIN : TRACE_REGION_END);
+	record->flags = 0;
+}
 
 
 /* Streaming trace sources and sinks.  Readers hand out records in batches so

@@ -44,7 +44,7 @@ static double seconds_now(void)
 
 /* What the target format cannot carry, counted exactly so the notes are true. */
 typedef struct conversion_losses {
-	uint64_t times, instruction_addresses, modifies_split, threads_folded;
+	uint64_t times, instruction_addresses, modifies_split, threads_folded, markers_dropped;
 	uint32_t lackey_thread;
 	bool lackey_have_fetch;
 	uint64_t lackey_last_fetch;
@@ -56,6 +56,11 @@ static void count_losses(conversion_losses *loss, trace_format to, trace_record 
 		trace_record *r = &records[i];
 		if (to == TRACE_FORMAT_NATIVE)
 			continue;
+		if (trace_is_marker(r)) {
+			if (to == TRACE_FORMAT_DIN)
+				loss->markers_dropped++;
+			continue;
+		}
 		if (r->flags & TRACE_HAS_TIME)
 			loss->times++;
 		if (to == TRACE_FORMAT_DIN) {
@@ -93,6 +98,9 @@ static void print_losses(const char *command, const conversion_losses *loss, tra
 	if (loss->modifies_split)
 		fprintf(stderr, "plumb %s: note: din has no modify: %llu modify records were written as a read and a write\n",
 		        command, (unsigned long long)loss->modifies_split);
+	if (loss->markers_dropped)
+		fprintf(stderr, "plumb %s: note: din has no region markers: %llu markers were dropped\n", command,
+		        (unsigned long long)loss->markers_dropped);
 	if (loss->threads_folded)
 		fprintf(stderr, "plumb %s: note: %llu records of threads other than 0 were written as thread 0\n", command,
 		        (unsigned long long)loss->threads_folded);
@@ -305,6 +313,8 @@ static output_report *stats_report(const char *path, const trace_stats *s, const
 	output_meta_text(report, "format", trace_format_name(format));
 	output_meta_integer(report, "line_size", (int64_t)line_size);
 	output_meta_integer(report, "page_size", (int64_t)page_size);
+	if (s->region_markers)
+		output_meta_integer(report, "region_markers", (int64_t)s->region_markers);
 
 	output_table *t = output_table_add(report, "kinds", "References by kind");
 	output_column(t, "kind", NULL, 0);

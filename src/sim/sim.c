@@ -103,6 +103,7 @@ void sim_free(sim *s)
 	sim_table_free(&s->code);
 	free(s->threads);
 	free(s->thread_core);
+	sim_regions_free(s);
 	free(s);
 }
 
@@ -134,6 +135,7 @@ void sim_reset_statistics(sim *s)
 		sim_table_clear(&s->lines);
 		sim_table_clear(&s->code);
 	}
+	sim_regions_reset(s);
 }
 
 /* Thread -> core: in order of first appearance, then round-robin (or an
@@ -326,6 +328,17 @@ static inline __attribute__((always_inline)) int batch_fast_body(sim *s, const t
 			fast_load(s, core, l1);
 		}
 		if (__builtin_expect(r->kind > TRACE_MODIFY, 0)) {
+			if (trace_is_marker(r)) {
+				/* exact statistics for the region's snapshot */
+				fast_flush(s, core, l1, references, hits);
+				s->stats.core[core].straddles += straddles;
+				straddles = 0;
+				if (sim_region_marker(s, core, r, status) != 0) {
+					rc = -1;
+					break;
+				}
+				continue;
+			}
 			rc = plumb_fail(status, EINVAL, "trace record %zu has an unknown kind %u", i, r->kind);
 			break;
 		}
@@ -638,8 +651,13 @@ static __attribute__((noinline)) int mru_special(sim *s, mru_state *m, const tra
 		*thread = r->thread;
 		mru_load(s, m);
 	}
-	if (r->kind > TRACE_MODIFY)
+	if (r->kind > TRACE_MODIFY) {
+		if (trace_is_marker(r)) {
+			mru_flush(s, m);   /* exact statistics for the region's snapshot */
+			return sim_region_marker(s, m->core, r, status);
+		}
 		return plumb_fail(status, EINVAL, "trace record %zu has an unknown kind %u", index, r->kind);
+	}
 	uint32_t size = r->size;
 	if (s->config.max_access_size && size > s->config.max_access_size)
 		size = s->config.max_access_size;
@@ -768,6 +786,17 @@ int sim_access_batch(sim *s, const trace_record *records, size_t n, plumb_status
 			cached_thread = r->thread;
 		}
 		if (r->kind > TRACE_MODIFY) {
+			if (trace_is_marker(r)) {
+				for (int k = 0; k < SIM_KIND_COUNT; k++) {
+					s->stats.references[k] += counted[k];
+					counted[k] = 0;
+				}
+				if (sim_region_marker(s, core, r, status) != 0) {
+					rc = -1;
+					break;
+				}
+				continue;
+			}
 			rc = plumb_fail(status, EINVAL, "trace record %zu has an unknown kind %u", i, r->kind);
 			break;
 		}

@@ -271,10 +271,17 @@ struct sim {
 	bool fast;                      /* no classification, no TLB: the hit path is a few instructions */
 	bool lean;                      /* no classification, check or prefetcher: one-line references
 	                                 * take sim_engine.c's reference_one_line */
+	struct sim_regions *regions;    /* sim_regions.c; NULL until the first marker */
 	/* the first invariant violation (check on) */
 	bool failed;
 	char failure[PLUMB_MESSAGE_MAX];
 };
+
+/* sim_regions.c: a region marker of the thread on core (its slot is
+ * current); the batch loops flush their local counts first. */
+int sim_region_marker(sim *s, uint32_t core, const trace_record *record, plumb_status *status);
+void sim_regions_free(sim *s);
+void sim_regions_reset(sim *s);
 
 /* sim_engine.c */
 void sim_reference(sim *s, uint32_t core, sim_access_kind kind, uint64_t address, uint32_t size);

@@ -347,6 +347,77 @@ static void add_threads(const sim *s, output_report *r)
 	}
 }
 
+/* Per region (markers in the trace): the same figures as the caches and
+ * coherence tables, for what the region's core counted while it was open. */
+static void add_regions(const sim *s, output_report *r)
+{
+	size_t n = sim_region_count(s);
+	if (n == 0 && sim_region_mismatches(s) == 0 && sim_region_open_count(s) == 0)
+		return;
+	output_table *t = output_table_add(r, "regions", "Per region (thread, name): what its core counted while it was open");
+	static const char *const head[] = { "thread", "region", "core", "entries", "ifetch", "reads", "writes" };
+	for (size_t i = 0; i < sizeof head / sizeof head[0]; i++)
+		output_column(t, head[i], NULL, 0);
+	static const char *const level_keys[SIM_LEVEL_COUNT] = { "l1i", "l1d", "l2", "l3" };
+	bool present[SIM_LEVEL_COUNT] = { true, true, s->has_l2, s->has_l3 };
+	for (int level = 0; level < SIM_LEVEL_COUNT; level++) {
+		if (!present[level])
+			continue;
+		char name[32];
+		snprintf(name, sizeof name, "%s_accesses", level_keys[level]);
+		output_column(t, name, NULL, 0);
+		snprintf(name, sizeof name, "%s_misses", level_keys[level]);
+		output_column(t, name, NULL, 0);
+	}
+	static const char *const tail[] = { "coherence_misses", "true_sharing", "false_sharing", "invalidations_sent",
+	                                    "invalidations_received", "bus_reads", "bus_read_exclusive", "upgrades",
+	                                    "transfers_received", "memory_reads" };
+	for (size_t i = 0; i < sizeof tail / sizeof tail[0]; i++)
+		output_column(t, tail[i], NULL, 0);
+	for (size_t i = 0; i < n; i++) {
+		const sim_region_stats *g = sim_region(s, i);
+		const sim_core_stats *cs = &g->stats;
+		output_row(t);
+		output_cell_integer(t, g->thread);
+		output_cell_text(t, g->name);
+		output_cell_integer(t, g->core);
+		output_cell_integer(t, (int64_t)g->entries);
+		for (int k = 0; k < SIM_KIND_COUNT; k++)
+			output_cell_integer(t, (int64_t)cs->references[k]);
+		for (int level = 0; level < SIM_LEVEL_COUNT; level++) {
+			if (!present[level])
+				continue;
+			output_cell_integer(t, (int64_t)sim_region_accesses(g, (sim_level)level));
+			output_cell_integer(t, (int64_t)sim_region_misses(g, (sim_level)level));
+		}
+		uint64_t true_sharing = 0, false_sharing = 0;
+		for (int level = SIM_L1I; level <= SIM_L2; level++) {
+			true_sharing += cs->cache[level].coherence_true;
+			false_sharing += cs->cache[level].coherence_false;
+		}
+		classified(t, s, g->coherence_misses);
+		classified(t, s, true_sharing);
+		classified(t, s, false_sharing);
+		const sim_coherence_stats *k = &cs->coherence;
+		output_cell_integer(t, (int64_t)k->invalidations_sent);
+		output_cell_integer(t, (int64_t)k->invalidations_received);
+		output_cell_integer(t, (int64_t)k->bus_reads);
+		output_cell_integer(t, (int64_t)k->bus_read_exclusive);
+		output_cell_integer(t, (int64_t)(k->upgrades_shared + k->upgrades_owned));
+		output_cell_integer(t, (int64_t)k->transfers_received);
+		output_cell_integer(t, (int64_t)cs->memory_reads);
+	}
+	if (sim_region_mismatches(s))
+		output_note(r, "%llu region ends did not name the innermost open region of their thread and were ignored",
+		            (unsigned long long)sim_region_mismatches(s));
+	if (sim_region_open_count(s))
+		output_note(r, "%zu regions were still open at the end of the trace and are not counted",
+		            sim_region_open_count(s));
+	if (n > 0 && sim_region_folded(s))
+		output_note(r, "more threads than cores: a region also counts the references of the other threads "
+		               "folded onto its core");
+}
+
 static int add_hot(const sim *s, output_report *r, size_t top)
 {
 	if (!s->config.classify || top == 0)
@@ -437,6 +508,7 @@ int sim_report(const sim *s, output_report *report, size_t top, plumb_status *st
 	add_coherence(s, report);
 	add_prefetch(s, report);
 	add_threads(s, report);
+	add_regions(s, report);
 	if (add_hot(s, report, top) != 0)
 		return plumb_fail_errno(status, ENOMEM, "report");
 	add_cycles(s, report);

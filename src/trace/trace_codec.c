@@ -13,7 +13,9 @@
 
 void trace_codec_reset(trace_codec_state *state)
 {
+	trace_names *names = state->names;
 	memset(state, 0, sizeof *state);
+	state->names = names;
 }
 
 static inline unsigned char *put_varint(unsigned char *p, uint64_t value)
@@ -118,6 +120,30 @@ size_t trace_codec_encode(trace_codec_state *state, const trace_record *record, 
 	if (record->flags & TRACE_HAS_INSTRUCTION_ADDRESS)
 		state->last_instruction_address = record->instruction_address;
 	return (size_t)(p - out);
+}
+
+/* A region marker (format 1.1): header 0x80, a control byte with
+ * TRACE_CONTROL_REGION (and the thread bit when the thread changes), the
+ * thread, a type byte (0 begin, 1 end), the name's length (1..255) in one
+ * byte and the name.  Predictors are untouched. */
+size_t trace_codec_encode_marker(trace_codec_state *state, const trace_record *record, unsigned char *out)
+{
+	unsigned char *p = out;
+	const char *name = trace_region_name(record);
+	size_t length = strlen(name);
+	unsigned control = TRACE_CONTROL_REGION;
+	if (record->thread != state->thread)
+		control |= TRACE_CONTROL_THREAD;
+	*p++ = TRACE_CODE_EXTENDED;
+	*p++ = (unsigned char)control;
+	if (control & TRACE_CONTROL_THREAD) {
+		p = put_varint(p, record->thread);
+		state->thread = record->thread;
+	}
+	*p++ = record->kind == TRACE_REGION_BEGIN ? TRACE_MARKER_BEGIN : TRACE_MARKER_END;
+	*p++ = (unsigned char)length;
+	memcpy(p, name, length);
+	return (size_t)(p + length - out);
 }
 
 /* Reads a varint without bounds checks: callers guarantee
@@ -239,11 +265,79 @@ _Static_assert(offsetof(trace_record, thread) == 24 && offsetof(trace_record, si
                offsetof(trace_record, kind) == 30 && offsetof(trace_record, flags) == 31 &&
                sizeof(trace_record) == 32, "decode_run writes thread, size, kind and flags as one 64-bit word");
 
+static inline bool is_marker(const unsigned char *p, const unsigned char *end)
+{
+	return end - p >= 2 && p[0] == TRACE_CODE_EXTENDED && (p[1] & TRACE_CONTROL_REGION);
+}
+
+/* A region marker at p (is_marker), bounded by end; its name is interned in
+ * state->names. */
+static const unsigned char *decode_marker(trace_codec_state *state, const unsigned char *p, const unsigned char *end,
+                                          trace_record *r, const char **error)
+{
+	unsigned control = p[1];
+	p += 2;
+	if (control & ~(TRACE_CONTROL_REGION | TRACE_CONTROL_THREAD)) {
+		*error = "bad control byte of a region marker";
+		return NULL;
+	}
+	if (control & TRACE_CONTROL_THREAD) {
+		uint64_t value = 0;
+		unsigned shift = 0;
+		for (;;) {
+			if (p >= end || shift > 63) {
+				*error = "bad thread number";
+				return NULL;
+			}
+			unsigned byte = *p++;
+			value |= (uint64_t)(byte & 0x7f) << shift;
+			shift += 7;
+			if (byte < 0x80)
+				break;
+		}
+		if (value > UINT32_MAX) {
+			*error = "bad thread number";
+			return NULL;
+		}
+		state->thread = (uint32_t)value;
+	}
+	if (end - p < 2 || p[0] > TRACE_MARKER_END) {
+		*error = "bad region marker type";
+		return NULL;
+	}
+	unsigned type = p[0];
+	size_t length = p[1];
+	p += 2;
+	if ((size_t)(end - p) < length) {
+		*error = "region marker runs past the end of the block payload";
+		return NULL;
+	}
+	const char *problem = trace_region_name_problem((const char *)p, length);
+	if (problem) {
+		*error = problem;
+		return NULL;
+	}
+	if (memchr(p, 0, length)) {
+		*error = "a NUL byte in a region name";
+		return NULL;
+	}
+	const char *name = state->names ? trace_names_intern(state->names, (const char *)p, length) : NULL;
+	if (!name) {
+		*error = state->names ? "out of memory for a region name" : "a region marker where none can be read";
+		return NULL;
+	}
+	trace_region_marker(r, type == TRACE_MARKER_BEGIN, state->thread, name);
+	return p + length;
+}
+
 /* Everything but the common record, out of line so the common loop keeps
  * its values in registers. */
 static __attribute__((noinline)) const unsigned char *
-decode_other(trace_codec_state *state, const unsigned char *p, trace_record *r, const char **error)
+decode_other(trace_codec_state *state, const unsigned char *p, const unsigned char *end, trace_record *r,
+             const char **error)
 {
+	if (is_marker(p, end))
+		return decode_marker(state, p, end, r, error);
 	return decode_one(state, p, r, error);
 }
 
@@ -285,7 +379,7 @@ static size_t decode_run(trace_codec_state *state, const unsigned char **cursor,
 				state->last_fetch_address = last_fetch;
 				state->last_instruction_address = last_iaddr;
 				state->thread = (uint32_t)thread;
-				const unsigned char *next = decode_other(state, p, &records[i], error);
+				const unsigned char *next = decode_other(state, p, end, &records[i], error);
 				if (!next) {
 					*failed = true;
 					break;
@@ -369,6 +463,16 @@ size_t trace_codec_decode(trace_codec_state *state, const unsigned char **cursor
 			*error = "payload ends before the block's last record";
 			*cursor = p;
 			return i;
+		}
+		if (is_marker(p, end)) {
+			const unsigned char *next = decode_marker(state, p, end, &records[i], error);
+			if (!next) {
+				*cursor = p;
+				return i;
+			}
+			p = next;
+			i++;
+			continue;
 		}
 		trace_codec_state saved = *state;
 		const unsigned char *next = decode_one(state, padded, &records[i], error);

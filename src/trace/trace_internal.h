@@ -45,12 +45,29 @@ static inline void trace_input_consume(trace_input *input, size_t n)
 }
 void trace_input_close(trace_input *input);
 
+/* ---- Region names ------------------------------------------------------ */
+
+/* The names a reader's region markers point to (trace.h, trace_region_name):
+ * each interned once, in its own allocation, so a pointer handed out in a
+ * record stays valid while the table grows, until trace_names_free. */
+typedef struct trace_names {
+	char **names;
+	size_t count, capacity;
+	size_t last;                   /* the last name found: markers repeat */
+} trace_names;
+
+/* The interned copy of name[0..length); NULL if out of memory. */
+const char *trace_names_intern(trace_names *table, const char *name, size_t length);
+void trace_names_free(trace_names *table);
+/* NULL if name (length bytes) is a valid region name, else why not. */
+const char *trace_region_name_problem(const char *name, size_t length);
+
 /* ---- Native format constants (docs/trace-format.md) -------------------- */
 
 #define TRACE_NATIVE_MAGIC "\x89PLUMBTR"
 #define TRACE_NATIVE_MAGIC_LENGTH 8
 #define TRACE_NATIVE_VERSION_MAJOR 1
-#define TRACE_NATIVE_VERSION_MINOR 0
+#define TRACE_NATIVE_VERSION_MINOR 1   /* 1.1: region markers */
 #define TRACE_NATIVE_HEADER_SIZE 16
 #define TRACE_NATIVE_BLOCK_HEADER_SIZE 32
 #define TRACE_NATIVE_BLOCK_MAGIC 0x4b4c4254u   /* "TBLK" little-endian */
@@ -64,6 +81,8 @@ void trace_input_close(trace_input *input);
 /* The largest encoding of one record: header, control, thread, time, size,
  * address and instruction address, each varint at most 10 bytes. */
 #define TRACE_NATIVE_RECORD_MAX_BYTES 64
+/* A region marker: header, control, thread, type, name length and name. */
+#define TRACE_NATIVE_MARKER_MAX_BYTES (4 + 10 + TRACE_REGION_NAME_MAX)
 
 /* Header byte of an encoded record. */
 #define TRACE_CODE_KIND_MASK 0x03u
@@ -78,7 +97,11 @@ void trace_input_close(trace_input *input);
 #define TRACE_CONTROL_TIME 0x02u         /* zigzag varint time delta follows */
 #define TRACE_CONTROL_IADDR_DELTA 0x04u  /* zigzag varint instruction-address delta follows the address */
 #define TRACE_CONTROL_IADDR_REPEAT 0x08u /* instruction address = the previous record's */
+#define TRACE_CONTROL_REGION 0x10u      /* a region marker (version 1.1): header byte exactly 0x80 */
 #define TRACE_CONTROL_KNOWN 0x0fu
+/* A marker's type byte after the control byte (and thread). */
+#define TRACE_MARKER_BEGIN 0u
+#define TRACE_MARKER_END 1u
 
 /* The predictors both sides keep; reset at every block so blocks decode
  * alone.  Two address predictors per stream (fetch, data) so that two
@@ -92,11 +115,14 @@ typedef struct trace_codec_state {
 	uint64_t last_time;
 	uint32_t thread;
 	uint8_t fetch_recent, data_recent;   /* encoder only: the predictor used last */
+	trace_names *names;            /* decoder: where markers' names go (kept by trace_codec_reset) */
 } trace_codec_state;
 
 void trace_codec_reset(trace_codec_state *state);
 /* Encodes one record at out (room for TRACE_NATIVE_RECORD_MAX_BYTES); returns bytes written. */
 size_t trace_codec_encode(trace_codec_state *state, const trace_record *record, unsigned char *out);
+/* A region marker: room for TRACE_NATIVE_MARKER_MAX_BYTES; the name is valid. */
+size_t trace_codec_encode_marker(trace_codec_state *state, const trace_record *record, unsigned char *out);
 /* Decodes up to count records from [*cursor, end).  Returns the number decoded;
  * on malformed input returns the count decoded so far and sets *error to a
  * short description. */
@@ -163,6 +189,7 @@ struct trace_reader {
 	trace_record *view;            /* trace_reader_view's buffer for the other readers */
 	trace_text_state text;
 	trace_command_state command;
+	trace_names names;             /* region markers' names */
 	bool failed;                   /* sticky: a reader that reported an error stays failed */
 	plumb_status failure;
 	bool allow_truncated;

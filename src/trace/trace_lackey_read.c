@@ -13,7 +13,11 @@
  * instruction address, unless a thread switch came in between.
  * A program that forks without exec keeps tracing in the child into the same
  * log; the two processes' references cannot be told apart (their lines carry
- * no PID), so a message line with a second PID is an error. */
+ * no PID), so a message line with a second PID is an error.
+ * Region markers (plumbgrind, plumb's lackey writer) are message lines too,
+ * "--PID--   REGION[begin]: NAME" and "--PID--   REGION[end]: NAME" (NAME
+ * is the rest of the line): the current thread enters or leaves NAME.  Other
+ * lackey readers skip them as Valgrind messages. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -49,6 +53,44 @@ static int lackey_sched(trace_reader *reader, const unsigned char *line, const u
 		reader->info.thread_switches++;
 	}
 	return 0;
+}
+
+/* A region marker line: 1 with the marker in *record, 0 if the line is
+ * another message, -1 on a bad name. */
+static int lackey_region(trace_reader *reader, const unsigned char *line, const unsigned char *line_end,
+                         trace_record *record)
+{
+	const unsigned char *p = line + 2;
+	while (p < line_end && *p >= '0' && *p <= '9')
+		p++;
+	if (line_end - p < 2 || p[0] != '-' || p[1] != '-')
+		return 0;
+	p += 2;
+	while (p < line_end && *p == ' ')
+		p++;
+	static const char begin[] = "REGION[begin]: ", end[] = "REGION[end]: ";
+	size_t left = (size_t)(line_end - p);
+	int is_begin;
+	if (left >= sizeof begin - 1 && memcmp(p, begin, sizeof begin - 1) == 0) {
+		is_begin = 1;
+		p += sizeof begin - 1;
+	} else if (left >= sizeof end - 1 && memcmp(p, end, sizeof end - 1) == 0) {
+		is_begin = 0;
+		p += sizeof end - 1;
+	} else {
+		return 0;
+	}
+	size_t length = (size_t)(line_end - p);
+	const char *problem = trace_region_name_problem((const char *)p, length);
+	if (!problem && memchr(p, 0, length))
+		problem = "a NUL byte in a region name";
+	if (problem)
+		return lackey_error(reader, line, line_end, problem);
+	const char *name = trace_names_intern(&reader->names, (const char *)p, length);
+	if (!name)
+		return plumb_fail(&reader->failure, ENOMEM, "out of memory for a region name");
+	trace_region_marker(record, is_begin, reader->text.thread, name);
+	return 1;
 }
 
 /* The PID of a "==PID==" or "--PID--" line; 0 if the line has none. */
@@ -122,8 +164,12 @@ static int lackey_line(trace_reader *reader, const unsigned char *line, const un
 		return 0;
 	if (length >= 2 && line[0] == '=' && line[1] == '=')
 		return check_pid(reader, line, line_end);
-	if (length >= 2 && line[0] == '-' && line[1] == '-')
-		return check_pid(reader, line, line_end) < 0 ? -1 : lackey_sched(reader, line, line_end);
+	if (length >= 2 && line[0] == '-' && line[1] == '-') {
+		if (check_pid(reader, line, line_end) < 0)
+			return -1;
+		int marker = lackey_region(reader, line, line_end, record);
+		return marker != 0 ? marker : lackey_sched(reader, line, line_end);
+	}
 	return lackey_error(reader, line, line_end, "not a lackey trace line (log the trace with --log-file or --log-fd)");
 }
 

@@ -251,6 +251,7 @@ int trace_native_reader_init(trace_reader *reader, plumb_status *status)
 	}
 	n->payload_capacity = TRACE_NATIVE_WRITER_BLOCK_BYTES;
 	n->cursor = n->payload_end = n->payload;
+	n->codec.names = &reader->names;
 	reader->native = n;
 	reader->read = native_read;
 	reader->destroy = native_destroy;

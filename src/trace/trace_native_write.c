@@ -63,11 +63,13 @@ static int native_write(trace_writer *writer, const trace_record *records, size_
 	trace_native_writer_state *n = writer->native;
 	for (size_t i = 0; i < count; i++) {
 		if (n->block_records == TRACE_NATIVE_WRITER_BLOCK_RECORDS ||
-		    n->payload_length + TRACE_NATIVE_RECORD_MAX_BYTES > TRACE_NATIVE_WRITER_BLOCK_BYTES) {
+		    n->payload_length + TRACE_NATIVE_MARKER_MAX_BYTES > TRACE_NATIVE_WRITER_BLOCK_BYTES) {
 			if (flush_block(writer, status) < 0)
 				return -1;
 		}
-		n->payload_length += trace_codec_encode(&n->codec, &records[i], n->payload + n->payload_length);
+		unsigned char *at = n->payload + n->payload_length;
+		n->payload_length += trace_is_marker(&records[i]) ? trace_codec_encode_marker(&n->codec, &records[i], at)
+		                                                  : trace_codec_encode(&n->codec, &records[i], at);
 		n->block_records++;
 	}
 	return 0;

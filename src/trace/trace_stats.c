@@ -152,8 +152,13 @@ static trace_thread_counts *thread_slot(trace_stats *stats, uint32_t thread)
 
 int trace_stats_add(trace_stats *stats, const trace_record *records, size_t count, plumb_status *status)
 {
+	size_t markers = 0;
 	for (size_t i = 0; i < count; i++) {
 		const trace_record *r = &records[i];
+		if (trace_is_marker(r)) {
+			markers++;   /* not references: counted apart */
+			continue;
+		}
 		unsigned kind = r->kind & 3;
 		trace_thread_counts *t = thread_slot(stats, r->thread);
 		if (!t)
@@ -197,7 +202,8 @@ int trace_stats_add(trace_stats *stats, const trace_record *records, size_t coun
 			stats->with_time++;
 		}
 	}
-	stats->records += count;
+	stats->records += count - markers;
+	stats->region_markers += markers;
 	return 0;
 }
 

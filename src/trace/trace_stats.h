@@ -32,7 +32,8 @@ typedef struct trace_thread_counts {
 
 typedef struct trace_stats {
 	unsigned line_shift, page_shift;
-	uint64_t records;
+	uint64_t records;                  /* references: region markers are not records here */
+	uint64_t region_markers;           /* TRACE_REGION_BEGIN/END records */
 	uint64_t by_kind[4], bytes_by_kind[4];
 	uint64_t sizes[TRACE_STATS_SIZE_BUCKETS];
 	uint64_t line_straddles;           /* references touching two or more lines */

@@ -11,7 +11,11 @@
  * decimal size (a field Dinero ignores; plumb's reader uses it).  din has
  * no modify: an M record becomes a read and a write of the same bytes, in
  * that order (what a cache sees).  din has no threads: a record of any
- * thread but 0 is refused rather than silently merged. */
+ * thread but 0 is refused rather than silently merged.
+ *
+ * Region markers: lackey gets a message line "--0--   REGION[begin]: NAME"
+ * (or end) that plumb's lackey reader turns back into the marker; din has
+ * no place for them and drops them. */
 #include <errno.h>
 #include <stdlib.h>
 #include "plumb/status.h"
@@ -39,6 +43,31 @@ static int lackey_write(trace_writer *writer, const trace_record *records, size_
 	static const char prefix[4][4] = { "I  ", " L ", " S ", " M " };
 	for (size_t i = 0; i < count; i++) {
 		const trace_record *r = &records[i];
+		if (trace_is_marker(r)) {
+			/* a Valgrind-style message line: plumb's lackey reader reads it back */
+			const char *name = trace_region_name(r);
+			size_t length = strlen(name);
+			if (trace_writer_text_room(writer, 2 * LINE_MAX_BYTES + length, status) < 0)
+				return -1;
+			char *p = writer->text + writer->text_length;
+			if (r->thread != writer->text_thread) {
+				static const char sched[] = "--0--   SCHED[";
+				static const char acquired[] = "]:  acquired lock (plumb)\n";
+				memcpy(p, sched, sizeof sched - 1);
+				p = trace_put_decimal(p + sizeof sched - 1, (uint64_t)r->thread + 1);
+				memcpy(p, acquired, sizeof acquired - 1);
+				p += sizeof acquired - 1;
+				writer->text_thread = r->thread;
+			}
+			const char *tag = r->kind == TRACE_REGION_BEGIN ? "--0--   REGION[begin]: " : "--0--   REGION[end]: ";
+			memcpy(p, tag, strlen(tag));
+			p += strlen(tag);
+			memcpy(p, name, length);
+			p += length;
+			*p++ = '\n';
+			writer->text_length = (size_t)(p - writer->text);
+			continue;
+		}
 		if (trace_writer_text_room(writer, 2 * LINE_MAX_BYTES, status) < 0)
 			return -1;
 		char *p = writer->text + writer->text_length;
@@ -76,6 +105,8 @@ static int din_write(trace_writer *writer, const trace_record *records, size_t c
 {
 	for (size_t i = 0; i < count; i++) {
 		const trace_record *r = &records[i];
+		if (trace_is_marker(r))
+			continue;   /* din has no markers (plumb trace convert says how many were dropped) */
 		if (r->thread != 0)
 			return plumb_fail(status, EINVAL, "din has no thread field, and record %llu is of thread %u "
 			                  "(fold the threads into one first)", (unsigned long long)(writer->records + i), r->thread);

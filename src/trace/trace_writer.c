@@ -60,6 +60,15 @@ int trace_writer_write(trace_writer *writer, const trace_record *records, size_t
 		return plumb_fail(status, EINVAL, "no trace writer");
 	for (size_t i = 0; i < count; i++) {
 		const trace_record *r = &records[i];
+		if (trace_is_marker(r)) {
+			const char *name = trace_region_name(r);
+			const char *problem = name ? trace_region_name_problem(name, strnlen(name, TRACE_REGION_NAME_MAX + 1))
+			                           : "no region name";
+			if (problem)
+				return plumb_fail(status, EINVAL, "trace record %llu is a region marker with %s",
+				                  (unsigned long long)(writer->records + i), problem);
+			continue;
+		}
 		if (r->kind > TRACE_MODIFY || r->size == 0 || (r->flags & ~(TRACE_HAS_INSTRUCTION_ADDRESS | TRACE_HAS_TIME)))
 			return plumb_fail(status, EINVAL, "trace record %llu is invalid (kind %u, size %u, flags 0x%x)",
 			                  (unsigned long long)(writer->records + i), r->kind, r->size, r->flags);

@@ -179,6 +179,7 @@ Test(trace_native, bad_magic_and_version)
 	trace_record *in;
 	unsigned char *data = (unsigned char *)native_image(&size, &in);
 	data[8] = 2;   /* major version 2 */
+	data[10] = 0;  /* minor 0 (plumb writes 1.1) */
 	expect_error(data, size, 0, "memory: unsupported native trace version 2.0 (this plumb reads version 1.x)");
 	data[8] = 1;
 	data[1] = 'Q';

@@ -1,0 +1,173 @@
+/* Region markers in the simulator: a region's figures are exactly the
+ * growth of its core's statistics between its markers, whatever batch loop
+ * runs (general with --check, last-way hint with classification or TLBs,
+ * front-way LRU), and markers change no whole-program figure. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+#include "plumb/sim.h"
+#include "sim_test_util.h"
+
+static void add_marker(sim_trace *t, uint32_t thread, int begin, const char *name)
+{
+	trace_add(t, thread, TRACE_READ, 0, 0);
+	trace_region_marker(&t->records[t->count - 1], begin, thread, name);
+}
+
+/* Pseudo-random references of one thread over a small footprint. */
+static void add_references(sim_trace *t, uint32_t thread, size_t n, uint64_t *seed)
+{
+	for (size_t i = 0; i < n; i++) {
+		*seed = *seed * 6364136223846793005ull + 1442695040888963407ull;
+		uint64_t r = *seed >> 33;
+		trace_kind kind = (trace_kind)(r % 4);
+		uint64_t address = 0x100000 + (r >> 3) % 65536 + (thread << 20) * (r & 1);
+		trace_add(t, thread, kind, address, kind == TRACE_INSTRUCTION ? 4 : (uint16_t)(1u << (r >> 20) % 4));
+	}
+}
+
+/* The trace without its markers, up to (not including) record `end`. */
+static sim *run_prefix(const sim_config *c, const sim_trace *t, size_t end)
+{
+	sim_trace plain = { 0 };
+	for (size_t i = 0; i < end; i++)
+		if (!trace_is_marker(&t->records[i]))
+			trace_add(&plain, t->records[i].thread, (trace_kind)t->records[i].kind, t->records[i].address,
+			          t->records[i].size);
+	plumb_status status;
+	sim *s;
+	cr_assert_eq(sim_new(&s, c, &status), 0, "%s", status.message);
+	if (plain.count)
+		cr_assert_eq(sim_access_batch(s, plain.records, plain.count, &status), 0, "%s", status.message);
+	trace_release(&plain);
+	return s;
+}
+
+static void expect_delta(const sim_config *c, const sim_trace *t, const sim_region_stats *r, size_t begin,
+                         size_t end)
+{
+	sim *a = run_prefix(c, t, begin), *b = run_prefix(c, t, end);
+	const uint64_t *x = (const uint64_t *)&sim_statistics(a)->core[r->core];
+	const uint64_t *y = (const uint64_t *)&sim_statistics(b)->core[r->core];
+	const uint64_t *got = (const uint64_t *)&r->stats;
+	for (size_t i = 0; i < sizeof(sim_core_stats) / 8; i++)
+		cr_assert_eq(got[i], y[i] - x[i], "region %s: counter %zu is %llu, want %llu", r->name, i,
+		             (unsigned long long)got[i], (unsigned long long)(y[i] - x[i]));
+	sim_free(a);
+	sim_free(b);
+}
+
+static void check_configuration(sim_config *c)
+{
+	sim_trace t = { 0 };
+	uint64_t seed = 7;
+	/* thread 0: A [outer B [inner C] D] E; thread 1 interleaved with [solo ...]
+	 * and a mismatched END; batches cut anywhere. */
+	add_references(&t, 0, 3000, &seed);
+	size_t outer_begin = t.count;
+	add_marker(&t, 0, 1, "outer");
+	add_references(&t, 0, 2000, &seed);
+	add_references(&t, 1, 500, &seed);
+	add_marker(&t, 1, 1, "solo");
+	size_t solo_begin = t.count;
+	add_references(&t, 1, 1500, &seed);
+	add_marker(&t, 1, 0, "not-open");
+	add_references(&t, 0, 10, &seed);
+	size_t inner_begin = t.count;
+	add_marker(&t, 0, 1, "inner");
+	add_references(&t, 0, 4000, &seed);
+	size_t inner_end = t.count;
+	add_marker(&t, 0, 0, "inner");
+	add_references(&t, 1, 700, &seed);
+	size_t solo_end = t.count;
+	add_marker(&t, 1, 0, "solo");
+	add_references(&t, 0, 900, &seed);
+	size_t outer_end = t.count;
+	add_marker(&t, 0, 0, "outer");
+	add_references(&t, 0, 1000, &seed);
+	add_marker(&t, 0, 1, "left-open");
+	add_references(&t, 0, 100, &seed);
+
+	plumb_status status;
+	sim *s;
+	cr_assert_eq(sim_new(&s, c, &status), 0, "%s", status.message);
+	for (size_t i = 0; i < t.count; i += 777) {
+		size_t n = t.count - i < 777 ? t.count - i : 777;
+		cr_assert_eq(sim_access_batch(s, t.records + i, n, &status), 0, "%s", status.message);
+	}
+	cr_assert_eq(sim_region_count(s), 4);   /* outer, solo, inner, left-open (in order of first entry) */
+	const sim_region_stats *outer = sim_region(s, 0), *solo = sim_region(s, 1), *inner = sim_region(s, 2);
+	cr_assert_str_eq(outer->name, "outer");
+	cr_assert_str_eq(solo->name, "solo");
+	cr_assert_str_eq(inner->name, "inner");
+	cr_assert_str_eq(sim_region(s, 3)->name, "left-open");
+	cr_assert_eq(sim_region(s, 3)->entries, 0);
+	cr_assert_eq(outer->entries, 1);
+	cr_assert_eq(outer->thread, 0);
+	cr_assert_eq(solo->thread, 1);
+	cr_assert_eq(sim_region_mismatches(s), 1);
+	cr_assert_eq(sim_region_open_count(s), 1);
+	expect_delta(c, &t, outer, outer_begin, outer_end);
+	expect_delta(c, &t, inner, inner_begin, inner_end);
+	expect_delta(c, &t, solo, solo_begin, solo_end);
+	cr_assert_eq(inner->stats.references[SIM_IFETCH] + inner->stats.references[SIM_READ] +
+	             inner->stats.references[SIM_WRITE] - (c->modify == SIM_MODIFY_READ_WRITE ? 0 : 0) >= 4000, 1);
+	/* markers change no whole-program figure */
+	sim *plain = run_prefix(c, &t, t.count);
+	cr_assert_eq(memcmp(sim_statistics(plain), sim_statistics(s), sizeof(sim_stats)), 0);
+	sim_free(plain);
+	sim_free(s);
+	trace_release(&t);
+}
+
+Test(sim_regions, region_is_the_growth_of_its_core_in_every_batch_loop)
+{
+	sim_config c;
+	/* front-way LRU loop: no classification, no TLB */
+	sim_config_default(&c);
+	c.cores = 2;
+	c.classify = false;
+	check_configuration(&c);
+	/* last-way hint loop with classification */
+	c.classify = true;
+	check_configuration(&c);
+	/* with TLBs */
+	c.classify = false;
+	c.tlb[SIM_DTLB].entries = 16;
+	c.tlb[SIM_ITLB].entries = 16;
+	check_configuration(&c);
+	/* the general loop (check) */
+	small_config(&c, 2, SIM_MESI);
+	check_configuration(&c);
+}
+
+Test(sim_regions, report_has_a_regions_table)
+{
+	sim_config c;
+	sim_config_default(&c);
+	sim_trace t = { 0 };
+	add_marker(&t, 0, 1, "work");
+	trace_add(&t, 0, TRACE_READ, 0x1000, 8);
+	trace_add(&t, 0, TRACE_READ, 0x1000, 8);
+	add_marker(&t, 0, 0, "work");
+	trace_add(&t, 0, TRACE_READ, 0x2000, 8);
+	plumb_status status;
+	sim *s;
+	cr_assert_eq(sim_new(&s, &c, &status), 0);
+	cr_assert_eq(sim_access_batch(s, t.records, t.count, &status), 0, "%s", status.message);
+	const sim_region_stats *r = sim_region(s, 0);
+	cr_assert_eq(sim_region_accesses(r, SIM_L1D), 2);
+	cr_assert_eq(sim_region_misses(r, SIM_L1D), 1);
+	cr_assert_eq(sim_region_misses(r, SIM_L2), 1);
+	output_report *report = output_report_new("sim");
+	cr_assert_eq(sim_report(s, report, 10, &status), 0);
+	const output_table *table = output_table_find(report, "regions");
+	cr_assert_not_null(table);
+	cr_assert_eq(output_row_count(table), 1);
+	cr_assert_str_eq(output_cell_string(table, 0, (size_t)output_column_index(table, "region")), "work");
+	cr_assert_eq(output_cell_number(table, 0, (size_t)output_column_index(table, "l1d_misses")), 1.0);
+	cr_assert_eq(output_cell_number(table, 0, (size_t)output_column_index(table, "reads")), 2.0);
+	output_report_free(report);
+	sim_free(s);
+	trace_release(&t);
+}
