@@ -180,6 +180,7 @@ Test(instrument_tool, exit_status_and_running_request, .init = find_target_and_t
 typedef struct trace_tally {
 	uint64_t kind[8][4];   /* [thread][I, L, S, M] */
 	uint64_t records, sched, bad;
+	uint64_t markers[8];   /* region marker lines per thread */
 } trace_tally;
 
 static void tally_trace(const char *path, trace_tally *tally)
@@ -214,6 +215,11 @@ static void tally_trace(const char *path, trace_tally *tally)
 		if (!strncmp(line, "==", 2))
 			continue;   /* Valgrind's own messages (lackey's summary) */
 		unsigned n;
+		if (!strncmp(line, "--", 2) && (strstr(line, "--   REGION[begin]: ") || strstr(line, "--   REGION[end]: "))) {
+			if (thread < 8)
+				tally->markers[thread]++;
+			continue;
+		}
 		const char *sched = strstr(line, "SCHED[");
 		if (!strncmp(line, "--", 2) && sched && sscanf(sched, "SCHED[%u]", &n) == 1 && n >= 1) {
 			thread = n - 1;
@@ -241,6 +247,9 @@ Test(instrument_tool, trace_matches_the_counts_per_thread, .init = find_target_a
 	unlink(path);
 	cr_expect_eq(tally.bad, 0);
 	cr_expect_geq(tally.sched, 2, "SCHED lines for the workers");
+	/* each thread's region: one BEGIN and one END, in that thread */
+	for (int t = 0; t < 3; t++)
+		cr_expect_eq(tally.markers[t], 2, "thread %d markers", t);
 	cr_expect_eq(tally.records, s.trace_records);
 	cr_assert_eq(s.thread_count, 3);
 	for (size_t t = 0; t < s.thread_count; t++) {
@@ -326,9 +335,11 @@ Test(instrument_tool, trace_pipe_streams_every_reference, .init = find_target_an
 	FILE *f = fdopen(dup(process.trace_fd), "r");
 	cr_assert_not_null(f);
 	char line[256];
-	uint64_t kinds[4] = { 0 }, other = 0;
+	uint64_t kinds[4] = { 0 }, other = 0, markers = 0;
 	while (fgets(line, sizeof line, f)) {
-		if (!strncmp(line, "I  ", 3))
+		if (strstr(line, "--   REGION[begin]: loop\n") || strstr(line, "--   REGION[end]: loop\n"))
+			markers++;
+		else if (!strncmp(line, "I  ", 3))
 			kinds[0]++;
 		else if (!strncmp(line, " L ", 3))
 			kinds[1]++;
@@ -343,6 +354,7 @@ Test(instrument_tool, trace_pipe_streams_every_reference, .init = find_target_an
 	instrument_summary s;
 	cr_assert_eq(instrument_finish(&process, &s, &status), 0, "%s", status.message);
 	cr_expect_eq(other, 0);
+	cr_expect_eq(markers, 2);
 	cr_expect_eq(kinds[0], s.total.value[INSTRUMENT_INSTRUCTIONS]);
 	cr_expect_eq(kinds[1], s.total.value[INSTRUMENT_LOADS]);
 	cr_expect_eq(kinds[2], s.total.value[INSTRUMENT_STORES]);
@@ -370,11 +382,16 @@ Test(instrument_tool, trace_reads_through_plumbs_lackey_reader, .init = find_tar
 	cr_assert_eq(trace_reader_open(&reader, path, TRACE_FORMAT_AUTO, &status), 0, "%s", status.message);
 	cr_expect_eq(trace_reader_format(reader), TRACE_FORMAT_LACKEY);
 	static trace_record records[4096];
-	uint64_t kinds[8][4] = { { 0 } };
+	uint64_t kinds[8][4] = { { 0 } }, markers[8] = { 0 }, marker_count = 0;
 	long n;
 	while ((n = trace_reader_read(reader, records, 4096, &status)) > 0)
 		for (long i = 0; i < n; i++) {
 			cr_assert_lt(records[i].thread, 8);
+			if (trace_is_marker(&records[i])) {
+				markers[records[i].thread]++;
+				marker_count++;
+				continue;
+			}
 			kinds[records[i].thread][records[i].kind]++;
 		}
 	cr_assert_eq(n, 0, "%s", status.message);
@@ -382,8 +399,10 @@ Test(instrument_tool, trace_reads_through_plumbs_lackey_reader, .init = find_tar
 	trace_reader_get_info(reader, &info);
 	cr_assert_eq(trace_reader_close(reader, &status), 0, "%s", status.message);
 	unlink(path);
-	cr_expect_eq(info.records, s.trace_records);
+	cr_expect_eq(info.records, s.trace_records + marker_count);
 	cr_expect_geq(info.thread_switches, 3);
+	for (int t = 0; t < 4; t++)
+		cr_expect_eq(markers[t], 2, "thread %d: a BEGIN and an END", t);
 	cr_assert_eq(s.thread_count, 4);
 	for (size_t t = 0; t < s.thread_count; t++) {
 		const instrument_counts *c = &s.threads[t].total;
@@ -404,11 +423,13 @@ Test(instrument_tool, command_reader_uses_plumbgrind, .init = find_target_and_to
 	plumb_status status;
 	cr_assert_eq(trace_reader_open_command(&reader, argv, &status), 0, "%s", status.message);
 	static trace_record records[4096];
-	uint64_t kinds[4] = { 0 };
+	uint64_t kinds[TRACE_REGION_END + 1] = { 0 };
 	long n;
 	while ((n = trace_reader_read(reader, records, 4096, &status)) > 0)
-		for (long i = 0; i < n; i++)
+		for (long i = 0; i < n; i++) {
+			cr_assert_leq(records[i].kind, TRACE_REGION_END);
 			kinds[records[i].kind]++;
+		}
 	cr_assert_eq(n, 0, "%s", status.message);
 	cr_assert_eq(trace_reader_close(reader, &status), 0, "%s", status.message);
 	/* The same program under plumbgrind's counter, same environment. */
@@ -418,5 +439,7 @@ Test(instrument_tool, command_reader_uses_plumbgrind, .init = find_target_and_to
 	cr_expect_eq(kinds[TRACE_READ], s.total.value[INSTRUMENT_LOADS]);
 	cr_expect_eq(kinds[TRACE_WRITE], s.total.value[INSTRUMENT_STORES]);
 	cr_expect_eq(kinds[TRACE_MODIFY], s.total.value[INSTRUMENT_MODIFIES]);
+	cr_expect_eq(kinds[TRACE_REGION_BEGIN], 1);
+	cr_expect_eq(kinds[TRACE_REGION_END], 1);
 	instrument_summary_free(&s);
 }
