@@ -13,7 +13,8 @@
  *   instrument_target misuse          mismatched and unclosed markers
  *   instrument_target running         prints PLUMB_VG_RUNNING()
  *   instrument_target exit N          a loop of 10, then exit status N
- *   instrument_target abort           a loop of 20, then abort() */
+ *   instrument_target abort           a loop of 20, then abort()
+ *   instrument_target segv            a loop of 20, then a store through a null pointer */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -22,6 +23,8 @@
 #include "plumb/valgrind.h"
 
 static uint64_t buffers[64][4];
+/* Null, through a volatile pointer the compiler cannot see through. */
+static volatile uint64_t *volatile nowhere;
 
 static inline __attribute__((always_inline)) void loop(uint64_t *buffer, uint64_t iterations)
 {
@@ -167,6 +170,11 @@ int main(int argc, char **argv)
 		REGION_LOOP("loop", buffers[0], 20);
 		abort();
 	}
-	fprintf(stderr, "usage: instrument_target loop K R | nested K1 K2 | threads T K | collect K | misuse | running | exit N | abort\n");
+	if (argc >= 2 && !strcmp(argv[1], "segv")) {
+		REGION_LOOP("loop", buffers[0], 20);
+		*nowhere = 1;
+		return 1;
+	}
+	fprintf(stderr, "usage: instrument_target loop K R | nested K1 K2 | threads T K | collect K | misuse | running | exit N | abort | segv\n");
 	return 2;
 }

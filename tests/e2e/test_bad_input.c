@@ -1,0 +1,787 @@
+/* The bad-input table: every way a user can hand plumb something it cannot
+ * use, one line each, run end to end through the built program.  Each case
+ * checks the exit status and plumb's one-line message: stderr holds exactly
+ * one line, starting "plumb", containing the expected text; no sanitizer
+ * report, no crash, no child process left running, and nothing left in the
+ * case's working folder (an output that was asked for and failed, or its
+ * FILE.tmp.PID, must not stay behind).
+ *
+ * docs/bad-input.md lists the same cases: the test doc_matches_the_table
+ * fails when they drift apart, and rewrites the doc's table when run with
+ * PLUMB_BAD_INPUT_DOC=docs/bad-input.md.
+ *
+ * Each case runs in a fresh folder under /tmp holding the fixtures below
+ * (a valid lackey trace, broken CSVs, configurations ...), removed after. */
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <libgen.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "plumb/counters.h"
+#include "run.h"
+
+enum {
+	TRACES = 1 << 0,       /* fixtures: native traces, whole and broken (runs plumb trace convert) */
+	VALGRIND = 1 << 1,     /* needs valgrind on PATH */
+	PLUMBGRIND = 1 << 2,   /* needs plumbgrind and its test program (%T) built */
+	ONE_CPU = 1 << 3,      /* started with an affinity mask of one CPU (%C0); %C1 is a CPU outside it */
+	NO_PAPI = 1 << 4,      /* shows PAPI unusable: skipped where PAPI counts */
+	PROGRAM_STDERR = 1 << 5, /* lines before plumb's may be the traced program's (valgrind's crash report) */
+	BIG_MEMORY = 1 << 6,   /* asks for 64 GiB: skipped where that much is available */
+};
+
+typedef struct bad_case {
+	const char *name;
+	unsigned flags;
+	int exit_code;
+	const char *message;    /* in plumb's one stderr line */
+	const char *argv[14];   /* %T: the plumbgrind test program; %C0, %C1: allowed CPUs */
+	const char *report;     /* in stdout, when the command still prints its report */
+} bad_case;
+
+#define RO "/sys/plumb-bad-input.out"   /* sysfs refuses new files, even to root */
+#define USAGE 2
+#define CASE(name, flags, status, message, ...) { name, flags, status, message, { __VA_ARGS__ }, NULL }
+#define CASE_REPORT(name, flags, status, message, report, ...) { name, flags, status, message, { __VA_ARGS__ }, report }
+
+static const bad_case cases[] = {
+	/* The top level. */
+	CASE("top-unknown-command", 0, USAGE, "'frobnicate' is not a command", "frobnicate"),
+	CASE("top-misspelled-command", 0, USAGE, "'stats' is not a command", "stats", "-e", "page-faults", "--", "true"),
+	CASE("top-unknown-option", 0, USAGE, "'--bogus' is not a command", "--bogus"),
+	/* topo */
+	CASE("topo-unknown-option", 0, USAGE, "unknown option '--bogus'", "topo", "--bogus"),
+	CASE("topo-extra-argument", 0, USAGE, "unexpected argument 'extra'", "topo", "extra"),
+	CASE("topo-output-needs-value", 0, USAGE, "option '-o' needs a value", "topo", "-o"),
+	CASE("topo-output-long-needs-value", 0, USAGE, "option '--output' needs a value", "topo", "--output"),
+	CASE("topo-output-missing-folder", 0, 1, "cannot create 'nodir/t.txt': No such file or directory", "topo", "-o", "nodir/t.txt"),
+	CASE("topo-output-read-only", 0, 1, "Permission denied", "topo", "-o", RO),
+	/* lat */
+	CASE("lat-unknown-option", 0, USAGE, "unknown option '--cpus'", "lat", "--cpus", "1"),
+	CASE("lat-flag-given-value", 0, USAGE, "option '--single-pass' does not take a value", "lat", "--single-pass=3"),
+	CASE("lat-min-needs-value", 0, USAGE, "option '--min' needs a value", "lat", "--min"),
+	CASE("lat-min-not-a-size", 0, USAGE, "'abc' is not a size", "lat", "--min", "abc"),
+	CASE("lat-min-unknown-unit", 0, USAGE, "'4XB' has an unknown unit", "lat", "--min", "4XB"),
+	CASE("lat-min-negative", 0, USAGE, "'-4K' is not a size", "lat", "--min", "-4K"),
+	CASE("lat-min-zero", 0, 1, "the smallest working set must hold at least one", "lat", "--min", "0"),
+	CASE("lat-max-overflows", 0, USAGE, "size '99999999999999999999' is too large", "lat", "--max", "99999999999999999999"),
+	CASE("lat-max-below-min", 0, USAGE, "--max is smaller than --min", "lat", "--min", "1M", "--max", "4K"),
+	CASE("lat-max-beyond-memory", 0, 1, "asked for 67108864 MiB but only", "lat", "--max", "64T"),
+	CASE("lat-pattern-unknown", 0, USAGE, "unknown pattern 'nosuch'", "lat", "--pattern", "nosuch"),
+	CASE("lat-pages-unknown", 0, USAGE, "unknown page mode 'nosuch'", "lat", "--pages", "nosuch"),
+	CASE("lat-line-not-power-of-two", 0, USAGE, "line size '3' is not a power of two", "lat", "--line", "3"),
+	CASE("lat-stride-not-multiple", 0, 1, "stride 3 is not a multiple of the", "lat", "--pattern", "strided", "--stride", "3", "--max", "8K"),
+	CASE("lat-max-chains-out-of-range", 0, USAGE, "'33' is out of range [1, 32]", "lat", "--max-chains", "33"),
+	CASE("lat-cpu-negative", 0, USAGE, "'-1' is not a non-negative integer", "lat", "--cpu", "-1"),
+	CASE("lat-cpu-not-a-number", 0, USAGE, "'abc' is not an integer", "lat", "--cpu", "abc"),
+	/* bw */
+	CASE("bw-kernel-unknown", 0, USAGE, "unknown kernel 'nosuch'", "bw", "-k", "nosuch"),
+	CASE("bw-kernels-need-value", 0, USAGE, "option '-k' needs a value", "bw", "-k"),
+	CASE("bw-isa-unknown", 0, USAGE, "unknown ISA 'avx1024'", "bw", "-i", "avx1024"),
+	CASE("bw-size-out-of-range", 0, USAGE, "size '1T' is out of range (4KiB..64GiB)", "bw", "-s", "1T"),
+	CASE("bw-size-not-a-size", 0, USAGE, "'abc' is not a size", "bw", "-s", "abc"),
+	CASE("bw-size-beyond-memory", BIG_MEMORY, 1, "would use more than half the available memory", "bw", "-s", "64G", "-t", "1", "-k", "read"),
+	CASE("bw-threads-zero", 0, USAGE, "--threads: '0' is out of range [1, 1024]", "bw", "-t", "0"),
+	CASE("bw-cpu-does-not-exist", 0, USAGE, "CPU 4095 is not one this process may run on", "bw", "-c", "4095"),
+	CASE("bw-cpu-outside-mask", ONE_CPU, USAGE, "is not one this process may run on", "bw", "-c", "%C1"),
+	CASE("bw-too-few-cpus", ONE_CPU, USAGE, "2 threads asked, but only 1", "bw", "-t", "2"),
+	CASE("bw-cpu-range-reversed", 0, USAGE, "bad CPU range in '5-2'", "bw", "-c", "5-2"),
+	CASE("bw-time-cap-needs-value", 0, USAGE, "option '--time-cap' needs a value", "bw", "--time-cap"),
+	/* geometry */
+	CASE("geometry-max-size-out-of-range", 0, USAGE, "--max-size must be between 1MiB and 64GiB", "geometry", "--max-size", "1T"),
+	CASE("geometry-points-zero", 0, USAGE, "--points: '0' is out of range", "geometry", "--points", "0"),
+	CASE("geometry-cpu-does-not-exist", 0, USAGE, "CPU 4095 is not one this process may run on", "geometry", "--cpu", "4095"),
+	CASE("geometry-cpu-outside-mask", ONE_CPU, USAGE, "is not one this process may run on", "geometry", "--cpu", "%C1"),
+	CASE("geometry-seed-negative", 0, USAGE, "--seed: '-1' is not a non-negative integer", "geometry", "--seed", "-1"),
+	CASE("geometry-extra-argument", 0, USAGE, "unexpected argument 'extra'", "geometry", "extra"),
+	/* c2c */
+	CASE("c2c-cpus-do-not-exist", 0, USAGE, "CPU 4095 is not available to this process", "c2c", "--cpus", "4095"),
+	CASE("c2c-pair-outside-mask", ONE_CPU, USAGE, "of --pair is not available to this process", "c2c", "--pair", "%C0,%C1"),
+	CASE("c2c-pair-same-cpu", 0, USAGE, "CPU 0 appears twice in '0,0'", "c2c", "--pair", "0,0"),
+	CASE("c2c-pair-one-cpu", 0, USAGE, "--pair needs two different CPUs", "c2c", "--pair", "0"),
+	CASE("c2c-pair-not-cpus", 0, USAGE, "bad CPU list 'a,b'", "c2c", "--pair", "a,b"),
+	CASE("c2c-only-unknown", 0, USAGE, "got 'nosuch'", "c2c", "--only", "nosuch"),
+	CASE("c2c-spacing-not-multiple", 0, USAGE, "--spacing must be a multiple of 64", "c2c", "--spacing", "65"),
+	CASE("c2c-lines-not-a-number", 0, USAGE, "'1T' is not an integer", "c2c", "--lines", "1T"),
+	CASE("c2c-lines-need-value", 0, USAGE, "option '--lines' needs a value", "c2c", "--lines"),
+	/* loaded */
+	CASE("loaded-cpus-do-not-exist", 0, USAGE, "CPU 4095 is not available to this process", "loaded", "--cpus", "4095"),
+	CASE("loaded-pattern-unknown", 0, USAGE, "--pattern takes read, write or mixed, not 'nosuch'", "loaded", "--pattern", "nosuch"),
+	CASE("loaded-delays-empty", 0, USAGE, "--delays: empty list", "loaded", "--delays", ""),
+	CASE("loaded-delays-not-numbers", 0, USAGE, "'a' is not an integer", "loaded", "--delays", "16,a"),
+	CASE("loaded-size-beyond-limit", 0, USAGE, "--size must be between 4KiB and 64GiB", "loaded", "--size", "64T"),
+	CASE("loaded-samples-zero", 0, USAGE, "'0' is out of range [1, 1000]", "loaded", "--samples", "0"),
+	/* model */
+	CASE("model-nothing-to-do", 0, USAGE, "give --from FILE to fit, or both --service and --l0", "model"),
+	CASE("model-from-needs-value", 0, USAGE, "option '--from' needs a value", "model", "--from"),
+	CASE("model-from-missing-file", 0, 1, "cannot open 'nosuch.csv': No such file or directory", "model", "--from", "nosuch.csv"),
+	CASE("model-from-folder", 0, 1, "Is a directory", "model", "--from", "."),
+	CASE("model-from-empty-file", 0, 1, "empty.csv: is empty", "model", "--from", "empty.csv"),
+	CASE("model-csv-one-point", 0, 1, "need at least 2 points, got 1", "model", "--from", "one-point.csv"),
+	CASE("model-csv-not-a-number", 0, 1, "not-a-number.csv:2: latency 'abc' is not a number", "model", "--from", "not-a-number.csv"),
+	CASE("model-csv-infinite", 0, 1, "infinite.csv:2: latency 'inf' is not a number", "model", "--from", "infinite.csv"),
+	CASE("model-csv-negative-latency", 0, 1, "negative.csv:2: latency -5 is not positive", "model", "--from", "negative.csv"),
+	CASE("model-csv-unknown-columns", 0, 1, "cannot tell which columns hold bandwidth and latency", "model", "--from", "three-columns.csv"),
+	CASE("model-csv-binary", 0, 1, "contains NUL bytes", "model", "--from", "binary.csv"),
+	CASE("model-json-no-table", 0, 1, "JSON holds no table with bandwidth and latency columns", "model", "--from", "not-loaded.json"),
+	CASE("model-service-negative", 0, USAGE, "--service: '-1' is out of range", "model", "--service", "-1", "--l0", "10"),
+	CASE("model-service-without-l0", 0, USAGE, "give --from FILE to fit, or both --service and --l0", "model", "--service", "5"),
+	CASE("model-output-read-only", 0, 1, "Permission denied", "model", "--service", "5", "--l0", "80", "-o", RO),
+	/* stat */
+	CASE("stat-no-command", 0, USAGE, "no command to count", "stat", "-e", "page-faults"),
+	CASE("stat-events-need-value", 0, USAGE, "option '-e' needs a value", "stat", "-e"),
+	CASE("stat-empty-event-name", 0, USAGE, "-e: empty event name in list ',,'", "stat", "-e", ",,", "--", "true"),
+	CASE_REPORT("stat-unknown-event", 0, 3, "1 of 1 events cannot be counted here", "unknown event 'nosuch-event'", "stat", "-e", "nosuch-event", "--", "true"),
+	CASE_REPORT("stat-misspelled-event", 0, 3, "1 of 2 events cannot be counted here", "unknown event 'page-fault'", "stat", "-e", "page-faults,page-fault", "--", "true"),
+	CASE_REPORT("stat-raw-event-too-wide", 0, 3, "1 of 1 events cannot be counted here", "does not fit in 64 bits", "stat", "-e", "r12345678901234567", "--", "true"),
+	CASE_REPORT("stat-papi-disabled", NO_PAPI, 3, "1 of 1 events cannot be counted here", "component is disabled", "stat", "--backend", "papi", "-e", "perf::MINOR-FAULTS", "--", "true"),
+	CASE("stat-backend-unknown", 0, USAGE, "unknown backend 'nosuch'", "stat", "--backend", "nosuch", "--", "true"),
+	CASE("stat-repeat-zero", 0, USAGE, "-r: '0' is out of range", "stat", "-r", "0", "--", "true"),
+	CASE("stat-program-missing", 0, 1, "cannot run '/nonexistent/program': No such file or directory", "stat", "-e", "page-faults", "--", "/nonexistent/program"),
+	CASE("stat-program-not-executable", 0, 1, "cannot run './t.lackey': Permission denied", "stat", "-e", "page-faults", "--", "./t.lackey"),
+	CASE_REPORT("stat-program-segfaults", 0, 1, "the command failed in 1 of 1 runs", "killed by signal 11", "stat", "-e", "page-faults", "--", "sh", "-c", "kill -SEGV $$"),
+	CASE_REPORT("stat-program-aborts", 0, 1, "the command failed in 1 of 1 runs", "killed by signal 6", "stat", "-e", "page-faults", "--", "sh", "-c", "kill -ABRT $$"),
+	CASE_REPORT("stat-program-killed", 0, 1, "the command failed in 1 of 1 runs", "killed by signal 9", "stat", "-e", "page-faults", "--", "sh", "-c", "kill -KILL $$"),
+	CASE_REPORT("stat-program-fails", 0, 1, "the command failed in 1 of 1 runs", "exited with status 1", "stat", "-e", "page-faults", "--", "false"),
+	CASE("stat-output-read-only", 0, 1, "Permission denied", "stat", "-e", "page-faults", "-o", RO, "--", "true"),
+	/* events */
+	CASE("events-backend-unknown", 0, USAGE, "unknown backend 'nosuch'", "events", "--backend", "nosuch"),
+	CASE("events-extra-argument", 0, USAGE, "unexpected argument 'extra'", "events", "extra"),
+	CASE("events-verification-needs-value", 0, USAGE, "option '--verification' needs a value", "events", "--verification"),
+	CASE_REPORT("events-verification-foreign", 0, 0, "warning: verification records ignored", "PAPI_L1_DCM", "events", "--no-probe", "--catalogue", "--verification", "t.lackey"),
+	CASE("events-output-missing-folder", 0, 1, "cannot create 'nodir/e.txt'", "events", "--no-probe", "-o", "nodir/e.txt"),
+	/* sim: traces */
+	CASE("sim-trace-missing", 0, 1, "cannot open trace 'nosuch.ptrace': No such file or directory", "sim", "nosuch.ptrace"),
+	CASE("sim-trace-folder", 0, 1, "Is a directory", "sim", "."),
+	CASE("sim-trace-empty", 0, 1, "empty.trace: empty input: cannot detect the trace format", "sim", "empty.trace"),
+	CASE("sim-stdin-empty", 0, 1, "standard input: empty input", "sim", "-"),
+	CASE("sim-trace-truncated", TRACES, 1, "cut.ptrace: trace cut short", "sim", "cut.ptrace"),
+	CASE("sim-trace-header-cut", TRACES, 1, "native trace header cut short", "sim", "header.ptrace"),
+	CASE("sim-trace-corrupt", TRACES, 1, "header checksum mismatch (corrupt)", "sim", "corrupt.ptrace"),
+	CASE("sim-trace-foreign", 0, 1, "foreign.elf: cannot detect the trace format", "sim", "foreign.elf"),
+	CASE("sim-trace-not-native", 0, 1, "not a plumb native trace (bad magic)", "sim", "-f", "native", "t.lackey"),
+	CASE("sim-lackey-bad-address", 0, 1, "lackey line 2: bad address", "sim", "bad.lackey"),
+	CASE("sim-din-bad-label", 0, 1, "din line 2: label is not a din access type", "sim", "bad.din"),
+	CASE("sim-format-unknown", 0, USAGE, "unknown trace format 'nosuch'", "sim", "-f", "nosuch", "t.lackey"),
+	CASE("sim-extra-argument", 0, USAGE, "unexpected argument 'b'", "sim", "t.lackey", "b"),
+	CASE("sim-output-read-only", 0, 1, "Permission denied", "sim", "-o", RO, "t.lackey"),
+	/* sim: cache geometry */
+	CASE("sim-set-unknown-key", 0, USAGE, "unknown key 'nosuch'", "sim", "--set", "nosuch=1", "t.lackey"),
+	CASE("sim-set-not-key-value", 0, USAGE, "'noequals' is not key=value", "sim", "--set", "noequals", "t.lackey"),
+	CASE("sim-set-assoc-zero", 0, USAGE, "l1d.assoc: '0' is out of range [1, 1048576]", "sim", "--set", "l1d.assoc=0", "t.lackey"),
+	CASE("sim-cores-out-of-range", 0, USAGE, "cores: '65' is out of range [1, 64]", "sim", "--cores", "65", "t.lackey"),
+	CASE("sim-preset-unknown", 0, USAGE, "unknown preset 'nosuch'", "sim", "-p", "nosuch", "t.lackey"),
+	CASE("sim-protocol-unknown", 0, USAGE, "protocol: 'nosuch' is not one of", "sim", "--protocol", "nosuch", "t.lackey"),
+	CASE("sim-level-incomplete", 0, USAGE, "--l1d: '32K,8' is not SIZE,ASSOC,LINE", "sim", "--l1d", "32K,8", "t.lackey"),
+	CASE("sim-line-not-power-of-two", 0, USAGE, "the line size 63 is not a power of two", "sim", "--l1d", "32K,8,63", "t.lackey"),
+	CASE("sim-l1-absent", 0, USAGE, "the L1I and L1D caches must be present", "sim", "--set", "l1d.size=0", "t.lackey"),
+	CASE("sim-l3-too-large", 0, USAGE, "is more than the simulator supports", "sim", "--l3", "64T,16,64", "t.lackey"),
+	CASE("sim-config-missing", 0, USAGE, "nosuch.cfg: No such file or directory", "sim", "-c", "nosuch.cfg", "t.lackey"),
+	CASE("sim-config-bad-line", 0, USAGE, "bad-line.cfg: line 2: expected key = value", "sim", "-c", "bad-line.cfg", "t.lackey"),
+	CASE("sim-config-bad-value", 0, USAGE, "assoc.cfg: line 2: l2.assoc: '0' is out of range", "sim", "-c", "assoc.cfg", "t.lackey"),
+	/* sim: programs */
+	CASE("sim-program-missing", VALGRIND, 1, "cannot run '/nonexistent/program': No such file or directory", "sim", "--", "/nonexistent/program"),
+	CASE("sim-program-fails", VALGRIND, 1, "the traced program 'false' exited with status 1", "sim", "--", "false"),
+	CASE("sim-program-killed", VALGRIND, 1, "the traced program 'sh' was killed by signal 9 (Killed)", "sim", "--", "sh", "-c", "kill -KILL $$"),
+	CASE("sim-program-aborts", PLUMBGRIND, 1, "was killed by signal 6 (Aborted)", "sim", "--", "%T", "abort"),
+	CASE("sim-program-segfaults", PLUMBGRIND | PROGRAM_STDERR, 1, "was killed by signal 11 (Segmentation fault)", "sim", "--", "%T", "segv"),
+	/* trace */
+	CASE("trace-no-subcommand", 0, USAGE, "want a subcommand: convert, record or stats", "trace"),
+	CASE("trace-unknown-subcommand", 0, USAGE, "'nosuch' is not a trace subcommand", "trace", "nosuch"),
+	CASE("trace-stats-missing", 0, 1, "cannot open trace 'nosuch.ptrace'", "trace", "stats", "nosuch.ptrace"),
+	CASE("trace-stats-truncated", TRACES, 1, "cut.ptrace: trace cut short", "trace", "stats", "cut.ptrace"),
+	CASE("trace-stats-corrupt", TRACES, 1, "header checksum mismatch (corrupt)", "trace", "stats", "corrupt.ptrace"),
+	CASE("trace-stats-empty", 0, 1, "empty input: cannot detect the trace format", "trace", "stats", "empty.trace"),
+	CASE("trace-stats-foreign", 0, 1, "cannot detect the trace format", "trace", "stats", "foreign.elf"),
+	CASE("trace-stats-line-size", 0, USAGE, "line size 3 is not a power of two", "trace", "stats", "--line-size", "3", "t.lackey"),
+	CASE("trace-convert-one-argument", 0, USAGE, "want an input and an output trace", "trace", "convert", "t.lackey"),
+	CASE("trace-convert-unknown-target", 0, USAGE, "cannot tell a trace format from the name 'out.xyz'", "trace", "convert", "t.lackey", "out.xyz"),
+	CASE("trace-convert-truncated", TRACES, 1, "cut.ptrace: trace cut short", "trace", "convert", "cut.ptrace", "out.lackey"),
+	CASE("trace-convert-corrupt", TRACES, 1, "header checksum mismatch (corrupt)", "trace", "convert", "corrupt.ptrace", "out.lackey"),
+	CASE("trace-convert-bad-lackey", 0, 1, "lackey line 2: bad address", "trace", "convert", "bad.lackey", "out.ptrace"),
+	CASE("trace-convert-missing-folder", 0, 1, "cannot create 'nodir/o.ptrace': No such file or directory", "trace", "convert", "t.lackey", "nodir/o.ptrace"),
+	CASE("trace-convert-read-only", 0, 1, "Permission denied", "trace", "convert", "t.lackey", RO ".ptrace"),
+	CASE("trace-record-no-program", 0, USAGE, "want an output trace, then '--' and the program", "trace", "record", "out.ptrace"),
+	CASE("trace-record-program-missing", VALGRIND, 1, "cannot run '/nonexistent/program'", "trace", "record", "out.ptrace", "--", "/nonexistent/program"),
+	CASE("trace-record-program-killed", VALGRIND, 1, "the traced program 'sh' was killed by signal 11", "trace", "record", "out.ptrace", "--", "sh", "-c", "kill -SEGV $$"),
+	CASE("trace-record-read-only", VALGRIND, 1, "Permission denied", "trace", "record", RO ".ptrace", "--", "true"),
+	/* instrument */
+	CASE("instrument-no-command", 0, USAGE, "no command to run", "instrument"),
+	CASE("instrument-summary-needs-value", 0, USAGE, "option '--summary' needs a value", "instrument", "--summary"),
+	CASE("instrument-summary-and-command", 0, USAGE, "--summary takes no command ('true')", "instrument", "--summary", "t.lackey", "true"),
+	CASE("instrument-trace-empty-name", 0, USAGE, "--trace needs a file name", "instrument", "--trace", "", "--", "true"),
+	CASE("instrument-summary-missing", 0, 1, "cannot open the summary 'nosuch.out'", "instrument", "--summary", "nosuch.out"),
+	CASE("instrument-summary-empty", 0, 1, "empty.trace: empty summary", "instrument", "--summary", "empty.trace"),
+	CASE("instrument-summary-foreign", 0, 1, "not a plumbgrind summary", "instrument", "--summary", "t.lackey"),
+	CASE("instrument-valgrind-missing", PLUMBGRIND, 1, "cannot run valgrind '/nonexistent/valgrind'", "instrument", "--valgrind", "/nonexistent/valgrind", "--", "true"),
+	CASE("instrument-output-read-only", PLUMBGRIND, 1, "Permission denied", "instrument", "-o", RO, "--", "true"),
+	/* validate */
+	CASE("validate-unknown-benchmark", 0, USAGE, "'nosuch' names no benchmark or event", "validate", "nosuch"),
+	CASE("validate-backend-unknown", 0, USAGE, "unknown backend 'nosuch'", "validate", "--backend", "nosuch"),
+	CASE("validate-runs-zero", 0, USAGE, "--runs: '0' is out of range", "validate", "--runs", "0"),
+	CASE("validate-runs-need-value", 0, USAGE, "option '--runs' needs a value", "validate", "--runs"),
+	CASE("validate-sizes-not-numbers", 0, USAGE, "--sizes: 'x' is not an integer", "validate", "--sizes", "x"),
+	CASE("validate-cpu-does-not-exist", 0, USAGE, "CPU 4095 is not one this process may run on", "validate", "--cpu", "4095"),
+	CASE("validate-cpu-outside-mask", ONE_CPU, USAGE, "is not one this process may run on", "validate", "--cpu", "%C1"),
+	CASE("validate-plot-format-unknown", 0, USAGE, "--plot-format must be png or svg, not 'jpg'", "validate", "--plot-format", "jpg"),
+	CASE("validate-threshold-unknown", 0, USAGE, "--threshold: unknown name 'x'", "validate", "--threshold", "x=1"),
+	CASE("validate-threshold-no-value", 0, USAGE, "--threshold wants NAME=VALUE", "validate", "--threshold", "accurate"),
+	CASE("validate-sim-set-unknown-key", 0, USAGE, "--sim-set: unknown key 'nosuch'", "validate", "--backend", "sim", "--sim-set", "nosuch=1", "itv"),
+	CASE("validate-sim-set-bad-geometry", 0, USAGE, "--sim-set: l1d.assoc: '0' is out of range", "validate", "--backend", "sim", "--sim-set", "l1d.assoc=0", "itv"),
+	CASE("validate-base-offset", 0, USAGE, "--base-offset: a multiple of 4 up to 1 MiB, not '1'", "validate", "--base-offset", "1"),
+	/* report */
+	CASE("report-section-unknown", 0, USAGE, "'nosuch' is not a plumb command", "report", "--sections", "nosuch"),
+	CASE("report-extra-argument", 0, USAGE, "unexpected argument 'extra'", "report", "extra"),
+	CASE("report-from-nothing", 0, USAGE, "--from needs at least one JSON report", "report", "--from"),
+	CASE("report-from-missing", 0, 1, "cannot open 'nosuch.json': No such file or directory", "report", "--from", "nosuch.json", "-o", "r.html"),
+	CASE("report-from-not-json", 0, 1, "t.lackey: not JSON", "report", "--from", "t.lackey", "-o", "r.html"),
+	CASE("report-from-empty", 0, 1, "empty file", "report", "--from", "empty.trace", "-o", "r.html"),
+	CASE("report-from-not-a-report", 0, 1, "not-loaded.json: not a plumb report", "report", "--from", "not-loaded.json", "-o", "r.html"),
+	CASE("report-save-dir-missing", 0, USAGE, "--save-dir 'nodir/d' cannot be created or written", "report", "--save-dir", "nodir/d", "--sections", "topo", "-o", "r.html"),
+	CASE("report-output-missing-folder", 0, 1, "cannot create 'nodir/r.html'", "report", "--sections", "topo", "-o", "nodir/r.html"),
+	CASE("report-output-read-only", 0, 1, "Permission denied", "report", "--sections", "topo", "-o", RO),
+};
+
+#define CASE_COUNT (sizeof cases / sizeof cases[0])
+
+/* ---- fixtures ---- */
+
+static void write_file(const char *dir, const char *name, const void *data, size_t size)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	FILE *f = fopen(path, "wb");
+	cr_assert_not_null(f, "cannot write %s: %s", path, strerror(errno));
+	cr_assert_eq(fwrite(data, 1, size, f), size);
+	cr_assert_eq(fclose(f), 0);
+}
+
+static void write_text(const char *dir, const char *name, const char *text)
+{
+	write_file(dir, name, text, strlen(text));
+}
+
+static void *read_whole(const char *path, size_t *size)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	char *data = NULL;
+	size_t length = 0, capacity = 0, n;
+	char chunk[65536];
+	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+		if (length + n + 1 > capacity) {
+			capacity = (length + n + 1) * 2;
+			data = realloc(data, capacity);
+			cr_assert_not_null(data);
+		}
+		memcpy(data + length, chunk, n);
+		length += n;
+	}
+	fclose(f);
+	if (!data)
+		data = calloc(1, 1);
+	data[length] = 0;
+	*size = length;
+	return data;
+}
+
+static const char *plumb_program(void)
+{
+	const char *program = getenv("PLUMB_BIN");
+	cr_assert(program != NULL, "PLUMB_BIN is not set (run through 'make test-e2e')");
+	return program;
+}
+
+/* A file built beside the plumb program, e.g. tests/data/instrument_target. */
+static const char *built(const char *relative, char *path, size_t size)
+{
+	char copy[4096];
+	snprintf(copy, sizeof copy, "%s", plumb_program());
+	snprintf(path, size, "%s/%s", dirname(copy), relative);
+	return path;
+}
+
+typedef struct outcome {
+	int exit_code;   /* 128+N when killed by signal N */
+	char *out, *err;
+	char orphans[256];   /* children plumb left running, found and killed here */
+} outcome;
+
+static void append(char **buffer, size_t *length, const char *data, size_t n)
+{
+	*buffer = realloc(*buffer, *length + n + 1);
+	cr_assert_not_null(*buffer);
+	memcpy(*buffer + *length, data, n);
+	*length += n;
+	(*buffer)[*length] = 0;
+}
+
+/* Children of this test process other than the one it waits for: plumb's
+ * children that outlived it are re-parented here (a child subreaper). */
+static void reap_orphans(outcome *o)
+{
+	DIR *proc = opendir("/proc");
+	if (!proc)
+		return;
+	pid_t self = getpid();
+	for (struct dirent *entry; (entry = readdir(proc)) != NULL;) {
+		char path[300], line[1024];
+		if (entry->d_name[0] < '1' || entry->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof path, "/proc/%s/stat", entry->d_name);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue;
+		size_t n = fread(line, 1, sizeof line - 1, f);
+		fclose(f);
+		line[n] = 0;
+		char *end = strrchr(line, ')');
+		int parent;
+		if (!end || sscanf(end + 2, "%*c %d", &parent) != 1 || parent != self)
+			continue;
+		pid_t pid = (pid_t)atoi(entry->d_name);
+		char name[64] = "";
+		char *open = strchr(line, '(');
+		if (open && end > open)
+			snprintf(name, sizeof name, "%.*s", (int)(end - open - 1), open + 1);
+		size_t used = strlen(o->orphans);
+		snprintf(o->orphans + used, sizeof o->orphans - used, "%s%s (%d)", used ? ", " : "", name, (int)pid);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+	closedir(proc);
+}
+
+/* Runs plumb with ARGV in DIR (stdin /dev/null); with ONE_CPU under an
+ * affinity mask of CPU one_cpu alone. */
+static outcome run_plumb(const char *dir, const char *const *argv, int one_cpu)
+{
+	const char *program = plumb_program();
+	int out[2], err[2];
+	cr_assert(pipe2(out, O_CLOEXEC) == 0 && pipe2(err, O_CLOEXEC) == 0);
+	size_t argc = 0;
+	while (argv[argc])
+		argc++;
+	const char **child_argv = calloc(argc + 2, sizeof *child_argv);
+	cr_assert_not_null(child_argv);
+	child_argv[0] = program;
+	memcpy(child_argv + 1, argv, argc * sizeof *argv);
+	fflush(NULL);
+	pid_t pid = fork();
+	cr_assert(pid >= 0, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		int in = open("/dev/null", O_RDONLY);
+		if (in < 0 || dup2(in, 0) < 0 || dup2(out[1], 1) < 0 || dup2(err[1], 2) < 0 || chdir(dir) != 0)
+			_exit(126);
+		if (one_cpu >= 0) {
+			cpu_set_t set;
+			CPU_ZERO(&set);
+			CPU_SET(one_cpu, &set);
+			if (sched_setaffinity(0, sizeof set, &set) != 0)
+				_exit(126);
+		}
+		signal(SIGPIPE, SIG_DFL);
+		execv(program, (char **)child_argv);
+		_exit(127);
+	}
+	free(child_argv);
+	close(out[1]);
+	close(err[1]);
+	outcome o = { .exit_code = -1 };
+	size_t lengths[2] = { 0, 0 };
+	append(&o.out, &lengths[0], "", 0);
+	append(&o.err, &lengths[1], "", 0);
+	struct pollfd fds[2] = { { out[0], POLLIN, 0 }, { err[0], POLLIN, 0 } };
+	struct timespec start;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	int status = 0;
+	bool exited = false;
+	for (;;) {
+		int open_count = (fds[0].fd >= 0) + (fds[1].fd >= 0);
+		if (open_count == 0 || exited)
+			break;
+		int ready = poll(fds, 2, 20);
+		for (int i = 0; ready > 0 && i < 2; i++) {
+			if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			char chunk[65536];
+			ssize_t n = read(fds[i].fd, chunk, sizeof chunk);
+			if (n > 0) {
+				append(i ? &o.err : &o.out, &lengths[i], chunk, (size_t)n);
+			} else {
+				close(fds[i].fd);
+				fds[i].fd = -1;
+			}
+		}
+		/* A child plumb left behind may hold the pipes open: stop at plumb's
+		 * exit, then take what is already in the pipes. */
+		if (waitpid(pid, &status, WNOHANG) == pid) {
+			exited = true;
+			for (int i = 0; i < 2; i++) {
+				if (fds[i].fd < 0)
+					continue;
+				fcntl(fds[i].fd, F_SETFL, O_NONBLOCK);
+				char chunk[65536];
+				ssize_t n;
+				while ((n = read(fds[i].fd, chunk, sizeof chunk)) > 0)
+					append(i ? &o.err : &o.out, &lengths[i], chunk, (size_t)n);
+			}
+		}
+		struct timespec now;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (!exited && now.tv_sec - start.tv_sec > 30) {
+			kill(pid, SIGKILL);
+			append(&o.err, &lengths[1], "[test: killed after 30 s]\n", 26);
+		}
+	}
+	if (!exited)
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+	for (int i = 0; i < 2; i++)
+		if (fds[i].fd >= 0)
+			close(fds[i].fd);
+	o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	reap_orphans(&o);
+	return o;
+}
+
+static void outcome_free(outcome *o)
+{
+	free(o->out);
+	free(o->err);
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st; (void)flag; (void)ftw;
+	return remove(path);
+}
+
+/* The names in DIR, sorted, one per line. */
+static char *list_folder(const char *dir)
+{
+	struct dirent **entries;
+	int n = scandir(dir, &entries, NULL, alphasort);
+	cr_assert(n >= 0, "scandir %s: %s", dir, strerror(errno));
+	char *list = NULL;
+	size_t length = 0;
+	append(&list, &length, "", 0);
+	for (int i = 0; i < n; i++) {
+		if (strcmp(entries[i]->d_name, ".") && strcmp(entries[i]->d_name, "..")) {
+			append(&list, &length, entries[i]->d_name, strlen(entries[i]->d_name));
+			append(&list, &length, " ", 1);
+		}
+		free(entries[i]);
+	}
+	free(entries);
+	return list;
+}
+
+static void make_fixtures(const char *dir, unsigned flags)
+{
+	char lackey[64 * 40] = "", line[64];
+	for (int i = 0; i < 32; i++) {
+		snprintf(line, sizeof line, " L %x,8\n S %x,4\n", 0x10000 + i * 64, 0x80000 + i * 8);
+		strcat(lackey, line);
+	}
+	write_text(dir, "t.lackey", lackey);
+	write_text(dir, "empty.trace", "");
+	write_text(dir, "empty.csv", "");
+	write_text(dir, "bad.lackey", " L 1000,8\n L zz,8\n");
+	write_text(dir, "bad.din", "0 1000\n9 2000\n");
+	static const unsigned char elf[] = { 0x7f, 'E', 'L', 'F', 2, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0x3e, 0 };
+	write_file(dir, "foreign.elf", elf, sizeof elf);
+	write_text(dir, "bad-line.cfg", "l1d.size = 32K\nbogus line\n");
+	write_text(dir, "assoc.cfg", "# a cache of no ways\nl2.assoc = 0\n");
+	write_text(dir, "one-point.csv", "100,50\n");
+	write_text(dir, "not-a-number.csv", "100,50\n200,abc\n300,70\n");
+	write_text(dir, "infinite.csv", "100,50\n200,inf\n300,70\n");
+	write_text(dir, "negative.csv", "100,50\n200,-5\n300,70\n");
+	write_text(dir, "three-columns.csv", "first,second,third\n100,50,1\n200,60,2\n");
+	write_file(dir, "binary.csv", "100,50\n\0\0\0\n", 11);
+	write_text(dir, "not-loaded.json", "{\"command\": \"lat\", \"tables\": []}\n");
+	if (flags & TRACES) {
+		const char *argv[] = { "trace", "convert", "t.lackey", "t.ptrace", NULL };
+		outcome o = run_plumb(dir, argv, -1);
+		cr_assert_eq(o.exit_code, 0, "cannot make the native trace: %s", o.err);
+		outcome_free(&o);
+		char path[4096];
+		snprintf(path, sizeof path, "%s/t.ptrace", dir);
+		size_t size;
+		unsigned char *native = read_whole(path, &size);
+		cr_assert(native && size > 48, "the native trace is too short");
+		write_file(dir, "header.ptrace", native, 10);
+		write_file(dir, "cut.ptrace", native, size - 20);
+		native[40] ^= 0xff;   /* inside the first block's header */
+		write_file(dir, "corrupt.ptrace", native, size);
+		free(native);
+	}
+}
+
+/* ---- the capabilities a case may need ---- */
+
+static int allowed_cpus(int *first, int *second)
+{
+	cpu_set_t set;
+	*first = *second = -1;
+	if (sched_getaffinity(0, sizeof set, &set) != 0)
+		return 0;
+	int count = 0;
+	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+		if (CPU_ISSET(cpu, &set)) {
+			if (count == 0)
+				*first = cpu;
+			else if (count == 1)
+				*second = cpu;
+			count++;
+		}
+	return count;
+}
+
+static int on_path(const char *program)
+{
+	char command[256];
+	snprintf(command, sizeof command, "command -v %s >/dev/null 2>&1", program);
+	return system(command) == 0;
+}
+
+static unsigned long long available_mib(void)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	char line[256];
+	unsigned long long kib = 0;
+	while (f && fgets(line, sizeof line, f))
+		if (sscanf(line, "MemAvailable: %llu kB", &kib) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kib >> 10;
+}
+
+/* Skips the case, with the reason, when this machine lacks what it needs. */
+static void require(const bad_case *c)
+{
+	char path[4096];
+	int first, second;
+	if ((c->flags & ONE_CPU) && allowed_cpus(&first, &second) < 2)
+		cr_skip_test("%s: needs two allowed CPUs, to have one outside a one-CPU mask", c->name);
+	if ((c->flags & VALGRIND) && !on_path("valgrind"))
+		cr_skip_test("%s: needs valgrind, which is not installed", c->name);
+	if ((c->flags & PLUMBGRIND)
+	    && (access(built("vg/lib/plumbgrind-amd64-linux", path, sizeof path), X_OK) != 0
+	        || access(built("tests/data/instrument_target", path, sizeof path), X_OK) != 0))
+		cr_skip_test("%s: plumbgrind and its test program are not built here", c->name);
+	plumb_status status;
+	if ((c->flags & NO_PAPI) && counter_backend_usable("papi", &status) == 0)
+		cr_skip_test("%s: PAPI counts on this machine, so its unusable-PAPI message cannot be shown", c->name);
+	if ((c->flags & BIG_MEMORY) && available_mib() >= 200ull << 10)
+		cr_skip_test("%s: this machine has %llu MiB available, enough to run the case", c->name, available_mib());
+}
+
+/* %T, %C0 and %C1 in a case's arguments. */
+static const char *expand(const char *argument, char *buffer, size_t size)
+{
+	int first, second;
+	allowed_cpus(&first, &second);
+	if (!strcmp(argument, "%T"))
+		return built("tests/data/instrument_target", buffer, size);
+	if (!strcmp(argument, "%C1"))
+		snprintf(buffer, size, "%d", second);
+	else if (!strcmp(argument, "%C0,%C1"))
+		snprintf(buffer, size, "%d,%d", first, second);
+	else
+		return argument;
+	return buffer;
+}
+
+/* ---- the check every case gets ---- */
+
+static void check_case(const bad_case *c)
+{
+	require(c);
+	char dir[] = "/tmp/plumb-bad-input-XXXXXX";
+	cr_assert_not_null(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
+	make_fixtures(dir, c->flags);
+	char *before = list_folder(dir);
+
+	const char *argv[16];
+	char expanded[14][4096];
+	size_t argc = 0;
+	for (; argc < 14 && c->argv[argc]; argc++)
+		argv[argc] = expand(c->argv[argc], expanded[argc], sizeof expanded[argc]);
+	argv[argc] = NULL;
+	int first, second;
+	allowed_cpus(&first, &second);
+	cr_assert_eq(prctl(PR_SET_CHILD_SUBREAPER, 1), 0, "prctl: %s", strerror(errno));
+	outcome o = run_plumb(dir, argv, (c->flags & ONE_CPU) ? first : -1);
+	char *after = list_folder(dir);
+	nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+
+	/* Everything is checked before the first assertion, so that the folder
+	 * is gone whatever fails. */
+	char failures[8192] = "";
+#define FAIL(...) snprintf(failures + strlen(failures), sizeof failures - strlen(failures), __VA_ARGS__)
+	if (o.exit_code != c->exit_code)
+		FAIL("exit status %d, expected %d\n", o.exit_code, c->exit_code);
+	const char *line = o.err;
+	if (c->flags & PROGRAM_STDERR) {
+		/* plumb's line is the last; the rest is the program's (valgrind's report). */
+		size_t length = strlen(o.err);
+		const char *last = o.err + length;
+		if (last > o.err && last[-1] == '\n')
+			last--;
+		while (last > o.err && last[-1] != '\n')
+			last--;
+		line = last;
+		if (strstr(o.err, "plumb ") != line && strstr(o.err, "plumb:") != line)
+			FAIL("plumb wrote more than its last line\n");
+	}
+	const char *newline = strchr(line, '\n');
+	if (!newline || newline[1])
+		FAIL("stderr is not exactly one line\n");
+	if (strncmp(line, "plumb ", 6) && strncmp(line, "plumb:", 6))
+		FAIL("the message does not start with \"plumb\"\n");
+	if (!strstr(line, c->message))
+		FAIL("the message lacks \"%s\"\n", c->message);
+	if (strstr(o.err, "Sanitizer") || strstr(o.err, "runtime error:"))
+		FAIL("a sanitizer report\n");
+	if (c->exit_code == USAGE && o.out[0])
+		FAIL("a usage error printed on stdout\n");
+	if (c->report && !strstr(o.out, c->report))
+		FAIL("the report on stdout lacks \"%s\"\n", c->report);
+	if (o.orphans[0])
+		FAIL("children left running: %s\n", o.orphans);
+	if (strcmp(before, after))
+		FAIL("files left behind: before [%s], after [%s]\n", before, after);
+	char command[2048] = "plumb";
+	for (size_t i = 0; argv[i]; i++)
+		snprintf(command + strlen(command), sizeof command - strlen(command), " %s", argv[i]);
+	cr_assert(!failures[0], "case %s: %s\n%sstderr: %s\nstdout (%zu bytes): %.300s", c->name, command, failures,
+	          o.err, strlen(o.out), o.out);
+#undef FAIL
+	free(before);
+	free(after);
+	outcome_free(&o);
+}
+
+/* The parameter is the case's index: Criterion runs each in a process of
+ * its own, where the table's pointers stay valid but copied ones may not. */
+static void free_indices(struct criterion_test_params *params)
+{
+	cr_free(params->params);
+}
+
+ParameterizedTestParameters(bad_input, table)
+{
+	size_t *indices = cr_malloc(CASE_COUNT * sizeof *indices);
+	for (size_t i = 0; i < CASE_COUNT; i++)
+		indices[i] = i;
+	return cr_make_param_array(size_t, indices, CASE_COUNT, free_indices);
+}
+
+ParameterizedTest(size_t *index, bad_input, table, .timeout = 60)
+{
+	check_case(&cases[*index]);
+}
+
+/* ---- the documentation's table ---- */
+
+static void markdown_code(char **doc, size_t *length, const char *text)
+{
+	append(doc, length, "`", 1);
+	for (const char *p = text; *p; p++)
+		append(doc, length, *p == '|' ? "\\|" : p, *p == '|' ? 2 : 1);
+	append(doc, length, "`", 1);
+}
+
+/* The table as docs/bad-input.md shows it, between its two markers. */
+static char *doc_table(void)
+{
+	char *doc = NULL;
+	size_t length = 0;
+	const char *head = "| case | command line | exit | message (stderr) |\n|---|---|---|---|\n";
+	append(&doc, &length, head, strlen(head));
+	for (size_t i = 0; i < CASE_COUNT; i++) {
+		const bad_case *c = &cases[i];
+		char command[1024] = "plumb";
+		for (size_t a = 0; a < 14 && c->argv[a]; a++) {
+			const char *argument = c->argv[a];
+			size_t used = strlen(command);
+			if (!argument[0] || strpbrk(argument, " $"))
+				snprintf(command + used, sizeof command - used, " '%s'", argument);
+			else
+				snprintf(command + used, sizeof command - used, " %s", argument);
+		}
+		append(&doc, &length, "| ", 2);
+		append(&doc, &length, c->name, strlen(c->name));
+		append(&doc, &length, " | ", 3);
+		markdown_code(&doc, &length, command);
+		char exit_text[32];
+		snprintf(exit_text, sizeof exit_text, " | %d | ", c->exit_code);
+		append(&doc, &length, exit_text, strlen(exit_text));
+		markdown_code(&doc, &length, c->message);
+		if (c->report) {
+			const char *also = " (report: ";
+			append(&doc, &length, also, strlen(also));
+			markdown_code(&doc, &length, c->report);
+			append(&doc, &length, ")", 1);
+		}
+		append(&doc, &length, " |\n", 3);
+	}
+	return doc;
+}
+
+Test(bad_input, names_are_unique)
+{
+	for (size_t i = 0; i < CASE_COUNT; i++)
+		for (size_t j = i + 1; j < CASE_COUNT; j++)
+			cr_assert_str_neq(cases[i].name, cases[j].name, "two cases are named %s", cases[i].name);
+	cr_assert_geq(CASE_COUNT, 80);
+}
+
+Test(bad_input, doc_matches_the_table)
+{
+	static const char begin[] = "<!-- the table: generated from tests/e2e/test_bad_input.c -->\n";
+	static const char end[] = "<!-- end of the table -->\n";
+	char path[4096];
+	snprintf(path, sizeof path, "%s/docs/bad-input.md", cli_source_dir());
+	const char *rewrite = getenv("PLUMB_BAD_INPUT_DOC");
+	if (rewrite && rewrite[0])
+		snprintf(path, sizeof path, "%s", rewrite);
+	size_t size;
+	char *doc = read_whole(path, &size);
+	cr_assert_not_null(doc, "cannot read %s: %s", path, strerror(errno));
+	char *from = strstr(doc, begin), *to = from ? strstr(from, end) : NULL;
+	cr_assert(from && to, "%s lacks the markers around the table", path);
+	from += strlen(begin);
+	char *table = doc_table();
+	bool same = (size_t)(to - from) == strlen(table) && !memcmp(from, table, strlen(table));
+	if (!same && rewrite && rewrite[0]) {
+		FILE *f = fopen(path, "w");
+		cr_assert_not_null(f);
+		fprintf(f, "%.*s%s%s", (int)(from - doc), doc, table, to);
+		cr_assert_eq(fclose(f), 0);
+		same = true;
+	}
+	cr_assert(same, "docs/bad-input.md is out of step with the table in tests/e2e/test_bad_input.c; rewrite it "
+	                "with: PLUMB_BAD_INPUT_DOC=$PWD/docs/bad-input.md PLUMB_BIN=$PWD/build/plumb "
+	                "build/tests/e2e_tests --filter 'bad_input/doc*'");
+	free(table);
+	free(doc);
+}
