@@ -72,6 +72,8 @@ static int din_line(trace_reader *reader, const unsigned char *line, const unsig
 		return din_error(reader, line, line_end,
 		                 "label is not a din access type (0 read, 1 write, 2 fetch, 3 unknown, 4 flush)");
 	}
+	if (address > UINT64_MAX - (size - 1u))
+		return din_error(reader, line, line_end, "the access runs past the end of the 64-bit address space");
 	record->address = address;
 	record->size = size;
 	record->thread = 0;

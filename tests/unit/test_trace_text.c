@@ -131,6 +131,27 @@ Test(trace_din, parses_labels_sizes_and_escapes)
 	trace_reader_close(reader, &status);
 }
 
+/* An access wrapping past 2^64 was once taken and simulated as one line. */
+Test(trace_lackey, an_access_past_the_end_of_the_address_space_is_refused)
+{
+	lackey_error("I  1,1\n L ffffffffffffffff,2\n", 1, "memory: lackey line 2: the access runs past the end of the "
+	             "64-bit address space: ' L ffffffffffffffff,2'");
+	lackey_error(" S fffffffffffffff9,8\n", 0, "memory: lackey line 1: the access runs past the end of the 64-bit "
+	             "address space: ' S fffffffffffffff9,8'");
+	trace_record r[4];
+	char error[256] = "";
+	static const char last_bytes[] = " L ffffffffffffffff,1\n S fffffffffffffff8,8\n";
+	cr_assert_eq(trace_test_read_memory(last_bytes, strlen(last_bytes), TRACE_FORMAT_LACKEY, r, 4, error,
+	                                    sizeof error), 2, "%s", error);
+	static const char din_wrap[] = "0 fffffffffffffffe 4\n";
+	cr_assert_eq(trace_test_read_memory(din_wrap, strlen(din_wrap), TRACE_FORMAT_DIN, r, 4, error, sizeof error), -1, "%s", error);
+	cr_assert_str_eq(error, "memory: din line 1: the access runs past the end of the 64-bit address space: "
+	                 "'0 fffffffffffffffe 4'");
+	static const char din_flush[] = "4 ffffffffffffffff\n0 fffffffffffffffc\n";
+	cr_assert_eq(trace_test_read_memory(din_flush, strlen(din_flush), TRACE_FORMAT_DIN, r, 4, error, sizeof error),
+	             1, "%s", error);
+}
+
 Test(trace_din, errors_name_the_line)
 {
 	trace_record r[4];
