@@ -115,6 +115,11 @@ void sim_config_default(sim_config *config);
  * I1/D1/LL model with its defaults), "franz08" (the thesis's private
  * write-through ESI hierarchy). */
 int sim_preset(sim_config *config, const char *name, plumb_status *status);
+/* A one-line description of a configuration's caches, e.g. "L1d 48 KiB
+ * 12-way, L1i 32 KiB 8-way, L2 1 MiB 16-way, L3 32 MiB 16-way shared,
+ * 64 B lines, 2 cores" (levels in that order, absent ones left out; line
+ * sizes per level when they differ).  Returns text. */
+const char *sim_config_describe(const sim_config *config, char *text, size_t size);
 /* NULL-terminated list of preset names, and a one-line description of each. */
 const char *const *sim_preset_names(void);
 const char *sim_preset_description(const char *name);

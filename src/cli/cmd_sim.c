@@ -26,7 +26,8 @@ static void usage(FILE *f)
 	        "optional shared L3, TLBs, prefetchers and MSI/MESI/MOESI/ESI coherence, and\n"
 	        "reports hits, misses and their classes, coherence events, transitions,\n"
 	        "threads, hot lines, code addresses and estimated cycles (docs/simulator.md).\n\n"
-	        "  -p, --preset NAME     start from a preset (default: default); --list-presets\n"
+	        "  -p, --preset NAME     start from a preset; --list-presets.  Without --preset and\n"
+	        "                        --config: host, this machine's caches (hwloc)\n"
 	        "  -c, --config FILE     read settings from FILE (format: docs/simulator.md)\n"
 	        "  -s, --set KEY=VALUE   one setting, e.g. l1d.size=64K, protocol=moesi (repeatable)\n"
 	        "      --cores N         simulated cores (1..64)\n"
@@ -149,7 +150,7 @@ int cmd_sim(int argc, char **argv)
 		{ "list-events", no_argument, 0, OPT_LIST_EVENTS },
 		CLI_OUTPUT_OPTIONS, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
 	cli_output out = { OUTPUT_TABLE, NULL };
-	const char *preset = "default", *config_path = NULL, *format_name = "auto";
+	const char *preset = NULL, *config_path = NULL, *format_name = "auto";
 	setting *settings = calloc((size_t)argc + 1, sizeof *settings);
 	size_t setting_count = 0;
 	bool print_config = false, allow_truncated = false;
@@ -215,9 +216,27 @@ int cmd_sim(int argc, char **argv)
 		}
 	}
 
+	/* Without a preset or a file: this machine's caches (the host preset),
+	 * or the generic default with a note when they cannot be read. */
 	sim_config config;
-	if (sim_preset(&config, preset, &status) != 0 ||
-	    (config_path && sim_config_load(&config, config_path, &status) != 0)) {
+	char machine[512] = "", host_problem[PLUMB_MESSAGE_MAX] = "";
+	if (!preset && !config_path) {
+		char described[400];
+		if (sim_preset(&config, "host", &status) == 0 && sim_config_validate(&config, &status) == 0) {
+			snprintf(machine, sizeof machine, "host (hwloc: %s)",
+			         sim_config_describe(&config, described, sizeof described));
+		} else {
+			snprintf(host_problem, sizeof host_problem, "%s", status.message);
+			preset = "default";
+		}
+	}
+	if (preset && sim_preset(&config, preset, &status) != 0) {
+		free(settings);
+		return cli_usage_error("sim", "%s", status.message);
+	}
+	if (!preset && config_path)
+		sim_config_default(&config);
+	if (config_path && sim_config_load(&config, config_path, &status) != 0) {
 		free(settings);
 		return cli_usage_error("sim", "%s", status.message);
 	}
@@ -235,6 +254,11 @@ int cmd_sim(int argc, char **argv)
 		}
 	}
 	free(settings);
+	if (machine[0] && setting_count > 0) {
+		size_t used = strlen(machine);
+		snprintf(machine + used, sizeof machine - used, ", changed by %zu command-line setting%s", setting_count,
+		         setting_count == 1 ? "" : "s");
+	}
 	if (sim_config_validate(&config, &status) != 0)
 		return cli_usage_error("sim", "%s", status.message);
 	if (print_config) {
@@ -278,6 +302,11 @@ int cmd_sim(int argc, char **argv)
 	output_meta_text(report, "trace", command_mode ? argv[optind] : trace_path);
 	output_meta_text(report, "format", trace_format_name(used));
 	output_meta_integer(report, "records", (int64_t)records);
+	if (machine[0])
+		output_meta_text(report, "machine", machine);
+	if (host_problem[0])
+		output_note(report, "this machine's caches could not be read (%s): the generic default machine was "
+		            "simulated", host_problem);
 	if (info.truncated)
 		output_note(report, "the trace was cut short: %llu bytes of an incomplete block were ignored",
 		            (unsigned long long)info.truncated_bytes);

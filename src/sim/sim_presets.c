@@ -4,6 +4,7 @@
  * host as sysfs describes it.  Latencies are the published load-to-use
  * figures, rounded; docs/simulator.md gives the sources. */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include "plumb/sim.h"
@@ -222,6 +223,63 @@ const char *sim_preset_description(const char *name)
 		if (strcmp(presets[i].name, name) == 0)
 			return presets[i].description;
 	return NULL;
+}
+
+static void append(char *text, size_t size, size_t *used, const char *format, ...)
+    __attribute__((format(printf, 4, 5)));
+static void append(char *text, size_t size, size_t *used, const char *format, ...)
+{
+	if (*used >= size)
+		return;
+	va_list arguments;
+	va_start(arguments, format);
+	int n = vsnprintf(text + *used, size - *used, format, arguments);
+	va_end(arguments);
+	if (n > 0)
+		*used += (size_t)n;
+}
+
+static void append_size(char *text, size_t size, size_t *used, uint64_t bytes)
+{
+	if (bytes % MiB == 0)
+		append(text, size, used, "%llu MiB", (unsigned long long)(bytes / MiB));
+	else if (bytes % KiB == 0)
+		append(text, size, used, "%llu KiB", (unsigned long long)(bytes / KiB));
+	else
+		append(text, size, used, "%llu B", (unsigned long long)bytes);
+}
+
+const char *sim_config_describe(const sim_config *config, char *text, size_t size)
+{
+	static const sim_level order[] = { SIM_L1D, SIM_L1I, SIM_L2, SIM_L3 };
+	static const char *const names[] = { "L1i", "L1d", "L2", "L3" };
+	size_t used = 0;
+	if (size)
+		text[0] = 0;
+	uint32_t line = config->cache[SIM_L1D].line;
+	bool same_line = true;
+	for (size_t i = 0; i < 4; i++)
+		if (config->cache[order[i]].size && config->cache[order[i]].line != line)
+			same_line = false;
+	for (size_t i = 0; i < 4; i++) {
+		const sim_cache_config *c = &config->cache[order[i]];
+		if (c->size == 0)
+			continue;
+		append(text, size, &used, "%s%s ", used ? ", " : "", names[order[i]]);
+		append_size(text, size, &used, c->size);
+		if (c->assoc)
+			append(text, size, &used, " %u-way", c->assoc);
+		else
+			append(text, size, &used, " fully associative");
+		if (!same_line)
+			append(text, size, &used, " %u B lines", c->line);
+		if (order[i] == SIM_L3)
+			append(text, size, &used, " shared");
+	}
+	if (same_line)
+		append(text, size, &used, ", %u B lines", line);
+	append(text, size, &used, ", %u core%s", config->cores, config->cores == 1 ? "" : "s");
+	return text;
 }
 
 int sim_preset(sim_config *config, const char *name, plumb_status *status)

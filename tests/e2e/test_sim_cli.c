@@ -40,12 +40,12 @@ Test(sim_cli, help_and_lists)
 Test(sim_cli, ping_pong_from_stdin_as_json)
 {
 	char *trace = ping_pong_trace(50);
-	cli_run r = cli_run_plumbv(trace, "sim", "--cores", "2", "--check", "--json", "-", NULL);
+	cli_run r = cli_run_plumbv(trace, "sim", "--preset", "default", "--cores", "2", "--check", "--json", "-", NULL);
 	cr_assert_eq(r.exit_code, 0, "%s", r.err);
 	cr_assert(strstr(r.out, "\"invalidations_received\""), "%s", r.out);
 	cr_assert(strstr(r.out, "\"true sharing\""), "the hot line is truly shared: %s", r.out);
 	cli_run_free(&r);
-	r = cli_run_plumbv(trace, "sim", "--cores", "2", "--csv", NULL);
+	r = cli_run_plumbv(trace, "sim", "--preset", "default", "--cores", "2", "--csv", NULL);
 	cr_assert_eq(r.exit_code, 0, "%s", r.err);
 	/* 2K reads, all L1D misses: 2 cold + 98 coherence; 99 invalidations */
 	cr_assert(strstr(r.out, "D1 misses,100,100,0"), "%s", r.out);
@@ -168,15 +168,16 @@ Test(sim_cli, stream_buffers)
 	char *trace = malloc(capacity), *at = trace;
 	for (int i = 0; i < 200; i++)
 		at += sprintf(at, " L %08x,8\n", 0x10000000 + 64 * i);
-	cli_run r = cli_run_plumbv(trace, "sim", "--prefetch", "stream", "--check", "--csv", "-", NULL);
+	cli_run r = cli_run_plumbv(trace, "sim", "--preset", "default", "--prefetch", "stream", "--check", "--csv", "-", NULL);
 	cr_assert_eq(r.exit_code, 0, "%s", r.err);
 	cr_assert(strstr(r.out, "D1 misses,1,1,0"), "%s", r.out);
 	cli_run_free(&r);
-	r = cli_run_plumbv(trace, "sim", "--csv", "-", NULL);
+	r = cli_run_plumbv(trace, "sim", "--preset", "default", "--csv", "-", NULL);
 	cr_assert_eq(r.exit_code, 0, "%s", r.err);
 	cr_assert(strstr(r.out, "D1 misses,200,200,0"), "%s", r.out);
 	cli_run_free(&r);
-	r = cli_run_plumbv(trace, "sim", "--prefetch", "stream", "--set", "prefetch.lookup=any", "--json", "-", NULL);
+	r = cli_run_plumbv(trace, "sim", "--preset", "default", "--prefetch", "stream", "--set", "prefetch.lookup=any",
+	                   "--json", "-", NULL);
 	cr_assert_eq(r.exit_code, 0, "%s", r.err);
 	json_object *root = json_tokener_parse(r.out), *row = json_object_array_get_idx(cli_json_rows(root, "prefetch"), 0), *v;
 	cr_assert(json_object_object_get_ex(row, "stream_hits", &v) && json_object_get_int64(v) == 199, "%s", r.out);
@@ -217,5 +218,69 @@ Test(sim_cli, a_bad_setting_names_its_key_once)
 	cli_assert_usage_error(&r, "validate");
 	cr_assert_str_eq(r.err,
 	                 "plumb validate: --sim-set: l1d.assoc: '0' is out of range [1, 1048576] (see 'plumb validate --help')\n");
+	cli_run_free(&r);
+}
+
+/* Without a configuration plumb sim simulates this machine: its meta says
+ * "machine: host (hwloc: ...)" and its L1D is the one sysfs describes (read
+ * here, never written into the test). */
+static long sysfs_number(const char *index, const char *file)
+{
+	char path[256], text[64];
+	snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/%s/%s", index, file);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	long value = -1;
+	if (fgets(text, sizeof text, f)) {
+		char *end;
+		value = strtol(text, &end, 10);
+		if (*end == 'K')
+			value *= 1024;
+		else if (*end == 'M')
+			value *= 1024 * 1024;
+	}
+	fclose(f);
+	return value;
+}
+
+Test(sim_cli, default_machine_is_this_host)
+{
+	long size = -1, ways = -1, line = -1;
+	for (int i = 0; i < 8 && size < 0; i++) {
+		char index[16], path[256], type[32] = "";
+		snprintf(index, sizeof index, "index%d", i);
+		snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/%s/type", index);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (!fgets(type, sizeof type, f))
+			type[0] = 0;
+		fclose(f);
+		if (sysfs_number(index, "level") == 1 && !strncmp(type, "Data", 4)) {
+			size = sysfs_number(index, "size");
+			ways = sysfs_number(index, "ways_of_associativity");
+			line = sysfs_number(index, "coherency_line_size");
+		}
+	}
+	if (size <= 0 || ways <= 0 || line <= 0)
+		cr_skip_test("sysfs does not describe this machine's L1D");
+	cli_run r = cli_run_plumbv(" L 00001000,8\n", "sim", "--json", "-", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	json_object *root = json_tokener_parse(r.out), *meta, *v;
+	cr_assert(json_object_object_get_ex(root, "meta", &meta), "%s", r.out);
+	cr_assert(json_object_object_get_ex(meta, "machine", &v), "%s", r.out);
+	cr_expect(!strncmp(json_object_get_string(v), "host (hwloc: L1d ", 17), "%s", json_object_get_string(v));
+	cr_assert(json_object_object_get_ex(meta, "L1D", &v), "%s", r.out);
+	char want[128];
+	snprintf(want, sizeof want, "%ld B, %ld-way, %ld B lines,", size, ways, line);
+	cr_expect(!strncmp(json_object_get_string(v), want, strlen(want)), "L1D is '%s', sysfs says '%s'",
+	          json_object_get_string(v), want);
+	json_object_put(root);
+	cli_run_free(&r);
+	/* an explicit preset is not the host and says nothing of it */
+	r = cli_run_plumbv(" L 00001000,8\n", "sim", "--preset", "cachegrind", "--json", "-", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	cr_expect(!strstr(r.out, "\"machine\""), "%s", r.out);
 	cli_run_free(&r);
 }
