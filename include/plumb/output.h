@@ -48,8 +48,8 @@ void output_cell_empty(output_table *table);
 
 /* Renders to a stream. */
 int output_write(const output_report *report, output_format format, FILE *stream, plumb_status *status);
-/* Renders to path atomically: path.tmp.PID is written, flushed and renamed,
- * so an interrupted run never leaves a file that looks complete. "-" = stdout. */
+/* Renders to path through output_file_open/commit (atomically for a regular
+ * file, in place for a device or FIFO). "-" = stdout. */
 int output_write_file(const output_report *report, output_format format, const char *path, plumb_status *status);
 
 /* Reading a report back: from JSON text that output_write produced (schema
@@ -80,8 +80,22 @@ void output_meta_format(const output_report *report, size_t index, char *buffer,
 size_t output_note_count(const output_report *report);
 const char *output_note_at(const output_report *report, size_t index);
 
-/* Atomic file writing for any producer: open a temporary beside path, then commit or abort. */
-typedef struct output_file { FILE *stream; char *path; char *temporary; } output_file;
+/* Writing a file the user named, for any producer: output_file_open, write
+ * to stream, then output_file_commit (or output_file_abort on failure).
+ * A regular file or a missing path is replaced atomically through
+ * TARGET.tmp.PID beside it (removed on failure, abort, or a signal); a
+ * symlink's target is replaced and the link kept; a character device, FIFO
+ * or socket is written in place.  Every write error is kept, so commit fails
+ * with its cause ("cannot write 'F': No space left on device") and an
+ * incomplete file is never renamed into place. */
+typedef struct output_file {
+	FILE *stream;
+	char *path;        /* as the caller named it, for messages */
+	char *target;      /* path with its symlinks followed */
+	char *temporary;   /* NULL when written in place */
+	void *sink;
+	int cleanup;       /* interrupt_add_path handle of the temporary */
+} output_file;
 int output_file_open(output_file *file, const char *path, plumb_status *status);
 int output_file_commit(output_file *file, plumb_status *status);
 void output_file_abort(output_file *file);

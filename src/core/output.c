@@ -2,13 +2,16 @@
  * the report and never print numbers themselves, so table, CSV and JSON
  * always agree, and a cell that is not a number can never turn into 0. */
 #include <errno.h>
+#include <fcntl.h>
 #include <json-c/json.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+#include "plumb/interrupt.h"
 #include "plumb/output.h"
 
 typedef struct cell {
@@ -491,40 +494,162 @@ int output_write(const output_report *r, output_format format, FILE *f, plumb_st
 	return 0;
 }
 
+/* ---- files ----
+ *
+ * A regular file (or a path that does not exist yet) is replaced atomically:
+ * TARGET.tmp.PID is written beside it, flushed, synced and renamed over it,
+ * so a reader never sees half a file and a failed or interrupted run leaves
+ * the old one.  A symlink is followed and its target replaced (the link
+ * stays a link).  Anything else (a character device such as /dev/null, a
+ * FIFO, a socket) is opened as it is and written straight into: renaming a
+ * file over /dev/null would replace the device for everyone.  Every write
+ * goes through one sink that keeps the first error, so "No space left on
+ * device" is reported as such and nothing incomplete is renamed into place. */
+
+typedef struct file_sink {
+	int fd;
+	int error;        /* the first write error, 0 if none */
+} file_sink;
+
+static ssize_t sink_write(void *cookie, const char *buffer, size_t size)
+{
+	file_sink *sink = cookie;
+	size_t done = 0;
+	while (done < size) {
+		ssize_t n = write(sink->fd, buffer + done, size - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (!sink->error)
+				sink->error = n < 0 ? errno : EIO;
+			errno = sink->error;
+			return done ? (ssize_t)done : -1;
+		}
+		done += (size_t)n;
+	}
+	return (ssize_t)done;
+}
+
+static int sink_close(void *cookie)
+{
+	file_sink *sink = cookie;
+	int rc = close(sink->fd);
+	if (rc != 0 && !sink->error)
+		sink->error = errno;
+	free(sink);
+	return rc;
+}
+
+/* The file a chain of symlinks at path ends at (path itself if it is not a
+ * link; a dangling link's missing target).  Relative links resolve against
+ * the directory of the link. */
+static char *follow_symlinks(const char *path)
+{
+	char *current = checked(strdup(path));
+	for (int depth = 0; depth < 40; depth++) {
+		struct stat info;
+		if (lstat(current, &info) != 0 || !S_ISLNK(info.st_mode))
+			return current;
+		char link[PATH_MAX];
+		ssize_t n = readlink(current, link, sizeof link - 1);
+		if (n < 0)
+			return current;
+		link[n] = 0;
+		char *next;
+		const char *slash = strrchr(current, '/');
+		if (link[0] == '/' || !slash)
+			next = checked(strdup(link));
+		else if (asprintf(&next, "%.*s/%s", (int)(slash - current), current, link) < 0)
+			next = checked(NULL);
+		free(current);
+		current = next;
+	}
+	return current;   /* a loop: open reports ELOOP */
+}
+
+static void file_clear(output_file *file)
+{
+	free(file->temporary);
+	free(file->path);
+	free(file->target);
+	memset(file, 0, sizeof *file);
+	file->cleanup = -1;
+}
+
 int output_file_open(output_file *file, const char *path, plumb_status *status)
 {
 	memset(file, 0, sizeof *file);
-	if (asprintf(&file->temporary, "%s.tmp.%ld", path, (long)getpid()) < 0)
-		return plumb_fail(status, ENOMEM, "out of memory");
+	file->cleanup = -1;
 	file->path = checked(strdup(path));
-	file->stream = fopen(file->temporary, "w");
-	if (!file->stream) {
+	file->target = follow_symlinks(path);
+	struct stat info;
+	bool exists = stat(file->target, &info) == 0;
+	int fd;
+	if (exists && S_ISDIR(info.st_mode)) {
+		file_clear(file);
+		return plumb_fail_errno(status, EISDIR, "cannot write '%s'", path);
+	}
+	if (exists && !S_ISREG(info.st_mode)) {
+		/* A device, FIFO or socket: written in place, never created or truncated. */
+		fd = open(file->target, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+	} else {
+		if (asprintf(&file->temporary, "%s.tmp.%ld", file->target, (long)getpid()) < 0)
+			file->temporary = checked(NULL);
+		/* Registered before it exists, so a signal can never leave it behind. */
+		file->cleanup = interrupt_add_path(file->temporary, false);
+		fd = open(file->temporary, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666);
+		/* The replacement keeps the permissions of the file it replaces. */
+		if (fd >= 0 && exists)
+			fchmod(fd, info.st_mode & 07777);
+	}
+	if (fd < 0) {
 		int e = errno;
-		free(file->temporary);
-		free(file->path);
-		memset(file, 0, sizeof *file);
+		interrupt_remove_path(file->cleanup);
+		file_clear(file);
 		return plumb_fail_errno(status, e, "cannot create '%s'", path);
 	}
+	file_sink *sink = checked(calloc(1, sizeof *sink));
+	sink->fd = fd;
+	cookie_io_functions_t functions = { .write = sink_write, .close = sink_close };
+	file->stream = fopencookie(sink, "w", functions);
+	if (!file->stream) {
+		close(fd);
+		free(sink);
+		if (file->temporary)
+			unlink(file->temporary);
+		interrupt_remove_path(file->cleanup);
+		file_clear(file);
+		return plumb_fail(status, ENOMEM, "out of memory opening '%s'", path);
+	}
+	setvbuf(file->stream, NULL, _IOFBF, 1 << 16);
+	file->sink = sink;
 	return 0;
 }
 
 int output_file_commit(output_file *file, plumb_status *status)
 {
+	file_sink *sink = file->sink;
+	int error = 0;
+	if (fflush(file->stream) != 0 || ferror(file->stream))
+		error = sink->error ? sink->error : errno ? errno : EIO;
+	/* fsync before rename: a crash must leave either the old file or the whole new one. */
+	if (!error && file->temporary && fsync(sink->fd) != 0)
+		error = errno;
+	sink->error = 0;
+	int close_error = 0;
+	if (fclose(file->stream) != 0)   /* frees the sink */
+		close_error = errno ? errno : EIO;
+	if (!error)
+		error = close_error;
 	int rc = 0;
-	/* fsync before rename: a crash must leave either no file or the whole file. */
-	if (fflush(file->stream) != 0 || fsync(fileno(file->stream)) != 0 || ferror(file->stream)) {
-		rc = plumb_fail_errno(status, errno ? errno : EIO, "cannot write '%s'", file->path);
-		fclose(file->stream);
-	} else if (fclose(file->stream) != 0) {
-		rc = plumb_fail_errno(status, errno, "cannot write '%s'", file->path);
-	} else if (rename(file->temporary, file->path) != 0) {
-		rc = plumb_fail_errno(status, errno, "cannot rename to '%s'", file->path);
-	}
-	if (rc)
+	if (error)
+		rc = plumb_fail_errno(status, error, "cannot write '%s'", file->path);
+	else if (file->temporary && rename(file->temporary, file->target) != 0)
+		rc = plumb_fail_errno(status, errno, "cannot replace '%s'", file->path);
+	if (rc && file->temporary)
 		unlink(file->temporary);
-	free(file->temporary);
-	free(file->path);
-	memset(file, 0, sizeof *file);
+	interrupt_remove_path(file->cleanup);
+	file_clear(file);
 	return rc;
 }
 
@@ -532,11 +657,11 @@ void output_file_abort(output_file *file)
 {
 	if (file->stream) {
 		fclose(file->stream);
-		unlink(file->temporary);
+		if (file->temporary)
+			unlink(file->temporary);
 	}
-	free(file->temporary);
-	free(file->path);
-	memset(file, 0, sizeof *file);
+	interrupt_remove_path(file->cleanup);
+	file_clear(file);
 }
 
 int output_write_file(const output_report *r, output_format format, const char *path, plumb_status *status)
@@ -546,10 +671,12 @@ int output_write_file(const output_report *r, output_format format, const char *
 	output_file file;
 	if (output_file_open(&file, path, status) != 0)
 		return -1;
-	if (output_write(r, format, file.stream, status) != 0) {
+	if (output_write(r, format, file.stream, status) != 0 && !ferror(file.stream)) {
 		output_file_abort(&file);
 		return -1;
 	}
+	/* A write error is reported by commit, with the file's name, and the
+	 * incomplete file is removed. */
 	return output_file_commit(&file, status);
 }
 
