@@ -22,6 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include "plumb/counters.h"
 #include "plumb/output.h"
 #include "plumb/region.h"
@@ -40,6 +41,7 @@
 typedef struct region_total {
 	char name[REGION_NAME_MAX];
 	uint64_t entries;
+	uint64_t wall_ns;                          /* CLOCK_MONOTONIC, summed over the entries */
 	double sum[COUNTER_MAX_EVENTS];
 	counter_state state[COUNTER_MAX_EVENTS];   /* worst seen: OK < MULTIPLEXED < NOT_COUNTED < UNSUPPORTED */
 } region_total;
@@ -54,6 +56,7 @@ typedef struct region_mark {
 
 typedef struct region_open {
 	char name[REGION_NAME_MAX];
+	uint64_t wall_begin_ns;
 	region_mark at_begin[COUNTER_MAX_EVENTS];
 } region_open;
 
@@ -190,6 +193,16 @@ static region_thread *current_thread(void)
 	return thread;
 }
 
+/* Wall time, read between the counter read and the Valgrind request at a
+ * begin (and in the mirror order at an end), so that neither the counters'
+ * reads nor the clock's own cost (a vDSO call) lands in the other's count. */
+static uint64_t wall_now_ns(void)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+}
+
 static void note_mismatch(region_thread *thread, const char *format, const char *name, const char *other)
 {
 	if (thread->mismatches++ == 0)
@@ -255,6 +268,7 @@ void plumb_region_begin(const char *name)
 			snprintf(thread->reason[i], sizeof thread->reason[i], "%.*s", (int)sizeof thread->reason[i] - 1,
 			         v->reason[0] ? v->reason : counter_state_name(v->state));
 	}
+	open->wall_begin_ns = wall_now_ns();
 	/* Under plumbgrind (plumb instrument), the same region also gets exact
 	 * instruction, load and store counts; elsewhere this is a no-op.  Last,
 	 * so the counter read above is outside the instrumented region. */
@@ -267,6 +281,7 @@ void plumb_region_end(const char *name)
 	/* First, so the counter read below is outside the instrumented region. */
 	if (name && strcmp(name, REGION_WARM_UP) != 0)
 		PLUMB_VG_REGION_END(name);
+	uint64_t wall_end_ns = wall_now_ns();
 	region_thread *thread = current_thread();
 	if (!thread)
 		return;
@@ -287,6 +302,7 @@ void plumb_region_end(const char *name)
 	if (!total)
 		return;
 	total->entries++;
+	total->wall_ns += wall_end_ns - open->wall_begin_ns;
 	size_t n = runtime.config_error[0] ? 0 : runtime.n_events;
 	for (size_t i = 0; i < n; i++) {
 		counter_state state;
@@ -330,6 +346,7 @@ static void add_summary_table(output_report *report)
 	output_column(table, "tid", NULL, 0);
 	output_column(table, "region", NULL, 0);
 	output_column(table, "entries", NULL, 0);
+	output_column(table, "wall_ns", "ns", 0);
 	size_t n = runtime.config_error[0] ? 0 : runtime.n_events;
 	for (size_t i = 0; i < n; i++)
 		output_column(table, runtime.events[i], NULL, 0);
@@ -341,6 +358,7 @@ static void add_summary_table(output_report *report)
 			output_cell_integer(table, thread->tid);
 			output_cell_text(table, total->name);
 			output_cell_integer(table, (int64_t)total->entries);
+			output_cell_integer(table, (int64_t)total->wall_ns);
 			for (size_t i = 0; i < n; i++) {
 				if (total->state[i] == COUNTER_OK)
 					output_cell_integer(table, (int64_t)llround(total->sum[i]));
@@ -386,6 +404,7 @@ static void add_totals_table(output_report *report)
 			}
 			all[k].threads++;
 			all[k].total.entries += total->entries;
+			all[k].total.wall_ns += total->wall_ns;
 			for (size_t i = 0; i < n; i++) {
 				all[k].total.sum[i] += total->sum[i];
 				if (state_rank(total->state[i]) > state_rank(all[k].total.state[i])) {
@@ -398,6 +417,7 @@ static void add_totals_table(output_report *report)
 	output_column(table, "region", NULL, 0);
 	output_column(table, "threads", NULL, 0);
 	output_column(table, "entries", NULL, 0);
+	output_column(table, "wall_ns", "ns", 0);
 	for (size_t i = 0; i < n; i++)
 		output_column(table, runtime.events[i], NULL, 0);
 	for (size_t k = 0; k < used; k++) {
@@ -405,6 +425,7 @@ static void add_totals_table(output_report *report)
 		output_cell_text(table, all[k].total.name);
 		output_cell_integer(table, (int64_t)all[k].threads);
 		output_cell_integer(table, (int64_t)all[k].total.entries);
+		output_cell_integer(table, (int64_t)all[k].total.wall_ns);
 		for (size_t i = 0; i < n; i++) {
 			if (all[k].total.state[i] == COUNTER_OK)
 				output_cell_integer(table, (int64_t)llround(all[k].total.sum[i]));
