@@ -1,0 +1,213 @@
+/* plumb explain: the four sources for a user's own regions.
+ *
+ * For each region a program marks with plumb_region_begin/end
+ * (<plumb/region.h>), and for the whole program:
+ *   measured      wall time over R runs (mean and 95% CI) and every counter
+ *                 that works here (perf_event or PAPI, through the markers);
+ *   instrumented  exact instructions, loads and stores (plumbgrind);
+ *   simulated     misses per level and coherence events on this machine's
+ *                 caches (the simulator's host preset), from the region's
+ *                 own references;
+ *   predicted     a time from the simulated misses and this machine's
+ *                 measured latencies, bandwidths and memory-level
+ *                 parallelism (docs/explain.md gives the model).
+ *
+ *   explain_options options;
+ *   explain_options_init(&options);
+ *   explain_result result;
+ *   explain_run(argv, &options, &result, &status);
+ *   output_report *report = explain_report(&result);
+ *   explain_result_free(&result);
+ *
+ * Every step is also callable alone (the tests do), and the model is pure
+ * arithmetic (explain_predict). */
+#ifndef PLUMB_EXPLAIN_H
+#define PLUMB_EXPLAIN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "plumb/counters.h"
+#include "plumb/instrument.h"
+#include "plumb/output.h"
+#include "plumb/stats.h"
+#include "plumb/status.h"
+
+/* The row for everything the program did. */
+#define EXPLAIN_PROGRAM "(program)"
+#define EXPLAIN_NAME_MAX 64
+#define EXPLAIN_RUNS_MAX 100
+
+/* Where a reference is served from: a hit at L1, L2, L3, or memory. */
+typedef enum explain_level { EXPLAIN_L1 = 0, EXPLAIN_L2, EXPLAIN_L3, EXPLAIN_MEMORY, EXPLAIN_LEVELS } explain_level;
+const char *explain_level_name(explain_level level);   /* "L1", "L2", "L3", "memory" */
+
+/* ------------------------------------------------------------- the machine */
+
+/* What the model needs to know about this machine.  A level whose figure is
+ * unknown has NaN there (and the model says so). */
+typedef struct explain_machine {
+	char source[256];                    /* "measured now", or the file it came from */
+	double clock_ghz;                    /* core clock (a dependent add per cycle) */
+	unsigned line_bytes;
+	double latency_ns[EXPLAIN_LEVELS];   /* load-to-use of a hit at the level (dependent loads) */
+	double bandwidth_gbps[EXPLAIN_LEVELS]; /* one thread's read bandwidth from the level (10^9 B/s) */
+	double mlp[EXPLAIN_LEVELS];          /* misses in flight at the peak (random chains; Little's law) */
+	uint64_t size_bytes[EXPLAIN_LEVELS]; /* the cache sizes the probes used (sysfs); 0 for memory */
+} explain_machine;
+
+typedef struct explain_machine_options {
+	uint64_t time_cap_ns;                /* per measurement (30 ms) */
+	unsigned max_chains;                 /* MLP: 1..max_chains interleaved chains (16) */
+	int cpu;                             /* -1: the CPU the caller runs on */
+} explain_machine_options;
+
+void explain_machine_options_init(explain_machine_options *options);
+/* Quick probes of this machine: dependent-load latency and MLP at one
+ * working set per level (plumb lat's chains), one-thread read bandwidth
+ * per level (plumb bw's read kernel) and the core clock.  About 1-3 s. */
+int explain_machine_measure(const explain_machine_options *options, explain_machine *out, plumb_status *status);
+/* Reads the figures from a saved JSON report: plumb explain's own (table
+ * "machine"), or plumb lat --mlp's (tables "levels" and "mlp"; bandwidth then
+ * unknown), or a report whose sections hold those. */
+int explain_machine_load(const char *path, explain_machine *out, plumb_status *status);
+
+/* -------------------------------------------------------------- a region */
+
+typedef struct explain_counter {
+	counter_state state;                 /* worst over the runs */
+	double mean;                         /* over the runs (NaN unless ok/multiplexed) */
+	double ci95;                         /* half-width */
+	size_t observed;                     /* runs that reported it */
+	size_t n;                            /* runs that counted it */
+	double sum, sum_squares;             /* over those runs, for mean and ci95 */
+} explain_counter;
+
+/* Simulated counts of one region (summed over its threads).  misses[l] is
+ * the number of data references that missed level l (L1D, L2, L3: the
+ * reference went on to the next level). */
+typedef struct explain_simulated {
+	bool done;
+	uint64_t references;                 /* data references (reads + writes) */
+	uint64_t instruction_fetches;
+	uint64_t l1i_misses;
+	uint64_t misses[3];                  /* L1D, L2, L3 data misses */
+	uint64_t sequential_misses[3];       /* of those, served by a stride prefetcher in a second
+	                                        simulation (docs/explain.md: prefetchable streams) */
+	uint64_t memory_reads, memory_writes;   /* lines */
+	uint64_t invalidations, transfers, upgrades;   /* coherence events */
+} explain_simulated;
+
+typedef struct explain_prediction {
+	bool done;
+	char reason[160];                    /* why not, when !done */
+	double compute_ns;                   /* instructions / (IPC_base x clock) */
+	double latency_ns[EXPLAIN_LEVELS];   /* irregular misses served at the level x latency / overlap */
+	double stream_ns[EXPLAIN_LEVELS];    /* sequential misses served at the level x line / bandwidth */
+	double bandwidth_bound_ns;           /* all lines moved from memory / memory bandwidth */
+	double total_ns;                     /* the prediction */
+	double overlapped_ns;                /* the same with the measured MLP for irregular misses */
+} explain_prediction;
+
+typedef struct explain_region {
+	char name[EXPLAIN_NAME_MAX];
+	/* measured */
+	size_t runs;                         /* runs in which the region was seen */
+	uint64_t entries;                    /* per run (the first run's) */
+	double wall_ns[EXPLAIN_RUNS_MAX];    /* per run, summed over entries and threads */
+	stats_summary wall;
+	explain_counter counters[COUNTER_MAX_EVENTS];
+	/* instrumented */
+	bool instrumented;
+	instrument_counts counts;
+	/* simulated */
+	explain_simulated simulated;
+	/* predicted */
+	explain_prediction predicted;
+} explain_region;
+
+/* ------------------------------------------------------------------ a run */
+
+typedef struct explain_options {
+	unsigned runs;                       /* R: measured runs (5) */
+	const char *backend;                 /* counters: "perf" (default) or "papi" */
+	const char *events;                  /* comma-separated; NULL: explain_default_events */
+	const char *machine_file;            /* NULL: measure this machine */
+	explain_machine_options machine;
+	const char *preset;                  /* the simulator's configuration ("host") */
+	double ipc_base;                     /* instructions per cycle outside misses (1.0) */
+	bool instrument;                     /* run the program under plumbgrind (true) */
+	bool simulate;                       /* ... and simulate its references (true) */
+	const char *valgrind;                /* NULL: valgrind on PATH */
+	int program_stdout;                  /* where the program's standard output goes (-1: inherited) */
+} explain_options;
+
+extern const char explain_default_events[];
+
+void explain_options_init(explain_options *options);
+
+typedef struct explain_result {
+	char *command;                       /* the program and its arguments, for people */
+	explain_region *regions;             /* regions[0] is the whole program */
+	size_t region_count;
+	unsigned runs;
+	char backend[16];
+	char event_storage[1024];
+	const char *events[COUNTER_MAX_EVENTS];
+	size_t event_count;
+	char event_reason[COUNTER_MAX_EVENTS][COUNTER_REASON_MAX];   /* first reason an event failed */
+	explain_machine machine;
+	bool have_machine;
+	double ipc_base;
+	char preset[64];
+	char measure_note[PLUMB_MESSAGE_MAX];
+	char instrument_error[PLUMB_MESSAGE_MAX];   /* empty when instrumented */
+	char simulate_error[PLUMB_MESSAGE_MAX];     /* empty when simulated */
+	char machine_error[PLUMB_MESSAGE_MAX];      /* empty when the machine is known */
+	char simulate_source[128];                  /* how the per-region simulation was done */
+	char **notes;
+	size_t note_count;
+	int exit_code;                       /* the program's, in the last measured run */
+} explain_result;
+
+/* The whole job.  Fails for bad options or when the program cannot be run
+ * at all; a source that cannot be had here (no valgrind, no machine figures)
+ * leaves its columns unsupported with the reason, and the rest is done. */
+int explain_run(char *const argv[], const explain_options *options, explain_result *out, plumb_status *status);
+void explain_result_free(explain_result *result);
+
+/* The steps explain_run takes, in order. */
+int explain_result_init(explain_result *result, char *const argv[], const explain_options *options,
+                        plumb_status *status);
+/* Runs the program R times with the markers' JSON output and the whole
+ * program timed and counted from outside. */
+int explain_measure(char *const argv[], const explain_options *options, explain_result *result,
+                    plumb_status *status);
+/* Folds one run's region summary (the markers' JSON report) into result. */
+int explain_measure_add_regions(explain_result *result, const output_report *regions, size_t run,
+                                plumb_status *status);
+/* One run under plumbgrind: the exact counts per region, and, when
+ * options->simulate, the simulation of the same run's references per region
+ * (a failed simulation leaves result->simulate_error; only a failed
+ * Valgrind run fails). */
+int explain_instrument(char *const argv[], const explain_options *options, explain_result *result,
+                       plumb_status *status);
+/* The model for one region (pure arithmetic). */
+void explain_predict(const explain_machine *machine, double ipc_base, const explain_region *region,
+                     explain_prediction *out);
+void explain_predict_all(explain_result *result);
+/* The region named so, created when absent (NULL when out of memory). */
+explain_region *explain_result_region(explain_result *result, const char *name);
+void explain_result_note(explain_result *result, const char *format, ...) __attribute__((format(printf, 2, 3)));
+
+/* The report: tables "regions" (region, measured_ns, ci95_ns, runs,
+ * instructions, loads, stores, l1d_misses, l2_misses, llc_misses,
+ * predicted_ns, ratio, then the counters that counted), "sources" (the
+ * predicted terms), "counters" (unsupported events, once each, with the
+ * reason), "machine"; a note on where prediction and measurement disagree
+ * most.  NULL when out of memory. */
+output_report *explain_report(const explain_result *result);
+/* The same as one HTML page through the report's renderer. */
+int explain_write_html(output_report *report, const char *path, plumb_status *status);
+
+#endif

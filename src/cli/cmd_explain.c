@@ -1,0 +1,118 @@
+/* plumb explain: the four sources (measured, instrumented, simulated,
+ * predicted) for the regions a user's program marks, side by side. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "cli/command.h"
+#include "plumb/explain.h"
+#include "plumb/parse.h"
+
+const char cmd_explain_summary[] = "measured, exact, simulated and predicted figures for your program's regions";
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+	        "usage: plumb explain [options] -- PROGRAM [ARGS]\n\n"
+	        "For each region PROGRAM marks with plumb_region_begin/end (<plumb/region.h>, link with\n"
+	        "-lplumb) and for the whole program, puts four sources side by side:\n"
+	        "  measured      wall time over R runs (mean, 95%% confidence interval) and every\n"
+	        "                counter that works here (perf_event or PAPI)\n"
+	        "  instrumented  exact instructions, loads and stores (plumbgrind, under Valgrind)\n"
+	        "  simulated     misses per cache level and coherence events on this machine's caches\n"
+	        "  predicted     a time from the simulated misses and this machine's latencies,\n"
+	        "                bandwidths and memory-level parallelism (docs/explain.md)\n"
+	        "and says where prediction and measurement disagree most.\n\n"
+	        "  -r, --runs N          measured runs (1-100, default 5)\n"
+	        "  -e, --events LIST     counters to read per region (default: software events, the\n"
+	        "                        generic hardware events and the cache and TLB PAPI presets)\n"
+	        "      --backend B       perf (default), papi or none\n"
+	        "      --machine FILE    take the latencies, bandwidths and MLP from a saved JSON report\n"
+	        "                        (plumb explain --json, or plumb lat --mlp --json) instead of\n"
+	        "                        measuring them now (about 2 s)\n"
+	        "      --ipc X           instructions per cycle outside misses (default 1)\n"
+	        "      --preset NAME     the simulator's caches (default host: this machine's, from sysfs)\n"
+	        "      --no-simulate     no simulation (and so no prediction)\n"
+	        "      --no-valgrind     neither plumbgrind nor the simulation: measured only\n"
+	        "      --valgrind PROG   the valgrind program (default: valgrind on PATH)\n"
+	        "      --html FILE       also write the tables as an HTML page\n"
+	        "      --csv             CSV output\n"
+	        "      --json            JSON output (schema: docs/output-schema.md)\n"
+	        "  -o, --output FILE     write to FILE (atomically) instead of stdout\n"
+	        "  -h, --help            this help\n\n"
+	        "PROGRAM's standard output goes to standard error while the report goes to standard\n"
+	        "output.  See plumb-explain(1) and docs/explain.md.\n");
+}
+
+enum { OPT_BACKEND = 0x2001, OPT_MACHINE, OPT_IPC, OPT_PRESET, OPT_NO_SIMULATE, OPT_NO_VALGRIND, OPT_VALGRIND,
+       OPT_HTML };
+
+int cmd_explain(int argc, char **argv)
+{
+	static const struct option options[] = {
+		CLI_OUTPUT_OPTIONS,
+		{ "runs", required_argument, 0, 'r' }, { "events", required_argument, 0, 'e' },
+		{ "backend", required_argument, 0, OPT_BACKEND }, { "machine", required_argument, 0, OPT_MACHINE },
+		{ "ipc", required_argument, 0, OPT_IPC }, { "preset", required_argument, 0, OPT_PRESET },
+		{ "no-simulate", no_argument, 0, OPT_NO_SIMULATE }, { "no-valgrind", no_argument, 0, OPT_NO_VALGRIND },
+		{ "valgrind", required_argument, 0, OPT_VALGRIND }, { "html", required_argument, 0, OPT_HTML },
+		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
+	cli_output out = { OUTPUT_TABLE, NULL };
+	explain_options run;
+	explain_options_init(&run);
+	const char *html = NULL;
+	plumb_status status;
+	uint64_t number;
+	int c;
+	optind = 1;
+	opterr = 0;
+	/* '+': stop at the program, so its own options are left alone. */
+	while ((c = getopt_long(argc, argv, "+hr:e:o:", options, NULL)) != -1) {
+		switch (c) {
+		case 'h': usage(stdout); return 0;
+		case 'r':
+			if (parse_u64(optarg, 1, EXPLAIN_RUNS_MAX, &number, &status) != 0)
+				return cli_usage_error("explain", "--runs: %s", status.message);
+			run.runs = (unsigned)number;
+			break;
+		case 'e': run.events = optarg; break;
+		case OPT_BACKEND: run.backend = optarg; break;
+		case OPT_MACHINE: run.machine_file = optarg; break;
+		case OPT_IPC:
+			if (parse_double(optarg, 0.01, 16, &run.ipc_base, &status) != 0)
+				return cli_usage_error("explain", "--ipc: %s", status.message);
+			break;
+		case OPT_PRESET: run.preset = optarg; break;
+		case OPT_NO_SIMULATE: run.simulate = false; break;
+		case OPT_NO_VALGRIND: run.instrument = false; break;
+		case OPT_VALGRIND: run.valgrind = optarg; break;
+		case OPT_HTML: html = optarg; break;
+		default:
+			if (!cli_output_option(&out, c, optarg))
+				return cli_bad_option("explain", argv);
+		}
+	}
+	if (optind >= argc)
+		return cli_usage_error("explain", "no program to run (plumb explain -- ./program args)");
+	if (run.backend && strcmp(run.backend, "perf") && strcmp(run.backend, "papi") && strcmp(run.backend, "none"))
+		return cli_usage_error("explain", "--backend: '%s' is not perf, papi or none", run.backend);
+	if (html && !html[0])
+		return cli_usage_error("explain", "--html needs a file name");
+	if (!out.path || !strcmp(out.path, "-"))
+		run.program_stdout = STDERR_FILENO;
+	explain_result result;
+	if (explain_run(argv + optind, &run, &result, &status) != 0)
+		return cli_error("explain", &status);
+	output_report *report = explain_report(&result);
+	explain_result_free(&result);
+	if (!report) {
+		fprintf(stderr, "plumb explain: out of memory\n");
+		return 1;
+	}
+	int rc = cli_output_emit(&out, report);
+	if (rc == 0 && html && explain_write_html(report, html, &status) != 0)
+		rc = cli_error("explain", &status);
+	output_report_free(report);
+	return rc;
+}

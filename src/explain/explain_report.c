@@ -1,0 +1,336 @@
+/* plumb explain's report: the four sources side by side, per region. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "plumb/explain.h"
+#include "plumb/report.h"
+
+static void cell_count(output_table *table, bool have, uint64_t value, const char *reason)
+{
+	if (have)
+		output_cell_integer(table, (int64_t)value);
+	else
+		output_cell_status(table, "unsupported", reason);
+}
+
+static const char *instrument_reason(const explain_result *r)
+{
+	return r->instrument_error[0] ? r->instrument_error : "plumbgrind saw no such region";
+}
+
+static const char *simulate_reason(const explain_result *r)
+{
+	return r->simulate_error[0] ? r->simulate_error : "the simulation saw no such region";
+}
+
+static const char *predict_reason(const explain_result *r, const explain_region *region)
+{
+	if (!r->have_machine && r->machine_error[0])
+		return r->machine_error;
+	return region->predicted.reason[0] ? region->predicted.reason : "not predicted";
+}
+
+static bool counter_counted(const explain_counter *c)
+{
+	return (c->state == COUNTER_OK || c->state == COUNTER_MULTIPLEXED) && c->n > 0;
+}
+
+/* An event is a column when it counted somewhere; otherwise it is listed
+ * once, with its reason, in the "counters" table. */
+static bool event_counted_anywhere(const explain_result *r, size_t e)
+{
+	for (size_t i = 0; i < r->region_count; i++)
+		if (counter_counted(&r->regions[i].counters[e]))
+			return true;
+	return false;
+}
+
+static double ratio_of(const explain_region *region)
+{
+	if (!region->predicted.done || region->runs == 0 || !(region->wall.mean > 0))
+		return NAN;
+	return region->predicted.total_ns / region->wall.median;
+}
+
+static void add_regions(output_report *report, const explain_result *r)
+{
+	output_table *t = output_table_add(report, "regions", "The four sources per region (times summed over entries and threads)");
+	output_column(t, "region", NULL, 0);
+	output_column(t, "entries", NULL, 0);
+	output_column(t, "runs", NULL, 0);
+	output_column(t, "measured_ns", "ns", 0);
+	output_column(t, "mean_ns", "ns", 0);
+	output_column(t, "ci95_ns", "ns", 0);
+	output_column(t, "best_ns", "ns", 0);
+	output_column(t, "instructions", NULL, 0);
+	output_column(t, "loads", NULL, 0);
+	output_column(t, "stores", NULL, 0);
+	output_column(t, "l1d_misses", NULL, 0);
+	output_column(t, "l2_misses", NULL, 0);
+	output_column(t, "llc_misses", NULL, 0);
+	output_column(t, "predicted_ns", "ns", 0);
+	output_column(t, "ratio", "predicted/measured", 2);
+	for (size_t e = 0; e < r->event_count; e++)
+		if (event_counted_anywhere(r, e))
+			output_column(t, r->events[e], NULL, 0);
+	for (size_t i = 0; i < r->region_count; i++) {
+		const explain_region *region = &r->regions[i];
+		output_row(t);
+		output_cell_text(t, region->name);
+		output_cell_integer(t, (int64_t)region->entries);
+		output_cell_integer(t, (int64_t)region->runs);
+		if (region->runs > 0) {
+			output_cell_real(t, region->wall.median);
+			output_cell_real(t, region->wall.mean);
+			output_cell_real(t, region->wall.n > 1 ? region->wall.ci95 : NAN);
+			output_cell_real(t, region->wall.min);
+		} else {
+			const char *why = r->measure_note[0] ? r->measure_note : "the region did not run natively";
+			for (int c = 0; c < 4; c++)
+				output_cell_status(t, "unsupported", why);
+		}
+		static const instrument_counter exact[3] = { INSTRUMENT_INSTRUCTIONS, INSTRUMENT_LOADS, INSTRUMENT_STORES };
+		for (int c = 0; c < 3; c++)
+			cell_count(t, region->instrumented, region->counts.value[exact[c]], instrument_reason(r));
+		for (int l = 0; l < 3; l++)
+			cell_count(t, region->simulated.done, region->simulated.misses[l], simulate_reason(r));
+		if (region->predicted.done)
+			output_cell_real(t, region->predicted.total_ns);
+		else
+			output_cell_status(t, "unsupported", predict_reason(r, region));
+		output_cell_real(t, ratio_of(region));
+		for (size_t e = 0; e < r->event_count; e++) {
+			if (!event_counted_anywhere(r, e))
+				continue;
+			const explain_counter *c = &region->counters[e];
+			if (counter_counted(c))
+				output_cell_real(t, c->mean);
+			else
+				output_cell_status(t, counter_state_name(c->state),
+				                   r->event_reason[e][0] ? r->event_reason[e] : counter_state_name(c->state));
+		}
+	}
+}
+
+static void add_terms(output_report *report, const explain_result *r)
+{
+	output_table *t = output_table_add(report, "prediction", "The predicted time, term by term (docs/explain.md)");
+	output_column(t, "region", NULL, 0);
+	output_column(t, "compute_ns", "ns", 0);
+	output_column(t, "l2_ns", "ns", 0);
+	output_column(t, "l3_ns", "ns", 0);
+	output_column(t, "memory_ns", "ns", 0);
+	output_column(t, "sequential", "fraction", 2);
+	output_column(t, "bandwidth_bound_ns", "ns", 0);
+	output_column(t, "predicted_ns", "ns", 0);
+	output_column(t, "overlapped_ns", "ns", 0);
+	output_column(t, "measured_ns", "ns", 0);
+	for (size_t i = 0; i < r->region_count; i++) {
+		const explain_region *region = &r->regions[i];
+		const explain_prediction *p = &region->predicted;
+		output_row(t);
+		output_cell_text(t, region->name);
+		if (!p->done) {
+			for (int c = 0; c < 8; c++)
+				output_cell_status(t, "unsupported", predict_reason(r, region));
+		} else {
+			output_cell_real(t, p->compute_ns);
+			for (int l = EXPLAIN_L2; l < EXPLAIN_LEVELS; l++)
+				output_cell_real(t, p->latency_ns[l] + p->stream_ns[l]);
+			const explain_simulated *s = &region->simulated;
+			output_cell_real(t, s->misses[0] ? (double)s->sequential_misses[0] / (double)s->misses[0] : 0.0);
+			output_cell_real(t, p->bandwidth_bound_ns);
+			output_cell_real(t, p->total_ns);
+			output_cell_real(t, p->overlapped_ns);
+		}
+		output_cell_real(t, region->runs > 0 ? region->wall.median : NAN);
+	}
+}
+
+static void add_simulated(output_report *report, const explain_result *r)
+{
+	output_table *t = output_table_add(report, "simulated", "Simulated on this machine's caches, per region");
+	output_column(t, "region", NULL, 0);
+	output_column(t, "references", NULL, 0);
+	output_column(t, "l1i_misses", NULL, 0);
+	output_column(t, "l1d_misses", NULL, 0);
+	output_column(t, "l2_misses", NULL, 0);
+	output_column(t, "llc_misses", NULL, 0);
+	output_column(t, "sequential_l1d_misses", NULL, 0);
+	output_column(t, "memory_reads", "lines", 0);
+	output_column(t, "memory_writes", "lines", 0);
+	output_column(t, "invalidations", NULL, 0);
+	output_column(t, "transfers", NULL, 0);
+	output_column(t, "upgrades", NULL, 0);
+	for (size_t i = 0; i < r->region_count; i++) {
+		const explain_region *region = &r->regions[i];
+		const explain_simulated *s = &region->simulated;
+		output_row(t);
+		output_cell_text(t, region->name);
+		uint64_t values[11] = { s->references, s->l1i_misses, s->misses[0], s->misses[1], s->misses[2],
+		                        s->sequential_misses[0], s->memory_reads, s->memory_writes, s->invalidations,
+		                        s->transfers, s->upgrades };
+		for (int c = 0; c < 11; c++)
+			cell_count(t, s->done, values[c], simulate_reason(r));
+	}
+}
+
+static void add_counters(output_report *report, const explain_result *r)
+{
+	output_table *t = output_table_add(report, "counters", "Events this machine cannot count (each reason once)");
+	output_column(t, "event", NULL, 0);
+	output_column(t, "backend", NULL, 0);
+	output_column(t, "state", NULL, 0);
+	output_column(t, "reason", NULL, 0);
+	for (size_t e = 0; e < r->event_count; e++) {
+		if (event_counted_anywhere(r, e))
+			continue;
+		counter_state state = COUNTER_UNSUPPORTED;
+		for (size_t i = 0; i < r->region_count; i++)
+			if (r->regions[i].counters[e].observed) {
+				state = r->regions[i].counters[e].state;
+				break;
+			}
+		output_row(t);
+		output_cell_text(t, r->events[e]);
+		output_cell_text(t, r->backend);
+		output_cell_text(t, counter_state_name(state));
+		output_cell_text(t, r->event_reason[e][0] ? r->event_reason[e] : "no region counted it");
+	}
+}
+
+static void add_machine(output_report *report, const explain_result *r)
+{
+	output_table *t = output_table_add(report, "machine", "This machine, as the model uses it");
+	output_column(t, "level", NULL, 0);
+	output_column(t, "size_bytes", "bytes", 0);
+	output_column(t, "latency_ns", "ns", 2);
+	output_column(t, "bandwidth_gbps", "GB/s", 2);
+	output_column(t, "mlp", "lines in flight", 1);
+	const explain_machine *m = &r->machine;
+	for (int l = 0; l < EXPLAIN_LEVELS; l++) {
+		output_row(t);
+		output_cell_text(t, explain_level_name((explain_level)l));
+		if (m->size_bytes[l])
+			output_cell_integer(t, (int64_t)m->size_bytes[l]);
+		else
+			output_cell_empty(t);
+		if (!r->have_machine) {
+			for (int c = 0; c < 3; c++)
+				output_cell_status(t, "unsupported", r->machine_error);
+			continue;
+		}
+		output_cell_real(t, m->latency_ns[l]);
+		output_cell_real(t, m->bandwidth_gbps[l]);
+		output_cell_real(t, m->mlp[l]);
+	}
+}
+
+static void format_ns(char *buffer, size_t size, double ns)
+{
+	if (ns >= 1e9)
+		snprintf(buffer, size, "%.3g s", ns / 1e9);
+	else if (ns >= 1e6)
+		snprintf(buffer, size, "%.3g ms", ns / 1e6);
+	else if (ns >= 1e3)
+		snprintf(buffer, size, "%.3g us", ns / 1e3);
+	else
+		snprintf(buffer, size, "%.3g ns", ns);
+}
+
+/* Which term dominates a prediction, in words. */
+static const char *dominant_term(const explain_prediction *p)
+{
+	double terms[5] = { p->compute_ns, p->latency_ns[EXPLAIN_L2] + p->stream_ns[EXPLAIN_L2],
+	                    p->latency_ns[EXPLAIN_L3] + p->stream_ns[EXPLAIN_L3],
+	                    p->latency_ns[EXPLAIN_MEMORY] + p->stream_ns[EXPLAIN_MEMORY], p->bandwidth_bound_ns };
+	static const char *const names[5] = { "instructions at the base rate", "misses served by L2",
+	                                      "misses served by L3", "misses served by memory", "memory bandwidth" };
+	int best = 0;
+	for (int i = 1; i < 5; i++)
+		if (terms[i] > terms[best])
+			best = i;
+	return names[best];
+}
+
+static void add_disagreement(output_report *report, const explain_result *r)
+{
+	const explain_region *worst = NULL;
+	double worst_distance = -1;
+	for (size_t i = 0; i < r->region_count; i++) {
+		double ratio = ratio_of(&r->regions[i]);
+		if (!isfinite(ratio) || ratio <= 0)
+			continue;
+		double distance = fabs(log(ratio));
+		if (distance > worst_distance) {
+			worst_distance = distance;
+			worst = &r->regions[i];
+		}
+	}
+	if (!worst) {
+		output_note(report, "predicted and measured: no region has both (see the unsupported cells' reasons)");
+		return;
+	}
+	char predicted[32], measured[32];
+	format_ns(predicted, sizeof predicted, worst->predicted.total_ns);
+	format_ns(measured, sizeof measured, worst->wall.median);
+	double ratio = ratio_of(worst);
+	output_note(report, "predicted and measured disagree most in %s: predicted %s, measured %s (predicted/measured "
+	            "%.2f; the prediction is mostly %s)%s", worst->name, predicted, measured, ratio,
+	            dominant_term(&worst->predicted),
+	            ratio < 0.5 ? ": the program waits on something the model leaves out (docs/explain.md)"
+	            : ratio > 2 ? ": the machine overlaps more than the model assumes (docs/explain.md)" : "");
+}
+
+output_report *explain_report(const explain_result *r)
+{
+	output_report *report = output_report_new("explain");
+	if (!report)
+		return NULL;
+	output_meta_text(report, "command", r->command ? r->command : "");
+	output_meta_integer(report, "runs", r->runs);
+	output_meta_text(report, "backend", r->backend);
+	output_meta_text(report, "simulator_preset", r->preset);
+	output_meta_real(report, "ipc_base", r->ipc_base);
+	output_meta_text(report, "machine", r->have_machine ? r->machine.source : r->machine_error);
+	if (r->have_machine) {
+		output_meta_real(report, "clock_ghz", r->machine.clock_ghz);
+		output_meta_integer(report, "line_bytes", r->machine.line_bytes);
+	}
+	output_meta_integer(report, "exit_code", r->exit_code);
+	add_regions(report, r);
+	add_terms(report, r);
+	add_simulated(report, r);
+	add_counters(report, r);
+	add_machine(report, r);
+	add_disagreement(report, r);
+	output_note(report, "measured: wall time per region over %u runs: the median, the mean with its 95%% confidence "
+	            "interval, and the best run; "
+	            "instrumented: plumbgrind's exact counts; simulated: the %s preset; predicted: instructions at "
+	            "%.2f per cycle plus each miss at the latency (or, in a stream, the bandwidth) of the level "
+	            "that serves it, in the manner of the average memory access time of Hennessy and Patterson, "
+	            "with the memory-level parallelism of Chou et al. (2004) in overlapped_ns", r->runs, r->preset,
+	            r->ipc_base);
+	if (r->measure_note[0])
+		output_note(report, "measured: %s", r->measure_note);
+	if (r->instrument_error[0])
+		output_note(report, "instrumented: %s", r->instrument_error);
+	if (r->simulate_error[0])
+		output_note(report, "simulated: %s", r->simulate_error);
+	else if (r->simulate_source[0])
+		output_note(report, "simulated: %s", r->simulate_source);
+	if (!r->have_machine)
+		output_note(report, "predicted: %s", r->machine_error);
+	for (size_t i = 0; i < r->note_count; i++)
+		output_note(report, "%s", r->notes[i]);
+	return report;
+}
+
+int explain_write_html(output_report *report, const char *path, plumb_status *status)
+{
+	output_report *sections[1] = { report };
+	const char *commands[1] = { "explain" };
+	return report_write_html(path, "plumb explain: the four sources for your regions", sections, commands, NULL, 1,
+	                         status);
+}

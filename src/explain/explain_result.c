@@ -1,0 +1,162 @@
+/* The result of plumb explain: options, regions, notes; and the whole job. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "plumb/explain.h"
+
+/* Everything a region marker can count through perf_event or PAPI that
+ * bears on memory: software events (exact here), the generic hardware
+ * events, and the PAPI presets of the caches and TLBs (translated to perf
+ * events through the catalogue on the perf backend).  Those this machine
+ * cannot count come back unsupported with the reason, once each. */
+const char explain_default_events[] =
+	"task-clock,page-faults,minor-faults,major-faults,context-switches,cpu-migrations,"
+	"cycles,instructions,L1-dcache-loads,L1-dcache-load-misses,LLC-loads,LLC-load-misses,dTLB-load-misses,"
+	"PAPI_L1_DCM,PAPI_L2_DCM,PAPI_L3_TCM,PAPI_TLB_DM";
+
+void explain_options_init(explain_options *options)
+{
+	memset(options, 0, sizeof *options);
+	options->runs = 5;
+	options->backend = "perf";
+	options->preset = "host";
+	options->ipc_base = 1.0;
+	options->instrument = true;
+	options->simulate = true;
+	options->program_stdout = -1;
+	explain_machine_options_init(&options->machine);
+}
+
+int explain_result_init(explain_result *result, char *const argv[], const explain_options *options,
+                        plumb_status *status)
+{
+	memset(result, 0, sizeof *result);
+	if (!argv || !argv[0] || !argv[0][0])
+		return plumb_fail(status, EINVAL, "no program to run (plumb explain -- ./program args)");
+	if (options->runs < 1 || options->runs > EXPLAIN_RUNS_MAX)
+		return plumb_fail(status, EINVAL, "the number of runs must be 1..%d", EXPLAIN_RUNS_MAX);
+	if (!(options->ipc_base > 0) || options->ipc_base > 16)
+		return plumb_fail(status, EINVAL, "the base IPC must be above 0 and at most 16");
+	const char *backend = options->backend ? options->backend : "perf";
+	if (strcmp(backend, "perf") && strcmp(backend, "papi") && strcmp(backend, "none"))
+		return plumb_fail(status, EINVAL, "unknown counter backend '%s' (perf, papi or none)", backend);
+	snprintf(result->backend, sizeof result->backend, "%s", backend);
+	const char *events = options->events ? options->events : explain_default_events;
+	if (strlen(events) >= sizeof result->event_storage)
+		return plumb_fail(status, EINVAL, "the event list is too long");
+	if (counter_event_list_parse(events, result->event_storage, sizeof result->event_storage, result->events,
+	                             &result->event_count, status) != 0)
+		return -1;
+	for (size_t i = 0; i < result->event_count; i++)
+		if (strchr(result->events[i], '"') || strchr(result->events[i], '\\'))
+			return plumb_fail(status, EINVAL, "bad event name '%s'", result->events[i]);
+	result->runs = options->runs;
+	result->ipc_base = options->ipc_base;
+	snprintf(result->preset, sizeof result->preset, "%s", options->preset ? options->preset : "host");
+	size_t length = 1;
+	for (size_t i = 0; argv[i]; i++)
+		length += strlen(argv[i]) + 1;
+	result->command = malloc(length);
+	if (!result->command)
+		return plumb_fail(status, ENOMEM, "out of memory");
+	result->command[0] = 0;
+	for (size_t i = 0; argv[i]; i++) {
+		if (i)
+			strcat(result->command, " ");
+		strcat(result->command, argv[i]);
+	}
+	if (!explain_result_region(result, EXPLAIN_PROGRAM))
+		return plumb_fail(status, ENOMEM, "out of memory");
+	return 0;
+}
+
+void explain_result_free(explain_result *result)
+{
+	if (!result)
+		return;
+	free(result->command);
+	free(result->regions);
+	for (size_t i = 0; i < result->note_count; i++)
+		free(result->notes[i]);
+	free(result->notes);
+	memset(result, 0, sizeof *result);
+}
+
+explain_region *explain_result_region(explain_result *result, const char *name)
+{
+	for (size_t i = 0; i < result->region_count; i++)
+		if (!strcmp(result->regions[i].name, name))
+			return &result->regions[i];
+	if (strlen(name) >= EXPLAIN_NAME_MAX)
+		return NULL;
+	explain_region *bigger = realloc(result->regions, (result->region_count + 1) * sizeof *bigger);
+	if (!bigger)
+		return NULL;
+	result->regions = bigger;
+	explain_region *region = &result->regions[result->region_count++];
+	memset(region, 0, sizeof *region);
+	snprintf(region->name, sizeof region->name, "%s", name);
+	for (size_t i = 0; i < COUNTER_MAX_EVENTS; i++)
+		region->counters[i].state = COUNTER_NOT_COUNTED;
+	return region;
+}
+
+void explain_result_note(explain_result *result, const char *format, ...)
+{
+	char text[512];
+	va_list arguments;
+	va_start(arguments, format);
+	vsnprintf(text, sizeof text, format, arguments);
+	va_end(arguments);
+	for (size_t i = 0; i < result->note_count; i++)
+		if (!strcmp(result->notes[i], text))
+			return;   /* every reason once */
+	char **bigger = realloc(result->notes, (result->note_count + 1) * sizeof *bigger);
+	if (!bigger)
+		return;
+	result->notes = bigger;
+	if ((result->notes[result->note_count] = strdup(text)))
+		result->note_count++;
+}
+
+int explain_run(char *const argv[], const explain_options *options, explain_result *out, plumb_status *status)
+{
+	if (explain_result_init(out, argv, options, status) != 0) {
+		explain_result_free(out);
+		return -1;
+	}
+	plumb_status step;
+	/* The machine first, while nothing else of ours runs. */
+	if (options->machine_file) {
+		if (explain_machine_load(options->machine_file, &out->machine, status) != 0) {
+			explain_result_free(out);
+			return -1;
+		}
+		out->have_machine = true;
+	} else if (explain_machine_measure(&options->machine, &out->machine, &step) == 0) {
+		out->have_machine = true;
+	} else {
+		snprintf(out->machine_error, sizeof out->machine_error, "%s", step.message);
+	}
+	if (explain_measure(argv, options, out, status) != 0) {
+		explain_result_free(out);
+		return -1;
+	}
+	if (!options->instrument) {
+		snprintf(out->instrument_error, sizeof out->instrument_error, "not asked for (--no-valgrind)");
+		snprintf(out->simulate_error, sizeof out->simulate_error, "not asked for (--no-valgrind)");
+	} else {
+		if (!options->simulate)
+			snprintf(out->simulate_error, sizeof out->simulate_error, "not asked for (--no-simulate)");
+		/* One Valgrind run gives both the exact counts and the trace. */
+		if (explain_instrument(argv, options, out, &step) != 0) {
+			snprintf(out->instrument_error, sizeof out->instrument_error, "%s", step.message);
+			if (!out->simulate_error[0])
+				snprintf(out->simulate_error, sizeof out->simulate_error, "%s", step.message);
+		}
+	}
+	explain_predict_all(out);
+	return 0;
+}
