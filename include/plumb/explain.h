@@ -164,7 +164,7 @@ typedef struct explain_result {
 	char instrument_error[PLUMB_MESSAGE_MAX];   /* empty when instrumented */
 	char simulate_error[PLUMB_MESSAGE_MAX];     /* empty when simulated */
 	char machine_error[PLUMB_MESSAGE_MAX];      /* empty when the machine is known */
-	char simulate_source[128];                  /* how the per-region simulation was done */
+	char simulate_source[256];                  /* how the per-region simulation was done */
 	char **notes;
 	size_t note_count;
 	int exit_code;                       /* the program's, in the last measured run */
@@ -207,6 +207,9 @@ void explain_result_note(explain_result *result, const char *format, ...) __attr
  * reason), "machine"; a note on where prediction and measurement disagree
  * most.  NULL when out of memory. */
 output_report *explain_report(const explain_result *result);
+/* What a region's prediction is compared with (the ratio column): its CPU
+ * time (task-clock) when counted (*cpu set), else its median wall time. */
+double explain_region_compared_ns(const explain_result *result, const explain_region *region, bool *cpu);
 /* The same as one HTML page through the report's renderer. */
 int explain_write_html(output_report *report, const char *path, plumb_status *status);
 

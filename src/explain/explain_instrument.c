@@ -47,15 +47,16 @@ static int take_summary(explain_result *result, const instrument_summary *summar
  * is the only channel to the child valgrind starts; plumb is one thread
  * here, and the values are put back at once. */
 typedef struct saved_environment {
-	char *value[3];
-	bool had[3];
+	char *value[4];
+	bool had[4];
 } saved_environment;
 
-static const char *const environment_names[3] = { "PLUMB_BACKEND", "PLUMB_REGION_QUIET", "PLUMB_REGION_JSON" };
+static const char *const environment_names[4] = { "PLUMB_BACKEND", "PLUMB_REGION_QUIET", "PLUMB_REGION_JSON",
+                                                  "LD_BIND_NOW" };
 
 static void environment_for_valgrind(saved_environment *saved)
 {
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 4; i++) {
 		const char *value = getenv(environment_names[i]);
 		saved->had[i] = value != NULL;
 		saved->value[i] = value ? strdup(value) : NULL;
@@ -63,11 +64,13 @@ static void environment_for_valgrind(saved_environment *saved)
 	setenv("PLUMB_BACKEND", "none", 1);
 	setenv("PLUMB_REGION_QUIET", "1", 1);
 	unsetenv("PLUMB_REGION_JSON");
+	/* As in the measured runs (explain_measure.c): no lazy binding inside a region. */
+	setenv("LD_BIND_NOW", "1", 1);
 }
 
 static void environment_restore(saved_environment *saved)
 {
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 4; i++) {
 		if (saved->had[i] && saved->value[i])
 			setenv(environment_names[i], saved->value[i], 1);
 		else

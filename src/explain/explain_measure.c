@@ -211,6 +211,10 @@ static int run_once(char *const argv[], const explain_options *options, explain_
 		setenv("PLUMB_EVENTS", events, 1);
 		setenv("PLUMB_BACKEND", result->backend, 1);
 		unsetenv("PLUMB_REGION_QUIET");
+		/* Symbols bound at start: otherwise the first call of
+		 * plumb_region_end in a region runs the dynamic linker's lookup
+		 * (hundreds of instructions) inside it. */
+		setenv("LD_BIND_NOW", "1", 1);
 		if (options->program_stdout >= 0 && options->program_stdout != STDOUT_FILENO &&
 		    dup2(options->program_stdout, STDOUT_FILENO) < 0)
 			_exit(127);

@@ -63,6 +63,7 @@ static void add_regions(output_report *report, const explain_result *r)
 	output_column(t, "mean_ns", "ns", 0);
 	output_column(t, "ci95_ns", "ns", 0);
 	output_column(t, "best_ns", "ns", 0);
+	output_column(t, "cpu_ns", "ns", 0);
 	output_column(t, "instructions", NULL, 0);
 	output_column(t, "loads", NULL, 0);
 	output_column(t, "stores", NULL, 0);
@@ -70,7 +71,7 @@ static void add_regions(output_report *report, const explain_result *r)
 	output_column(t, "l2_misses", NULL, 0);
 	output_column(t, "llc_misses", NULL, 0);
 	output_column(t, "predicted_ns", "ns", 0);
-	output_column(t, "ratio", "predicted/measured", 2);
+	output_column(t, "ratio", "predicted/measured", 2);   /* cpu_ns, else measured_ns */
 	for (size_t e = 0; e < r->event_count; e++)
 		if (event_counted_anywhere(r, e))
 			output_column(t, r->events[e], NULL, 0);
@@ -90,6 +91,12 @@ static void add_regions(output_report *report, const explain_result *r)
 			for (int c = 0; c < 4; c++)
 				output_cell_status(t, "unsupported", why);
 		}
+		int cpu = cpu_event(r);
+		if (cpu >= 0 && counter_counted(&region->counters[cpu]))
+			output_cell_real(t, region->counters[cpu].mean);
+		else
+			output_cell_status(t, "unsupported", cpu < 0 ? "task-clock is not among the events"
+			                   : r->event_reason[cpu][0] ? r->event_reason[cpu] : "task-clock was not counted");
 		static const instrument_counter exact[3] = { INSTRUMENT_INSTRUCTIONS, INSTRUMENT_LOADS, INSTRUMENT_STORES };
 		for (int c = 0; c < 3; c++)
 			cell_count(t, region->instrumented, region->counts.value[exact[c]], instrument_reason(r));
@@ -99,7 +106,7 @@ static void add_regions(output_report *report, const explain_result *r)
 			output_cell_real(t, region->predicted.total_ns);
 		else
 			output_cell_status(t, "unsupported", predict_reason(r, region));
-		output_cell_real(t, ratio_of(region));
+		output_cell_real(t, ratio_of(r, region));
 		for (size_t e = 0; e < r->event_count; e++) {
 			if (!event_counted_anywhere(r, e))
 				continue;
@@ -259,7 +266,7 @@ static void add_disagreement(output_report *report, const explain_result *r)
 	const explain_region *worst = NULL;
 	double worst_distance = -1;
 	for (size_t i = 0; i < r->region_count; i++) {
-		double ratio = ratio_of(&r->regions[i]);
+		double ratio = ratio_of(r, &r->regions[i]);
 		if (!isfinite(ratio) || ratio <= 0)
 			continue;
 		double distance = fabs(log(ratio));
@@ -273,11 +280,12 @@ static void add_disagreement(output_report *report, const explain_result *r)
 		return;
 	}
 	char predicted[32], measured[32];
+	bool cpu;
 	format_ns(predicted, sizeof predicted, worst->predicted.total_ns);
-	format_ns(measured, sizeof measured, worst->wall.median);
-	double ratio = ratio_of(worst);
-	output_note(report, "predicted and measured disagree most in %s: predicted %s, measured %s (predicted/measured "
-	            "%.2f; the prediction is mostly %s)%s", worst->name, predicted, measured, ratio,
+	format_ns(measured, sizeof measured, explain_region_compared_ns(r, worst, &cpu));
+	double ratio = ratio_of(r, worst);
+	output_note(report, "predicted and measured disagree most in %s: predicted %s, measured %s%s (predicted/measured "
+	            "%.2f; the prediction is mostly %s)%s", worst->name, predicted, measured, cpu ? " of CPU time" : "", ratio,
 	            dominant_term(&worst->predicted),
 	            ratio < 0.5 ? ": the program waits on something the model leaves out (docs/explain.md)"
 	            : ratio > 2 ? ": the machine overlaps more than the model assumes (docs/explain.md)" : "");
