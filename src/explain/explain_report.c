@@ -46,11 +46,37 @@ static bool event_counted_anywhere(const explain_result *r, size_t e)
 	return false;
 }
 
-static double ratio_of(const explain_region *region)
+/* The task-clock event's index, or -1. */
+static int cpu_event(const explain_result *r)
 {
-	if (!region->predicted.done || region->runs == 0 || !(region->wall.mean > 0))
+	for (size_t e = 0; e < r->event_count; e++)
+		if (!strcmp(r->events[e], "task-clock") || !strcmp(r->events[e], "perf::TASK-CLOCK"))
+			return (int)e;
+	return -1;
+}
+
+/* What the prediction is compared with: the CPU time of the region's
+ * threads (task-clock) when it was counted, since the model predicts
+ * execution, not waiting for a CPU that another program holds; the wall
+ * time otherwise. */
+double explain_region_compared_ns(const explain_result *r, const explain_region *region, bool *cpu)
+{
+	int e = cpu_event(r);
+	*cpu = false;
+	if (e >= 0 && counter_counted(&region->counters[e]) && region->counters[e].mean > 0) {
+		*cpu = true;
+		return region->counters[e].mean;
+	}
+	return region->runs > 0 ? region->wall.median : NAN;
+}
+
+static double ratio_of(const explain_result *r, const explain_region *region)
+{
+	bool cpu;
+	double measured = explain_region_compared_ns(r, region, &cpu);
+	if (!region->predicted.done || !(measured > 0))
 		return NAN;
-	return region->predicted.total_ns / region->wall.median;
+	return region->predicted.total_ns / measured;
 }
 
 static void add_regions(output_report *report, const explain_result *r)
