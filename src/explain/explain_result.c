@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "plumb/explain.h"
 
 /* Everything a region marker can count through perf_event or PAPI that
@@ -35,6 +36,24 @@ int explain_result_init(explain_result *result, char *const argv[], const explai
 	memset(result, 0, sizeof *result);
 	if (!argv || !argv[0] || !argv[0][0])
 		return plumb_fail(status, EINVAL, "no program to run (plumb explain -- ./program args)");
+	if (!strchr(argv[0], '/')) {
+		/* As execvp will look it up, so that a mistyped name fails before
+		 * anything is measured. */
+		const char *path = getenv("PATH");
+		bool found = false;
+		for (const char *p = path && path[0] ? path : "/usr/bin:/bin"; !found && *p;) {
+			const char *colon = strchr(p, ':');
+			size_t length = colon ? (size_t)(colon - p) : strlen(p);
+			char candidate[4096];
+			if (snprintf(candidate, sizeof candidate, "%.*s/%s", (int)length, p, argv[0]) < (int)sizeof candidate)
+				found = access(candidate, X_OK) == 0;
+			p += length + (colon ? 1 : 0);
+		}
+		if (!found)
+			return plumb_fail(status, ENOENT, "cannot run '%s': not found on PATH", argv[0]);
+	} else if (access(argv[0], X_OK) != 0) {
+		return plumb_fail_errno(status, errno, "cannot run '%s'", argv[0]);
+	}
 	if (options->runs < 1 || options->runs > EXPLAIN_RUNS_MAX)
 		return plumb_fail(status, EINVAL, "the number of runs must be 1..%d", EXPLAIN_RUNS_MAX);
 	if (!(options->ipc_base > 0) || options->ipc_base > 16)

@@ -1,0 +1,216 @@
+/* plumb explain end to end, on tests/data/explain_target.c compiled here
+ * against the built libplumb: a sequential sweep (one L1D miss per line), a
+ * random chase past the L2 and a compute-bound loop, whose exact counts are
+ * closed forms (inline asm) and whose predicted times must be within a
+ * factor of 2 of the measured ones.  Sizes come from sysfs, never from
+ * constants.  One explain run (3 measured runs and one Valgrind run, a few
+ * seconds) serves every check. */
+#include <criterion/criterion.h>
+#include <json-c/json.h>
+#include <libgen.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "run.h"
+
+static const char *build_dir(void)
+{
+	static char dir[4096];
+	char copy[4096];
+	snprintf(copy, sizeof copy, "%s", getenv("PLUMB_BIN"));
+	snprintf(dir, sizeof dir, "%s", dirname(copy));
+	return dir;
+}
+
+/* A cache's size from sysfs: level 2, or the last level (level 0). */
+static uint64_t sysfs_cache(int level, unsigned *line)
+{
+	uint64_t best = 0;
+	for (int index = 0; index < 16; index++) {
+		char path[256], text[64] = "";
+		int found_level = 0;
+		snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", index);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			break;
+		if (fscanf(f, "%d", &found_level) != 1)
+			found_level = 0;
+		fclose(f);
+		snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/type", index);
+		if ((f = fopen(path, "r"))) {
+			if (!fgets(text, sizeof text, f))
+				text[0] = 0;
+			fclose(f);
+		}
+		if (!strncmp(text, "Instruction", 11))
+			continue;
+		snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", index);
+		unsigned long kib = 0;
+		if ((f = fopen(path, "r"))) {
+			if (fscanf(f, "%luK", &kib) != 1)
+				kib = 0;
+			fclose(f);
+		}
+		snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/coherency_line_size", index);
+		if (line && (f = fopen(path, "r"))) {
+			if (fscanf(f, "%u", line) != 1)
+				*line = 64;
+			fclose(f);
+		}
+		if ((level == 0 || found_level == level) && kib * 1024 > best)
+			best = kib * 1024;
+	}
+	return best;
+}
+
+static json_object *row_of(json_object *rows, const char *region)
+{
+	for (size_t i = 0; i < json_object_array_length(rows); i++) {
+		json_object *row = json_object_array_get_idx(rows, i), *cell;
+		if (json_object_object_get_ex(row, "region", &cell) && !strcmp(json_object_get_string(cell), region))
+			return row;
+	}
+	cr_assert_fail("no row for region %s", region);
+	return NULL;
+}
+
+static double number(json_object *row, const char *column)
+{
+	json_object *cell;
+	cr_assert(json_object_object_get_ex(row, column, &cell), "no column %s", column);
+	if (json_object_is_type(cell, json_type_object)) {
+		json_object *reason = NULL;
+		json_object_object_get_ex(cell, "reason", &reason);
+		cr_assert_fail("%s is not a number: %s", column, reason ? json_object_get_string(reason) : "?");
+	}
+	return json_object_get_double(cell);
+}
+
+Test(explain_cli, help_and_bad_input)
+{
+	cli_run r = cli_run_plumbv(NULL, "explain", "--help", NULL);
+	cr_expect_eq(r.exit_code, 0);
+	cr_expect(strstr(r.out, "usage: plumb explain"), "%s", r.out);
+	cli_run_free(&r);
+	r = cli_run_plumbv(NULL, "explain", NULL);
+	cli_assert_usage_error(&r, "explain");
+	cli_run_free(&r);
+	r = cli_run_plumbv(NULL, "explain", "--runs", "0", "--", "true", NULL);
+	cli_assert_usage_error(&r, "explain");
+	cli_run_free(&r);
+	r = cli_run_plumbv(NULL, "explain", "--backend", "nope", "--", "true", NULL);
+	cli_assert_usage_error(&r, "explain");
+	cli_run_free(&r);
+	/* A program that is not there: one line, before anything is measured. */
+	r = cli_run_plumbv(NULL, "explain", "--", "/nonexistent/program", NULL);
+	cr_expect_eq(r.exit_code, 1);
+	cr_expect(strstr(r.err, "plumb explain: ") == r.err && strstr(r.err, "/nonexistent/program"), "%s", r.err);
+	cr_expect_eq(strchr(r.err, '\n'), r.err + strlen(r.err) - 1, "more than one line: %s", r.err);
+	cli_run_free(&r);
+	r = cli_run_plumbv(NULL, "explain", "--machine", "/nonexistent.json", "--", "true", NULL);
+	cr_expect_eq(r.exit_code, 1);
+	cr_expect(strstr(r.err, "--machine"), "%s", r.err);
+	cli_run_free(&r);
+}
+
+Test(explain_cli, sweep_chase_and_compute_against_their_closed_forms, .timeout = 300)
+{
+	char tool[4200];
+	snprintf(tool, sizeof tool, "%s/vg/lib/plumbgrind-amd64-linux", build_dir());
+	if (access(tool, X_OK) != 0)
+		cr_skip_test("plumbgrind is not built here (needs valgrind's tool libraries)");
+	unsigned line = 64;
+	uint64_t l2 = sysfs_cache(2, &line), llc = sysfs_cache(0, NULL);
+	if (!l2 || !llc || llc <= l2)
+		cr_skip_test("sysfs describes no L2 and larger last-level cache here");
+	/* The program, against the built shared library (soname libplumb.so.0). */
+	char dir[4096], command[32768];
+	snprintf(dir, sizeof dir, "%s", cli_temp_path("explain"));
+	snprintf(command, sizeof command,
+	         "mkdir -p %s && ln -sf %s/libplumb.so %s/libplumb.so.0 && "
+	         "cc -O2 -Wall -Wextra -Werror -I%s/include -o %s/target %s/tests/data/explain_target.c "
+	         "%s/libplumb.so -Wl,-rpath,%s",
+	         dir, build_dir(), dir, cli_source_dir(), dir, cli_source_dir(), build_dir(), dir);
+	cr_assert_eq(system(command), 0, "%s", command);
+
+	/* The sweep: the size of the last-level cache, read once; the chase: a
+	 * single random cycle over 4x the L2, past it, walked twice. */
+	uint64_t sweep = llc, chase = 4 * l2, laps = 2, iterations = 1000000;
+	uint64_t sweep_lines = sweep / line, chase_steps = laps * (chase / line);
+	char program[4200], a1[32], a2[32], a3[32], a4[32];
+	snprintf(program, sizeof program, "%s/target", dir);
+	snprintf(a1, sizeof a1, "%llu", (unsigned long long)sweep);
+	snprintf(a2, sizeof a2, "%llu", (unsigned long long)chase);
+	snprintf(a3, sizeof a3, "%llu", (unsigned long long)laps);
+	snprintf(a4, sizeof a4, "%llu", (unsigned long long)iterations);
+	char json[4200], html[4200];
+	snprintf(json, sizeof json, "%s/explain.json", dir);
+	snprintf(html, sizeof html, "%s/explain.html", dir);
+	cli_run r = cli_run_plumbv(NULL, "explain", "--runs", "3", "--json", "-o", json, "--html", html, "--", program,
+	                           a1, a2, a3, a4, NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	cli_run_free(&r);
+	FILE *f = fopen(json, "r");
+	cr_assert_not_null(f);
+	fclose(f);
+	json_object *root = json_object_from_file(json);
+	cr_assert_not_null(root);
+	json_object *rows = cli_json_rows(root, "regions");
+	json_object *sweep_row = row_of(rows, "sweep"), *chase_row = row_of(rows, "chase");
+	json_object *compute_row = row_of(rows, "compute");
+	row_of(rows, "(program)");
+
+	/* What the markers' own calls add to a region (their call, return and
+	 * the compiler's moves around them): the compute loop has no load, so
+	 * its loads are that and nothing else. */
+	double overhead = number(compute_row, "loads");
+	cr_expect_leq(overhead, 32, "the markers add %g loads", overhead);
+
+	/* Instrumented: exact up to the markers' own few loads. */
+	double loads = number(sweep_row, "loads");
+	cr_expect(loads >= sweep_lines && loads <= sweep_lines + overhead + 4, "sweep: %g loads for %llu lines", loads,
+	          (unsigned long long)sweep_lines);
+	double instructions = number(sweep_row, "instructions");
+	cr_expect(instructions >= 4.0 * sweep_lines && instructions <= 4.0 * sweep_lines + 128,
+	          "sweep: %g instructions for %llu lines", instructions, (unsigned long long)sweep_lines);
+	loads = number(chase_row, "loads");
+	cr_expect(loads >= chase_steps && loads <= chase_steps + overhead + 4, "chase: %g loads for %llu steps", loads,
+	          (unsigned long long)chase_steps);
+	instructions = number(compute_row, "instructions");
+	cr_expect(instructions >= 4.0 * iterations && instructions <= 4.0 * iterations + 128,
+	          "compute: %g instructions", instructions);
+
+	/* Simulated: one L1D miss per line of the sweep; a random chase over 4x
+	 * the L2 misses the L1D and (an LRU L2 walked cyclically) the L2 at
+	 * nearly every step; the compute loop misses nothing. */
+	double misses = number(sweep_row, "l1d_misses");
+	cr_expect(fabs(misses - (double)sweep_lines) <= 0.001 * (double)sweep_lines + 16,
+	          "sweep: %g L1D misses for %llu lines", misses, (unsigned long long)sweep_lines);
+	misses = number(chase_row, "l1d_misses");
+	cr_expect(misses >= 0.95 * (double)chase_steps && misses <= chase_steps + 16, "chase: %g L1D misses for %llu steps",
+	          misses, (unsigned long long)chase_steps);
+	misses = number(chase_row, "l2_misses");
+	cr_expect(misses >= 0.75 * (double)chase_steps, "chase: %g L2 misses for %llu steps", misses,
+	          (unsigned long long)chase_steps);
+	cr_expect_leq(number(compute_row, "l1d_misses"), 16);
+
+	/* Predicted against measured (CPU time where counted): within a factor of 2. */
+	const char *names[3] = { "sweep", "chase", "compute" };
+	json_object *measured[3] = { sweep_row, chase_row, compute_row };
+	for (int i = 0; i < 3; i++) {
+		double ratio = number(measured[i], "ratio");
+		cr_expect(ratio >= 0.5 && ratio <= 2.0, "%s: predicted/measured %.2f (predicted %.0f ns, measured %.0f ns)",
+		          names[i], ratio, number(measured[i], "predicted_ns"), number(measured[i], "measured_ns"));
+	}
+	json_object_put(root);
+
+	f = fopen(html, "r");
+	cr_assert_not_null(f, "no HTML page");
+	char page[65536];
+	size_t n = fread(page, 1, sizeof page - 1, f);
+	page[n] = 0;
+	fclose(f);
+	cr_expect(strstr(page, "<table") && strstr(page, "sweep") && strstr(page, "predicted_ns"), "the page lacks the table");
+}
