@@ -5,8 +5,8 @@
  * for L1 and L2 (past the previous level, inside this one), 4x the L2 for
  * L3 (the shared L3 of a virtual machine holds only part of its nominal
  * size: docs/latency.md), 4x the last-level cache for memory.  Each
- * latency is the median of its samples, like the user's runs it is compared
- * with; MLP is "outstanding" from k = 1..max_chains interleaved chains
+ * latency is the 10th percentile of its samples, as plumb lat's levels are:
+ * another program sharing the L3 only ever adds latency; MLP is "outstanding" from k = 1..max_chains interleaved chains
  * (docs/latency.md, "Memory-level parallelism"). */
 #include <errno.h>
 #include <math.h>
@@ -90,7 +90,7 @@ static int measure_levels(const explain_machine_options *options, const topology
 			rc = latency_measure_chain(&timer, &chain, &measure, &latency, status);
 		if (rc != 0)
 			break;
-		m->latency_ns[l] = latency.ns;
+		m->latency_ns[l] = latency.ns_p10;
 		if (l == EXPLAIN_L1)
 			continue;   /* L1 hits are in the base rate; no misses to overlap */
 		latency_mlp_point points[CHASE_MAX_PARALLEL];
