@@ -68,7 +68,7 @@ int cmd_explain(int argc, char **argv)
 	optind = 1;
 	opterr = 0;
 	/* '+': stop at the program, so its own options are left alone. */
-	while ((c = getopt_long(argc, argv, "+hr:e:o:", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:hr:e:o:", options, NULL)) != -1) {
 		switch (c) {
 		case 'h': usage(stdout); return 0;
 		case 'r':
@@ -90,7 +90,7 @@ int cmd_explain(int argc, char **argv)
 		case OPT_HTML: html = optarg; break;
 		default:
 			if (!cli_output_option(&out, c, optarg))
-				return cli_bad_option("explain", argv);
+				return cli_bad_option("explain", c, argv);
 		}
 	}
 	if (optind >= argc)
