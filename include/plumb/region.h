@@ -13,6 +13,9 @@
  *   PLUMB_REGION_JSON    write the summary as JSON to this file instead of a table on stderr
  *   PLUMB_REGION_QUIET   set to 1: no summary at exit
  *
+ * The summary gives each region its wall time (wall_ns, CLOCK_MONOTONIC)
+ * beside the events; plumb explain (docs/explain.md) reads it.
+ *
  * Regions nest (counts are inclusive: an outer region includes its inner
  * ones) and are per thread: each thread counts only itself, and the summary
  * has one row per (thread, region).  A region may be entered many times; its

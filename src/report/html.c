@@ -17,6 +17,7 @@ static const struct { const char *command, *title, *intro; } sections[] = {
 	{ "validate", "Can I trust my counters?", "Microbenchmarks with predicted counts, read through each counter source; each event's error class and the region size from which it is reliable." },
 	{ "stat", "Counts", "" },
 	{ "sim", "Simulation", "" },
+	{ "explain", "Your program's regions: four sources", "Per marked region: wall time and counters measured over several runs, exact counts from plumbgrind, misses simulated on this machine's caches, and a time predicted from them and this machine's latencies and bandwidths (docs/explain.md)." },
 };
 
 const char *report_section_title(const char *command)
