@@ -346,7 +346,8 @@ int cmd_bw(int argc, char **argv)
 	}
 	for (int t = 0; t < o.thread_count; t++)
 		if (o.threads[t] > o.cpu_count)
-			return cli_usage_error("bw", "%d threads asked, but only %d CPUs to pin them to", o.threads[t], o.cpu_count);
+			return cli_usage_error("bw", "%d thread%s asked, but only %d CPU%s to pin them to", o.threads[t],
+			                       o.threads[t] == 1 ? "" : "s", o.cpu_count, o.cpu_count == 1 ? "" : "s");
 
 	topology topo;
 	if (topology_read(&topo, &status) != 0)

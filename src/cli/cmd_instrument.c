@@ -2,6 +2,7 @@
  * per thread and per marked region, from plumbgrind (plumb's Valgrind tool).
  * The fourth source beside prediction, measurement and simulation: what the
  * program executed, counted one by one. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -170,6 +171,16 @@ int cmd_instrument(int argc, char **argv)
 	output_report *report = build_report(&summary, summary_path, ran);
 	int rc = cli_output_emit(&out, report);
 	output_report_free(report);
+	/* The counts up to the end are in the report, but a command that failed
+	 * or was killed fails the run, as under plumb stat and plumb sim. */
+	if (rc == 0 && ran && summary.exit_signal) {
+		plumb_fail(&status, ECHILD, "the command '%s' was killed by signal %d (%s)", argv[optind],
+		           summary.exit_signal, strsignal(summary.exit_signal));
+		rc = cli_error("instrument", &status);
+	} else if (rc == 0 && ran && summary.exit_code != 0) {
+		plumb_fail(&status, ECHILD, "the command '%s' exited with status %d", argv[optind], summary.exit_code);
+		rc = cli_error("instrument", &status);
+	}
 	instrument_summary_free(&summary);
 	return rc;
 }

@@ -104,10 +104,15 @@ int cmd_report(int argc, char **argv)
 				return cli_usage_error("report", "a report cannot contain itself");
 			if (!command_exists(s))
 				return cli_usage_error("report", "'%s' is not a plumb command", s);
+			for (size_t k = 0; k < count; k++)
+				if (!strcmp(names[k], s))
+					return cli_usage_error("report", "section '%s' is listed twice", s);
 			names[count] = s;
 			commands[count] = s;
 			count++;
 		}
+		if (count == 0)
+			return cli_usage_error("report", "--sections names no command (e.g. topo,lat)");
 		progress p;
 		progress_begin(&p, "report", count);
 		for (size_t i = 0; i < count; i++) {

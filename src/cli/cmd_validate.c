@@ -521,6 +521,21 @@ int cmd_validate(int argc, char **argv)
 	if (exec) return exec_kernel(exec, exec_size, exec_pad, exec_base, exec_trips, have_pad, have_base);
 	if (list) return list_benchmarks(&out);
 	if (padding) return find_padding(&out, base_offset, pairs, cases);
+	/* The output folder is made before the runs: one that cannot be made
+	 * fails now, not after minutes of runs. */
+	bool made_directory = false;
+	if (directory) {
+		struct stat folder;
+		if (mkdir(directory, 0777) == 0) {
+			made_directory = true;
+		} else if (errno != EEXIST) {
+			plumb_fail_errno(&status, errno, "cannot create %s", directory);
+			return cli_error("validate", &status);
+		} else if (stat(directory, &folder) != 0 || !S_ISDIR(folder.st_mode)) {
+			plumb_fail_errno(&status, ENOTDIR, "cannot create %s", directory);
+			return cli_error("validate", &status);
+		}
+	}
 
 	/* Selectors: positional words, each possibly a comma list. */
 	char *storage = NULL;
@@ -548,6 +563,7 @@ int cmd_validate(int argc, char **argv)
 	if (validate_run(&o, &results, &status) != 0) {
 		free(storage);
 		validate_results_free(&results);
+		if (made_directory) rmdir(directory);
 		return status.code == EINVAL ? cli_usage_error("validate", "%s", status.message)
 		                             : cli_error("validate", &status);
 	}

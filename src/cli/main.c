@@ -28,6 +28,8 @@ int main(int argc, char **argv)
 					char *help_argv[] = { argv[2], "--help", NULL };
 					return c->run(2, help_argv);
 				}
+			fprintf(stderr, "plumb: '%s' is not a command; 'plumb --help' lists them\n", argv[2]);
+			return 2;
 		}
 		print_usage(stdout);
 		return 0;

@@ -75,6 +75,35 @@ int instrument_find_tool(char *dir, size_t size, plumb_status *status)
 	                  "package's tool headers and libraries, or set PLUMB_VALGRIND_LIB)", self, self, self);
 }
 
+/* 0 if the program can be executed (directly if NAME has a '/', else through
+ * PATH, as execvp would), else -1 with errno: checked before valgrind starts,
+ * so a missing program is one line of plumb's, not valgrind's message and
+ * then plumb's. */
+static int program_runnable(const char *name)
+{
+	if (strchr(name, '/'))
+		return access(name, X_OK) == 0 ? 0 : -1;
+	const char *path = getenv("PATH");
+	if (!path || !path[0])
+		path = "/usr/local/bin:/usr/bin:/bin";
+	int error = ENOENT;
+	while (*path) {
+		const char *colon = strchr(path, ':');
+		size_t length = colon ? (size_t)(colon - path) : strlen(path);
+		char candidate[PATH_MAX];
+		if (snprintf(candidate, sizeof candidate, "%.*s/%s", (int)length, length ? path : ".", name) <
+		    (int)sizeof candidate) {
+			if (access(candidate, X_OK) == 0)
+				return 0;
+			if (errno == EACCES)
+				error = EACCES;
+		}
+		path += length + (colon ? 1 : 0);
+	}
+	errno = error;
+	return -1;
+}
+
 /* The valgrind program, found on PATH as execvp would. */
 static int find_valgrind(const char *name, char *out, size_t size, plumb_status *status)
 {
@@ -145,6 +174,8 @@ int instrument_start(char *const argv[], const instrument_options *options, int 
 	}
 	if (!argv || !argv[0] || !argv[0][0])
 		return plumb_fail(status, EINVAL, "no command to run under plumbgrind");
+	if (program_runnable(argv[0]) != 0)
+		return plumb_fail_errno(status, errno, "cannot run '%s'", argv[0]);
 	if (options->trace_path && check_trace_path(options->trace_path, status) != 0)
 		return -1;
 	if (trace_pipe && (options->trace_path || options->trace_fd >= 0))

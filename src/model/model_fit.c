@@ -121,7 +121,18 @@ int model_fit_points(const model_point *points, size_t n, double line_bytes,
 		out->params.unloaded_latency_ns = zero_sum / (double)zero_count;
 	} else {
 		/* No unloaded point: fit L0 too, over (0, smallest latency], since
-		 * the model's L rises with contention from L0. */
+		 * the model's L rises with contention from L0.  Two unknowns need
+		 * two different bandwidths: at one, any L0 below the latency fits
+		 * with some S, and the fit would pick one at random. */
+		size_t distinct = 1;
+		for (size_t i = 1; i < n && distinct < 2; i++)
+			if (points[i].contention_mb_s != points[0].contention_mb_s)
+				distinct = 2;
+		if (distinct < 2)
+			return plumb_fail(status, EINVAL,
+			                  "model fit: every point is at %g MB/s; fitting both S and L0 needs two "
+			                  "different bandwidths (or give L0, or a zero-bandwidth point)",
+			                  points[0].contention_mb_s);
 		out->l0_fitted = true;
 		double best = INFINITY, best_l0 = min_latency;
 		double step = min_latency / FIT_L0_GRID_STEPS;

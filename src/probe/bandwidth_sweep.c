@@ -14,8 +14,9 @@ int bandwidth_sweep_run(const bandwidth_sweep_request *request, bandwidth_sweep 
 		return plumb_fail(status, EINVAL, "bandwidth sweep: nothing to run");
 	for (int t = 0; t < request->thread_count_count; t++)
 		if (request->thread_counts[t] < 1 || request->thread_counts[t] > request->cpu_count)
-			return plumb_fail(status, EINVAL, "%d threads asked, but only %d CPUs to pin them to",
-			                  request->thread_counts[t], request->cpu_count);
+			return plumb_fail(status, EINVAL, "%d thread%s asked, but only %d CPU%s to pin them to",
+			                  request->thread_counts[t], request->thread_counts[t] == 1 ? "" : "s",
+			                  request->cpu_count, request->cpu_count == 1 ? "" : "s");
 	sweep->level_count = bandwidth_levels_from_topology(request->topo, 1, sweep->levels, BANDWIDTH_MAX_LEVELS);
 
 	uint64_t defaults[BANDWIDTH_MAX_LEVELS];
@@ -35,8 +36,9 @@ int bandwidth_sweep_run(const bandwidth_sweep_request *request, bandwidth_sweep 
 		if ((uint64_t)request->thread_counts[t] > max_threads)
 			max_threads = (uint64_t)request->thread_counts[t];
 	if (available && largest * max_threads > available / 2)
-		return plumb_fail(status, ENOMEM, "%d threads x %llu MiB would use more than half the available memory (%llu MiB)",
-		                  (int)max_threads, (unsigned long long)(largest >> 20), (unsigned long long)(available >> 20));
+		return plumb_fail(status, ENOMEM, "%d thread%s x %llu MiB would use more than half the available memory (%llu MiB)",
+		                  (int)max_threads, max_threads == 1 ? "" : "s", (unsigned long long)(largest >> 20),
+		                  (unsigned long long)(available >> 20));
 
 	size_t total = (size_t)request->thread_count_count * (size_t)request->kernel_count * (size_t)footprint_count;
 	sweep->points = calloc(total, sizeof *sweep->points);

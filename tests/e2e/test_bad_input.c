@@ -64,6 +64,7 @@ static const bad_case cases[] = {
 	CASE("top-unknown-command", 0, USAGE, "'frobnicate' is not a command", "frobnicate"),
 	CASE("top-misspelled-command", 0, USAGE, "'stats' is not a command", "stats", "-e", "page-faults", "--", "true"),
 	CASE("top-unknown-option", 0, USAGE, "'--bogus' is not a command", "--bogus"),
+	CASE("top-help-unknown-command", 0, USAGE, "'nosuch' is not a command", "help", "nosuch"),
 	/* topo */
 	CASE("topo-unknown-option", 0, USAGE, "unknown option '--bogus'", "topo", "--bogus"),
 	CASE("topo-extra-argument", 0, USAGE, "unexpected argument 'extra'", "topo", "extra"),
@@ -86,6 +87,8 @@ static const bad_case cases[] = {
 	CASE("lat-pages-unknown", 0, USAGE, "unknown page mode 'nosuch'", "lat", "--pages", "nosuch"),
 	CASE("lat-line-not-power-of-two", 0, USAGE, "line size '3' is not a power of two", "lat", "--line", "3"),
 	CASE("lat-stride-not-multiple", 0, 1, "stride 3 is not a multiple of the", "lat", "--pattern", "strided", "--stride", "3", "--max", "8K"),
+	CASE("lat-stride-zero", 0, USAGE, "--stride: 0 bytes is not a stride", "lat", "--pattern", "strided", "--stride", "0"),
+	CASE("lat-page-group-zero", 0, USAGE, "--page-group: 0 bytes is not a group size", "lat", "--pattern", "page", "--page-group", "0"),
 	CASE("lat-max-chains-out-of-range", 0, USAGE, "'33' is out of range [1, 32]", "lat", "--max-chains", "33"),
 	CASE("lat-cpu-negative", 0, USAGE, "'-1' is not a non-negative integer", "lat", "--cpu", "-1"),
 	CASE("lat-cpu-not-a-number", 0, USAGE, "'abc' is not an integer", "lat", "--cpu", "abc"),
@@ -99,7 +102,7 @@ static const bad_case cases[] = {
 	CASE("bw-threads-zero", 0, USAGE, "--threads: '0' is out of range [1, 1024]", "bw", "-t", "0"),
 	CASE("bw-cpu-does-not-exist", 0, USAGE, "CPU 4095 is not one this process may run on", "bw", "-c", "4095"),
 	CASE("bw-cpu-outside-mask", ONE_CPU, USAGE, "is not one this process may run on", "bw", "-c", "%C1"),
-	CASE("bw-too-few-cpus", ONE_CPU, USAGE, "2 threads asked, but only 1", "bw", "-t", "2"),
+	CASE("bw-too-few-cpus", ONE_CPU, USAGE, "2 threads asked, but only 1 CPU to pin them to", "bw", "-t", "2"),
 	CASE("bw-cpu-range-reversed", 0, USAGE, "bad CPU range in '5-2'", "bw", "-c", "5-2"),
 	CASE("bw-time-cap-needs-value", 0, USAGE, "option '--time-cap' needs a value", "bw", "--time-cap"),
 	/* geometry */
@@ -135,6 +138,8 @@ static const bad_case cases[] = {
 	CASE("model-csv-one-point", 0, 1, "need at least 2 points, got 1", "model", "--from", "one-point.csv"),
 	CASE("model-csv-not-a-number", 0, 1, "not-a-number.csv:2: latency 'abc' is not a number", "model", "--from", "not-a-number.csv"),
 	CASE("model-csv-infinite", 0, 1, "infinite.csv:2: latency 'inf' is not a number", "model", "--from", "infinite.csv"),
+	CASE("model-csv-nan", 0, 1, "nan.csv:2: latency 'nan' is not a number", "model", "--from", "nan.csv"),
+	CASE("model-csv-one-bandwidth", 0, 1, "every point is at 100 MB/s; fitting both S and L0 needs two", "model", "--from", "one-bandwidth.csv"),
 	CASE("model-csv-negative-latency", 0, 1, "negative.csv:2: latency -5 is not positive", "model", "--from", "negative.csv"),
 	CASE("model-csv-unknown-columns", 0, 1, "cannot tell which columns hold bandwidth and latency", "model", "--from", "three-columns.csv"),
 	CASE("model-csv-binary", 0, 1, "contains NUL bytes", "model", "--from", "binary.csv"),
@@ -229,6 +234,14 @@ static const bad_case cases[] = {
 	CASE("instrument-summary-empty", 0, 1, "empty.trace: empty summary", "instrument", "--summary", "empty.trace"),
 	CASE("instrument-summary-foreign", 0, 1, "not a plumbgrind summary", "instrument", "--summary", "t.lackey"),
 	CASE("instrument-valgrind-missing", PLUMBGRIND, 1, "cannot run valgrind '/nonexistent/valgrind'", "instrument", "--valgrind", "/nonexistent/valgrind", "--", "true"),
+	CASE("instrument-program-missing", PLUMBGRIND, 1, "cannot run '/nonexistent/program': No such file or directory", "instrument", "--", "/nonexistent/program"),
+	CASE("instrument-program-not-executable", PLUMBGRIND, 1, "cannot run './t.lackey': Permission denied", "instrument", "--", "./t.lackey"),
+	CASE_REPORT("instrument-program-fails", PLUMBGRIND, 1, "the command 'false' exited with status 1", "exited with status 1", "instrument", "--", "false"),
+	CASE_REPORT("instrument-program-killed", PLUMBGRIND, 1, "the command 'sh' was killed by signal 9 (Killed)", "killed by signal 9", "instrument", "--", "sh", "-c", "kill -KILL $$"),
+	CASE_REPORT("instrument-program-aborts", PLUMBGRIND, 1, "was killed by signal 6 (Aborted)", "killed by signal 6", "instrument", "--", "%T", "abort"),
+	CASE_REPORT("instrument-program-segfaults", PLUMBGRIND | PROGRAM_STDERR, 1, "was killed by signal 11 (Segmentation fault)", "killed by signal 11", "instrument", "--", "%T", "segv"),
+	CASE("instrument-trace-missing-folder", PLUMBGRIND, 1, "cannot create the trace file nodir/t.lackey: No such file or directory", "instrument", "--trace", "nodir/t.lackey", "--", "true"),
+	CASE("instrument-trace-read-only", PLUMBGRIND, 1, "Permission denied", "instrument", "--trace", RO, "--", "true"),
 	CASE("instrument-output-read-only", PLUMBGRIND, 1, "Permission denied", "instrument", "-o", RO, "--", "true"),
 	/* validate */
 	CASE("validate-unknown-benchmark", 0, USAGE, "'nosuch' names no benchmark or event", "validate", "nosuch"),
@@ -243,9 +256,15 @@ static const bad_case cases[] = {
 	CASE("validate-threshold-no-value", 0, USAGE, "--threshold wants NAME=VALUE", "validate", "--threshold", "accurate"),
 	CASE("validate-sim-set-unknown-key", 0, USAGE, "--sim-set: unknown key 'nosuch'", "validate", "--backend", "sim", "--sim-set", "nosuch=1", "itv"),
 	CASE("validate-sim-set-bad-geometry", 0, USAGE, "--sim-set: l1d.assoc: '0' is out of range", "validate", "--backend", "sim", "--sim-set", "l1d.assoc=0", "itv"),
+	CASE("validate-sim-preset-unknown", 0, USAGE, "--sim-preset: unknown preset 'nosuch'", "validate", "--backend", "sim", "--sim-preset", "nosuch", "itv"),
+	CASE("validate-verification-foreign", 0, 1, "t.lackey: not a verification file", "validate", "--backend", "sim", "--verification", "t.lackey", "itv"),
+	CASE("validate-output-folder-missing", 0, 1, "cannot create nodir/d: No such file or directory", "validate", "--backend", "sim", "-d", "nodir/d", "itv"),
+	CASE("validate-output-folder-is-a-file", 0, 1, "cannot create t.lackey: Not a directory", "validate", "--backend", "sim", "-d", "t.lackey", "itv"),
 	CASE("validate-base-offset", 0, USAGE, "--base-offset: a multiple of 4 up to 1 MiB, not '1'", "validate", "--base-offset", "1"),
 	/* report */
 	CASE("report-section-unknown", 0, USAGE, "'nosuch' is not a plumb command", "report", "--sections", "nosuch"),
+	CASE("report-sections-empty", 0, USAGE, "--sections names no command", "report", "--sections", ","),
+	CASE("report-section-twice", 0, USAGE, "section 'topo' is listed twice", "report", "--sections", "topo,topo"),
 	CASE("report-extra-argument", 0, USAGE, "unexpected argument 'extra'", "report", "extra"),
 	CASE("report-from-nothing", 0, USAGE, "--from needs at least one JSON report", "report", "--from"),
 	CASE("report-from-missing", 0, 1, "cannot open 'nosuch.json': No such file or directory", "report", "--from", "nosuch.json", "-o", "r.html"),
@@ -473,7 +492,7 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
 	return remove(path);
 }
 
-/* The names in DIR, sorted, one per line. */
+/* The names in DIR with their sizes, sorted: a file appended to changes. */
 static char *list_folder(const char *dir)
 {
 	struct dirent **entries;
@@ -484,8 +503,13 @@ static char *list_folder(const char *dir)
 	append(&list, &length, "", 0);
 	for (int i = 0; i < n; i++) {
 		if (strcmp(entries[i]->d_name, ".") && strcmp(entries[i]->d_name, "..")) {
-			append(&list, &length, entries[i]->d_name, strlen(entries[i]->d_name));
-			append(&list, &length, " ", 1);
+			char path[4096], entry[600];
+			struct stat st;
+			snprintf(path, sizeof path, "%s/%s", dir, entries[i]->d_name);
+			if (lstat(path, &st) != 0)
+				st.st_size = -1;
+			snprintf(entry, sizeof entry, "%s:%lld ", entries[i]->d_name, (long long)st.st_size);
+			append(&list, &length, entry, strlen(entry));
 		}
 		free(entries[i]);
 	}
@@ -512,6 +536,8 @@ static void make_fixtures(const char *dir, unsigned flags)
 	write_text(dir, "one-point.csv", "100,50\n");
 	write_text(dir, "not-a-number.csv", "100,50\n200,abc\n300,70\n");
 	write_text(dir, "infinite.csv", "100,50\n200,inf\n300,70\n");
+	write_text(dir, "nan.csv", "100,50\n200,nan\n300,70\n");
+	write_text(dir, "one-bandwidth.csv", "100,50\n100,52\n100,51\n");
 	write_text(dir, "negative.csv", "100,50\n200,-5\n300,70\n");
 	write_text(dir, "three-columns.csv", "first,second,third\n100,50,1\n200,60,2\n");
 	write_file(dir, "binary.csv", "100,50\n\0\0\0\n", 11);
