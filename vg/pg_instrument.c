@@ -203,6 +203,8 @@ IRSB *pg_instrument(VgCallbackClosure *closure, IRSB *sb_in, const VexGuestLayou
 			Addr address = (Addr)st->Ist.IMark.addr;
 			UInt length = st->Ist.IMark.len;
 			Int marker = marker_at(address, length);
+			if (pg_code_enabled)
+				pg_code_note(address, length);
 			if (marker == 1) {   /* pause: before the no-op itself */
 				flush(&in);
 				add_call(in.out, "pg_marker_pause", pg_marker_pause, mkIRExprVec_0(), 0, NULL);
@@ -275,5 +277,7 @@ IRSB *pg_instrument(VgCallbackClosure *closure, IRSB *sb_in, const VexGuestLayou
 		addStmtToIRSB(in.out, st);
 	}
 	flush(&in);
+	if (pg_code_enabled)
+		pg_code_block_end();
 	return in.out;
 }

@@ -37,6 +37,7 @@
 const HChar *pg_clo_out = "plumbgrind.out.%p";
 const HChar *pg_clo_trace = NULL;
 Long pg_clo_trace_fd = -1;
+const HChar *pg_clo_code = NULL;
 Bool pg_clo_collect = True;
 
 static Int start_pid;
@@ -48,6 +49,7 @@ static Bool process_option(const HChar *argument)
 	else if VG_STR_CLO(argument, "--plumb-trace", pg_clo_trace) {}
 	else if VG_INT_CLO(argument, "--plumb-trace-fd", pg_clo_trace_fd) {}
 	else if VG_BOOL_CLO(argument, "--plumb-collect", pg_clo_collect) {}
+	else if VG_STR_CLO(argument, "--plumb-code", pg_clo_code) {}
 	else
 		return False;
 	return True;
@@ -59,7 +61,8 @@ static void print_usage(void)
 "    --plumb-out=FILE|none     summary file (%%p: the pid) [plumbgrind.out.%%p]\n"
 "    --plumb-trace=FILE        write every reference, lackey's text format\n"
 "    --plumb-trace-fd=N        write the trace to file descriptor N\n"
-"    --plumb-collect=yes|no    collect from the start, or from PLUMB_VG_START [yes]\n");
+"    --plumb-collect=yes|no    collect from the start, or from PLUMB_VG_START [yes]\n"
+"    --plumb-code=FILE         write function, file and line of every instruction run\n");
 }
 
 static void print_debug_usage(void)
@@ -143,6 +146,7 @@ static void post_option_init(void)
 	pg_collecting = pg_clo_collect;
 	start_pid = VG_(getpid)();
 	pg_threads_init();
+	pg_code_init();
 	if (!pg_trace_open())
 		VG_(fmsg_bad_option)("--plumb-trace", "cannot write the trace\n");
 }
@@ -229,6 +233,9 @@ static void write_summary(Int exit_code)
 
 static void finish(Int exit_code)
 {
+	/* before the trace ends: a reader at the trace's end finds it whole */
+	if (!forked_child)
+		pg_code_write();
 	pg_trace_close();
 	/* A forked child shares the parent's file name unless it holds %p. */
 	if (forked_child && !VG_(strstr)(pg_clo_out, "%p"))

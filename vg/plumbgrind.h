@@ -3,6 +3,7 @@
  *   pg_threads.c    per-thread counts, named regions, the collection switch
  *   pg_instrument.c the IR instrumentation (counting inline, tracing by helper)
  *   pg_trace.c      the reference trace in lackey's text format
+ *   pg_debuginfo.c  function, file and line of every instruction run (--plumb-code)
  *
  * Valgrind runs one guest thread at a time (the big lock), so the counts of
  * the running thread live in one global array, pg_live, that the instrumented
@@ -36,6 +37,7 @@ extern const HChar *pg_clo_out;       /* --plumb-out (may hold %p), NULL: plumbg
 extern const HChar *pg_clo_trace;     /* --plumb-trace=FILE */
 extern Long pg_clo_trace_fd;          /* --plumb-trace-fd=N, -1 if unset */
 extern Bool pg_clo_collect;           /* --plumb-collect=yes|no: collecting at start */
+extern const HChar *pg_clo_code;      /* --plumb-code=FILE: source attribution, NULL: none */
 
 /* ---- pg_threads.c ---- */
 void pg_threads_init(void);
@@ -87,5 +89,14 @@ pg_trace_position pg_trace_here(void);
  * thread), or at the end when at is NULL or the buffer was flushed since. */
 void pg_trace_region(Bool begin, const HChar *name, const pg_trace_position *at);
 const HChar *pg_trace_error(void);    /* NULL, or why the trace stopped */
+
+/* ---- pg_debuginfo.c ---- */
+extern Bool pg_code_enabled;
+void pg_code_init(void);
+/* At translation: an instruction of the superblock being instrumented, in order. */
+void pg_code_note(Addr address, UInt length);
+void pg_code_block_end(void);
+/* At exit, before the trace is closed. */
+void pg_code_write(void);
 
 #endif

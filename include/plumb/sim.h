@@ -325,6 +325,12 @@ size_t sim_region_open_count(const sim *s);
  * the other threads' references. */
 bool sim_region_folded(const sim *s);
 
+/* Source names for the code table: the function, file and line of each
+ * code address (trace_reader_code_map, from plumbgrind's debug
+ * information).  Not copied: the map must outlive the reports.  Without a
+ * map the code table's function, file and line are "unknown". */
+void sim_set_code_map(sim *s, const trace_code_map *map);
+
 /* Checks every invariant over the whole state: single writer, inclusion,
  * directory = cache contents, the counting identities. */
 int sim_check(const sim *s, plumb_status *status);

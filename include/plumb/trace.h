@@ -138,6 +138,26 @@ typedef struct trace_reader_info {
 
 void trace_reader_get_info(const trace_reader *reader, trace_reader_info *info);
 
+/* ---- Source attribution ----
+ * The function, file and line of code addresses, from Valgrind's debug
+ * information: plumbgrind writes them for every instruction the program
+ * runs (docs/valgrind-tool.md, "Source attribution"). */
+typedef struct trace_code_map trace_code_map;
+
+/* For a program run with trace_reader_open_command under plumbgrind, once
+ * its trace has ended (trace_reader_read returned 0): the map, which the
+ * caller frees.  *out is NULL, without an error, when there is none (lackey
+ * traced the program).  Fails if plumbgrind's file is missing or bad. */
+int trace_reader_code_map(trace_reader *reader, trace_code_map **out, plumb_status *status);
+int trace_code_map_load(trace_code_map **out, const char *path, plumb_status *status);
+/* 1 and the names (valid until the map is freed; "???" and line 0 where the
+ * debug information has none, as in cachegrind) if address is an
+ * instruction the map knows, else 0. */
+int trace_code_map_lookup(const trace_code_map *map, uint64_t address, const char **function, const char **file,
+                          uint32_t *line);
+size_t trace_code_map_size(const trace_code_map *map);   /* address ranges */
+void trace_code_map_free(trace_code_map *map);
+
 /* "native", "lackey", "din" ("auto" for TRACE_FORMAT_AUTO). */
 const char *trace_format_name(trace_format format);
 /* Parses those names; fails with a message listing them. */

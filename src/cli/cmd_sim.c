@@ -285,6 +285,11 @@ int cmd_sim(int argc, char **argv)
 	}
 	uint64_t records = 0;
 	rc = run(s, reader, &records, &status);
+	/* plumbgrind's function, file and line of every instruction run */
+	trace_code_map *code_map = NULL;
+	if (rc == 0 && trace_reader_code_map(reader, &code_map, &status) != 0)
+		rc = -1;
+	sim_set_code_map(s, code_map);
 	trace_reader_info info;
 	trace_reader_get_info(reader, &info);
 	trace_format used = trace_reader_format(reader);
@@ -292,10 +297,12 @@ int cmd_sim(int argc, char **argv)
 	int closed = trace_reader_close(reader, &close_status);
 	if (rc != 0 || closed != 0) {
 		sim_free(s);
+		trace_code_map_free(code_map);
 		return cli_error("sim", rc != 0 ? &status : &close_status);
 	}
 	if (config.check && sim_check(s, &status) != 0) {
 		sim_free(s);
+		trace_code_map_free(code_map);
 		return cli_error("sim", &status);
 	}
 	output_report *report = output_report_new("sim");
@@ -313,6 +320,7 @@ int cmd_sim(int argc, char **argv)
 	if (sim_report(s, report, (size_t)top, &status) != 0) {
 		output_report_free(report);
 		sim_free(s);
+		trace_code_map_free(code_map);
 		return cli_error("sim", &status);
 	}
 	if (config.check)
@@ -321,5 +329,6 @@ int cmd_sim(int argc, char **argv)
 	rc = cli_output_emit(&out, report);
 	output_report_free(report);
 	sim_free(s);
+	trace_code_map_free(code_map);
 	return rc;
 }

@@ -272,6 +272,7 @@ struct sim {
 	bool lean;                      /* no classification, check or prefetcher: one-line references
 	                                 * take sim_engine.c's reference_one_line */
 	struct sim_regions *regions;    /* sim_regions.c; NULL until the first marker */
+	const trace_code_map *code_map; /* names for the code table, or NULL */
 	/* the first invariant violation (check on) */
 	bool failed;
 	char failure[PLUMB_MESSAGE_MAX];

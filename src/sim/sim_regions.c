@@ -196,6 +196,11 @@ size_t sim_region_open_count(const sim *s)
 	return n;
 }
 
+void sim_set_code_map(sim *s, const trace_code_map *map)
+{
+	s->code_map = map;
+}
+
 bool sim_region_folded(const sim *s)
 {
 	return s->next_core > s->config.cores;

@@ -418,6 +418,24 @@ static void add_regions(const sim *s, output_report *r)
 		               "folded onto its core");
 }
 
+/* Function, file and line of a code address, from plumbgrind's debug
+ * information (cachegrind's "???" and 0 where it has none). */
+static void source_cells(const sim *s, output_table *t, uint64_t address)
+{
+	const char *function = "???", *file = "???";
+	uint32_t line = 0;
+	if (!s->code_map) {
+		for (int i = 0; i < 3; i++)
+			output_cell_status(t, "unknown", "no debug information: only plumb sim -- PROGRAM under plumbgrind "
+			                   "names code");
+		return;
+	}
+	trace_code_map_lookup(s->code_map, address, &function, &file, &line);
+	output_cell_text(t, function);
+	output_cell_text(t, file);
+	output_cell_integer(t, line);
+}
+
 static int add_hot(const sim *s, output_report *r, size_t top)
 {
 	if (!s->config.classify || top == 0)
@@ -463,13 +481,14 @@ static int add_hot(const sim *s, output_report *r, size_t top)
 	size_t m = sim_hot_code(s, code, top);
 	if (m > 0) {
 		output_table *k = output_table_add(r, "code", "Code addresses with the most misses");
-		static const char *const kcolumns[] = { "address", "l1_misses", "last_level_misses", "coherence_misses",
-		                                        "invalidations_sent" };
-		for (int i = 0; i < 5; i++)
+		static const char *const kcolumns[] = { "address", "function", "file", "line", "l1_misses",
+		                                        "last_level_misses", "coherence_misses", "invalidations_sent" };
+		for (int i = 0; i < 8; i++)
 			output_column(k, kcolumns[i], NULL, 0);
 		for (size_t i = 0; i < m; i++) {
 			output_row(k);
 			hex(k, code[i].address);
+			source_cells(s, k, code[i].address);
 			output_cell_integer(k, (int64_t)code[i].l1_misses);
 			output_cell_integer(k, (int64_t)code[i].last_level_misses);
 			output_cell_integer(k, (int64_t)code[i].coherence_misses);

@@ -8,6 +8,7 @@
  * references to threads to the pipe N; the program's own stdout goes to
  * plumb's stderr so plumb's stdout stays a clean report.  PLUMB_VALGRIND
  * names another valgrind binary. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -61,7 +62,7 @@ int trace_reader_open_command(trace_reader **out, char *const argv[], plumb_stat
 	size_t argc = 0;
 	while (argv[argc])
 		argc++;
-	char **child_argv = calloc(argc + 6, sizeof *child_argv);
+	char **child_argv = calloc(argc + 7, sizeof *child_argv);
 	int trace_pipe[2] = { -1, -1 }, exec_pipe[2] = { -1, -1 };
 	if (!child_argv)
 		return plumb_fail(status, ENOMEM, "out of memory");
@@ -88,14 +89,25 @@ int trace_reader_open_command(trace_reader **out, char *const argv[], plumb_stat
 	char tool_dir[PATH_MAX];
 	const char *force_lackey = getenv("PLUMB_TRACE_LACKEY");
 	bool plumbgrind = !(force_lackey && force_lackey[0]) && instrument_find_tool(tool_dir, sizeof tool_dir, NULL) == 0;
+	/* plumbgrind also names every instruction's function, file and line
+	 * (trace_reader_code_map), in a file of a private directory. */
+	char code_dir[] = "/tmp/plumb-code-XXXXXX", code_path[sizeof code_dir + 16], code_option[sizeof code_path + 16];
+	size_t first_argument = 5;
 	if (plumbgrind) {
 		snprintf(log_fd, sizeof log_fd, "--plumb-trace-fd=%d", trace_pipe[1]);
 		child_argv[1] = "--tool=plumbgrind";
 		child_argv[2] = "-q";
 		child_argv[3] = "--plumb-out=none";
+		if (mkdtemp(code_dir)) {
+			snprintf(code_path, sizeof code_path, "%s/code", code_dir);
+			snprintf(code_option, sizeof code_option, "--plumb-code=%s", code_path);
+			child_argv[first_argument++] = code_option;
+		} else {
+			code_dir[0] = 0;
+		}
 	}
 	for (size_t i = 0; i < argc; i++)
-		child_argv[5 + i] = argv[i];
+		child_argv[first_argument + i] = argv[i];
 	fflush(NULL);
 	pid_t pid = fork();
 	if (pid < 0) {
@@ -128,14 +140,22 @@ int trace_reader_open_command(trace_reader **out, char *const argv[], plumb_stat
 	if (n == (ssize_t)sizeof exec_error) {
 		waitpid(pid, NULL, 0);
 		close(trace_pipe[0]);
+		if (plumbgrind && code_dir[0])
+			rmdir(code_dir);
 		return plumb_fail_errno(status, exec_error, "cannot run %s", valgrind);
 	}
 	trace_reader *reader;
 	if (trace_reader_open_pipe(&reader, trace_pipe[0], argv[0], status) < 0) {
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
+		if (plumbgrind && code_dir[0]) {
+			unlink(code_path);
+			rmdir(code_dir);
+		}
 		return -1;
 	}
+	if (plumbgrind && code_dir[0])
+		reader->command.code_path = strdup(code_path);
 	reader->command.pid = pid;
 	reader->command.running = true;
 	*out = reader;
@@ -173,4 +193,39 @@ int trace_command_finish(trace_reader *reader, plumb_status *status)
 		return plumb_fail(status, ECHILD, "the traced program '%s' was killed by signal %d (%s)", c->program,
 		                  WTERMSIG(wait_status), strsignal(WTERMSIG(wait_status)));
 	return plumb_fail(status, ECHILD, "valgrind ended abnormally tracing '%s'", c->program);
+}
+
+int trace_reader_code_map(trace_reader *reader, trace_code_map **out, plumb_status *status)
+{
+	*out = NULL;
+	if (!reader || !reader->command.code_path)
+		return 0;
+	/* plumbgrind writes the file before it closes the trace, so at the
+	 * trace's end it is complete */
+	if (!reader->input.at_eof)
+		return plumb_fail(status, EINVAL, "the code map is complete only after the trace has ended");
+	return trace_code_map_load(out, reader->command.code_path, status);
+}
+
+/* Removes plumbgrind's code file and its directory (at close). */
+void trace_command_forget_code(trace_reader *reader)
+{
+	char *path = reader->command.code_path;
+	if (!path)
+		return;
+	char *slash = strrchr(path, '/');
+	if (slash) {
+		/* the file, or a temporary one of a run stopped before it renamed it */
+		*slash = 0;
+		DIR *directory = opendir(path);
+		struct dirent *entry;
+		while (directory && (entry = readdir(directory)))
+			if (!strncmp(entry->d_name, "code", 4))
+				unlinkat(dirfd(directory), entry->d_name, 0);
+		if (directory)
+			closedir(directory);
+		rmdir(path);
+	}
+	free(path);
+	reader->command.code_path = NULL;
 }

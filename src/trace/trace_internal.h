@@ -175,6 +175,7 @@ typedef struct trace_command_state {
 	pid_t pid;
 	bool running;
 	char *program;                 /* argv[0], for messages */
+	char *code_path;               /* plumbgrind's --plumb-code file, removed at close */
 } trace_command_state;
 
 struct trace_reader {
@@ -207,6 +208,8 @@ long trace_background_view(trace_reader *reader, const trace_record **records, s
 int trace_reader_open_pipe(trace_reader **out, int fd, const char *program, plumb_status *status);
 /* Waits for the child; fails if valgrind or the program failed. */
 int trace_command_finish(trace_reader *reader, plumb_status *status);
+/* Removes plumbgrind's code file (reader_free). */
+void trace_command_forget_code(trace_reader *reader);
 int trace_lackey_reader_init(trace_reader *reader, plumb_status *status);
 int trace_din_reader_init(trace_reader *reader, plumb_status *status);
 /* Looks at the first bytes (already buffered) and names the format. */

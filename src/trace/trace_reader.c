@@ -138,6 +138,7 @@ static void reader_free(trace_reader *reader)
 	trace_input_close(&reader->input);
 	free(reader->view);
 	free(reader->command.program);
+	trace_command_forget_code(reader);
 	trace_names_free(&reader->names);
 	free(reader);
 }

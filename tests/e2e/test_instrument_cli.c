@@ -227,3 +227,61 @@ Test(instrument_cli, sim_reports_regions_with_plumbgrind_counts)
 	json_object_put(root);
 	cli_run_free(&r);
 }
+
+/* Source attribution: the code table names the function, file and line of
+ * each address from Valgrind's debug information.  The hottest address of
+ * tests/data/hot_line.c (built with -g) is in walk(), on the line marked
+ * "HOT LINE" (found in the source, not written here), in JSON, CSV and text. */
+static long marked_line(const char *path, const char *marker)
+{
+	FILE *f = fopen(path, "r");
+	cr_assert_not_null(f, "%s", path);
+	char text[512];
+	long number = 0, found = -1;
+	while (fgets(text, sizeof text, f)) {
+		number++;
+		if (strstr(text, marker) && !strstr(text, "marker comment"))
+			found = number;
+	}
+	fclose(f);
+	cr_assert_gt(found, 0, "no %s in %s", marker, path);
+	return found;
+}
+
+Test(instrument_cli, code_table_names_the_hottest_function_and_line, .timeout = 120)
+{
+	target();
+	const char *program = built("tests/data/hot_line");
+	cr_assert_eq(access(program, X_OK), 0, "%s is not built", program);
+	char source[4096];
+	snprintf(source, sizeof source, "%s/tests/data/hot_line.c", cli_source_dir());
+	long line = marked_line(source, "/* HOT LINE */");
+	cli_run r = cli_run_plumbv(NULL, "sim", "--preset", "default", "--json", "--", program, NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	json_object *root = json_tokener_parse(r.out), *cell;
+	json_object *hottest = json_object_array_get_idx(cli_json_rows(root, "code"), 0);
+	cr_assert_not_null(hottest);
+	cr_assert(json_object_object_get_ex(hottest, "function", &cell));
+	cr_expect_str_eq(json_object_get_string(cell), "walk");
+	cr_assert(json_object_object_get_ex(hottest, "file", &cell));
+	const char *file = json_object_get_string(cell);
+	cr_expect(strlen(file) >= 10 && !strcmp(file + strlen(file) - 10, "hot_line.c"), "file %s", file);
+	cr_expect_eq(integer(hottest, "line"), line);
+	cr_expect_geq(integer(hottest, "l1_misses"), 20000);
+	json_object_put(root);
+	cli_run_free(&r);
+	char expected[128];
+	snprintf(expected, sizeof expected, ",walk,");
+	r = cli_run_plumbv(NULL, "sim", "--preset", "default", "--csv", "--", program, NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	const char *table = strstr(r.out, "address,function,file,line,");
+	cr_assert_not_null(table, "%s", r.out);
+	const char *row = strchr(table, '\n') + 1;
+	snprintf(expected, sizeof expected, "hot_line.c,%ld,", line);
+	cr_expect(strstr(row, ",walk,") == strchr(row, ',') && strstr(row, expected) < strchr(row, '\n'), "%.200s", row);
+	cli_run_free(&r);
+	r = cli_run_plumbv(NULL, "sim", "--preset", "default", "--", program, NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	cr_expect(strstr(r.out, "  walk  "), "%s", r.out);
+	cli_run_free(&r);
+}

@@ -1,0 +1,148 @@
+/* Source names of code addresses: the file plumbgrind writes with
+ * --plumb-code (vg/pg_debuginfo.c; docs/valgrind-tool.md), read into one
+ * sorted array of address ranges with interned names. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "plumb/trace.h"
+#include "trace/trace_internal.h"
+
+typedef struct code_range {
+	uint64_t start, end;              /* inclusive */
+	uint32_t line;
+	const char *file, *function;      /* interned in names */
+} code_range;
+
+struct trace_code_map {
+	code_range *ranges;
+	size_t count, capacity;
+	trace_names names;
+};
+
+static int compare_ranges(const void *a, const void *b)
+{
+	const code_range *x = a, *y = b;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static int code_error(plumb_status *status, const char *path, unsigned long line, const char *what)
+{
+	return plumb_fail(status, EINVAL, "%s: line %lu: %s", path, line, what);
+}
+
+int trace_code_map_load(trace_code_map **out, const char *path, plumb_status *status)
+{
+	*out = NULL;
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return plumb_fail_errno(status, errno, "cannot read the code map %s", path);
+	trace_code_map *map = calloc(1, sizeof *map);
+	char *text = NULL;
+	size_t capacity = 0;
+	ssize_t length;
+	unsigned long number = 0;
+	bool ended = false;
+	int rc = 0;
+	if (!map) {
+		fclose(f);
+		return plumb_fail(status, ENOMEM, "out of memory for a code map");
+	}
+	while ((length = getline(&text, &capacity, f)) > 0) {
+		number++;
+		if (text[length - 1] == '\n')
+			text[--length] = 0;
+		if (number == 1) {
+			if (strcmp(text, "plumbgrind-code 1") != 0) {
+				rc = code_error(status, path, number, "not a plumbgrind code map (version 1)");
+				break;
+			}
+			continue;
+		}
+		if (ended) {
+			rc = code_error(status, path, number, "text after 'end'");
+			break;
+		}
+		if (strcmp(text, "end") == 0) {
+			ended = true;
+			continue;
+		}
+		unsigned long long start, end;
+		unsigned line;
+		int used = 0;
+		char *tab = strchr(text, '\t');
+		if (sscanf(text, "%llx %llx %u %n", &start, &end, &line, &used) != 3 || used == 0 || !tab ||
+		    tab < text + used || end < start) {
+			rc = code_error(status, path, number, "not 'START END LINE FILE<tab>FUNCTION'");
+			break;
+		}
+		if (map->count == map->capacity) {
+			size_t grown = map->capacity ? 2 * map->capacity : 1024;
+			code_range *ranges = realloc(map->ranges, grown * sizeof *ranges);
+			if (!ranges) {
+				rc = plumb_fail(status, ENOMEM, "out of memory for a code map");
+				break;
+			}
+			map->ranges = ranges;
+			map->capacity = grown;
+		}
+		code_range *r = &map->ranges[map->count];
+		r->start = start;
+		r->end = end;
+		r->line = line;
+		r->file = trace_names_intern(&map->names, text + used, (size_t)(tab - (text + used)));
+		r->function = trace_names_intern(&map->names, tab + 1, strlen(tab + 1));
+		if (!r->file || !r->function) {
+			rc = plumb_fail(status, ENOMEM, "out of memory for a code map");
+			break;
+		}
+		map->count++;
+	}
+	free(text);
+	fclose(f);
+	if (rc == 0 && !ended)
+		rc = plumb_fail(status, EINVAL, "%s: cut short (no 'end' line)", path);
+	if (rc != 0) {
+		trace_code_map_free(map);
+		return -1;
+	}
+	qsort(map->ranges, map->count, sizeof *map->ranges, compare_ranges);
+	*out = map;
+	return 0;
+}
+
+int trace_code_map_lookup(const trace_code_map *map, uint64_t address, const char **function, const char **file,
+                          uint32_t *line)
+{
+	if (!map || map->count == 0)
+		return 0;
+	size_t low = 0, high = map->count;   /* the last range starting at or before address */
+	while (high - low > 1) {
+		size_t middle = low + (high - low) / 2;
+		if (map->ranges[middle].start <= address)
+			low = middle;
+		else
+			high = middle;
+	}
+	const code_range *r = &map->ranges[low];
+	if (address < r->start || address > r->end)
+		return 0;
+	*function = r->function;
+	*file = r->file;
+	*line = r->line;
+	return 1;
+}
+
+size_t trace_code_map_size(const trace_code_map *map)
+{
+	return map ? map->count : 0;
+}
+
+void trace_code_map_free(trace_code_map *map)
+{
+	if (!map)
+		return;
+	free(map->ranges);
+	trace_names_free(&map->names);
+	free(map);
+}
