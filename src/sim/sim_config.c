@@ -477,8 +477,15 @@ int sim_config_validate(const sim_config *config, plumb_status *status)
 		return plumb_fail(status, EINVAL, "without an L2, L1I and L1D must have the same line size (%u != %u B)",
 		                  l1i->line, l1d->line);
 	}
-	if (l3->size && config->l3_inclusion == SIM_EXCLUSIVE && l3->line != (l2->size ? l2->line : l1d->line))
+	uint32_t line_above = l2->size ? l2->line : l1d->line;
+	if (l3->size && config->l3_inclusion == SIM_EXCLUSIVE && l3->line != line_above)
 		return plumb_fail(status, EINVAL, "an exclusive L3 needs the line size of the level above it");
+	/* An L3 line shorter than the line above would hold only the part of
+	 * that line that missed, and inclusion would be a lie (found by the
+	 * configuration fuzzer: l2.line = 8K under a 64 B inclusive L3). */
+	if (l3->size && config->l3_inclusion == SIM_INCLUSIVE && l3->line < line_above)
+		return plumb_fail(status, EINVAL, "an inclusive L3 needs lines at least as long as the level above "
+		                  "it (%u B < %u B); make it non-inclusive or lengthen its line", l3->line, line_above);
 	if (config->protocol == SIM_ESI) {
 		for (int level = 0; level < SIM_LEVEL_COUNT; level++)
 			if (config->cache[level].size && config->cache[level].write_back)

@@ -69,7 +69,11 @@ static void invalid(const char *assignment, const char *needle)
 	sim_config c;
 	plumb_status status;
 	sim_config_default(&c);
-	cr_assert_eq(sim_config_assign(&c, assignment, &status), 0, "%s", status.message);
+	/* Several assignments are separated by ';'. */
+	char copy[256];
+	snprintf(copy, sizeof copy, "%s", assignment);
+	for (char *save = NULL, *one = strtok_r(copy, ";", &save); one; one = strtok_r(NULL, ";", &save))
+		cr_assert_eq(sim_config_assign(&c, one, &status), 0, "%s", status.message);
 	cr_assert_eq(sim_config_validate(&c, &status), -1, "accepted %s", assignment);
 	cr_assert(strstr(status.message, needle), "'%s' not in '%s'", needle, status.message);
 	sim *s;
@@ -83,6 +87,33 @@ Test(sim_config, bad_geometry_is_rejected)
 	invalid("l1d.assoc=1024", "1024 ways but only 512 lines");
 	invalid("l2.line=32", "must not be longer than the L2's");
 	invalid("l1d.assoc=7", "do not divide into 7 ways");
+	/* Found by 30 minutes of the configuration fuzzer: an inclusive L3
+	 * with lines shorter than the L2's held only the missed part of an L2
+	 * line, and --check failed on the first reference. */
+	invalid("l3.size=1M;l2.line=8K", "an inclusive L3 needs lines at least as long");
+	invalid("l3.size=1M;l2.size=none;l1d.line=128;l1i.line=128", "an inclusive L3 needs lines");
+}
+
+/* Where an inclusive L3's lines are as long as the level above's or
+ * longer, inclusion holds reference by reference. */
+Test(sim_config, an_inclusive_l3_with_longer_lines_keeps_inclusion)
+{
+	sim_config c;
+	plumb_status status;
+	sim_config_default(&c);
+	cr_assert_eq(sim_config_parse(&c, "cores=2\nl3.size=64K\nl3.line=256\nl2.line=64\n", 42, "t", &status), 0,
+	             "%s", status.message);
+	cr_assert_eq(sim_config_validate(&c, &status), 0, "%s", status.message);
+	c.check = true;
+	sim *s;
+	cr_assert_eq(sim_new(&s, &c, &status), 0, "%s", status.message);
+	for (uint64_t i = 0; i < 20000; i++) {
+		trace_record r = { .thread = (uint32_t)(i % 2), .kind = (uint8_t)(i % 3),
+		                   .address = 0x10000 + (i * 4168) % (1u << 20), .size = 8 };
+		cr_assert_eq(sim_access_batch(s, &r, 1, &status), 0, "%s", status.message);
+	}
+	cr_assert_eq(sim_check(s, &status), 0, "%s", status.message);
+	sim_free(s);
 }
 
 Test(sim_config, more_bad_geometry)
