@@ -29,6 +29,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -43,6 +44,12 @@ enum {
 	NO_PAPI = 1 << 4,      /* shows PAPI unusable: skipped where PAPI counts */
 	PROGRAM_STDERR = 1 << 5, /* lines before plumb's may be the traced program's (valgrind's crash report) */
 	BIG_MEMORY = 1 << 6,   /* asks for 64 GiB: skipped where that much is available */
+	FULL = 1 << 7,         /* %F: a full device, a private copy of /dev/full (see full_device) */
+	SIGINT_SENT = 1 << 8,  /* SIGINT once plumb is under way (exit 130) */
+	SIGTERM_SENT = 1 << 9, /* SIGTERM once plumb is under way (exit 143) */
+	AFTER_CHILD = 1 << 10, /* under way = plumb has started a child process (else: 300 ms after the start) */
+	QUIET = 1 << 11,       /* stderr may also be empty (a run stopped by a signal) */
+	KEEPS_TRACE = 1 << 12, /* out.ptrace stays, complete: plumb trace stats must read it */
 };
 
 typedef struct bad_case {
@@ -261,6 +268,16 @@ static const bad_case cases[] = {
 	CASE("validate-output-folder-missing", 0, 1, "cannot create nodir/d: No such file or directory", "validate", "--backend", "sim", "-d", "nodir/d", "itv"),
 	CASE("validate-output-folder-is-a-file", 0, 1, "cannot create t.lackey: Not a directory", "validate", "--backend", "sim", "-d", "t.lackey", "itv"),
 	CASE("validate-base-offset", 0, USAGE, "--base-offset: a multiple of 4 up to 1 MiB, not '1'", "validate", "--base-offset", "1"),
+	/* explain */
+	CASE("explain-no-program", 0, USAGE, "no program to run", "explain"),
+	CASE("explain-unknown-option", 0, USAGE, "unknown option '--bogus'", "explain", "--bogus", "--", "true"),
+	CASE("explain-runs-zero", 0, USAGE, "--runs: '0' is out of range [1, 100]", "explain", "-r", "0", "--", "true"),
+	CASE("explain-runs-need-value", 0, USAGE, "option '-r' needs a value", "explain", "-r"),
+	CASE("explain-backend-unknown", 0, USAGE, "--backend: 'nosuch' is not perf, papi or none", "explain", "--backend", "nosuch", "--", "true"),
+	CASE("explain-ipc-out-of-range", 0, USAGE, "--ipc: '-1' is out of range", "explain", "--ipc", "-1", "--", "true"),
+	CASE("explain-machine-missing", 0, 1, "--machine: cannot open 'nosuch.json': No such file or directory", "explain", "--machine", "nosuch.json", "--", "true"),
+	CASE("explain-machine-not-json", 0, 1, "--machine: 't.lackey' is not a plumb JSON report", "explain", "--machine", "t.lackey", "--", "true"),
+	CASE("explain-program-missing", 0, 1, "cannot run '/nonexistent/program': No such file or directory", "explain", "--", "/nonexistent/program"),
 	/* report */
 	CASE("report-section-unknown", 0, USAGE, "'nosuch' is not a plumb command", "report", "--sections", "nosuch"),
 	CASE("report-sections-empty", 0, USAGE, "--sections names no command", "report", "--sections", ","),
@@ -387,9 +404,30 @@ static void reap_orphans(outcome *o)
 	closedir(proc);
 }
 
-/* Runs plumb with ARGV in DIR (stdin /dev/null); with ONE_CPU under an
- * affinity mask of CPU one_cpu alone. */
-static outcome run_plumb(const char *dir, const char *const *argv, int one_cpu)
+/* A child process of PID, if it has one. */
+static bool has_child(pid_t pid)
+{
+	char path[64], text[256];
+	snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)pid, (int)pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return false;
+	bool any = fgets(text, sizeof text, f) && text[0] >= '0' && text[0] <= '9';
+	fclose(f);
+	return any;
+}
+
+static double seconds_since(const struct timespec *start)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - start->tv_sec) + (double)(now.tv_nsec - start->tv_nsec) / 1e9;
+}
+
+/* Runs plumb with ARGV in DIR (stdin /dev/null, TMPDIR=DIR so its temporary
+ * files land where the check looks); with one_cpu >= 0 under an affinity mask
+ * of that CPU alone; with a signal, sends it once plumb is under way. */
+static outcome run_plumb(const char *dir, const char *const *argv, int one_cpu, int signal_number, bool after_child)
 {
 	const char *program = plumb_program();
 	int out[2], err[2];
@@ -416,6 +454,9 @@ static outcome run_plumb(const char *dir, const char *const *argv, int one_cpu)
 				_exit(126);
 		}
 		signal(SIGPIPE, SIG_DFL);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		setenv("TMPDIR", dir, 1);
 		execv(program, (char **)child_argv);
 		_exit(127);
 	}
@@ -430,7 +471,8 @@ static outcome run_plumb(const char *dir, const char *const *argv, int one_cpu)
 	struct timespec start;
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	int status = 0;
-	bool exited = false;
+	bool exited = false, signalled = false;
+	double deadline = 30;
 	for (;;) {
 		int open_count = (fds[0].fd >= 0) + (fds[1].fd >= 0);
 		if (open_count == 0 || exited)
@@ -462,11 +504,21 @@ static outcome run_plumb(const char *dir, const char *const *argv, int one_cpu)
 					append(i ? &o.err : &o.out, &lengths[i], chunk, (size_t)n);
 			}
 		}
-		struct timespec now;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (!exited && now.tv_sec - start.tv_sec > 30) {
+		double elapsed = seconds_since(&start);
+		/* Under way: a child started (then a little longer, so that it runs),
+		 * or 300 ms gone; polled, so a fast start is not waited for. */
+		if (!exited && signal_number && !signalled && elapsed > 0.3 && (!after_child || has_child(pid))) {
+			if (after_child)
+				usleep(200000);
+			kill(pid, signal_number);
+			signalled = true;
+			deadline = elapsed + 15;
+		}
+		if (!exited && elapsed > deadline) {
 			kill(pid, SIGKILL);
-			append(&o.err, &lengths[1], "[test: killed after 30 s]\n", 26);
+			const char *note = "[test: plumb killed, still running after the deadline]\n";
+			append(&o.err, &lengths[1], note, strlen(note));
+			deadline += 1000;
 		}
 	}
 	if (!exited)
@@ -517,6 +569,21 @@ static char *list_folder(const char *dir)
 	return list;
 }
 
+/* A full device of the case's own: plumb with a broken atomic writer would
+ * replace it with a regular file, and as root it could do that to /dev/full
+ * itself.  Root (who can make device nodes) gets a private copy; anyone else
+ * cannot rename over /dev/full and uses it. */
+static const char *full_device(const char *dir, char *path, size_t size)
+{
+	snprintf(path, size, "%s/full", dir);
+	if (mknod(path, S_IFCHR | 0666, makedev(1, 7)) == 0)
+		return path;
+	if (geteuid() == 0)
+		return NULL;
+	snprintf(path, size, "/dev/full");
+	return path;
+}
+
 static void make_fixtures(const char *dir, unsigned flags)
 {
 	char lackey[64 * 40] = "", line[64];
@@ -525,6 +592,9 @@ static void make_fixtures(const char *dir, unsigned flags)
 		strcat(lackey, line);
 	}
 	write_text(dir, "t.lackey", lackey);
+	char full[4096];
+	if (flags & FULL)
+		full_device(dir, full, sizeof full);
 	write_text(dir, "empty.trace", "");
 	write_text(dir, "empty.csv", "");
 	write_text(dir, "bad.lackey", " L 1000,8\n L zz,8\n");
@@ -544,7 +614,7 @@ static void make_fixtures(const char *dir, unsigned flags)
 	write_text(dir, "not-loaded.json", "{\"command\": \"lat\", \"tables\": []}\n");
 	if (flags & TRACES) {
 		const char *argv[] = { "trace", "convert", "t.lackey", "t.ptrace", NULL };
-		outcome o = run_plumb(dir, argv, -1);
+		outcome o = run_plumb(dir, argv, -1, 0, false);
 		cr_assert_eq(o.exit_code, 0, "cannot make the native trace: %s", o.err);
 		outcome_free(&o);
 		char path[4096];
@@ -613,6 +683,16 @@ static void require(const bad_case *c)
 	    && (access(built("vg/lib/plumbgrind-amd64-linux", path, sizeof path), X_OK) != 0
 	        || access(built("tests/data/instrument_target", path, sizeof path), X_OK) != 0))
 		cr_skip_test("%s: plumbgrind and its test program are not built here", c->name);
+	if (c->flags & FULL) {
+		char dir[] = "/tmp/plumb-bad-input-XXXXXX";
+		bool have = mkdtemp(dir) && full_device(dir, path, sizeof path);
+		if (dir[0] && !strstr(dir, "XXXXXX")) {
+			unlink(path);
+			rmdir(dir);
+		}
+		if (!have)
+			cr_skip_test("%s: running as root without the right to make a private full device", c->name);
+	}
 	plumb_status status;
 	if ((c->flags & NO_PAPI) && counter_backend_usable("papi", &status) == 0)
 		cr_skip_test("%s: PAPI counts on this machine, so its unusable-PAPI message cannot be shown", c->name);
@@ -620,13 +700,20 @@ static void require(const bad_case *c)
 		cr_skip_test("%s: this machine has %llu MiB available, enough to run the case", c->name, available_mib());
 }
 
-/* %T, %C0 and %C1 in a case's arguments. */
-static const char *expand(const char *argument, char *buffer, size_t size)
+/* %T, %F, %C0 and %C1 in a case's arguments. */
+static const char *expand(const char *argument, const char *dir, char *buffer, size_t size)
 {
 	int first, second;
 	allowed_cpus(&first, &second);
 	if (!strcmp(argument, "%T"))
 		return built("tests/data/instrument_target", buffer, size);
+	if (!strcmp(argument, "%F")) {
+		struct stat st;
+		snprintf(buffer, size, "%s/full", dir);
+		if (lstat(buffer, &st) != 0 || !S_ISCHR(st.st_mode))
+			snprintf(buffer, size, "/dev/full");
+		return buffer;
+	}
 	if (!strcmp(argument, "%C1"))
 		snprintf(buffer, size, "%d", second);
 	else if (!strcmp(argument, "%C0,%C1"))
@@ -650,12 +737,24 @@ static void check_case(const bad_case *c)
 	char expanded[14][4096];
 	size_t argc = 0;
 	for (; argc < 14 && c->argv[argc]; argc++)
-		argv[argc] = expand(c->argv[argc], expanded[argc], sizeof expanded[argc]);
+		argv[argc] = expand(c->argv[argc], dir, expanded[argc], sizeof expanded[argc]);
 	argv[argc] = NULL;
 	int first, second;
 	allowed_cpus(&first, &second);
 	cr_assert_eq(prctl(PR_SET_CHILD_SUBREAPER, 1), 0, "prctl: %s", strerror(errno));
-	outcome o = run_plumb(dir, argv, (c->flags & ONE_CPU) ? first : -1);
+	int signal_number = (c->flags & SIGINT_SENT) ? SIGINT : (c->flags & SIGTERM_SENT) ? SIGTERM : 0;
+	outcome o = run_plumb(dir, argv, (c->flags & ONE_CPU) ? first : -1, signal_number, c->flags & AFTER_CHILD);
+	char kept[256] = "";
+	if (c->flags & KEEPS_TRACE) {
+		const char *stats[] = { "trace", "stats", "out.ptrace", NULL };
+		outcome read_back = run_plumb(dir, stats, -1, 0, false);
+		if (read_back.exit_code != 0)
+			snprintf(kept, sizeof kept, "the trace kept is not readable: %.200s", read_back.err);
+		outcome_free(&read_back);
+		char path[4096];
+		snprintf(path, sizeof path, "%s/out.ptrace", dir);
+		unlink(path);
+	}
 	char *after = list_folder(dir);
 	nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 
@@ -679,18 +778,23 @@ static void check_case(const bad_case *c)
 			FAIL("plumb wrote more than its last line\n");
 	}
 	const char *newline = strchr(line, '\n');
-	if (!newline || newline[1])
+	if ((c->flags & QUIET) && !line[0]) {
+		/* stopped by a signal without a word: allowed */
+	} else if (!newline || newline[1]) {
 		FAIL("stderr is not exactly one line\n");
-	if (strncmp(line, "plumb ", 6) && strncmp(line, "plumb:", 6))
+	} else if (strncmp(line, "plumb ", 6) && strncmp(line, "plumb:", 6)) {
 		FAIL("the message does not start with \"plumb\"\n");
-	if (!strstr(line, c->message))
+	} else if (!strstr(line, c->message)) {
 		FAIL("the message lacks \"%s\"\n", c->message);
+	}
 	if (strstr(o.err, "Sanitizer") || strstr(o.err, "runtime error:"))
 		FAIL("a sanitizer report\n");
 	if (c->exit_code == USAGE && o.out[0])
 		FAIL("a usage error printed on stdout\n");
 	if (c->report && !strstr(o.out, c->report))
 		FAIL("the report on stdout lacks \"%s\"\n", c->report);
+	if (kept[0])
+		FAIL("%s\n", kept);
 	if (o.orphans[0])
 		FAIL("children left running: %s\n", o.orphans);
 	if (strcmp(before, after))
