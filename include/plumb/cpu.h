@@ -21,6 +21,13 @@ void cpu_features_detect(cpu_features *out);
 
 /* CPUs this process may run on, ascending; returns the count (<= max) or -1. */
 int cpu_allowed(int *cpus, int max, plumb_status *status);
+/* Checks that each of cpus[0..n) is in this process's affinity mask as it is
+ * now (the one it was started with, e.g. by taskset: call this before pinning
+ * anything, since a pinned thread's mask is its one CPU).  Every command that
+ * pins to a CPU the user named checks it here first, so a CPU outside the mask
+ * is refused rather than widened into.  The error names the CPU and the set:
+ * "CPU 1 is not one this process may run on (allowed: 0)". */
+int cpu_check_allowed(const int *cpus, int n, plumb_status *status);
 /* Pins the calling thread to one CPU. */
 int cpu_pin_self(int cpu, plumb_status *status);
 /* The CPU the caller runs on now. */

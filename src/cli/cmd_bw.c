@@ -323,17 +323,8 @@ int cmd_bw(int argc, char **argv)
 	if (cpu_list) {
 		if (parse_cpu_list(cpu_list, o.cpus, 1024, &o.cpu_count, &status) != 0)
 			return cli_usage_error("bw", "--cpus: %s", status.message);
-		int allowed[1024];
-		int allowed_count = cpu_allowed(allowed, 1024, &status);
-		if (allowed_count < 0)
-			return cli_error("bw", &status);
-		for (int i = 0; i < o.cpu_count; i++) {
-			bool ok = false;
-			for (int j = 0; j < allowed_count; j++)
-				ok |= allowed[j] == o.cpus[i];
-			if (!ok)
-				return cli_usage_error("bw", "CPU %d is not one this process may run on", o.cpus[i]);
-		}
+		if (cpu_check_allowed(o.cpus, o.cpu_count, &status) != 0)
+			return cli_usage_error("bw", "--cpus: %s", status.message);
 	} else {
 		o.cpu_count = cpu_allowed(o.cpus, 1024, &status);
 		if (o.cpu_count < 1)

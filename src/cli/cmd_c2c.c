@@ -174,22 +174,10 @@ int cmd_c2c(int argc, char **argv)
 		memcpy(o.cpus, allowed, sizeof(int) * (size_t)allowed_count);
 		o.cpu_count = allowed_count;
 	}
-	for (int i = 0; i < o.cpu_count; i++) {
-		bool ok = false;
-		for (int j = 0; j < allowed_count; j++)
-			ok |= allowed[j] == o.cpus[i];
-		if (!ok)
-			return cli_usage_error("c2c", "CPU %d is not available to this process", o.cpus[i]);
-	}
-	if (o.has_pair) {
-		for (int p = 0; p < 2; p++) {
-			bool ok = false;
-			for (int j = 0; j < allowed_count; j++)
-				ok |= allowed[j] == o.pair[p];
-			if (!ok)
-				return cli_usage_error("c2c", "CPU %d of --pair is not available to this process", o.pair[p]);
-		}
-	}
+	if (cpu_check_allowed(o.cpus, o.cpu_count, &status) != 0)
+		return cli_usage_error("c2c", "--cpus: %s", status.message);
+	if (o.has_pair && cpu_check_allowed(o.pair, 2, &status) != 0)
+		return cli_usage_error("c2c", "--pair: %s", status.message);
 	timer_calibration timer;
 	if (timer_calibrate(&timer, 20, &status) != 0)
 		timer_calibration_clock(&timer);

@@ -217,11 +217,9 @@ int cmd_geometry(int argc, char **argv)
 		return cli_error("geometry", &status);
 	if (cpu < 0)
 		cpu = allowed[0];
-	bool cpu_ok = false;
-	for (int i = 0; i < allowed_count; i++)
-		cpu_ok |= allowed[i] == cpu;
-	if (!cpu_ok)
-		return cli_usage_error("geometry", "CPU %ld is not one this process may run on", cpu);
+	int chosen = (int)cpu;
+	if (cpu_check_allowed(&chosen, 1, &status) != 0)
+		return cli_usage_error("geometry", "--cpu: %s", status.message);
 	/* Pinned for the whole run: a migration would empty the caches and
 	 * TLBs under a measurement. */
 	if (cpu_pin_self((int)cpu, &status) != 0)

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli/command.h"
+#include "plumb/cpu.h"
 #include "plumb/latency_run.h"
 #include "plumb/parse.h"
 
@@ -181,6 +182,8 @@ int cmd_lat(int argc, char **argv)
 		return cli_usage_error("lat", "unexpected argument '%s'", argv[optind]);
 	if (o.max_bytes && o.max_bytes < o.min_bytes)
 		return cli_usage_error("lat", "--max is smaller than --min");
+	if (o.cpu >= 0 && cpu_check_allowed(&o.cpu, 1, &status) != 0)
+		return cli_usage_error("lat", "--cpu: %s", status.message);
 
 	latency_run_result result;
 	if (latency_run(&o, &result, &status) != 0) {

@@ -157,12 +157,9 @@ int cmd_loaded(int argc, char **argv)
 		memcpy(cpus, allowed, sizeof(int) * (size_t)allowed_count);
 		cpu_count = allowed_count;
 	}
+	if (cpu_check_allowed(cpus, cpu_count, &status) != 0)
+		return cli_usage_error("loaded", "--cpus: %s", status.message);
 	for (int i = 0; i < cpu_count; i++) {
-		bool ok = false;
-		for (int j = 0; j < allowed_count; j++)
-			ok |= allowed[j] == cpus[i];
-		if (!ok)
-			return cli_usage_error("loaded", "CPU %d is not available to this process", cpus[i]);
 		for (int j = 0; j < i; j++)
 			if (cpus[j] == cpus[i])
 				return cli_usage_error("loaded", "CPU %d is listed twice", cpus[i]);

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdio.h>
 #include <string.h>
 #include "plumb/cpu.h"
 
@@ -78,6 +79,47 @@ int cpu_allowed(int *cpus, int max, plumb_status *status)
 		if (CPU_ISSET(c, &set))
 			cpus[n++] = c;
 	return n;
+}
+
+/* "0-3,6": the set as a CPU list, cut with "..." if it does not fit. */
+static void cpu_set_text(const cpu_set_t *set, char *out, size_t size)
+{
+	size_t used = 0;
+	out[0] = '\0';
+	for (int c = 0; c < CPU_SETSIZE; c++) {
+		if (!CPU_ISSET(c, set))
+			continue;
+		int last = c;
+		while (last + 1 < CPU_SETSIZE && CPU_ISSET(last + 1, set))
+			last++;
+		char piece[32];
+		int n = last == c ? snprintf(piece, sizeof piece, "%s%d", used ? "," : "", c)
+		                  : snprintf(piece, sizeof piece, "%s%d-%d", used ? "," : "", c, last);
+		if (used + (size_t)n + 4 >= size) {
+			snprintf(out + used, size - used, ",...");
+			return;
+		}
+		memcpy(out + used, piece, (size_t)n + 1);
+		used += (size_t)n;
+		c = last;
+	}
+}
+
+int cpu_check_allowed(const int *cpus, int n, plumb_status *status)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	if (sched_getaffinity(0, sizeof set, &set) != 0)
+		return plumb_fail_errno(status, errno, "cannot read this process's CPU affinity");
+	for (int i = 0; i < n; i++) {
+		if (cpus[i] >= 0 && cpus[i] < CPU_SETSIZE && CPU_ISSET(cpus[i], &set))
+			continue;
+		char allowed[96];
+		cpu_set_text(&set, allowed, sizeof allowed);
+		return plumb_fail(status, EINVAL, "CPU %d is not one this process may run on (allowed: %s)", cpus[i],
+		                  allowed);
+	}
+	return 0;
 }
 
 int cpu_pin_self(int cpu, plumb_status *status)

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 #include "plumb/counters.h"
+#include "plumb/cpu.h"
 #include "plumb/progress.h"
 #include "validate/native.h"
 
@@ -357,11 +358,9 @@ int validate_run(const validate_options *options, validate_results *out, plumb_s
 	if (validate_machine_detect(&out->machine, status) != 0) return -1;
 	if (options->runs == 0) return plumb_fail(status, EINVAL, "the number of runs must be at least 1");
 	if (options->counted_cpu >= 0) {
-		cpu_set_t allowed;
-		CPU_ZERO(&allowed);
-		if (sched_getaffinity(0, sizeof allowed, &allowed) != 0 || options->counted_cpu >= CPU_SETSIZE ||
-		    !CPU_ISSET(options->counted_cpu, &allowed))
-			return plumb_fail(status, EINVAL, "CPU %d is not one this process may run on", options->counted_cpu);
+		plumb_status why;
+		if (cpu_check_allowed(&options->counted_cpu, 1, &why) != 0)
+			return plumb_fail(status, EINVAL, "--cpu: %s", why.message);
 		/* The counted thread on the chosen CPU, its partner on another one. */
 		int partner = out->machine.cpus[0] == options->counted_cpu ? out->machine.cpus[1] : out->machine.cpus[0];
 		out->machine.cpus[0] = options->counted_cpu;

@@ -99,6 +99,9 @@ static const bad_case cases[] = {
 	CASE("lat-max-chains-out-of-range", 0, USAGE, "'33' is out of range [1, 32]", "lat", "--max-chains", "33"),
 	CASE("lat-cpu-negative", 0, USAGE, "'-1' is not a non-negative integer", "lat", "--cpu", "-1"),
 	CASE("lat-cpu-not-a-number", 0, USAGE, "'abc' is not an integer", "lat", "--cpu", "abc"),
+	CASE("lat-cpu-outside-mask", ONE_CPU, USAGE, "is not one this process may run on (allowed: ", "lat", "--cpu", "%C1"),
+	CASE("lat-cpu-does-not-exist", 0, USAGE, "CPU 4095 is not one this process may run on", "lat", "--cpu", "4095"),
+	CASE("lat-stride-zero", 0, USAGE, "--stride: 0 bytes is not a stride", "lat", "--pattern", "strided", "--stride", "0"),
 	/* bw */
 	CASE("bw-kernel-unknown", 0, USAGE, "unknown kernel 'nosuch'", "bw", "-k", "nosuch"),
 	CASE("bw-kernels-need-value", 0, USAGE, "option '-k' needs a value", "bw", "-k"),
@@ -120,8 +123,8 @@ static const bad_case cases[] = {
 	CASE("geometry-seed-negative", 0, USAGE, "--seed: '-1' is not a non-negative integer", "geometry", "--seed", "-1"),
 	CASE("geometry-extra-argument", 0, USAGE, "unexpected argument 'extra'", "geometry", "extra"),
 	/* c2c */
-	CASE("c2c-cpus-do-not-exist", 0, USAGE, "CPU 4095 is not available to this process", "c2c", "--cpus", "4095"),
-	CASE("c2c-pair-outside-mask", ONE_CPU, USAGE, "of --pair is not available to this process", "c2c", "--pair", "%C0,%C1"),
+	CASE("c2c-cpus-do-not-exist", 0, USAGE, "CPU 4095 is not one this process may run on", "c2c", "--cpus", "4095"),
+	CASE("c2c-pair-outside-mask", ONE_CPU, USAGE, "--pair: CPU", "c2c", "--pair", "%C0,%C1"),
 	CASE("c2c-pair-same-cpu", 0, USAGE, "CPU 0 appears twice in '0,0'", "c2c", "--pair", "0,0"),
 	CASE("c2c-pair-one-cpu", 0, USAGE, "--pair needs two different CPUs", "c2c", "--pair", "0"),
 	CASE("c2c-pair-not-cpus", 0, USAGE, "bad CPU list 'a,b'", "c2c", "--pair", "a,b"),
@@ -130,7 +133,7 @@ static const bad_case cases[] = {
 	CASE("c2c-lines-not-a-number", 0, USAGE, "'1T' is not an integer", "c2c", "--lines", "1T"),
 	CASE("c2c-lines-need-value", 0, USAGE, "option '--lines' needs a value", "c2c", "--lines"),
 	/* loaded */
-	CASE("loaded-cpus-do-not-exist", 0, USAGE, "CPU 4095 is not available to this process", "loaded", "--cpus", "4095"),
+	CASE("loaded-cpus-do-not-exist", 0, USAGE, "CPU 4095 is not one this process may run on", "loaded", "--cpus", "4095"),
 	CASE("loaded-pattern-unknown", 0, USAGE, "--pattern takes read, write or mixed, not 'nosuch'", "loaded", "--pattern", "nosuch"),
 	CASE("loaded-delays-empty", 0, USAGE, "--delays: empty list", "loaded", "--delays", ""),
 	CASE("loaded-delays-not-numbers", 0, USAGE, "'a' is not an integer", "loaded", "--delays", "16,a"),
