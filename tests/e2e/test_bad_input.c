@@ -101,7 +101,6 @@ static const bad_case cases[] = {
 	CASE("lat-cpu-not-a-number", 0, USAGE, "'abc' is not an integer", "lat", "--cpu", "abc"),
 	CASE("lat-cpu-outside-mask", ONE_CPU, USAGE, "is not one this process may run on (allowed: ", "lat", "--cpu", "%C1"),
 	CASE("lat-cpu-does-not-exist", 0, USAGE, "CPU 4095 is not one this process may run on", "lat", "--cpu", "4095"),
-	CASE("lat-stride-zero", 0, USAGE, "--stride: 0 bytes is not a stride", "lat", "--pattern", "strided", "--stride", "0"),
 	/* bw */
 	CASE("bw-kernel-unknown", 0, USAGE, "unknown kernel 'nosuch'", "bw", "-k", "nosuch"),
 	CASE("bw-kernels-need-value", 0, USAGE, "option '-k' needs a value", "bw", "-k"),
