@@ -161,6 +161,7 @@ typedef struct explain_result {
 	double ipc_base;
 	char preset[64];
 	char measure_note[PLUMB_MESSAGE_MAX];
+	char program_counters_error[PLUMB_MESSAGE_MAX];   /* why the whole program was not counted */
 	char instrument_error[PLUMB_MESSAGE_MAX];   /* empty when instrumented */
 	char simulate_error[PLUMB_MESSAGE_MAX];     /* empty when simulated */
 	char machine_error[PLUMB_MESSAGE_MAX];      /* empty when the machine is known */

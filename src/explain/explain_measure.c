@@ -299,8 +299,10 @@ int explain_measure(char *const argv[], const explain_options *options, explain_
 		program->entries = 1;
 		for (size_t e = 0; e < result->event_count; e++) {
 			if (!run.counted) {
+				/* Said once for the program's row; the regions' reasons stay the events'. */
 				counter_add(program, e, COUNTER_UNSUPPORTED, NAN, r);
-				remember_reason(result, e, run.not_counted);
+				snprintf(result->program_counters_error, sizeof result->program_counters_error, "%s",
+				         run.not_counted);
 				continue;
 			}
 			counter_add(program, e, run.values[e].state, run.values[e].value, r);
@@ -334,6 +336,11 @@ int explain_measure(char *const argv[], const explain_options *options, explain_
 	rmdir(folder);
 	if (rc != 0)
 		return -1;
+	/* The other backend, in one line: what it would count here. */
+	const char *other = !strcmp(result->backend, "papi") ? "perf" : !strcmp(result->backend, "perf") ? "papi" : NULL;
+	plumb_status usable;
+	if (other && counter_backend_usable(other, &usable) != 0)
+		explain_result_note(result, "measured: the %s backend cannot count here either: %s", other, usable.message);
 	if (!any_regions)
 		snprintf(result->measure_note, sizeof result->measure_note,
 		         "no region summary: the program marks no regions, or is not linked with libplumb "

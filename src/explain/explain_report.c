@@ -24,8 +24,19 @@ static const char *simulate_reason(const explain_result *r)
 	return r->simulate_error[0] ? r->simulate_error : "the simulation saw no such region";
 }
 
+static const char *event_reason(const explain_result *r, const explain_region *region, size_t e)
+{
+	if (region == &r->regions[0] && r->program_counters_error[0])
+		return r->program_counters_error;
+	return r->event_reason[e][0] ? r->event_reason[e] : counter_state_name(region->counters[e].state);
+}
+
 static const char *predict_reason(const explain_result *r, const explain_region *region)
 {
+	if (!region->instrumented && r->instrument_error[0])
+		return r->instrument_error;
+	if (!region->simulated.done && r->simulate_error[0])
+		return r->simulate_error;
 	if (!r->have_machine && r->machine_error[0])
 		return r->machine_error;
 	return region->predicted.reason[0] ? region->predicted.reason : "not predicted";
@@ -122,7 +133,7 @@ static void add_regions(output_report *report, const explain_result *r)
 			output_cell_real(t, region->counters[cpu].mean);
 		else
 			output_cell_status(t, "unsupported", cpu < 0 ? "task-clock is not among the events"
-			                   : r->event_reason[cpu][0] ? r->event_reason[cpu] : "task-clock was not counted");
+			                   : event_reason(r, region, (size_t)cpu));
 		static const instrument_counter exact[3] = { INSTRUMENT_INSTRUCTIONS, INSTRUMENT_LOADS, INSTRUMENT_STORES };
 		for (int c = 0; c < 3; c++)
 			cell_count(t, region->instrumented, region->counts.value[exact[c]], instrument_reason(r));
@@ -140,8 +151,7 @@ static void add_regions(output_report *report, const explain_result *r)
 			if (counter_counted(c))
 				output_cell_real(t, c->mean);
 			else
-				output_cell_status(t, counter_state_name(c->state),
-				                   r->event_reason[e][0] ? r->event_reason[e] : counter_state_name(c->state));
+				output_cell_status(t, counter_state_name(c->state), event_reason(r, region, e));
 		}
 	}
 }
@@ -209,27 +219,47 @@ static void add_simulated(output_report *report, const explain_result *r)
 	}
 }
 
+static counter_state event_state(const explain_result *r, size_t e)
+{
+	for (size_t i = 0; i < r->region_count; i++)
+		if (r->regions[i].counters[e].observed)
+			return r->regions[i].counters[e].state;
+	return COUNTER_UNSUPPORTED;
+}
+
+static const char *event_reason_text(const explain_result *r, size_t e)
+{
+	return r->event_reason[e][0] ? r->event_reason[e] : "no region counted it";
+}
+
+/* The events no region counted, one row per distinct reason. */
 static void add_counters(output_report *report, const explain_result *r)
 {
 	output_table *t = output_table_add(report, "counters", "Events this machine cannot count (each reason once)");
-	output_column(t, "event", NULL, 0);
+	output_column(t, "events", NULL, 0);
 	output_column(t, "backend", NULL, 0);
 	output_column(t, "state", NULL, 0);
 	output_column(t, "reason", NULL, 0);
+	bool done[COUNTER_MAX_EVENTS] = { false };
 	for (size_t e = 0; e < r->event_count; e++) {
-		if (event_counted_anywhere(r, e))
+		if (done[e] || event_counted_anywhere(r, e))
 			continue;
-		counter_state state = COUNTER_UNSUPPORTED;
-		for (size_t i = 0; i < r->region_count; i++)
-			if (r->regions[i].counters[e].observed) {
-				state = r->regions[i].counters[e].state;
-				break;
-			}
+		char names[1024] = "";
+		size_t used = 0;
+		for (size_t k = e; k < r->event_count; k++) {
+			if (done[k] || event_counted_anywhere(r, k) || event_state(r, k) != event_state(r, e) ||
+			    strcmp(event_reason_text(r, k), event_reason_text(r, e)))
+				continue;
+			done[k] = true;
+			int n = snprintf(names + used, sizeof names - used, "%s%s", used ? ", " : "", r->events[k]);
+			if (n > 0 && (size_t)n < sizeof names - used)
+				used += (size_t)n;
+		}
 		output_row(t);
-		output_cell_text(t, r->events[e]);
+		output_cell_text(t, names);
 		output_cell_text(t, r->backend);
-		output_cell_text(t, counter_state_name(state));
-		output_cell_text(t, r->event_reason[e][0] ? r->event_reason[e] : "no region counted it");
+		output_cell_text(t, counter_state_name(event_state(r, e)));
+		output_cell_text(t, event_reason_text(r, e));
 	}
 }
 
@@ -348,6 +378,8 @@ output_report *explain_report(const explain_result *r)
 	            r->ipc_base);
 	if (r->measure_note[0])
 		output_note(report, "measured: %s", r->measure_note);
+	if (r->program_counters_error[0])
+		output_note(report, "measured: the whole program's counters: %s", r->program_counters_error);
 	if (r->instrument_error[0])
 		output_note(report, "instrumented: %s", r->instrument_error);
 	if (r->simulate_error[0])

@@ -85,6 +85,9 @@ Test(counters_region, nested_regions_count_inclusively_and_exactly)
 	cr_assert_eq(cell(table, outer, "minor-faults"), 150);
 	cr_assert_eq(cell(table, inner, "entries"), 2);
 	cr_assert_eq(cell(table, inner, "page-faults"), 60);
+	/* Wall time: an outer region lasts at least as long as the inner entry it holds. */
+	cr_assert_gt(cell(table, outer, "wall_ns"), 0);
+	cr_assert_gt(cell(table, inner, "wall_ns"), 0);
 	int cycles = output_column_index(table, "cycles");
 	if (access("/sys/bus/event_source/devices/cpu", F_OK) != 0) {
 		cr_assert_eq(output_cell_kind(table, outer, (size_t)cycles), CELL_STATUS);

@@ -1,0 +1,239 @@
+/* plumb explain's library parts that are arithmetic: the model (exact
+ * terms on made-up counts and machines), the folding of the markers'
+ * summaries over threads and runs, and reading machine figures back. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include "plumb/explain.h"
+
+static explain_machine machine(void)
+{
+	explain_machine m;
+	memset(&m, 0, sizeof m);
+	m.clock_ghz = 2.0;
+	m.line_bytes = 64;
+	double latency[EXPLAIN_LEVELS] = { 1, 4, 10, 100 }, bandwidth[EXPLAIN_LEVELS] = { 200, 100, 50, 16 };
+	double mlp[EXPLAIN_LEVELS] = { NAN, 10, 10, 20 };
+	for (int l = 0; l < EXPLAIN_LEVELS; l++) {
+		m.latency_ns[l] = latency[l];
+		m.bandwidth_gbps[l] = bandwidth[l];
+		m.mlp[l] = mlp[l];
+	}
+	return m;
+}
+
+static explain_region region(uint64_t instructions, uint64_t l1d, uint64_t l2, uint64_t l3, uint64_t sequential)
+{
+	explain_region r;
+	memset(&r, 0, sizeof r);
+	r.instrumented = true;
+	r.counts.value[INSTRUMENT_INSTRUCTIONS] = instructions;
+	r.simulated.done = true;
+	r.simulated.misses[0] = l1d;
+	r.simulated.misses[1] = l2;
+	r.simulated.misses[2] = l3;
+	r.simulated.sequential_misses[0] = sequential;
+	r.simulated.memory_reads = l3;
+	return r;
+}
+
+Test(explain_model, compute_only_is_instructions_over_ipc_and_clock)
+{
+	explain_machine m = machine();
+	explain_region r = region(4000, 0, 0, 0, 0);
+	explain_prediction p;
+	explain_predict(&m, 1.0, &r, &p);
+	cr_assert(p.done, "%s", p.reason);
+	cr_expect_float_eq(p.compute_ns, 2000.0, 1e-9);
+	cr_expect_float_eq(p.total_ns, 2000.0, 1e-9);
+	explain_predict(&m, 2.0, &r, &p);
+	cr_expect_float_eq(p.total_ns, 1000.0, 1e-9);
+}
+
+Test(explain_model, irregular_misses_pay_the_latency_of_the_level_that_serves_them)
+{
+	explain_machine m = machine();
+	/* 100 L1D misses: 40 hit the L2, 50 the L3, 10 go to memory. */
+	explain_region r = region(0, 100, 60, 10, 0);
+	explain_prediction p;
+	explain_predict(&m, 1.0, &r, &p);
+	cr_assert(p.done, "%s", p.reason);
+	cr_expect_float_eq(p.latency_ns[EXPLAIN_L2], 40 * 4.0, 1e-9);
+	cr_expect_float_eq(p.latency_ns[EXPLAIN_L3], 50 * 10.0, 1e-9);
+	cr_expect_float_eq(p.latency_ns[EXPLAIN_MEMORY], 10 * 100.0, 1e-9);
+	cr_expect_float_eq(p.total_ns, 160 + 500 + 1000.0, 1e-9);
+	/* The overlapped variant divides by the measured MLP. */
+	cr_expect_float_eq(p.overlapped_ns, 16 + 50 + 50.0, 1e-9);
+	/* The bandwidth bound: 10 lines from memory at 16 GB/s. */
+	cr_expect_float_eq(p.bandwidth_bound_ns, 10 * 64 / 16.0, 1e-9);
+}
+
+Test(explain_model, sequential_misses_stream_at_the_bandwidth_and_the_bound_holds)
+{
+	explain_machine m = machine();
+	/* A sweep from memory: every L1D miss is sequential. */
+	explain_region r = region(400, 1000, 1000, 1000, 1000);
+	explain_prediction p;
+	explain_predict(&m, 1.0, &r, &p);
+	cr_assert(p.done, "%s", p.reason);
+	cr_expect_float_eq(p.latency_ns[EXPLAIN_MEMORY], 0.0, 1e-9);
+	cr_expect_float_eq(p.stream_ns[EXPLAIN_MEMORY], 1000 * 64 / 16.0, 1e-9);
+	cr_expect_float_eq(p.total_ns, 200 + 4000.0, 1e-9);
+	/* A faster memory stream than the bound allows is lifted to the bound. */
+	m.bandwidth_gbps[EXPLAIN_MEMORY] = 16;
+	r.simulated.memory_reads = 4000;   /* write-backs and prefetches beyond the demand misses */
+	explain_predict(&m, 1.0, &r, &p);
+	cr_expect_float_eq(p.bandwidth_bound_ns, 4000 * 64 / 16.0, 1e-9);
+	cr_expect_float_eq(p.total_ns, p.bandwidth_bound_ns, 1e-9);
+}
+
+Test(explain_model, instruction_misses_count_below_the_l1)
+{
+	explain_machine m = machine();
+	explain_region r = region(0, 10, 12, 0, 0);
+	r.simulated.l1i_misses = 5;   /* 15 L1 misses, 12 miss the unified L2 too */
+	explain_prediction p;
+	explain_predict(&m, 1.0, &r, &p);
+	cr_expect_float_eq(p.latency_ns[EXPLAIN_L2], 3 * 4.0, 1e-9);
+	cr_expect_float_eq(p.latency_ns[EXPLAIN_L3], 12 * 10.0, 1e-9);
+}
+
+Test(explain_model, a_missing_figure_is_a_reason_never_a_zero)
+{
+	explain_machine m = machine();
+	explain_region r = region(100, 10, 10, 10, 0);
+	explain_prediction p;
+	m.latency_ns[EXPLAIN_MEMORY] = NAN;
+	explain_predict(&m, 1.0, &r, &p);
+	cr_expect_not(p.done);
+	cr_expect(strstr(p.reason, "memory latency"), "%s", p.reason);
+	m = machine();
+	r.simulated.done = false;
+	explain_predict(&m, 1.0, &r, &p);
+	cr_expect_not(p.done);
+	cr_expect(strstr(p.reason, "simulated"), "%s", p.reason);
+	r = region(100, 0, 0, 0, 0);
+	r.instrumented = false;
+	explain_predict(&m, 1.0, &r, &p);
+	cr_expect_not(p.done);
+	explain_predict(NULL, 1.0, &r, &p);
+	cr_expect_not(p.done);
+}
+
+/* A markers' summary as the region runtime writes it: two threads ran
+ * "work", one could not count page-faults. */
+static const char summary_json[] =
+	"{\"schema\":\"plumb-report\",\"schema_version\":1,\"plumb_version\":\"0.1.0\",\"command\":\"region\","
+	"\"meta\":{\"backend\":\"perf\"},\"tables\":[{\"name\":\"regions\",\"title\":\"r\",\"columns\":["
+	"{\"name\":\"thread\",\"unit\":null},{\"name\":\"tid\",\"unit\":null},{\"name\":\"region\",\"unit\":null},"
+	"{\"name\":\"entries\",\"unit\":null},{\"name\":\"wall_ns\",\"unit\":\"ns\"},{\"name\":\"task-clock\",\"unit\":null},"
+	"{\"name\":\"page-faults\",\"unit\":null}],\"rows\":["
+	"{\"thread\":0,\"tid\":10,\"region\":\"work\",\"entries\":2,\"wall_ns\":1000,\"task-clock\":900,\"page-faults\":3},"
+	"{\"thread\":1,\"tid\":11,\"region\":\"work\",\"entries\":2,\"wall_ns\":3000,\"task-clock\":2900,"
+	"\"page-faults\":{\"status\":\"unsupported\",\"reason\":\"because\"}},"
+	"{\"thread\":0,\"tid\":10,\"region\":\"other\",\"entries\":1,\"wall_ns\":50,\"task-clock\":40,\"page-faults\":0}"
+	"]}],\"notes\":[]}";
+
+Test(explain_model, summaries_sum_over_threads_and_summarise_over_runs)
+{
+	char *argv[] = { "/bin/true", NULL };
+	explain_options options;
+	explain_options_init(&options);
+	options.events = "task-clock,page-faults";
+	explain_result result;
+	plumb_status status;
+	cr_assert_eq(explain_result_init(&result, argv, &options, &status), 0, "%s", status.message);
+	output_report *summary;
+	cr_assert_eq(output_report_parse_json(summary_json, &summary, &status), 0, "%s", status.message);
+	for (size_t run = 0; run < 3; run++)
+		cr_assert_eq(explain_measure_add_regions(&result, summary, run, &status), 0, "%s", status.message);
+	output_report_free(summary);
+	cr_assert_eq(result.region_count, 3);   /* (program), work, other */
+	explain_region *work = explain_result_region(&result, "work");
+	cr_assert_eq(work->runs, 3);
+	cr_expect_eq(work->entries, 4);
+	cr_expect_float_eq(work->wall_ns[0], 4000.0, 1e-9);
+	cr_expect_eq(work->counters[0].n, 3);
+	cr_expect_float_eq(work->counters[0].sum, 3 * 3800.0, 1e-9);
+	/* One thread could not count it: the region's count is not a number. */
+	cr_expect_eq(work->counters[1].state, COUNTER_UNSUPPORTED);
+	cr_expect_eq(work->counters[1].n, 0);
+	cr_expect_str_eq(result.event_reason[1], "because");
+	explain_region *other = explain_result_region(&result, "other");
+	cr_expect_eq(other->counters[1].state, COUNTER_OK);
+	cr_expect_float_eq(other->counters[1].sum, 0.0, 1e-9);
+	explain_result_free(&result);
+}
+
+Test(explain_model, an_older_summary_without_wall_time_is_refused)
+{
+	char *argv[] = { "/bin/true", NULL };
+	explain_options options;
+	explain_options_init(&options);
+	explain_result result;
+	plumb_status status;
+	cr_assert_eq(explain_result_init(&result, argv, &options, &status), 0, "%s", status.message);
+	char old[sizeof summary_json];
+	snprintf(old, sizeof old, "%s", summary_json);
+	char *wall = strstr(old, "wall_ns");
+	memcpy(wall, "wall_xx", 7);
+	output_report *summary;
+	cr_assert_eq(output_report_parse_json(old, &summary, &status), 0, "%s", status.message);
+	cr_expect_eq(explain_measure_add_regions(&result, summary, 0, &status), -1);
+	cr_expect(strstr(status.message, "wall_ns"), "%s", status.message);
+	output_report_free(summary);
+	explain_result_free(&result);
+}
+
+Test(explain_model, bad_options_are_refused)
+{
+	explain_options options;
+	explain_options_init(&options);
+	explain_result result;
+	plumb_status status;
+	char *missing[] = { "/nonexistent/program", NULL };
+	cr_expect_eq(explain_result_init(&result, missing, &options, &status), -1);
+	char *not_on_path[] = { "no-such-program-plumb", NULL };
+	cr_expect_eq(explain_result_init(&result, not_on_path, &options, &status), -1);
+	cr_expect(strstr(status.message, "PATH"), "%s", status.message);
+	char *ok[] = { "true", NULL };
+	options.runs = 0;
+	cr_expect_eq(explain_result_init(&result, ok, &options, &status), -1);
+	explain_options_init(&options);
+	options.backend = "nope";
+	cr_expect_eq(explain_result_init(&result, ok, &options, &status), -1);
+}
+
+Test(explain_model, machine_figures_come_back_from_explains_own_json)
+{
+	char *argv[] = { "/bin/true", NULL };
+	explain_options options;
+	explain_options_init(&options);
+	explain_result result;
+	plumb_status status;
+	cr_assert_eq(explain_result_init(&result, argv, &options, &status), 0, "%s", status.message);
+	result.machine = machine();
+	snprintf(result.machine.source, sizeof result.machine.source, "made up");
+	result.have_machine = true;
+	output_report *report = explain_report(&result);
+	cr_assert_not_null(report);
+	char path[] = "/tmp/plumb-explain-machine-XXXXXX";
+	int fd = mkstemp(path);
+	cr_assert_geq(fd, 0);
+	close(fd);
+	cr_assert_eq(output_write_file(report, OUTPUT_JSON, path, &status), 0, "%s", status.message);
+	output_report_free(report);
+	explain_machine back;
+	cr_assert_eq(explain_machine_load(path, &back, &status), 0, "%s", status.message);
+	unlink(path);
+	cr_expect_float_eq(back.clock_ghz, 2.0, 1e-6);
+	cr_expect_eq(back.line_bytes, 64);
+	cr_expect_float_eq(back.latency_ns[EXPLAIN_MEMORY], 100.0, 1e-6);
+	cr_expect_float_eq(back.bandwidth_gbps[EXPLAIN_L3], 50.0, 1e-6);
+	cr_expect_float_eq(back.mlp[EXPLAIN_MEMORY], 20.0, 1e-6);
+	cr_expect(isnan(back.mlp[EXPLAIN_L1]));
+	explain_result_free(&result);
+	cr_expect_eq(explain_machine_load("/nonexistent.json", &back, &status), -1);
+}
