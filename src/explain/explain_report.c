@@ -369,7 +369,7 @@ output_report *explain_report(const explain_result *r)
 	add_counters(report, r);
 	add_machine(report, r);
 	add_disagreement(report, r);
-	output_note(report, "measured: wall time per region over %u runs: the median, the mean with its 95%% confidence "
+	output_note(report, "measured: wall time per region over %u run(s): the median, the mean with its 95%% confidence "
 	            "interval, and the best run; "
 	            "instrumented: plumbgrind's exact counts; simulated: the %s preset; predicted: instructions at "
 	            "%.2f per cycle plus each miss at the latency (or, in a stream, the bandwidth) of the level "

@@ -9,6 +9,7 @@
 #include <json-c/json.h>
 #include <libgen.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,6 +100,30 @@ static double number(json_object *row, const char *column)
 	return json_object_get_double(cell);
 }
 
+/* Whether the built library is the sanitizer build's: its code needs the
+ * sanitizer runtime, which neither a plain program nor Valgrind provides. */
+static bool library_is_sanitized(void)
+{
+	char path[4200];
+	snprintf(path, sizeof path, "%s/libplumb.so", build_dir());
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return false;
+	static char buffer[1 << 16];
+	static const char needle[] = "__asan_init";
+	bool found = false;
+	size_t have = 0, n;
+	while (!found && (n = fread(buffer + have, 1, sizeof buffer - have, f)) > 0) {
+		have += n;
+		found = memmem(buffer, have, needle, sizeof needle - 1) != NULL;
+		size_t keep = have < sizeof needle - 2 ? have : sizeof needle - 2;   /* a name cut by the chunk */
+		memmove(buffer, buffer + have - keep, keep);
+		have = keep;
+	}
+	fclose(f);
+	return found;
+}
+
 Test(explain_cli, help_and_bad_input)
 {
 	cli_run r = cli_run_plumbv(NULL, "explain", "--help", NULL);
@@ -132,6 +157,13 @@ Test(explain_cli, sweep_chase_and_compute_against_their_closed_forms, .timeout =
 	snprintf(tool, sizeof tool, "%s/vg/lib/plumbgrind-amd64-linux", build_dir());
 	if (access(tool, X_OK) != 0)
 		cr_skip_test("plumbgrind is not built here (needs valgrind's tool libraries)");
+	char library[4200];
+	snprintf(library, sizeof library, "%s/libplumb.so", build_dir());
+	if (access(library, R_OK) != 0)
+		cr_skip_test("this build has no libplumb.so to link the test program with");
+	if (library_is_sanitized())
+		cr_skip_test("the sanitizer build's libplumb.so needs the sanitizer runtime, which a test program run "
+		             "under Valgrind cannot have");
 	unsigned line = 64;
 	uint64_t l2 = sysfs_cache(2, &line), llc = sysfs_cache(0, NULL);
 	if (!l2 || !llc || llc <= l2)
