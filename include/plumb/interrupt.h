@@ -79,10 +79,10 @@ void interrupt_add_child(pid_t pid, bool own_group);
 void interrupt_remove_child(pid_t pid);
 
 /* Registers a temporary file (directory false) or folder (true) to remove on
- * a signal; returns a handle for interrupt_remove_path, or -1 (no state
- * installed, or the table is full: the path is then not cleaned). Folders
- * are removed after files, so register a folder before the files in it. */
+ * a signal: 0, or -1 when no state is installed or the table is full (the
+ * path is then not cleaned).  Files are removed before folders.
+ * interrupt_remove_path forgets it again (once it is renamed or removed). */
 int interrupt_add_path(const char *path, bool directory);
-void interrupt_remove_path(int handle);
+void interrupt_remove_path(const char *path);
 
 #endif

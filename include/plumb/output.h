@@ -94,7 +94,6 @@ typedef struct output_file {
 	char *target;      /* path with its symlinks followed */
 	char *temporary;   /* NULL when written in place */
 	void *sink;
-	int cleanup;       /* interrupt_add_path handle of the temporary */
 } output_file;
 int output_file_open(output_file *file, const char *path, plumb_status *status);
 int output_file_commit(output_file *file, plumb_status *status);

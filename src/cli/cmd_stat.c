@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/wait.h>
+#include "plumb/interrupt.h"
 #include "cli/command.h"
 #include "plumb/counters.h"
 #include "plumb/parse.h"
@@ -73,7 +74,7 @@ static int run_once(const char *backend, const char *const *events, size_t n, co
 	if (pipe2(go, O_CLOEXEC) != 0 || pipe2(failed, O_CLOEXEC) != 0)
 		return plumb_fail_errno(status, errno, "pipe");
 	fflush(NULL);
-	pid_t child = fork();
+	pid_t child = interrupt_fork(false);
 	if (child < 0)
 		return plumb_fail_errno(status, errno, "fork");
 	if (child == 0) {
@@ -115,8 +116,7 @@ static int run_once(const char *backend, const char *const *events, size_t n, co
 	ssize_t got = read(failed[0], &exec_errno, sizeof exec_errno);
 	close(failed[0]);
 	int wstatus = 0;
-	while (waitpid(child, &wstatus, 0) < 0 && errno == EINTR)
-		;
+	interrupt_waitpid(child, &wstatus);
 	run->elapsed_ns = (double)(monotonic_ns() - begin);
 	run->exit_status = wstatus;
 	if (rc == 0 && got == (ssize_t)sizeof exec_errno)
@@ -153,7 +153,7 @@ static int run_once_agent(const char *backend, const char *const *events, size_t
 		return plumb_fail_errno(status, errno, "pipe");
 	fflush(NULL);
 	uint64_t begin = monotonic_ns();
-	pid_t child = fork();
+	pid_t child = interrupt_fork(false);
 	if (child < 0)
 		return plumb_fail_errno(status, errno, "fork");
 	if (child == 0) {
@@ -185,8 +185,7 @@ static int run_once_agent(const char *backend, const char *const *events, size_t
 	ssize_t got = read(failed[0], &exec_errno, sizeof exec_errno);
 	close(failed[0]);
 	int wstatus = 0;
-	while (waitpid(child, &wstatus, 0) < 0 && errno == EINTR)
-		;
+	interrupt_waitpid(child, &wstatus);
 	run->elapsed_ns = (double)(monotonic_ns() - begin);
 	run->exit_status = wstatus;
 	int rc = 0;

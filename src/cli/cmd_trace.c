@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 #include "cli/command.h"
+#include "plumb/interrupt.h"
 #include "plumb/parse.h"
 #include "plumb/trace.h"
 #include "trace/trace_stats.h"
@@ -126,7 +127,11 @@ static int copy_trace(const char *command, trace_reader *reader, const char *in_
 	int failed = batch == NULL;
 	if (failed)
 		snprintf(status.message, sizeof status.message, "out of memory");
-	while (!failed && (n = trace_reader_read(reader, batch, BATCH, &status)) > 0) {
+	/* On SIGINT, SIGTERM or SIGHUP the copy stops between batches and the
+	 * trace is finished and committed (docs/trace.md): it holds every
+	 * record read before the signal, and reads without --allow-truncated. */
+	interrupt_poll_begin();
+	while (!failed && !interrupt_pending() && (n = trace_reader_read(reader, batch, BATCH, &status)) > 0) {
 		if (fold_threads)
 			for (long i = 0; i < n; i++)
 				if (batch[i].thread) {
@@ -138,12 +143,24 @@ static int copy_trace(const char *command, trace_reader *reader, const char *in_
 			failed = 1;
 		records += (uint64_t)n;
 	}
-	if (n < 0)
+	bool interrupted = interrupt_pending();
+	if (n < 0 && !interrupted)
 		failed = 1;
 	free(batch);
 	trace_reader_info info;
 	trace_reader_get_info(reader, &info);
 	trace_format from = trace_reader_format(reader);
+	if (interrupted && !failed) {
+		int result = trace_writer_close(writer, &status) < 0 ? cli_error(command, &status) : 0;
+		/* Stops and reaps a program being traced; its fate is no error here. */
+		trace_reader_close(reader, NULL);
+		interrupt_poll_end();
+		if (result == 0)
+			fprintf(stderr, "plumb %s: interrupted by signal %d (%s); %s holds the %llu records read before it\n",
+			        command, interrupt_signal(), strsignal(interrupt_signal()), out, (unsigned long long)records);
+		return result ? result : interrupt_exit_code();
+	}
+	interrupt_poll_end();
 	if (failed) {
 		trace_writer_abort(writer);
 		trace_reader_close(reader, NULL);

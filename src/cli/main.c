@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli/command.h"
+#include "plumb/interrupt.h"
 
 static void print_usage(FILE *stream)
 {
@@ -39,8 +40,24 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	for (const struct cli_command *c = cli_commands; c->name; c++)
-		if (!strcmp(c->name, name))
-			return c->run(argc - 1, argv + 1);
+		if (!strcmp(c->name, name)) {
+			/* SIGINT, SIGTERM and SIGHUP stop every command cleanly: children
+			 * reaped, temporary files removed, exit 128 + the signal
+			 * (include/plumb/interrupt.h).  The state lives here, in main's
+			 * frame, for the whole run. */
+			interrupt_state interrupts;
+			interrupt_install(&interrupts);
+			int code = c->run(argc - 1, argv + 1);
+			if (interrupt_pending()) {
+				/* A loop that polls stopped at a safe point (a trace being
+				 * written is finished); what it left is cleaned here. */
+				interrupt_cleanup();
+				code = interrupt_exit_code();
+			}
+			fflush(NULL);
+			interrupt_uninstall();
+			return code;
+		}
 	fprintf(stderr, "plumb: '%s' is not a command; 'plumb --help' lists them\n", name);
 	return 2;
 }

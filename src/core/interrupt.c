@@ -275,7 +275,6 @@ pid_t interrupt_waitpid(pid_t pid, int *wait_status)
 	while ((r = waitpid(pid, wait_status, 0)) < 0 && errno == EINTR)
 		;
 	int error = errno;
-	/* A child that led its own group may have left members in it. */
 	interrupt_remove_child(pid);
 	errno = error;
 	return r;
@@ -294,15 +293,21 @@ int interrupt_add_path(const char *path, bool directory)
 		strcpy(p->path, path);
 		p->directory = directory;
 		atomic_store(&p->state, 2);
-		return i;
+		return 0;
 	}
 	return -1;
 }
 
-void interrupt_remove_path(int handle)
+void interrupt_remove_path(const char *path)
 {
 	interrupt_state *state = active_state();
-	if (!state || handle < 0 || handle >= INTERRUPT_MAX_PATHS)
+	if (!state || !path)
 		return;
-	atomic_store(&state->paths[handle].state, 0);
+	for (int i = 0; i < INTERRUPT_MAX_PATHS; i++) {
+		interrupt_path *p = &state->paths[i];
+		if (atomic_load(&p->state) == 2 && strcmp(p->path, path) == 0) {
+			atomic_store(&p->state, 0);
+			return;
+		}
+	}
 }

@@ -573,13 +573,11 @@ static void file_clear(output_file *file)
 	free(file->path);
 	free(file->target);
 	memset(file, 0, sizeof *file);
-	file->cleanup = -1;
 }
 
 int output_file_open(output_file *file, const char *path, plumb_status *status)
 {
 	memset(file, 0, sizeof *file);
-	file->cleanup = -1;
 	file->path = checked(strdup(path));
 	file->target = follow_symlinks(path);
 	struct stat info;
@@ -596,7 +594,7 @@ int output_file_open(output_file *file, const char *path, plumb_status *status)
 		if (asprintf(&file->temporary, "%s.tmp.%ld", file->target, (long)getpid()) < 0)
 			file->temporary = checked(NULL);
 		/* Registered before it exists, so a signal can never leave it behind. */
-		file->cleanup = interrupt_add_path(file->temporary, false);
+		interrupt_add_path(file->temporary, false);
 		fd = open(file->temporary, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666);
 		/* The replacement keeps the permissions of the file it replaces. */
 		if (fd >= 0 && exists)
@@ -604,7 +602,7 @@ int output_file_open(output_file *file, const char *path, plumb_status *status)
 	}
 	if (fd < 0) {
 		int e = errno;
-		interrupt_remove_path(file->cleanup);
+		interrupt_remove_path(file->temporary);
 		file_clear(file);
 		return plumb_fail_errno(status, e, "cannot create '%s'", path);
 	}
@@ -617,7 +615,7 @@ int output_file_open(output_file *file, const char *path, plumb_status *status)
 		free(sink);
 		if (file->temporary)
 			unlink(file->temporary);
-		interrupt_remove_path(file->cleanup);
+		interrupt_remove_path(file->temporary);
 		file_clear(file);
 		return plumb_fail(status, ENOMEM, "out of memory opening '%s'", path);
 	}
@@ -648,7 +646,7 @@ int output_file_commit(output_file *file, plumb_status *status)
 		rc = plumb_fail_errno(status, errno, "cannot replace '%s'", file->path);
 	if (rc && file->temporary)
 		unlink(file->temporary);
-	interrupt_remove_path(file->cleanup);
+	interrupt_remove_path(file->temporary);
 	file_clear(file);
 	return rc;
 }
@@ -660,7 +658,7 @@ void output_file_abort(output_file *file)
 		if (file->temporary)
 			unlink(file->temporary);
 	}
-	interrupt_remove_path(file->cleanup);
+	interrupt_remove_path(file->temporary);
 	file_clear(file);
 }
 

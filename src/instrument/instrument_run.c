@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "plumb/interrupt.h"
 #include "plumb/instrument.h"
 
 #define TOOL_FILE "plumbgrind-amd64-linux"
@@ -132,6 +133,8 @@ static void remove_folder(const char *folder, const char *summary)
 {
 	unlink(summary);
 	rmdir(folder);
+	interrupt_remove_path(summary);
+	interrupt_remove_path(folder);
 }
 
 static void process_clear(instrument_process *process)
@@ -205,6 +208,9 @@ int instrument_start(char *const argv[], const instrument_options *options, int 
 		return plumb_fail(status, ENOMEM, "out of memory starting valgrind");
 	}
 	sprintf(process->summary, "%s/summary", folder);
+	/* A signal removes both (plumb/interrupt.h). */
+	interrupt_add_path(folder, true);
+	interrupt_add_path(process->summary, false);
 
 	/* The pipe's write end must survive valgrind's own exec of the tool, so
 	 * it is inheritable; the read end is not. */
@@ -272,7 +278,7 @@ int instrument_start(char *const argv[], const instrument_options *options, int 
 	arguments[k] = NULL;
 
 	fflush(NULL);
-	pid_t child = fork();
+	pid_t child = interrupt_fork(false);
 	if (child == 0) {
 		setenv("VALGRIND_LIB", tool_dir, 1);
 		if (options->program_stdout >= 0 && options->program_stdout != STDOUT_FILENO &&
@@ -311,8 +317,7 @@ int instrument_finish(instrument_process *process, instrument_summary *out, plum
 		process->trace_fd = -1;
 	}
 	int wait_status;
-	while (waitpid(process->pid, &wait_status, 0) < 0)
-		if (errno != EINTR) {
+	if (interrupt_waitpid(process->pid, &wait_status) < 0) {
 			int error = errno;
 			remove_folder(process->folder, process->summary);
 			process_clear(process);

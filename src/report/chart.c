@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "plumb/interrupt.h"
 #include "plumb/report.h"
 
 static const report_chart known_charts[] = {
@@ -68,6 +69,7 @@ int report_chart_svg(const output_table *t, const report_chart *chart, char **sv
 	int fd = mkstemp(data_path);
 	if (fd < 0)
 		return plumb_fail_errno(status, errno, "cannot create a temporary file for the chart");
+	interrupt_add_path(data_path, false);   /* a signal removes it (plumb/interrupt.h) */
 	FILE *data = fdopen(fd, "w");
 	char **series = NULL;
 	size_t series_count = 0, points = 0;
@@ -93,13 +95,17 @@ int report_chart_svg(const output_table *t, const report_chart *chart, char **sv
 	fclose(data);
 	if (points == 0) {
 		unlink(data_path);
+		interrupt_remove_path(data_path);
 		free(series);
 		return plumb_fail(status, ENODATA, "table '%s' has no numeric points to plot", output_table_name(t));
 	}
 	char script_path[] = "/tmp/plumb-chart-XXXXXX";
 	fd = mkstemp(script_path);
+	if (fd >= 0)
+		interrupt_add_path(script_path, false);
 	if (fd < 0) {
 		unlink(data_path);
+		interrupt_remove_path(data_path);
 		free(series);
 		return plumb_fail_errno(status, errno, "cannot create a temporary file for the chart");
 	}
@@ -147,6 +153,8 @@ int report_chart_svg(const output_table *t, const report_chart *chart, char **sv
 		fclose(sink);
 	unlink(data_path);
 	unlink(script_path);
+	interrupt_remove_path(data_path);
+	interrupt_remove_path(script_path);
 	if (rc != 0 || !text || !strstr(text, "<svg")) {
 		free(text);
 		if (rc != -1 && WIFEXITED(rc) && WEXITSTATUS(rc) == 127)

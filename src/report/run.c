@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "plumb/interrupt.h"
 #include "plumb/report.h"
 
 typedef struct text { char *data; size_t length; } text;
@@ -65,7 +66,7 @@ int report_run_section(const char *program, const char *command, const char *con
 		free(argv);
 		return plumb_fail_errno(status, errno, "pipe");
 	}
-	pid_t pid = fork();
+	pid_t pid = interrupt_fork(true);
 	if (pid < 0) {
 		int err = errno;
 		free(argv);
@@ -111,8 +112,7 @@ int report_run_section(const char *program, const char *command, const char *con
 		}
 	}
 	int wstatus = 0;
-	while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR)
-		;
+	interrupt_waitpid(pid, &wstatus);
 	int rc = -1;
 	char why[PLUMB_MESSAGE_MAX];
 	last_line(se.data, why, sizeof why);

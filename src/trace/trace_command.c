@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "plumb/interrupt.h"
 #include "plumb/instrument.h"
 #include "plumb/status.h"
 #include "plumb/trace.h"
@@ -101,6 +102,9 @@ int trace_reader_open_command(trace_reader **out, char *const argv[], plumb_stat
 		if (mkdtemp(code_dir)) {
 			snprintf(code_path, sizeof code_path, "%s/code", code_dir);
 			snprintf(code_option, sizeof code_option, "--plumb-code=%s", code_path);
+			/* A signal removes both (plumb/interrupt.h). */
+			interrupt_add_path(code_dir, true);
+			interrupt_add_path(code_path, false);
 			child_argv[first_argument++] = code_option;
 		} else {
 			code_dir[0] = 0;
@@ -109,7 +113,7 @@ int trace_reader_open_command(trace_reader **out, char *const argv[], plumb_stat
 	for (size_t i = 0; i < argc; i++)
 		child_argv[first_argument + i] = argv[i];
 	fflush(NULL);
-	pid_t pid = fork();
+	pid_t pid = interrupt_fork(false);
 	if (pid < 0) {
 		int error = errno;
 		free(child_argv);
@@ -138,19 +142,24 @@ int trace_reader_open_command(trace_reader **out, char *const argv[], plumb_stat
 		;
 	close(exec_pipe[0]);
 	if (n == (ssize_t)sizeof exec_error) {
-		waitpid(pid, NULL, 0);
+		interrupt_waitpid(pid, NULL);
 		close(trace_pipe[0]);
-		if (plumbgrind && code_dir[0])
+		if (plumbgrind && code_dir[0]) {
 			rmdir(code_dir);
+			interrupt_remove_path(code_path);
+			interrupt_remove_path(code_dir);
+		}
 		return plumb_fail_errno(status, exec_error, "cannot run %s", valgrind);
 	}
 	trace_reader *reader;
 	if (trace_reader_open_pipe(&reader, trace_pipe[0], argv[0], status) < 0) {
 		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
+		interrupt_waitpid(pid, NULL);
 		if (plumbgrind && code_dir[0]) {
 			unlink(code_path);
 			rmdir(code_dir);
+			interrupt_remove_path(code_path);
+			interrupt_remove_path(code_dir);
 		}
 		return -1;
 	}
@@ -174,8 +183,7 @@ int trace_command_finish(trace_reader *reader, plumb_status *status)
 		kill(c->pid, SIGKILL);
 	int wait_status;
 	pid_t r;
-	while ((r = waitpid(c->pid, &wait_status, 0)) < 0 && errno == EINTR)
-		;
+	r = interrupt_waitpid(c->pid, &wait_status);
 	c->running = false;
 	if (r < 0)
 		return plumb_fail_errno(status, errno, "waiting for valgrind");
@@ -225,6 +233,9 @@ void trace_command_forget_code(trace_reader *reader)
 		if (directory)
 			closedir(directory);
 		rmdir(path);
+		interrupt_remove_path(path);
+		*slash = '/';
+		interrupt_remove_path(path);
 	}
 	free(path);
 	reader->command.code_path = NULL;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "plumb/interrupt.h"
 #include "plumb/status.h"
 #include "trace/trace_internal.h"
 
@@ -69,6 +70,10 @@ long trace_input_fill(trace_input *input, size_t want, plumb_status *status)
 	while (input->end - input->start < want) {
 		ssize_t n = read(input->fd, input->data + input->end, input->capacity - input->end);
 		if (n < 0) {
+			/* A signal: a polling caller stops here (plumb/interrupt.h). */
+			if (errno == EINTR && interrupt_pending())
+				return plumb_fail(status, EINTR, "reading %s: interrupted by signal %d", input->name,
+				                  interrupt_signal());
 			if (errno == EINTR)
 				continue;
 			return plumb_fail_errno(status, errno, "reading %s", input->name);

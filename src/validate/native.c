@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "plumb/interrupt.h"
 #include "plumb/counters.h"
 #include "validate/native.h"
 
@@ -150,7 +151,7 @@ static int in_child(void (*fn)(void *argument, void *buffer), void *argument, vo
 	int pipe_fds[2];
 	if (pipe(pipe_fds) != 0) return plumb_fail_errno(status, errno, "pipe");
 	fflush(NULL);
-	pid_t pid = fork();
+	pid_t pid = interrupt_fork(true);
 	if (pid < 0) {
 		close(pipe_fds[0]);
 		close(pipe_fds[1]);
@@ -168,7 +169,7 @@ static int in_child(void (*fn)(void *argument, void *buffer), void *argument, vo
 	int got = read_full(pipe_fds[0], buffer, length);
 	close(pipe_fds[0]);
 	int wait_status = 0;
-	while (waitpid(pid, &wait_status, 0) < 0 && errno == EINTR) {}
+	interrupt_waitpid(pid, &wait_status);
 	if (got != 0) {
 		if (WIFSIGNALED(wait_status))
 			return plumb_fail(status, EIO, "the run died of signal %d (%s)", WTERMSIG(wait_status),

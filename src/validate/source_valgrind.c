@@ -15,12 +15,13 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "plumb/interrupt.h"
 #include "validate/native.h"
 
 static int spawn(char *const argv[], plumb_status *status)
 {
 	fflush(NULL);
-	pid_t pid = fork();
+	pid_t pid = interrupt_fork(true);
 	if (pid < 0) return plumb_fail_errno(status, errno, "fork");
 	if (pid == 0) {
 		int null = open("/dev/null", O_RDWR);
@@ -33,8 +34,7 @@ static int spawn(char *const argv[], plumb_status *status)
 		_exit(127);
 	}
 	int wait_status;
-	while (waitpid(pid, &wait_status, 0) < 0)
-		if (errno != EINTR) return plumb_fail_errno(status, errno, "waitpid");
+	if (interrupt_waitpid(pid, &wait_status) < 0) return plumb_fail_errno(status, errno, "waitpid");
 	if (!WIFEXITED(wait_status)) return plumb_fail(status, EIO, "%s died of a signal", argv[0]);
 	if (WEXITSTATUS(wait_status) == 127) return plumb_fail(status, ENOENT, "cannot run %s", argv[0]);
 	if (WEXITSTATUS(wait_status) != 0)
@@ -154,10 +154,16 @@ int validate_instrumented_counts(const validate_benchmark *benchmark, const vali
 
 	char self[PATH_MAX];
 	if (self_program(self_path, self, sizeof self, status) != 0) return -1;
-	char directory[] = "/tmp/plumb-validate-XXXXXX";
-	if (!mkdtemp(directory)) return plumb_fail_errno(status, errno, "mkdtemp");
+	/* In $TMPDIR like every temporary folder plumb makes (plumbgrind's too). */
+	const char *tmp = getenv("TMPDIR");
+	char directory[PATH_MAX - 64];
+	snprintf(directory, sizeof directory, "%s/plumb-validate-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+	if (!mkdtemp(directory)) return plumb_fail_errno(status, errno, "cannot create a temporary folder %s", directory);
 	char out[sizeof directory + 32], out_option[sizeof out + 32];
 	snprintf(out, sizeof out, "%s/cachegrind.out", directory);
+	/* A signal removes both (plumb/interrupt.h). */
+	interrupt_add_path(directory, true);
+	interrupt_add_path(out, false);
 	snprintf(out_option, sizeof out_option, "--cachegrind-out-file=%s", out);
 	const validate_machine *m = params->machine;
 	char i1[64], d1[64], ll[64], size[32], pad[32], base[32], trips[32];
@@ -178,6 +184,8 @@ int validate_instrumented_counts(const validate_benchmark *benchmark, const vali
 	if (rc == 0) rc = parse_cachegrind(out, function, totals, events, sizeof events, status);
 	unlink(out);
 	rmdir(directory);
+	interrupt_remove_path(out);
+	interrupt_remove_path(directory);
 	if (rc != 0) return -1;
 
 	for (int e = 0; e < benchmark->event_count; e++) {

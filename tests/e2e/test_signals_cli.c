@@ -1,0 +1,358 @@
+/* SIGINT and SIGTERM stop every command cleanly: exit 128 + the signal, no
+ * child left running, no temporary file left, and a trace being recorded or
+ * converted finished so that it reads without --allow-truncated.
+ * Readiness is polled (a child started, a temporary file grew), never slept
+ * for blindly; every wait is bounded so a test stays well under 20 s. */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "run.h"
+
+static char folder[64];
+
+static void make_folder(void)
+{
+	snprintf(folder, sizeof folder, "/tmp/plumb-e2e-signals-XXXXXX");
+	cr_assert_not_null(mkdtemp(folder));
+}
+
+static int remove_entry(const char *path, const struct stat *info, int flag, struct FTW *walk)
+{
+	(void)info, (void)flag, (void)walk;
+	return remove(path);
+}
+
+static void remove_folder(void)
+{
+	if (folder[0])
+		nftw(folder, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+TestSuite(signals_cli, .init = make_folder, .fini = remove_folder, .timeout = 40);
+
+static const char *in_folder(const char *name)
+{
+	static char paths[8][PATH_MAX];
+	static int next;
+	char *p = paths[next++ % 8];
+	snprintf(p, PATH_MAX, "%s/%s", folder, name);
+	return p;
+}
+
+static double now(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static void pause_briefly(void)
+{
+	struct timespec t = { 0, 20 * 1000000L };
+	nanosleep(&t, NULL);
+}
+
+/* Starts plumb with argv; stdout and stderr go to files in the folder and
+ * TMPDIR is the folder, so the run's temporary files are visible here. */
+static pid_t start_plumb(const char *const argv[])
+{
+	const char *program = getenv("PLUMB_BIN");
+	cr_assert_not_null(program, "PLUMB_BIN is not set");
+	pid_t pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		setenv("TMPDIR", folder, 1);
+		int null = open("/dev/null", O_RDONLY);
+		int out = open(in_folder("stdout"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int err = open(in_folder("stderr"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		dup2(null, 0);
+		dup2(out, 1);
+		dup2(err, 2);
+		/* Whatever the test runner ignores, plumb sees the signals as a shell would give them. */
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
+		const char *args[64] = { program };
+		for (int i = 0; argv[i] && i < 62; i++)
+			args[i + 1] = argv[i];
+		execv(program, (char *const *)args);
+		_exit(127);
+	}
+	return pid;
+}
+
+static char *read_all(const char *path)
+{
+	static char text[16384];
+	text[0] = 0;
+	FILE *f = fopen(path, "r");
+	if (f) {
+		size_t n = fread(text, 1, sizeof text - 1, f);
+		text[n] = 0;
+		fclose(f);
+	}
+	return text;
+}
+
+/* The first child of pid whose command name is comm (any child if NULL),
+ * or 0 if none appears within the seconds given. */
+static pid_t wait_for_child(pid_t pid, const char *comm, double seconds)
+{
+	double deadline = now() + seconds;
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)pid, (int)pid);
+	while (now() < deadline) {
+		FILE *f = fopen(path, "r");
+		int child;
+		while (f && fscanf(f, "%d", &child) == 1) {
+			char comm_path[64], name[64] = "";
+			snprintf(comm_path, sizeof comm_path, "/proc/%d/comm", child);
+			FILE *c = fopen(comm_path, "r");
+			if (c) {
+				if (fgets(name, sizeof name, c))
+					name[strcspn(name, "\n")] = 0;
+				fclose(c);
+			}
+			if (!comm || strcmp(name, comm) == 0) {
+				fclose(f);
+				return child;
+			}
+		}
+		if (f)
+			fclose(f);
+		int wait_status;
+		cr_assert_eq(waitpid(pid, &wait_status, WNOHANG), 0, "plumb ended before it started a child: %s",
+		             read_all(in_folder("stderr")));
+		pause_briefly();
+	}
+	return 0;
+}
+
+/* Sends sig to plumb and returns its exit code (128 + signal if it was killed). */
+static int signal_and_wait(pid_t pid, int sig)
+{
+	cr_assert_eq(kill(pid, sig), 0);
+	double deadline = now() + 15;
+	int wait_status;
+	pid_t r;
+	while ((r = waitpid(pid, &wait_status, WNOHANG)) == 0 && now() < deadline)
+		pause_briefly();
+	if (r == 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &wait_status, 0);
+		cr_assert_fail("plumb did not stop within 15 s of signal %d", sig);
+	}
+	return WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 128 + WTERMSIG(wait_status);
+}
+
+/* A process that is gone: no such pid, or only a zombie nobody reaped
+ * would still count as a leak, so any /proc entry fails. */
+static void assert_gone(pid_t pid, const char *what)
+{
+	errno = 0;
+	int alive = kill(pid, 0) == 0;
+	if (alive) {
+		kill(pid, SIGKILL);
+		cr_assert_fail("%s (pid %d) still exists after plumb exited", what, (int)pid);
+	}
+	cr_assert_eq(errno, ESRCH);
+}
+
+static void assert_group_gone(pid_t group, const char *what)
+{
+	if (kill(-group, 0) == 0) {
+		kill(-group, SIGKILL);
+		cr_assert_fail("process group %d of %s still has members after plumb exited", (int)group, what);
+	}
+}
+
+/* Entries of the folder whose names contain text. */
+static int entries_containing(const char *text)
+{
+	DIR *d = opendir(folder);
+	cr_assert_not_null(d);
+	int count = 0;
+	for (struct dirent *e; (e = readdir(d));)
+		count += strstr(e->d_name, text) != NULL;
+	closedir(d);
+	return count;
+}
+
+static void stat_is_stopped_by(int sig)
+{
+	const char *argv[] = { "stat", "--", "sleep", "30", NULL };
+	pid_t plumb = start_plumb(argv);
+	pid_t sleeper = wait_for_child(plumb, "sleep", 10);
+	cr_assert_neq(sleeper, 0, "plumb stat started no 'sleep'");
+	int code = signal_and_wait(plumb, sig);
+	cr_assert_eq(code, 128 + sig, "exit %d, stderr: %s", code, read_all(in_folder("stderr")));
+	assert_gone(sleeper, "the counted command");
+}
+
+Test(signals_cli, stat_sigint_stops_and_reaps_the_command)
+{
+	stat_is_stopped_by(SIGINT);
+}
+
+Test(signals_cli, stat_sigterm_stops_and_reaps_the_command)
+{
+	stat_is_stopped_by(SIGTERM);
+}
+
+Test(signals_cli, report_sigint_stops_its_section_and_writes_nothing)
+{
+	char out[PATH_MAX];
+	snprintf(out, sizeof out, "%s", in_folder("report.html"));
+	const char *argv[] = { "report", "--sections", "lat", "-o", out, NULL };
+	pid_t plumb = start_plumb(argv);
+	pid_t section = wait_for_child(plumb, "plumb", 10);
+	cr_assert_neq(section, 0, "plumb report started no section");
+	int code = signal_and_wait(plumb, SIGINT);
+	cr_assert_eq(code, 130, "exit %d, stderr: %s", code, read_all(in_folder("stderr")));
+	assert_gone(section, "the section 'plumb lat'");
+	assert_group_gone(section, "the section");
+	cr_assert_eq(access(out, F_OK), -1, "an interrupted report must not look complete");
+	cr_assert_eq(entries_containing(".tmp."), 0);
+}
+
+Test(signals_cli, validate_sigterm_stops_valgrind_and_removes_its_folder)
+{
+	const char *argv[] = { "validate", "--backend", "instrumented", NULL };
+	pid_t plumb = start_plumb(argv);
+	/* valgrind runs under the name of its tool's launcher. */
+	pid_t worker = wait_for_child(plumb, NULL, 10);
+	cr_assert_neq(worker, 0, "plumb validate started no worker");
+	double deadline = now() + 10;
+	while (entries_containing("plumb-validate-") == 0 && now() < deadline)
+		pause_briefly();
+	if (entries_containing("plumb-validate-") == 0) {
+		signal_and_wait(plumb, SIGKILL);
+		cr_skip_test("plumb validate made no valgrind folder (is valgrind installed?): %s",
+		             read_all(in_folder("stderr")));
+	}
+	worker = wait_for_child(plumb, NULL, 10);
+	cr_assert_neq(worker, 0, "plumb validate started no valgrind");
+	int code = signal_and_wait(plumb, SIGTERM);
+	cr_assert_eq(code, 143, "exit %d, stderr: %s", code, read_all(in_folder("stderr")));
+	assert_gone(worker, "valgrind");
+	assert_group_gone(worker, "valgrind");
+	cr_assert_eq(entries_containing("plumb-validate-"), 0, "the valgrind work folder was left behind");
+}
+
+Test(signals_cli, validate_sigint_stops_its_counted_runs)
+{
+	const char *argv[] = { "validate", "--backend", "perf", "--runs", "100000", NULL };
+	pid_t plumb = start_plumb(argv);
+	pid_t worker = wait_for_child(plumb, NULL, 10);
+	cr_assert_neq(worker, 0, "plumb validate started no run");
+	int code = signal_and_wait(plumb, SIGINT);
+	cr_assert_eq(code, 130, "exit %d, stderr: %s", code, read_all(in_folder("stderr")));
+	assert_gone(worker, "the run");
+}
+
+/* The trace reads, complete, without --allow-truncated; its record count. */
+static long long trace_records(const char *path)
+{
+	cli_run r = cli_run_plumbv(NULL, "trace", "stats", path, "--json", NULL);
+	cr_assert_eq(r.exit_code, 0, "the interrupted trace does not read: %s", r.err);
+	json_object *root = json_tokener_parse(r.out);
+	cr_assert_not_null(root);
+	json_object *rows = cli_json_rows(root, "kinds"), *total = json_object_array_get_idx(rows, 4), *v;
+	cr_assert(json_object_object_get_ex(total, "references", &v));
+	long long records = json_object_get_int64(v);
+	json_object_put(root);
+	cli_run_free(&r);
+	return records;
+}
+
+/* The size of the first entry whose name starts with prefix, -1 if none. */
+static long long size_of_entry(const char *prefix)
+{
+	DIR *d = opendir(folder);
+	cr_assert_not_null(d);
+	long long size = -1;
+	for (struct dirent *e; (e = readdir(d));)
+		if (strncmp(e->d_name, prefix, strlen(prefix)) == 0) {
+			struct stat info;
+			if (stat(in_folder(e->d_name), &info) == 0)
+				size = info.st_size;
+			break;
+		}
+	closedir(d);
+	return size;
+}
+
+Test(signals_cli, trace_record_sigint_finishes_the_trace)
+{
+	char out[PATH_MAX];
+	snprintf(out, sizeof out, "%s", in_folder("record.ptrace"));
+	const char *argv[] = { "trace", "record", out, "--", "sh", "-c", "while :; do :; done", NULL };
+	pid_t plumb = start_plumb(argv);
+	pid_t valgrind = wait_for_child(plumb, NULL, 10);
+	cr_assert_neq(valgrind, 0, "plumb trace record started no valgrind");
+	/* Ready when the first block is written (the file header is 16 bytes). */
+	double deadline = now() + 15;
+	while (size_of_entry("record.ptrace.tmp.") <= 16 && now() < deadline) {
+		int wait_status;
+		if (waitpid(plumb, &wait_status, WNOHANG) == plumb)
+			cr_skip_test("plumb trace record ended early (is valgrind installed?): %s", read_all(in_folder("stderr")));
+		pause_briefly();
+	}
+	cr_assert_gt(size_of_entry("record.ptrace.tmp."), 16, "no block written in 15 s");
+	int code = signal_and_wait(plumb, SIGINT);
+	cr_assert_eq(code, 130, "exit %d, stderr: %s", code, read_all(in_folder("stderr")));
+	cr_assert(strstr(read_all(in_folder("stderr")), "interrupted by signal 2"), "%s", read_all(in_folder("stderr")));
+	assert_gone(valgrind, "valgrind");
+	cr_assert_eq(entries_containing(".tmp."), 0, "the temporary trace was left behind");
+	cr_assert_gt(trace_records(out), 0);
+}
+
+Test(signals_cli, trace_convert_sigterm_finishes_the_trace)
+{
+	/* A lackey trace through a FIFO whose writer stays open: plumb has read
+	 * what was written and waits for more when the signal comes. */
+	char fifo[PATH_MAX], out[PATH_MAX];
+	snprintf(fifo, sizeof fifo, "%s", in_folder("input.lackey"));
+	snprintf(out, sizeof out, "%s", in_folder("converted.ptrace"));
+	cr_assert_eq(mkfifo(fifo, 0600), 0);
+	enum { LINES = 1000 };
+	pid_t writer = fork();
+	cr_assert_geq(writer, 0);
+	if (writer == 0) {
+		FILE *f = fopen(fifo, "w");
+		if (!f)
+			_exit(1);
+		for (int i = 0; i < LINES; i++)
+			fprintf(f, " L %08x,8\n", 0x10000 + 64 * i);
+		fflush(f);
+		pause();
+		_exit(0);
+	}
+	const char *argv[] = { "trace", "convert", fifo, out, NULL };
+	pid_t plumb = start_plumb(argv);
+	double deadline = now() + 10;
+	while (size_of_entry("converted.ptrace.tmp.") < 0 && now() < deadline)
+		pause_briefly();
+	cr_assert_geq(size_of_entry("converted.ptrace.tmp."), 0, "plumb trace convert opened no output");
+	/* Give the reader a moment to take what the FIFO holds; the count below
+	 * is bounded either way. */
+	for (int i = 0; i < 10; i++)
+		pause_briefly();
+	int code = signal_and_wait(plumb, SIGTERM);
+	kill(writer, SIGKILL);
+	waitpid(writer, NULL, 0);
+	cr_assert_eq(code, 143, "exit %d, stderr: %s", code, read_all(in_folder("stderr")));
+	cr_assert_eq(entries_containing(".tmp."), 0, "the temporary trace was left behind");
+	long long records = trace_records(out);
+	cr_assert_leq(records, LINES);
+}
