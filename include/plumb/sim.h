@@ -331,6 +331,51 @@ bool sim_region_folded(const sim *s);
  * map the code table's function, file and line are "unknown". */
 void sim_set_code_map(sim *s, const trace_code_map *map);
 
+/* ------------------------------------------------------------ annotation */
+
+/* Costs per instruction address, for cachegrind's and callgrind's file
+ * formats (sim_write_cachegrind, sim_write_callgrind).  Every data reference
+ * is charged to the instruction that made it (the record's instruction
+ * address), as cachegrind does. */
+typedef enum sim_annotation_event {
+	SIM_AN_IR = 0,      /* instruction fetches (L1I accesses) */
+	SIM_AN_I1MR, SIM_AN_I2MR, SIM_AN_I3MR,  /* fetch misses at L1I, L2, L3 */
+	SIM_AN_DR,          /* reads (L1D accesses) */
+	SIM_AN_D1MR, SIM_AN_D2MR, SIM_AN_D3MR,
+	SIM_AN_DW,          /* writes */
+	SIM_AN_D1MW, SIM_AN_D2MW, SIM_AN_D3MW,
+	SIM_AN_COHERENCE,   /* coherence misses (classify on) */
+	SIM_AN_TRUE_SHARING, SIM_AN_FALSE_SHARING,
+	SIM_AN_INV_SENT,    /* copies this instruction's requests invalidated */
+	SIM_AN_INV_RECEIVED, /* copies its core lost while this was its last instruction */
+	SIM_AN_EVENTS
+} sim_annotation_event;
+
+typedef struct sim_annotation {
+	uint64_t address;
+	uint64_t count[SIM_AN_EVENTS];
+} sim_annotation;
+
+/* Turns on the per-instruction costs; call before the first reference.  The
+ * simulation then takes the general path for every reference (slower, the
+ * same counts). */
+int sim_annotate(sim *s, plumb_status *status);
+/* The instructions with costs, sorted by address: returns how many; fills
+ * out (when not NULL) with up to max of them. */
+size_t sim_annotations(const sim *s, sim_annotation *out, size_t max);
+/* cachegrind's output format (cg_annotate reads it): desc, cmd, events
+ * (cachegrind's Ir I1mr ILmr Dr D1mr DLmr Dw D1mw DLmw, with I2mr/D2mr/D2mw
+ * when an L2 sits above the L3, then plumb's CohM TrueSh FalseSh (classify
+ * on), InvSent InvRecv), fl=/fn= blocks of "line costs", summary.  Names come
+ * from map (trace_reader_code_map); without it every cost is in file "???",
+ * function "0x<address>". */
+int sim_write_cachegrind(const sim *s, const trace_code_map *map, const char *command, FILE *out,
+                         plumb_status *status);
+/* callgrind's format (KCachegrind, callgrind_annotate): the same costs as
+ * self costs of each function and line; calls are not followed. */
+int sim_write_callgrind(const sim *s, const trace_code_map *map, const char *command, FILE *out,
+                        plumb_status *status);
+
 /* Checks every invariant over the whole state: single writer, inclusion,
  * directory = cache contents, the counting identities. */
 int sim_check(const sim *s, plumb_status *status);

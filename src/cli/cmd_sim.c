@@ -40,6 +40,9 @@ static void usage(FILE *f)
 	        "      --check           check coherence invariants after every transaction\n"
 	        "      --basic           no miss classification (faster; classes not counted)\n"
 	        "      --top N           hot lines and code addresses to list (default 10)\n"
+	        "      --cachegrind-out FILE  per function and line costs in cachegrind's format\n"
+	        "                        (cg_annotate FILE): every level, plus coherence events\n"
+	        "      --callgrind-out FILE   the same in callgrind's format (KCachegrind)\n"
 	        "  -f, --format F        trace format: auto (default), native, lackey, din\n"
 	        "      --allow-truncated read a cut-short native trace up to its last block\n"
 	        "      --print-config    print the configuration in the file format and exit\n"
@@ -53,8 +56,46 @@ static void usage(FILE *f)
 
 enum {
 	OPT_CORES = 0x2001, OPT_PROTOCOL, OPT_L1I, OPT_L1D, OPT_L2, OPT_L3, OPT_INCLUSION, OPT_PREFETCH,
-	OPT_CHECK, OPT_BASIC, OPT_TOP, OPT_ALLOW_TRUNCATED, OPT_PRINT_CONFIG, OPT_LIST_PRESETS, OPT_LIST_EVENTS
+	OPT_CHECK, OPT_BASIC, OPT_TOP, OPT_ALLOW_TRUNCATED, OPT_PRINT_CONFIG, OPT_LIST_PRESETS, OPT_LIST_EVENTS,
+	OPT_CACHEGRIND_OUT, OPT_CALLGRIND_OUT
 };
+
+/* The program and its arguments, or the trace, for the annotation files' cmd: line. */
+static char *command_text(char **argv, int first, int argc)
+{
+	size_t length = 1;
+	for (int i = first; i < argc; i++)
+		length += strlen(argv[i]) + 1;
+	char *text = malloc(length);
+	if (!text)
+		return NULL;
+	text[0] = 0;
+	for (int i = first; i < argc; i++) {
+		if (i > first)
+			strcat(text, " ");
+		strcat(text, argv[i]);
+	}
+	for (char *p = text; *p; p++)
+		if (*p == '\n' || *p == '\r')
+			*p = ' ';
+	return text;
+}
+
+/* Writes one annotation file atomically. */
+static int write_annotation(const char *path, const sim *s, const trace_code_map *map, const char *command,
+                            bool callgrind, plumb_status *status)
+{
+	output_file file;
+	if (output_file_open(&file, path, status) != 0)
+		return -1;
+	int rc = callgrind ? sim_write_callgrind(s, map, command, file.stream, status)
+	                   : sim_write_cachegrind(s, map, command, file.stream, status);
+	if (rc != 0) {
+		output_file_abort(&file);
+		return -1;
+	}
+	return output_file_commit(&file, status);
+}
 
 /* "32K,8,64" (or "none" for L2/L3) into level's settings. */
 static int set_geometry(sim_config *config, const char *level, const char *text, plumb_status *status)
@@ -148,12 +189,15 @@ int cmd_sim(int argc, char **argv)
 		{ "top", required_argument, 0, OPT_TOP }, { "allow-truncated", no_argument, 0, OPT_ALLOW_TRUNCATED },
 		{ "print-config", no_argument, 0, OPT_PRINT_CONFIG }, { "list-presets", no_argument, 0, OPT_LIST_PRESETS },
 		{ "list-events", no_argument, 0, OPT_LIST_EVENTS },
+		{ "cachegrind-out", required_argument, 0, OPT_CACHEGRIND_OUT },
+		{ "callgrind-out", required_argument, 0, OPT_CALLGRIND_OUT },
 		CLI_OUTPUT_OPTIONS, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
 	cli_output out = { OUTPUT_TABLE, NULL };
 	const char *preset = NULL, *config_path = NULL, *format_name = "auto";
 	setting *settings = calloc((size_t)argc + 1, sizeof *settings);
 	size_t setting_count = 0;
 	bool print_config = false, allow_truncated = false;
+	const char *cachegrind_out = NULL, *callgrind_out = NULL;
 	uint64_t top = 10;
 	plumb_status status;
 	int c;
@@ -190,6 +234,8 @@ int cmd_sim(int argc, char **argv)
 			}
 			continue;
 		case OPT_ALLOW_TRUNCATED: allow_truncated = true; continue;
+		case OPT_CACHEGRIND_OUT: cachegrind_out = optarg; continue;
+		case OPT_CALLGRIND_OUT: callgrind_out = optarg; continue;
 		case OPT_PRINT_CONFIG: print_config = true; continue;
 		case OPT_LIST_PRESETS: free(settings); return list_presets();
 		case OPT_LIST_EVENTS: free(settings); return list_events();
@@ -283,6 +329,11 @@ int cmd_sim(int argc, char **argv)
 		trace_reader_close(reader, NULL);
 		return cli_error("sim", &status);
 	}
+	if ((cachegrind_out || callgrind_out) && sim_annotate(s, &status) != 0) {
+		trace_reader_close(reader, NULL);
+		sim_free(s);
+		return cli_error("sim", &status);
+	}
 	uint64_t records = 0;
 	rc = run(s, reader, &records, &status);
 	/* plumbgrind's function, file and line of every instruction run */
@@ -328,6 +379,13 @@ int cmd_sim(int argc, char **argv)
 		                    "counting identities)");
 	rc = cli_output_emit(&out, report);
 	output_report_free(report);
+	if (rc == 0 && (cachegrind_out || callgrind_out)) {
+		char *command = command_mode ? command_text(argv, optind, argc) : strdup(trace_path);
+		if ((cachegrind_out && write_annotation(cachegrind_out, s, code_map, command, false, &status) != 0) ||
+		    (callgrind_out && write_annotation(callgrind_out, s, code_map, command, true, &status) != 0))
+			rc = cli_error("sim", &status);
+		free(command);
+	}
 	sim_free(s);
 	trace_code_map_free(code_map);
 	return rc;

@@ -104,6 +104,7 @@ void sim_free(sim *s)
 	free(s->threads);
 	free(s->thread_core);
 	sim_regions_free(s);
+	sim_annotate_free(s);
 	free(s);
 }
 
@@ -136,6 +137,8 @@ void sim_reset_statistics(sim *s)
 		sim_table_clear(&s->code);
 	}
 	sim_regions_reset(s);
+	if (s->annotate)
+		sim_table_clear(&s->annotation);
 }
 
 /* Thread -> core: in order of first appearance, then round-robin (or an
@@ -769,7 +772,8 @@ static int batch_fast(sim *s, const trace_record *records, size_t n, plumb_statu
 
 int sim_access_batch(sim *s, const trace_record *records, size_t n, plumb_status *status)
 {
-	if (!s->config.check && n > 0)
+	/* annotation charges every reference in sim_engine.c's finish_reference */
+	if (!s->config.check && !s->annotate && n > 0)
 		return batch_fast(s, records, n, status);
 	static const sim_access_kind kinds[4] = { SIM_IFETCH, SIM_READ, SIM_WRITE, SIM_READ };
 	const uint32_t max_size = s->config.max_access_size;

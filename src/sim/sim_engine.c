@@ -368,6 +368,8 @@ static bool invalidate_others(sim *s, reference *r, uint64_t granule, bool needs
 		if (state == SIM_STATE_M || state == SIM_STATE_E || state == SIM_STATE_O)
 			oc->interventions_received++;
 		oc->invalidations_received++;
+		if (s->annotate)
+			sim_annotate_received(s, o);
 		private_remove(s, o, granule, false);
 		transition(s, o, 1, state, SIM_STATE_I);
 		directory_remove(s, o, granule);
@@ -812,6 +814,12 @@ static void finish_reference(sim *s, reference *r, sim_level first)
 	}
 	if (r->prefetch)
 		return;
+	if (s->annotate)
+		sim_annotate_reference(s, r->core, r->kind, r->reached, r->missed,
+		                       r->class[LEVEL_FIRST] == CLASS_TRUE || r->class[LEVEL_SECOND] == CLASS_TRUE,
+		                       r->coherence_miss && !(r->class[LEVEL_FIRST] == CLASS_TRUE ||
+		                                              r->class[LEVEL_SECOND] == CLASS_TRUE),
+		                       r->invalidations);
 	sim_thread_stats *t = s->current_thread;
 	if (t) {
 		if (r->missed[LEVEL_FIRST])

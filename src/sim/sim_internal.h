@@ -273,6 +273,9 @@ struct sim {
 	                                 * take sim_engine.c's reference_one_line */
 	struct sim_regions *regions;    /* sim_regions.c; NULL until the first marker */
 	const trace_code_map *code_map; /* names for the code table, or NULL */
+	bool annotate;                  /* per-instruction costs (sim_annotate.c) */
+	sim_table annotation;           /* ip -> sim_annotation */
+	uint64_t last_ip[SIM_MAX_CORES]; /* annotate: each core's last instruction */
 	/* the first invariant violation (check on) */
 	bool failed;
 	char failure[PLUMB_MESSAGE_MAX];
@@ -283,6 +286,12 @@ struct sim {
 int sim_region_marker(sim *s, uint32_t core, const trace_record *record, plumb_status *status);
 void sim_regions_free(sim *s);
 void sim_regions_reset(sim *s);
+
+/* sim_annotate.c: one completed demand reference (annotate on). */
+void sim_annotate_reference(sim *s, uint32_t core, sim_access_kind kind, const bool reached[3], const bool missed[3],
+                            bool coherence_true, bool coherence_false, uint64_t invalidations);
+void sim_annotate_received(sim *s, uint32_t core);
+void sim_annotate_free(sim *s);
 
 /* sim_engine.c */
 void sim_reference(sim *s, uint32_t core, sim_access_kind kind, uint64_t address, uint32_t size);

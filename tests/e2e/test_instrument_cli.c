@@ -285,3 +285,111 @@ Test(instrument_cli, code_table_names_the_hottest_function_and_line, .timeout = 
 	cr_expect(strstr(r.out, "  walk  "), "%s", r.out);
 	cli_run_free(&r);
 }
+
+/* --cachegrind-out: for a one-core cachegrind-like configuration,
+ * cg_annotate prints exactly the figures of cachegrind's own file of the
+ * same program (the function table and the annotated source, each line
+ * equal; lines of equal cost may come in another order, so they are
+ * compared sorted).  Both run in the same environment (env -i with PATH and
+ * the VALGRIND_LIB plumb sets): the program's stack and the strings libc
+ * scans at start-up depend on it.  callgrind_annotate reads --callgrind-out. */
+static char *slurp_command(const char *command)
+{
+	FILE *p = popen(command, "r");
+	cr_assert_not_null(p, "%s", command);
+	size_t capacity = 1 << 16, used = 0;
+	char *text = malloc(capacity);
+	size_t n;
+	while ((n = fread(text + used, 1, capacity - used - 1, p)) > 0) {
+		used += n;
+		if (used + 1 == capacity)
+			text = realloc(text, capacity *= 2);
+	}
+	text[used] = 0;
+	cr_assert_eq(pclose(p), 0, "%s", command);
+	return text;
+}
+
+static int compare_text_lines(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The lines from "PROGRAM TOTALS" on, sorted, joined. */
+static char *figures(char *annotated)
+{
+	char *start = strstr(annotated, "PROGRAM TOTALS");
+	cr_assert_not_null(start, "%s", annotated);
+	while (start > annotated && start[-1] != '\n')
+		start--;
+	size_t count = 0, capacity = 1024;
+	char **lines = malloc(capacity * sizeof *lines);
+	for (char *save = NULL, *line = strtok_r(start, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (count == capacity)
+			lines = realloc(lines, (capacity *= 2) * sizeof *lines);
+		lines[count++] = line;
+	}
+	qsort(lines, count, sizeof *lines, compare_text_lines);
+	size_t length = 1;
+	for (size_t i = 0; i < count; i++)
+		length += strlen(lines[i]) + 1;
+	char *joined = malloc(length), *at = joined;
+	for (size_t i = 0; i < count; i++)
+		at += sprintf(at, "%s\n", lines[i]);
+	*at = 0;
+	free(lines);
+	return joined;
+}
+
+Test(instrument_cli, cachegrind_out_equals_cachegrinds_file, .timeout = 240)
+{
+	target();
+	if (system("command -v cg_annotate > /dev/null && command -v callgrind_annotate > /dev/null") != 0)
+		cr_skip_test("cg_annotate and callgrind_annotate are not installed");
+	const char *program = built("tests/data/hot_line");
+	char lib[4096], ours[4096], theirs[4096], calls[4096], command[16384];
+	snprintf(lib, sizeof lib, "%s", built("vg/lib"));
+	snprintf(ours, sizeof ours, "%s", cli_temp_path("plumb.cg.out"));
+	snprintf(theirs, sizeof theirs, "%s", cli_temp_path("cachegrind.out"));
+	snprintf(calls, sizeof calls, "%s", cli_temp_path("plumb.callgrind.out"));
+	static const char geometry_cg[] = "--I1=32768,8,64 --D1=16384,4,64 --LL=1048576,16,64";
+	static const char geometry_plumb[] = "--l1i 32768,8,64 --l1d 16384,4,64 --l3 1048576,16,64";
+	snprintf(command, sizeof command,
+	         "env -i PATH=\"$PATH\" VALGRIND_LIB='%s' valgrind --tool=cachegrind -q --cachegrind-out-file='%s' %s "
+	         "'%s' 3000 > /dev/null 2>&1", lib, theirs, geometry_cg, program);
+	cr_assert_eq(system(command), 0, "%s", command);
+	snprintf(command, sizeof command,
+	         "env -i PATH=\"$PATH\" VALGRIND_LIB='%s' '%s' sim --preset cachegrind %s --cachegrind-out '%s' "
+	         "--callgrind-out '%s' -- '%s' 3000 > /dev/null 2>&1", lib, getenv("PLUMB_BIN"), geometry_plumb, ours, calls,
+	         program);
+	cr_assert_eq(system(command), 0, "%s", command);
+	static const char show[] = "--show=Ir,I1mr,ILmr,Dr,D1mr,DLmr,Dw,D1mw,DLmw --threshold=0 --auto=yes";
+	snprintf(command, sizeof command, "cg_annotate %s '%s' 2>&1", show, theirs);
+	char *a = slurp_command(command);
+	snprintf(command, sizeof command, "cg_annotate %s '%s' 2>&1", show, ours);
+	char *b = slurp_command(command);
+	cr_expect(strstr(b, "hot_line.c:walk"), "%s", b);
+	char *fa = figures(a), *fb = figures(b);
+	cr_expect_str_eq(fb, fa, "cg_annotate's figures differ");
+	/* plumb's own events are extra columns of the same file */
+	snprintf(command, sizeof command, "head -8 '%s'", ours);
+	char *head = slurp_command(command);
+	cr_expect(strstr(head, "events: Ir I1mr ILmr Dr D1mr DLmr Dw D1mw DLmw CohM TrueSh FalseSh InvSent InvRecv\n"),
+	          "%s", head);
+	snprintf(command, sizeof command, "callgrind_annotate '%s' 2>&1", calls);
+	char *c = slurp_command(command);
+	cr_expect(strstr(c, "walk"), "%s", c);
+	char *total = strstr(fa, "PROGRAM TOTALS");
+	cr_assert_not_null(total);
+	while (total > fa && total[-1] != '\n')
+		total--;
+	char first[64];
+	sscanf(total, "%63s", first);   /* cachegrind's Ir total, "NNN,NNN" */
+	cr_expect(strstr(c, first), "callgrind_annotate lacks the Ir total %s: %s", first, c);
+	free(a);
+	free(b);
+	free(fa);
+	free(fb);
+	free(head);
+	free(c);
+}
