@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "run.h"
+#include "../temp_folder.h"
 
 typedef struct buffer { char *data; size_t length, capacity; } buffer;
 
@@ -120,13 +121,8 @@ void cli_run_free(cli_run *run)
 
 const char *cli_temp_path(const char *name)
 {
-	static char directory[256];
 	static char path[512];
-	if (!directory[0]) {
-		snprintf(directory, sizeof directory, "/tmp/plumb-e2e-XXXXXX");
-		cr_assert(mkdtemp(directory) != NULL, "mkdtemp: %s", strerror(errno));
-	}
-	snprintf(path, sizeof path, "%s/%s", directory, name);
+	snprintf(path, sizeof path, "%s/%s", temp_folder("/tmp/plumb-e2e"), name);
 	return path;
 }
 

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "trace_test_util.h"
+#include "../temp_folder.h"
 
 static uint64_t next_random(uint64_t *state)
 {
@@ -55,13 +56,8 @@ void trace_test_records(trace_record *records, size_t count, uint64_t seed)
 
 const char *trace_test_path(const char *name)
 {
-	static char directory[64];
-	static char path[256];
-	if (!directory[0]) {
-		strcpy(directory, "/tmp/plumb-trace-test-XXXXXX");
-		cr_assert(mkdtemp(directory) != NULL);
-	}
-	snprintf(path, sizeof path, "%s/%s", directory, name);
+	static char path[512];
+	snprintf(path, sizeof path, "%s/%s", temp_folder("/tmp/plumb-trace-test"), name);
 	return path;
 }
 
