@@ -305,7 +305,13 @@ typedef struct counter_calibration {
 	size_t iterations;
 	size_t n;                      /* events */
 	counter_bias bias[COUNTER_MAX_EVENTS];
-	double start_ns, stop_ns, read_ns;   /* median cost of one call */
+	/* Median cost of one call, the timer's own cost subtracted.  NaN when it
+	 * cannot be known: cost_state is then UNSUPPORTED and cost_reason says why
+	 * (no event of the set opened, so the calls did nothing worth timing), or
+	 * the one value is NaN because the call cost no more than the timer. */
+	double start_ns, stop_ns, read_ns;
+	counter_state cost_state;
+	char cost_reason[COUNTER_REASON_MAX];
 	char read_method[16];          /* how the reads were done */
 } counter_calibration;
 

@@ -399,9 +399,15 @@ static void calibration_rows(output_table *bias, output_table *cost, const char 
 	output_row(cost);
 	output_cell_text(cost, label);
 	output_cell_text(cost, c->read_method);
-	output_cell_real(cost, c->start_ns);
-	output_cell_real(cost, c->stop_ns);
-	output_cell_real(cost, c->read_ns);
+	const double costs[3] = { c->start_ns, c->stop_ns, c->read_ns };
+	for (int k = 0; k < 3; k++) {
+		if (c->cost_state != COUNTER_OK)
+			output_cell_status(cost, counter_state_name(c->cost_state), c->cost_reason);
+		else if (isnan(costs[k]))
+			output_cell_status(cost, "unsupported", "no more than the timer's own cost");
+		else
+			output_cell_real(cost, costs[k]);
+	}
 	output_cell_integer(cost, (int64_t)c->iterations);
 }
 

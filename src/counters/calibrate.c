@@ -15,11 +15,12 @@
 
 /* Calls are timed with the calibrated TSC (clock_gettime would add tens of
  * ns and a coarse step to calls that cost a few hundred); the cost of the
- * timer pair itself is subtracted. */
+ * timer pair itself is subtracted.  A call that cost no more than the timer
+ * has no measurable cost: NaN, never a 0 that reads as "free". */
 static double net_median_ns(const timer_calibration *timer, double *ticks, size_t n)
 {
 	double median = stats_median(ticks, n) - timer->overhead_ticks;
-	return median > 0 ? timer_ticks_to_ns(timer, median) : 0;
+	return median > 0 ? timer_ticks_to_ns(timer, median) : NAN;
 }
 
 int counter_calibrate(const char *backend, const char *const *events, size_t n,
@@ -82,6 +83,26 @@ int counter_calibrate(const char *backend, const char *const *events, size_t n,
 	out->start_ns = net_median_ns(&timer, start_ns, iterations);
 	out->stop_ns = net_median_ns(&timer, stop_ns, iterations);
 	out->read_ns = net_median_ns(&timer, read_ns, iterations);
+	out->cost_state = COUNTER_OK;
+	const char *first_reason = NULL;
+	size_t opened_count = 0;
+	for (size_t e = 0; e < n; e++) {
+		const counter_value *opened = counter_set_opened(set, e);
+		if (opened->state != COUNTER_UNSUPPORTED)
+			opened_count++;
+		else if (!first_reason)
+			first_reason = opened->reason;
+	}
+	if (opened_count == 0) {
+		/* start, stop and read on a set with nothing open return at once: their
+		 * cost is not the cost of counting anything */
+		out->start_ns = out->stop_ns = out->read_ns = NAN;
+		out->cost_state = COUNTER_UNSUPPORTED;
+		int used = snprintf(out->cost_reason, sizeof out->cost_reason, "no event opened");
+		if (first_reason && used > 0 && (size_t)used + 2 < sizeof out->cost_reason)
+			snprintf(out->cost_reason + used, sizeof out->cost_reason - (size_t)used, ": %.*s",
+			         (int)(sizeof out->cost_reason - (size_t)used - 3), first_reason);
+	}
 	for (size_t e = 0; e < n; e++) {
 		counter_bias *b = &out->bias[e];
 		const counter_value *opened = counter_set_opened(set, e);

@@ -287,9 +287,29 @@ Test(counters_calibration, empty_region_counts_no_software_events)
 		cr_assert_eq(c.bias[1].state, COUNTER_UNSUPPORTED);
 		cr_assert(isnan(c.bias[1].mean));
 	}
-	cr_assert(c.start_ns >= 0 && c.stop_ns >= 0 && c.read_ns >= 0);
+	/* page-faults opened: starting, stopping and reading it are system calls,
+	 * which cost more than the timer around them */
+	cr_assert_eq(c.cost_state, COUNTER_OK, "%s", c.cost_reason);
+	cr_assert_gt(c.start_ns, 0);
+	cr_assert_gt(c.stop_ns, 0);
+	cr_assert_gt(c.read_ns, 0);
 	cr_assert_str_eq(c.read_method, "read()");
 	cr_assert_neq(counter_calibrate("perf", events, 2, NULL, 1, &c, &status), 0);
+}
+
+/* With no event open, start/stop/read do nothing, and their cost was once
+ * reported as 0 ns (a clamp turned the timer's noise into "free"). */
+Test(counters_calibration, nothing_opened_has_no_cost_to_report)
+{
+	const char *events[] = { "no-such-event-anywhere" };
+	counter_calibration c;
+	plumb_status status;
+	cr_assert_eq(counter_calibrate("perf", events, 1, NULL, 200, &c, &status), 0, "%s", status.message);
+	cr_assert_eq(c.bias[0].state, COUNTER_UNSUPPORTED);
+	cr_assert_eq(c.cost_state, COUNTER_UNSUPPORTED);
+	cr_assert(isnan(c.start_ns) && isnan(c.stop_ns) && isnan(c.read_ns));
+	cr_assert(strncmp(c.cost_reason, "no event opened: unknown event 'no-such-event-anywhere'", 55) == 0, "%s",
+	          c.cost_reason);
 }
 
 /* perf_event_paranoid 2 lets an unprivileged user count user space only.
