@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <json-c/json.h>
 #include "plumb/arena.h"
 #include "plumb/bandwidth.h"
 #include "plumb/chase.h"
@@ -268,6 +269,67 @@ static void from_bw(const output_report *report, explain_machine *m)
 	}
 }
 
+/* A plumb-report document inside a larger JSON document. */
+static output_report *embedded_report(json_object *object)
+{
+	output_report *report = NULL;
+	plumb_status ignored;
+	if (!object || output_report_parse_json(json_object_to_json_string(object), &report, &ignored) != 0)
+		return NULL;
+	return report;
+}
+
+/* plumb report's report.json: the summary's hierarchy (latency and one
+ * thread's read bandwidth per level, the core clock), and the lat section's
+ * MLP when it measured one. */
+static bool from_machine_report(json_object *root, explain_machine *m)
+{
+	json_object *schema = NULL;
+	if (!json_object_object_get_ex(root, "schema", &schema) ||
+	    strcmp(json_object_get_string(schema) ? json_object_get_string(schema) : "", "plumb-machine-report") != 0)
+		return false;
+	json_object *sections = NULL;
+	if (json_object_object_get_ex(root, "sections", &sections) && json_object_is_type(sections, json_type_array))
+		for (size_t i = 0; i < json_object_array_length(sections); i++) {
+			json_object *section = json_object_array_get_idx(sections, i), *inner = NULL;
+			if (!json_object_object_get_ex(section, "report", &inner))
+				continue;
+			output_report *report = embedded_report(inner);
+			if (!report)
+				continue;
+			if (!strcmp(output_report_command(report), "lat"))
+				from_lat(report, m);
+			else if (!strcmp(output_report_command(report), "bw"))
+				from_bw(report, m);
+			output_report_free(report);
+		}
+	json_object *summary_object = NULL;
+	json_object_object_get_ex(root, "summary", &summary_object);
+	output_report *summary = embedded_report(summary_object);
+	const output_table *hierarchy = summary ? output_table_find(summary, "hierarchy") : NULL;
+	int level = hierarchy ? output_column_index(hierarchy, "level") : -1;
+	for (size_t row = 0; level >= 0 && row < output_row_count(hierarchy); row++) {
+		int l = level_of_name(output_cell_string(hierarchy, row, (size_t)level));
+		if (l < 0)
+			continue;
+		double latency = cell_by_name(hierarchy, row, "latency"), read = cell_by_name(hierarchy, row, "read_1");
+		double size = cell_by_name(hierarchy, row, "sysfs_size");
+		if (isfinite(latency) && latency > 0)
+			m->latency_ns[l] = latency;
+		if (isfinite(read) && read > 0)
+			m->bandwidth_gbps[l] = read;
+		if (isfinite(size) && size > 0 && l != EXPLAIN_MEMORY)
+			m->size_bytes[l] = (uint64_t)size;
+	}
+	if (summary) {
+		double clock = meta_number(summary, "core_clock_ghz");
+		if (isfinite(clock) && clock > 0)
+			m->clock_ghz = clock;
+		output_report_free(summary);
+	}
+	return true;
+}
+
 int explain_machine_load(const char *path, explain_machine *out, plumb_status *status)
 {
 	machine_clear(out);
@@ -297,6 +359,14 @@ int explain_machine_load(const char *path, explain_machine *out, plumb_status *s
 		return plumb_fail(status, EIO, "--machine: cannot read '%s'", path);
 	}
 	text[length] = 0;
+	json_object *root = json_tokener_parse(text);
+	if (root && from_machine_report(root, out)) {
+		json_object_put(root);
+		free(text);
+		snprintf(out->source, sizeof out->source, "%s", path);
+		return 0;
+	}
+	json_object_put(root);
 	output_report *report = NULL;
 	plumb_status parse;
 	int rc = output_report_parse_json(text, &report, &parse);
@@ -312,8 +382,8 @@ int explain_machine_load(const char *path, explain_machine *out, plumb_status *s
 	}
 	output_report_free(report);
 	if (!found)
-		return plumb_fail(status, EINVAL, "--machine: '%s' holds no machine figures (give the JSON output of "
-		                  "plumb explain, or of plumb lat --mlp)", path);
+		return plumb_fail(status, EINVAL, "--machine: '%s' holds no machine figures (give plumb report's "
+		                  "report.json, or the JSON output of plumb explain or of plumb lat --mlp)", path);
 	snprintf(out->source, sizeof out->source, "%s", path);
 	return 0;
 }

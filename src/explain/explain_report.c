@@ -335,14 +335,23 @@ static void add_disagreement(output_report *report, const explain_result *r)
 		output_note(report, "predicted and measured: no region has both (see the unsupported cells' reasons)");
 		return;
 	}
+	/* What the counters saw that the model leaves out. */
+	char seen[160] = "";
+	static const char *const kernel_events[] = { "page-faults", "context-switches", "cpu-migrations" };
+	for (size_t k = 0; k < sizeof kernel_events / sizeof kernel_events[0]; k++)
+		for (size_t e = 0; e < r->event_count; e++)
+			if (!strcmp(r->events[e], kernel_events[k]) && counter_counted(&worst->counters[e]) &&
+			    worst->counters[e].mean >= 1 && !seen[0])
+				snprintf(seen, sizeof seen, "; it took %.0f %s a run, kernel work the model leaves out",
+				         worst->counters[e].mean, kernel_events[k]);
 	char predicted[32], measured[32];
 	bool cpu;
 	format_ns(predicted, sizeof predicted, worst->predicted.total_ns);
 	format_ns(measured, sizeof measured, explain_region_compared_ns(r, worst, &cpu));
 	double ratio = ratio_of(r, worst);
 	output_note(report, "predicted and measured disagree most in %s: predicted %s, measured %s%s (predicted/measured "
-	            "%.2f; the prediction is mostly %s)%s", worst->name, predicted, measured, cpu ? " of CPU time" : "", ratio,
-	            dominant_term(&worst->predicted),
+	            "%.2f; the prediction is mostly %s%s)%s", worst->name, predicted, measured, cpu ? " of CPU time" : "",
+	            ratio, dominant_term(&worst->predicted), seen,
 	            ratio < 0.5 ? ": the program waits on something the model leaves out (docs/explain.md)"
 	            : ratio > 2 ? ": the machine overlaps more than the model assumes (docs/explain.md)" : "");
 }

@@ -237,3 +237,42 @@ Test(explain_model, machine_figures_come_back_from_explains_own_json)
 	explain_result_free(&result);
 	cr_expect_eq(explain_machine_load("/nonexistent.json", &back, &status), -1);
 }
+
+/* plumb report's report.json: the summary's hierarchy and the lat section's MLP. */
+Test(explain_model, machine_figures_come_from_a_machine_report)
+{
+	static const char text[] =
+		"{\"schema\":\"plumb-machine-report\",\"schema_version\":1,\"sections\":["
+		"{\"command\":\"lat\",\"status\":\"ok\",\"report\":{\"schema\":\"plumb-report\",\"schema_version\":1,"
+		"\"command\":\"lat\",\"meta\":{\"core_clock_ghz_estimate\":3.5},\"tables\":["
+		"{\"name\":\"levels\",\"title\":\"l\",\"columns\":[{\"name\":\"level\",\"unit\":null},"
+		"{\"name\":\"latency\",\"unit\":\"ns\"}],\"rows\":[{\"level\":\"L1\",\"latency\":1.5}]},"
+		"{\"name\":\"mlp\",\"title\":\"m\",\"columns\":[{\"name\":\"level\",\"unit\":null},"
+		"{\"name\":\"outstanding\",\"unit\":\"lines\"}],\"rows\":[{\"level\":\"memory\",\"outstanding\":17.5}]}"
+		"],\"notes\":[]}},"
+		"{\"command\":\"c2c\",\"status\":\"failed\",\"reason\":\"no\"}],"
+		"\"summary\":{\"schema\":\"plumb-report\",\"schema_version\":1,\"command\":\"summary\","
+		"\"meta\":{\"core_clock_ghz\":3.7},\"tables\":[{\"name\":\"hierarchy\",\"title\":\"h\",\"columns\":["
+		"{\"name\":\"level\",\"unit\":null},{\"name\":\"sysfs_size\",\"unit\":\"bytes\"},"
+		"{\"name\":\"latency\",\"unit\":\"ns\"},{\"name\":\"read_1\",\"unit\":\"GB/s\"}],\"rows\":["
+		"{\"level\":\"L2\",\"sysfs_size\":1048576,\"latency\":3.5,\"read_1\":150},"
+		"{\"level\":\"DRAM\",\"sysfs_size\":null,\"latency\":140,\"read_1\":20}]}],\"notes\":[]}}";
+	char path[] = "/tmp/plumb-explain-report-XXXXXX";
+	int fd = mkstemp(path);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, text, sizeof text - 1), (ssize_t)(sizeof text - 1));
+	close(fd);
+	explain_machine m;
+	plumb_status status;
+	int rc = explain_machine_load(path, &m, &status);
+	unlink(path);
+	cr_assert_eq(rc, 0, "%s", status.message);
+	cr_expect_float_eq(m.clock_ghz, 3.7, 1e-9);
+	cr_expect_float_eq(m.latency_ns[EXPLAIN_L1], 1.5, 1e-9);
+	cr_expect_float_eq(m.latency_ns[EXPLAIN_L2], 3.5, 1e-9);
+	cr_expect_float_eq(m.latency_ns[EXPLAIN_MEMORY], 140, 1e-9);
+	cr_expect_float_eq(m.bandwidth_gbps[EXPLAIN_MEMORY], 20, 1e-9);
+	cr_expect_float_eq(m.mlp[EXPLAIN_MEMORY], 17.5, 1e-9);
+	cr_expect_eq(m.size_bytes[EXPLAIN_L2], 1048576);
+	cr_expect(isnan(m.latency_ns[EXPLAIN_L3]));
+}
