@@ -44,8 +44,14 @@ static void flush(void)
 	while (done < used && !error) {
 		Int n = VG_(write)(trace_fd, buffer + done, (Int)(used - done));
 		if (n <= 0) {
-			VG_(snprintf)(error_text, sizeof error_text, "writing the trace failed (%s)",
-			              n < 0 ? "write error" : "no progress");
+			/* The cause as strerror would say it, for the common ones. */
+			const HChar *cause = n == 0 ? "no progress" : n == -VKI_ENOSPC ? "No space left on device"
+			                   : n == -VKI_EFBIG ? "File too large"
+			                   : n == -VKI_EPIPE ? "Broken pipe" : n == -VKI_EIO ? "Input/output error" : NULL;
+			if (cause)
+				VG_(snprintf)(error_text, sizeof error_text, "writing the trace failed: %s", cause);
+			else
+				VG_(snprintf)(error_text, sizeof error_text, "writing the trace failed: error %d", -n);
 			error = error_text;
 			pg_tracing = False;
 			pg_trace_active = False;

@@ -97,6 +97,9 @@ typedef struct output_file {
 } output_file;
 int output_file_open(output_file *file, const char *path, plumb_status *status);
 int output_file_commit(output_file *file, plumb_status *status);
+/* The descriptor the stream writes to, for a producer in another process
+ * (flush the stream first if it was written to). */
+int output_file_descriptor(const output_file *file);
 void output_file_abort(output_file *file);
 
 #endif

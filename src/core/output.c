@@ -651,6 +651,11 @@ int output_file_commit(output_file *file, plumb_status *status)
 	return rc;
 }
 
+int output_file_descriptor(const output_file *file)
+{
+	return file->sink ? ((const file_sink *)file->sink)->fd : -1;
+}
+
 void output_file_abort(output_file *file)
 {
 	if (file->stream) {

@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "plumb/interrupt.h"
+#include "plumb/output.h"
 #include "plumb/instrument.h"
 
 #define TOOL_FILE "plumbgrind-amd64-linux"
@@ -146,24 +147,6 @@ static void process_clear(instrument_process *process)
 	process->trace_fd = -1;
 }
 
-/* valgrind reports a trace file it cannot create and still runs the program
- * (its exit status then says nothing about the trace): plumb makes sure
- * the file can be written before starting, so a wrong path is one clear
- * error and not a full set of counts with no trace behind them.  Only a
- * missing or regular file is tried; a FIFO or a device is left to its reader. */
-static int check_trace_path(const char *path, plumb_status *status)
-{
-	struct stat info;
-	if (stat(path, &info) == 0 && !S_ISREG(info.st_mode))
-		return S_ISDIR(info.st_mode) ? plumb_fail(status, EISDIR, "cannot create the trace file %s: it is a "
-		                                          "directory", path) : 0;
-	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY, 0644);
-	if (fd < 0)
-		return plumb_fail_errno(status, errno, "cannot create the trace file %s", path);
-	close(fd);
-	return 0;
-}
-
 int instrument_start(char *const argv[], const instrument_options *options, int trace_pipe,
                      instrument_process *process, plumb_status *status)
 {
@@ -179,8 +162,6 @@ int instrument_start(char *const argv[], const instrument_options *options, int 
 		return plumb_fail(status, EINVAL, "no command to run under plumbgrind");
 	if (program_runnable(argv[0]) != 0)
 		return plumb_fail_errno(status, errno, "cannot run '%s'", argv[0]);
-	if (options->trace_path && check_trace_path(options->trace_path, status) != 0)
-		return -1;
 	if (trace_pipe && (options->trace_path || options->trace_fd >= 0))
 		return plumb_fail(status, EINVAL, "a trace pipe and a trace file or descriptor exclude each other");
 	char valgrind[PATH_MAX], tool_dir[PATH_MAX];
@@ -344,16 +325,55 @@ int instrument_finish(instrument_process *process, instrument_summary *out, plum
 	return result;
 }
 
+/* A trace file the user named is opened here, as every output file is
+ * (output_file_open: atomic for a regular file, in place for a device or
+ * FIFO, a symlink's target replaced), and plumbgrind writes it through an
+ * inherited descriptor; it is committed only when the run and the trace
+ * are whole.  A wrong path is one clear error before anything runs, not a
+ * full set of counts with no trace behind them (valgrind would report a
+ * file it cannot create and still run the program). */
 int instrument_run(char *const argv[], const instrument_options *options, instrument_summary *out,
                    plumb_status *status)
 {
 	memset(out, 0, sizeof *out);
 	instrument_process process;
-	if (instrument_start(argv, options, 0, &process, status) < 0)
-		return -1;
-	if (instrument_finish(&process, out, status) != 0)
-		return -1;
-	if (options && options->trace_path && access(options->trace_path, F_OK) != 0)
-		return plumb_fail_errno(status, errno, "plumbgrind wrote no trace to %s", options->trace_path);
-	return 0;
+	instrument_options traced;
+	output_file trace_file;
+	const char *trace_path = options ? options->trace_path : NULL;
+	int inherited = -1;
+	if (trace_path) {
+		if (argv && argv[0] && argv[0][0] && program_runnable(argv[0]) != 0)
+			return plumb_fail_errno(status, errno, "cannot run '%s'", argv[0]);
+		plumb_status open_status;
+		if (output_file_open(&trace_file, trace_path, &open_status) != 0)
+			return open_status.code == EISDIR
+			       ? plumb_fail(status, EISDIR, "cannot create the trace file %s: it is a directory", trace_path)
+			       : plumb_fail_errno(status, open_status.code, "cannot create the trace file %s", trace_path);
+		/* Without close-on-exec, so valgrind and the tool inherit it. */
+		inherited = fcntl(output_file_descriptor(&trace_file), F_DUPFD, 3);
+		if (inherited < 0) {
+			int error = errno;
+			output_file_abort(&trace_file);
+			return plumb_fail_errno(status, error, "cannot pass the trace file %s to valgrind", trace_path);
+		}
+		traced = *options;
+		traced.trace_path = NULL;
+		traced.trace_fd = inherited;
+		options = &traced;
+	}
+	int result = instrument_start(argv, options, 0, &process, status);
+	if (inherited >= 0)
+		close(inherited);
+	if (result == 0)
+		result = instrument_finish(&process, out, status);
+	if (!trace_path)
+		return result;
+	if (result == 0 && out->trace_error)
+		result = plumb_fail(status, EIO, "cannot write the trace file %s: %s", trace_path, out->trace_error);
+	else if (result == 0 && !out->traced)
+		result = plumb_fail(status, EIO, "plumbgrind wrote no trace to %s", trace_path);
+	if (result == 0)
+		return output_file_commit(&trace_file, status);
+	output_file_abort(&trace_file);
+	return result;
 }

@@ -148,3 +148,51 @@ Test(output_files_cli, full_device_is_an_error_with_its_cause)
 	cr_assert_eq(stat(full, &info), 0);
 	cr_assert(S_ISCHR(info.st_mode), "the full device was replaced");
 }
+
+/* plumb instrument --trace FILE: plumbgrind writes the trace through a
+ * descriptor plumb opened the same way, so the same rules hold. */
+static void require_plumbgrind(void)
+{
+	char tool[PATH_MAX];
+	const char *program = getenv("PLUMB_BIN");
+	const char *slash = program ? strrchr(program, '/') : NULL;
+	snprintf(tool, sizeof tool, "%.*s/vg/lib/plumbgrind-amd64-linux", slash ? (int)(slash - program) : 1,
+	         slash ? program : ".");
+	if (access(tool, X_OK) != 0)
+		cr_skip_test("plumbgrind is not built here (needs valgrind's tool libraries)");
+}
+
+Test(output_files_cli, instrument_trace_through_a_symlink_keeps_the_link)
+{
+	require_plumbgrind();
+	char target[PATH_MAX], link[PATH_MAX];
+	in_folder(target, sizeof target, "real.lackey");
+	in_folder(link, sizeof link, "link.lackey");
+	FILE *f = fopen(target, "w");
+	cr_assert_not_null(f);
+	fclose(f);
+	cr_assert_eq(symlink("real.lackey", link), 0);
+	cli_run r = cli_run_plumbv(NULL, "instrument", "--trace", link, "--", "/bin/true", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	cli_run_free(&r);
+	struct stat info;
+	cr_assert_eq(lstat(link, &info), 0);
+	cr_assert(S_ISLNK(info.st_mode), "the symlink was replaced");
+	cr_assert_eq(stat(target, &info), 0);
+	cr_assert_gt(info.st_size, 0, "the link's target holds no trace");
+	cr_assert_eq(temporaries_in(folder), 0);
+}
+
+Test(output_files_cli, instrument_trace_to_a_full_device_is_an_error)
+{
+	require_plumbgrind();
+	char full[PATH_MAX];
+	in_folder(full, sizeof full, "full");
+	if (mknod(full, S_IFCHR | 0666, makedev(1, 7)) != 0)
+		cr_skip_test("needs a full device: mknod failed (%s)", strerror(errno));
+	cli_run r = cli_run_plumbv(NULL, "instrument", "--trace", full, "--", "/bin/true", NULL);
+	cr_assert_eq(r.exit_code, 1, "exit %d: %s", r.exit_code, r.err);
+	cr_assert(strstr(r.err, "plumb instrument: cannot write the trace file"), "%s", r.err);
+	cr_assert(strstr(r.err, "No space left on device"), "%s", r.err);
+	cli_run_free(&r);
+}
