@@ -62,6 +62,13 @@ int model_report(const model_report_options *o, output_report *r, plumb_status *
 		fit.params = (model_params){ .unloaded_latency_ns = l0, .service_ns = service,
 		                             .line_bytes = line > 0 ? line : 64 };
 	}
+	/* S is part of L0: with S > L0 the model's latency at no contention is S,
+	 * not the L0 the report shows (the fit never goes there). */
+	if (fit.params.service_ns > fit.params.unloaded_latency_ns)
+		return plumb_fail(status, EINVAL,
+		                  "the service time S = %g ns exceeds the unloaded latency L0 = %g ns, of which "
+		                  "it is a part",
+		                  fit.params.service_ns, fit.params.unloaded_latency_ns);
 
 	output_meta_text(r, "model", "closed M/D/1 (Hristea 1997, eq. 5.18-5.22, larger root)");
 	if (from) {

@@ -155,6 +155,8 @@ static const bad_case cases[] = {
 	CASE("model-json-no-table", 0, 1, "JSON holds no table with bandwidth and latency columns", "model", "--from", "not-loaded.json"),
 	CASE("model-service-negative", 0, USAGE, "--service: '-1' is out of range", "model", "--service", "-1", "--l0", "10"),
 	CASE("model-service-without-l0", 0, USAGE, "give --from FILE to fit, or both --service and --l0", "model", "--service", "5"),
+	CASE("model-service-above-l0", 0, 1, "the service time S = 100 ns exceeds the unloaded latency L0 = 50 ns", "model", "--service", "100", "--l0", "50"),
+	CASE("model-from-endless", 0, 1, "/dev/zero: larger than 64 MiB", "model", "--from", "/dev/zero"),
 	CASE("model-output-read-only", 0, 1, "Permission denied", "model", "--service", "5", "--l0", "80", "-o", RO),
 	/* stat */
 	CASE("stat-no-command", 0, USAGE, "no command to count", "stat", "-e", "page-faults"),
@@ -190,6 +192,9 @@ static const bad_case cases[] = {
 	CASE("sim-trace-foreign", 0, 1, "foreign.elf: cannot detect the trace format", "sim", "foreign.elf"),
 	CASE("sim-trace-not-native", 0, 1, "not a plumb native trace (bad magic)", "sim", "-f", "native", "t.lackey"),
 	CASE("sim-lackey-bad-address", 0, 1, "lackey line 2: bad address", "sim", "bad.lackey"),
+	CASE("sim-lackey-size-zero", 0, 1, "lackey line 1: bad size (want 1..65535", "sim", "zero-size.lackey"),
+	CASE("sim-lackey-wraps", 0, 1, "lackey line 2: the access runs past the end of the 64-bit address space", "sim", "wraps.lackey"),
+	CASE("sim-trace-endless-zeros", 0, 1, "/dev/zero: cannot detect the trace format", "sim", "/dev/zero"),
 	CASE("sim-din-bad-label", 0, 1, "din line 2: label is not a din access type", "sim", "bad.din"),
 	CASE("sim-format-unknown", 0, USAGE, "unknown trace format 'nosuch'", "sim", "-f", "nosuch", "t.lackey"),
 	CASE("sim-extra-argument", 0, USAGE, "unexpected argument 'b'", "sim", "t.lackey", "b"),
@@ -228,6 +233,7 @@ static const bad_case cases[] = {
 	CASE("trace-convert-truncated", TRACES, 1, "cut.ptrace: trace cut short", "trace", "convert", "cut.ptrace", "out.lackey"),
 	CASE("trace-convert-corrupt", TRACES, 1, "header checksum mismatch (corrupt)", "trace", "convert", "corrupt.ptrace", "out.lackey"),
 	CASE("trace-convert-bad-lackey", 0, 1, "lackey line 2: bad address", "trace", "convert", "bad.lackey", "out.ptrace"),
+	CASE("trace-convert-lackey-wraps", 0, 1, "the access runs past the end of the 64-bit address space", "trace", "convert", "wraps.lackey", "out.ptrace"),
 	CASE("trace-convert-missing-folder", 0, 1, "cannot create 'nodir/o.ptrace': No such file or directory", "trace", "convert", "t.lackey", "nodir/o.ptrace"),
 	CASE("trace-convert-read-only", 0, 1, "Permission denied", "trace", "convert", "t.lackey", RO ".ptrace"),
 	CASE("trace-record-no-program", 0, USAGE, "want an output trace, then '--' and the program", "trace", "record", "out.ptrace"),
@@ -601,6 +607,8 @@ static void make_fixtures(const char *dir, unsigned flags)
 	write_text(dir, "empty.csv", "");
 	write_text(dir, "bad.lackey", " L 1000,8\n L zz,8\n");
 	write_text(dir, "bad.din", "0 1000\n9 2000\n");
+	write_text(dir, "zero-size.lackey", " L 1000,0\n");
+	write_text(dir, "wraps.lackey", " L 1000,8\n L ffffffffffffffc0,128\n");
 	static const unsigned char elf[] = { 0x7f, 'E', 'L', 'F', 2, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0x3e, 0 };
 	write_file(dir, "foreign.elf", elf, sizeof elf);
 	write_text(dir, "bad-line.cfg", "l1d.size = 32K\nbogus line\n");
