@@ -156,6 +156,12 @@ int trace_code_map_load(trace_code_map **out, const char *path, plumb_status *st
 int trace_code_map_lookup(const trace_code_map *map, uint64_t address, const char **function, const char **file,
                           uint32_t *line);
 size_t trace_code_map_size(const trace_code_map *map);   /* address ranges */
+/* Writes the map in plumbgrind's format, atomically.  `plumb trace record
+ * OUT` keeps the map of the recorded program beside the trace as OUT.code,
+ * which `plumb sim OUT` reads (trace_code_map_path_for). */
+int trace_code_map_save(const trace_code_map *map, const char *path, plumb_status *status);
+/* The code map's path for a trace file: trace_path + ".code" (NULL if too long). */
+const char *trace_code_map_path_for(const char *trace_path, char *buffer, size_t size);
 void trace_code_map_free(trace_code_map *map);
 
 /* "native", "lackey", "din" ("auto" for TRACE_FORMAT_AUTO). */

@@ -338,7 +338,13 @@ int cmd_sim(int argc, char **argv)
 	rc = run(s, reader, &records, &status);
 	/* plumbgrind's function, file and line of every instruction run */
 	trace_code_map *code_map = NULL;
+	char code_path[4096] = "";
 	if (rc == 0 && trace_reader_code_map(reader, &code_map, &status) != 0)
+		rc = -1;
+	/* a trace recorded by plumb trace record keeps them in TRACE.code */
+	if (rc == 0 && !code_map && !command_mode && strcmp(trace_path, "-") != 0 &&
+	    trace_code_map_path_for(trace_path, code_path, sizeof code_path) && access(code_path, R_OK) == 0 &&
+	    trace_code_map_load(&code_map, code_path, &status) != 0)
 		rc = -1;
 	sim_set_code_map(s, code_map);
 	trace_reader_info info;
@@ -362,6 +368,8 @@ int cmd_sim(int argc, char **argv)
 	output_meta_integer(report, "records", (int64_t)records);
 	if (machine[0])
 		output_meta_text(report, "machine", machine);
+	if (code_map && !command_mode)
+		output_meta_text(report, "code_map", code_path);
 	if (host_problem[0])
 		output_note(report, "this machine's caches could not be read (%s): the generic default machine was "
 		            "simulated", host_problem);

@@ -3,6 +3,7 @@
  *   plumb trace convert IN OUT [--from FMT] [--to FMT] [--fold-threads]
  *   plumb trace record OUT [--to FMT] -- PROGRAM [ARGS...]
  *   plumb trace stats FILE [--from FMT] [--line-size N] [--page-size N] */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -166,12 +167,30 @@ static int copy_trace(const char *command, trace_reader *reader, const char *in_
 		trace_reader_close(reader, NULL);
 		return cli_error(command, &status);
 	}
-	if (trace_reader_close(reader, &status) < 0) {
+	/* plumbgrind's names of the program's code go beside the trace (OUT.code) */
+	trace_code_map *code_map = NULL;
+	char code_path[4096];
+	if (strcmp(out, "-") != 0 && trace_reader_code_map(reader, &code_map, &status) < 0) {
 		trace_writer_abort(writer);
+		trace_reader_close(reader, NULL);
 		return cli_error(command, &status);
 	}
-	if (trace_writer_close(writer, &status) < 0)
+	if (trace_reader_close(reader, &status) < 0) {
+		trace_writer_abort(writer);
+		trace_code_map_free(code_map);
 		return cli_error(command, &status);
+	}
+	if (trace_writer_close(writer, &status) < 0) {
+		trace_code_map_free(code_map);
+		return cli_error(command, &status);
+	}
+	if (code_map) {
+		int saved = trace_code_map_path_for(out, code_path, sizeof code_path)
+		            ? trace_code_map_save(code_map, code_path, &status) : plumb_fail(&status, ENAMETOOLONG, "%s.code: name too long", out);
+		trace_code_map_free(code_map);
+		if (saved != 0)
+			return cli_error(command, &status);
+	}
 	double seconds = seconds_now() - start;
 	print_losses(command, &loss, to);
 	if (info.skipped)

@@ -2,9 +2,11 @@
  * --plumb-code (vg/pg_debuginfo.c; docs/valgrind-tool.md), read into one
  * sorted array of address ranges with interned names. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "plumb/output.h"
 #include "plumb/trace.h"
 #include "trace/trace_internal.h"
 
@@ -136,6 +138,26 @@ int trace_code_map_lookup(const trace_code_map *map, uint64_t address, const cha
 size_t trace_code_map_size(const trace_code_map *map)
 {
 	return map ? map->count : 0;
+}
+
+int trace_code_map_save(const trace_code_map *map, const char *path, plumb_status *status)
+{
+	output_file file;
+	if (output_file_open(&file, path, status) != 0)
+		return -1;
+	fprintf(file.stream, "plumbgrind-code 1\n");
+	for (size_t i = 0; map && i < map->count; i++) {
+		const code_range *r = &map->ranges[i];
+		fprintf(file.stream, "%" PRIx64 " %" PRIx64 " %u %s\t%s\n", r->start, r->end, r->line, r->file, r->function);
+	}
+	fprintf(file.stream, "end\n");
+	return output_file_commit(&file, status);
+}
+
+const char *trace_code_map_path_for(const char *trace_path, char *buffer, size_t size)
+{
+	int n = snprintf(buffer, size, "%s.code", trace_path);
+	return n > 0 && (size_t)n < size ? buffer : NULL;
 }
 
 void trace_code_map_free(trace_code_map *map)

@@ -284,6 +284,19 @@ Test(instrument_cli, code_table_names_the_hottest_function_and_line, .timeout = 
 	cr_assert_eq(r.exit_code, 0, "%s", r.err);
 	cr_expect(strstr(r.out, "  walk  "), "%s", r.out);
 	cli_run_free(&r);
+	/* a recorded trace keeps the names beside it (TRACE.code) */
+	const char *trace = cli_temp_path("hot.ptrace");
+	r = cli_run_plumbv(NULL, "trace", "record", trace, "--", program, NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	cli_run_free(&r);
+	r = cli_run_plumbv(NULL, "sim", "--preset", "default", "--csv", trace, NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	table = strstr(r.out, "address,function,file,line,");
+	cr_assert_not_null(table, "%s", r.out);
+	row = strchr(table, '\n') + 1;
+	cr_expect(strstr(row, ",walk,") == strchr(row, ',') && strstr(row, expected) < strchr(row, '\n'), "%.200s", row);
+	cr_expect(strstr(r.out, "# code_map: "), "%.300s", r.out);
+	cli_run_free(&r);
 }
 
 /* --cachegrind-out: for a one-core cachegrind-like configuration,
