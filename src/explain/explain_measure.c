@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "plumb/explain.h"
+#include "plumb/interrupt.h"
 
 static uint64_t monotonic_ns(void)
 {
@@ -197,7 +198,9 @@ static int run_once(char *const argv[], const explain_options *options, explain_
 		return plumb_fail_errno(status, errno, "pipe");
 	}
 	fflush(NULL);
-	pid_t child = fork();
+	/* Registered for plumb's signal handling (interrupt.h); in plumb's own
+	 * process group, like plumb stat's, so the terminal reaches it. */
+	pid_t child = interrupt_fork(false);
 	if (child < 0) {
 		int error = errno;
 		close(go[0]), close(go[1]), close(failed[0]), close(failed[1]);
@@ -251,8 +254,7 @@ static int run_once(char *const argv[], const explain_options *options, explain_
 	int exec_error = 0;
 	ssize_t got = read(failed[0], &exec_error, sizeof exec_error);
 	close(failed[0]);
-	while (waitpid(child, &run->wait_status, 0) < 0 && errno == EINTR)
-		;
+	interrupt_waitpid(child, &run->wait_status);
 	run->elapsed_ns = (double)(monotonic_ns() - begin);
 	if (rc == 0 && got == (ssize_t)sizeof exec_error)
 		rc = plumb_fail(status, exec_error, "cannot run '%s': %s", argv[0], strerror(exec_error));
@@ -284,6 +286,8 @@ int explain_measure(char *const argv[], const explain_options *options, explain_
 		return plumb_fail_errno(status, errno, "cannot create a temporary folder in %s", tmp && tmp[0] ? tmp : "/tmp");
 	char json_path[4200];
 	snprintf(json_path, sizeof json_path, "%s/regions.json", folder);
+	interrupt_add_path(folder, true);
+	interrupt_add_path(json_path, false);
 	explain_region *program = explain_result_region(result, EXPLAIN_PROGRAM);
 	int rc = 0;
 	bool any_regions = false;
@@ -334,6 +338,8 @@ int explain_measure(char *const argv[], const explain_options *options, explain_
 	}
 	unlink(json_path);
 	rmdir(folder);
+	interrupt_remove_path(json_path);
+	interrupt_remove_path(folder);
 	if (rc != 0)
 		return -1;
 	/* The other backend, in one line: what it would count here. */
