@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include "plumb/trace.h"
+#include "fuzz_trace_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -19,8 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	long n;
 	while ((n = trace_reader_read(reader, records, batch, &status)) > 0)
 		for (long i = 0; i < n; i++)
-			if (records[i].size == 0 || records[i].kind > TRACE_MODIFY)
-				abort();
+			fuzz_check_record(&records[i]);
 	trace_reader_close(reader, &status);
 	return 0;
 }

@@ -1,0 +1,30 @@
+/* What every trace reader promises of a record it hands out (trace.h): a
+ * reference has a kind up to TRACE_MODIFY and a size; a region marker has
+ * size 0 and a name of 1 to TRACE_REGION_NAME_MAX bytes without control
+ * characters.  Anything else is a reader bug. */
+#ifndef PLUMB_FUZZ_TRACE_CHECK_H
+#define PLUMB_FUZZ_TRACE_CHECK_H
+
+#include <stdlib.h>
+#include <string.h>
+#include "plumb/trace.h"
+
+static inline void fuzz_check_record(const trace_record *record)
+{
+	if (trace_is_marker(record)) {
+		const char *name = trace_region_name(record);
+		if (!name || record->size != 0)
+			abort();
+		size_t length = strnlen(name, TRACE_REGION_NAME_MAX + 1);
+		if (length == 0 || length > TRACE_REGION_NAME_MAX)
+			abort();
+		for (size_t i = 0; i < length; i++)
+			if ((unsigned char)name[i] < 0x20 || name[i] == 0x7f)
+				abort();
+		return;
+	}
+	if (record->size == 0 || record->kind > TRACE_MODIFY)
+		abort();
+}
+
+#endif
