@@ -289,24 +289,29 @@ static int trace_record_program(int argc, char **argv)
 	cli_output output = { OUTPUT_TABLE, NULL };
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+:o:h", options, NULL)) != -1) {
-		if (cli_output_option(&output, c, optarg))
-			continue;
-		switch (c) {
-		case 't': if (parse_format_option(command, optarg, &to)) return 2; break;
-		case 'F': fold = true; break;
-		case 'h': print_usage(stdout); return 0;
-		default: return cli_bad_option(command, c, argv);
+	/* Options before OUT and between OUT and '--' (as the usage line has
+	 * them); parsing stops at '--' or at the program. */
+	const char *out = NULL;
+	bool ended = false;
+	while (!ended) {
+		while ((c = getopt_long(argc, argv, "+:o:h", options, NULL)) != -1) {
+			if (cli_output_option(&output, c, optarg))
+				continue;
+			switch (c) {
+			case 't': if (parse_format_option(command, optarg, &to)) return 2; break;
+			case 'F': fold = true; break;
+			case 'h': print_usage(stdout); return 0;
+			default: return cli_bad_option(command, c, argv);
+			}
 		}
+		ended = optind > 1 && strcmp(argv[optind - 1], "--") == 0;
+		if (out || optind >= argc)
+			break;
+		out = argv[optind++];
 	}
-	if (argc - optind < 2)
+	if (!out || optind >= argc)
 		return cli_usage_error(command, "want an output trace, then '--' and the program to run");
-	const char *out = argv[optind];
-	char **program = argv + optind + 1;
-	if (strcmp(program[0], "--") == 0)
-		program++;
-	if (!program[0])
-		return cli_usage_error(command, "no program to run after '--'");
+	char **program = argv + optind;
 	if (to == TRACE_FORMAT_AUTO) {
 		plumb_status status;
 		if (strcmp(out, "-") == 0)

@@ -244,6 +244,7 @@ int instrument_start(char *const argv[], const instrument_options *options, int 
 	size_t k = 0;
 	arguments[k++] = valgrind;
 	arguments[k++] = "--tool=plumbgrind";
+	arguments[k++] = "--vgdb=no";   /* no gdbserver FIFOs left in TMPDIR by a valgrind killed on a signal */
 	if (options->quiet)
 		arguments[k++] = "-q";
 	arguments[k++] = out_option;

@@ -63,7 +63,7 @@ int trace_reader_open_command(trace_reader **out, char *const argv[], plumb_stat
 	size_t argc = 0;
 	while (argv[argc])
 		argc++;
-	char **child_argv = calloc(argc + 7, sizeof *child_argv);
+	char **child_argv = calloc(argc + 8, sizeof *child_argv);
 	int trace_pipe[2] = { -1, -1 }, exec_pipe[2] = { -1, -1 };
 	if (!child_argv)
 		return plumb_fail(status, ENOMEM, "out of memory");
@@ -83,6 +83,9 @@ int trace_reader_open_command(trace_reader **out, char *const argv[], plumb_stat
 	child_argv[2] = "--trace-mem=yes";
 	child_argv[3] = "--trace-sched=yes";
 	child_argv[4] = log_fd;
+	/* No gdbserver: its FIFOs in TMPDIR would outlive a valgrind that is
+	 * stopped with SIGKILL (an early close, a signal). */
+	child_argv[5] = "--vgdb=no";
 	/* plumbgrind, plumb's own Valgrind tool (docs/valgrind-tool.md), writes the
 	 * same lackey text with the same references and SCHED lines about 40
 	 * times faster; lackey remains when the tool is not built or installed,
@@ -93,7 +96,7 @@ int trace_reader_open_command(trace_reader **out, char *const argv[], plumb_stat
 	/* plumbgrind also names every instruction's function, file and line
 	 * (trace_reader_code_map), in a file of a private directory. */
 	char code_dir[] = "/tmp/plumb-code-XXXXXX", code_path[sizeof code_dir + 16], code_option[sizeof code_path + 16];
-	size_t first_argument = 5;
+	size_t first_argument = 6;
 	if (plumbgrind) {
 		snprintf(log_fd, sizeof log_fd, "--plumb-trace-fd=%d", trace_pipe[1]);
 		child_argv[1] = "--tool=plumbgrind";

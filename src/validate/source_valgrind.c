@@ -69,7 +69,7 @@ bool validate_valgrind_available(const char *valgrind, const char *self_path, ch
 		snprintf(reason, length, "%s", status.message);
 		return false;
 	}
-	char *probe[] = { (char *)(valgrind ? valgrind : "valgrind"), "--tool=none", self, "validate", "--exec",
+	char *probe[] = { (char *)(valgrind ? valgrind : "valgrind"), "--tool=none", "--vgdb=no", self, "validate", "--exec",
 	                  "loads", "--exec-size", "1", NULL };
 	if (spawn(probe, &status) != 0) {
 		snprintf(reason, length, "valgrind cannot run this plumb program (an ASan build?): %s", status.message);
@@ -174,7 +174,7 @@ int validate_instrumented_counts(const validate_benchmark *benchmark, const vali
 	snprintf(pad, sizeof pad, "%llu", (unsigned long long)params->pad);
 	snprintf(base, sizeof base, "%llu", (unsigned long long)params->base_offset);
 	snprintf(trips, sizeof trips, "%u", params->inner_trips);
-	char *argv[] = { (char *)(valgrind ? valgrind : "valgrind"), "--tool=cachegrind", "--cache-sim=yes",
+	char *argv[] = { (char *)(valgrind ? valgrind : "valgrind"), "--tool=cachegrind", "--vgdb=no", "--cache-sim=yes",
 	                 "--branch-sim=yes", i1, d1, ll, out_option, "--", self, "validate", "--exec",
 	                 (char *)benchmark->name, "--exec-size", size, "--exec-pad", pad,
 	                 "--exec-base-offset", base, "--exec-inner-trips", trips, NULL };

@@ -237,6 +237,7 @@ static const bad_case cases[] = {
 	CASE("trace-convert-missing-folder", 0, 1, "cannot create 'nodir/o.ptrace': No such file or directory", "trace", "convert", "t.lackey", "nodir/o.ptrace"),
 	CASE("trace-convert-read-only", 0, 1, "Permission denied", "trace", "convert", "t.lackey", RO ".ptrace"),
 	CASE("trace-record-no-program", 0, USAGE, "want an output trace, then '--' and the program", "trace", "record", "out.ptrace"),
+	CASE("trace-record-format-after-output", 0, USAGE, "unknown trace format 'nosuch'", "trace", "record", "out.ptrace", "--to", "nosuch", "--", "true"),
 	CASE("trace-record-program-missing", VALGRIND, 1, "cannot run '/nonexistent/program'", "trace", "record", "out.ptrace", "--", "/nonexistent/program"),
 	CASE("trace-record-program-killed", VALGRIND, 1, "the traced program 'sh' was killed by signal 11", "trace", "record", "out.ptrace", "--", "sh", "-c", "kill -SEGV $$"),
 	CASE("trace-record-read-only", VALGRIND, 1, "Permission denied", "trace", "record", RO ".ptrace", "--", "true"),
@@ -299,6 +300,22 @@ static const bad_case cases[] = {
 	CASE("report-save-dir-missing", 0, USAGE, "--save-dir 'nodir/d' cannot be created or written", "report", "--save-dir", "nodir/d", "--sections", "topo", "-o", "r.html"),
 	CASE("report-output-missing-folder", 0, 1, "cannot create 'nodir/r.html'", "report", "--sections", "topo", "-o", "nodir/r.html"),
 	CASE("report-output-read-only", 0, 1, "Permission denied", "report", "--sections", "topo", "-o", RO),
+	/* signals during long runs */
+	CASE("stat-sigint", SIGINT_SENT | AFTER_CHILD | QUIET, 130, "", "stat", "-e", "task-clock", "--", "sleep", "30"),
+	CASE("stat-sigterm", SIGTERM_SENT | AFTER_CHILD | QUIET, 143, "", "stat", "-e", "task-clock", "--", "sleep", "30"),
+	CASE("lat-sigint", SIGINT_SENT | QUIET, 130, "", "lat"),
+	CASE("lat-sigterm", SIGTERM_SENT | QUIET, 143, "", "lat", "-o", "lat.txt"),
+	CASE("bw-sigterm", SIGTERM_SENT | QUIET, 143, "", "bw", "-o", "bw.txt"),
+	CASE("geometry-sigint", SIGINT_SENT | QUIET, 130, "", "geometry"),
+	CASE("c2c-sigterm", SIGTERM_SENT | QUIET, 143, "", "c2c", "--only", "false-sharing", "--duration", "5000"),
+	CASE("loaded-sigint", SIGINT_SENT | QUIET, 130, "", "loaded"),
+	CASE("report-sigint", SIGINT_SENT | AFTER_CHILD | QUIET, 130, "", "report", "--sections", "lat", "-o", "r.html"),
+	CASE("report-sigterm", SIGTERM_SENT | AFTER_CHILD | QUIET, 143, "", "report", "--sections", "lat", "-o", "r.html"),
+	CASE("validate-sigint", SIGINT_SENT | AFTER_CHILD | QUIET, 130, "", "validate", "--backend", "perf", "--runs", "1000", "minor-faults"),
+	CASE("validate-sigterm-valgrind", PLUMBGRIND | SIGTERM_SENT | AFTER_CHILD | QUIET, 143, "", "validate", "--backend", "instrumented", "instructions"),
+	CASE("sim-program-sigint", VALGRIND | SIGINT_SENT | AFTER_CHILD | QUIET, 130, "", "sim", "--", "sleep", "30"),
+	CASE("instrument-sigterm", PLUMBGRIND | SIGTERM_SENT | AFTER_CHILD | QUIET, 143, "", "instrument", "--", "sleep", "30"),
+	CASE("trace-record-sigint", VALGRIND | SIGINT_SENT | AFTER_CHILD | KEEPS_TRACE, 130, "interrupted by signal 2", "trace", "record", "out.ptrace", "--", "sleep", "30"),
 };
 
 #define CASE_COUNT (sizeof cases / sizeof cases[0])
