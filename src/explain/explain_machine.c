@@ -5,8 +5,9 @@
  * for L1 and L2 (past the previous level, inside this one), 4x the L2 for
  * L3 (the shared L3 of a virtual machine holds only part of its nominal
  * size: docs/latency.md), 4x the last-level cache for memory.  Each
- * latency is the 10th percentile of its samples, as plumb lat's levels are:
- * another program sharing the L3 only ever adds latency; MLP is "outstanding" from k = 1..max_chains interleaved chains
+ * latency is the 10th percentile of its samples, as plumb lat's levels are,
+ * and the lowest of three tries: another program sharing the L3 only ever
+ * adds latency; MLP is "outstanding" from k = 1..max_chains interleaved chains
  * (docs/latency.md, "Memory-level parallelism"). */
 #include <errno.h>
 #include <math.h>
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <json-c/json.h>
 #include "plumb/arena.h"
 #include "plumb/bandwidth.h"
@@ -87,11 +89,22 @@ static int measure_levels(const explain_machine_options *options, const topology
 		chase_chain chain;
 		latency_result latency;
 		rc = chase_build_layout(&chain, memory.base, memory.size, &layout, status);
-		if (rc == 0)
-			rc = latency_measure_chain(&timer, &chain, &measure, &latency, status);
 		if (rc != 0)
 			break;
-		m->latency_ns[l] = latency.ns_p10;
+		/* Three tries a little apart, keeping the lowest: the L3 and memory
+		 * are shared with the other CPUs (and, in a VM, other guests), and a
+		 * neighbour's burst made a single try read the L3 at memory's
+		 * latency (101-122 ns against 13 ns quiet here). */
+		m->latency_ns[l] = INFINITY;
+		for (int attempt = 0; rc == 0 && attempt < (l == EXPLAIN_L1 ? 1 : 3); attempt++) {
+			if (attempt)
+				nanosleep(&(struct timespec){ .tv_nsec = 20000000 }, NULL);
+			rc = latency_measure_chain(&timer, &chain, &measure, &latency, status);
+			if (rc == 0 && latency.ns_p10 < m->latency_ns[l])
+				m->latency_ns[l] = latency.ns_p10;
+		}
+		if (rc != 0)
+			break;
 		if (l == EXPLAIN_L1)
 			continue;   /* L1 hits are in the base rate; no misses to overlap */
 		latency_mlp_point points[CHASE_MAX_PARALLEL];
@@ -104,7 +117,9 @@ static int measure_levels(const explain_machine_options *options, const topology
 		plumb_status mlp_status;
 		if (latency_mlp_measure(&timer, &chain, &quick, chains, m->line_bytes, points, &mlp_status) == 0 &&
 		    latency_mlp_analyze(points, chains, 0.9, &mlp, &mlp_status) == 0)
-			m->mlp[l] = mlp.outstanding;
+			/* At most one miss per chain: more means the one-chain run was
+			 * slowed by a neighbour (134 "lines" was read so at the L3). */
+			m->mlp[l] = mlp.outstanding < chains ? mlp.outstanding : chains;
 	}
 	arena_destroy(&memory);
 	if (rc != 0)
