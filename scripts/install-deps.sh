@@ -3,7 +3,8 @@
 # Runs apt-get only if something is absent, so a prepared machine pays nothing.
 set -e
 pkgs="build-essential clang pkg-config libcriterion-dev libhwloc-dev libzstd-dev libjson-c-dev
-      libpapi-dev libpfm4-dev papi-tools gnuplot-nox valgrind linux-perf"
+      libpapi-dev libpfm4-dev papi-tools gnuplot-nox valgrind linux-perf
+      chromium poppler-utils"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

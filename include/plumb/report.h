@@ -15,7 +15,23 @@ typedef struct report_chart {
 	const char *x, *y, *series;
 	bool log_x, log_y;
 	const char *title;
+	/* Axis labels in words with units; NULL = the column name and unit.
+	 * series may name several columns separated by commas ("kernel,threads"):
+	 * one line per distinct combination. */
+	const char *x_label, *y_label;
+	bool y_from_zero;      /* linear y axis starting at 0 */
+	bool size_x;           /* x is a byte count: KiB/MiB/GiB ticks */
+	/* Rows drawn: "column=value|value" (NULL = all).  With two series
+	 * columns, the first picks the colour and the second the dash. */
+	const char *where;
 } report_chart;
+
+/* A vertical mark on a chart's x axis (a cache size, a detected boundary). */
+typedef struct report_chart_mark {
+	double x;
+	const char *label;
+	bool dashed;           /* dashed: claimed (sysfs); solid: measured */
+} report_chart_mark;
 
 /* Charts plumb knows how to draw for its own commands' tables. */
 const report_chart *report_known_charts(size_t *count);
@@ -23,6 +39,8 @@ const report_chart *report_known_charts(size_t *count);
 /* Renders a chart as an SVG document through gnuplot.  Fails with a clear
  * message when gnuplot is missing or the table lacks the columns. */
 int report_chart_svg(const output_table *table, const report_chart *chart, char **svg, plumb_status *status);
+int report_chart_svg_marked(const output_table *table, const report_chart *chart, const report_chart_mark *marks,
+                            size_t mark_count, char **svg, plumb_status *status);
 
 /* A section's heading for a command ("validate" -> "Can I trust my counters?"). */
 const char *report_section_title(const char *command);
@@ -33,6 +51,59 @@ int report_write_html(const char *path, const char *title, output_report *const 
                       const char *const *commands, const char *const *failures, size_t count,
                       plumb_status *status);
 
+/* The page with the summary first: summary may be NULL; json_name, if
+ * non-NULL, is the report.json beside the page (linked by its base name). */
+int report_write_page(const char *path, const char *title, const output_report *summary, const char *json_name,
+                      output_report *const *sections, const char *const *commands, const char *const *failures,
+                      size_t count, plumb_status *status);
+
+/* Pieces of the page for other pages built the same way (plumb explain):
+ * the document head with the report's style, one table (collapsed under a
+ * <details> when collapsed is true), text escaped for HTML with the user's
+ * home directory shown as "~", and the end of the document. */
+void report_html_begin(FILE *f, const char *title);
+void report_html_table(FILE *f, const output_table *table, bool collapsed);
+void report_html_text(FILE *f, const char *text);
+void report_html_end(FILE *f);
+
+/* The summary: the answer on one screen, built from the sections' reports
+ * (topo, lat, bw, geometry, c2c, loaded, model, validate; any may be
+ * missing).  An output_report of command "summary" with the tables
+ * "hierarchy" (a row per level), "figures" (one line per other quantity),
+ * "counters" (event x source verdict grid) and "unsupported_reasons" (each
+ * reason once), and the meta "counters" (one sentence).  NULL if out of memory. */
+output_report *report_summary_build(output_report *const *sections, const char *const *commands, size_t count);
+/* The summary for a terminal. */
+int report_summary_write_text(const output_report *summary, FILE *f);
+/* "48 KiB", "1 MiB", "2.8 MiB". */
+const char *report_format_bytes(double bytes, char *buffer, size_t length);
+
+/* report.json: the summary and every section's own report (or its failure),
+ * written atomically.  Read back with report_bundle_read. */
+int report_write_json(const char *path, const char *title, const output_report *summary,
+                      output_report *const *sections, const char *const *commands, const char *const *failures,
+                      size_t count, plumb_status *status);
+typedef struct report_bundle {
+	output_report *summary;
+	output_report **sections;  /* NULL where the section failed */
+	char **commands, **failures;
+	size_t count;
+} report_bundle;
+/* Reads report.json; also accepts one section's JSON (then count is 1 and
+ * the summary is built from it). */
+int report_bundle_read(const char *path, report_bundle *bundle, plumb_status *status);
+void report_bundle_free(report_bundle *bundle);
+
+/* Two summaries side by side (command "report-compare", table "compare":
+ * quantity, unit, a, b, difference %, spread %, beyond_spread yes/no);
+ * names are the two files (shown by base name).  NULL if out of memory. */
+output_report *report_compare(const output_report *a, const output_report *b, const char *name_a, const char *name_b);
+int report_write_compare_html(const char *path, const output_report *compare, plumb_status *status);
+
+/* The arguments report gives a section's command by default (NULL-terminated;
+ * validate runs fewer repeats than its own default so the report stays short). */
+const char *const *report_section_arguments(const char *command);
+
 /* Runs `program COMMAND ARGS... --json` and parses its report.  Sections run
  * as separate processes so one section's crash, memory or pinned threads
  * cannot disturb the next.  On failure *out is NULL and status says why
@@ -40,6 +111,10 @@ int report_write_html(const char *path, const char *title, output_report *const 
  * the JSON is also written there atomically. */
 int report_run_section(const char *program, const char *command, const char *const *arguments,
                        const char *save_path, output_report **out, plumb_status *status);
+/* The same with input (may be NULL) on the child's standard input: the
+ * model section reads loaded's JSON this way ("plumb model --from -"). */
+int report_run_section_input(const char *program, const char *command, const char *const *arguments,
+                             const char *input, const char *save_path, output_report **out, plumb_status *status);
 /* Reads a JSON report from a file ("-" = stdin). */
 int report_read_file(const char *path, output_report **out, plumb_status *status);
 #endif

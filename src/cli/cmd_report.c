@@ -10,22 +10,34 @@
 #include "plumb/progress.h"
 #include "plumb/report.h"
 
-const char cmd_report_summary[] = "run the characterisation and write one HTML report";
+const char cmd_report_summary[] = "run the characterisation and write one HTML report with its summary";
 
-#define DEFAULT_SECTIONS "topo,lat,bw,geometry,c2c,loaded,validate"
+#define DEFAULT_SECTIONS "topo,lat,bw,geometry,c2c,loaded,model,validate"
+#define QUICK_SECTIONS "topo,lat,bw,c2c,loaded,model"
 #define MAX_SECTIONS 32
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: plumb report [-o FILE] [--sections LIST] [--save-dir DIR]\n"
-	           "       plumb report [-o FILE] --from REPORT.json...\n\n"
+	fprintf(f, "usage: plumb report [-o FILE] [--sections LIST] [--quick] [--save-dir DIR]\n"
+	           "       plumb report [-o FILE] --from REPORT.json...\n"
+	           "       plumb report --compare A.json B.json [--csv | --json | --html] [-o FILE]\n\n"
 	           "Runs each section's command (as 'plumb COMMAND --json', one process each) and\n"
-	           "writes one self-contained HTML file with tables and charts. A section that\n"
-	           "cannot run on this machine is kept, with the reason.\n\n"
-	           "  -o, --output FILE    HTML file to write (default plumb-report.html), atomically\n"
-	           "  --sections LIST      comma-separated commands (default " DEFAULT_SECTIONS ")\n"
+	           "writes one self-contained HTML file that opens with a summary: the hierarchy\n"
+	           "level by level (size, latency, bandwidth), cache-to-cache and loaded latency,\n"
+	           "the queueing model's service time and whether this machine's counters can be\n"
+	           "trusted. The same summary is printed here when the report is done, and\n"
+	           "report.json (everything the page shows) is written beside the page. A section\n"
+	           "that cannot run on this machine is kept, with the reason.\n\n"
+	           "  -o, --output FILE    HTML file to write (default plumb-report.html), atomically;\n"
+	           "                       the JSON goes beside it (FILE with .json for .html)\n"
+	           "  --sections LIST      comma-separated commands (default " DEFAULT_SECTIONS ");\n"
+	           "                       model runs on loaded's measurements (loaded is added if missing)\n"
+	           "  --quick              a shorter run: sections " QUICK_SECTIONS "\n"
+	           "                       with shorter time caps (about half a minute)\n"
 	           "  --save-dir DIR       also keep each section's JSON report in DIR\n"
-	           "  --from               build the report from saved JSON reports instead of running\n"
+	           "  --from               build the report from a saved report.json or section JSON reports\n"
+	           "  --compare A B        two report.json files side by side; differences beyond the\n"
+	           "                       spread of either run are flagged (text, --csv, --json, --html)\n"
 	           "  -h, --help           this help\n");
 }
 
@@ -37,59 +49,162 @@ static int command_exists(const char *name)
 	return 0;
 }
 
+/* report.json beside the page: FILE.html -> FILE.json, else FILE.json. */
+static void json_path_for(const char *html, char *out, size_t length)
+{
+	size_t n = strlen(html);
+	if (n > 5 && !strcmp(html + n - 5, ".html"))
+		snprintf(out, length, "%.*s.json", (int)(n - 5), html);
+	else if (n > 4 && !strcmp(html + n - 4, ".htm"))
+		snprintf(out, length, "%.*s.json", (int)(n - 4), html);
+	else
+		snprintf(out, length, "%s.json", html);
+}
+
+static const char *const quick_lat[] = { "--time-cap", "40", NULL };
+static const char *const quick_bw[] = { "--time-cap", "40", NULL };
+static const char *const quick_loaded[] = { "--samples", "3", "--loads", "50000", NULL };
+
+static const char *const *section_arguments(const char *command, int quick)
+{
+	if (quick && !strcmp(command, "lat"))
+		return quick_lat;
+	if (quick && !strcmp(command, "bw"))
+		return quick_bw;
+	if (quick && !strcmp(command, "loaded"))
+		return quick_loaded;
+	return report_section_arguments(command);
+}
+
+static int run_compare(int argc, char **argv, const cli_output *out, int html)
+{
+	if (argc != 2)
+		return cli_usage_error("report", "--compare needs exactly two reports (A.json B.json), got %d", argc);
+	report_bundle a, b;
+	plumb_status status;
+	if (report_bundle_read(argv[0], &a, &status) != 0)
+		return cli_error("report", &status);
+	if (report_bundle_read(argv[1], &b, &status) != 0) {
+		report_bundle_free(&a);
+		return cli_error("report", &status);
+	}
+	output_report *compare = report_compare(a.summary, b.summary, argv[0], argv[1]);
+	int rc = 0;
+	if (!compare) {
+		rc = cli_usage_error("report", "out of memory");
+	} else if (html) {
+		const char *path = out->path && strcmp(out->path, "-") ? out->path : "plumb-compare.html";
+		if (report_write_compare_html(path, compare, &status) != 0)
+			rc = cli_error("report", &status);
+		else
+			printf("written: %s\n", path);
+	} else {
+		rc = cli_output_emit(out, compare);
+	}
+	output_report_free(compare);
+	report_bundle_free(&a);
+	report_bundle_free(&b);
+	return rc;
+}
+
 int cmd_report(int argc, char **argv)
 {
-	enum { OPT_SECTIONS = 0x2001, OPT_SAVE_DIR, OPT_FROM };
+	enum { OPT_SECTIONS = 0x2001, OPT_SAVE_DIR, OPT_FROM, OPT_QUICK, OPT_COMPARE, OPT_HTML };
 	static const struct option options[] = {
-		{ "output", required_argument, 0, 'o' }, { "sections", required_argument, 0, OPT_SECTIONS },
+		CLI_OUTPUT_OPTIONS, { "sections", required_argument, 0, OPT_SECTIONS },
 		{ "save-dir", required_argument, 0, OPT_SAVE_DIR }, { "from", no_argument, 0, OPT_FROM },
-		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
-	const char *path = "plumb-report.html", *save_dir = NULL;
+		{ "quick", no_argument, 0, OPT_QUICK }, { "compare", no_argument, 0, OPT_COMPARE },
+		{ "html", no_argument, 0, OPT_HTML }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
+	const char *save_dir = NULL;
+	cli_output out = { OUTPUT_TABLE, NULL };
 	char list[512] = DEFAULT_SECTIONS;
-	int from = 0, c;
+	int from = 0, quick = 0, compare = 0, html = 0, sections_given = 0, c;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":ho:", options, NULL)) != -1) {
+		if (cli_output_option(&out, c, optarg))
+			continue;
 		switch (c) {
 		case 'h': usage(stdout); return 0;
-		case 'o': path = optarg; break;
 		case OPT_SECTIONS:
 			if (strlen(optarg) >= sizeof list)
 				return cli_usage_error("report", "--sections list is too long");
 			snprintf(list, sizeof list, "%s", optarg);
+			sections_given = 1;
 			break;
 		case OPT_SAVE_DIR: save_dir = optarg; break;
 		case OPT_FROM: from = 1; break;
+		case OPT_QUICK: quick = 1; break;
+		case OPT_COMPARE: compare = 1; break;
+		case OPT_HTML: html = 1; break;
 		default: return cli_bad_option("report", c, argv);
 		}
 	}
+	if (compare && from)
+		return cli_usage_error("report", "--compare and --from cannot be combined");
+	if (compare)
+		return run_compare(argc - optind, argv + optind, &out, html);
+	if (out.format != OUTPUT_TABLE || html)
+		return cli_usage_error("report", "--csv, --json and --html apply to --compare; the report writes HTML and JSON");
 	if (!from && optind < argc)
 		return cli_usage_error("report", "unexpected argument '%s' (use --from to read saved reports)", argv[optind]);
 	if (from && optind == argc)
 		return cli_usage_error("report", "--from needs at least one JSON report");
+	if (quick && !sections_given)
+		snprintf(list, sizeof list, "%s", QUICK_SECTIONS);
 	if (save_dir && (mkdir(save_dir, 0777) != 0 && access(save_dir, W_OK) != 0))
 		return cli_usage_error("report", "--save-dir '%s' cannot be created or written", save_dir);
+	const char *path = out.path && strcmp(out.path, "-") ? out.path : "plumb-report.html";
+	if (out.path && !strcmp(out.path, "-"))
+		return cli_usage_error("report", "the report is a file: give -o FILE.html");
+
+	/* Fail before minutes of measuring, not after. */
+	char directory[PATH_MAX];
+	snprintf(directory, sizeof directory, "%s", path);
+	char *slash = strrchr(directory, '/');
+	if (slash)
+		*(slash == directory ? slash + 1 : slash) = 0;
+	if (access(slash ? directory : ".", W_OK) != 0)
+		return cli_usage_error("report", "cannot write '%s': the directory '%s' does not exist or is not writable", path,
+		                       slash ? directory : ".");
 
 	output_report *reports[MAX_SECTIONS] = { 0 };
 	const char *commands[MAX_SECTIONS];
 	const char *failures[MAX_SECTIONS] = { 0 };
 	char failure_text[MAX_SECTIONS][PLUMB_MESSAGE_MAX];
 	char *names[MAX_SECTIONS];
-	size_t count = 0;
+	char *owned[MAX_SECTIONS];
+	size_t count = 0, owned_count = 0;
 	plumb_status status;
 	int exit_code = 0;
 
 	if (from) {
 		for (int i = optind; i < argc; i++) {
-			if (count == MAX_SECTIONS)
-				return cli_usage_error("report", "at most %d reports", MAX_SECTIONS);
-			if (report_read_file(argv[i], &reports[count], &status) != 0) {
+			report_bundle b;
+			if (report_bundle_read(argv[i], &b, &status) != 0) {
 				for (size_t k = 0; k < count; k++)
 					output_report_free(reports[k]);
+				for (size_t k = 0; k < owned_count; k++)
+					free(owned[k]);
 				return cli_error("report", &status);
 			}
-			commands[count] = output_report_command(reports[count]);
-			count++;
+			for (size_t k = 0; k < b.count; k++) {
+				if (count == MAX_SECTIONS) {
+					report_bundle_free(&b);
+					return cli_usage_error("report", "at most %d sections", MAX_SECTIONS);
+				}
+				reports[count] = b.sections[k];
+				b.sections[k] = NULL;
+				owned[owned_count++] = b.commands[k];
+				commands[count] = b.commands[k];
+				b.commands[k] = NULL;
+				if (b.failures[k]) {
+					snprintf(failure_text[count], sizeof failure_text[count], "%s", b.failures[k]);
+					failures[count] = failure_text[count];
+				}
+				count++;
+			}
+			report_bundle_free(&b);
 		}
 	} else {
 		char program[PATH_MAX];
@@ -97,9 +212,10 @@ int cmd_report(int argc, char **argv)
 		if (n <= 0)
 			return cli_usage_error("report", "cannot find the plumb program (/proc/self/exe)");
 		program[n] = 0;
+		int has_loaded = 0;
 		for (char *save = NULL, *s = strtok_r(list, ",", &save); s; s = strtok_r(NULL, ",", &save)) {
-			if (count == MAX_SECTIONS)
-				return cli_usage_error("report", "at most %d sections", MAX_SECTIONS);
+			if (count + 1 >= MAX_SECTIONS)
+				return cli_usage_error("report", "at most %d sections", MAX_SECTIONS - 1);
 			if (!strcmp(s, "report"))
 				return cli_usage_error("report", "a report cannot contain itself");
 			if (!command_exists(s))
@@ -107,6 +223,15 @@ int cmd_report(int argc, char **argv)
 			for (size_t k = 0; k < count; k++)
 				if (!strcmp(names[k], s))
 					return cli_usage_error("report", "section '%s' is listed twice", s);
+			/* The model is fitted to loaded's measurements: run loaded
+			 * first when the list does not. */
+			if (!strcmp(s, "model") && !has_loaded) {
+				names[count] = "loaded";
+				commands[count++] = "loaded";
+				has_loaded = 1;
+				fprintf(stderr, "plumb report: the model section needs loaded's measurements; adding the loaded section before it\n");
+			}
+			has_loaded |= !strcmp(s, "loaded");
 			names[count] = s;
 			commands[count] = s;
 			count++;
@@ -124,7 +249,33 @@ int cmd_report(int argc, char **argv)
 				snprintf(save_path, sizeof save_path, "%s/%s.json", save_dir, names[i]);
 				save = save_path;
 			}
-			if (report_run_section(program, names[i], NULL, save, &reports[i], &status) != 0) {
+			const char *const *arguments = section_arguments(names[i], quick);
+			char *input = NULL;
+			size_t input_length = 0;
+			static const char *const model_arguments[] = { "--from", "-", NULL };
+			int rc;
+			if (!strcmp(names[i], "model")) {
+				const output_report *loaded = NULL;
+				for (size_t k = 0; k < i; k++)
+					if (!strcmp(names[k], "loaded"))
+						loaded = reports[k];
+				FILE *m = loaded ? open_memstream(&input, &input_length) : NULL;
+				if (m) {
+					output_write(loaded, OUTPUT_JSON, m, &status);
+					fclose(m);
+				}
+				if (!input) {
+					status.code = 0;
+					snprintf(status.message, sizeof status.message, "the loaded section did not run, and the model is fitted to its measurements");
+					rc = -1;
+				} else {
+					rc = report_run_section_input(program, names[i], model_arguments, input, save, &reports[i], &status);
+				}
+				free(input);
+			} else {
+				rc = report_run_section(program, names[i], arguments, save, &reports[i], &status);
+			}
+			if (rc != 0) {
 				snprintf(failure_text[i], sizeof failure_text[i], "%s", status.message);
 				failures[i] = failure_text[i];
 				fprintf(stderr, "plumb report: section %s: %s\n", names[i], status.message);
@@ -133,18 +284,28 @@ int cmd_report(int argc, char **argv)
 		}
 		progress_end(&p);
 	}
-	if (report_write_html(path, "plumb: memory hierarchy report", reports, commands, failures, count, &status) != 0) {
+	char json_path[PATH_MAX];
+	json_path_for(path, json_path, sizeof json_path);
+	output_report *summary = report_summary_build(reports, commands, count);
+	const char *title = "plumb: memory hierarchy report";
+	if (report_write_page(path, title, summary, json_path, reports, commands, failures, count, &status) != 0 ||
+	    report_write_json(json_path, title, summary, reports, commands, failures, count, &status) != 0) {
 		exit_code = cli_error("report", &status);
 	} else {
-		printf("report: %s (%zu sections", path, count);
+		if (summary)
+			report_summary_write_text(summary, stdout);
 		size_t failed = 0;
 		for (size_t i = 0; i < count; i++)
 			failed += failures[i] != NULL;
+		printf("\nreport: %s (%zu section%s", path, count, count == 1 ? "" : "s");
 		if (failed)
 			printf(", %zu could not run", failed);
-		printf(")\n");
+		printf(")\nreport: %s (every figure and raw row, JSON)\n", json_path);
 	}
+	output_report_free(summary);
 	for (size_t i = 0; i < count; i++)
 		output_report_free(reports[i]);
+	for (size_t k = 0; k < owned_count; k++)
+		free(owned[k]);
 	return exit_code;
 }

@@ -11,14 +11,22 @@
 #include "plumb/interrupt.h"
 #include "plumb/report.h"
 
+/* No chart for validate: its 128 (event, benchmark, source) series made a
+ * legend no one could read; the summary's verdict grid says it instead. */
 static const report_chart known_charts[] = {
-	{ "lat", "sweep", "bytes", "latency", NULL, true, true, "Dependent-load latency against working-set size" },
-	{ "lat", "mlp_curve", "chains", "bandwidth", "level", false, false, "Memory-level parallelism: bandwidth against interleaved chains" },
-	{ "lat", "restart_curve", "work", "latency", "level", false, false, "Restart latency: time per load against dependent work after it" },
-	{ "bw", "bandwidth", "footprint_per_thread", "gbps_median", "kernel", true, false, "Bandwidth against working-set size" },
-	{ "loaded", "loaded", "total_bandwidth", "latency", NULL, false, false, "Latency under load (against achieved bandwidth)" },
-	{ "model", "predict_contention", "contention", "latency", NULL, false, false, "Queueing model: predicted latency against contention" },
-	{ "validate", "cases", "predicted", "difference", "series", true, false, "Percent difference against predicted count" },
+	{ "lat", "sweep", "bytes", "latency", NULL, true, true, "Dependent-load latency against working-set size",
+	  "Working-set size", "Latency per load (ns, log scale)", false, true, NULL },
+	{ "lat", "mlp_curve", "chains", "bandwidth", "level", false, false, "Memory-level parallelism: bandwidth against interleaved chains",
+	  "Interleaved chains", NULL, true, false, NULL },
+	{ "lat", "restart_curve", "work", "latency", "level", false, false, "Restart latency: time per load against dependent work after it",
+	  "Dependent work after each load", NULL, true, false, NULL },
+	{ "bw", "bandwidth", "footprint_per_thread", "gbps_median", "kernel,threads", true, true,
+	  "Bandwidth against working-set size (solid: 1 thread, dashed: all threads)",
+	  "Working-set size per thread", "Bandwidth (GB/s, median; log scale)", false, true, "kernel=read|write|copy|triad" },
+	{ "loaded", "loaded", "total_bandwidth", "latency", NULL, false, false, "Latency under load (against achieved bandwidth)",
+	  "Total memory bandwidth (MB/s)", "Latency per load (ns)", true, false, NULL },
+	{ "model", "predict_contention", "contention", "latency", NULL, false, false, "Queueing model: predicted latency against contention",
+	  "Bandwidth of the other cores (MB/s)", "Predicted latency (ns)", true, false, NULL },
 };
 
 const report_chart *report_known_charts(size_t *count)
@@ -51,43 +59,184 @@ static int append_series(char ***names, size_t *count, const char *name)
 		if (!strcmp((*names)[i], name))
 			return 0;
 	char **grown = realloc(*names, (*count + 1) * sizeof **names);
-	if (!grown)
+	char *copy = strdup(name);
+	if (!grown || !copy) {
+		free(copy);
+		if (grown)
+			*names = grown;
 		return -1;
+	}
 	*names = grown;
-	grown[(*count)++] = (char *)name;
+	grown[(*count)++] = copy;
 	return 0;
+}
+
+/* A row's series label from the series columns: "read, 2 threads". */
+static void series_key(const output_table *t, size_t row, const int *columns, size_t n, const char *const *names,
+                       char *out, size_t length)
+{
+	out[0] = 0;
+	for (size_t i = 0, used = 0; i < n; i++) {
+		char cell[128];
+		if (columns[i] < 0)
+			continue;
+		double v = output_cell_number(t, row, (size_t)columns[i]);
+		if (!strcmp(names[i], "threads") && isfinite(v))
+			snprintf(cell, sizeof cell, "%g thread%s", v, v == 1 ? "" : "s");
+		else
+			output_cell_format(t, row, (size_t)columns[i], cell, sizeof cell);
+		used += (size_t)snprintf(out + used, used < length ? length - used : 0, "%s%s", used ? ", " : "", cell);
+		if (used >= length)
+			break;
+	}
+}
+
+/* "4 KiB", "64 KiB", "1 MiB" ticks at powers of four across [lo, hi]. */
+static void size_tics(FILE *script, double lo, double hi)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	fputs("set xtics (", script);
+	int first = 1;
+	for (int e = 0; e <= 44; e += 2) {
+		double x = ldexp(1, e);
+		if (x < lo / 1.01 || x > hi * 1.01)
+			continue;
+		fprintf(script, "%s\"%d %s\" %.0f", first ? "" : ", ", 1 << (e % 10), units[e / 10], x);
+		first = 0;
+	}
+	fputs(")\n", script);
+}
+
+static void column_label(const output_table *t, int column, const char *name, const char *given, char *out, size_t length)
+{
+	if (given) {
+		escape_gnuplot_string(out, length, given);
+		return;
+	}
+	const char *unit = output_column_unit(t, (size_t)column);
+	/* "bytes (bytes)" says nothing twice: a unit equal to the name is dropped. */
+	if (unit && !strcmp(unit, name))
+		unit = NULL;
+	char words[128];
+	snprintf(words, sizeof words, "%s", name);
+	for (char *p = words; *p; p++)
+		if (*p == '_')
+			*p = ' ';
+	if (words[0] >= 'a' && words[0] <= 'z')
+		words[0] = (char)(words[0] - 'a' + 'A');
+	char label[192];
+	snprintf(label, sizeof label, "%s%s%s%s", words, unit ? " (" : "", unit ? unit : "", unit ? ")" : "");
+	escape_gnuplot_string(out, length, label);
+}
+
+/* Whether a row passes the chart's "column=a|b" filter. */
+static bool row_wanted(const output_table *t, size_t row, const report_chart *chart)
+{
+	if (!chart->where)
+		return true;
+	const char *eq = strchr(chart->where, '=');
+	if (!eq)
+		return true;
+	char column[64];
+	snprintf(column, sizeof column, "%.*s", (int)(eq - chart->where), chart->where);
+	int c = output_column_index(t, column);
+	if (c < 0)
+		return true;
+	char cell[128];
+	output_cell_format(t, row, (size_t)c, cell, sizeof cell);
+	size_t n = strlen(cell);
+	for (const char *v = eq + 1; *v;) {
+		const char *end = strchr(v, '|');
+		size_t length = end ? (size_t)(end - v) : strlen(v);
+		if (length == n && !strncmp(v, cell, n))
+			return true;
+		v += length + (end != NULL);
+	}
+	return false;
+}
+
+/* Index of value in a small list of distinct values, appended if new. */
+static int distinct_index(char values[][64], int *count, int max, const char *value)
+{
+	for (int i = 0; i < *count; i++)
+		if (!strcmp(values[i], value))
+			return i;
+	if (*count == max)
+		return max - 1;
+	snprintf(values[*count], 64, "%s", value);
+	return (*count)++;
 }
 
 int report_chart_svg(const output_table *t, const report_chart *chart, char **svg, plumb_status *status)
 {
+	return report_chart_svg_marked(t, chart, NULL, 0, svg, status);
+}
+
+int report_chart_svg_marked(const output_table *t, const report_chart *chart, const report_chart_mark *marks,
+                            size_t mark_count, char **svg, plumb_status *status)
+{
 	*svg = NULL;
 	int xi = output_column_index(t, chart->x), yi = output_column_index(t, chart->y);
-	int si = chart->series ? output_column_index(t, chart->series) : -1;
 	if (xi < 0 || yi < 0)
 		return plumb_fail(status, EINVAL, "table '%s' has no column '%s' or '%s'", output_table_name(t), chart->x, chart->y);
+	/* Series columns: "kernel,threads" draws one line per kernel and
+	 * thread count, never one line through both. */
+	char series_spec[128] = "";
+	const char *series_names[4];
+	int series_columns[4];
+	size_t series_n = 0;
+	if (chart->series) {
+		snprintf(series_spec, sizeof series_spec, "%s", chart->series);
+		for (char *save = NULL, *c = strtok_r(series_spec, ",", &save); c && series_n < 4; c = strtok_r(NULL, ",", &save)) {
+			series_names[series_n] = c;
+			series_columns[series_n++] = output_column_index(t, c);
+		}
+	}
 	char data_path[] = "/tmp/plumb-chart-XXXXXX";
 	int fd = mkstemp(data_path);
 	if (fd < 0)
 		return plumb_fail_errno(status, errno, "cannot create a temporary file for the chart");
 	interrupt_add_path(data_path, false);   /* a signal removes it (plumb/interrupt.h) */
 	FILE *data = fdopen(fd, "w");
-	char **series = NULL;
+	char **series = NULL, key[256];
 	size_t series_count = 0, points = 0;
+	double xmin = INFINITY, xmax = -INFINITY;
+	/* Colour by the first series column, dash by the second. */
+	char firsts[16][64], seconds[8][64];
+	int first_count = 0, second_count = 0, colour[64], dash[64];
 	for (size_t r = 0; r < output_row_count(t); r++) {
-		const char *s = si >= 0 ? output_cell_string(t, r, (size_t)si) : "";
-		if (append_series(&series, &series_count, s ? s : "") != 0)
+		if (!row_wanted(t, r, chart))
+			continue;
+		series_key(t, r, series_columns, series_n, series_names, key, sizeof key);
+		size_t before = series_count;
+		if (append_series(&series, &series_count, key) != 0)
 			break;
+		if (series_count > before && before < 64) {
+			char cell[64];
+			colour[before] = (int)before;
+			dash[before] = 0;
+			if (series_n == 2 && series_columns[0] >= 0 && series_columns[1] >= 0) {
+				output_cell_format(t, r, (size_t)series_columns[0], cell, sizeof cell);
+				colour[before] = distinct_index(firsts, &first_count, 16, cell);
+				output_cell_format(t, r, (size_t)series_columns[1], cell, sizeof cell);
+				dash[before] = distinct_index(seconds, &second_count, 8, cell);
+			}
+		}
 	}
 	/* One gnuplot data block per series, separated by two blank lines. */
 	for (size_t k = 0; k < series_count; k++) {
 		for (size_t r = 0; r < output_row_count(t); r++) {
-			const char *s = si >= 0 ? output_cell_string(t, r, (size_t)si) : "";
-			if (strcmp(s ? s : "", series[k]) != 0)
+			if (!row_wanted(t, r, chart))
+				continue;
+			series_key(t, r, series_columns, series_n, series_names, key, sizeof key);
+			if (strcmp(key, series[k]) != 0)
 				continue;
 			double x = output_cell_number(t, r, (size_t)xi), y = output_cell_number(t, r, (size_t)yi);
 			if (!isfinite(x) || !isfinite(y) || (chart->log_x && x <= 0) || (chart->log_y && y <= 0))
 				continue;
 			fprintf(data, "%.17g %.17g\n", x, y);
+			xmin = fmin(xmin, x);
+			xmax = fmax(xmax, x);
 			points++;
 		}
 		fputs("\n\n", data);
@@ -96,6 +245,8 @@ int report_chart_svg(const output_table *t, const report_chart *chart, char **sv
 	if (points == 0) {
 		unlink(data_path);
 		interrupt_remove_path(data_path);
+		for (size_t k = 0; k < series_count; k++)
+			free(series[k]);
 		free(series);
 		return plumb_fail(status, ENODATA, "table '%s' has no numeric points to plot", output_table_name(t));
 	}
@@ -106,31 +257,54 @@ int report_chart_svg(const output_table *t, const report_chart *chart, char **sv
 	if (fd < 0) {
 		unlink(data_path);
 		interrupt_remove_path(data_path);
+		for (size_t k = 0; k < series_count; k++)
+			free(series[k]);
 		free(series);
 		return plumb_fail_errno(status, errno, "cannot create a temporary file for the chart");
 	}
 	FILE *script = fdopen(fd, "w");
-	char title[256], xl[128], yl[128];
-	const char *xu = output_column_unit(t, (size_t)xi), *yu = output_column_unit(t, (size_t)yi);
+	char title[256], xl[192], yl[192];
 	escape_gnuplot_string(title, sizeof title, chart->title);
-	/* "bytes (bytes)" says nothing twice: a unit equal to the name is dropped. */
-	if (xu && !strcmp(xu, chart->x))
-		xu = NULL;
-	if (yu && !strcmp(yu, chart->y))
-		yu = NULL;
-	snprintf(xl, sizeof xl, "%s%s%s%s", chart->x, xu ? " (" : "", xu ? xu : "", xu ? ")" : "");
-	snprintf(yl, sizeof yl, "%s%s%s%s", chart->y, yu ? " (" : "", yu ? yu : "", yu ? ")" : "");
-	fprintf(script, "set terminal svg size 760,420 dynamic font 'sans,11'\n"
+	column_label(t, xi, chart->x, chart->x_label, xl, sizeof xl);
+	column_label(t, yi, chart->y, chart->y_label, yl, sizeof yl);
+	/* noenhanced: an underscore in a name is an underscore, not a subscript. */
+	fprintf(script, "set terminal svg size 760,400 dynamic font 'sans,11' noenhanced\n"
 	                "set title \"%s\"\nset xlabel \"%s\"\nset ylabel \"%s\"\n"
-	                "set grid\nset key outside right top\n", title, xl, yl);
+	                "set grid\nset key %s\n", title, xl, yl,
+	        series_count == 1 ? "off" : series_count > 6 ? "outside right top font ',9' spacing 0.9" : "inside top left box opaque");
 	if (chart->log_x)
-		fputs("set logscale x 2\nset format x '2^{%L}'\n", script);
+		fputs("set logscale x 2\n", script);
+	if (chart->size_x && isfinite(xmin)) {
+		double lo = xmin, hi = xmax;
+		for (size_t m = 0; m < mark_count; m++)
+			if (marks[m].x > 0) {
+				lo = fmin(lo, marks[m].x);
+				hi = fmax(hi, marks[m].x);
+			}
+		fprintf(script, "set xrange [%.17g:%.17g]\n", lo / 1.1, hi * 1.1);
+		size_tics(script, lo / 1.1, hi * 1.1);
+	}
 	if (chart->log_y)
 		fputs("set logscale y 10\n", script);
+	else if (chart->y_from_zero)
+		fputs("set yrange [0:*]\n", script);
+	for (size_t m = 0; m < mark_count; m++) {
+		if (!(marks[m].x > 0))
+			continue;
+		char label[96];
+		escape_gnuplot_string(label, sizeof label, marks[m].label ? marks[m].label : "");
+		fprintf(script, "set arrow from %.17g, graph 0 to %.17g, graph 1 nohead lc rgb '%s' dt %d lw 1\n", marks[m].x, marks[m].x,
+		        marks[m].dashed ? "#777777" : "#cc3300", marks[m].dashed ? 2 : 1);
+		fprintf(script, "set label \"%s\" at %.17g, graph %s rotate by 90 right offset -0.4,0 font ',8' tc rgb '%s'\n", label, marks[m].x,
+		        marks[m].dashed ? "0.98" : "0.55", marks[m].dashed ? "#555555" : "#cc3300");
+	}
 	fputs("plot ", script);
 	for (size_t k = 0; k < series_count; k++) {
-		fprintf(script, "%s'%s' index %zu using 1:2 with linespoints title ", k ? ", " : "", data_path, k);
-		write_escaped(script, series[k][0] ? series[k] : chart->y);
+		fprintf(script, "%s'%s' index %zu using 1:2 with linespoints lc %d pt %d dt %d lw %s title ", k ? ", " : "", data_path, k,
+		        1 + (k < 64 ? colour[k] : (int)k) % 8, 1 + (k < 64 ? colour[k] : (int)k) % 13, 1 + (k < 64 ? dash[k] : 0),
+		        k < 64 && dash[k] ? "1.2" : "1.6");
+		write_escaped(script, series[k][0] ? series[k] : yl);
+		free(series[k]);
 	}
 	fputc('\n', script);
 	fclose(script);
@@ -164,6 +338,15 @@ int report_chart_svg(const output_table *t, const report_chart *chart, char **sv
 	/* Drop the XML prolog so the SVG can sit inline in HTML. */
 	char *start = strstr(text, "<svg");
 	memmove(text, start, strlen(start) + 1);
+	/* gnuplot names each plot "gnuplot_plot_N" in a <title> (a tooltip
+	 * that would show the identifier); the legend already names them. */
+	for (char *g = strstr(text, "<title>gnuplot_plot_"); g; g = strstr(g, "<title>gnuplot_plot_")) {
+		char *end = strstr(g, "</title>");
+		if (!end)
+			break;
+		end += 8;
+		memmove(g, end, strlen(end) + 1);
+	}
 	*svg = text;
 	return 0;
 }

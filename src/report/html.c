@@ -1,5 +1,6 @@
 /* The HTML report: one self-contained file (inline CSS and SVG), so it can
  * be mailed or attached to a bug report as is. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,12 +10,12 @@
 static const struct { const char *command, *title, *intro; } sections[] = {
 	{ "topo", "The machine", "What the system reports: CPUs, caches (from sysfs and CPUID through hwloc), pages, the timer and whether hardware counters open." },
 	{ "lat", "Latency", "Dependent loads over random cyclic chains, so neither prefetchers nor out-of-order execution can hide the latency. Plateaus are the levels the program can really use." },
-	{ "bw", "Bandwidth", "Read, write, copy and triad kernels per working-set size." },
+	{ "bw", "Bandwidth", "Read, write, copy and triad kernels per working-set size, one thread and all threads. GB/s counts the bytes the kernel names, as STREAM does." },
 	{ "geometry", "Geometry inferred from timing", "Line size, capacities, associativity and TLB reach from timing alone, beside what the system claims." },
 	{ "c2c", "Coherence costs between cores", "What an access costs when another core holds the line in each state." },
 	{ "loaded", "Latency under load", "Pointer-chase latency while other cores generate traffic at increasing rates." },
-	{ "model", "Queueing model", "Seed 001's closed M/D/1 model fitted to the loaded-latency curve." },
-	{ "validate", "Can I trust my counters?", "Microbenchmarks with predicted counts, read through each counter source; each event's error class and the region size from which it is reliable." },
+	{ "model", "Queueing model", "Hristea et al.'s closed queueing model (1997) fitted to the loaded-latency curve: the service time is what the memory system spends per request; the model then predicts latency at loads not measured." },
+	{ "validate", "Can I trust my counters?", "Microbenchmarks whose counts have a closed form, read through each counter source (perf_event, PAPI, the simulator, Valgrind instrumentation); each event's error class and the region size from which it is reliable. The summary's grid is the short answer." },
 	{ "stat", "Counts", "" },
 	{ "sim", "Simulation", "" },
 	{ "explain", "Your program's regions: four sources", "Per marked region: wall time and counters measured over several runs, exact counts from plumbgrind, misses simulated on this machine's caches, and a time predicted from them and this machine's latencies and bandwidths (docs/explain.md)." },
@@ -36,9 +37,32 @@ static const char *section_intro(const char *command)
 	return "";
 }
 
-static void html_text(FILE *f, const char *s)
+/* Escapes text for HTML.  The user's home directory shows as "~" and a
+ * temporary path as its base name, so a page passed around does not carry
+ * the user's file paths. */
+void report_html_text(FILE *f, const char *s)
 {
+	const char *home = getenv("HOME");
+	size_t home_length = home && home[0] == '/' && home[1] ? strlen(home) : 0;
 	for (; s && *s; s++) {
+		if (home_length && !strncmp(s, home, home_length) && (s[home_length] == '/' || !s[home_length])) {
+			fputc('~', f);
+			s += home_length - 1;
+			continue;
+		}
+		if (!strncmp(s, "/tmp/", 5)) {
+			const char *end = s + 5, *base = s + 5;
+			while (*end && *end != ' ' && *end != '\'' && *end != '"' && *end != ')' && *end != ',' && *end != ';') {
+				if (*end == '/')
+					base = end + 1;
+				end++;
+			}
+			if (base < end) {
+				fprintf(f, "%.*s", (int)(end - base), base);
+				s = end - 1;
+				continue;
+			}
+		}
 		switch (*s) {
 		case '<': fputs("&lt;", f); break;
 		case '>': fputs("&gt;", f); break;
@@ -49,26 +73,81 @@ static void html_text(FILE *f, const char *s)
 	}
 }
 
+static void html_text(FILE *f, const char *s)
+{
+	report_html_text(f, s);
+}
+
+/* A column or key name for people: words, not identifiers ("gbps_median"
+ * shows as "gbps median"). */
+static void html_name(FILE *f, const char *s)
+{
+	char buffer[256];
+	size_t n = 0;
+	for (; s && *s && n + 1 < sizeof buffer; s++)
+		buffer[n++] = *s == '_' ? ' ' : *s;
+	buffer[n] = 0;
+	html_text(f, buffer);
+}
+
+/* A section's note for people: a column name it mentions ("gbps_with_allocate
+ * adds ...") reads as words, as the table's headers do.  Names a reader
+ * types as they are (perf_event, libpfm4's pmu::EVENT, PAPI_L1_DCM) stay. */
+static void html_prose(FILE *f, const char *s)
+{
+	size_t n = strlen(s ? s : "");
+	char *copy = malloc(n + 1);
+	if (!copy) {
+		html_text(f, s);
+		return;
+	}
+	memcpy(copy, s ? s : "", n + 1);
+	for (size_t i = 1; i + 1 < n; i++) {
+		if (copy[i] != '_' || !(copy[i - 1] >= 'a' && copy[i - 1] <= 'z') || !(copy[i + 1] >= 'a' && copy[i + 1] <= 'z'))
+			continue;
+		size_t start = i, end = i;
+		while (start > 0 && (copy[start - 1] == '_' || (copy[start - 1] >= 'a' && copy[start - 1] <= 'z') ||
+		                     (copy[start - 1] >= '0' && copy[start - 1] <= '9') || (copy[start - 1] >= 'A' && copy[start - 1] <= 'Z')))
+			start--;
+		while (end < n && (copy[end] == '_' || (copy[end] >= 'a' && copy[end] <= 'z') || (copy[end] >= '0' && copy[end] <= '9') ||
+		                   (copy[end] >= 'A' && copy[end] <= 'Z')))
+			end++;
+		if (!strncmp(copy + start, "perf_", 5) || !strncmp(copy + end, "::", 2) || (copy[start] >= 'A' && copy[start] <= 'Z'))
+			continue;
+		copy[i] = ' ';
+	}
+	html_text(f, copy);
+	free(copy);
+}
+
 /* Raw-data tables (every run of every case) would make the page megabytes
  * long; past this many rows the page says where the data is instead. */
 #define REPORT_MAX_TABLE_ROWS 400
 
-static void write_table(FILE *f, const output_table *t)
+void report_html_table(FILE *f, const output_table *t, bool collapsed)
 {
 	char buffer[512];
-	fputs("<h3>", f);
-	html_text(f, output_table_title(t));
-	fputs("</h3>\n", f);
+	if (collapsed) {
+		fputs("<details><summary>", f);
+		html_text(f, output_table_title(t));
+		fprintf(f, " (%zu row%s)</summary>\n", output_row_count(t), output_row_count(t) == 1 ? "" : "s");
+	} else {
+		fputs("<h3>", f);
+		html_text(f, output_table_title(t));
+		fputs("</h3>\n", f);
+	}
 	if (output_row_count(t) > REPORT_MAX_TABLE_ROWS) {
-		fprintf(f, "<p class=note>%zu rows: too many to show here; they are in the section's JSON or CSV output (table \"", output_row_count(t));
-		html_text(f, output_table_name(t));
+		fprintf(f, "<p class=note>%zu rows: too many to show here; they are in report.json beside this page (this section's table \"", output_row_count(t));
+		html_text(f, output_table_title(t));
 		fputs("\").</p>\n", f);
+		if (collapsed)
+			fputs("</details>\n", f);
 		return;
 	}
-	fputs("<table>\n<tr>", f);
+	fputs("<div class=scroll><table>\n<tr>", f);
 	for (size_t j = 0; j < output_column_count(t); j++) {
 		fputs("<th>", f);
-		html_text(f, output_column_name(t, j));
+		html_name(f, output_column_name(t, j));
 		if (output_column_unit(t, j)) {
 			fputs(" <span class=unit>", f);
 			html_text(f, output_column_unit(t, j));
@@ -83,13 +162,12 @@ static void write_table(FILE *f, const output_table *t)
 			cell_kind k = output_cell_kind(t, r, j);
 			output_cell_format(t, r, j, buffer, sizeof buffer);
 			if (k == CELL_STATUS) {
+				/* The reason once per distinct text in a column would
+				 * need state; as a tooltip it costs no page space. */
 				fputs("<td class=status title=\"", f);
 				html_text(f, output_cell_reason(t, r, j));
 				fputs("\">", f);
 				html_text(f, buffer);
-				fputs("<div class=reason>", f);
-				html_text(f, output_cell_reason(t, r, j));
-				fputs("</div>", f);
 			} else {
 				fputs(k == CELL_INTEGER || k == CELL_REAL ? "<td class=num>" : "<td>", f);
 				html_text(f, buffer);
@@ -98,10 +176,40 @@ static void write_table(FILE *f, const output_table *t)
 		}
 		fputs("</tr>\n", f);
 	}
-	fputs("</table>\n", f);
+	fputs("</table></div>\n", f);
+	if (collapsed)
+		fputs("</details>\n", f);
 }
 
-static void write_section(FILE *f, const char *command, const output_report *r, const char *failure)
+/* Marks on the size charts: the sysfs size of each cache (dashed) and where
+ * the measurements saw the level end (solid), from the summary. */
+static size_t size_marks(const output_report *summary, report_chart_mark *marks, char labels[][48], size_t max)
+{
+	const output_table *h = summary ? output_table_find(summary, "hierarchy") : NULL;
+	int lc = h ? output_column_index(h, "level") : -1, sc = h ? output_column_index(h, "sysfs_size") : -1;
+	int mc = h ? output_column_index(h, "measured_size") : -1;
+	size_t n = 0;
+	char size[32];
+	for (size_t r = 0; lc >= 0 && r < output_row_count(h); r++) {
+		const char *level = output_cell_string(h, r, (size_t)lc);
+		double claimed = sc >= 0 ? output_cell_number(h, r, (size_t)sc) : NAN;
+		double measured = mc >= 0 ? output_cell_number(h, r, (size_t)mc) : NAN;
+		if (isfinite(claimed) && claimed > 0 && n < max) {
+			snprintf(labels[n], 48, "%s %s (sysfs)", level ? level : "", report_format_bytes(claimed, size, sizeof size));
+			marks[n] = (report_chart_mark){ claimed, labels[n], true };
+			n++;
+		}
+		if (isfinite(measured) && measured > 0 && n < max && !(isfinite(claimed) && fabs(measured / claimed - 1) < 0.1)) {
+			snprintf(labels[n], 48, "%s ends (measured)", level ? level : "");
+			marks[n] = (report_chart_mark){ measured, labels[n], false };
+			n++;
+		}
+	}
+	return n;
+}
+
+static void write_section(FILE *f, const char *command, const output_report *r, const char *failure,
+                          const output_report *summary)
 {
 	fprintf(f, "<section id=\"%s\">\n<h2>", command);
 	html_text(f, report_section_title(command));
@@ -116,6 +224,8 @@ static void write_section(FILE *f, const char *command, const output_report *r, 
 	}
 	size_t chart_count;
 	const report_chart *charts = report_known_charts(&chart_count);
+	report_chart_mark marks[16];
+	char labels[16][48];
 	for (size_t i = 0; i < chart_count; i++) {
 		if (strcmp(charts[i].command, command) != 0)
 			continue;
@@ -124,7 +234,8 @@ static void write_section(FILE *f, const char *command, const output_report *r, 
 			continue;
 		char *svg = NULL;
 		plumb_status st;
-		if (report_chart_svg(t, &charts[i], &svg, &st) == 0) {
+		size_t mark_count = charts[i].size_x ? size_marks(summary, marks, labels, 16) : 0;
+		if (report_chart_svg_marked(t, &charts[i], marks, mark_count, &svg, &st) == 0) {
 			fputs("<figure>", f);
 			fputs(svg, f);
 			fputs("</figure>\n", f);
@@ -135,32 +246,251 @@ static void write_section(FILE *f, const char *command, const output_report *r, 
 			fputs("</p>\n", f);
 		}
 	}
+	for (size_t i = 0; i < output_note_count(r); i++) {
+		fputs("<p class=note>", f);
+		html_prose(f, output_note_at(r, i));
+		fputs("</p>\n", f);
+	}
+	/* With a summary on top the tables are details, collapsed; a page
+	 * without one (report_write_html, plumb explain) shows them open. */
 	for (size_t i = 0; i < output_table_count(r); i++)
-		write_table(f, output_table_at(r, i));
+		report_html_table(f, output_table_at(r, i), summary != NULL);
 	if (output_meta_count(r)) {
 		fputs("<details><summary>Run details</summary><table>\n", f);
 		char buffer[512];
 		for (size_t i = 0; i < output_meta_count(r); i++) {
 			output_meta_format(r, i, buffer, sizeof buffer);
 			fputs("<tr><td>", f);
-			html_text(f, output_meta_key(r, i));
+			html_name(f, output_meta_key(r, i));
 			fputs("</td><td>", f);
 			html_text(f, buffer);
 			fputs("</td></tr>\n", f);
 		}
 		fputs("</table></details>\n", f);
 	}
-	for (size_t i = 0; i < output_note_count(r); i++) {
-		fputs("<p class=note>", f);
-		html_text(f, output_note_at(r, i));
-		fputs("</p>\n", f);
+	fputs("</section>\n", f);
+}
+
+/* Summary helpers: a cell's number or "-" with the reason as a tooltip. */
+static double cell_value(const output_table *t, size_t row, const char *column)
+{
+	int c = output_column_index(t, column);
+	return c < 0 ? NAN : output_cell_number(t, row, (size_t)c);
+}
+
+static const char *cell_text(const output_table *t, size_t row, const char *column)
+{
+	int c = output_column_index(t, column);
+	return c < 0 ? NULL : output_cell_string(t, row, (size_t)c);
+}
+
+static void number_cell(FILE *f, const output_table *t, size_t row, const char *column, const char *format)
+{
+	double v = cell_value(t, row, column);
+	if (isfinite(v)) {
+		fputs("<td class=num>", f);
+		fprintf(f, format, v);
+	} else {
+		int c = output_column_index(t, column);
+		const char *why = c >= 0 ? output_cell_reason(t, row, (size_t)c) : NULL;
+		fputs("<td class=num title=\"", f);
+		html_text(f, why ? why : "not measured");
+		fputs("\">-", f);
+	}
+	fputs("</td>", f);
+}
+
+static void bandwidth_cell(FILE *f, const output_table *t, size_t row, const char *column)
+{
+	double v = cell_value(t, row, column);
+	number_cell(f, t, row, column, isfinite(v) && v >= 100 ? "%.0f" : "%.1f");
+}
+
+static void write_summary(FILE *f, const output_report *s)
+{
+	char buffer[1024], a[32], b[32], c[32];
+	fputs("<section id=\"summary\">\n<h2>Summary</h2>\n<p class=machine>", f);
+	const char *keys[] = { "cpu", "cpus", "virtualised", "core_clock_ghz" };
+	char values[4][256] = { "", "", "", "" };
+	for (size_t i = 0; i < output_meta_count(s); i++)
+		for (size_t k = 0; k < 4; k++)
+			if (!strcmp(output_meta_key(s, i), keys[k]))
+				output_meta_format(s, i, values[k], sizeof values[k]);
+	html_text(f, values[0][0] ? values[0] : "This machine");
+	if (values[1][0])
+		fprintf(f, ", %s CPUs", values[1]);
+	if (!strcmp(values[2], "yes"))
+		fputs(", a virtual machine", f);
+	if (values[3][0])
+		fprintf(f, "; the cores ran at about %.2f GHz (core cycles below use this clock)", strtod(values[3], NULL));
+	fputs(".</p>\n", f);
+	const output_table *h = output_table_find(s, "hierarchy");
+	if (h) {
+		const char *threads = "all threads";
+		if (values[1][0]) {
+			snprintf(buffer, sizeof buffer, "%s threads", values[1]);
+			threads = buffer;
+		}
+		fputs("<table class=summary>\n<tr><th rowspan=2>Level</th><th colspan=2>Size</th><th colspan=2>Latency</th>"
+		      "<th colspan=2>Read <span class=unit>GB/s</span></th><th colspan=2>Write <span class=unit>GB/s</span></th>"
+		      "<th rowspan=2>Bandwidth spread <span class=unit>(CV)</span></th></tr>\n<tr><th>sysfs</th><th>measured (range)</th>"
+		      "<th>ns (range)</th><th>core cycles</th>", f);
+		fprintf(f, "<th>1 thread</th><th>%s</th><th>1 thread</th><th>%s</th></tr>\n", threads, threads);
+		for (size_t r = 0; r < output_row_count(h); r++) {
+			fputs("<tr><th>", f);
+			html_text(f, cell_text(h, r, "level"));
+			fputs("</th>", f);
+			double claimed = cell_value(h, r, "sysfs_size"), m = cell_value(h, r, "measured_size");
+			fprintf(f, "<td class=num>%s</td>", isfinite(claimed) ? report_format_bytes(claimed, a, sizeof a) : "-");
+			if (isfinite(m)) {
+				double lo = cell_value(h, r, "measured_size_low"), hi = cell_value(h, r, "measured_size_high");
+				fprintf(f, "<td class=num>%s", report_format_bytes(m, a, sizeof a));
+				if (lo != hi)
+					fprintf(f, " <span class=range>(%s-%s)</span>", report_format_bytes(lo, b, sizeof b), report_format_bytes(hi, c, sizeof c));
+				fputs("<div class=src>", f);
+				html_text(f, cell_text(h, r, "size_source"));
+				fputs("</div></td>", f);
+			} else {
+				fputs("<td class=num>-</td>", f);
+			}
+			double l = cell_value(h, r, "latency");
+			if (isfinite(l)) {
+				double lo = cell_value(h, r, "latency_low"), hi = cell_value(h, r, "latency_high");
+				fprintf(f, "<td class=num>%.3g", l);
+				if (lo != hi)
+					fprintf(f, " <span class=range>(%.3g-%.3g)</span>", lo, hi);
+				fputs("<div class=src>", f);
+				html_text(f, cell_text(h, r, "latency_source"));
+				fputs("</div></td>", f);
+			} else {
+				fputs("<td class=num>-</td>", f);
+			}
+			number_cell(f, h, r, "latency_cycles", "%.0f");
+			bandwidth_cell(f, h, r, "read_1");
+			bandwidth_cell(f, h, r, "read_all");
+			bandwidth_cell(f, h, r, "write_1");
+			bandwidth_cell(f, h, r, "write_all");
+			number_cell(f, h, r, "bandwidth_cv", cell_value(h, r, "bandwidth_cv") < 1 ? "&plusmn;%.1f%%" : "&plusmn;%.0f%%");
+			fputs("</tr>\n", f);
+		}
+		fputs("</table>\n", f);
+		for (size_t r = 0; r < output_row_count(h); r++) {
+			const char *note = cell_text(h, r, "note");
+			if (note && note[0]) {
+				fputs("<p class=note><b>", f);
+				html_text(f, cell_text(h, r, "level"));
+				fputs(":</b> ", f);
+				html_text(f, note);
+				fputs("</p>\n", f);
+			}
+		}
+		fputs("<p class=note>Latency is the plateau of dependent loads over a random chain (10th percentile; range: spread over "
+		      "the sweep points and the other sweep). Bandwidth is the best sample per size, median over the sizes in the level; "
+		      "the spread is the median coefficient of variation of the one-thread read samples.</p>\n", f);
+	}
+	const output_table *fig = output_table_find(s, "figures");
+	if (fig && output_row_count(fig)) {
+		fputs("<ul class=figures>\n", f);
+		for (size_t r = 0; r < output_row_count(fig); r++) {
+			const char *q = cell_text(fig, r, "quantity"), *u = cell_text(fig, r, "unit"), *d = cell_text(fig, r, "detail");
+			double v = cell_value(fig, r, "value");
+			fputs("<li><b>", f);
+			if (q) {
+				snprintf(buffer, sizeof buffer, "%s", q);
+				buffer[0] = (char)(buffer[0] >= 'a' && buffer[0] <= 'z' ? buffer[0] - 32 : buffer[0]);
+				html_text(f, buffer);
+			}
+			fputs(":</b> ", f);
+			if (isfinite(v)) {
+				fprintf(f, "%.3g ", v);
+				html_text(f, u);
+				if (d && d[0]) {
+					fputs(" <span class=detail>(", f);
+					html_text(f, d);
+					fputs(")</span>", f);
+				}
+			} else {
+				int vc = output_column_index(fig, "value");
+				fputs("not measured: ", f);
+				html_text(f, vc >= 0 ? output_cell_reason(fig, r, (size_t)vc) : "");
+			}
+			fputs("</li>\n", f);
+		}
+		fputs("</ul>\n", f);
+	}
+	fputs("<h3>Can I trust my counters?</h3>\n", f);
+	buffer[0] = 0;
+	for (size_t i = 0; i < output_meta_count(s); i++)
+		if (!strcmp(output_meta_key(s, i), "counters"))
+			output_meta_format(s, i, buffer, sizeof buffer);
+	fputs("<p class=trust>", f);
+	html_text(f, buffer[0] ? buffer : "The counter validation did not run.");
+	fputs("</p>\n", f);
+	const output_table *grid = output_table_find(s, "counters");
+	if (grid) {
+		fputs("<table class=grid>\n<tr><th>Event</th><th>Predicted (benchmarks with a closed form)</th><th>perf_event</th><th>PAPI</th>"
+		      "<th>Simulator</th><th>Instrumented (Valgrind)</th></tr>\n", f);
+		for (size_t r = 0; r < output_row_count(grid); r++) {
+			fputs("<tr>", f);
+			for (size_t j = 0; j < output_column_count(grid); j++) {
+				const char *text = output_cell_string(grid, r, j);
+				const char *cls = !text ? "" : !strncmp(text, "unsupported", 11) ? " class=no"
+				                  : (strstr(text, "exact") || strstr(text, "accurate")) && !strstr(text, "random") && !strstr(text, "bias") &&
+				                    !strstr(text, "multiplicative") && !strstr(text, "unknown") ? " class=ok"
+				                  : j >= 2 && strcmp(text, "-") ? " class=warn" : "";
+				fprintf(f, j == 0 ? "<th>" : "<td%s>", cls);
+				html_text(f, text);
+				fputs(j == 0 ? "</th>" : "</td>", f);
+			}
+			fputs("</tr>\n", f);
+		}
+		fputs("</table>\n", f);
+		fputs("<p class=note>exact: every case equals the prediction; accurate: within 1%; bias, multiplicative, random: "
+		      "the error's form (see the counter validation below); unsupported [n]: the source cannot count the event, for reason n.</p>\n", f);
+	}
+	const output_table *reasons = output_table_find(s, "unsupported_reasons");
+	if (reasons && output_row_count(reasons)) {
+		fputs("<ol class=reasons>\n", f);
+		for (size_t r = 0; r < output_row_count(reasons); r++) {
+			fputs("<li>", f);
+			html_text(f, cell_text(reasons, r, "reason"));
+			fputs("</li>\n", f);
+		}
+		fputs("</ol>\n", f);
 	}
 	fputs("</section>\n", f);
 }
 
-int report_write_html(const char *path, const char *title, output_report *const *reports,
-                      const char *const *commands, const char *const *failures, size_t count,
-                      plumb_status *status)
+void report_html_begin(FILE *f, const char *title)
+{
+	fputs("<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8><title>", f);
+	html_text(f, title);
+	fputs("</title>\n<style>\n"
+	      "body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222;font-size:15px}\n"
+	      "table{border-collapse:collapse;margin:.5em 0 1em}td,th{border:1px solid #ccc;padding:.2em .5em;vertical-align:top}\n"
+	      "th{background:#f0f0f0;text-align:left}.num{text-align:right;font-variant-numeric:tabular-nums}\n"
+	      ".status{color:#a40}.unit,.range,.src,.detail{color:#666;font-weight:normal}.src{font-size:.75em}\n"
+	      ".failure{color:#a40}.intro{color:#444}section{border-top:2px solid #ddd;margin-top:1.5em}\n"
+	      ".note{color:#444;font-size:.9em}.trust{font-weight:bold}\n"
+	      ".grid td,.grid th{font-size:.85em}.grid .ok{background:#e6f4e6}.grid .no{background:#f4f4f4;color:#777}.grid .warn{background:#fbf0d9}\n"
+	      ".reasons{font-size:.8em;color:#444}details{margin:.3em 0}summary{cursor:pointer;color:#135}\n"
+	      ".scroll{overflow-x:auto}figure{margin:.5em 0}figure svg{max-width:100%;height:auto}\n"
+	      "nav a{margin-right:1em}\n"
+	      "@media print{body{margin:0;max-width:none;font-size:11px}section{break-inside:auto}figure,table.summary,.grid{break-inside:avoid}"
+	      "nav{display:none}figure svg{max-height:300px}}\n"
+	      "</style></head><body>\n<h1>", f);
+	html_text(f, title);
+	fputs("</h1>\n", f);
+}
+
+void report_html_end(FILE *f)
+{
+	fputs("</body></html>\n", f);
+}
+
+int report_write_page(const char *path, const char *title, const output_report *summary, const char *json_name,
+                      output_report *const *reports, const char *const *commands, const char *const *failures,
+                      size_t count, plumb_status *status)
 {
 	output_file file;
 	if (output_file_open(&file, path, status) != 0)
@@ -169,25 +499,37 @@ int report_write_html(const char *path, const char *title, output_report *const 
 	char when[64];
 	time_t now = time(NULL);
 	strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", gmtime(&now));
-	fputs("<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8><title>", f);
-	html_text(f, title);
-	fputs("</title>\n<style>\n"
-	      "body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}\n"
-	      "table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;padding:.2em .6em}\n"
-	      "th{background:#f0f0f0;text-align:left}.num{text-align:right;font-variant-numeric:tabular-nums}\n"
-	      ".status{color:#a40}.reason{font-size:.8em;color:#666}.unit{color:#666;font-weight:normal}\n"
-	      ".failure{color:#a40}.intro{color:#444}section{border-top:2px solid #ddd;margin-top:2em}\n"
-	      "nav a{margin-right:1em}\n</style></head><body>\n<h1>", f);
-	html_text(f, title);
-	fprintf(f, "</h1>\n<p>Generated by plumb %s on %s.</p>\n<nav>", PLUMB_VERSION, when);
+	report_html_begin(f, title);
+	fprintf(f, "<p>Generated by plumb %s on %s.", PLUMB_VERSION, when);
+	if (json_name) {
+		const char *base = strrchr(json_name, '/');
+		base = base ? base + 1 : json_name;
+		fputs(" Every figure on this page, with each section's raw rows: <a href=\"", f);
+		html_text(f, base);
+		fputs("\">", f);
+		html_text(f, base);
+		fputs("</a>.", f);
+	}
+	fputs("</p>\n<nav>", f);
+	if (summary)
+		fputs("<a href=\"#summary\">Summary</a>", f);
 	for (size_t i = 0; i < count; i++) {
 		fprintf(f, "<a href=\"#%s\">", commands[i]);
 		html_text(f, report_section_title(commands[i]));
 		fputs("</a>", f);
 	}
 	fputs("</nav>\n", f);
+	if (summary)
+		write_summary(f, summary);
 	for (size_t i = 0; i < count; i++)
-		write_section(f, commands[i], reports[i], failures ? failures[i] : NULL);
-	fputs("</body></html>\n", f);
+		write_section(f, commands[i], reports[i], failures ? failures[i] : NULL, summary);
+	report_html_end(f);
 	return output_file_commit(&file, status);
+}
+
+int report_write_html(const char *path, const char *title, output_report *const *reports,
+                      const char *const *commands, const char *const *failures, size_t count,
+                      plumb_status *status)
+{
+	return report_write_page(path, title, NULL, NULL, reports, commands, failures, count, status);
 }

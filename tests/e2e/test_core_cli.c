@@ -84,7 +84,7 @@ Test(core_cli, report_from_sections_and_saved_json)
 	snprintf(dir, sizeof dir, "%s", cli_temp_path("saved"));
 	cli_run r = cli_run_plumbv(NULL, "report", "--sections", "topo", "-o", html, "--save-dir", dir, NULL);
 	cr_assert_eq(r.exit_code, 0, "%s", r.err);
-	cr_assert(strstr(r.out, "1 sections"));
+	cr_assert(strstr(r.out, "(1 section)"), "%s", r.out);
 	cli_run_free(&r);
 	char saved[600];
 	snprintf(saved, sizeof saved, "%s/topo.json", dir);

@@ -55,7 +55,7 @@ Test(report_html, chart_svg_through_gnuplot)
 	cr_assert(strncmp(svg, "<svg", 4) == 0);
 	cr_assert(strstr(svg, "</svg>"));
 	free(svg);
-	report_chart missing = { "lat", "sweep", "nope", "latency", NULL, false, false, "x" };
+	report_chart missing = { "lat", "sweep", "nope", "latency", NULL, false, false, "x", NULL, NULL, false, false, NULL };
 	cr_assert_eq(report_chart_svg(output_table_find(r, "sweep"), &missing, &svg, &st), -1);
 	cr_assert(strstr(st.message, "nope"));
 	output_report_free(r);

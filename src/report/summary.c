@@ -1,0 +1,657 @@
+/* The report's summary: the answer on one screen, built from the sections'
+ * own reports (the JSON each section printed, read back).  It is itself an
+ * output_report ("summary"), so the terminal, the HTML page, report.json and
+ * --compare all read the same tables. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "plumb/report.h"
+
+static const output_report *section(output_report *const *sections, const char *const *commands, size_t count,
+                                    const char *command)
+{
+	for (size_t i = 0; i < count; i++)
+		if (sections[i] && commands[i] && !strcmp(commands[i], command))
+			return sections[i];
+	return NULL;
+}
+
+/* The first row whose text column `key` equals value, or -1. */
+static long find_row(const output_table *t, const char *key, const char *value)
+{
+	int k = t ? output_column_index(t, key) : -1;
+	if (k < 0)
+		return -1;
+	for (size_t r = 0; r < output_row_count(t); r++) {
+		const char *s = output_cell_string(t, r, (size_t)k);
+		if (s && !strcmp(s, value))
+			return (long)r;
+	}
+	return -1;
+}
+
+static double number(const output_table *t, long row, const char *column)
+{
+	int c = t && row >= 0 ? output_column_index(t, column) : -1;
+	return c < 0 ? NAN : output_cell_number(t, (size_t)row, (size_t)c);
+}
+
+static const char *string(const output_table *t, long row, const char *column)
+{
+	int c = t && row >= 0 ? output_column_index(t, column) : -1;
+	return c < 0 ? NULL : output_cell_string(t, (size_t)row, (size_t)c);
+}
+
+static const char *reason(const output_table *t, long row, const char *column)
+{
+	int c = t && row >= 0 ? output_column_index(t, column) : -1;
+	return c < 0 ? NULL : output_cell_reason(t, (size_t)row, (size_t)c);
+}
+
+/* A row of the geometry table: property and level. */
+static long geometry_row(const output_table *t, const char *property, const char *level)
+{
+	int p = t ? output_column_index(t, "property") : -1, l = t ? output_column_index(t, "level") : -1;
+	if (p < 0 || l < 0)
+		return -1;
+	for (size_t r = 0; r < output_row_count(t); r++) {
+		const char *a = output_cell_string(t, r, (size_t)p), *b = output_cell_string(t, r, (size_t)l);
+		if (a && b && !strcmp(a, property) && !strcmp(b, level))
+			return (long)r;
+	}
+	return -1;
+}
+
+/* Meta values are only readable formatted; numbers parse back exactly. */
+static double meta_number(const output_report *r, const char *key)
+{
+	char buffer[256];
+	for (size_t i = 0; r && i < output_meta_count(r); i++)
+		if (!strcmp(output_meta_key(r, i), key)) {
+			output_meta_format(r, i, buffer, sizeof buffer);
+			char *end;
+			double v = strtod(buffer, &end);
+			return end != buffer ? v : NAN;
+		}
+	return NAN;
+}
+
+static void meta_text(const output_report *r, const char *key, char *out, size_t length)
+{
+	out[0] = 0;
+	for (size_t i = 0; r && i < output_meta_count(r); i++)
+		if (!strcmp(output_meta_key(r, i), key))
+			output_meta_format(r, i, out, length);
+}
+
+const char *report_format_bytes(double bytes, char *buffer, size_t length)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	if (!isfinite(bytes) || bytes < 0) {
+		snprintf(buffer, length, "-");
+		return buffer;
+	}
+	int u = 0;
+	while (bytes >= 1024 && u < 4) {
+		bytes /= 1024;
+		u++;
+	}
+	if (u == 0 || bytes >= 100 || fabs(bytes - round(bytes)) < 0.05)
+		snprintf(buffer, length, "%.0f %s", bytes, units[u]);
+	else
+		snprintf(buffer, length, "%.1f %s", bytes, units[u]);
+	return buffer;
+}
+
+static void cell_number_or(output_table *t, double v, const char *status, const char *why)
+{
+	if (isfinite(v))
+		output_cell_real(t, v);
+	else
+		output_cell_status(t, status, why);
+}
+
+/* Median of the finite values of column `value` in rows matching threads,
+ * kernel and level of bw's per-size table. */
+static double bandwidth_spread(const output_table *t, double threads, const char *kernel, const char *level)
+{
+	int th = t ? output_column_index(t, "threads") : -1, k = t ? output_column_index(t, "kernel") : -1;
+	int l = t ? output_column_index(t, "level") : -1, c = t ? output_column_index(t, "cv") : -1;
+	if (th < 0 || k < 0 || l < 0 || c < 0)
+		return NAN;
+	double v[256];
+	size_t n = 0;
+	for (size_t r = 0; r < output_row_count(t) && n < 256; r++) {
+		const char *kk = output_cell_string(t, r, (size_t)k), *ll = output_cell_string(t, r, (size_t)l);
+		if (output_cell_number(t, r, (size_t)th) != threads || !kk || strcmp(kk, kernel) || !ll || strcmp(ll, level))
+			continue;
+		double x = output_cell_number(t, r, (size_t)c);
+		if (isfinite(x))
+			v[n++] = x;
+	}
+	if (!n)
+		return NAN;
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0 && v[j - 1] > v[j]; j--) {
+			double s = v[j];
+			v[j] = v[j - 1];
+			v[j - 1] = s;
+		}
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* bw's per-level table: the figure for (threads, kernel) at level. */
+static double bandwidth(const output_table *t, double threads, const char *kernel, const char *level)
+{
+	int th = t ? output_column_index(t, "threads") : -1, k = t ? output_column_index(t, "kernel") : -1;
+	int l = t ? output_column_index(t, level) : -1;
+	if (th < 0 || k < 0 || l < 0)
+		return NAN;
+	for (size_t r = 0; r < output_row_count(t); r++) {
+		const char *kk = output_cell_string(t, r, (size_t)k);
+		if (output_cell_number(t, r, (size_t)th) == threads && kk && !strcmp(kk, kernel))
+			return output_cell_number(t, r, (size_t)l);
+	}
+	return NAN;
+}
+
+static double max_threads(const output_table *t)
+{
+	int th = t ? output_column_index(t, "threads") : -1;
+	double m = NAN;
+	for (size_t r = 0; th >= 0 && r < output_row_count(t); r++) {
+		double x = output_cell_number(t, r, (size_t)th);
+		if (isfinite(x) && !(x <= m))
+			m = x;
+	}
+	return m;
+}
+
+/* The sysfs size of a level from topo's cache table (data or unified). */
+static double sysfs_size(const output_report *topo, const output_report *lat, const char *level)
+{
+	const output_table *t = topo ? output_table_find(topo, "caches") : NULL;
+	int l = t ? output_column_index(t, "level") : -1, ty = t ? output_column_index(t, "type") : -1;
+	int s = t ? output_column_index(t, "size") : -1;
+	for (size_t r = 0; l >= 0 && ty >= 0 && s >= 0 && r < output_row_count(t); r++) {
+		const char *a = output_cell_string(t, r, (size_t)l), *b = output_cell_string(t, r, (size_t)ty);
+		if (a && b && !strcmp(a, level) && strcmp(b, "instruction") != 0)
+			return output_cell_number(t, r, (size_t)s);
+	}
+	const output_table *levels = lat ? output_table_find(lat, "levels") : NULL;
+	return number(levels, find_row(levels, "level", level), "sysfs_size");
+}
+
+static bool differ(double a, double b, double factor)
+{
+	return isfinite(a) && isfinite(b) && a > 0 && b > 0 && (a / b > factor || b / a > factor);
+}
+
+static void add_hierarchy(output_report *s, const output_report *topo, const output_report *lat,
+                          const output_report *bw, const output_report *geometry, bool virtualised)
+{
+	output_table *t = output_table_add(s, "hierarchy", "The memory hierarchy");
+	output_column(t, "level", NULL, 0);
+	output_column(t, "sysfs_size", "bytes", 0);
+	output_column(t, "measured_size", "bytes", 0);
+	output_column(t, "measured_size_low", "bytes", 0);
+	output_column(t, "measured_size_high", "bytes", 0);
+	output_column(t, "size_source", NULL, 0);
+	output_column(t, "latency", "ns", 2);
+	output_column(t, "latency_low", "ns", 2);
+	output_column(t, "latency_high", "ns", 2);
+	output_column(t, "latency_cycles", "core cycles", 1);
+	output_column(t, "latency_source", NULL, 0);
+	output_column(t, "read_1", "GB/s", 1);
+	output_column(t, "read_all", "GB/s", 1);
+	output_column(t, "write_1", "GB/s", 1);
+	output_column(t, "write_all", "GB/s", 1);
+	output_column(t, "bandwidth_cv", "%", 1);
+	output_column(t, "note", NULL, 0);
+	const output_table *levels = lat ? output_table_find(lat, "levels") : NULL;
+	const output_table *g = geometry ? output_table_find(geometry, "geometry") : NULL;
+	const output_table *bl = bw ? output_table_find(bw, "levels") : NULL, *bt = bw ? output_table_find(bw, "bandwidth") : NULL;
+	double clock = meta_number(lat, "core_clock_ghz_estimate"), all = max_threads(bl);
+	static const char *const names[] = { "L1", "L2", "L3", "DRAM" };
+	for (size_t i = 0; i < 4; i++) {
+		const char *name = names[i], *lat_name = i == 3 ? "memory" : name;
+		double claimed = i == 3 ? NAN : sysfs_size(topo, lat, name);
+		long lr = find_row(levels, "level", lat_name);
+		long gc = geometry_row(g, "capacity", name), gl = geometry_row(g, "latency", lat_name);
+		if (lr < 0 && gc < 0 && gl < 0 && !isfinite(claimed) && !isfinite(bandwidth(bl, 1, "read", name)))
+			continue;
+		char note[768] = "", a[32], b[32];
+		output_row(t);
+		output_cell_text(t, name);
+		if (i == 3)
+			output_cell_status(t, "n/a", "main memory has no cache size");
+		else
+			cell_number_or(t, claimed, "unknown", "sysfs does not list this level");
+		/* Size: geometry's capacity detector, bracketed by its sweep
+		 * points; the latency sweep's end of the level widens the range
+		 * when the two runs disagree. */
+		double gv = number(g, gc, "measured"), glo = number(g, gc, "low"), ghi = number(g, gc, "high");
+		double lv = number(levels, lr, "ends_at");
+		double size = isfinite(gv) ? gv : lv, lo = isfinite(glo) ? glo : size, hi = isfinite(ghi) ? ghi : size;
+		const char *source = isfinite(gv) ? "geometry" : isfinite(lv) ? "latency sweep" : NULL;
+		if (isfinite(gv) && isfinite(lv)) {
+			lo = fmin(lo, lv);
+			hi = fmax(hi, lv);
+			if (differ(gv, lv, 1.5)) {
+				source = "geometry and latency sweeps disagree";
+				snprintf(note, sizeof note, "Size: the geometry sweep saw the level end at %s, the latency sweep at %s; %s",
+				         report_format_bytes(gv, a, sizeof a), report_format_bytes(lv, b, sizeof b),
+				         virtualised && i == 2 ? "on a virtual machine the last-level cache a guest can use changes from minute to minute (other guests share it), so two runs disagree; the range covers both. "
+				                               : "the two sweeps step and time differently; the range covers both. ");
+			} else {
+				source = "geometry and latency sweeps";
+			}
+		}
+		if (i == 3) {
+			output_cell_status(t, "n/a", "main memory has no cache size");
+			output_cell_status(t, "n/a", "main memory has no cache size");
+			output_cell_status(t, "n/a", "main memory has no cache size");
+			output_cell_text(t, "-");
+		} else {
+			cell_number_or(t, size, "unresolved", "no sweep found where this level ends");
+			cell_number_or(t, lo, "unresolved", "no sweep found where this level ends");
+			cell_number_or(t, hi, "unresolved", "no sweep found where this level ends");
+			output_cell_text(t, source ? source : "-");
+		}
+		/* Latency: the latency sweep's plateau (10th percentile) and its
+		 * spread; geometry's plateau widens the range when it differs. */
+		double lat_ns = number(levels, lr, "latency"), llo = number(levels, lr, "low"), lhi = number(levels, lr, "high");
+		double gns = number(g, gl, "measured");
+		const char *lsource = isfinite(lat_ns) ? "latency sweep" : isfinite(gns) ? "geometry" : NULL;
+		if (!isfinite(lat_ns)) {
+			lat_ns = gns;
+			llo = lhi = gns;
+		}
+		if (!isfinite(llo))
+			llo = lat_ns;
+		if (!isfinite(lhi))
+			lhi = lat_ns;
+		if (isfinite(gns) && lsource && !strcmp(lsource, "latency sweep")) {
+			llo = fmin(llo, gns);
+			lhi = fmax(lhi, gns);
+			if (differ(lat_ns, gns, 1.2)) {
+				lsource = "latency sweep (geometry differs)";
+				size_t n = strlen(note);
+				snprintf(note + n, sizeof note - n, "Latency: the geometry sweep measured %.3g ns, the latency sweep %.3g ns; %s",
+				         gns, lat_ns, i == 3 ? "memory latency moves with the load other programs and guests put on memory between the two runs; the range covers both."
+				                              : "the level's plateau is short in one of the sweeps; the range covers both.");
+			} else {
+				lsource = "latency and geometry sweeps";
+			}
+		}
+		cell_number_or(t, lat_ns, "unsupported", "neither the latency nor the geometry section ran");
+		cell_number_or(t, llo, "unsupported", "neither the latency nor the geometry section ran");
+		cell_number_or(t, lhi, "unsupported", "neither the latency nor the geometry section ran");
+		if (isfinite(lat_ns) && isfinite(clock))
+			output_cell_real(t, lat_ns * clock);
+		else
+			output_cell_status(t, "unsupported", isfinite(lat_ns) ? "the latency section did not estimate the core clock" : "no latency measured");
+		output_cell_text(t, lsource ? lsource : "-");
+		const char *no_bw = bw ? "the bandwidth section has no figure for this level" : "the bandwidth section did not run";
+		cell_number_or(t, bandwidth(bl, 1, "read", name), "unsupported", no_bw);
+		cell_number_or(t, isfinite(all) && all > 1 ? bandwidth(bl, all, "read", name) : NAN, "unsupported",
+		               isfinite(all) && all <= 1 ? "one CPU: no multi-thread run" : no_bw);
+		cell_number_or(t, bandwidth(bl, 1, "write", name), "unsupported", no_bw);
+		cell_number_or(t, isfinite(all) && all > 1 ? bandwidth(bl, all, "write", name) : NAN, "unsupported",
+		               isfinite(all) && all <= 1 ? "one CPU: no multi-thread run" : no_bw);
+		double cv = bandwidth_spread(bt, 1, "read", name);
+		cell_number_or(t, isfinite(cv) ? 100 * cv : NAN, "unsupported", no_bw);
+		output_cell_text(t, note);
+	}
+}
+
+static void figure(output_table *t, const char *quantity, double value, const char *unit, const char *detail,
+                   const char *why_missing)
+{
+	output_row(t);
+	output_cell_text(t, quantity);
+	cell_number_or(t, value, "unsupported", why_missing);
+	output_cell_text(t, unit);
+	output_cell_text(t, detail);
+}
+
+static void add_figures(output_report *s, const output_report *c2c, const output_report *loaded, const output_report *model)
+{
+	output_table *t = output_table_add(s, "figures", "Other figures");
+	output_column(t, "quantity", NULL, 0);
+	output_column(t, "value", NULL, 1);
+	output_column(t, "unit", NULL, 0);
+	output_column(t, "detail", NULL, 0);
+	char detail[512];
+	if (c2c) {
+		const output_table *p = output_table_find(c2c, "pairs");
+		long row = -1;
+		for (size_t r = 0; p && r < output_row_count(p); r++)
+			if (isfinite(number(p, (long)r, "load_from_modified"))) {
+				row = (long)r;
+				break;
+			}
+		const char *d = string(p, row, "distance");
+		snprintf(detail, sizeof detail, "a load of a line another core modified (%s, CPUs %.0f and %.0f); ping-pong round trip %.1f ns",
+		         d ? d : "?", number(p, row, "cpu_a"), number(p, row, "cpu_b"), number(p, row, "pingpong_round_trip"));
+		figure(t, "cache-to-cache transfer", number(p, row, "load_from_modified"), "ns", row >= 0 ? detail : "",
+		       p && output_row_count(p) ? reason(p, 0, "load_from_modified") : "the coherence section did not measure a pair");
+	}
+	if (loaded) {
+		const output_table *l = output_table_find(loaded, "loaded");
+		long idle = find_row(l, "delay", "idle"), top = -1;
+		double best = -1;
+		for (size_t r = 0; l && r < output_row_count(l); r++) {
+			double bw = number(l, (long)r, "total_bandwidth");
+			if (isfinite(bw) && bw > best && (long)r != idle) {
+				best = bw;
+				top = (long)r;
+			}
+		}
+		figure(t, "loaded latency, idle", number(l, idle, "latency"), "ns", "pointer chase through 64 MiB with no other traffic",
+		       "the loaded section has no idle point");
+		snprintf(detail, sizeof detail, "at the highest load reached: %.0f MB/s in total", best);
+		figure(t, "loaded latency, highest load", number(l, top, "latency"), "ns", top >= 0 ? detail : "",
+		       "the loaded section has no loaded point");
+	}
+	if (model) {
+		const output_table *f = output_table_find(model, "fit");
+		snprintf(detail, sizeof detail, "Hristea et al.'s closed queueing model (1997) fitted to the loaded-latency curve; peak %.0f MB/s, rms error %.0f ns",
+		         number(f, 0, "peak_bandwidth"), number(f, 0, "rms_error"));
+		figure(t, "queueing model service time", number(f, 0, "service_time"), "ns", f && output_row_count(f) ? detail : "",
+		       "the model section produced no fit");
+	}
+}
+
+/* The counter verdict grid: one row per event, one column per source; a
+ * cell lists the error classes over the event's benchmarks, and every
+ * distinct reason for "unsupported" becomes one numbered footnote. */
+static const char *const grid_sources[] = { "perf_event", "papi", "simulator", "instrumented" };
+#define GRID_SOURCES 4
+
+typedef struct grid_reasons { char **text; size_t count; } grid_reasons;
+
+static size_t reason_number(grid_reasons *g, const char *text)
+{
+	for (size_t i = 0; i < g->count; i++)
+		if (!strcmp(g->text[i], text))
+			return i + 1;
+	char **grown = realloc(g->text, (g->count + 1) * sizeof *grown);
+	char *copy = strdup(text);
+	if (!grown || !copy) {
+		free(copy);
+		if (grown)
+			g->text = grown;
+		return 0;
+	}
+	g->text = grown;
+	g->text[g->count++] = copy;
+	return g->count;
+}
+
+static bool good_class(const char *c)
+{
+	return c && (!strcmp(c, "exact") || !strcmp(c, "accurate"));
+}
+
+typedef struct source_tally { size_t verified, supported; } source_tally;
+
+static void add_counters(output_report *s, const output_report *validate, const output_report *topo, char *trust, size_t trust_length)
+{
+	const output_table *v = validate ? output_table_find(validate, "verdict") : NULL;
+	int ce = v ? output_column_index(v, "event") : -1, cb = v ? output_column_index(v, "benchmark") : -1;
+	int cs = v ? output_column_index(v, "source") : -1, cc = v ? output_column_index(v, "class") : -1;
+	const output_table *tc = topo ? output_table_find(topo, "timing_and_counters") : NULL;
+	long hw = find_row(tc, "property", "hardware_counters");
+	const char *hw_status = string(tc, hw, "value"), *hw_reason = reason(tc, hw, "value");
+	bool no_pmu = hw_reason != NULL;
+	trust[0] = 0;
+	if (!v || ce < 0 || cb < 0 || cs < 0 || cc < 0) {
+		if (hw >= 0)
+			snprintf(trust, trust_length, "%s The counter validation did not run, so no event was checked against a prediction.",
+			         no_pmu ? "No hardware PMU: every hardware event is unavailable." : "Hardware counters open on this machine.");
+		(void)hw_status;
+		return;
+	}
+	output_table *t = output_table_add(s, "counters", "Can I trust my counters? Each event against its closed-form prediction, per source");
+	output_column(t, "event", NULL, 0);
+	output_column(t, "predicted", NULL, 0);
+	for (size_t k = 0; k < GRID_SOURCES; k++)
+		output_column(t, grid_sources[k], NULL, 0);
+	grid_reasons reasons = { 0 };
+	source_tally tally[GRID_SOURCES] = { { 0, 0 } };
+	size_t events = 0, software_exact = 0, software = 0;
+	bool pmu_reason = false;
+	for (size_t r = 0; r < output_row_count(v); r++) {
+		const char *event = output_cell_string(v, r, (size_t)ce);
+		if (!event)
+			continue;
+		bool seen = false;
+		for (size_t q = 0; q < r && !seen; q++) {
+			const char *e = output_cell_string(v, q, (size_t)ce);
+			seen = e && !strcmp(e, event);
+		}
+		if (seen)
+			continue;
+		events++;
+		output_row(t);
+		output_cell_text(t, event);
+		/* predicted: the benchmarks that give the event a closed form. */
+		char benchmarks[512] = "";
+		for (size_t q = r; q < output_row_count(v); q++) {
+			const char *e = output_cell_string(v, q, (size_t)ce), *b = output_cell_string(v, q, (size_t)cb);
+			if (!e || strcmp(e, event) || !b || strstr(benchmarks, b))
+				continue;
+			size_t n = strlen(benchmarks);
+			snprintf(benchmarks + n, sizeof benchmarks - n, "%s%s", n ? ", " : "", b);
+		}
+		output_cell_text(t, benchmarks);
+		bool is_software = strncmp(event, "PAPI_", 5) != 0;
+		for (size_t k = 0; k < GRID_SOURCES; k++) {
+			char cell[256] = "", marks[64] = "";
+			size_t classes = 0;
+			bool all_good = true, any = false;
+			for (size_t q = r; q < output_row_count(v); q++) {
+				const char *e = output_cell_string(v, q, (size_t)ce), *src = output_cell_string(v, q, (size_t)cs);
+				if (!e || strcmp(e, event) || !src || strcmp(src, grid_sources[k]))
+					continue;
+				const char *c = output_cell_string(v, q, (size_t)cc), *why = output_cell_reason(v, q, (size_t)cc);
+				if (!c)
+					continue;
+				if (output_cell_kind(v, q, (size_t)cc) == CELL_STATUS) {
+					if (why && strstr(why, "no PMU"))
+						pmu_reason = true;
+					size_t number_of = why ? reason_number(&reasons, why) : 0;
+					char mark[32];
+					snprintf(mark, sizeof mark, "[%zu]", number_of);
+					if (number_of && !strstr(marks, mark)) {
+						size_t n = strlen(marks);
+						snprintf(marks + n, sizeof marks - n, "%s", mark);
+					}
+					continue;
+				}
+				any = true;
+				all_good &= good_class(c);
+				if (!strstr(cell, c)) {
+					size_t n = strlen(cell);
+					snprintf(cell + n, sizeof cell - n, "%s%s", classes ? ", " : "", c);
+					classes++;
+				}
+			}
+			if (any) {
+				tally[k].supported++;
+				tally[k].verified += all_good;
+				if (k == 0 && is_software) {
+					software++;
+					software_exact += all_good;
+				}
+				if (marks[0]) {
+					size_t n = strlen(cell);
+					snprintf(cell + n, sizeof cell - n, "; elsewhere unsupported %s", marks);
+				}
+				output_cell_text(t, cell);
+			} else if (marks[0]) {
+				snprintf(cell, sizeof cell, "unsupported %s", marks);
+				output_cell_text(t, cell);
+			} else {
+				output_cell_text(t, "-");
+			}
+		}
+	}
+	output_table *rt = output_table_add(s, "unsupported_reasons", "Why a source cannot count an event (numbered as in the grid)");
+	output_column(rt, "note", NULL, 0);
+	output_column(rt, "reason", NULL, 0);
+	for (size_t i = 0; i < reasons.count; i++) {
+		char n[32];
+		snprintf(n, sizeof n, "[%zu]", i + 1);
+		output_row(rt);
+		output_cell_text(rt, n);
+		output_cell_text(rt, reasons.text[i]);
+		free(reasons.text[i]);
+	}
+	free(reasons.text);
+	size_t n = 0;
+	if (no_pmu || pmu_reason)
+		n += (size_t)snprintf(trust + n, trust_length - n, "No hardware PMU: every hardware event is unavailable. ");
+	else if (hw >= 0)
+		n += (size_t)snprintf(trust + n, trust_length - n, "Hardware counters open on this machine. ");
+	if (software && n < trust_length)
+		n += (size_t)snprintf(trust + n, trust_length - n, "Software events are %s. ",
+		                      software_exact == software ? "exact" : "not all exact (see the grid)");
+	if (n < trust_length)
+		snprintf(trust + n, trust_length - n,
+		         "%zu of %zu events verified through perf_event, %zu of %zu through PAPI; the simulator matches the prediction for %zu of %zu, instrumentation for %zu of %zu.",
+		         tally[0].verified, events, tally[1].verified, events, tally[2].verified, events, tally[3].verified, events);
+}
+
+output_report *report_summary_build(output_report *const *sections, const char *const *commands, size_t count)
+{
+	output_report *s = output_report_new("summary");
+	if (!s)
+		return NULL;
+	const output_report *topo = section(sections, commands, count, "topo"), *lat = section(sections, commands, count, "lat");
+	const output_report *bw = section(sections, commands, count, "bw"), *geometry = section(sections, commands, count, "geometry");
+	const output_report *c2c = section(sections, commands, count, "c2c"), *loaded = section(sections, commands, count, "loaded");
+	const output_report *model = section(sections, commands, count, "model"), *validate = section(sections, commands, count, "validate");
+	const output_table *machine = topo ? output_table_find(topo, "machine") : NULL;
+	const char *cpu = string(machine, find_row(machine, "property", "cpu_model"), "value");
+	const char *cpus = string(machine, find_row(machine, "property", "cpus"), "value");
+	const char *virt = string(machine, find_row(machine, "property", "virtualised"), "value");
+	char text[256];
+	if (!cpu) {
+		meta_text(validate, "cpu_model", text, sizeof text);
+		if (!text[0])
+			meta_text(bw, "cpu", text, sizeof text);
+		cpu = text[0] ? text : NULL;
+	}
+	if (cpu)
+		output_meta_text(s, "cpu", cpu);
+	if (cpus)
+		output_meta_text(s, "cpus", cpus);
+	bool virtualised = virt && !strncmp(virt, "yes", 3);
+	if (virt)
+		output_meta_text(s, "virtualised", virtualised ? "yes" : "no");
+	double clock = meta_number(lat, "core_clock_ghz_estimate");
+	if (isfinite(clock))
+		output_meta_real(s, "core_clock_ghz", clock);
+	if (topo || lat || bw || geometry)
+		add_hierarchy(s, topo, lat, bw, geometry, virtualised);
+	if (c2c || loaded || model)
+		add_figures(s, c2c, loaded, model);
+	char trust[1024];
+	add_counters(s, validate, topo, trust, sizeof trust);
+	if (trust[0])
+		output_meta_text(s, "counters", trust);
+	return s;
+}
+
+/* The summary as a person reads it on a terminal. */
+static void text_value(const output_table *t, size_t row, const char *column, const char *format, char *out, size_t length)
+{
+	double v = number(t, (long)row, column);
+	if (isfinite(v))
+		snprintf(out, length, format, v);
+	else
+		snprintf(out, length, "-");
+}
+
+static const char *meta_or(const output_report *r, const char *key, char *buffer, size_t length)
+{
+	meta_text(r, key, buffer, length);
+	return buffer;
+}
+
+int report_summary_write_text(const output_report *s, FILE *f)
+{
+	char cpu[256], cpus[64], clock[64];
+	meta_or(s, "cpu", cpu, sizeof cpu);
+	meta_or(s, "cpus", cpus, sizeof cpus);
+	double ghz = meta_number(s, "core_clock_ghz");
+	clock[0] = 0;
+	if (isfinite(ghz))
+		snprintf(clock, sizeof clock, ", core clock about %.2f GHz", ghz);
+	fprintf(f, "Summary: %s%s%s%s%s\n", cpu[0] ? cpu : "this machine", cpus[0] ? ", " : "", cpus, cpus[0] ? " CPUs" : "", clock);
+	const output_table *h = output_table_find(s, "hierarchy");
+	if (h) {
+		double all = NAN;
+		fprintf(f, "\n%-5s %8s %-28s %-20s %7s %-17s %-17s %6s\n", "", "size", "  size", "latency", "latency", " read GB/s", " write GB/s", "bw");
+		fprintf(f, "%-5s %8s %-32s %-20s %7s %8s %8s %8s %8s %6s\n", "level", "(sysfs)", "  (measured, range)", "ns (range)", "cycles",
+		        "1 thread", "all", "1 thread", "all", "CV");
+		(void)all;
+		for (size_t r = 0; r < output_row_count(h); r++) {
+			char sys[32], meas[128], a[32], b[32], c[32], ns[48], cyc[24], r1[24], ra[24], w1[24], wa[24], cv[24];
+			double sz = number(h, (long)r, "sysfs_size"), m = number(h, (long)r, "measured_size");
+			if (isfinite(sz))
+				report_format_bytes(sz, sys, sizeof sys);
+			else
+				snprintf(sys, sizeof sys, "-");
+			if (isfinite(m)) {
+				double lo = number(h, (long)r, "measured_size_low"), hi = number(h, (long)r, "measured_size_high");
+				report_format_bytes(m, a, sizeof a);
+				report_format_bytes(lo, b, sizeof b);
+				report_format_bytes(hi, c, sizeof c);
+				if (lo != hi)
+					snprintf(meas, sizeof meas, "%s (%s-%s)", a, b, c);
+				else
+					snprintf(meas, sizeof meas, "%s", a);
+			} else {
+				snprintf(meas, sizeof meas, "-");
+			}
+			double l = number(h, (long)r, "latency"), llo = number(h, (long)r, "latency_low"), lhi = number(h, (long)r, "latency_high");
+			if (isfinite(l))
+				snprintf(ns, sizeof ns, "%.3g (%.3g-%.3g)", l, llo, lhi);
+			else
+				snprintf(ns, sizeof ns, "-");
+			text_value(h, r, "latency_cycles", "%.0f", cyc, sizeof cyc);
+			text_value(h, r, "read_1", "%.1f", r1, sizeof r1);
+			text_value(h, r, "read_all", "%.1f", ra, sizeof ra);
+			text_value(h, r, "write_1", "%.1f", w1, sizeof w1);
+			text_value(h, r, "write_all", "%.1f", wa, sizeof wa);
+			text_value(h, r, "bandwidth_cv", number(h, (long)r, "bandwidth_cv") < 1 ? "%.1f%%" : "%.0f%%", cv, sizeof cv);
+			fprintf(f, "%-5s %8s   %-30s %-20s %7s %8s %8s %8s %8s %6s\n", string(h, (long)r, "level"), sys, meas, ns, cyc, r1, ra, w1, wa, cv);
+		}
+		for (size_t r = 0; r < output_row_count(h); r++) {
+			const char *note = string(h, (long)r, "note");
+			if (note && note[0])
+				fprintf(f, "  %s: %s\n", string(h, (long)r, "level"), note);
+		}
+	}
+	const output_table *fig = output_table_find(s, "figures");
+	if (fig) {
+		fputc('\n', f);
+		for (size_t r = 0; r < output_row_count(fig); r++) {
+			double v = number(fig, (long)r, "value");
+			const char *q = string(fig, (long)r, "quantity"), *u = string(fig, (long)r, "unit"), *d = string(fig, (long)r, "detail");
+			if (isfinite(v))
+				fprintf(f, "%s: %.3g %s%s%s\n", q, v, u ? u : "", d && d[0] ? " - " : "", d ? d : "");
+			else
+				fprintf(f, "%s: unsupported (%s)\n", q, reason(fig, (long)r, "value"));
+		}
+	}
+	char trust[1024];
+	meta_text(s, "counters", trust, sizeof trust);
+	if (trust[0])
+		fprintf(f, "\nCan I trust my counters? %s\n", trust);
+	return ferror(f) ? -1 : 0;
+}

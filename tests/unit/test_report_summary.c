@@ -1,0 +1,334 @@
+/* The report's summary, report.json and --compare, from small hand-made
+ * section reports whose figures are known. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "plumb/report.h"
+
+static output_report *topo(void)
+{
+	output_report *r = output_report_new("topo");
+	output_table *m = output_table_add(r, "machine", "Machine");
+	output_column(m, "property", NULL, 0);
+	output_column(m, "value", NULL, 0);
+	const char *rows[][2] = { { "cpu_model", "Test CPU" }, { "cpus", "2" }, { "virtualised", "yes (CPUID hypervisor bit)" } };
+	for (size_t i = 0; i < 3; i++) {
+		output_row(m);
+		output_cell_text(m, rows[i][0]);
+		output_cell_text(m, rows[i][1]);
+	}
+	output_table *c = output_table_add(r, "caches", "Caches");
+	output_column(c, "level", NULL, 0);
+	output_column(c, "type", NULL, 0);
+	output_column(c, "size", "bytes", 0);
+	const char *levels[] = { "L1", "L1", "L2", "L3" }, *types[] = { "instruction", "data", "unified", "unified" };
+	int64_t sizes[] = { 32768, 49152, 1048576, 33554432 };
+	for (size_t i = 0; i < 4; i++) {
+		output_row(c);
+		output_cell_text(c, levels[i]);
+		output_cell_text(c, types[i]);
+		output_cell_integer(c, sizes[i]);
+	}
+	output_table *t = output_table_add(r, "timing_and_counters", "Timer and counters");
+	output_column(t, "property", NULL, 0);
+	output_column(t, "value", NULL, 0);
+	output_row(t);
+	output_cell_text(t, "hardware_counters");
+	output_cell_status(t, "unsupported", "ENOENT: no PMU");
+	return r;
+}
+
+static output_report *lat(double memory_ns)
+{
+	output_report *r = output_report_new("lat");
+	output_meta_real(r, "core_clock_ghz_estimate", 4.0);
+	output_table *t = output_table_add(r, "levels", "Levels");
+	output_column(t, "level", NULL, 0);
+	output_column(t, "latency", "ns", 2);
+	output_column(t, "low", "ns", 2);
+	output_column(t, "high", "ns", 2);
+	output_column(t, "ends_at", "bytes", 0);
+	const char *names[] = { "L1", "L2", "L3", "memory" };
+	double ns[] = { 1, 3.5, 10, memory_ns }, ends[] = { 49152, 1048576, 3 << 20, NAN };
+	for (size_t i = 0; i < 4; i++) {
+		output_row(t);
+		output_cell_text(t, names[i]);
+		output_cell_real(t, ns[i]);
+		output_cell_real(t, ns[i] * 0.95);
+		output_cell_real(t, ns[i] * 1.05);
+		if (isfinite(ends[i]))
+			output_cell_integer(t, (int64_t)ends[i]);
+		else
+			output_cell_status(t, "n/a", "the last level does not end inside the sweep");
+	}
+	return r;
+}
+
+static output_report *geometry(void)
+{
+	output_report *r = output_report_new("geometry");
+	output_table *t = output_table_add(r, "geometry", "Geometry");
+	output_column(t, "property", NULL, 0);
+	output_column(t, "level", NULL, 0);
+	output_column(t, "measured", NULL, 0);
+	output_column(t, "low", NULL, 0);
+	output_column(t, "high", NULL, 0);
+	/* L3: 12 MiB here against 3 MiB in the latency sweep: they disagree. */
+	const char *props[] = { "capacity", "capacity", "latency" }, *levels[] = { "L3", "L2", "memory" };
+	double v[] = { 12 << 20, 1 << 20, 200 };
+	for (size_t i = 0; i < 3; i++) {
+		output_row(t);
+		output_cell_text(t, props[i]);
+		output_cell_text(t, levels[i]);
+		output_cell_real(t, v[i]);
+		output_cell_real(t, v[i]);
+		output_cell_real(t, v[i] * 1.2);
+	}
+	return r;
+}
+
+static output_report *bw(void)
+{
+	output_report *r = output_report_new("bw");
+	output_table *t = output_table_add(r, "levels", "GB/s per level");
+	output_column(t, "threads", NULL, 0);
+	output_column(t, "kernel", NULL, 0);
+	const char *levels[] = { "L1", "L2", "L3", "DRAM" };
+	for (size_t i = 0; i < 4; i++)
+		output_column(t, levels[i], "GB/s", 1);
+	for (int threads = 1; threads <= 2; threads++)
+		for (int k = 0; k < 2; k++) {
+			output_row(t);
+			output_cell_integer(t, threads);
+			output_cell_text(t, k ? "write" : "read");
+			for (size_t i = 0; i < 4; i++)
+				output_cell_real(t, (k ? 50.0 : 100.0) * threads / (double)(i + 1));
+		}
+	return r;
+}
+
+static output_report *validate(void)
+{
+	output_report *r = output_report_new("validate");
+	output_table *t = output_table_add(r, "verdict", "Can I trust my counters?");
+	output_column(t, "event", NULL, 0);
+	output_column(t, "benchmark", NULL, 0);
+	output_column(t, "source", NULL, 0);
+	output_column(t, "class", NULL, 0);
+	const char *rows[][4] = {
+		{ "minor-faults", "page-faults", "perf_event", "exact" },
+		{ "minor-faults", "page-faults", "papi", NULL },
+		{ "minor-faults", "page-faults", "simulator", "exact" },
+		{ "PAPI_L1_DCM", "stride", "perf_event", "-" },
+		{ "PAPI_L1_DCM", "stride", "papi", NULL },
+		{ "PAPI_L1_DCM", "stride", "simulator", "exact" },
+		{ "PAPI_L1_DCM", "random", "perf_event", "-" },
+		{ "PAPI_L1_DCM", "random", "papi", NULL },
+		{ "PAPI_L1_DCM", "random", "simulator", "exact" },
+		{ "PAPI_L1_DCM", "random", "instrumented", "accurate" },
+	};
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		output_row(t);
+		output_cell_text(t, rows[i][0]);
+		output_cell_text(t, rows[i][1]);
+		output_cell_text(t, rows[i][2]);
+		if (!rows[i][3])
+			output_cell_status(t, "unsupported", "PAPI counts nothing here");
+		else if (!strcmp(rows[i][3], "-"))
+			output_cell_status(t, "unsupported", "no PMU: perf_event_open gives ENOENT");
+		else
+			output_cell_text(t, rows[i][3]);
+	}
+	output_note(r, "4 verdicts recorded in %s/.local/share/plumb/verification.tsv", getenv("HOME") ? getenv("HOME") : "/root");
+	return r;
+}
+
+static double cell(const output_report *s, const char *table, const char *key, const char *name, const char *column)
+{
+	const output_table *t = output_table_find(s, table);
+	cr_assert_not_null(t, "no table %s", table);
+	int k = output_column_index(t, key), c = output_column_index(t, column);
+	cr_assert_geq(c, 0, "no column %s", column);
+	for (size_t r = 0; r < output_row_count(t); r++)
+		if (!strcmp(output_cell_string(t, r, (size_t)k), name))
+			return output_cell_number(t, r, (size_t)c);
+	cr_assert_fail("no row %s in %s", name, table);
+	return NAN;
+}
+
+static const char *text_cell(const output_report *s, const char *table, const char *key, const char *name, const char *column)
+{
+	const output_table *t = output_table_find(s, table);
+	int k = output_column_index(t, key), c = output_column_index(t, column);
+	for (size_t r = 0; r < output_row_count(t); r++)
+		if (!strcmp(output_cell_string(t, r, (size_t)k), name))
+			return output_cell_string(t, r, (size_t)c);
+	return NULL;
+}
+
+#define SECTIONS 5
+static output_report *sections[SECTIONS];
+static const char *const commands[SECTIONS] = { "topo", "lat", "geometry", "bw", "validate" };
+
+static void make_sections(double memory_ns)
+{
+	sections[0] = topo();
+	sections[1] = lat(memory_ns);
+	sections[2] = geometry();
+	sections[3] = bw();
+	sections[4] = validate();
+}
+
+static void free_sections(void)
+{
+	for (size_t i = 0; i < SECTIONS; i++)
+		output_report_free(sections[i]);
+}
+
+Test(report_summary, hierarchy_row_per_level_from_the_sections)
+{
+	make_sections(100);
+	output_report *s = report_summary_build(sections, commands, SECTIONS);
+	cr_assert_not_null(s);
+	const output_table *h = output_table_find(s, "hierarchy");
+	cr_assert_eq(output_row_count(h), 4);
+	cr_assert_eq(cell(s, "hierarchy", "level", "L1", "sysfs_size"), 49152, "the data cache, not the instruction cache");
+	cr_assert_eq(cell(s, "hierarchy", "level", "L3", "sysfs_size"), 33554432);
+	cr_assert_eq(cell(s, "hierarchy", "level", "L1", "latency"), 1);
+	cr_assert_eq(cell(s, "hierarchy", "level", "L2", "latency_cycles"), 14);
+	cr_assert_eq(cell(s, "hierarchy", "level", "L1", "read_1"), 100);
+	cr_assert_eq(cell(s, "hierarchy", "level", "L1", "read_all"), 200);
+	cr_assert_eq(cell(s, "hierarchy", "level", "DRAM", "write_1"), 12.5);
+	cr_assert_eq(cell(s, "hierarchy", "level", "DRAM", "write_all"), 25);
+	/* L3: geometry says 12 MiB, the latency sweep 3 MiB: one value (the
+	 * geometry's), a range covering both and a note saying why. */
+	cr_assert_eq(cell(s, "hierarchy", "level", "L3", "measured_size"), 12 << 20);
+	cr_assert_eq(cell(s, "hierarchy", "level", "L3", "measured_size_low"), 3 << 20);
+	cr_assert_eq(cell(s, "hierarchy", "level", "L3", "measured_size_high"), 12 * 1.2 * (1 << 20));
+	cr_assert(strstr(text_cell(s, "hierarchy", "level", "L3", "size_source"), "disagree"));
+	cr_assert(strstr(text_cell(s, "hierarchy", "level", "L3", "note"), "other guests"));
+	/* DRAM latency: 100 ns in the latency sweep, 200 ns in geometry. */
+	cr_assert_eq(cell(s, "hierarchy", "level", "DRAM", "latency"), 100);
+	cr_assert_eq(cell(s, "hierarchy", "level", "DRAM", "latency_high"), 200);
+	cr_assert(strstr(text_cell(s, "hierarchy", "level", "DRAM", "note"), "200 ns"));
+	cr_assert_eq(text_cell(s, "hierarchy", "level", "L2", "note")[0], 0, "L2 agrees: no note");
+	output_report_free(s);
+	free_sections();
+}
+
+Test(report_summary, counter_grid_lists_each_reason_once)
+{
+	make_sections(100);
+	output_report *s = report_summary_build(sections, commands, SECTIONS);
+	const output_table *g = output_table_find(s, "counters");
+	cr_assert_not_null(g);
+	cr_assert_eq(output_row_count(g), 2, "one row per event");
+	const output_table *reasons = output_table_find(s, "unsupported_reasons");
+	cr_assert_eq(output_row_count(reasons), 2, "PAPI's and perf's reasons, once each");
+	cr_assert_str_eq(text_cell(s, "counters", "event", "PAPI_L1_DCM", "predicted"), "stride, random");
+	cr_assert_str_eq(text_cell(s, "counters", "event", "PAPI_L1_DCM", "papi"), "unsupported [1]");
+	cr_assert_str_eq(text_cell(s, "counters", "event", "PAPI_L1_DCM", "perf_event"), "unsupported [2]");
+	cr_assert_str_eq(text_cell(s, "counters", "event", "minor-faults", "perf_event"), "exact");
+	cr_assert_str_eq(text_cell(s, "counters", "event", "PAPI_L1_DCM", "instrumented"), "accurate");
+	char trust[1024] = "";
+	for (size_t i = 0; i < output_meta_count(s); i++)
+		if (!strcmp(output_meta_key(s, i), "counters"))
+			output_meta_format(s, i, trust, sizeof trust);
+	cr_assert(strstr(trust, "No hardware PMU"), "%s", trust);
+	cr_assert(strstr(trust, "Software events are exact"), "%s", trust);
+	cr_assert(strstr(trust, "1 of 2 events verified through perf_event"), "%s", trust);
+	output_report_free(s);
+	free_sections();
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	cr_assert_not_null(f, "%s", path);
+	char *text = NULL;
+	size_t n = 0;
+	cr_assert(getdelim(&text, &n, 0, f) > 0);
+	fclose(f);
+	return text;
+}
+
+Test(report_summary, page_json_and_compare)
+{
+	make_sections(100);
+	output_report *s = report_summary_build(sections, commands, SECTIONS);
+	char dir[] = "/tmp/plumb-summary-XXXXXX";
+	cr_assert_not_null(mkdtemp(dir));
+	char html[256], json[256];
+	snprintf(html, sizeof html, "%s/report.html", dir);
+	snprintf(json, sizeof json, "%s/report.json", dir);
+	const char *failures[SECTIONS] = { 0 };
+	plumb_status st;
+	cr_assert_eq(report_write_page(html, "t", s, json, sections, commands, failures, SECTIONS, &st), 0, "%s", st.message);
+	cr_assert_eq(report_write_json(json, "t", s, sections, commands, failures, SECTIONS, &st), 0, "%s", st.message);
+	char *page = slurp(html);
+	char *summary = strstr(page, "id=\"summary\""), *first = strstr(page, "id=\"topo\"");
+	cr_assert(summary && first && summary < first, "the summary comes before every section");
+	cr_assert(strstr(page, "href=\"report.json\""), "the page links report.json by its base name");
+	cr_assert(strstr(page, "~/.local/share/plumb/verification.tsv"));
+	const char *home = getenv("HOME");
+	if (home && strlen(home) > 1)
+		cr_assert_null(strstr(page, home), "the page shows the home directory as ~");
+	char *end = strstr(summary, "</section>");
+	cr_assert_not_null(end);
+	*end = 0;
+	char *reason = strstr(summary, "<li>PAPI counts nothing here</li>");
+	cr_assert_not_null(reason);
+	cr_assert_null(strstr(reason + 5, "PAPI counts nothing here"), "a reason appears once in the summary");
+	cr_assert_null(strstr(summary, "PAPI counts nothing here") < reason ? summary : NULL, "and only in the footnotes");
+	free(page);
+
+	report_bundle b;
+	cr_assert_eq(report_bundle_read(json, &b, &st), 0, "%s", st.message);
+	cr_assert_eq(b.count, SECTIONS);
+	cr_assert_str_eq(b.commands[1], "lat");
+	cr_assert_not_null(b.summary);
+	cr_assert_eq(cell(b.summary, "hierarchy", "level", "L1", "read_all"), 200);
+
+	/* B: DRAM latency 300 ns against 100 (spread up to 52%, geometry saw 200): flagged; L1 the same: not. */
+	free_sections();
+	make_sections(300);
+	output_report *s2 = report_summary_build(sections, commands, SECTIONS);
+	output_report *c = report_compare(b.summary, s2, json, "/elsewhere/b.json");
+	cr_assert_str_eq(text_cell(c, "compare", "quantity", "DRAM latency", "beyond_spread"), "yes");
+	cr_assert_eq(cell(c, "compare", "quantity", "DRAM latency", "difference"), 200);
+	cr_assert_str_eq(text_cell(c, "compare", "quantity", "L1 latency", "beyond_spread"), "no");
+	char chtml[256];
+	snprintf(chtml, sizeof chtml, "%s/compare.html", dir);
+	cr_assert_eq(report_write_compare_html(chtml, c, &st), 0, "%s", st.message);
+	page = slurp(chtml);
+	cr_assert(strstr(page, "DRAM latency"));
+	cr_assert(strstr(page, "b.json"));
+	cr_assert_null(strstr(page, "/elsewhere"), "file names by base name");
+	free(page);
+	output_report_free(c);
+	output_report_free(s2);
+	report_bundle_free(&b);
+	output_report_free(s);
+	free_sections();
+	unlink(html);
+	unlink(json);
+	unlink(chtml);
+	rmdir(dir);
+}
+
+Test(report_summary, missing_sections_give_reasons_not_zeros)
+{
+	output_report *only[] = { lat(90) };
+	const char *names[] = { "lat" };
+	output_report *s = report_summary_build(only, names, 1);
+	const output_table *h = output_table_find(s, "hierarchy");
+	int c = output_column_index(h, "read_1");
+	cr_assert_eq(output_cell_kind(h, 0, (size_t)c), CELL_STATUS);
+	cr_assert(strstr(output_cell_reason(h, 0, (size_t)c), "did not run"));
+	cr_assert_null(output_table_find(s, "counters"));
+	output_report_free(s);
+	output_report_free(only[0]);
+}
