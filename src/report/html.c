@@ -461,6 +461,50 @@ static void write_summary(FILE *f, const output_report *s)
 	fputs("</section>\n", f);
 }
 
+/* The simulator's view of this machine, from the summary's "simulated"
+ * table (validate's own streams through the host preset). */
+static void write_simulated(FILE *f, const output_report *s)
+{
+	const output_table *t = s ? output_table_find(s, "simulated") : NULL;
+	if (!t || !output_row_count(t))
+		return;
+	char machine[768] = "";
+	for (size_t i = 0; i < output_meta_count(s); i++)
+		if (!strcmp(output_meta_key(s, i), "simulated_machine"))
+			output_meta_format(s, i, machine, sizeof machine);
+	fputs("<section id=\"simulator\">\n<h2>The simulator's view of this machine</h2>\n<p class=intro>plumb's cache simulator, "
+	      "configured as this machine (", f);
+	html_text(f, machine);
+	fputs("), runs each validation microbenchmark's exact reference stream. Its misses stand beside the closed-form prediction "
+	      "and what each counter source measured, at the largest case inside the benchmark's validity domain. Where no counter "
+	      "can measure (no PMU), the simulator and the prediction are the figures to trust.</p>\n", f);
+	fputs("<table class=grid>\n<tr><th>Benchmark</th><th>Event</th><th>Size</th><th>Predicted</th><th>Simulated</th>"
+	      "<th>perf_event</th><th>PAPI</th><th>Instrumented</th></tr>\n", f);
+	char buffer[128];
+	for (size_t r = 0; r < output_row_count(t); r++) {
+		fputs("<tr>", f);
+		for (size_t j = 0; j < output_column_count(t); j++) {
+			cell_kind k = output_cell_kind(t, r, j);
+			if (k == CELL_REAL || k == CELL_INTEGER) {
+				double v = output_cell_number(t, r, j);
+				snprintf(buffer, sizeof buffer, v == floor(v) && fabs(v) < 1e15 ? "%.0f" : "%.1f", v);
+				fputs("<td class=num>", f);
+			} else {
+				output_cell_format(t, r, j, buffer, sizeof buffer);
+				fputs(k == CELL_STATUS ? "<td class=no title=\"" : "<td>", f);
+				if (k == CELL_STATUS) {
+					html_text(f, output_cell_reason(t, r, j));
+					fputs("\">", f);
+				}
+			}
+			html_text(f, buffer);
+			fputs("</td>", f);
+		}
+		fputs("</tr>\n", f);
+	}
+	fputs("</table>\n<p class=note>unsupported: the summary's footnotes give each source's reason.</p>\n</section>\n", f);
+}
+
 void report_html_begin(FILE *f, const char *title)
 {
 	fputs("<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8><title>", f);
@@ -518,11 +562,14 @@ int report_write_page(const char *path, const char *title, const output_report *
 		html_text(f, report_section_title(commands[i]));
 		fputs("</a>", f);
 	}
+	if (summary && output_table_find(summary, "simulated"))
+		fputs("<a href=\"#simulator\">The simulator's view</a>", f);
 	fputs("</nav>\n", f);
 	if (summary)
 		write_summary(f, summary);
 	for (size_t i = 0; i < count; i++)
 		write_section(f, commands[i], reports[i], failures ? failures[i] : NULL, summary);
+	write_simulated(f, summary);
 	report_html_end(f);
 	return output_file_commit(&file, status);
 }

@@ -525,6 +525,96 @@ static void add_counters(output_report *s, const output_report *validate, const 
 		         tally[0].verified, events, tally[1].verified, events, tally[2].verified, events, tally[3].verified, events);
 }
 
+static void copy_cell(output_table *to, const output_table *from, size_t row, const char *column)
+{
+	int c = output_column_index(from, column);
+	if (c < 0) {
+		output_cell_status(to, "unsupported", "the validation did not run this source");
+		return;
+	}
+	switch (output_cell_kind(from, row, (size_t)c)) {
+	case CELL_INTEGER:
+	case CELL_REAL: output_cell_real(to, output_cell_number(from, row, (size_t)c)); break;
+	case CELL_TEXT: output_cell_text(to, output_cell_string(from, row, (size_t)c)); break;
+	case CELL_STATUS: output_cell_status(to, output_cell_string(from, row, (size_t)c), output_cell_reason(from, row, (size_t)c)); break;
+	default: output_cell_empty(to); break;
+	}
+}
+
+/* The simulator's view of this machine: the host preset (this machine's
+ * caches from hwloc) run on the validation microbenchmarks' own reference
+ * streams; for each miss or coherence event, its largest case inside the
+ * benchmark's validity domain, with the prediction and what each counter
+ * source measured beside it. */
+static void add_simulated(output_report *s, const output_report *validate, const output_report *topo)
+{
+	const output_table *src = validate ? output_table_find(validate, "sources") : NULL;
+	int cb = src ? output_column_index(src, "benchmark") : -1, ce = src ? output_column_index(src, "event") : -1;
+	int cs = src ? output_column_index(src, "size") : -1, cd = src ? output_column_index(src, "in_domain") : -1;
+	if (cb < 0 || ce < 0 || cs < 0)
+		return;
+	output_table *t = output_table_add(s, "simulated", "The simulator on the microbenchmarks' reference streams, beside the prediction and the counters");
+	output_column(t, "benchmark", NULL, 0);
+	output_column(t, "event", NULL, 0);
+	output_column(t, "size", NULL, 0);
+	output_column(t, "predicted", NULL, 0);
+	output_column(t, "simulator", NULL, 0);
+	output_column(t, "perf_event", NULL, 0);
+	output_column(t, "papi", NULL, 0);
+	output_column(t, "instrumented", NULL, 0);
+	size_t rows = output_row_count(src);
+	for (size_t r = 0; r < rows; r++) {
+		const char *b = output_cell_string(src, r, (size_t)cb), *e = output_cell_string(src, r, (size_t)ce);
+		if (!b || !e || !(strstr(e, "DCM") || strstr(e, "ICM") || strstr(e, "TLB") || strstr(e, "_CA_")))
+			continue;
+		/* the last in-domain row of this (benchmark, event): its largest case */
+		long best = -1;
+		bool first = true;
+		for (size_t q = 0; q < rows; q++) {
+			const char *bb = output_cell_string(src, q, (size_t)cb), *ee = output_cell_string(src, q, (size_t)ce);
+			if (!bb || !ee || strcmp(bb, b) || strcmp(ee, e))
+				continue;
+			if (q < r)
+				first = false;
+			const char *dom = cd >= 0 ? output_cell_string(src, q, (size_t)cd) : "yes";
+			if (dom && !strcmp(dom, "yes") &&
+			    (best < 0 || output_cell_number(src, q, (size_t)cs) > output_cell_number(src, (size_t)best, (size_t)cs)))
+				best = (long)q;
+		}
+		if (!first || best < 0)
+			continue;
+		output_row(t);
+		output_cell_text(t, b);
+		output_cell_text(t, e);
+		copy_cell(t, src, (size_t)best, "size");
+		copy_cell(t, src, (size_t)best, "predicted");
+		copy_cell(t, src, (size_t)best, "simulator");
+		copy_cell(t, src, (size_t)best, "perf_event");
+		copy_cell(t, src, (size_t)best, "papi");
+		copy_cell(t, src, (size_t)best, "instrumented");
+	}
+	/* What was simulated: the preset, and this machine's caches as hwloc gives them. */
+	char text[512] = "", preset[128];
+	meta_text(validate, "sim_preset", preset, sizeof preset);
+	const output_table *caches = topo ? output_table_find(topo, "caches") : NULL;
+	size_t n = 0;
+	for (size_t r = 0; caches && r < output_row_count(caches) && n < sizeof text; r++) {
+		const char *level = string(caches, (long)r, "level"), *type = string(caches, (long)r, "type");
+		double size = number(caches, (long)r, "size"), ways = number(caches, (long)r, "ways");
+		char b[32];
+		if (!level || !type)
+			continue;
+		n += (size_t)snprintf(text + n, sizeof text - n, "%s%s%s %s", n ? ", " : "", level,
+		                      !strcmp(type, "data") ? "d" : !strcmp(type, "instruction") ? "i" : "", report_format_bytes(size, b, sizeof b));
+		if (isfinite(ways) && n < sizeof text)
+			n += (size_t)snprintf(text + n, sizeof text - n, " %.0f-way", ways);
+	}
+	char line[768];
+	snprintf(line, sizeof line, "preset %s%s%s%s", preset[0] ? preset : "host", text[0] ? " (this machine's caches from hwloc: " : "",
+	         text, text[0] ? ")" : "");
+	output_meta_text(s, "simulated_machine", line);
+}
+
 output_report *report_summary_build(output_report *const *sections, const char *const *commands, size_t count)
 {
 	output_report *s = output_report_new("summary");
@@ -563,6 +653,7 @@ output_report *report_summary_build(output_report *const *sections, const char *
 	add_counters(s, validate, topo, trust, sizeof trust);
 	if (trust[0])
 		output_meta_text(s, "counters", trust);
+	add_simulated(s, validate, topo);
 	return s;
 }
 
