@@ -1,4 +1,5 @@
 /* plumb report: the machine characterisation report. */
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -158,15 +159,17 @@ int cmd_report(int argc, char **argv)
 	if (out.path && !strcmp(out.path, "-"))
 		return cli_usage_error("report", "the report is a file: give -o FILE.html");
 
+	plumb_status status;
 	/* Fail before minutes of measuring, not after. */
 	char directory[PATH_MAX];
 	snprintf(directory, sizeof directory, "%s", path);
 	char *slash = strrchr(directory, '/');
 	if (slash)
 		*(slash == directory ? slash + 1 : slash) = 0;
-	if (access(slash ? directory : ".", W_OK) != 0)
-		return cli_usage_error("report", "cannot write '%s': the directory '%s' does not exist or is not writable", path,
-		                       slash ? directory : ".");
+	if (access(slash ? directory : ".", W_OK) != 0) {
+		plumb_fail_errno(&status, errno, "cannot create '%s' (folder '%s')", path, slash ? directory : ".");
+		return cli_error("report", &status);
+	}
 
 	output_report *reports[MAX_SECTIONS] = { 0 };
 	const char *commands[MAX_SECTIONS];
@@ -175,7 +178,6 @@ int cmd_report(int argc, char **argv)
 	char *names[MAX_SECTIONS];
 	char *owned[MAX_SECTIONS];
 	size_t count = 0, owned_count = 0;
-	plumb_status status;
 	int exit_code = 0;
 
 	if (from) {

@@ -127,7 +127,11 @@ int report_bundle_read(const char *path, report_bundle *b, plumb_status *status)
 	}
 	json_object *root = json_tokener_parse(text);
 	json_object *schema = NULL, *sections = NULL;
-	if (!root || !json_object_object_get_ex(root, "schema", &schema)) {
+	if (!root) {
+		free(text);
+		return plumb_fail(status, EINVAL, "%s: not JSON (a report.json or a section's --json output)", path);
+	}
+	if (!json_object_object_get_ex(root, "schema", &schema)) {
 		json_object_put(root);
 		free(text);
 		return plumb_fail(status, EINVAL, "%s: not a plumb report (JSON with a \"schema\")", path);
