@@ -356,3 +356,16 @@ Test(signals_cli, trace_convert_sigterm_finishes_the_trace)
 	long long records = trace_records(out);
 	cr_assert_leq(records, LINES);
 }
+
+Test(signals_cli, explain_sigint_stops_the_program_and_removes_its_folder)
+{
+	const char *argv[] = { "explain", "--", "sleep", "30", NULL };
+	pid_t plumb = start_plumb(argv);
+	pid_t sleeper = wait_for_child(plumb, "sleep", 10);
+	cr_assert_neq(sleeper, 0, "plumb explain started no 'sleep': %s", read_all(in_folder("stderr")));
+	cr_assert_eq(entries_containing("plumb-explain."), 1, "plumb explain made no folder in TMPDIR");
+	int code = signal_and_wait(plumb, SIGINT);
+	cr_assert_eq(code, 130, "exit %d, stderr: %s", code, read_all(in_folder("stderr")));
+	assert_gone(sleeper, "the explained program");
+	cr_assert_eq(entries_containing("plumb-explain."), 0, "the temporary folder was left behind");
+}
