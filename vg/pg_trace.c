@@ -55,7 +55,11 @@ static void flush(void)
 			error = error_text;
 			pg_tracing = False;
 			pg_trace_active = False;
-			VG_(umsg)("plumbgrind: %s; the trace stops here\n", error);
+			/* A descriptor comes from plumb, which reads the error from the
+			 * summary and reports it in its own line; a file named with
+			 * --plumb-trace is the user's, who hears it here. */
+			if (close_fd)
+				VG_(umsg)("plumbgrind: %s; the trace stops here\n", error);
 		}
 		done += (UInt)n;
 	}

@@ -79,6 +79,7 @@ static const bad_case cases[] = {
 	CASE("topo-output-long-needs-value", 0, USAGE, "option '--output' needs a value", "topo", "--output"),
 	CASE("topo-output-missing-folder", 0, 1, "cannot create 'nodir/t.txt': No such file or directory", "topo", "-o", "nodir/t.txt"),
 	CASE("topo-output-read-only", 0, 1, "Permission denied", "topo", "-o", RO),
+	CASE("topo-output-full", FULL, 1, "No space left on device", "topo", "-o", "%F"),
 	/* lat */
 	CASE("lat-unknown-option", 0, USAGE, "unknown option '--cpus'", "lat", "--cpus", "1"),
 	CASE("lat-flag-given-value", 0, USAGE, "option '--single-pass' does not take a value", "lat", "--single-pass=3"),
@@ -158,6 +159,7 @@ static const bad_case cases[] = {
 	CASE("model-service-above-l0", 0, 1, "the service time S = 100 ns exceeds the unloaded latency L0 = 50 ns", "model", "--service", "100", "--l0", "50"),
 	CASE("model-from-endless", 0, 1, "/dev/zero: larger than 64 MiB", "model", "--from", "/dev/zero"),
 	CASE("model-output-read-only", 0, 1, "Permission denied", "model", "--service", "5", "--l0", "80", "-o", RO),
+	CASE("model-output-full", FULL, 1, "No space left on device", "model", "--service", "5", "--l0", "80", "-o", "%F"),
 	/* stat */
 	CASE("stat-no-command", 0, USAGE, "no command to count", "stat", "-e", "page-faults"),
 	CASE("stat-events-need-value", 0, USAGE, "option '-e' needs a value", "stat", "-e"),
@@ -175,12 +177,14 @@ static const bad_case cases[] = {
 	CASE_REPORT("stat-program-killed", 0, 1, "the command failed in 1 of 1 runs", "killed by signal 9", "stat", "-e", "page-faults", "--", "sh", "-c", "kill -KILL $$"),
 	CASE_REPORT("stat-program-fails", 0, 1, "the command failed in 1 of 1 runs", "exited with status 1", "stat", "-e", "page-faults", "--", "false"),
 	CASE("stat-output-read-only", 0, 1, "Permission denied", "stat", "-e", "page-faults", "-o", RO, "--", "true"),
+	CASE("stat-output-full", FULL, 1, "No space left on device", "stat", "-e", "page-faults", "-o", "%F", "--", "true"),
 	/* events */
 	CASE("events-backend-unknown", 0, USAGE, "unknown backend 'nosuch'", "events", "--backend", "nosuch"),
 	CASE("events-extra-argument", 0, USAGE, "unexpected argument 'extra'", "events", "extra"),
 	CASE("events-verification-needs-value", 0, USAGE, "option '--verification' needs a value", "events", "--verification"),
 	CASE_REPORT("events-verification-foreign", 0, 0, "warning: verification records ignored", "PAPI_L1_DCM", "events", "--no-probe", "--catalogue", "--verification", "t.lackey"),
 	CASE("events-output-missing-folder", 0, 1, "cannot create 'nodir/e.txt'", "events", "--no-probe", "-o", "nodir/e.txt"),
+	CASE("events-output-full", FULL, 1, "No space left on device", "events", "--no-probe", "-o", "%F"),
 	/* sim: traces */
 	CASE("sim-trace-missing", 0, 1, "cannot open trace 'nosuch.ptrace': No such file or directory", "sim", "nosuch.ptrace"),
 	CASE("sim-trace-folder", 0, 1, "Is a directory", "sim", "."),
@@ -199,6 +203,7 @@ static const bad_case cases[] = {
 	CASE("sim-format-unknown", 0, USAGE, "unknown trace format 'nosuch'", "sim", "-f", "nosuch", "t.lackey"),
 	CASE("sim-extra-argument", 0, USAGE, "unexpected argument 'b'", "sim", "t.lackey", "b"),
 	CASE("sim-output-read-only", 0, 1, "Permission denied", "sim", "-o", RO, "t.lackey"),
+	CASE("sim-output-full", FULL, 1, "No space left on device", "sim", "-o", "%F", "t.lackey"),
 	/* sim: cache geometry */
 	CASE("sim-set-unknown-key", 0, USAGE, "unknown key 'nosuch'", "sim", "--set", "nosuch=1", "t.lackey"),
 	CASE("sim-set-not-key-value", 0, USAGE, "'noequals' is not key=value", "sim", "--set", "noequals", "t.lackey"),
@@ -236,11 +241,14 @@ static const bad_case cases[] = {
 	CASE("trace-convert-lackey-wraps", 0, 1, "the access runs past the end of the 64-bit address space", "trace", "convert", "wraps.lackey", "out.ptrace"),
 	CASE("trace-convert-missing-folder", 0, 1, "cannot create 'nodir/o.ptrace': No such file or directory", "trace", "convert", "t.lackey", "nodir/o.ptrace"),
 	CASE("trace-convert-read-only", 0, 1, "Permission denied", "trace", "convert", "t.lackey", RO ".ptrace"),
+	CASE("trace-convert-full", FULL, 1, "No space left on device", "trace", "convert", "t.lackey", "%F", "--to", "lackey"),
+	CASE("trace-stats-output-full", FULL, 1, "No space left on device", "trace", "stats", "-o", "%F", "t.lackey"),
 	CASE("trace-record-no-program", 0, USAGE, "want an output trace, then '--' and the program", "trace", "record", "out.ptrace"),
 	CASE("trace-record-format-after-output", 0, USAGE, "unknown trace format 'nosuch'", "trace", "record", "out.ptrace", "--to", "nosuch", "--", "true"),
 	CASE("trace-record-program-missing", VALGRIND, 1, "cannot run '/nonexistent/program'", "trace", "record", "out.ptrace", "--", "/nonexistent/program"),
 	CASE("trace-record-program-killed", VALGRIND, 1, "the traced program 'sh' was killed by signal 11", "trace", "record", "out.ptrace", "--", "sh", "-c", "kill -SEGV $$"),
 	CASE("trace-record-read-only", VALGRIND, 1, "Permission denied", "trace", "record", RO ".ptrace", "--", "true"),
+	CASE("trace-record-full", VALGRIND | FULL, 1, "No space left on device", "trace", "record", "%F", "--to", "lackey", "--", "true"),
 	/* instrument */
 	CASE("instrument-no-command", 0, USAGE, "no command to run", "instrument"),
 	CASE("instrument-summary-needs-value", 0, USAGE, "option '--summary' needs a value", "instrument", "--summary"),
@@ -259,6 +267,8 @@ static const bad_case cases[] = {
 	CASE("instrument-trace-missing-folder", PLUMBGRIND, 1, "cannot create the trace file nodir/t.lackey: No such file or directory", "instrument", "--trace", "nodir/t.lackey", "--", "true"),
 	CASE("instrument-trace-read-only", PLUMBGRIND, 1, "Permission denied", "instrument", "--trace", RO, "--", "true"),
 	CASE("instrument-output-read-only", PLUMBGRIND, 1, "Permission denied", "instrument", "-o", RO, "--", "true"),
+	CASE("instrument-output-full", PLUMBGRIND | FULL, 1, "No space left on device", "instrument", "-o", "%F", "--", "true"),
+	CASE("instrument-trace-full", PLUMBGRIND | FULL, 1, "cannot write the trace file", "instrument", "--trace", "%F", "--", "true"),
 	/* validate */
 	CASE("validate-unknown-benchmark", 0, USAGE, "'nosuch' names no benchmark or event", "validate", "nosuch"),
 	CASE("validate-backend-unknown", 0, USAGE, "unknown backend 'nosuch'", "validate", "--backend", "nosuch"),
@@ -277,6 +287,7 @@ static const bad_case cases[] = {
 	CASE("validate-output-folder-missing", 0, 1, "cannot create nodir/d: No such file or directory", "validate", "--backend", "sim", "-d", "nodir/d", "itv"),
 	CASE("validate-output-folder-is-a-file", 0, 1, "cannot create t.lackey: Not a directory", "validate", "--backend", "sim", "-d", "t.lackey", "itv"),
 	CASE("validate-base-offset", 0, USAGE, "--base-offset: a multiple of 4 up to 1 MiB, not '1'", "validate", "--base-offset", "1"),
+	CASE("validate-output-full", FULL, 1, "No space left on device", "validate", "--list", "-o", "%F"),
 	/* explain */
 	CASE("explain-no-program", 0, USAGE, "no program to run", "explain"),
 	CASE("explain-unknown-option", 0, USAGE, "unknown option '--bogus'", "explain", "--bogus", "--", "true"),
@@ -300,6 +311,7 @@ static const bad_case cases[] = {
 	CASE("report-save-dir-missing", 0, USAGE, "--save-dir 'nodir/d' cannot be created or written", "report", "--save-dir", "nodir/d", "--sections", "topo", "-o", "r.html"),
 	CASE("report-output-missing-folder", 0, 1, "cannot create 'nodir/r.html'", "report", "--sections", "topo", "-o", "nodir/r.html"),
 	CASE("report-output-read-only", 0, 1, "Permission denied", "report", "--sections", "topo", "-o", RO),
+	CASE("report-output-full", FULL, 1, "No space left on device", "report", "--sections", "topo", "-o", "%F"),
 	/* signals during long runs */
 	CASE("stat-sigint", SIGINT_SENT | AFTER_CHILD | QUIET, 130, "", "stat", "-e", "task-clock", "--", "sleep", "30"),
 	CASE("stat-sigterm", SIGTERM_SENT | AFTER_CHILD | QUIET, 143, "", "stat", "-e", "task-clock", "--", "sleep", "30"),
