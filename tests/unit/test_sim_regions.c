@@ -171,3 +171,29 @@ Test(sim_regions, report_has_a_regions_table)
 	sim_free(s);
 	trace_release(&t);
 }
+
+Test(sim_regions, reset_clears_regions_and_open_ones_count_from_there)
+{
+	sim_config c;
+	sim_config_default(&c);
+	sim_trace t = { 0 };
+	add_marker(&t, 0, 1, "r");
+	trace_add(&t, 0, TRACE_READ, 0x1000, 8);
+	plumb_status status;
+	sim *s;
+	cr_assert_eq(sim_new(&s, &c, &status), 0);
+	cr_assert_eq(sim_access_batch(s, t.records, t.count, &status), 0, "%s", status.message);
+	sim_reset_statistics(s);
+	sim_trace u = { 0 };
+	trace_add(&u, 0, TRACE_READ, 0x2000, 8);
+	trace_add(&u, 0, TRACE_WRITE, 0x2000, 8);
+	add_marker(&u, 0, 0, "r");
+	cr_assert_eq(sim_access_batch(s, u.records, u.count, &status), 0, "%s", status.message);
+	const sim_region_stats *r = sim_region(s, 0);
+	cr_assert_eq(r->entries, 1);
+	cr_assert_eq(sim_region_accesses(r, SIM_L1D), 2, "only what came after the reset");
+	cr_assert_eq(sim_region_open_count(s), 0);
+	sim_free(s);
+	trace_release(&t);
+	trace_release(&u);
+}

@@ -131,3 +131,35 @@ Test(trace_regions, din_drops_markers)
 	cr_assert_str_eq(text, "0 1000 4\n1 2000 4\n");
 	free(text);
 }
+
+Test(trace_regions, code_map_round_trip_and_errors)
+{
+	const char *path = trace_test_path("map.code");
+	static const char good[] = "plumbgrind-code 1\n401000 401007 12 /src/a.c\twalk here\n401008 40100b 0 ???\t???\nend\n";
+	trace_test_spit(path, good, sizeof good - 1);
+	trace_code_map *map;
+	plumb_status status;
+	cr_assert_eq(trace_code_map_load(&map, path, &status), 0, "%s", status.message);
+	const char *function, *file;
+	uint32_t line;
+	cr_assert_eq(trace_code_map_lookup(map, 0x401004, &function, &file, &line), 1);
+	cr_assert_str_eq(function, "walk here");
+	cr_assert_str_eq(file, "/src/a.c");
+	cr_assert_eq(line, 12);
+	cr_assert_eq(trace_code_map_lookup(map, 0x40100c, &function, &file, &line), 0);
+	const char *saved = trace_test_path("saved.code");
+	cr_assert_eq(trace_code_map_save(map, saved, &status), 0, "%s", status.message);
+	size_t size;
+	char *text = trace_test_slurp(saved, &size);
+	cr_assert_str_eq(text, good);
+	free(text);
+	trace_code_map_free(map);
+	static const char cut[] = "plumbgrind-code 1\n401000 401007 12 /src/a.c\twalk\n";
+	trace_test_spit(path, cut, sizeof cut - 1);
+	cr_assert_eq(trace_code_map_load(&map, path, &status), -1);
+	cr_assert(strstr(status.message, "cut short"), "%s", status.message);
+	static const char bad[] = "plumbgrind-code 1\n401000 zz 12 /src/a.c\twalk\nend\n";
+	trace_test_spit(path, bad, sizeof bad - 1);
+	cr_assert_eq(trace_code_map_load(&map, path, &status), -1);
+	cr_assert(strstr(status.message, "line 2"), "%s", status.message);
+}
