@@ -540,16 +540,35 @@ static int sink_close(void *cookie)
 	return rc;
 }
 
+/* A link in /proc (/proc/self/fd/1, reached from /dev/stdout or /dev/fd/1)
+ * names an open descriptor: its "target" (pipe:[123], or a file the shell
+ * opened) is not a place to put a temporary beside. */
+static bool in_proc(const char *link)
+{
+	char folder[PATH_MAX], resolved[PATH_MAX];
+	const char *slash = strrchr(link, '/');
+	if (!slash)
+		return false;
+	snprintf(folder, sizeof folder, "%.*s", slash == link ? 1 : (int)(slash - link), link);
+	return realpath(folder, resolved) && strncmp(resolved, "/proc/", 6) == 0;
+}
+
 /* The file a chain of symlinks at path ends at (path itself if it is not a
  * link; a dangling link's missing target).  Relative links resolve against
- * the directory of the link. */
-static char *follow_symlinks(const char *path)
+ * the directory of the link.  *descriptor is set when the chain reaches a
+ * descriptor link in /proc, which is then returned as it is. */
+static char *follow_symlinks(const char *path, bool *descriptor)
 {
+	*descriptor = false;
 	char *current = checked(strdup(path));
 	for (int depth = 0; depth < 40; depth++) {
 		struct stat info;
 		if (lstat(current, &info) != 0 || !S_ISLNK(info.st_mode))
 			return current;
+		if (in_proc(current)) {
+			*descriptor = true;
+			return current;
+		}
 		char link[PATH_MAX];
 		ssize_t n = readlink(current, link, sizeof link - 1);
 		if (n < 0)
@@ -579,7 +598,8 @@ int output_file_open(output_file *file, const char *path, plumb_status *status)
 {
 	memset(file, 0, sizeof *file);
 	file->path = checked(strdup(path));
-	file->target = follow_symlinks(path);
+	bool descriptor;
+	file->target = follow_symlinks(path, &descriptor);
 	struct stat info;
 	bool exists = stat(file->target, &info) == 0;
 	int fd;
@@ -587,7 +607,12 @@ int output_file_open(output_file *file, const char *path, plumb_status *status)
 		file_clear(file);
 		return plumb_fail_errno(status, EISDIR, "cannot write '%s'", path);
 	}
-	if (exists && !S_ISREG(info.st_mode)) {
+	if (exists && descriptor) {
+		/* /dev/stdout and the like: whatever the descriptor is (a pipe, a
+		 * terminal, a file the shell opened with > or >>), written in place
+		 * after what it already holds. */
+		fd = open(file->target, O_WRONLY | O_APPEND | O_NOCTTY | O_CLOEXEC);
+	} else if (exists && !S_ISREG(info.st_mode)) {
 		/* A device, FIFO or socket: written in place, never created or truncated. */
 		fd = open(file->target, O_WRONLY | O_NOCTTY | O_CLOEXEC);
 	} else {

@@ -196,3 +196,16 @@ Test(output_files_cli, instrument_trace_to_a_full_device_is_an_error)
 	cr_assert(strstr(r.err, "No space left on device"), "%s", r.err);
 	cli_run_free(&r);
 }
+
+/* /dev/stdout leads to a descriptor link in /proc: the report goes to the
+ * descriptor, whatever it is, and /dev/stdout stays a link. */
+Test(output_files_cli, dev_stdout_reaches_standard_output)
+{
+	cli_run r = cli_run_plumbv(NULL, "topo", "--json", "-o", "/dev/stdout", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	cr_assert(strstr(r.out, "\"schema\": \"plumb-report\""), "stdout: %.200s", r.out);
+	cli_run_free(&r);
+	struct stat info;
+	cr_assert_eq(lstat("/dev/stdout", &info), 0);
+	cr_assert(S_ISLNK(info.st_mode), "/dev/stdout is no longer a symlink");
+}
