@@ -93,6 +93,8 @@ Test(instrument_summary, bad_files_fail_clearly)
 	expect_error("plumbgrind 1\nfields instructions loads\nend\n", "not the ones this plumb knows");
 	expect_error("plumbgrind 1\ntotal 1 1 1 1 1 1\nend\n", "before the 'fields' line");
 	expect_error("plumbgrind 1\npid x\nend\n", "bad pid");
+	/* Found by 30 minutes of fuzzing: the second error leaked the first. */
+	expect_error(HEAD "trace error disk full\ntrace error again\n", "a second trace error");
 }
 
 Test(instrument_summary, nul_byte_is_an_error)
