@@ -125,6 +125,10 @@ typedef struct counter_backend {
 	void (*close)(void *instance);
 	int (*list)(void *backend_context, counter_list_fn emit, void *argument, plumb_status *status);
 	const char *(*read_method)(void *instance);
+	/* Optional (NULL: cannot): stop and restart counting without zeroing,
+	 * from a signal handler, so async-signal-safe; 0 or -1, no status. */
+	int (*pause)(void *instance);
+	int (*resume)(void *instance);
 } counter_backend;
 
 extern const counter_backend counter_backend_perf;   /* perf_event_open(2) */
@@ -164,6 +168,12 @@ int counter_stop(counter_set *set, plumb_status *status);
 /* values has counter_set_size() entries. */
 int counter_read(counter_set *set, counter_value *values, plumb_status *status);
 void counter_close(counter_set *set);
+/* Stops counting and starts it again without zeroing the counts, from a
+ * signal handler (async-signal-safe: ioctl only, no status).  A perturbation
+ * experiment keeps its halt handler out of the counts this way.  -1 when the
+ * backend cannot (PAPI, none, sim) or the set is NULL; 0 otherwise. */
+int counter_pause(counter_set *set);
+int counter_resume(counter_set *set);
 
 size_t counter_set_size(const counter_set *set);
 const char *counter_set_event(const counter_set *set, size_t index);
@@ -358,6 +368,13 @@ int counter_sampler_stop(counter_sampler *sampler, plumb_status *status);
 /* Callbacks made so far, and records the kernel reported lost. */
 uint64_t counter_sampler_callbacks(const counter_sampler *sampler);
 uint64_t counter_sampler_lost(const counter_sampler *sampler);
+/* Stops and restarts the sampled event from a signal handler (the callback
+ * included), async-signal-safe.  The kernel keeps what was left of the
+ * period, so the time or events between pause and resume do not count
+ * toward the next overflow: a halt handler keeps its own time out of the
+ * sampling clock this way.  0, or -1 with errno. */
+int counter_sampler_pause(counter_sampler *sampler);
+int counter_sampler_resume(counter_sampler *sampler);
 void counter_sampler_close(counter_sampler *sampler);
 
 #endif

@@ -164,6 +164,21 @@ static int perf_stop(void *opaque, plumb_status *status)
 	return group_ioctl(opaque, PERF_EVENT_IOC_DISABLE, "disable", status);
 }
 
+/* For a halt handler: ioctl only, nothing that is not async-signal-safe. */
+static int group_ioctl_quiet(perf_instance *instance, unsigned long request)
+{
+	int rc = 0;
+	for (size_t i = 0; i < instance->n; i++) {
+		perf_slot *slot = &instance->slot[i];
+		if (slot->fd >= 0 && slot->leader == i && ioctl(slot->fd, request, PERF_IOC_FLAG_GROUP) != 0)
+			rc = -1;
+	}
+	return rc;
+}
+
+static int perf_pause(void *opaque) { return group_ioctl_quiet(opaque, PERF_EVENT_IOC_DISABLE); }
+static int perf_resume(void *opaque) { return group_ioctl_quiet(opaque, PERF_EVENT_IOC_ENABLE); }
+
 static void finish_value(counter_value *value)
 {
 	if (value->time_enabled == 0) {
@@ -289,4 +304,6 @@ const counter_backend counter_backend_perf = {
 	.close = perf_close,
 	.list = perf_list,
 	.read_method = perf_read_method,
+	.pause = perf_pause,
+	.resume = perf_resume,
 };

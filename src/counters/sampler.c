@@ -197,6 +197,10 @@ int counter_sampler_open(counter_sampler **out, const counter_sampler_options *o
 		return plumb_fail_errno(status, err, "mapping the sample ring buffer");
 	}
 	s->page = map;
+	/* Read every page now, so that the first overflows' handlers take no
+	 * page faults of their own inside the program being measured. */
+	for (size_t offset = 0; offset < s->map_size; offset += page)
+		(void)*(volatile const unsigned char *)((const unsigned char *)map + offset);
 	for (int i = 0; i < SAMPLER_REGISTRY_SIZE && s->registry_slot < 0; i++) {
 		counter_sampler *expected = NULL;
 		if (atomic_compare_exchange_strong(&sampler_registry[i], &expected, s))
@@ -240,6 +244,16 @@ int counter_sampler_stop(counter_sampler *s, plumb_status *status)
 	sampler_drain(s);
 	pthread_sigmask(SIG_SETMASK, &previous, NULL);
 	return 0;
+}
+
+int counter_sampler_pause(counter_sampler *s)
+{
+	return ioctl(s->fd, PERF_EVENT_IOC_DISABLE, 0);
+}
+
+int counter_sampler_resume(counter_sampler *s)
+{
+	return ioctl(s->fd, PERF_EVENT_IOC_ENABLE, 0);
 }
 
 uint64_t counter_sampler_callbacks(const counter_sampler *s) { return atomic_load(&((counter_sampler *)s)->callbacks); }

@@ -129,6 +129,20 @@ int counter_stop(counter_set *set, plumb_status *status)
 	return set->backend->stop(set->instance, status);
 }
 
+int counter_pause(counter_set *set)
+{
+	if (!set || !set->backend->pause)
+		return -1;
+	return set->backend->pause(set->instance);
+}
+
+int counter_resume(counter_set *set)
+{
+	if (!set || !set->backend->resume)
+		return -1;
+	return set->backend->resume(set->instance);
+}
+
 int counter_read(counter_set *set, counter_value *values, plumb_status *status)
 {
 	if (!set || !values)

@@ -1,0 +1,250 @@
+/* The report of a halting experiment: tables configurations, runs,
+ * statistics, events (most to least affected), calibration; the conclusion
+ * in the metadata and notes.  Schema in docs/output-schema.md. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "plumb/perturb.h"
+
+static void cell_value(output_table *t, const counter_value *v)
+{
+	if (counter_value_usable(v))
+		output_cell_real(t, v->value);
+	else
+		output_cell_status(t, counter_state_name(v->state), v->reason[0] ? v->reason : counter_state_name(v->state));
+}
+
+static void cell_real_or(output_table *t, double value, const char *status, const char *reason)
+{
+	if (isfinite(value))
+		output_cell_real(t, value);
+	else
+		output_cell_status(t, status, reason);
+}
+
+int perturb_report_build(const perturb_result *r, const perturb_analysis *a, output_report *report,
+                         plumb_status *status)
+{
+	(void)status;
+	const perturb_design *d = &r->design;
+	char text[256];
+	output_meta_text(report, "program", r->command_text);
+	output_meta_text(report, "design", d->name);
+	output_meta_integer(report, "configurations", (int64_t)d->n);
+	output_meta_integer(report, "runs_per_configuration", (int64_t)r->options.runs);
+	output_meta_integer(report, "cpu", r->cpu);
+	output_meta_text(report, "halt_clock", r->clock);
+	output_meta_real(report, "spin_iterations_per_second", r->spin_iterations_per_second);
+	snprintf(text, sizeof text, "%llu,%llu,%llu", (unsigned long long)r->options.footprint.lines,
+	         (unsigned long long)r->options.footprint.pages, (unsigned long long)r->options.footprint.code_bytes);
+	output_meta_text(report, "footprint", text);
+	output_meta_real(report, "elapsed_seconds", r->elapsed_seconds);
+	output_meta_real(report, "baseline_wall_seconds", a->x_wall);
+	output_meta_real(report, "baseline_running_seconds", a->x_clock);
+	if (a->have_f_star) {
+		output_meta_real(report, "f_star_seconds", a->f_star);
+	} else {
+		output_meta_text(report, "f_star_seconds", "not reached");
+	}
+	if (a->reference_rate > 0) {
+		output_meta_real(report, "reference_rate", a->reference_rate);
+		if (a->have_f_star)
+			output_meta_real(report, "buffer_records", a->buffer_records);
+	}
+
+	output_table *t = output_table_add(report, "configurations", "Configurations: halts and total time");
+	output_column(t, "configuration", NULL, 0);
+	output_column(t, "interval", "s", 6);
+	output_column(t, "halt", "s", 6);
+	output_column(t, "halts", NULL, 1);
+	output_column(t, "expected_halts", NULL, 1);
+	output_column(t, "wall", "s", 4);
+	output_column(t, "predicted_wall", "s", 4);
+	output_column(t, "wall_ratio", NULL, 3);
+	output_column(t, "slowdown", NULL, 3);
+	output_column(t, "halt_seconds", "s", 6);
+	output_column(t, "significant_events", NULL, 0);
+	for (size_t c = 0; c < d->n; c++) {
+		const perturb_config *cfg = &d->configs[c];
+		output_row(t);
+		output_cell_text(t, cfg->name);
+		output_cell_real(t, cfg->interval);
+		output_cell_real(t, cfg->halt);
+		output_cell_real(t, a->measured_halts[c]);
+		output_cell_real(t, a->expected_halts[c]);
+		output_cell_real(t, a->measured_wall[c]);
+		output_cell_real(t, a->predicted_wall[c]);
+		output_cell_real(t, a->predicted_wall[c] > 0 ? a->measured_wall[c] / a->predicted_wall[c] : NAN);
+		output_cell_real(t, perturb_slowdown(cfg->baseline ? 0 : cfg->interval, cfg->halt));
+		cell_real_or(t, r->calibrations[c].seconds_per_halt, "n/a", "the baseline does not halt");
+		output_cell_integer(t, (int64_t)a->significant_in_config[c]);
+	}
+
+	t = output_table_add(report, "runs", "Every run, in the order they ran");
+	output_column(t, "order", NULL, 0);
+	output_column(t, "configuration", NULL, 0);
+	output_column(t, "repetition", NULL, 0);
+	output_column(t, "interval", "s", 6);
+	output_column(t, "halt", "s", 6);
+	output_column(t, "halts", NULL, 0);
+	output_column(t, "wall", "s", 4);
+	output_column(t, "halted", "s", 4);
+	output_column(t, "tsc", "cycles", 0);
+	output_column(t, "interrupts", NULL, 0);
+	output_column(t, "deferred_signals", NULL, 0);
+	for (size_t e = 0; e < r->n_events; e++) {
+		output_column(t, r->events[e], !strcmp(r->events[e], "task-clock") ? "ns" : NULL, 0);
+		snprintf(text, sizeof text, "%s:excluded", r->events[e]);
+		output_column(t, text, !strcmp(r->events[e], "task-clock") ? "ns" : NULL, 0);
+	}
+	for (size_t i = 0; i < r->n_runs; i++) {
+		const perturb_run *run = &r->runs[i];
+		const perturb_config *cfg = &d->configs[run->config];
+		output_row(t);
+		output_cell_integer(t, (int64_t)run->order + 1);
+		output_cell_text(t, cfg->name);
+		output_cell_integer(t, (int64_t)run->repetition + 1);
+		output_cell_real(t, cfg->interval);
+		output_cell_real(t, cfg->halt);
+		output_cell_integer(t, (int64_t)run->halts);
+		output_cell_real(t, run->wall_seconds);
+		output_cell_real(t, run->halted_seconds);
+		output_cell_real(t, run->tsc_cycles);
+		cell_real_or(t, run->interrupts, "unsupported", "/proc/interrupts has no column for this CPU");
+		output_cell_integer(t, (int64_t)run->deferred_signals);
+		for (size_t e = 0; e < r->n_events; e++) {
+			cell_value(t, &run->raw[e]);
+			cell_value(t, &run->excluded[e]);
+		}
+	}
+
+	t = output_table_add(report, "statistics", "Per configuration and measure (95% CI, Student t)");
+	output_column(t, "measure", NULL, 0);
+	output_column(t, "configuration", NULL, 0);
+	output_column(t, "n", NULL, 0);
+	output_column(t, "mean", NULL, 2);
+	output_column(t, "stddev", NULL, 2);
+	output_column(t, "ci_low", NULL, 2);
+	output_column(t, "ci_high", NULL, 2);
+	output_column(t, "change", "%", 3);
+	output_column(t, "significant", NULL, 0);
+	output_column(t, "welch_p", NULL, 4);
+	output_column(t, "welch_significant", NULL, 0);
+	output_column(t, "needed_runs", NULL, 0);
+	for (size_t i = 0; i < a->n_measures; i++) {
+		const perturb_measure *m = &a->measures[i];
+		for (size_t c = 0; c < d->n; c++) {
+			const perturb_cell *cell = &m->cells[c];
+			output_row(t);
+			output_cell_text(t, m->name);
+			output_cell_text(t, d->configs[c].name);
+			if (!m->counted) {
+				output_cell_integer(t, 0);
+				for (int k = 0; k < 9; k++)
+					output_cell_status(t, "unsupported", m->reason);
+				continue;
+			}
+			output_cell_integer(t, (int64_t)cell->stats.n);
+			cell_real_or(t, cell->stats.mean, "n/a", "no run counted it");
+			cell_real_or(t, cell->stats.stddev, "n/a", "fewer than 2 runs");
+			cell_real_or(t, cell->stats.ci_low, "n/a", "fewer than 2 runs");
+			cell_real_or(t, cell->stats.ci_high, "n/a", "fewer than 2 runs");
+			cell_real_or(t, cell->change_percent, "n/a", "the baseline mean is 0");
+			if (c == 0) {
+				output_cell_text(t, "baseline");
+				output_cell_status(t, "n/a", "the baseline itself");
+				output_cell_text(t, "baseline");
+			} else {
+				output_cell_text(t, cell->significant ? "yes" : "no");
+				cell_real_or(t, cell->welch_p, "n/a", "fewer than 2 runs");
+				output_cell_text(t, cell->welch_significant ? "yes" : "no");
+			}
+			cell_real_or(t, cell->needed_runs, "n/a", "mean 0 or too few runs");
+		}
+	}
+
+	t = output_table_add(report, "events", "Measures, judged ones most to least affected");
+	output_column(t, "rank", NULL, 0);
+	output_column(t, "measure", NULL, 0);
+	output_column(t, "judged", NULL, 0);
+	output_column(t, "trend", NULL, 0);
+	output_column(t, "significant_configurations", NULL, 0);
+	output_column(t, "max_change", "%", 3);
+	output_column(t, "slope_per_halt", NULL, 4);
+	output_column(t, "slope_r2", NULL, 3);
+	size_t rank = 0;
+	for (size_t pass = 0; pass < 2; pass++) {
+		size_t count = pass == 0 ? a->n_order : a->n_measures;
+		for (size_t k = 0; k < count; k++) {
+			size_t i = pass == 0 ? a->order[k] : k;
+			const perturb_measure *m = &a->measures[i];
+			if (pass == 1 && m->judged)
+				continue;
+			output_row(t);
+			if (pass == 0)
+				output_cell_integer(t, (int64_t)++rank);
+			else
+				output_cell_empty(t);
+			output_cell_text(t, m->name);
+			output_cell_text(t, m->judged ? "yes" : "no");
+			if (!m->counted) {
+				output_cell_status(t, "unsupported", m->reason);
+				for (int c = 0; c < 4; c++)
+					output_cell_status(t, "unsupported", m->reason);
+				continue;
+			}
+			output_cell_text(t, perturb_trend_name(m->trend));
+			output_cell_integer(t, (int64_t)m->significant_configs);
+			output_cell_real(t, m->max_change_percent);
+			cell_real_or(t, m->slope_per_halt, "n/a", "the halts did not vary");
+			cell_real_or(t, m->slope_r2, "n/a", "the halts did not vary");
+		}
+	}
+
+	t = output_table_add(report, "calibration", "Events one halt adds (the handler alone)");
+	output_column(t, "configuration", NULL, 0);
+	output_column(t, "halt", "s", 6);
+	output_column(t, "seconds_per_halt", "s", 6);
+	for (size_t e = 0; e < r->n_events; e++)
+		output_column(t, r->events[e], NULL, 3);
+	for (size_t c = 1; c < d->n; c++) {
+		output_row(t);
+		output_cell_text(t, d->configs[c].name);
+		output_cell_real(t, d->configs[c].halt);
+		output_cell_real(t, r->calibrations[c].seconds_per_halt);
+		for (size_t e = 0; e < r->n_events; e++)
+			if (!counter_value_usable(&r->opened[e]))
+				output_cell_status(t, counter_state_name(r->opened[e].state), r->opened[e].reason);
+			else
+				cell_real_or(t, r->calibrations[c].per_halt[e], "not-counted", "the calibration did not count it");
+	}
+
+	/* Tallies and the conclusion, in words. */
+	size_t judged = a->n_order, affected = 0;
+	for (size_t k = 0; k < a->n_order; k++)
+		affected += a->measures[a->order[k]].significant_configs > 0;
+	output_note(report, "%zu of %zu judged events (counters disabled inside the handler) differ from the "
+	            "baseline in at least one configuration (95%% CIs that do not overlap).", affected, judged);
+	if (a->n_order > 0 && affected > 0) {
+		char list[1024] = "";
+		size_t used = 0;
+		for (size_t k = 0; k < a->n_order && used < sizeof list - 100; k++) {
+			const perturb_measure *m = &a->measures[a->order[k]];
+			if (m->significant_configs == 0)
+				break;
+			used += (size_t)snprintf(list + used, sizeof list - used, "%s%s (%zu)", k ? ", " : "", m->name,
+			                         m->significant_configs);
+		}
+		output_note(report, "Most to least affected: %s.", list);
+	}
+	if (a->have_f_star)
+		output_note(report, "Halting every %g s or less often changed nothing measured significantly "
+		            "(f* = %g s).", a->f_star, a->f_star);
+	else
+		output_note(report, "Even the longest interval tested changed some event significantly: no f* "
+		            "in this design.");
+	if (a->have_f_star && a->reference_rate > 0)
+		output_note(report, "At %.4g references per second that is a trace buffer of at least %.4g records.",
+		            a->reference_rate, a->buffer_records);
+	return 0;
+}

@@ -1,0 +1,243 @@
+/* plumb perturb end to end on this machine: small scaled designs on the
+ * built-in workloads (each test well under 20 s), generous ratios and
+ * orderings only, since the machine is shared and noisy. */
+#include <criterion/criterion.h>
+#include <json-c/json.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "run.h"
+#include "../capability.h"
+
+static json_object *row_where(json_object *rows, const char *column, const char *value)
+{
+	for (size_t i = 0; i < json_object_array_length(rows); i++) {
+		json_object *row = json_object_array_get_idx(rows, i), *cell;
+		if (json_object_object_get_ex(row, column, &cell) && json_object_is_type(cell, json_type_string) &&
+		    !strcmp(json_object_get_string(cell), value))
+			return row;
+	}
+	return NULL;
+}
+
+static json_object *row_where2(json_object *rows, const char *c1, const char *v1, const char *c2, const char *v2)
+{
+	for (size_t i = 0; i < json_object_array_length(rows); i++) {
+		json_object *row = json_object_array_get_idx(rows, i), *a, *b;
+		if (json_object_object_get_ex(row, c1, &a) && json_object_object_get_ex(row, c2, &b) &&
+		    json_object_is_type(a, json_type_string) && json_object_is_type(b, json_type_string) &&
+		    !strcmp(json_object_get_string(a), v1) && !strcmp(json_object_get_string(b), v2))
+			return row;
+	}
+	return NULL;
+}
+
+static double number(json_object *row, const char *column)
+{
+	json_object *cell;
+	cr_assert(row && json_object_object_get_ex(row, column, &cell), "no column %s", column);
+	cr_assert(json_object_is_type(cell, json_type_double) || json_object_is_type(cell, json_type_int),
+	          "%s is not a number: %s", column, json_object_to_json_string(cell));
+	return json_object_get_double(cell);
+}
+
+static void require_task_clock_sampling(void)
+{
+	REQUIRE_COUNTER_BACKEND("perf");
+}
+
+/* Runs plumb perturb with JSON output; returns the parsed report. */
+static json_object *perturb_json(const char *const *argv_tail)
+{
+	const char *argv[64] = { "perturb", "--json" };
+	size_t n = 2;
+	for (size_t i = 0; argv_tail[i]; i++)
+		argv[n++] = argv_tail[i];
+	argv[n] = NULL;
+	cli_run r = cli_run_plumb(NULL, argv);
+	cr_assert_eq(r.exit_code, 0, "plumb perturb failed: %s", r.err);
+	json_object *root = json_tokener_parse(r.out);
+	cr_assert_not_null(root, "not JSON: %s", r.out);
+	cli_run_free(&r);
+	return root;
+}
+
+Test(perturb_cli, help_and_bad_input)
+{
+	cli_run r = cli_run_plumbv(NULL, "perturb", "--help", NULL);
+	cr_assert_eq(r.exit_code, 0);
+	cr_assert(strstr(r.out, "usage: plumb perturb"));
+	cli_run_free(&r);
+	const char *cases[][8] = {
+		{ "perturb", "--workload", "gcc", "--intervals", "1ms", "--halts", "0", NULL },
+		{ "perturb", "--workload", "spin", "--intervals", "1ms", "--halts", "0", "--footprint=1,2" },
+		{ "perturb", "--intervals", "1ms", "--halts", "0", NULL },
+		{ "perturb", "--workload", "spin", "--intervals", "0", "--halts", "0", NULL },
+		{ "perturb", "--workload", "spin", "--design", "table-9", NULL },
+		{ "perturb", "--workload", "spin", "--intervals", "1ms", NULL },
+		{ "perturb", "--simulate", "x.trace", NULL },
+		{ "perturb", "--workload", "spin", "--intervals", "1ms", "--halts", "0", "--runs=1" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		const char *argv[10];
+		size_t n = 0;
+		for (; n < 8 && cases[i][n]; n++)
+			argv[n] = cases[i][n];
+		argv[n] = NULL;
+		r = cli_run_plumb(NULL, argv);
+		cli_assert_usage_error(&r, "perturb");
+		cli_run_free(&r);
+	}
+}
+
+Test(perturb_cli, hardware_halt_clock_fails_clearly_without_a_pmu)
+{
+	require_task_clock_sampling();
+	cli_run r = cli_run_plumbv(NULL, "perturb", "--clock", "cycles", "--workload", "spin", "--size", "1000",
+	                           "--intervals", "1ms", "--halts", "0", "-r", "2", NULL);
+	if (r.exit_code == 0) {
+		cli_run_free(&r);
+		cr_skip_test("cycles can sample here (a PMU is present)");
+	}
+	cr_assert_eq(r.exit_code, 1, "%s", r.err);
+	cr_assert(strstr(r.err, "plumb perturb: the halt clock 'cycles' cannot interrupt the program here"), "%s", r.err);
+	cr_assert(strstr(r.err, "--clock task-clock"), "%s", r.err);
+	cr_assert_eq(strchr(r.err, '\n'), r.err + strlen(r.err) - 1, "one line: %s", r.err);
+	cr_assert_eq(r.out[0], '\0');
+	cli_run_free(&r);
+}
+
+/* Watson: the number of halts does not change with the halt time, and the
+ * total time follows Eq. 2.1 (t·x/f + x). */
+Test(perturb_cli, halts_do_not_change_with_t_and_time_follows_eq_2_1, .timeout = 120)
+{
+	require_task_clock_sampling();
+	const char *args[] = { "--workload", "spin", "--size", "30000000", "--intervals", "2ms",
+	                       "--halts", "0,2ms", "-r", "3", "-e", "task-clock,page-faults", NULL };
+	json_object *root = perturb_json(args);
+	json_object *rows = cli_json_rows(root, "configurations");
+	json_object *base = row_where(rows, "configuration", "baseline");
+	json_object *t0 = row_where(rows, "configuration", "f=0.002s t=0s");
+	json_object *t2 = row_where(rows, "configuration", "f=0.002s t=0.002s");
+	cr_assert(base && t0 && t2);
+	double h0 = number(t0, "halts"), h2 = number(t2, "halts"), expected = number(t0, "expected_halts");
+	cr_assert_gt(h0, 3, "some halts: %g", h0);
+	/* h does not change with t (both follow the running time, not the wall). */
+	cr_assert(h2 > 0.75 * h0 && h2 < 1.33 * h0, "halts %g at t=0, %g at t=2ms", h0, h2);
+	/* h ≈ x/f. */
+	cr_assert(h0 > 0.6 * expected && h0 < 1.5 * expected, "halts %g, x/f %g", h0, expected);
+	/* Eq. 2.1: slowdown 2 at t = f; generous on a shared machine. */
+	double ratio = number(t2, "wall_ratio");
+	cr_assert(ratio > 0.5 && ratio < 2.0, "measured / Eq. 2.1 = %g", ratio);
+	cr_assert_gt(number(t2, "wall"), 1.3 * number(t0, "wall"), "halting for t = f must take longer");
+	json_object_put(root);
+}
+
+/* With a footprint of fresh pages, page faults rise linearly with the
+ * halts; with the counters disabled inside the handler they do not. */
+Test(perturb_cli, footprint_page_faults_rise_with_halts, .timeout = 120)
+{
+	require_task_clock_sampling();
+	const char *args[] = { "--workload", "spin", "--size", "30000000", "--intervals", "1ms,4ms",
+	                       "--halts", "0", "-r", "3", "-e", "page-faults", "--footprint", "0,8,0", NULL };
+	json_object *root = perturb_json(args);
+	json_object *events = cli_json_rows(root, "events");
+	json_object *raw = row_where(events, "measure", "page-faults:raw");
+	json_object *excluded = row_where(events, "measure", "page-faults:excluded");
+	json_object *calibrated = row_where(events, "measure", "page-faults:calibrated");
+	double slope = number(raw, "slope_per_halt");
+	/* Every halt touches 8 given-back pages: 8 faults each. */
+	cr_assert(slope > 7 && slope < 9, "raw page faults per halt %g", slope);
+	cr_assert_lt(fabs(number(excluded, "slope_per_halt")), 1.0, "excluded: %g",
+	             number(excluded, "slope_per_halt"));
+	cr_assert_lt(fabs(number(calibrated, "slope_per_halt")), 1.0, "calibrated: %g",
+	             number(calibrated, "slope_per_halt"));
+	json_object *stats = cli_json_rows(root, "statistics");
+	double b = number(row_where2(stats, "measure", "page-faults:raw", "configuration", "baseline"), "mean");
+	double slow = number(row_where2(stats, "measure", "page-faults:raw", "configuration", "f=0.004s t=0s"), "mean");
+	double fast = number(row_where2(stats, "measure", "page-faults:raw", "configuration", "f=0.001s t=0s"), "mean");
+	cr_assert(fast > slow && slow > b, "baseline %g < every 4 ms %g < every 1 ms %g", b, slow, fast);
+	/* The calibration saw the 8 faults of one halt. */
+	json_object *cal = row_where(cli_json_rows(root, "calibration"), "configuration", "f=0.001s t=0s");
+	double per_halt = number(cal, "page-faults");
+	cr_assert(per_halt > 7.5 && per_halt < 8.5, "calibrated faults per halt %g", per_halt);
+	json_object_put(root);
+}
+
+/* Configurations that never halt (the interval outlasts the program) must
+ * not differ from the baseline. */
+Test(perturb_cli, no_halting_no_difference, .timeout = 120)
+{
+	require_task_clock_sampling();
+	const char *args[] = { "--workload", "spin", "--size", "10000000", "--intervals", "100s,200s",
+	                       "--halts", "0", "-r", "4", "-e", "page-faults,minor-faults", NULL };
+	json_object *root = perturb_json(args);
+	json_object *rows = cli_json_rows(root, "configurations");
+	for (size_t i = 0; i < json_object_array_length(rows); i++) {
+		json_object *row = json_object_array_get_idx(rows, i);
+		cr_assert_eq(number(row, "halts"), 0);
+		cr_assert_eq(number(row, "significant_events"), 0, "%s", json_object_to_json_string(row));
+	}
+	json_object *meta, *fstar;
+	cr_assert(json_object_object_get_ex(root, "meta", &meta));
+	cr_assert(json_object_object_get_ex(meta, "f_star_seconds", &fstar));
+	cr_assert_float_eq(json_object_get_double(fstar), 100, 1e-9);
+	json_object_put(root);
+}
+
+/* The simulator's variant on a made-up trace: a loop over 24 KiB of data
+ * that fits the L1D; the drain evicts part of it at every halt once the
+ * buffer read out no longer fits beside it. */
+Test(perturb_cli, simulated_drain_misses_rise_with_buffer_and_halts)
+{
+	const char *path = cli_temp_path("loop.din");
+	FILE *f = fopen(path, "w");
+	cr_assert_not_null(f);
+	for (int pass = 0; pass < 60; pass++)
+		for (unsigned a = 0; a < 24576; a += 64)
+			fprintf(f, "0 %x\n", 0x100000 + a);
+	fclose(f);
+	cli_run r = cli_run_plumbv(NULL, "perturb", "--simulate", path, "--buffers", "4K,16K,64K", "--preset", "zen4",
+	                           "--window", "64", "--windows", "8", "--json", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	json_object *root = json_tokener_parse(r.out);
+	json_object *rows = cli_json_rows(root, "buffers");
+	cr_assert_eq(json_object_array_length(rows), 3);
+	double halts[3], l1d[3];
+	for (size_t i = 0; i < 3; i++) {
+		json_object *row = json_object_array_get_idx(rows, i);
+		halts[i] = number(row, "halts");
+		l1d[i] = number(row, "L1D_extra_per_halt");
+	}
+	/* 60 × 384 references; a 4 KiB buffer of 16-byte records fills every 256. */
+	cr_assert_eq(halts[0], 60 * 384 / 256);
+	cr_assert_eq(halts[1], 60 * 384 / 1024);
+	cr_assert_eq(halts[2], 60 * 384 / 4096);
+	/* 4 KiB fits beside the loop in a 32 KiB L1D; 16 KiB does not. */
+	cr_assert(l1d[0] >= 0 && l1d[1] > l1d[0] && l1d[2] >= l1d[1], "%g %g %g", l1d[0], l1d[1], l1d[2]);
+	/* Where a halt costs the same, more halts cost more in all. */
+	cr_assert_gt(l1d[1] * halts[1], l1d[2] * halts[2]);
+	cr_assert_gt(number(json_object_array_get_idx(rows, 1), "lasts_references"), 0);
+	json_object_put(root);
+	cli_run_free(&r);
+}
+
+/* A command, reached through the preloaded agent even when a shell execs
+ * it (the agent is the started process, whatever it execs into), and a
+ * subshell's exit does not report for it. */
+Test(perturb_cli, a_command_behind_an_exec_is_halted, .timeout = 120)
+{
+	require_task_clock_sampling();
+	const char *args[] = { "--intervals", "1ms", "--halts", "0", "-r", "2", "-e", "task-clock", "--",
+	                       "sh", "-c", "x=$(echo sub); exec dd if=/dev/zero of=/dev/null bs=1k count=300000 status=none",
+	                       NULL };
+	json_object *root = perturb_json(args);
+	json_object *row = row_where(cli_json_rows(root, "configurations"), "configuration", "f=0.001s t=0s");
+	cr_assert_gt(number(row, "halts"), 5);
+	json_object_put(root);
+	cli_run r = cli_run_plumbv(NULL, "perturb", "--intervals", "1ms", "--halts", "0", "-r", "2", "--",
+	                           "sh", "-c", "exit 3", NULL);
+	cr_assert_eq(r.exit_code, 1);
+	cr_assert(strstr(r.err, "plumb perturb: run 1 of baseline:"), "%s", r.err);
+	cli_run_free(&r);
+}
