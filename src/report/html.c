@@ -402,7 +402,7 @@ static void write_summary(FILE *f, const output_report *s)
 			}
 			fputs(":</b> ", f);
 			if (isfinite(v)) {
-				fprintf(f, "%.3g ", v);
+				fprintf(f, v >= 100 ? "%.0f " : "%.3g ", v);
 				html_text(f, u);
 				if (d && d[0]) {
 					fputs(" <span class=detail>(", f);

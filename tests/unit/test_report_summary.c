@@ -362,3 +362,30 @@ Test(report_summary, missing_sections_give_reasons_not_zeros)
 	output_report_free(s);
 	output_report_free(only[0]);
 }
+
+Test(report_summary, loaded_idle_against_the_latency_sections_dram)
+{
+	output_report *loaded = output_report_new("loaded");
+	output_table *t = output_table_add(loaded, "loaded", "Latency against generator bandwidth");
+	output_column(t, "delay", NULL, 0);
+	output_column(t, "latency", "ns", 1);
+	output_column(t, "total_bandwidth", "MB/s", 1);
+	const char *delays[] = { "idle", "4096", "0" };
+	double ns[] = { 600, 650, 900 }, mbps[] = { 100, 200, 5000 };
+	for (size_t i = 0; i < 3; i++) {
+		output_row(t);
+		output_cell_text(t, delays[i]);
+		output_cell_real(t, ns[i]);
+		output_cell_real(t, mbps[i]);
+	}
+	output_report *reports[] = { lat(100), loaded };
+	const char *names[] = { "lat", "loaded" };
+	output_report *s = report_summary_build(reports, names, 2);
+	cr_assert_eq(cell(s, "figures", "quantity", "loaded latency, idle", "value"), 600);
+	cr_assert_eq(cell(s, "figures", "quantity", "loaded latency, highest load", "value"), 900);
+	const char *detail = text_cell(s, "figures", "quantity", "loaded latency, idle", "detail");
+	cr_assert(strstr(detail, "6.0x the latency section's DRAM latency (100 ns)"), "%s", detail);
+	output_report_free(s);
+	output_report_free(reports[0]);
+	output_report_free(loaded);
+}
