@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -369,12 +370,17 @@ int instrument_run(char *const argv[], const instrument_options *options, instru
 		result = instrument_finish(&process, out, status);
 	if (!trace_path)
 		return result;
+	/* On failure the caller gets no summary to free: the one read is freed here. */
+	bool have_summary = result == 0;
 	if (result == 0 && out->trace_error)
 		result = plumb_fail(status, EIO, "cannot write the trace file %s: %s", trace_path, out->trace_error);
 	else if (result == 0 && !out->traced)
 		result = plumb_fail(status, EIO, "plumbgrind wrote no trace to %s", trace_path);
 	if (result == 0)
-		return output_file_commit(&trace_file, status);
-	output_file_abort(&trace_file);
+		result = output_file_commit(&trace_file, status);
+	else
+		output_file_abort(&trace_file);
+	if (result != 0 && have_summary)
+		instrument_summary_free(out);
 	return result;
 }

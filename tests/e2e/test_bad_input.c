@@ -50,6 +50,7 @@ enum {
 	AFTER_CHILD = 1 << 10, /* under way = plumb has started a child process (else: 300 ms after the start) */
 	QUIET = 1 << 11,       /* stderr may also be empty (a run stopped by a signal) */
 	KEEPS_TRACE = 1 << 12, /* out.ptrace stays, complete: plumb trace stats must read it */
+	NOT_SANITIZED = 1 << 13, /* runs plumb itself under valgrind, which cannot run an ASan build */
 };
 
 typedef struct bad_case {
@@ -324,7 +325,7 @@ static const bad_case cases[] = {
 	CASE("report-sigint", SIGINT_SENT | AFTER_CHILD | QUIET, 130, "", "report", "--sections", "lat", "-o", "r.html"),
 	CASE("report-sigterm", SIGTERM_SENT | AFTER_CHILD | QUIET, 143, "", "report", "--sections", "lat", "-o", "r.html"),
 	CASE("validate-sigint", SIGINT_SENT | AFTER_CHILD | QUIET, 130, "", "validate", "--backend", "perf", "--runs", "1000", "minor-faults"),
-	CASE("validate-sigterm-valgrind", PLUMBGRIND | SIGTERM_SENT | AFTER_CHILD | QUIET, 143, "", "validate", "--backend", "instrumented", "instructions"),
+	CASE("validate-sigterm-valgrind", PLUMBGRIND | NOT_SANITIZED | SIGTERM_SENT | AFTER_CHILD | QUIET, 143, "", "validate", "--backend", "instrumented", "instructions"),
 	CASE("sim-program-sigint", VALGRIND | SIGINT_SENT | AFTER_CHILD | QUIET, 130, "", "sim", "--", "sleep", "30"),
 	CASE("instrument-sigterm", PLUMBGRIND | SIGTERM_SENT | AFTER_CHILD | QUIET, 143, "", "instrument", "--", "sleep", "30"),
 	CASE("trace-record-sigint", VALGRIND | SIGINT_SENT | AFTER_CHILD | KEEPS_TRACE, 130, "interrupted by signal 2", "trace", "record", "out.ptrace", "--", "sleep", "30"),
@@ -709,6 +710,16 @@ static unsigned long long available_mib(void)
 	return kib >> 10;
 }
 
+/* Whether the plumb program is an AddressSanitizer build (make sanitize). */
+static bool sanitized_build(void)
+{
+	size_t size;
+	char *program = read_whole(plumb_program(), &size);
+	bool sanitized = program && memmem(program, size, "__asan_init", 11) != NULL;
+	free(program);
+	return sanitized;
+}
+
 /* Skips the case, with the reason, when this machine lacks what it needs. */
 static void require(const bad_case *c)
 {
@@ -735,6 +746,12 @@ static void require(const bad_case *c)
 	plumb_status status;
 	if ((c->flags & NO_PAPI) && counter_backend_usable("papi", &status) == 0)
 		cr_skip_test("%s: PAPI counts on this machine, so its unusable-PAPI message cannot be shown", c->name);
+	if ((c->flags & NO_PAPI) && sanitized_build())
+		cr_skip_test("%s: the sanitizer build has no libplumb.so for PAPI's agent, so PAPI fails earlier", c->name);
+	if ((c->flags & NO_PAPI) && !strstr(status.message, "component is disabled"))
+		cr_skip_test("%s: PAPI is unusable here for another reason: %s", c->name, status.message);
+	if ((c->flags & NOT_SANITIZED) && sanitized_build())
+		cr_skip_test("%s: plumb is built with AddressSanitizer, which valgrind cannot run", c->name);
 	if ((c->flags & BIG_MEMORY) && available_mib() >= 200ull << 10)
 		cr_skip_test("%s: this machine has %llu MiB available, enough to run the case", c->name, available_mib());
 }
