@@ -21,23 +21,15 @@
 #include "plumbgrind.h"
 
 #define MAX_DATA_SIZE 512
-/* Larger than lackey's 4: merging is decided before a flush, so the size of
- * the list changes no count, and fewer flushes mean fewer counter updates. */
-#define EVENTS_MAX 16
+#define EVENTS_MAX PG_EVENTS_MAX
 
-typedef enum { EVENT_INSTRUCTION, EVENT_LOAD, EVENT_STORE, EVENT_MODIFY } event_kind;
-
-typedef struct {
-	event_kind kind;
-	IRExpr *address;
-	Int size;
-	IRExpr *guard;    /* NULL: always */
-} event;
+typedef pg_event event;
 
 typedef struct {
 	IRSB *out;
 	event events[EVENTS_MAX];
 	Int used;
+	Addr instruction;   /* the address of the last IMark */
 } instrumenter;
 
 static VG_REGPARM(2) void count_guarded(UWord kind, UWord size)
@@ -80,6 +72,8 @@ static void add_call(IRSB *out, const HChar *name, void *function, IRExpr **argu
 static void flush(instrumenter *in)
 {
 	ULong sums[PG_COUNTERS] = { 0 };
+	if (pg_ring_enabled)
+		pg_ring_emit(in->out, in->events, in->used);
 	for (Int i = 0; i < in->used; i++) {
 		event *e = &in->events[i];
 		if (pg_tracing) {
@@ -137,6 +131,8 @@ static void add_instruction(instrumenter *in, Addr address, UInt size)
 	e->address = mkIRExpr_HWord((HWord)address);
 	e->size = (Int)size;
 	e->guard = NULL;
+	e->instruction = address;
+	in->instruction = address;
 }
 
 static void add_load(instrumenter *in, IRExpr *address, Int size, IRExpr *guard)
@@ -147,6 +143,7 @@ static void add_load(instrumenter *in, IRExpr *address, Int size, IRExpr *guard)
 	e->address = address;
 	e->size = size;
 	e->guard = guard;
+	e->instruction = in->instruction;
 }
 
 static void add_store(instrumenter *in, IRExpr *address, Int size, IRExpr *guard)
@@ -164,6 +161,7 @@ static void add_store(instrumenter *in, IRExpr *address, Int size, IRExpr *guard
 	e->address = address;
 	e->size = size;
 	e->guard = guard;
+	e->instruction = in->instruction;
 }
 
 /* The marker no-ops of include/plumb/valgrind.h: nopl disp32(%rax). */
@@ -184,7 +182,7 @@ IRSB *pg_instrument(VgCallbackClosure *closure, IRSB *sb_in, const VexGuestLayou
 {
 	if (guest_word != host_word)
 		VG_(tool_panic)("plumbgrind: host and guest word sizes differ");
-	instrumenter in = { .out = deepCopyIRSBExceptStmts(sb_in), .used = 0 };
+	instrumenter in = { .out = deepCopyIRSBExceptStmts(sb_in), .used = 0, .instruction = 0 };
 	IRTypeEnv *types = sb_in->tyenv;
 	Int i = 0;
 	while (i < sb_in->stmts_used && sb_in->stmts[i]->tag != Ist_IMark)

@@ -50,6 +50,7 @@ static Bool process_option(const HChar *argument)
 	else if VG_INT_CLO(argument, "--plumb-trace-fd", pg_clo_trace_fd) {}
 	else if VG_BOOL_CLO(argument, "--plumb-collect", pg_clo_collect) {}
 	else if VG_STR_CLO(argument, "--plumb-code", pg_clo_code) {}
+	else if VG_STR_CLO(argument, "--plumb-ring", pg_clo_ring) {}
 	else
 		return False;
 	return True;
@@ -62,7 +63,9 @@ static void print_usage(void)
 "    --plumb-trace=FILE        write every reference, lackey's text format\n"
 "    --plumb-trace-fd=N        write the trace to file descriptor N\n"
 "    --plumb-collect=yes|no    collect from the start, or from PLUMB_VG_START [yes]\n"
-"    --plumb-code=FILE         write function, file and line of every instruction run\n");
+"    --plumb-code=FILE         write function, file and line of every instruction run\n"
+
+"    --plumb-ring=M,F,R,N,B    binary records into plumb's shared ring (plumb passes it)\n");
 }
 
 static void print_debug_usage(void)
@@ -198,7 +201,7 @@ static void write_summary(Int exit_code)
 	pg_threads_report(summary_line);
 	if (pg_trace_error())
 		VG_(snprintf)(line, sizeof line, "trace error %s", pg_trace_error());
-	else if (pg_clo_trace || pg_clo_trace_fd >= 0)
+	else if (pg_clo_trace || pg_clo_trace_fd >= 0 || pg_clo_ring)
 		VG_(sprintf)(line, "trace records %llu", pg_trace_records());
 	else
 		VG_(strcpy)(line, "trace none");

@@ -120,7 +120,7 @@ static void switch_to(pg_thread *thread)
 	running = thread;
 	VG_(memcpy)(pg_live, thread->counts, sizeof pg_live);
 	pg_running_thread = thread->sequence;
-	if (pg_tracing)
+	if (pg_tracing || pg_ring_enabled)
 		pg_trace_thread_switch(thread->sequence);
 }
 
@@ -186,7 +186,7 @@ VG_REGPARM(0) void pg_marker_pause(void)
 		return;
 	running->paused = True;
 	VG_(memcpy)(running->paused_at, pg_live, sizeof pg_live);
-	if (pg_tracing)
+	if (pg_tracing || pg_ring_enabled)
 		running->trace_at_pause = pg_trace_here();
 }
 
@@ -228,7 +228,7 @@ void pg_region_begin(ThreadId tid, const HChar *name)
 	window_open(thread, &open->start);
 	/* The trace gets the marker where the region's count starts: after the
 	 * marker's code (at its second no-op) when inside one. */
-	if (pg_tracing) {
+	if (pg_tracing || pg_ring_enabled) {
 		if (thread == running && thread->paused) {
 			if (thread->pending_begin)
 				VG_(free)(thread->pending_begin);
@@ -242,7 +242,7 @@ void pg_region_begin(ThreadId tid, const HChar *name)
 /* The END goes where the region's count stops: before the marker's code. */
 static void trace_end(pg_thread *thread, const HChar *name)
 {
-	if (pg_tracing)
+	if (pg_tracing || pg_ring_enabled)
 		pg_trace_region(False, name, thread == running && thread->paused ? &thread->trace_at_pause : NULL);
 }
 

@@ -68,6 +68,8 @@ static void flush(void)
 
 Bool pg_trace_open(void)
 {
+	if (!pg_ring_open())
+		return False;
 	if (pg_clo_trace_fd >= 0) {
 		trace_fd = (Int)pg_clo_trace_fd;
 		close_fd = False;
@@ -90,6 +92,7 @@ Bool pg_trace_open(void)
 
 void pg_trace_collect_changed(void)
 {
+	pg_ring_collect_changed();
 	pg_trace_active = pg_tracing && pg_collecting;
 }
 
@@ -140,6 +143,7 @@ static inline void put_line(HChar c0, HChar c1, Addr address, SizeT size)
 
 void pg_trace_thread_switch(UInt thread)
 {
+	pg_ring_thread_switch(thread);
 	if (!pg_tracing || thread == shown_thread)
 		return;
 	if (used > TRACE_BUFFER - 128)
@@ -160,12 +164,14 @@ void pg_trace_thread_switch(UInt thread)
  * the line goes at the end instead. */
 pg_trace_position pg_trace_here(void)
 {
-	pg_trace_position at = { used, flushes };
+	pg_trace_position at = { used, flushes, 0, 0 };
+	pg_ring_here(&at.ring_sequence, &at.ring_cursor);
 	return at;
 }
 
 void pg_trace_region(Bool begin, const HChar *name, const pg_trace_position *at)
 {
+	pg_ring_region(begin, name, at ? at->ring_sequence : 0, at ? at->ring_cursor : 0, at != NULL);
 	if (!pg_tracing)
 		return;
 	HChar line[PG_TRACE_REGION_LINE_MAX];
@@ -190,6 +196,7 @@ VG_REGPARM(2) void pg_trace_modify(Addr address, SizeT size) { put_line(' ', 'M'
 
 void pg_trace_close(void)
 {
+	pg_ring_close();
 	if (!buffer)
 		return;
 	if (!error)
@@ -205,6 +212,7 @@ void pg_trace_forget(void)
 {
 	/* A forked child must not repeat the parent's buffered lines, nor
 	 * interleave its own with the parent's in the same file. */
+	pg_ring_forget();
 	used = 0;
 	pg_tracing = False;
 	pg_trace_active = False;
@@ -213,5 +221,6 @@ void pg_trace_forget(void)
 	trace_fd = -1;
 }
 
-ULong pg_trace_records(void) { return records; }
-const HChar *pg_trace_error(void) { return error; }
+/* With both a text trace and the ring (a test compares them), the text's. */
+ULong pg_trace_records(void) { return buffer ? records : pg_ring_records(); }
+const HChar *pg_trace_error(void) { return error ? error : pg_ring_error(); }

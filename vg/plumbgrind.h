@@ -4,6 +4,7 @@
  *   pg_instrument.c the IR instrumentation (counting inline, tracing by helper)
  *   pg_trace.c      the reference trace in lackey's text format
  *   pg_debuginfo.c  function, file and line of every instruction run (--plumb-code)
+ *   pg_ring.c       the reference trace as binary records in a ring shared with plumb
  *
  * Valgrind runs one guest thread at a time (the big lock), so the counts of
  * the running thread live in one global array, pg_live, that the instrumented
@@ -38,6 +39,7 @@ extern const HChar *pg_clo_trace;     /* --plumb-trace=FILE */
 extern Long pg_clo_trace_fd;          /* --plumb-trace-fd=N, -1 if unset */
 extern Bool pg_clo_collect;           /* --plumb-collect=yes|no: collecting at start */
 extern const HChar *pg_clo_code;      /* --plumb-code=FILE: source attribution, NULL: none */
+extern const HChar *pg_clo_ring;      /* --plumb-ring=MEMFD,FULLFD,FREEFD,BLOCKS,BLOCKBYTES */
 
 /* ---- pg_threads.c ---- */
 void pg_threads_init(void);
@@ -64,6 +66,20 @@ void pg_warn(const HChar *format, ...) PRINTF_CHECK(1, 2);
 
 /* ---- pg_instrument.c ---- */
 
+/* One pending event of a superblock (kinds as plumb's trace_kind). */
+typedef enum { EVENT_INSTRUCTION, EVENT_LOAD, EVENT_STORE, EVENT_MODIFY } pg_event_kind;
+typedef struct {
+	pg_event_kind kind;
+	IRExpr *address;
+	Int size;
+	IRExpr *guard;    /* NULL: always */
+	Addr instruction; /* the guest instruction's address (its IMark) */
+} pg_event;
+/* Events per flush.  Larger than lackey's 4: merging is decided before a
+ * flush, so the size of the list changes no count, and fewer flushes mean
+ * fewer counter updates and ring checks. */
+#define PG_EVENTS_MAX 16
+
 IRSB *pg_instrument(VgCallbackClosure *closure, IRSB *sb_in, const VexGuestLayout *layout,
                     const VexGuestExtents *extents, const VexArchInfo *archinfo_host, IRType guest_word,
                     IRType host_word);
@@ -82,7 +98,10 @@ void pg_trace_close(void);
 void pg_trace_forget(void);           /* in a forked child: drop the parent's buffer, stop */
 ULong pg_trace_records(void);
 /* Region markers in the trace (pg_threads.c decides where). */
-typedef struct { UInt offset; ULong flushes; } pg_trace_position;
+typedef struct {
+	UInt offset; ULong flushes;         /* the text buffer's */
+	ULong ring_sequence; Addr ring_cursor;   /* the binary ring's (pg_ring.c) */
+} pg_trace_position;
 #define PG_TRACE_REGION_LINE_MAX 320
 pg_trace_position pg_trace_here(void);
 /* Writes a marker of the running thread at `at` (a position taken in this
@@ -98,5 +117,23 @@ void pg_code_note(Addr address, UInt length);
 void pg_code_block_end(void);
 /* At exit, before the trace is closed. */
 void pg_code_write(void);
+
+/* ---- pg_ring.c ---- */
+extern Bool pg_ring_enabled;          /* the trace goes to plumb's shared ring as binary records */
+extern Addr pg_ring_cursor, pg_ring_limit;
+Bool pg_ring_open(void);              /* False after a message if --plumb-ring is unusable */
+void pg_ring_collect_changed(void);
+/* Emits the inline stores of one flushed event list (in order). */
+void pg_ring_emit(IRSB *out, const pg_event *events, Int count);
+VG_REGPARM(1) void pg_ring_room(UWord bytes);
+VG_REGPARM(3) void pg_ring_single(Addr address, UWord size_kind, Addr instruction);
+void pg_ring_thread_switch(UInt thread);   /* the running thread changed */
+void pg_ring_close(void);
+void pg_ring_forget(void);
+/* Where the next record goes; a region marker inserted at such a position. */
+void pg_ring_here(ULong *sequence, Addr *cursor);
+void pg_ring_region(Bool begin, const HChar *name, ULong at_sequence, Addr at_cursor, Bool at_given);
+ULong pg_ring_records(void);
+const HChar *pg_ring_error(void);
 
 #endif

@@ -83,6 +83,10 @@ typedef struct trace_writer trace_writer;
 int trace_reader_open(trace_reader **out, const char *path, trace_format format, plumb_status *status);
 /* Runs argv under Valgrind's lackey and streams its references. */
 int trace_reader_open_command(trace_reader **out, char *const argv[], plumb_status *status);
+/* The same with more options for valgrind (NULL-terminated; NULL for none),
+ * given before the program: --fair-sched=yes, --scheduling-quantum=N, ... */
+int trace_reader_open_command_options(trace_reader **out, char *const argv[], const char *const valgrind_options[],
+                                      plumb_status *status);
 /* Up to capacity records; returns the count, 0 at the end, -1 on error
  * (a corrupt or truncated input says where). */
 long trace_reader_read(trace_reader *reader, trace_record *records, size_t capacity, plumb_status *status);
@@ -163,6 +167,21 @@ int trace_code_map_save(const trace_code_map *map, const char *path, plumb_statu
 /* The code map's path for a trace file: trace_path + ".code" (NULL if too long). */
 const char *trace_code_map_path_for(const char *trace_path, char *buffer, size_t size);
 void trace_code_map_free(trace_code_map *map);
+
+/* Re-interleaving a trace's threads (plumb sim --interleave K): the records of
+ * each thread in their order, K of each thread in turn, from a read-ahead of
+ * at most `window` records in per-thread queues (threads whose records lie
+ * within about half the window of each other in the trace are interleaved).
+ * Valgrind runs one thread at a time, by turns of a scheduling quantum; this
+ * models threads that run at once.  trace_interleaver_view reads `reader` and
+ * lends up to max records (valid until the next call); 0 at the end, -1 on an
+ * error (the reader's, or out of memory). */
+typedef struct trace_interleaver trace_interleaver;
+#define TRACE_INTERLEAVE_WINDOW (4u << 20)
+int trace_interleaver_new(trace_interleaver **out, uint64_t quantum, size_t window, plumb_status *status);
+long trace_interleaver_view(trace_interleaver *interleaver, trace_reader *reader, const trace_record **records,
+                            size_t max, plumb_status *status);
+void trace_interleaver_free(trace_interleaver *interleaver);
 
 /* "native", "lackey", "din" ("auto" for TRACE_FORMAT_AUTO). */
 const char *trace_format_name(trace_format format);

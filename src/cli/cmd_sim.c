@@ -46,6 +46,12 @@ static void usage(FILE *f)
 	        "      --cachegrind-out FILE  per function and line costs in cachegrind's format\n"
 	        "                        (cg_annotate FILE): every level, plus coherence events\n"
 	        "      --callgrind-out FILE   the same in callgrind's format (KCachegrind)\n"
+	        "      --interleave K    run the trace's threads in lockstep: K references of each\n"
+	        "                        thread in turn (Valgrind runs threads by turns of a\n"
+	        "                        scheduling quantum; none: keep the trace's order)\n"
+	        "      --interleave-window N  records read ahead for --interleave (default 4M)\n"
+	        "      --fair-sched      with a program: Valgrind's --fair-sched=yes (threads take\n"
+	        "                        turns in a fair order; the turns stay long)\n"
 	        "  -f, --format F        trace format: auto (default), native, lackey, din\n"
 	        "      --allow-truncated read a cut-short native trace up to its last block\n"
 	        "      --print-config    print the configuration in the file format and exit\n"
@@ -60,7 +66,8 @@ static void usage(FILE *f)
 enum {
 	OPT_CORES = 0x2001, OPT_PROTOCOL, OPT_L1I, OPT_L1D, OPT_L2, OPT_L3, OPT_INCLUSION, OPT_PREFETCH,
 	OPT_CHECK, OPT_BASIC, OPT_TOP, OPT_ALLOW_TRUNCATED, OPT_PRINT_CONFIG, OPT_LIST_PRESETS, OPT_LIST_EVENTS,
-	OPT_CACHEGRIND_OUT, OPT_CALLGRIND_OUT
+	OPT_CACHEGRIND_OUT, OPT_CALLGRIND_OUT,
+	OPT_INTERLEAVE, OPT_INTERLEAVE_WINDOW, OPT_FAIR_SCHED
 };
 
 /* The program and its arguments, or the trace, for the annotation files' cmd: line. */
@@ -152,7 +159,7 @@ typedef struct setting {
 	const char *value;
 } setting;
 
-static int run(sim *s, trace_reader *reader, uint64_t *records, plumb_status *status)
+static int run(sim *s, trace_reader *reader, trace_interleaver *interleaver, uint64_t *records, plumb_status *status)
 {
 	progress p;
 	progress_begin(&p, "simulating", 0);
@@ -161,7 +168,8 @@ static int run(sim *s, trace_reader *reader, uint64_t *records, plumb_status *st
 		/* Lent, not copied: a native file's records come straight from the
 		 * reader's background decoder (docs/trace-format.md). */
 		const trace_record *batch;
-		long got = trace_reader_view(reader, &batch, BATCH, status);
+		long got = interleaver ? trace_interleaver_view(interleaver, reader, &batch, BATCH, status)
+		                       : trace_reader_view(reader, &batch, BATCH, status);
 		if (got < 0) {
 			rc = -1;
 			break;
@@ -194,6 +202,9 @@ int cmd_sim(int argc, char **argv)
 		{ "list-events", no_argument, 0, OPT_LIST_EVENTS },
 		{ "cachegrind-out", required_argument, 0, OPT_CACHEGRIND_OUT },
 		{ "callgrind-out", required_argument, 0, OPT_CALLGRIND_OUT },
+		{ "interleave", required_argument, 0, OPT_INTERLEAVE },
+		{ "interleave-window", required_argument, 0, OPT_INTERLEAVE_WINDOW },
+		{ "fair-sched", no_argument, 0, OPT_FAIR_SCHED },
 		CLI_OUTPUT_OPTIONS, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
 	cli_output out = { OUTPUT_TABLE, NULL };
 	const char *preset = NULL, *config_path = NULL, *format_name = "auto";
@@ -201,7 +212,8 @@ int cmd_sim(int argc, char **argv)
 	size_t setting_count = 0;
 	bool print_config = false, allow_truncated = false;
 	const char *cachegrind_out = NULL, *callgrind_out = NULL;
-	uint64_t top = 10;
+	uint64_t top = 10, interleave = 0, interleave_window = TRACE_INTERLEAVE_WINDOW;
+	bool fair_sched = false;
 	plumb_status status;
 	int c;
 	if (!settings)
@@ -239,6 +251,23 @@ int cmd_sim(int argc, char **argv)
 		case OPT_ALLOW_TRUNCATED: allow_truncated = true; continue;
 		case OPT_CACHEGRIND_OUT: cachegrind_out = optarg; continue;
 		case OPT_CALLGRIND_OUT: callgrind_out = optarg; continue;
+		case OPT_INTERLEAVE:
+			if (strcmp(optarg, "none") != 0 && parse_u64(optarg, 1, UINT64_MAX, &interleave, &status) != 0) {
+				free(settings);
+				return cli_usage_error("sim", "--interleave: %s (want a number of references, or none)",
+				                       status.message);
+			}
+			if (strcmp(optarg, "none") == 0)
+				interleave = 0;
+			continue;
+		case OPT_INTERLEAVE_WINDOW:
+			if (parse_u64(optarg, 2, 1ull << 32, &interleave_window, &status) != 0) {
+				free(settings);
+				return cli_usage_error("sim", "--interleave-window: %s", status.message);
+			}
+			continue;
+		case OPT_FAIR_SCHED: fair_sched = true; continue;
+
 		case OPT_PRINT_CONFIG: print_config = true; continue;
 		case OPT_LIST_PRESETS: free(settings); return list_presets();
 		case OPT_LIST_EVENTS: free(settings); return list_events();
@@ -317,11 +346,14 @@ int cmd_sim(int argc, char **argv)
 	trace_format format;
 	if (trace_format_parse(format_name, &format, &status) != 0)
 		return cli_usage_error("sim", "--format: %s", status.message);
+	if (!command_mode && fair_sched)
+		return cli_usage_error("sim", "--fair-sched applies to a program run after '--'");
 	if (!command_mode && strcmp(trace_path, "-") == 0 && isatty(STDIN_FILENO))
 		return cli_usage_error("sim", "no trace: give a file, pipe one in, or run a program after '--'");
 
 	trace_reader *reader;
-	int rc = command_mode ? trace_reader_open_command(&reader, argv + optind, &status)
+	const char *valgrind_options[2] = { fair_sched ? "--fair-sched=yes" : NULL, NULL };
+	int rc = command_mode ? trace_reader_open_command_options(&reader, argv + optind, valgrind_options, &status)
 	                      : trace_reader_open(&reader, trace_path, format, &status);
 	if (rc != 0)
 		return cli_error("sim", &status);
@@ -337,8 +369,15 @@ int cmd_sim(int argc, char **argv)
 		sim_free(s);
 		return cli_error("sim", &status);
 	}
+	trace_interleaver *interleaver = NULL;
+	if (interleave && trace_interleaver_new(&interleaver, interleave, (size_t)interleave_window, &status) != 0) {
+		sim_free(s);
+		trace_reader_close(reader, NULL);
+		return cli_error("sim", &status);
+	}
 	uint64_t records = 0;
-	rc = run(s, reader, &records, &status);
+	rc = run(s, reader, interleaver, &records, &status);
+	trace_interleaver_free(interleaver);
 	/* plumbgrind's function, file and line of every instruction run */
 	trace_code_map *code_map = NULL;
 	char code_path[4096] = "";
@@ -369,6 +408,14 @@ int cmd_sim(int argc, char **argv)
 	output_meta_text(report, "trace", command_mode ? argv[optind] : trace_path);
 	output_meta_text(report, "format", trace_format_name(used));
 	output_meta_integer(report, "records", (int64_t)records);
+	char meta[160];
+	if (interleave) {
+		snprintf(meta, sizeof meta, "%llu references of each thread in turn (window %llu records)",
+		         (unsigned long long)interleave, (unsigned long long)interleave_window);
+		output_meta_text(report, "interleave", meta);
+	}
+	if (fair_sched)
+		output_meta_text(report, "valgrind scheduling", "--fair-sched=yes");
 	if (machine[0])
 		output_meta_text(report, "machine", machine);
 	if (code_map && !command_mode)

@@ -49,6 +49,12 @@ static int find_executable(const char *name)
 
 int trace_reader_open_command(trace_reader **out, char *const argv[], plumb_status *status)
 {
+	return trace_reader_open_command_options(out, argv, NULL, status);
+}
+
+int trace_reader_open_command_options(trace_reader **out, char *const argv[], const char *const valgrind_options[],
+                                      plumb_status *status)
+{
 	*out = NULL;
 	if (!argv || !argv[0] || !argv[0][0])
 		return plumb_fail(status, EINVAL, "no program to trace");
@@ -63,7 +69,10 @@ int trace_reader_open_command(trace_reader **out, char *const argv[], plumb_stat
 	size_t argc = 0;
 	while (argv[argc])
 		argc++;
-	char **child_argv = calloc(argc + 8, sizeof *child_argv);
+	size_t option_count = 0;
+	while (valgrind_options && valgrind_options[option_count])
+		option_count++;
+	char **child_argv = calloc(argc + option_count + 8, sizeof *child_argv);
 	int trace_pipe[2] = { -1, -1 }, exec_pipe[2] = { -1, -1 };
 	if (!child_argv)
 		return plumb_fail(status, ENOMEM, "out of memory");
@@ -97,6 +106,12 @@ int trace_reader_open_command(trace_reader **out, char *const argv[], plumb_stat
 	 * (trace_reader_code_map), in a file of a private directory. */
 	char code_dir[] = "/tmp/plumb-code-XXXXXX", code_path[sizeof code_dir + 16], code_option[sizeof code_path + 16];
 	size_t first_argument = 6;
+	/* By default plumbgrind writes binary records into a ring of shared
+	 * memory that the reader lends to the caller in place (trace_ring.c,
+	 * vg/pg_ring.c); PLUMB_TRACE_TEXT keeps the lackey text through the pipe. */
+	const char *force_text = getenv("PLUMB_TRACE_TEXT");
+	trace_ring *ring = NULL;
+	char ring_option[128];
 	if (plumbgrind) {
 		snprintf(log_fd, sizeof log_fd, "--plumb-trace-fd=%d", trace_pipe[1]);
 		child_argv[1] = "--tool=plumbgrind";
@@ -112,22 +127,46 @@ int trace_reader_open_command(trace_reader **out, char *const argv[], plumb_stat
 		} else {
 			code_dir[0] = 0;
 		}
+		if (!(force_text && force_text[0])) {
+			if (trace_ring_new(&ring, TRACE_RING_BLOCKS, TRACE_RING_BLOCK_BYTES, status) < 0 ||
+			    trace_ring_tool_option(ring, ring_option, sizeof ring_option) < 0) {
+				trace_ring_free(ring);
+				free(child_argv);
+				close(trace_pipe[0]); close(trace_pipe[1]); close(exec_pipe[0]); close(exec_pipe[1]);
+				if (code_dir[0]) {
+					rmdir(code_dir);
+					interrupt_remove_path(code_path);
+					interrupt_remove_path(code_dir);
+				}
+				return ring ? plumb_fail(status, EINVAL, "the trace ring's option is too long") : -1;
+			}
+			child_argv[4] = ring_option;
+		}
 	}
+	for (size_t i = 0; i < option_count; i++)
+		child_argv[first_argument + i] = (char *)valgrind_options[i];
 	for (size_t i = 0; i < argc; i++)
-		child_argv[first_argument + i] = argv[i];
+		child_argv[first_argument + option_count + i] = argv[i];
 	fflush(NULL);
 	pid_t pid = interrupt_fork(false);
 	if (pid < 0) {
 		int error = errno;
 		free(child_argv);
 		close(trace_pipe[0]); close(trace_pipe[1]); close(exec_pipe[0]); close(exec_pipe[1]);
+		trace_ring_free(ring);
 		return plumb_fail_errno(status, error, "fork");
 	}
 	if (pid == 0) {
 		/* The log descriptor must survive exec; the program's stdout goes to stderr. */
-		fcntl(trace_pipe[1], F_SETFD, 0);
+		if (ring)
+			trace_ring_child_keep(ring);
+		else
+			fcntl(trace_pipe[1], F_SETFD, 0);
 		if (plumbgrind)
 			setenv("VALGRIND_LIB", tool_dir, 1);
+		/* The program sees the same environment on either path, so both
+		 * traces hold the same references. */
+		unsetenv("PLUMB_TRACE_TEXT");
 		dup2(STDERR_FILENO, STDOUT_FILENO);
 		signal(SIGPIPE, SIG_DFL);
 		execvp(valgrind, child_argv);
@@ -139,6 +178,10 @@ int trace_reader_open_command(trace_reader **out, char *const argv[], plumb_stat
 	free(child_argv);
 	close(trace_pipe[1]);
 	close(exec_pipe[1]);
+	if (ring) {
+		trace_ring_parent_started(ring);
+		close(trace_pipe[0]);
+	}
 	int exec_error = 0;
 	ssize_t n;
 	while ((n = read(exec_pipe[0], &exec_error, sizeof exec_error)) < 0 && errno == EINTR)
@@ -146,7 +189,10 @@ int trace_reader_open_command(trace_reader **out, char *const argv[], plumb_stat
 	close(exec_pipe[0]);
 	if (n == (ssize_t)sizeof exec_error) {
 		interrupt_waitpid(pid, NULL);
-		close(trace_pipe[0]);
+		if (ring)
+			trace_ring_free(ring);
+		else
+			close(trace_pipe[0]);
 		if (plumbgrind && code_dir[0]) {
 			rmdir(code_dir);
 			interrupt_remove_path(code_path);
@@ -155,7 +201,8 @@ int trace_reader_open_command(trace_reader **out, char *const argv[], plumb_stat
 		return plumb_fail_errno(status, exec_error, "cannot run %s", valgrind);
 	}
 	trace_reader *reader;
-	if (trace_reader_open_pipe(&reader, trace_pipe[0], argv[0], status) < 0) {
+	if ((ring ? trace_reader_open_ring(&reader, ring, argv[0], status)
+	          : trace_reader_open_pipe(&reader, trace_pipe[0], argv[0], status)) < 0) {
 		kill(pid, SIGKILL);
 		interrupt_waitpid(pid, NULL);
 		if (plumbgrind && code_dir[0]) {

@@ -156,6 +156,7 @@ uint32_t trace_block_header_check(const unsigned char *header);
 
 typedef struct trace_native_state trace_native_state;
 typedef struct trace_background trace_background;
+typedef struct trace_ring trace_ring;
 
 /* Background decoding (trace_background.c): a ring of this many chunks of
  * this many records (3 x 16 Ki x 32 bytes = 1.5 MiB) between the worker and
@@ -185,6 +186,10 @@ struct trace_reader {
 	 * produced before it are still returned). */
 	long (*read)(trace_reader *reader, trace_record *records, size_t capacity);
 	void (*destroy)(trace_reader *reader);
+	/* Set by readers that can lend records in place (trace_reader_view):
+	 * the count, 0 at the end or on an error (failed set). */
+	long (*lend)(trace_reader *reader, const trace_record **records, size_t max);
+	trace_ring *ring;              /* plumbgrind's shared ring (trace_ring.c) */
 	trace_native_state *native;
 	trace_background *background; /* set: records come from an inner reader decoding ahead */
 	trace_record *view;            /* trace_reader_view's buffer for the other readers */
@@ -206,6 +211,21 @@ int trace_background_wrap(trace_reader *outer, trace_reader *inner, plumb_status
 long trace_background_view(trace_reader *reader, const trace_record **records, size_t max);
 /* A lackey reader over a pipe from a child program (trace_command.c). */
 int trace_reader_open_pipe(trace_reader **out, int fd, const char *program, plumb_status *status);
+/* plumbgrind's binary records through a shared ring (trace_ring.c): the
+ * ring is made before the fork; the child keeps its three descriptors
+ * (trace_ring_child_keep) and the tool takes trace_ring_tool_option; the
+ * parent closes them (trace_ring_parent_started) and reads with a reader
+ * that owns the ring from then on. */
+int trace_ring_new(trace_ring **out, size_t blocks, size_t block_bytes, plumb_status *status);
+int trace_ring_tool_option(const trace_ring *ring, char *option, size_t size);
+void trace_ring_child_keep(const trace_ring *ring);
+void trace_ring_parent_started(trace_ring *ring);
+void trace_ring_free(trace_ring *ring);
+int trace_ring_reader_init(trace_reader *reader, trace_ring *ring, plumb_status *status);
+/* The reader over it, for a child program (takes the ring, even on failure). */
+int trace_reader_open_ring(trace_reader **out, trace_ring *ring, const char *program, plumb_status *status);
+#define TRACE_RING_BLOCKS 8
+#define TRACE_RING_BLOCK_BYTES (512u << 10)
 /* Waits for the child; fails if valgrind or the program failed. */
 int trace_command_finish(trace_reader *reader, plumb_status *status);
 /* Removes plumbgrind's code file (reader_free). */

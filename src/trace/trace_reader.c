@@ -224,6 +224,24 @@ int trace_reader_open_pipe(trace_reader **out, int fd, const char *program, plum
 	return 0;
 }
 
+int trace_reader_open_ring(trace_reader **out, trace_ring *ring, const char *program, plumb_status *status)
+{
+	*out = NULL;
+	trace_reader *reader = calloc(1, sizeof *reader);
+	if (!reader || !(reader->command.program = strdup(program))) {
+		free(reader);
+		trace_ring_free(ring);
+		return plumb_fail(status, ENOMEM, "out of memory for a trace reader");
+	}
+	if (trace_ring_reader_init(reader, ring, status) < 0) {
+		trace_ring_free(ring);
+		reader_free(reader);
+		return -1;
+	}
+	*out = reader;
+	return 0;
+}
+
 long trace_reader_read(trace_reader *reader, trace_record *records, size_t capacity, plumb_status *status)
 {
 	if (!reader)
@@ -237,7 +255,7 @@ long trace_reader_read(trace_reader *reader, trace_record *records, size_t capac
 		return 0;
 	long got = reader->read(reader, records, capacity);
 	reader->info.records += (uint64_t)(got > 0 ? got : 0);
-	if (!reader->background)
+	if (!reader->background && !reader->lend)
 		reader->info.bytes = reader->input.offset;
 	if (got > 0)
 		return got;   /* an error after these records is reported on the next call */
@@ -261,6 +279,19 @@ long trace_reader_view(trace_reader *reader, const trace_record **records, size_
 	}
 	if (max == 0)
 		return 0;
+	if (reader->lend) {
+		long got = reader->lend(reader, records, max);
+		reader->info.records += (uint64_t)(got > 0 ? got : 0);
+		if (got > 0)
+			return got;
+		*records = NULL;
+		if (reader->failed) {
+			if (status)
+				*status = reader->failure;
+			return -1;
+		}
+		return 0;
+	}
 	if (!reader->background) {
 		/* No records of its own to lend: read into a buffer of the reader's. */
 		if (!reader->view && !(reader->view = malloc(TRACE_BACKGROUND_RECORDS * sizeof *reader->view)))

@@ -370,3 +370,49 @@ Test(sim_cli, default_machine_is_this_host)
 	cr_expect(!strstr(r.out, "\"machine\""), "%s", r.out);
 	cli_run_free(&r);
 }
+
+/* --interleave K: two threads' writes to adjacent counters of one line, by
+ * turns as Valgrind runs them (one invalidation), and in lockstep (every write
+ * after the first takes the line from the other core: 199).  Bad values and
+ * --fair-sched without a program are usage errors. */
+static long long invalidations_sent(const char *json)
+{
+	json_object *root = json_tokener_parse(json), *rows = cli_json_rows(root, "coherence"), *v;
+	cr_assert_not_null(rows, "%s", json);
+	long long total = 0;
+	for (size_t i = 0; i < json_object_array_length(rows); i++)
+		if (json_object_object_get_ex(json_object_array_get_idx(rows, i), "invalidations_sent", &v))
+			total += json_object_get_int64(v);
+	json_object_put(root);
+	return total;
+}
+
+Test(sim_cli, interleave_threads)
+{
+	char *trace = malloc(100 * 2 * 16 + 64), *at = trace;
+	for (int i = 0; i < 100; i++)
+		at += sprintf(at, " S 00001000,8\n");
+	at += sprintf(at, "--1--   SCHED[2]: t\n");
+	for (int i = 0; i < 100; i++)
+		at += sprintf(at, " S 00001008,8\n");
+	cli_run r = cli_run_plumbv(trace, "sim", "--preset", "default", "--cores", "2", "--json", "-", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	cr_assert_eq(invalidations_sent(r.out), 1);
+	cli_run_free(&r);
+	r = cli_run_plumbv(trace, "sim", "--preset", "default", "--cores", "2", "--interleave", "1", "--json", "-", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	cr_assert_eq(invalidations_sent(r.out), 199);
+	cr_assert(strstr(r.out, "references of each thread in turn"), "%s", r.out);
+	cli_run_free(&r);
+	r = cli_run_plumbv(trace, "sim", "--preset", "default", "--cores", "2", "--interleave", "none", "--json", "-", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	cr_assert_eq(invalidations_sent(r.out), 1);
+	cli_run_free(&r);
+	r = cli_run_plumbv(trace, "sim", "--interleave", "0", "-", NULL);
+	cli_assert_usage_error(&r, "sim");
+	cli_run_free(&r);
+	r = cli_run_plumbv(trace, "sim", "--fair-sched", "-", NULL);
+	cli_assert_usage_error(&r, "sim");
+	cli_run_free(&r);
+	free(trace);
+}

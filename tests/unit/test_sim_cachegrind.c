@@ -9,10 +9,13 @@
  * program's standard output goes to a regular file in both runs: glibc
  * runs extra code (an isatty ioctl) when it is a character device such as
  * /dev/null, which would make the two instruction streams differ. */
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "plumb/instrument.h"
 #include "plumb/trace.h"
 #include "sim_test_util.h"
 
@@ -83,13 +86,18 @@ static bool have_valgrind(void)
 	return system("valgrind --version > /dev/null 2>&1") == 0;
 }
 
-static void compare(const char *dir, const char *i1, const char *d1, const char *ll)
+/* tool_dir: NULL to simulate the lackey trace in dir; else the folder of
+ * plumbgrind, whose binary records (trace_reader_open_command) are simulated
+ * while the program runs, and cachegrind runs with the same VALGRIND_LIB so
+ * the program sees the same environment. */
+static void compare_with(const char *dir, const char *i1, const char *d1, const char *ll, const char *tool_dir)
 {
-	char command[1024], out[512], trace_path[512];
+	char command[PATH_MAX + 1024], out[512], trace_path[512];
 	snprintf(out, sizeof out, "%s/cachegrind.txt", dir);
 	snprintf(command, sizeof command,
-	         "valgrind --tool=cachegrind --cache-sim=yes --I1=%s --D1=%s --LL=%s "
-	         "--cachegrind-out-file=/dev/null %s/prog > %s 2>&1", i1, d1, ll, dir, out);
+	         "%s%s valgrind --tool=cachegrind --cache-sim=yes --I1=%s --D1=%s --LL=%s "
+	         "--cachegrind-out-file=/dev/null %s/prog > %s 2>&1", tool_dir ? "VALGRIND_LIB=" : "",
+	         tool_dir ? tool_dir : "", i1, d1, ll, dir, out);
 	cr_assert_eq(system(command), 0, "%s", command);
 	cachegrind_counts cg;
 	parse_cachegrind(out, &cg);
@@ -113,7 +121,26 @@ static void compare(const char *dir, const char *i1, const char *d1, const char 
 	cr_assert_eq(sim_new(&s, &c, &status), 0, "%s", status.message);
 	snprintf(trace_path, sizeof trace_path, "%s/trace.lackey", dir);
 	trace_reader *reader;
-	cr_assert_eq(trace_reader_open(&reader, trace_path, TRACE_FORMAT_LACKEY, &status), 0, "%s", status.message);
+	if (tool_dir) {
+		/* The program's output goes to plumb's standard error: make that a
+		 * regular file too, as cachegrind's run had. */
+		snprintf(trace_path, sizeof trace_path, "%s/prog", dir);
+		char *argv[] = { trace_path, NULL };
+		char err_path[512];
+		snprintf(err_path, sizeof err_path, "%s/plumbgrind.out", dir);
+		fflush(stderr);
+		int saved = dup(STDERR_FILENO), file = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		cr_assert(saved >= 0 && file >= 0);
+		dup2(file, STDERR_FILENO);
+		close(file);
+		int rc = trace_reader_open_command(&reader, argv, &status);
+		dup2(saved, STDERR_FILENO);
+		close(saved);
+		cr_assert_eq(rc, 0, "%s", status.message);
+		cr_assert_eq(trace_reader_format(reader), TRACE_FORMAT_NATIVE, "plumbgrind's binary records");
+	} else {
+		cr_assert_eq(trace_reader_open(&reader, trace_path, TRACE_FORMAT_LACKEY, &status), 0, "%s", status.message);
+	}
 	trace_record batch[4096];
 	long got;
 	while ((got = trace_reader_read(reader, batch, 4096, &status)) > 0)
@@ -138,6 +165,11 @@ static void compare(const char *dir, const char *i1, const char *d1, const char 
 	sim_free(s);
 }
 
+static void compare(const char *dir, const char *i1, const char *d1, const char *ll)
+{
+	compare_with(dir, i1, d1, ll, NULL);
+}
+
 Test(sim_cachegrind, same_misses_as_cachegrind, .timeout = 120)
 {
 	const char *source = "tests/data/sim_cachegrind_prog.c";
@@ -157,6 +189,15 @@ Test(sim_cachegrind, same_misses_as_cachegrind, .timeout = 120)
 	compare(dir, "4096,2,64", "8192,2,64", "65536,4,64");
 	/* 32-byte lines: more straddles; direct-mapped D1 */
 	compare(dir, "8192,4,32", "16384,1,32", "131072,8,32");
+	/* plumb sim -- PROG's own path: plumbgrind's binary records, while it runs */
+	char tool_dir[PATH_MAX];
+	plumb_status status;
+	if (instrument_find_tool(tool_dir, sizeof tool_dir, &status) == 0) {
+		unsetenv("PLUMB_TRACE_LACKEY");
+		unsetenv("PLUMB_TRACE_TEXT");
+		compare_with(dir, "32768,8,64", "32768,8,64", "262144,8,64", tool_dir);
+		compare_with(dir, "4096,2,64", "8192,2,64", "65536,4,64", tool_dir);
+	}
 	snprintf(command, sizeof command, "rm -rf %s", dir);
 	cr_assert_eq(system(command), 0);
 }

@@ -1,0 +1,103 @@
+#!/bin/sh
+# plumb sim -- PROG against valgrind --tool=cachegrind on the same real programs,
+# alternating the runs so both see the same machine load:
+#   cachegrind       valgrind --tool=cachegrind with I1/D1/LL given (this VM's
+#                    auto-detected LL is meaningless, docs/simulator.md)
+#   plumb-1core      plumb sim -p cachegrind --basic with the same geometry: one
+#                    core, cachegrind's model (its figures equal cachegrind's), no
+#                    miss classification (cachegrind has none)
+#   plumb-2core      plumb sim: two cores, MESI, private L1s and L2, a shared L3
+# Prints wall and CPU seconds (user + system, the tool and plumb together) per
+# run, the best of each, and the ratios to cachegrind's best; checks that
+# plumb-1core's I refs and D1 misses equal cachegrind's (both run with the
+# same VALGRIND_LIB, so the programs see the same environment).
+#   bench/sim-vs-cachegrind.sh [-n RUNS] [-p PROGRAMS]     (from the source tree, after make)
+# PROGRAMS: any of md5sum gzip sort xz sqlite3 (default: all that are installed).
+set -eu
+runs=2
+programs="md5sum gzip sort xz sqlite3"
+while getopts n:p: option; do
+	case $option in
+	n) runs=$OPTARG ;;
+	p) programs=$OPTARG ;;
+	*) echo "usage: $0 [-n RUNS] [-p PROGRAMS]" >&2; exit 2 ;;
+	esac
+done
+plumb=${PLUMB:-$PWD/build/plumb}
+VALGRIND_LIB=${VALGRIND_LIB:-$PWD/build/vg/lib}
+export VALGRIND_LIB
+[ -x "$plumb" ] && [ -f "$VALGRIND_LIB/plumbgrind-amd64-linux" ] || { echo "$0: build plumb and plumbgrind first (make)" >&2; exit 1; }
+I1=32768,8,64 D1=32768,8,64 LL=8388608,16,64
+work=$(mktemp -d "${TMPDIR:-/tmp}/plumb-vs-cg.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+# Inputs, made the same way every time.
+seq 1 2600000 > "$work/text"                                   # 20 MB of text
+head -c 4000000 "$work/text" > "$work/text4"
+head -c 1000000 "$work/text" > "$work/text1"
+seq 1 200000 | awk '{ print ($1 * 7919) % 200003 }' > "$work/lines"
+sql="create table t(x); with recursive c(i) as (select 1 union all select i+1 from c where i<100000)
+insert into t select (i*7919)%100003 from c; create index tx on t(x); select count(*), sum(x) from t where x%3=0;"
+
+command_of() {
+	case $1 in
+	md5sum) echo "md5sum $work/text" ;;
+	gzip) echo "gzip -c $work/text4" ;;
+	sort) echo "sort -n $work/lines" ;;
+	xz) echo "xz -c $work/text1" ;;
+	sqlite3) echo "sqlite3 :memory:" ;;
+	esac
+}
+
+timed() {   # timed OUT COMMAND...: appends "wall cpu" of COMMAND to OUT
+	out=$1
+	shift
+	/usr/bin/time -f "%e %U %S" -o "$work/time" "$@"
+	awk '{ printf "%.2f %.2f\n", $1, $2 + $3 }' "$work/time" >> "$out"
+}
+
+run_tool() {   # run_tool TOOL PROGRAM
+	cmd=$(command_of "$2")
+	stdin=/dev/null
+	[ "$2" = sqlite3 ] && { printf '%s\n' "$sql" > "$work/sql"; stdin=$work/sql; }
+	case $1 in
+	cachegrind)
+		timed "$work/$2.$1" valgrind --tool=cachegrind --cache-sim=yes --I1=$I1 --D1=$D1 --LL=$LL \
+			--cachegrind-out-file=/dev/null $cmd < "$stdin" > "$work/out" 2> "$work/$2.cg.txt" ;;
+	plumb-1core)
+		timed "$work/$2.$1" "$plumb" sim -p cachegrind --basic --l1i $I1 --l1d $D1 --l3 $LL --csv -o "$work/$2.p1.csv" \
+			-- $cmd < "$stdin" 2> "$work/out" ;;
+	plumb-2core)
+		timed "$work/$2.$1" "$plumb" sim -p default --cores 2 --protocol mesi --l3 $LL --csv -o "$work/$2.p2.csv" \
+			-- $cmd < "$stdin" 2> "$work/out" ;;
+	esac
+}
+
+best() { sort -n -k"$2" "$1" | head -1 | cut -d' ' -f"$2"; }
+
+echo "# $(date -u '+%Y-%m-%d %H:%M') UTC, load: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs, $runs runs each, alternating"
+printf '%-8s %-12s %-24s %-24s %8s %8s %s\n' program tool "wall s (runs)" "cpu s (runs)" wall/cg cpu/cg "figures"
+for program in $programs; do
+	command -v "$program" > /dev/null || { echo "# $program: not installed, skipped"; continue; }
+	for r in $(seq 1 "$runs"); do
+		for tool in cachegrind plumb-1core plumb-2core; do
+			run_tool $tool "$program"
+		done
+	done
+	cg_wall=$(best "$work/$program.cachegrind" 1)
+	cg_cpu=$(best "$work/$program.cachegrind" 2)
+	cg_irefs=$(sed -n 's/.*I *refs: *//p' "$work/$program.cg.txt" | tr -d ',')
+	cg_d1=$(sed -n 's/.*D1 *misses: *\([0-9,]*\).*/\1/p' "$work/$program.cg.txt" | tr -d ',')
+	p_irefs=$(awk -F, '$1 == "I refs" { print $2 }' "$work/$program.p1.csv")
+	p_d1=$(awk -F, '$1 == "D1 misses" { print $2 }' "$work/$program.p1.csv")
+	for tool in cachegrind plumb-1core plumb-2core; do
+		walls=$(cut -d' ' -f1 "$work/$program.$tool" | paste -sd' ')
+		cpus=$(cut -d' ' -f2 "$work/$program.$tool" | paste -sd' ')
+		wall=$(best "$work/$program.$tool" 1)
+		cpu=$(best "$work/$program.$tool" 2)
+		figures=
+		[ $tool = plumb-1core ] && figures="I refs $p_irefs/$cg_irefs, D1 misses $p_d1/$cg_d1 ($([ "$p_irefs" = "$cg_irefs" ] && [ "$p_d1" = "$cg_d1" ] && echo equal || echo DIFFERENT))"
+		printf '%-8s %-12s %-24s %-24s %8.2f %8.2f %s\n' "$program" $tool "$walls" "$cpus" \
+			"$(echo "$wall $cg_wall" | awk '{ print $1 / $2 }')" "$(echo "$cpu $cg_cpu" | awk '{ print $1 / $2 }')" "$figures"
+	done
+done

@@ -1,0 +1,241 @@
+/* plumbgrind's binary trace (vg/pg_ring.c, src/trace/trace_ring.c) against
+ * its old lackey text, written by the same run (--plumb-trace=FILE beside
+ * the ring): the same records, field by field, and the same simulation, on
+ * test programs with threads, regions, marker no-ops and a collection
+ * switch.  One run, because two runs of a program under Valgrind are not
+ * always the same: the loader's strcspn reads a few bytes past the end of a
+ * string at the top of the stack, where Valgrind puts the random AT_RANDOM
+ * bytes, and uses them as table indexes; and threads' exit paths vary. */
+#include <criterion/criterion.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "plumb/instrument.h"
+#include "plumb/sim.h"
+#include "plumb/trace.h"
+
+static char target[PATH_MAX + 64];
+
+static void find_target_and_tool(void)
+{
+	char self[PATH_MAX], tool_dir[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+	cr_assert(n > 0);
+	self[n] = 0;
+	*strrchr(self, '/') = 0;
+	snprintf(target, sizeof target, "%s/data/instrument_target", self);
+	plumb_status status;
+	if (access(target, X_OK) != 0 || instrument_find_tool(tool_dir, sizeof tool_dir, &status) != 0)
+		cr_skip_test("plumbgrind or its test program is not built here (needs valgrind's tool libraries)");
+	unsetenv("PLUMB_TRACE_LACKEY");
+	unsetenv("PLUMB_TRACE_TEXT");
+}
+
+typedef struct both {
+	trace_record *binary;          /* every record of the ring */
+	size_t count;
+	char text_path[128];           /* the same run's lackey text */
+} both;
+
+#define BATCH 4096
+
+/* Runs argv once with the ring and a text trace file. */
+static void run_both(char *const argv[], both *out)
+{
+	char dir[] = "/tmp/plumb-ring-XXXXXX";
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(out->text_path, sizeof out->text_path, "%s/trace.lackey", dir);
+	char option[160];
+	snprintf(option, sizeof option, "--plumb-trace=%s", out->text_path);
+	const char *const options[] = { option, NULL };
+	trace_reader *reader;
+	plumb_status status;
+	cr_assert_eq(trace_reader_open_command_options(&reader, argv, options, &status), 0, "%s", status.message);
+	cr_assert_eq(trace_reader_format(reader), TRACE_FORMAT_NATIVE, "the binary ring by default");
+	size_t capacity = 1 << 16;
+	out->binary = malloc(capacity * sizeof *out->binary);
+	out->count = 0;
+	const trace_record *batch;
+	long n;
+	while ((n = trace_reader_view(reader, &batch, BATCH, &status)) > 0) {
+		if (out->count + (size_t)n > capacity) {
+			capacity *= 2;
+			out->binary = realloc(out->binary, capacity * sizeof *out->binary);
+			cr_assert_not_null(out->binary);
+		}
+		memcpy(out->binary + out->count, batch, (size_t)n * sizeof *batch);
+		/* a marker's name lives in the reader, closed below: keep a copy */
+		for (size_t i = out->count; i < out->count + (size_t)n; i++)
+			if (trace_is_marker(&out->binary[i]))
+				out->binary[i].address = (uint64_t)(uintptr_t)strdup(trace_region_name(&out->binary[i]));
+		out->count += (size_t)n;
+	}
+	cr_assert_eq(n, 0, "%s", status.message);
+	cr_assert_eq(trace_reader_close(reader, &status), 0, "%s", status.message);
+}
+
+static void both_free(both *b)
+{
+	for (size_t i = 0; i < b->count; i++)
+		if (trace_is_marker(&b->binary[i]))
+			free((char *)(uintptr_t)b->binary[i].address);
+	free(b->binary);
+	unlink(b->text_path);
+	*strrchr(b->text_path, '/') = 0;
+	rmdir(b->text_path);
+}
+
+static size_t compare_records(char *const argv[], size_t at_least)
+{
+	size_t markers = 0;
+	both b;
+	run_both(argv, &b);
+	cr_assert_geq(b.count, at_least, "%s %s: %zu records", argv[1], argv[2], b.count);
+	trace_reader *text;
+	plumb_status status;
+	cr_assert_eq(trace_reader_open(&text, b.text_path, TRACE_FORMAT_LACKEY, &status), 0, "%s", status.message);
+	static trace_record y[BATCH];
+	size_t at = 0;
+	long n;
+	while ((n = trace_reader_read(text, y, BATCH, &status)) > 0) {
+		cr_assert_leq(at + (size_t)n, b.count, "%s %s: the text trace has more records", argv[1], argv[2]);
+		for (long i = 0; i < n; i++) {
+			const trace_record *x = &b.binary[at + (size_t)i];
+			if (trace_is_marker(x) && trace_is_marker(&y[i])) {
+				cr_assert(x->kind == y[i].kind && x->thread == y[i].thread && x->size == y[i].size &&
+				          x->flags == y[i].flags && x->instruction_address == y[i].instruction_address &&
+				          strcmp(trace_region_name(x), trace_region_name(&y[i])) == 0,
+				          "%s %s: marker %zu differs: binary %d %s thread %u, text %d %s thread %u", argv[1], argv[2],
+				          at + (size_t)i, x->kind, trace_region_name(x), x->thread, y[i].kind, trace_region_name(&y[i]),
+				          y[i].thread);
+				markers++;
+				continue;
+			}
+			cr_assert(x->address == y[i].address && x->instruction_address == y[i].instruction_address &&
+			          x->time == y[i].time && x->thread == y[i].thread && x->size == y[i].size &&
+			          x->kind == y[i].kind && x->flags == y[i].flags,
+			          "%s %s: record %zu differs: binary %d %#llx,%u iaddr %#llx thread %u flags %u; "
+			          "text %d %#llx,%u iaddr %#llx thread %u flags %u",
+			          argv[1], argv[2], at + (size_t)i, x->kind, (unsigned long long)x->address, x->size,
+			          (unsigned long long)x->instruction_address, x->thread, x->flags, y[i].kind,
+			          (unsigned long long)y[i].address, y[i].size, (unsigned long long)y[i].instruction_address,
+			          y[i].thread, y[i].flags);
+		}
+		at += (size_t)n;
+	}
+	cr_assert_eq(n, 0, "%s", status.message);
+	cr_assert_eq(at, b.count, "%s %s: the text trace ends after %zu of %zu records", argv[1], argv[2], at, b.count);
+	trace_reader_close(text, NULL);
+	both_free(&b);
+	return markers;
+}
+
+Test(trace_ring, binary_records_equal_the_text_records, .init = find_target_and_tool, .timeout = 180)
+{
+	/* region markers: a BEGIN and an END per repetition, where the text has them */
+	char *loop[] = { target, "loop", "20000", "3", NULL };
+	cr_assert_eq(compare_records(loop, 8 * 60000), 6);
+	/* threads 1..3 run one after another, then the main thread again; a region each */
+	char *threads[] = { target, "threads", "3", "5000", NULL };
+	cr_assert_eq(compare_records(threads, 8 * 30000), 8);
+	/* the collection switch: nothing after PLUMB_VG_STOP */
+	char *collect[] = { target, "collect", "7000", NULL };
+	compare_records(collect, 8 * 7000);
+	char *nested[] = { target, "nested", "3000", "4000", NULL };
+	cr_assert_eq(compare_records(nested, 8 * 7000), 4);
+}
+
+static void simulate(const char *preset, const char *setting, const trace_record *records, size_t count,
+                     const char *text_path, sim_stats *stats, sim_code_stats *code, size_t *code_count)
+{
+	sim_config config;
+	plumb_status status;
+	cr_assert_eq(sim_preset(&config, preset, &status), 0, "%s", status.message);
+	if (setting)
+		cr_assert_eq(sim_config_assign(&config, setting, &status), 0, "%s", status.message);
+	sim *s;
+	cr_assert_eq(sim_new(&s, &config, &status), 0, "%s", status.message);
+	if (records) {
+		for (size_t i = 0; i < count; i += BATCH)
+			cr_assert_eq(sim_access_batch(s, records + i, count - i < BATCH ? count - i : BATCH, &status), 0, "%s",
+			             status.message);
+	} else {
+		trace_reader *reader;
+		cr_assert_eq(trace_reader_open(&reader, text_path, TRACE_FORMAT_LACKEY, &status), 0, "%s", status.message);
+		const trace_record *batch;
+		long n;
+		while ((n = trace_reader_view(reader, &batch, BATCH, &status)) > 0)
+			cr_assert_eq(sim_access_batch(s, batch, (size_t)n, &status), 0, "%s", status.message);
+		cr_assert_eq(n, 0, "%s", status.message);
+		trace_reader_close(reader, NULL);
+	}
+	memcpy(stats, sim_statistics(s), sizeof *stats);
+	*code_count = sim_hot_code(s, code, 64);
+	sim_free(s);
+}
+
+/* Two cores (the main thread and the workers on different cores), MESI, a
+ * shared L3, miss classification; and cachegrind's machine: every statistic
+ * and the code table. */
+static void simulate_both(char *const argv[])
+{
+	both b;
+	run_both(argv, &b);
+	static const char *const machines[][2] = { { "default", "cores=2" }, { "default", "l3.size=1M" },
+	                                           { "cachegrind", NULL } };
+	for (size_t m = 0; m < 3; m++) {
+		static sim_stats x, y;
+		static sim_code_stats code_x[64], code_y[64];
+		size_t nx, ny;
+		simulate(machines[m][0], machines[m][1], b.binary, b.count, NULL, &x, code_x, &nx);
+		simulate(machines[m][0], machines[m][1], NULL, 0, b.text_path, &y, code_y, &ny);
+		cr_assert_gt(x.references[0], 20000);
+		cr_assert(memcmp(&x, &y, sizeof x) == 0, "%s %s: the statistics differ", machines[m][0],
+		          machines[m][1] ? machines[m][1] : "");
+		cr_assert_eq(nx, ny);
+		cr_assert_gt(nx, 0);
+		cr_assert(memcmp(code_x, code_y, nx * sizeof *code_x) == 0, "the code tables differ");
+	}
+	both_free(&b);
+}
+
+Test(trace_ring, binary_path_simulates_like_the_text_path, .init = find_target_and_tool, .timeout = 180)
+{
+	char *threads[] = { target, "threads", "3", "4000", NULL };
+	simulate_both(threads);
+	char *loop[] = { target, "loop", "30000", "2", NULL };
+	simulate_both(loop);
+}
+
+/* PLUMB_TRACE_TEXT: the old path, the lackey text through a pipe.  Two runs,
+ * so the counts agree to a few start-up references (the loader's path can
+ * differ by an instruction or a load between runs under Valgrind). */
+Test(trace_ring, text_path_on_request, .init = find_target_and_tool, .timeout = 120)
+{
+	char *loop[] = { target, "loop", "5000", "1", NULL };
+	uint64_t kinds[2][4] = { { 0 } };
+	for (int text = 0; text < 2; text++) {
+		if (text)
+			setenv("PLUMB_TRACE_TEXT", "1", 1);
+		trace_reader *reader;
+		plumb_status status;
+		cr_assert_eq(trace_reader_open_command(&reader, loop, &status), 0, "%s", status.message);
+		unsetenv("PLUMB_TRACE_TEXT");
+		cr_assert_eq(trace_reader_format(reader), text ? TRACE_FORMAT_LACKEY : TRACE_FORMAT_NATIVE);
+		const trace_record *batch;
+		long n;
+		while ((n = trace_reader_view(reader, &batch, BATCH, &status)) > 0)
+			for (long i = 0; i < n; i++)
+				kinds[text][batch[i].kind]++;
+		cr_assert_eq(n, 0, "%s", status.message);
+		cr_assert_eq(trace_reader_close(reader, &status), 0, "%s", status.message);
+	}
+	for (int k = 0; k < 4; k++) {
+		uint64_t a = kinds[0][k], b = kinds[1][k], difference = a > b ? a - b : b - a;
+		cr_expect_leq(difference, 10 + a / 1000, "kind %d: binary %llu, text %llu", k, (unsigned long long)a,
+		              (unsigned long long)b);
+	}
+	cr_assert_gt(kinds[0][TRACE_INSTRUCTION], 5 * 5000);
+}

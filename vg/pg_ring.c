@@ -1,0 +1,480 @@
+/* The binary reference trace: a stream of 64-bit words written by the
+ * instrumented code itself into a ring of blocks in memory shared with plumb,
+ * which expands it into records and simulates them on another core.
+ *
+ * --plumb-ring=MEMFD,FULLFD,FREEFD,BLOCKS,BLOCKBYTES (plumb passes it; see
+ * src/trace/trace_ring.c for the other side):
+ *   MEMFD      a memfd of BLOCKS x BLOCKBYTES bytes, mapped shared here;
+ *   FULLFD     a pipe: for each block in turn, a 4-byte count of the words
+ *              written in it (the last block may be partial); EOF = end;
+ *   FREEFD     a socket: one byte back from plumb per block it has read.
+ * Blocks are used in order, cyclically; block k >= BLOCKS waits for one free
+ * byte first.  Both sides block in read(), so a slow side never spins.
+ *
+ * What cachegrind does for its simulator, done for plumb's: everything about
+ * a flushed event list that is known when the superblock is instrumented
+ * (each event's kind, size and instruction address, an instruction fetch's
+ * address) is sent once, as a numbered definition; at run time a flush writes
+ * only the definition's number and the data addresses.  Entries (the tag in
+ * the first word's top 4 bits, never split across blocks):
+ *   DEFINE  2<<60 | n<<32 | id, then n words iaddr | size<<48 | kind<<62
+ *           (ids count up from 0, in order; written when instrumenting)
+ *   USE     1<<60 | id, then one address per data event of the definition
+ *   THREAD  3<<60 | thread: the references that follow are this thread's
+ *   SINGLE  4<<60 | kind<<16 | size, address, iaddr: one reference (a guarded
+ *           load or store, or an event a definition cannot hold)
+ *   MARKER  5<<60 | begin<<56 | length<<32 | thread, then the name, 8 bytes
+ *           a word, zero-padded (a region marker, pg_threads.c places it)
+ * plumb's records are those its lackey reader makes of the text trace of the
+ * same run (pg_trace.c); a test compares them record by record.
+ *
+ * A flush (pg_ring_emit) is inline code with no helper call: load the cursor,
+ * call pg_ring_room only if the entry does not fit before the limit (a guarded
+ * call), store the entry's words and the advanced cursor.  While not
+ * collecting (and after an error, or in a forked child) the cursor and limit
+ * point at a private scratch area, so the same code writes there and
+ * pg_ring_room resets the cursor: no test in the common path. */
+#include "pub_tool_basics.h"
+#include "pub_tool_aspacemgr.h"
+#include "pub_tool_libcbase.h"
+#include "pub_tool_libcassert.h"
+#include "pub_tool_libcfile.h"
+#include "pub_tool_libcprint.h"
+#include "pub_tool_machine.h"
+#include "pub_tool_mallocfree.h"
+#include "pub_tool_vki.h"
+#include "pub_tool_vkiscnums.h"
+#include "plumbgrind.h"
+
+/* Core functions the tool headers do not declare (libcoregrind exports
+ * them; pub_core_aspacemgr.h, pub_core_libcfile.h). */
+extern SysRes VG_(am_shared_mmap_file_float_valgrind)(SizeT length, UInt prot, Int fd, Off64T offset);
+extern Int VG_(safe_fd)(Int oldfd);
+
+#define TAG_USE 1ull
+#define TAG_DEFINE 2ull
+#define TAG_THREAD 3ull
+#define TAG_SINGLE 4ull
+#define TAG_MARKER 5ull
+#define TAG_SHIFT 60
+/* The longest entry: a marker of a 255-byte name; a definition of
+ * PG_EVENTS_MAX events. */
+#define ENTRY_MAX_WORDS (2 + 256 / 8 + PG_EVENTS_MAX)
+#define SCRATCH_WORDS (ENTRY_MAX_WORDS + 8)
+
+const HChar *pg_clo_ring = NULL;
+Bool pg_ring_enabled;
+Addr pg_ring_cursor, pg_ring_limit;
+
+static UChar *memory;
+static ULong blocks, block_bytes;
+static Int full_fd = -1, free_fd = -1;
+static ULong sequence;               /* the block being written */
+static Addr block_start, saved_cursor;
+static Bool active;                  /* collecting into the ring (else the scratch area) */
+static Bool stopped;                 /* an error or a fork: never again */
+static ULong records;                /* references sent (counted per block, for the summary) */
+static UInt next_id;                 /* the next definition's number */
+static UChar *data_counts;           /* per definition: its data events and fetches, for counting */
+static UInt data_counts_capacity;
+static UInt shown_thread;            /* the thread the stream is at */
+static const HChar *error;
+static HChar error_text[256];
+static ULong scratch[SCRATCH_WORDS] __attribute__((aligned(64)));
+
+static void use_scratch(void)
+{
+	pg_ring_cursor = (Addr)scratch;
+	pg_ring_limit = (Addr)scratch;   /* every flush calls pg_ring_room, which resets the cursor */
+}
+
+static void fail(const HChar *what)
+{
+	if (!error) {
+		VG_(snprintf)(error_text, sizeof error_text, "%s", what);
+		error = error_text;
+		VG_(umsg)("plumbgrind: %s; the trace stops here\n", error);
+	}
+	stopped = True;
+	active = False;
+	use_scratch();
+}
+
+static Bool parse_number(const HChar **p, ULong *out)
+{
+	const HChar *s = *p;
+	ULong v = 0;
+	if (*s < '0' || *s > '9')
+		return False;
+	while (*s >= '0' && *s <= '9') {
+		if (v > (1ull << 40))
+			return False;
+		v = v * 10 + (ULong)(*s++ - '0');
+	}
+	if (*s == ',')
+		s++;
+	else if (*s != 0)
+		return False;
+	*p = s;
+	*out = v;
+	return True;
+}
+
+Bool pg_ring_open(void)
+{
+	use_scratch();
+	if (!pg_clo_ring)
+		return True;
+	ULong values[5];
+	const HChar *p = pg_clo_ring;
+	for (Int i = 0; i < 5; i++)
+		if (!parse_number(&p, &values[i])) {
+			VG_(umsg)("plumbgrind: --plumb-ring=%s: want MEMFD,FULLFD,FREEFD,BLOCKS,BLOCKBYTES\n", pg_clo_ring);
+			return False;
+		}
+	blocks = values[3];
+	block_bytes = values[4];
+	if (*p || blocks < 2 || blocks > 1024 || block_bytes < 4096 || block_bytes > (64u << 20) || block_bytes % 8) {
+		VG_(umsg)("plumbgrind: --plumb-ring=%s: bad ring geometry\n", pg_clo_ring);
+		return False;
+	}
+	SysRes mapped = VG_(am_shared_mmap_file_float_valgrind)(blocks * block_bytes, VKI_PROT_READ | VKI_PROT_WRITE,
+	                                                         (Int)values[0], 0);
+	if (sr_isError(mapped)) {
+		VG_(umsg)("plumbgrind: --plumb-ring: cannot map the shared ring (fd %llu)\n", values[0]);
+		return False;
+	}
+	memory = (UChar *)sr_Res(mapped);
+	/* Out of the program's sight: it can neither see nor close them, and its
+	 * children do not inherit them. */
+	VG_(close)((Int)values[0]);
+	full_fd = VG_(safe_fd)((Int)values[1]);
+	free_fd = VG_(safe_fd)((Int)values[2]);
+	if (full_fd < 0 || free_fd < 0) {
+		VG_(umsg)("plumbgrind: --plumb-ring: bad descriptors\n");
+		return False;
+	}
+	pg_ring_enabled = True;
+	sequence = 0;
+	block_start = (Addr)memory;
+	saved_cursor = block_start;
+	pg_ring_collect_changed();
+	return True;
+}
+
+/* References in a finished block, for the summary's "trace records". */
+static ULong count_references(const ULong *word, const ULong *end)
+{
+	ULong n = 0;
+	while (word < end) {
+		ULong tag = *word >> TAG_SHIFT;
+		if (tag == TAG_USE) {
+			UInt id = (UInt)(*word & 0xffffffffu);
+			n += data_counts[2 * id] + data_counts[2 * id + 1];
+			word += 1 + data_counts[2 * id];
+		} else if (tag == TAG_DEFINE) {
+			word += 1 + ((*word >> 32) & 0xffff);
+		} else if (tag == TAG_THREAD) {
+			word++;
+		} else if (tag == TAG_SINGLE) {
+			n++;
+			word += 3;
+		} else if (tag == TAG_MARKER) {
+			word += 1 + (((*word >> 32) & 0xff) + 7) / 8;
+		} else {
+			break;
+		}
+	}
+	return n;
+}
+
+/* Sends the current block's count and takes the next block. */
+static void next_block(void)
+{
+	UInt words = (UInt)((pg_ring_cursor - block_start) / 8);
+	Int n;
+	do
+		n = VG_(write)(full_fd, &words, sizeof words);
+	while (n == -VKI_EINTR);
+	if (n != (Int)sizeof words) {
+		fail("writing to plumb failed (it stopped reading)");
+		return;
+	}
+	records += count_references((const ULong *)block_start, (const ULong *)pg_ring_cursor);
+	sequence++;
+	if (sequence >= blocks) {
+		UChar token;
+		do
+			n = VG_(read)(free_fd, &token, 1);
+		while (n == -VKI_EINTR);
+		if (n != 1) {
+			fail("plumb stopped reading the trace");
+			return;
+		}
+	}
+	block_start = (Addr)memory + (sequence % blocks) * block_bytes;
+	pg_ring_cursor = block_start;
+	pg_ring_limit = block_start + block_bytes;
+}
+
+VG_REGPARM(1) void pg_ring_room(UWord bytes)
+{
+	if (!active) {
+		pg_ring_cursor = (Addr)scratch;
+		return;
+	}
+	tl_assert(bytes <= block_bytes);
+	next_block();
+}
+
+/* Room for `words` in the ring whether or not collecting (definitions,
+ * threads and markers are sent either way); returns where to write, or 0.
+ * ring_done then advances past them. */
+static Bool was_active;
+static ULong *ring_reserve(UInt words)
+{
+	if (!pg_ring_enabled || stopped)
+		return NULL;
+	was_active = active;
+	if (!active) {
+		pg_ring_cursor = saved_cursor;
+		pg_ring_limit = block_start + block_bytes;
+		active = True;
+	}
+	if (pg_ring_cursor + 8ull * words > pg_ring_limit) {
+		next_block();
+		if (stopped)
+			return NULL;
+	}
+	return (ULong *)pg_ring_cursor;
+}
+
+static void ring_done(UInt words)
+{
+	pg_ring_cursor += 8ull * words;
+	if (!was_active) {
+		saved_cursor = pg_ring_cursor;
+		active = False;
+		use_scratch();
+	}
+}
+
+VG_REGPARM(3) void pg_ring_single(Addr address, UWord size_kind, Addr instruction)
+{
+	if (!active)
+		return;
+	ULong *w = ring_reserve(3);
+	if (!w)
+		return;
+	w[0] = TAG_SINGLE << TAG_SHIFT | (ULong)size_kind;
+	w[1] = address;
+	w[2] = instruction;
+	ring_done(3);
+}
+
+void pg_ring_thread_switch(UInt thread)
+{
+	if (thread == shown_thread)
+		return;
+	ULong *w = ring_reserve(1);
+	if (!w)
+		return;
+	w[0] = TAG_THREAD << TAG_SHIFT | thread;
+	ring_done(1);
+	shown_thread = thread;
+}
+
+void pg_ring_collect_changed(void)
+{
+	if (!pg_ring_enabled || stopped)
+		return;
+	Bool now = pg_collecting;
+	if (now == active)
+		return;
+	if (now) {
+		pg_ring_cursor = saved_cursor;
+		pg_ring_limit = block_start + block_bytes;
+	} else {
+		saved_cursor = pg_ring_cursor;
+		use_scratch();
+	}
+	active = now;
+}
+
+void pg_ring_close(void)
+{
+	if (!pg_ring_enabled)
+		return;
+	if (active) {
+		saved_cursor = pg_ring_cursor;
+		active = False;
+	}
+	if (!stopped && saved_cursor > block_start) {
+		UInt words = (UInt)((saved_cursor - block_start) / 8);
+		Int n;
+		do
+			n = VG_(write)(full_fd, &words, sizeof words);
+		while (n == -VKI_EINTR);
+		if (n == (Int)sizeof words)
+			records += count_references((const ULong *)block_start, (const ULong *)saved_cursor);
+		else
+			fail("writing to plumb failed (it stopped reading)");
+	}
+	stopped = True;
+	use_scratch();
+	if (full_fd >= 0)
+		VG_(close)(full_fd);
+	if (free_fd >= 0)
+		VG_(close)(free_fd);
+	full_fd = free_fd = -1;
+}
+
+void pg_ring_forget(void)
+{
+	/* A forked child shares the mapping and the pipes: it must write to
+	 * neither. */
+	if (!pg_ring_enabled)
+		return;
+	stopped = True;
+	active = False;
+	use_scratch();
+	if (full_fd >= 0)
+		VG_(close)(full_fd);
+	if (free_fd >= 0)
+		VG_(close)(free_fd);
+	full_fd = free_fd = -1;
+}
+
+/* ---- Region markers ----
+ * pg_threads.c decides where a marker goes, as for the text (pg_trace.c): an
+ * END at the position the ring had at the marker's first no-op, moving the
+ * words written since (entries are whole there: the no-op's helper runs after
+ * a flush), unless a block was sent in between (then at the end). */
+void pg_ring_here(ULong *at_sequence, Addr *at_cursor)
+{
+	*at_sequence = sequence;
+	*at_cursor = active ? pg_ring_cursor : saved_cursor;
+}
+
+void pg_ring_region(Bool begin, const HChar *name, ULong at_sequence, Addr at_cursor, Bool at_given)
+{
+	SizeT length = VG_(strlen)(name);
+	if (length == 0 || length > 255)
+		return;
+	UInt words = 1 + (UInt)(length + 7) / 8;
+	ULong before = sequence;
+	ULong *w = ring_reserve(words);
+	if (!w)
+		return;
+	Addr position = (Addr)w;
+	if (at_given && before == sequence && at_sequence == sequence && at_cursor >= block_start &&
+	    at_cursor <= pg_ring_cursor)
+		position = at_cursor;
+	VG_(memmove)((void *)(position + 8ull * words), (void *)position, pg_ring_cursor - position);
+	w = (ULong *)position;
+	w[0] = TAG_MARKER << TAG_SHIFT | (ULong)(begin ? 1 : 0) << 56 | (ULong)length << 32 | pg_running_thread;
+	w[words - 1] = 0;
+	VG_(memcpy)(w + 1, name, length);
+	ring_done(words);
+}
+
+ULong pg_ring_records(void) { return records; }
+const HChar *pg_ring_error(void) { return error; }
+
+/* ---- The instrumentation ---- */
+
+static IRTemp assign(IRSB *out, IRType type, IRExpr *expression)
+{
+	IRTemp t = newIRTemp(out->tyenv, type);
+	addStmtToIRSB(out, IRStmt_WrTmp(t, expression));
+	return t;
+}
+
+/* Sends a definition of these events; returns its number. */
+static Bool define(const pg_event *events, Int count, UInt *id_out)
+{
+	if (data_counts_capacity <= next_id) {
+		UInt capacity = data_counts_capacity ? 2 * data_counts_capacity : 4096;
+		data_counts = VG_(realloc)("pg.ring.counts", data_counts, 2 * (SizeT)capacity);
+		data_counts_capacity = capacity;
+	}
+	ULong *w = ring_reserve(1 + (UInt)count);
+	if (!w)
+		return False;
+	UInt id = next_id++, data = 0;
+	w[0] = TAG_DEFINE << TAG_SHIFT | (ULong)count << 32 | id;
+	for (Int i = 0; i < count; i++) {
+		w[1 + i] = (ULong)events[i].instruction | (ULong)events[i].size << 48 | (ULong)events[i].kind << 62;
+		data += events[i].kind != EVENT_INSTRUCTION;
+	}
+	ring_done(1 + (UInt)count);
+	data_counts[2 * id] = (UChar)data;
+	data_counts[2 * id + 1] = (UChar)(count - (Int)data);
+	*id_out = id;
+	return True;
+}
+
+static void emit_single(IRSB *out, const pg_event *e)
+{
+	IRDirty *call = unsafeIRDirty_0_N(3, "pg_ring_single", VG_(fnptr_to_fnentry)(pg_ring_single),
+	                                  mkIRExprVec_3(e->address, mkIRExpr_HWord((HWord)((UInt)e->size | (UInt)e->kind << 16)),
+	                                                mkIRExpr_HWord((HWord)e->instruction)));
+	if (e->guard)
+		call->guard = e->guard;
+	addStmtToIRSB(out, IRStmt_Dirty(call));
+}
+
+static void emit_run(IRSB *out, const pg_event *events, Int count)
+{
+	UInt id;
+	if (!define(events, count, &id))
+		return;   /* the ring has stopped (an error, or a forked child) */
+	Int data = 0;
+	for (Int i = 0; i < count; i++)
+		data += events[i].kind != EVENT_INSTRUCTION;
+	ULong need = 8ull * (1 + (ULong)data);
+	IRTemp cursor = assign(out, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, mkIRExpr_HWord((HWord)&pg_ring_cursor)));
+	IRTemp limit = assign(out, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, mkIRExpr_HWord((HWord)&pg_ring_limit)));
+	IRTemp end = assign(out, Ity_I64, IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(cursor), IRExpr_Const(IRConst_U64(need))));
+	IRTemp full = assign(out, Ity_I1, IRExpr_Binop(Iop_CmpLT64U, IRExpr_RdTmp(limit), IRExpr_RdTmp(end)));
+	IRDirty *call = unsafeIRDirty_0_N(1, "pg_ring_room", VG_(fnptr_to_fnentry)(pg_ring_room),
+	                                  mkIRExprVec_1(mkIRExpr_HWord((HWord)need)));
+	call->guard = IRExpr_RdTmp(full);
+	addStmtToIRSB(out, IRStmt_Dirty(call));
+	IRTemp base = assign(out, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, mkIRExpr_HWord((HWord)&pg_ring_cursor)));
+	addStmtToIRSB(out, IRStmt_Store(Iend_LE, IRExpr_RdTmp(base), IRExpr_Const(IRConst_U64(TAG_USE << TAG_SHIFT | id))));
+	Int slot = 1;
+	for (Int i = 0; i < count; i++) {
+		if (events[i].kind == EVENT_INSTRUCTION)
+			continue;
+		IRTemp at = assign(out, Ity_I64, IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(base),
+		                                               IRExpr_Const(IRConst_U64(8ull * (ULong)slot++))));
+		addStmtToIRSB(out, IRStmt_Store(Iend_LE, IRExpr_RdTmp(at), events[i].address));
+	}
+	IRTemp next = assign(out, Ity_I64, IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(base), IRExpr_Const(IRConst_U64(need))));
+	addStmtToIRSB(out, IRStmt_Store(Iend_LE, mkIRExpr_HWord((HWord)&pg_ring_cursor), IRExpr_RdTmp(next)));
+}
+
+/* A definition holds instruction addresses below 2^48 and sizes below 2^14:
+ * every x86-64 user address and access, but checked. */
+static Bool definable(const pg_event *e)
+{
+	return (ULong)e->instruction < (1ull << 48) && e->size >= 0 && e->size < (1 << 14);
+}
+
+void pg_ring_emit(IRSB *out, const pg_event *events, Int count)
+{
+	Int i = 0;
+	while (i < count) {
+		if (events[i].guard || !definable(&events[i])) {
+			emit_single(out, &events[i]);
+			i++;
+			continue;
+		}
+		Int j = i;
+		while (j < count && !events[j].guard && definable(&events[j]))
+			j++;
+		emit_run(out, events + i, j - i);
+		i = j;
+	}
+}
