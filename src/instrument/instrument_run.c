@@ -17,6 +17,8 @@
 #include "plumb/interrupt.h"
 #include "plumb/output.h"
 #include "plumb/instrument.h"
+#include "plumb/trace.h"
+#include "trace/trace_internal.h"
 
 #define TOOL_FILE "plumbgrind-amd64-linux"
 
@@ -327,6 +329,85 @@ int instrument_finish(instrument_process *process, instrument_summary *out, plum
 	return result;
 }
 
+/* A trace file named .ptrace is written in plumb's native format: plumbgrind
+ * sends binary entries through the shared ring (src/trace/trace_ring.c) and
+ * plumb encodes them while the program runs, instead of the tool writing
+ * lackey text. */
+static bool native_trace(const char *path)
+{
+	size_t n = path ? strlen(path) : 0;
+	return n > 7 && strcmp(path + n - 7, ".ptrace") == 0;
+}
+
+static int run_native_trace(char *const argv[], const instrument_options *options, instrument_summary *out,
+                            plumb_status *status)
+{
+	trace_ring *ring;
+	char ring_option[128];
+	if (trace_ring_new(&ring, TRACE_RING_BLOCKS, TRACE_RING_BLOCK_BYTES, status) < 0)
+		return -1;
+	if (trace_ring_tool_option(ring, ring_option, sizeof ring_option) < 0) {
+		trace_ring_free(ring);
+		return plumb_fail(status, EINVAL, "the trace ring's option is too long");
+	}
+	size_t extra = 0;
+	while (options->extra_arguments && options->extra_arguments[extra])
+		extra++;
+	char **arguments = calloc(extra + 2, sizeof *arguments);
+	trace_writer *writer;
+	if (!arguments) {
+		trace_ring_free(ring);
+		return plumb_fail(status, ENOMEM, "out of memory starting valgrind");
+	}
+	for (size_t i = 0; i < extra; i++)
+		arguments[i] = options->extra_arguments[i];
+	arguments[extra] = ring_option;
+	instrument_options ring_options = *options;
+	ring_options.trace_path = NULL;
+	ring_options.extra_arguments = arguments;
+	if (trace_writer_open(&writer, options->trace_path, TRACE_FORMAT_NATIVE, status) < 0) {
+		free(arguments);
+		trace_ring_free(ring);
+		return -1;
+	}
+	/* The child (valgrind) inherits the ring's three descriptors: made
+	 * inheritable around the fork (the CLI has one thread). */
+	trace_ring_child_keep(ring);
+	instrument_process process;
+	int started = instrument_start(argv, &ring_options, 0, &process, status);
+	free(arguments);
+	trace_ring_parent_started(ring);
+	if (started < 0) {
+		trace_writer_abort(writer);
+		trace_ring_free(ring);
+		return -1;
+	}
+	trace_reader *reader;
+	int rc = trace_reader_open_ring(&reader, ring, argv[0], status);
+	if (rc == 0) {
+		const trace_record *batch;
+		long n;
+		while ((n = trace_reader_view(reader, &batch, 65536, status)) > 0)
+			if (trace_writer_write(writer, batch, (size_t)n, status) < 0) {
+				n = -1;
+				break;
+			}
+		rc = n < 0 ? -1 : 0;
+		trace_reader_close(reader, NULL);
+	}
+	plumb_status finish_status;
+	int finished = instrument_finish(&process, out, &finish_status);
+	if (rc == 0 && finished != 0) {
+		*status = finish_status;
+		rc = -1;
+	}
+	if (rc == 0)
+		rc = trace_writer_close(writer, status);
+	else
+		trace_writer_abort(writer);
+	return rc;
+}
+
 /* A trace file the user named is opened here, as every output file is
  * (output_file_open: atomic for a regular file, in place for a device or
  * FIFO, a symlink's target replaced), and plumbgrind writes it through an
@@ -338,6 +419,8 @@ int instrument_run(char *const argv[], const instrument_options *options, instru
                    plumb_status *status)
 {
 	memset(out, 0, sizeof *out);
+	if (options && native_trace(options->trace_path) && options->trace_fd < 0)
+		return run_native_trace(argv, options, out, status);
 	instrument_process process;
 	instrument_options traced;
 	output_file trace_file;

@@ -215,7 +215,7 @@ Test(trace_ring, binary_path_simulates_like_the_text_path, .init = find_target_a
 Test(trace_ring, text_path_on_request, .init = find_target_and_tool, .timeout = 120)
 {
 	char *loop[] = { target, "loop", "5000", "1", NULL };
-	uint64_t kinds[2][4] = { { 0 } };
+	uint64_t kinds[2][6] = { { 0 } };   /* with the region markers */
 	for (int text = 0; text < 2; text++) {
 		if (text)
 			setenv("PLUMB_TRACE_TEXT", "1", 1);
@@ -238,4 +238,46 @@ Test(trace_ring, text_path_on_request, .init = find_target_and_tool, .timeout = 
 		              (unsigned long long)b);
 	}
 	cr_assert_gt(kinds[0][TRACE_INSTRUCTION], 5 * 5000);
+}
+
+/* plumb instrument --trace FILE.ptrace: the ring, encoded by plumb into the
+ * native format while the program runs; every counted reference is in the
+ * file (collection on throughout), with the region markers. */
+Test(trace_ring, instrument_writes_a_native_trace_file, .init = find_target_and_tool, .timeout = 120)
+{
+	char dir[] = "/tmp/plumb-ring-XXXXXX", path[64];
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(path, sizeof path, "%s/run.ptrace", dir);
+	char *argv[] = { target, "threads", "2", "3000", NULL };
+	instrument_options options;
+	instrument_options_init(&options);
+	options.trace_path = path;
+	instrument_summary s;
+	plumb_status status;
+	cr_assert_eq(instrument_run(argv, &options, &s, &status), 0, "%s", status.message);
+	trace_reader *reader;
+	cr_assert_eq(trace_reader_open(&reader, path, TRACE_FORMAT_AUTO, &status), 0, "%s", status.message);
+	cr_assert_eq(trace_reader_format(reader), TRACE_FORMAT_NATIVE);
+	uint64_t kinds[6] = { 0 }, threads = 0;
+	const trace_record *batch;
+	long n;
+	while ((n = trace_reader_view(reader, &batch, BATCH, &status)) > 0)
+		for (long i = 0; i < n; i++) {
+			kinds[batch[i].kind]++;
+			if (batch[i].thread + 1 > threads)
+				threads = batch[i].thread + 1;
+		}
+	cr_assert_eq(n, 0, "%s", status.message);
+	trace_reader_close(reader, NULL);
+	cr_expect_eq(kinds[TRACE_INSTRUCTION], s.total.value[INSTRUMENT_INSTRUCTIONS]);
+	cr_expect_eq(kinds[TRACE_READ], s.total.value[INSTRUMENT_LOADS]);
+	cr_expect_eq(kinds[TRACE_WRITE], s.total.value[INSTRUMENT_STORES]);
+	cr_expect_eq(kinds[TRACE_MODIFY], s.total.value[INSTRUMENT_MODIFIES]);
+	cr_expect_eq(kinds[0] + kinds[1] + kinds[2] + kinds[3], s.trace_records);
+	cr_expect_eq(kinds[TRACE_REGION_BEGIN], 3, "a region per thread");
+	cr_expect_eq(kinds[TRACE_REGION_END], 3);
+	cr_expect_eq(threads, 3);
+	instrument_summary_free(&s);
+	unlink(path);
+	rmdir(dir);
 }
