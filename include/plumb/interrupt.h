@@ -37,6 +37,7 @@ typedef struct interrupt_path {
 
 typedef struct interrupt_state {
 	volatile sig_atomic_t signal;  /* the first signal received, 0 if none */
+	volatile sig_atomic_t from_terminal;  /* it came from the terminal (^C): plumb's group has it */
 	atomic_int polling;            /* > 0: a loop polls, the handler returns */
 	pid_t owner;                   /* the process that installed the state */
 	atomic_int children[INTERRUPT_MAX_CHILDREN];      /* 0 = free slot */

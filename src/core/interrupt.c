@@ -27,12 +27,14 @@ static interrupt_state *active_state(void)
 }
 
 /* Sends sig to every registered child: a slot holds the kill target, the
- * pid, or minus the pid for a child that leads its own process group. */
+ * pid, or minus the pid for a child that leads its own process group.  A
+ * signal the terminal sent (^C) already reached the children in plumb's own
+ * group; a program that counts its ^C must not get two. */
 static void forward(interrupt_state *state, int sig)
 {
 	for (int i = 0; i < INTERRUPT_MAX_CHILDREN; i++) {
 		int target = atomic_load(&state->children[i]);
-		if (target)
+		if (target < 0 || (target > 0 && !state->from_terminal))
 			kill(target, sig);
 	}
 }
@@ -113,8 +115,9 @@ void interrupt_cleanup(void)
 	errno = saved;
 }
 
-static void handle_signal(int sig)
+static void handle_signal(int sig, siginfo_t *info, void *context)
 {
+	(void)context;
 	interrupt_state *state = active_state();
 	/* A child between fork and the reset of its handlers (interrupt_fork
 	 * blocks the signals there, so only a child forked some other way)
@@ -123,8 +126,10 @@ static void handle_signal(int sig)
 		_exit(128 + sig);
 	int saved = errno;
 	bool first = state->signal == 0;
-	if (first)
+	if (first) {
+		state->from_terminal = info && info->si_code == SI_KERNEL;
 		state->signal = sig;
+	}
 	forward(state, sig);
 	if (!first || atomic_load(&state->polling) == 0) {
 		interrupt_cleanup();
@@ -142,12 +147,12 @@ int interrupt_install(interrupt_state *state)
 		return -1;
 	struct sigaction action;
 	memset(&action, 0, sizeof action);
-	action.sa_handler = handle_signal;
+	action.sa_sigaction = handle_signal;
 	sigemptyset(&action.sa_mask);
 	for (int i = 0; i < 3; i++)
 		sigaddset(&action.sa_mask, handled_signals[i]);
 	/* No SA_RESTART: a polling loop blocked in read() must see EINTR. */
-	action.sa_flags = 0;
+	action.sa_flags = SA_SIGINFO;
 	for (int i = 0; i < 3; i++) {
 		sigaction(handled_signals[i], NULL, &state->previous[i]);
 		/* A signal ignored by whoever started plumb (nohup, a background
