@@ -127,7 +127,10 @@ static int install_handler(int signal_number, plumb_status *status)
 	struct sigaction action;
 	memset(&action, 0, sizeof action);
 	action.sa_sigaction = sampler_signal_handler;
-	action.sa_flags = SA_SIGINFO | SA_RESTART;
+	/* SA_ONSTACK: a thread that set up an alternate signal stack (a halt
+	 * handler's agent does, as an interrupt has its own stack) runs the
+	 * callback there; other threads run it on their own stack as before. */
+	action.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
 	sigemptyset(&action.sa_mask);
 	if (sigaction(signal_number, &action, NULL) != 0)
 		return plumb_fail_errno(status, errno, "sigaction(%d)", signal_number);
@@ -201,6 +204,10 @@ int counter_sampler_open(counter_sampler **out, const counter_sampler_options *o
 	 * page faults of their own inside the program being measured. */
 	for (size_t offset = 0; offset < s->map_size; offset += page)
 		(void)*(volatile const unsigned char *)((const unsigned char *)map + offset);
+	/* The handler writes data_tail: write it once now (with its own value)
+	 * so that the header page is mapped writable before counting starts. */
+	atomic_store_explicit((_Atomic uint64_t *)&s->page->data_tail,
+	                      atomic_load((_Atomic uint64_t *)&s->page->data_tail), memory_order_release);
 	for (int i = 0; i < SAMPLER_REGISTRY_SIZE && s->registry_slot < 0; i++) {
 		counter_sampler *expected = NULL;
 		if (atomic_compare_exchange_strong(&sampler_registry[i], &expected, s))

@@ -52,6 +52,9 @@ struct perturb_agent {
 	size_t pages_bytes;
 	unsigned char *code;
 	size_t code_bytes;
+	void *signal_stack;
+	bool signal_stack_set;
+	stack_t previous_stack;
 	volatile uint64_t halts, halted_ns, deferred;
 	uint64_t begin_ns, begin_tsc;
 };
@@ -155,11 +158,17 @@ int perturb_agent_spec_parse(const char *text, perturb_agent_spec *spec)
 	return 0;
 }
 
+#define AGENT_SIGNAL_STACK (64 * 1024)
+
 static void agent_free(perturb_agent *a)
 {
 	if (!a)
 		return;
 	counter_sampler_close(a->sampler);
+	if (a->signal_stack_set)
+		sigaltstack(&a->previous_stack, NULL);
+	if (a->signal_stack)
+		munmap(a->signal_stack, AGENT_SIGNAL_STACK);
 	counter_close(a->raw);
 	counter_close(a->excluded);
 	if (a->lines)
@@ -234,6 +243,21 @@ int perturb_agent_begin(const perturb_agent_spec *spec, perturb_agent **out, plu
 		return -1;
 	}
 	if (spec->interval > 0 && spec->calibrate_halts == 0) {
+		/* The handler runs on a stack of its own, touched now, as an
+		 * interrupt handler runs on the kernel's: otherwise the signal frame
+		 * lands on stack pages the program never touched, and every halted
+		 * run shows a page fault or two the program did not cause. */
+		stack_t current;
+		void *stack = mmap(NULL, AGENT_SIGNAL_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (stack != MAP_FAILED && sigaltstack(NULL, &current) == 0 && (current.ss_flags & SS_DISABLE)) {
+			memset(stack, 0, AGENT_SIGNAL_STACK);
+			stack_t ours = { .ss_sp = stack, .ss_size = AGENT_SIGNAL_STACK, .ss_flags = 0 };
+			a->signal_stack = stack;
+			if (sigaltstack(&ours, &a->previous_stack) == 0)
+				a->signal_stack_set = true;
+		} else if (stack != MAP_FAILED) {
+			munmap(stack, AGENT_SIGNAL_STACK);
+		}
 		counter_sampler_options options;
 		memset(&options, 0, sizeof options);
 		options.event = spec->clock;
@@ -251,6 +275,11 @@ int perturb_agent_begin(const perturb_agent_spec *spec, perturb_agent **out, plu
 			return -1;
 		}
 	}
+	/* One halt before counting, undone: the handler's first calls resolve
+	 * their library symbols (lazy binding writes the GOT, a page fault in a
+	 * forked child) and would charge that to the first halted run only. */
+	halt_handler(NULL, a);
+	a->halts = a->halted_ns = a->deferred = 0;
 	if (counter_start(a->raw, status) != 0 || counter_start(a->excluded, status) != 0 ||
 	    (a->sampler && counter_sampler_start(a->sampler, status) != 0)) {
 		agent_free(a);

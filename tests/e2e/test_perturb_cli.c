@@ -260,3 +260,22 @@ Test(perturb_cli, a_command_behind_an_exec_is_halted, .timeout = 120)
 	          "%s", r.err);
 	cli_run_free(&r);
 }
+
+/* The handler leaves no page fault of its own in the program's counts: its
+ * signal frame goes to a stack of its own, the sampler's ring and the
+ * handler's symbols are ready before counting (each once cost the first
+ * halted run a fault, a "step" in every halted configuration). */
+Test(perturb_cli, halts_add_no_page_faults_of_their_own, .timeout = 60)
+{
+	require_task_clock_sampling();
+	const char *args[] = { "--workload", "spin", "--size", "20000000", "--intervals", "1ms", "--halts", "0",
+	                       "-r", "3", "-e", "page-faults", NULL };
+	json_object *root = perturb_json(args);
+	json_object *stats = cli_json_rows(root, "statistics");
+	double b = number(row_where2(stats, "measure", "page-faults:excluded", "configuration", "baseline"), "mean");
+	double h = number(row_where2(stats, "measure", "page-faults:excluded", "configuration", "f=0.001s t=0s"), "mean");
+	double halts = number(row_where(cli_json_rows(root, "configurations"), "configuration", "f=0.001s t=0s"), "halts");
+	cr_assert_gt(halts, 3);
+	cr_assert_float_eq(h, b, 1e-9, "excluded page faults: baseline %g, halted %g", b, h);
+	json_object_put(root);
+}
