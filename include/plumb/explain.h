@@ -35,7 +35,7 @@
 
 /* The row for everything the program did. */
 #define EXPLAIN_PROGRAM "(program)"
-#define EXPLAIN_NAME_MAX 64
+#define EXPLAIN_NAME_MAX 256   /* plumbgrind names regions up to 255 bytes */
 #define EXPLAIN_RUNS_MAX 100
 
 /* Where a reference is served from: a hit at L1, L2, L3, or memory. */
