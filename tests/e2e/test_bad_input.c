@@ -289,6 +289,19 @@ static const bad_case cases[] = {
 	CASE("validate-output-folder-is-a-file", 0, 1, "cannot create t.lackey: Not a directory", "validate", "--backend", "sim", "-d", "t.lackey", "itv"),
 	CASE("validate-base-offset", 0, USAGE, "--base-offset: a multiple of 4 up to 1 MiB, not '1'", "validate", "--base-offset", "1"),
 	CASE("validate-output-full", FULL, 1, "No space left on device", "validate", "--list", "-o", "%F"),
+	/* perturb */
+	CASE("perturb-nothing-to-do", 0, USAGE, "give --design NAME, or both --intervals LIST and --halts LIST", "perturb"),
+	CASE("perturb-unknown-option", 0, USAGE, "unknown option '--bogus'", "perturb", "--bogus"),
+	CASE("perturb-design-unknown", 0, USAGE, "--design: unknown design 'nosuch'", "perturb", "--design", "nosuch", "--", "true"),
+	CASE("perturb-interval-not-a-duration", 0, USAGE, "'x' is not a duration", "perturb", "--intervals", "x", "--halts", "0", "--", "true"),
+	CASE("perturb-workload-unknown", 0, USAGE, "unknown workload 'nosuch'", "perturb", "--workload", "nosuch", "--design", "full"),
+	CASE("perturb-runs-too-few", 0, USAGE, "--runs: '1' is out of range [2, 100]", "perturb", "-r", "1", "--design", "full", "--", "true"),
+	CASE("perturb-footprint-incomplete", 0, USAGE, "a footprint is LINES,PAGES,CODE, not '1,2'", "perturb", "--footprint", "1,2", "--design", "full", "--", "true"),
+	CASE("perturb-buffers-not-sizes", 0, USAGE, "--buffers: 'x' is not a size", "perturb", "--simulate", "t.lackey", "--buffers", "x"),
+	CASE("perturb-buffer-too-small", 0, 1, "holds no 16-byte record", "perturb", "--simulate", "t.lackey", "--buffers", "1"),
+	CASE("perturb-rate-trace-missing", 0, 1, "cannot open trace 'nosuch.ptrace'", "perturb", "--rate-trace", "nosuch.ptrace", "--design", "full", "--", "true"),
+	CASE("perturb-clock-unknown", 0, 1, "the halt clock 'nosuch' cannot interrupt the program here", "perturb", "--clock", "nosuch", "--design", "full", "--", "true"),
+	CASE("perturb-program-missing", 0, 1, "cannot run '/nonexistent/program': No such file or directory", "perturb", "--design", "full", "--", "/nonexistent/program"),
 	/* explain */
 	CASE("explain-no-program", 0, USAGE, "no program to run", "explain"),
 	CASE("explain-unknown-option", 0, USAGE, "unknown option '--bogus'", "explain", "--bogus", "--", "true"),
@@ -853,8 +866,26 @@ static void check_case(const bad_case *c)
 		FAIL("%s\n", kept);
 	if (o.orphans[0])
 		FAIL("children left running: %s\n", o.orphans);
-	if (strcmp(before, after))
-		FAIL("files left behind: before [%s], after [%s]\n", before, after);
+	if (strcmp(before, after)) {
+		/* Name only what changed: entries of one listing missing from the other. */
+		FAIL("the folder changed:");
+		const char *lists[2] = { after, before };
+		for (int side = 0; side < 2; side++)
+			for (const char *entry = lists[side]; *entry;) {
+				size_t length = strcspn(entry, " ");
+				char word[600];
+				snprintf(word, sizeof word, "%.*s ", (int)length, entry);
+				const char *other = lists[!side];
+				bool found = !strncmp(other, word, strlen(word));
+				char spaced[604];
+				snprintf(spaced, sizeof spaced, " %s", word);
+				found = found || strstr(other, spaced);
+				if (!found)
+					FAIL(" %s%.*s", side ? "-" : "+", (int)length, entry);
+				entry += length + (entry[length] == ' ');
+			}
+		FAIL("\n");
+	}
 	char command[2048] = "plumb";
 	for (size_t i = 0; argv[i]; i++)
 		snprintf(command + strlen(command), sizeof command - strlen(command), " %s", argv[i]);
