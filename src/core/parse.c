@@ -1,3 +1,4 @@
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -63,7 +64,13 @@ int parse_size(const char *text, uint64_t *out, plumb_status *status)
 {
 	if (is_blank(text))
 		return plumb_fail(status, EINVAL, "empty size");
-	if (text[0] == '-' || text[0] == '+')
+	/* strtod skips leading white space, carriage returns included, so the
+	 * sign is looked for after it (the fuzzer found "\r-8K" converted to
+	 * an unsigned size: undefined behaviour). */
+	const char *first = text;
+	while (isspace((unsigned char)*first))
+		first++;
+	if (*first == '-' || *first == '+')
 		return plumb_fail(status, EINVAL, "'%s' is not a size", text);
 	char *end;
 	errno = 0;
