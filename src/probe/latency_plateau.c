@@ -212,6 +212,29 @@ int latency_find_levels(const uint64_t *bytes, const double *ns, size_t n, const
 				if (smooth[i] < lowest)
 					lowest = smooth[i];
 			next->ns = exp(lowest);
+			/* The last level (memory) has no level after it to push its
+			 * far points up, and a shared L3 smears its end over octaves
+			 * (conflicts, other tenants): the lowest point two octaves
+			 * past the boundary can still be half L3 hits.  Its latency
+			 * is the flat tail: the median of the points, walking down
+			 * from the largest, whose smoothed latencies stay within
+			 * flat_ratio, when there are min_points of them past 2x the
+			 * boundary. */
+			if (k + 2 == found) {
+				size_t tail = next->last_index;
+				double lo = smooth[tail], hi = smooth[tail];
+				while (tail > from) {
+					double v = smooth[tail - 1];
+					double nlo = v < lo ? v : lo, nhi = v > hi ? v : hi;
+					if (nhi - nlo > flat)
+						break;
+					lo = nlo;
+					hi = nhi;
+					tail--;
+				}
+				if (next->last_index - tail + 1 >= options->min_points)
+					next->ns = exp(median_of(raw, tail, next->last_index));
+			}
 			if (end == previous_end)
 				break;
 			previous_end = end;

@@ -261,3 +261,28 @@ Test(lat_plateau, recorded_busy_curves)
 	check_recorded(recorded_busy_b, 2);
 	check_recorded(recorded_busy_c, 1);
 }
+
+Test(lat_plateau, memory_level_is_its_flat_tail_not_the_transition)
+{
+	/* A shared L3 smeared over three octaves (conflicts early, other
+	 * tenants evicting it): the miss ratio grows linearly in log size
+	 * from 4 MiB to 32 MiB, each load costing hit * 12 + miss * 145 ns,
+	 * then memory stays at 140-150 ns to 128 MiB.  The points a little
+	 * past the L3 boundary still hit the L3 in part; memory's latency is
+	 * the tail's plateau, not the lowest point of the transition. */
+	curve c;
+	staircase(&c);
+	for (size_t i = 0; i < c.n; i++) {
+		double octaves = log2((double)c.bytes[i] / (4.0 * MiB));
+		if (octaves > 0 && octaves < 3) {
+			double miss = octaves / 3;
+			c.ns[i] = (1 - miss) * 12.0 + miss * 145.0;
+		} else if (octaves >= 3)
+			c.ns[i] = 140.0 + 10.0 * (octaves - 3) / 2;   /* 140 at 32 MiB .. 150 at 128 MiB */
+	}
+	latency_level l[LATENCY_MAX_LEVELS];
+	cr_assert_eq(find(&c, l), 4);
+	cr_assert(l[3].open_ended);
+	cr_assert(l[3].ns >= 140 && l[3].ns <= 150, "memory reported at %.1f ns; its plateau is 140-150 ns", l[3].ns);
+	cr_assert(l[2].ns < 13, "the L3 stays at its own plateau (%.1f ns)", l[2].ns);
+}
