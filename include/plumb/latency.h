@@ -156,11 +156,24 @@ typedef struct latency_restart {
 	double slope_ns;           /* c as fitted: the slope of the rising part (used) */
 	bool fill_beyond_range;    /* no k in the sweep added time: F is a lower bound */
 	double fit_error;          /* mean over k of |t - model| / t */
+	/* Set by latency_restart_judge: */
+	double fill_estimate_ns;   /* F as fitted, before the noise test */
+	double fill_within_ns;     /* the noise on F: an F at or below it is "0 within +-x" */
+	bool fill_resolved;        /* F stands out of the noise; if not, fill_ns = 0, restart_ns = B */
 } latency_restart;
 
 /* work[0..n-1] ascending with work[0] == 0; ns[i] = t(work[i]); c > 0. */
 int latency_restart_analyze(const unsigned *work, const double *ns, size_t n, double work_unit_ns,
                             latency_restart *out, plumb_status *status);
+
+/* Decides whether the fitted fill time stands out of the spread over
+ * repeats.  spread_ns[i] is the spread of t(work[i]) over its repeated
+ * samples (standard deviation).  F = B - R is a difference of two medians
+ * of such points, so its noise x is twice the median spread, or the fit's
+ * mean misfit times B if larger.  F <= x is reported as 0 within +-x
+ * (fill_ns = 0, restart_ns = B, fill_work = 0); the fitted value stays in
+ * fill_estimate_ns.  With no spreads (n = 0) only the misfit counts. */
+void latency_restart_judge(latency_restart *r, const double *spread_ns, size_t n);
 
 /* Cost of one work unit (a dependent add): ns per add, median of repeats. */
 int latency_measure_work_unit(const timer_calibration *timer, const latency_measure_options *options,

@@ -123,7 +123,39 @@ int latency_restart_analyze(const unsigned *work, const double *ns, size_t n, do
 	for (size_t i = 0; i < n; i++)
 		relative += fabs(ns[i] - model(best_b, best_r, best_c, work[i])) / ns[i];
 	out->fit_error = relative / (double)n;
+	out->fill_estimate_ns = fill;
+	out->fill_within_ns = 0;
+	out->fill_resolved = fill > 0;
 	return 0;
+}
+
+void latency_restart_judge(latency_restart *r, const double *spread_ns, size_t n)
+{
+	double noise = r->fit_error * r->back_to_back_ns;
+	if (n > 0) {
+		double *copy = malloc(n * sizeof *copy);
+		if (copy) {
+			size_t m = 0;
+			for (size_t i = 0; i < n; i++)
+				if (spread_ns[i] >= 0 && isfinite(spread_ns[i]))
+					copy[m++] = spread_ns[i];
+			if (m > 0) {
+				double spread = 2 * stats_median(copy, m);
+				if (spread > noise)
+					noise = spread;
+			}
+			free(copy);
+		}
+	}
+	r->fill_estimate_ns = r->fill_estimate_ns > 0 ? r->fill_estimate_ns : r->fill_ns;
+	r->fill_within_ns = noise;
+	r->fill_resolved = r->fill_ns > noise;
+	if (!r->fill_resolved) {
+		r->fill_ns = 0;
+		r->restart_ns = r->back_to_back_ns;
+		r->fill_work = 0;
+		r->fill_beyond_range = false;
+	}
 }
 
 typedef struct adds_context {
@@ -190,6 +222,13 @@ int latency_restart_measure(const timer_calibration *timer, const chase_chain *c
 	}
 	if (rc == 0)
 		rc = latency_restart_analyze(ks, ns, n, work_unit_ns, out, status);
+	if (rc == 0) {
+		/* The spread over repeats of each point: the samples' standard
+		 * deviation. */
+		for (size_t i = 0; i < n; i++)
+			ns[i] = points[i].latency.cv * points[i].latency.mean;
+		latency_restart_judge(out, ns, n);
+	}
 	free(ns);
 	free(ks);
 	return rc;

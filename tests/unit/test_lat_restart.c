@@ -168,3 +168,46 @@ Test(lat_mlp, bad_input)
 	p[1].mb_per_s = 0;
 	cr_assert(latency_mlp_analyze(p, 4, 0.9, &s, NULL) == -1);
 }
+
+/* At DRAM three runs fitted fill times of 0.76, 14.9 and 4.3 ns, all
+ * labelled ok: a fill smaller than the spread over repeats is 0 within
+ * that spread, and only one that stands out of it is reported. */
+Test(lat_restart, a_fill_inside_the_spread_is_zero_within_it)
+{
+	double ns[64], spread[64];
+	const unsigned *work;
+	const double fills[] = { 0.76, 4.3, 14.9 };
+	for (size_t f = 0; f < 3; f++) {
+		size_t n = synthetic(150, 150 - fills[f], 0.25, ns, &work);
+		for (size_t i = 0; i < n; i++)
+			spread[i] = 8.5;   /* repeats scatter by 8.5 ns at DRAM */
+		latency_restart r;
+		cr_assert(latency_restart_analyze(work, ns, n, 0.25, &r, NULL) == 0);
+		cr_assert_float_eq(r.fill_ns, fills[f], 1e-6, "the fit finds the fabricated fill");
+		latency_restart_judge(&r, spread, n);
+		cr_assert_float_eq(r.fill_estimate_ns, fills[f], 1e-6);
+		cr_assert_float_eq(r.fill_within_ns, 17.0, 1e-9, "twice the median spread");
+		cr_assert(!r.fill_resolved, "fill %.2f ns within +-17 ns", fills[f]);
+		cr_assert_float_eq(r.fill_ns, 0, 1e-12);
+		cr_assert_float_eq(r.restart_ns, 150, 1e-9);
+		cr_assert_eq(r.fill_work, 0);
+	}
+}
+
+Test(lat_restart, a_fill_standing_out_of_the_spread_is_reported)
+{
+	double ns[64], spread[64];
+	const unsigned *work;
+	size_t n = synthetic(100, 70, 0.25, ns, &work);
+	for (size_t i = 0; i < n; i++)
+		spread[i] = 0.5;
+	spread[3] = 40;   /* one disturbed point does not widen the noise */
+	latency_restart r;
+	cr_assert(latency_restart_analyze(work, ns, n, 0.25, &r, NULL) == 0);
+	latency_restart_judge(&r, spread, n);
+	cr_assert(r.fill_resolved);
+	cr_assert_float_eq(r.fill_within_ns, 1.0, 1e-9);
+	cr_assert_float_eq(r.fill_ns, 30, 1e-9);
+	cr_assert_float_eq(r.restart_ns, 70, 1e-9);
+	cr_assert_eq(r.fill_work, 112);
+}
