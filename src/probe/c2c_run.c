@@ -60,7 +60,7 @@ static void measure_pair_row(output_table *t, const c2c_run_options *o, const ti
 	c2c_config config = o->config;
 	int cpus[2] = { a, b };
 	if (c2c_bench_open(&bench, &config, cpus, 2, timer, &status) != 0) {
-		failed_cells(t, 4, &status);
+		failed_cells(t, 5, &status);
 		return;
 	}
 	c2c_result result;
@@ -73,11 +73,14 @@ static void measure_pair_row(output_table *t, const c2c_run_options *o, const ti
 		failed_cells(t, 2, &status);
 	}
 	c2c_pingpong_result pong;
-	if (c2c_pingpong(a, b, o->round_trips, 7, o->config.timeout_ns, &pong, &status) == 0) {
+	/* The ping-pong repeats as many times as --trials says, like the loads
+	 * above; pingpong_trials records how many were run. */
+	if (c2c_pingpong(a, b, o->round_trips, o->config.trials, o->config.timeout_ns, &pong, &status) == 0) {
 		output_cell_real(t, pong.median_ns);
 		output_cell_real(t, pong.min_ns);
+		output_cell_integer(t, pong.trials);
 	} else {
-		failed_cells(t, 2, &status);
+		failed_cells(t, 3, &status);
 	}
 }
 
@@ -91,6 +94,7 @@ static output_table *pairs_table(output_report *r, const char *name, const char 
 	output_column(t, "load_from_modified_min", "ns", 1);
 	output_column(t, "pingpong_round_trip", "ns", 1);
 	output_column(t, "pingpong_round_trip_min", "ns", 1);
+	output_column(t, "pingpong_trials", NULL, 0);
 	return t;
 }
 
@@ -118,7 +122,7 @@ static void run_pairs(output_report *r, const c2c_run_options *o, const timer_ca
 		if (o->cpu_count < 2) {
 			output_row(t);
 			output_cell_text(t, "any");
-			skipped_cells(t, 6, "needs 2 CPUs; this process may use 1");
+			skipped_cells(t, 7, "needs 2 CPUs; this process may use 1");
 		}
 		return;
 	}
@@ -137,7 +141,7 @@ static void run_pairs(output_report *r, const c2c_run_options *o, const timer_ca
 			output_row(t);
 			output_cell_text(t, cpu_distance_name(d));
 			snprintf(reason, sizeof reason, "no two CPUs at this distance among CPUs %s", list);
-			skipped_cells(t, 6, reason);
+			skipped_cells(t, 7, reason);
 			continue;
 		}
 		output_row(t);
@@ -258,7 +262,7 @@ static void run_invalidate(output_report *r, const c2c_run_options *o, const tim
 		output_row(t);
 		output_cell_integer(t, a);
 		output_cell_integer(t, 1);
-		failed_cells(t, 4, &status);
+		failed_cells(t, 5, &status);
 		return;
 	}
 	/* k = 1..8, then powers of two, then N-1: the curve's shape without

@@ -300,6 +300,30 @@ Test(mp_cli, c2c_pair_matrix_json, .timeout = 120)
 	cli_run_free(&run);
 }
 
+/* --trials governs the ping-pong too (it used to run 7 whatever the option). */
+Test(mp_cli, c2c_pingpong_honours_trials, .timeout = 120)
+{
+	if (allowed_cpus() < 2)
+		cr_skip_test("needs 2 CPUs");
+	cli_run run = cli_run_plumbv(NULL, "c2c", "--only", "pairs", "--lines", "64", "--trials", "3",
+	                             "--round-trips", "100", "--json", NULL);
+	cr_assert_eq(run.exit_code, 0, "%s", run.err);
+	json_object *root = parse_json(&run);
+	json_object *rows = cli_json_rows(root, "pairs");
+	int measured = 0;
+	for (size_t i = 0; i < json_object_array_length(rows); i++) {
+		json_object *c = cell(json_object_array_get_idx(rows, i), "pingpong_trials");
+		cr_assert(c != NULL, "pairs has a pingpong_trials column");
+		if (json_object_is_type(c, json_type_int)) {
+			cr_expect_eq(json_object_get_int(c), 3, "row %zu ran the ping-pong --trials times", i);
+			measured++;
+		}
+	}
+	cr_expect(measured > 0, "at least one pair was measured");
+	json_object_put(root);
+	cli_run_free(&run);
+}
+
 /* The coherence kernels are what they claim: the built program's
  * coherence_time_access holds a locked xadd, a locked cmpxchg and an
  * mfence (inline assembly the compiler cannot turn into plain loads). */
