@@ -179,6 +179,16 @@ typedef struct geometry_tlb_reference {
 	char source[48];             /* "cpuid 0x80000005/6", "cpuid 0x18" */
 } geometry_tlb_reference;
 
+/* Decodes AMD's TLB leaves as the APM lays them out: CPUID Fn8000_0005 EBX
+ * [31:24] L1 DTLB 4 KiB associativity (0xFF full), [23:16] its entries;
+ * Fn8000_0006 EBX [31:28] L2 DTLB 4 KiB associativity (the L2/L3 code
+ * table, 0xF full), [27:16] its entries.  (EAX of both holds the 2/4 MiB
+ * TLBs, Fn8000_0019 the 1 GiB ones: not used for 4 KiB reach.)
+ * hypervisor: CPUID 1 ECX bit 31; the source then says the counts are
+ * what the hypervisor reports, which need not be the silicon's. */
+void geometry_tlb_reference_decode_amd(uint32_t ebx_80000005, uint32_t ebx_80000006, bool hypervisor,
+                                       geometry_tlb_reference *out);
+
 /* ---- the whole run: every experiment, and each finding beside the
  * machine's own claim ---- */
 

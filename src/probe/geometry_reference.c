@@ -14,15 +14,12 @@ static int amd_ways(unsigned code)
 	return table[code & 15];
 }
 
-static void read_amd(geometry_tlb_reference *out)
+void geometry_tlb_reference_decode_amd(uint32_t ebx_80000005, uint32_t ebx_80000006, bool hypervisor,
+                                       geometry_tlb_reference *out)
 {
-	unsigned a, b, c, d;
-	if (__get_cpuid(0x80000000, &a, &b, &c, &d) == 0 || a < 0x80000006)
-		return;
-	__cpuid(0x80000005, a, b, c, d);
-	unsigned l1_entries = (b >> 16) & 0xff, l1_ways = b >> 24;
-	__cpuid(0x80000006, a, b, c, d);
-	unsigned l2_entries = (b >> 16) & 0xfff, l2_ways = b >> 28;
+	memset(out, 0, sizeof *out);
+	unsigned l1_entries = (ebx_80000005 >> 16) & 0xff, l1_ways = ebx_80000005 >> 24;
+	unsigned l2_entries = (ebx_80000006 >> 16) & 0xfff, l2_ways = ebx_80000006 >> 28;
 	if (l1_entries) {
 		out->entries[out->levels] = l1_entries;
 		out->ways[out->levels++] = l1_ways == 0xff ? -1 : (int)l1_ways;
@@ -31,7 +28,20 @@ static void read_amd(geometry_tlb_reference *out)
 		out->entries[out->levels] = l2_entries;
 		out->ways[out->levels++] = amd_ways(l2_ways);
 	}
-	snprintf(out->source, sizeof out->source, "cpuid 0x80000005/6");
+	snprintf(out->source, sizeof out->source, hypervisor ? "cpuid 0x80000005/6 (hypervisor)" : "cpuid 0x80000005/6");
+}
+
+static void read_amd(geometry_tlb_reference *out)
+{
+	unsigned a, b, c, d;
+	if (__get_cpuid(0x80000000, &a, &b, &c, &d) == 0 || a < 0x80000006)
+		return;
+	__cpuid(1, a, b, c, d);
+	bool hypervisor = (c >> 31) & 1;
+	__cpuid(0x80000005, a, b, c, d);
+	unsigned ebx5 = b;
+	__cpuid(0x80000006, a, b, c, d);
+	geometry_tlb_reference_decode_amd(ebx5, b, hypervisor, out);
 }
 
 static void read_intel(geometry_tlb_reference *out)

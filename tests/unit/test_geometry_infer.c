@@ -269,3 +269,34 @@ Test(geometry_infer, judging_against_the_claim)
 	cr_assert_eq(geometry_judge(64, 64, false, 0), GEOMETRY_NO_REFERENCE);
 	cr_assert_str_eq(geometry_verdict_name(GEOMETRY_DISAGREE), "DISAGREE");
 }
+
+/* AMD's TLB leaves decoded from raw register values, field by field as the
+ * APM lays them out.  The first pair is what this project's Zen 5 KVM guest
+ * returns: Fn8000_0005 EBX = 0xff60ff40 (L1 DTLB 96 entries, fully
+ * associative: Zen 5's L1 DTLB) and Fn8000_0006 EBX = 0x60804040 (L2 DTLB
+ * field 0x080 = 128 entries, code 6 = 8 ways): the "claimed 128" was the
+ * right field, holding what the hypervisor reports. */
+Test(geometry_infer, amd_tlb_leaves_decode_per_the_apm)
+{
+	geometry_tlb_reference r;
+	geometry_tlb_reference_decode_amd(0xff60ff40u, 0x60804040u, true, &r);
+	cr_assert_eq(r.levels, 2);
+	cr_assert_eq(r.entries[0], 96);
+	cr_assert_eq(r.ways[0], -1);
+	cr_assert_eq(r.entries[1], 128);
+	cr_assert_eq(r.ways[1], 8);
+	cr_assert_str_eq(r.source, "cpuid 0x80000005/6 (hypervisor)");
+	/* A 12-bit L2 count (3072 = 0xc00) with code 0xA (32 ways), and an
+	 * 8-way L1 of 72; the ITLB fields (low halves) must not leak in. */
+	geometry_tlb_reference_decode_amd(0x0848ffffu, 0xac00ffffu, false, &r);
+	cr_assert_eq(r.levels, 2);
+	cr_assert_eq(r.entries[0], 72);
+	cr_assert_eq(r.ways[0], 8);
+	cr_assert_eq(r.entries[1], 3072);
+	cr_assert_eq(r.ways[1], 32);
+	cr_assert_str_eq(r.source, "cpuid 0x80000005/6");
+	/* No L2 DTLB reported: one level. */
+	geometry_tlb_reference_decode_amd(0xff40ff40u, 0x0000ffffu, false, &r);
+	cr_assert_eq(r.levels, 1);
+	cr_assert_eq(r.entries[0], 64);
+}
