@@ -167,10 +167,12 @@ int latency_restart_analyze(const unsigned *work, const double *ns, size_t n, do
                             latency_restart *out, plumb_status *status);
 
 /* Decides whether the fitted fill time stands out of the spread over
- * repeats.  spread_ns[i] is the spread of t(work[i]) over its repeated
- * samples (standard deviation).  F = B - R is a difference of two medians
- * of such points, so its noise x is twice the median spread, or the fit's
- * mean misfit times B if larger.  F <= x is reported as 0 within +-x
+ * repeats.  spread[i] is the relative spread of t(work[i]) over its
+ * repeated samples ((median - 10th percentile) / median).  F = B - R is a difference
+ * of two medians of such points, so its noise x is twice the median
+ * relative spread times B (relative, since the large-k points are slow
+ * and their absolute spread would swamp a fast level), or the fit's mean
+ * misfit times B if larger.  F <= x is reported as 0 within +-x
  * (fill_ns = 0, restart_ns = B, fill_work = 0); the fitted value stays in
  * fill_estimate_ns.  With no spreads (n = 0) only the misfit counts. */
 void latency_restart_judge(latency_restart *r, const double *spread_ns, size_t n);

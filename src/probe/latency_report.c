@@ -185,7 +185,7 @@ static void add_restart(output_report *report, const latency_run_result *r)
 		else if (!l->restart.fill_resolved)
 			/* The fitted fill does not stand out of the spread over
 			 * repeats: 0.76, 14.9 and 4.3 ns in three runs at DRAM. */
-			snprintf(label, sizeof label, "fill 0 within \u00b1%.1f ns", l->restart.fill_within_ns);
+			snprintf(label, sizeof label, "fill 0 within \u00b1%.2f ns", l->restart.fill_within_ns);
 		else
 			snprintf(label, sizeof label, "ok");
 		output_cell_text(t, label);

@@ -140,7 +140,7 @@ void latency_restart_judge(latency_restart *r, const double *spread_ns, size_t n
 				if (spread_ns[i] >= 0 && isfinite(spread_ns[i]))
 					copy[m++] = spread_ns[i];
 			if (m > 0) {
-				double spread = 2 * stats_median(copy, m);
+				double spread = 2 * stats_median(copy, m) * r->back_to_back_ns;
 				if (spread > noise)
 					noise = spread;
 			}
@@ -223,10 +223,13 @@ int latency_restart_measure(const timer_calibration *timer, const chase_chain *c
 	if (rc == 0)
 		rc = latency_restart_analyze(ks, ns, n, work_unit_ns, out, status);
 	if (rc == 0) {
-		/* The spread over repeats of each point: the samples' standard
-		 * deviation. */
-		for (size_t i = 0; i < n; i++)
-			ns[i] = points[i].latency.cv * points[i].latency.mean;
+		/* The relative spread over repeats of each point: median minus
+		 * 10th percentile, over the median.  (Not the coefficient of
+		 * variation: one preempted sample makes it ~2 at L1.) */
+		for (size_t i = 0; i < n; i++) {
+			const latency_result *l = &points[i].latency;
+			ns[i] = l->ns > 0 ? (l->ns - l->ns_p10) / l->ns : 0;
+		}
 		latency_restart_judge(out, ns, n);
 	}
 	free(ns);

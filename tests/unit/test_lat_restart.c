@@ -180,7 +180,7 @@ Test(lat_restart, a_fill_inside_the_spread_is_zero_within_it)
 	for (size_t f = 0; f < 3; f++) {
 		size_t n = synthetic(150, 150 - fills[f], 0.25, ns, &work);
 		for (size_t i = 0; i < n; i++)
-			spread[i] = 8.5;   /* repeats scatter by 8.5 ns at DRAM */
+			spread[i] = 8.5 / 150;   /* repeats scatter by 8.5 ns at DRAM */
 		latency_restart r;
 		cr_assert(latency_restart_analyze(work, ns, n, 0.25, &r, NULL) == 0);
 		cr_assert_float_eq(r.fill_ns, fills[f], 1e-6, "the fit finds the fabricated fill");
@@ -200,8 +200,8 @@ Test(lat_restart, a_fill_standing_out_of_the_spread_is_reported)
 	const unsigned *work;
 	size_t n = synthetic(100, 70, 0.25, ns, &work);
 	for (size_t i = 0; i < n; i++)
-		spread[i] = 0.5;
-	spread[3] = 40;   /* one disturbed point does not widen the noise */
+		spread[i] = 0.005;   /* 0.5 ns at B = 100 ns */
+	spread[3] = 0.4;   /* one disturbed point does not widen the noise */
 	latency_restart r;
 	cr_assert(latency_restart_analyze(work, ns, n, 0.25, &r, NULL) == 0);
 	latency_restart_judge(&r, spread, n);
