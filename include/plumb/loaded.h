@@ -45,7 +45,16 @@ typedef struct loaded_config {
 	int samples;                /* timed samples per point (default 5) */
 	uint64_t seed;
 	uint64_t timeout_ns;        /* bound on every wait for a generator */
+	const char *latency_cpu_choice; /* how latency_cpu was chosen (meta), or NULL */
 } loaded_config;
+
+/* Pinned to cpu (affinity restored afterwards), spins reading the clock
+ * for window_ns and reports the fraction of it lost in gaps over 5 us
+ * (the thread did not run: other tasks, a hypervisor's steal). */
+int loaded_cpu_interference(int cpu, uint64_t window_ns, double *lost_fraction, plumb_status *status);
+/* Index of the lowest lost fraction (the quietest CPU); the first on a
+ * tie; negative fractions (not measured) are skipped; -1 if none. */
+int loaded_quietest(const double *lost_fraction, int n);
 
 void loaded_config_default(loaded_config *config);
 

@@ -9,6 +9,7 @@ void loaded_report(const loaded_config *config, const timer_calibration *timer, 
 {
 	char buffer[64];
 	output_meta_integer(r, "latency_cpu", config->latency_cpu);
+	output_meta_text(r, "latency_cpu_choice", config->latency_cpu_choice ? config->latency_cpu_choice : "given");
 	output_meta_integer(r, "generators", config->generators);
 	output_meta_text(r, "pattern", loaded_pattern_name(config->pattern));
 	output_meta_text(r, "chase_size", format_size(config->chase_bytes, buffer, sizeof buffer));
