@@ -18,7 +18,7 @@ static void usage(FILE *f)
 	        "Measures what a load, a store, an atomic add and a compare-and-swap by CPU A cost\n"
 	        "on lines that CPU B holds Modified, Exclusive or Shared, or that nobody caches;\n"
 	        "ping-pong round trips; a store invalidating k sharers; and false sharing.\n"
-	        "Helper threads prepare the state before every timed pass (seed 001 recipes).\n\n"
+	        "Helper threads prepare the state before every timed pass (Hristea's recipes, 1997).\n\n"
 	        "  --cpus LIST        CPUs to use (default: all this process may run on)\n"
 	        "  --pair A,B         measure this ordered pair instead of one per topology distance\n"
 	        "  --matrix           every ordered pair: load-from-Modified latency and ping-pong\n"

@@ -17,7 +17,8 @@ static void usage(FILE *f)
 	           "                    [--verification FILE] [--csv | --json] [-o FILE]\n\n"
 	           "Lists the events of each backend and opens each one to see whether it counts\n"
 	           "here: 'works', or 'unsupported' with the reason (errno, perf_event_paranoid,\n"
-	           "missing PMU, PAPI error).  Then the catalogue: each PAPI preset the seeds study,\n"
+	           "missing PMU, PAPI error).  Then the catalogue: each PAPI preset studied by\n"
+	           "Salayandia (2002) and Aguilera et al. (2005),\n"
 	           "its perf event and its candidate native events per CPU, with their verification\n"
 	           "state on this CPU: 'verified on this CPU (date, class)', 'checked: CLASS, not\n"
 	           "trusted', or 'unverified' until plumb validate checked them here.  Software\n"
@@ -211,7 +212,7 @@ static void add_catalogue(output_report *report, const char *verification_path)
 		}
 	}
 	output_table *table = output_table_add(report, "catalogue",
-	                                       "Catalogue: the seeds' PAPI presets and their equivalents");
+	                                       "Catalogue: the PAPI presets of Salayandia (2002) and Aguilera et al. (2005) and their equivalents");
 	output_column(table, "preset", NULL, 0);
 	output_column(table, "kind", NULL, 0);
 	output_column(table, "description", NULL, 0);

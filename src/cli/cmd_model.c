@@ -20,7 +20,7 @@ static void usage(FILE *f)
 	fprintf(f,
 	        "usage: plumb model --from FILE [options] [--csv | --json] [-o FILE]\n"
 	        "       plumb model --service NS --l0 NS [options]\n\n"
-	        "Seed 001's closed M/D/1 model: latency L under generator contention C solves\n"
+	        "Hristea's closed M/D/1 model (1997): latency L under generator contention C solves\n"
 	        "  L = L0 + (S^2/2)(C/CLS) / (1 - S(C/CLS + 1/L))   (eq. 5.18; larger root)\n"
 	        "With --from, fits the service time S by least squares to measured (bandwidth,\n"
 	        "latency) points: 'plumb loaded --json' output or any CSV of pairs (MB/s, ns).\n"

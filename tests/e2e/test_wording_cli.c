@@ -1,0 +1,103 @@
+/* User-facing text cites papers by author and year (Hristea 1997, Salayandia
+ * 2002, ...), never the project's internal names for them ("seed 001", "the
+ * thesis", "the seeds").  Checks every command's --help, the README and the
+ * man pages, so those words do not come back. */
+#include <criterion/criterion.h>
+#include <ctype.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "run.h"
+
+static const char *const banned[] = {"seed 0", "seed00", "thesis", "the seeds", "seeds'"};
+
+/* The banned phrase TEXT contains (case-insensitive), or NULL. */
+static const char *banned_in(const char *text)
+{
+	size_t n = strlen(text);
+	char *lower = malloc(n + 1);
+	cr_assert_not_null(lower);
+	for (size_t i = 0; i <= n; i++)
+		lower[i] = (char)tolower((unsigned char)text[i]);
+	const char *found = NULL;
+	for (size_t i = 0; i < sizeof banned / sizeof banned[0] && !found; i++)
+		if (strstr(lower, banned[i]))
+			found = banned[i];
+	free(lower);
+	return found;
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	cr_assert_not_null(f, "cannot open %s", path);
+	char *text = NULL;
+	size_t size = 0, used = 0, got;
+	do {
+		if (used + 4096 + 1 > size) {
+			size = (used + 4096 + 1) * 2;
+			text = realloc(text, size);
+			cr_assert_not_null(text);
+		}
+		got = fread(text + used, 1, 4096, f);
+		used += got;
+	} while (got > 0);
+	fclose(f);
+	text[used] = '\0';
+	return text;
+}
+
+static void check_file(const char *path)
+{
+	char *text = slurp(path);
+	const char *word = banned_in(text);
+	cr_expect_null(word, "%s says \"%s\": cite the paper by author and year", path, word);
+	free(text);
+}
+
+Test(wording_cli, help_texts_cite_authors)
+{
+	cli_run top = cli_run_plumbv(NULL, "--help", NULL);
+	cr_assert_eq(top.exit_code, 0);
+	cr_expect_null(banned_in(top.out), "plumb --help: %s", top.out);
+	const char *table = strstr(top.out, "Commands:\n");
+	cr_assert_not_null(table, "no command table in plumb --help");
+	int commands = 0;
+	for (const char *line = strchr(table, '\n') + 1; strncmp(line, "  ", 2) == 0;
+	     line = strchr(line, '\n') + 1) {
+		char name[32];
+		cr_assert_eq(sscanf(line, " %31s", name), 1);
+		cli_run r = cli_run_plumbv(NULL, name, "--help", NULL);
+		cr_expect_eq(r.exit_code, 0, "plumb %s --help exits %d", name, r.exit_code);
+		const char *word = banned_in(r.out);
+		cr_expect_null(word, "plumb %s --help says \"%s\": cite the paper by author and year",
+		               name, word);
+		cli_run_free(&r);
+		commands++;
+	}
+	cr_assert_geq(commands, 10, "only %d commands found in plumb --help", commands);
+	cli_run_free(&top);
+}
+
+Test(wording_cli, readme_and_man_pages_cite_authors)
+{
+	char path[4096 + 512];
+	snprintf(path, sizeof path, "%s/README.md", cli_source_dir());
+	check_file(path);
+	char dir[4096];
+	snprintf(dir, sizeof dir, "%s/man", cli_source_dir());
+	DIR *d = opendir(dir);
+	cr_assert_not_null(d, "cannot open %s", dir);
+	int pages = 0;
+	for (struct dirent *e; (e = readdir(d)) != NULL;) {
+		size_t n = strlen(e->d_name);
+		if (n < 3 || strcmp(e->d_name + n - 2, ".1") != 0)
+			continue;
+		snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+		check_file(path);
+		pages++;
+	}
+	closedir(d);
+	cr_assert_geq(pages, 10, "only %d man pages in %s", pages, dir);
+}
