@@ -1,5 +1,6 @@
 /* plumb explain: the four sources (measured, instrumented, simulated,
  * predicted) for the regions a user's program marks, side by side. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 #include "cli/command.h"
 #include "plumb/explain.h"
 #include "plumb/parse.h"
+#include "plumb/sim.h"
 
 const char cmd_explain_summary[] = "measured, exact, simulated and predicted figures for your program's regions";
 
@@ -83,7 +85,15 @@ int cmd_explain(int argc, char **argv)
 			if (parse_double(optarg, 0.01, 16, &run.ipc_base, &status) != 0)
 				return cli_usage_error("explain", "--ipc: %s", status.message);
 			break;
-		case OPT_PRESET: run.preset = optarg; break;
+		case OPT_PRESET: {
+			/* checked now: an unknown preset is one usage error (as under
+			 * plumb sim and validate --sim-preset), not a note in the report */
+			sim_config check;
+			if (sim_preset(&check, optarg, &status) != 0 && status.code == EINVAL)
+				return cli_usage_error("explain", "--preset: %s", status.message);
+			run.preset = optarg;
+			break;
+		}
 		case OPT_NO_SIMULATE: run.simulate = false; break;
 		case OPT_NO_VALGRIND: run.instrument = false; break;
 		case OPT_VALGRIND: run.valgrind = optarg; break;
