@@ -169,6 +169,7 @@ typedef struct explain_result {
 	char **notes;
 	size_t note_count;
 	int exit_code;                       /* the program's, in the last measured run */
+	int exit_signal;                     /* the signal that killed it in a measured run, or 0 */
 } explain_result;
 
 /* The whole job.  Fails for bad options or when the program cannot be run

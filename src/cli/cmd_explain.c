@@ -115,6 +115,7 @@ int cmd_explain(int argc, char **argv)
 	if (explain_run(argv + optind, &run, &result, &status) != 0)
 		return cli_error("explain", &status);
 	output_report *report = explain_report(&result);
+	int exit_signal = result.exit_signal;
 	explain_result_free(&result);
 	if (!report) {
 		fprintf(stderr, "plumb explain: out of memory\n");
@@ -124,5 +125,12 @@ int cmd_explain(int argc, char **argv)
 	if (rc == 0 && html && explain_write_html(report, html, &status) != 0)
 		rc = cli_error("explain", &status);
 	output_report_free(report);
+	/* A program that crashed fails the run, as under plumb stat, sim and
+	 * instrument: its figures stay in the report, but are not the whole answer. */
+	if (rc == 0 && exit_signal) {
+		fprintf(stderr, "plumb explain: the program '%s' was killed by signal %d (%s)\n", argv[optind],
+		        exit_signal, strsignal(exit_signal));
+		rc = 1;
+	}
 	return rc;
 }

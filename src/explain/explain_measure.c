@@ -317,6 +317,8 @@ int explain_measure(char *const argv[], const explain_options *options, explain_
 		result->exit_code = WIFEXITED(run.wait_status) ? WEXITSTATUS(run.wait_status)
 		                                                : 128 + WTERMSIG(run.wait_status);
 		if (WIFSIGNALED(run.wait_status))
+			result->exit_signal = WTERMSIG(run.wait_status);
+		if (WIFSIGNALED(run.wait_status))
 			explain_result_note(result, "run %u: the program was killed by signal %d (%s)", r + 1,
 			                    WTERMSIG(run.wait_status), strsignal(WTERMSIG(run.wait_status)));
 		else if (result->exit_code != 0)
