@@ -132,7 +132,7 @@ int model_report(const model_report_options *o, output_report *r, plumb_status *
 	for (size_t i = 0; i < o->at_count; i++)
 		add_prediction_row(ct, &fit.params, o->at[i], measured_max);
 	output_table *xt = output_table_add(r, "predict_processors",
-	                                    "Predicted latency when P processors all chase dependent misses (thesis: "
+	                                    "Predicted latency when P processors all chase dependent misses (Hristea 1997: "
 	                                    "generators as extra masters)");
 	output_column(xt, "processors", NULL, 0);
 	output_column(xt, "latency", "ns", 1);

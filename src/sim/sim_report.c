@@ -256,7 +256,7 @@ static void add_coherence(const sim *s, output_report *r)
 	}
 
 	output_table *f = output_table_add(r, "fanout",
-	                                   "Invalidations per request (thesis buckets 1; 2; 3-4; >4, and exact)");
+	                                   "Invalidations per request (Franz's 2008 buckets 1; 2; 3-4; >4, and exact)");
 	static const char *const fcolumns[] = { "core", "one", "two", "three_four", "more_than_four", "exact" };
 	for (int i = 0; i < 6; i++)
 		output_column(f, fcolumns[i], NULL, 0);

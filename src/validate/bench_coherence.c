@@ -60,8 +60,8 @@ static bool half_cache_domain(const validate_params *p, char *warning, size_t le
 {
 	uint64_t limit = p->machine->l2_size / coherence_line(p) / 2;
 	if (p->size > limit) {
-		snprintf(warning, length, "%llu lines exceed half the L2 (%llu lines), where the thesis "
-		         "saw predictions fail", (unsigned long long)p->size, (unsigned long long)limit);
+		snprintf(warning, length, "%llu lines exceed half the L2 (%llu lines), where Salayandia "
+		         "(2002) saw predictions fail", (unsigned long long)p->size, (unsigned long long)limit);
 		return false;
 	}
 	return true;

@@ -60,7 +60,7 @@ static int branch_run(const validate_params *p, validate_region *region, validat
 
 const validate_benchmark validate_bench_branch = {
 	.name = "branch",
-	.title = "branch mispredictions: n-1 runs of a 10-trip inner loop (seed 003 Fig. 3)",
+	.title = "branch mispredictions: n-1 runs of a 10-trip inner loop (Aguilera et al. 2005, Fig. 3)",
 	.defeats = "nothing beyond a bimodal predictor: history-based predictors learn a fixed "
 	           "trip count, so the model 'one miss per loop exit' may fail on modern cores",
 	.threads = 1,
@@ -265,7 +265,7 @@ static int cycles_run(const validate_params *p, validate_region *region, validat
 
 const validate_benchmark validate_bench_cycles = {
 	.name = "cycles",
-	.title = "core cycles: register-only chain of 16 dependent adds per iteration (seed 003 §3.3)",
+	.title = "core cycles: register-only chain of 16 dependent adds per iteration (Aguilera et al. 2005, §3.3)",
 	.defeats = "memory (no loads or stores), ALU parallelism (one dependent chain)",
 	.threads = 1,
 	.default_max_size = 1000000,
@@ -319,7 +319,7 @@ static int instructions_emit(const validate_params *p, validate_sink *sink, plum
 
 const validate_benchmark validate_bench_instructions = {
 	.name = "instructions",
-	.title = "instructions: 8 register adds + dec + jnz per iteration, 3 fixed (seed 003 §3.6)",
+	.title = "instructions: 8 register adds + dec + jnz per iteration, 3 fixed (Aguilera et al. 2005, §3.6)",
 	.defeats = "compiler-inserted instructions (assembly kernel, counted from its disassembly)",
 	.threads = 1,
 	.default_max_size = 1000000,
@@ -461,7 +461,7 @@ static int fp_run(const validate_params *p, validate_region *region, validate_ru
 const validate_benchmark validate_bench_fp = {
 	.name = "fp",
 	.title = "FP operations: 2 addsd + 2 mulsd per iteration (scalar double)",
-	.defeats = "compiler-inserted conversions and rounding (seed 003's Power lesson)",
+	.defeats = "compiler-inserted conversions and rounding (Aguilera et al.'s 2005 Power lesson)",
 	.threads = 1,
 	.default_max_size = 1000000,
 	.event_count = 1,

@@ -178,7 +178,7 @@ static int dtlb_emit(const validate_params *p, validate_sink *sink, plumb_status
 
 const validate_benchmark validate_bench_dtlb = {
 	.name = "dtlb",
-	.title = "DTLB misses: page-stride sweep over N fresh pages (seed 000 Fig. 3)",
+	.title = "DTLB misses: page-stride sweep over N fresh pages (Salayandia 2002, Fig. 3)",
 	.defeats = "TLB replacement and associativity (compulsory misses only); THP",
 	.threads = 1,
 	.default_max_size = 10000,
@@ -350,7 +350,7 @@ static int padding_emit(const validate_params *p, validate_sink *sink, plumb_sta
 
 const validate_benchmark validate_bench_padding = {
 	.name = "padding",
-	.title = "padding configuration benchmark, aligned pad: N pairs on N pages (seed 000 Fig. 7)",
+	.title = "padding configuration benchmark, aligned pad: N pairs on N pages (Salayandia 2002, Fig. 7)",
 	.defeats = "unknown array placement: finds the pad that starts a page",
 	.threads = 1,
 	.default_max_size = 10000,

@@ -151,8 +151,8 @@ static bool control_domain(const validate_params *p, char *warning, size_t lengt
 
 const validate_benchmark validate_bench_shared = {
 	.name = "shared",
-	.title = "L1/L2 D-cache misses: two threads, read the lines the other core wrote (seed 000 Fig. 11)",
-	.defeats = "prefetching, if prefetchers skip lines another core owns (the thesis's hypothesis)",
+	.title = "L1/L2 D-cache misses: two threads, read the lines the other core wrote (Salayandia 2002, Fig. 11)",
+	.defeats = "prefetching, if prefetchers skip lines another core owns (Salayandia's 2002 hypothesis)",
 	.threads = 2,
 	.default_max_size = 1000000,
 	SHARED_EVENTS,

@@ -55,7 +55,7 @@ output_table *validate_verdict_table(output_report *report, const validate_resul
 			for (int k = 0; k < 5; k++) output_cell_empty(t);
 			real_or_status(t, s->calibration_bias);
 			output_cell_text(t, status);
-			output_cell_text(t, "counted alongside (seed 000 Fig. 18), no prediction");
+			output_cell_text(t, "counted alongside (Salayandia 2002, Fig. 18), no prediction");
 			continue;
 		}
 		output_cell_text(t, validate_class_name(s->verdict.cls));
