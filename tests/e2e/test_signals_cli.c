@@ -209,6 +209,12 @@ Test(signals_cli, stat_sigterm_stops_and_reaps_the_command)
 	stat_is_stopped_by(SIGTERM);
 }
 
+/* A closed terminal or ssh session: SIGHUP, exit 129, the command reaped. */
+Test(signals_cli, stat_sighup_stops_and_reaps_the_command)
+{
+	stat_is_stopped_by(SIGHUP);
+}
+
 Test(signals_cli, report_sigint_stops_its_section_and_writes_nothing)
 {
 	char out[PATH_MAX];
