@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli/command.h"
+#include "plumb/cpu.h"
 #include "plumb/parse.h"
 #include "plumb/perturb.h"
 
@@ -179,6 +180,9 @@ int cmd_perturb(int argc, char **argv)
 			if (parse_int(optarg, 0, 4095, &cpu, &status) != 0)
 				return cli_usage_error("perturb", "--cpu: %s", status.message);
 			po.cpu = (int)cpu;
+			/* the shared check and wording, as under plumb lat, bw, c2c and validate */
+			if (cpu_check_allowed(&po.cpu, 1, &status) != 0)
+				return cli_usage_error("perturb", "--cpu: %s", status.message);
 			break;
 		case 0x2009:
 			if (parse_double(optarg, 1e-6, 1e15, &reference_rate, &status) != 0)

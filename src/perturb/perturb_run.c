@@ -339,11 +339,8 @@ int perturb_experiment_run(const perturb_options *options, const perturb_design 
 		return n_cpus < 0 ? -1 : plumb_fail(status, EINVAL, "no CPU in the affinity mask");
 	rc.cpu = cpus[n_cpus - 1];
 	if (options->cpu >= 0) {
-		bool allowed = false;
-		for (int i = 0; i < n_cpus; i++)
-			allowed |= cpus[i] == options->cpu;
-		if (!allowed)
-			return plumb_fail(status, EINVAL, "CPU %d is not in this process's affinity mask", options->cpu);
+		if (cpu_check_allowed(&options->cpu, 1, status) != 0)
+			return -1;
 		rc.cpu = options->cpu;
 	}
 	const char *clock = options->clock ? options->clock : "task-clock";

@@ -301,6 +301,8 @@ static const bad_case cases[] = {
 	CASE("perturb-buffer-too-small", 0, 1, "holds no 16-byte record", "perturb", "--simulate", "t.lackey", "--buffers", "1"),
 	CASE("perturb-rate-trace-missing", 0, 1, "cannot open trace 'nosuch.ptrace'", "perturb", "--rate-trace", "nosuch.ptrace", "--design", "full", "--", "true"),
 	CASE("perturb-clock-unknown", 0, 1, "the halt clock 'nosuch' cannot interrupt the program here", "perturb", "--clock", "nosuch", "--design", "full", "--", "true"),
+	CASE("perturb-cpu-does-not-exist", 0, USAGE, "--cpu: CPU 4095 is not one this process may run on", "perturb", "--cpu", "4095", "--design", "full", "--", "true"),
+	CASE("perturb-cpu-outside-mask", ONE_CPU, USAGE, "is not one this process may run on (allowed: ", "perturb", "--cpu", "%C1", "--design", "full", "--", "true"),
 	CASE("perturb-program-missing", 0, 1, "cannot run '/nonexistent/program': No such file or directory", "perturb", "--design", "full", "--", "/nonexistent/program"),
 	/* explain */
 	CASE("explain-no-program", 0, USAGE, "no program to run", "explain"),
