@@ -94,6 +94,10 @@ void instrument_options_init(instrument_options *options);
  * looked. */
 int instrument_find_tool(char *dir, size_t size, plumb_status *status);
 
+/* The valgrind program NAME (a path, or a name found on PATH as execvp would)
+ * into out.  Fails with one line when it cannot be run. */
+int instrument_find_valgrind(const char *name, char *out, size_t size, plumb_status *status);
+
 /* Runs argv under plumbgrind and parses its summary.  The program's own
  * output goes where plumb's goes.  Fails if valgrind or the tool is missing,
  * or no summary appeared (the program could not start, or Valgrind died);

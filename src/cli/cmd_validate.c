@@ -14,6 +14,7 @@
 #include "cli/command.h"
 #include <gnu/libc-version.h>
 #include <sys/utsname.h>
+#include "plumb/instrument.h"
 #include "plumb/parse.h"
 #include "plumb/sim.h"
 #include "plumb/topology.h"
@@ -466,7 +467,15 @@ int cmd_validate(int argc, char **argv)
 				return cli_usage_error("validate", "--plot-format must be png or svg, not '%s'", optarg);
 			plot_format = optarg;
 			break;
-		case OPT_VALGRIND: o.valgrind = optarg; break;
+		case OPT_VALGRIND: {
+			/* checked now: a Valgrind that cannot be run is one error, not
+			 * an unsupported instrumented row after the whole run */
+			char found[4096];
+			if (instrument_find_valgrind(optarg, found, sizeof found, &status) != 0)
+				return cli_error("validate", &status);
+			o.valgrind = optarg;
+			break;
+		}
 		case OPT_LIST: list = true; break;
 		case OPT_FIND_PADDING: padding = true; break;
 		case OPT_CPU: {

@@ -109,8 +109,7 @@ static int program_runnable(const char *name)
 	return -1;
 }
 
-/* The valgrind program, found on PATH as execvp would. */
-static int find_valgrind(const char *name, char *out, size_t size, plumb_status *status)
+int instrument_find_valgrind(const char *name, char *out, size_t size, plumb_status *status)
 {
 	if (strchr(name, '/')) {
 		if (access(name, X_OK) != 0)
@@ -168,7 +167,7 @@ int instrument_start(char *const argv[], const instrument_options *options, int 
 	if (trace_pipe && (options->trace_path || options->trace_fd >= 0))
 		return plumb_fail(status, EINVAL, "a trace pipe and a trace file or descriptor exclude each other");
 	char valgrind[PATH_MAX], tool_dir[PATH_MAX];
-	if (find_valgrind(options->valgrind ? options->valgrind : "valgrind", valgrind, sizeof valgrind, status) < 0)
+	if (instrument_find_valgrind(options->valgrind ? options->valgrind : "valgrind", valgrind, sizeof valgrind, status) < 0)
 		return -1;
 	if (options->tool_dir) {
 		if (!has_tool(options->tool_dir))

@@ -288,6 +288,7 @@ static const bad_case cases[] = {
 	CASE("validate-output-folder-missing", 0, 1, "cannot create nodir/d: No such file or directory", "validate", "--backend", "sim", "-d", "nodir/d", "itv"),
 	CASE("validate-output-folder-is-a-file", 0, 1, "cannot create t.lackey: Not a directory", "validate", "--backend", "sim", "-d", "t.lackey", "itv"),
 	CASE("validate-base-offset", 0, USAGE, "--base-offset: a multiple of 4 up to 1 MiB, not '1'", "validate", "--base-offset", "1"),
+	CASE("validate-valgrind-missing", 0, 1, "cannot run valgrind '/nonexistent': No such file or directory", "validate", "--backend", "instrumented", "--valgrind", "/nonexistent", "instructions"),
 	CASE("validate-output-full", FULL, 1, "No space left on device", "validate", "--list", "-o", "%F"),
 	/* perturb */
 	CASE("perturb-nothing-to-do", 0, USAGE, "give --design NAME, or both --intervals LIST and --halts LIST", "perturb"),
