@@ -300,6 +300,11 @@ int counter_verification_default_path(char *out, size_t length, plumb_status *st
  * generic event), "perf-software", "raw" (r<hex>), "native" (libpfm4 or
  * PAPI native), "papi-preset", or "unknown" when the name does not resolve. */
 const char *counter_event_encoding(const char *backend, const char *name);
+/* Fails (EINVAL, one line naming it) for a name no backend knows: not a
+ * perf generic, software or raw name, not a PAPI preset, not a libpfm4
+ * native.  A known event that cannot be counted here passes: opening it
+ * gives unsupported with the reason, as under plumb stat. */
+int counter_event_check_known(const char *name, plumb_status *status);
 
 /* ------------------------------------------------------------ calibration */
 

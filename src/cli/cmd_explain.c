@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "cli/command.h"
+#include "plumb/counters.h"
 #include "plumb/explain.h"
 #include "plumb/parse.h"
 #include "plumb/sim.h"
@@ -107,6 +108,20 @@ int cmd_explain(int argc, char **argv)
 		return cli_usage_error("explain", "no program to run (plumb explain -- ./program args)");
 	if (run.backend && strcmp(run.backend, "perf") && strcmp(run.backend, "papi") && strcmp(run.backend, "none"))
 		return cli_usage_error("explain", "--backend: '%s' is not perf, papi or none", run.backend);
+	if (run.events) {
+		/* an event no backend knows is a usage error; a known one that cannot
+		 * be counted here stays unsupported in the report, with its reason */
+		char storage[4096];
+		const char *names[COUNTER_MAX_EVENTS];
+		size_t n;
+		if (strlen(run.events) >= sizeof storage)
+			return cli_usage_error("explain", "-e: the event list is too long");
+		if (counter_event_list_parse(run.events, storage, sizeof storage, names, &n, &status) != 0)
+			return cli_usage_error("explain", "-e: %s", status.message);
+		for (size_t i = 0; i < n; i++)
+			if (counter_event_check_known(names[i], &status) != 0)
+				return cli_usage_error("explain", "-e: %s", status.message);
+	}
 	if (html && !html[0])
 		return cli_usage_error("explain", "--html needs a file name");
 	if (!out.path || !strcmp(out.path, "-"))

@@ -277,6 +277,9 @@ int cmd_perturb(int argc, char **argv)
 			return cli_usage_error("perturb", "--events: %s", status.message);
 		if (n > PERTURB_MAX_EVENTS)
 			return cli_usage_error("perturb", "--events: at most %d events", PERTURB_MAX_EVENTS);
+		for (size_t i = 0; i < n; i++)
+			if (counter_event_check_known(names[i], &status) != 0)
+				return cli_usage_error("perturb", "--events: %s", status.message);
 		po.n_events = n;
 		for (size_t i = 0; i < n; i++)
 			po.events[i] = names[i];

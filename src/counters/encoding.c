@@ -3,6 +3,7 @@
  * raw code or a libpfm4 native name is three different mappings: the kernel's
  * generic table (or PAPI's preset definition) can be wrong where the native
  * is right, and a verdict for one says nothing about the others. */
+#include <errno.h>
 #include <string.h>
 #include "plumb/counters.h"
 #include "perf_events.h"
@@ -31,4 +32,24 @@ const char *counter_event_encoding(const char *backend, const char *name)
 	case PERF_EVENT_KIND_NATIVE: return "native";
 	}
 	return "unknown";
+}
+
+int counter_event_check_known(const char *name, plumb_status *status)
+{
+	if (!name || !name[0])
+		return plumb_fail(status, EINVAL, "empty event name");
+	/* A component native PAPI may know and libpfm4 not (rapl:::...): left to the backend. */
+	if (strstr(name, "::"))
+		return 0;
+	perf_event_spec spec;
+	char reason[256];
+	if (perf_event_resolve(name, &spec, reason, sizeof reason) == 0)
+		return 0;
+	/* perf_event_resolve says "unknown event" only for a name nothing
+	 * resolves (a generic, software or raw name, a PAPI preset, a libpfm4
+	 * native); anything else (a raw code too wide, a native with a bad unit
+	 * mask) is a known kind of event that stays unsupported with its reason. */
+	if (strncmp(reason, "unknown event", 13) != 0)
+		return 0;
+	return plumb_fail(status, EINVAL, "%s; plumb events lists the known ones", reason);
 }

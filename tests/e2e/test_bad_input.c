@@ -304,6 +304,7 @@ static const bad_case cases[] = {
 	CASE("perturb-clock-unknown", 0, 1, "the halt clock 'nosuch' cannot interrupt the program here", "perturb", "--clock", "nosuch", "--design", "full", "--", "true"),
 	CASE("perturb-cpu-does-not-exist", 0, USAGE, "--cpu: CPU 4095 is not one this process may run on", "perturb", "--cpu", "4095", "--design", "full", "--", "true"),
 	CASE("perturb-cpu-outside-mask", ONE_CPU, USAGE, "is not one this process may run on (allowed: ", "perturb", "--cpu", "%C1", "--design", "full", "--", "true"),
+	CASE("perturb-event-unknown", 0, USAGE, "--events: unknown event 'nosuch'", "perturb", "-e", "nosuch", "--design", "full", "--", "true"),
 	CASE("perturb-program-missing", 0, 1, "cannot run '/nonexistent/program': No such file or directory", "perturb", "--design", "full", "--", "/nonexistent/program"),
 	/* explain */
 	CASE("explain-no-program", 0, USAGE, "no program to run", "explain"),
@@ -315,6 +316,7 @@ static const bad_case cases[] = {
 	CASE("explain-machine-missing", 0, 1, "--machine: cannot open 'nosuch.json': No such file or directory", "explain", "--machine", "nosuch.json", "--", "true"),
 	CASE("explain-machine-not-json", 0, 1, "--machine: 't.lackey' is not a plumb JSON report", "explain", "--machine", "t.lackey", "--", "true"),
 	CASE("explain-program-missing", 0, 1, "cannot run '/nonexistent/program': No such file or directory", "explain", "--", "/nonexistent/program"),
+	CASE("explain-event-unknown", 0, USAGE, "-e: unknown event 'nosuch'", "explain", "-e", "page-faults,nosuch", "--", "true"),
 	CASE("explain-preset-unknown", 0, USAGE, "--preset: unknown preset 'nosuch'", "explain", "--preset", "nosuch", "--", "true"),
 	CASE_REPORT("explain-program-crashes", 0, 1, "the program 'sh' was killed by signal 11", "killed by signal 11", "explain", "--no-valgrind", "-r", "1", "--", "sh", "-c", "kill -SEGV $$"),
 	/* report */
