@@ -301,11 +301,11 @@ static const bad_case cases[] = {
 	CASE("perturb-buffers-not-sizes", 0, USAGE, "--buffers: 'x' is not a size", "perturb", "--simulate", "t.lackey", "--buffers", "x"),
 	CASE("perturb-buffer-too-small", 0, 1, "holds no 16-byte record", "perturb", "--simulate", "t.lackey", "--buffers", "1"),
 	CASE("perturb-rate-trace-missing", 0, 1, "cannot open trace 'nosuch.ptrace'", "perturb", "--rate-trace", "nosuch.ptrace", "--design", "full", "--", "true"),
-	CASE("perturb-clock-unknown", 0, 1, "the halt clock 'nosuch' cannot interrupt the program here", "perturb", "--clock", "nosuch", "--design", "full", "--", "true"),
+	CASE("perturb-clock-unknown", NOT_SANITIZED, 1, "the halt clock 'nosuch' cannot interrupt the program here", "perturb", "--clock", "nosuch", "--design", "full", "--", "true"),
 	CASE("perturb-cpu-does-not-exist", 0, USAGE, "--cpu: CPU 4095 is not one this process may run on", "perturb", "--cpu", "4095", "--design", "full", "--", "true"),
 	CASE("perturb-cpu-outside-mask", ONE_CPU, USAGE, "is not one this process may run on (allowed: ", "perturb", "--cpu", "%C1", "--design", "full", "--", "true"),
 	CASE("perturb-event-unknown", 0, USAGE, "--events: unknown event 'nosuch'", "perturb", "-e", "nosuch", "--design", "full", "--", "true"),
-	CASE("perturb-program-missing", 0, 1, "cannot run '/nonexistent/program': No such file or directory", "perturb", "--design", "full", "--", "/nonexistent/program"),
+	CASE("perturb-program-missing", NOT_SANITIZED, 1, "cannot run '/nonexistent/program': No such file or directory", "perturb", "--design", "full", "--", "/nonexistent/program"),
 	/* explain */
 	CASE("explain-no-program", 0, USAGE, "no program to run", "explain"),
 	CASE("explain-unknown-option", 0, USAGE, "unknown option '--bogus'", "explain", "--bogus", "--", "true"),
@@ -771,7 +771,7 @@ static void require(const bad_case *c)
 	if ((c->flags & NO_PAPI) && !strstr(status.message, "component is disabled"))
 		cr_skip_test("%s: PAPI is unusable here for another reason: %s", c->name, status.message);
 	if ((c->flags & NOT_SANITIZED) && sanitized_build())
-		cr_skip_test("%s: plumb is built with AddressSanitizer, which valgrind cannot run", c->name);
+		cr_skip_test("%s: plumb is built with AddressSanitizer (valgrind cannot run it, and no libplumb.so is built to preload)", c->name);
 	if ((c->flags & BIG_MEMORY) && available_mib() >= 200ull << 10)
 		cr_skip_test("%s: this machine has %llu MiB available, enough to run the case", c->name, available_mib());
 }

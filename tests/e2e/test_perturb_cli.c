@@ -267,6 +267,7 @@ Test(perturb_cli, a_command_behind_an_exec_is_halted, .timeout = 120)
  * halted run a fault, a "step" in every halted configuration). */
 Test(perturb_cli, halts_add_no_page_faults_of_their_own, .timeout = 60)
 {
+	REQUIRE_NO_ASAN("AddressSanitizer's shadow memory faults in the halt handler");
 	require_task_clock_sampling();
 	const char *args[] = { "--workload", "spin", "--size", "20000000", "--intervals", "1ms", "--halts", "0",
 	                       "-r", "3", "-e", "page-faults", NULL };

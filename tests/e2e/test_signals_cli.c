@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "run.h"
+#include "../capability.h"
 
 static char folder[64];
 
@@ -233,6 +234,7 @@ Test(signals_cli, report_sigint_stops_its_section_and_writes_nothing)
 
 Test(signals_cli, validate_sigterm_stops_valgrind_and_removes_its_folder)
 {
+	REQUIRE_NO_ASAN("valgrind cannot run a plumb built with AddressSanitizer");
 	const char *argv[] = { "validate", "--backend", "instrumented", NULL };
 	pid_t plumb = start_plumb(argv);
 	/* valgrind runs under the name of its tool's launcher. */
