@@ -392,7 +392,11 @@ static size_t decode_run(trace_codec_state *state, const unsigned char **cursor,
 				last_fetch = state->last_fetch_address;
 				last_iaddr = state->last_instruction_address;
 				thread = state->thread;
-				continue;
+				/* A region marker can be longer than a record's worst
+				 * case, so stop was counted for bytes it has used: count
+				 * again what is in reach (the fuzzer found the overread). */
+				i++;
+				break;
 			}
 			uint64_t value;
 			const unsigned char *next = get_varint(p + 1, &value);
