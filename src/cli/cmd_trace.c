@@ -108,13 +108,13 @@ static void print_losses(const char *command, const conversion_losses *loss, tra
 		        (unsigned long long)loss->threads_folded);
 }
 
-/* Copies reader to a writer at out; reports unless out is standard output. */
-static int copy_trace(const char *command, trace_reader *reader, const char *in_name, const char *out,
-                      trace_format to, bool fold_threads, const cli_output *output)
+/* Copies reader to a writer at out (opened already, or opened here when
+ * writer is NULL); reports unless out is standard output. */
+static int copy_trace(const char *command, trace_reader *reader, trace_writer *writer, const char *in_name,
+                      const char *out, trace_format to, bool fold_threads, const cli_output *output)
 {
 	plumb_status status;
-	trace_writer *writer;
-	if (trace_writer_open(&writer, out, to, &status) < 0) {
+	if (!writer && trace_writer_open(&writer, out, to, &status) < 0) {
 		trace_reader_close(reader, NULL);
 		return cli_error(command, &status);
 	}
@@ -274,7 +274,7 @@ static int trace_convert(int argc, char **argv)
 	if (trace_reader_open(&reader, in, from, &status) < 0)
 		return cli_error(command, &status);
 	trace_reader_allow_truncated(reader, allow_truncated);
-	return copy_trace(command, reader, in, out, to, fold, &output);
+	return copy_trace(command, reader, NULL, in, out, to, fold, &output);
 }
 
 static int trace_record_program(int argc, char **argv)
@@ -319,11 +319,19 @@ static int trace_record_program(int argc, char **argv)
 		if (trace_format_from_path(out, &to, &status) < 0)
 			return cli_usage_error(command, "%s", status.message);
 	}
+	/* The output first: a destination that cannot be written fails before
+	 * valgrind starts, rather than killing a valgrind that has just begun
+	 * (which can leave its valgrind_proc_* file in TMPDIR). */
 	plumb_status status;
-	trace_reader *reader;
-	if (trace_reader_open_command(&reader, program, &status) < 0)
+	trace_writer *writer;
+	if (trace_writer_open(&writer, out, to, &status) < 0)
 		return cli_error(command, &status);
-	return copy_trace(command, reader, program[0], out, to, fold, &output);
+	trace_reader *reader;
+	if (trace_reader_open_command(&reader, program, &status) < 0) {
+		trace_writer_abort(writer);
+		return cli_error(command, &status);
+	}
+	return copy_trace(command, reader, writer, program[0], out, to, fold, &output);
 }
 
 static void hex_cell(output_table *table, uint64_t value)
