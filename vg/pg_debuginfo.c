@@ -141,28 +141,5 @@ void pg_code_write(void)
 		return;
 	range_close();
 	append("end\n", 4);
-	HChar *path = VG_(expand_file_name)("--plumb-code", pg_clo_code);
-	HChar *temporary = VG_(malloc)("pg.code.path", VG_(strlen)(path) + 32);
-	VG_(sprintf)(temporary, "%s.tmp.%d", path, VG_(getpid)());
-	Int fd = VG_(fd_open)(temporary, VKI_O_CREAT | VKI_O_WRONLY | VKI_O_TRUNC, 0644);
-	if (fd < 0) {
-		VG_(umsg)("plumbgrind: cannot create the code file '%s'\n", temporary);
-		return;
-	}
-	SizeT done = 0;
-	while (done < text_used) {
-		Int n = VG_(write)(fd, text + done, (Int)(text_used - done));
-		if (n <= 0) {
-			VG_(umsg)("plumbgrind: writing the code file '%s' failed\n", temporary);
-			VG_(close)(fd);
-			VG_(unlink)(temporary);
-			return;
-		}
-		done += (SizeT)n;
-	}
-	VG_(close)(fd);
-	if (VG_(rename)(temporary, path) != 0) {
-		VG_(umsg)("plumbgrind: cannot rename '%s' to '%s'\n", temporary, path);
-		VG_(unlink)(temporary);
-	}
+	pg_write_file("--plumb-code", pg_clo_code, "code", text, text_used);
 }

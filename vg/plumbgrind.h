@@ -63,6 +63,8 @@ typedef void (*pg_line_writer)(const HChar *line);
 void pg_threads_report(pg_line_writer write_line);
 /* Notes a misuse (mismatched end, bad name) for the summary's warning lines. */
 void pg_warn(const HChar *format, ...) PRINTF_CHECK(1, 2);
+/* The option's file (expanded), written whole through FILE.tmp.PID and a rename. */
+void pg_write_file(const HChar *option, const HChar *value, const HChar *what, const HChar *data, SizeT length);
 
 /* ---- pg_instrument.c ---- */
 
