@@ -135,14 +135,23 @@ static int perf_open(void **out, const char *const *events, size_t n, const coun
 	return 0;
 }
 
+/* Applies request to every group leader.  Enable and disable switch the
+ * leader alone, without PERF_IOC_FLAG_GROUP: a group counts only while its
+ * leader is on, so that stops and starts the members too.  A group
+ * disabled and enabled again with the flag left its members inactive until
+ * the thread's next context switch (measured on Linux 6.18: page faults
+ * after a second start went uncounted; perf_start_after_stop_counts_again
+ * and perf_pause_resume_counts_again check it).  Reset does take the flag:
+ * it clears every member's count. */
 static int group_ioctl(perf_instance *instance, unsigned long request, const char *what,
                        plumb_status *status)
 {
+	unsigned long flags = request == PERF_EVENT_IOC_RESET ? PERF_IOC_FLAG_GROUP : 0;
 	for (size_t i = 0; i < instance->n; i++) {
 		perf_slot *slot = &instance->slot[i];
 		if (slot->fd < 0 || slot->leader != i)
 			continue;
-		if (ioctl(slot->fd, request, PERF_IOC_FLAG_GROUP) != 0)
+		if (ioctl(slot->fd, request, flags) != 0)
 			return plumb_fail_errno(status, errno, "perf_event %s", what);
 	}
 	return 0;
@@ -164,13 +173,8 @@ static int perf_stop(void *opaque, plumb_status *status)
 	return group_ioctl(opaque, PERF_EVENT_IOC_DISABLE, "disable", status);
 }
 
-/* For a halt handler: ioctl only, nothing that is not async-signal-safe.
- * Only the leaders are switched, without PERF_IOC_FLAG_GROUP: a group
- * counts only while its leader is on, so that pauses the members too, and
- * enabling the leader schedules them back at once.  Enabling with the
- * group flag instead left the members inactive until the thread's next
- * context switch (measured on Linux 6.18: page faults after a resume went
- * uncounted; perf_pause_resume_counts_again checks it). */
+/* For a halt handler: ioctl only, nothing that is not async-signal-safe,
+ * and no status.  Leaders only, as group_ioctl explains. */
 static int group_ioctl_quiet(perf_instance *instance, unsigned long request)
 {
 	int rc = 0;

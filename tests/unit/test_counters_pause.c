@@ -86,3 +86,35 @@ Test(counters_pause, paused_sampler_does_not_fire)
 	cr_assert_eq(during, 0, "%d overflows while paused", during);
 	cr_assert(after >= 10, "%d overflows in 40 ms at 2 ms", after);
 }
+
+/* A set started again after a stop (as validate's repeats and perturb's
+ * runs do) counts the second interval in full: a group disabled with
+ * PERF_IOC_FLAG_GROUP and enabled again the same way must not leave its
+ * members off until the next context switch. */
+Test(counters_pause, perf_start_after_stop_counts_again)
+{
+	REQUIRE_COUNTER_BACKEND("perf");
+	const char *events[] = { "task-clock", "page-faults", "minor-faults" };
+	counter_set *set;
+	plumb_status st;
+	cr_assert_eq(counter_set_open(&set, "perf", events, 3, NULL, &st), 0, "%s", st.message);
+	char *a = counters_test_map(100), *b = counters_test_map(100), *c = counters_test_map(100);
+	counters_test_prefault_stack();
+	counters_test_prefault_thread();
+	cr_assert_eq(counter_start(set, &st), 0);
+	counters_test_touch(a, 100);
+	cr_assert_eq(counter_stop(set, &st), 0);
+	counters_test_touch(b, 100);
+	cr_assert_eq(counter_start(set, &st), 0, "%s", st.message);
+	counters_test_touch(c, 100);
+	cr_assert_eq(counter_stop(set, &st), 0);
+	counter_value v[3];
+	cr_assert_eq(counter_read(set, v, &st), 0);
+	for (int i = 1; i < 3; i++)
+		cr_assert(v[i].value >= 100 && v[i].value <= 102, "%s: %g (100: the second start resets)", events[i],
+		          v[i].value);
+	counter_close(set);
+	counters_test_unmap(a, 100);
+	counters_test_unmap(b, 100);
+	counters_test_unmap(c, 100);
+}
