@@ -29,11 +29,11 @@ static void usage(FILE *stream)
 	        "  -s, --sizes LIST     per-thread working sets, e.g. 16K,128K,2M,64M\n"
 	        "                       (default: one per cache level and DRAM, from the topology)\n"
 	        "  -t, --threads LIST   thread counts, e.g. 1,2 (default: 1,2,4,... and N)\n"
-	        "  -c, --cpus LIST      CPUs to pin threads to, in order (default: all allowed)\n"
+	        "  -C, --cpu LIST       CPUs to pin threads to, in order (default: all allowed)\n"
 	        "      --pages MODE     default, small, thp or hugetlb (default: thp)\n"
 	        "      --time-cap MS    time limit per measurement (default 200)\n"
 	        "      --target-ci PCT  stop repeating when the 95%% CI is within +-PCT%% (default 2)\n"
-	        "      --min-runs N     samples per measurement at least (default 5)\n"
+	        "      --min-samples N  samples per measurement at least (default 5)\n"
 	        "      --csv, --json    output format (default: aligned table)\n"
 	        "  -o, --output FILE    write the report to FILE\n"
 	        "  -h, --help           this help\n");
@@ -245,11 +245,13 @@ int cmd_bw(int argc, char **argv)
 		{ "isa", required_argument, 0, 'i' },
 		{ "sizes", required_argument, 0, 's' },
 		{ "threads", required_argument, 0, 't' },
-		{ "cpus", required_argument, 0, 'c' },
+		{ "cpu", required_argument, 0, 'C' },
+		{ "cpus", required_argument, 0, 'C' }, /* with -c, the old name (man plumb-bw) */
 		{ "pages", required_argument, 0, 0x2001 },
 		{ "time-cap", required_argument, 0, 0x2002 },
 		{ "target-ci", required_argument, 0, 0x2003 },
-		{ "min-runs", required_argument, 0, 0x2004 },
+		{ "min-samples", required_argument, 0, 0x2004 },
+		{ "min-runs", required_argument, 0, 0x2004 }, /* the old name (man plumb-bw) */
 		{ "help", no_argument, 0, 'h' },
 		CLI_OUTPUT_OPTIONS,
 		{ 0, 0, 0, 0 }
@@ -264,7 +266,7 @@ int cmd_bw(int argc, char **argv)
 	int option, rc;
 	optind = 1;
 	opterr = 0;
-	while ((option = getopt_long(argc, argv, ":k:i:s:t:c:o:h", long_options, NULL)) != -1) {
+	while ((option = getopt_long(argc, argv, ":k:i:s:t:C:c:o:h", long_options, NULL)) != -1) {
 		if (cli_output_option(&output, option, optarg))
 			continue;
 		switch (option) {
@@ -278,7 +280,7 @@ int cmd_bw(int argc, char **argv)
 			if ((rc = parse_threads(optarg, &o)) != 0)
 				return rc;
 			break;
-		case 'c': cpu_list = optarg; break;
+		case 'C': case 'c': cpu_list = optarg; break;
 		case 0x2001:
 			if (strcmp(optarg, "default") == 0) o.pages = ARENA_PAGES_DEFAULT;
 			else if (strcmp(optarg, "small") == 0) o.pages = ARENA_PAGES_SMALL;
@@ -303,7 +305,7 @@ int cmd_bw(int argc, char **argv)
 		case 0x2004: {
 			long runs;
 			if (parse_int(optarg, 2, 1000, &runs, &status) != 0)
-				return cli_usage_error("bw", "--min-runs: %s", status.message);
+				return cli_usage_error("bw", "--min-samples: %s", status.message);
 			o.measure.min_runs = (size_t)runs;
 			if (o.measure.max_runs < o.measure.min_runs)
 				o.measure.max_runs = o.measure.min_runs;
@@ -322,9 +324,9 @@ int cmd_bw(int argc, char **argv)
 		return rc;
 	if (cpu_list) {
 		if (parse_cpu_list(cpu_list, o.cpus, 1024, &o.cpu_count, &status) != 0)
-			return cli_usage_error("bw", "--cpus: %s", status.message);
+			return cli_usage_error("bw", "--cpu: %s", status.message);
 		if (cpu_check_allowed(o.cpus, o.cpu_count, &status) != 0)
-			return cli_usage_error("bw", "--cpus: %s", status.message);
+			return cli_usage_error("bw", "--cpu: %s", status.message);
 	} else {
 		o.cpu_count = cpu_allowed(o.cpus, 1024, &status);
 		if (o.cpu_count < 1)

@@ -19,13 +19,13 @@ static void usage(FILE *f)
 	        "on lines that CPU B holds Modified, Exclusive or Shared, or that nobody caches;\n"
 	        "ping-pong round trips; a store invalidating k sharers; and false sharing.\n"
 	        "Helper threads prepare the state before every timed pass (Hristea's recipes, 1997).\n\n"
-	        "  --cpus LIST        CPUs to use (default: all this process may run on)\n"
+	        "  -C, --cpu LIST     CPUs to use (default: all this process may run on)\n"
 	        "  --pair A,B         measure this ordered pair instead of one per topology distance\n"
 	        "  --matrix           every ordered pair: load-from-Modified latency and ping-pong\n"
 	        "  --only LIST        sections: pairs,states,invalidate,false-sharing (default all)\n"
 	        "  --lines N          lines in the random chain (default 2048)\n"
 	        "  --spacing BYTES    distance between lines, multiple of 64 (default 128)\n"
-	        "  --trials N         timed passes per measurement (default 11; median and min)\n"
+	        "  --samples N        timed passes per measurement (default 11; median and min)\n"
 	        "  --round-trips N    ping-pong round trips per trial (default 5000)\n"
 	        "  --duration MS      false-sharing window per layout and repeat (default 100)\n"
 	        "  --timeout MS       longest wait for a helper thread (default 2000)\n"
@@ -61,22 +61,24 @@ static int parse_sections(const char *text, unsigned *out)
 static int parse_options(int argc, char **argv, c2c_run_options *o, cli_output *out, int *exit_code)
 {
 	static const struct option options[] = {
-		{ "cpus", required_argument, 0, 'c' }, { "pair", required_argument, 0, 'p' },
+		{ "cpu", required_argument, 0, 'c' }, { "pair", required_argument, 0, 'p' },
 		{ "matrix", no_argument, 0, 'm' }, { "only", required_argument, 0, 'O' },
 		{ "lines", required_argument, 0, 'l' }, { "spacing", required_argument, 0, 's' },
-		{ "trials", required_argument, 0, 't' }, { "round-trips", required_argument, 0, 'r' },
+		{ "samples", required_argument, 0, 't' }, { "round-trips", required_argument, 0, 'r' },
 		{ "duration", required_argument, 0, 'd' }, { "timeout", required_argument, 0, 'T' },
 		{ "seed", required_argument, 0, 'S' }, { "help", no_argument, 0, 'h' },
+		/* the names before the common vocabulary (man plumb-c2c: kept for one release) */
+		{ "cpus", required_argument, 0, 'c' }, { "trials", required_argument, 0, 't' },
 		CLI_OUTPUT_OPTIONS, { 0, 0, 0, 0 } };
 	plumb_status status;
 	uint64_t value;
 	int c;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":ho:", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":hC:o:", options, NULL)) != -1) {
 		switch (c) {
 		case 'h': usage(stdout); *exit_code = 0; return -1;
-		case 'c':
+		case 'C': case 'c':
 			if (parse_cpu_list(optarg, o->cpus, C2C_MAX_CPUS, &o->cpu_count, &status) != 0)
 				goto bad_value;
 			break;
@@ -175,7 +177,7 @@ int cmd_c2c(int argc, char **argv)
 		o.cpu_count = allowed_count;
 	}
 	if (cpu_check_allowed(o.cpus, o.cpu_count, &status) != 0)
-		return cli_usage_error("c2c", "--cpus: %s", status.message);
+		return cli_usage_error("c2c", "--cpu: %s", status.message);
 	if (o.has_pair && cpu_check_allowed(o.pair, 2, &status) != 0)
 		return cli_usage_error("c2c", "--pair: %s", status.message);
 	timer_calibration timer;

@@ -23,8 +23,8 @@ static void usage(FILE *stream)
 	        "sysconf claim, flagging disagreements.\n\n"
 	        "Options:\n"
 	        "      --max-size SIZE  end of the working-set sweep (default: 2x the LLC, >= 64MiB)\n"
-	        "      --points N       sweep points per octave (default 4)\n"
-	        "      --cpu N          CPU to pin to (default: the first allowed)\n"
+	        "      --points-per-octave N  sweep density (default 4)\n"
+	        "  -C, --cpu N          CPU to pin to (default: the first allowed)\n"
 	        "      --time-cap MS    time limit per curve point (default 60; 2.5x for the\n"
 	        "                       working-set sweep)\n"
 	        "      --target-ci PCT  stop repeating a point when the 95%% CI is within +-PCT%% (default 2)\n"
@@ -153,7 +153,8 @@ int cmd_geometry(int argc, char **argv)
 {
 	static const struct option long_options[] = {
 		{ "max-size", required_argument, 0, 0x2001 },
-		{ "points", required_argument, 0, 0x2002 },
+		{ "points-per-octave", required_argument, 0, 0x2002 },
+		{ "points", required_argument, 0, 0x2002 }, /* the old name (man plumb-geometry) */
 		{ "cpu", required_argument, 0, 0x2003 },
 		{ "time-cap", required_argument, 0, 0x2004 },
 		{ "target-ci", required_argument, 0, 0x2005 },
@@ -172,7 +173,7 @@ int cmd_geometry(int argc, char **argv)
 	int option;
 	optind = 1;
 	opterr = 0;
-	while ((option = getopt_long(argc, argv, ":o:h", long_options, NULL)) != -1) {
+	while ((option = getopt_long(argc, argv, ":C:o:h", long_options, NULL)) != -1) {
 		if (cli_output_option(&output, option, optarg))
 			continue;
 		switch (option) {
@@ -184,9 +185,9 @@ int cmd_geometry(int argc, char **argv)
 			break;
 		case 0x2002:
 			if (parse_int(optarg, 1, 16, &points, &status) != 0)
-				return cli_usage_error("geometry", "--points: %s", status.message);
+				return cli_usage_error("geometry", "--points-per-octave: %s", status.message);
 			break;
-		case 0x2003:
+		case 0x2003: case 'C':
 			if (parse_int(optarg, 0, 1 << 20, &cpu, &status) != 0)
 				return cli_usage_error("geometry", "--cpu: %s", status.message);
 			break;

@@ -19,23 +19,23 @@ static void usage(FILE *f)
 	        "granularity, so prefetchers cannot help) over a working-set sweep, reports ns\n"
 	        "and TSC cycles per load, and finds each level's plateau latency and the\n"
 	        "working set where it ends, next to what sysfs says.\n\n"
-	        "  --min SIZE             smallest working set (default 4KiB)\n"
-	        "  --max SIZE             largest working set (default 4x the last-level cache)\n"
+	        "  --min-size SIZE        smallest working set (default 4KiB)\n"
+	        "  --max-size SIZE        largest working set (default 4x the last-level cache)\n"
 	        "  --points-per-octave N  sweep density (default 4)\n"
 	        "  --pattern P            random (default), page (pages in random order, all lines\n"
 	        "                         of a page before the next: isolates TLB misses), or\n"
 	        "                         strided (constant stride: exposes the prefetchers)\n"
 	        "  --page-group SIZE      page size for --pattern page (default the base page)\n"
 	        "  --stride SIZE          stride for --pattern strided (default one line)\n"
-	        "  --line SIZE            slot size (default the L1 line size)\n"
+	        "  --line-size SIZE       slot size (default the L1 line size)\n"
 	        "  --pages MODE           thp (default), small, hugetlb or default\n"
-	        "  --cpu N                pin to CPU N (default the CPU the run starts on)\n"
+	        "  -C, --cpu N            pin to CPU N (default the CPU the run starts on)\n"
 	        "  --seed N               permutation seed\n"
 	        "  --single-pass          do not re-measure the points near each boundary\n"
 	        "  --restart              also measure restart latency at each level\n"
 	        "  --mlp                  also measure memory-level parallelism at each level\n"
 	        "  --max-chains N         MLP: up to N interleaved chains (1-32, default 32)\n"
-	        "  --ci PERCENT           target 95%% CI half-width (default 2)\n"
+	        "  --target-ci PCT        stop repeating when the 95%% CI is within +-PCT%% (default 2)\n"
 	        "  --time-cap MS          time cap per measurement (default 150)\n"
 	        "  --csv                  CSV output\n"
 	        "  --json                 JSON output (schema: docs/output-schema.md)\n"
@@ -140,13 +140,13 @@ int cmd_lat(int argc, char **argv)
 	static const struct option options[] = {
 		CLI_OUTPUT_OPTIONS,
 		{ "help", no_argument, 0, 'h' },
-		{ "min", required_argument, 0, OPT_MIN },
-		{ "max", required_argument, 0, OPT_MAX },
+		{ "min-size", required_argument, 0, OPT_MIN },
+		{ "max-size", required_argument, 0, OPT_MAX },
 		{ "points-per-octave", required_argument, 0, OPT_PPO },
 		{ "pattern", required_argument, 0, OPT_PATTERN },
 		{ "page-group", required_argument, 0, OPT_PAGE_GROUP },
 		{ "stride", required_argument, 0, OPT_STRIDE },
-		{ "line", required_argument, 0, OPT_LINE },
+		{ "line-size", required_argument, 0, OPT_LINE },
 		{ "pages", required_argument, 0, OPT_PAGES },
 		{ "cpu", required_argument, 0, OPT_CPU },
 		{ "seed", required_argument, 0, OPT_SEED },
@@ -154,8 +154,13 @@ int cmd_lat(int argc, char **argv)
 		{ "restart", no_argument, 0, OPT_RESTART },
 		{ "mlp", no_argument, 0, OPT_MLP },
 		{ "max-chains", required_argument, 0, OPT_MAX_CHAINS },
-		{ "ci", required_argument, 0, OPT_CI },
+		{ "target-ci", required_argument, 0, OPT_CI },
 		{ "time-cap", required_argument, 0, OPT_TIME_CAP },
+		/* the names before the common vocabulary (man plumb-lat: kept for one release) */
+		{ "min", required_argument, 0, OPT_MIN },
+		{ "max", required_argument, 0, OPT_MAX },
+		{ "line", required_argument, 0, OPT_LINE },
+		{ "ci", required_argument, 0, OPT_CI },
 		{ 0, 0, 0, 0 }
 	};
 	cli_output out = { OUTPUT_TABLE, NULL };
@@ -165,13 +170,15 @@ int cmd_lat(int argc, char **argv)
 	int c;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":ho:", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":hC:o:", options, NULL)) != -1) {
 		if (c == 'h') {
 			usage(stdout);
 			return 0;
 		}
 		if (cli_output_option(&out, c, optarg))
 			continue;
+		if (c == 'C')
+			c = OPT_CPU;
 		int rc = parse_option(&o, c, optarg, &status);
 		if (rc < 0)
 			return cli_usage_error("lat", "%s", status.message);
@@ -181,7 +188,7 @@ int cmd_lat(int argc, char **argv)
 	if (optind < argc)
 		return cli_usage_error("lat", "unexpected argument '%s'", argv[optind]);
 	if (o.max_bytes && o.max_bytes < o.min_bytes)
-		return cli_usage_error("lat", "--max is smaller than --min");
+		return cli_usage_error("lat", "--max-size is smaller than --min-size");
 	if (o.cpu >= 0 && cpu_check_allowed(&o.cpu, 1, &status) != 0)
 		return cli_usage_error("lat", "--cpu: %s", status.message);
 

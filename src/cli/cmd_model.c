@@ -28,7 +28,7 @@ static void usage(FILE *f)
 	        "  --from FILE        measurements ('-' = stdin)\n"
 	        "  --service NS       use this service time instead of fitting\n"
 	        "  --l0 NS            unloaded latency (default: the zero-bandwidth point, else fitted)\n"
-	        "  --line BYTES       bytes per request (default: from the loaded JSON, else 64)\n"
+	        "  --line-size BYTES  bytes per request (default: from the loaded JSON, else 64)\n"
 	        "  --at LIST          also predict at these contentions (MB/s), e.g. 100,200\n"
 	        "  --processors N     predict for 1..N processors chasing like the latency thread\n"
 	        "                     (default: 4 x this machine's CPUs, at least 16)\n"
@@ -58,7 +58,8 @@ int cmd_model(int argc, char **argv)
 {
 	static const struct option options[] = {
 		{ "from", required_argument, 0, 'f' }, { "service", required_argument, 0, 's' },
-		{ "l0", required_argument, 0, 'L' }, { "line", required_argument, 0, 'c' },
+		{ "l0", required_argument, 0, 'L' }, { "line-size", required_argument, 0, 'c' },
+		{ "line", required_argument, 0, 'c' }, /* the old name (man plumb-model) */
 		{ "at", required_argument, 0, 'a' }, { "processors", required_argument, 0, 'P' },
 		{ "help", no_argument, 0, 'h' }, CLI_OUTPUT_OPTIONS, { 0, 0, 0, 0 } };
 	cli_output out = { OUTPUT_TABLE, NULL };
@@ -84,7 +85,7 @@ int cmd_model(int argc, char **argv)
 			break;
 		case 'c':
 			if (parse_u64(optarg, 1, 1u << 20, &value, &status) != 0)
-				return cli_usage_error("model", "--line: %s", status.message);
+				return cli_usage_error("model", "--line-size: %s", status.message);
 			line = (double)value;
 			break;
 		case 'a':

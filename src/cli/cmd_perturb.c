@@ -44,7 +44,7 @@ static void usage(FILE *f)
 	        "  --clock EVENT        the halt clock: task-clock (default) or cycles (needs a PMU)\n"
 	        "  --cycles-per-second R  cycles per second of interval for --clock cycles\n"
 	        "                       (default: the TSC frequency)\n"
-	        "  --cpu N              the CPU to run on (default: the last one allowed)\n"
+	        "  -C, --cpu N          the CPU to run on (default: the last one allowed)\n"
 	        "  --reference-rate R   the program's memory references per second, for the\n"
 	        "                       buffer size f* implies\n"
 	        "  --rate-trace FILE    take that rate from a recorded trace of the program\n"
@@ -150,7 +150,7 @@ int cmd_perturb(int argc, char **argv)
 	int c;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:hr:e:w:o:", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:hr:e:w:C:o:", options, NULL)) != -1) {
 		switch (c) {
 		case 'h': usage(stdout); return 0;
 		case 0x2001: design_name = optarg; break;
@@ -176,7 +176,7 @@ int cmd_perturb(int argc, char **argv)
 			if (parse_double(optarg, 1e3, 1e12, &po.cycles_per_second, &status) != 0)
 				return cli_usage_error("perturb", "--cycles-per-second: %s", status.message);
 			break;
-		case 0x2008:
+		case 0x2008: case 'C':
 			if (parse_int(optarg, 0, 4095, &cpu, &status) != 0)
 				return cli_usage_error("perturb", "--cpu: %s", status.message);
 			po.cpu = (int)cpu;

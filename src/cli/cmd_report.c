@@ -19,7 +19,7 @@ const char cmd_report_summary[] = "run the characterisation and write one HTML r
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: plumb report [-o FILE] [--sections LIST] [--quick] [--save-dir DIR]\n"
+	fprintf(f, "usage: plumb report [-o FILE] [--sections LIST] [--quick] [-d DIR]\n"
 	           "       plumb report [-o FILE] --from REPORT.json...\n"
 	           "       plumb report --compare A.json B.json [--csv | --json | --html] [-o FILE]\n\n"
 	           "Runs each section's command (as 'plumb COMMAND --json', one process each) and\n"
@@ -35,7 +35,7 @@ static void usage(FILE *f)
 	           "                       model runs on loaded's measurements (loaded is added if missing)\n"
 	           "  --quick              a shorter run: sections " QUICK_SECTIONS "\n"
 	           "                       with shorter time caps (about half a minute)\n"
-	           "  --save-dir DIR       also keep each section's JSON report in DIR\n"
+	           "  -d, --output-dir DIR also keep each section's JSON report in DIR\n"
 	           "  --from               build the report from a saved report.json or section JSON reports\n"
 	           "  --compare A B        two report.json files side by side; differences beyond the\n"
 	           "                       spread of either run are flagged (text, --csv, --json, --html)\n"
@@ -113,7 +113,8 @@ int cmd_report(int argc, char **argv)
 	enum { OPT_SECTIONS = 0x2001, OPT_SAVE_DIR, OPT_FROM, OPT_QUICK, OPT_COMPARE, OPT_HTML };
 	static const struct option options[] = {
 		CLI_OUTPUT_OPTIONS, { "sections", required_argument, 0, OPT_SECTIONS },
-		{ "save-dir", required_argument, 0, OPT_SAVE_DIR }, { "from", no_argument, 0, OPT_FROM },
+		{ "output-dir", required_argument, 0, OPT_SAVE_DIR },
+		{ "save-dir", required_argument, 0, OPT_SAVE_DIR }, /* the old name (man plumb-report) */ { "from", no_argument, 0, OPT_FROM },
 		{ "quick", no_argument, 0, OPT_QUICK }, { "compare", no_argument, 0, OPT_COMPARE },
 		{ "html", no_argument, 0, OPT_HTML }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
 	const char *save_dir = NULL;
@@ -122,7 +123,7 @@ int cmd_report(int argc, char **argv)
 	int from = 0, quick = 0, compare = 0, html = 0, sections_given = 0, c;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":ho:", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":hd:o:", options, NULL)) != -1) {
 		if (cli_output_option(&out, c, optarg))
 			continue;
 		switch (c) {
@@ -133,7 +134,7 @@ int cmd_report(int argc, char **argv)
 			snprintf(list, sizeof list, "%s", optarg);
 			sections_given = 1;
 			break;
-		case OPT_SAVE_DIR: save_dir = optarg; break;
+		case OPT_SAVE_DIR: case 'd': save_dir = optarg; break;
 		case OPT_FROM: from = 1; break;
 		case OPT_QUICK: quick = 1; break;
 		case OPT_COMPARE: compare = 1; break;
@@ -154,7 +155,7 @@ int cmd_report(int argc, char **argv)
 	if (quick && !sections_given)
 		snprintf(list, sizeof list, "%s", QUICK_SECTIONS);
 	if (save_dir && (mkdir(save_dir, 0777) != 0 && access(save_dir, W_OK) != 0))
-		return cli_usage_error("report", "--save-dir '%s' cannot be created or written", save_dir);
+		return cli_usage_error("report", "--output-dir '%s' cannot be created or written", save_dir);
 	const char *path = out.path && strcmp(out.path, "-") ? out.path : "plumb-report.html";
 	if (out.path && !strcmp(out.path, "-"))
 		return cli_usage_error("report", "the report is a file: give -o FILE.html");

@@ -34,7 +34,7 @@ static void usage(FILE *f)
 	           "reported 'unsupported' with the reason, never as a number.\n\n"
 	           "  -e, --events LIST    comma-separated events (default: task-clock,page-faults,\n"
 	           "                       context-switches,cpu-migrations,cycles,instructions)\n"
-	           "  -r, --repeat N       runs (default 1)\n"
+	           "  -r, --runs N         runs (default 1; --repeat is perf's name for it)\n"
 	           "      --backend B      perf (default), papi or none\n"
 	           "      --all-domains    count kernel as well as user space (needs\n"
 	           "                       perf_event_paranoid <= 1 or CAP_PERFMON)\n"
@@ -373,7 +373,7 @@ static int run_stat(const char *backend, const char *const *events, size_t n, co
 	 * the whole answer. */
 	if (rc == 0 && unsupported) {
 		fprintf(stderr, "plumb stat: %zu of %zu events cannot be counted here (the table says why)\n", unsupported, n);
-		return 3;
+		return CLI_EXIT_UNCOUNTED;
 	}
 	return rc;
 }
@@ -468,7 +468,8 @@ int cmd_stat(int argc, char **argv)
 	static const struct option options[] = {
 		CLI_OUTPUT_OPTIONS,
 		{ "events", required_argument, 0, 'e' },
-		{ "repeat", required_argument, 0, 'r' },
+		{ "runs", required_argument, 0, 'r' },
+		{ "repeat", required_argument, 0, 'r' }, /* perf stat's name, kept */
 		{ "backend", required_argument, 0, 0x2001 },
 		{ "all-domains", no_argument, 0, 0x2002 },
 		{ "no-group", no_argument, 0, 0x2003 },

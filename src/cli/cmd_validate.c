@@ -69,7 +69,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 	        "usage: plumb validate [EVENTS|BENCHMARKS|all] [--backend LIST] [--runs R] [--sizes LIST]\n"
-	        "                      [--max-size N] [--sim-preset NAME] [--sim-set KEY=VALUE]...\n"
+	        "                      [--max-size N] [--preset NAME] [--set KEY=VALUE]...\n"
 	        "                      [-d DIR] [--plot-format png|svg]\n"
 	        "                      [--cases] [--csv | --json] [-o FILE]\n\n"
 	        "Runs validation microbenchmarks whose event counts have a closed form\n"
@@ -82,14 +82,14 @@ static void usage(FILE *f)
 	        "  EVENTS              event or benchmark names (comma or space separated),\n"
 	        "                      e.g. minor-faults, PAPI_L1_DCM, itv; default all\n"
 	        "  --backend LIST      sources: perf, papi, sim, instrumented (or all); default all\n"
-	        "  --runs R            runs per test case for perf/PAPI (default 100)\n"
+	        "  -r, --runs R        runs per test case for perf/PAPI (default 100)\n"
 	        "  --sizes LIST        suite sizes, e.g. 1,10,100,1000 (default: powers of ten up to\n"
 	        "                      each benchmark's maximum, plus 1000-steps for capacity suites)\n"
 	        "  --max-size N        cap of the default suites (default per benchmark)\n"
-	        "  --sim-preset NAME   simulator preset (default host)\n"
-	        "  --sim-set KEY=VALUE a simulator setting after the preset (repeatable), e.g.\n"
+	        "  --preset NAME       simulator preset (default host)\n"
+	        "  --set KEY=VALUE     a simulator setting after the preset (repeatable), e.g.\n"
 	        "                      prefetch=stream to see a prefetcher hide the stride misses\n"
-	        "  --cpu N             run the counted thread on CPU N (default the first allowed;\n"
+	        "  -C, --cpu N         run the counted thread on CPU N (default the first allowed;\n"
 	        "                      Salayandia (2002) compared P0 and P1 so)\n"
 	        "  -d, --output-dir D  write D/validate.csv, D/validate.json (every raw run) and\n"
 	        "                      the plot D/validate.png with its data and gnuplot script\n"
@@ -376,8 +376,8 @@ int cmd_validate(int argc, char **argv)
 		{ "runs", required_argument, 0, OPT_RUNS },
 		{ "sizes", required_argument, 0, OPT_SIZES },
 		{ "max-size", required_argument, 0, OPT_MAX_SIZE },
-		{ "sim-preset", required_argument, 0, OPT_PRESET },
-		{ "sim-set", required_argument, 0, OPT_SIM_SET },
+		{ "preset", required_argument, 0, OPT_PRESET },
+		{ "set", required_argument, 0, OPT_SIM_SET },
 		{ "output-dir", required_argument, 0, 'd' },
 		{ "plot-format", required_argument, 0, OPT_PLOT_FORMAT },
 		{ "valgrind", required_argument, 0, OPT_VALGRIND },
@@ -396,6 +396,9 @@ int cmd_validate(int argc, char **argv)
 		{ "cpu", required_argument, 0, OPT_CPU },
 		{ "verification", required_argument, 0, OPT_VERIFICATION },
 		{ "no-record", no_argument, 0, OPT_NO_RECORD },
+		/* the names before the common vocabulary (man plumb-validate: kept for one release) */
+		{ "sim-preset", required_argument, 0, OPT_PRESET },
+		{ "sim-set", required_argument, 0, OPT_SIM_SET },
 		{ 0, 0, 0, 0 }
 	};
 	cli_output out = { OUTPUT_TABLE, NULL };
@@ -415,7 +418,7 @@ int cmd_validate(int argc, char **argv)
 	int c;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":ho:d:", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":hr:C:o:d:", options, NULL)) != -1) {
 		uint64_t value;
 		switch (c) {
 		case 'h':
@@ -424,7 +427,7 @@ int cmd_validate(int argc, char **argv)
 		case OPT_BACKEND:
 			if (parse_backends(optarg, o.sources) != 0) return 2;
 			break;
-		case OPT_RUNS:
+		case OPT_RUNS: case 'r':
 			if (parse_u64(optarg, 1, 100000, &value, &status) != 0)
 				return cli_usage_error("validate", "--runs: %s", status.message);
 			o.runs = value;
@@ -442,7 +445,7 @@ int cmd_validate(int argc, char **argv)
 			 * every simulated row */
 			sim_config check;
 			if (sim_preset(&check, optarg, &status) != 0 && status.code == EINVAL)
-				return cli_usage_error("validate", "--sim-preset: %s", status.message);
+				return cli_usage_error("validate", "--preset: %s", status.message);
 			o.sim_preset = optarg;
 			break;
 		}
@@ -452,9 +455,9 @@ int cmd_validate(int argc, char **argv)
 			sim_config check;
 			sim_config_default(&check);
 			if (sim_config_assign(&check, optarg, &status) != 0)
-				return cli_usage_error("validate", "--sim-set: %s", status.message);
+				return cli_usage_error("validate", "--set: %s", status.message);
 			if (sim_setting_count == sizeof sim_settings / sizeof sim_settings[0])
-				return cli_usage_error("validate", "--sim-set: at most %zu settings",
+				return cli_usage_error("validate", "--set: at most %zu settings",
 				                       sizeof sim_settings / sizeof sim_settings[0]);
 			sim_settings[sim_setting_count++] = optarg;
 			o.sim_settings = sim_settings;
@@ -478,7 +481,7 @@ int cmd_validate(int argc, char **argv)
 		}
 		case OPT_LIST: list = true; break;
 		case OPT_FIND_PADDING: padding = true; break;
-		case OPT_CPU: {
+		case OPT_CPU: case 'C': {
 			long cpu;
 			if (parse_int(optarg, 0, 65535, &cpu, &status) != 0)
 				return cli_usage_error("validate", "--cpu: %s", status.message);

@@ -14,6 +14,15 @@ struct cli_command {
 
 extern const struct cli_command cli_commands[];
 
+/* Exit status, the same in every command (man plumb, docs/cli.md); 128 + N for
+ * signal N comes from interrupt_exit_code(). */
+enum {
+	CLI_EXIT_OK = 0,
+	CLI_EXIT_FAILURE = 1,     /* the work failed; one line on stderr says why */
+	CLI_EXIT_USAGE = 2,       /* bad usage; nothing was done */
+	CLI_EXIT_UNCOUNTED = 3,   /* report written, but a value asked for by name is unsupported here */
+};
+
 /* Output options every command takes: --csv, --json, -o/--output FILE. */
 typedef struct cli_output {
 	output_format format;

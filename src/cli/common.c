@@ -31,13 +31,13 @@ int cli_usage_error(const char *command, const char *format, ...)
 	vfprintf(stderr, format, ap);
 	va_end(ap);
 	fprintf(stderr, " (see 'plumb %s --help')\n", command);
-	return 2;
+	return CLI_EXIT_USAGE;
 }
 
 int cli_error(const char *command, const plumb_status *status)
 {
 	fprintf(stderr, "plumb %s: %s\n", command, status && status->message[0] ? status->message : "failed");
-	return 1;
+	return CLI_EXIT_FAILURE;
 }
 
 int cli_bad_option(const char *command, int option, char **argv)

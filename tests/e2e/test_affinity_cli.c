@@ -54,10 +54,10 @@ Test(affinity_cli, a_cpu_outside_the_starting_mask_is_refused_by_every_command)
 	snprintf(both, sizeof both, "%d,%d", inside, outside);
 	snprintf(pair, sizeof pair, "%d,%d", inside, outside);
 	refused("lat", "--cpu", inside, outside, (const char *const[]){ "lat", "--cpu", out, NULL });
-	refused("bw", "--cpus", inside, outside, (const char *const[]){ "bw", "--cpus", both, NULL });
-	refused("c2c", "--cpus", inside, outside, (const char *const[]){ "c2c", "--cpus", both, NULL });
-	refused("c2c", "--pair", inside, outside, (const char *const[]){ "c2c", "--cpus", in, "--pair", pair, NULL });
-	refused("loaded", "--cpus", inside, outside, (const char *const[]){ "loaded", "--cpus", both, NULL });
+	refused("bw", "--cpu", inside, outside, (const char *const[]){ "bw", "--cpu", both, NULL });
+	refused("c2c", "--cpu", inside, outside, (const char *const[]){ "c2c", "--cpu", both, NULL });
+	refused("c2c", "--pair", inside, outside, (const char *const[]){ "c2c", "--cpu", in, "--pair", pair, NULL });
+	refused("loaded", "--cpu", inside, outside, (const char *const[]){ "loaded", "--cpu", both, NULL });
 	refused("geometry", "--cpu", inside, outside, (const char *const[]){ "geometry", "--cpu", out, NULL });
 	refused("validate", "--cpu", inside, outside,
 	        (const char *const[]){ "validate", "--backend", "sim", "--cpu", out, "--no-record", NULL });

@@ -127,8 +127,8 @@ Test(core_cli, an_option_error_names_the_option_as_typed)
 	OPTION_ERROR_IS("plumb sim: option '-s' needs a value (see 'plumb sim --help')\n", "sim", "-s");
 	OPTION_ERROR_IS("plumb model: option '--from' needs a value (see 'plumb model --help')\n", "model", "--from");
 	OPTION_ERROR_IS("plumb bw: option '--cpu' needs a value (see 'plumb bw --help')\n", "bw", "--cpu");
-	OPTION_ERROR_IS("plumb validate: option '--sim-set' needs a value (see 'plumb validate --help')\n", "validate",
-	                "--sim-set");
+	OPTION_ERROR_IS("plumb validate: option '--set' needs a value (see 'plumb validate --help')\n", "validate",
+	                "--set");
 	OPTION_ERROR_IS("plumb stat: option '--event' needs a value (see 'plumb stat --help')\n", "stat", "--event");
 	OPTION_ERROR_IS("plumb topo: option '--output' needs a value (see 'plumb topo --help')\n", "topo", "--output");
 	OPTION_ERROR_IS("plumb trace record: option '--output' needs a value (see 'plumb trace record --help')\n", "trace",

@@ -303,7 +303,7 @@ Test(sim_cli, a_bad_setting_names_its_key_once)
 	r = cli_run_plumbv(NULL, "validate", "--backend", "sim", "--sim-set", "l1d.assoc=0", NULL);
 	cli_assert_usage_error(&r, "validate");
 	cr_assert_str_eq(r.err,
-	                 "plumb validate: --sim-set: l1d.assoc: '0' is out of range [1, 1048576] (see 'plumb validate --help')\n");
+	                 "plumb validate: --set: l1d.assoc: '0' is out of range [1, 1048576] (see 'plumb validate --help')\n");
 	cli_run_free(&r);
 }
 
