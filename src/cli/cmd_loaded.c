@@ -31,7 +31,9 @@ static void usage(FILE *f)
 	        "                       (default 4096,1024,256,64,16,4,0)\n"
 	        "  --size BYTES         latency chain's working set (default 64MiB)\n"
 	        "  --generator-size B   each generator's buffer (default 64MiB)\n"
-	        "  --loads N            chase loads per timed sample (default 100000)\n"
+	        "  --loads N            chase loads per sample (default 100000)\n"
+	        "  --chunk N            ... timed in chunks of N loads; chunks during which the\n"
+	        "                       latency thread was switched out are left out (default 2048)\n"
 	        "  --samples N          timed samples per point (default 5; median and min)\n"
 	        "  --timeout MS         longest wait for a generator (default 5000)\n"
 	        "  --seed N             chain order\n"
@@ -73,7 +75,7 @@ int cmd_loaded(int argc, char **argv)
 		{ "cpu", required_argument, 0, 'c' }, { "generators", required_argument, 0, 'g' },
 		{ "pattern", required_argument, 0, 'p' }, { "delays", required_argument, 0, 'd' },
 		{ "size", required_argument, 0, 's' }, { "generator-size", required_argument, 0, 'G' },
-		{ "loads", required_argument, 0, 'l' }, { "samples", required_argument, 0, 'n' },
+		{ "loads", required_argument, 0, 'l' }, { "chunk", required_argument, 0, 'C' }, { "samples", required_argument, 0, 'n' },
 		{ "timeout", required_argument, 0, 'T' }, { "seed", required_argument, 0, 'S' },
 		{ "help", no_argument, 0, 'h' }, CLI_OUTPUT_OPTIONS,
 		/* the name before the common vocabulary (man plumb-loaded: kept for one release) */
@@ -126,6 +128,11 @@ int cmd_loaded(int argc, char **argv)
 			if (parse_u64(optarg, 1, 1000000000, &value, &status) != 0)
 				return cli_usage_error("loaded", "%s", status.message);
 			config.loads_per_sample = value;
+			break;
+		case 'C':
+			if (parse_u64(optarg, 1, 1000000000, &value, &status) != 0)
+				return cli_usage_error("loaded", "%s", status.message);
+			config.chunk_loads = value;
 			break;
 		case 'n':
 			if (parse_u64(optarg, 1, 1000, &value, &status) != 0)
@@ -211,13 +218,14 @@ int cmd_loaded(int argc, char **argv)
 	size_t count = 0;
 	progress bar;
 	progress_begin(&bar, "loaded", 1 + (config.generators ? config.delay_count : 0));
-	int rc = loaded_run(&config, &timer, points, &count, on_progress, &bar, &status);
+	loaded_reference reference;
+	int rc = loaded_run(&config, &timer, points, &count, &reference, on_progress, &bar, &status);
 	progress_end(&bar);
 	if (rc != 0)
 		return cli_error("loaded", &status);
 
 	output_report *r = output_report_new("loaded");
-	loaded_report(&config, &timer, points, count, cpu_count, r);
+	loaded_report(&config, &timer, points, count, &reference, cpu_count, r);
 	rc = cli_output_emit(&out, r);
 	output_report_free(r);
 	return rc;

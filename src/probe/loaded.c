@@ -10,10 +10,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include "plumb/arena.h"
 #include "plumb/chase.h"
 #include "plumb/cpu.h"
+#include "plumb/latency.h"
 #include "plumb/loaded.h"
 #include "plumb/stats.h"
 
@@ -109,6 +111,7 @@ void loaded_config_default(loaded_config *config)
 	*config = (loaded_config){ .chase_bytes = 64u << 20, .generator_bytes = 64u << 20, .line_bytes = 64,
 	                           .pattern = LOADED_READ, .delays = delays,
 	                           .delay_count = sizeof delays / sizeof delays[0], .loads_per_sample = 100000,
+	                           .chunk_loads = 2048,
 	                           .samples = 5, .seed = 0x10ad, .timeout_ns = 5000000000ull };
 }
 
@@ -120,8 +123,40 @@ typedef struct loaded_state {
 	int generator_count;
 	chase_chain chain;
 	void *position;
-	double *latency_samples;
+	double *chunk_ns;           /* per-load latency of each chunk of a point */
+	size_t chunk_capacity;
 } loaded_state;
+
+/* Chunks per sample: chunk_loads each, but never more than this many (a
+ * huge --loads gets longer chunks rather than a huge array). */
+#define MAX_CHUNKS_PER_SAMPLE 256
+
+size_t loaded_chunk_loads(const loaded_config *c)
+{
+	size_t chunk = c->chunk_loads ? c->chunk_loads : 2048;
+	size_t floor = (c->loads_per_sample + MAX_CHUNKS_PER_SAMPLE - 1) / MAX_CHUNKS_PER_SAMPLE;
+	if (chunk < floor)
+		chunk = floor;
+	if (chunk > c->loads_per_sample)
+		chunk = c->loads_per_sample;
+	return chunk;
+}
+
+/* Context switches of the calling thread so far (voluntary and not): a
+ * change across a chunk means the thread was off its CPU for part of it. */
+static long thread_switches(void)
+{
+	struct rusage usage;
+	if (getrusage(RUSAGE_THREAD, &usage) != 0)
+		return -1;
+	return usage.ru_nvcsw + usage.ru_nivcsw;
+}
+
+static int compare_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
 
 /* Waits until every generator has looked at the flag once more, so bytes
  * moved while it was up have all been counted. */
@@ -170,12 +205,30 @@ static int run_point(loaded_state *s, bool idle, unsigned delay, loaded_point *o
 	double seconds = 0;
 	uint64_t checks_at_stop[LOADED_MAX_GENERATORS];
 	int rc = 0;
+	size_t chunk = loaded_chunk_loads(c), kept = 0, preempted = 0;
+	/* Preempted chunks go to the top of the array, kept ones to the
+	 * bottom, so all of them are there if every chunk was preempted. */
+	size_t top = s->chunk_capacity;
 	for (int sample = 0; sample < c->samples && rc == 0; sample++) {
 		for (int i = 0; i < active; i++)
 			bytes_before += atomic_load_explicit(&s->generators[i].counted_bytes, memory_order_acquire);
+		long switches = thread_switches();
 		atomic_store_explicit(&shared->counting, 1, memory_order_release);
 		uint64_t t0 = now_ns();
-		uint64_t ticks = chase_time_ticks(s->timer, &s->position, c->loads_per_sample);
+		for (size_t done = 0; done < c->loads_per_sample;) {
+			size_t n = c->loads_per_sample - done < chunk ? c->loads_per_sample - done : chunk;
+			double ticks = (double)chase_time_ticks(s->timer, &s->position, n) - s->timer->overhead_ticks;
+			double ns = timer_ticks_to_ns(s->timer, ticks > 0 ? ticks : 0) / (double)n;
+			long now = thread_switches();
+			if (now != switches && kept + preempted < s->chunk_capacity) {
+				s->chunk_ns[--top] = ns;
+				preempted++;
+			} else if (kept + preempted < s->chunk_capacity) {
+				s->chunk_ns[kept++] = ns;
+			}
+			switches = now;
+			done += n;
+		}
 		uint64_t t1 = now_ns();
 		atomic_store_explicit(&shared->counting, 0, memory_order_release);
 		for (int i = 0; i < active; i++)
@@ -184,7 +237,6 @@ static int run_point(loaded_state *s, bool idle, unsigned delay, loaded_point *o
 		for (int i = 0; i < active; i++)
 			bytes_after += atomic_load_explicit(&s->generators[i].counted_bytes, memory_order_acquire);
 		seconds += (double)(t1 - t0) * 1e-9;
-		s->latency_samples[sample] = timer_ticks_to_ns(s->timer, (double)ticks) / (double)c->loads_per_sample;
 	}
 	if (active) {
 		atomic_store_explicit(&shared->stop_point, 1, memory_order_release);
@@ -199,10 +251,18 @@ static int run_point(loaded_state *s, bool idle, unsigned delay, loaded_point *o
 	}
 	if (rc != 0)
 		return -1;
+	/* Every chunk preempted (a machine busier than one switch per chunk):
+	 * the statistics take them all rather than report nothing. */
+	double *values = kept ? s->chunk_ns : s->chunk_ns + top;
+	size_t n = kept ? kept : preempted;
+	qsort(values, n, sizeof *values, compare_double);
 	stats_summary summary;
-	stats_summarize(s->latency_samples, (size_t)c->samples, &summary);
+	stats_summarize(values, n, &summary);
 	out->latency_ns = summary.median;
 	out->latency_min_ns = summary.min;
+	out->latency_p10_ns = values[(size_t)(0.1 * (double)(n - 1))];
+	out->chunks = kept + preempted;
+	out->chunks_preempted = preempted;
 	out->generator_bytes = bytes_after - bytes_before;
 	out->measured_seconds = seconds;
 	out->generator_mb_s = seconds > 0 ? (double)out->generator_bytes / seconds / 1e6 : NAN;
@@ -223,6 +283,8 @@ static int validate(const loaded_config *c, plumb_status *status)
 		return plumb_fail(status, EINVAL, "loaded: buffers must hold at least 64 lines");
 	if (c->samples < 1 || c->samples > 1000 || c->loads_per_sample < 1)
 		return plumb_fail(status, EINVAL, "loaded: samples must be 1..1000 and loads per sample positive");
+	if (c->loads_per_sample > 1000000000)
+		return plumb_fail(status, EINVAL, "loaded: at most 10^9 loads per sample");
 	for (int i = 0; i < c->generators; i++)
 		if (c->generator_cpus[i] == c->latency_cpu)
 			return plumb_fail(status, EINVAL, "loaded: generator CPU %d is the latency thread's CPU",
@@ -230,21 +292,49 @@ static int validate(const loaded_config *c, plumb_status *status)
 	return 0;
 }
 
+/* The idle check's reference: lat's own loop on this chain, on this CPU,
+ * before any generator thread exists (so none can be running). */
+static void measure_reference(const timer_calibration *timer, const chase_chain *chain, arena *memory,
+                              loaded_reference *reference)
+{
+	*reference = (loaded_reference){ 0 };
+	plumb_status status;
+	char pages[64] = "unknown";
+	if (arena_inspect(memory, &status) == 0)
+		arena_describe(memory, pages, sizeof pages);
+	snprintf(reference->pages, sizeof reference->pages, "%s", pages);
+	latency_measure_options options;
+	latency_measure_defaults(&options);
+	latency_result result;
+	if (latency_measure_chain(timer, chain, &options, &result, &status) != 0) {
+		snprintf(reference->why_not, sizeof reference->why_not, "%s", status.message);
+		return;
+	}
+	reference->measured = true;
+	reference->ns = result.ns;
+	reference->ns_p10 = result.ns_p10;
+}
+
 int loaded_run(const loaded_config *config, const timer_calibration *timer, loaded_point *points, size_t *count,
-               loaded_progress_fn progress, void *progress_context, plumb_status *status)
+               loaded_reference *reference, loaded_progress_fn on_progress, void *progress_context,
+               plumb_status *status)
 {
 	*count = 0;
+	if (reference)
+		*reference = (loaded_reference){ .why_not = "not measured" };
 	if (validate(config, status) != 0)
 		return -1;
 	loaded_state s = { .config = config, .timer = timer, .generator_count = config->generators };
 	s.shared = aligned_alloc(128, sizeof *s.shared);
 	s.generators = config->generators ? aligned_alloc(128, sizeof(generator) * (size_t)config->generators) : NULL;
-	s.latency_samples = malloc(sizeof(double) * (size_t)config->samples);
+	size_t chunk = loaded_chunk_loads(config);
+	s.chunk_capacity = (size_t)config->samples * ((config->loads_per_sample + chunk - 1) / chunk);
+	s.chunk_ns = malloc(sizeof(double) * s.chunk_capacity);
 	arena chase_memory = { 0 };
 	cpu_set_t saved;
 	bool restore = pthread_getaffinity_np(pthread_self(), sizeof saved, &saved) == 0;
 	int rc = -1;
-	if (!s.shared || (config->generators && !s.generators) || !s.latency_samples) {
+	if (!s.shared || (config->generators && !s.generators) || !s.chunk_ns) {
 		plumb_fail(status, ENOMEM, "loaded: out of memory");
 		goto done;
 	}
@@ -263,6 +353,8 @@ int loaded_run(const loaded_config *config, const timer_calibration *timer, load
 	if (chase_build_layout(&s.chain, chase_memory.base, chase_memory.size, &layout, status) != 0)
 		goto done;
 	s.position = s.chain.start;
+	if (reference)
+		measure_reference(timer, &s.chain, &chase_memory, reference);
 	for (int i = 0; i < config->generators; i++) {
 		generator *g = &s.generators[i];
 		g->cpu = config->generator_cpus[i];
@@ -301,8 +393,8 @@ int loaded_run(const loaded_config *config, const timer_calibration *timer, load
 		if (run_point(&s, idle, idle ? 0 : config->delays[p - 1], &points[p], status) != 0)
 			goto done;
 		*count = p + 1;
-		if (progress)
-			progress(progress_context, p + 1, total);
+		if (on_progress)
+			on_progress(progress_context, p + 1, total);
 	}
 	rc = 0;
 done:
@@ -318,6 +410,6 @@ done:
 		pthread_setaffinity_np(pthread_self(), sizeof saved, &saved);
 	free(s.generators);
 	free(s.shared);
-	free(s.latency_samples);
+	free(s.chunk_ns);
 	return rc;
 }

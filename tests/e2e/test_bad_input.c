@@ -140,6 +140,7 @@ static const bad_case cases[] = {
 	CASE("loaded-delays-not-numbers", 0, USAGE, "'a' is not an integer", "loaded", "--delays", "16,a"),
 	CASE("loaded-size-beyond-limit", 0, USAGE, "--size must be between 4KiB and 64GiB", "loaded", "--size", "64T"),
 	CASE("loaded-samples-zero", 0, USAGE, "'0' is out of range [1, 1000]", "loaded", "--samples", "0"),
+	CASE("loaded-chunk-zero", 0, USAGE, "'0' is out of range [1, 1000000000]", "loaded", "--chunk", "0"),
 	/* model */
 	CASE("model-nothing-to-do", 0, USAGE, "give --from FILE to fit, or both --service and --l0", "model"),
 	CASE("model-from-needs-value", 0, USAGE, "option '--from' needs a value", "model", "--from"),

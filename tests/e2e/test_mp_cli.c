@@ -29,6 +29,13 @@ static bool is_skipped(json_object *c)
 	       && !strcmp(json_object_get_string(s), "skipped");
 }
 
+static bool is_unsupported(json_object *c)
+{
+	json_object *s;
+	return json_object_is_type(c, json_type_object) && json_object_object_get_ex(c, "status", &s)
+	       && !strcmp(json_object_get_string(s), "unsupported");
+}
+
 static int allowed_cpus(void)
 {
 	cpu_set_t set;
@@ -166,8 +173,21 @@ Test(mp_cli, loaded_short_json_then_model, .timeout = 120)
 		json_object *idle = json_object_array_get_idx(r, 0);
 		cr_expect_str_eq(json_object_get_string(cell(idle, "delay")), "idle");
 		cr_expect_eq(json_object_get_double(cell(idle, "generator_bandwidth")), 0);
+		/* The idle check: lat's loop on the same chain, and its verdict. */
+		json_object *checks = cli_json_rows(root, "checks");
+		json_object *idle_check = json_object_array_get_idx(checks, 0);
+		cr_expect_str_eq(json_object_get_string(cell(idle_check, "check")), "idle");
+		const char *verdict = json_object_get_string(cell(idle_check, "verdict"));
+		cr_expect(!strcmp(verdict, "agrees") || !strcmp(verdict, "disagrees"), "%s", verdict);
+		cr_expect(json_object_get_double(cell(idle_check, "reference")) > 0);
+		cr_expect_eq(json_object_get_double(cell(idle_check, "measured")),
+		             json_object_get_double(cell(idle, "latency")), "the idle point's own latency");
+		json_object *queueing = json_object_array_get_idx(checks, 1);
+		cr_expect_str_eq(json_object_get_string(cell(queueing, "check")), "queueing");
 		bool counted = true;
 		if (allowed_cpus() >= 2) {
+			verdict = json_object_get_string(cell(queueing, "verdict"));
+			cr_expect(!strcmp(verdict, "consistent") || !strcmp(verdict, "step-not-queueing"), "%s", verdict);
 			cr_assert_eq(json_object_array_length(r), 3);
 			counted = json_object_get_double(cell(json_object_array_get_idx(r, 2), "generator_bandwidth")) > 0;
 		}
@@ -208,6 +228,14 @@ Test(mp_cli, loaded_one_cpu_idle_only, .timeout = 120)
 	json_object *reason;
 	cr_expect(json_object_object_get_ex(skipped, "reason", &reason)
 	          && strstr(json_object_get_string(reason), "needs 2 CPUs") != NULL);
+	/* One CPU: the idle check still runs; the queueing check says why not. */
+	json_object *checks = cli_json_rows(root, "checks");
+	const char *verdict = json_object_get_string(cell(json_object_array_get_idx(checks, 0), "verdict"));
+	cr_expect(!strcmp(verdict, "agrees") || !strcmp(verdict, "disagrees"), "%s", verdict);
+	json_object *q = cell(json_object_array_get_idx(checks, 1), "verdict");
+	cr_expect(is_unsupported(q));
+	cr_expect(json_object_object_get_ex(q, "reason", &reason)
+	          && !strcmp(json_object_get_string(reason), "no loaded point"));
 	json_object_put(root);
 	cli_run_free(&run);
 }

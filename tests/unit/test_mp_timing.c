@@ -121,8 +121,19 @@ Test(mp_timing, loaded_counts_only_while_the_flag_is_up, .timeout = 60)
 	 * moved bytes while the flag was up needs it to have run during the
 	 * samples, which another program on its CPU can prevent; retry. */
 	for (int attempt = 0; attempt < RETRIES; attempt++) {
-		cr_assert_eq(loaded_run(&config, &timer, points, &count, NULL, NULL, &status), 0, "%s", status.message);
+		loaded_reference reference;
+		cr_assert_eq(loaded_run(&config, &timer, points, &count, &reference, NULL, NULL, &status), 0, "%s",
+		             status.message);
 		cr_assert_eq(count, 2);
+		cr_expect(reference.measured && reference.ns > 0, "%s", reference.why_not);
+		/* Exact: every sample is cut into whole chunks and the last part. */
+		size_t chunk = loaded_chunk_loads(&config);
+		for (int p = 0; p < 2; p++) {
+			cr_expect_eq(points[p].chunks, (size_t)config.samples * ((config.loads_per_sample + chunk - 1) / chunk));
+			cr_expect_leq(points[p].chunks_preempted, points[p].chunks);
+			cr_expect(points[p].latency_min_ns <= points[p].latency_p10_ns
+			          && points[p].latency_p10_ns <= points[p].latency_ns);
+		}
 		cr_expect(points[0].idle);
 		cr_expect_eq(points[0].generator_bytes, 0, "idle point counted generator bytes");
 		cr_expect_eq(points[0].generators, 0);
@@ -139,7 +150,7 @@ Test(mp_timing, loaded_counts_only_while_the_flag_is_up, .timeout = 60)
 	}
 	/* The same CPU for both roles is refused, not run. */
 	config.generator_cpus = &cpus[0];
-	cr_expect_neq(loaded_run(&config, &timer, points, &count, NULL, NULL, &status), 0);
+	cr_expect_neq(loaded_run(&config, &timer, points, &count, NULL, NULL, NULL, &status), 0);
 }
 
 Test(mp_timing, generator_stream_is_exact)
