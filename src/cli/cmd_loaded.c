@@ -75,7 +75,7 @@ int cmd_loaded(int argc, char **argv)
 		{ "cpu", required_argument, 0, 'c' }, { "generators", required_argument, 0, 'g' },
 		{ "pattern", required_argument, 0, 'p' }, { "delays", required_argument, 0, 'd' },
 		{ "size", required_argument, 0, 's' }, { "generator-size", required_argument, 0, 'G' },
-		{ "loads", required_argument, 0, 'l' }, { "chunk", required_argument, 0, 'C' }, { "samples", required_argument, 0, 'n' },
+		{ "loads", required_argument, 0, 'l' }, { "chunk", required_argument, 0, 'K' }, { "samples", required_argument, 0, 'n' },
 		{ "timeout", required_argument, 0, 'T' }, { "seed", required_argument, 0, 'S' },
 		{ "help", no_argument, 0, 'h' }, CLI_OUTPUT_OPTIONS,
 		/* the name before the common vocabulary (man plumb-loaded: kept for one release) */
@@ -129,7 +129,7 @@ int cmd_loaded(int argc, char **argv)
 				return cli_usage_error("loaded", "%s", status.message);
 			config.loads_per_sample = value;
 			break;
-		case 'C':
+		case 'K':
 			if (parse_u64(optarg, 1, 1000000000, &value, &status) != 0)
 				return cli_usage_error("loaded", "%s", status.message);
 			config.chunk_loads = value;
