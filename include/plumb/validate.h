@@ -243,8 +243,55 @@ typedef enum validate_source {
 	VALIDATE_SOURCE_PAPI,
 	VALIDATE_SOURCE_SIMULATOR,
 	VALIDATE_SOURCE_INSTRUMENTED,
+	VALIDATE_SOURCE_SYNTHETIC,        /* injected errors (below); never part of "all" */
 	VALIDATE_SOURCE_COUNT
 } validate_source;
+
+/* ---- The synthetic source: counts with an injected error -------------------
+ *
+ * On a machine without a PMU no hardware source ever shows the classifier a
+ * bias, a slope or a spread.  The synthetic source makes R runs per case
+ * from the prediction with one kind of error injected, deterministically
+ * from a seed (the same seed, benchmark, event and size give the same
+ * values), so the classification can be checked against what was put in:
+ *   exact           the prediction itself, no noise (the control);
+ *   bias            + a constant overhead of magnitude events per run
+ *                   (default: a quarter of the smallest prediction of the
+ *                   suite, at least 3), so the error fades with size;
+ *   multiplicative  x magnitude (default 1.25);
+ *   random          every other run scaled by 1 +- (magnitude .. 2 x
+ *                   magnitude), signs alternating (default magnitude 0.3):
+ *                   a large spread part of the time, mean kept;
+ *   unknown         a level unrelated to the size: magnitude events
+ *                   (default: the median prediction of the suite).
+ * Every kind but exact adds counting noise, a normal deviate of standard
+ * deviation sqrt(value)/2 (less spread than a Poisson count), and values
+ * are whole counts, never negative. */
+typedef enum validate_synthetic_kind {
+	VALIDATE_SYNTHETIC_EXACT,
+	VALIDATE_SYNTHETIC_BIAS,
+	VALIDATE_SYNTHETIC_MULTIPLICATIVE,
+	VALIDATE_SYNTHETIC_RANDOM,
+	VALIDATE_SYNTHETIC_UNKNOWN
+} validate_synthetic_kind;
+
+typedef struct validate_synthetic {
+	validate_synthetic_kind kind;
+	double magnitude;                 /* NaN: the kind's default */
+	uint64_t seed;
+} validate_synthetic;
+
+const char *validate_synthetic_kind_name(validate_synthetic_kind kind);
+/* "KIND" or "KIND=MAGNITUDE" (the text after "synthetic:"); seed 1. */
+int validate_synthetic_parse(const char *text, validate_synthetic *out, plumb_status *status);
+/* The class a correct classifier must give this injection. */
+validate_class validate_synthetic_expected_class(validate_synthetic_kind kind);
+/* Fills runs values for each of count cases (their size, predicted and
+ * in_domain set; values allocated for runs), setting each case's runs.
+ * stream tells suites apart (the runner mixes in benchmark and event).
+ * Writes the injection in words into detail. */
+void validate_synthetic_fill(const validate_synthetic *synthetic, uint64_t stream, validate_case *cases,
+                             size_t count, size_t runs, char *detail, size_t detail_length);
 
 const char *validate_source_name(validate_source s);
 
@@ -279,6 +326,7 @@ typedef struct validate_options {
 	                                     The thesis ran each case once per processor (P0, P1). */
 	const char *valgrind;             /* program name/path; NULL = "valgrind" */
 	const char *self_path;            /* plumb binary for instrumented runs; NULL = /proc/self/exe */
+	validate_synthetic synthetic;     /* the injection when sources[VALIDATE_SOURCE_SYNTHETIC] */
 	validate_thresholds thresholds;
 	bool progress;
 } validate_options;

@@ -26,7 +26,7 @@ enum {
 	OPT_BACKEND = 0x2001, OPT_RUNS, OPT_SIZES, OPT_MAX_SIZE, OPT_PRESET, OPT_SIM_SET, OPT_DIR, OPT_PLOT_FORMAT,
 	OPT_VALGRIND, OPT_LIST, OPT_CASES, OPT_NO_PROGRESS, OPT_EXEC, OPT_EXEC_SIZE, OPT_EXEC_PAD,
 	OPT_EXEC_BASE, OPT_EXEC_TRIPS, OPT_FIND_PADDING, OPT_BASE_OFFSET, OPT_PAIRS, OPT_THRESHOLD, OPT_CPU,
-	OPT_VERIFICATION, OPT_NO_RECORD
+	OPT_VERIFICATION, OPT_NO_RECORD, OPT_SEED
 };
 
 /* --threshold NAME=VALUE: the classification rules' numbers (docs/validation.md). */
@@ -81,7 +81,11 @@ static void usage(FILE *f)
 	        "which the event is within 5%%.\n\n"
 	        "  EVENTS              event or benchmark names (comma or space separated),\n"
 	        "                      e.g. minor-faults, PAPI_L1_DCM, itv; default all\n"
-	        "  --backend LIST      sources: perf, papi, sim, instrumented (or all); default all\n"
+	        "  --backend LIST      sources: perf, papi, sim, instrumented (or all); default all.\n"
+	        "                      synthetic:KIND[=M] adds counts made from the prediction with\n"
+	        "                      an injected error (exact, bias, multiplicative, random,\n"
+	        "                      unknown), to see how the classifier names each\n"
+	        "  --seed N            seed of the synthetic source (default 1)\n"
 	        "  -r, --runs R        runs per test case for perf/PAPI (default 100)\n"
 	        "  --sizes LIST        suite sizes, e.g. 1,10,100,1000 (default: powers of ten up to\n"
 	        "                      each benchmark's maximum, plus 1000-steps for capacity suites)\n"
@@ -242,14 +246,25 @@ static int parse_sizes(const char *text, uint64_t *sizes, size_t *count)
 	return 0;
 }
 
-static int parse_backends(const char *text, bool sources[VALIDATE_SOURCE_COUNT])
+static int parse_backends(const char *text, bool sources[VALIDATE_SOURCE_COUNT], validate_synthetic *synthetic)
 {
 	char copy[256];
 	snprintf(copy, sizeof copy, "%s", text);
 	for (int s = 0; s < VALIDATE_SOURCE_COUNT; s++) sources[s] = false;
 	for (char *save = NULL, *token = strtok_r(copy, ",", &save); token; token = strtok_r(NULL, ",", &save)) {
 		if (!strcasecmp(token, "all")) {
-			for (int s = 0; s < VALIDATE_SOURCE_COUNT; s++) sources[s] = true;
+			/* every source of this machine's counts; synthetic is never implied */
+			for (int s = 0; s < VALIDATE_SOURCE_COUNT; s++) sources[s] = sources[s] || s != VALIDATE_SOURCE_SYNTHETIC;
+		} else if (!strncasecmp(token, "synthetic:", 10)) {
+			plumb_status status;
+			uint64_t seed = synthetic->seed;
+			if (validate_synthetic_parse(token + 10, synthetic, &status) != 0)
+				return cli_usage_error("validate", "--backend %s: %s", token, status.message);
+			synthetic->seed = seed;
+			sources[VALIDATE_SOURCE_SYNTHETIC] = true;
+		} else if (!strcasecmp(token, "synthetic")) {
+			return cli_usage_error("validate", "--backend synthetic needs an error to inject: synthetic:KIND "
+			                       "(exact, bias, multiplicative, random, unknown)");
 		} else if (!strcasecmp(token, "perf") || !strcasecmp(token, "perf_event")) {
 			sources[VALIDATE_SOURCE_PERF] = true;
 		} else if (!strcasecmp(token, "papi")) {
@@ -259,7 +274,8 @@ static int parse_backends(const char *text, bool sources[VALIDATE_SOURCE_COUNT])
 		} else if (!strcasecmp(token, "instrumented") || !strcasecmp(token, "valgrind")) {
 			sources[VALIDATE_SOURCE_INSTRUMENTED] = true;
 		} else {
-			return cli_usage_error("validate", "unknown backend '%s' (perf, papi, sim, instrumented, all)", token);
+			return cli_usage_error("validate", "unknown backend '%s' (perf, papi, sim, instrumented, all, "
+			                       "synthetic:KIND)", token);
 		}
 	}
 	return 0;
@@ -300,7 +316,8 @@ static void add_machine_meta(output_report *r, const validate_results *results, 
 	char rules[512];
 	snprintf(rules, sizeof rules,
 	         "accurate |diff|<=%g%%; multiplicative |b-1|>%g%%; bias |a|>=%g with b~1; random: CV>%g%% and "
-	         "stddev>%g and variance>mean in some case; unknown: <%zu cases or R^2<%g; reliable from: every "
+	         "stddev>%g and variance>mean in some case; unknown: <%zu cases, a flat count (b within 3 standard "
+	         "errors of 0) or R^2<%g; reliable from: every "
 	         "larger case within %g%%", t->accurate_tolerance * 100, t->slope_tolerance * 100, t->bias_min_events,
 	         t->random_cv * 100, t->random_min_stddev, t->min_cases, t->min_r2, t->reliable_tolerance * 100);
 	output_meta_text(r, "thresholds", rules);
@@ -396,6 +413,7 @@ int cmd_validate(int argc, char **argv)
 		{ "cpu", required_argument, 0, OPT_CPU },
 		{ "verification", required_argument, 0, OPT_VERIFICATION },
 		{ "no-record", no_argument, 0, OPT_NO_RECORD },
+		{ "seed", required_argument, 0, OPT_SEED },
 		/* the names before the common vocabulary (man plumb-validate: kept for one release) */
 		{ "sim-preset", required_argument, 0, OPT_PRESET },
 		{ "sim-set", required_argument, 0, OPT_SIM_SET },
@@ -425,7 +443,7 @@ int cmd_validate(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		case OPT_BACKEND:
-			if (parse_backends(optarg, o.sources) != 0) return 2;
+			if (parse_backends(optarg, o.sources, &o.synthetic) != 0) return 2;
 			break;
 		case OPT_RUNS: case 'r':
 			if (parse_u64(optarg, 1, 100000, &value, &status) != 0)
@@ -505,6 +523,10 @@ int cmd_validate(int argc, char **argv)
 			verification = optarg;
 			break;
 		case OPT_NO_RECORD: record = false; break;
+		case OPT_SEED:
+			if (parse_u64(optarg, 0, UINT64_MAX, &o.synthetic.seed, &status) != 0)
+				return cli_usage_error("validate", "--seed: %s", status.message);
+			break;
 		case OPT_NO_PROGRESS: o.progress = false; break;
 		case OPT_EXEC: exec = optarg; break;
 		case OPT_EXEC_SIZE:

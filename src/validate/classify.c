@@ -13,7 +13,10 @@
  * unweighted fit, which is why it is not used here.)  R^2 is computed in
  * the original space with the fitted a and b.
  * The rules, in this order:
- *   unknown        fewer than min_cases cases, or R^2 < min_r2;
+ *   unknown        fewer than min_cases cases, a flat response (the fitted
+ *                  line grows by less than half an event across the suite,
+ *                  or b is within 3 standard errors of 0: no relation to
+ *                  the prediction), or R^2 < min_r2;
  *   random         some case has CV > random_cv, stddev > random_min_stddev
  *                  events, and a variance above its mean (more spread than
  *                  a Poisson count has anyway): a large spread part of
@@ -166,6 +169,34 @@ void validate_classify(const validate_case *cases, size_t count, const validate_
 			residual += (used[i]->mean - fitted) * (used[i]->mean - fitted);
 		}
 		out->r2 = total > 0 ? 1 - residual / total : (residual == 0 ? 1.0 : 0.0);
+	}
+	/* A count that does not grow with the prediction has no relation to it
+	 * (Salayandia's "unknown": "no apparent relationship"), whatever R^2
+	 * says: with three cases a flat line with noise fits a chance slope
+	 * with a high R^2.  Flat: the fitted line grows by less than half an
+	 * event across the suite, or b is within 3 standard errors of 0 (the
+	 * case means' standard errors, stddev / sqrt(runs), propagated through
+	 * the weighted fit). */
+	{
+		double w = 0, wx = 0;
+		for (size_t i = 0; i < n; i++) {
+			w += 1 / x[i];
+			wx += 1;
+		}
+		double mx = wx / w, sxx = 0, variance_b = 0;
+		for (size_t i = 0; i < n; i++) sxx += (x[i] - mx) * (x[i] - mx) / x[i];
+		for (size_t i = 0; i < n; i++) {
+			double coefficient = (x[i] - mx) / x[i] / sxx;
+			double se = used[i]->runs > 1 && isfinite(used[i]->stddev) ? used[i]->stddev / sqrt((double)used[i]->runs) : 0;
+			variance_b += coefficient * coefficient * se * se;
+		}
+		double growth = fabs(out->b) * (x[n - 1] - x[0]), se_b = sqrt(variance_b);
+		if (growth < 0.5 || fabs(out->b) < 3 * se_b) {
+			snprintf(out->explanation, sizeof out->explanation,
+			         "no relation: the count does not grow with the prediction (b = %.4f +- %.4f, %+.1f events "
+			         "across the suite)", out->b, se_b, out->b * (x[n - 1] - x[0]));
+			goto done;
+		}
 	}
 	if (!(out->r2 >= t->min_r2)) {
 		snprintf(out->explanation, sizeof out->explanation,

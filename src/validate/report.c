@@ -129,8 +129,13 @@ output_table *validate_side_by_side_table(output_report *report, const validate_
 	output_column(t, "event", NULL, 0);
 	output_column(t, "size", NULL, 0);
 	output_column(t, "predicted", "events", 0);
+	/* The synthetic source has a column only when it was asked for: it is
+	 * a check of the classifier, not a source of the machine's counts. */
+	bool shown[VALIDATE_SOURCE_COUNT];
+	for (int s = 0; s < VALIDATE_SOURCE_COUNT; s++) shown[s] = s != VALIDATE_SOURCE_SYNTHETIC;
+	for (size_t i = 0; i < results->series_count; i++) shown[results->series[i].source] = true;
 	for (int s = 0; s < VALIDATE_SOURCE_COUNT; s++)
-		output_column(t, validate_source_name((validate_source)s), "events", 2);
+		if (shown[s]) output_column(t, validate_source_name((validate_source)s), "events", 2);
 	output_column(t, "in_domain", NULL, 0);
 	/* Series of one (benchmark, event) are adjacent, one per source, with the same cases. */
 	for (size_t i = 0; i < results->series_count;) {
@@ -150,6 +155,7 @@ output_table *validate_side_by_side_table(output_report *report, const validate_
 			if (isfinite(c->predicted)) output_cell_real(t, c->predicted);
 			else output_cell_status(t, "n/a", "companion event: not predicted");
 			for (int s = 0; s < VALIDATE_SOURCE_COUNT; s++) {
+				if (!shown[s]) continue;
 				const validate_series *series = by_source[s];
 				if (!series) output_cell_status(t, "skipped", "source not selected (--backend)");
 				else if (!series->supported) output_cell_status(t, "unsupported", series->reason);

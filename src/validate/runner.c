@@ -20,8 +20,11 @@
 void validate_options_default(validate_options *o)
 {
 	memset(o, 0, sizeof *o);
-	for (int s = 0; s < VALIDATE_SOURCE_COUNT; s++) o->sources[s] = true;
+	for (int s = 0; s < VALIDATE_SOURCE_COUNT; s++) o->sources[s] = s != VALIDATE_SOURCE_SYNTHETIC;
 	o->runs = 100;
+	o->synthetic.kind = VALIDATE_SYNTHETIC_EXACT;
+	o->synthetic.magnitude = NAN;
+	o->synthetic.seed = 1;
 	o->counted_cpu = -1;
 	validate_thresholds_default(&o->thresholds);
 }
@@ -42,6 +45,7 @@ const char *validate_source_name(validate_source s)
 	case VALIDATE_SOURCE_PAPI: return "papi";
 	case VALIDATE_SOURCE_SIMULATOR: return "simulator";
 	case VALIDATE_SOURCE_INSTRUMENTED: return "instrumented";
+	case VALIDATE_SOURCE_SYNTHETIC: return "synthetic";
 	case VALIDATE_SOURCE_COUNT: break;
 	}
 	return "?";
@@ -328,6 +332,26 @@ static int run_instrumented(benchmark_plan *plan, const validate_options *o, val
 	return 0;
 }
 
+/* The synthetic source: the prediction with an injected error, no run at all. */
+static void run_synthetic(benchmark_plan *plan, const validate_options *o)
+{
+	const validate_benchmark *b = plan->benchmark;
+	/* One stream per (benchmark, event): FNV-1a of the benchmark's name. */
+	uint64_t name_hash = 0xcbf29ce484222325ull;
+	for (const char *c = b->name; *c; c++) name_hash = (name_hash ^ (uint8_t)*c) * 0x100000001b3ull;
+	for (int e = 0; e < b->event_count; e++) {
+		if (!(plan->events & (1u << e))) continue;
+		validate_series *series = plan->series[e][VALIDATE_SOURCE_SYNTHETIC];
+		if (b->events[e].companion || !b->events[e].predict) {
+			unsupported(series, "%s is counted alongside, not predicted: nothing to inject an error into",
+			            b->events[e].name);
+			continue;
+		}
+		validate_synthetic_fill(&o->synthetic, name_hash + (uint64_t)e, series->cases, series->case_count, o->runs,
+		                        series->detail, sizeof series->detail);
+	}
+}
+
 static void finish_series(validate_series *s, const validate_thresholds *t)
 {
 	for (size_t i = 0; i < s->case_count; i++) validate_case_summarize(&s->cases[i]);
@@ -343,6 +367,10 @@ static void finish_series(validate_series *s, const validate_thresholds *t)
 		size_t used = strlen(s->verdict.explanation);
 		snprintf(s->verdict.explanation + used, sizeof s->verdict.explanation - used,
 		         "; %zu runs multiplexed (scaled by enabled/running time)", s->multiplexed_runs);
+	}
+	if (s->source == VALIDATE_SOURCE_SYNTHETIC) {
+		size_t used = strlen(s->verdict.explanation);
+		snprintf(s->verdict.explanation + used, sizeof s->verdict.explanation - used, "; injected: %s", s->detail);
 	}
 	if (s->verdict.cls == VALIDATE_CLASS_BIAS && isfinite(s->calibration_bias)) {
 		size_t used = strlen(s->verdict.explanation);
@@ -400,7 +428,7 @@ int validate_run(const validate_options *options, validate_results *out, plumb_s
 			if (!(plans[p].events & (1u << e))) continue;
 			for (int s = 0; s < VALIDATE_SOURCE_COUNT; s++) {
 				if (!options->sources[s]) continue;
-				size_t runs = s <= VALIDATE_SOURCE_PAPI ? options->runs : 1;
+				size_t runs = s <= VALIDATE_SOURCE_PAPI || s == VALIDATE_SOURCE_SYNTHETIC ? options->runs : 1;
 				if (new_series(out, &plans[p], e, (validate_source)s, runs, status) != 0) {
 					free(plans);
 					return -1;
@@ -420,6 +448,7 @@ int validate_run(const validate_options *options, validate_results *out, plumb_s
 			rc = run_simulator(&plans[p], options, out, options->progress ? &bar : NULL);
 		if (rc == 0 && options->sources[VALIDATE_SOURCE_INSTRUMENTED])
 			rc = run_instrumented(&plans[p], options, out, options->progress ? &bar : NULL, &check);
+		if (rc == 0 && options->sources[VALIDATE_SOURCE_SYNTHETIC]) run_synthetic(&plans[p], options);
 	}
 	if (options->progress) progress_end(&bar);
 	for (size_t i = 0; i < out->series_count; i++) finish_series(&out->series[i], &options->thresholds);

@@ -169,14 +169,17 @@ Test(validate_cli, padding_sweep_finds_the_page_start, .timeout = 120)
 }
 
 /* --sim-set reaches the simulated column: the stride control's L1D misses
- * fall to one with stream buffers, as the thesis saw on hardware. */
+ * fall to one per run with stream buffers, whatever the size: no relation
+ * to the prediction left, so unknown (it was called multiplicative with
+ * b = 0 before the flat rule). */
 Test(validate_cli, sim_settings_reach_the_simulator)
 {
 	cli_run r = cli_run_plumbv(NULL, "validate", "stride", "--backend", "sim", "--sizes", "10,100,1000", "--sim-set",
 	                           "prefetch=stream", "--cases", "--no-progress", "--csv", NULL);
 	cr_assert_eq(r.exit_code, 0, "%s", r.err);
 	cr_expect(strstr(r.out, "preset host, prefetch=stream"), "%s", r.out);
-	cr_expect(strstr(r.out, "PAPI_L1_DCM,stride,simulator,multiplicative"), "%s", r.out);
+	cr_expect(strstr(r.out, "PAPI_L1_DCM,stride,simulator,unknown"), "%s", r.out);
+	cr_expect(strstr(r.out, "does not grow with the prediction"), "%s", r.out);
 	cli_run_free(&r);
 }
 
@@ -214,4 +217,31 @@ Test(validate_cli, a_verification_file_that_is_not_one_is_left_untouched)
 	fclose(f);
 	cr_assert_eq(got, sizeof binary);
 	cr_assert_eq(memcmp(back, binary, sizeof binary), 0, "the file changed");
+}
+
+/* The synthetic source puts a known error through the classifier: each
+ * kind is named as injected, it is never part of "all", and a kind that
+ * does not exist is a usage error. */
+Test(validate_cli, synthetic_errors_are_classified_as_injected)
+{
+	static const char *const kinds[] = { "exact", "bias", "multiplicative", "random", "unknown" };
+	for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+		char backend[64], expected[128];
+		snprintf(backend, sizeof backend, "synthetic:%s", kinds[k]);
+		cli_run r = cli_run_plumbv(NULL, "validate", "stride", "--backend", backend, "--sizes", "1,10,100,1000,10000",
+		                           "--runs", "20", "--seed", "7", "--no-record", "--no-progress", "--csv", NULL);
+		cr_assert_eq(r.exit_code, 0, "%s", r.err);
+		snprintf(expected, sizeof expected, "PAPI_L1_DCM,stride,synthetic,%s,", kinds[k]);
+		cr_expect(strstr(r.out, expected), "%s: %s", expected, r.out);
+		cli_run_free(&r);
+	}
+	cli_run r = cli_run_plumbv(NULL, "validate", "page-faults", "--backend", "all", "--sizes", "1", "--runs", "1",
+	                           "--no-record", "--no-progress", "--csv", "--cases", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	cr_expect_null(strstr(r.out, "synthetic"), "all never includes the synthetic source: %s", r.out);
+	cli_run_free(&r);
+	r = cli_run_plumbv(NULL, "validate", "--backend", "synthetic:noise", NULL);
+	cli_assert_usage_error(&r, "validate");
+	cr_expect(strstr(r.err, "synthetic error 'noise' is not exact, bias, multiplicative, random or unknown"), "%s", r.err);
+	cli_run_free(&r);
 }

@@ -78,7 +78,7 @@ Test(validate_classify, no_relation_or_too_few_cases_is_unknown)
 	                         make(10000, 19, 0) };
 	validate_verdict v = classify(flat, 5);
 	cr_expect_eq(v.cls, VALIDATE_CLASS_UNKNOWN);
-	cr_expect(strstr(v.explanation, "no linear relation") != NULL);
+	cr_expect(strstr(v.explanation, "does not grow with the prediction") != NULL, "%s", v.explanation);
 	v = classify(flat, 2);
 	cr_expect_eq(v.cls, VALIDATE_CLASS_UNKNOWN);
 	cr_expect(strstr(v.explanation, "at least 3") != NULL);
@@ -113,4 +113,25 @@ Test(validate_classify, thresholds_move_the_boundaries)
 	t.slope_tolerance = 0.05;
 	validate_classify(c, 4, &t, &v);
 	cr_expect_eq(v.cls, VALIDATE_CLASS_ACCURATE);
+}
+
+/* Salayandia's "unknown" is "no apparent relationship": a count that stays
+ * flat whatever the prediction.  Before the flat rule, a flat line with a
+ * little noise over three cases fitted a chance slope with R^2 >= 0.9 and was
+ * called multiplicative with b ~ 0. */
+Test(validate_classify, a_flat_count_is_unknown_even_when_noise_fits_a_line)
+{
+	validate_case noisy[] = { make(1, 24, 2.5), make(10, 24, 2.5), make(100, 27, 2.5) };
+	noisy[0].runs = noisy[1].runs = noisy[2].runs = 3;
+	validate_verdict v = classify(noisy, 3);
+	cr_expect(v.r2 >= 0.9, "the chance line fits: R^2 = %g", v.r2);
+	cr_expect_eq(v.cls, VALIDATE_CLASS_UNKNOWN, "%s: %s", validate_class_name(v.cls), v.explanation);
+	/* one miss per run whatever the size (a stream prefetcher serving every later line) */
+	validate_case one[] = { make(1, 1, 0), make(10, 1, 0), make(100, 1, 0), make(1000, 1, 0) };
+	v = classify(one, 4);
+	cr_expect_eq(v.cls, VALIDATE_CLASS_UNKNOWN, "%s: %s", validate_class_name(v.cls), v.explanation);
+	/* one event in a thousand is a relation: multiplicative */
+	validate_case sampled[] = { make(1000, 1, 0), make(10000, 10, 0), make(100000, 100, 0), make(1000000, 1000, 0) };
+	v = classify(sampled, 4);
+	cr_expect_eq(v.cls, VALIDATE_CLASS_MULTIPLICATIVE, "%s: %s", validate_class_name(v.cls), v.explanation);
 }
