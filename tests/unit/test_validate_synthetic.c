@@ -120,7 +120,7 @@ Test(validate_synthetic, parse_accepts_kinds_and_magnitudes_and_refuses_the_rest
 	cr_expect_eq(s.kind, VALIDATE_SYNTHETIC_MULTIPLICATIVE);
 	cr_expect_eq(s.magnitude, 0.8);
 	cr_expect_eq(validate_synthetic_parse("random=0.2", &s, &status), 0);
-	cr_expect_neq(validate_synthetic_parse("random=3", &s, &status), 0, "a spread above 50% can make counts negative");
+	cr_expect_neq(validate_synthetic_parse("random=3", &s, &status), 0, "a spread above half the count can make it negative");
 	cr_expect_neq(validate_synthetic_parse("noise", &s, &status), 0);
 	cr_expect(strstr(status.message, "noise") != NULL, "%s", status.message);
 	cr_expect_neq(validate_synthetic_parse("exact=2", &s, &status), 0);
