@@ -60,7 +60,7 @@ static const char *cell_status(json_object *cell)
 static double stat_mean(const char *pages)
 {
 	setenv("PLUMB_REGION_QUIET", "1", 1);
-	cli_run r = cli_run_plumbv(NULL, "stat", "-e", "page-faults,minor-faults", "-r", "3", "--json", "--",
+	cli_run r = cli_run_plumbv(NULL, "stat", "-o", "-", "-e", "page-faults,minor-faults", "-r", "3", "--json", "--",
 	                           example_path(), pages, "1", NULL);
 	cr_assert_eq(r.exit_code, 0, "%s", r.err);
 	json_object *root = json_tokener_parse(r.out);
@@ -87,14 +87,14 @@ Test(counters_cli, stat_table_marks_unsupported_in_every_format)
 {
 	if (!no_cpu_pmu())
 		cr_skip_test("a cpu PMU is present here");
-	cli_run r = cli_run_plumbv(NULL, "stat", "-e", "cycles,page-faults,PAPI_L1_DCM", "--", "true", NULL);
+	cli_run r = cli_run_plumbv(NULL, "stat", "-o", "-", "-e", "cycles,page-faults,PAPI_L1_DCM", "--", "true", NULL);
 	cr_assert_eq(r.exit_code, 3, "%s", r.err);
 	cr_assert(strstr(r.err, "2 of 3 events cannot be counted here"), "%s", r.err);
 	cr_assert(strstr(r.out, "unsupported"));
 	cr_assert(strstr(r.out, "no PMU"));
 	cli_run_free(&r);
 
-	r = cli_run_plumbv(NULL, "stat", "-e", "cycles,page-faults,PAPI_L1_DCM", "--csv", "--", "true", NULL);
+	r = cli_run_plumbv(NULL, "stat", "-o", "-", "-e", "cycles,page-faults,PAPI_L1_DCM", "--csv", "--", "true", NULL);
 	cr_assert_eq(r.exit_code, 3, "%s", r.err);
 	cr_assert(strstr(r.err, "2 of 3 events cannot be counted here"), "%s", r.err);
 	char *line = strstr(r.out, "\ncycles,");
@@ -105,7 +105,7 @@ Test(counters_cli, stat_table_marks_unsupported_in_every_format)
 	cr_assert_null(strstr(line, "\ncycles,0"));
 	cli_run_free(&r);
 
-	r = cli_run_plumbv(NULL, "stat", "-e", "cycles,page-faults,PAPI_L1_DCM", "--json", "--", "true", NULL);
+	r = cli_run_plumbv(NULL, "stat", "-o", "-", "-e", "cycles,page-faults,PAPI_L1_DCM", "--json", "--", "true", NULL);
 	cr_assert_eq(r.exit_code, 3, "%s", r.err);
 	cr_assert(strstr(r.err, "2 of 3 events cannot be counted here"), "%s", r.err);
 	json_object *root = json_tokener_parse(r.out);
@@ -136,7 +136,7 @@ Test(counters_cli, stat_table_marks_unsupported_in_every_format)
 static json_object *papi_stat(const char *pages)
 {
 	setenv("PLUMB_REGION_QUIET", "1", 1);
-	cli_run r = cli_run_plumbv(NULL, "stat", "--backend", "papi", "-e", "page-faults,minor-faults,PAPI_TLB_DM",
+	cli_run r = cli_run_plumbv(NULL, "stat", "-o", "-", "--backend", "papi", "-e", "page-faults,minor-faults,PAPI_TLB_DM",
 	                           "-r", "2", "--json", "--", example_path(), pages, "0", NULL);
 	/* PAPI_TLB_DM is unsupported without a PMU (exit 3), counted with one. */
 	cr_assert(r.exit_code == 0 || (r.exit_code == 3 && strstr(r.out, "unsupported")), "%d %s", r.exit_code, r.err);
@@ -172,7 +172,7 @@ Test(counters_cli, stat_all_domains_counts_or_explains)
 {
 	/* Kernel counting: allowed to root here; otherwise refused with the
 	 * paranoid level in the reason.  Never a silent 0. */
-	cli_run r = cli_run_plumbv(NULL, "stat", "--all-domains", "-e", "page-faults,context-switches", "--json", "--",
+	cli_run r = cli_run_plumbv(NULL, "stat", "-o", "-", "--all-domains", "-e", "page-faults,context-switches", "--json", "--",
 	                           "true", NULL);
 	cr_assert_eq(r.exit_code, 0, "%s", r.err);
 	json_object *root = json_tokener_parse(r.out);
@@ -194,7 +194,7 @@ Test(counters_cli, stat_all_domains_counts_or_explains)
 
 Test(counters_cli, stat_per_run_table)
 {
-	cli_run r = cli_run_plumbv(NULL, "stat", "--per-run", "-r", "3", "-e", "page-faults,cycles", "--json", "--",
+	cli_run r = cli_run_plumbv(NULL, "stat", "-o", "-", "--per-run", "-r", "3", "-e", "page-faults,cycles", "--json", "--",
 	                           "true", NULL);
 	cr_assert(r.exit_code == 0 || (r.exit_code == 3 && strstr(r.out, "unsupported")), "%d %s", r.exit_code, r.err);
 	json_object *root = json_tokener_parse(r.out);
@@ -231,24 +231,24 @@ Test(counters_cli, stat_bad_input)
 		cr_assert_str_eq(strchr(r.err, '\n') + 1, "", "case %zu: one line expected: %s", i, r.err);
 		cli_run_free(&r);
 	}
-	cli_run r = cli_run_plumbv(NULL, "stat", "-e", "page-faults", "--", "/nonexistent/program", NULL);
+	cli_run r = cli_run_plumbv(NULL, "stat", "-o", "-", "-e", "page-faults", "--", "/nonexistent/program", NULL);
 	cr_assert_eq(r.exit_code, 1);
 	cr_assert(strstr(r.err, "cannot run"), "%s", r.err);
 	cli_run_free(&r);
-	r = cli_run_plumbv(NULL, "stat", "-e", "page-faults", "--", "false", NULL);
+	r = cli_run_plumbv(NULL, "stat", "-o", "-", "-e", "page-faults", "--", "false", NULL);
 	cr_assert_eq(r.exit_code, 1);
 	cr_assert(strstr(r.out, "exited with status 1"), "%s", r.out);
 	cli_run_free(&r);
-	r = cli_run_plumbv(NULL, "stat", "-e", "page-faults", "--", "sh", "-c", "kill -9 $$", NULL);
+	r = cli_run_plumbv(NULL, "stat", "-o", "-", "-e", "page-faults", "--", "sh", "-c", "kill -9 $$", NULL);
 	cr_assert_eq(r.exit_code, 1);
 	cr_assert(strstr(r.out, "killed by signal 9"), "%s", r.out);
 	cli_run_free(&r);
-	r = cli_run_plumbv(NULL, "stat", "-e", "no-such-event,page-faults", "--", "true", NULL);
+	r = cli_run_plumbv(NULL, "stat", "-o", "-", "-e", "no-such-event,page-faults", "--", "true", NULL);
 	cr_assert_eq(r.exit_code, 3);
 	cr_assert(strstr(r.err, "1 of 2 events cannot be counted here"), "%s", r.err);
 	cr_assert(strstr(r.out, "unknown event 'no-such-event'"), "%s", r.out);
 	cli_run_free(&r);
-	r = cli_run_plumbv(NULL, "stat", "--help", NULL);
+	r = cli_run_plumbv(NULL, "stat", "-o", "-", "--help", NULL);
 	cr_assert_eq(r.exit_code, 0);
 	cr_assert(strstr(r.out, "usage: plumb stat"));
 	cli_run_free(&r);

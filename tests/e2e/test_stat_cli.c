@@ -1,0 +1,172 @@
+/* plumb stat behaves like perf stat: the table on stderr (the command's own
+ * stdout untouched), clocks in msec with "CPUs utilized", counts with their
+ * rate per second, "+- x%" over runs, perf's default domain for this user, a
+ * note where a kernel-side event is counted in user space only, and the
+ * default event list not being a request (exit 0 with <not supported>). */
+#include <criterion/criterion.h>
+#include <json-c/json.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "run.h"
+
+static json_object *row_where(json_object *rows, const char *event)
+{
+	for (size_t i = 0; i < json_object_array_length(rows); i++) {
+		json_object *row = json_object_array_get_idx(rows, i), *cell;
+		if (json_object_object_get_ex(row, "event", &cell) && !strcmp(json_object_get_string(cell), event))
+			return row;
+	}
+	cr_assert_fail("no row for %s", event);
+	return NULL;
+}
+
+static json_object *field(json_object *row, const char *column)
+{
+	json_object *cell;
+	cr_assert(json_object_object_get_ex(row, column, &cell), "no column %s", column);
+	return cell;
+}
+
+static const char *meta_text(json_object *root, const char *key)
+{
+	json_object *meta, *value;
+	cr_assert(json_object_object_get_ex(root, "meta", &meta));
+	cr_assert(json_object_object_get_ex(meta, key, &value), "no meta %s", key);
+	return json_object_get_string(value);
+}
+
+Test(stat_cli, the_table_goes_to_stderr_and_the_commands_stdout_is_untouched)
+{
+	cli_run r = cli_run_plumbv(NULL, "stat", "-e", "task-clock,page-faults", "--", "sh", "-c",
+	                           "echo hello; echo world", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	cr_assert_str_eq(r.out, "hello\nworld\n");
+	cr_assert(strstr(r.err, " Performance counter stats for 'sh -c echo hello; echo world'"), "%s", r.err);
+	cr_assert(strstr(r.err, " msec task-clock"), "%s", r.err);
+	cr_assert(strstr(r.err, "CPUs utilized"), "%s", r.err);
+	cr_assert(strstr(r.err, "/sec"), "%s", r.err);
+	cr_assert(strstr(r.err, " seconds time elapsed"), "%s", r.err);
+	cli_run_free(&r);
+
+	/* JSON too: on stderr, whole, and nothing on stdout but the command's. */
+	r = cli_run_plumbv(NULL, "stat", "--json", "-e", "page-faults", "--", "true", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	cr_assert_str_eq(r.out, "");
+	json_object *root = json_tokener_parse(r.err);
+	cr_assert_not_null(root, "%s", r.err);
+	json_object_put(root);
+	cli_run_free(&r);
+}
+
+Test(stat_cli, runs_give_plus_minus_and_rates_follow_perf)
+{
+	cli_run r = cli_run_plumbv(NULL, "stat", "-r", "3", "-e", "task-clock,page-faults", "--", "true", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	cr_assert(strstr(r.err, "'true' (3 runs)"), "%s", r.err);
+	cr_assert(strstr(r.err, "( +- "), "%s", r.err);
+	cr_assert(strstr(r.err, " +- "), "%s", r.err);
+	cli_run_free(&r);
+
+	r = cli_run_plumbv(NULL, "stat", "-o", "-", "--json", "-r", "3", "-e", "task-clock,page-faults,minor-faults",
+	                   "--", "true", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	json_object *root = json_tokener_parse(r.out);
+	cr_assert_not_null(root, "%s", r.out);
+	json_object *rows = cli_json_rows(root, "counts");
+	json_object *clock = row_where(rows, "task-clock"), *faults = row_where(rows, "page-faults");
+	cr_assert_str_eq(json_object_get_string(field(clock, "rate_unit")), "CPUs utilized");
+	cr_assert_str_eq(json_object_get_string(field(faults, "rate_unit")), "/sec");
+	double clock_ns = json_object_get_double(field(clock, "mean"));
+	double fault_count = json_object_get_double(field(faults, "mean"));
+	double rate = json_object_get_double(field(faults, "rate"));
+	/* per second of task-clock, exactly as computed from the two means */
+	cr_assert(fabs(rate - fault_count / (clock_ns / 1e9)) <= 1e-6 * rate, "rate %g", rate);
+	json_object *meta, *elapsed;
+	cr_assert(json_object_object_get_ex(root, "meta", &meta));
+	cr_assert(json_object_object_get_ex(meta, "elapsed_ns_mean", &elapsed));
+	double cpus = json_object_get_double(field(clock, "rate"));
+	cr_assert(fabs(cpus - clock_ns / (double)json_object_get_int64(elapsed)) <= 1e-3 * cpus + 1e-9, "%g", cpus);
+	/* a program in the page cache takes every fault minor: the two counts are the same events */
+	cr_assert_eq(fault_count, json_object_get_double(field(row_where(rows, "minor-faults"), "mean")));
+	cr_assert(json_object_is_type(field(faults, "mean_error"), json_type_double) ||
+	          json_object_is_type(field(faults, "mean_error"), json_type_int));
+	json_object_put(root);
+	cli_run_free(&r);
+}
+
+/* perf stat's rule: kernel events too when the kernel allows this user. */
+static bool kernel_allowed(void)
+{
+	if (geteuid() == 0)
+		return true;
+	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
+	int paranoid = 2;
+	if (f) {
+		if (fscanf(f, "%d", &paranoid) != 1)
+			paranoid = 2;
+		fclose(f);
+	}
+	if (paranoid <= 1)
+		return true;
+	f = fopen("/proc/self/status", "r");
+	char line[256];
+	unsigned long long caps = 0;
+	while (f && fgets(line, sizeof line, f))
+		if (sscanf(line, "CapEff: %llx", &caps) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return caps & ((1ull << 21) | (1ull << 38));
+}
+
+Test(stat_cli, the_default_domain_is_perfs_and_user_only_kernel_events_say_so)
+{
+	cli_run r = cli_run_plumbv(NULL, "stat", "-o", "-", "--json", "-e", "page-faults,context-switches", "--",
+	                           "true", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	json_object *root = json_tokener_parse(r.out);
+	cr_assert_not_null(root, "%s", r.out);
+	cr_assert_str_eq(meta_text(root, "domain"), kernel_allowed() ? "user+kernel" : "user");
+	json_object_put(root);
+	cli_run_free(&r);
+
+	r = cli_run_plumbv(NULL, "stat", "-o", "-", "--json", "--user-only", "-e", "page-faults,context-switches", "--",
+	                   "true", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	root = json_tokener_parse(r.out);
+	cr_assert_str_eq(meta_text(root, "domain"), "user");
+	json_object *rows = cli_json_rows(root, "counts");
+	cr_assert_str_eq(json_object_get_string(field(row_where(rows, "context-switches"), "status")), "user-space-only");
+	cr_assert_str_eq(json_object_get_string(field(row_where(rows, "page-faults"), "status")), "ok");
+	json_object *notes;
+	cr_assert(json_object_object_get_ex(root, "notes", &notes));
+	bool noted = false;
+	for (size_t i = 0; i < json_object_array_length(notes); i++)
+		noted |= strstr(json_object_get_string(json_object_array_get_idx(notes, i)), "happen in the kernel") != NULL;
+	cr_assert(noted, "no note on the user-space-only count");
+	json_object_put(root);
+	cli_run_free(&r);
+
+	r = cli_run_plumbv(NULL, "stat", "--user-only", "-e", "context-switches", "--", "true", NULL);
+	cr_assert(strstr(r.err, "context-switches") && strstr(r.err, "(user space only)"), "%s", r.err);
+	cli_run_free(&r);
+}
+
+Test(stat_cli, the_default_list_is_not_a_request)
+{
+	/* Without -e, an event this machine cannot count shows <not supported>
+	 * and the exit status is 0, as with perf stat; named with -e it is 3. */
+	cli_run r = cli_run_plumbv(NULL, "stat", "--", "true", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	if (access("/sys/bus/event_source/devices/cpu", F_OK) != 0)
+		cr_assert(strstr(r.err, "<not supported>      cycles"), "%s", r.err);
+	cli_run_free(&r);
+	if (access("/sys/bus/event_source/devices/cpu", F_OK) == 0)
+		return;
+	r = cli_run_plumbv(NULL, "stat", "-e", "cycles", "--", "true", NULL);
+	cr_assert_eq(r.exit_code, 3, "%s", r.err);
+	cli_run_free(&r);
+}
