@@ -17,6 +17,7 @@
 #include "plumb/timer.h"
 #include "plumb/topology.h"
 #include "plumb/arena.h"
+#include "plumb/latency_run.h"
 
 /* A measured curve: latency (ns per load) against a parameter x (bytes of
  * working set, bytes of stride, count of conflicting lines, pages). */
@@ -127,28 +128,16 @@ typedef struct geometry_options {
 	size_t min_runs, max_runs;
 	double sample_ns;            /* aimed length of one timed sample */
 	uint64_t seed;
-	/* The capacity sweep (plumb lat's measuring loop): */
-	uint64_t capacity_point_cap_ns;   /* time cap per point (150 ms) */
-	uint64_t capacity_budget_ns;      /* the first full sweep (9 s; 0 = none), plus a
-	                                     eighth of it for each of the four passes near
-	                                     the boundaries */
 } geometry_options;
 
 void geometry_options_defaults(geometry_options *options, const timer_calibration *timer);
 
 /* Each fills a curve it initialises (free with geometry_curve_free). */
 
-/* Random-chain latency against working set, from..to bytes, points_per_octave
- * points per factor of two (plumb lat's grid, latency_sweep_sizes), one
- * pointer per line of line bytes, THP pages.  Measured with plumb lat's
- * sweep (capacity_point_cap_ns per point, capacity_budget_ns in all), then
- * the points within three steps of each boundary are measured four more
- * times, each time in another part of the arena (other physical pages), keeping
- * each point's lowest 10th percentile (latency_sweep_levels;
- * expected_levels: the sysfs data caches, 0 = unknown).  curve->ns holds each point's 10th percentile, the lower
- * envelope the levels are found on. */
-int geometry_probe_capacity(const geometry_options *options, uint64_t from, uint64_t to, int points_per_octave,
-                            unsigned line, int expected_levels, geometry_curve *curve, plumb_status *status);
+/* Capacities and level latencies are not measured here: they are plumb
+ * lat's (latency_run, or a saved lat report through
+ * latency_run_from_report), so both commands and the report give one
+ * figure for each.  See geometry_run_request. */
 /* Pair loads d = 8..max_distance (<= 256) bytes apart in random 512-byte
  * blocks spanning footprint bytes (256 KiB: 512 blocks, 64 pages). */
 int geometry_probe_line(const geometry_options *options, uint64_t footprint, unsigned max_distance,
@@ -195,6 +184,7 @@ void geometry_tlb_reference_decode_amd(uint32_t ebx_80000005, uint32_t ebx_80000
 typedef enum geometry_verdict {
 	GEOMETRY_AGREE,
 	GEOMETRY_DISAGREE,
+	GEOMETRY_UNSTABLE,       /* repeats disagree (interference): no verdict, see the spread */
 	GEOMETRY_UNRESOLVED,     /* timing gave no clear answer (see note) */
 	GEOMETRY_NO_REFERENCE    /* sysfs/CPUID say nothing to compare with */
 } geometry_verdict;
@@ -217,6 +207,11 @@ typedef struct geometry_finding {
 	 * the CI target, and the median CV of its points. */
 	int points, noisy_points;
 	double cv_median;
+	/* Capacities: the end over the repeated passes (plumb lat's). */
+	bool has_spread;
+	double spread_low, spread_high, spread_steps;
+	int passes;
+	bool stable;
 } geometry_finding;
 
 /* Judges a bracket against a reference: agree when low <= reference <= high. */
@@ -236,8 +231,12 @@ geometry_verdict geometry_judge_capacity(double measured, bool has_reference, do
 typedef struct geometry_run_request {
 	const topology *topo;        /* may be NULL: no references */
 	geometry_options options;
-	uint64_t max_size;           /* capacity sweep end; 0 = 2 x the sysfs LLC (>= 64 MiB) */
-	int points_per_octave;       /* capacity sweep; 0 = 4 */
+	/* Capacities and level latencies: plumb lat's measurement and
+	 * detector.  levels_from: an analysed lat measurement (a saved report
+	 * read with latency_run_from_report) to take them from; NULL = run
+	 * latency_run with latency_options (the same defaults as plumb lat). */
+	const latency_run_result *levels_from;
+	latency_run_options latency_options;
 	void (*progress)(void *context, size_t done, size_t total);
 	void *progress_context;
 } geometry_run_request;
@@ -250,8 +249,11 @@ typedef struct geometry_report {
 	uint64_t conflict_stride[GEOMETRY_MAX_LEVELS];
 	int conflict_count;
 	geometry_cache_estimate levels[GEOMETRY_MAX_LEVELS];
+	latency_boundary_spread spreads[GEOMETRY_MAX_LEVELS];
 	int level_count;
 	double memory_ns;
+	int points_per_octave;       /* of the capacity sweep */
+	bool levels_saved;           /* taken from a saved lat measurement */
 	geometry_tlb_reference tlb_reference;
 } geometry_report;
 

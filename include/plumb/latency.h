@@ -123,17 +123,57 @@ int latency_levels_of_points(const uint64_t *sizes, const latency_point *points,
                              const latency_plateau_options *plateau, latency_level *levels, size_t capacity,
                              size_t *count, plumb_status *status);
 
-/* latency_levels_of_points, then, when again is not NULL and more than one
- * level was found, a second pass: the points within three sweep steps of a
- * boundary are measured again with *again (the same chains, later), each
- * keeps the pass with the lower 10th percentile, and the levels are found
- * again.  points is updated in place; *remeasured (may be NULL) gets the
- * count measured twice.  One implementation for plumb lat and plumb
- * geometry. */
-int latency_sweep_levels(const timer_calibration *timer, const latency_sweep_options *again, void *memory,
-                         size_t capacity, const uint64_t *sizes, latency_point *points, size_t n,
-                         const latency_plateau_options *plateau, latency_level *levels, size_t level_capacity,
-                         size_t *count, size_t *remeasured, plumb_status *status);
+/* ---- Repeats: one boundary, several passes ---------------------------- */
+
+/* A boundary found again on each pass of a repeated sweep.  On a shared
+ * machine another program evicts a shared level now and then, and a pass
+ * measured meanwhile sees the level end early (the L3 came out at 28, 19,
+ * 11.3, 4.8 and 2.5 MiB in runs minutes apart), so the boundary is given
+ * with its spread over the passes. */
+typedef struct latency_boundary_spread {
+	uint64_t low_bytes, high_bytes;  /* the smallest and largest end over the passes */
+	size_t passes;                   /* passes that measured the end point or a neighbour */
+	double spread_steps;             /* log2(high / low) x points per octave */
+	bool stable;                     /* spread_steps <= LATENCY_STABLE_STEPS */
+} latency_boundary_spread;
+
+/* Two sweep steps: a gradual edge moves the half-way mark by one step
+ * between quiet passes; more is interference. */
+#define LATENCY_STABLE_STEPS 2.0
+
+/* The one detector for capacities and level latencies (plumb lat, plumb
+ * geometry and the report).  pass_ns holds passes x n 10th percentiles,
+ * row p for pass p; pass 0 is the full sweep (every point), a later pass
+ * has NAN where it did not measure.  The levels are found
+ * (latency_find_levels) on the lower envelope (each point's lowest pass:
+ * another program only ever adds latency); then each boundary is found
+ * again on each pass's own curve (its points, pass 0's elsewhere) with
+ * the same half-way rule and the envelope's level latencies, and
+ * spreads[k] gets the range of level k's end over the passes that
+ * measured near it (the envelope's end included).  spreads has room for
+ * capacity entries; the last level's has passes = 0 and stable = true. */
+int latency_levels_of_passes(const uint64_t *bytes, const double *pass_ns, size_t passes, size_t n,
+                             unsigned points_per_octave, const latency_plateau_options *options,
+                             latency_level *levels, latency_boundary_spread *spreads, size_t capacity, size_t *count,
+                             plumb_status *status);
+
+/* The measuring side: latency_levels_of_passes on points (the full
+ * sweep, pass 0), then, when again is not NULL, repeats more passes: each
+ * measures the points within three sweep steps of every boundary the
+ * envelope has so far (so a boundary a disturbed first pass put too early
+ * moves up to three steps a pass), later, with the seed plus the pass
+ * number and in another part of the memory (other physical pages: which
+ * cache sets a working set overfills depends on where its pages landed).
+ * points[i] keeps the pass with the lowest 10th percentile.  pass_ns
+ * (room for (1 + repeats) x n) receives every pass's 10th percentiles
+ * (NAN where a pass did not measure); *passes_done the passes made;
+ * *remeasured (may be NULL) the measurements after the first pass.  One
+ * implementation for plumb lat and plumb geometry. */
+int latency_sweep_levels(const timer_calibration *timer, const latency_sweep_options *again, unsigned repeats,
+                         void *memory, size_t capacity, const uint64_t *sizes, latency_point *points, size_t n,
+                         unsigned points_per_octave, const latency_plateau_options *plateau, latency_level *levels,
+                         latency_boundary_spread *spreads, size_t level_capacity, size_t *count, double *pass_ns,
+                         size_t *passes_done, size_t *remeasured, plumb_status *status);
 
 /* True when a measured boundary and a reference size (sysfs) are within
  * `steps` sweep steps of 2^(1/points_per_octave). */

@@ -26,8 +26,9 @@ typedef struct latency_run_options {
 	bool mlp;                      /* memory-level parallelism at each level */
 	unsigned max_chains;           /* MLP: 1..max_chains (32) */
 	double mlp_threshold;          /* MLP saturation: fraction of the peak (0.9) */
-	bool second_pass;              /* re-measure the points near each boundary (true) */
+	unsigned repeats;              /* passes after the first over the points near each boundary (4; 0 = none) */
 	uint64_t sweep_budget_ns;      /* the sweep's time budget (11 s; 0 = none): see latency_sweep_options */
+	uint64_t repeat_budget_ns;     /* all the repeat passes' (2 s, as the one second pass had; 0 = none), shared equally */
 	latency_measure_options measure;
 	latency_plateau_options plateau;
 } latency_run_options;
@@ -41,6 +42,9 @@ typedef struct latency_level_report {
 	uint64_t plateau_first_bytes, plateau_last_bytes, end_bytes;
 	uint64_t sysfs_bytes;          /* 0 = no cache at this level in sysfs */
 	bool agrees;                   /* end within one sweep step of sysfs */
+	latency_boundary_spread spread;   /* the end over the passes (not for the last level) */
+	const char *verdict;           /* "agrees", "disagrees", "unstable" (the passes disagree by more than
+	                                  LATENCY_STABLE_STEPS: no verdict), or "-" (no sysfs size, or the last level) */
 	uint64_t probe_bytes;          /* where restart / MLP were measured */
 	bool restart_done, mlp_done;
 	latency_restart restart;
@@ -63,13 +67,32 @@ typedef struct latency_run_result {
 	uint64_t *sizes;
 	latency_point *points;
 	size_t point_count;
+	uint64_t sysfs_sizes[8];       /* the data caches sysfs lists, L1 first (from the topology, or a saved report) */
+	size_t sysfs_levels;
+	double *pass_ns;               /* passes x point_count 10th percentiles, NAN where a pass did not measure */
+	size_t passes;
 	latency_level_report levels[LATENCY_MAX_LEVELS];
 	size_t level_count;
-	size_t remeasured;             /* points measured a second time near the boundaries */
+	size_t remeasured;             /* measurements after the first pass (near the boundaries) */
 	double sweep_seconds, total_seconds;
 } latency_run_result;
 
 int latency_run(const latency_run_options *options, latency_run_result *result, plumb_status *status);
+
+/* The analysis alone (latency_levels_of_passes, then names, sysfs
+ * verdicts and plateau medians) on result's sizes, points, pass_ns,
+ * passes and sysfs sizes: what latency_run does after measuring, and what
+ * a saved measurement is re-analysed with. */
+int latency_run_analyze(const latency_run_options *options, latency_run_result *result, plumb_status *status);
+
+/* Rebuilds a measurement from a `plumb lat --json` report (its meta, the
+ * sweep table and the passes table) and analyses it (latency_run_analyze):
+ * the levels come out as the run that saved it found them.  *options gets
+ * the saved sweep's settings (points per octave, pattern, seed, ...);
+ * restart and MLP are not re-analysed.  -1 with one line of reason when
+ * the report is not lat's or lacks a table. */
+int latency_run_from_report(const output_report *report, latency_run_options *options, latency_run_result *result,
+                            plumb_status *status);
 void latency_run_free(latency_run_result *result);
 /* A new report (free with output_report_free), or NULL when out of memory. */
 output_report *latency_run_report(const latency_run_options *options, const latency_run_result *result);

@@ -10,6 +10,7 @@
 #include "plumb/geometry.h"
 #include "plumb/parse.h"
 #include "plumb/progress.h"
+#include "plumb/report.h"
 
 const char cmd_geometry_summary[] = "infer line size, capacities, ways, TLB entries and page size from timing";
 
@@ -22,8 +23,15 @@ static void usage(FILE *stream)
 	        "and a stride sweep) and prints each finding beside what sysfs, CPUID and\n"
 	        "sysconf claim, flagging disagreements.\n\n"
 	        "Options:\n"
-	        "      --max-size SIZE  end of the working-set sweep (default: 2x the LLC, >= 64MiB)\n"
+	        "The capacities and level latencies are plumb lat's: the same sweep, repeats and\n"
+	        "detector (see plumb-lat(1)), so both commands give one figure for each.\n\n"
+	        "      --levels-from FILE  take capacities and level latencies from a saved\n"
+	        "                       'plumb lat --json' report (- reads stdin) instead of\n"
+	        "                       measuring them again\n"
+	        "      --max-size SIZE  end of the working-set sweep (default: 4x the LLC, as plumb lat)\n"
 	        "      --points-per-octave N  sweep density (default 4)\n"
+	        "      --repeats N      passes over the points near each boundary after the\n"
+	        "                       first (0-8, default 4), as plumb lat\n"
 	        "  -C, --cpu N          CPU to pin to (default: the first allowed)\n"
 	        "      --time-cap MS    time limit per curve point (default 60; 2.5x for the\n"
 	        "                       working-set sweep)\n"
@@ -64,6 +72,11 @@ static void add_findings(output_report *report, const geometry_report *g)
 	output_column(t, "cv", NULL, 3);
 	output_column(t, "quality", NULL, 0);
 	output_column(t, "note", NULL, 0);
+	output_column(t, "spread_low", NULL, 2);
+	output_column(t, "spread_high", NULL, 2);
+	output_column(t, "spread_steps", "steps", 1);
+	output_column(t, "passes", NULL, 0);
+	output_column(t, "stability", NULL, 0);
 	for (int i = 0; i < g->finding_count; i++) {
 		const geometry_finding *f = &g->findings[i];
 		output_row(t);
@@ -89,6 +102,18 @@ static void add_findings(output_report *report, const geometry_report *g)
 			output_cell_text(t, "ok");
 		}
 		output_cell_text(t, f->note);
+		if (f->has_spread) {
+			output_cell_real(t, f->spread_low);
+			output_cell_real(t, f->spread_high);
+			output_cell_real(t, f->spread_steps);
+			output_cell_integer(t, f->passes);
+			output_cell_text(t, f->stable ? "stable" : "unstable");
+		} else {
+			for (int c = 0; c < 3; c++)
+				output_cell_status(t, "n/a", "only capacities are measured in repeated passes");
+			output_cell_integer(t, 0);
+			output_cell_text(t, "-");
+		}
 	}
 }
 
@@ -160,6 +185,8 @@ int cmd_geometry(int argc, char **argv)
 		{ "target-ci", required_argument, 0, 0x2005 },
 		{ "seed", required_argument, 0, 0x2006 },
 		{ "curves", no_argument, 0, 0x2007 },
+		{ "levels-from", required_argument, 0, 0x2008 },
+		{ "repeats", required_argument, 0, 0x2009 },
 		{ "help", no_argument, 0, 'h' },
 		CLI_OUTPUT_OPTIONS,
 		{ 0, 0, 0, 0 }
@@ -167,7 +194,8 @@ int cmd_geometry(int argc, char **argv)
 	cli_output output = { OUTPUT_TABLE, NULL };
 	plumb_status status;
 	uint64_t max_size = 0, seed = 0;
-	long points = 4, cpu = -1, time_cap_ms = 60;
+	long points = 4, cpu = -1, time_cap_ms = 60, repeats = -1;
+	const char *levels_from = NULL;
 	double target_ci = 2;
 	bool curves = false, have_seed = false;
 	int option;
@@ -205,6 +233,11 @@ int cmd_geometry(int argc, char **argv)
 			have_seed = true;
 			break;
 		case 0x2007: curves = true; break;
+		case 0x2008: levels_from = optarg; break;
+		case 0x2009:
+			if (parse_int(optarg, 0, 8, &repeats, &status) != 0)
+				return cli_usage_error("geometry", "--repeats: %s", status.message);
+			break;
 		case 'h': usage(stdout); return 0;
 		default: return cli_bad_option("geometry", option, argv);
 		}
@@ -232,17 +265,41 @@ int cmd_geometry(int argc, char **argv)
 	if (timer_calibrate(&timer, 50, &status) != 0)
 		timer_calibration_clock(&timer);
 
-	geometry_run_request request = {
-		.topo = have_topology ? &topo : NULL, .max_size = max_size, .points_per_octave = (int)points,
-	};
+	geometry_run_request request = { .topo = have_topology ? &topo : NULL };
 	geometry_options_defaults(&request.options, &timer);
 	request.options.point_cap_ns = (uint64_t)time_cap_ms * 1000000u;
-	/* The capacity sweep's points need more samples: their 10th
-	 * percentile is what the levels are found on. */
-	request.options.capacity_point_cap_ns = (uint64_t)time_cap_ms * 2500000u;
 	request.options.target_relative_ci = target_ci / 100;
 	if (have_seed)
 		request.options.seed = seed;
+	/* The capacity sweep is plumb lat's, with its defaults: its points
+	 * need more samples (their 10th percentile is what the levels are
+	 * found on), 2.5x the time cap of the other curves. */
+	latency_run_options *lat = &request.latency_options;
+	latency_run_defaults(lat);
+	lat->max_bytes = max_size;
+	lat->points_per_octave = (unsigned)points;
+	lat->cpu = (int)cpu;
+	lat->measure.time_cap_ns = (uint64_t)time_cap_ms * 2500000u;
+	lat->measure.target_relative_ci = target_ci / 100;
+	if (have_seed)
+		lat->seed = seed;
+	if (repeats >= 0)
+		lat->repeats = (unsigned)repeats;
+	latency_run_result saved;
+	memset(&saved, 0, sizeof saved);
+	if (levels_from) {
+		output_report *input;
+		if (report_read_file(levels_from, &input, &status) != 0)
+			return cli_error("geometry", &status);
+		int loaded = latency_run_from_report(input, lat, &saved, &status);
+		output_report_free(input);
+		if (loaded != 0) {
+			latency_run_free(&saved);
+			fprintf(stderr, "plumb geometry: %s: %s\n", levels_from, status.message);
+			return 1;
+		}
+		request.levels_from = &saved;
+	}
 	progress bar;
 	request.progress = show_progress;
 	request.progress_context = &bar;
@@ -253,6 +310,7 @@ int cmd_geometry(int argc, char **argv)
 	progress_begin(&bar, "plumb geometry", 9);
 	int rc = geometry_run(&request, g, &status);
 	progress_end(&bar);
+	latency_run_free(&saved);
 	if (rc != 0) {
 		free(g);
 		return cli_error("geometry", &status);
@@ -265,6 +323,8 @@ int cmd_geometry(int argc, char **argv)
 	output_meta_real(report, "timer_ticks_per_ns", timer.ticks_per_ns);
 	output_meta_text(report, "tlb_reference", g->tlb_reference.source);
 	output_meta_real(report, "target_ci_relative", request.options.target_relative_ci);
+	output_meta_text(report, "levels_from", levels_from ? "a saved plumb lat report" : "plumb lat's sweep, run now");
+	output_meta_integer(report, "points_per_octave", g->points_per_octave);
 	output_meta_real(report, "wall_seconds", (double)(timer_monotonic_ns() - started) / 1e9);
 	if (!have_topology)
 		output_note(report, "no topology (%s): nothing to compare with", status.message);
@@ -275,6 +335,12 @@ int cmd_geometry(int argc, char **argv)
 	int disagreements = 0;
 	for (int i = 0; i < g->finding_count; i++)
 		disagreements += g->findings[i].verdict == GEOMETRY_DISAGREE;
+	int unstable = 0;
+	for (int i = 0; i < g->finding_count; i++)
+		unstable += g->findings[i].verdict == GEOMETRY_UNSTABLE;
+	if (unstable)
+		output_note(report, "%d capacit%s unstable: repeated passes put the end more than %.0f sweep steps apart, so another program evicted the cache between them; the spread columns give the range and no verdict against sysfs is given.",
+		            unstable, unstable == 1 ? "y is" : "ies are", LATENCY_STABLE_STEPS);
 	if (disagreements)
 		output_note(report, "%d finding(s) disagree with what the machine claims; the note column says why timing differs.", disagreements);
 	if (have_topology && topo.hypervisor)

@@ -8,6 +8,7 @@
 #include "plumb/cpu.h"
 #include "plumb/latency_run.h"
 #include "plumb/parse.h"
+#include "plumb/report.h"
 
 const char cmd_lat_summary[] = "measure load latency per cache level, restart latency and memory parallelism";
 
@@ -31,7 +32,12 @@ static void usage(FILE *f)
 	        "  --pages MODE           thp (default), small, hugetlb or default\n"
 	        "  -C, --cpu N            pin to CPU N (default the CPU the run starts on)\n"
 	        "  --seed N               permutation seed\n"
-	        "  --single-pass          do not re-measure the points near each boundary\n"
+	        "  --repeats N            measure the points near each boundary in N more passes\n"
+	        "                         (0-8, default 4): each boundary is given with its spread\n"
+	        "                         over the passes, and \"unstable\" when they disagree\n"
+	        "  --single-pass          the same as --repeats 0\n"
+	        "  --from FILE            re-analyse a saved 'plumb lat --json' report (its sweep\n"
+	        "                         and passes) instead of measuring; - reads stdin\n"
 	        "  --restart              also measure restart latency at each level\n"
 	        "  --mlp                  also measure memory-level parallelism at each level\n"
 	        "  --max-chains N         MLP: up to N interleaved chains (1-32, default 32)\n"
@@ -47,7 +53,7 @@ static void usage(FILE *f)
 
 enum {
 	OPT_MIN = 0x2001, OPT_MAX, OPT_PPO, OPT_PATTERN, OPT_PAGE_GROUP, OPT_STRIDE, OPT_LINE, OPT_PAGES, OPT_CPU,
-	OPT_SEED, OPT_SINGLE_PASS, OPT_RESTART, OPT_MLP, OPT_MAX_CHAINS, OPT_CI, OPT_TIME_CAP
+	OPT_SEED, OPT_SINGLE_PASS, OPT_RESTART, OPT_MLP, OPT_MAX_CHAINS, OPT_CI, OPT_TIME_CAP, OPT_REPEATS, OPT_FROM
 };
 
 static int parse_option(latency_run_options *o, int c, const char *arg, plumb_status *s)
@@ -113,7 +119,12 @@ static int parse_option(latency_run_options *o, int c, const char *arg, plumb_st
 		o->cpu = (int)u;
 		return 0;
 	case OPT_SEED: return parse_u64(arg, 0, UINT64_MAX, &o->seed, s);
-	case OPT_SINGLE_PASS: o->second_pass = false; return 0;
+	case OPT_SINGLE_PASS: o->repeats = 0; return 0;
+	case OPT_REPEATS:
+		if (parse_u64(arg, 0, 8, &u, s) != 0)
+			return -1;
+		o->repeats = (unsigned)u;
+		return 0;
 	case OPT_RESTART: o->restart = true; return 0;
 	case OPT_MLP: o->mlp = true; return 0;
 	case OPT_MAX_CHAINS:
@@ -156,6 +167,8 @@ int cmd_lat(int argc, char **argv)
 		{ "max-chains", required_argument, 0, OPT_MAX_CHAINS },
 		{ "target-ci", required_argument, 0, OPT_CI },
 		{ "time-cap", required_argument, 0, OPT_TIME_CAP },
+		{ "repeats", required_argument, 0, OPT_REPEATS },
+		{ "from", required_argument, 0, OPT_FROM },
 		/* the names before the common vocabulary (man plumb-lat: kept for one release) */
 		{ "min", required_argument, 0, OPT_MIN },
 		{ "max", required_argument, 0, OPT_MAX },
@@ -167,6 +180,7 @@ int cmd_lat(int argc, char **argv)
 	latency_run_options o;
 	latency_run_defaults(&o);
 	plumb_status status;
+	const char *from = NULL;
 	int c;
 	optind = 1;
 	opterr = 0;
@@ -179,6 +193,10 @@ int cmd_lat(int argc, char **argv)
 			continue;
 		if (c == 'C')
 			c = OPT_CPU;
+		if (c == OPT_FROM) {
+			from = optarg;
+			continue;
+		}
 		int rc = parse_option(&o, c, optarg, &status);
 		if (rc < 0)
 			return cli_usage_error("lat", "%s", status.message);
@@ -193,7 +211,19 @@ int cmd_lat(int argc, char **argv)
 		return cli_usage_error("lat", "--cpu: %s", status.message);
 
 	latency_run_result result;
-	if (latency_run(&o, &result, &status) != 0) {
+	if (from) {
+		/* The saved run's own settings replace the options. */
+		output_report *saved;
+		if (report_read_file(from, &saved, &status) != 0)
+			return cli_error("lat", &status);
+		int rc = latency_run_from_report(saved, &o, &result, &status);
+		output_report_free(saved);
+		if (rc != 0) {
+			latency_run_free(&result);
+			fprintf(stderr, "plumb lat: %s: %s\n", from, status.message);
+			return 1;
+		}
+	} else if (latency_run(&o, &result, &status) != 0) {
 		latency_run_free(&result);
 		return cli_error("lat", &status);
 	}

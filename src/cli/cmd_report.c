@@ -77,6 +77,16 @@ static const char *const *section_arguments(const char *command, int quick)
 	return report_section_arguments(command);
 }
 
+/* The report of an earlier section that ran (NULL if none did). */
+static const output_report *section_before(char *const *names, output_report *const *reports, size_t i,
+                                           const char *command)
+{
+	for (size_t k = 0; k < i; k++)
+		if (!strcmp(names[k], command) && reports[k])
+			return reports[k];
+	return NULL;
+}
+
 static int run_compare(int argc, char **argv, const cli_output *out, int html)
 {
 	if (argc != 2)
@@ -274,6 +284,19 @@ int cmd_report(int argc, char **argv)
 				} else {
 					rc = report_run_section_input(program, names[i], model_arguments, input, save, &reports[i], &status);
 				}
+				free(input);
+			} else if (!strcmp(names[i], "geometry") && section_before(names, reports, i, "lat")) {
+				/* One measurement for capacities and level latencies:
+				 * geometry takes lat's instead of sweeping again, so
+				 * the two sections and the summary give one figure. */
+				static const char *const geometry_arguments[] = { "--levels-from", "-", NULL };
+				FILE *m = open_memstream(&input, &input_length);
+				if (m) {
+					output_write(section_before(names, reports, i, "lat"), OUTPUT_JSON, m, &status);
+					fclose(m);
+				}
+				rc = input ? report_run_section_input(program, names[i], geometry_arguments, input, save, &reports[i], &status)
+				           : report_run_section(program, names[i], arguments, save, &reports[i], &status);
 				free(input);
 			} else {
 				rc = report_run_section(program, names[i], arguments, save, &reports[i], &status);

@@ -15,8 +15,6 @@ void geometry_options_defaults(geometry_options *options, const timer_calibratio
 	options->max_runs = 40;
 	options->sample_ns = 0.5e6;
 	options->seed = 0x9e0e7a11;
-	options->capacity_point_cap_ns = 150u * 1000 * 1000;
-	options->capacity_budget_ns = 9000000000ull;
 }
 
 void *geometry_link(void **const *slots, const uint32_t *order, size_t count)
@@ -87,4 +85,11 @@ int geometry_measure_chain(const geometry_options *options, void *start, size_t 
 	if (curve->noisy)
 		curve->noisy[i] = noisy;
 	return 0;
+}
+
+void geometry_level_options(int expected_levels, latency_plateau_options *plateau)
+{
+	latency_plateau_defaults(plateau);
+	/* One level per cache sysfs lists, plus memory. */
+	plateau->expected_levels = expected_levels > 0 ? (size_t)expected_levels + 1 : 0;
 }

@@ -22,7 +22,7 @@ int geometry_measure_chain(const geometry_options *options, void *start, size_t 
 
 /* The level detector's options for the capacity sweep: plumb lat's
  * defaults, expecting expected_levels caches plus memory (0 = unknown).
- * The probe's second pass and geometry_infer_levels use the same. */
+ * geometry_infer_levels uses it. */
 void geometry_level_options(int expected_levels, latency_plateau_options *plateau);
 
 #endif

@@ -19,6 +19,7 @@ const char *geometry_verdict_name(geometry_verdict verdict)
 	switch (verdict) {
 	case GEOMETRY_AGREE: return "agree";
 	case GEOMETRY_DISAGREE: return "DISAGREE";
+	case GEOMETRY_UNSTABLE: return "unstable";
 	case GEOMETRY_UNRESOLVED: return "unresolved";
 	case GEOMETRY_NO_REFERENCE: return "no reference";
 	}
@@ -127,7 +128,7 @@ static void capacity_findings(geometry_report *r, const topology *topo, int poin
 		if (f) {
 			set_measured(f, r->levels[i].ns, r->levels[i].ns, r->levels[i].ns);
 			f->verdict = GEOMETRY_NO_REFERENCE;
-			snprintf(f->note, sizeof f->note, "plateau of the random-chain sweep");
+			snprintf(f->note, sizeof f->note, "plateau of plumb lat's sweep%s", r->levels_saved ? " (saved)" : "");
 		}
 		f = add_finding(r, "capacity", level, "bytes");
 		if (!f)
@@ -141,6 +142,25 @@ static void capacity_findings(geometry_report *r, const topology *topo, int poin
 		 * holds the claim it lands on the claim's grid point or next to
 		 * it. */
 		f->verdict = geometry_judge_capacity(f->measured, f->has_reference, f->reference, points_per_octave);
+		const latency_boundary_spread *spread = &r->spreads[i];
+		f->has_spread = spread->passes > 0;
+		f->spread_low = (double)spread->low_bytes;
+		f->spread_high = (double)spread->high_bytes;
+		f->spread_steps = spread->spread_steps;
+		f->passes = (int)spread->passes;
+		f->stable = spread->stable;
+		if (f->has_spread && !spread->stable && f->verdict != GEOMETRY_UNRESOLVED) {
+			/* The passes disagree: the cache was shared with someone
+			 * who evicted it between them, and no single end can be
+			 * set against the claim. */
+			char low[32], high[32];
+			f->verdict = GEOMETRY_UNSTABLE;
+			snprintf(f->note, sizeof f->note,
+			         "the %d passes put the end between %s and %s (%.1f sweep steps): another program evicted the cache between them; the value is the quietest passes' end",
+			         f->passes, format_size(spread->low_bytes, low, sizeof low),
+			         format_size(spread->high_bytes, high, sizeof high), spread->spread_steps);
+			continue;
+		}
 		if (f->verdict == GEOMETRY_AGREE && f->measured != f->reference)
 			snprintf(f->note, sizeof f->note, "within one sweep step of the claim");
 		bool last_level = topo && cache == topology_last_level_cache(topo);
@@ -179,7 +199,7 @@ static void capacity_findings(geometry_report *r, const topology *topo, int poin
 	if (f) {
 		set_measured(f, r->memory_ns, r->memory_ns, r->memory_ns);
 		f->verdict = isnan(r->memory_ns) ? GEOMETRY_UNRESOLVED : GEOMETRY_NO_REFERENCE;
-		snprintf(f->note, sizeof f->note, "last plateau of the sweep");
+		snprintf(f->note, sizeof f->note, "flat tail of plumb lat's sweep%s", r->levels_saved ? " (saved)" : "");
 	}
 }
 
@@ -304,33 +324,62 @@ static void thp_finding(geometry_report *r, double huge_fraction)
 	}
 }
 
+/* The capacity curve, cache levels and memory latency as plumb lat found
+ * them: every level but the last is a cache, the last is memory. */
+static int levels_of_latency(geometry_report *r, const latency_run_result *lat, unsigned points_per_octave,
+                             plumb_status *status)
+{
+	r->points_per_octave = points_per_octave ? (int)points_per_octave : 4;
+	if (geometry_curve_init(&r->capacity, lat->point_count, status) != 0)
+		return -1;
+	for (size_t i = 0; i < lat->point_count; i++) {
+		r->capacity.x[i] = (double)lat->sizes[i];
+		r->capacity.ns[i] = lat->points[i].latency.ns_p10;
+		r->capacity.cv[i] = lat->points[i].latency.cv;
+		r->capacity.noisy[i] = lat->points[i].latency.noisy;
+	}
+	r->memory_ns = lat->level_count ? lat->levels[lat->level_count - 1].level.ns : NAN;
+	r->level_count = 0;
+	for (size_t k = 0; k + 1 < lat->level_count && r->level_count < GEOMETRY_MAX_LEVELS; k++) {
+		const latency_level *v = &lat->levels[k].level;
+		geometry_cache_estimate *e = &r->levels[r->level_count];
+		e->ns = v->ns;
+		e->capacity_low = (double)lat->sizes[v->end_index];
+		e->capacity_high = v->end_index + 1 < lat->point_count ? (double)lat->sizes[v->end_index + 1] : NAN;
+		r->spreads[r->level_count++] = lat->levels[k].spread;
+	}
+	return 0;
+}
+
 int geometry_run(const geometry_run_request *request, geometry_report *r, plumb_status *status)
 {
 	memset(r, 0, sizeof *r);
 	const topology *topo = request->topo;
 	const geometry_options *o = &request->options;
-	const topology_cache *llc = topo ? topology_last_level_cache(topo) : NULL;
-	uint64_t max_size = request->max_size;
-	if (max_size == 0) {
-		max_size = llc ? 2 * llc->size : 0;
-		if (max_size < (64u << 20))
-			max_size = 64u << 20;
-	}
-	int ppo = request->points_per_octave > 0 ? request->points_per_octave : 4;
 	long page = sysconf(_SC_PAGESIZE);
 	geometry_tlb_reference_read(&r->tlb_reference);
 	run_progress steps = { request, 0, 9 };
 
-	/* 1. Capacities and latencies. */
-	int sysfs_levels = 0;
-	while (topo && topology_data_cache(topo, sysfs_levels + 1))
-		sysfs_levels++;
-	if (geometry_probe_capacity(o, 4096, max_size, ppo, 64, sysfs_levels, &r->capacity, status) != 0)
+	/* 1. Capacities and latencies: plumb lat's measurement and detector,
+	 * or a saved one. */
+	latency_run_result own;
+	const latency_run_result *lat = request->levels_from;
+	if (!lat) {
+		if (latency_run(&request->latency_options, &own, status) != 0) {
+			latency_run_free(&own);
+			goto fail;
+		}
+		lat = &own;
+	}
+	int rc = levels_of_latency(r, lat, request->latency_options.points_per_octave, status);
+	r->levels_saved = request->levels_from != NULL;
+	if (lat == &own)
+		latency_run_free(&own);
+	if (rc != 0)
 		goto fail;
 	step(&steps);
-	r->level_count = geometry_infer_levels(&r->capacity, sysfs_levels, r->levels, GEOMETRY_MAX_LEVELS, &r->memory_ns);
 	int first = r->finding_count;
-	capacity_findings(r, topo, ppo);
+	capacity_findings(r, topo, r->points_per_octave);
 	mark_quality(r, first, &r->capacity, NULL);
 
 	/* 2. Line size: 512 blocks, 256 KiB, inside the first-level TLB reach. */

@@ -30,6 +30,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include "plumb/latency.h"
 #include "plumb/stats.h"
 
@@ -47,6 +48,22 @@ static double median3(double a, double b, double c)
 	if (a > b) { double t = a; a = b; b = t; }
 	if (b > c) { double t = b; b = c; c = t; }
 	return a > b ? a : b;
+}
+
+/* Log latency, and its running median of 3 (the ends take the median of
+ * the first or last three points). */
+static void smooth_log(const double *ns, size_t n, double *raw, double *smooth)
+{
+	for (size_t i = 0; i < n; i++)
+		raw[i] = log(ns[i]);
+	for (size_t i = 0; i < n; i++) {
+		if (n < 3)
+			smooth[i] = raw[i];
+		else {
+			size_t c = i == 0 ? 1 : i == n - 1 ? n - 2 : i;
+			smooth[i] = median3(raw[c - 1], raw[c], raw[c + 1]);
+		}
+	}
 }
 
 static double median_of(const double *values, size_t first, size_t last)
@@ -88,16 +105,7 @@ int latency_find_levels(const uint64_t *bytes, const double *ns, size_t n, const
 		free(raw); free(smooth); free(plateau_first); free(plateau_last);
 		return plumb_fail_errno(status, ENOMEM, "latency_find_levels: out of memory");
 	}
-	for (size_t i = 0; i < n; i++)
-		raw[i] = log(ns[i]);
-	for (size_t i = 0; i < n; i++) {
-		if (n < 3)
-			smooth[i] = raw[i];
-		else {
-			size_t c = i == 0 ? 1 : i == n - 1 ? n - 2 : i;
-			smooth[i] = i == 0 || i == n - 1 ? median3(raw[c - 1], raw[c], raw[c + 1]) : median3(raw[i - 1], raw[i], raw[i + 1]);
-		}
-	}
+	smooth_log(ns, n, raw, smooth);
 	/* 2. plateaus, greedily from small sizes up. */
 	double flat = log(options->flat_ratio);
 	size_t plateaus = 0;
@@ -265,4 +273,77 @@ bool latency_boundary_agrees(uint64_t measured, uint64_t reference, unsigned poi
 	/* Sweep sizes are rounded to whole lines, so allow a hair over. */
 	double distance = fabs(log2((double)measured / (double)reference)) * points_per_octave;
 	return distance <= steps + 0.01;
+}
+
+/* Where level l ends on one pass's smoothed curve: the half-way rule of
+ * latency_find_levels (step 4) with the envelope's level latencies,
+ * starting from the envelope's end. */
+static size_t pass_end(const double *smooth, const latency_level *l, const latency_level *next)
+{
+	double limit = log(0.5 * (l->ns + next->ns));
+	size_t end = l->end_index;
+	while (end > l->first_index && smooth[end] > limit)
+		end--;
+	while (end + 1 < next->last_index && smooth[end + 1] <= limit)
+		end++;
+	return end;
+}
+
+int latency_levels_of_passes(const uint64_t *bytes, const double *pass_ns, size_t passes, size_t n,
+                             unsigned points_per_octave, const latency_plateau_options *options,
+                             latency_level *levels, latency_boundary_spread *spreads, size_t capacity, size_t *count,
+                             plumb_status *status)
+{
+	*count = 0;
+	if (!pass_ns || !spreads || passes == 0 || points_per_octave == 0)
+		return plumb_fail(status, EINVAL, "latency_levels_of_passes: need at least one pass and a sweep density");
+	for (size_t i = 0; i < n; i++)
+		if (!(pass_ns[i] > 0) || !isfinite(pass_ns[i]))
+			return plumb_fail(status, EINVAL, "the first pass has no latency at point %zu", i);
+	double *envelope = malloc((n ? n : 1) * sizeof *envelope), *curve = malloc((n ? n : 1) * sizeof *curve);
+	double *raw = malloc((n ? n : 1) * sizeof *raw), *smooth = malloc((n ? n : 1) * sizeof *smooth);
+	if (!envelope || !curve || !raw || !smooth) {
+		free(envelope); free(curve); free(raw); free(smooth);
+		return plumb_fail_errno(status, ENOMEM, "latency_levels_of_passes: out of memory");
+	}
+	for (size_t i = 0; i < n; i++) {
+		envelope[i] = pass_ns[i];
+		for (size_t p = 1; p < passes; p++) {
+			double v = pass_ns[p * n + i];
+			if (v > 0 && isfinite(v) && v < envelope[i])
+				envelope[i] = v;
+		}
+	}
+	int rc = latency_find_levels(bytes, envelope, n, options, levels, capacity, count, status);
+	for (size_t k = 0; rc == 0 && k < *count; k++) {
+		latency_boundary_spread *s = &spreads[k];
+		memset(s, 0, sizeof *s);
+		s->stable = true;
+		if (k + 1 == *count)
+			continue;
+		size_t end = levels[k].end_index;
+		s->low_bytes = s->high_bytes = bytes[end];
+		s->passes = 0;
+		for (size_t p = 0; p < passes; p++) {
+			const double *row = pass_ns + p * n;
+			bool near = p == 0;
+			for (size_t i = end > 0 ? end - 1 : 0; i <= end + 1 && i < n && !near; i++)
+				near = row[i] > 0 && isfinite(row[i]);
+			if (!near)
+				continue;
+			s->passes++;
+			for (size_t i = 0; i < n; i++)
+				curve[i] = row[i] > 0 && isfinite(row[i]) ? row[i] : pass_ns[i];
+			smooth_log(curve, n, raw, smooth);
+			uint64_t b = bytes[pass_end(smooth, &levels[k], &levels[k + 1])];
+			if (b < s->low_bytes)
+				s->low_bytes = b;
+			if (b > s->high_bytes)
+				s->high_bytes = b;
+		}
+		s->spread_steps = log2((double)s->high_bytes / (double)s->low_bytes) * points_per_octave;
+		s->stable = s->spread_steps <= LATENCY_STABLE_STEPS + 0.01;
+	}
+	free(envelope); free(curve); free(raw); free(smooth);
+	return rc;
 }

@@ -48,6 +48,8 @@ static void add_meta(output_report *report, const latency_run_options *o, const 
 	output_meta_real(report, "target_ci95_relative", o->measure.target_relative_ci);
 	output_meta_real(report, "time_cap_ms", (double)o->measure.time_cap_ns / 1e6);
 	output_meta_real(report, "sweep_seconds", r->sweep_seconds);
+	output_meta_integer(report, "repeats", (int64_t)o->repeats);
+	output_meta_integer(report, "passes", (int64_t)r->passes);
 	output_meta_integer(report, "remeasured_points", (int64_t)r->remeasured);
 	output_meta_real(report, "total_seconds", r->total_seconds);
 	if (r->have_topology) {
@@ -55,6 +57,14 @@ static void add_meta(output_report *report, const latency_run_options *o, const 
 		if (llc)
 			output_meta_text(report, "sysfs_last_level_cache", format_size(llc->size, a, sizeof a));
 	}
+	/* The data caches the levels were named and judged against, so a
+	 * saved run re-analyses (plumb lat --from) as it was analysed. */
+	buffer[0] = 0;
+	for (size_t k = 0; k < r->sysfs_levels; k++) {
+		size_t used = strlen(buffer);
+		snprintf(buffer + used, sizeof buffer - used, "%s%llu", k ? "," : "", (unsigned long long)r->sysfs_sizes[k]);
+	}
+	output_meta_text(report, "sysfs_data_caches", buffer);
 }
 
 static void add_sweep(output_report *report, const latency_run_result *r)
@@ -87,9 +97,29 @@ static void add_sweep(output_report *report, const latency_run_result *r)
 	}
 }
 
+/* Every pass's 10th percentile at every point it measured: the saved
+ * measurement the levels are found on (plumb lat --from re-analyses it). */
+static void add_passes(output_report *report, const latency_run_result *r)
+{
+	output_table *t = output_table_add(report, "passes", "Each pass's 10th percentile at the points it measured");
+	output_column(t, "pass", NULL, 0);
+	output_column(t, "bytes", "bytes", 0);
+	output_column(t, "p10", "ns", 2);
+	for (size_t p = 0; r->pass_ns && p < r->passes; p++)
+		for (size_t i = 0; i < r->point_count; i++) {
+			double v = r->pass_ns[p * r->point_count + i];
+			if (!isfinite(v))
+				continue;
+			output_row(t);
+			output_cell_integer(t, (int64_t)p);
+			output_cell_integer(t, (int64_t)r->sizes[i]);
+			output_cell_real(t, v);
+		}
+}
+
 static void add_levels(output_report *report, const latency_run_options *o, const latency_run_result *r)
 {
-	char a[32], b[32];
+	char a[32], b[32], c[32];
 	output_table *t = output_table_add(report, "levels",
 	                                   "Levels: plateaus of the latency curve (10th percentiles) and where they end");
 	output_column(t, "level", NULL, 0);
@@ -103,6 +133,11 @@ static void add_levels(output_report *report, const latency_run_options *o, cons
 	output_column(t, "ends_at", "bytes", 0);
 	output_column(t, "sysfs_size", "bytes", 0);
 	output_column(t, "sysfs", NULL, 0);
+	output_column(t, "ends_low", "bytes", 0);
+	output_column(t, "ends_high", "bytes", 0);
+	output_column(t, "spread_steps", "steps", 1);
+	output_column(t, "passes", NULL, 0);
+	output_column(t, "stability", NULL, 0);
 	for (size_t k = 0; k < r->level_count; k++) {
 		const latency_level_report *l = &r->levels[k];
 		output_row(t);
@@ -122,13 +157,34 @@ static void add_levels(output_report *report, const latency_run_options *o, cons
 			output_cell_integer(t, (int64_t)l->sysfs_bytes);
 		else
 			output_cell_status(t, "n/a", "no sysfs cache matches this level");
-		output_cell_text(t, !l->sysfs_bytes || l->level.open_ended ? "-" : l->agrees ? "agrees" : "disagrees");
+		output_cell_text(t, l->verdict ? l->verdict : "-");
+		if (l->level.open_ended) {
+			for (int column = 0; column < 3; column++)
+				output_cell_status(t, "n/a", "the last level does not end inside the sweep");
+			output_cell_integer(t, 0);
+			output_cell_text(t, "-");
+		} else {
+			output_cell_integer(t, (int64_t)l->spread.low_bytes);
+			output_cell_integer(t, (int64_t)l->spread.high_bytes);
+			output_cell_real(t, l->spread.spread_steps);
+			output_cell_integer(t, (int64_t)l->spread.passes);
+			output_cell_text(t, l->spread.stable ? "stable" : "unstable");
+		}
+		if (!l->level.open_ended && !l->spread.stable)
+			output_note(report,
+			            "%s: unstable: the %zu passes put its end between %s and %s (%.1f sweep steps apart). "
+			            "Repeats disagree when another program evicts the level between them (other guests share "
+			            "the last-level cache on a virtual machine); the end reported, %s, is where the quietest "
+			            "moments put it (the lower envelope of the passes), and no verdict against sysfs is given.",
+			            l->name, l->spread.passes, format_size(l->spread.low_bytes, a, sizeof a),
+			            format_size(l->spread.high_bytes, b, sizeof b), l->spread.spread_steps,
+			            format_size(l->end_bytes, c, sizeof c));
 		if (l->median_ns > 1.5 * l->level.ns)
 			output_note(report,
 			            "%s: the median latency over its plateau (%.1f ns) is %.1fx its 10th percentile (%.1f ns): "
 			            "something else evicted this level during the run, so its latency and where it ends are "
 			            "uncertain", l->name, l->median_ns, l->median_ns / l->level.ns, l->level.ns);
-		if (l->sysfs_bytes && !l->level.open_ended && !l->agrees)
+		if (l->verdict && !strcmp(l->verdict, "disagrees"))
 			output_note(report,
 			            "%s: timing says this level ends at %s, sysfs says the cache is %s (more than one sweep step "
 			            "apart). plumb reports what it measures; on a virtual machine the cache a process can use "
@@ -288,6 +344,7 @@ output_report *latency_run_report(const latency_run_options *options, const late
 	add_meta(report, options, result);
 	add_sweep(report, result);
 	add_levels(report, options, result);
+	add_passes(report, result);
 	if (options->restart)
 		add_restart(report, result);
 	if (options->mlp)

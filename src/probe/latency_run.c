@@ -20,8 +20,9 @@ void latency_run_defaults(latency_run_options *options)
 	options->seed = 0x706c756d62ULL;   /* "plumb" */
 	options->max_chains = CHASE_MAX_PARALLEL;
 	options->mlp_threshold = 0.9;
-	options->second_pass = true;
+	options->repeats = 4;
 	options->sweep_budget_ns = 11000000000ull;
+	options->repeat_budget_ns = 2000000000ull;
 	latency_measure_defaults(&options->measure);
 	latency_plateau_defaults(&options->plateau);
 }
@@ -36,9 +37,7 @@ static uint64_t default_max_bytes(const latency_run_result *r)
 
 static void name_levels(const latency_run_options *options, latency_run_result *r)
 {
-	int cache_levels = 0;
-	while (r->have_topology && cache_levels < 8 && topology_data_cache(&r->topo, cache_levels + 1))
-		cache_levels++;
+	int cache_levels = (int)r->sysfs_levels;
 	bool matched = (int)r->level_count == cache_levels + 1;
 	for (size_t k = 0; k < r->level_count; k++) {
 		latency_level_report *l = &r->levels[k];
@@ -55,10 +54,13 @@ static void name_levels(const latency_run_options *options, latency_run_result *
 			snprintf(l->name, sizeof l->name, "memory");
 		else
 			snprintf(l->name, sizeof l->name, "level %zu", k + 1);
-		const topology_cache *c = matched && (int)k < cache_levels ? topology_data_cache(&r->topo, (int)k + 1) : NULL;
-		l->sysfs_bytes = c ? c->size : 0;
-		l->agrees = c && !v->open_ended &&
-		            latency_boundary_agrees(l->end_bytes, c->size, options->points_per_octave, 1.0);
+		l->sysfs_bytes = matched && (int)k < cache_levels ? r->sysfs_sizes[k] : 0;
+		l->agrees = l->sysfs_bytes && !v->open_ended &&
+		            latency_boundary_agrees(l->end_bytes, l->sysfs_bytes, options->points_per_octave, 1.0);
+		/* Passes that disagree by more than two steps measured other
+		 * programs as much as the cache: no verdict against sysfs. */
+		l->verdict = !l->sysfs_bytes || v->open_ended ? "-" : !l->spread.stable ? "unstable"
+		             : l->agrees ? "agrees" : "disagrees";
 	}
 }
 
@@ -110,10 +112,11 @@ static int probe_level(const latency_run_options *options, latency_run_result *r
  * preemption), so on a busy machine the median measures the neighbour as
  * much as the cache, while the quiet moments measure the cache.  Each
  * level also reports the median of its plateau points' medians. */
-static void level_medians(latency_run_result *r, const latency_level *found)
+static void level_medians(latency_run_result *r, const latency_level *found, const latency_boundary_spread *spreads)
 {
 	for (size_t k = 0; k < r->level_count; k++) {
 		r->levels[k].level = found[k];
+		r->levels[k].spread = spreads[k];
 		double medians[256];
 		size_t m = 0;
 		for (size_t i = found[k].first_index; i <= found[k].last_index && m < 256; i++)
@@ -122,12 +125,33 @@ static void level_medians(latency_run_result *r, const latency_level *found)
 	}
 }
 
+int latency_run_analyze(const latency_run_options *options, latency_run_result *r, plumb_status *status)
+{
+	/* Expect one level per sysfs data cache plus memory; more plateaus
+	 * than that are transitions and noise, unless far apart. */
+	latency_plateau_options plateau = options->plateau;
+	if (plateau.expected_levels == 0 && r->sysfs_levels > 0)
+		plateau.expected_levels = r->sysfs_levels + 1;
+	latency_level found[LATENCY_MAX_LEVELS];
+	latency_boundary_spread spreads[LATENCY_MAX_LEVELS];
+	if (latency_levels_of_passes(r->sizes, r->pass_ns, r->passes, r->point_count, options->points_per_octave,
+	                             &plateau, found, spreads, LATENCY_MAX_LEVELS, &r->level_count, status) != 0)
+		return -1;
+	level_medians(r, found, spreads);
+	name_levels(options, r);
+	return 0;
+}
+
 int latency_run(const latency_run_options *options, latency_run_result *r, plumb_status *status)
 {
 	memset(r, 0, sizeof *r);
 	uint64_t started = timer_monotonic_ns();
 	plumb_status ignored;
 	r->have_topology = topology_read(&r->topo, &ignored) == 0;
+	while (r->have_topology && r->sysfs_levels < 8 && topology_data_cache(&r->topo, (int)r->sysfs_levels + 1)) {
+		r->sysfs_sizes[r->sysfs_levels] = topology_data_cache(&r->topo, (int)r->sysfs_levels + 1)->size;
+		r->sysfs_levels++;
+	}
 	const topology_cache *l1 = r->have_topology ? topology_data_cache(&r->topo, 1) : NULL;
 	r->line_bytes = options->line_bytes ? options->line_bytes : l1 && l1->line ? l1->line : 64;
 	if (options->points_per_octave < 1 || options->points_per_octave > 64)
@@ -149,7 +173,8 @@ int latency_run(const latency_run_options *options, latency_run_result *r, plumb
 	size_t capacity = (size_t)(options->points_per_octave * (log2((double)max / options->min_bytes) + 2) + 4);
 	r->sizes = calloc(capacity, sizeof *r->sizes);
 	r->points = calloc(capacity, sizeof *r->points);
-	if (!r->sizes || !r->points)
+	r->pass_ns = calloc(capacity * (1 + (size_t)options->repeats), sizeof *r->pass_ns);
+	if (!r->sizes || !r->points || !r->pass_ns)
 		return plumb_fail_errno(status, ENOMEM, "out of memory");
 	r->point_count = latency_sweep_sizes(options->min_bytes, max, options->points_per_octave, r->line_bytes,
 	                                     r->sizes, capacity);
@@ -194,30 +219,23 @@ int latency_run(const latency_run_options *options, latency_run_result *r, plumb
 		return -1;
 	}
 
-	/* Expect one level per sysfs data cache plus memory; more plateaus
-	 * than that are transitions and noise, unless far apart. */
-	latency_plateau_options plateau = options->plateau;
-	if (plateau.expected_levels == 0 && r->have_topology) {
-		size_t caches = 0;
-		while (caches < 8 && topology_data_cache(&r->topo, (int)caches + 1))
-			caches++;
-		if (caches > 0)
-			plateau.expected_levels = caches + 1;
-	}
 	/* Contention comes and goes: the points around each boundary are
-	 * measured a second time, later, and the pass with the lower 10th
-	 * percentile kept (contention only adds); then the levels are found
-	 * again. */
+	 * measured again in `repeats` more passes, later and on other pages;
+	 * the levels are found on the lower envelope and each boundary gets
+	 * its spread over the passes (latency_sweep_levels). */
+	latency_plateau_options plateau = options->plateau;
+	if (plateau.expected_levels == 0 && r->sysfs_levels > 0)
+		plateau.expected_levels = r->sysfs_levels + 1;
 	latency_sweep_options again = sweep;
-	again.budget_ns = sweep.budget_ns ? 2000000000ull : 0;
+	again.budget_ns = sweep.budget_ns && options->repeats ? options->repeat_budget_ns / options->repeats : 0;
 	latency_level found[LATENCY_MAX_LEVELS];
-	rc = latency_sweep_levels(&r->timer, options->second_pass ? &again : NULL, memory.base, memory.size, r->sizes,
-	                          r->points, r->point_count, &plateau, found, LATENCY_MAX_LEVELS, &r->level_count,
-	                          &r->remeasured, status);
+	latency_boundary_spread spreads[LATENCY_MAX_LEVELS];
+	rc = latency_sweep_levels(&r->timer, options->repeats ? &again : NULL, options->repeats, memory.base, memory.size,
+	                          r->sizes, r->points, r->point_count, options->points_per_octave, &plateau, found,
+	                          spreads, LATENCY_MAX_LEVELS, &r->level_count, r->pass_ns, &r->passes, &r->remeasured,
+	                          status);
 	if (rc == 0)
-		level_medians(r, found);
-	if (rc == 0)
-		name_levels(options, r);
+		rc = latency_run_analyze(options, r, status);
 
 	if (rc == 0 && (options->restart || options->mlp)) {
 		progress_begin(&bar, options->restart && options->mlp ? "lat: restart, MLP" : options->restart ? "lat: restart" : "lat: MLP",
@@ -239,5 +257,6 @@ void latency_run_free(latency_run_result *r)
 		free(r->levels[k].restart_points);
 	free(r->sizes);
 	free(r->points);
+	free(r->pass_ns);
 	memset(r, 0, sizeof *r);
 }

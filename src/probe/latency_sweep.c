@@ -60,22 +60,24 @@ int latency_sweep(const timer_calibration *timer, const latency_sweep_options *o
 	return 0;
 }
 
-/* The points within three sweep steps of a boundary are measured again,
- * later, and the lower 10th percentile of the two passes kept: contention
- * comes and goes and only ever adds. */
-static int remeasure_boundaries(const timer_calibration *timer, const latency_sweep_options *again, void *memory,
-                                size_t capacity, const uint64_t *sizes, latency_point *points, size_t n,
-                                const latency_level *levels, size_t level_count, size_t *remeasured,
-                                plumb_status *status)
+/* One repeat pass: the points within three sweep steps of a boundary are
+ * measured again, later, with another seed and in another part of the
+ * memory, and each point keeps the pass with the lower 10th percentile:
+ * contention comes and goes and only ever adds. */
+static int repeat_pass(const timer_calibration *timer, const latency_sweep_options *again, unsigned pass,
+                       unsigned repeats, void *memory, size_t capacity, const uint64_t *sizes, latency_point *points,
+                       size_t n, const latency_level *levels, size_t level_count, double *row, size_t *remeasured,
+                       plumb_status *status)
 {
 	size_t *index = malloc(n * sizeof *index);
 	uint64_t *near_sizes = malloc(n * sizeof *near_sizes);
-	latency_point *second = malloc(n * sizeof *second);
-	if (!index || !near_sizes || !second) {
-		free(index); free(near_sizes); free(second);
+	latency_point *measured = malloc(n * sizeof *measured);
+	if (!index || !near_sizes || !measured) {
+		free(index); free(near_sizes); free(measured);
 		return plumb_fail_errno(status, ENOMEM, "out of memory");
 	}
 	size_t m = 0;
+	uint64_t largest = 0;
 	for (size_t i = 0; i < n; i++) {
 		bool near = false;
 		for (size_t k = 0; k + 1 < level_count && !near; k++) {
@@ -85,15 +87,27 @@ static int remeasure_boundaries(const timer_calibration *timer, const latency_sw
 		if (near) {
 			index[m] = i;
 			near_sizes[m++] = sizes[i];
+			largest = sizes[i];
 		}
 	}
-	int rc = latency_sweep(timer, again, memory, capacity, near_sizes, m, second, NULL, status);
-	for (size_t j = 0; rc == 0 && j < m; j++)
-		if (second[j].latency.ns_p10 < points[index[j]].latency.ns_p10)
-			points[index[j]] = second[j];
+	/* Another part of the memory for each pass, 2 MiB aligned (so THP
+	 * still backs it) when there is room. */
+	size_t room = capacity > largest ? capacity - (size_t)largest : 0;
+	size_t offset = repeats ? room / repeats * (pass - 1) : 0;
+	size_t align = room >= ((size_t)2 << 20) ? (size_t)2 << 20 : 4096;
+	offset -= offset % align;
+	latency_sweep_options options = *again;
+	options.layout.seed = again->layout.seed + pass;
+	int rc = latency_sweep(timer, &options, (char *)memory + offset, capacity - offset, near_sizes, m, measured, NULL,
+	                       status);
+	for (size_t j = 0; rc == 0 && j < m; j++) {
+		row[index[j]] = measured[j].latency.ns_p10;
+		if (measured[j].latency.ns_p10 < points[index[j]].latency.ns_p10)
+			points[index[j]] = measured[j];
+	}
 	if (rc == 0 && remeasured)
-		*remeasured = m;
-	free(index); free(near_sizes); free(second);
+		*remeasured += m;
+	free(index); free(near_sizes); free(measured);
 	return rc;
 }
 
@@ -112,17 +126,31 @@ int latency_levels_of_points(const uint64_t *sizes, const latency_point *points,
 	return rc;
 }
 
-int latency_sweep_levels(const timer_calibration *timer, const latency_sweep_options *again, void *memory,
-                         size_t capacity, const uint64_t *sizes, latency_point *points, size_t n,
-                         const latency_plateau_options *plateau, latency_level *levels, size_t level_capacity,
-                         size_t *count, size_t *remeasured, plumb_status *status)
+int latency_sweep_levels(const timer_calibration *timer, const latency_sweep_options *again, unsigned repeats,
+                         void *memory, size_t capacity, const uint64_t *sizes, latency_point *points, size_t n,
+                         unsigned points_per_octave, const latency_plateau_options *plateau, latency_level *levels,
+                         latency_boundary_spread *spreads, size_t level_capacity, size_t *count, double *pass_ns,
+                         size_t *passes_done, size_t *remeasured, plumb_status *status)
 {
-	int rc = latency_levels_of_points(sizes, points, n, plateau, levels, level_capacity, count, status);
-	if (rc == 0 && again && *count > 1) {
-		rc = remeasure_boundaries(timer, again, memory, capacity, sizes, points, n, levels, *count, remeasured,
-		                          status);
-		if (rc == 0)
-			rc = latency_levels_of_points(sizes, points, n, plateau, levels, level_capacity, count, status);
+	if (remeasured)
+		*remeasured = 0;
+	*passes_done = 1;
+	if (!again)
+		repeats = 0;
+	for (size_t i = 0; i < n; i++)
+		pass_ns[i] = points[i].latency.ns_p10;
+	for (size_t i = n; i < (1 + (size_t)repeats) * n; i++)
+		pass_ns[i] = NAN;
+	int rc = latency_levels_of_passes(sizes, pass_ns, 1, n, points_per_octave, plateau, levels, spreads,
+	                                  level_capacity, count, status);
+	for (unsigned pass = 1; rc == 0 && pass <= repeats && *count > 1; pass++) {
+		rc = repeat_pass(timer, again, pass, repeats, memory, capacity, sizes, points, n, levels, *count,
+		                 pass_ns + pass * n, remeasured, status);
+		if (rc == 0) {
+			*passes_done = pass + 1;
+			rc = latency_levels_of_passes(sizes, pass_ns, *passes_done, n, points_per_octave, plateau, levels,
+			                              spreads, level_capacity, count, status);
+		}
 	}
 	return rc;
 }

@@ -198,6 +198,8 @@ static void add_hierarchy(output_report *s, const output_report *topo, const out
 	output_column(t, "measured_size_low", "bytes", 0);
 	output_column(t, "measured_size_high", "bytes", 0);
 	output_column(t, "size_source", NULL, 0);
+	output_column(t, "size_passes", NULL, 0);
+	output_column(t, "size_stability", NULL, 0);
 	output_column(t, "latency", "ns", 2);
 	output_column(t, "latency_low", "ns", 2);
 	output_column(t, "latency_high", "ns", 2);
@@ -228,25 +230,43 @@ static void add_hierarchy(output_report *s, const output_report *topo, const out
 			output_cell_status(t, "n/a", "main memory has no cache size");
 		else
 			cell_number_or(t, claimed, "unknown", "sysfs does not list this level");
-		/* Size: geometry's capacity detector, bracketed by its sweep
-		 * points; the latency sweep's end of the level widens the range
-		 * when the two runs disagree. */
-		double gv = number(g, gc, "measured"), glo = number(g, gc, "low"), ghi = number(g, gc, "high");
-		double lv = number(levels, lr, "ends_at");
-		double size = isfinite(gv) ? gv : lv, lo = isfinite(glo) ? glo : size, hi = isfinite(ghi) ? ghi : size;
-		const char *source = isfinite(gv) ? "geometry" : isfinite(lv) ? "latency sweep" : NULL;
-		if (isfinite(gv) && isfinite(lv)) {
-			lo = fmin(lo, lv);
-			hi = fmax(hi, lv);
-			if (differ(gv, lv, 1.5)) {
-				source = "geometry and latency sweeps disagree";
-				snprintf(note, sizeof note, "Size: the geometry sweep saw the level end at %s, the latency sweep at %s; %s",
-				         report_format_bytes(gv, a, sizeof a), report_format_bytes(lv, b, sizeof b),
-				         virtualised && i == 2 ? "on a virtual machine the last-level cache a guest can use changes from minute to minute (other guests share it), so two runs disagree; the range covers both."
-				                               : "the two sweeps step and time differently; the range covers both.");
-			} else {
-				source = "geometry and latency sweeps";
-			}
+		/* Size: one measurement and one detector (plumb lat's sweep and
+		 * its repeated passes; geometry reads the same when the report
+		 * runs it after lat).  The range is the end's spread over the
+		 * passes. */
+		double gv = number(g, gc, "measured"), glo = number(g, gc, "spread_low"), ghi = number(g, gc, "spread_high");
+		double lv = number(levels, lr, "ends_at"), llow = number(levels, lr, "ends_low"), lhigh = number(levels, lr, "ends_high");
+		const char *stability = string(levels, lr, "stability");
+		double passes = number(levels, lr, "passes");
+		if (!isfinite(lv)) {
+			stability = string(g, gc, "stability");
+			passes = number(g, gc, "passes");
+		}
+		double size = isfinite(lv) ? lv : gv;
+		double lo = isfinite(lv) ? llow : glo, hi = isfinite(lv) ? lhigh : ghi;
+		if (!isfinite(lo))
+			lo = size;
+		if (!isfinite(hi))
+			hi = size;
+		char source[96] = "";
+		if (isfinite(size))
+			snprintf(source, sizeof source, "%s%s", isfinite(lv) ? "latency sweep" : "geometry (plumb lat's sweep)",
+			         passes > 1 ? "" : ", one pass");
+		if (isfinite(size) && passes > 1)
+			snprintf(source + strlen(source), sizeof source - strlen(source), ", %.0f passes%s", passes,
+			         stability && !strcmp(stability, "unstable") ? ": unstable" : "");
+		if (stability && !strcmp(stability, "unstable"))
+			snprintf(note, sizeof note,
+			         "Size: unstable: %.0f repeated passes put the end between %s and %s. %s The size shown is where the quietest passes put it; no verdict against sysfs is given.",
+			         passes, report_format_bytes(lo, a, sizeof a), report_format_bytes(hi, b, sizeof b),
+			         virtualised && i == 2 ? "Other guests share this virtual machine's last-level cache and evict it between passes, so what a program can use changes from minute to minute."
+			                               : "Another program evicted the cache between passes.");
+		if (isfinite(lv) && isfinite(gv) && lv != gv) {
+			/* Only when geometry measured on its own (sections from two
+			 * runs): say so rather than blend two measurements. */
+			size_t used = strlen(note);
+			snprintf(note + used, sizeof note - used, "%sThe geometry section measured separately and saw %s; the latency sweep's figure is shown.",
+			         used ? " " : "Size: ", report_format_bytes(gv, a, sizeof a));
 		}
 		if (i == 3) {
 			output_cell_status(t, "n/a", "main memory has no cache size");
@@ -257,10 +277,15 @@ static void add_hierarchy(output_report *s, const output_report *topo, const out
 			cell_number_or(t, size, "unresolved", "no sweep found where this level ends");
 			cell_number_or(t, lo, "unresolved", "no sweep found where this level ends");
 			cell_number_or(t, hi, "unresolved", "no sweep found where this level ends");
-			output_cell_text(t, source ? source : "-");
+			output_cell_text(t, source[0] ? source : "-");
 		}
-		/* Latency: the latency sweep's plateau (10th percentile) and its
-		 * spread; geometry's plateau widens the range when it differs. */
+		if (i < 3 && isfinite(size) && passes >= 1)
+			output_cell_integer(t, (int64_t)passes);
+		else
+			output_cell_status(t, "n/a", i == 3 ? "main memory has no cache size" : "no repeated passes");
+		output_cell_text(t, i < 3 && stability && isfinite(size) ? stability : "-");
+		/* Latency: the same measurement's plateau (10th percentile) and
+		 * its range over the plateau; geometry's only without lat. */
 		double lat_ns = number(levels, lr, "latency"), llo = number(levels, lr, "low"), lhi = number(levels, lr, "high");
 		double gns = number(g, gl, "measured");
 		const char *lsource = isfinite(lat_ns) ? "latency sweep" : isfinite(gns) ? "geometry" : NULL;
@@ -272,18 +297,10 @@ static void add_hierarchy(output_report *s, const output_report *topo, const out
 			llo = lat_ns;
 		if (!isfinite(lhi))
 			lhi = lat_ns;
-		if (isfinite(gns) && lsource && !strcmp(lsource, "latency sweep")) {
-			llo = fmin(llo, gns);
-			lhi = fmax(lhi, gns);
-			if (differ(lat_ns, gns, 1.2)) {
-				lsource = "latency sweep (geometry differs)";
-				size_t n = strlen(note);
-				snprintf(note + n, sizeof note - n, "Latency: the geometry sweep measured %.3g ns, the latency sweep %.3g ns; %s",
-				         gns, lat_ns, i == 3 ? "memory latency moves with the load other programs and guests put on memory between the two runs; the range covers both."
-				                              : "the level's plateau is short in one of the sweeps; the range covers both.");
-			} else {
-				lsource = "latency and geometry sweeps";
-			}
+		if (isfinite(gns) && lsource && !strcmp(lsource, "latency sweep") && differ(lat_ns, gns, 1.01)) {
+			size_t n = strlen(note);
+			snprintf(note + n, sizeof note - n, "%sLatency: the geometry section measured separately and saw %.3g ns; the latency sweep's figure is shown.",
+			         n ? " " : "", gns);
 		}
 		cell_number_or(t, lat_ns, "unsupported", "neither the latency nor the geometry section ran");
 		cell_number_or(t, llo, "unsupported", "neither the latency nor the geometry section ran");
@@ -714,8 +731,10 @@ int report_summary_write_text(const output_report *s, FILE *f)
 				report_format_bytes(m, a, sizeof a);
 				report_format_bytes(lo, b, sizeof b);
 				report_format_bytes(hi, c, sizeof c);
+				const char *stability = string(h, (long)r, "size_stability");
+				bool unstable = stability && !strcmp(stability, "unstable");
 				if (lo != hi)
-					snprintf(meas, sizeof meas, "%s (%s-%s)", a, b, c);
+					snprintf(meas, sizeof meas, "%s (%s-%s)%s", a, b, c, unstable ? " unstable" : "");
 				else
 					snprintf(meas, sizeof meas, "%s", a);
 			} else {

@@ -101,6 +101,10 @@ static const bad_case cases[] = {
 	CASE("lat-max-chains-out-of-range", 0, USAGE, "'33' is out of range [1, 32]", "lat", "--max-chains", "33"),
 	CASE("lat-cpu-negative", 0, USAGE, "'-1' is not a non-negative integer", "lat", "--cpu", "-1"),
 	CASE("lat-cpu-not-a-number", 0, USAGE, "'abc' is not an integer", "lat", "--cpu", "abc"),
+	CASE("lat-repeats-out-of-range", 0, USAGE, "'9' is out of range [0, 8]", "lat", "--repeats", "9"),
+	CASE("lat-from-missing-file", 0, 1, "cannot open 'nosuch.json': No such file or directory", "lat", "--from", "nosuch.json"),
+	CASE("lat-from-not-a-report", 0, 1, "not-loaded.json: not a plumb report", "lat", "--from", "not-loaded.json"),
+	CASE("geometry-levels-from-missing-file", 0, 1, "cannot open 'nosuch.json': No such file or directory", "geometry", "--levels-from", "nosuch.json"),
 	CASE("lat-cpu-outside-mask", ONE_CPU, USAGE, "is not one this process may run on (allowed: ", "lat", "--cpu", "%C1"),
 	CASE("lat-cpu-does-not-exist", 0, USAGE, "CPU 4095 is not one this process may run on", "lat", "--cpu", "4095"),
 	/* bw */

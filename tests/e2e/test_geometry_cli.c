@@ -26,6 +26,7 @@ Test(geometry_cli, bad_arguments_give_one_line_and_exit_2)
 		{ "geometry", "--target-ci", "-1", NULL },
 		{ "geometry", "--bogus", NULL, NULL },
 		{ "geometry", "extra", NULL, NULL },
+		{ "geometry", "--repeats", "9", NULL },
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		cli_run r = cli_run_plumb(NULL, cases[i]);
@@ -131,6 +132,9 @@ Test(geometry_cli, short_json_run, .timeout = 90)
 			/* agreement within the sweep's resolution: never further than a factor of 2 */
 			if (!strcmp(verdict, "agree"))
 				cr_assert(c >= lo / 2 && c <= hi * 2, "%s", text);
+			else if (!strcmp(verdict, "unstable"))
+				/* the passes disagree: no verdict, and the spread says by how much */
+				cr_assert_str_eq(json_object_get_string(column(row, "stability")), "unstable", "%s", text);
 			else
 				cr_assert_str_eq(verdict, "DISAGREE", "%s", text);
 		} else {
@@ -164,4 +168,95 @@ Test(geometry_cli, short_json_run, .timeout = 90)
 	cr_assert_not_null(cli_json_table(root, "tlb_curve"));
 	json_object_put(root);
 	cli_run_free(&r);
+}
+
+static double real(json_object *cell)
+{
+	cr_assert(!is_status(cell), "a status where a number belongs: %s", json_object_to_json_string(cell));
+	return json_object_get_double(cell);
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	cr_assert_not_null(f, "%s", path);
+	static char text[1 << 20];
+	size_t n = fread(text, 1, sizeof text - 1, f);
+	fclose(f);
+	text[n] = 0;
+	return text;
+}
+
+/* One figure per quantity: one saved lat measurement, analysed by plumb
+ * lat --from and by plumb geometry --levels-from, gives the same capacity,
+ * spread, stability, verdict and latency for every level, and the same as
+ * the run that saved it.  Sizes are whatever this machine's are. */
+Test(geometry_cli, lat_and_geometry_give_one_figure_from_one_measurement, .timeout = 120)
+{
+	const char *saved = cli_temp_path("lat.json");
+	cli_run m = cli_run_plumbv(NULL, "lat", "--max-size", "4M", "--time-cap", "10", "--repeats", "2", "--json", "-o", saved,
+	                           NULL);
+	cr_assert_eq(m.exit_code, 0, "%s", m.err);
+	cli_run_free(&m);
+	json_object *original = json_tokener_parse(slurp(saved));
+	cr_assert_not_null(original);
+	cli_run l = cli_run_plumbv(NULL, "lat", "--from", saved, "--json", NULL);
+	cr_assert_eq(l.exit_code, 0, "%s", l.err);
+	json_object *lat = json_tokener_parse(l.out);
+	cr_assert_not_null(lat, "not JSON: %s", l.out);
+	/* stdin, as the report feeds it */
+	cli_run g = cli_run_plumbv(slurp(saved), "geometry", "--levels-from", "-", "--time-cap", "5", "--json", NULL);
+	cr_assert_eq(g.exit_code, 0, "%s", g.err);
+	json_object *geometry = json_tokener_parse(g.out);
+	cr_assert_not_null(geometry, "not JSON: %s", g.out);
+
+	json_object *levels = cli_json_rows(lat, "levels"), *before = cli_json_rows(original, "levels");
+	json_object *rows = cli_json_rows(geometry, "geometry");
+	size_t count = json_object_array_length(levels);
+	cr_assert_geq(count, 2, "a cache level and memory at least");
+	cr_assert_eq(json_object_array_length(before), count, "re-analysis finds the saved run's levels");
+	for (size_t k = 0; k < count; k++) {
+		json_object *level = json_object_array_get_idx(levels, k), *was = json_object_array_get_idx(before, k);
+		const char *text = json_object_to_json_string(level);
+		static const char *const same[] = { "level", "latency", "median", "low", "high", "plateau_from", "plateau_to",
+		                                    "ends_at", "sysfs_size", "sysfs", "ends_low", "ends_high", "spread_steps",
+		                                    "passes", "stability" };
+		for (size_t c = 0; c < sizeof same / sizeof same[0]; c++)
+			cr_assert_str_eq(json_object_to_json_string(column(level, same[c])),
+			                 json_object_to_json_string(column(was, same[c])), "lat --from changed %s: %s", same[c], text);
+		char name[32];
+		if (k + 1 == count)
+			snprintf(name, sizeof name, "memory");
+		else
+			snprintf(name, sizeof name, "L%zu", k + 1);
+		json_object *latency = finding(rows, "latency", name);
+		cr_assert_not_null(latency, "geometry has no %s latency", name);
+		cr_assert_eq(real(column(latency, "measured")), real(column(level, "latency")), "%s latency: %s", name, text);
+		if (k + 1 == count)
+			continue;
+		json_object *capacity = finding(rows, "capacity", name);
+		cr_assert_not_null(capacity, "geometry has no %s capacity", name);
+		const char *both = json_object_to_json_string(capacity);
+		cr_assert_eq(real(column(capacity, "measured")), real(column(level, "ends_at")), "%s | %s", text, both);
+		cr_assert_eq(real(column(capacity, "spread_low")), real(column(level, "ends_low")), "%s | %s", text, both);
+		cr_assert_eq(real(column(capacity, "spread_high")), real(column(level, "ends_high")), "%s | %s", text, both);
+		cr_assert_eq(real(column(capacity, "passes")), real(column(level, "passes")), "%s | %s", text, both);
+		cr_assert_str_eq(json_object_get_string(column(capacity, "stability")),
+		                 json_object_get_string(column(level, "stability")), "%s | %s", text, both);
+		/* the claim is sysfs's, and the verdicts are one */
+		double claimed = sysfs_cache((int)k + 1, "size");
+		const char *sysfs = json_object_get_string(column(level, "sysfs"));
+		if (claimed > 0 && strncmp(json_object_get_string(column(level, "level")), "L", 1) == 0) {
+			cr_assert_eq(real(column(capacity, "claimed")), claimed, "%s", both);
+			cr_assert_eq(real(column(level, "sysfs_size")), claimed, "%s", text);
+			const char *verdict = json_object_get_string(column(capacity, "verdict"));
+			const char *expected = !strcmp(sysfs, "agrees") ? "agree" : !strcmp(sysfs, "unstable") ? "unstable" : "DISAGREE";
+			cr_assert_str_eq(verdict, expected, "%s | %s", text, both);
+		}
+	}
+	json_object_put(original);
+	json_object_put(lat);
+	json_object_put(geometry);
+	cli_run_free(&l);
+	cli_run_free(&g);
 }

@@ -10,32 +10,10 @@ static void options(geometry_options *o, timer_calibration *timer)
 		timer_calibration_clock(timer);
 	geometry_options_defaults(o, timer);
 	o->point_cap_ns = 20u * 1000 * 1000;
-	o->capacity_point_cap_ns = 20u * 1000 * 1000;
-	o->capacity_budget_ns = 2000000000ull;
 }
 
-Test(geometry_timing, small_working_sets_are_faster_than_large_ones, .timeout = 60)
-{
-	timer_calibration timer;
-	geometry_options o;
-	options(&o, &timer);
-	geometry_curve c;
-	plumb_status status;
-	/* Orderings on a shared machine: a busy neighbour can distort one run; retry. */
-	for (int attempt = 0;; attempt++) {
-		cr_assert_eq(geometry_probe_capacity(&o, 16384, 64u << 20, 1, 64, 3, &c, &status), 0, "%s",
-		             status.message);
-		if (attempt == 4 || (c.n == 13 && c.ns[12] > 3 * c.ns[0]))
-			break;
-		geometry_curve_free(&c);
-	}
-	cr_assert_eq(c.n, 13);
-	cr_assert_eq(c.x[0], 16384);
-	cr_assert_eq(c.x[12], 64u << 20);
-	/* L1 about 1 ns, DRAM about 100 ns here; x3 survives any neighbour. */
-	cr_assert_gt(c.ns[12], 3 * c.ns[0], "16KiB %.2f ns vs 64MiB %.2f ns", c.ns[0], c.ns[12]);
-	geometry_curve_free(&c);
-}
+/* The capacity sweep is plumb lat's (latency_run): its timing tests are
+ * test_lat_timing.c's. */
 
 Test(geometry_timing, one_line_per_page_costs_more_than_dense_lines, .timeout = 60)
 {
@@ -67,7 +45,6 @@ Test(geometry_timing, probes_reject_bad_parameters)
 	geometry_options_defaults(&o, &timer);
 	geometry_curve c, d;
 	plumb_status status;
-	cr_assert_eq(geometry_probe_capacity(&o, 8192, 4096, 4, 64, 0, &c, &status), -1);
 	cr_assert_eq(geometry_probe_line(&o, 256 << 10, 4096, &c, &status), -1);
 	cr_assert_eq(geometry_probe_conflict(&o, 100, 8, &c, &status), -1);
 	cr_assert_eq(geometry_probe_tlb(&o, 16, 1u << 30, 4, 4096, &c, &d, &status), -1);
