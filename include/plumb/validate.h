@@ -49,24 +49,53 @@ typedef struct validate_params {
 	const validate_machine *machine;
 } validate_params;
 
+/* Where the loop trips of a run can be counted at run time: instructions
+ * whose executions between the region's begin and end are counted by
+ * execute breakpoints (validate_check_trips).  With trips == NULL the
+ * trips are the executions of address[0], the instruction that closes the
+ * kernel's loop (it runs once per trip, taken or not).  Kernels whose loop
+ * is generated code (icache) name two addresses and derive the trips. */
+#define VALIDATE_TRIP_POINTS 4   /* x86 has four debug address registers */
+
+typedef struct validate_trip_points {
+	int count;                                  /* 1..VALIDATE_TRIP_POINTS */
+	const void *address[VALIDATE_TRIP_POINTS];
+	/* false: only the counted thread's executions (the other thread may run
+	 * the same kernel outside the region); true: the loop runs on the
+	 * partner thread, counted with the threads the counted one starts. */
+	bool partner_thread;
+	/* Trips from the executions of each address; false (with why) when the
+	 * counts fit no run of the kernel.  NULL: trips = executions[0]. */
+	bool (*trips)(const uint64_t executions[VALIDATE_TRIP_POINTS], const uint64_t parameters[2],
+	              uint64_t *trips, char *why, size_t length);
+	uint64_t parameters[2];
+} validate_trip_points;
+
 /* The measured region.  Kernels call validate_region_open() on the counted
- * thread before any barrier, then begin/end around exactly the code whose
- * events are predicted.  Any member may be NULL (e.g. when only
- * checking a kernel or emitting its trace). */
+ * thread before any barrier, then validate_region_watch() with their loop,
+ * then begin/end around exactly the code whose events are predicted.  Any
+ * member may be NULL (e.g. when only checking a kernel or emitting its
+ * trace). */
 typedef struct validate_region {
 	int (*open)(void *context, plumb_status *status);
 	void (*begin)(void *context);
 	void (*end)(void *context);
 	void *context;
+	/* Optional: arms the trip counting (validate_check_trips); NULL in
+	 * counted runs, where a breakpoint trap per trip would change every
+	 * hardware count. */
+	int (*watch)(void *context, const validate_trip_points *points, plumb_status *status);
 } validate_region;
 
 int validate_region_open(validate_region *region, plumb_status *status);
+int validate_region_watch(validate_region *region, const validate_trip_points *points, plumb_status *status);
 void validate_region_begin(validate_region *region);
 void validate_region_end(validate_region *region);
 
-/* What a kernel reports about its own run, as a cross-check of the model. */
+/* What a kernel reports about its own run.  It carries no iteration count:
+ * a count the wrapper reports comes from the same formula as the model's
+ * and proves nothing; validate_check_trips counts the trips instead. */
 typedef struct validate_run_info {
-	uint64_t iterations;     /* loop iterations the region executed */
 	uint64_t checksum;       /* keeps results observable */
 } validate_run_info;
 
@@ -144,7 +173,7 @@ typedef struct validate_benchmark {
 	           plumb_status *status);
 	/* Emits the exact reference stream of one run. */
 	int (*emit)(const validate_params *params, validate_sink *sink, plumb_status *status);
-	/* Loop iterations the model expects (checked against validate_run_info). */
+	/* Loop trips the model expects (validate_check_trips counts them). */
 	uint64_t (*expected_iterations)(const validate_params *params);
 } validate_benchmark;
 
@@ -178,6 +207,39 @@ typedef struct validate_padding_point {
 int validate_padding_search(const validate_machine *machine, uint64_t base_offset, uint64_t pairs,
                             validate_padding_point *points, size_t capacity, size_t *count,
                             uint64_t *found_pad, plumb_status *status);
+
+/* ---- The iteration check: the trips a kernel's loop really made -------- */
+
+typedef enum validate_trip_state {
+	VALIDATE_TRIPS_OK,            /* counted == expected */
+	VALIDATE_TRIPS_MISMATCH,      /* counted != expected: the model does not describe the run */
+	VALIDATE_TRIPS_UNSUPPORTED,   /* cannot be counted here (reason) */
+	VALIDATE_TRIPS_NOT_CHECKED    /* not attempted (reason: e.g. too many trips) */
+} validate_trip_state;
+
+const char *validate_trip_state_name(validate_trip_state state);
+
+typedef struct validate_trip_check {
+	const validate_benchmark *benchmark;
+	uint64_t size;
+	validate_trip_state state;
+	uint64_t expected;            /* the model's trips */
+	uint64_t counted;             /* counted at run time (OK, MISMATCH) */
+	char reason[PLUMB_MESSAGE_MAX];
+} validate_trip_check;
+
+/* Each trip traps into the kernel (about 14 us under KVM, 1-2 us on bare
+ * metal): runs whose model expects more trips are not checked. */
+#define VALIDATE_TRIP_CHECK_MAX 1000000ull
+
+/* Runs the benchmark once in a fresh child process with execute
+ * breakpoints (perf_event_open, PERF_TYPE_BREAKPOINT: no PMU needed) on the
+ * instructions its kernel names (validate_trip_points), counting only
+ * between the region's begin and end, and compares the trips with
+ * expected_iterations.  Returns 0 with out filled in every state; -1 when
+ * the run itself failed (status says why). */
+int validate_check_trips(const validate_benchmark *benchmark, const validate_params *params,
+                         validate_trip_check *out, plumb_status *status);
 
 /* ---- Statistics and classification -------------------------------------- */
 
@@ -342,6 +404,8 @@ typedef struct validate_results {
 	validate_series *series;
 	double seconds;                   /* wall time */
 	size_t total_runs;                /* process runs (forks) */
+	validate_trip_check *trip_checks; /* one per (benchmark, size) whose kernel ran counted */
+	size_t trip_check_count;
 	char notes[32][PLUMB_MESSAGE_MAX];
 	size_t note_count;                /* notes kept (at most 32) */
 	size_t notes_dropped;             /* further notes not kept */
@@ -359,9 +423,12 @@ int validate_run_once(const validate_benchmark *benchmark, const validate_params
                       int states[2][VALIDATE_MAX_EVENTS], validate_run_info *info, plumb_status *status);
 
 /* Runs a kernel in this process without counters (for instrumented runs
- * under Valgrind, and tests). */
+ * under Valgrind, and tests).  It checks no trips: under Valgrind the
+ * kernel runs as translated code, never at the addresses a breakpoint
+ * watches, and cachegrind's own counts are exact there. */
 int validate_run_plain(const validate_benchmark *benchmark, const validate_params *params,
                        validate_run_info *info, plumb_status *status);
+
 
 /* ---- Recording verdicts (docs/validation.md, "Recording verdicts") ------ */
 
@@ -398,6 +465,9 @@ int validate_record_results(const validate_results *results, const validate_thre
 output_table *validate_verdict_table(output_report *report, const validate_results *results);
 /* Per case, predicted and every source's mean in one row ("side by side"). */
 output_table *validate_side_by_side_table(output_report *report, const validate_results *results);
+/* The iteration check of every case: benchmark, size, expected and
+ * counted trips, state, reason. */
+output_table *validate_trips_table(output_report *report, const validate_results *results);
 /* Per-case summary table (one row per source) and every raw run. */
 output_table *validate_case_table(output_report *report, const validate_results *results);
 output_table *validate_raw_table(output_report *report, const validate_results *results);

@@ -210,6 +210,29 @@ static int find_padding(const cli_output *out, uint64_t base_offset, uint64_t pa
 	return rc;
 }
 
+/* One line on the iteration checks: how many cases ran the trips their
+ * model expects, and why the others could not be checked. */
+static void trips_note(output_report *r, const validate_results *results)
+{
+	size_t n[4] = { 0 };
+	const char *why[4] = { NULL };
+	for (size_t i = 0; i < results->trip_check_count; i++) {
+		const validate_trip_check *c = &results->trip_checks[i];
+		n[c->state]++;
+		if (!why[c->state]) why[c->state] = c->reason;
+	}
+	if (!results->trip_check_count) return;
+	output_note(r, "iteration check: %zu of %zu counted cases ran the loop trips their model expects "
+	            "(execute breakpoints)%s", n[VALIDATE_TRIPS_OK], results->trip_check_count,
+	            n[VALIDATE_TRIPS_MISMATCH] ? "; a mismatch fails its case" : "");
+	if (n[VALIDATE_TRIPS_UNSUPPORTED])
+		output_note(r, "iteration check unsupported in %zu cases: %s", n[VALIDATE_TRIPS_UNSUPPORTED],
+		            why[VALIDATE_TRIPS_UNSUPPORTED]);
+	if (n[VALIDATE_TRIPS_NOT_CHECKED])
+		output_note(r, "iteration check not run in %zu cases: %s", n[VALIDATE_TRIPS_NOT_CHECKED],
+		            why[VALIDATE_TRIPS_NOT_CHECKED]);
+}
+
 /* Runs one benchmark kernel once, uncounted: what Valgrind instruments. */
 static int exec_kernel(const char *name, uint64_t size, uint64_t pad, uint64_t base, uint64_t trips,
                        bool have_pad, bool have_base)
@@ -606,9 +629,11 @@ int cmd_validate(int argc, char **argv)
 	add_machine_meta(r, &results, &o);
 	validate_verdict_table(r, &results);
 	if (cases || out.format != OUTPUT_TABLE) validate_side_by_side_table(r, &results);
+	if ((cases || out.format != OUTPUT_TABLE) && results.trip_check_count) validate_trips_table(r, &results);
 	if (out.format != OUTPUT_TABLE) validate_case_table(r, &results);
 	if (out.format != OUTPUT_TABLE) validate_raw_table(r, &results);
 	if (record) record_verdicts(r, &results, &o, verification);
+	trips_note(r, &results);
 	for (size_t i = 0; i < results.note_count; i++) output_note(r, "%s", results.notes[i]);
 	if (results.notes_dropped) output_note(r, "%zu more notes not shown", results.notes_dropped);
 	output_note(r, "%zu process runs in %.1f s", results.total_runs, results.seconds);

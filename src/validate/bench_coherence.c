@@ -77,8 +77,8 @@ static bool any_domain(const validate_params *p, char *warning, size_t length)
 
 /* Maps lines (prefaulted, flushed), runs the roles, unmaps. */
 static int coherence_run(const validate_params *p, uint64_t lines, validate_role_fn role,
-                         uint64_t s_initial, validate_region *region, validate_run_info *info,
-                         plumb_status *status)
+                         uint64_t s_initial, const void *trip, bool partner_loop, validate_region *region,
+                         validate_run_info *info, plumb_status *status)
 {
 	coherence_context *c;
 	validate_memory flags = { 0 }, m = { 0 };
@@ -99,8 +99,8 @@ static int coherence_run(const validate_params *p, uint64_t lines, validate_role
 	validate_flush(m.base, bytes, (unsigned)c->line);
 	c->array = m.base;
 	int result = validate_region_open(region, status);
+	if (result == 0) result = validate_watch_loop(region, trip, partner_loop, status);
 	if (result == 0) result = validate_two_threads(p->machine, role, c, status);
-	info->iterations = p->size;
 	info->checksum = c->checksum;
 	validate_memory_unmap(&m);
 	validate_memory_unmap(&flags);
@@ -140,7 +140,8 @@ static void itv_role(int role, void *argument)
 static int itv_run(const validate_params *p, validate_region *region, validate_run_info *info,
                    plumb_status *status)
 {
-	return coherence_run(p, p->size, itv_role, 0, region, info, status);
+	/* The loop is the reader's, on the other thread. */
+	return coherence_run(p, p->size, itv_role, 0, vk_read_lines_progress_trip, true, region, info, status);
 }
 
 /* Synthetic addresses of the flag lines, away from the array. */
@@ -196,24 +197,20 @@ const validate_benchmark validate_bench_itv = {
 static void inv_role(int role, void *argument)
 {
 	coherence_context *c = argument;
-	uint64_t n = c->params->size, spins = 0;
+	uint64_t n = c->params->size;
 	/* Both read s before the region so it starts shared and resident. */
 	c->checksum += c->s.value;
 	validate_spin_barrier_wait(&c->barrier);
 	if (role == 0) {
+		/* for n rounds: s = X; while (s == X) spin; (assembly, so its loop
+		 * trips can be counted) */
 		validate_region_begin(c->region);
-		for (uint64_t i = 0; i < n; i++) {
-			c->s.value = X_VALUE;
-			while (c->s.value == X_VALUE) spins++;
-		}
+		vk_pingpong_serve(&c->s.value, n);
 		validate_region_end(c->region);
 	} else {
-		for (uint64_t i = 0; i < n; i++) {
-			while (c->s.value == Y_VALUE) spins++;
-			c->s.value = Y_VALUE;
-		}
+		/* for n rounds: while (s == Y) spin; s = Y; */
+		vk_pingpong_return(&c->s.value, n);
 	}
-	__asm__ __volatile__("" :: "r"(spins) : "memory");
 }
 
 static int inv_run(const validate_params *p, validate_region *region, validate_run_info *info,
@@ -221,7 +218,7 @@ static int inv_run(const validate_params *p, validate_region *region, validate_r
 {
 	/* s is initialised to the value of the thread that waits first
 	 * (seed 000 §3.7): any other start races. */
-	return coherence_run(p, 1, inv_role, Y_VALUE, region, info, status);
+	return coherence_run(p, 1, inv_role, Y_VALUE, vk_pingpong_serve_trip, false, region, info, status);
 }
 
 static int inv_emit(const validate_params *p, validate_sink *sink, plumb_status *status)
@@ -279,7 +276,7 @@ static void shr_role(int role, void *argument)
 static int shr_run(const validate_params *p, validate_region *region, validate_run_info *info,
                    plumb_status *status)
 {
-	return coherence_run(p, p->size, shr_role, 0, region, info, status);
+	return coherence_run(p, p->size, shr_role, 0, vk_read_increment_stride_trip, false, region, info, status);
 }
 
 static int shr_emit(const validate_params *p, validate_sink *sink, plumb_status *status)
@@ -330,7 +327,10 @@ static void cln_role(int role, void *argument)
 static int cln_run(const validate_params *p, validate_region *region, validate_run_info *info,
                    plumb_status *status)
 {
-	return coherence_run(p, 2 * p->size, cln_role, 0, region, info, status);
+	/* Both roles run the kernel; the counted thread's trips are the model's
+	 * (the other role's run partly outside the region). */
+	return coherence_run(p, 2 * p->size, cln_role, 0, vk_read_increment_stride_trip, false, region, info,
+	                     status);
 }
 
 static int cln_emit(const validate_params *p, validate_sink *sink, plumb_status *status)

@@ -50,11 +50,12 @@ static bool branch_domain(const validate_params *p, char *warning, size_t length
 static int branch_run(const validate_params *p, validate_region *region, validate_run_info *info,
                       plumb_status *status)
 {
-	if (validate_region_open(region, status) != 0) return -1;
+	if (validate_region_open(region, status) != 0 ||
+	    validate_watch_loop(region, vk_branch_loops_trip, false, status) != 0)
+		return -1;
 	validate_region_begin(region);
 	vk_branch_loops(branch_iterations(p), p->inner_trips);
 	validate_region_end(region);
-	info->iterations = branch_iterations(p);
 	return 0;
 }
 
@@ -133,11 +134,19 @@ static uint32_t *block_order(uint64_t blocks, plumb_status *status)
 	return order;
 }
 
-static uint64_t icache_blocks(const validate_params *p)
+/* The chain's geometry: one block per line of the cache level it targets
+ * (the L1I, or the L2 for icache-l2), over twice its size. */
+typedef struct chain_geometry {
+	uint64_t line, blocks;
+} chain_geometry;
+
+static chain_geometry chain_for(const validate_params *p, bool l2)
 {
-	uint64_t line = p->machine->l1i_line;
-	uint64_t blocks = 2 * p->machine->l1i_size / (line ? line : 64);
-	return blocks < 2 ? 2 : blocks;
+	chain_geometry g = { l2 ? p->machine->l2_line : p->machine->l1i_line, 0 };
+	uint64_t size = l2 ? p->machine->l2_size : p->machine->l1i_size;
+	g.blocks = 2 * size / (g.line ? g.line : 64);
+	if (g.blocks < 2) g.blocks = 2;
+	return g;
 }
 
 static double icache_predict(const validate_params *p)
@@ -160,12 +169,30 @@ static bool icache_domain(const validate_params *p, char *warning, size_t length
 	return true;
 }
 
-static int icache_run(const validate_params *p, validate_region *region, validate_run_info *info,
-                      plumb_status *status)
+/* Trips of the block chain from the executions of the last block's dec
+ * (laps) and ret (1 if the chain ended there): N = (laps - 1) x blocks +
+ * position + 1.  Exposed through validate_trip_points. */
+static bool icache_trips(const uint64_t executions[VALIDATE_TRIP_POINTS], const uint64_t parameters[2],
+                         uint64_t *trips, char *why, size_t length)
 {
-	if (p->size == 0) return plumb_fail(status, 22, "icache: size must be at least 1");
-	uint64_t line = p->machine->l1i_line, blocks = icache_blocks(p);
-	if (line < 16) return plumb_fail(status, 22, "icache: I-cache line too small");
+	uint64_t blocks = parameters[0], position = parameters[1];
+	if (executions[1] != 1 || executions[0] == 0) {
+		snprintf(why, length, "the chain did not end at block %llu of %llu (its first instruction ran "
+		         "%llu times, its ret %llu times)", (unsigned long long)position, (unsigned long long)blocks,
+		         (unsigned long long)executions[0], (unsigned long long)executions[1]);
+		return false;
+	}
+	*trips = (executions[0] - 1) * blocks + position + 1;
+	return true;
+}
+
+static int chain_run(const validate_params *p, bool l2, validate_region *region, plumb_status *status)
+{
+	const char *name = l2 ? "icache-l2" : "icache";
+	if (p->size == 0) return plumb_fail(status, 22, "%s: size must be at least 1", name);
+	chain_geometry g = chain_for(p, l2);
+	uint64_t line = g.line, blocks = g.blocks;
+	if (line < 16) return plumb_fail(status, 22, "%s: cache line too small for a block", name);
 	uint32_t *order = block_order(blocks, status);
 	if (!order) return -1;
 	validate_memory m = { 0 };
@@ -184,28 +211,43 @@ static int icache_run(const validate_params *p, validate_region *region, validat
 		a[BLOCK_RET] = 0xc3;
 	}
 	void *entry = m.base + (uint64_t)order[0] * line;
+	/* The trips are counted on the block the model says runs last (position
+	 * (N-1) mod blocks of the chain): its dec runs once per lap through
+	 * the chain that reaches it, its ret once if the chain ends there. */
+	uint64_t last = (p->size - 1) % blocks;
+	uint8_t *last_block = m.base + (uint64_t)order[last] * line;
+	validate_trip_points trips = { .count = 2, .address = { last_block + BLOCK_DEC, last_block + BLOCK_RET },
+	                               .trips = icache_trips, .parameters = { blocks, last } };
 	free(order);
 	if (mprotect(m.base, m.size, PROT_READ | PROT_EXEC) != 0) {
 		validate_memory_unmap(&m);
-		return plumb_fail_errno(status, errno, "icache: cannot make generated code executable");
+		return plumb_fail_errno(status, errno, "%s: cannot make generated code executable", name);
 	}
 	void (*blocks_entry)(uint64_t);
 	memcpy(&blocks_entry, &entry, sizeof entry);
-	if (validate_region_open(region, status) != 0) {
+	if (validate_region_open(region, status) != 0 ||
+	    validate_region_watch(region, &trips, status) != 0) {
 		validate_memory_unmap(&m);
 		return -1;
 	}
 	validate_region_begin(region);
 	blocks_entry(p->size);
 	validate_region_end(region);
-	info->iterations = p->size;
 	validate_memory_unmap(&m);
 	return 0;
 }
 
-static int icache_emit(const validate_params *p, validate_sink *sink, plumb_status *status)
+static int icache_run(const validate_params *p, validate_region *region, validate_run_info *info,
+                      plumb_status *status)
 {
-	uint64_t line = p->machine->l1i_line, blocks = icache_blocks(p);
+	(void)info;
+	return chain_run(p, false, region, status);
+}
+
+static int chain_emit(const validate_params *p, bool l2, validate_sink *sink, plumb_status *status)
+{
+	chain_geometry g = chain_for(p, l2);
+	uint64_t line = g.line, blocks = g.blocks;
 	uint32_t *order = block_order(blocks, status);
 	if (!order) return -1;
 	validate_emitter e;
@@ -223,6 +265,11 @@ static int icache_emit(const validate_params *p, validate_sink *sink, plumb_stat
 	return validate_emit_finish(&e);
 }
 
+static int icache_emit(const validate_params *p, validate_sink *sink, plumb_status *status)
+{
+	return chain_emit(p, false, sink, status);
+}
+
 const validate_benchmark validate_bench_icache = {
 	.name = "icache",
 	.title = "L1 I-cache misses: N one-line blocks of generated code over twice the L1I",
@@ -235,6 +282,61 @@ const validate_benchmark validate_bench_icache = {
 	.in_domain = icache_domain,
 	.run = icache_run,
 	.emit = icache_emit,
+	.expected_iterations = icache_iterations,
+};
+
+/* ---- L2 instruction-cache misses (Aguilera et al. 2005, §4.2: "the same
+ * microbenchmark counts L2 I-cache misses"): the chain resized to twice
+ * the L2, one block per L2 line.  Every block is then a new line for the
+ * L1I as well, so both levels miss once per block. ---- */
+
+static bool icache_l2_domain(const validate_params *p, char *warning, size_t length)
+{
+	const validate_machine *m = p->machine;
+	if (m->l2_line < 16) {
+		snprintf(warning, length, "an L2 line of %u bytes cannot hold a block", m->l2_line);
+		return false;
+	}
+	if (m->l2_line < m->l1i_line) {
+		snprintf(warning, length, "L2 lines (%u B) shorter than L1I lines (%u B): one block per L2 line "
+		         "shares L1I lines", m->l2_line, m->l1i_line);
+		return false;
+	}
+	if (m->l2_size <= 2 * m->l1i_size) {
+		snprintf(warning, length, "an L2 of %llu bytes is not larger than twice the L1I: its misses are "
+		         "not separate from the L1I's", (unsigned long long)m->l2_size);
+		return false;
+	}
+	return true;
+}
+
+static int icache_l2_run(const validate_params *p, validate_region *region, validate_run_info *info,
+                         plumb_status *status)
+{
+	(void)info;
+	return chain_run(p, true, region, status);
+}
+
+static int icache_l2_emit(const validate_params *p, validate_sink *sink, plumb_status *status)
+{
+	return chain_emit(p, true, sink, status);
+}
+
+const validate_benchmark validate_bench_icache_l2 = {
+	.name = "icache-l2",
+	.title = "L2 I-cache misses: N one-line blocks of generated code over twice the L2 (Aguilera et al. 2005, §4.2)",
+	.defeats = "next-line instruction prefetch (random block order); compiler layout (generated code)",
+	.threads = 1,
+	.default_max_size = 1000000,
+	.event_count = 2,
+	.events = {
+		{ .name = "PAPI_L2_ICM", .papi_name = "PAPI_L2_ICM", .predict = icache_predict },
+		{ .name = "PAPI_L1_ICM", .perf_name = "L1-icache-load-misses", .papi_name = "PAPI_L1_ICM",
+		  .sim = VALIDATE_SIM_L1I_MISSES, .predict = icache_predict },
+	},
+	.in_domain = icache_l2_domain,
+	.run = icache_l2_run,
+	.emit = icache_l2_emit,
 	.expected_iterations = icache_iterations,
 };
 
@@ -255,11 +357,12 @@ static double cycles_predict(const validate_params *p)
 static int cycles_run(const validate_params *p, validate_region *region, validate_run_info *info,
                       plumb_status *status)
 {
-	if (validate_region_open(region, status) != 0) return -1;
+	if (validate_region_open(region, status) != 0 ||
+	    validate_watch_loop(region, vk_cycles_trip, false, status) != 0)
+		return -1;
 	validate_region_begin(region);
 	info->checksum = vk_cycles(cycles_iterations(p));
 	validate_region_end(region);
-	info->iterations = cycles_iterations(p);
 	return 0;
 }
 
@@ -290,11 +393,12 @@ static double instructions_predict(const validate_params *p)
 static int instructions_run(const validate_params *p, validate_region *region, validate_run_info *info,
                             plumb_status *status)
 {
-	if (validate_region_open(region, status) != 0) return -1;
+	if (validate_region_open(region, status) != 0 ||
+	    validate_watch_loop(region, vk_instructions_trip, false, status) != 0)
+		return -1;
 	validate_region_begin(region);
 	info->checksum = vk_instructions(instructions_iterations(p));
 	validate_region_end(region);
-	info->iterations = instructions_iterations(p);
 	return 0;
 }
 
@@ -333,6 +437,74 @@ const validate_benchmark validate_bench_instructions = {
 	.expected_iterations = instructions_iterations,
 };
 
+/* ---- instructions issued (Aguilera et al. 2005, §4.6) ---- */
+
+static uint64_t issued_iterations(const validate_params *p)
+{
+	return validate_iterations_for(p->size, VK_ISSUED_PER_ITERATION);
+}
+
+static double issued_predict(const validate_params *p)
+{
+	/* The dynamic instructions between start and stop, as the paper
+	 * predicted both events; each is one micro-op and none fuse. */
+	return (double)(VK_ISSUED_FIXED + VK_ISSUED_PER_ITERATION * issued_iterations(p));
+}
+
+static int issued_run(const validate_params *p, validate_region *region, validate_run_info *info,
+                      plumb_status *status)
+{
+	if (validate_region_open(region, status) != 0 ||
+	    validate_watch_loop(region, vk_issued_trip, false, status) != 0)
+		return -1;
+	validate_region_begin(region);
+	info->checksum = vk_issued(issued_iterations(p));
+	validate_region_end(region);
+	return 0;
+}
+
+/* Code layout of vk_issued (bytes, from its disassembly): test 3, jz 2,
+ * 16 adds of 4, dec 3, mov 3, jnz 2, ret 1. */
+static int issued_emit(const validate_params *p, validate_sink *sink, plumb_status *status)
+{
+	uint64_t code = VALIDATE_EMIT_BASE - 0x100000 + 0x1000, n = issued_iterations(p);
+	validate_emitter e;
+	validate_emitter_init(&e, sink, status);
+	validate_emit_mark(&e, VALIDATE_REGION_BEGIN);
+	validate_emit_instruction(&e, 0, code, 3);        /* test */
+	validate_emit_instruction(&e, 0, code + 3, 2);    /* jz */
+	for (uint64_t i = 0; i < n; i++) {
+		for (int k = 0; k < 16; k++) validate_emit_instruction(&e, 0, code + 5 + 4 * k, 4);
+		validate_emit_instruction(&e, 0, code + 69, 3);   /* dec */
+		validate_emit_instruction(&e, 0, code + 72, 3);   /* mov */
+		validate_emit_instruction(&e, 0, code + 75, 2);   /* jnz */
+	}
+	validate_emit_instruction(&e, 0, code + 77, 1);   /* ret */
+	validate_emit_mark(&e, VALIDATE_REGION_END);
+	return validate_emit_finish(&e);
+}
+
+const validate_benchmark validate_bench_issued = {
+	.name = "issued",
+	.title = "instructions issued and completed: 16 register adds, dec, mov, jnz per iteration, 3 fixed "
+	         "(Aguilera et al. 2005, §4.6)",
+	.defeats = "compiler NOP padding (Itanium's +17%) and memory operands (Power4's +400%): register-only "
+	           "assembly; micro-op fusion (dec and jnz kept apart)",
+	.threads = 1,
+	.default_max_size = 1000000,
+	.event_count = 2,
+	.events = {
+		{ .name = "PAPI_TOT_IIS", .papi_name = "PAPI_TOT_IIS", .predict = issued_predict },
+		{ .name = "PAPI_TOT_INS", .perf_name = "instructions", .papi_name = "PAPI_TOT_INS",
+		  .sim = VALIDATE_SIM_INSTRUCTIONS, .instrumented = VALIDATE_INSTR_INSTRUCTIONS,
+		  .instrumented_function = "vk_issued", .predict = issued_predict },
+	},
+	.in_domain = any_domain,   /* wrong-path micro-ops after the exit's misprediction show as a bias */
+	.run = issued_run,
+	.emit = issued_emit,
+	.expected_iterations = issued_iterations,
+};
+
 static uint64_t loads_iterations(const validate_params *p)
 {
 	return validate_iterations_for(p->size, VK_LOADS_PER_ITERATION);
@@ -348,11 +520,12 @@ static int loads_run(const validate_params *p, validate_region *region, validate
                      plumb_status *status)
 {
 	_Alignas(64) uint64_t line[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
-	if (validate_region_open(region, status) != 0) return -1;
+	if (validate_region_open(region, status) != 0 ||
+	    validate_watch_loop(region, vk_loads_trip, false, status) != 0)
+		return -1;
 	validate_region_begin(region);
 	info->checksum = vk_loads(line, loads_iterations(p));
 	validate_region_end(region);
-	info->iterations = loads_iterations(p);
 	return 0;
 }
 
@@ -399,11 +572,12 @@ static int stores_run(const validate_params *p, validate_region *region, validat
                       plumb_status *status)
 {
 	_Alignas(64) uint64_t line[8];
-	if (validate_region_open(region, status) != 0) return -1;
+	if (validate_region_open(region, status) != 0 ||
+	    validate_watch_loop(region, vk_stores_trip, false, status) != 0)
+		return -1;
 	validate_region_begin(region);
 	vk_stores(line, stores_iterations(p));
 	validate_region_end(region);
-	info->iterations = stores_iterations(p);
 	info->checksum = line[0];
 	return 0;
 }
@@ -449,11 +623,12 @@ static double fp_predict(const validate_params *p)
 static int fp_run(const validate_params *p, validate_region *region, validate_run_info *info,
                   plumb_status *status)
 {
-	if (validate_region_open(region, status) != 0) return -1;
+	if (validate_region_open(region, status) != 0 ||
+	    validate_watch_loop(region, vk_fp_ops_trip, false, status) != 0)
+		return -1;
 	validate_region_begin(region);
 	double result = vk_fp_ops(fp_iterations(p));
 	validate_region_end(region);
-	info->iterations = fp_iterations(p);
 	info->checksum = (uint64_t)result;
 	return 0;
 }
@@ -471,6 +646,95 @@ const validate_benchmark validate_bench_fp = {
 	.expected_iterations = fp_iterations,
 };
 
+/* ---- single precision (Aguilera et al. 2005, Fig. 7: the Pentium III
+ * reported 5 of 9 single-precision multiplies) ---- */
+
+static uint64_t fp_single_iterations(const validate_params *p)
+{
+	return validate_iterations_for(p->size, VK_FP_SINGLE_PER_ITERATION);
+}
+
+static double fp_single_predict(const validate_params *p)
+{
+	return (double)(VK_FP_SINGLE_PER_ITERATION * fp_single_iterations(p));
+}
+
+static double fp_single_multiplies(const validate_params *p)
+{
+	return (double)(VK_FP_SINGLE_PER_ITERATION / 2 * fp_single_iterations(p));
+}
+
+static int fp_single_run(const validate_params *p, validate_region *region, validate_run_info *info,
+                         plumb_status *status)
+{
+	if (validate_region_open(region, status) != 0 ||
+	    validate_watch_loop(region, vk_fp_single_trip, false, status) != 0)
+		return -1;
+	validate_region_begin(region);
+	float result = vk_fp_single(fp_single_iterations(p));
+	validate_region_end(region);
+	info->checksum = (uint64_t)result;
+	return 0;
+}
+
+const validate_benchmark validate_bench_fp_single = {
+	.name = "fp-single",
+	.title = "single-precision FP: 2 addss + 2 mulss per iteration (Aguilera et al. 2005, Fig. 7)",
+	.defeats = "x87 and compiler conversions (scalar SSE in assembly); the undercount of single-precision "
+	           "multiplies the paper saw on the Pentium III is what it looks for",
+	.threads = 1,
+	.default_max_size = 1000000,
+	.event_count = 2,
+	.events = {
+		{ .name = "PAPI_SP_OPS", .papi_name = "PAPI_SP_OPS", .predict = fp_single_predict },
+		{ .name = "PAPI_FML_INS", .papi_name = "PAPI_FML_INS", .predict = fp_single_multiplies },
+	},
+	.in_domain = any_domain,
+	.run = fp_single_run,
+	.expected_iterations = fp_single_iterations,
+};
+
+/* ---- divides (Aguilera et al. 2005, §4.4: add, multiply and divide) ---- */
+
+static uint64_t fp_div_iterations(const validate_params *p)
+{
+	return validate_iterations_for(p->size, VK_FP_DIV_PER_ITERATION);
+}
+
+static double fp_div_predict(const validate_params *p)
+{
+	return (double)(VK_FP_DIV_PER_ITERATION * fp_div_iterations(p));
+}
+
+static int fp_div_run(const validate_params *p, validate_region *region, validate_run_info *info,
+                      plumb_status *status)
+{
+	if (validate_region_open(region, status) != 0 ||
+	    validate_watch_loop(region, vk_fp_div_trip, false, status) != 0)
+		return -1;
+	validate_region_begin(region);
+	double result = vk_fp_div(fp_div_iterations(p));
+	validate_region_end(region);
+	info->checksum = (uint64_t)result;
+	return 0;
+}
+
+const validate_benchmark validate_bench_fp_div = {
+	.name = "fp-div",
+	.title = "FP divides: 2 independent divsd per iteration, 2.0 / 1.0 (Aguilera et al. 2005, §4.4)",
+	.defeats = "libm and special operands (no denormals, zeros or NaNs: no microcode assists)",
+	.threads = 1,
+	.default_max_size = 1000000,
+	.event_count = 2,
+	.events = {
+		{ .name = "PAPI_FDV_INS", .papi_name = "PAPI_FDV_INS", .predict = fp_div_predict },
+		{ .name = "PAPI_FP_OPS", .papi_name = "PAPI_FP_OPS", .predict = fp_div_predict },
+	},
+	.in_domain = any_domain,
+	.run = fp_div_run,
+	.expected_iterations = fp_div_iterations,
+};
+
 static uint64_t sqrt_iterations(const validate_params *p)
 {
 	return validate_iterations_for(p->size, VK_SQRT_PER_ITERATION);
@@ -484,11 +748,12 @@ static double sqrt_predict(const validate_params *p)
 static int sqrt_run(const validate_params *p, validate_region *region, validate_run_info *info,
                     plumb_status *status)
 {
-	if (validate_region_open(region, status) != 0) return -1;
+	if (validate_region_open(region, status) != 0 ||
+	    validate_watch_loop(region, vk_sqrt_trip, false, status) != 0)
+		return -1;
 	validate_region_begin(region);
 	double result = vk_sqrt(sqrt_iterations(p));
 	validate_region_end(region);
-	info->iterations = sqrt_iterations(p);
 	info->checksum = (uint64_t)result;
 	return 0;
 }

@@ -56,14 +56,14 @@ static int strided_run(const validate_params *p, uint64_t stride, validate_regio
 	size_t bytes = p->size * stride;
 	if (validate_memory_map(&m, bytes, true, status) != 0) return -1;
 	if (validate_make_uncached(p, m.base, bytes, status) != 0 ||
-	    validate_region_open(region, status) != 0) {
+	    validate_region_open(region, status) != 0 ||
+	    validate_watch_loop(region, vk_load_stride_trip, false, status) != 0) {
 		validate_memory_unmap(&m);
 		return -1;
 	}
 	validate_region_begin(region);
 	info->checksum = vk_load_stride(m.base, stride, p->size);
 	validate_region_end(region);
-	info->iterations = p->size;
 	validate_memory_unmap(&m);
 	return 0;
 }
@@ -183,14 +183,14 @@ static int random_run(const validate_params *p, validate_region *region, validat
 	void *start = m.base + (uint64_t)order[0] * spacing;
 	free(order);
 	if (validate_make_uncached(p, m.base, bytes, status) != 0 ||
-	    validate_region_open(region, status) != 0) {
+	    validate_region_open(region, status) != 0 ||
+	    validate_watch_loop(region, vk_chase_trip, false, status) != 0) {
 		validate_memory_unmap(&m);
 		return -1;
 	}
 	validate_region_begin(region);
 	void *end = vk_chase(start, p->size);
 	validate_region_end(region);
-	info->iterations = p->size;
 	info->checksum = (uint64_t)((uint8_t *)end - m.base);
 	validate_memory_unmap(&m);
 	return 0;

@@ -57,14 +57,14 @@ static int page_faults_run(const validate_params *p, validate_region *region, va
 	validate_memory m = { 0 };
 	size_t page = p->machine->page_size;
 	if (validate_memory_map(&m, p->size * page, false, status) != 0) return -1;
-	if (validate_region_open(region, status) != 0) {
+	if (validate_region_open(region, status) != 0 ||
+	    validate_watch_loop(region, vk_touch_stride_trip, false, status) != 0) {
 		validate_memory_unmap(&m);
 		return -1;
 	}
 	validate_region_begin(region);
 	vk_touch_stride(m.base, page, p->size);
 	validate_region_end(region);
-	info->iterations = p->size;
 	info->checksum = m.base[0];
 	validate_memory_unmap(&m);
 	return 0;
@@ -151,14 +151,14 @@ static int dtlb_run(const validate_params *p, validate_region *region, validate_
 	validate_memory m = { 0 };
 	if (validate_memory_map(&m, p->base_offset + l.elements * 4 + 4, false, status) != 0) return -1;
 	uint8_t *zz = m.base + p->base_offset;
-	if (validate_region_open(region, status) != 0) {
+	if (validate_region_open(region, status) != 0 ||
+	    validate_watch_loop(region, vk_store_int_stride_trip, false, status) != 0) {
 		validate_memory_unmap(&m);
 		return -1;
 	}
 	validate_region_begin(region);
 	vk_store_int_stride(zz + 4 * l.first_index, 4 * l.stride, l.iterations);
 	validate_region_end(region);
-	info->iterations = l.iterations;
 	validate_memory_unmap(&m);
 	return 0;
 }
@@ -220,12 +220,12 @@ static int dtlb_prefault_run(const validate_params *p, validate_region *region, 
 	}
 	uint8_t *zz = m.base + p->base_offset;
 	int rc = validate_region_open(region, status);
+	if (rc == 0) rc = validate_watch_loop(region, vk_store_int_stride_trip, false, status);
 	if (rc == 0) {
 		vk_load_stride(sweep.base, page, TLB_SWEEP_PAGES);
 		validate_region_begin(region);
 		vk_store_int_stride(zz + 4 * l.first_index, 4 * l.stride, l.iterations);
 		validate_region_end(region);
-		info->iterations = l.iterations;
 	}
 	validate_memory_unmap(&sweep);
 	validate_memory_unmap(&m);
@@ -310,14 +310,14 @@ static int padding_run(const validate_params *p, validate_region *region, valida
 	if (validate_memory_map(&m, p->base_offset + l.elements * 4 + p->machine->page_size, false, status) != 0)
 		return -1;
 	uint8_t *zz = m.base + p->base_offset;
-	if (validate_region_open(region, status) != 0) {
+	if (validate_region_open(region, status) != 0 ||
+	    validate_watch_loop(region, vk_store_int_pairs_trip, false, status) != 0) {
 		validate_memory_unmap(&m);
 		return -1;
 	}
 	validate_region_begin(region);
 	vk_store_int_pairs(zz + 4 * l.first_index, 4 * l.stride, 4 * (elements_per_page - 1), l.iterations);
 	validate_region_end(region);
-	info->iterations = l.iterations;
 	validate_memory_unmap(&m);
 	return 0;
 }

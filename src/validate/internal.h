@@ -74,6 +74,13 @@ int validate_emit_instruction(validate_emitter *e, uint32_t thread, uint64_t add
 int validate_emit_mark(validate_emitter *e, validate_mark mark);
 int validate_emit_finish(validate_emitter *e);
 
+/* ---- The iteration check ---- */
+/* Names the instruction that closes the kernel's loop (kernels.h NAME_trip)
+ * to the region, on the counted thread after validate_region_open: counted
+ * on that thread only, or with partner_thread on the threads it starts
+ * (where the loop runs on the other role). */
+int validate_watch_loop(validate_region *region, const void *trip, bool partner_thread, plumb_status *status);
+
 /* ---- Helpers for predictors ---- */
 static inline uint64_t validate_ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 /* Iterations that make about size events at per events per iteration (>= 1). */
@@ -92,7 +99,8 @@ extern const validate_benchmark validate_bench_shared, validate_bench_shared_con
 extern const validate_benchmark validate_bench_itv, validate_bench_inv, validate_bench_shr,
 	validate_bench_cln;
 extern const validate_benchmark validate_bench_branch, validate_bench_branch_long, validate_bench_icache,
-	validate_bench_cycles, validate_bench_instructions, validate_bench_loads,
-	validate_bench_stores, validate_bench_fp, validate_bench_sqrt;
+	validate_bench_icache_l2, validate_bench_cycles, validate_bench_instructions, validate_bench_issued,
+	validate_bench_loads, validate_bench_stores, validate_bench_fp, validate_bench_fp_single,
+	validate_bench_fp_div, validate_bench_sqrt;
 
 #endif

@@ -8,6 +8,15 @@
 #define VK_BEGIN(name) \
 	".text\n\t.p2align 6\n\t.globl " #name "\n\t.hidden " #name "\n\t.type " #name ", @function\n" #name ":\n\t"
 #define VK_END(name) ".size " #name ", .-" #name "\n"
+/* Marks the instruction after it as the one that closes the kernel's loop:
+ * it runs once per trip, so an execute breakpoint on it counts the trips
+ * the loop really made (validate_check_trips).  Its address is published
+ * as the data pointer NAME_trip, not as a label in .text: a symbol inside
+ * the function would split it for objdump and for Valgrind, which
+ * attribute every instruction to the nearest symbol. */
+#define VK_TRIP(name) \
+	".pushsection .data.rel.ro,\"aw\"\n\t.p2align 3\n\t.globl " #name "_trip\n\t.hidden " #name \
+	"_trip\n" #name "_trip:\n\t.quad .L" #name "_trip\n\t.popsection\n.L" #name "_trip:\n\t"
 
 __asm__(
 	VK_BEGIN(vk_touch_stride)
@@ -17,6 +26,7 @@ __asm__(
 	"movb $1, (%rdi)\n\t"
 	"add %rsi, %rdi\n\t"
 	"dec %rdx\n\t"
+	VK_TRIP(vk_touch_stride)
 	"jnz 1b\n"
 	"2:\n\t"
 	"ret\n\t"
@@ -29,6 +39,7 @@ __asm__(
 	"movl $12, (%rdi)\n\t"
 	"add %rsi, %rdi\n\t"
 	"dec %rdx\n\t"
+	VK_TRIP(vk_store_int_stride)
 	"jnz 1b\n"
 	"2:\n\t"
 	"ret\n\t"
@@ -42,6 +53,7 @@ __asm__(
 	"movl $12, (%rdi,%rdx)\n\t"
 	"add %rsi, %rdi\n\t"
 	"dec %rcx\n\t"
+	VK_TRIP(vk_store_int_pairs)
 	"jnz 1b\n"
 	"2:\n\t"
 	"ret\n\t"
@@ -55,6 +67,7 @@ __asm__(
 	"add (%rdi), %rax\n\t"
 	"add %rsi, %rdi\n\t"
 	"dec %rdx\n\t"
+	VK_TRIP(vk_load_stride)
 	"jnz 1b\n"
 	"2:\n\t"
 	"ret\n\t"
@@ -66,6 +79,7 @@ __asm__(
 	"1:\n\t"
 	"mov (%rdi), %rdi\n\t"
 	"dec %rsi\n\t"
+	VK_TRIP(vk_chase)
 	"jnz 1b\n"
 	"2:\n\t"
 	"mov %rdi, %rax\n\t"
@@ -81,6 +95,7 @@ __asm__(
 	"mov %eax, (%rdi)\n\t"
 	"add %rsi, %rdi\n\t"
 	"dec %rdx\n\t"
+	VK_TRIP(vk_read_increment_stride)
 	"jnz 1b\n"
 	"2:\n\t"
 	"ret\n\t"
@@ -97,6 +112,7 @@ __asm__(
 	"mov %r8, (%rcx)\n\t"
 	"add %rsi, %rdi\n\t"
 	"cmp %rdx, %r8\n\t"
+	VK_TRIP(vk_read_lines_progress)
 	"jne 1b\n"
 	"2:\n\t"
 	"ret\n\t"
@@ -111,6 +127,7 @@ __asm__(
 	"dec %rax\n\t"
 	"jnz 2b\n\t"
 	"dec %rdi\n\t"
+	VK_TRIP(vk_branch_loops)
 	"jnz 1b\n"
 	"3:\n\t"
 	"ret\n\t"
@@ -126,6 +143,7 @@ __asm__(
 	"add $1, %rax\n\tadd $1, %rax\n\tadd $1, %rax\n\tadd $1, %rax\n\t"
 	"add $1, %rax\n\tadd $1, %rax\n\tadd $1, %rax\n\tadd $1, %rax\n\t"
 	"dec %rdi\n\t"
+	VK_TRIP(vk_cycles)
 	"jnz 1b\n"
 	"2:\n\t"
 	"ret\n\t"
@@ -138,6 +156,7 @@ __asm__(
 	"add $1, %rax\n\tadd $1, %rcx\n\tadd $1, %rdx\n\tadd $1, %rsi\n\t"
 	"add $1, %r8\n\tadd $1, %r9\n\tadd $1, %r10\n\tadd $1, %r11\n\t"
 	"dec %rdi\n\t"
+	VK_TRIP(vk_instructions)
 	"jnz 1b\n"
 	"2:\n\t"
 	"ret\n\t"
@@ -149,6 +168,7 @@ __asm__(
 	"1:\n\t"
 	"mov (%rdi), %rax\n\tmov 8(%rdi), %rcx\n\tmov 16(%rdi), %rdx\n\tmov 24(%rdi), %r8\n\t"
 	"dec %rsi\n\t"
+	VK_TRIP(vk_loads)
 	"jnz 1b\n"
 	"2:\n\t"
 	"ret\n\t"
@@ -160,6 +180,7 @@ __asm__(
 	"1:\n\t"
 	"mov %rsi, (%rdi)\n\tmov %rsi, 8(%rdi)\n\tmov %rsi, 16(%rdi)\n\tmov %rsi, 24(%rdi)\n\t"
 	"dec %rsi\n\t"
+	VK_TRIP(vk_stores)
 	"jnz 1b\n"
 	"2:\n\t"
 	"ret\n\t"
@@ -178,6 +199,7 @@ __asm__(
 	"1:\n\t"
 	"addsd %xmm2, %xmm0\n\tmulsd %xmm1, %xmm0\n\taddsd %xmm2, %xmm3\n\tmulsd %xmm1, %xmm3\n\t"
 	"dec %rdi\n\t"
+	VK_TRIP(vk_fp_ops)
 	"jnz 1b\n"
 	"2:\n\t"
 	"ret\n\t"
@@ -191,8 +213,104 @@ __asm__(
 	"1:\n\t"
 	"sqrtsd %xmm1, %xmm0\n\tsqrtsd %xmm1, %xmm2\n\t"
 	"dec %rdi\n\t"
+	VK_TRIP(vk_sqrt)
 	"jnz 1b\n"
 	"2:\n\t"
 	"ret\n\t"
 	VK_END(vk_sqrt)
+
+	/* The ping-pong of the invalidation benchmark (Salayandia 2002, Fig. 16)
+	 * on *s, which starts at 2: the server writes 1 and waits until the
+	 * other thread has written 2 back, n rounds; the returner waits while s
+	 * is 2 and writes 2, n rounds.  The spins are plain loads (no pause),
+	 * as in the thesis's C loop. */
+	VK_BEGIN(vk_pingpong_serve)
+	"test %rsi, %rsi\n\t"
+	"jz 3f\n"
+	"1:\n\t"
+	"movq $1, (%rdi)\n"
+	"2:\n\t"
+	"cmpq $1, (%rdi)\n\t"
+	"je 2b\n\t"
+	"dec %rsi\n\t"
+	VK_TRIP(vk_pingpong_serve)
+	"jnz 1b\n"
+	"3:\n\t"
+	"ret\n\t"
+	VK_END(vk_pingpong_serve)
+
+	VK_BEGIN(vk_pingpong_return)
+	"test %rsi, %rsi\n\t"
+	"jz 3f\n"
+	"1:\n\t"
+	"cmpq $2, (%rdi)\n\t"
+	"je 1b\n\t"
+	"movq $2, (%rdi)\n\t"
+	"dec %rsi\n\t"
+	VK_TRIP(vk_pingpong_return)
+	"jnz 1b\n"
+	"3:\n\t"
+	"ret\n\t"
+	VK_END(vk_pingpong_return)
+
+	/* Instructions issued (Aguilera et al. 2005, §4.6): 16 register adds,
+	 * dec, a mov that keeps dec and jnz apart, jnz.  Every instruction is
+	 * one micro-op, and a flag-setting instruction directly before a
+	 * conditional branch is fused with it into one on current x86 cores:
+	 * the mov (which sets no flags) prevents that, so issued micro-ops
+	 * equal instructions.  19 per iteration, 3 fixed (test, jz, ret). */
+	VK_BEGIN(vk_issued)
+	"test %rdi, %rdi\n\t"
+	"jz 2f\n"
+	"1:\n\t"
+	"add $1, %rax\n\tadd $1, %rcx\n\tadd $1, %rdx\n\tadd $1, %rsi\n\t"
+	"add $1, %r8\n\tadd $1, %r9\n\tadd $1, %r10\n\tadd $1, %r11\n\t"
+	"add $1, %rax\n\tadd $1, %rcx\n\tadd $1, %rdx\n\tadd $1, %rsi\n\t"
+	"add $1, %r8\n\tadd $1, %r9\n\tadd $1, %r10\n\tadd $1, %r11\n\t"
+	"dec %rdi\n\t"
+	"mov %rdi, %r11\n\t"
+	VK_TRIP(vk_issued)
+	"jnz 1b\n"
+	"2:\n\t"
+	"ret\n\t"
+	VK_END(vk_issued)
+
+	/* Single precision (the Pentium III undercounted single-precision
+	 * multiplies, Aguilera et al. 2005, Fig. 7): 2 addss + 2 mulss per
+	 * iteration on values kept at 1.0f. */
+	VK_BEGIN(vk_fp_single)
+	"mov $0x3f800000, %eax\n\t"
+	"movd %eax, %xmm0\n\t"
+	"movd %eax, %xmm1\n\t"
+	"movd %eax, %xmm3\n\t"
+	"pxor %xmm2, %xmm2\n\t"
+	"test %rdi, %rdi\n\t"
+	"jz 2f\n"
+	"1:\n\t"
+	"addss %xmm2, %xmm0\n\tmulss %xmm1, %xmm0\n\taddss %xmm2, %xmm3\n\tmulss %xmm1, %xmm3\n\t"
+	"dec %rdi\n\t"
+	VK_TRIP(vk_fp_single)
+	"jnz 1b\n"
+	"2:\n\t"
+	"ret\n\t"
+	VK_END(vk_fp_single)
+
+	/* Divides: 2 independent divsd per iteration, 2.0 / 1.0 (no special
+	 * operands, so no microcode assist). */
+	VK_BEGIN(vk_fp_div)
+	"mov $0x3ff0000000000000, %rax\n\t"
+	"movq %rax, %xmm1\n\t"
+	"mov $0x4000000000000000, %rax\n\t"
+	"movq %rax, %xmm0\n\t"
+	"movq %rax, %xmm2\n\t"
+	"test %rdi, %rdi\n\t"
+	"jz 2f\n"
+	"1:\n\t"
+	"divsd %xmm1, %xmm0\n\tdivsd %xmm1, %xmm2\n\t"
+	"dec %rdi\n\t"
+	VK_TRIP(vk_fp_div)
+	"jnz 1b\n"
+	"2:\n\t"
+	"ret\n\t"
+	VK_END(vk_fp_div)
 );

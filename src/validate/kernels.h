@@ -41,6 +41,27 @@ void vk_stores(void *line, uint64_t iterations);
 double vk_fp_ops(uint64_t iterations);
 /* 2 sqrtsd per iteration. */
 double vk_sqrt(uint64_t iterations);
+/* Invalidation ping-pong on *s (starting at 2), n rounds each: serve
+ * writes 1 and waits for 2; return waits while 2, then writes 2. */
+void vk_pingpong_serve(volatile uint64_t *s, uint64_t rounds);
+void vk_pingpong_return(volatile uint64_t *s, uint64_t rounds);
+/* 16 register adds + dec + mov + jnz = 19 single-micro-op instructions per
+ * iteration, dec and jnz kept apart so they cannot fuse; 3 fixed. */
+uint64_t vk_issued(uint64_t iterations);
+/* 2 addss + 2 mulss per iteration (single precision, values kept at 1.0f). */
+float vk_fp_single(uint64_t iterations);
+/* 2 divsd per iteration (2.0 / 1.0). */
+double vk_fp_div(uint64_t iterations);
+
+/* The address of the instruction that closes each kernel's loop (it runs
+ * once per trip): where validate_check_trips puts an execute breakpoint. */
+extern const void *const vk_touch_stride_trip, *const vk_store_int_stride_trip,
+	*const vk_store_int_pairs_trip, *const vk_load_stride_trip, *const vk_chase_trip,
+	*const vk_read_increment_stride_trip, *const vk_read_lines_progress_trip,
+	*const vk_branch_loops_trip, *const vk_cycles_trip, *const vk_instructions_trip,
+	*const vk_loads_trip, *const vk_stores_trip, *const vk_fp_ops_trip, *const vk_sqrt_trip,
+	*const vk_pingpong_serve_trip, *const vk_pingpong_return_trip, *const vk_issued_trip,
+	*const vk_fp_single_trip, *const vk_fp_div_trip;
 
 /* Per-iteration and fixed counts the predictors use, in one place so the
  * instruction-mix tests check the same numbers. */
@@ -51,5 +72,9 @@ double vk_sqrt(uint64_t iterations);
 #define VK_STORES_PER_ITERATION 4
 #define VK_FP_OPS_PER_ITERATION 4
 #define VK_SQRT_PER_ITERATION 2
+#define VK_ISSUED_PER_ITERATION 19
+#define VK_ISSUED_FIXED 3
+#define VK_FP_SINGLE_PER_ITERATION 4
+#define VK_FP_DIV_PER_ITERATION 2
 
 #endif

@@ -9,8 +9,12 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <linux/hw_breakpoint.h>
+#include <linux/perf_event.h>
 #include "plumb/interrupt.h"
 #include "plumb/counters.h"
 #include "validate/native.h"
@@ -83,7 +87,7 @@ static void child_run(const validate_benchmark *benchmark, const validate_params
                       const bool sources[2], run_message *message)
 {
 	native_region r = { .benchmark = benchmark, .want = { sources[0], sources[1] } };
-	validate_region region = { region_open, region_begin, region_end, &r };
+	validate_region region = { .open = region_open, .begin = region_begin, .end = region_end, .context = &r };
 	plumb_status status;
 	plumb_status_clear(&status);
 	if (benchmark->threads == 1) {
@@ -199,13 +203,200 @@ int validate_run_once(const validate_benchmark *benchmark, const validate_params
 	run_argument argument = { benchmark, params, sources };
 	if (in_child(run_in_child, &argument, &message, sizeof message, status) != 0) return -1;
 	if (!message.ok) return plumb_fail(status, EIO, "%s: %s", benchmark->name, message.error);
-	if (benchmark->expected_iterations && message.info.iterations != benchmark->expected_iterations(params))
-		return plumb_fail(status, EIO, "%s: ran %llu iterations, the model expects %llu", benchmark->name,
-		                  (unsigned long long)message.info.iterations,
-		                  (unsigned long long)benchmark->expected_iterations(params));
 	memcpy(values, message.values, sizeof message.values);
 	if (states) memcpy(states, message.states, sizeof message.states);
 	if (info) *info = message.info;
+	return 0;
+}
+
+/* ---- the iteration check: trips counted by execute breakpoints ---- */
+
+/* Why execute breakpoints and not a trip counter in the kernel: a counter
+ * the kernel keeps would add an instruction to every trip and change the
+ * very counts the instruction benchmarks predict, and one the wrapper
+ * computes is the model's own formula.  A breakpoint counts the
+ * instruction that closes the loop where it runs, without changing the
+ * code; its trap per trip would disturb the hardware counts, so the check
+ * is a run of its own, never a counted one.  It needs no PMU (the debug
+ * registers), and works under KVM. */
+
+const char *validate_trip_state_name(validate_trip_state state)
+{
+	switch (state) {
+	case VALIDATE_TRIPS_OK: return "ok";
+	case VALIDATE_TRIPS_MISMATCH: return "mismatch";
+	case VALIDATE_TRIPS_UNSUPPORTED: return "unsupported";
+	case VALIDATE_TRIPS_NOT_CHECKED: return "not-checked";
+	}
+	return "?";
+}
+
+typedef struct trip_region {
+	validate_trip_points points;
+	int fds[VALIDATE_TRIP_POINTS];
+	int opened;
+	int threads_before;
+	bool unsupported;           /* the breakpoints could not be opened */
+	char why[PLUMB_MESSAGE_MAX];
+} trip_region;
+
+/* The threads of this process now (/proc/self/status), -1 if unknown. */
+static int thread_count(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	int threads = -1;
+	while (f && fgets(line, sizeof line, f))
+		if (sscanf(line, "Threads: %d", &threads) == 1) break;
+	if (f) fclose(f);
+	return threads;
+}
+
+static int trip_watch(void *context, const validate_trip_points *points, plumb_status *status)
+{
+	trip_region *t = context;
+	if (t->opened) return plumb_fail(status, EINVAL, "the kernel named its loop twice");
+	if (points->count < 1 || points->count > VALIDATE_TRIP_POINTS)
+		return plumb_fail(status, EINVAL, "%d trip points (1 to %d)", points->count, VALIDATE_TRIP_POINTS);
+	t->points = *points;
+	t->threads_before = thread_count();
+	for (int i = 0; i < points->count; i++) {
+		struct perf_event_attr attr;
+		memset(&attr, 0, sizeof attr);
+		attr.type = PERF_TYPE_BREAKPOINT;
+		attr.size = sizeof attr;
+		attr.bp_type = HW_BREAKPOINT_X;
+		attr.bp_addr = (uint64_t)(uintptr_t)points->address[i];
+		attr.bp_len = sizeof(long);
+		attr.disabled = 1;
+		attr.inherit = points->partner_thread;   /* the threads the counted one starts */
+		attr.exclude_kernel = 1;
+		attr.exclude_hv = 1;
+		int fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+		if (fd < 0) {
+			t->unsupported = true;
+			snprintf(t->why, sizeof t->why, "an execute breakpoint cannot be opened here (perf_event_open: %s)",
+			         strerror(errno));
+			return plumb_fail(status, errno, "%s", t->why);
+		}
+		t->fds[t->opened++] = fd;
+	}
+	return 0;
+}
+
+static void trip_begin(void *context)
+{
+	trip_region *t = context;
+	for (int i = 0; i < t->opened; i++) {
+		ioctl(t->fds[i], PERF_EVENT_IOC_RESET, 0);
+		ioctl(t->fds[i], PERF_EVENT_IOC_ENABLE, 0);
+	}
+}
+
+static void trip_end(void *context)
+{
+	trip_region *t = context;
+	for (int i = 0; i < t->opened; i++) ioctl(t->fds[i], PERF_EVENT_IOC_DISABLE, 0);
+}
+
+typedef struct trip_message {
+	int ran;                    /* the run completed */
+	int unsupported;
+	int counted_ok;             /* counted holds the trips */
+	uint64_t counted;
+	char why[PLUMB_MESSAGE_MAX];
+} trip_message;
+
+static void trips_in_child(void *argument, void *buffer)
+{
+	run_argument *a = argument;
+	trip_message *m = buffer;
+	trip_region t;
+	memset(&t, 0, sizeof t);
+	validate_region region = { NULL, trip_begin, trip_end, &t, trip_watch };
+	if (a->benchmark->threads == 1) {
+		cpu_set_t one;
+		CPU_ZERO(&one);
+		CPU_SET(a->params->machine->cpus[0], &one);
+		(void)sched_setaffinity(0, sizeof one, &one);
+	}
+	validate_run_info info;
+	memset(&info, 0, sizeof info);
+	plumb_status status;
+	plumb_status_clear(&status);
+	if (a->benchmark->run(a->params, &region, &info, &status) != 0) {
+		m->unsupported = t.unsupported;
+		snprintf(m->why, sizeof m->why, "%s", t.unsupported ? t.why : status.message);
+		goto done;
+	}
+	m->ran = 1;
+	if (!t.opened) {
+		m->unsupported = 1;
+		snprintf(m->why, sizeof m->why, "%s names no loop to count", a->benchmark->name);
+		goto done;
+	}
+	/* An inherited count joins the event when its thread has left the
+	 * kernel, a moment after pthread_join returns (which waits only for the
+	 * thread's stack): wait for the thread to be gone (at most 2 s). */
+	if (t.points.partner_thread && t.threads_before > 0)
+		for (int wait = 0; wait < 20000 && thread_count() > t.threads_before; wait++) usleep(100);
+	uint64_t executions[VALIDATE_TRIP_POINTS] = { 0 };
+	for (int i = 0; i < t.opened; i++)
+		if (read(t.fds[i], &executions[i], sizeof executions[i]) != (ssize_t)sizeof executions[i]) {
+			snprintf(m->why, sizeof m->why, "cannot read the breakpoint count: %s", strerror(errno));
+			goto done;
+		}
+	if (t.points.trips) {
+		m->counted_ok = t.points.trips(executions, t.points.parameters, &m->counted, m->why, sizeof m->why);
+	} else {
+		m->counted = executions[0];
+		m->counted_ok = 1;
+	}
+done:
+	for (int i = 0; i < t.opened; i++) close(t.fds[i]);
+	(void)info;
+}
+
+int validate_check_trips(const validate_benchmark *benchmark, const validate_params *params,
+                         validate_trip_check *out, plumb_status *status)
+{
+	memset(out, 0, sizeof *out);
+	out->benchmark = benchmark;
+	out->size = params->size;
+	if (!benchmark->expected_iterations) {
+		out->state = VALIDATE_TRIPS_NOT_CHECKED;
+		snprintf(out->reason, sizeof out->reason, "%s has no iteration model", benchmark->name);
+		return 0;
+	}
+	out->expected = benchmark->expected_iterations(params);
+	if (out->expected > VALIDATE_TRIP_CHECK_MAX) {
+		out->state = VALIDATE_TRIPS_NOT_CHECKED;
+		snprintf(out->reason, sizeof out->reason,
+		         "%llu trips exceed the %llu the check counts (each trip traps into the kernel)",
+		         (unsigned long long)out->expected, (unsigned long long)VALIDATE_TRIP_CHECK_MAX);
+		return 0;
+	}
+	trip_message m;
+	run_argument argument = { benchmark, params, NULL };
+	if (in_child(trips_in_child, &argument, &m, sizeof m, status) != 0) return -1;
+	if (m.unsupported) {
+		out->state = VALIDATE_TRIPS_UNSUPPORTED;
+		snprintf(out->reason, sizeof out->reason, "%s", m.why);
+		return 0;
+	}
+	if (!m.ran) return plumb_fail(status, EIO, "%s: %s", benchmark->name, m.why);
+	if (!m.counted_ok) {
+		out->state = VALIDATE_TRIPS_MISMATCH;
+		snprintf(out->reason, sizeof out->reason, "%s", m.why);
+		return 0;
+	}
+	out->counted = m.counted;
+	out->state = m.counted == out->expected ? VALIDATE_TRIPS_OK : VALIDATE_TRIPS_MISMATCH;
+	if (out->state == VALIDATE_TRIPS_OK)
+		snprintf(out->reason, sizeof out->reason, "counted by execute breakpoints in the kernel's loop");
+	else
+		snprintf(out->reason, sizeof out->reason, "the loop ran %llu trips, the model expects %llu",
+		         (unsigned long long)m.counted, (unsigned long long)out->expected);
 	return 0;
 }
 

@@ -72,6 +72,33 @@ output_table *validate_verdict_table(output_report *report, const validate_resul
 	return t;
 }
 
+output_table *validate_trips_table(output_report *report, const validate_results *results)
+{
+	output_table *t = output_table_add(report, "iterations",
+	                                   "Iteration check: loop trips counted at run time against the model");
+	output_column(t, "benchmark", NULL, 0);
+	output_column(t, "size", NULL, 0);
+	output_column(t, "expected", "trips", 0);
+	output_column(t, "counted", "trips", 0);
+	output_column(t, "status", NULL, 0);
+	output_column(t, "detail", NULL, 0);
+	for (size_t i = 0; i < results->trip_check_count; i++) {
+		const validate_trip_check *c = &results->trip_checks[i];
+		const char *state = validate_trip_state_name(c->state);
+		output_row(t);
+		output_cell_text(t, c->benchmark->name);
+		output_cell_integer(t, (int64_t)c->size);
+		output_cell_integer(t, (int64_t)c->expected);
+		if (c->state == VALIDATE_TRIPS_OK || (c->state == VALIDATE_TRIPS_MISMATCH && c->counted))
+			output_cell_integer(t, (int64_t)c->counted);
+		else
+			output_cell_status(t, state, c->reason);
+		output_cell_text(t, state);
+		output_cell_text(t, c->reason);
+	}
+	return t;
+}
+
 output_table *validate_case_table(output_report *report, const validate_results *results)
 {
 	output_table *t = output_table_add(report, "cases", "Test cases: prediction and reported counts");

@@ -152,6 +152,16 @@ static void add_value(validate_series *s, size_t i, double value)
 	c->values[c->runs++] = value;
 }
 
+static int add_trip_check(validate_results *r, const validate_trip_check *check)
+{
+	/* One per case of a counted benchmark: a handful, grown one at a time. */
+	validate_trip_check *grown = realloc(r->trip_checks, (r->trip_check_count + 1) * sizeof *grown);
+	if (!grown) return -1;
+	r->trip_checks = grown;
+	r->trip_checks[r->trip_check_count++] = *check;
+	return 0;
+}
+
 static int plan_benchmark(benchmark_plan *plan, const validate_benchmark *b, unsigned events,
                           const validate_options *o, const validate_machine *machine,
                           validate_results *r)
@@ -211,6 +221,24 @@ static int run_native(benchmark_plan *plan, const validate_options *o, validate_
 	}
 	if (!run_source[0] && !run_source[1]) return 0;
 	for (size_t i = 0; i < plan->size_count; i++) {
+		/* The iteration check first: one run of its own, with the loop's
+		 * trips counted (validate_check_trips); a kernel that does not run
+		 * the trips its model expects fails every series of the case. */
+		plumb_status check_status;
+		validate_trip_check check;
+		int checked = validate_check_trips(b, &plan->params[i], &check, &check_status);
+		r->total_runs += checked == 0 && check.state != VALIDATE_TRIPS_NOT_CHECKED;
+		if (checked == 0 && add_trip_check(r, &check) != 0) return plumb_fail(status, ENOMEM, "out of memory");
+		if (checked != 0 || check.state == VALIDATE_TRIPS_MISMATCH) {
+			char message[PLUMB_MESSAGE_MAX];
+			snprintf(message, sizeof message, "iteration check at %llu: %.200s", (unsigned long long)plan->sizes[i],
+			         checked != 0 ? check_status.message : check.reason);
+			for (int e = 0; e < b->event_count; e++)
+				for (int s = 0; s < 2; s++)
+					if ((plan->events & (1u << e)) && run_source[s]) failed(plan->series[e][s], message);
+			note(r, "%s %s", b->name, message);
+			return 0;
+		}
 		for (size_t run = 0; run < o->runs; run++) {
 			double values[2][VALIDATE_MAX_EVENTS];
 			int states[2][VALIDATE_MAX_EVENTS];
@@ -467,4 +495,7 @@ void validate_results_free(validate_results *results)
 	free(results->series);
 	results->series = NULL;
 	results->series_count = 0;
+	free(results->trip_checks);
+	results->trip_checks = NULL;
+	results->trip_check_count = 0;
 }

@@ -17,6 +17,7 @@
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include "plumb/validate.h"
+#include "validate/internal.h"
 #include "validate/kernels.h"
 #include "../capability.h"
 
@@ -361,7 +362,7 @@ static int thread_count(void)
 	return threads;
 }
 
-static int breakpoint_open(void *address, char *why, size_t length)
+static int breakpoint_open(void *address, bool inherit, char *why, size_t length)
 {
 	struct perf_event_attr attr;
 	memset(&attr, 0, sizeof attr);
@@ -371,7 +372,7 @@ static int breakpoint_open(void *address, char *why, size_t length)
 	attr.bp_addr = (uint64_t)(uintptr_t)address;
 	attr.bp_len = sizeof(long);
 	attr.disabled = 1;
-	attr.inherit = 1;
+	attr.inherit = inherit;
 	attr.exclude_kernel = 1;
 	attr.exclude_hv = 1;
 	int fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
@@ -384,31 +385,44 @@ Test(validate_benchmarks, every_kernel_runs_the_iterations_its_model_expects, .t
 {
 	/* The kernel whose loop a benchmark's iterations are; for two-thread
 	 * benchmarks, both threads together (roles run it once each). */
-	static const struct { const char *benchmark; const char *kernel; void *function; unsigned per_iteration; } table[] = {
-		{ "page-faults", "vk_touch_stride", (void *)vk_touch_stride, 1 },
-		{ "dtlb", "vk_store_int_stride", (void *)vk_store_int_stride, 1 },
-		{ "dtlb-prefault", "vk_store_int_stride", (void *)vk_store_int_stride, 1 },
-		{ "padding", "vk_store_int_pairs", (void *)vk_store_int_pairs, 1 },
-		{ "padding-misaligned", "vk_store_int_pairs", (void *)vk_store_int_pairs, 1 },
-		{ "stride", "vk_load_stride", (void *)vk_load_stride, 1 },
-		{ "page-crossing", "vk_load_stride", (void *)vk_load_stride, 1 },
-		{ "random", "vk_chase", (void *)vk_chase, 1 },
-		{ "branch", "vk_branch_loops", (void *)vk_branch_loops, 1 },
-		{ "branch-long", "vk_branch_loops", (void *)vk_branch_loops, 1 },
-		{ "cycles", "vk_cycles", (void *)vk_cycles, 1 },
-		{ "instructions", "vk_instructions", (void *)vk_instructions, 1 },
-		{ "loads", "vk_loads", (void *)vk_loads, 1 },
-		{ "stores", "vk_stores", (void *)vk_stores, 1 },
-		{ "fp", "vk_fp_ops", (void *)vk_fp_ops, 1 },
-		{ "sqrt", "vk_sqrt", (void *)vk_sqrt, 1 },
+	/* counted_thread_only: the other thread runs the same kernel (cln,
+	 * shared) or its own (inv, shr) partly outside the region, so only the
+	 * counted thread's trips are the model's: no inherit. */
+	static const struct {
+		const char *benchmark;
+		const char *kernel;
+		void *function;
+		bool counted_thread_only;
+	} table[] = {
+		{ "page-faults", "vk_touch_stride", (void *)vk_touch_stride, true },
+		{ "dtlb", "vk_store_int_stride", (void *)vk_store_int_stride, true },
+		{ "dtlb-prefault", "vk_store_int_stride", (void *)vk_store_int_stride, true },
+		{ "padding", "vk_store_int_pairs", (void *)vk_store_int_pairs, true },
+		{ "padding-misaligned", "vk_store_int_pairs", (void *)vk_store_int_pairs, true },
+		{ "stride", "vk_load_stride", (void *)vk_load_stride, true },
+		{ "page-crossing", "vk_load_stride", (void *)vk_load_stride, true },
+		{ "random", "vk_chase", (void *)vk_chase, true },
+		{ "branch", "vk_branch_loops", (void *)vk_branch_loops, true },
+		{ "branch-long", "vk_branch_loops", (void *)vk_branch_loops, true },
+		{ "cycles", "vk_cycles", (void *)vk_cycles, true },
+		{ "instructions", "vk_instructions", (void *)vk_instructions, true },
+		{ "issued", "vk_issued", (void *)vk_issued, true },
+		{ "loads", "vk_loads", (void *)vk_loads, true },
+		{ "stores", "vk_stores", (void *)vk_stores, true },
+		{ "fp", "vk_fp_ops", (void *)vk_fp_ops, true },
+		{ "fp-single", "vk_fp_single", (void *)vk_fp_single, true },
+		{ "fp-div", "vk_fp_div", (void *)vk_fp_div, true },
+		{ "sqrt", "vk_sqrt", (void *)vk_sqrt, true },
 		/* two threads: the reader's loop (the other thread) runs between the
 		 * region's begin and end, which the first thread marks */
-		{ "itv", "vk_read_lines_progress", (void *)vk_read_lines_progress, 1 },
-		{ "shr", "vk_read_increment_stride", (void *)vk_read_increment_stride, 1 },
-		/* Not here: inv runs no kernel loop (one write, spins on a flag);
-		 * cln's second thread and shared's run their loops outside the
-		 * region's bounds; icache jumps through generated code, whose block
-		 * count its own test checks. */
+		{ "itv", "vk_read_lines_progress", (void *)vk_read_lines_progress, false },
+		{ "shr", "vk_read_increment_stride", (void *)vk_read_increment_stride, true },
+		{ "cln", "vk_read_increment_stride", (void *)vk_read_increment_stride, true },
+		{ "inv", "vk_pingpong_serve", (void *)vk_pingpong_serve, true },
+		{ "shared", "vk_load_stride", (void *)vk_load_stride, true },
+		{ "shared-control", "vk_load_stride", (void *)vk_load_stride, true },
+		/* icache and icache-l2 jump through generated code, which objdump
+		 * cannot see: icache_chains_run_the_blocks_their_model_expects. */
 	};
 	validate_machine machine;
 	plumb_status status;
@@ -427,10 +441,11 @@ Test(validate_benchmarks, every_kernel_runs_the_iterations_its_model_expects, .t
 		for (size_t i = 0; i < 3; i++) {
 			/* a fresh event per run: PERF_EVENT_IOC_RESET does not clear what
 			 * an earlier run's threads added to it */
-			loop_counter counter = { breakpoint_open((char *)table[k].function + offset, why, sizeof why) };
+			loop_counter counter = { breakpoint_open((char *)table[k].function + offset,
+			                                         !table[k].counted_thread_only, why, sizeof why) };
 			if (counter.fd < 0)
 				cr_skip_test("%s", why);
-			validate_region region = { loop_counter_open, loop_counter_begin, loop_counter_end, &counter };
+			validate_region region = { .open = loop_counter_open, .begin = loop_counter_begin, .end = loop_counter_end, .context = &counter };
 			validate_params p;
 			validate_params_init(&p, b, &machine, run_sizes[i]);
 			validate_run_info info;
@@ -445,7 +460,7 @@ Test(validate_benchmarks, every_kernel_runs_the_iterations_its_model_expects, .t
 				usleep(100);
 			uint64_t counted = 0;
 			cr_assert_eq(read(counter.fd, &counted, sizeof counted), (ssize_t)sizeof counted);
-			cr_assert_eq(counted, b->expected_iterations(&p) * table[k].per_iteration,
+			cr_assert_eq(counted, b->expected_iterations(&p),
 			             "%s at size %llu: the loop of %s ran %llu times in the region, the model expects %llu",
 			             b->name, (unsigned long long)run_sizes[i], table[k].kernel, (unsigned long long)counted,
 			             (unsigned long long)b->expected_iterations(&p));
@@ -454,6 +469,193 @@ Test(validate_benchmarks, every_kernel_runs_the_iterations_its_model_expects, .t
 		}
 	}
 	cr_assert_eq(checked, 3 * sizeof table / sizeof table[0]);
+}
+
+/* The generated block chains of icache and icache-l2: the kernel names
+ * the first instruction and the ret of the block its model runs last;
+ * this test checks those bytes are a block's dec and ret, puts its own
+ * breakpoints there, and expects the dec once per lap of the chain that
+ * reaches it and the ret once. */
+typedef struct chain_counter {
+	int fd[2];
+	bool named;
+	char why[160];
+} chain_counter;
+
+static int chain_watch(void *context, const validate_trip_points *points, plumb_status *status)
+{
+	(void)status;
+	chain_counter *c = context;
+	static const uint8_t dec_rdi[] = { 0x48, 0xff, 0xcf };
+	cr_assert_eq(points->count, 2);
+	cr_assert_eq(memcmp(points->address[0], dec_rdi, sizeof dec_rdi), 0, "not a block's dec %%rdi");
+	cr_assert_eq(*(const uint8_t *)points->address[1], 0xc3, "not a block's ret");
+	for (int i = 0; i < 2; i++) {
+		c->fd[i] = breakpoint_open((void *)(uintptr_t)points->address[i], false, c->why, sizeof c->why);
+		if (c->fd[i] < 0) return -1;
+	}
+	c->named = true;
+	return 0;
+}
+
+static void chain_begin(void *context)
+{
+	chain_counter *c = context;
+	for (int i = 0; i < 2; i++) {
+		ioctl(c->fd[i], PERF_EVENT_IOC_RESET, 0);
+		ioctl(c->fd[i], PERF_EVENT_IOC_ENABLE, 0);
+	}
+}
+
+static void chain_end(void *context)
+{
+	chain_counter *c = context;
+	for (int i = 0; i < 2; i++) ioctl(c->fd[i], PERF_EVENT_IOC_DISABLE, 0);
+}
+
+Test(validate_benchmarks, icache_chains_run_the_blocks_their_model_expects, .timeout = 60)
+{
+	validate_machine machine;
+	plumb_status status;
+	cr_assert_eq(validate_machine_detect(&machine, &status), 0);
+	const char *names[] = { "icache", "icache-l2" };
+	for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+		const validate_benchmark *b = validate_benchmark_find(names[k]);
+		cr_assert_not_null(b, "no benchmark %s", names[k]);
+		uint64_t line = k == 0 ? machine.l1i_line : machine.l2_line;
+		uint64_t blocks = 2 * (k == 0 ? machine.l1i_size : machine.l2_size) / line;
+		uint64_t run_sizes[] = { 1, 10, blocks, blocks + 1, 2 * blocks + 5 };
+		for (size_t i = 0; i < sizeof run_sizes / sizeof run_sizes[0]; i++) {
+			chain_counter c = { .fd = { -1, -1 } };
+			validate_region region = { .begin = chain_begin, .end = chain_end, .context = &c, .watch = chain_watch };
+			validate_params p;
+			validate_params_init(&p, b, &machine, run_sizes[i]);
+			validate_run_info info;
+			if (b->run(&p, &region, &info, &status) != 0) {
+				if (c.why[0]) cr_skip_test("%s", c.why);
+				cr_assert_fail("%s at %llu: %s", b->name, (unsigned long long)run_sizes[i], status.message);
+			}
+			cr_assert(c.named, "%s names no blocks to count", b->name);
+			uint64_t dec = 0, ret = 0;
+			cr_assert_eq(read(c.fd[0], &dec, sizeof dec), (ssize_t)sizeof dec);
+			cr_assert_eq(read(c.fd[1], &ret, sizeof ret), (ssize_t)sizeof ret);
+			uint64_t n = run_sizes[i];
+			cr_expect_eq(ret, 1, "%s at %llu: the chain ended elsewhere", b->name, (unsigned long long)n);
+			cr_expect_eq(dec, (n - 1) / blocks + 1, "%s at %llu: the last block ran %llu times", b->name,
+			             (unsigned long long)n, (unsigned long long)dec);
+			cr_expect_eq(b->expected_iterations(&p), n);
+			close(c.fd[0]);
+			close(c.fd[1]);
+		}
+	}
+}
+
+/* The library's own iteration check (validate_check_trips): every kernel
+ * runs, in a fresh process, the loop trips its model expects, counted by
+ * execute breakpoints on the instructions the kernel names. */
+Test(validate_benchmarks, every_benchmark_passes_the_library_iteration_check, .timeout = 120)
+{
+	validate_machine machine;
+	plumb_status status;
+	cr_assert_eq(validate_machine_detect(&machine, &status), 0);
+	size_t count, checked = 0;
+	const validate_benchmark *const *all = validate_benchmarks(&count);
+	for (size_t k = 0; k < count; k++) {
+		const validate_benchmark *b = all[k];
+		if (b->threads > machine.cpu_count)
+			continue;   /* the runner does not run these either */
+		uint64_t check_sizes[] = { 1, 10, b->threads > 1 ? 100 : 1000 };
+		for (size_t i = 0; i < 3; i++) {
+			validate_params p;
+			validate_params_init(&p, b, &machine, check_sizes[i]);
+			validate_trip_check check;
+			cr_assert_eq(validate_check_trips(b, &p, &check, &status), 0, "%s at %llu: %s", b->name,
+			             (unsigned long long)check_sizes[i], status.message);
+			if (check.state == VALIDATE_TRIPS_UNSUPPORTED)
+				cr_skip_test("the iteration check is unsupported here: %s", check.reason);
+			cr_assert_eq(check.state, VALIDATE_TRIPS_OK, "%s at %llu: %s (%s)", b->name,
+			             (unsigned long long)check_sizes[i], validate_trip_state_name(check.state), check.reason);
+			cr_assert_eq(check.counted, b->expected_iterations(&p));
+			cr_assert_eq(check.expected, b->expected_iterations(&p));
+			checked++;
+		}
+	}
+	cr_assert_gt(checked, 3 * 16);
+}
+
+/* icache's trips come from two breakpoints on the block the model says
+ * runs last: check them past one lap of the chain too. */
+Test(validate_benchmarks, icache_trips_are_counted_across_laps_of_the_chain, .timeout = 60)
+{
+	validate_machine machine;
+	plumb_status status;
+	cr_assert_eq(validate_machine_detect(&machine, &status), 0);
+	const validate_benchmark *b = validate_benchmark_find("icache");
+	uint64_t blocks = 2 * machine.l1i_size / machine.l1i_line;
+	uint64_t check_sizes[] = { blocks - 1, blocks, blocks + 1, 3 * blocks + 7 };
+	for (size_t i = 0; i < 4; i++) {
+		validate_params p;
+		validate_params_init(&p, b, &machine, check_sizes[i]);
+		validate_trip_check check;
+		cr_assert_eq(validate_check_trips(b, &p, &check, &status), 0, "%s", status.message);
+		if (check.state == VALIDATE_TRIPS_UNSUPPORTED)
+			cr_skip_test("the iteration check is unsupported here: %s", check.reason);
+		cr_expect_eq(check.state, VALIDATE_TRIPS_OK, "at %llu: %s", (unsigned long long)check_sizes[i], check.reason);
+		cr_expect_eq(check.counted, check_sizes[i]);
+	}
+}
+
+/* A kernel that runs a wrong number of trips is caught, whichever side is
+ * wrong: the wrapper (it passes the kernel one trip too many) or the model
+ * (it expects half the trips the wrapper runs). */
+static int off_by_one_run(const validate_params *p, validate_region *region, validate_run_info *info,
+                          plumb_status *status)
+{
+	static uint64_t words[2048];
+	if (validate_region_open(region, status) != 0 ||
+	    validate_watch_loop(region, vk_load_stride_trip, false, status) != 0)
+		return -1;
+	validate_region_begin(region);
+	info->checksum = vk_load_stride(words, 8, p->size + 1);   /* the injected mismatch */
+	validate_region_end(region);
+	return 0;
+}
+
+static uint64_t size_trips(const validate_params *p)
+{
+	return p->size;
+}
+
+static uint64_t half_of_cycles_trips(const validate_params *p)
+{
+	return validate_iterations_for(p->size, 2 * VK_CYCLES_PER_ITERATION);
+}
+
+Test(validate_benchmarks, a_kernel_running_the_wrong_number_of_trips_is_caught)
+{
+	validate_machine machine;
+	plumb_status status;
+	cr_assert_eq(validate_machine_detect(&machine, &status), 0);
+	validate_benchmark wrapper = { .name = "off-by-one", .threads = 1, .event_count = 0, .run = off_by_one_run,
+	                               .expected_iterations = size_trips };
+	validate_params p;
+	validate_params_init(&p, &wrapper, &machine, 100);
+	validate_trip_check check;
+	cr_assert_eq(validate_check_trips(&wrapper, &p, &check, &status), 0, "%s", status.message);
+	if (check.state == VALIDATE_TRIPS_UNSUPPORTED)
+		cr_skip_test("the iteration check is unsupported here: %s", check.reason);
+	cr_expect_eq(check.state, VALIDATE_TRIPS_MISMATCH);
+	cr_expect_eq(check.expected, 100);
+	cr_expect_eq(check.counted, 101);
+	cr_expect(strstr(check.reason, "ran 101 trips, the model expects 100") != NULL, "%s", check.reason);
+
+	validate_benchmark wrong_model = *validate_benchmark_find("cycles");
+	wrong_model.expected_iterations = half_of_cycles_trips;   /* a model that disagrees with the kernel */
+	validate_params_init(&p, &wrong_model, &machine, 1600);
+	cr_assert_eq(validate_check_trips(&wrong_model, &p, &check, &status), 0, "%s", status.message);
+	cr_expect_eq(check.state, VALIDATE_TRIPS_MISMATCH);
+	cr_expect_eq(check.expected, 50);
+	cr_expect_eq(check.counted, 100);
 }
 
 /* The page-fault kernels through one source (0 perf, 1 PAPI): the count is

@@ -65,6 +65,9 @@ Test(validate_kernels, cache_kernels_load_once_per_iteration)
 	/* Separate load and store: the line is first read shared, then upgraded. */
 	expect_mix("vk_read_increment_stride", "test je mov add mov add dec jne ret");
 	expect_mix("vk_read_lines_progress", "xor xor test je add inc mov add cmp jne ret");
+	/* The invalidation ping-pong: one store and a spin of loads per round. */
+	expect_mix("vk_pingpong_serve", "test je movq cmpq je dec jne ret");
+	expect_mix("vk_pingpong_return", "test je cmpq je movq dec jne ret");
 }
 
 Test(validate_kernels, seed003_kernels)
@@ -75,6 +78,12 @@ Test(validate_kernels, seed003_kernels)
 	expect_mix("vk_stores", "test je mov mov mov mov dec jne ret");
 	expect_mix("vk_fp_ops", "movabs movq movq movq pxor test je addsd mulsd addsd mulsd dec jne ret");
 	expect_mix("vk_sqrt", "movabs movq test je sqrtsd sqrtsd dec jne ret");
+	/* The cases Aguilera et al. (2005) list that came later: instructions
+	 * issued (dec and jnz apart, so they cannot fuse into one micro-op),
+	 * single precision, divides. */
+	expect_mix("vk_issued", "test je add add add add add add add add add add add add add add add add dec mov jne ret");
+	expect_mix("vk_fp_single", "mov movd movd movd pxor test je addss mulss addss mulss dec jne ret");
+	expect_mix("vk_fp_div", "movabs movq movabs movq movq test je divsd divsd dec jne ret");
 	char cycles[2048];
 	disassemble("vk_cycles", cycles, sizeof cycles);
 	cr_assert_str_eq(cycles, "xor test je add add add add add add add add add add add add add add add add dec jne ret");
@@ -89,6 +98,10 @@ Test(validate_kernels, per_iteration_constants_match_the_code)
 	cr_expect_eq(VK_FP_OPS_PER_ITERATION, 4);
 	cr_expect_eq(VK_SQRT_PER_ITERATION, 2);
 	cr_expect_eq(VK_CYCLES_PER_ITERATION, 16);
+	cr_expect_eq(VK_ISSUED_PER_ITERATION, 19);         /* 16 adds, dec, mov, jne */
+	cr_expect_eq(VK_ISSUED_FIXED, 3);                  /* test, je, ret */
+	cr_expect_eq(VK_FP_SINGLE_PER_ITERATION, 4);
+	cr_expect_eq(VK_FP_DIV_PER_ITERATION, 2);
 }
 
 Test(validate_kernels, kernels_compute_what_they_claim)
@@ -115,6 +128,13 @@ Test(validate_kernels, kernels_compute_what_they_claim)
 	cr_expect_eq(vk_fp_ops(5), 1.0);
 	double root = vk_sqrt(1);
 	cr_expect(root > 1.414 && root < 1.415);
+	cr_expect_eq(vk_fp_single(5), 1.0f);
+	cr_expect_eq(vk_fp_div(5), 2.0);
+	(void)vk_issued(3);   /* completes; its register sums are not a result */
+	volatile uint64_t s = 2;
+	vk_pingpong_serve(&s, 0);
+	vk_pingpong_return(&s, 0);
+	cr_expect_eq(s, 2);
 	vk_branch_loops(3, 10);
 	vk_branch_loops(0, 10);
 	uint64_t line[8];
