@@ -285,6 +285,12 @@ const sim_config *sim_configuration(const sim *s);
 /* Runs records through the simulator in order.  Fails only on an invariant
  * violation (check on), a thread map error, or a record with a bad kind. */
 int sim_access_batch(sim *s, const trace_record *records, size_t n, plumb_status *status);
+/* The same for a run of plumbgrind's compact entries (trace_reader_view_compact):
+ * exactly what sim_access_batch does with the records they stand for.  With
+ * one-line LRU L1s and no classification, TLB, check or annotation, the
+ * entries are simulated as they are (the definitions made into the
+ * simulator's own form once); otherwise they are expanded into records. */
+int sim_access_compact(sim *s, const trace_compact *compact, plumb_status *status);
 /* One reference by core (not thread) core, for callers that make their own streams. */
 int sim_access(sim *s, uint32_t core, sim_access_kind kind, uint64_t address, uint32_t size,
                plumb_status *status);

@@ -127,6 +127,31 @@ int trace_reader_set_background(trace_reader *reader, int enable);
  * such as the simulator that read each record once. */
 long trace_reader_view(trace_reader *reader, const trace_record **records, size_t max, plumb_status *status);
 
+/* plumbgrind's compact entries, as they come through its ring: a run of
+ * "use" entries of one thread, each naming a definition (the records of one
+ * flush of the instrumented code, data addresses left out) and giving the
+ * data addresses in order.  A consumer that keeps its own form of the
+ * definitions (the simulator) walks these instead of the records they stand
+ * for.  Valid until the next call on the reader; the definitions only grow,
+ * so what a consumer made of definition i stays true for the same stream. */
+typedef struct trace_compact {
+	const uint64_t *words, *end;   /* entries: definition number in the low 32 bits, then its data addresses */
+	uint32_t thread;
+	uint64_t records;              /* the records the entries stand for */
+	const trace_record *templates; /* every definition's records (thread 0, data addresses 0) */
+	const uint32_t *first;         /* per definition: its first template */
+	const uint8_t *count;          /* per definition: its records (1-255) */
+	const uint8_t *data;           /* per definition: its data records, the address words of a use */
+	size_t definitions;            /* definitions known; every entry's number is below */
+	uint64_t stream;               /* an identity of the stream: equal for all its runs, differs between streams */
+} trace_compact;
+
+/* trace_reader_view, or a run of compact entries from readers that have
+ * them (plumbgrind's ring): returns the records given either way (0 at the
+ * end, -1 on error); compact->words is NULL when they are in *records. */
+long trace_reader_view_compact(trace_reader *reader, const trace_record **records, trace_compact *compact, size_t max,
+                               plumb_status *status);
+
 typedef struct trace_reader_info {
 	uint64_t records;          /* records handed out so far */
 	uint64_t bytes;            /* input bytes consumed so far */

@@ -168,15 +168,18 @@ static int run(sim *s, trace_reader *reader, trace_interleaver *interleaver, uin
 		/* Lent, not copied: a native file's records come straight from the
 		 * reader's background decoder (docs/trace-format.md). */
 		const trace_record *batch;
+		trace_compact compact = { 0 };
 		long got = interleaver ? trace_interleaver_view(interleaver, reader, &batch, BATCH, status)
-		                       : trace_reader_view(reader, &batch, BATCH, status);
+		                       : trace_reader_view_compact(reader, &batch, &compact, BATCH, status);
 		if (got < 0) {
 			rc = -1;
 			break;
 		}
 		if (got == 0)
 			break;
-		if (sim_access_batch(s, batch, (size_t)got, status) != 0) {
+		/* plumbgrind's entries as they came through the ring, or records */
+		if (compact.words ? sim_access_compact(s, &compact, status) != 0
+		                  : sim_access_batch(s, batch, (size_t)got, status) != 0) {
 			rc = -1;
 			break;
 		}

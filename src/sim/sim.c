@@ -105,6 +105,7 @@ void sim_free(sim *s)
 	free(s->thread_core);
 	sim_regions_free(s);
 	sim_annotate_free(s);
+	sim_program_free(s->program);
 	free(s);
 }
 
@@ -768,6 +769,274 @@ static int batch_fast(sim *s, const trace_record *records, size_t n, plumb_statu
 	if (!s->has_tlb && mru_eligible(s))
 		return batch_mru(s, records, n, status);
 	return s->has_tlb ? batch_fast_tlb(s, records, n, status) : batch_fast_plain(s, records, n, status);
+}
+
+/* ---- plumbgrind's compact entries ----
+ * A use entry names a definition (the records of one flush of the
+ * instrumented code) and gives its data addresses.  For the MRU loop each
+ * definition becomes ops once: a fetch knows its line and the front way of
+ * its set already, so a fetch hit is a tag and a metadata compare with
+ * nothing read from the trace; a read or write takes the next address word.
+ * A fetch followed directly by fetches of the same line (no reference in
+ * between) carries their number: once it is a hit at the front of its set,
+ * they are too and change nothing, so they are counted at once; otherwise
+ * each is simulated in turn.  A modify is a read, a write, or a read then
+ * a write of the same address word, as the configuration says.  Anything
+ * else (size 0, a fetch across two lines) is made into its record and goes
+ * to mru_special. */
+enum { OP_FETCH = 0, OP_READ = 1, OP_WRITE = 2, OP_OTHER = 3 };
+
+typedef struct sim_op {
+	uint64_t line;          /* OP_FETCH: the L1I line */
+	uint64_t address;       /* a fetch's address; a data reference's instruction address */
+	uint32_t front;         /* OP_FETCH: the index of the front way of its set */
+	uint16_t size;          /* cut to max_access_size, except OP_OTHER's */
+	uint8_t kind;           /* OP_* */
+	uint8_t trace_kind;     /* the record's kind */
+	uint8_t index;          /* its record's in the definition (error messages) */
+	uint8_t advance;        /* OP_READ, OP_WRITE: address words to pass after it (0: the read of a read-write modify) */
+	uint32_t repeat;        /* OP_FETCH: fetches of the same line right after this one */
+} sim_op;
+
+typedef struct sim_program {
+	uint64_t stream;        /* trace_compact's identity of the stream compiled */
+	size_t definitions;     /* definitions made into ops */
+	sim_op *ops;
+	size_t op_count, op_capacity;
+	uint32_t *first;        /* per definition: its first op */
+	uint32_t *count;        /* its ops: one per record, two for a read-write modify */
+	size_t capacity;
+} sim_program;
+
+void sim_program_free(struct sim_program *p)
+{
+	if (!p)
+		return;
+	free(p->ops);
+	free(p->first);
+	free(p->count);
+	free(p);
+}
+
+static int program_define(sim *s, sim_program *p, const trace_record *t, size_t n)
+{
+	if (p->definitions == p->capacity) {
+		size_t capacity = p->capacity ? 2 * p->capacity : 4096;
+		uint32_t *first = realloc(p->first, capacity * sizeof *first);
+		if (first)
+			p->first = first;
+		uint32_t *count = realloc(p->count, capacity * sizeof *count);
+		if (count)
+			p->count = count;
+		if (!first || !count)
+			return -1;
+		p->capacity = capacity;
+	}
+	if (p->op_count + 2 * n > p->op_capacity) {
+		size_t capacity = p->op_capacity ? 2 * p->op_capacity : 65536;
+		while (capacity < p->op_count + 2 * n)
+			capacity *= 2;
+		sim_op *ops = realloc(p->ops, capacity * sizeof *ops);
+		if (!ops)
+			return -1;
+		p->ops = ops;
+		p->op_capacity = capacity;
+	}
+	if (p->op_count + 2 * n > UINT32_MAX)
+		return -1;
+	const sim_cache *l1i = &s->core[0].cache[SIM_L1I];
+	const uint32_t max_size = s->config.max_access_size;
+	const sim_modify modify = s->config.modify;
+	sim_op *ops = p->ops + p->op_count;
+	size_t made = 0;
+	for (size_t i = 0; i < n; i++) {
+		const trace_record *r = &t[i];
+		sim_op *op = &ops[made++];
+		uint32_t size = r->size;
+		if (max_size && size > max_size)
+			size = max_size;
+		op->size = (uint16_t)size;
+		op->trace_kind = r->kind;
+		op->repeat = 0;
+		op->line = 0;
+		op->front = 0;
+		op->advance = 1;
+		op->index = (uint8_t)i;
+		op->address = r->kind == TRACE_INSTRUCTION ? r->address : r->instruction_address;
+		if (r->kind == TRACE_INSTRUCTION) {
+			uint64_t line = r->address >> l1i->line_bits;
+			op->kind = OP_OTHER;
+			if (size != 0 && r->address + size - 1 >= r->address &&
+			    ((r->address + size - 1) >> l1i->line_bits) == line) {
+				op->kind = OP_FETCH;
+				op->line = line;
+				op->front = (uint32_t)((line & l1i->set_mask) * l1i->assoc);
+				/* the fetches of this line right before it: one more each */
+				for (size_t j = made - 1; j-- > 0 && ops[j].kind == OP_FETCH && ops[j].line == line;)
+					ops[j].repeat++;
+			}
+		} else if ((r->kind == TRACE_READ || r->kind == TRACE_WRITE) && size != 0) {
+			op->kind = r->kind == TRACE_READ ? OP_READ : OP_WRITE;
+		} else if (r->kind == TRACE_MODIFY && size != 0) {
+			op->kind = modify == SIM_MODIFY_WRITE ? OP_WRITE : OP_READ;
+			if (modify == SIM_MODIFY_READ_WRITE) {
+				/* the read, then the write of the same word */
+				op->advance = 0;
+				ops[made] = *op;
+				ops[made].kind = OP_WRITE;
+				ops[made].advance = 1;
+				made++;
+			}
+		} else {
+			op->kind = OP_OTHER;
+			op->size = r->size;   /* mru_special cuts it */
+		}
+	}
+	p->first[p->definitions] = (uint32_t)p->op_count;
+	p->count[p->definitions] = (uint32_t)made;
+	p->op_count += made;
+	p->definitions++;
+	return 0;
+}
+
+static int program_update(sim *s, const trace_compact *c, plumb_status *status)
+{
+	sim_program *p = s->program;
+	if (!p && !(p = s->program = calloc(1, sizeof *p)))
+		return plumb_fail_errno(status, ENOMEM, "simulator: plumbgrind's definitions");
+	if (p->stream != c->stream || c->definitions < p->definitions) {
+		/* another stream: start again */
+		p->stream = c->stream;
+		p->definitions = 0;
+		p->op_count = 0;
+	}
+	while (p->definitions < c->definitions) {
+		size_t d = p->definitions;
+		if (c->count[d] == 0 || program_define(s, p, c->templates + c->first[d], c->count[d]) != 0)
+			return plumb_fail_errno(status, ENOMEM, "simulator: plumbgrind's definitions");
+	}
+	return 0;
+}
+
+/* Not the MRU loop's case: the records, expanded in small batches. */
+static int compact_expanded(sim *s, const trace_compact *c, plumb_status *status)
+{
+	trace_record records[512];
+	size_t n = 0;
+	for (const uint64_t *w = c->words; w < c->end;) {
+		uint32_t id = (uint32_t)w[0];
+		const trace_record *t = c->templates + c->first[id];
+		size_t count = c->count[id];
+		const uint64_t *d = w + 1;
+		w = d + c->data[id];
+		if (n + count > sizeof records / sizeof *records) {
+			if (sim_access_batch(s, records, n, status) != 0)
+				return -1;
+			n = 0;
+		}
+		for (size_t i = 0; i < count; i++) {
+			trace_record *r = &records[n++];
+			*r = t[i];
+			r->thread = c->thread;
+			if (r->kind != TRACE_INSTRUCTION)
+				r->address = *d++;
+		}
+	}
+	return n ? sim_access_batch(s, records, n, status) : 0;
+}
+
+static __attribute__((noinline)) int compact_other(sim *s, mru_state *m, const sim_op *op, const uint64_t **data,
+                                                    uint32_t *thread, size_t index, plumb_status *status)
+{
+	trace_record r;
+	memset(&r, 0, sizeof r);
+	r.kind = op->trace_kind;
+	r.size = op->size;
+	r.thread = *thread;
+	r.flags = TRACE_HAS_INSTRUCTION_ADDRESS;
+	r.instruction_address = op->address;
+	r.address = op->address;
+	if (op->trace_kind != TRACE_INSTRUCTION)
+		r.address = *(*data)++;
+	return mru_special(s, m, &r, index, thread, status);
+}
+
+int sim_access_compact(sim *s, const trace_compact *c, plumb_status *status)
+{
+	if (c->words == c->end)
+		return 0;
+	if (s->config.check || s->annotate || !mru_eligible(s))
+		return compact_expanded(s, c, status);
+	if (program_update(s, c, status) != 0)
+		return -1;
+	const sim_program *p = s->program;
+	mru_state m;
+	memset(&m, 0, sizeof m);
+	m.write_back = s->config.cache[SIM_L1D].write_back;
+	uint32_t thread = c->thread;
+	if (thread_slot(s, thread, &m.core, status) != 0)
+		return -1;
+	mru_load(s, &m);
+	const uint64_t *itags = m.l1[SIM_IFETCH].tags;
+	const uint8_t *imeta = m.l1[SIM_IFETCH].meta;
+	const uint8_t ineed = m.l1[SIM_IFETCH].need, iwant = m.l1[SIM_IFETCH].want;
+	uint64_t counts[SIM_KIND_COUNT] = { 0, 0, 0 };
+	int rc = 0;
+	const uint64_t *w = c->words, *end = c->end;
+	size_t before = 0;   /* records of the entries before this one, for an error message */
+	while (w < end) {
+		uint32_t id = (uint32_t)w[0];
+		const sim_op *op = p->ops + p->first[id], *op_end = op + p->count[id];
+		const uint64_t *d = w + 1;
+		w = d + c->data[id];
+		for (; op < op_end; op++) {
+			unsigned kind = op->kind;
+			if (kind == OP_FETCH) {
+				size_t front = op->front;
+				if (__builtin_expect(itags[front] == op->line && (imeta[front] & ineed) == iwant, 1)) {
+					counts[SIM_IFETCH] += 1 + op->repeat;
+					op += op->repeat;
+					continue;
+				}
+				counts[SIM_IFETCH]++;
+				rc = mru_other(s, &m, SIM_IFETCH, op->address, op->size);
+			} else if (kind != OP_OTHER) {
+				const mru_l1 *f = &m.l1[kind];
+				counts[kind]++;
+				uint64_t address = *d;
+				d += op->advance;
+				uint32_t size = op->size;
+				uint64_t line = address >> f->line_bits;
+				size_t front = (size_t)(line & f->set_mask) * f->assoc;
+				if (__builtin_expect(((address + size - 1) >> f->line_bits) == line && f->tags[front] == line, 1)) {
+					unsigned meta = f->meta[front];
+					if (__builtin_expect((meta & f->need) == f->want, 1)) {
+						if (__builtin_expect(f->dirty & ~meta, 0))
+							f->meta[front] = (uint8_t)(meta | f->dirty);
+						continue;
+					}
+				}
+				rc = mru_other(s, &m, (sim_access_kind)kind, address, size);
+			} else {
+				rc = compact_other(s, &m, op, &d, &thread, before + op->index, status);
+				if (rc)
+					break;
+				continue;
+			}
+			if (rc) {
+				rc = plumb_fail(status, EPROTO, "invariant violated after record %zu: %s",
+				                before + op->index, s->failure);
+				break;
+			}
+		}
+		if (rc)
+			break;
+		before += c->count[id];
+	}
+	for (int k = 0; k < SIM_KIND_COUNT; k++)
+		m.references[k] += counts[k];
+	mru_flush(s, &m);
+	return rc;
 }
 
 int sim_access_batch(sim *s, const trace_record *records, size_t n, plumb_status *status)

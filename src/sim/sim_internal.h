@@ -273,6 +273,7 @@ struct sim {
 	                                 * take sim_engine.c's reference_one_line */
 	struct sim_regions *regions;    /* sim_regions.c; NULL until the first marker */
 	const trace_code_map *code_map; /* names for the code table, or NULL */
+	struct sim_program *program;    /* plumbgrind's definitions made into ops (sim_access_compact) */
 	bool annotate;                  /* per-instruction costs (sim_annotate.c) */
 	sim_table annotation;           /* ip -> sim_annotation */
 	uint64_t last_ip[SIM_MAX_CORES]; /* annotate: each core's last instruction */
@@ -280,6 +281,9 @@ struct sim {
 	bool failed;
 	char failure[PLUMB_MESSAGE_MAX];
 };
+
+/* sim.c */
+void sim_program_free(struct sim_program *p);
 
 /* sim_regions.c: a region marker of the thread on core (its slot is
  * current); the batch loops flush their local counts first. */

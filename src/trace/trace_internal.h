@@ -189,6 +189,8 @@ struct trace_reader {
 	/* Set by readers that can lend records in place (trace_reader_view):
 	 * the count, 0 at the end or on an error (failed set). */
 	long (*lend)(trace_reader *reader, const trace_record **records, size_t max);
+	/* Readers with compact entries (the ring): as trace_reader_view_compact. */
+	long (*lend_compact)(trace_reader *reader, const trace_record **records, trace_compact *compact, size_t max);
 	trace_ring *ring;              /* plumbgrind's shared ring (trace_ring.c) */
 	trace_native_state *native;
 	trace_background *background; /* set: records come from an inner reader decoding ahead */

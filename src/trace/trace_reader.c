@@ -317,6 +317,28 @@ long trace_reader_view(trace_reader *reader, const trace_record **records, size_
 	return 0;
 }
 
+long trace_reader_view_compact(trace_reader *reader, const trace_record **records, trace_compact *compact, size_t max,
+                               plumb_status *status)
+{
+	compact->words = compact->end = NULL;
+	compact->records = 0;
+	if (!reader || !reader->lend_compact || reader->failed || max == 0)
+		return trace_reader_view(reader, records, max, status);
+	*records = NULL;
+	long got = reader->lend_compact(reader, records, compact, max);
+	reader->info.records += (uint64_t)(got > 0 ? got : 0);
+	if (got > 0)
+		return got;
+	*records = NULL;
+	compact->words = compact->end = NULL;
+	if (reader->failed) {
+		if (status)
+			*status = reader->failure;
+		return -1;
+	}
+	return 0;
+}
+
 trace_format trace_reader_format(const trace_reader *reader)
 {
 	return reader ? reader->format : TRACE_FORMAT_AUTO;

@@ -24,10 +24,13 @@
 #include <fcntl.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 #include "plumb/status.h"
 #include "trace/trace_internal.h"
@@ -59,6 +62,7 @@ struct trace_ring {
 	trace_record *templates;
 	uint8_t *data_at;
 	size_t event_count, events_capacity;
+	uint64_t stream;               /* trace_compact's identity of this stream */
 	trace_record *out;             /* expanded records, lent to the caller */
 	size_t out_count, out_position;
 };
@@ -99,6 +103,11 @@ int trace_ring_new(trace_ring **out, size_t blocks, size_t block_bytes, plumb_st
 		return plumb_fail(status, ENOMEM, "out of memory for the trace ring");
 	}
 	ring->memory_fd = ring->full_write = ring->free_read = ring->full_read = ring->free_write = -1;
+	/* the ring's address and when it was made: two rings at one address
+	 * were made at different times */
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ring->stream = (uint64_t)(uintptr_t)ring * 0x9e3779b97f4a7c15ull ^ ((uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec);
 	ring->blocks = blocks;
 	ring->block_words = block_bytes / 8;
 	size_t bytes = blocks * ring->block_words * 8;
@@ -255,8 +264,10 @@ static int next_block(trace_reader *reader)
 	return 1;
 }
 
-/* Expands entries into out[0, max); returns the count (0: the block is done). */
-static long expand(trace_reader *reader, trace_record *out, size_t max)
+/* Expands entries into out[0, max); returns the count (0: the block is done).
+ * With stop_at_use, stops before a use entry (trace_reader_view_compact
+ * hands those out as they are). */
+static long expand(trace_reader *reader, trace_record *out, size_t max, bool stop_at_use)
 {
 	trace_ring *ring = reader->ring;
 	const uint64_t *w = ring->word, *end = ring->end;
@@ -265,6 +276,8 @@ static long expand(trace_reader *reader, trace_record *out, size_t max)
 		uint64_t head = w[0];
 		unsigned tag = (unsigned)(head >> 60);
 		if (tag == TAG_USE) {
+			if (stop_at_use)
+				break;
 			uint64_t id = head & ((1ull << 60) - 1);
 			if (id >= ring->definitions)
 				return ring_fail(reader, "a use of an unknown definition");
@@ -341,7 +354,7 @@ static long ring_lend(trace_reader *reader, const trace_record **records, size_t
 	while (ring->out_position == ring->out_count) {
 		ring->out_position = ring->out_count = 0;
 		if (ring->holding) {
-			long n = expand(reader, ring->out, OUT_RECORDS);
+			long n = expand(reader, ring->out, OUT_RECORDS, false);
 			if (n < 0)
 				return 0;
 			if (n > 0) {
@@ -359,6 +372,66 @@ static long ring_lend(trace_reader *reader, const trace_record **records, size_t
 	ring->out_position += n;
 	reader->info.bytes += n * sizeof(trace_record);
 	return (long)n;
+}
+
+/* The run of use entries at the ring's position, checked: every number
+ * defined, no entry cut by the block's end (the ids are below 2^32: the tool
+ * counts them in 32 bits).  0 when the next entry is not a use. */
+static long compact_run(trace_reader *reader, trace_compact *compact)
+{
+	trace_ring *ring = reader->ring;
+	const uint64_t *w = ring->word, *end = ring->end;
+	const uint64_t *start = w;
+	uint64_t records = 0;
+	const size_t definitions = ring->definitions;
+	while (w < end && (w[0] >> 60) == TAG_USE) {
+		uint64_t id = w[0] & ((1ull << 60) - 1);
+		if (id >= definitions)
+			return ring_fail(reader, "a use of an unknown definition");
+		size_t data = ring->data[id];
+		if ((size_t)(end - w) < 1 + data)
+			return ring_fail(reader, "an entry cut by the block's end");
+		records += ring->count[id];
+		w += 1 + data;
+	}
+	if (w == start)
+		return 0;
+	ring->word = w;
+	compact->words = start;
+	compact->end = w;
+	compact->thread = ring->thread;
+	compact->records = records;
+	compact->templates = ring->templates;
+	compact->first = ring->first;
+	compact->count = ring->count;
+	compact->data = ring->data;
+	compact->definitions = definitions;
+	compact->stream = ring->stream;
+	reader->info.bytes += records * sizeof(trace_record);
+	return (long)(records > LONG_MAX ? LONG_MAX : records);
+}
+
+static long ring_lend_compact(trace_reader *reader, const trace_record **records, trace_compact *compact, size_t max)
+{
+	trace_ring *ring = reader->ring;
+	for (;;) {
+		if (ring->out_position < ring->out_count)
+			return ring_lend(reader, records, max);
+		ring->out_position = ring->out_count = 0;
+		if (ring->holding && ring->word < ring->end) {
+			long n = compact_run(reader, compact);
+			if (n != 0)
+				return n < 0 ? 0 : n;
+			/* definitions, thread switches, single references, markers */
+			n = expand(reader, ring->out, OUT_RECORDS, true);
+			if (n < 0)
+				return 0;
+			ring->out_count = (size_t)n;
+			continue;
+		}
+		if (next_block(reader) <= 0)
+			return 0;
+	}
 }
 
 static long ring_read(trace_reader *reader, trace_record *records, size_t capacity)
@@ -390,6 +463,7 @@ int trace_ring_reader_init(trace_reader *reader, trace_ring *ring, plumb_status 
 	reader->format = TRACE_FORMAT_NATIVE;
 	reader->read = ring_read;
 	reader->lend = ring_lend;
+	reader->lend_compact = ring_lend_compact;
 	reader->destroy = ring_destroy;
 	return 0;
 }

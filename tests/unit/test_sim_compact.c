@@ -1,0 +1,221 @@
+/* sim_access_compact takes plumbgrind's entries as they come through the
+ * ring (a definition per flush of instrumented code, a use per run of it
+ * with only the data addresses): it must count exactly what sim_access_batch
+ * counts for the records they stand for, whole statistics compared byte for
+ * byte, for machines that take its own loop (LRU L1s with power-of-two sets,
+ * no classification) and those it expands for, with runs of fetches in one
+ * line, fetches across two lines, modifies under each rule, size-0 and
+ * cut references, thread switches, definitions that appear as the stream
+ * goes, and a second stream with other definitions under the same numbers. */
+#include "sim_test_util.h"
+
+static uint64_t next(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+#define MAX_DEFINITIONS 64
+#define MAX_WORDS 400000
+
+typedef struct compact_stream {
+	trace_record templates[MAX_DEFINITIONS * 40];
+	uint32_t first[MAX_DEFINITIONS];
+	uint8_t count[MAX_DEFINITIONS], data[MAX_DEFINITIONS];
+	size_t definitions, events;
+	uint64_t *words;
+	size_t word_count;
+	/* runs: [run_start[i], run_start[i + 1]) of one thread, definitions known */
+	size_t run_start[40000], run_definitions[40000];
+	uint32_t run_thread[40000];
+	size_t runs;
+	sim_trace records;   /* what the entries stand for */
+} compact_stream;
+
+/* A definition: instructions from pc on (sizes 1-15, so some cross a line),
+ * each followed by up to two data references (any kind, sizes 0-64). */
+static void define(compact_stream *c, uint64_t *x, uint64_t pc)
+{
+	size_t id = c->definitions++;
+	c->first[id] = (uint32_t)c->events;
+	uint8_t n = 0, data = 0;
+	size_t instructions = 1 + next(x) % 12;
+	for (size_t i = 0; i < instructions && n < 38; i++) {
+		uint64_t r = next(x);
+		trace_record *t = &c->templates[c->events + n++];
+		memset(t, 0, sizeof *t);
+		t->kind = TRACE_INSTRUCTION;
+		t->size = (uint16_t)(1 + r % 15);
+		t->address = t->instruction_address = pc;
+		t->flags = TRACE_HAS_INSTRUCTION_ADDRESS;
+		for (unsigned d = 0; d < (r >> 8) % 3 && n < 38; d++) {
+			trace_record *e = &c->templates[c->events + n++];
+			memset(e, 0, sizeof *e);
+			unsigned pick = (unsigned)(r >> (12 + 4 * d)) % 8;
+			e->kind = pick < 4 ? TRACE_READ : pick < 7 ? TRACE_WRITE : TRACE_MODIFY;
+			e->size = (r >> (20 + 6 * d)) % 32 == 0 ? 0 : (uint16_t)(1u << ((r >> (30 + 3 * d)) % 7));
+			e->instruction_address = pc;
+			e->flags = TRACE_HAS_INSTRUCTION_ADDRESS;
+			data++;
+		}
+		pc += t->size;
+	}
+	c->count[id] = n;
+	c->data[id] = data;
+	c->events += n;
+}
+
+static void make_stream(compact_stream *c, uint64_t seed, uint32_t cores, size_t entries)
+{
+	memset(c, 0, sizeof *c);
+	c->words = calloc(MAX_WORDS, sizeof *c->words);
+	cr_assert_not_null(c->words);
+	uint64_t x = seed * 0x9E3779B97F4A7C15ull + 11, address = 0x10000;
+	uint32_t thread = 0;
+	define(c, &x, 0x400000 + next(&x) % 4096);
+	for (size_t e = 0; e < entries; e++) {
+		uint64_t r = next(&x);
+		bool cut = r % 97 == 0, switched = r % 211 == 0;
+		if (e == 0 || cut || switched) {
+			if (switched)
+				thread = (uint32_t)((r >> 8) % (cores + 1));
+			c->run_start[c->runs] = c->word_count;
+			c->run_thread[c->runs] = thread;
+			c->runs++;
+		}
+		/* sometimes a new definition, mostly the hot ones again */
+		if (c->definitions < MAX_DEFINITIONS && (r >> 16) % 50 == 0)
+			define(c, &x, 0x400000 + (r >> 24) % 8192);
+		size_t id = (r >> 32) % 8 == 0 ? (size_t)((r >> 36) % c->definitions) : (size_t)((r >> 40) % 4) % c->definitions;
+		c->words[c->word_count++] = 1ull << 60 | id;
+		const trace_record *t = &c->templates[c->first[id]];
+		for (size_t i = 0; i < c->count[id]; i++) {
+			trace_record record = t[i];
+			record.thread = thread;
+			if (record.kind != TRACE_INSTRUCTION) {
+				uint64_t q = next(&x);
+				/* near the last data reference, sometimes anywhere in 24 KiB */
+				address = q % 8 == 0 ? 0x10000 + (q >> 8) % 24576 : address + (q >> 20) % 40 - 16;
+				record.address = address;
+				c->words[c->word_count++] = address;
+			}
+			trace_add(&c->records, thread, (trace_kind)record.kind, record.address, record.size);
+			c->records.records[c->records.count - 1] = record;
+		}
+		c->run_definitions[c->runs - 1] = c->definitions;
+		cr_assert_lt(c->word_count + 64, MAX_WORDS);
+	}
+	c->run_start[c->runs] = c->word_count;
+}
+
+static void feed_compact(sim *s, const compact_stream *c, uint64_t stream)
+{
+	plumb_status status;
+	for (size_t i = 0; i < c->runs; i++) {
+		trace_compact run = {
+			.words = c->words + c->run_start[i], .end = c->words + c->run_start[i + 1], .thread = c->run_thread[i],
+			.templates = c->templates, .first = c->first, .count = c->count, .data = c->data,
+			.definitions = c->run_definitions[i], .stream = stream,
+		};
+		cr_assert_eq(sim_access_compact(s, &run, &status), 0, "%s", status.message);
+	}
+}
+
+static void same_statistics(const sim *a, const sim *b)
+{
+	cr_assert(memcmp(sim_statistics(a), sim_statistics(b), sizeof(sim_stats)) == 0, "statistics differ");
+	cr_assert_eq(sim_thread_count(a), sim_thread_count(b));
+	for (size_t i = 0; i < sim_thread_count(a); i++)
+		cr_assert(memcmp(sim_thread(a, i), sim_thread(b, i), sizeof(sim_thread_stats)) == 0, "thread %zu", i);
+}
+
+static void compact_case(unsigned variant, uint64_t seed)
+{
+	sim_config c;
+	uint32_t cores = 1 + variant % 2;
+	small_config(&c, cores, SIM_MESI);
+	c.classify = false;
+	c.check = false;
+	c.cache[SIM_L1I].size = 1024;
+	c.cache[SIM_L1I].assoc = 2;
+	c.cache[SIM_L1D].size = 2048;
+	c.cache[SIM_L1D].assoc = 4;
+	c.cache[SIM_L2].size = 8192;
+	c.cache[SIM_L3].size = 16384;
+	c.modify = (sim_modify)(seed % 3);
+	switch (variant) {
+	case 2:   /* 32-byte L1I lines, accesses cut to 8 bytes */
+		c.cache[SIM_L1I].line = 32;
+		c.max_access_size = 8;
+		break;
+	case 3:   /* a write-through L1D, inclusive L3 */
+		c.cache[SIM_L1D].write_back = false;
+		c.l3_inclusion = SIM_INCLUSIVE;
+		break;
+	case 4:   /* classification: expanded into records */
+		c.classify = true;
+		break;
+	case 5:   /* FIFO L1s: expanded */
+		c.cache[SIM_L1I].replacement = c.cache[SIM_L1D].replacement = SIM_FIFO;
+		break;
+	case 6:   /* --check: expanded */
+		c.check = true;
+		break;
+	case 7:   /* 12 sets: expanded */
+		c.cache[SIM_L1D].size = 1536;
+		c.cache[SIM_L1D].assoc = 2;
+		break;
+	default:
+		break;
+	}
+	compact_stream *stream = malloc(sizeof *stream), *other = malloc(sizeof *other);
+	cr_assert(stream && other);
+	make_stream(stream, seed, cores, 12000);
+	make_stream(other, seed + 1000, cores, 3000);
+	plumb_status status;
+	sim *compact, *records;
+	cr_assert_eq(sim_new(&compact, &c, &status), 0, "%s", status.message);
+	cr_assert_eq(sim_new(&records, &c, &status), 0, "%s", status.message);
+	feed_compact(compact, stream, 1);
+	cr_assert_eq(sim_access_batch(records, stream->records.records, stream->records.count, &status), 0, "%s",
+	             status.message);
+	same_statistics(compact, records);
+	/* another stream, its own definitions under the same numbers */
+	feed_compact(compact, other, 2);
+	cr_assert_eq(sim_access_batch(records, other->records.records, other->records.count, &status), 0, "%s",
+	             status.message);
+	same_statistics(compact, records);
+	cr_assert_eq(sim_check(compact, &status), 0, "%s", status.message);
+	sim_free(compact);
+	sim_free(records);
+	for (compact_stream *s = stream; s; s = s == stream ? other : NULL) {
+		free(s->words);
+		trace_release(&s->records);
+	}
+	free(stream);
+	free(other);
+}
+
+Test(sim_compact, counts_what_the_records_count)
+{
+	for (unsigned variant = 0; variant < 8; variant++)
+		for (uint64_t seed = 1; seed <= 3; seed++)
+			compact_case(variant, seed + 10 * (uint64_t)variant);
+}
+
+Test(sim_compact, an_empty_run_does_nothing)
+{
+	sim_config c;
+	small_config(&c, 1, SIM_MESI);
+	c.classify = false;
+	plumb_status status;
+	sim *s;
+	cr_assert_eq(sim_new(&s, &c, &status), 0, "%s", status.message);
+	uint64_t word = 0;
+	trace_compact run = { .words = &word, .end = &word };
+	cr_assert_eq(sim_access_compact(s, &run, &status), 0);
+	cr_assert_eq(sim_statistics(s)->references[SIM_IFETCH], 0);
+	sim_free(s);
+}
