@@ -1,4 +1,9 @@
-/* Progress on stderr, only when stderr is a terminal, so logs and pipes stay clean. */
+/* Progress on stderr, only when stderr is a terminal, so logs and pipes stay
+ * clean.  One format for every long command:
+ *     plumb validate: 2181/16422 (13%), 1:05 elapsed, about 7:10 left
+ * (without a known total: "plumb sim: 1234567 done, 0:05 elapsed").  The
+ * total must be honest: work that will not be done is taken off it with
+ * progress_skip, so a run that finishes shows 100%. */
 #ifndef PLUMB_PROGRESS_H
 #define PLUMB_PROGRESS_H
 
@@ -7,13 +12,22 @@
 
 typedef struct progress {
 	bool enabled;
-	const char *label;
-	size_t total, done;
-	unsigned long long last_ns;
+	const char *label;         /* "plumb COMMAND" or "plumb COMMAND: phase" */
+	size_t total, done;        /* total 0: not known */
+	unsigned long long started_ns, last_ns;
 } progress;
 
 void progress_begin(progress *p, const char *label, size_t total);
-void progress_step(progress *p, size_t done);   /* redraws at most 10 times a second */
+/* Redraws at most 10 times a second, and always at the last step. */
+void progress_step(progress *p, size_t done);
+/* For work whose total is known only as it goes (a callback that reports
+ * both): sets the total, then steps. */
+void progress_step_of(progress *p, size_t done, size_t total);
+/* STEPS of the total will not be done (a source that cannot run here, a
+ * series stopped by a failure): the total drops by them. */
+void progress_skip(progress *p, size_t steps);
 void progress_end(progress *p);
+/* The line progress_step draws, at NOW_NS (timer_monotonic_ns()); for tests. */
+void progress_format(const progress *p, unsigned long long now_ns, char *buffer, size_t length);
 
 #endif

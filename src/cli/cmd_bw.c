@@ -160,8 +160,7 @@ static int resolve_kernels(bw_options *o, const cpu_features *features)
 
 static void show_progress(void *context, size_t done, size_t total)
 {
-	progress_step(context, done);
-	(void)total;
+	progress_step_of(context, done, total);
 }
 
 static void add_results_table(output_report *report, const bandwidth_sweep *sweep)
@@ -359,7 +358,7 @@ int cmd_bw(int argc, char **argv)
 		.options = o.measure, .progress = show_progress, .progress_context = &bar,
 	};
 	uint64_t started = timer_monotonic_ns();
-	progress_begin(&bar, "plumb bw", 1);
+	progress_begin(&bar, "plumb bw", 0);
 	rc = bandwidth_sweep_run(&request, &sweep, &status);
 	progress_end(&bar);
 	if (rc != 0)

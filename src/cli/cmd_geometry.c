@@ -45,8 +45,7 @@ static void usage(FILE *stream)
 
 static void show_progress(void *context, size_t done, size_t total)
 {
-	(void)total;
-	progress_step(context, done);
+	progress_step_of(context, done, total);
 }
 
 static void cell_number_or_status(output_table *t, bool ok, double value, const char *status, const char *reason)

@@ -64,9 +64,7 @@ static int parse_delays(const char *text, unsigned *delays, size_t *count, plumb
 
 static void on_progress(void *context, size_t done, size_t total)
 {
-	progress *p = context;
-	(void)total;
-	progress_step(p, done);
+	progress_step_of(context, done, total);
 }
 
 int cmd_loaded(int argc, char **argv)
@@ -217,7 +215,7 @@ int cmd_loaded(int argc, char **argv)
 	loaded_point points[LOADED_MAX_POINTS];
 	size_t count = 0;
 	progress bar;
-	progress_begin(&bar, "loaded", 1 + (config.generators ? config.delay_count : 0));
+	progress_begin(&bar, "plumb loaded", 1 + (config.generators ? config.delay_count : 0));
 	loaded_reference reference;
 	int rc = loaded_run(&config, &timer, points, &count, &reference, on_progress, &bar, &status);
 	progress_end(&bar);

@@ -252,11 +252,11 @@ int cmd_report(int argc, char **argv)
 		if (count == 0)
 			return cli_usage_error("report", "--sections names no command (e.g. topo,lat)");
 		progress p;
-		progress_begin(&p, "report", count);
+		progress_begin(&p, "plumb report", count);
 		for (size_t i = 0; i < count; i++) {
 			progress_step(&p, i);
 			if (p.enabled)
-				fprintf(stderr, "\rreport: section %zu/%zu: plumb %s\033[K\n", i + 1, count, names[i]);
+				fprintf(stderr, "\rplumb report: section %zu/%zu: plumb %s\033[K\n", i + 1, count, names[i]);
 			char save_path[PATH_MAX], *save = NULL;
 			if (save_dir) {
 				snprintf(save_path, sizeof save_path, "%s/%s.json", save_dir, names[i]);
@@ -308,6 +308,7 @@ int cmd_report(int argc, char **argv)
 				exit_code = 1;
 			}
 		}
+		progress_step(&p, count);
 		progress_end(&p);
 	}
 	char json_path[PATH_MAX];

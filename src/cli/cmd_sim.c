@@ -162,7 +162,7 @@ typedef struct setting {
 static int run(sim *s, trace_reader *reader, trace_interleaver *interleaver, uint64_t *records, plumb_status *status)
 {
 	progress p;
-	progress_begin(&p, "simulating", 0);
+	progress_begin(&p, "plumb sim: records", 0);
 	int rc = 0;
 	for (;;) {
 		/* Lent, not copied: a native file's records come straight from the

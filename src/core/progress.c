@@ -9,23 +9,75 @@ void progress_begin(progress *p, const char *label, size_t total)
 	p->label = label;
 	p->total = total;
 	p->done = 0;
+	p->started_ns = timer_monotonic_ns();
 	p->last_ns = 0;
+}
+
+/* H:MM:SS, or M:SS under an hour. */
+static void duration_text(double seconds, char *buffer, size_t length)
+{
+	if (seconds < 0)
+		seconds = 0;
+	unsigned long long s = (unsigned long long)(seconds + 0.5);
+	if (s >= 3600)
+		snprintf(buffer, length, "%llu:%02llu:%02llu", s / 3600, s / 60 % 60, s % 60);
+	else
+		snprintf(buffer, length, "%llu:%02llu", s / 60, s % 60);
+}
+
+void progress_format(const progress *p, unsigned long long now_ns, char *buffer, size_t length)
+{
+	double elapsed = now_ns > p->started_ns ? (double)(now_ns - p->started_ns) / 1e9 : 0;
+	char spent[32];
+	duration_text(elapsed, spent, sizeof spent);
+	if (!p->total) {
+		snprintf(buffer, length, "%s: %zu done, %s elapsed", p->label, p->done, spent);
+		return;
+	}
+	size_t done = p->done < p->total ? p->done : p->total;
+	int used = snprintf(buffer, length, "%s: %zu/%zu (%.0f%%), %s elapsed", p->label, done, p->total,
+	                    100.0 * (double)done / (double)p->total, spent);
+	/* The time left at the rate so far: shown once a step is done. */
+	if (done > 0 && done < p->total && used > 0 && (size_t)used < length) {
+		char left[32];
+		duration_text(elapsed * (double)(p->total - done) / (double)done, left, sizeof left);
+		snprintf(buffer + used, length - (size_t)used, ", about %s left", left);
+	}
+}
+
+static void draw(progress *p, bool force)
+{
+	if (!p->enabled)
+		return;
+	unsigned long long now = timer_monotonic_ns();
+	if (!force && p->last_ns && now - p->last_ns < 100000000ull)
+		return;
+	p->last_ns = now;
+	char line[256];
+	progress_format(p, now, line, sizeof line);
+	fprintf(stderr, "\r%s\033[K", line);
+	fflush(stderr);
 }
 
 void progress_step(progress *p, size_t done)
 {
 	p->done = done;
-	if (!p->enabled)
+	draw(p, p->total && done >= p->total);
+}
+
+void progress_step_of(progress *p, size_t done, size_t total)
+{
+	p->total = total;
+	progress_step(p, done);
+}
+
+void progress_skip(progress *p, size_t steps)
+{
+	if (!p->total)
 		return;
-	unsigned long long now = timer_monotonic_ns();
-	if (p->last_ns && now - p->last_ns < 100000000ull && done < p->total)
-		return;
-	p->last_ns = now;
-	if (p->total)
-		fprintf(stderr, "\r%s: %zu/%zu (%3.0f%%)", p->label, done, p->total, 100.0 * (double)done / (double)p->total);
-	else
-		fprintf(stderr, "\r%s: %zu", p->label, done);
-	fflush(stderr);
+	size_t floor = p->done;
+	p->total = p->total > floor + steps ? p->total - steps : floor;
+	draw(p, p->total && p->done >= p->total);
 }
 
 void progress_end(progress *p)

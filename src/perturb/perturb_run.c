@@ -396,7 +396,7 @@ int perturb_experiment_run(const perturb_options *options, const perturb_design 
 	}
 	progress bar;
 	if (options->progress)
-		progress_begin(&bar, "perturb", total);
+		progress_begin(&bar, "plumb perturb", total);
 	for (size_t repetition = 0; repetition < options->runs; repetition++) {
 		for (size_t c = 0; c < design->n; c++) {
 			perturb_run *run = &r->runs[r->n_runs];

@@ -105,7 +105,7 @@ static void run_pairs(output_report *r, const c2c_run_options *o, const timer_ca
 		output_table *t = pairs_table(r, "matrix", "Every ordered pair: A loads lines B modified; ping-pong round trip");
 		progress bar;
 		size_t done = 0;
-		progress_begin(&bar, "c2c matrix", (size_t)o->cpu_count * (size_t)(o->cpu_count > 0 ? o->cpu_count - 1 : 0));
+		progress_begin(&bar, "plumb c2c: matrix", (size_t)o->cpu_count * (size_t)(o->cpu_count > 0 ? o->cpu_count - 1 : 0));
 		for (int i = 0; i < o->cpu_count; i++)
 			for (int j = 0; j < o->cpu_count; j++) {
 				if (i == j)

@@ -208,7 +208,7 @@ int latency_run(const latency_run_options *options, latency_run_result *r, plumb
 	 * 11 s for the sweep, 2 s for the second pass, the rest for set-up. */
 	sweep.budget_ns = options->sweep_budget_ns;
 	progress bar;
-	progress_begin(&bar, "lat: sweep", r->point_count);
+	progress_begin(&bar, "plumb lat: sweep", r->point_count);
 	uint64_t sweep_start = timer_monotonic_ns();
 	int rc = latency_sweep(&r->timer, &sweep, memory.base, memory.size, r->sizes, r->point_count, r->points, &bar,
 	                       status);
@@ -238,7 +238,7 @@ int latency_run(const latency_run_options *options, latency_run_result *r, plumb
 		rc = latency_run_analyze(options, r, status);
 
 	if (rc == 0 && (options->restart || options->mlp)) {
-		progress_begin(&bar, options->restart && options->mlp ? "lat: restart, MLP" : options->restart ? "lat: restart" : "lat: MLP",
+		progress_begin(&bar, options->restart && options->mlp ? "plumb lat: restart, MLP" : options->restart ? "plumb lat: restart" : "plumb lat: MLP",
 		               r->level_count);
 		for (size_t k = 0; rc == 0 && k < r->level_count; k++) {
 			rc = probe_level(options, r, &r->levels[k], memory.base, memory.size, status);

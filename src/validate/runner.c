@@ -200,6 +200,7 @@ static int run_native(benchmark_plan *plan, const validate_options *o, validate_
 				if ((plan->events & (1u << e)) && want[s])
 					unsupported(plan->series[e][s], "needs %d CPUs; this process may use %d", b->threads,
 					            r->machine.cpu_count);
+		if (bar) progress_skip(bar, plan->size_count * o->runs);
 		return 0;
 	}
 	validate_native_support support;
@@ -219,7 +220,10 @@ static int run_native(benchmark_plan *plan, const validate_options *o, validate_
 				run_source[s] = true;
 		}
 	}
-	if (!run_source[0] && !run_source[1]) return 0;
+	if (!run_source[0] && !run_source[1]) {
+		if (bar) progress_skip(bar, plan->size_count * o->runs);
+		return 0;
+	}
 	for (size_t i = 0; i < plan->size_count; i++) {
 		/* The iteration check first: one run of its own, with the loop's
 		 * trips counted (validate_check_trips); a kernel that does not run
@@ -265,6 +269,7 @@ static int run_native(benchmark_plan *plan, const validate_options *o, validate_
 			}
 			if (rc != 0) {
 				note(r, "%s at %llu: %s", b->name, (unsigned long long)plan->sizes[i], run_status.message);
+				if (bar) progress_skip(bar, (plan->size_count - i) * o->runs - (run + 1));
 				return 0;
 			}
 		}
@@ -289,7 +294,10 @@ static int run_simulator(benchmark_plan *plan, const validate_options *o, valida
 		else if (!b->emit) unsupported(series, "%s has no address-stream emitter", b->name);
 		else any = true;
 	}
-	if (!any) return 0;
+	if (!any) {
+		if (bar) progress_skip(bar, plan->size_count);
+		return 0;
+	}
 	for (size_t i = 0; i < plan->size_count; i++) {
 		double values[VALIDATE_MAX_EVENTS];
 		char reasons[VALIDATE_MAX_EVENTS][PLUMB_MESSAGE_MAX];
@@ -305,6 +313,7 @@ static int run_simulator(benchmark_plan *plan, const validate_options *o, valida
 		}
 		if (rc != 0) {
 			note(r, "simulator, %s at %llu: %s", b->name, (unsigned long long)plan->sizes[i], status.message);
+			if (bar) progress_skip(bar, plan->size_count - i - 1);
 			return 0;
 		}
 	}
@@ -340,7 +349,10 @@ static int run_instrumented(benchmark_plan *plan, const validate_options *o, val
 		if (!check->available) unsupported(series, "%s", check->reason);
 		else any = true;
 	}
-	if (!any) return 0;
+	if (!any) {
+		if (bar) progress_skip(bar, plan->size_count);
+		return 0;
+	}
 	for (size_t i = 0; i < plan->size_count; i++) {
 		double values[VALIDATE_MAX_EVENTS];
 		plumb_status status;
@@ -354,6 +366,7 @@ static int run_instrumented(benchmark_plan *plan, const validate_options *o, val
 		}
 		if (rc != 0) {
 			note(r, "instrumented, %s at %llu: %s", b->name, (unsigned long long)plan->sizes[i], status.message);
+			if (bar) progress_skip(bar, plan->size_count - i - 1);
 			return 0;
 		}
 	}
@@ -463,10 +476,15 @@ int validate_run(const validate_options *options, validate_results *out, plumb_s
 				}
 			}
 		}
-		steps += plans[p].size_count * (options->runs + 2);
+		/* The steps each source will take: a source that then cannot run
+		 * takes its steps off the total (progress_skip), so it ends at 100%. */
+		bool native = options->sources[VALIDATE_SOURCE_PERF] || options->sources[VALIDATE_SOURCE_PAPI];
+		steps += plans[p].size_count * ((native ? options->runs : 0) +
+		                                (options->sources[VALIDATE_SOURCE_SIMULATOR] ? 1 : 0) +
+		                                (options->sources[VALIDATE_SOURCE_INSTRUMENTED] ? 1 : 0));
 	}
 	progress bar = { 0 };
-	if (options->progress) progress_begin(&bar, "validate", steps);
+	if (options->progress) progress_begin(&bar, "plumb validate", steps);
 	int rc = 0;
 	valgrind_check check = { 0 };
 	for (size_t p = 0; p < plan_count && rc == 0; p++) {

@@ -1,0 +1,44 @@
+/* The one progress format every long command draws (include/plumb/progress.h). */
+#include <criterion/criterion.h>
+#include <string.h>
+#include "plumb/progress.h"
+
+static progress at(size_t done, size_t total)
+{
+	progress p = { .enabled = false, .label = "plumb validate", .total = total, .done = done, .started_ns = 1000 };
+	return p;
+}
+
+Test(core_progress, the_line_says_done_total_percent_elapsed_and_time_left)
+{
+	progress p = at(2181, 16422);
+	char line[256];
+	/* 65 s for 2181 steps: 14241 more at that rate are 424 s */
+	progress_format(&p, 1000 + 65000000000ull, line, sizeof line);
+	cr_assert_str_eq(line, "plumb validate: 2181/16422 (13%), 1:05 elapsed, about 7:04 left");
+	p = at(16422, 16422);
+	progress_format(&p, 1000 + 3725000000000ull, line, sizeof line);
+	cr_assert_str_eq(line, "plumb validate: 16422/16422 (100%), 1:02:05 elapsed");
+	p = at(0, 10);
+	progress_format(&p, 1000 + 2000000000ull, line, sizeof line);
+	cr_assert_str_eq(line, "plumb validate: 0/10 (0%), 0:02 elapsed");
+	p = at(1234567, 0);
+	progress_format(&p, 1000, line, sizeof line);
+	cr_assert_str_eq(line, "plumb validate: 1234567 done, 0:00 elapsed");
+}
+
+Test(core_progress, skipped_work_comes_off_the_total)
+{
+	progress p = at(10, 100);
+	progress_skip(&p, 50);
+	cr_assert_eq(p.total, 50);
+	progress_skip(&p, 45);          /* never below what is done */
+	cr_assert_eq(p.total, 10);
+	p = at(3, 0);
+	progress_skip(&p, 5);           /* an unknown total stays unknown */
+	cr_assert_eq(p.total, 0);
+	p = at(0, 0);
+	progress_step_of(&p, 4, 9);
+	cr_assert_eq(p.total, 9);
+	cr_assert_eq(p.done, 4);
+}
