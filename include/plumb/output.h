@@ -52,6 +52,15 @@ int output_write(const output_report *report, output_format format, FILE *stream
  * file, in place for a device or FIFO). "-" = stdout. */
 int output_write_file(const output_report *report, output_format format, const char *path, plumb_status *status);
 
+/* CSV of one table NAME (NULL: the first) to PATH ("-" or NULL: stdout),
+ * atomically; "meta" and "notes" name the metadata (key, value) and the
+ * notes.  -1 with ENOENT and the table names when there is no such table. */
+int output_write_csv_table(const output_report *report, const char *name, const char *path, plumb_status *status);
+
+/* Every table, one CSV file each: the first to PATH (a file, not "-"), each
+ * other to PATH without ".csv" plus "-NAME.csv" (lat.csv, lat-levels.csv). */
+int output_write_csv_tables(const output_report *report, const char *path, plumb_status *status);
+
 /* Reading a report back: from JSON text that output_write produced (schema
  * version 1), and read-only access to tables and cells.  The main report
  * uses these to assemble sections from saved or fresh runs. */

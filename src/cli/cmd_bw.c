@@ -259,7 +259,7 @@ int cmd_bw(int argc, char **argv)
 	memset(&o, 0, sizeof o);
 	o.pages = ARENA_PAGES_THP;
 	bandwidth_measure_defaults(&o.measure);
-	cli_output output = { OUTPUT_TABLE, NULL };
+	cli_output output = { OUTPUT_TABLE, NULL, NULL };
 	const char *cpu_list = NULL;
 	plumb_status status;
 	int option, rc;

@@ -176,7 +176,7 @@ int cmd_lat(int argc, char **argv)
 		{ "ci", required_argument, 0, OPT_CI },
 		{ 0, 0, 0, 0 }
 	};
-	cli_output out = { OUTPUT_TABLE, NULL };
+	cli_output out = { OUTPUT_TABLE, NULL, NULL };
 	latency_run_options o;
 	latency_run_defaults(&o);
 	plumb_status status;

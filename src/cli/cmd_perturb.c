@@ -134,7 +134,7 @@ int cmd_perturb(int argc, char **argv)
 		{ "limit", required_argument, 0, 0x2016 },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 } };
-	cli_output out = { OUTPUT_TABLE, NULL };
+	cli_output out = { OUTPUT_TABLE, NULL, NULL };
 	perturb_options po;
 	perturb_options_default(&po);
 	perturb_sim_options so;

@@ -128,7 +128,7 @@ int cmd_report(int argc, char **argv)
 		{ "quick", no_argument, 0, OPT_QUICK }, { "compare", no_argument, 0, OPT_COMPARE },
 		{ "html", no_argument, 0, OPT_HTML }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
 	const char *save_dir = NULL;
-	cli_output out = { OUTPUT_TABLE, NULL };
+	cli_output out = { OUTPUT_TABLE, NULL, NULL };
 	char list[512] = DEFAULT_SECTIONS;
 	int from = 0, quick = 0, compare = 0, html = 0, sections_given = 0, c;
 	optind = 1;

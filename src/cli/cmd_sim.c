@@ -209,7 +209,7 @@ int cmd_sim(int argc, char **argv)
 		{ "interleave-window", required_argument, 0, OPT_INTERLEAVE_WINDOW },
 		{ "fair-sched", no_argument, 0, OPT_FAIR_SCHED },
 		CLI_OUTPUT_OPTIONS, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
-	cli_output out = { OUTPUT_TABLE, NULL };
+	cli_output out = { OUTPUT_TABLE, NULL, NULL };
 	const char *preset = NULL, *config_path = NULL, *format_name = "auto";
 	setting *settings = calloc((size_t)argc + 1, sizeof *settings);
 	size_t setting_count = 0;

@@ -29,7 +29,7 @@ static const char *cache_type_name(cache_type type)
 int cmd_topo(int argc, char **argv)
 {
 	static const struct option options[] = { CLI_OUTPUT_OPTIONS, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
-	cli_output out = { OUTPUT_TABLE, NULL };
+	cli_output out = { OUTPUT_TABLE, NULL, NULL };
 	int c;
 	optind = 1;
 	opterr = 0;

@@ -244,7 +244,7 @@ static int trace_convert(int argc, char **argv)
 	};
 	trace_format from = TRACE_FORMAT_AUTO, to = TRACE_FORMAT_AUTO;
 	bool fold = false, allow_truncated = false;
-	cli_output output = { OUTPUT_TABLE, NULL };
+	cli_output output = { OUTPUT_TABLE, NULL, NULL };
 	int c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, ":o:h", options, NULL)) != -1) {
@@ -286,7 +286,7 @@ static int trace_record_program(int argc, char **argv)
 	};
 	trace_format to = TRACE_FORMAT_AUTO;
 	bool fold = false;
-	cli_output output = { OUTPUT_TABLE, NULL };
+	cli_output output = { OUTPUT_TABLE, NULL, NULL };
 	int c;
 	optind = 1;
 	/* Options before OUT and between OUT and '--' (as the usage line has
@@ -506,7 +506,7 @@ static int trace_stats_command(int argc, char **argv)
 	trace_format from = TRACE_FORMAT_AUTO;
 	uint64_t line_size = 64, page_size = 4096, limit = 1u << 22;   /* a set of 4 Mi keys takes at most 64 MiB */
 	bool allow_truncated = false;
-	cli_output output = { OUTPUT_TABLE, NULL };
+	cli_output output = { OUTPUT_TABLE, NULL, NULL };
 	plumb_status status;
 	int c;
 	optind = 1;

@@ -365,7 +365,7 @@ static int write_files(const char *directory, const validate_results *results, c
 	snprintf(path, sizeof path, "%s/validate.json", directory);
 	if (output_write_file(r, OUTPUT_JSON, path, &status) != 0) rc = cli_error("validate", &status);
 	snprintf(path, sizeof path, "%s/validate.csv", directory);
-	if (rc == 0 && output_write_file(r, OUTPUT_CSV, path, &status) != 0) rc = cli_error("validate", &status);
+	if (rc == 0 && output_write_csv_tables(r, path, &status) != 0) rc = cli_error("validate", &status);
 	output_report_free(r);
 	if (rc != 0) return rc;
 	char image[4096];
@@ -442,7 +442,7 @@ int cmd_validate(int argc, char **argv)
 		{ "sim-set", required_argument, 0, OPT_SIM_SET },
 		{ 0, 0, 0, 0 }
 	};
-	cli_output out = { OUTPUT_TABLE, NULL };
+	cli_output out = { OUTPUT_TABLE, NULL, NULL };
 	validate_options o;
 	validate_options_default(&o);
 	o.progress = true;

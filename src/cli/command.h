@@ -23,20 +23,26 @@ enum {
 	CLI_EXIT_UNCOUNTED = 3,   /* report written, but a value asked for by name is unsupported here */
 };
 
-/* Output options every command takes: --csv, --json, -o/--output FILE. */
+/* Output options every command takes: --csv, --json, -o/--output FILE,
+ * --table NAME (CSV of that table only). */
 typedef struct cli_output {
 	output_format format;
 	const char *path;      /* NULL or "-" = stdout */
+	const char *table;     /* --table NAME, or NULL */
 } cli_output;
 
 /* Long options for the shared output flags; splice into a command's table. */
 #define CLI_OUTPUT_OPTIONS \
 	{ "csv", no_argument, 0, 0x1001 }, \
 	{ "json", no_argument, 0, 0x1002 }, \
-	{ "output", required_argument, 0, 'o' }
+	{ "output", required_argument, 0, 'o' }, \
+	{ "table", required_argument, 0, 0x1003 }
 /* Handles one getopt result for the output flags; returns 1 if handled. */
 int cli_output_option(cli_output *out, int option, const char *argument);
-/* Writes the report as chosen; on failure prints the error and returns 1. */
+/* Writes the report as chosen; on failure prints the error and returns 1.
+ * CSV is one table per file (docs/output-schema.md): the first table, or
+ * --table NAME; with -o FILE every other table goes to FILE-NAME.csv beside
+ * it, and on stdout one line on stderr names the others. */
 int cli_output_emit(const cli_output *out, const output_report *report);
 
 /* Prints "plumb CMD: message" on stderr; returns the exit code 2 (usage) or 1. */

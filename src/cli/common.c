@@ -1,3 +1,4 @@
+#include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdarg.h>
@@ -11,13 +12,50 @@ int cli_output_option(cli_output *out, int option, const char *argument)
 	case 0x1001: out->format = OUTPUT_CSV; return 1;
 	case 0x1002: out->format = OUTPUT_JSON; return 1;
 	case 'o': out->path = argument; return 1;
+	case 0x1003: out->table = argument; out->format = OUTPUT_CSV; return 1;
 	default: return 0;
 	}
+}
+
+static int emit_csv(const cli_output *out, const output_report *report)
+{
+	plumb_status status;
+	const char *command = output_report_command(report);
+	const char *path = out->path ? out->path : "-";
+	if (out->table) {
+		if (output_write_csv_table(report, out->table, path, &status) != 0)
+			return status.code == ENOENT && !output_table_find(report, out->table)
+			       ? cli_usage_error(command, "--table: %s", status.message)
+			       : cli_error(command, &status);
+		return 0;
+	}
+	size_t count = output_table_count(report);
+	if (strcmp(path, "-") != 0) {
+		if (output_write_csv_tables(report, path, &status) != 0)
+			return cli_error(command, &status);
+		return 0;
+	}
+	if (output_write_csv_table(report, NULL, path, &status) != 0)
+		return cli_error(command, &status);
+	if (count > 1) {
+		char others[1024] = "";
+		for (size_t t = 1; t < count; t++) {
+			size_t used = strlen(others);
+			snprintf(others + used, sizeof others - used, "%s%s", t > 1 ? ", " : "",
+			         output_table_name(output_table_at(report, t)));
+		}
+		fprintf(stderr, "plumb %s: the CSV is the table '%s'; the others (%s) with --table NAME, "
+		        "or each in its own file with -o FILE\n", command, output_table_name(output_table_at(report, 0)),
+		        others);
+	}
+	return 0;
 }
 
 int cli_output_emit(const cli_output *out, const output_report *report)
 {
 	plumb_status status;
+	if (out->format == OUTPUT_CSV)
+		return emit_csv(out, report);
 	if (output_write_file(report, out->format, out->path ? out->path : "-", &status) != 0)
 		return cli_error(output_report_command(report), &status);
 	return 0;

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <json-c/json.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -372,48 +373,150 @@ static void write_csv_field(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-/* CSV: one section per table: a "# table: NAME" line, a header, the rows;
- * sections are separated by a blank line.  Metadata comes first as
- * "# key: value" lines.  A status cell is "status: reason". */
-static void write_csv(const output_report *r, FILE *f)
+/* CSV a spreadsheet opens: one table per file, a header line (name[unit])
+ * and the rows, no comment lines.  A cell that is not a value is left empty,
+ * and its status word and reason go in two columns of their own at the end
+ * ("status" and "reason", or "cell_status" and "cell_reason" when the table
+ * already has columns of those names); a row with no such cell reads "ok"
+ * there.  Reals are written with 15 significant digits.  The metadata and
+ * the notes are tables of their own, "meta" (key, value) and "notes". */
+static bool table_has_status_cells(const output_table *tb)
+{
+	for (size_t i = 0; i < tb->row_count * tb->column_count; i++)
+		if (tb->cells[i].kind == CELL_STATUS)
+			return true;
+	return false;
+}
+
+/* Appends WORD to LIST ("a; b") unless it is there already. */
+static void append_distinct(char *list, size_t length, const char *word)
+{
+	size_t n = strlen(word);
+	for (const char *p = strstr(list, word); p; p = strstr(p + 1, word))
+		if ((p == list || (p >= list + 2 && p[-2] == ';')) && (p[n] == '\0' || p[n] == ';'))
+			return;
+	size_t used = strlen(list);
+	snprintf(list + used, length - used, "%s%s", used ? "; " : "", word);
+}
+
+static void write_csv_table(const output_table *tb, FILE *f)
 {
 	char buffer[CELL_TEXT_MAX + 8];
-	for (size_t i = 0; i < r->meta_count; i++) {
-		format_meta(&r->metas[i].value, buffer, sizeof buffer);
-		fprintf(f, "# %s: %s\n", r->metas[i].key, buffer);
+	bool statuses = table_has_status_cells(tb);
+	bool taken = output_column_index(tb, "status") >= 0 || output_column_index(tb, "reason") >= 0;
+	for (size_t j = 0; j < tb->column_count; j++) {
+		if (j)
+			fputc(',', f);
+		header_text(&tb->columns[j], buffer, sizeof buffer);
+		write_csv_field(f, buffer);
 	}
-	for (size_t t = 0; t < r->table_count; t++) {
-		const output_table *tb = r->tables[t];
-		if (t)
-			fputc('\n', f);
-		if (r->table_count > 1 || r->meta_count)
-			fprintf(f, "# table: %s\n", tb->name);
+	if (statuses)
+		fputs(taken ? ",cell_status,cell_reason" : ",status,reason", f);
+	fputc('\n', f);
+	for (size_t i = 0; i < tb->row_count; i++) {
+		char words[CELL_TEXT_MAX] = "", reasons[4 * CELL_TEXT_MAX] = "";
 		for (size_t j = 0; j < tb->column_count; j++) {
+			const cell *c = &tb->cells[i * tb->column_count + j];
 			if (j)
 				fputc(',', f);
-			header_text(&tb->columns[j], buffer, sizeof buffer);
+			if (c->kind == CELL_STATUS) {
+				append_distinct(words, sizeof words, c->text);
+				if (c->reason && c->reason[0])
+					append_distinct(reasons, sizeof reasons, c->reason);
+				continue;
+			}
+			if (c->kind == CELL_REAL) {
+				if (isfinite(c->real))
+					fprintf(f, "%.*g", 15, c->real);
+				continue;
+			}
+			format_cell(c, 0, buffer, sizeof buffer);
 			write_csv_field(f, buffer);
 		}
-		fputc('\n', f);
-		for (size_t i = 0; i < tb->row_count; i++) {
-			for (size_t j = 0; j < tb->column_count; j++) {
-				const cell *c = &tb->cells[i * tb->column_count + j];
-				if (j)
-					fputc(',', f);
-				if (c->kind == CELL_STATUS) {
-					snprintf(buffer, sizeof buffer, "%s: %s", c->text, c->reason);
-				} else if (c->kind == CELL_REAL) {
-					snprintf(buffer, sizeof buffer, "%.*g", 15, c->real);
-				} else {
-					format_cell(c, 0, buffer, sizeof buffer);
-				}
-				write_csv_field(f, buffer);
-			}
-			fputc('\n', f);
+		if (statuses) {
+			fputc(',', f);
+			write_csv_field(f, words[0] ? words : "ok");
+			fputc(',', f);
+			write_csv_field(f, reasons);
 		}
+		fputc('\n', f);
 	}
-	for (size_t i = 0; i < r->note_count; i++)
-		fprintf(f, "# note: %s\n", r->notes[i]);
+}
+
+static void write_csv_meta(const output_report *r, FILE *f)
+{
+	char buffer[CELL_TEXT_MAX + 8];
+	fputs("key,value\n", f);
+	for (size_t i = 0; i < r->meta_count; i++) {
+		write_csv_field(f, r->metas[i].key);
+		fputc(',', f);
+		if (r->metas[i].value.kind == CELL_REAL)
+			snprintf(buffer, sizeof buffer, "%.*g", 15, r->metas[i].value.real);
+		else
+			format_cell(&r->metas[i].value, 0, buffer, sizeof buffer);
+		write_csv_field(f, buffer);
+		fputc('\n', f);
+	}
+}
+
+static void write_csv_notes(const output_report *r, FILE *f)
+{
+	fputs("note\n", f);
+	for (size_t i = 0; i < r->note_count; i++) {
+		write_csv_field(f, r->notes[i]);
+		fputc('\n', f);
+	}
+}
+
+/* The table NAME renders (NULL: the first table, else the metadata). */
+static int write_csv_named(const output_report *r, const char *name, FILE *f, plumb_status *status)
+{
+	if (!name) {
+		if (r->table_count)
+			write_csv_table(r->tables[0], f);
+		else
+			write_csv_meta(r, f);
+		return 0;
+	}
+	const output_table *tb = output_table_find(r, name);
+	if (tb)
+		write_csv_table(tb, f);
+	else if (!strcmp(name, "meta"))
+		write_csv_meta(r, f);
+	else if (!strcmp(name, "notes"))
+		write_csv_notes(r, f);
+	else {
+		char names[1024] = "";
+		for (size_t t = 0; t < r->table_count; t++) {
+			size_t used = strlen(names);
+			snprintf(names + used, sizeof names - used, "%s, ", r->tables[t]->name);
+		}
+		return plumb_fail(status, ENOENT, "no table '%s' in this report (%smeta, notes)", name, names);
+	}
+	return 0;
+}
+
+static void write_csv(const output_report *r, FILE *f)
+{
+	plumb_status ignored;
+	write_csv_named(r, NULL, f, &ignored);
+}
+
+int output_write_csv_table(const output_report *r, const char *name, const char *path, plumb_status *status)
+{
+	if (name && !output_table_find(r, name) && strcmp(name, "meta") && strcmp(name, "notes"))
+		return write_csv_named(r, name, NULL, status);
+	if (!path || !strcmp(path, "-")) {
+		write_csv_named(r, name, stdout, status);
+		if (fflush(stdout) != 0 || ferror(stdout))
+			return plumb_fail_errno(status, errno ? errno : EIO, "cannot write output");
+		return 0;
+	}
+	output_file file;
+	if (output_file_open(&file, path, status) != 0)
+		return -1;
+	write_csv_named(r, name, file.stream, status);
+	return output_file_commit(&file, status);
 }
 
 static json_object *cell_json(const cell *c)
@@ -491,6 +594,28 @@ int output_write(const output_report *r, output_format format, FILE *f, plumb_st
 	}
 	if (fflush(f) != 0 || ferror(f))
 		return plumb_fail_errno(status, errno ? errno : EIO, "cannot write output");
+	return 0;
+}
+
+/* PATH without ".csv", then "-NAME.csv". */
+static void sibling_path(const char *path, const char *name, char *out, size_t length)
+{
+	size_t n = strlen(path);
+	if (n > 4 && !strcmp(path + n - 4, ".csv"))
+		n -= 4;
+	snprintf(out, length, "%.*s-%s.csv", (int)n, path, name);
+}
+
+int output_write_csv_tables(const output_report *r, const char *path, plumb_status *status)
+{
+	if (output_write_csv_table(r, NULL, path, status) != 0)
+		return -1;
+	for (size_t t = 1; t < r->table_count; t++) {
+		char sibling[4096];
+		sibling_path(path, r->tables[t]->name, sibling, sizeof sibling);
+		if (output_write_csv_table(r, r->tables[t]->name, sibling, status) != 0)
+			return -1;
+	}
 	return 0;
 }
 

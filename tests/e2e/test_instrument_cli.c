@@ -106,8 +106,8 @@ Test(instrument_cli, trace_csv_and_saved_summary, .timeout = 120)
 {
 	const char *program = target();
 	const char *trace = cli_temp_path("run.lackey");
-	cli_run r = cli_run_plumbv(NULL, "instrument", "--csv", "--trace", trace, "--", program, "threads", "2", "50",
-	                           NULL);
+	cli_run r = cli_run_plumbv(NULL, "instrument", "--table", "regions", "--trace", trace, "--", program, "threads",
+	                           "2", "50", NULL);
 	cr_assert_eq(r.exit_code, 0, "%s", r.err);
 	cr_expect(strstr(r.out, "worker"), "%s", r.out);
 	cli_run_free(&r);
@@ -199,7 +199,7 @@ Test(instrument_cli, sim_reports_regions_with_plumbgrind_counts)
 	json_object_put(root);
 	cli_run_free(&r);
 
-	r = cli_run_plumbv(NULL, "sim", "--basic", "--csv", "--", program, "nested", "100", "200", NULL);
+	r = cli_run_plumbv(NULL, "sim", "--basic", "--table", "regions", "--", program, "nested", "100", "200", NULL);
 	cr_assert_eq(r.exit_code, 0, "%s", r.err);
 	cr_expect(strstr(r.out, "\n0,inner,0,1,500,200,100,"), "%s", r.out);
 	cli_run_free(&r);
@@ -272,7 +272,7 @@ Test(instrument_cli, code_table_names_the_hottest_function_and_line, .timeout = 
 	cli_run_free(&r);
 	char expected[128];
 	snprintf(expected, sizeof expected, ",walk,");
-	r = cli_run_plumbv(NULL, "sim", "--preset", "default", "--csv", "--", program, NULL);
+	r = cli_run_plumbv(NULL, "sim", "--preset", "default", "--table", "code", "--", program, NULL);
 	cr_assert_eq(r.exit_code, 0, "%s", r.err);
 	const char *table = strstr(r.out, "address,function,file,line,");
 	cr_assert_not_null(table, "%s", r.out);
@@ -289,13 +289,15 @@ Test(instrument_cli, code_table_names_the_hottest_function_and_line, .timeout = 
 	r = cli_run_plumbv(NULL, "trace", "record", trace, "--", program, NULL);
 	cr_assert_eq(r.exit_code, 0, "%s", r.err);
 	cli_run_free(&r);
-	r = cli_run_plumbv(NULL, "sim", "--preset", "default", "--csv", trace, NULL);
+	r = cli_run_plumbv(NULL, "sim", "--preset", "default", "--table", "code", trace, NULL);
 	cr_assert_eq(r.exit_code, 0, "%s", r.err);
 	table = strstr(r.out, "address,function,file,line,");
 	cr_assert_not_null(table, "%s", r.out);
 	row = strchr(table, '\n') + 1;
 	cr_expect(strstr(row, ",walk,") == strchr(row, ',') && strstr(row, expected) < strchr(row, '\n'), "%.200s", row);
-	cr_expect(strstr(r.out, "# code_map: "), "%.300s", r.out);
+	cli_run_free(&r);
+	r = cli_run_plumbv(NULL, "sim", "--preset", "default", "--table", "meta", trace, NULL);
+	cr_expect(strstr(r.out, "\ncode_map,"), "%.300s", r.out);
 	cli_run_free(&r);
 }
 

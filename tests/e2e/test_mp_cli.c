@@ -118,9 +118,8 @@ Test(mp_cli, c2c_short_json, .timeout = 120)
 Test(mp_cli, c2c_matrix_csv, .timeout = 120)
 {
 	cli_run run = cli_run_plumbv(NULL, "c2c", "--matrix", "--only", "pairs", "--lines", "128", "--trials", "2",
-	                             "--round-trips", "200", "--csv", NULL);
+	                             "--round-trips", "200", "--table", "matrix", NULL);
 	cr_assert_eq(run.exit_code, 0, "%s", run.err);
-	cr_expect(strstr(run.out, "# table: matrix") != NULL);
 	cr_expect(strstr(run.out, "load_from_modified[ns]") != NULL);
 	cli_run_free(&run);
 }
@@ -269,9 +268,8 @@ Test(mp_cli, model_from_csv_and_bad_files)
 	FILE *f = fopen(good, "w");
 	fputs("# Table 5.1\nbandwidth,latency\n0,338\n41,371\n121,421\n233,483\n336,572\n484,915\n538,1462\n", f);
 	fclose(f);
-	cli_run run = cli_run_plumbv(NULL, "model", "--from", good, "--line", "128", "--csv", NULL);
+	cli_run run = cli_run_plumbv(NULL, "model", "--from", good, "--line", "128", "--table", "fit", NULL);
 	cr_assert_eq(run.exit_code, 0, "%s", run.err);
-	cr_expect(strstr(run.out, "# table: fit") != NULL);
 	cr_expect(strstr(run.out, "189.") != NULL, "S near 189: %s", run.out);
 	cli_run_free(&run);
 
@@ -300,12 +298,11 @@ Test(mp_cli, loaded_write_and_mixed_patterns, .timeout = 120)
 	const char *patterns[] = { "write", "mixed" };
 	for (int i = 0; i < 2; i++) {
 		cli_run run = cli_run_plumbv(NULL, "loaded", "--pattern", patterns[i], "--size", "1M", "--generator-size",
-		                             "1M", "--loads", "2000", "--samples", "1", "--delays", "0", "--csv", NULL);
+		                             "1M", "--loads", "2000", "--samples", "1", "--delays", "0", "--table", "meta", NULL);
 		cr_assert_eq(run.exit_code, 0, "%s: %s", patterns[i], run.err);
 		char meta[64];
-		snprintf(meta, sizeof meta, "# pattern: %s", patterns[i]);
+		snprintf(meta, sizeof meta, "\npattern,%s\n", patterns[i]);
 		cr_expect(strstr(run.out, meta) != NULL, "%s", run.out);
-		cr_expect(strstr(run.out, "# table: loaded") != NULL);
 		cli_run_free(&run);
 	}
 }

@@ -156,16 +156,18 @@ Test(sim_cli, native_and_lackey_give_the_same_counts)
 	cli_run r = cli_run_plumbv(NULL, "trace", "convert", lackey, native, NULL);
 	cr_assert_eq(r.exit_code, 0, "%s", r.err);
 	cli_run_free(&r);
-	cli_run a = cli_run_plumbv(NULL, "sim", "--cores", "2", "--csv", lackey, NULL);
-	cli_run b = cli_run_plumbv(NULL, "sim", "--cores", "2", "--csv", native, NULL);
-	cr_assert_eq(a.exit_code, 0, "%s", a.err);
-	cr_assert_eq(b.exit_code, 0, "%s", b.err);
-	/* everything after the metadata (trace, format) is the same */
-	const char *sa = strstr(a.out, "summary"), *sb = strstr(b.out, "summary");
-	cr_assert(sa && sb);
-	cr_assert_str_eq(sa, sb);
-	cli_run_free(&a);
-	cli_run_free(&b);
+	/* every table is the same (the metadata names the trace and its format) */
+	const char *tables[] = { "summary", "caches", "coherence", "threads" };
+	for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++) {
+		cli_run a = cli_run_plumbv(NULL, "sim", "--cores", "2", "--table", tables[t], lackey, NULL);
+		cli_run b = cli_run_plumbv(NULL, "sim", "--cores", "2", "--table", tables[t], native, NULL);
+		cr_assert_eq(a.exit_code, 0, "%s", a.err);
+		cr_assert_eq(b.exit_code, 0, "%s", b.err);
+		cr_assert_gt(strlen(a.out), 20);
+		cr_assert_str_eq(a.out, b.out);
+		cli_run_free(&a);
+		cli_run_free(&b);
+	}
 	free(trace);
 }
 
@@ -230,9 +232,12 @@ Test(sim_cli, exact_misses_of_a_hand_built_trace)
 	cli_run r = cli_run_plumbv(trace, "sim", "--preset", "default", "-s", "l1d.size=1K", "-s", "l1d.assoc=2", "-s",
 	                           "l1d.line=64", "--csv", "-", NULL);
 	cr_assert_eq(r.exit_code, 0, "%s", r.err);
-	cr_assert(strstr(r.out, "\nD refs,6,5,1,\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "\nD refs,6,5,1,,ok,\n"), "%s", r.out);
 	cr_assert(strstr(r.out, "\nD1 misses,5,4,1,"), "%s", r.out);
 	cr_assert(strstr(r.out, "\nLLd misses,3,3,0,"), "%s", r.out);
+	cli_run_free(&r);
+	r = cli_run_plumbv(trace, "sim", "--preset", "default", "-s", "l1d.size=1K", "-s", "l1d.assoc=2", "-s",
+	                   "l1d.line=64", "--table", "caches", "-", NULL);
 	/* L1D: 5 reads, 1 write, 4 + 1 misses, 3 evictions, 3 compulsory, 0 capacity, 2 conflict */
 	cr_assert(strstr(r.out, "\n0,L1D,0,5,1,0,4,1,83.3333333333333,3,0,3,0,2,"), "%s", r.out);
 	cli_run_free(&r);
@@ -240,6 +245,9 @@ Test(sim_cli, exact_misses_of_a_hand_built_trace)
 	                   "l1d.line=64", "--csv", "-", NULL);
 	cr_assert_eq(r.exit_code, 0, "%s", r.err);
 	cr_assert(strstr(r.out, "\nD1 misses,3,3,0,"), "%s", r.out);
+	cli_run_free(&r);
+	r = cli_run_plumbv(trace, "sim", "--preset", "default", "-s", "l1d.size=1K", "-s", "l1d.assoc=16", "-s",
+	                   "l1d.line=64", "--table", "caches", "-", NULL);
 	cr_assert(strstr(r.out, "\n0,L1D,0,5,1,0,3,0,50,0,0,3,0,0,"), "%s", r.out);
 	cli_run_free(&r);
 }

@@ -222,9 +222,12 @@ Test(validate_cli, sim_settings_reach_the_simulator)
 	cli_run r = cli_run_plumbv(NULL, "validate", "stride", "--backend", "sim", "--sizes", "10,100,1000", "--sim-set",
 	                           "prefetch=stream", "--cases", "--no-progress", "--csv", NULL);
 	cr_assert_eq(r.exit_code, 0, "%s", r.err);
-	cr_expect(strstr(r.out, "preset host, prefetch=stream"), "%s", r.out);
 	cr_expect(strstr(r.out, "PAPI_L1_DCM,stride,simulator,unknown"), "%s", r.out);
 	cr_expect(strstr(r.out, "does not grow with the prediction"), "%s", r.out);
+	cli_run_free(&r);
+	r = cli_run_plumbv(NULL, "validate", "stride", "--backend", "sim", "--sizes", "10,100,1000", "--set",
+	                   "prefetch=stream", "--no-progress", "--table", "meta", NULL);
+	cr_expect(strstr(r.out, "preset host, prefetch=stream"), "%s", r.out);
 	cli_run_free(&r);
 }
 
