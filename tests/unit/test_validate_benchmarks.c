@@ -658,6 +658,43 @@ Test(validate_benchmarks, a_kernel_running_the_wrong_number_of_trips_is_caught)
 	cr_expect_eq(check.counted, 100);
 }
 
+/* Where no breakpoint can be opened, the check says unsupported with the
+ * reason: it never falls back to the model's own count. */
+static int unwatchable_run(const validate_params *p, validate_region *region, validate_run_info *info,
+                           plumb_status *status)
+{
+	/* A kernel address: no user-space breakpoint may watch it. */
+	if (validate_region_open(region, status) != 0 ||
+	    validate_watch_loop(region, (const void *)(uintptr_t)0xffffffff81000000ull, false, status) != 0)
+		return -1;
+	validate_region_begin(region);
+	info->checksum = vk_cycles(p->size);
+	validate_region_end(region);
+	return 0;
+}
+
+Test(validate_benchmarks, an_uncountable_loop_is_unsupported_never_the_formula)
+{
+	validate_machine machine;
+	plumb_status status;
+	cr_assert_eq(validate_machine_detect(&machine, &status), 0);
+	validate_benchmark b = { .name = "unwatchable", .threads = 1, .run = unwatchable_run,
+	                         .expected_iterations = size_trips };
+	validate_params p;
+	validate_params_init(&p, &b, &machine, 10);
+	validate_trip_check check;
+	cr_assert_eq(validate_check_trips(&b, &p, &check, &status), 0, "%s", status.message);
+	cr_expect_eq(check.state, VALIDATE_TRIPS_UNSUPPORTED, "%s", validate_trip_state_name(check.state));
+	cr_expect_eq(check.counted, 0);
+	cr_expect_eq(check.expected, 10);
+	cr_expect(strstr(check.reason, "execute breakpoint cannot be opened") != NULL, "%s", check.reason);
+	/* And a benchmark whose model has no trips is not checked, with why. */
+	b.expected_iterations = NULL;
+	cr_assert_eq(validate_check_trips(&b, &p, &check, &status), 0);
+	cr_expect_eq(check.state, VALIDATE_TRIPS_NOT_CHECKED);
+	cr_expect(strstr(check.reason, "no iteration model") != NULL, "%s", check.reason);
+}
+
 /* The page-fault kernels through one source (0 perf, 1 PAPI): the count is
  * exactly the model's; a hardware event that cannot be counted is NaN. */
 static void page_faults_are_exact_through(int source)
