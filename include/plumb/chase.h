@@ -45,7 +45,11 @@ int chase_build(chase_chain *chain, void *base, size_t capacity, size_t slot_byt
 typedef enum chase_pattern {
 	CHASE_RANDOM,        /* random single cycle over all slots */
 	CHASE_PAGE_GROUPED,  /* random pages; all slots of a page (random order) before the next */
-	CHASE_STRIDED        /* constant stride: exposes the prefetchers */
+	CHASE_STRIDED,       /* constant stride: exposes the prefetchers */
+	CHASE_LMBENCH,       /* lmbench 3's lat_mem_rd: random pages, bit-reversed slots inside each */
+	CHASE_BACKWARD,      /* lmbench 2's lat_mem_rd: a backward walk, one slot (its stride) at a time */
+	CHASE_MULTICHASE     /* multichase's default: page-grouped (page_bytes = its 256 KiB "TLB
+	                        locality"), the pointer at a random word of each slot (its mixer) */
 } chase_pattern;
 
 typedef struct chase_layout {
@@ -53,12 +57,15 @@ typedef struct chase_layout {
 	size_t bytes;         /* working set: the chain spans bytes / slot_bytes slots */
 	size_t slot_bytes;    /* usually the cache line size */
 	size_t offset;        /* pointer offset inside its slot (0 = first word) */
-	size_t page_bytes;    /* CHASE_PAGE_GROUPED: the page the slots are grouped by */
+	size_t page_bytes;    /* CHASE_PAGE_GROUPED, CHASE_LMBENCH, CHASE_MULTICHASE: the page (group) */
 	size_t stride_bytes;  /* CHASE_STRIDED: a multiple of slot_bytes */
 	uint64_t seed;        /* random patterns */
 } chase_layout;
 
-/* Builds the visit order for the layout (temporary memory) and the chain. */
+/* Builds the visit order for the layout (temporary memory) and the chain.
+ * CHASE_MULTICHASE ignores offset: slot x's pointer sits at word
+ * mixer[x % 64] of the slot (permutation_word_mixer with the layout's
+ * seed); chain->offset is then the first slot's. */
 int chase_build_layout(chase_chain *chain, void *base, size_t capacity, const chase_layout *layout,
                        plumb_status *status);
 const char *chase_pattern_name(chase_pattern pattern);

@@ -35,6 +35,23 @@ typedef struct latency_run_options {
 
 void latency_run_defaults(latency_run_options *options);
 
+/* Named patterns (plumb lat --pattern NAME): plumb's own, and the chains
+ * other tools build, so their figures can be compared with plumb's at the
+ * same pattern.  A preset gives the pattern and the slot, group and pages
+ * the tool uses by default; 0 / !set_pages leave the caller's choice. */
+typedef struct latency_pattern_preset {
+	const char *name;
+	chase_pattern pattern;
+	size_t line_bytes;             /* slot (the other tool's stride); 0 = keep */
+	size_t page_group_bytes;       /* 0 = keep (the base page) */
+	bool set_pages;
+	arena_pages pages;
+	const char *summary;           /* one line for --help and errors */
+} latency_pattern_preset;
+/* NULL when the name is unknown; names lists them ("random, page, ..."). */
+const latency_pattern_preset *latency_pattern_find(const char *name);
+const char *latency_pattern_names(void);
+
 typedef struct latency_level_report {
 	latency_level level;           /* found on the per-point 10th percentiles */
 	double median_ns;              /* median of the per-point medians over the plateau */

@@ -24,9 +24,19 @@ static void usage(FILE *f)
 	        "  --max-size SIZE        largest working set (default 4x the last-level cache)\n"
 	        "  --points-per-octave N  sweep density (default 4)\n"
 	        "  --pattern P            random (default), page (pages in random order, all lines\n"
-	        "                         of a page before the next: isolates TLB misses), or\n"
-	        "                         strided (constant stride: exposes the prefetchers)\n"
-	        "  --page-group SIZE      page size for --pattern page (default the base page)\n"
+	        "                         of a page before the next: isolates TLB misses),\n"
+	        "                         strided (constant stride: exposes the prefetchers), or\n"
+	        "                         another tool's chain, to compare with it:\n"
+	        "                         lmbench (lmbench 3 lat_mem_rd: pages in random order,\n"
+	        "                         lines of a page in bit-reversed order; 64-byte stride,\n"
+	        "                         default pages), lmbench2 (lmbench 2 lat_mem_rd: a\n"
+	        "                         backward 64-byte stride walk), multichase (its default:\n"
+	        "                         random inside 256 KiB blocks of 256-byte slots, blocks\n"
+	        "                         in random order, pointer at a random word, 4 KiB pages);\n"
+	        "                         --line-size, --page-group and --pages override a tool's\n"
+	        "                         values (lmbench's stride is --line-size)\n"
+	        "  --page-group SIZE      page size for --pattern page and lmbench, block size\n"
+	        "                         for multichase (default the base page; 256KiB)\n"
 	        "  --stride SIZE          stride for --pattern strided (default one line)\n"
 	        "  --line-size SIZE       slot size (default the L1 line size)\n"
 	        "  --pages MODE           thp (default), small, hugetlb or default\n"
@@ -56,7 +66,13 @@ enum {
 	OPT_SEED, OPT_SINGLE_PASS, OPT_RESTART, OPT_MLP, OPT_MAX_CHAINS, OPT_CI, OPT_TIME_CAP, OPT_REPEATS, OPT_FROM
 };
 
-static int parse_option(latency_run_options *o, int c, const char *arg, plumb_status *s)
+/* Which options the user gave, so a named pattern's values fill only the rest. */
+typedef struct given_options {
+	const latency_pattern_preset *preset;
+	bool line, page_group, pages;
+} given_options;
+
+static int parse_option(latency_run_options *o, given_options *given, int c, const char *arg, plumb_status *s)
 {
 	uint64_t u;
 	double d;
@@ -69,14 +85,10 @@ static int parse_option(latency_run_options *o, int c, const char *arg, plumb_st
 		o->points_per_octave = (unsigned)u;
 		return 0;
 	case OPT_PATTERN:
-		if (!strcmp(arg, "random"))
-			o->pattern = CHASE_RANDOM;
-		else if (!strcmp(arg, "page") || !strcmp(arg, "page-grouped"))
-			o->pattern = CHASE_PAGE_GROUPED;
-		else if (!strcmp(arg, "strided"))
-			o->pattern = CHASE_STRIDED;
-		else
-			return plumb_fail(s, 22, "unknown pattern '%s' (random, page, strided)", arg);
+		given->preset = latency_pattern_find(arg);
+		if (!given->preset)
+			return plumb_fail(s, 22, "unknown pattern '%s' (%s)", arg, latency_pattern_names());
+		o->pattern = given->preset->pattern;
 		return 0;
 	case OPT_PAGE_GROUP:
 		if (parse_size(arg, &u, s) != 0)
@@ -85,6 +97,7 @@ static int parse_option(latency_run_options *o, int c, const char *arg, plumb_st
 		if (u == 0)
 			return plumb_fail(s, 22, "--page-group: 0 bytes is not a group size; give a positive size such as 4K");
 		o->page_group_bytes = (size_t)u;
+		given->page_group = true;
 		return 0;
 	case OPT_STRIDE:
 		if (parse_size(arg, &u, s) != 0)
@@ -100,8 +113,10 @@ static int parse_option(latency_run_options *o, int c, const char *arg, plumb_st
 		if (u < 8 || (u & (u - 1)))
 			return plumb_fail(s, 22, "line size '%s' is not a power of two of at least 8 bytes", arg);
 		o->line_bytes = (size_t)u;
+		given->line = true;
 		return 0;
 	case OPT_PAGES:
+		given->pages = true;
 		if (!strcmp(arg, "thp"))
 			o->pages = ARENA_PAGES_THP;
 		else if (!strcmp(arg, "small"))
@@ -179,6 +194,7 @@ int cmd_lat(int argc, char **argv)
 	cli_output out = { OUTPUT_TABLE, NULL, NULL };
 	latency_run_options o;
 	latency_run_defaults(&o);
+	given_options given = { 0 };
 	plumb_status status;
 	const char *from = NULL;
 	int c;
@@ -197,7 +213,7 @@ int cmd_lat(int argc, char **argv)
 			from = optarg;
 			continue;
 		}
-		int rc = parse_option(&o, c, optarg, &status);
+		int rc = parse_option(&o, &given, c, optarg, &status);
 		if (rc < 0)
 			return cli_usage_error("lat", "%s", status.message);
 		if (rc > 0)
@@ -205,6 +221,15 @@ int cmd_lat(int argc, char **argv)
 	}
 	if (optind < argc)
 		return cli_usage_error("lat", "unexpected argument '%s'", argv[optind]);
+	/* Another tool's pattern brings its slot, block and pages, unless given. */
+	if (given.preset) {
+		if (!given.line && given.preset->line_bytes)
+			o.line_bytes = given.preset->line_bytes;
+		if (!given.page_group && given.preset->page_group_bytes)
+			o.page_group_bytes = given.preset->page_group_bytes;
+		if (!given.pages && given.preset->set_pages)
+			o.pages = given.preset->pages;
+	}
 	if (o.max_bytes && o.max_bytes < o.min_bytes)
 		return cli_usage_error("lat", "--max-size is smaller than --min-size");
 	if (o.cpu >= 0 && cpu_check_allowed(&o.cpu, 1, &status) != 0)

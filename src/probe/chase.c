@@ -4,8 +4,23 @@
 #include "plumb/chase.h"
 #include "plumb/permutation.h"
 
+/* mixer == NULL: every pointer at offset; else slot x's at word mixer[x % 64]. */
+static int build_chain(chase_chain *chain, void *base, size_t capacity, size_t slot_bytes, size_t offset,
+                       const uint32_t *mixer, const uint32_t *order, size_t count, plumb_status *status);
+
 int chase_build(chase_chain *chain, void *base, size_t capacity, size_t slot_bytes, size_t offset,
                 const uint32_t *order, size_t count, plumb_status *status)
+{
+	return build_chain(chain, base, capacity, slot_bytes, offset, NULL, order, count, status);
+}
+
+static size_t offset_of(size_t slot, size_t offset, const uint32_t *mixer)
+{
+	return mixer ? (size_t)mixer[slot % PERMUTATION_MIXER_SLOTS] * sizeof(void *) : offset;
+}
+
+static int build_chain(chase_chain *chain, void *base, size_t capacity, size_t slot_bytes, size_t offset,
+                       const uint32_t *mixer, const uint32_t *order, size_t count, plumb_status *status)
 {
 	if (!base || !order)
 		return plumb_fail(status, EINVAL, "chase_build needs memory and a visit order");
@@ -24,13 +39,13 @@ int chase_build(chase_chain *chain, void *base, size_t capacity, size_t slot_byt
 		size_t next = i + 1 == count ? 0 : i + 1;
 		if (order[i] >= count)
 			return plumb_fail(status, EINVAL, "visit order names slot %u of %zu", order[i], count);
-		void **slot = (void **)(b + (size_t)order[i] * slot_bytes + offset);
-		*slot = b + (size_t)order[next] * slot_bytes + offset;
+		void **slot = (void **)(b + (size_t)order[i] * slot_bytes + offset_of(order[i], offset, mixer));
+		*slot = b + (size_t)order[next] * slot_bytes + offset_of(order[next], offset, mixer);
 	}
-	chain->start = b + (size_t)order[0] * slot_bytes + offset;
+	chain->start = b + (size_t)order[0] * slot_bytes + offset_of(order[0], offset, mixer);
 	chain->length = count;
 	chain->slot_bytes = slot_bytes;
-	chain->offset = offset;
+	chain->offset = offset_of(order[0], offset, mixer);
 	chain->footprint = count * slot_bytes;
 	return 0;
 }
@@ -41,6 +56,9 @@ const char *chase_pattern_name(chase_pattern pattern)
 	case CHASE_RANDOM: return "random";
 	case CHASE_PAGE_GROUPED: return "page-grouped";
 	case CHASE_STRIDED: return "strided";
+	case CHASE_LMBENCH: return "lmbench";
+	case CHASE_BACKWARD: return "lmbench2";
+	case CHASE_MULTICHASE: return "multichase";
 	}
 	return "unknown";
 }
@@ -60,6 +78,8 @@ int chase_build_layout(chase_chain *chain, void *base, size_t capacity, const ch
 	if (!order)
 		return plumb_fail_errno(status, ENOMEM, "cannot allocate a visit order of %zu slots", count);
 	int rc;
+	uint32_t mixer[PERMUTATION_MIXER_SLOTS];
+	bool mixed = false;
 	switch (layout->pattern) {
 	case CHASE_RANDOM:
 		rc = permutation_random(order, count, layout->seed, status);
@@ -80,11 +100,33 @@ int chase_build_layout(chase_chain *chain, void *base, size_t capacity, const ch
 		}
 		rc = permutation_strided(order, count, layout->stride_bytes / slot, status);
 		break;
+	case CHASE_LMBENCH:
+		if (layout->page_bytes < slot || layout->page_bytes % slot != 0) {
+			rc = plumb_fail(status, EINVAL, "page size %zu is not a multiple of the %zu-byte slot",
+			                layout->page_bytes, slot);
+			break;
+		}
+		rc = permutation_lmbench(order, count, layout->page_bytes / slot, layout->seed, status);
+		break;
+	case CHASE_BACKWARD:
+		rc = permutation_backward(order, count, status);
+		break;
+	case CHASE_MULTICHASE:
+		if (layout->page_bytes < slot || layout->page_bytes % slot != 0) {
+			rc = plumb_fail(status, EINVAL, "group size %zu is not a multiple of the %zu-byte slot",
+			                layout->page_bytes, slot);
+			break;
+		}
+		rc = permutation_page_grouped(order, count, layout->page_bytes / slot, layout->seed, status);
+		if (rc == 0)
+			rc = permutation_word_mixer(mixer, slot / sizeof(void *), layout->seed, status);
+		mixed = true;
+		break;
 	default:
 		rc = plumb_fail(status, EINVAL, "unknown chase pattern %d", (int)layout->pattern);
 	}
 	if (rc == 0)
-		rc = chase_build(chain, base, capacity, slot, layout->offset, order, count, status);
+		rc = build_chain(chain, base, capacity, slot, layout->offset, mixed ? mixer : NULL, order, count, status);
 	free(order);
 	return rc;
 }

@@ -107,6 +107,67 @@ int permutation_strided(uint32_t *order, size_t count, size_t stride_slots, plum
 	return 0;
 }
 
+size_t permutation_bit_reverse(size_t index, unsigned bits)
+{
+	size_t reversed = 0;
+	for (unsigned b = 0; b < bits; b++)
+		if (index & ((size_t)1 << b))
+			reversed |= (size_t)1 << (bits - b - 1);
+	return reversed;
+}
+
+int permutation_lmbench(uint32_t *order, size_t count, size_t slots_per_page, uint64_t seed, plumb_status *status)
+{
+	if (check_count(count, status) != 0)
+		return -1;
+	if (slots_per_page == 0 || (slots_per_page & (slots_per_page - 1)))
+		return plumb_fail(status, EINVAL, "lmbench's order needs a power-of-two number of slots per page, not %zu",
+		                  slots_per_page);
+	unsigned bits = 0;
+	while (((size_t)1 << bits) < slots_per_page)
+		bits++;
+	size_t pages = (count + slots_per_page - 1) / slots_per_page;
+	uint32_t *page_order = malloc(pages * sizeof *page_order);
+	if (!page_order)
+		return plumb_fail_errno(status, ENOMEM, "cannot allocate a page order of %zu pages", pages);
+	permutation_rng rng;
+	permutation_rng_seed(&rng, seed);
+	for (size_t p = 0; p < pages; p++)
+		page_order[p] = (uint32_t)p;
+	shuffle(page_order, pages, &rng);
+	size_t at = 0;
+	for (size_t p = 0; p < pages; p++) {
+		size_t first = (size_t)page_order[p] * slots_per_page;
+		for (size_t j = 0; j < slots_per_page; j++) {
+			size_t slot = first + permutation_bit_reverse(j, bits);
+			if (slot < count)
+				order[at++] = (uint32_t)slot;
+		}
+	}
+	free(page_order);
+	return 0;
+}
+
+int permutation_backward(uint32_t *order, size_t count, plumb_status *status)
+{
+	if (check_count(count, status) != 0)
+		return -1;
+	for (size_t i = 0; i < count; i++)
+		order[i] = (uint32_t)(count - 1 - i);
+	return 0;
+}
+
+int permutation_word_mixer(uint32_t *mixer, size_t words_per_slot, uint64_t seed, plumb_status *status)
+{
+	if (words_per_slot == 0 || words_per_slot > UINT32_MAX)
+		return plumb_fail(status, EINVAL, "a slot must hold at least one word");
+	permutation_rng rng;
+	permutation_rng_seed(&rng, seed ^ 0x6d69786572ULL);   /* "mixer" */
+	for (size_t i = 0; i < PERMUTATION_MIXER_SLOTS; i++)
+		mixer[i] = (uint32_t)permutation_rng_below(&rng, words_per_slot);
+	return 0;
+}
+
 bool permutation_is_complete(const uint32_t *order, size_t count)
 {
 	if (count == 0 || count > PERMUTATION_MAX_COUNT)

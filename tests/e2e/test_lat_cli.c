@@ -131,6 +131,47 @@ Test(lat_cli, short_json_run, .timeout = 60)
 	cli_run_free(&r);
 }
 
+static const char *meta_text(json_object *meta, const char *key)
+{
+	json_object *v;
+	cr_assert(json_object_object_get_ex(meta, key, &v), "no meta %s", key);
+	return json_object_get_string(v);
+}
+
+/* Another tool's pattern brings its slot, block and pages; an option the
+ * user gives wins, wherever it stands on the line. */
+Test(lat_cli, named_patterns_of_other_tools, .timeout = 60)
+{
+	cli_run r = cli_run_plumbv(NULL, "lat", "--pattern", "multichase", "--min-size", "1M", "--max-size", "1M",
+	                           "--single-pass", "--time-cap", "20", "--json", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	json_object *root = json_tokener_parse(r.out), *meta;
+	cr_assert(json_object_object_get_ex(root, "meta", &meta));
+	cr_expect_str_eq(meta_text(meta, "pattern"), "multichase");
+	cr_expect_eq(number(meta, "line_bytes"), 256);
+	cr_expect_eq(number(meta, "page_group_bytes"), 262144);
+	cr_expect_str_eq(meta_text(meta, "pages_requested"), "small");
+	json_object_put(root);
+	cli_run_free(&r);
+
+	r = cli_run_plumbv(NULL, "lat", "--pages", "thp", "--line-size", "128", "--pattern", "lmbench", "--min-size",
+	                   "1M", "--max-size", "1M", "--single-pass", "--time-cap", "20", "--json", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	root = json_tokener_parse(r.out);
+	cr_assert(json_object_object_get_ex(root, "meta", &meta));
+	cr_expect_str_eq(meta_text(meta, "pattern"), "lmbench");
+	cr_expect_eq(number(meta, "line_bytes"), 128, "lmbench's stride is --line-size");
+	cr_expect_eq(number(meta, "page_group_bytes"), 4096);
+	cr_expect_str_eq(meta_text(meta, "pages_requested"), "thp");
+	json_object_put(root);
+	cli_run_free(&r);
+
+	r = cli_run_plumbv(NULL, "lat", "--pattern", "stream", NULL);
+	cr_expect_eq(r.exit_code, 2);
+	cr_expect(strstr(r.err, "lmbench, lmbench2, multichase") != NULL, "%s", r.err);
+	cli_run_free(&r);
+}
+
 Test(lat_cli, restart_and_mlp_run, .timeout = 90)
 {
 	cli_run r = cli_run_plumbv(NULL, "lat", "--min", "4K", "--max", "128K", "--points-per-octave", "2", "--restart",
