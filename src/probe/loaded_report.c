@@ -41,6 +41,7 @@ static void add_checks(const loaded_config *config, const loaded_point *points, 
 		         "they disagree by more than 25%: the idle point was disturbed (another program on the latency CPU, "
 		         "or the host), so read the curve's rise, not its level");
 		output_cell_text(t, detail);
+		output_note(r, "idle check: %s", detail);
 	} else {
 		const char *why = !reference ? "the reference was not measured"
 		                  : !reference->measured ? reference->why_not
@@ -79,6 +80,7 @@ static void add_checks(const loaded_config *config, const loaded_point *points, 
 			         "load with the largest service time the highest load allows (%.2f ns)",
 			         q.tolerance_ns, q.service_bound_ns);
 		output_cell_text(t, detail);
+		output_note(r, "queueing check: %s", detail);
 	} else {
 		for (int i = 0; i < 5; i++)
 			output_cell_status(t, "unsupported", q.why_not);

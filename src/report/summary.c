@@ -341,7 +341,7 @@ static void add_figures(output_report *s, const output_report *c2c, const output
 	output_column(t, "value", NULL, 1);
 	output_column(t, "unit", NULL, 0);
 	output_column(t, "detail", NULL, 0);
-	char detail[512];
+	char detail[1024];
 	if (c2c) {
 		const output_table *p = output_table_find(c2c, "pairs");
 		long row = -1;
@@ -367,20 +367,41 @@ static void add_figures(output_report *s, const output_report *c2c, const output
 				top = (long)r;
 			}
 		}
-		/* The idle point is the same quantity as the latency section's
-		 * memory plateau: say so when the two runs disagree. */
+		/* The loaded section's own checks: its idle point against lat's
+		 * loop on the same chain, and whether the rise can be queueing. */
+		const output_table *checks = output_table_find(loaded, "checks");
+		long ic = find_row(checks, "check", "idle"), qc = find_row(checks, "check", "queueing");
+		const char *idle_verdict = string(checks, ic, "verdict"), *queueing = string(checks, qc, "verdict");
+		double reference_ns = number(checks, ic, "reference");
+		/* The idle point is also the same quantity as the latency
+		 * section's memory plateau: say so when the two runs disagree. */
 		const output_table *levels = lat ? output_table_find(lat, "levels") : NULL;
 		double idle_ns = number(l, idle, "latency"), memory_ns = number(levels, find_row(levels, "level", "memory"), "latency");
-		if (differ(idle_ns, memory_ns, 1.5))
-			snprintf(detail, sizeof detail,
-			         "pointer chase through 64 MiB with no other traffic; %.1fx the latency section's DRAM latency (%.0f ns): the two are "
-			         "separate runs of different chase code, and the latency section's is the one checked against multichase, so trust it for "
-			         "an unloaded load and read this curve for the change under load",
+		size_t n = (size_t)snprintf(detail, sizeof detail, "pointer chase through 64 MiB with no other traffic");
+		if (idle_verdict && !strcmp(idle_verdict, "agrees") && isfinite(reference_ns))
+			n += (size_t)snprintf(detail + n, sizeof detail - n,
+			                      "; idle check: agrees with the latency probe's own loop on the same chain (%.0f ns)", reference_ns);
+		else if (idle_verdict && !strcmp(idle_verdict, "disagrees") && isfinite(reference_ns))
+			n += (size_t)snprintf(detail + n, sizeof detail - n,
+			                      "; idle check: %.1fx the latency probe's own loop on the same chain (%.0f ns): the idle point was "
+			                      "disturbed, so read this curve for the change under load, not its level",
+			                      idle_ns / reference_ns, reference_ns);
+		if (differ(idle_ns, memory_ns, 1.5) && n < sizeof detail)
+			snprintf(detail + n, sizeof detail - n,
+			         "; %.1fx the latency section's DRAM latency (%.0f ns): the two are separate runs, minutes apart, and memory latency "
+			         "moves with what other programs do meanwhile; trust the latency section's for an unloaded load",
 			         idle_ns / memory_ns, memory_ns);
-		else
-			snprintf(detail, sizeof detail, "pointer chase through 64 MiB with no other traffic");
 		figure(t, "loaded latency, idle", idle_ns, "ns", detail, "the loaded section has no idle point");
-		snprintf(detail, sizeof detail, "at the highest load reached: %.0f MB/s in total", best);
+		n = (size_t)snprintf(detail, sizeof detail, "at the highest load reached: %.0f MB/s in total", best);
+		if (queueing && !strcmp(queueing, "consistent"))
+			snprintf(detail + n, sizeof detail - n,
+			         "; queueing check: every point is within what Hristea's queueing model (1997) allows at its load");
+		else if (queueing && !strcmp(queueing, "step-not-queueing"))
+			snprintf(detail + n, sizeof detail - n,
+			         "; queueing check: a step of %.0f ns at %.0f MB/s that Hristea's queueing model (1997) cannot make (it allows "
+			         "%.0f ns there): something shares the latency thread's core or time slices, so this curve is not the memory "
+			         "system's queueing",
+			         number(checks, qc, "measured") - idle_ns, number(checks, qc, "at_bandwidth"), number(checks, qc, "reference"));
 		figure(t, "loaded latency, highest load", number(l, top, "latency"), "ns", top >= 0 ? detail : "",
 		       "the loaded section has no loaded point");
 	}

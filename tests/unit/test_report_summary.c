@@ -407,7 +407,71 @@ Test(report_summary, loaded_idle_against_the_latency_sections_dram)
 	cr_assert_eq(cell(s, "figures", "quantity", "loaded latency, highest load", "value"), 900);
 	const char *detail = text_cell(s, "figures", "quantity", "loaded latency, idle", "detail");
 	cr_assert(strstr(detail, "6.0x the latency section's DRAM latency (100 ns)"), "%s", detail);
+	cr_assert(!strstr(detail, "idle check"), "no checks table, no idle check: %s", detail);
 	output_report_free(s);
 	output_report_free(reports[0]);
 	output_report_free(loaded);
+}
+
+/* The loaded section's checks reach the summary's two lines. */
+static output_report *loaded_with_checks(const char *idle_verdict, double reference, const char *queueing)
+{
+	output_report *loaded = output_report_new("loaded");
+	output_table *t = output_table_add(loaded, "loaded", "Latency against generator bandwidth");
+	output_column(t, "delay", NULL, 0);
+	output_column(t, "latency", "ns", 1);
+	output_column(t, "total_bandwidth", "MB/s", 1);
+	const char *delays[] = { "idle", "4096", "0" };
+	double ns[] = { 150, 235, 240 }, mbps[] = { 400, 460, 11000 };
+	for (size_t i = 0; i < 3; i++) {
+		output_row(t);
+		output_cell_text(t, delays[i]);
+		output_cell_real(t, ns[i]);
+		output_cell_real(t, mbps[i]);
+	}
+	output_table *c = output_table_add(loaded, "checks", "Checks");
+	output_column(c, "check", NULL, 0);
+	output_column(c, "verdict", NULL, 0);
+	output_column(c, "measured", "ns", 1);
+	output_column(c, "reference", "ns", 1);
+	output_column(c, "at_bandwidth", "MB/s", 0);
+	output_row(c);
+	output_cell_text(c, "idle");
+	output_cell_text(c, idle_verdict);
+	output_cell_real(c, 150);
+	output_cell_real(c, reference);
+	output_cell_real(c, 0);
+	output_row(c);
+	output_cell_text(c, "queueing");
+	output_cell_text(c, queueing);
+	output_cell_real(c, 235);
+	output_cell_real(c, 150.02);
+	output_cell_real(c, 60);
+	return loaded;
+}
+
+Test(report_summary, loaded_lines_show_the_idle_check_and_the_queueing_flag)
+{
+	output_report *reports[] = { lat(148), loaded_with_checks("agrees", 146, "step-not-queueing") };
+	const char *names[] = { "lat", "loaded" };
+	output_report *s = report_summary_build(reports, names, 2);
+	const char *idle = text_cell(s, "figures", "quantity", "loaded latency, idle", "detail");
+	cr_expect(strstr(idle, "idle check: agrees with the latency probe's own loop on the same chain (146 ns)"), "%s", idle);
+	cr_expect(!strstr(idle, "DRAM latency"), "148 and 150 ns agree: %s", idle);
+	const char *top = text_cell(s, "figures", "quantity", "loaded latency, highest load", "detail");
+	cr_expect(strstr(top, "queueing check: a step of 85 ns at 60 MB/s that Hristea's queueing model (1997) cannot make "
+	                      "(it allows 150 ns there)"), "%s", top);
+	output_report_free(s);
+	output_report_free(reports[1]);
+
+	reports[1] = loaded_with_checks("disagrees", 50, "consistent");
+	s = report_summary_build(reports, names, 2);
+	idle = text_cell(s, "figures", "quantity", "loaded latency, idle", "detail");
+	cr_expect(strstr(idle, "idle check: 3.0x the latency probe's own loop on the same chain (50 ns): the idle point was disturbed"),
+	          "%s", idle);
+	top = text_cell(s, "figures", "quantity", "loaded latency, highest load", "detail");
+	cr_expect(strstr(top, "queueing check: every point is within what Hristea's queueing model (1997) allows"), "%s", top);
+	output_report_free(s);
+	output_report_free(reports[0]);
+	output_report_free(reports[1]);
 }
