@@ -30,16 +30,25 @@ HASH := \#
 HAVE_PAPI   := $(shell printf '$(HASH)include <papi.h>\nint main(void){return 0;}' | $(CC) -x c - -o /dev/null -lpapi 2>/dev/null && echo 1)
 HAVE_PFM    := $(shell printf '$(HASH)include <perfmon/pfmlib_perf_event.h>\nint main(void){return 0;}' | $(CC) -x c - -o /dev/null -lpfm 2>/dev/null && echo 1)
 
+# Open MPI (optional: plumb cluster, and sim --sweep across ranks).  Debian's
+# libopenmpi-dev ships ompi-c.pc.  The MPI code (src/cluster/*_mpi.c) is
+# linked into the plumb program only, never into libplumb, so the library
+# and its users never depend on MPI.  Build without it: make HAVE_MPI=
+HAVE_MPI    := $(shell pkg-config --exists ompi-c 2>/dev/null && printf '$(HASH)include <mpi.h>\nint main(void){return MPI_Init(0,0);}' | $(CC) -x c - -o /dev/null $$(pkg-config --cflags --libs ompi-c) 2>/dev/null && echo 1)
+MPI_CFLAGS  := $(if $(HAVE_MPI),$(patsubst -I%,-isystem %,$(shell pkg-config --cflags ompi-c)))
+MPI_LIBS    := $(if $(HAVE_MPI),$(shell pkg-config --libs ompi-c))
+
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKG_REQUIRED) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKG_REQUIRED) 2>/dev/null)
-OPT_DEFS   := $(if $(HAVE_PAPI),-DPLUMB_HAVE_PAPI=1) $(if $(HAVE_PFM),-DPLUMB_HAVE_PFM=1)
+OPT_DEFS   := $(if $(HAVE_PAPI),-DPLUMB_HAVE_PAPI=1) $(if $(HAVE_PFM),-DPLUMB_HAVE_PFM=1) $(if $(HAVE_MPI),-DPLUMB_HAVE_MPI=1)
 OPT_LIBS   := $(if $(HAVE_PAPI),-lpapi) $(if $(HAVE_PFM),-lpfm)
 
 CFLAGS  += $(CFLAGS_BASE) $(PKG_CFLAGS) $(OPT_DEFS) -DPLUMB_VERSION=\"$(VERSION)\"
 LDLIBS  += $(PKG_LIBS) $(OPT_LIBS) -lm -ldl
 LDFLAGS += $(LDFLAGS_BASE)
 
-LIB_SRC  := $(sort $(shell find src -name '*.c' -not -path 'src/cli/*'))
+MPI_SRC  := $(sort $(wildcard src/cluster/*_mpi.c))
+LIB_SRC  := $(filter-out $(MPI_SRC),$(sort $(shell find src -name '*.c' -not -path 'src/cli/*')))
 CLI_SRC  := $(sort $(wildcard src/cli/*.c))
 CMD_SRC  := $(sort $(wildcard src/cli/cmd_*.c))
 UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
@@ -49,6 +58,7 @@ EXAMPLE_SRC := $(sort $(wildcard examples/*.c))
 
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o) $(BUILD)/src/cli/command_table.o
+MPI_OBJ  := $(if $(HAVE_MPI),$(MPI_SRC:%.c=$(BUILD)/%.o))
 UNIT_OBJ := $(UNIT_SRC:%.c=$(BUILD)/%.o)
 E2E_OBJ  := $(E2E_SRC:%.c=$(BUILD)/%.o)
 DEPS     := $(shell find $(BUILD) -name '*.d' 2>/dev/null)
@@ -80,6 +90,8 @@ $(BUILD)/%.o: %.c
 	$(SAY) "  CC      $<"
 	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
+$(MPI_OBJ): CFLAGS += $(MPI_CFLAGS)
+
 $(LIB_A): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(SAY) "  AR      $@"
@@ -98,9 +110,9 @@ $(BUILD)/src/cli/command_table.c: $(CMD_SRC) scripts/gen-command-table.sh
 $(BUILD)/src/cli/command_table.o: $(BUILD)/src/cli/command_table.c
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
-$(PLUMB): $(CLI_OBJ) $(LIB_A)
+$(PLUMB): $(CLI_OBJ) $(MPI_OBJ) $(LIB_A)
 	$(SAY) "  LD      $@"
-	$(Q)$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIB_A) $(LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(MPI_OBJ) $(LIB_A) $(LDLIBS) $(MPI_LIBS)
 
 $(UNIT): $(UNIT_OBJ) $(LIB_A)
 	@mkdir -p $(dir $@)

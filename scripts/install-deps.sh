@@ -1,10 +1,12 @@
 #!/bin/sh
 # Installs the Debian 12 packages plumb builds and tests with, when missing.
 # Runs apt-get only if something is absent, so a prepared machine pays nothing.
+# Open MPI (libopenmpi-dev, openmpi-bin) is optional like PAPI: without it plumb
+# builds, and plumb cluster says what to install.
 set -e
 pkgs="build-essential clang pkg-config libcriterion-dev libhwloc-dev libzstd-dev libjson-c-dev
       libpapi-dev libpfm4-dev papi-tools gnuplot-nox valgrind linux-perf
-      chromium poppler-utils"
+      chromium poppler-utils libopenmpi-dev openmpi-bin"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

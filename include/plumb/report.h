@@ -103,6 +103,18 @@ int report_write_compare_html(const char *path, const output_report *compare, pl
 /* The arguments report gives a section's command by default (NULL-terminated;
  * validate runs fewer repeats than its own default so the report stays short). */
 const char *const *report_section_arguments(const char *command);
+/* The same, or with quick true the shorter time caps of a quick report. */
+const char *const *report_section_arguments_for(const char *command, bool quick);
+
+/* Runs sections names[0..count) in order, each through report_run_section
+ * with report_section_arguments_for(name, quick); "model" is fitted to the
+ * report of an earlier "loaded" in the list.  reports[i] gets the section's
+ * report, or NULL and failures[i] its one-line reason (also printed as
+ * "plumb WHO: section NAME: REASON").  Progress on stderr when it is a
+ * terminal.  save_dir, if non-NULL, keeps each section's JSON there.
+ * Returns the number of sections that failed. */
+size_t report_run_sections(const char *program, const char *who, const char *const *names, size_t count, bool quick,
+                           const char *save_dir, output_report **reports, char (*failures)[PLUMB_MESSAGE_MAX]);
 
 /* Runs `program COMMAND ARGS... --json` and parses its report.  Sections run
  * as separate processes so one section's crash, memory or pinned threads

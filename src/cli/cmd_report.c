@@ -8,7 +8,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "cli/command.h"
-#include "plumb/progress.h"
 #include "plumb/report.h"
 
 const char cmd_report_summary[] = "run the characterisation and write one HTML report with its summary";
@@ -60,31 +59,6 @@ static void json_path_for(const char *html, char *out, size_t length)
 		snprintf(out, length, "%.*s.json", (int)(n - 4), html);
 	else
 		snprintf(out, length, "%s.json", html);
-}
-
-static const char *const quick_lat[] = { "--time-cap", "40", NULL };
-static const char *const quick_bw[] = { "--time-cap", "40", NULL };
-static const char *const quick_loaded[] = { "--samples", "3", "--loads", "50000", NULL };
-
-static const char *const *section_arguments(const char *command, int quick)
-{
-	if (quick && !strcmp(command, "lat"))
-		return quick_lat;
-	if (quick && !strcmp(command, "bw"))
-		return quick_bw;
-	if (quick && !strcmp(command, "loaded"))
-		return quick_loaded;
-	return report_section_arguments(command);
-}
-
-/* The report of an earlier section that ran (NULL if none did). */
-static const output_report *section_before(char *const *names, output_report *const *reports, size_t i,
-                                           const char *command)
-{
-	for (size_t k = 0; k < i; k++)
-		if (!strcmp(names[k], command) && reports[k])
-			return reports[k];
-	return NULL;
 }
 
 static int run_compare(int argc, char **argv, const cli_output *out, int html)
@@ -186,7 +160,7 @@ int cmd_report(int argc, char **argv)
 	const char *commands[MAX_SECTIONS];
 	const char *failures[MAX_SECTIONS] = { 0 };
 	char failure_text[MAX_SECTIONS][PLUMB_MESSAGE_MAX];
-	char *names[MAX_SECTIONS];
+	const char *names[MAX_SECTIONS];
 	char *owned[MAX_SECTIONS];
 	size_t count = 0, owned_count = 0;
 	int exit_code = 0;
@@ -251,65 +225,11 @@ int cmd_report(int argc, char **argv)
 		}
 		if (count == 0)
 			return cli_usage_error("report", "--sections names no command (e.g. topo,lat)");
-		progress p;
-		progress_begin(&p, "plumb report", count);
-		for (size_t i = 0; i < count; i++) {
-			progress_step(&p, i);
-			if (p.enabled)
-				fprintf(stderr, "\rplumb report: section %zu/%zu: plumb %s\033[K\n", i + 1, count, names[i]);
-			char save_path[PATH_MAX], *save = NULL;
-			if (save_dir) {
-				snprintf(save_path, sizeof save_path, "%s/%s.json", save_dir, names[i]);
-				save = save_path;
-			}
-			const char *const *arguments = section_arguments(names[i], quick);
-			char *input = NULL;
-			size_t input_length = 0;
-			static const char *const model_arguments[] = { "--from", "-", NULL };
-			int rc;
-			if (!strcmp(names[i], "model")) {
-				const output_report *loaded = NULL;
-				for (size_t k = 0; k < i; k++)
-					if (!strcmp(names[k], "loaded"))
-						loaded = reports[k];
-				FILE *m = loaded ? open_memstream(&input, &input_length) : NULL;
-				if (m) {
-					output_write(loaded, OUTPUT_JSON, m, &status);
-					fclose(m);
-				}
-				if (!input) {
-					status.code = 0;
-					snprintf(status.message, sizeof status.message, "the loaded section did not run, and the model is fitted to its measurements");
-					rc = -1;
-				} else {
-					rc = report_run_section_input(program, names[i], model_arguments, input, save, &reports[i], &status);
-				}
-				free(input);
-			} else if (!strcmp(names[i], "geometry") && section_before(names, reports, i, "lat")) {
-				/* One measurement for capacities and level latencies:
-				 * geometry takes lat's instead of sweeping again, so
-				 * the two sections and the summary give one figure. */
-				static const char *const geometry_arguments[] = { "--levels-from", "-", NULL };
-				FILE *m = open_memstream(&input, &input_length);
-				if (m) {
-					output_write(section_before(names, reports, i, "lat"), OUTPUT_JSON, m, &status);
-					fclose(m);
-				}
-				rc = input ? report_run_section_input(program, names[i], geometry_arguments, input, save, &reports[i], &status)
-				           : report_run_section(program, names[i], arguments, save, &reports[i], &status);
-				free(input);
-			} else {
-				rc = report_run_section(program, names[i], arguments, save, &reports[i], &status);
-			}
-			if (rc != 0) {
-				snprintf(failure_text[i], sizeof failure_text[i], "%s", status.message);
+		if (report_run_sections(program, "report", names, count, quick, save_dir, reports, failure_text) != 0)
+			exit_code = 1;
+		for (size_t i = 0; i < count; i++)
+			if (failure_text[i][0])
 				failures[i] = failure_text[i];
-				fprintf(stderr, "plumb report: section %s: %s\n", names[i], status.message);
-				exit_code = 1;
-			}
-		}
-		progress_step(&p, count);
-		progress_end(&p);
 	}
 	char json_path[PATH_MAX];
 	json_path_for(path, json_path, sizeof json_path);

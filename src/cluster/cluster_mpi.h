@@ -1,0 +1,26 @@
+/* The MPI drivers, linked into the plumb program only when Open MPI is
+ * present (PLUMB_HAVE_MPI).  The CLI parses the options on every rank the
+ * same way; only the rank the launcher calls 0 prints a usage error
+ * (cluster_launcher_rank), so every rank fails with one message. */
+#ifndef PLUMB_CLUSTER_MPI_H
+#define PLUMB_CLUSTER_MPI_H
+
+#include <stdbool.h>
+
+typedef struct cluster_options {
+	const char *output_dir;
+	bool quick;
+	const char *sections;      /* NULL: the default (or quick) list */
+	const char *sharing;       /* "turns" or "split" */
+	double rank_timeout;       /* seconds without a sign of life before a rank counts as dead */
+} cluster_options;
+
+/* The rank the launcher gave this process, read before MPI_Init from the
+ * environment mpirun (OMPI_COMM_WORLD_RANK, PMIX_RANK) or srun
+ * (SLURM_PROCID) set; 0 when started alone. */
+int cluster_launcher_rank(void);
+
+/* mpirun -n N plumb cluster: returns the process's exit code. */
+int cluster_mpi_main(const char *program, const cluster_options *options);
+
+#endif
