@@ -74,6 +74,7 @@ static Addr block_start, saved_cursor;
 static Bool active;                  /* collecting into the ring (else the scratch area) */
 static Bool stopped;                 /* an error or a fork: never again */
 static ULong records;                /* references sent (counted per block, for the summary) */
+static Bool count_records;           /* a summary is written (not --plumb-out=none, as under plumb sim) */
 static UInt next_id;                 /* the next definition's number */
 static UChar *data_counts;           /* per definition: its data events and fetches, for counting */
 static UInt data_counts_capacity;
@@ -155,6 +156,8 @@ Bool pg_ring_open(void)
 		return False;
 	}
 	pg_ring_enabled = True;
+	/* Counting rereads every block: only for a summary that shows it. */
+	count_records = pg_clo_out && VG_(strcmp)(pg_clo_out, "none") != 0;
 	sequence = 0;
 	block_start = (Addr)memory;
 	saved_cursor = block_start;
@@ -200,7 +203,8 @@ static void next_block(void)
 		fail("writing to plumb failed (it stopped reading)");
 		return;
 	}
-	records += count_references((const ULong *)block_start, (const ULong *)pg_ring_cursor);
+	if (count_records)
+		records += count_references((const ULong *)block_start, (const ULong *)pg_ring_cursor);
 	sequence++;
 	if (sequence >= blocks) {
 		UChar token;
@@ -315,7 +319,7 @@ void pg_ring_close(void)
 		do
 			n = VG_(write)(full_fd, &words, sizeof words);
 		while (n == -VKI_EINTR);
-		if (n == (Int)sizeof words)
+		if (n == (Int)sizeof words && count_records)
 			records += count_references((const ULong *)block_start, (const ULong *)saved_cursor);
 		else
 			fail("writing to plumb failed (it stopped reading)");

@@ -780,22 +780,24 @@ static int batch_fast(sim *s, const trace_record *records, size_t n, plumb_statu
  * A fetch followed directly by fetches of the same line (no reference in
  * between) carries their number: once it is a hit at the front of its set,
  * they are too and change nothing, so they are counted at once; otherwise
- * each is simulated in turn.  A modify is a read, a write, or a read then
+ * each is simulated in turn.  A fetch across two lines (OP_FETCH2, in two
+ * sets) is a hit when both are at the front of their sets.  A modify is a read, a write, or a read then
  * a write of the same address word, as the configuration says.  Anything
  * else (size 0, a fetch across two lines) is made into its record and goes
  * to mru_special. */
-enum { OP_FETCH = 0, OP_READ = 1, OP_WRITE = 2, OP_OTHER = 3 };
+enum { OP_FETCH = 0, OP_READ = 1, OP_WRITE = 2, OP_OTHER = 3, OP_FETCH2 = 4 };
 
 typedef struct sim_op {
-	uint64_t line;          /* OP_FETCH: the L1I line */
+	uint64_t line;          /* OP_FETCH, OP_FETCH2: the (first) L1I line */
 	uint64_t address;       /* a fetch's address; a data reference's instruction address */
-	uint32_t front;         /* OP_FETCH: the index of the front way of its set */
+	uint32_t front;         /* OP_FETCH, OP_FETCH2: the index of the front way of its set */
+	uint32_t front2;        /* OP_FETCH2: the same for the next line */
 	uint16_t size;          /* cut to max_access_size, except OP_OTHER's */
 	uint8_t kind;           /* OP_* */
 	uint8_t trace_kind;     /* the record's kind */
 	uint8_t index;          /* its record's in the definition (error messages) */
 	uint8_t advance;        /* OP_READ, OP_WRITE: address words to pass after it (0: the read of a read-write modify) */
-	uint32_t repeat;        /* OP_FETCH: fetches of the same line right after this one */
+	uint16_t repeat;        /* OP_FETCH: fetches of the same line right after this one */
 } sim_op;
 
 typedef struct sim_program {
@@ -859,7 +861,7 @@ static int program_define(sim *s, sim_program *p, const trace_record *t, size_t 
 		op->trace_kind = r->kind;
 		op->repeat = 0;
 		op->line = 0;
-		op->front = 0;
+		op->front = op->front2 = 0;
 		op->advance = 1;
 		op->index = (uint8_t)i;
 		op->address = r->kind == TRACE_INSTRUCTION ? r->address : r->instruction_address;
@@ -874,6 +876,12 @@ static int program_define(sim *s, sim_program *p, const trace_record *t, size_t 
 				/* the fetches of this line right before it: one more each */
 				for (size_t j = made - 1; j-- > 0 && ops[j].kind == OP_FETCH && ops[j].line == line;)
 					ops[j].repeat++;
+			} else if (size != 0 && r->address + size - 1 >= r->address &&
+			           ((r->address + size - 1) >> l1i->line_bits) == line + 1 && l1i->set_mask != 0) {
+				op->kind = OP_FETCH2;
+				op->line = line;
+				op->front = (uint32_t)((line & l1i->set_mask) * l1i->assoc);
+				op->front2 = (uint32_t)(((line + 1) & l1i->set_mask) * l1i->assoc);
 			}
 		} else if ((r->kind == TRACE_READ || r->kind == TRACE_WRITE) && size != 0) {
 			op->kind = r->kind == TRACE_READ ? OP_READ : OP_WRITE;
@@ -980,7 +988,7 @@ int sim_access_compact(sim *s, const trace_compact *c, plumb_status *status)
 	const uint64_t *itags = m.l1[SIM_IFETCH].tags;
 	const uint8_t *imeta = m.l1[SIM_IFETCH].meta;
 	const uint8_t ineed = m.l1[SIM_IFETCH].need, iwant = m.l1[SIM_IFETCH].want;
-	uint64_t counts[SIM_KIND_COUNT] = { 0, 0, 0 };
+	uint64_t counts[SIM_KIND_COUNT] = { 0, 0, 0 }, straddles = 0;
 	int rc = 0;
 	const uint64_t *w = c->words, *end = c->end;
 	size_t before = 0;   /* records of the entries before this one, for an error message */
@@ -999,6 +1007,16 @@ int sim_access_compact(sim *s, const trace_compact *c, plumb_status *status)
 					continue;
 				}
 				counts[SIM_IFETCH]++;
+				rc = mru_other(s, &m, SIM_IFETCH, op->address, op->size);
+			} else if (kind == OP_FETCH2) {
+				/* both lines at the front: mru_straddle's hit, nothing to move */
+				size_t front = op->front, front2 = op->front2;
+				counts[SIM_IFETCH]++;
+				if (__builtin_expect(itags[front] == op->line && itags[front2] == op->line + 1 &&
+				                     (imeta[front] & ineed) == iwant && (imeta[front2] & ineed) == iwant, 1)) {
+					straddles++;
+					continue;
+				}
 				rc = mru_other(s, &m, SIM_IFETCH, op->address, op->size);
 			} else if (kind != OP_OTHER) {
 				const mru_l1 *f = &m.l1[kind];
@@ -1035,6 +1053,7 @@ int sim_access_compact(sim *s, const trace_compact *c, plumb_status *status)
 	}
 	for (int k = 0; k < SIM_KIND_COUNT; k++)
 		m.references[k] += counts[k];
+	m.straddles += straddles;
 	mru_flush(s, &m);
 	return rc;
 }
