@@ -8,10 +8,13 @@
 #                    miss classification (cachegrind has none)
 #   plumb-2core      plumb sim: two cores, MESI, private L1s and L2, a shared L3
 # Prints wall and CPU seconds (user + system, the tool and plumb together) per
-# run, the best of each, and the ratios to cachegrind's best; checks that
+# run, and the ratios of the medians to cachegrind's median; checks that
 # plumb-1core's I refs and D1 misses equal cachegrind's (both run with the
 # same VALGRIND_LIB, so the programs see the same environment).
-#   bench/sim-vs-cachegrind.sh [-n RUNS] [-p PROGRAMS]     (from the source tree, after make)
+#   bench/sim-vs-cachegrind.sh [-n RUNS] [-p PROGRAMS] [-b PLUMB]   (from the source tree, after make)
+# -b PLUMB adds plumb-1core-b: the same one-core run with another plumb binary
+# (an older build, for a before/after in the same minutes; its tool from
+# BEFORE_VALGRIND_LIB, default VALGRIND_LIB).
 # PROGRAMS: any of md5sum gzip sort xz sqlite3 (default: all that are installed).
 # Inputs (made here, the same every time): md5sum of 20 MB of text, gzip -c of 1 MB, sort -n
 # --parallel=1 of 100,000 numbers (one thread: a multi-threaded run is not the same twice),
@@ -20,11 +23,13 @@
 set -eu
 runs=2
 programs="md5sum gzip sort xz sqlite3"
-while getopts n:p: option; do
+before=
+while getopts n:p:b: option; do
 	case $option in
 	n) runs=$OPTARG ;;
 	p) programs=$OPTARG ;;
-	*) echo "usage: $0 [-n RUNS] [-p PROGRAMS]" >&2; exit 2 ;;
+	b) before=$OPTARG ;;
+	*) echo "usage: $0 [-n RUNS] [-p PROGRAMS] [-b PLUMB]" >&2; exit 2 ;;
 	esac
 done
 plumb=${PLUMB:-$PWD/build/plumb}
@@ -71,37 +76,43 @@ run_tool() {   # run_tool TOOL PROGRAM
 	plumb-1core)
 		timed "$work/$2.$1" "$plumb" sim -p cachegrind --basic --l1i $I1 --l1d $D1 --l3 $LL --csv -o "$work/$2.p1.csv" \
 			-- $cmd < "$stdin" 2> "$work/out" ;;
+	plumb-1core-b)
+		PLUMB_VALGRIND_LIB=${BEFORE_VALGRIND_LIB:-$VALGRIND_LIB} timed "$work/$2.$1" "$before" sim -p cachegrind --basic --l1i $I1 --l1d $I1 --l3 $LL --csv \
+			-o "$work/$2.pb.csv" -- $cmd < "$stdin" 2> "$work/out" ;;
 	plumb-2core)
 		timed "$work/$2.$1" "$plumb" sim -p default --cores 2 --protocol mesi --l3 $LL --csv -o "$work/$2.p2.csv" \
 			-- $cmd < "$stdin" 2> "$work/out" ;;
 	esac
 }
 
-best() { sort -n -k"$2" "$1" | head -1 | cut -d' ' -f"$2"; }
+# the median of column $2 (the lower middle one for an even count)
+median() { sort -n -k"$2" "$1" | awk -v c="$2" '{ v[NR] = $c } END { print v[int((NR + 1) / 2)] }'; }
+tools="cachegrind plumb-1core plumb-2core"
+[ -n "$before" ] && tools="cachegrind plumb-1core plumb-1core-b plumb-2core"
 
 echo "# $(date -u '+%Y-%m-%d %H:%M') UTC, load: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs, $runs runs each, alternating"
-printf '%-8s %-12s %-24s %-24s %8s %8s %s\n' program tool "wall s (runs)" "cpu s (runs)" wall/cg cpu/cg "figures"
+printf '%-8s %-13s %-24s %-24s %8s %8s %s\n' program tool "wall s (runs)" "cpu s (runs)" wall/cg cpu/cg "figures (ratios: medians)"
 for program in $programs; do
 	command -v "$program" > /dev/null || { echo "# $program: not installed, skipped"; continue; }
 	for r in $(seq 1 "$runs"); do
-		for tool in cachegrind plumb-1core plumb-2core; do
+		for tool in $tools; do
 			run_tool $tool "$program"
 		done
 	done
-	cg_wall=$(best "$work/$program.cachegrind" 1)
-	cg_cpu=$(best "$work/$program.cachegrind" 2)
+	cg_wall=$(median "$work/$program.cachegrind" 1)
+	cg_cpu=$(median "$work/$program.cachegrind" 2)
 	cg_irefs=$(sed -n 's/.*I *refs: *//p' "$work/$program.cg.txt" | tr -d ',')
 	cg_d1=$(sed -n 's/.*D1 *misses: *\([0-9,]*\).*/\1/p' "$work/$program.cg.txt" | tr -d ',')
 	p_irefs=$(awk -F, '$1 == "I refs" { print $2 }' "$work/$program.p1.csv")
 	p_d1=$(awk -F, '$1 == "D1 misses" { print $2 }' "$work/$program.p1.csv")
-	for tool in cachegrind plumb-1core plumb-2core; do
+	for tool in $tools; do
 		walls=$(cut -d' ' -f1 "$work/$program.$tool" | paste -sd' ')
 		cpus=$(cut -d' ' -f2 "$work/$program.$tool" | paste -sd' ')
-		wall=$(best "$work/$program.$tool" 1)
-		cpu=$(best "$work/$program.$tool" 2)
+		wall=$(median "$work/$program.$tool" 1)
+		cpu=$(median "$work/$program.$tool" 2)
 		figures=
 		[ $tool = plumb-1core ] && figures="I refs $p_irefs/$cg_irefs, D1 misses $p_d1/$cg_d1 ($([ "$p_irefs" = "$cg_irefs" ] && [ "$p_d1" = "$cg_d1" ] && echo equal || echo DIFFERENT))"
-		printf '%-8s %-12s %-24s %-24s %8.2f %8.2f %s\n' "$program" $tool "$walls" "$cpus" \
+		printf '%-8s %-13s %-24s %-24s %8.2f %8.2f %s\n' "$program" $tool "$walls" "$cpus" \
 			"$(echo "$wall $cg_wall" | awk '{ print $1 / $2 }')" "$(echo "$cpu $cg_cpu" | awk '{ print $1 / $2 }')" "$figures"
 	done
 done

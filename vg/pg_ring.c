@@ -319,10 +319,10 @@ void pg_ring_close(void)
 		do
 			n = VG_(write)(full_fd, &words, sizeof words);
 		while (n == -VKI_EINTR);
-		if (n == (Int)sizeof words && count_records)
-			records += count_references((const ULong *)block_start, (const ULong *)saved_cursor);
-		else
+		if (n != (Int)sizeof words)
 			fail("writing to plumb failed (it stopped reading)");
+		else if (count_records)
+			records += count_references((const ULong *)block_start, (const ULong *)saved_cursor);
 	}
 	stopped = True;
 	use_scratch();

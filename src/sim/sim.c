@@ -483,10 +483,9 @@ typedef struct mru_state {
 	bool write_back;
 } mru_state;
 
-static bool mru_eligible(const sim *s)
+/* LRU L1s with a power-of-two number of sets. */
+static bool l1s_ordered(const sim *s)
 {
-	if (!s->fast)
-		return false;
 	for (uint32_t c = 0; c < s->config.cores; c++)
 		for (int level = SIM_L1I; level <= SIM_L1D; level++) {
 			const sim_cache *cache = &s->core[c].cache[level];
@@ -494,6 +493,11 @@ static bool mru_eligible(const sim *s)
 				return false;
 		}
 	return true;
+}
+
+static bool mru_eligible(const sim *s)
+{
+	return s->fast && l1s_ordered(s);
 }
 
 static void mru_load(sim *s, mru_state *m)
@@ -969,14 +973,175 @@ static __attribute__((noinline)) int compact_other(sim *s, mru_state *m, const s
 	return mru_special(s, m, &r, index, thread, status);
 }
 
+/* ---- The entries' loop with classification ----
+ * What batch_fast_body does with classification and no TLB, for LRU L1s
+ * with power-of-two sets: a hit also references the L1's shadow (inline
+ * when the line is the shadow's most recent already, as after a fetch of
+ * the same line), and with several cores every write takes the general
+ * path (it updates the sharing masks).  The fetches that follow a hit in
+ * the same line are hits and the shadow's most recent line: counted at
+ * once.  Everything else goes through classify_one, batch_fast_body's
+ * decisions for one reference. */
+static inline void shadow_touch(sim_shadow *shadow, uint64_t line)
+{
+	if (shadow->head == UINT32_MAX || shadow->line[shadow->head] != line)
+		sim_shadow_reference(shadow, line);
+}
+
+typedef struct classify_state {
+	mru_state m;
+	sim_cache *cache[SIM_KIND_COUNT];   /* by kind: L1I, L1D, L1D */
+	bool general_writes;
+} classify_state;
+
+static __attribute__((noinline)) int classify_one(sim *s, classify_state *c, sim_access_kind kind, uint64_t address,
+                                                   uint32_t size, uint64_t ip)
+{
+	mru_state *m = &c->m;
+	const mru_l1 *f = &m->l1[kind];
+	sim_cache *cache = c->cache[kind];
+	if (s->config.max_access_size && size > s->config.max_access_size)
+		size = s->config.max_access_size;
+	uint64_t line = address >> f->line_bits, last_line = (address + size - 1) >> f->line_bits;
+	if (kind == SIM_WRITE && c->general_writes) {
+		/* the general path */
+	} else if (size != 0 && last_line == line + 1 && address + size - 1 > address) {
+		long a = sim_cache_find(cache, line), b = sim_cache_find(cache, last_line);
+		if (a >= 0 && b >= 0 && (cache->meta[a] & f->need) == f->want && (cache->meta[b] & f->need) == f->want) {
+			sim_shadow_reference(&cache->shadow, line);
+			sim_shadow_reference(&cache->shadow, last_line);
+			cache->meta[a] |= f->dirty;
+			sim_cache_move_to_front(cache, (size_t)a);
+			b = sim_cache_find(cache, last_line);
+			cache->meta[b] |= f->dirty;
+			sim_cache_move_to_front(cache, (size_t)b);
+			m->straddles++;
+			return 0;
+		}
+	} else if (size != 0 && last_line == line) {
+		long w = sim_cache_find(cache, line);
+		if (w >= 0 && (cache->meta[w] & f->need) == f->want) {
+			shadow_touch(&cache->shadow, line);
+			cache->meta[w] |= f->dirty;
+			sim_cache_move_to_front(cache, (size_t)w);
+			return 0;
+		}
+	}
+	m->general[kind]++;
+	s->current_ip = ip;
+	sim_reference_caches(s, m->core, kind, address, size);
+	return s->failed ? -1 : 0;
+}
+
+static int compact_classify(sim *s, const trace_compact *cp, plumb_status *status)
+{
+	const sim_program *p = s->program;
+	classify_state c;
+	memset(&c, 0, sizeof c);
+	mru_state *m = &c.m;
+	m->write_back = s->config.cache[SIM_L1D].write_back;
+	c.general_writes = s->config.cores > 1;
+	if (thread_slot(s, cp->thread, &m->core, status) != 0)
+		return -1;
+	mru_load(s, m);
+	c.cache[SIM_IFETCH] = &s->core[m->core].cache[SIM_L1I];
+	c.cache[SIM_READ] = c.cache[SIM_WRITE] = &s->core[m->core].cache[SIM_L1D];
+	sim_shadow *ishadow = &c.cache[SIM_IFETCH]->shadow, *dshadow = &c.cache[SIM_READ]->shadow;
+	const uint64_t *itags = m->l1[SIM_IFETCH].tags;
+	const uint8_t *imeta = m->l1[SIM_IFETCH].meta;
+	const uint8_t ineed = m->l1[SIM_IFETCH].need, iwant = m->l1[SIM_IFETCH].want;
+	/* a write that is not a hit here: one of several cores' writes is always general */
+	const uint8_t write_need = c.general_writes ? 0 : m->l1[SIM_WRITE].need;
+	const uint8_t write_want = c.general_writes ? 1 : m->l1[SIM_WRITE].want;
+	uint64_t counts[SIM_KIND_COUNT] = { 0, 0, 0 };
+	int rc = 0;
+	size_t before = 0;
+	const uint64_t *w = cp->words, *end = cp->end;
+	while (w < end) {
+		uint32_t id = (uint32_t)w[0];
+		const sim_op *op = p->ops + p->first[id], *op_end = op + p->count[id];
+		const uint64_t *d = w + 1;
+		w = d + cp->data[id];
+		for (; op < op_end; op++) {
+			unsigned kind = op->kind;
+			uint64_t address;
+			uint32_t size;
+			if (kind == OP_FETCH) {
+				size_t front = op->front;
+				if (__builtin_expect(itags[front] == op->line && (imeta[front] & ineed) == iwant, 1)) {
+					shadow_touch(ishadow, op->line);
+					counts[SIM_IFETCH] += 1 + op->repeat;
+					op += op->repeat;
+					continue;
+				}
+				kind = SIM_IFETCH;
+				address = op->address;
+				size = op->size;
+			} else if (kind == OP_READ || kind == OP_WRITE) {
+				const mru_l1 *f = &m->l1[kind];
+				address = *d;
+				d += op->advance;
+				size = op->size;
+				uint64_t line = address >> f->line_bits;
+				size_t front = (size_t)(line & f->set_mask) * f->assoc;
+				if (__builtin_expect(((address + size - 1) >> f->line_bits) == line && f->tags[front] == line, 1)) {
+					unsigned meta = f->meta[front];
+					uint8_t need = kind == OP_WRITE ? write_need : f->need, want = kind == OP_WRITE ? write_want : f->want;
+					if (__builtin_expect((meta & need) == want, 1)) {
+						counts[kind]++;
+						shadow_touch(dshadow, line);
+						if (f->dirty & ~meta)
+							f->meta[front] = (uint8_t)(meta | f->dirty);
+						continue;
+					}
+				}
+			} else {
+				/* a fetch across two lines, size 0 (a modify of size 0 is a
+				 * read, a write, or both, as batch_fast_body makes it) */
+				kind = op->trace_kind == TRACE_INSTRUCTION ? SIM_IFETCH : op->trace_kind == TRACE_WRITE ? SIM_WRITE : SIM_READ;
+				address = op->address;
+				size = op->size;
+				if (op->trace_kind != TRACE_INSTRUCTION)
+					address = *d++;
+				if (op->trace_kind == TRACE_MODIFY && s->config.modify != SIM_MODIFY_READ) {
+					if (s->config.modify == SIM_MODIFY_READ_WRITE) {
+						counts[SIM_READ]++;
+						rc = classify_one(s, &c, SIM_READ, address, size, op->address);
+						if (rc)
+							goto failed;
+					}
+					kind = SIM_WRITE;
+				}
+			}
+			counts[kind]++;
+			rc = classify_one(s, &c, (sim_access_kind)kind, address, size, op->address);
+			if (rc)
+				goto failed;
+			continue;
+		failed:
+			rc = plumb_fail(status, EPROTO, "invariant violated after record %zu: %s", before + op->index, s->failure);
+			break;
+		}
+		if (rc)
+			break;
+		before += cp->count[id];
+	}
+	for (int k = 0; k < SIM_KIND_COUNT; k++)
+		m->references[k] += counts[k];
+	mru_flush(s, m);
+	return rc;
+}
+
 int sim_access_compact(sim *s, const trace_compact *c, plumb_status *status)
 {
 	if (c->words == c->end)
 		return 0;
-	if (s->config.check || s->annotate || !mru_eligible(s))
+	if (s->config.check || s->annotate || s->has_tlb || !l1s_ordered(s))
 		return compact_expanded(s, c, status);
 	if (program_update(s, c, status) != 0)
 		return -1;
+	if (s->config.classify)
+		return compact_classify(s, c, status);
 	const sim_program *p = s->program;
 	mru_state m;
 	memset(&m, 0, sizeof m);

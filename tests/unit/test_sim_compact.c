@@ -2,8 +2,8 @@
  * ring (a definition per flush of instrumented code, a use per run of it
  * with only the data addresses): it must count exactly what sim_access_batch
  * counts for the records they stand for, whole statistics compared byte for
- * byte, for machines that take its own loop (LRU L1s with power-of-two sets,
- * no classification) and those it expands for, with runs of fetches in one
+ * byte, for machines that take its own loops (LRU L1s with power-of-two
+ * sets, with and without classification) and those it expands for, with runs of fetches in one
  * line, fetches across two lines, modifies under each rule, size-0 and
  * cut references, thread switches, definitions that appear as the stream
  * goes, and a second stream with other definitions under the same numbers. */
@@ -154,8 +154,14 @@ static void compact_case(unsigned variant, uint64_t seed)
 		c.cache[SIM_L1D].write_back = false;
 		c.l3_inclusion = SIM_INCLUSIVE;
 		break;
-	case 4:   /* classification: expanded into records */
+	case 4:   /* classification: its own loop, one core and two */
+	case 9:
 		c.classify = true;
+		break;
+	case 10:   /* TLBs: expanded into records */
+		c.tlb[SIM_DTLB].entries = 4;
+		c.tlb[SIM_ITLB].entries = 2;
+		c.tlb[SIM_DTLB].page_size = c.tlb[SIM_ITLB].page_size = 512;
 		break;
 	case 5:   /* FIFO L1s: expanded */
 		c.cache[SIM_L1I].replacement = c.cache[SIM_L1D].replacement = SIM_FIFO;
@@ -200,7 +206,7 @@ static void compact_case(unsigned variant, uint64_t seed)
 
 Test(sim_compact, counts_what_the_records_count)
 {
-	for (unsigned variant = 0; variant < 8; variant++)
+	for (unsigned variant = 0; variant < 11; variant++)
 		for (uint64_t seed = 1; seed <= 3; seed++)
 			compact_case(variant, seed + 10 * (uint64_t)variant);
 }

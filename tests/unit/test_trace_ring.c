@@ -41,8 +41,11 @@ typedef struct both {
 
 #define BATCH 4096
 
-/* Runs argv once with the ring and a text trace file. */
-static void run_both(char *const argv[], both *out)
+/* Runs argv once with the ring and a text trace file.  With fed, reads the
+ * ring's compact entries (trace_reader_view_compact), gives them to each
+ * simulator of fed (NULL-terminated) as they come, and keeps the records
+ * they stand for. */
+static void run_both_fed(char *const argv[], both *out, sim *const *fed)
 {
 	char dir[] = "/tmp/plumb-ring-XXXXXX";
 	cr_assert_not_null(mkdtemp(dir));
@@ -58,13 +61,41 @@ static void run_both(char *const argv[], both *out)
 	out->binary = malloc(capacity * sizeof *out->binary);
 	out->count = 0;
 	const trace_record *batch;
+	trace_compact compact = { 0 };
 	long n;
-	while ((n = trace_reader_view(reader, &batch, BATCH, &status)) > 0) {
-		if (out->count + (size_t)n > capacity) {
+	while ((n = fed ? trace_reader_view_compact(reader, &batch, &compact, BATCH, &status)
+	                : trace_reader_view(reader, &batch, BATCH, &status)) > 0) {
+		while (out->count + (size_t)n > capacity) {
 			capacity *= 2;
 			out->binary = realloc(out->binary, capacity * sizeof *out->binary);
 			cr_assert_not_null(out->binary);
 		}
+		if (fed && compact.words) {
+			for (sim *const *s = fed; *s; s++)
+				cr_assert_eq(sim_access_compact(*s, &compact, &status), 0, "%s", status.message);
+			/* the records the entries stand for */
+			trace_record *r = out->binary + out->count;
+			for (const uint64_t *w = compact.words; w < compact.end;) {
+				uint32_t id = (uint32_t)w[0];
+				cr_assert_eq(w[0] >> 60, 1, "a use entry");
+				cr_assert_lt(id, compact.definitions);
+				const uint64_t *data = w + 1;
+				for (size_t i = 0; i < compact.count[id]; i++, r++) {
+					*r = compact.templates[compact.first[id] + i];
+					r->thread = compact.thread;
+					if (r->kind != TRACE_INSTRUCTION)
+						r->address = *data++;
+				}
+				cr_assert_eq(data, w + 1 + compact.data[id]);
+				w = data;
+			}
+			cr_assert_eq((size_t)(r - (out->binary + out->count)), (size_t)n, "the run's record count");
+			out->count += (size_t)n;
+			continue;
+		}
+		if (fed)
+			for (sim *const *s = fed; *s; s++)
+				cr_assert_eq(sim_access_batch(*s, batch, (size_t)n, &status), 0, "%s", status.message);
 		memcpy(out->binary + out->count, batch, (size_t)n * sizeof *batch);
 		/* a marker's name lives in the reader, closed below: keep a copy */
 		for (size_t i = out->count; i < out->count + (size_t)n; i++)
@@ -74,6 +105,11 @@ static void run_both(char *const argv[], both *out)
 	}
 	cr_assert_eq(n, 0, "%s", status.message);
 	cr_assert_eq(trace_reader_close(reader, &status), 0, "%s", status.message);
+}
+
+static void run_both(char *const argv[], both *out)
+{
+	run_both_fed(argv, out, NULL);
 }
 
 static void both_free(both *b)
@@ -87,11 +123,18 @@ static void both_free(both *b)
 	rmdir(b->text_path);
 }
 
+static size_t compare_with_text(char *const argv[], both b, size_t at_least);
+
 static size_t compare_records(char *const argv[], size_t at_least)
 {
-	size_t markers = 0;
 	both b;
 	run_both(argv, &b);
+	return compare_with_text(argv, b, at_least);
+}
+
+static size_t compare_with_text(char *const argv[], both b, size_t at_least)
+{
+	size_t markers = 0;
 	cr_assert_geq(b.count, at_least, "%s %s: %zu records", argv[1], argv[2], b.count);
 	trace_reader *text;
 	plumb_status status;
@@ -207,6 +250,41 @@ Test(trace_ring, binary_path_simulates_like_the_text_path, .init = find_target_a
 	simulate_both(threads);
 	char *loop[] = { target, "loop", "30000", "2", NULL };
 	simulate_both(loop);
+}
+
+/* The ring's compact entries (trace_reader_view_compact), as plumb sim takes
+ * them: they stand for the records of the same run's text trace, one by one,
+ * and simulators fed the entries (sim_access_compact: cachegrind's machine,
+ * two cores with and without classification) count exactly what the same
+ * machines count from those records. */
+Test(trace_ring, compact_entries_stand_for_the_records, .init = find_target_and_tool, .timeout = 180)
+{
+	static const char *const machines[][2] = { { "cachegrind", "classify=no" }, { "default", "cores=2" },
+	                                           { "default", "classify=no" } };
+	char *threads[] = { target, "threads", "3", "4000", NULL };
+	sim *fed[4] = { NULL };
+	sim_config config[3];
+	plumb_status status;
+	for (size_t m = 0; m < 3; m++) {
+		cr_assert_eq(sim_preset(&config[m], machines[m][0], &status), 0, "%s", status.message);
+		cr_assert_eq(sim_config_assign(&config[m], machines[m][1], &status), 0, "%s", status.message);
+		cr_assert_eq(sim_new(&fed[m], &config[m], &status), 0, "%s", status.message);
+	}
+	both b;
+	run_both_fed(threads, &b, fed);
+	for (size_t m = 0; m < 3; m++) {
+		sim *s;
+		cr_assert_eq(sim_new(&s, &config[m], &status), 0, "%s", status.message);
+		for (size_t i = 0; i < b.count; i += BATCH)
+			cr_assert_eq(sim_access_batch(s, b.binary + i, b.count - i < BATCH ? b.count - i : BATCH, &status), 0,
+			             "%s", status.message);
+		cr_assert_gt(sim_statistics(s)->references[0], 20000);
+		cr_assert(memcmp(sim_statistics(s), sim_statistics(fed[m]), sizeof(sim_stats)) == 0,
+		          "%s %s: the statistics differ", machines[m][0], machines[m][1]);
+		sim_free(s);
+		sim_free(fed[m]);
+	}
+	cr_assert_gt(compare_with_text(threads, b, 20000), 0, "the region markers");
 }
 
 /* PLUMB_TRACE_TEXT: the old path, the lackey text through a pipe.  Two runs,
