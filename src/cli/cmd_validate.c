@@ -26,7 +26,7 @@ enum {
 	OPT_BACKEND = 0x2001, OPT_RUNS, OPT_SIZES, OPT_MAX_SIZE, OPT_PRESET, OPT_SIM_SET, OPT_DIR, OPT_PLOT_FORMAT,
 	OPT_VALGRIND, OPT_LIST, OPT_CASES, OPT_NO_PROGRESS, OPT_EXEC, OPT_EXEC_SIZE, OPT_EXEC_PAD,
 	OPT_EXEC_BASE, OPT_EXEC_TRIPS, OPT_FIND_PADDING, OPT_BASE_OFFSET, OPT_PAIRS, OPT_THRESHOLD, OPT_CPU,
-	OPT_VERIFICATION, OPT_NO_RECORD, OPT_SEED
+	OPT_VERIFICATION, OPT_NO_RECORD, OPT_SEED, OPT_CHECK_TRIPS
 };
 
 /* --threshold NAME=VALUE: the classification rules' numbers (docs/validation.md). */
@@ -104,6 +104,9 @@ static void usage(FILE *f)
 	        "                      (events), min-r2=0.9, min-cases=3 (defaults shown)\n"
 	        "  --cases             also print every case with all sources side by side, and\n"
 	        "                      the iteration check (loop trips counted at run time)\n"
+	        "  --check-trips N     count the loop trips of every counted case of up to N\n"
+	        "                      trips with execute breakpoints, in a run of its own\n"
+	        "                      (default 100000; each trip traps; 0: no check)\n"
 	        "  --list              list the benchmarks and their events\n"
 	        "  --find-padding      the configuration benchmark: sweep the pad 0..page-4 and find\n"
 	        "                      where the array's first page starts (Salayandia 2002, sec. 3.2)\n"
@@ -227,11 +230,11 @@ static void trips_note(output_report *r, const validate_results *results)
 	            "(execute breakpoints)%s", n[VALIDATE_TRIPS_OK], results->trip_check_count,
 	            n[VALIDATE_TRIPS_MISMATCH] ? "; a mismatch fails its case" : "");
 	if (n[VALIDATE_TRIPS_UNSUPPORTED])
-		output_note(r, "iteration check unsupported in %zu cases: %s", n[VALIDATE_TRIPS_UNSUPPORTED],
-		            why[VALIDATE_TRIPS_UNSUPPORTED]);
+		output_note(r, "iteration check unsupported in %zu %s: %s", n[VALIDATE_TRIPS_UNSUPPORTED],
+		            n[VALIDATE_TRIPS_UNSUPPORTED] == 1 ? "case" : "cases", why[VALIDATE_TRIPS_UNSUPPORTED]);
 	if (n[VALIDATE_TRIPS_NOT_CHECKED])
-		output_note(r, "iteration check not run in %zu cases: %s", n[VALIDATE_TRIPS_NOT_CHECKED],
-		            why[VALIDATE_TRIPS_NOT_CHECKED]);
+		output_note(r, "iteration check not run in %zu %s: %s", n[VALIDATE_TRIPS_NOT_CHECKED],
+		            n[VALIDATE_TRIPS_NOT_CHECKED] == 1 ? "case" : "cases", why[VALIDATE_TRIPS_NOT_CHECKED]);
 }
 
 /* Runs one benchmark kernel once, uncounted: what Valgrind instruments. */
@@ -438,6 +441,7 @@ int cmd_validate(int argc, char **argv)
 		{ "verification", required_argument, 0, OPT_VERIFICATION },
 		{ "no-record", no_argument, 0, OPT_NO_RECORD },
 		{ "seed", required_argument, 0, OPT_SEED },
+		{ "check-trips", required_argument, 0, OPT_CHECK_TRIPS },
 		/* the names before the common vocabulary (man plumb-validate: kept for one release) */
 		{ "sim-preset", required_argument, 0, OPT_PRESET },
 		{ "sim-set", required_argument, 0, OPT_SIM_SET },
@@ -547,6 +551,10 @@ int cmd_validate(int argc, char **argv)
 			verification = optarg;
 			break;
 		case OPT_NO_RECORD: record = false; break;
+		case OPT_CHECK_TRIPS:
+			if (parse_u64(optarg, 0, 1000000000, &o.check_trips_max, &status) != 0)
+				return cli_usage_error("validate", "--check-trips: %s", status.message);
+			break;
 		case OPT_SEED:
 			if (parse_u64(optarg, 0, UINT64_MAX, &o.synthetic.seed, &status) != 0)
 				return cli_usage_error("validate", "--seed: %s", status.message);

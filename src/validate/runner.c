@@ -26,6 +26,7 @@ void validate_options_default(validate_options *o)
 	o->synthetic.magnitude = NAN;
 	o->synthetic.seed = 1;
 	o->counted_cpu = -1;
+	o->check_trips_max = VALIDATE_TRIP_CHECK_MAX;
 	validate_thresholds_default(&o->thresholds);
 }
 
@@ -230,7 +231,7 @@ static int run_native(benchmark_plan *plan, const validate_options *o, validate_
 		 * the trips its model expects fails every series of the case. */
 		plumb_status check_status;
 		validate_trip_check check;
-		int checked = validate_check_trips(b, &plan->params[i], &check, &check_status);
+		int checked = validate_check_trips(b, &plan->params[i], o->check_trips_max, &check, &check_status);
 		r->total_runs += checked == 0 && check.state != VALIDATE_TRIPS_NOT_CHECKED;
 		if (checked == 0 && add_trip_check(r, &check) != 0) return plumb_fail(status, ENOMEM, "out of memory");
 		if (checked != 0 || check.state == VALIDATE_TRIPS_MISMATCH) {

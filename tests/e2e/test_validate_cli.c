@@ -69,6 +69,18 @@ Test(validate_cli, counted_cases_check_the_trips_their_loop_ran)
 	}
 	json_object_put(root);
 	cli_run_free(&r);
+	/* Above --check-trips a case is not checked, and says why. */
+	r = cli_run_plumbv(NULL, "validate", "page-faults", "--backend", "perf", "--runs", "1", "--sizes", "10,1000",
+	                   "--check-trips", "100", "--no-record", "--json", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	root = json_tokener_parse(r.out);
+	rows = cli_json_rows(root, "iterations");
+	cr_assert_eq(json_object_array_length(rows), 2);
+	json_object *big = json_object_array_get_idx(rows, 1);
+	cr_expect_str_eq(text(big, "status"), "not-checked");
+	cr_expect(strstr(text(big, "detail"), "1000 trips exceed the 100") != NULL, "%s", text(big, "detail"));
+	json_object_put(root);
+	cli_run_free(&r);
 }
 
 Test(validate_cli, bad_input_is_one_line_and_exit_2)
@@ -82,6 +94,7 @@ Test(validate_cli, bad_input_is_one_line_and_exit_2)
 		{ "validate", "--bogus", NULL, NULL },
 		{ "validate", "--sim-set", "prefetch=psychic", NULL },
 		{ "validate", "--sim-set", "l1d.size", NULL },
+		{ "validate", "--check-trips", "x", NULL },
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		cli_run r = cli_run_plumb(NULL, cases[i]);

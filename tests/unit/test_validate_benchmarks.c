@@ -569,7 +569,7 @@ Test(validate_benchmarks, every_benchmark_passes_the_library_iteration_check, .t
 			validate_params p;
 			validate_params_init(&p, b, &machine, check_sizes[i]);
 			validate_trip_check check;
-			cr_assert_eq(validate_check_trips(b, &p, &check, &status), 0, "%s at %llu: %s", b->name,
+			cr_assert_eq(validate_check_trips(b, &p, VALIDATE_TRIP_CHECK_MAX, &check, &status), 0, "%s at %llu: %s", b->name,
 			             (unsigned long long)check_sizes[i], status.message);
 			if (check.state == VALIDATE_TRIPS_UNSUPPORTED)
 				cr_skip_test("the iteration check is unsupported here: %s", check.reason);
@@ -597,7 +597,7 @@ Test(validate_benchmarks, icache_trips_are_counted_across_laps_of_the_chain, .ti
 		validate_params p;
 		validate_params_init(&p, b, &machine, check_sizes[i]);
 		validate_trip_check check;
-		cr_assert_eq(validate_check_trips(b, &p, &check, &status), 0, "%s", status.message);
+		cr_assert_eq(validate_check_trips(b, &p, VALIDATE_TRIP_CHECK_MAX, &check, &status), 0, "%s", status.message);
 		if (check.state == VALIDATE_TRIPS_UNSUPPORTED)
 			cr_skip_test("the iteration check is unsupported here: %s", check.reason);
 		cr_expect_eq(check.state, VALIDATE_TRIPS_OK, "at %llu: %s", (unsigned long long)check_sizes[i], check.reason);
@@ -641,7 +641,7 @@ Test(validate_benchmarks, a_kernel_running_the_wrong_number_of_trips_is_caught)
 	validate_params p;
 	validate_params_init(&p, &wrapper, &machine, 100);
 	validate_trip_check check;
-	cr_assert_eq(validate_check_trips(&wrapper, &p, &check, &status), 0, "%s", status.message);
+	cr_assert_eq(validate_check_trips(&wrapper, &p, VALIDATE_TRIP_CHECK_MAX, &check, &status), 0, "%s", status.message);
 	if (check.state == VALIDATE_TRIPS_UNSUPPORTED)
 		cr_skip_test("the iteration check is unsupported here: %s", check.reason);
 	cr_expect_eq(check.state, VALIDATE_TRIPS_MISMATCH);
@@ -652,7 +652,7 @@ Test(validate_benchmarks, a_kernel_running_the_wrong_number_of_trips_is_caught)
 	validate_benchmark wrong_model = *validate_benchmark_find("cycles");
 	wrong_model.expected_iterations = half_of_cycles_trips;   /* a model that disagrees with the kernel */
 	validate_params_init(&p, &wrong_model, &machine, 1600);
-	cr_assert_eq(validate_check_trips(&wrong_model, &p, &check, &status), 0, "%s", status.message);
+	cr_assert_eq(validate_check_trips(&wrong_model, &p, VALIDATE_TRIP_CHECK_MAX, &check, &status), 0, "%s", status.message);
 	cr_expect_eq(check.state, VALIDATE_TRIPS_MISMATCH);
 	cr_expect_eq(check.expected, 50);
 	cr_expect_eq(check.counted, 100);
@@ -683,14 +683,14 @@ Test(validate_benchmarks, an_uncountable_loop_is_unsupported_never_the_formula)
 	validate_params p;
 	validate_params_init(&p, &b, &machine, 10);
 	validate_trip_check check;
-	cr_assert_eq(validate_check_trips(&b, &p, &check, &status), 0, "%s", status.message);
+	cr_assert_eq(validate_check_trips(&b, &p, VALIDATE_TRIP_CHECK_MAX, &check, &status), 0, "%s", status.message);
 	cr_expect_eq(check.state, VALIDATE_TRIPS_UNSUPPORTED, "%s", validate_trip_state_name(check.state));
 	cr_expect_eq(check.counted, 0);
 	cr_expect_eq(check.expected, 10);
 	cr_expect(strstr(check.reason, "execute breakpoint cannot be opened") != NULL, "%s", check.reason);
 	/* And a benchmark whose model has no trips is not checked, with why. */
 	b.expected_iterations = NULL;
-	cr_assert_eq(validate_check_trips(&b, &p, &check, &status), 0);
+	cr_assert_eq(validate_check_trips(&b, &p, VALIDATE_TRIP_CHECK_MAX, &check, &status), 0);
 	cr_expect_eq(check.state, VALIDATE_TRIPS_NOT_CHECKED);
 	cr_expect(strstr(check.reason, "no iteration model") != NULL, "%s", check.reason);
 }
