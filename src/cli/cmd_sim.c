@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "cli/command.h"
+#include "cli/sim_sweep.h"
 #include "plumb/parse.h"
 #include "plumb/progress.h"
 #include "plumb/sim.h"
@@ -20,7 +21,10 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 	        "usage: plumb sim [OPTIONS] [TRACE]\n"
-	        "       plumb sim [OPTIONS] -- PROGRAM [ARGS...]\n\n"
+	        "       plumb sim [OPTIONS] -- PROGRAM [ARGS...]\n"
+	        "       [mpirun -n N] plumb sim --sweep CONFIGS --traces LIST -o DIR\n"
+	        "                        every trace through every configuration, one table;\n"
+	        "                        spread over MPI ranks under mpirun (--sweep X --help)\n\n"
 	        "Runs a trace (a file, or standard input when TRACE is - or absent) or a\n"
 	        "program under Valgrind (plumbgrind, or lackey) through N cores with private\n"
 	        "L1I/L1D/L2, an optional shared L3, TLBs, prefetchers and MSI/MESI/MOESI/ESI\n"
@@ -221,6 +225,10 @@ int cmd_sim(int argc, char **argv)
 	int c;
 	if (!settings)
 		return cli_usage_error("sim", "out of memory");
+	if (cli_sim_is_sweep(argc, argv)) {
+		free(settings);
+		return cli_sim_sweep(argc, argv);
+	}
 	optind = 1;
 	opterr = 0;
 	/* '+': stop at the first non-option, so "-- PROGRAM -x" keeps its options */

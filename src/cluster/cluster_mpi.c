@@ -292,6 +292,15 @@ int cluster_launcher_rank(void)
 	return 0;
 }
 
+bool cluster_launched(void)
+{
+	static const char *const names[] = { "OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID" };
+	for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+		if (getenv(names[i]))
+			return true;
+	return false;
+}
+
 int cluster_mpi_main(const char *program, const cluster_options *o)
 {
 	int provided = MPI_THREAD_SINGLE;

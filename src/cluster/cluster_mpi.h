@@ -20,7 +20,14 @@ typedef struct cluster_options {
  * (SLURM_PROCID) set; 0 when started alone. */
 int cluster_launcher_rank(void);
 
+/* True when a launcher (mpirun, srun) started this process as a rank. */
+bool cluster_launched(void);
+
 /* mpirun -n N plumb cluster: returns the process's exit code. */
 int cluster_mpi_main(const char *program, const cluster_options *options);
+
+struct sim_sweep;
+/* mpirun -n N plumb sim --sweep: job k on rank k mod N, the table on rank 0. */
+int sim_sweep_mpi_main(const struct sim_sweep *sweep, const char *dir);
 
 #endif

@@ -247,3 +247,83 @@ Test(cluster_cli, a_rank_that_dies_leaves_its_row_with_the_reason, .timeout = 15
 	free(out);
 	free(err);
 }
+
+/* Two small din traces: a stride through 1 MiB, and 4 KiB pages at random. */
+static void write_traces(char *a, char *b, char *bad, size_t length)
+{
+	snprintf(a, length, "%s", cli_temp_path("stride.din"));
+	snprintf(b, length, "%s", cli_temp_path("pages.din"));
+	snprintf(bad, length, "%s", cli_temp_path("broken.din"));
+	FILE *f = fopen(a, "w"), *g = fopen(b, "w"), *h = fopen(bad, "w");
+	cr_assert(f && g && h);
+	unsigned long x = 12345;
+	for (unsigned i = 0; i < 20000; i++) {
+		fprintf(f, "%u %x\n", i % 2, 0x10000 + (i * 64) % (1u << 20));
+		x = x * 6364136223846793005ul + 1442695040888963407ul;
+		fprintf(g, "%u %lx\n", (unsigned)(x >> 63), 0x200000 + ((x >> 20) % (1ul << 22)));
+	}
+	fputs("this is not a trace\n", h);
+	fclose(f);
+	fclose(g);
+	fclose(h);
+}
+
+Test(cluster_cli, a_sweep_spread_over_ranks_is_the_serial_sweep_byte_for_byte, .timeout = 150)
+{
+	char a[512], b[512], bad[512], serial[512], spread[512];
+	write_traces(a, b, bad, sizeof a);
+	snprintf(serial, sizeof serial, "%s", cli_temp_path("sweep-serial"));
+	snprintf(spread, sizeof spread, "%s", cli_temp_path("sweep-spread"));
+	char traces[2048];
+	snprintf(traces, sizeof traces, "%s,%s,%s", a, b, bad);
+	cli_run r = cli_run_plumbv(NULL, "sim", "--sweep", "origin2000,power3,cachegrind,zen4", "--traces", traces, "-o", serial, NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	cr_assert(strstr(r.out, "sweep: 12 jobs (3 traces x 4 configurations)"), "%s", r.out);
+	cli_run_free(&r);
+	char path[1024];
+	snprintf(path, sizeof path, "%s/sweep.json", serial);
+	json_object *root = json_object_from_file(path);
+	cr_assert_not_null(root);
+	json_object *rows = cli_json_rows(root, "sweep");
+	cr_assert_eq(json_object_array_length(rows), 12);
+	/* trace by trace, each through every configuration in order */
+	cr_assert_str_eq(row_text(json_object_array_get_idx(rows, 5), "config"), "power3");
+	cr_assert(strstr(row_text(json_object_array_get_idx(rows, 5), "trace"), "pages.din"));
+	cr_assert_str_eq(row_text(json_object_array_get_idx(rows, 0), "status"), "ok");
+	/* the broken trace's jobs keep their rows, with the reason */
+	json_object *broken = json_object_array_get_idx(rows, 8);
+	cr_assert_str_eq(row_text(broken, "status"), "failed");
+	cr_assert_not_null(row_reason(broken, "status"));
+	json_object *refs;
+	cr_assert(json_object_object_get_ex(json_object_array_get_idx(rows, 0), "references", &refs));
+	cr_assert_eq(json_object_get_int64(refs), 20000);
+	json_object_put(root);
+
+	require_mpi();
+	char *out, *err, arguments[4096];
+	snprintf(arguments, sizeof arguments, "sim --sweep origin2000,power3,cachegrind,zen4 --traces %s -o %s", traces, spread);
+	int rc = run_mpi("-n 3", arguments, &out, &err);
+	cr_assert_eq(rc, 0, "%s", err);
+	cr_assert(strstr(out, "on 3 ranks"), "%s", out);
+	static const char *const files[] = { "sweep.json", "sweep.csv" };
+	for (size_t i = 0; i < 2; i++) {
+		char p1[1024], p2[1024];
+		snprintf(p1, sizeof p1, "%s/%s", serial, files[i]);
+		snprintf(p2, sizeof p2, "%s/%s", spread, files[i]);
+		char *one = slurp(p1), *two = slurp(p2);
+		cr_assert(one && two && one[0]);
+		cr_assert_str_eq(one, two, "%s differs between the serial and the spread sweep", files[i]);
+		free(one);
+		free(two);
+	}
+	free(out);
+	free(err);
+	/* a bad list fails on every rank, said once */
+	snprintf(arguments, sizeof arguments, "sim --sweep origin2000,nosuchpreset --traces %s -o %s", a, spread);
+	rc = run_mpi("-n 3", arguments, &out, &err);
+	cr_assert_eq(rc, 2, "%s", err);
+	cr_assert_eq(count_lines_with(err, "plumb sim:"), 1, "%s", err);
+	cr_assert(strstr(err, "'nosuchpreset' is neither a configuration file nor a preset"), "%s", err);
+	free(out);
+	free(err);
+}
