@@ -13,7 +13,7 @@ static const struct { const char *command, *title, *intro; } sections[] = {
 	{ "bw", "Bandwidth", "Read, write, copy and triad kernels per working-set size, one thread and all threads. GB/s counts the bytes the kernel names, as STREAM does." },
 	{ "geometry", "Geometry inferred from timing", "Line size, capacities, associativity and TLB reach from timing alone, beside what the system claims." },
 	{ "c2c", "Coherence costs between cores", "What an access costs when another core holds the line in each state." },
-	{ "loaded", "Latency under load", "Pointer-chase latency while other cores generate traffic at increasing rates." },
+	{ "loaded", "Latency under load", "Pointer-chase latency while other cores generate traffic at increasing rates, with two checks: the idle point against the latency probe's own loop on the same chain, and whether the rise can be queueing at the memory system at all." },
 	{ "model", "Queueing model", "Hristea et al.'s closed queueing model (1997) fitted to the loaded-latency curve: the service time is what the memory system spends per request; the model then predicts latency at loads not measured." },
 	{ "validate", "Can I trust my counters?", "Microbenchmarks whose counts have a closed form, read through each counter source (perf_event, PAPI, the simulator, Valgrind instrumentation); each event's error class and the region size from which it is reliable. The summary's grid is the short answer." },
 	{ "stat", "Counts", "" },
