@@ -260,3 +260,74 @@ Test(geometry_cli, lat_and_geometry_give_one_figure_from_one_measurement, .timeo
 	cli_run_free(&l);
 	cli_run_free(&g);
 }
+
+/* The rows of table name in one section of a report.json bundle. */
+static json_object *bundle_rows(json_object *bundle, const char *command, const char *name)
+{
+	json_object *sections;
+	if (!strcmp(command, "summary")) {
+		json_object *summary;
+		cr_assert(json_object_object_get_ex(bundle, "summary", &summary));
+		return cli_json_rows(summary, name);
+	}
+	cr_assert(json_object_object_get_ex(bundle, "sections", &sections));
+	for (size_t i = 0; i < json_object_array_length(sections); i++) {
+		json_object *s = json_object_array_get_idx(sections, i), *c, *report;
+		if (json_object_object_get_ex(s, "command", &c) && !strcmp(json_object_get_string(c), command) &&
+		    json_object_object_get_ex(s, "report", &report))
+			return cli_json_rows(report, name);
+	}
+	cr_assert_fail("no %s section", command);
+	return NULL;
+}
+
+/* In one report, the latency section, the geometry section and the summary
+ * give the same size and latency for every level: geometry reads the
+ * latency section's measurement instead of sweeping again. */
+Test(geometry_cli, one_report_gives_one_figure_per_quantity, .timeout = 180)
+{
+	char html[512], json[600];
+	snprintf(html, sizeof html, "%s", cli_temp_path("report.html"));
+	snprintf(json, sizeof json, "%.*s.json", (int)strlen(html) - 5, html);
+	cli_run r = cli_run_plumbv(NULL, "report", "--quick", "--sections", "lat,geometry", "-o", html, NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	cli_run_free(&r);
+	json_object *bundle = json_tokener_parse(slurp(json));
+	cr_assert_not_null(bundle);
+	json_object *levels = bundle_rows(bundle, "lat", "levels"), *rows = bundle_rows(bundle, "geometry", "geometry");
+	json_object *hierarchy = bundle_rows(bundle, "summary", "hierarchy");
+	json_object *sections = json_object_object_get(bundle, "sections");
+	json_object *geometry = json_object_object_get(json_object_array_get_idx(sections, 1), "report");
+	json_object *meta = json_object_object_get(geometry, "meta");
+	cr_assert_str_eq(json_object_get_string(json_object_object_get(meta, "levels_from")), "a saved plumb lat report");
+	size_t count = json_object_array_length(levels), compared = 0;
+	cr_assert_geq(count, 2);
+	for (size_t k = 0; k < count; k++) {
+		json_object *level = json_object_array_get_idx(levels, k);
+		const char *name = json_object_get_string(column(level, "level"));
+		if (strncmp(name, "L", 1) != 0 && strcmp(name, "memory") != 0)
+			continue;   /* "level N": the count differs from sysfs, rows are not named */
+		json_object *summary_row = NULL;
+		for (size_t i = 0; i < json_object_array_length(hierarchy); i++) {
+			json_object *h = json_object_array_get_idx(hierarchy, i);
+			if (!strcmp(json_object_get_string(column(h, "level")), strcmp(name, "memory") ? name : "DRAM"))
+				summary_row = h;
+		}
+		cr_assert_not_null(summary_row, "no summary row for %s", name);
+		double ns = real(column(level, "latency"));
+		cr_assert_eq(real(column(finding(rows, "latency", name), "measured")), ns, "%s latency", name);
+		cr_assert_eq(real(column(summary_row, "latency")), ns, "%s latency in the summary", name);
+		compared++;
+		if (!strcmp(name, "memory") || k + 1 == count)
+			continue;
+		double end = real(column(level, "ends_at"));
+		cr_assert_eq(real(column(finding(rows, "capacity", name), "measured")), end, "%s size", name);
+		cr_assert_eq(real(column(summary_row, "measured_size")), end, "%s size in the summary", name);
+		cr_assert_eq(real(column(summary_row, "measured_size_low")), real(column(level, "ends_low")), "%s", name);
+		cr_assert_eq(real(column(summary_row, "measured_size_high")), real(column(level, "ends_high")), "%s", name);
+		cr_assert_str_eq(json_object_get_string(column(summary_row, "size_stability")),
+		                 json_object_get_string(column(level, "stability")), "%s", name);
+	}
+	cr_assert_geq(compared, 1, "no level compared");
+	json_object_put(bundle);
+}
