@@ -29,6 +29,14 @@ static double meta_number(const output_report *report, const char *key)
 	return end != buffer ? v : NAN;
 }
 
+/* v when it is a number in [low, high], else fallback: a saved report is
+ * outside input, and a cast of NaN or of a value out of range is
+ * undefined. */
+static double within(double v, double low, double high, double fallback)
+{
+	return v >= low && v <= high ? v : fallback;
+}
+
 static double cell(const output_table *t, size_t row, int column)
 {
 	return column < 0 ? NAN : output_cell_number(t, row, (size_t)column);
@@ -58,15 +66,11 @@ int latency_run_from_report(const output_report *report, latency_run_options *o,
 				o->pattern = (chase_pattern)p;
 	if (meta_get(report, "seed", text, sizeof text))
 		o->seed = strtoull(text, NULL, 10);
-	double v = meta_number(report, "repeats");
-	if (v >= 0)
-		o->repeats = (unsigned)v;
-	if ((v = meta_number(report, "time_cap_ms")) > 0)
-		o->measure.time_cap_ns = (uint64_t)(v * 1e6);
-	if ((v = meta_number(report, "target_ci95_relative")) > 0)
-		o->measure.target_relative_ci = v;
-	r->cpu = (int)meta_number(report, "cpu");
-	r->line_bytes = (size_t)meta_number(report, "line_bytes");
+	o->repeats = (unsigned)within(meta_number(report, "repeats"), 0, 64, o->repeats);
+	o->measure.time_cap_ns = (uint64_t)(within(meta_number(report, "time_cap_ms"), 0, 1e9, 150) * 1e6);
+	o->measure.target_relative_ci = within(meta_number(report, "target_ci95_relative"), 0, 100, 0.02);
+	r->cpu = (int)within(meta_number(report, "cpu"), -1, 1 << 20, -1);
+	r->line_bytes = (size_t)within(meta_number(report, "line_bytes"), 0, 1 << 30, 0);
 	/* The meta holds the TSC rate to 6 digits; the sweep's cycles and ns
 	 * columns give it to the last bit. */
 	r->timer.ticks_per_ns = meta_number(report, "timer_ticks_per_ns");
@@ -78,8 +82,7 @@ int latency_run_from_report(const output_report *report, latency_run_options *o,
 	r->work_unit.ns = ghz > 0 ? 1 / ghz : NAN;
 	r->sweep_seconds = meta_number(report, "sweep_seconds");
 	r->total_seconds = meta_number(report, "total_seconds");
-	v = meta_number(report, "remeasured_points");
-	r->remeasured = v > 0 ? (size_t)v : 0;
+	r->remeasured = (size_t)within(meta_number(report, "remeasured_points"), 0, 1e12, 0);
 	meta_get(report, "pages_obtained", r->pages_obtained, sizeof r->pages_obtained);
 	if (meta_get(report, "sysfs_data_caches", text, sizeof text)) {
 		char *cursor = text;
@@ -116,7 +119,7 @@ int latency_run_from_report(const output_report *report, latency_run_options *o,
 	int samples = output_column_index(sweep, "samples"), label = output_column_index(sweep, "label");
 	for (size_t i = 0; i < n; i++) {
 		double b = cell(sweep, i, bytes_column), p10 = cell(sweep, i, p10_column);
-		if (!(b > 0) || !(p10 > 0))
+		if (!(b > 0 && b < 1e18) || !(p10 > 0))
 			return plumb_fail(status, EINVAL, "the lat report's sweep row %zu has no size or no p10", i + 1);
 		latency_point *p = &r->points[i];
 		r->sizes[i] = p->bytes = (uint64_t)llround(b);
@@ -125,8 +128,7 @@ int latency_run_from_report(const output_report *report, latency_run_options *o,
 		p->latency.ns_min = cell(sweep, i, minimum);
 		p->latency.cv = cell(sweep, i, cv);
 		p->latency.ci95_relative = cell(sweep, i, ci) / 100;
-		double s = cell(sweep, i, samples);
-		p->latency.samples = s > 0 ? (size_t)s : 0;
+		p->latency.samples = (size_t)within(cell(sweep, i, samples), 0, 1e12, 0);
 		const char *l = label >= 0 ? output_cell_string(sweep, i, (size_t)label) : NULL;
 		p->latency.noisy = l && !strcmp(l, "noisy");
 		for (size_t k = 0; k < pass_count; k++)
@@ -136,7 +138,7 @@ int latency_run_from_report(const output_report *report, latency_run_options *o,
 	 * passes table (older reports have none: the sweep is the one pass). */
 	bool have_first = false;
 	for (size_t row = 0; pass_column >= 0 && pass_bytes >= 0 && pass_p10 >= 0 && row < output_row_count(passes); row++) {
-		double p = cell(passes, row, pass_column), b = cell(passes, row, pass_bytes);
+		double p = within(cell(passes, row, pass_column), 0, 63, -1), b = cell(passes, row, pass_bytes);
 		for (size_t i = 0; p >= 0 && (size_t)p < pass_count && i < n; i++)
 			if ((double)r->sizes[i] == b) {
 				r->pass_ns[(size_t)p * n + i] = cell(passes, row, pass_p10);

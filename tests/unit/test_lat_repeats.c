@@ -225,3 +225,49 @@ Test(lat_repeats, labels_agree_disagree_and_unstable)
 	cr_assert_eq(r.levels[2].spread.low_bytes, 16 * MiB);
 	cr_assert_str_eq(r.levels[1].verdict, "agrees");
 }
+
+/* A saved report is outside input: a meta value that is not a number, or
+ * one too large for its type, falls back to a default instead of being cast
+ * (a NaN cast to int was undefined behaviour; found by fuzz_lat_saved). */
+Test(lat_repeats, a_saved_report_with_nonsense_meta_reads_safely)
+{
+	output_report *report = output_report_new("lat");
+	output_meta_text(report, "cpu", "x");
+	output_meta_real(report, "line_bytes", 1e300);
+	output_meta_integer(report, "points_per_octave", 4);
+	output_meta_real(report, "time_cap_ms", 1e300);
+	output_meta_text(report, "sysfs_data_caches", "49152,1048576");
+	output_table *t = output_table_add(report, "sweep", "sweep");
+	output_column(t, "bytes", "bytes", 0);
+	output_column(t, "p10", "ns", 2);
+	output_column(t, "samples", NULL, 0);
+	uint64_t sizes[40];
+	size_t n = latency_sweep_sizes(4 * KiB, 4 * MiB, 4, 64, sizes, 40);
+	for (size_t i = 0; i < n; i++) {
+		output_row(t);
+		output_cell_integer(t, (int64_t)sizes[i]);
+		output_cell_real(t, sizes[i] <= 48 * KiB ? 0.9 : sizes[i] <= 1 * MiB ? 3.2 : 10);
+		output_cell_real(t, 1e300);
+	}
+	output_table *p = output_table_add(report, "passes", "passes");
+	output_column(p, "pass", NULL, 0);
+	output_column(p, "bytes", "bytes", 0);
+	output_column(p, "p10", "ns", 2);
+	output_row(p);
+	output_cell_real(p, 1e300);   /* no such pass: ignored */
+	output_cell_integer(p, (int64_t)sizes[3]);
+	output_cell_real(p, 0.5);
+	latency_run_options o;
+	latency_run_result r;
+	plumb_status status;
+	cr_assert_eq(latency_run_from_report(report, &o, &r, &status), 0, "%s", status.message);
+	cr_assert_eq(r.cpu, -1);
+	cr_assert_eq(r.line_bytes, 0);
+	cr_assert_eq(r.passes, 1);
+	cr_assert_eq(r.sysfs_levels, 2);
+	cr_assert_eq(r.level_count, 3);
+	cr_assert_str_eq(r.levels[0].name, "L1");
+	cr_assert_str_eq(r.levels[2].name, "memory");
+	latency_run_free(&r);
+	output_report_free(report);
+}
