@@ -56,6 +56,8 @@ int output_write_file(const output_report *report, output_format format, const c
  * atomically; "meta" and "notes" name the metadata (key, value) and the
  * notes.  -1 with ENOENT and the table names when there is no such table. */
 int output_write_csv_table(const output_report *report, const char *name, const char *path, plumb_status *status);
+/* The same to an open stream (plumb stat's stderr). */
+int output_write_csv_stream(const output_report *report, const char *name, FILE *stream, plumb_status *status);
 
 /* Every table, one CSV file each: the first to PATH (a file, not "-"), each
  * other to PATH without ".csv" plus "-NAME.csv" (lat.csv, lat-levels.csv). */

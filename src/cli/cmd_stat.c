@@ -76,6 +76,13 @@ static int emit(const cli_output *out, const counter_stat_request *request, cons
 		fflush(stderr);
 		return 0;
 	}
+	if (out->format == OUTPUT_CSV) {
+		if (output_write_csv_stream(report, out->table, stderr, &status) != 0)
+			return out->table && !output_table_find(report, out->table)
+			       ? cli_usage_error("stat", "--table: %s", status.message)
+			       : cli_error("stat", &status);
+		return 0;
+	}
 	if (output_write(report, out->format, stderr, &status) != 0)
 		return cli_error("stat", &status);
 	return 0;

@@ -502,6 +502,15 @@ static void write_csv(const output_report *r, FILE *f)
 	write_csv_named(r, NULL, f, &ignored);
 }
 
+int output_write_csv_stream(const output_report *r, const char *name, FILE *f, plumb_status *status)
+{
+	if (write_csv_named(r, name, f, status) != 0)
+		return -1;
+	if (fflush(f) != 0 || ferror(f))
+		return plumb_fail_errno(status, errno ? errno : EIO, "cannot write output");
+	return 0;
+}
+
 int output_write_csv_table(const output_report *r, const char *name, const char *path, plumb_status *status)
 {
 	if (name && !output_table_find(r, name) && strcmp(name, "meta") && strcmp(name, "notes"))

@@ -59,6 +59,13 @@ Test(stat_cli, the_table_goes_to_stderr_and_the_commands_stdout_is_untouched)
 	cr_assert_not_null(root, "%s", r.err);
 	json_object_put(root);
 	cli_run_free(&r);
+
+	/* CSV too, one table: --table picks it */
+	r = cli_run_plumbv(NULL, "stat", "--per-run", "--table", "runs", "-e", "page-faults", "--", "echo", "out", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	cr_assert_str_eq(r.out, "out\n");
+	cr_assert(strncmp(r.err, "run,event,value,raw,", 20) == 0, "%s", r.err);
+	cli_run_free(&r);
 }
 
 Test(stat_cli, runs_give_plus_minus_and_rates_follow_perf)
