@@ -1191,12 +1191,25 @@ int sim_access_compact(sim *s, const trace_compact *c, plumb_status *status)
 				uint32_t size = op->size;
 				uint64_t line = address >> f->line_bits;
 				size_t front = (size_t)(line & f->set_mask) * f->assoc;
-				if (__builtin_expect(((address + size - 1) >> f->line_bits) == line && f->tags[front] == line, 1)) {
-					unsigned meta = f->meta[front];
-					if (__builtin_expect((meta & f->need) == f->want, 1)) {
-						if (__builtin_expect(f->dirty & ~meta, 0))
+				if (__builtin_expect(((address + size - 1) >> f->line_bits) == line, 1)) {
+					if (__builtin_expect(f->tags[front] == line, 1)) {
+						unsigned meta = f->meta[front];
+						if (__builtin_expect((meta & f->need) == f->want, 1)) {
+							if (__builtin_expect(f->dirty & ~meta, 0))
+								f->meta[front] = (uint8_t)(meta | f->dirty);
+							continue;
+						}
+					} else if (f->assoc > 1 && f->tags[front + 1] == line) {
+						/* the second way: mru_other's move to the front, a swap */
+						uint8_t meta = f->meta[front + 1];
+						if ((meta & f->need) == f->want) {
+							uint64_t *tags = (uint64_t *)f->tags;
+							tags[front + 1] = tags[front];
+							f->meta[front + 1] = f->meta[front];
+							tags[front] = line;
 							f->meta[front] = (uint8_t)(meta | f->dirty);
-						continue;
+							continue;
+						}
 					}
 				}
 				rc = mru_other(s, &m, (sim_access_kind)kind, address, size);
