@@ -432,6 +432,12 @@ int validate_run_once(const validate_benchmark *benchmark, const validate_params
  * watches, and cachegrind's own counts are exact there. */
 int validate_run_plain(const validate_benchmark *benchmark, const validate_params *params,
                        validate_run_info *info, plumb_status *status);
+/* The same with the region marked for plumbgrind (PLUMB_VG_REGION_BEGIN/END
+ * "plumb-validate" around exactly the counted code): what `plumb validate
+ * --exec` runs under Valgrind for the instrumented source and the emitter
+ * check (docs/validation.md). */
+int validate_run_marked(const validate_benchmark *benchmark, const validate_params *params,
+                        validate_run_info *info, plumb_status *status);
 
 
 /* ---- Recording verdicts (docs/validation.md, "Recording verdicts") ------ */

@@ -253,7 +253,7 @@ static int exec_kernel(const char *name, uint64_t size, uint64_t pad, uint64_t b
 	params.inner_trips = (unsigned)trips;
 	params.evict_by_sweep = true;
 	validate_run_info info;
-	if (validate_run_plain(b, &params, &info, &status) != 0) return cli_error("validate", &status);
+	if (validate_run_marked(b, &params, &info, &status) != 0) return cli_error("validate", &status);
 	return 0;
 }
 

@@ -1,10 +1,16 @@
 /* The machine parameters the benchmarks' closed forms need: page size,
  * line sizes, cache capacities, and two CPUs to pin the two-thread
- * benchmarks to.  glibc's sysconf reads them from CPUID; a value it cannot
- * give falls back to the common x86-64 one, so a benchmark never divides
- * by zero. */
+ * benchmarks to.  The caches come from the kernel (sysfs), else from
+ * glibc's sysconf, which reads CPUID: under Valgrind CPUID is Valgrind's
+ * own (a 32 KiB L1D and a 256 KiB L2 on a machine with 48 KiB and 1 MiB),
+ * so a kernel run under plumbgrind or cachegrind would size its arrays,
+ * sweeps and code chains for another machine than the one it is compared
+ * with.  A value neither gives falls back to the common x86-64 one, so a
+ * benchmark never divides by zero. */
 #include <errno.h>
 #include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "plumb/validate.h"
@@ -38,6 +44,54 @@ static void take_int(long value, int *field)
 	if (value > 0) *field = (int)value;
 }
 
+static bool read_line(const char *path, char *text, size_t length)
+{
+	FILE *f = fopen(path, "r");
+	if (!f) return false;
+	bool ok = fgets(text, (int)length, f) != NULL;
+	fclose(f);
+	if (ok) text[strcspn(text, "\n")] = 0;
+	return ok;
+}
+
+/* The caches of cpu from /sys/devices/system/cpu/cpuN/cache/indexK. */
+static void read_sysfs_caches(int cpu, validate_machine *out)
+{
+	for (int index = 0; index < 16; index++) {
+		char base[128], path[192], text[64];
+		snprintf(base, sizeof base, "/sys/devices/system/cpu/cpu%d/cache/index%d", cpu, index);
+		snprintf(path, sizeof path, "%s/level", base);
+		if (!read_line(path, text, sizeof text)) break;
+		int level = atoi(text);
+		snprintf(path, sizeof path, "%s/type", base);
+		if (!read_line(path, text, sizeof text)) continue;
+		bool instruction = !strcmp(text, "Instruction"), data = !strcmp(text, "Data") || !strcmp(text, "Unified");
+		snprintf(path, sizeof path, "%s/size", base);
+		if (!read_line(path, text, sizeof text)) continue;
+		char *end;
+		unsigned long long size = strtoull(text, &end, 10);
+		if (*end == 'K') size <<= 10;
+		else if (*end == 'M') size <<= 20;
+		snprintf(path, sizeof path, "%s/coherency_line_size", base);
+		unsigned line = read_line(path, text, sizeof text) ? (unsigned)atoi(text) : 0;
+		snprintf(path, sizeof path, "%s/ways_of_associativity", base);
+		int ways = read_line(path, text, sizeof text) ? atoi(text) : 0;
+		if (level == 1 && instruction) {
+			take((long)size, &out->l1i_size);
+			take_unsigned((long)line, &out->l1i_line);
+			take_int(ways, &out->l1i_ways);
+		} else if (level == 1 && data) {
+			take((long)size, &out->l1d_size);
+			take_unsigned((long)line, &out->l1d_line);
+			take_int(ways, &out->l1d_ways);
+		} else if (level == 2 && data) {
+			take((long)size, &out->l2_size);
+			take_unsigned((long)line, &out->l2_line);
+			take_int(ways, &out->l2_ways);
+		}
+	}
+}
+
 int validate_machine_detect(validate_machine *out, plumb_status *status)
 {
 	validate_machine_default(out);
@@ -64,5 +118,6 @@ int validate_machine_detect(validate_machine *out, plumb_status *status)
 		out->cpu_count++;
 	}
 	if (out->cpu_count == 1) out->cpus[1] = out->cpus[0];
+	read_sysfs_caches(out->cpus[0], out);
 	return 0;
 }

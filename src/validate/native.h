@@ -3,6 +3,7 @@
 #ifndef PLUMB_VALIDATE_NATIVE_H
 #define PLUMB_VALIDATE_NATIVE_H
 
+#include "plumb/sim.h"
 #include "plumb/validate.h"
 
 /* Source 0 = perf_event, 1 = PAPI. */
@@ -36,5 +37,44 @@ int validate_instrumented_counts(const validate_benchmark *benchmark, const vali
                                  double values[VALIDATE_MAX_EVENTS], plumb_status *status);
 /* Whether valgrind can run here (reason when not). */
 bool validate_valgrind_available(const char *valgrind, const char *self_path, char *reason, size_t length);
+
+/* The simulator configuration validate_simulate uses (preset, settings,
+ * one core per thread, a DTLB when the preset has none), and an event's
+ * count from a core's (or a region's) statistics. */
+int validate_sim_configure(const validate_benchmark *benchmark, const validate_params *params, const char *preset,
+                           const char *const *settings, size_t setting_count, sim_config *out, plumb_status *status);
+uint64_t validate_sim_value(const sim_core_stats *stats, validate_sim_event event, bool *known);
+
+/* ---- plumbgrind (source_plumbgrind.c) ---- */
+
+/* Whether valgrind and plumbgrind can be run, and this plumb marks regions. */
+bool validate_plumbgrind_available(char *reason, size_t length);
+
+typedef enum validate_emitter_comparison {
+	VALIDATE_EMITTER_NOT_COMPARED,
+	VALIDATE_EMITTER_AGREES,
+	VALIDATE_EMITTER_DIFFERS
+} validate_emitter_comparison;
+
+typedef struct validate_traced {
+	/* Exact counts of the region, attributed to the kernel function
+	 * (instructions, reads, writes); the simulator's misses of the real
+	 * region for the cache-miss events; NaN with reasons[e] otherwise. */
+	double instrumented[VALIDATE_MAX_EVENTS];
+	char reasons[VALIDATE_MAX_EVENTS][PLUMB_MESSAGE_MAX];
+	/* Each event's simulator count on the real trace's region, and on the
+	 * emitter's stream (the simulator column); NaN where not modelled. */
+	double simulated[VALIDATE_MAX_EVENTS], emitted[VALIDATE_MAX_EVENTS];
+	validate_emitter_comparison comparison;
+	uint64_t compared;
+	char comparison_text[PLUMB_MESSAGE_MAX];
+} validate_traced;
+
+/* One case under plumbgrind: exact counts, simulated counts of the real
+ * kernel, and the emitter check.  Fails when valgrind or plumbgrind is
+ * missing (say why), or the run fails. */
+int validate_plumbgrind_trace(const validate_benchmark *benchmark, const validate_params *params,
+                              const char *self_path, const char *preset, const char *const *settings,
+                              size_t setting_count, validate_traced *out, plumb_status *status);
 
 #endif

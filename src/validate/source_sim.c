@@ -29,9 +29,8 @@ typedef struct sim_sink {
 	bool in_region, done;
 } sim_sink;
 
-static uint64_t sim_value(const sim_stats *stats, uint32_t core, validate_sim_event event, bool *known)
+uint64_t validate_sim_value(const sim_core_stats *c, validate_sim_event event, bool *known)
 {
-	const sim_core_stats *c = &stats->core[core];
 	*known = true;
 	switch (event) {
 	case VALIDATE_SIM_PAGES_TOUCHED: return c->tlb[SIM_DTLB].compulsory;
@@ -75,7 +74,7 @@ static int sink_mark(void *context, validate_mark mark, plumb_status *status)
 		if (sim_thread(s->simulator, t)->thread == 0) core = sim_thread(s->simulator, t)->core;
 	for (int e = 0; e < s->benchmark->event_count; e++) {
 		bool known;
-		uint64_t v = sim_value(stats, core, s->benchmark->events[e].sim, &known);
+		uint64_t v = validate_sim_value(&stats->core[core], s->benchmark->events[e].sim, &known);
 		s->values[e] = known ? (double)v : NAN;
 	}
 	s->in_region = false;
@@ -109,6 +108,21 @@ int validate_simulate(const validate_benchmark *benchmark, const validate_params
 	}
 	if (!any || !benchmark->emit) return 0;
 	sim_config config;
+	if (validate_sim_configure(benchmark, params, preset, settings, setting_count, &config, status) != 0) return -1;
+	sim *simulator;
+	if (sim_new(&simulator, &config, status) != 0) return -1;
+	sim_sink s = { .simulator = simulator, .benchmark = benchmark, .values = values };
+	validate_sink sink = { sink_records, sink_mark, &s };
+	int rc = benchmark->emit(params, &sink, status);
+	if (rc == 0 && !s.done) rc = plumb_fail(status, EINVAL, "%s: the emitter marked no region", benchmark->name);
+	sim_free(simulator);
+	return rc;
+}
+
+int validate_sim_configure(const validate_benchmark *benchmark, const validate_params *params, const char *preset,
+                           const char *const *settings, size_t setting_count, sim_config *out, plumb_status *status)
+{
+	sim_config config;
 	if (sim_preset(&config, preset ? preset : "host", status) != 0) return -1;
 	for (size_t i = 0; i < setting_count; i++)
 		if (sim_config_assign(&config, settings[i], status) != 0) return -1;
@@ -123,14 +137,8 @@ int validate_simulate(const validate_benchmark *benchmark, const validate_params
 	}
 	for (int e = 0; e < benchmark->event_count; e++)
 		if (benchmark->events[e].sim == VALIDATE_SIM_PAGES_TOUCHED) config.classify = true;
-	sim *simulator;
-	if (sim_new(&simulator, &config, status) != 0) return -1;
-	sim_sink s = { .simulator = simulator, .benchmark = benchmark, .values = values };
-	validate_sink sink = { sink_records, sink_mark, &s };
-	int rc = benchmark->emit(params, &sink, status);
-	if (rc == 0 && !s.done) rc = plumb_fail(status, EINVAL, "%s: the emitter marked no region", benchmark->name);
-	sim_free(simulator);
-	return rc;
+	*out = config;
+	return 0;
 }
 
 #else
