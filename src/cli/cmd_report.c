@@ -223,6 +223,26 @@ int cmd_report(int argc, char **argv)
 			commands[count] = s;
 			count++;
 		}
+		/* geometry takes its capacities and level latencies from lat's
+		 * measurement (one figure per quantity): run lat first. */
+		size_t at_geometry = count, at_lat = count;
+		for (size_t k = 0; k < count; k++) {
+			if (!strcmp(names[k], "geometry"))
+				at_geometry = k;
+			if (!strcmp(names[k], "lat"))
+				at_lat = k;
+		}
+		if (at_lat < count && at_geometry < at_lat) {
+			const char *lat_name = names[at_lat];
+			const char *lat_command = commands[at_lat];
+			for (size_t k = at_lat; k > at_geometry; k--) {
+				names[k] = names[k - 1];
+				commands[k] = commands[k - 1];
+			}
+			names[at_geometry] = lat_name;
+			commands[at_geometry] = lat_command;
+			fprintf(stderr, "plumb report: the geometry section reads the latency section's measurement; running lat before it\n");
+		}
 		if (count == 0)
 			return cli_usage_error("report", "--sections names no command (e.g. topo,lat)");
 		if (report_run_sections(program, "report", names, count, quick, save_dir, reports, failure_text) != 0)

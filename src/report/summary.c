@@ -251,7 +251,7 @@ static void add_hierarchy(output_report *s, const output_report *topo, const out
 		char source[96] = "";
 		if (isfinite(size))
 			snprintf(source, sizeof source, "%s%s", isfinite(lv) ? "latency sweep" : "geometry (plumb lat's sweep)",
-			         passes > 1 ? "" : ", one pass");
+			         isfinite(passes) && passes <= 1 ? ", one pass" : "");
 		if (isfinite(size) && passes > 1)
 			snprintf(source + strlen(source), sizeof source - strlen(source), ", %.0f passes%s", passes,
 			         stability && !strcmp(stability, "unstable") ? ": unstable" : "");
@@ -736,8 +736,8 @@ int report_summary_write_text(const output_report *s, FILE *f)
 	const output_table *h = output_table_find(s, "hierarchy");
 	if (h) {
 		double all = NAN;
-		fprintf(f, "\n%-5s %8s %-32s %-20s %7s %-17s %-17s %6s\n", "", "size", "  size", "latency", "latency", " read GB/s", " write GB/s", "bw");
-		fprintf(f, "%-5s %8s %-32s %-20s %7s %8s %8s %8s %8s %6s\n", "level", "(sysfs)", "  (measured, range)", "ns (range)", "cycles",
+		fprintf(f, "\n%-5s %8s %-40s %-20s %7s %-17s %-17s %6s\n", "", "size", "  size", "latency", "latency", " read GB/s", " write GB/s", "bw");
+		fprintf(f, "%-5s %8s %-40s %-20s %7s %8s %8s %8s %8s %6s\n", "level", "(sysfs)", "  (measured, range)", "ns (range)", "cycles",
 		        "1 thread", "all", "1 thread", "all", "CV");
 		(void)all;
 		for (size_t r = 0; r < output_row_count(h); r++) {
@@ -772,7 +772,7 @@ int report_summary_write_text(const output_report *s, FILE *f)
 			text_value(h, r, "write_1", "%.1f", w1, sizeof w1);
 			text_value(h, r, "write_all", "%.1f", wa, sizeof wa);
 			text_value(h, r, "bandwidth_cv", number(h, (long)r, "bandwidth_cv") < 1 ? "%.1f%%" : "%.0f%%", cv, sizeof cv);
-			fprintf(f, "%-5s %8s   %-30s %-20s %7s %8s %8s %8s %8s %6s\n", string(h, (long)r, "level"), sys, meas, ns, cyc, r1, ra, w1, wa, cv);
+			fprintf(f, "%-5s %8s   %-38s %-20s %7s %8s %8s %8s %8s %6s\n", string(h, (long)r, "level"), sys, meas, ns, cyc, r1, ra, w1, wa, cv);
 		}
 		for (size_t r = 0; r < output_row_count(h); r++) {
 			const char *note = string(h, (long)r, "note");

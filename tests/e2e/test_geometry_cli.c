@@ -289,8 +289,10 @@ Test(geometry_cli, one_report_gives_one_figure_per_quantity, .timeout = 180)
 	char html[512], json[600];
 	snprintf(html, sizeof html, "%s", cli_temp_path("report.html"));
 	snprintf(json, sizeof json, "%.*s.json", (int)strlen(html) - 5, html);
-	cli_run r = cli_run_plumbv(NULL, "report", "--quick", "--sections", "lat,geometry", "-o", html, NULL);
+	/* listed geometry first: the report runs lat before it */
+	cli_run r = cli_run_plumbv(NULL, "report", "--quick", "--sections", "geometry,lat", "-o", html, NULL);
 	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	cr_assert(strstr(r.err, "running lat before it"), "%s", r.err);
 	cli_run_free(&r);
 	json_object *bundle = json_tokener_parse(slurp(json));
 	cr_assert_not_null(bundle);
