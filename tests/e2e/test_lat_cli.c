@@ -172,24 +172,25 @@ Test(lat_cli, named_patterns_of_other_tools, .timeout = 60)
 	cli_run_free(&r);
 }
 
-Test(lat_cli, restart_and_mlp_run, .timeout = 90)
+/* What lat measures independently must agree within generous ratios; a
+ * neighbour can still disturb one whole probe (a landing under load 16 saw
+ * back-to-back 3.41 ns against an L1 plateau of 0.95 ns), so the ratios get
+ * three runs, as the unit tests' orderings do.  The structure is asserted
+ * on every run. */
+static bool restart_and_mlp_agree(json_object *root, char *why, size_t length)
 {
-	cli_run r = cli_run_plumbv(NULL, "lat", "--min", "4K", "--max", "128K", "--points-per-octave", "2", "--restart",
-	                           "--mlp", "--max-chains", "4", "--time-cap", "10", "--json", NULL);
-	cr_assert_eq(r.exit_code, 0, "%s", r.err);
-	json_object *root = json_tokener_parse(r.out);
-	cr_assert_not_null(root, "not JSON: %s", r.out);
 	json_object *levels = cli_json_rows(root, "levels");
 	size_t n = json_object_array_length(levels);
 	cr_assert_geq(n, 1);
 	json_object *restart = cli_json_rows(root, "restart"), *mlp = cli_json_rows(root, "mlp");
 	cr_assert_eq(json_object_array_length(restart), n);
 	cr_assert_eq(json_object_array_length(mlp), n);
-	/* restart + fill == back-to-back holds by construction; what the command
-	 * measures independently must agree within generous ratios: each probe lies
-	 * on its level's plateau, the restart sweep's back-to-back latency and the
-	 * MLP sweep's one-chain latency are the level's latency measured again, and
-	 * the slope fitted to t(k) is the separately calibrated cost of a work unit */
+	cr_assert_eq(json_object_array_length(cli_json_rows(root, "mlp_curve")), 4 * n);
+	/* restart + fill == back-to-back holds by construction; each probe lies
+	 * on its level's plateau, the restart sweep's back-to-back latency and
+	 * the MLP sweep's one-chain latency are the level's latency measured
+	 * again, and the slope fitted to t(k) is the separately calibrated cost
+	 * of a work unit. */
 	for (size_t i = 0; i < n; i++) {
 		json_object *level = json_object_array_get_idx(levels, i), *row = json_object_array_get_idx(restart, i),
 		            *parallel = json_object_array_get_idx(mlp, i);
@@ -201,20 +202,39 @@ Test(lat_cli, restart_and_mlp_run, .timeout = 90)
 		cr_assert_geq(fill, 0);
 		cr_assert_leq(restart_ns, b2b);
 		cr_assert_float_eq(restart_ns + fill, b2b, 1e-6 * b2b);
-		cr_assert(b2b > latency / 2 && b2b < latency * 2, "level %zu: back-to-back %g ns, plateau %g ns", i, b2b,
-		          latency);
-		double slope = number(row, "slope"), unit = number(row, "work_unit");
-		cr_assert(slope > unit / 2 && slope < unit * 2, "level %zu: slope %g ns, work unit %g ns", i, slope, unit);
-		double one_chain = number(parallel, "one_chain");
-		cr_assert(one_chain > latency / 2 && one_chain < latency * 2, "level %zu: one chain %g ns, plateau %g ns", i,
-		          one_chain, latency);
-		double outstanding = number(parallel, "outstanding");
-		cr_assert(outstanding >= 0.5 && outstanding <= 4.5, "level %zu: %g outstanding with 4 chains", i, outstanding);
 		cr_assert_gt(number(parallel, "peak"), 0);
+		double slope = number(row, "slope"), unit = number(row, "work_unit");
+		double one_chain = number(parallel, "one_chain"), outstanding = number(parallel, "outstanding");
+		if (!(b2b > latency / 2 && b2b < latency * 2))
+			snprintf(why, length, "level %zu: back-to-back %g ns, plateau %g ns", i, b2b, latency);
+		else if (!(slope > unit / 2 && slope < unit * 2))
+			snprintf(why, length, "level %zu: slope %g ns, work unit %g ns", i, slope, unit);
+		else if (!(one_chain > latency / 2 && one_chain < latency * 2))
+			snprintf(why, length, "level %zu: one chain %g ns, plateau %g ns", i, one_chain, latency);
+		else if (!(outstanding >= 0.5 && outstanding <= 4.5))
+			snprintf(why, length, "level %zu: %g outstanding with 4 chains", i, outstanding);
+		else
+			continue;
+		return false;
 	}
-	cr_assert_eq(json_object_array_length(cli_json_rows(root, "mlp_curve")), 4 * n);
-	json_object_put(root);
-	cli_run_free(&r);
+	return true;
+}
+
+Test(lat_cli, restart_and_mlp_run, .timeout = 240)
+{
+	char why[200] = "";
+	bool agree = false;
+	for (int attempt = 0; attempt < 3 && !agree; attempt++) {
+		cli_run r = cli_run_plumbv(NULL, "lat", "--min", "4K", "--max", "128K", "--points-per-octave", "2",
+		                           "--restart", "--mlp", "--max-chains", "4", "--time-cap", "10", "--json", NULL);
+		cr_assert_eq(r.exit_code, 0, "%s", r.err);
+		json_object *root = json_tokener_parse(r.out);
+		cr_assert_not_null(root, "not JSON: %s", r.out);
+		agree = restart_and_mlp_agree(root, why, sizeof why);
+		json_object_put(root);
+		cli_run_free(&r);
+	}
+	cr_assert(agree, "%s (three runs)", why);
 }
 
 Test(lat_cli, csv_and_table_formats, .timeout = 60)
