@@ -977,8 +977,10 @@ static __attribute__((noinline)) int compact_other(sim *s, mru_state *m, const s
  * What batch_fast_body does with classification and no TLB, for LRU L1s
  * with power-of-two sets: a hit also references the L1's shadow (inline
  * when the line is the shadow's most recent already, as after a fetch of
- * the same line), and with several cores every write takes the general
- * path (it updates the sharing masks).  The fetches that follow a hit in
+ * the same line); with several cores a one-line write hit of a line in M
+ * also records the words written (sim_write_hit_words, what the general
+ * path adds for the sharing masks), and the other writes take the general
+ * path, as every write does with Franz's ESI.  The fetches that follow a hit in
  * the same line are hits and the shadow's most recent line: counted at
  * once.  Everything else goes through classify_one, batch_fast_body's
  * decisions for one reference. */
@@ -991,7 +993,8 @@ static inline void shadow_touch(sim_shadow *shadow, uint64_t line)
 typedef struct classify_state {
 	mru_state m;
 	sim_cache *cache[SIM_KIND_COUNT];   /* by kind: L1I, L1D, L1D */
-	bool general_writes;
+	bool note_writes;                    /* several cores: a write hit records its words */
+	bool general_writes;                 /* several cores and ESI: every write is general */
 } classify_state;
 
 static __attribute__((noinline)) int classify_one(sim *s, classify_state *c, sim_access_kind kind, uint64_t address,
@@ -1006,6 +1009,8 @@ static __attribute__((noinline)) int classify_one(sim *s, classify_state *c, sim
 	if (kind == SIM_WRITE && c->general_writes) {
 		/* the general path */
 	} else if (size != 0 && last_line == line + 1 && address + size - 1 > address) {
+		if (kind == SIM_WRITE && c->note_writes)
+			goto general;   /* a straddling write records its words per line */
 		long a = sim_cache_find(cache, line), b = sim_cache_find(cache, last_line);
 		if (a >= 0 && b >= 0 && (cache->meta[a] & f->need) == f->want && (cache->meta[b] & f->need) == f->want) {
 			sim_shadow_reference(&cache->shadow, line);
@@ -1022,11 +1027,14 @@ static __attribute__((noinline)) int classify_one(sim *s, classify_state *c, sim
 		long w = sim_cache_find(cache, line);
 		if (w >= 0 && (cache->meta[w] & f->need) == f->want) {
 			shadow_touch(&cache->shadow, line);
+			if (kind == SIM_WRITE && c->note_writes)
+				sim_write_hit_words(s, m->core, address, size);
 			cache->meta[w] |= f->dirty;
 			sim_cache_move_to_front(cache, (size_t)w);
 			return 0;
 		}
 	}
+general:
 	m->general[kind]++;
 	s->current_ip = ip;
 	sim_reference_caches(s, m->core, kind, address, size);
@@ -1040,7 +1048,8 @@ static int compact_classify(sim *s, const trace_compact *cp, plumb_status *statu
 	memset(&c, 0, sizeof c);
 	mru_state *m = &c.m;
 	m->write_back = s->config.cache[SIM_L1D].write_back;
-	c.general_writes = s->config.cores > 1;
+	c.note_writes = s->config.cores > 1;
+	c.general_writes = c.note_writes && s->config.protocol == SIM_ESI;
 	if (thread_slot(s, cp->thread, &m->core, status) != 0)
 		return -1;
 	mru_load(s, m);
@@ -1050,7 +1059,7 @@ static int compact_classify(sim *s, const trace_compact *cp, plumb_status *statu
 	const uint64_t *itags = m->l1[SIM_IFETCH].tags;
 	const uint8_t *imeta = m->l1[SIM_IFETCH].meta;
 	const uint8_t ineed = m->l1[SIM_IFETCH].need, iwant = m->l1[SIM_IFETCH].want;
-	/* a write that is not a hit here: one of several cores' writes is always general */
+	/* with ESI and several cores, no write is a hit here */
 	const uint8_t write_need = c.general_writes ? 0 : m->l1[SIM_WRITE].need;
 	const uint8_t write_want = c.general_writes ? 1 : m->l1[SIM_WRITE].want;
 	uint64_t counts[SIM_KIND_COUNT] = { 0, 0, 0 };
@@ -1090,6 +1099,8 @@ static int compact_classify(sim *s, const trace_compact *cp, plumb_status *statu
 					if (__builtin_expect((meta & need) == want, 1)) {
 						counts[kind]++;
 						shadow_touch(dshadow, line);
+						if (kind == OP_WRITE && c.note_writes)
+							sim_write_hit_words(s, m->core, address, size);
 						if (f->dirty & ~meta)
 							f->meta[front] = (uint8_t)(meta | f->dirty);
 						continue;

@@ -192,6 +192,16 @@ static void record_write(sim *s, uint32_t core, uint64_t granule, uint64_t words
 	}
 }
 
+/* What a one-line write hit of a line the core holds in M adds, with
+ * classification and several cores, to a move to the front and the dirty
+ * bit (sim_reference_caches, its write after pass 2: write_ownership has
+ * nothing to do in M): the words written, for the cores that lost the line. */
+void sim_write_hit_words(sim *s, uint32_t core, uint64_t address, uint32_t size)
+{
+	uint64_t granule = granule_of(s, address);
+	record_write(s, core, granule, word_mask(s, granule, address, size));
+}
+
 /* ------------------------------------------------------- the shared L3 */
 
 static void memory_write(sim *s, uint32_t core)

@@ -302,6 +302,9 @@ void sim_reference(sim *s, uint32_t core, sim_access_kind kind, uint64_t address
 /* The two halves of sim_reference: the TLB lookups, then the caches. */
 void sim_tlb_reference(sim *s, uint32_t core, sim_access_kind kind, uint64_t address, uint32_t size);
 void sim_reference_caches(sim *s, uint32_t core, sim_access_kind kind, uint64_t address, uint32_t size);
+/* A one-line write hit of a line in M, classify on, several cores: the
+ * words written, for true and false sharing. */
+void sim_write_hit_words(sim *s, uint32_t core, uint64_t address, uint32_t size);
 /* The core's coherence state for a coherence line (I when it holds no copy). */
 unsigned sim_core_state(const sim *s, uint32_t core, uint64_t granule);
 /* sim_check.c: checks one line after a transaction (check on). */

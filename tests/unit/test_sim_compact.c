@@ -135,7 +135,7 @@ static void compact_case(unsigned variant, uint64_t seed)
 {
 	sim_config c;
 	uint32_t cores = 1 + variant % 2;
-	small_config(&c, cores, SIM_MESI);
+	small_config(&c, cores, variant == 11 ? SIM_MOESI : variant == 13 ? SIM_ESI : SIM_MESI);
 	c.classify = false;
 	c.check = false;
 	c.cache[SIM_L1I].size = 1024;
@@ -156,6 +156,10 @@ static void compact_case(unsigned variant, uint64_t seed)
 		break;
 	case 4:   /* classification: its own loop, one core and two */
 	case 9:
+		c.classify = true;
+		break;
+	case 11:   /* classification, two cores, MOESI and ESI (every write general) */
+	case 13:
 		c.classify = true;
 		break;
 	case 10:   /* TLBs: expanded into records */
@@ -206,7 +210,7 @@ static void compact_case(unsigned variant, uint64_t seed)
 
 Test(sim_compact, counts_what_the_records_count)
 {
-	for (unsigned variant = 0; variant < 11; variant++)
+	for (unsigned variant = 0; variant < 14; variant++)
 		for (uint64_t seed = 1; seed <= 3; seed++)
 			compact_case(variant, seed + 10 * (uint64_t)variant);
 }
