@@ -138,8 +138,9 @@ void loaded_check_idle(const loaded_point *points, size_t count, const loaded_re
  * run-to-run spread of a DRAM latency on a shared machine) has a step that
  * queueing cannot make: for example tens of ns at a load of tens of MB/s,
  * then flat, which comes from something sharing the latency thread's core
- * or time slices (an SMT sibling, the host's scheduling), not from the
- * memory system's queues. */
+ * or time slices (an SMT sibling, the host's scheduling) or from traffic
+ * the generators did not make (other programs), not from queueing behind
+ * the generators' traffic. */
 #define LOADED_QUEUEING_TOLERANCE 0.20
 typedef struct loaded_queueing_check {
 	bool checked;                   /* false: no idle point or no loaded point (why in why_not) */

@@ -71,8 +71,9 @@ static void add_checks(const loaded_config *config, const loaded_point *points, 
 			snprintf(detail, sizeof detail,
 			         "at %.0f MB/s of generator traffic latency rose %.0f ns over idle, to %.1f ns; Hristea's queueing model "
 			         "(1997) allows at most %.1f ns there, even with the largest service time the highest load allows "
-			         "(%.2f ns): a step this size cannot be queueing at memory; it comes from something sharing the "
-			         "latency thread's core or time (an SMT sibling, the host's scheduling, a clock change)",
+			         "(%.2f ns): a step this size cannot be queueing behind the generators' traffic; it comes from "
+			         "something sharing the latency thread's core or time (an SMT sibling, the host's scheduling, a "
+			         "clock change) or from memory traffic the generators did not make (other programs or guests)",
 			         q.worst_bandwidth_mb_s, q.worst_rise_ns, w->latency_ns, q.worst_bound_ns, q.service_bound_ns);
 		else
 			snprintf(detail, sizeof detail,

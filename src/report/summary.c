@@ -399,8 +399,8 @@ static void add_figures(output_report *s, const output_report *c2c, const output
 		else if (queueing && !strcmp(queueing, "step-not-queueing"))
 			snprintf(detail + n, sizeof detail - n,
 			         "; queueing check: a step of %.0f ns at %.0f MB/s that Hristea's queueing model (1997) cannot make (it allows "
-			         "%.0f ns there): something shares the latency thread's core or time slices, so this curve is not the memory "
-			         "system's queueing",
+			         "%.0f ns there): something other than the generators' traffic made it (a sharer of the latency thread's core "
+			         "or time slices, or other programs' memory traffic), so this curve is not queueing behind the generators",
 			         number(checks, qc, "measured") - idle_ns, number(checks, qc, "at_bandwidth"), number(checks, qc, "reference"));
 		figure(t, "loaded latency, highest load", number(l, top, "latency"), "ns", top >= 0 ? detail : "",
 		       "the loaded section has no loaded point");
