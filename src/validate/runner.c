@@ -323,20 +323,35 @@ static int run_simulator(benchmark_plan *plan, const validate_options *o, valida
 
 /* Whether Valgrind can run this plumb, checked once per validate_run. */
 typedef struct valgrind_check {
-	bool checked, available;
-	char reason[PLUMB_MESSAGE_MAX];
+	bool checked, available, plumbgrind, noted;
+	char reason[PLUMB_MESSAGE_MAX], plumbgrind_reason[PLUMB_MESSAGE_MAX];
 } valgrind_check;
 
+static bool exact_event(const validate_event *ev)
+{
+	return ev->instrumented == VALIDATE_INSTR_INSTRUCTIONS || ev->instrumented == VALIDATE_INSTR_READS ||
+	       ev->instrumented == VALIDATE_INSTR_WRITES;
+}
+
+/* The instrumented source.  Exact counts (instructions, loads, stores) are
+ * plumbgrind's, of the kernel function inside the marked region; cache and
+ * branch misses are no count a Valgrind tool makes, only a model's, and
+ * stay cachegrind's (its cache model with this machine's geometry, its
+ * branch predictor). */
 static int run_instrumented(benchmark_plan *plan, const validate_options *o, validate_results *r,
                             progress *bar, valgrind_check *check)
 {
 	const validate_benchmark *b = plan->benchmark;
-	bool any = false;
+	bool any_exact = false, any_model = false;
 	for (int e = 0; e < b->event_count; e++) {
 		if (!(plan->events & (1u << e))) continue;
 		validate_series *series = plan->series[e][VALIDATE_SOURCE_INSTRUMENTED];
-		snprintf(series->detail, sizeof series->detail, "cachegrind");
-		if (b->events[e].instrumented == VALIDATE_INSTR_NONE) {
+		const validate_event *ev = &b->events[e];
+		snprintf(series->detail, sizeof series->detail, "%s",
+		         exact_event(ev) ? "plumbgrind"
+		         : ev->instrumented == VALIDATE_INSTR_BRANCH_MISSES ? "cachegrind's branch model"
+		                                                           : "cachegrind's cache model");
+		if (ev->instrumented == VALIDATE_INSTR_NONE) {
 			unsupported(series, "%s", b->threads > 1
 			            ? "Valgrind serialises threads and has no coherence or multi-core cache model"
 			            : "no Valgrind tool counts this event exactly");
@@ -345,23 +360,46 @@ static int run_instrumented(benchmark_plan *plan, const validate_options *o, val
 		if (!check->checked) {
 			check->available = validate_valgrind_available(o->valgrind, o->self_path, check->reason,
 			                                               sizeof check->reason);
+			check->plumbgrind = check->available &&
+			                    validate_plumbgrind_available(check->plumbgrind_reason, sizeof check->plumbgrind_reason);
 			check->checked = true;
 		}
 		if (!check->available) unsupported(series, "%s", check->reason);
-		else any = true;
+		else if (exact_event(ev) && !check->plumbgrind) unsupported(series, "%s", check->plumbgrind_reason);
+		else if (exact_event(ev)) any_exact = true;
+		else any_model = true;
 	}
-	if (!any) {
+	if (!any_exact && !any_model) {
 		if (bar) progress_skip(bar, plan->size_count);
 		return 0;
 	}
+	size_t agreed = 0, compared = 0;
+	char disagreement[PLUMB_MESSAGE_MAX] = "";
 	for (size_t i = 0; i < plan->size_count; i++) {
 		double values[VALIDATE_MAX_EVENTS];
+		for (int e = 0; e < VALIDATE_MAX_EVENTS; e++) values[e] = NAN;
 		plumb_status status;
-		int rc = validate_instrumented_counts(b, &plan->params[i], o->valgrind, o->self_path, values, &status);
+		int rc = 0;
+		if (any_model) rc = validate_instrumented_counts(b, &plan->params[i], o->valgrind, o->self_path, values, &status);
+		if (rc == 0 && any_exact) {
+			validate_traced traced;
+			rc = validate_plumbgrind_trace(b, &plan->params[i], o->self_path, o->sim_preset, o->sim_settings,
+			                               o->sim_setting_count, &traced, &status);
+			for (int e = 0; rc == 0 && e < b->event_count; e++)
+				if (exact_event(&b->events[e])) values[e] = traced.instrumented[e];
+			if (rc == 0 && traced.comparison != VALIDATE_EMITTER_NOT_COMPARED) {
+				compared++;
+				if (traced.comparison == VALIDATE_EMITTER_AGREES) agreed++;
+				else if (!disagreement[0])
+					snprintf(disagreement, sizeof disagreement, "at %llu %.200s", (unsigned long long)plan->sizes[i],
+					         traced.comparison_text);
+			}
+		}
 		if (bar) progress_step(bar, bar->done + 1);
 		for (int e = 0; e < b->event_count; e++) {
 			if (!(plan->events & (1u << e)) || b->events[e].instrumented == VALIDATE_INSTR_NONE) continue;
 			validate_series *series = plan->series[e][VALIDATE_SOURCE_INSTRUMENTED];
+			if (!series->supported) continue;
 			if (rc != 0) failed(series, status.message);
 			else add_value(series, i, values[e]);
 		}
@@ -371,7 +409,52 @@ static int run_instrumented(benchmark_plan *plan, const validate_options *o, val
 			return 0;
 		}
 	}
+	if (compared)
+		note(r, "emitter check, %s: the emitter %s plumbgrind's trace of the kernel at %zu of %zu sizes%s%s", b->name,
+		     agreed == compared ? "agrees with" : "differs from", agreed, compared, disagreement[0] ? "; " : "",
+		     disagreement);
 	return 0;
+}
+
+/* The emitter check for a benchmark the instrumented source did not trace:
+ * one plumbgrind run at one size (the smallest of 100 or more, else the
+ * largest), so that the simulator column's stream is checked against the
+ * real kernel at a cost of about a second per benchmark. */
+static void check_emitter(benchmark_plan *plan, const validate_options *o, validate_results *r, valgrind_check *check)
+{
+	const validate_benchmark *b = plan->benchmark;
+	if (!b->emit || plan->size_count == 0) return;
+	for (int e = 0; e < b->event_count; e++)
+		if ((plan->events & (1u << e)) && exact_event(&b->events[e]) && o->sources[VALIDATE_SOURCE_INSTRUMENTED])
+			return;   /* run_instrumented checked every size */
+	if (!check->checked) {
+		check->available = validate_valgrind_available(o->valgrind, o->self_path, check->reason, sizeof check->reason);
+		check->plumbgrind =
+			check->available && validate_plumbgrind_available(check->plumbgrind_reason, sizeof check->plumbgrind_reason);
+		check->checked = true;
+	}
+	if (!check->plumbgrind) {
+		if (!check->noted) {
+			note(r, "emitter check: not run: %s", check->available ? check->plumbgrind_reason : check->reason);
+			check->noted = true;
+		}
+		return;
+	}
+	size_t pick = plan->size_count - 1;
+	for (size_t i = 0; i < plan->size_count; i++)
+		if (plan->sizes[i] >= 100 && plan->sizes[i] <= 100000) {
+			pick = i;
+			break;
+		}
+	if (plan->sizes[pick] > 100000) return;   /* too long under Valgrind for a check */
+	validate_traced traced;
+	plumb_status status;
+	if (validate_plumbgrind_trace(b, &plan->params[pick], o->self_path, o->sim_preset, o->sim_settings,
+	                              o->sim_setting_count, &traced, &status) != 0) {
+		note(r, "emitter check, %s at %llu: %s", b->name, (unsigned long long)plan->sizes[pick], status.message);
+		return;
+	}
+	note(r, "emitter check, %s at %llu: %s", b->name, (unsigned long long)plan->sizes[pick], traced.comparison_text);
 }
 
 /* The synthetic source: the prediction with an injected error, no run at all. */
@@ -495,6 +578,8 @@ int validate_run(const validate_options *options, validate_results *out, plumb_s
 			rc = run_simulator(&plans[p], options, out, options->progress ? &bar : NULL);
 		if (rc == 0 && options->sources[VALIDATE_SOURCE_INSTRUMENTED])
 			rc = run_instrumented(&plans[p], options, out, options->progress ? &bar : NULL, &check);
+		if (rc == 0 && options->sources[VALIDATE_SOURCE_SIMULATOR] && options->sources[VALIDATE_SOURCE_INSTRUMENTED])
+			check_emitter(&plans[p], options, out, &check);
 		if (rc == 0 && options->sources[VALIDATE_SOURCE_SYNTHETIC]) run_synthetic(&plans[p], options);
 	}
 	if (options->progress) progress_end(&bar);

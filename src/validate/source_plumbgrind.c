@@ -452,6 +452,17 @@ int validate_plumbgrind_trace(const validate_benchmark *benchmark, const validat
 		if (rc == 0)
 			rc = validate_simulate(benchmark, params, preset, settings, setting_count, out->emitted, reasons, status);
 	}
+	/* Where nothing was compared one by one, the per-level counts say what
+	 * the real kernel does against the emitter. */
+	if (rc == 0 && out->comparison == VALIDATE_EMITTER_NOT_COMPARED && benchmark->emit) {
+		for (int e = 0; e < benchmark->event_count; e++) {
+			if (isnan(out->simulated[e]) || isnan(out->emitted[e])) continue;
+			size_t used = strlen(out->comparison_text);
+			snprintf(out->comparison_text + used, sizeof out->comparison_text - used,
+			         "; simulated %s: %.0f for the real kernel, %.0f for the emitter", benchmark->events[e].name,
+			         out->simulated[e], out->emitted[e]);
+		}
+	}
 	trace_code_map_free(map);
 	free(emitted.items);
 	free(table.slots);
