@@ -63,6 +63,14 @@ UNIT_OBJ := $(UNIT_SRC:%.c=$(BUILD)/%.o)
 E2E_OBJ  := $(E2E_SRC:%.c=$(BUILD)/%.o)
 DEPS     := $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 
+# The installed interface: only these headers are installed, and only the
+# symbols libplumb.map lists are exported from the shared library.  The
+# library's objects are compiled with hidden visibility; the static archive
+# (linked by the program, the tests and the benchmarks) still has every
+# internal symbol.
+PUBLIC_HEADERS := include/plumb/plumb.h include/plumb/region.h
+VERSION_SCRIPT := libplumb.map
+
 LIB_A    := $(BUILD)/libplumb.a
 LIB_SO   := $(BUILD)/libplumb.so
 PLUMB    := $(BUILD)/plumb
@@ -91,15 +99,16 @@ $(BUILD)/%.o: %.c
 	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
 $(MPI_OBJ): CFLAGS += $(MPI_CFLAGS)
+$(LIB_OBJ): CFLAGS += -fvisibility=hidden
 
 $(LIB_A): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(SAY) "  AR      $@"
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(LIB_SO): $(LIB_OBJ)
+$(LIB_SO): $(LIB_OBJ) $(VERSION_SCRIPT)
 	$(SAY) "  LD      $@"
-	$(Q)$(CC) -shared -Wl,-soname,libplumb.so.0 $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(Q)$(CC) -shared -Wl,-soname,libplumb.so.0 -Wl,--version-script=$(VERSION_SCRIPT) $(LDFLAGS) -o $@ $(LIB_OBJ) $(LDLIBS)
 
 # The command table: every src/cli/cmd_NAME.c defines
 #   int cmd_NAME(int argc, char **argv);  and  const char cmd_NAME_summary[];
@@ -172,7 +181,7 @@ install: $(PLUMB) $(LIB_A) $(LIB_SO)
 	install -m 644 $(LIB_A) $(DESTDIR)$(LIBDIR)/libplumb.a
 	install -m 755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/libplumb.so.0
 	ln -sf libplumb.so.0 $(DESTDIR)$(LIBDIR)/libplumb.so
-	install -m 644 include/plumb/*.h $(DESTDIR)$(INCDIR)/plumb/
+	install -m 644 $(PUBLIC_HEADERS) $(DESTDIR)$(INCDIR)/plumb/
 	install -m 644 man/*.1 $(DESTDIR)$(MANDIR)/man1/
 	sed -e 's|@PREFIX@|$(PREFIX)|; s|@VERSION@|$(VERSION)|; s|@LIBS@|$(PKG_LIBS) $(OPT_LIBS) -lm -ldl|' \
 	    plumb.pc.in > $(DESTDIR)$(PCDIR)/plumb.pc

@@ -13,24 +13,89 @@ check() {
 check "make install" make --no-print-directory install PREFIX=/usr/local DESTDIR="$root/dest"
 check "program installed" test -x "$root/dest/usr/local/bin/plumb"
 check "man pages installed" test -f "$root/dest/usr/local/share/man/man1/plumb.1"
-check "headers installed" test -f "$root/dest/usr/local/include/plumb/output.h"
+inc="$root/dest/usr/local/include/plumb"
+check "public headers installed" test -f "$inc/plumb.h" -a -f "$inc/region.h"
+# Only the public headers: every other header is the library's own.
+check "only public headers installed" sh -c "test \"\$(ls '$inc' | tr '\n' ' ')\" = 'plumb.h region.h '"
+# Installed headers speak to users: papers by author and year, no internal
+# shorthand for them.
+check "headers cite by author and year" sh -c "! grep -niE 'seed [0-9]{3}|the thesis' '$inc'/*.h"
+# The shared library exports the public API and nothing else.
+lib="$root/dest/usr/local/lib/libplumb.so.0"
+check "every exported symbol starts with plumb_" sh -c \
+	"nm -D --defined-only '$lib' | awk '\$2 != \"A\" { print \$3 }' | sed 's/@.*//' > '$root/exported' &&
+	 test -s '$root/exported' && ! grep -v '^plumb_' '$root/exported'"
+check "the version script lists every exported symbol" sh -c \
+	"sed -n 's/^[[:space:]]*\\(plumb_[a-z0-9_]*\\);/\\1/p' libplumb.map | sort > '$root/listed' &&
+	 sort '$root/exported' | diff - '$root/listed'"
+check "symbols are versioned PLUMB_1.0" sh -c "nm -D --defined-only '$lib' | grep -q 'plumb_region_begin@@PLUMB_1.0'"
 cat > "$root/user.c" <<'C'
-#include <plumb/stats.h>
+#include <plumb/plumb.h>
 #include <stdio.h>
+#include <string.h>
 int main(void)
 {
-	double s[] = { 1, 2, 3 };
-	stats_summary m;
-	stats_summarize(s, 3, &m);
-	printf("%g\n", m.median);
-	return m.median == 2 ? 0 : 1;
+	plumb_error error;
+	plumb_sim *sim;
+	if (plumb_sim_new(&sim, NULL, NULL, &error) != 0) {
+		fprintf(stderr, "%s\n", error.message);
+		return 1;
+	}
+	/* Two reads of one line: one compulsory miss, then a hit. */
+	plumb_sim_access(sim, 0, PLUMB_ACCESS_READ, 0x1000, 8, &error);
+	plumb_sim_access(sim, 0, PLUMB_ACCESS_READ, 0x1008, 8, &error);
+	plumb_sim_counts counts;
+	plumb_sim_counts_get(sim, -1, &counts, &error);
+	plumb_sim_free(sim);
+	PLUMB_REGION_BEGIN("never compiled in");
+	printf("%s %llu %llu\n", plumb_version(), (unsigned long long)counts.l1d.accesses,
+	       (unsigned long long)counts.l1d.misses);
+	return counts.l1d.accesses == 2 && counts.l1d.misses == 1 ? 0 : 1;
 }
 C
 export PKG_CONFIG_PATH="$root/dest/usr/local/lib/pkgconfig"
 export PKG_CONFIG_SYSROOT_DIR="$root/dest"
 check "pkg-config knows plumb" pkg-config --exists plumb
-check "user program builds" sh -c "cc -o '$root/user' '$root/user.c' \$(pkg-config --cflags --libs plumb)"
+check "user program builds" sh -c "cc -std=c99 -Wall -Wextra -Werror -pedantic -o '$root/user' '$root/user.c' \$(pkg-config --cflags --libs plumb)"
 check "user program runs" env LD_LIBRARY_PATH="$root/dest/usr/local/lib" "$root/user"
+# Without -DPLUMB_REGIONS the markers leave no call behind.
+check "markers compile out" sh -c "! nm '$root/user' | grep -q plumb_region_begin"
+cat > "$root/regions.c" <<'C'
+#include <plumb/region.h>
+int main(void)
+{
+	plumb_count counts[4];
+	PLUMB_REGION_BEGIN("r");
+	int n = PLUMB_REGION_READ("r", counts, 4, 0);
+	PLUMB_REGION_END("r");
+	return n == 1 && counts[0].state == PLUMB_COUNT_OK && counts[0].value >= 0 ? 0 : 1;
+}
+C
+check "markers build with -DPLUMB_REGIONS" sh -c "cc -DPLUMB_REGIONS -Wall -Wextra -Werror -o '$root/regions' '$root/regions.c' \$(pkg-config --cflags --libs plumb)"
+check "markers run and read a running region" env LD_LIBRARY_PATH="$root/dest/usr/local/lib" PLUMB_EVENTS=page-faults \
+	PLUMB_REGION_QUIET=1 "$root/regions"
+if command -v g++ >/dev/null 2>&1; then
+	cat > "$root/user.cc" <<'C'
+#include <plumb/plumb.h>
+#include <cstdio>
+int main()
+{
+	plumb_sim *sim = nullptr;
+	plumb_error error;
+	if (plumb_sim_new(&sim, nullptr, nullptr, &error) != 0)
+		return 1;
+	plumb_sim_free(sim);
+	PLUMB_REGION_BEGIN("cxx");
+	PLUMB_REGION_END("cxx");
+	std::printf("%s\n", plumb_version());
+	return 0;
+}
+C
+	check "a C++ program builds against the headers" sh -c "g++ -std=c++11 -DPLUMB_REGIONS -Wall -Wextra -Werror -pedantic -o '$root/usercc' '$root/user.cc' \$(pkg-config --cflags --libs plumb)"
+	check "the C++ program runs" env LD_LIBRARY_PATH="$root/dest/usr/local/lib" PLUMB_REGION_QUIET=1 "$root/usercc"
+else
+	echo "skip C++ program: no g++"
+fi
 check "uninstall" make --no-print-directory uninstall PREFIX=/usr/local DESTDIR="$root/dest"
 check "nothing left" sh -c "! test -e '$root/dest/usr/local/bin/plumb'"
 echo "install: $passed passed, $failed failed"

@@ -339,6 +339,59 @@ void plumb_region_end(const char *name)
 	}
 }
 
+_Static_assert(PLUMB_EVENTS_MAX == COUNTER_MAX_EVENTS, "plumb_count arrays and counter sets hold as many events");
+_Static_assert(PLUMB_REASON_MAX == COUNTER_REASON_MAX, "reasons fit in a plumb_count");
+_Static_assert(PLUMB_REGION_NAME_MAX == REGION_NAME_MAX, "the public name limit is the runtime's");
+
+int plumb_region_read(const char *name, plumb_count *counts, size_t capacity, uint64_t *wall_ns)
+{
+	uint64_t now_ns = wall_now_ns();
+	region_thread *thread = current_thread();
+	if (!thread || !name)
+		return -1;
+	int level = thread->depth - 1;
+	while (level >= 0 && strcmp(thread->stack[level].name, name))
+		level--;
+	if (level < 0)
+		return -1;
+	const region_open *open = &thread->stack[level];
+	if (wall_ns)
+		*wall_ns = now_ns - open->wall_begin_ns;
+	size_t n = runtime.config_error[0] ? 0 : runtime.n_events;
+	counter_value *now = thread->read_buffer;
+	bool read_ok = thread->set && counter_read(thread->set, now, NULL) == 0;
+	for (size_t i = 0; i < n && i < capacity; i++) {
+		plumb_count *count = &counts[i];
+		const char *reason = "";
+		count->event = runtime.events[i];
+		count->value = NAN;
+		count->time_enabled_ns = 0;
+		count->time_running_ns = 0;
+		if (!thread->set) {
+			count->state = PLUMB_COUNT_UNSUPPORTED;
+			reason = thread->set_error;
+		} else if (!read_ok) {
+			count->state = PLUMB_COUNT_UNSUPPORTED;
+			reason = "reading the counters failed";
+		} else if (open->at_begin[i].state != COUNTER_OK && open->at_begin[i].state != COUNTER_MULTIPLEXED) {
+			count->state = (plumb_count_state)open->at_begin[i].state;
+			reason = thread->reason[i][0] ? thread->reason[i] : "reading the counters failed at the region's begin";
+		} else if (!counter_value_usable(&now[i])) {
+			count->state = (plumb_count_state)now[i].state;
+			reason = now[i].reason;
+		} else {
+			bool scaled = now[i].state == COUNTER_MULTIPLEXED || open->at_begin[i].state == COUNTER_MULTIPLEXED;
+			count->state = scaled ? PLUMB_COUNT_MULTIPLEXED : PLUMB_COUNT_OK;
+			count->value = scaled ? now[i].value - open->at_begin[i].value
+			                      : (double)(now[i].raw - open->at_begin[i].raw);
+			if (scaled)
+				reason = now[i].reason;
+		}
+		snprintf(count->reason, sizeof count->reason, "%.*s", (int)sizeof count->reason - 1, reason ? reason : "");
+	}
+	return (int)n;
+}
+
 static void add_summary_table(output_report *report)
 {
 	output_table *table = output_table_add(report, "regions", "Regions (counts per thread, inclusive of nested regions)");
