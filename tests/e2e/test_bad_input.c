@@ -230,6 +230,13 @@ static const bad_case cases[] = {
 	CASE("sim-program-killed", VALGRIND, 1, "the traced program 'sh' was killed by signal 9 (Killed)", "sim", "--", "sh", "-c", "kill -KILL $$"),
 	CASE("sim-program-aborts", PLUMBGRIND, 1, "was killed by signal 6 (Aborted)", "sim", "--", "%T", "abort"),
 	CASE("sim-program-segfaults", PLUMBGRIND | PROGRAM_STDERR, 1, "was killed by signal 11 (Segmentation fault)", "sim", "--", "%T", "segv"),
+	/* sim: sweeps */
+	CASE("sim-sweep-unknown-config", 0, USAGE, "--sweep: 'nosuch' is neither a configuration file nor a preset", "sim", "--sweep", "zen4,nosuch", "--traces", "t.lackey", "-o", "sw"),
+	CASE("sim-sweep-trace-missing", 0, USAGE, "--traces: cannot read 'nosuch.din': No such file or directory", "sim", "--sweep", "zen4", "--traces", "nosuch.din", "-o", "sw"),
+	CASE("sim-sweep-without-traces", 0, USAGE, "--sweep needs --traces LIST", "sim", "--sweep", "zen4", "-o", "sw"),
+	CASE("sim-sweep-without-output", 0, USAGE, "--sweep needs the output folder: -o DIR", "sim", "--sweep", "zen4", "--traces", "t.lackey"),
+	CASE("sim-sweep-other-option", 0, USAGE, "--sweep takes only --traces and -o DIR (no '--cores')", "sim", "--sweep", "zen4", "--cores", "2", "--traces", "t.lackey", "-o", "sw"),
+	CASE("sim-sweep-empty-list", 0, USAGE, "--sweep: the list names nothing", "sim", "--sweep", ",", "--traces", "t.lackey", "-o", "sw"),
 	/* trace */
 	CASE("trace-no-subcommand", 0, USAGE, "want a subcommand: convert, record or stats", "trace"),
 	CASE("trace-unknown-subcommand", 0, USAGE, "'nosuch' is not a trace subcommand", "trace", "nosuch"),
@@ -338,6 +345,10 @@ static const bad_case cases[] = {
 	CASE("report-output-missing-folder", 0, 1, "cannot create 'nodir/r.html'", "report", "--sections", "topo", "-o", "nodir/r.html"),
 	CASE("report-output-read-only", 0, 1, "Permission denied", "report", "--sections", "topo", "-o", RO),
 	CASE("report-output-full", FULL, 1, "No space left on device", "report", "--sections", "topo", "-o", "%F"),
+	/* cluster (refused before MPI starts) */
+	CASE("cluster-without-output", 0, USAGE, "give the output folder: -o DIR", "cluster", "--sections", "topo"),
+	CASE("cluster-share-unknown", 0, USAGE, "--share must be turns or split, not 'halves'", "cluster", "--share", "halves", "-o", "c"),
+	CASE("cluster-rank-timeout-bad", 0, USAGE, "--rank-timeout: ", "cluster", "--rank-timeout", "soon", "-o", "c"),
 	/* signals during long runs */
 	CASE("stat-sigint", SIGINT_SENT | AFTER_CHILD | QUIET, 130, "", "stat", "-e", "task-clock", "--", "sleep", "30"),
 	CASE("stat-sigterm", SIGTERM_SENT | AFTER_CHILD | QUIET, 143, "", "stat", "-e", "task-clock", "--", "sleep", "30"),
