@@ -36,13 +36,47 @@ static void usage(FILE *f)
 	           "  -h, --help           this help\n");
 }
 
-int cmd_cluster(int argc, char **argv)
+/* Returns -1 when the options are good (filled in), else the exit code. */
+static int parse_options(int argc, char **argv, int quiet, const char **dir, const char **sections, const char **share,
+                         double *rank_timeout, int *quick)
 {
 	enum { OPT_SECTIONS = 0x2001, OPT_QUICK, OPT_SHARE, OPT_RANK_TIMEOUT };
 	static const struct option options[] = {
 		{ "output", required_argument, 0, 'o' }, { "sections", required_argument, 0, OPT_SECTIONS },
 		{ "quick", no_argument, 0, OPT_QUICK }, { "share", required_argument, 0, OPT_SHARE },
 		{ "rank-timeout", required_argument, 0, OPT_RANK_TIMEOUT }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
+	plumb_status status;
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":ho:", options, NULL)) != -1) {
+		switch (c) {
+		case 'h': usage(stdout); return 0;
+		case 'o': *dir = optarg; break;
+		case OPT_SECTIONS: *sections = optarg; break;
+		case OPT_QUICK: *quick = 1; break;
+		case OPT_SHARE:
+			if (strcmp(optarg, "turns") && strcmp(optarg, "split"))
+				return quiet ? 2 : cli_usage_error("cluster", "--share must be turns or split, not '%s'", optarg);
+			*share = optarg;
+			break;
+		case OPT_RANK_TIMEOUT:
+			if (parse_double(optarg, 0, 1e9, rank_timeout, &status) != 0)
+				return quiet ? 2 : cli_usage_error("cluster", "--rank-timeout: %s", status.message);
+			break;
+		default:
+			return quiet ? 2 : cli_bad_option("cluster", c, argv);
+		}
+	}
+	if (optind < argc)
+		return quiet ? 2 : cli_usage_error("cluster", "unexpected argument '%s'", argv[optind]);
+	if (!*dir)
+		return quiet ? 2 : cli_usage_error("cluster", "give the output folder: -o DIR");
+	return -1;
+}
+
+int cmd_cluster(int argc, char **argv)
+{
 #ifdef PLUMB_HAVE_MPI
 	/* Every rank parses the same arguments; only rank 0 says what is wrong. */
 	int quiet = cluster_launcher_rank() != 0;
@@ -51,37 +85,15 @@ int cmd_cluster(int argc, char **argv)
 #endif
 	const char *dir = NULL, *sections = NULL, *share = "turns";
 	double rank_timeout = 120;
-	int quick = 0, c, bad = 0;
-	plumb_status status;
-	optind = 1;
-	opterr = 0;
-	while (!bad && (c = getopt_long(argc, argv, ":ho:", options, NULL)) != -1) {
-		switch (c) {
-		case 'h': usage(stdout); return 0;
-		case 'o': dir = optarg; break;
-		case OPT_SECTIONS: sections = optarg; break;
-		case OPT_QUICK: quick = 1; break;
-		case OPT_SHARE:
-			if (strcmp(optarg, "turns") && strcmp(optarg, "split"))
-				bad = quiet ? 2 : cli_usage_error("cluster", "--share must be turns or split, not '%s'", optarg);
-			share = optarg;
-			break;
-		case OPT_RANK_TIMEOUT:
-			if (parse_double(optarg, 0, 1e9, &rank_timeout, &status) != 0)
-				bad = quiet ? 2 : cli_usage_error("cluster", "--rank-timeout: %s", status.message);
-			break;
-		default:
-			if (quiet)
-				return 2;
-			return cli_bad_option("cluster", c, argv);
-		}
+	int quick = 0;
+	int rc = parse_options(argc, argv, quiet, &dir, &sections, &share, &rank_timeout, &quick);
+	if (rc >= 0) {
+#ifdef PLUMB_HAVE_MPI
+		if (rc > 0 && cluster_launched())
+			return cluster_mpi_exit_together(rc);
+#endif
+		return rc;
 	}
-	if (bad)
-		return bad;
-	if (optind < argc)
-		return quiet ? 2 : cli_usage_error("cluster", "unexpected argument '%s'", argv[optind]);
-	if (!dir)
-		return quiet ? 2 : cli_usage_error("cluster", "give the output folder: -o DIR");
 #ifndef PLUMB_HAVE_MPI
 	(void)quick;
 	(void)sections;
@@ -92,7 +104,7 @@ int cmd_cluster(int argc, char **argv)
 	char program[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", program, sizeof program - 1);
 	if (n <= 0)
-		return quiet ? 1 : cli_usage_error("cluster", "cannot find the plumb program (/proc/self/exe)");
+		return cluster_mpi_exit_together(quiet ? 1 : cli_usage_error("cluster", "cannot find the plumb program (/proc/self/exe)"));
 	program[n] = 0;
 	cluster_options o = { .output_dir = dir, .quick = quick, .sections = sections, .sharing = share, .rank_timeout = rank_timeout };
 	return cluster_mpi_main(program, &o);

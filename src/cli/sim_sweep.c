@@ -20,18 +20,14 @@ bool cli_sim_is_sweep(int argc, char **argv)
 	return false;
 }
 
-int cli_sim_sweep(int argc, char **argv)
+/* Parses the options into *sweep and *dir: -1 when they are good, else the
+ * exit code (0 after --help).  quiet: a rank other than 0 says nothing. */
+static int parse(int argc, char **argv, bool quiet, sim_sweep *sweep, const char **dir)
 {
 	enum { OPT_SWEEP = 0x3001, OPT_TRACES };
 	static const struct option options[] = { { "sweep", required_argument, 0, OPT_SWEEP }, { "traces", required_argument, 0, OPT_TRACES },
 		                                     { "output", required_argument, 0, 'o' }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
-#ifdef PLUMB_HAVE_MPI
-	/* Every rank parses the same arguments; only rank 0 says what is wrong. */
-	bool quiet = cluster_launcher_rank() != 0, spread = cluster_launched();
-#else
-	bool quiet = false, spread = false;
-#endif
-	const char *configs = NULL, *traces = NULL, *dir = NULL;
+	const char *configs = NULL, *traces = NULL;
 	int c;
 	optind = 1;
 	opterr = 0;
@@ -47,7 +43,7 @@ int cli_sim_sweep(int argc, char **argv)
 			return 0;
 		case OPT_SWEEP: configs = optarg; break;
 		case OPT_TRACES: traces = optarg; break;
-		case 'o': dir = optarg; break;
+		case 'o': *dir = optarg; break;
 		default:
 			if (quiet)
 				return 2;
@@ -61,21 +57,35 @@ int cli_sim_sweep(int argc, char **argv)
 		return quiet ? 2 : cli_usage_error("sim", "unexpected argument '%s' with --sweep (traces go in --traces)", argv[optind]);
 	if (!traces)
 		return quiet ? 2 : cli_usage_error("sim", "--sweep needs --traces LIST");
-	if (!dir)
+	if (!*dir)
 		return quiet ? 2 : cli_usage_error("sim", "--sweep needs the output folder: -o DIR");
-	sim_sweep sweep;
 	plumb_status status;
-	if (sim_sweep_parse(&sweep, configs, traces, &status) != 0)
+	if (sim_sweep_parse(sweep, configs, traces, &status) != 0)
 		return quiet ? 2 : cli_usage_error("sim", "%s", status.message);
-	int rc = 0;
+	return -1;
+}
+
+int cli_sim_sweep(int argc, char **argv)
+{
+	sim_sweep sweep;
+	const char *dir = NULL;
 #ifdef PLUMB_HAVE_MPI
-	if (spread) {
+	if (cluster_launched()) {
+		/* Every rank parses the same arguments; only rank 0 says what is
+		 * wrong, and then the ranks leave together. */
+		int rc = parse(argc, argv, cluster_launcher_rank() != 0, &sweep, &dir);
+		if (rc >= 0)
+			return rc > 0 ? cluster_mpi_exit_together(rc) : rc;
 		rc = sim_sweep_mpi_main(&sweep, dir);
 		sim_sweep_free(&sweep);
 		return rc;
 	}
 #endif
-	(void)spread;
+	int rc = parse(argc, argv, false, &sweep, &dir);
+	if (rc >= 0)
+		return rc;
+	rc = 0;
+	plumb_status status;
 	output_report *report = sim_sweep_run_all(&sweep);
 	if (!report)
 		rc = cli_usage_error("sim", "out of memory");

@@ -292,6 +292,15 @@ int cluster_launcher_rank(void)
 	return 0;
 }
 
+int cluster_mpi_exit_together(int code)
+{
+	if (MPI_Init(NULL, NULL) != MPI_SUCCESS)
+		return code;
+	MPI_Barrier(MPI_COMM_WORLD);
+	MPI_Finalize();
+	return code;
+}
+
 bool cluster_launched(void)
 {
 	static const char *const names[] = { "OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID" };

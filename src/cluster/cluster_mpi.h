@@ -20,6 +20,12 @@ typedef struct cluster_options {
  * (SLURM_PROCID) set; 0 when started alone. */
 int cluster_launcher_rank(void);
 
+/* A usage error under a launcher: every rank reaches this with the same
+ * code (rank 0 has printed the message, the others stayed quiet); they meet
+ * in MPI so that no rank's early exit makes mpirun kill rank 0 before its
+ * message is out.  Returns code. */
+int cluster_mpi_exit_together(int code);
+
 /* True when a launcher (mpirun, srun) started this process as a rank. */
 bool cluster_launched(void);
 
