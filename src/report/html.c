@@ -11,7 +11,7 @@ static const struct { const char *command, *title, *intro; } sections[] = {
 	{ "topo", "The machine", "What the system reports: CPUs, caches (from sysfs and CPUID through hwloc), pages, the timer and whether hardware counters open." },
 	{ "lat", "Latency", "Dependent loads over random cyclic chains, so neither prefetchers nor out-of-order execution can hide the latency. Plateaus are the levels the program can really use." },
 	{ "bw", "Bandwidth", "Read, write, copy and triad kernels per working-set size, one thread and all threads. GB/s counts the bytes the kernel names, as STREAM does." },
-	{ "geometry", "Geometry inferred from timing", "Line size, capacities, associativity and TLB reach from timing alone, beside what the system claims." },
+	{ "geometry", "Geometry inferred from timing", "Line size, capacities, associativity and TLB reach from timing alone, beside what the system claims. Capacities and level latencies are plumb lat's measurement and detector (the latency section's own run when the report has one), so both sections give one figure." },
 	{ "c2c", "Coherence costs between cores", "What an access costs when another core holds the line in each state." },
 	{ "loaded", "Latency under load", "Pointer-chase latency while other cores generate traffic at increasing rates, with two checks: the idle point against the latency probe's own loop on the same chain, and whether the rise can be queueing at the memory system at all." },
 	{ "model", "Queueing model", "Hristea et al.'s closed queueing model (1997) fitted to the loaded-latency curve: the service time is what the memory system spends per request; the model then predicts latency at loads not measured." },
