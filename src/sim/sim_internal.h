@@ -54,6 +54,8 @@ typedef struct sim_shadow {
 	uint64_t *line;
 	uint32_t *previous, *next;
 	uint32_t head, tail, used, capacity;
+	uint32_t *hint;         /* by the line's low bits: a node that held it lately (checked) */
+	uint32_t hint_mask;
 } sim_shadow;
 
 int sim_shadow_init(sim_shadow *s, uint32_t capacity);

@@ -10,7 +10,16 @@ int sim_shadow_init(sim_shadow *s, uint32_t capacity)
 	s->line = malloc(capacity * sizeof *s->line);
 	s->previous = malloc(capacity * sizeof *s->previous);
 	s->next = malloc(capacity * sizeof *s->next);
-	if (!s->line || !s->previous || !s->next || sim_table_init(&s->index, sizeof(uint32_t), capacity) != 0) {
+	uint32_t hints = 16;
+	while (hints < 2 * capacity && hints < 4096)
+		hints *= 2;
+	s->hint = malloc(hints * sizeof *s->hint);
+	s->hint_mask = hints - 1;
+	if (s->hint)
+		for (uint32_t i = 0; i < hints; i++)
+			s->hint[i] = NONE;
+	if (!s->line || !s->previous || !s->next || !s->hint ||
+	    sim_table_init(&s->index, sizeof(uint32_t), capacity) != 0) {
 		sim_shadow_free(s);
 		return -1;
 	}
@@ -25,6 +34,8 @@ void sim_shadow_free(sim_shadow *s)
 	free(s->line);
 	free(s->previous);
 	free(s->next);
+	free(s->hint);
+	s->hint = NULL;
 	s->line = NULL;
 	s->previous = s->next = NULL;
 	sim_table_free(&s->index);
@@ -58,9 +69,14 @@ bool sim_shadow_reference(sim_shadow *s, uint64_t line)
 	/* the most recent line again (most references): already at the front */
 	if (s->head != NONE && s->line[s->head] == line)
 		return true;
-	uint32_t *node = sim_table_find(&s->index, line);
+	/* the node a recent reference of the line had: valid when it still
+	 * holds the line (a node's line is always its current one) */
+	uint32_t *hint = &s->hint[line & s->hint_mask];
+	uint32_t hinted = *hint;
+	uint32_t *node = hinted < s->used && s->line[hinted] == line ? hint : sim_table_find(&s->index, line);
 	if (node) {
 		uint32_t n = *node;
+		*hint = n;
 		if (s->head != n) {
 			shadow_unlink(s, n);
 			shadow_push_front(s, n);
@@ -77,6 +93,7 @@ bool sim_shadow_reference(sim_shadow *s, uint64_t line)
 	}
 	s->line[n] = line;
 	*(uint32_t *)sim_table_insert(&s->index, line, NULL) = n;
+	*hint = n;
 	shadow_push_front(s, n);
 	return false;
 }
