@@ -68,7 +68,7 @@ DEPS     := $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 # library's objects are compiled with hidden visibility; the static archive
 # (linked by the program, the tests and the benchmarks) still has every
 # internal symbol.
-PUBLIC_HEADERS := include/plumb/plumb.h include/plumb/region.h
+PUBLIC_HEADERS := include/plumb/plumb.h include/plumb/region.h include/plumb/valgrind.h
 VERSION_SCRIPT := libplumb.map
 
 LIB_A    := $(BUILD)/libplumb.a
@@ -176,13 +176,14 @@ sanitize:
 bench: $(BENCHES)
 
 install: $(PLUMB) $(LIB_A) $(LIB_SO)
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR)/plumb $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(PCDIR)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR)/plumb $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(PCDIR)
 	install -m 755 $(PLUMB) $(DESTDIR)$(BINDIR)/plumb
 	install -m 644 $(LIB_A) $(DESTDIR)$(LIBDIR)/libplumb.a
 	install -m 755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/libplumb.so.0
 	ln -sf libplumb.so.0 $(DESTDIR)$(LIBDIR)/libplumb.so
 	install -m 644 $(PUBLIC_HEADERS) $(DESTDIR)$(INCDIR)/plumb/
 	install -m 644 man/*.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 man/*.3 $(DESTDIR)$(MANDIR)/man3/
 	sed -e 's|@PREFIX@|$(PREFIX)|; s|@VERSION@|$(VERSION)|; s|@LIBS@|$(PKG_LIBS) $(OPT_LIBS) -lm -ldl|' \
 	    plumb.pc.in > $(DESTDIR)$(PCDIR)/plumb.pc
 
@@ -190,6 +191,7 @@ uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/plumb $(DESTDIR)$(LIBDIR)/libplumb.* $(DESTDIR)$(PCDIR)/plumb.pc
 	rm -rf $(DESTDIR)$(INCDIR)/plumb
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(wildcard man/*.1)))
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man3/,$(notdir $(wildcard man/*.3)))
 
 # Installs what a fresh Debian 12 machine lacks (as root, only when missing).
 deps:

@@ -12,14 +12,14 @@ check() {
 }
 check "make install" make --no-print-directory install PREFIX=/usr/local DESTDIR="$root/dest"
 check "program installed" test -x "$root/dest/usr/local/bin/plumb"
-check "man pages installed" test -f "$root/dest/usr/local/share/man/man1/plumb.1"
+check "man pages installed" test -f "$root/dest/usr/local/share/man/man1/plumb.1" -a -f "$root/dest/usr/local/share/man/man3/libplumb.3"
 inc="$root/dest/usr/local/include/plumb"
-check "public headers installed" test -f "$inc/plumb.h" -a -f "$inc/region.h"
+check "public headers installed" test -f "$inc/plumb.h" -a -f "$inc/region.h" -a -f "$inc/valgrind.h"
 # Only the public headers: every other header is the library's own.
-check "only public headers installed" sh -c "test \"\$(ls '$inc' | tr '\n' ' ')\" = 'plumb.h region.h '"
+check "only public headers installed" sh -c "test \"\$(ls '$inc' | tr '\n' ' ')\" = 'plumb.h region.h valgrind.h '"
 # Installed headers speak to users: papers by author and year, no internal
 # shorthand for them.
-check "headers cite by author and year" sh -c "! grep -niE 'seed [0-9]{3}|the thesis' '$inc'/*.h"
+check "headers cite by author and year" sh -c "! grep -niE 'seed [0-9]{3}|thesis' '$inc'/*.h"
 # The shared library exports the public API and nothing else.
 lib="$root/dest/usr/local/lib/libplumb.so.0"
 check "every exported symbol starts with plumb_" sh -c \
@@ -77,6 +77,7 @@ check "markers run and read a running region" env LD_LIBRARY_PATH="$root/dest/us
 if command -v g++ >/dev/null 2>&1; then
 	cat > "$root/user.cc" <<'C'
 #include <plumb/plumb.h>
+#include <plumb/valgrind.h>
 #include <cstdio>
 int main()
 {
@@ -86,6 +87,8 @@ int main()
 		return 1;
 	plumb_sim_free(sim);
 	PLUMB_REGION_BEGIN("cxx");
+	PLUMB_VG_REGION_BEGIN("cxx");
+	PLUMB_VG_REGION_END("cxx");
 	PLUMB_REGION_END("cxx");
 	std::printf("%s\n", plumb_version());
 	return 0;
