@@ -275,6 +275,20 @@ IRSB *pg_instrument(VgCallbackClosure *closure, IRSB *sb_in, const VexGuestLayou
 		addStmtToIRSB(in.out, st);
 	}
 	flush(&in);
+	if (pg_clo_calls && pg_ring_enabled && (sb_in->jumpkind == Ijk_Call || sb_in->jumpkind == Ijk_Ret)) {
+		IRExpr *sp = IRExpr_Get(layout->offset_SP, guest_word);
+		IRTemp held = newIRTemp(in.out->tyenv, guest_word);
+		addStmtToIRSB(in.out, IRStmt_WrTmp(held, sp));
+		if (sb_in->jumpkind == Ijk_Call) {
+			IRTemp target = newIRTemp(in.out->tyenv, guest_word);
+			addStmtToIRSB(in.out, IRStmt_WrTmp(target, sb_in->next));
+			add_call(in.out, "pg_ring_call", pg_ring_call,
+			         mkIRExprVec_3(mkIRExpr_HWord((HWord)in.instruction), IRExpr_RdTmp(target), IRExpr_RdTmp(held)), 3,
+			         NULL);
+		} else {
+			add_call(in.out, "pg_ring_return", pg_ring_return, mkIRExprVec_1(IRExpr_RdTmp(held)), 1, NULL);
+		}
+	}
 	if (pg_code_enabled)
 		pg_code_block_end();
 	return in.out;

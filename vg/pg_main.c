@@ -39,6 +39,7 @@ const HChar *pg_clo_trace = NULL;
 Long pg_clo_trace_fd = -1;
 const HChar *pg_clo_code = NULL;
 Bool pg_clo_collect = True;
+Bool pg_clo_calls = False;
 
 static Int start_pid;
 static Bool forked_child;
@@ -51,6 +52,7 @@ static Bool process_option(const HChar *argument)
 	else if VG_BOOL_CLO(argument, "--plumb-collect", pg_clo_collect) {}
 	else if VG_STR_CLO(argument, "--plumb-code", pg_clo_code) {}
 	else if VG_STR_CLO(argument, "--plumb-ring", pg_clo_ring) {}
+	else if VG_BOOL_CLO(argument, "--plumb-calls", pg_clo_calls) {}
 	else
 		return False;
 	return True;
@@ -65,7 +67,8 @@ static void print_usage(void)
 "    --plumb-collect=yes|no    collect from the start, or from PLUMB_VG_START [yes]\n"
 "    --plumb-code=FILE         write function, file and line of every instruction run\n"
 
-"    --plumb-ring=M,F,R,N,B    binary records into plumb's shared ring (plumb passes it)\n");
+"    --plumb-ring=M,F,R,N,B    binary records into plumb's shared ring (plumb passes it)\n"
+"    --plumb-calls=yes|no      calls and returns into the ring, for inclusive costs [no]\n");
 }
 
 static void print_debug_usage(void)
@@ -147,6 +150,10 @@ static void post_option_init(void)
 	if (pg_clo_trace && pg_clo_trace_fd >= 0)
 		VG_(fmsg_bad_option)("--plumb-trace", "give --plumb-trace or --plumb-trace-fd, not both\n");
 	pg_collecting = pg_clo_collect;
+	/* Following calls needs every call to end its superblock (Ijk_Call), as
+	 * for callgrind: no chasing into the callee. */
+	if (pg_clo_calls)
+		VG_(clo_vex_control).guest_chase = False;
 	start_pid = VG_(getpid)();
 	pg_threads_init();
 	pg_code_init();

@@ -25,6 +25,9 @@
  *           load or store, or an event a definition cannot hold)
  *   MARKER  5<<60 | begin<<56 | length<<32 | thread, then the name, 8 bytes
  *           a word, zero-padded (a region marker, pg_threads.c places it)
+ *   CALL    6<<60, call instruction, target: the running thread called
+ *           (--plumb-calls=yes only)
+ *   RETURN  7<<60 | n: the running thread left its n innermost calls
  * plumb's records are those its lackey reader makes of the text trace of the
  * same run (pg_trace.c); a test compares them record by record.
  *
@@ -42,6 +45,7 @@
 #include "pub_tool_libcprint.h"
 #include "pub_tool_machine.h"
 #include "pub_tool_mallocfree.h"
+#include "pub_tool_threadstate.h"
 #include "pub_tool_vki.h"
 #include "pub_tool_vkiscnums.h"
 #include "plumbgrind.h"
@@ -56,6 +60,8 @@ extern Int VG_(safe_fd)(Int oldfd);
 #define TAG_THREAD 3ull
 #define TAG_SINGLE 4ull
 #define TAG_MARKER 5ull
+#define TAG_CALL 6ull
+#define TAG_RETURN 7ull
 #define TAG_SHIFT 60
 /* The longest entry: a marker of a 255-byte name; a definition of
  * PG_EVENTS_MAX events. */
@@ -274,6 +280,72 @@ VG_REGPARM(3) void pg_ring_single(Addr address, UWord size_kind, Addr instructio
 	w[1] = address;
 	w[2] = instruction;
 	ring_done(3);
+}
+
+/* The shadow call stacks, one per Valgrind thread: each frame's stack
+ * pointer at the callee's entry (the return address's slot).  Calls and
+ * returns are sent while not collecting too (like definitions), so that the
+ * stream's calls and returns stay paired. */
+typedef struct { Addr *sp; UInt depth, capacity; } call_stack;
+static call_stack *call_stacks;      /* indexed by ThreadId, grown on demand */
+static UInt call_stack_count;
+
+static call_stack *running_stack(void)
+{
+	ThreadId tid = VG_(get_running_tid)();
+	if (tid >= call_stack_count) {
+		UInt count = tid + 16;
+		call_stacks = VG_(realloc)("pg.calls", call_stacks, count * sizeof *call_stacks);
+		VG_(memset)(call_stacks + call_stack_count, 0, (count - call_stack_count) * sizeof *call_stacks);
+		call_stack_count = count;
+	}
+	return &call_stacks[tid];
+}
+
+/* Pops the frames a stack pointer of sp has left (their slot lies below it,
+ * or at it for a new call: a longjmp out of them). */
+static void unwind(call_stack *st, Addr sp, Bool at_call)
+{
+	UInt popped = 0;
+	while (st->depth > 0 && (st->sp[st->depth - 1] < sp || (at_call && st->sp[st->depth - 1] == sp))) {
+		st->depth--;
+		popped++;
+	}
+	if (popped == 0)
+		return;
+	ULong *w = ring_reserve(1);
+	if (!w)
+		return;
+	w[0] = TAG_RETURN << TAG_SHIFT | popped;
+	ring_done(1);
+}
+
+VG_REGPARM(3) void pg_ring_call(Addr site, Addr target, Addr sp)
+{
+	call_stack *st = running_stack();
+	if (!st)
+		return;
+	unwind(st, sp, True);
+	if (st->depth == st->capacity) {
+		UInt capacity = st->capacity ? 2 * st->capacity : 64;
+		st->sp = VG_(realloc)("pg.calls", st->sp, capacity * sizeof *st->sp);
+		st->capacity = capacity;
+	}
+	st->sp[st->depth++] = sp;
+	ULong *w = ring_reserve(3);
+	if (!w)
+		return;
+	w[0] = TAG_CALL << TAG_SHIFT;
+	w[1] = site;
+	w[2] = target;
+	ring_done(3);
+}
+
+VG_REGPARM(1) void pg_ring_return(Addr sp)
+{
+	call_stack *st = running_stack();
+	if (st)
+		unwind(st, sp, False);
 }
 
 void pg_ring_thread_switch(UInt thread)

@@ -40,6 +40,7 @@ extern Long pg_clo_trace_fd;          /* --plumb-trace-fd=N, -1 if unset */
 extern Bool pg_clo_collect;           /* --plumb-collect=yes|no: collecting at start */
 extern const HChar *pg_clo_code;      /* --plumb-code=FILE: source attribution, NULL: none */
 extern const HChar *pg_clo_ring;      /* --plumb-ring=MEMFD,FULLFD,FREEFD,BLOCKS,BLOCKBYTES */
+extern Bool pg_clo_calls;             /* --plumb-calls=yes: calls and returns into the ring */
 
 /* ---- pg_threads.c ---- */
 void pg_threads_init(void);
@@ -136,6 +137,14 @@ void pg_ring_forget(void);
 void pg_ring_here(ULong *sequence, Addr *cursor);
 void pg_ring_region(Bool begin, const HChar *name, ULong at_sequence, Addr at_cursor, Bool at_given);
 ULong pg_ring_records(void);
+/* Calls and returns (--plumb-calls=yes with the ring): at the end of a
+ * superblock left by a call, the call's instruction, its target and the
+ * stack pointer after the call pushed the return address; at the end of one
+ * left by a return, the stack pointer after it.  A shadow stack per thread
+ * keyed on the stack pointer pops every frame the return (or a longjmp seen
+ * at the next call or return) leaves, as callgrind unwinds. */
+VG_REGPARM(3) void pg_ring_call(Addr site, Addr target, Addr sp);
+VG_REGPARM(1) void pg_ring_return(Addr sp);
 const HChar *pg_ring_error(void);
 
 #endif

@@ -378,9 +378,18 @@ size_t sim_annotations(const sim *s, sim_annotation *out, size_t max);
 int sim_write_cachegrind(const sim *s, const trace_code_map *map, const char *command, FILE *out,
                          plumb_status *status);
 /* callgrind's format (KCachegrind, callgrind_annotate): the same costs as
- * self costs of each function and line; calls are not followed. */
+ * self costs of each function and line, and the calls followed (TRACE_CALL /
+ * TRACE_RETURN records: `plumb sim --callgrind-out -- PROG`): cfl=/cfn=/calls=
+ * lines under the caller's line, with each call's inclusive cost (what its
+ * thread was charged between call and return; a call to a function already
+ * active in the thread counts but costs nothing, so recursion is counted
+ * once; calls still open at the end are closed there).  Without call
+ * records inclusive costs equal self costs. */
 int sim_write_callgrind(const sim *s, const trace_code_map *map, const char *command, FILE *out,
                         plumb_status *status);
+/* Call and return records taken (TRACE_CALL, TRACE_RETURN: not references;
+ * plumbgrind sends them for the callgrind file's inclusive costs). */
+uint64_t sim_call_records(const sim *s);
 
 /* Checks every invariant over the whole state: single writer, inclusion,
  * directory = cache contents, the counting identities. */

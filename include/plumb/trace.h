@@ -14,7 +14,15 @@ typedef enum trace_kind {
 	 * region (plumb_region_begin/end, PLUMB_VG_REGION_BEGIN/END).  size 0,
 	 * flags 0, and `address` holds the name: see trace_region_name(). */
 	TRACE_REGION_BEGIN = 4,
-	TRACE_REGION_END = 5
+	TRACE_REGION_END = 5,
+	/* Calls and returns (not references), from plumbgrind's ring when
+	 * `plumb sim --callgrind-out` asks for them (--plumb-calls=yes): a call
+	 * has the call instruction in instruction_address and the callee's
+	 * entry in address; a return says the thread left its `address`
+	 * innermost calls.  size 0, flags 0.  Only the simulator takes them
+	 * (inclusive costs, sim_annotate); no trace format stores them. */
+	TRACE_CALL = 6,
+	TRACE_RETURN = 7
 } trace_kind;
 
 typedef struct trace_record {
@@ -43,6 +51,11 @@ typedef struct trace_record {
 static inline int trace_is_marker(const trace_record *record)
 {
 	return record->kind == TRACE_REGION_BEGIN || record->kind == TRACE_REGION_END;
+}
+
+static inline int trace_is_call(const trace_record *record)
+{
+	return record->kind == TRACE_CALL || record->kind == TRACE_RETURN;
 }
 
 static inline const char *trace_region_name(const trace_record *record)

@@ -363,7 +363,13 @@ int cmd_sim(int argc, char **argv)
 		return cli_usage_error("sim", "no trace: give a file, pipe one in, or run a program after '--'");
 
 	trace_reader *reader;
-	const char *valgrind_options[2] = { fair_sched ? "--fair-sched=yes" : NULL, NULL };
+	/* --plumb-calls=yes: plumbgrind follows calls, for the callgrind file's inclusive costs */
+	const char *valgrind_options[3] = { NULL, NULL, NULL };
+	size_t option_count = 0;
+	if (fair_sched)
+		valgrind_options[option_count++] = "--fair-sched=yes";
+	if (callgrind_out)
+		valgrind_options[option_count++] = "--plumb-calls=yes";
 	int rc = command_mode ? trace_reader_open_command_options(&reader, argv + optind, valgrind_options, &status)
 	                      : trace_reader_open(&reader, trace_path, format, &status);
 	if (rc != 0)
@@ -388,6 +394,7 @@ int cmd_sim(int argc, char **argv)
 	}
 	uint64_t records = 0;
 	rc = run(s, reader, interleaver, &records, &status);
+	records -= sim_call_records(s);   /* calls and returns are not references */
 	trace_interleaver_free(interleaver);
 	/* plumbgrind's function, file and line of every instruction run */
 	trace_code_map *code_map = NULL;

@@ -332,6 +332,8 @@ static inline __attribute__((always_inline)) int batch_fast_body(sim *s, const t
 			fast_load(s, core, l1);
 		}
 		if (__builtin_expect(r->kind > TRACE_MODIFY, 0)) {
+			if (trace_is_call(r))   /* only annotation follows calls */
+				continue;
 			if (trace_is_marker(r)) {
 				/* exact statistics for the region's snapshot */
 				fast_flush(s, core, l1, references, hits);
@@ -660,6 +662,8 @@ static __attribute__((noinline)) int mru_special(sim *s, mru_state *m, const tra
 		mru_load(s, m);
 	}
 	if (r->kind > TRACE_MODIFY) {
+		if (trace_is_call(r))   /* only annotation follows calls */
+			return 0;
 		if (trace_is_marker(r)) {
 			mru_flush(s, m);   /* exact statistics for the region's snapshot */
 			return sim_region_marker(s, m->core, r, status);
@@ -1265,8 +1269,16 @@ int sim_access_batch(sim *s, const trace_record *records, size_t n, plumb_status
 				break;
 			}
 			cached_thread = r->thread;
+			s->trace_thread = r->thread;
 		}
 		if (r->kind > TRACE_MODIFY) {
+			if (trace_is_call(r)) {
+				if (s->annotate && sim_annotate_call(s, r, status) != 0) {
+					rc = -1;
+					break;
+				}
+				continue;
+			}
 			if (trace_is_marker(r)) {
 				for (int k = 0; k < SIM_KIND_COUNT; k++) {
 					s->stats.references[k] += counted[k];

@@ -279,6 +279,8 @@ struct sim {
 	bool annotate;                  /* per-instruction costs (sim_annotate.c) */
 	sim_table annotation;           /* ip -> sim_annotation */
 	uint64_t last_ip[SIM_MAX_CORES]; /* annotate: each core's last instruction */
+	uint32_t trace_thread;          /* annotate: the thread of the reference being simulated */
+	struct sim_calls *calls;        /* annotate: calls followed (sim_annotate.c); NULL until the first */
 	/* the first invariant violation (check on) */
 	bool failed;
 	char failure[PLUMB_MESSAGE_MAX];
@@ -297,6 +299,8 @@ void sim_regions_reset(sim *s);
 void sim_annotate_reference(sim *s, uint32_t core, sim_access_kind kind, const bool reached[3], const bool missed[3],
                             bool coherence_true, bool coherence_false, uint64_t invalidations);
 void sim_annotate_received(sim *s, uint32_t core);
+/* A call or return record (trace_is_call) of the trace. */
+int sim_annotate_call(sim *s, const trace_record *record, plumb_status *status);
 void sim_annotate_free(sim *s);
 
 /* sim_engine.c */

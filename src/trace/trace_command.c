@@ -143,10 +143,13 @@ int trace_reader_open_command_options(trace_reader **out, char *const argv[], co
 			child_argv[4] = ring_option;
 		}
 	}
+	/* Options of plumbgrind's own (--plumb-...) are dropped when lackey runs. */
+	size_t given = 0;
 	for (size_t i = 0; i < option_count; i++)
-		child_argv[first_argument + i] = (char *)valgrind_options[i];
+		if (plumbgrind || strncmp(valgrind_options[i], "--plumb-", 8) != 0)
+			child_argv[first_argument + given++] = (char *)valgrind_options[i];
 	for (size_t i = 0; i < argc; i++)
-		child_argv[first_argument + option_count + i] = argv[i];
+		child_argv[first_argument + given + i] = argv[i];
 	fflush(NULL);
 	pid_t pid = interrupt_fork(false);
 	if (pid < 0) {

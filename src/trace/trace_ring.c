@@ -40,6 +40,8 @@
 #define TAG_THREAD 3u
 #define TAG_SINGLE 4u
 #define TAG_MARKER 5u
+#define TAG_CALL 6u
+#define TAG_RETURN 7u
 #define OUT_RECORDS 4096u
 
 
@@ -339,6 +341,21 @@ static long expand(trace_reader *reader, trace_record *out, size_t max, bool sto
 			if (!name)
 				return ring_fail(reader, "out of memory for region names");
 			trace_region_marker(&out[n++], (int)((head >> 56) & 1), (uint32_t)head, name);
+			w += words;
+		} else if (tag == TAG_CALL || tag == TAG_RETURN) {
+			if (n == max)
+				break;
+			size_t words = tag == TAG_CALL ? 3 : 1;
+			if ((size_t)(end - w) < words)
+				return ring_fail(reader, "an entry cut by the block's end");
+			trace_record *r = &out[n++];
+			r->address = tag == TAG_CALL ? w[2] : (head & 0xffffffffu);
+			r->instruction_address = tag == TAG_CALL ? w[1] : 0;
+			r->time = 0;
+			r->thread = ring->thread;
+			r->size = 0;
+			r->kind = tag == TAG_CALL ? TRACE_CALL : TRACE_RETURN;
+			r->flags = 0;
 			w += words;
 		} else {
 			return ring_fail(reader, "an entry of an unknown kind");
