@@ -104,3 +104,63 @@ Test(sim_annotate, costs_sum_to_the_statistics_at_every_level)
 	sim_free(s);
 	trace_release(&t);
 }
+
+static void add_call(sim_trace *t, trace_kind kind, uint64_t address, uint64_t site)
+{
+	trace_add(t, 0, TRACE_INSTRUCTION, 0x1000, 4);   /* room for one record */
+	trace_record *r = &t->records[t->count - 1];
+	memset(r, 0, sizeof *r);
+	r->kind = (uint8_t)kind;
+	r->address = address;
+	r->instruction_address = site;
+}
+
+/* Calls (TRACE_CALL / TRACE_RETURN): a call's cost is what its thread was
+ * charged between the call and its return; a recursive call is counted but
+ * costs nothing (the outer call holds it); a call still open at the end is
+ * closed there; calls are not references. */
+Test(sim_annotate, calls_carry_inclusive_costs_and_recursion_counts_once)
+{
+	sim_config c;
+	small_config(&c, 1, SIM_MESI);
+	sim_trace t = { 0 };
+	add_at(&t, 0, TRACE_INSTRUCTION, 0x1000, 4, 0x1000);
+	add_call(&t, TRACE_CALL, 0x2000, 0x1000);            /* main -> F */
+	add_at(&t, 0, TRACE_INSTRUCTION, 0x2000, 4, 0x2000);
+	add_at(&t, 0, TRACE_READ, 0x9000, 8, 0x2000);
+	add_call(&t, TRACE_CALL, 0x2000, 0x2000);            /* F -> F */
+	add_at(&t, 0, TRACE_INSTRUCTION, 0x2000, 4, 0x2000);
+	add_at(&t, 0, TRACE_READ, 0x9040, 8, 0x2000);
+	add_call(&t, TRACE_RETURN, 2, 0);                    /* both */
+	add_at(&t, 0, TRACE_INSTRUCTION, 0x1000, 4, 0x1000);
+	add_call(&t, TRACE_CALL, 0x3000, 0x1000);            /* main -> H, never returns */
+	add_at(&t, 0, TRACE_INSTRUCTION, 0x3000, 4, 0x3000);
+	plumb_status status;
+	sim *s;
+	cr_assert_eq(sim_new(&s, &c, &status), 0, "%s", status.message);
+	cr_assert_eq(sim_annotate(s, &status), 0);
+	cr_assert_eq(sim_access_batch(s, t.records, t.count, &status), 0, "%s", status.message);
+	cr_expect_eq(sim_call_records(s), 4);
+	const sim_stats *st = sim_statistics(s);
+	cr_expect_eq(st->references[SIM_IFETCH], 5);
+	cr_expect_eq(st->references[SIM_READ], 2);
+	char *text = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&text, &size);
+	cr_assert_eq(sim_write_callgrind(s, NULL, "test", f, &status), 0, "%s", status.message);
+	fclose(f);
+	/* events: Ir I1mr ... Dr ...: F's two fetches and two reads in main's call */
+	cr_expect(strstr(text, "fn=0x1000\n0 2 "), "%s", text);
+	char *call = strstr(text, "cfn=0x2000\ncalls=1 0\n0 2 ");
+	cr_expect(call, "main -> F: %s", text);
+	cr_expect(strstr(text, "fn=0x2000\n0 2 "), "%s", text);
+	/* F's call to itself: counted, no cost */
+	char *self_call = strstr(text, "fn=0x2000\n0 2 ");
+	cr_assert(self_call);
+	self_call = strstr(self_call, "cfn=0x2000\ncalls=1 0\n0 0 0 ");
+	cr_expect(self_call, "%s", text);
+	cr_expect(strstr(text, "cfn=0x3000\ncalls=1 0\n0 1 "), "the open call, closed at the end: %s", text);
+	free(text);
+	sim_free(s);
+	free(t.records);
+}
