@@ -402,6 +402,8 @@ static long compact_run(trace_reader *reader, trace_compact *compact)
 	uint64_t records = 0;
 	const size_t definitions = ring->definitions;
 	while (w < end && (w[0] >> 60) == TAG_USE) {
+		/* the words come from the other core's cache: ask for them early */
+		__builtin_prefetch(w + 64);
 		uint64_t id = w[0] & ((1ull << 60) - 1);
 		if (id >= definitions)
 			return ring_fail(reader, "a use of an unknown definition");
