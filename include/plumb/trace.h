@@ -22,7 +22,14 @@ typedef enum trace_kind {
 	 * innermost calls.  size 0, flags 0.  Only the simulator takes them
 	 * (inclusive costs, sim_annotate); no trace format stores them. */
 	TRACE_CALL = 6,
-	TRACE_RETURN = 7
+	TRACE_RETURN = 7,
+	/* Collector markers (not references, version 1.2 of the native format):
+	 * what a bounded trace buffer did at this point of the trace (plumb
+	 * trace record --buffer).  A halt: the program was stopped while the
+	 * full buffer drained; lost: references the buffer could not hold
+	 * (--when-full drop or wrap).  See trace_collector_marker(). */
+	TRACE_HALT = 8,
+	TRACE_LOST = 9
 } trace_kind;
 
 typedef struct trace_record {
@@ -48,6 +55,7 @@ typedef struct trace_record {
  * Formats: docs/trace-format.md ("Region markers"). */
 #define TRACE_REGION_NAME_MAX 255
 
+/* A region marker (collector markers: trace_is_collector_marker). */
 static inline int trace_is_marker(const trace_record *record)
 {
 	return record->kind == TRACE_REGION_BEGIN || record->kind == TRACE_REGION_END;
@@ -75,6 +83,45 @@ static inline void trace_region_marker(trace_record *record, int begin, uint32_t
 	record->flags = 0;
 }
 
+/* Collector markers.  A record of kind TRACE_HALT or TRACE_LOST has size 0
+ * and flags 0, the thread of the reference before it (so a consumer's thread
+ * logic sees no switch), and:
+ *   address              start, in ns since the recording began (CLOCK_MONOTONIC)
+ *   instruction_address  end, likewise (>= start)
+ *   time                 index << 40 | count: the marker's number among the
+ *                        trace's markers of its kind (from 0, below 2^24) and
+ *                        the references drained (halt) or lost (lost), below 2^40.
+ * Every consumer skips them as references (trace_is_reference). */
+#define TRACE_COLLECTOR_INDEX_MAX ((1u << 24) - 1)
+#define TRACE_COLLECTOR_COUNT_MAX ((1ull << 40) - 1)
+
+static inline int trace_is_collector_marker(const trace_record *record)
+{
+	return record->kind == TRACE_HALT || record->kind == TRACE_LOST;
+}
+
+/* A reference (an instruction fetch, read, write or modify), not a marker. */
+static inline int trace_is_reference(const trace_record *record)
+{
+	return record->kind <= TRACE_MODIFY;
+}
+
+static inline void trace_collector_marker(trace_record *record, trace_kind kind, uint32_t thread, uint32_t index,
+                                          uint64_t start_ns, uint64_t end_ns, uint64_t count)
+{
+	record->address = start_ns;
+	record->instruction_address = end_ns;
+	record->time = (uint64_t)index << 40 | (count & TRACE_COLLECTOR_COUNT_MAX);
+	record->thread = thread;
+	record->size = 0;
+	record->kind = (uint8_t)kind;
+	record->flags = 0;
+}
+
+static inline uint32_t trace_collector_index(const trace_record *record) { return (uint32_t)(record->time >> 40); }
+static inline uint64_t trace_collector_count(const trace_record *record) { return record->time & TRACE_COLLECTOR_COUNT_MAX; }
+static inline uint64_t trace_collector_start(const trace_record *record) { return record->address; }
+static inline uint64_t trace_collector_end(const trace_record *record) { return record->instruction_address; }
 
 /* Streaming trace sources and sinks.  Readers hand out records in batches so
  * the simulator's inner loop never pays a call per reference; memory use is
@@ -220,6 +267,91 @@ int trace_interleaver_new(trace_interleaver **out, uint64_t quantum, size_t wind
 long trace_interleaver_view(trace_interleaver *interleaver, trace_reader *reader, const trace_record **records,
                             size_t max, plumb_status *status);
 void trace_interleaver_free(trace_interleaver *interleaver);
+
+/* ---- A bounded trace buffer (plumb trace record --buffer N) ----
+ * What a hardware tracer's buffer does to a trace, between a reader and a
+ * writer: the buffer holds `capacity` references; when it is full,
+ *   halt  the traced program is stopped until the buffer has drained (the
+ *         model of a logic analyzer that halts the machine, Watson 2004):
+ *         nothing is lost, and a TRACE_HALT marker follows every capacity-th
+ *         reference;
+ *   drop  the program runs on and the references that find the buffer full
+ *         are lost, counted by TRACE_LOST markers where they were;
+ *   wrap  the program runs on and the newest reference overwrites the
+ *         oldest: the trace keeps the last `capacity` references, after one
+ *         TRACE_LOST marker counting the overwritten ones.
+ * The buffer drains at drain_rate references per second (0: at once, as
+ * fast as plumb writes); a halt lasts until it has drained (capacity /
+ * drain_rate seconds) plus halt_extra seconds.  Region markers go through
+ * with their references (wrap keeps references only and drops them). */
+typedef enum trace_when_full { TRACE_FULL_HALT, TRACE_FULL_DROP, TRACE_FULL_WRAP } trace_when_full;
+
+typedef struct trace_buffer_options {
+	uint64_t capacity;         /* references, 1 .. TRACE_BUFFER_CAPACITY_MAX */
+	trace_when_full when_full;
+	double drain_rate;         /* references per second; 0: unthrottled (not with wrap) */
+	double halt_extra;         /* seconds added to every halt (halt only) */
+} trace_buffer_options;
+#define TRACE_BUFFER_CAPACITY_MAX (1ull << 32)
+
+/* How the buffer stops the program and keeps time; NULL members take the
+ * defaults (no program to stop, CLOCK_MONOTONIC, nanosleep).  Tests pass a
+ * clock of their own. */
+typedef struct trace_buffer_hooks {
+	int (*pause)(void *context, int stop, plumb_status *status);   /* stop = 1 stops, 0 resumes */
+	uint64_t (*now_ns)(void *context);
+	void (*sleep_ns)(void *context, uint64_t ns);
+	void *context;
+} trace_buffer_hooks;
+
+typedef struct trace_buffer_totals {
+	uint64_t offered;          /* references taken: what an unbounded buffer would have kept */
+	uint64_t kept;             /* references written */
+	uint64_t halts, halted_ns;
+	uint64_t lost;             /* references lost (drop, wrap) */
+	uint64_t region_markers_lost;   /* wrap only */
+} trace_buffer_totals;
+
+typedef struct trace_buffer trace_buffer;
+/* Fails on bad options with a message naming them. */
+int trace_buffer_check_options(const trace_buffer_options *options, plumb_status *status);
+int trace_buffer_new(trace_buffer **out, const trace_buffer_options *options, const trace_buffer_hooks *hooks,
+                     trace_writer *writer, plumb_status *status);
+/* Takes records in trace order and writes what the buffer keeps to the writer. */
+int trace_buffer_take(trace_buffer *buffer, const trace_record *records, size_t count, plumb_status *status);
+/* The end of the trace: writes what is still held (wrap) and the last loss. */
+int trace_buffer_finish(trace_buffer *buffer, plumb_status *status);
+void trace_buffer_get_totals(const trace_buffer *buffer, trace_buffer_totals *totals);
+void trace_buffer_free(trace_buffer *buffer);
+/* "halt", "drop", "wrap". */
+const char *trace_when_full_name(trace_when_full when_full);
+int trace_when_full_parse(const char *text, trace_when_full *out, plumb_status *status);
+/* Stops (stop = 1) or resumes the program a command reader is tracing
+ * (SIGSTOP / SIGCONT to its Valgrind process); fails for other readers. */
+int trace_reader_pause_program(trace_reader *reader, int stop, plumb_status *status);
+
+/* ---- Removing the collector from a trace (plumb trace filter) ----
+ * A tracer leaves two things of its own in a trace: its markers (halts and
+ * losses) and, for a tracer that runs in the traced machine (a driver, an
+ * interrupt handler), the references of its own code and data, which lie in
+ * address ranges it knows.  Both can be removed (Watson 2004: the driver's
+ * references are the removable part of the perturbation; what they displaced
+ * in caches and TLBs is not). */
+#define TRACE_FILTER_RANGES_MAX 16
+typedef struct trace_filter {
+	int drop_collector_markers;    /* TRACE_HALT and TRACE_LOST records */
+	size_t range_count;            /* references with an address or instruction address in [low, high) */
+	uint64_t low[TRACE_FILTER_RANGES_MAX], high[TRACE_FILTER_RANGES_MAX];
+} trace_filter;
+
+typedef struct trace_filter_counts {
+	uint64_t references_in, references_dropped, markers_dropped;
+} trace_filter_counts;
+
+/* Adds "LOW-HIGH" (hex with 0x, or decimal; HIGH exclusive, above LOW). */
+int trace_filter_add_range(trace_filter *filter, const char *text, plumb_status *status);
+/* Removes in place what the filter drops; returns the records kept. */
+size_t trace_filter_apply(const trace_filter *filter, trace_record *records, size_t count, trace_filter_counts *counts);
 
 /* "native", "lackey", "din" ("auto" for TRACE_FORMAT_AUTO). */
 const char *trace_format_name(trace_format format);

@@ -1,7 +1,8 @@
 /* plumb trace: convert traces between formats, record a program's trace
  * under lackey, summarise a trace.  One command with sub-subcommands:
  *   plumb trace convert IN OUT [--from FMT] [--to FMT] [--fold-threads]
- *   plumb trace record OUT [--to FMT] -- PROGRAM [ARGS...]
+ *   plumb trace record OUT [--to FMT] [--buffer N --when-full P ...] -- PROGRAM [ARGS...]
+ *   plumb trace filter IN OUT [--drop-collector] [--drop-range LOW-HIGH]...
  *   plumb trace stats FILE [--from FMT] [--line-size N] [--page-size N] */
 #include <errno.h>
 #include <getopt.h>
@@ -12,6 +13,7 @@
 #include "cli/command.h"
 #include "plumb/interrupt.h"
 #include "plumb/parse.h"
+#include "plumb/perturb.h"
 #include "plumb/trace.h"
 #include "trace/trace_stats.h"
 
@@ -23,7 +25,9 @@ static void print_usage(FILE *stream)
 {
 	fprintf(stream,
 	        "usage: plumb trace convert IN OUT [--from FMT] [--to FMT] [--fold-threads] [--allow-truncated]\n"
-	        "       plumb trace record OUT [--to FMT] -- PROGRAM [ARGS...]\n"
+	        "       plumb trace record OUT [--to FMT] [--buffer N [--when-full halt|drop|wrap]\n"
+	        "                          [--drain-rate R] [--halt-extra T]] -- PROGRAM [ARGS...]\n"
+	        "       plumb trace filter IN OUT [--drop-collector] [--drop-range LOW-HIGH]... [--from FMT] [--to FMT]\n"
 	        "       plumb trace stats FILE [--from FMT] [--line-size BYTES] [--page-size BYTES]\n"
 	        "                         [--allow-truncated] [--csv|--json] [-o FILE]\n\n"
 	        "Formats: native (plumb's compressed binary, .ptrace), lackey (valgrind --tool=lackey\n"
@@ -31,7 +35,13 @@ static void print_usage(FILE *stream)
 	        "output formats come from the file name or --to.  '-' is standard input or output.\n\n"
 	        "  convert   copy a trace into another format (notes on stderr say what the target\n"
 	        "            format cannot carry; din has no threads: --fold-threads makes all thread 0)\n"
-	        "  record    run PROGRAM under valgrind's lackey and write its references to OUT\n"
+	        "  record    run PROGRAM under valgrind's lackey and write its references to OUT;\n"
+	        "            --buffer N puts a buffer of N references between them, as a hardware tracer\n"
+	        "            has: when it is full, halt stops PROGRAM until it has drained (default),\n"
+	        "            drop loses what does not fit, wrap keeps the last N; --drain-rate R drains\n"
+	        "            R references a second; --halt-extra T (such as 10ms) lengthens every halt\n"
+	        "  filter    copy a trace without the collector's halt and loss markers\n"
+	        "            (--drop-collector) or the references of an address range (--drop-range)\n"
 	        "  stats     references by kind and thread, distinct lines and pages, address ranges,\n"
 	        "            sizes, and the read throughput\n\n"
 	        "See 'man plumb-trace' for the formats and the exact meaning of each figure.\n");
@@ -46,7 +56,7 @@ static double seconds_now(void)
 
 /* What the target format cannot carry, counted exactly so the notes are true. */
 typedef struct conversion_losses {
-	uint64_t times, instruction_addresses, modifies_split, threads_folded, markers_dropped;
+	uint64_t times, instruction_addresses, modifies_split, threads_folded, markers_dropped, collector_dropped;
 	uint32_t lackey_thread;
 	bool lackey_have_fetch;
 	uint64_t lackey_last_fetch;
@@ -58,6 +68,10 @@ static void count_losses(conversion_losses *loss, trace_format to, trace_record 
 		trace_record *r = &records[i];
 		if (to == TRACE_FORMAT_NATIVE)
 			continue;
+		if (trace_is_collector_marker(r)) {
+			loss->collector_dropped++;
+			continue;
+		}
 		if (trace_is_marker(r)) {
 			if (to == TRACE_FORMAT_DIN)
 				loss->markers_dropped++;
@@ -103,6 +117,9 @@ static void print_losses(const char *command, const conversion_losses *loss, tra
 	if (loss->markers_dropped)
 		fprintf(stderr, "plumb %s: note: din has no region markers: %llu markers were dropped\n", command,
 		        (unsigned long long)loss->markers_dropped);
+	if (loss->collector_dropped)
+		fprintf(stderr, "plumb %s: note: %s has no halt or loss markers: %llu were dropped\n", command, name,
+		        (unsigned long long)loss->collector_dropped);
 	if (loss->threads_folded)
 		fprintf(stderr, "plumb %s: note: %llu records of threads other than 0 were written as thread 0\n", command,
 		        (unsigned long long)loss->threads_folded);
@@ -110,8 +127,34 @@ static void print_losses(const char *command, const conversion_losses *loss, tra
 
 /* Copies reader to a writer at out (opened already, or opened here when
  * writer is NULL); reports unless out is standard output. */
+static int pause_traced_program(void *context, int stop, plumb_status *status)
+{
+	return trace_reader_pause_program(context, stop, status);
+}
+
+static void buffer_table(output_report *report, const trace_buffer_options *options, const trace_buffer_totals *t)
+{
+	output_table *table = output_table_add(report, "buffer", "Trace buffer");
+	output_column(table, "capacity", NULL, 0);
+	output_column(table, "when_full", NULL, 0);
+	output_column(table, "references", NULL, 0);
+	output_column(table, "kept", NULL, 0);
+	output_column(table, "halts", NULL, 0);
+	output_column(table, "halted_seconds", "s", 3);
+	output_column(table, "dropped", NULL, 0);
+	output_row(table);
+	output_cell_integer(table, (int64_t)options->capacity);
+	output_cell_text(table, trace_when_full_name(options->when_full));
+	output_cell_integer(table, (int64_t)t->offered);
+	output_cell_integer(table, (int64_t)t->kept);
+	output_cell_integer(table, (int64_t)t->halts);
+	output_cell_real(table, 1e-9 * (double)t->halted_ns);
+	output_cell_integer(table, (int64_t)t->lost);
+}
+
 static int copy_trace(const char *command, trace_reader *reader, trace_writer *writer, const char *in_name,
-                      const char *out, trace_format to, bool fold_threads, const cli_output *output)
+                      const char *out, trace_format to, bool fold_threads, const cli_output *output,
+                      const trace_buffer_options *buffer_options, const trace_filter *filter)
 {
 	plumb_status status;
 	if (!writer && trace_writer_open(&writer, out, to, &status) < 0) {
@@ -120,8 +163,18 @@ static int copy_trace(const char *command, trace_reader *reader, trace_writer *w
 	}
 	if (to == TRACE_FORMAT_AUTO)
 		trace_format_from_path(out, &to, NULL);
+	trace_buffer *buffer = NULL;
+	if (buffer_options) {
+		trace_buffer_hooks hooks = { pause_traced_program, NULL, NULL, reader };
+		if (trace_buffer_new(&buffer, buffer_options, &hooks, writer, &status) < 0) {
+			trace_writer_abort(writer);
+			trace_reader_close(reader, NULL);
+			return cli_error(command, &status);
+		}
+	}
 	trace_record *batch = malloc(BATCH * sizeof *batch);
 	conversion_losses loss = { 0 };
+	trace_filter_counts filtered = { 0, 0, 0 };
 	uint64_t records = 0;
 	double start = seconds_now();
 	long n = 0;
@@ -133,6 +186,8 @@ static int copy_trace(const char *command, trace_reader *reader, trace_writer *w
 	 * record read before the signal, and reads without --allow-truncated. */
 	interrupt_poll_begin();
 	while (!failed && !interrupt_pending() && (n = trace_reader_read(reader, batch, BATCH, &status)) > 0) {
+		if (filter)
+			n = (long)trace_filter_apply(filter, batch, (size_t)n, &filtered);
 		if (fold_threads)
 			for (long i = 0; i < n; i++)
 				if (batch[i].thread) {
@@ -140,7 +195,8 @@ static int copy_trace(const char *command, trace_reader *reader, trace_writer *w
 					loss.threads_folded++;
 				}
 		count_losses(&loss, to, batch, (size_t)n);
-		if (trace_writer_write(writer, batch, (size_t)n, &status) < 0)
+		if ((buffer ? trace_buffer_take(buffer, batch, (size_t)n, &status)
+		            : trace_writer_write(writer, batch, (size_t)n, &status)) < 0)
 			failed = 1;
 		records += (uint64_t)n;
 	}
@@ -148,6 +204,13 @@ static int copy_trace(const char *command, trace_reader *reader, trace_writer *w
 	if (n < 0 && !interrupted)
 		failed = 1;
 	free(batch);
+	/* what the buffer still holds (wrap) and the last loss go in before the end */
+	if (buffer && !failed && trace_buffer_finish(buffer, &status) < 0)
+		failed = 1;
+	trace_buffer_totals totals = { 0 };
+	if (buffer)
+		trace_buffer_get_totals(buffer, &totals);
+	trace_buffer_free(buffer);
 	trace_reader_info info;
 	trace_reader_get_info(reader, &info);
 	trace_format from = trace_reader_format(reader);
@@ -199,6 +262,9 @@ static int copy_trace(const char *command, trace_reader *reader, trace_writer *w
 	if (info.truncated)
 		fprintf(stderr, "plumb %s: warning: the input was cut short; %llu bytes of an incomplete block were ignored\n",
 		        command, (unsigned long long)info.truncated_bytes);
+	if (totals.region_markers_lost)
+		fprintf(stderr, "plumb %s: note: wrap keeps references only: %llu region markers were dropped\n", command,
+		        (unsigned long long)totals.region_markers_lost);
 	if (strcmp(out, "-") == 0)
 		return 0;
 	output_report *report = output_report_new(command);
@@ -221,6 +287,18 @@ static int copy_trace(const char *command, trace_reader *reader, trace_writer *w
 		output_cell_real(table, (double)records / seconds / 1e6);
 	else
 		output_cell_status(table, "n/a", "too short to time");
+	if (buffer_options)
+		buffer_table(report, buffer_options, &totals);
+	if (filter) {
+		output_table *removed = output_table_add(report, "filter", "Removed");
+		output_column(removed, "references_in", NULL, 0);
+		output_column(removed, "references_removed", NULL, 0);
+		output_column(removed, "markers_removed", NULL, 0);
+		output_row(removed);
+		output_cell_integer(removed, (int64_t)filtered.references_in);
+		output_cell_integer(removed, (int64_t)filtered.references_dropped);
+		output_cell_integer(removed, (int64_t)filtered.markers_dropped);
+	}
 	int result = cli_output_emit(output, report);
 	output_report_free(report);
 	return result;
@@ -274,7 +352,56 @@ static int trace_convert(int argc, char **argv)
 	if (trace_reader_open(&reader, in, from, &status) < 0)
 		return cli_error(command, &status);
 	trace_reader_allow_truncated(reader, allow_truncated);
-	return copy_trace(command, reader, NULL, in, out, to, fold, &output);
+	return copy_trace(command, reader, NULL, in, out, to, fold, &output, NULL, NULL);
+}
+
+static int trace_filter_command(int argc, char **argv)
+{
+	static const char command[] = "trace filter";
+	static const struct option options[] = {
+		{ "from", required_argument, 0, 'f' }, { "to", required_argument, 0, 't' },
+		{ "drop-collector", no_argument, 0, 'c' }, { "drop-range", required_argument, 0, 'r' },
+		{ "allow-truncated", no_argument, 0, 'T' },
+		{ "help", no_argument, 0, 'h' }, CLI_OUTPUT_OPTIONS, { 0, 0, 0, 0 }
+	};
+	trace_format from = TRACE_FORMAT_AUTO, to = TRACE_FORMAT_AUTO;
+	bool allow_truncated = false;
+	trace_filter filter;
+	memset(&filter, 0, sizeof filter);
+	cli_output output = { OUTPUT_TABLE, NULL, NULL };
+	plumb_status status;
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":o:h", options, NULL)) != -1) {
+		if (cli_output_option(&output, c, optarg))
+			continue;
+		switch (c) {
+		case 'f': if (parse_format_option(command, optarg, &from)) return 2; break;
+		case 't': if (parse_format_option(command, optarg, &to)) return 2; break;
+		case 'c': filter.drop_collector_markers = 1; break;
+		case 'r':
+			if (trace_filter_add_range(&filter, optarg, &status) < 0)
+				return cli_usage_error(command, "--drop-range: %s", status.message);
+			break;
+		case 'T': allow_truncated = true; break;
+		case 'h': print_usage(stdout); return 0;
+		default: return cli_bad_option(command, c, argv);
+		}
+	}
+	if (argc - optind != 2)
+		return cli_usage_error(command, "want an input and an output trace");
+	if (!filter.drop_collector_markers && filter.range_count == 0)
+		return cli_usage_error(command, "nothing to remove: give --drop-collector or --drop-range LOW-HIGH");
+	const char *in = argv[optind], *out = argv[optind + 1];
+	if (to == TRACE_FORMAT_AUTO && strcmp(out, "-") == 0)
+		return cli_usage_error(command, "name the output format with --to when writing to standard output");
+	if (to == TRACE_FORMAT_AUTO && trace_format_from_path(out, &to, &status) < 0)
+		return cli_usage_error(command, "%s", status.message);
+	trace_reader *reader;
+	if (trace_reader_open(&reader, in, from, &status) < 0)
+		return cli_error(command, &status);
+	trace_reader_allow_truncated(reader, allow_truncated);
+	return copy_trace(command, reader, NULL, in, out, to, false, &output, NULL, &filter);
 }
 
 static int trace_record_program(int argc, char **argv)
@@ -282,10 +409,14 @@ static int trace_record_program(int argc, char **argv)
 	static const char command[] = "trace record";
 	static const struct option options[] = {
 		{ "to", required_argument, 0, 't' }, { "fold-threads", no_argument, 0, 'F' },
+		{ "buffer", required_argument, 0, 'b' }, { "when-full", required_argument, 0, 'w' },
+		{ "drain-rate", required_argument, 0, 'r' }, { "halt-extra", required_argument, 0, 'x' },
 		{ "help", no_argument, 0, 'h' }, CLI_OUTPUT_OPTIONS, { 0, 0, 0, 0 }
 	};
 	trace_format to = TRACE_FORMAT_AUTO;
-	bool fold = false;
+	bool fold = false, buffered = false, policy_given = false, rate_given = false, extra_given = false;
+	trace_buffer_options buffer = { 0, TRACE_FULL_HALT, 0, 0 };
+	plumb_status parse_status;
 	cli_output output = { OUTPUT_TABLE, NULL, NULL };
 	int c;
 	optind = 1;
@@ -300,6 +431,26 @@ static int trace_record_program(int argc, char **argv)
 			switch (c) {
 			case 't': if (parse_format_option(command, optarg, &to)) return 2; break;
 			case 'F': fold = true; break;
+			case 'b':
+				if (parse_u64(optarg, 1, TRACE_BUFFER_CAPACITY_MAX, &buffer.capacity, &parse_status) < 0)
+					return cli_usage_error(command, "--buffer: %s (references)", parse_status.message);
+				buffered = true;
+				break;
+			case 'w':
+				if (trace_when_full_parse(optarg, &buffer.when_full, &parse_status) < 0)
+					return cli_usage_error(command, "--when-full: %s", parse_status.message);
+				policy_given = true;
+				break;
+			case 'r':
+				if (parse_double(optarg, 1e-3, 1e12, &buffer.drain_rate, &parse_status) < 0)
+					return cli_usage_error(command, "--drain-rate: %s (references per second)", parse_status.message);
+				rate_given = true;
+				break;
+			case 'x':
+				if (perturb_parse_seconds(optarg, &buffer.halt_extra, &parse_status) < 0)
+					return cli_usage_error(command, "--halt-extra: %s", parse_status.message);
+				extra_given = true;
+				break;
 			case 'h': print_usage(stdout); return 0;
 			default: return cli_bad_option(command, c, argv);
 			}
@@ -311,6 +462,11 @@ static int trace_record_program(int argc, char **argv)
 	}
 	if (!out || optind >= argc)
 		return cli_usage_error(command, "want an output trace, then '--' and the program to run");
+	if (!buffered && (policy_given || rate_given || extra_given))
+		return cli_usage_error(command, "--%s needs --buffer N (the buffer's size in references)",
+		                       policy_given ? "when-full" : rate_given ? "drain-rate" : "halt-extra");
+	if (buffered && trace_buffer_check_options(&buffer, &parse_status) < 0)
+		return cli_usage_error(command, "%s", parse_status.message);
 	char **program = argv + optind;
 	if (to == TRACE_FORMAT_AUTO) {
 		plumb_status status;
@@ -331,7 +487,7 @@ static int trace_record_program(int argc, char **argv)
 		trace_writer_abort(writer);
 		return cli_error(command, &status);
 	}
-	return copy_trace(command, reader, writer, program[0], out, to, fold, &output);
+	return copy_trace(command, reader, writer, program[0], out, to, fold, &output, buffered ? &buffer : NULL, NULL);
 }
 
 static void hex_cell(output_table *table, uint64_t value)
@@ -364,6 +520,16 @@ static output_report *stats_report(const char *path, const trace_stats *s, const
 	output_meta_integer(report, "page_size", (int64_t)page_size);
 	if (s->region_markers)
 		output_meta_integer(report, "region_markers", (int64_t)s->region_markers);
+	/* what a bounded buffer did to the recording (plumb trace record --buffer) */
+	output_meta_integer(report, "records", (int64_t)s->records);
+	output_meta_integer(report, "halts", (int64_t)s->halts);
+	output_meta_real(report, "halted_seconds", 1e-9 * (double)s->halted_ns);
+	output_meta_integer(report, "dropped", (int64_t)s->lost);
+	if (s->halts) {
+		/* a buffer ends at every halt, and the references after the last one fill one more */
+		output_meta_integer(report, "buffers", (int64_t)(s->halts + (s->after_last_halt > 0)));
+		output_meta_real(report, "references_per_buffer", (double)s->drained / (double)s->halts);
+	}
 
 	output_table *t = output_table_add(report, "kinds", "References by kind");
 	output_column(t, "kind", NULL, 0);
@@ -488,6 +654,13 @@ static output_report *stats_report(const char *path, const trace_stats *s, const
 	if (info->unknown_as_read)
 		output_note(report, "din: %llu records of unknown type (label 3) counted as reads",
 		            (unsigned long long)info->unknown_as_read);
+	if (s->halts)
+		output_note(report, "%llu halts drained %llu references (a buffer of %.0f); %llu references came after the "
+		            "last halt", (unsigned long long)s->halts, (unsigned long long)s->drained,
+		            (double)s->drained / (double)s->halts, (unsigned long long)s->after_last_halt);
+	if (s->lost_markers)
+		output_note(report, "%llu references were lost in %llu run%s (the buffer was full)",
+		            (unsigned long long)s->lost, (unsigned long long)s->lost_markers, s->lost_markers == 1 ? "" : "s");
 	if (s->with_time)
 		output_note(report, "time runs from %llu to %llu", (unsigned long long)s->first_time,
 		            (unsigned long long)s->last_time);
@@ -582,7 +755,7 @@ static int trace_stats_command(int argc, char **argv)
 int cmd_trace(int argc, char **argv)
 {
 	if (argc < 2)
-		return cli_usage_error("trace", "want a subcommand: convert, record or stats");
+		return cli_usage_error("trace", "want a subcommand: convert, filter, record or stats");
 	const char *sub = argv[1];
 	if (!strcmp(sub, "--help") || !strcmp(sub, "-h") || !strcmp(sub, "help")) {
 		print_usage(stdout);
@@ -594,5 +767,7 @@ int cmd_trace(int argc, char **argv)
 		return trace_record_program(argc - 1, argv + 1);
 	if (!strcmp(sub, "stats"))
 		return trace_stats_command(argc - 1, argv + 1);
-	return cli_usage_error("trace", "'%s' is not a trace subcommand (convert, record or stats)", sub);
+	if (!strcmp(sub, "filter"))
+		return trace_filter_command(argc - 1, argv + 1);
+	return cli_usage_error("trace", "'%s' is not a trace subcommand (convert, filter, record or stats)", sub);
 }

@@ -106,7 +106,7 @@ int perturb_trace_references(const char *path, uint64_t *out, plumb_status *stat
 	long n;
 	while ((n = trace_reader_read(reader, records, 4096, status)) > 0)
 		for (long i = 0; i < n; i++)
-			count += !trace_is_marker(&records[i]);
+			count += trace_is_reference(&records[i]);
 	if (n < 0) {
 		plumb_status ignored;
 		trace_reader_close(reader, &ignored);
@@ -169,7 +169,7 @@ int perturb_simulate(const perturb_sim_options *o, output_report *report, plumb_
 	while (!stop && (n = trace_reader_read(reader, records, 4096, status)) > 0) {
 		for (long k = 0; k < n; k++) {
 			const trace_record *rec = &records[k];
-			if (trace_is_marker(rec))
+			if (!trace_is_reference(rec))
 				continue;
 			if (o->max_records && references >= o->max_records) {
 				stop = true;

@@ -332,6 +332,8 @@ static inline __attribute__((always_inline)) int batch_fast_body(sim *s, const t
 			fast_load(s, core, l1);
 		}
 		if (__builtin_expect(r->kind > TRACE_MODIFY, 0)) {
+			if (trace_is_collector_marker(r))
+				continue;   /* a halt or a loss: no reference */
 			if (trace_is_call(r))   /* only annotation follows calls */
 				continue;
 			if (trace_is_marker(r)) {
@@ -662,6 +664,8 @@ static __attribute__((noinline)) int mru_special(sim *s, mru_state *m, const tra
 		mru_load(s, m);
 	}
 	if (r->kind > TRACE_MODIFY) {
+		if (trace_is_collector_marker(r))
+			return 0;   /* a halt or a loss: no reference */
 		if (trace_is_call(r))   /* only annotation follows calls */
 			return 0;
 		if (trace_is_marker(r)) {
@@ -1272,6 +1276,8 @@ int sim_access_batch(sim *s, const trace_record *records, size_t n, plumb_status
 			s->trace_thread = r->thread;
 		}
 		if (r->kind > TRACE_MODIFY) {
+			if (trace_is_collector_marker(r))
+				continue;   /* a halt or a loss: no reference */
 			if (trace_is_call(r)) {
 				if (s->annotate && sim_annotate_call(s, r, status) != 0) {
 					rc = -1;

@@ -146,6 +146,31 @@ size_t trace_codec_encode_marker(trace_codec_state *state, const trace_record *r
 	return (size_t)(p + length - out);
 }
 
+/* A collector marker (format 1.2): header 0x80, a control byte with
+ * TRACE_CONTROL_COLLECTOR (and the thread bit when the thread changes), the
+ * thread, a type byte (0 halt, 1 lost), then varints: the index, the start
+ * (ns), the duration (end - start, ns) and the count.  Predictors are
+ * untouched. */
+size_t trace_codec_encode_collector(trace_codec_state *state, const trace_record *record, unsigned char *out)
+{
+	unsigned char *p = out;
+	unsigned control = TRACE_CONTROL_COLLECTOR;
+	if (record->thread != state->thread)
+		control |= TRACE_CONTROL_THREAD;
+	*p++ = TRACE_CODE_EXTENDED;
+	*p++ = (unsigned char)control;
+	if (control & TRACE_CONTROL_THREAD) {
+		p = put_varint(p, record->thread);
+		state->thread = record->thread;
+	}
+	*p++ = record->kind == TRACE_HALT ? TRACE_COLLECTOR_HALT : TRACE_COLLECTOR_LOST;
+	p = put_varint(p, trace_collector_index(record));
+	p = put_varint(p, trace_collector_start(record));
+	p = put_varint(p, trace_collector_end(record) - trace_collector_start(record));
+	p = put_varint(p, trace_collector_count(record));
+	return (size_t)(p - out);
+}
+
 /* Reads a varint without bounds checks: callers guarantee
  * TRACE_NATIVE_RECORD_MAX_BYTES readable bytes (the last record of a block is
  * decoded from a zero-padded copy).  NULL if longer than 10 bytes. */
@@ -267,7 +292,64 @@ _Static_assert(offsetof(trace_record, thread) == 24 && offsetof(trace_record, si
 
 static inline bool is_marker(const unsigned char *p, const unsigned char *end)
 {
-	return end - p >= 2 && p[0] == TRACE_CODE_EXTENDED && (p[1] & TRACE_CONTROL_REGION);
+	return end - p >= 2 && p[0] == TRACE_CODE_EXTENDED && (p[1] & (TRACE_CONTROL_REGION | TRACE_CONTROL_COLLECTOR));
+}
+
+/* A varint within [*p, end); NULL at a bad or cut one. */
+static const unsigned char *get_varint_bounded(const unsigned char *p, const unsigned char *end, uint64_t *out)
+{
+	uint64_t value = 0;
+	for (unsigned shift = 0; shift < 64; shift += 7) {
+		if (p >= end)
+			return NULL;
+		unsigned byte = *p++;
+		if (shift == 63 && byte > 1)
+			return NULL;
+		value |= (uint64_t)(byte & 0x7f) << shift;
+		if (byte < 0x80) {
+			*out = value;
+			return p;
+		}
+	}
+	return NULL;
+}
+
+/* A collector marker at p (control byte checked by the caller's caller). */
+static const unsigned char *decode_collector(trace_codec_state *state, const unsigned char *p,
+                                             const unsigned char *end, trace_record *r, const char **error)
+{
+	unsigned control = p[1];
+	p += 2;
+	if (control & ~(TRACE_CONTROL_COLLECTOR | TRACE_CONTROL_THREAD)) {
+		*error = "bad control byte of a collector marker";
+		return NULL;
+	}
+	if (control & TRACE_CONTROL_THREAD) {
+		uint64_t value;
+		if (!(p = get_varint_bounded(p, end, &value)) || value > UINT32_MAX) {
+			*error = "bad thread number";
+			return NULL;
+		}
+		state->thread = (uint32_t)value;
+	}
+	if (p >= end || p[0] > TRACE_COLLECTOR_LOST) {
+		*error = "bad collector marker type";
+		return NULL;
+	}
+	unsigned type = *p++;
+	uint64_t index, start, duration, count;
+	if (!(p = get_varint_bounded(p, end, &index)) || !(p = get_varint_bounded(p, end, &start)) ||
+	    !(p = get_varint_bounded(p, end, &duration)) || !(p = get_varint_bounded(p, end, &count))) {
+		*error = "collector marker runs past the end of the block payload";
+		return NULL;
+	}
+	if (index > TRACE_COLLECTOR_INDEX_MAX || count > TRACE_COLLECTOR_COUNT_MAX || start + duration < start) {
+		*error = "a collector marker's index, times or count out of range";
+		return NULL;
+	}
+	trace_collector_marker(r, type == TRACE_COLLECTOR_HALT ? TRACE_HALT : TRACE_LOST, state->thread, (uint32_t)index,
+	                       start, start + duration, count);
+	return p;
 }
 
 /* A region marker at p (is_marker), bounded by end; its name is interned in
@@ -275,6 +357,8 @@ static inline bool is_marker(const unsigned char *p, const unsigned char *end)
 static const unsigned char *decode_marker(trace_codec_state *state, const unsigned char *p, const unsigned char *end,
                                           trace_record *r, const char **error)
 {
+	if (p[1] & TRACE_CONTROL_COLLECTOR)
+		return decode_collector(state, p, end, r, error);
 	unsigned control = p[1];
 	p += 2;
 	if (control & ~(TRACE_CONTROL_REGION | TRACE_CONTROL_THREAD)) {

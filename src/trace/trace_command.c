@@ -293,3 +293,15 @@ void trace_command_forget_code(trace_reader *reader)
 	free(path);
 	reader->command.code_path = NULL;
 }
+
+int trace_reader_pause_program(trace_reader *reader, int stop, plumb_status *status)
+{
+	if (!reader || !reader->command.running)
+		return plumb_fail(status, EINVAL, "this trace does not come from a running program: nothing to stop");
+	/* The program is Valgrind's process: SIGSTOP stops all its threads at
+	 * once, wherever they are (a logic analyzer's halt, not a cooperative
+	 * one), and SIGCONT resumes them. */
+	if (kill(reader->command.pid, stop ? SIGSTOP : SIGCONT) < 0 && errno != ESRCH)
+		return plumb_fail_errno(status, errno, "cannot %s the traced program", stop ? "stop" : "resume");
+	return 0;
+}

@@ -67,7 +67,7 @@ const char *trace_region_name_problem(const char *name, size_t length);
 #define TRACE_NATIVE_MAGIC "\x89PLUMBTR"
 #define TRACE_NATIVE_MAGIC_LENGTH 8
 #define TRACE_NATIVE_VERSION_MAJOR 1
-#define TRACE_NATIVE_VERSION_MINOR 1   /* 1.1: region markers */
+#define TRACE_NATIVE_VERSION_MINOR 2   /* 1.1: region markers; 1.2: collector markers */
 #define TRACE_NATIVE_HEADER_SIZE 16
 #define TRACE_NATIVE_BLOCK_HEADER_SIZE 32
 #define TRACE_NATIVE_BLOCK_MAGIC 0x4b4c4254u   /* "TBLK" little-endian */
@@ -98,10 +98,16 @@ const char *trace_region_name_problem(const char *name, size_t length);
 #define TRACE_CONTROL_IADDR_DELTA 0x04u  /* zigzag varint instruction-address delta follows the address */
 #define TRACE_CONTROL_IADDR_REPEAT 0x08u /* instruction address = the previous record's */
 #define TRACE_CONTROL_REGION 0x10u      /* a region marker (version 1.1): header byte exactly 0x80 */
+#define TRACE_CONTROL_COLLECTOR 0x20u   /* a collector marker (version 1.2): header byte exactly 0x80 */
 #define TRACE_CONTROL_KNOWN 0x0fu
 /* A marker's type byte after the control byte (and thread). */
 #define TRACE_MARKER_BEGIN 0u
 #define TRACE_MARKER_END 1u
+/* A collector marker's type byte. */
+#define TRACE_COLLECTOR_HALT 0u
+#define TRACE_COLLECTOR_LOST 1u
+/* Its largest encoding: header, control, thread, type, four varints. */
+#define TRACE_NATIVE_COLLECTOR_MAX_BYTES (3 + 5 * 10)
 
 /* The predictors both sides keep; reset at every block so blocks decode
  * alone.  Two address predictors per stream (fetch, data) so that two
@@ -123,6 +129,8 @@ void trace_codec_reset(trace_codec_state *state);
 size_t trace_codec_encode(trace_codec_state *state, const trace_record *record, unsigned char *out);
 /* A region marker: room for TRACE_NATIVE_MARKER_MAX_BYTES; the name is valid. */
 size_t trace_codec_encode_marker(trace_codec_state *state, const trace_record *record, unsigned char *out);
+/* A collector marker: room for TRACE_NATIVE_COLLECTOR_MAX_BYTES; the fields are valid. */
+size_t trace_codec_encode_collector(trace_codec_state *state, const trace_record *record, unsigned char *out);
 /* Decodes up to count records from [*cursor, end).  Returns the number decoded;
  * on malformed input returns the count decoded so far and sets *error to a
  * short description. */

@@ -69,7 +69,8 @@ static int native_write(trace_writer *writer, const trace_record *records, size_
 		}
 		unsigned char *at = n->payload + n->payload_length;
 		n->payload_length += trace_is_marker(&records[i]) ? trace_codec_encode_marker(&n->codec, &records[i], at)
-		                                                  : trace_codec_encode(&n->codec, &records[i], at);
+		                     : trace_is_collector_marker(&records[i]) ? trace_codec_encode_collector(&n->codec, &records[i], at)
+		                     : trace_codec_encode(&n->codec, &records[i], at);
 		n->block_records++;
 	}
 	return 0;

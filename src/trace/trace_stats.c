@@ -152,13 +152,27 @@ static trace_thread_counts *thread_slot(trace_stats *stats, uint32_t thread)
 
 int trace_stats_add(trace_stats *stats, const trace_record *records, size_t count, plumb_status *status)
 {
-	size_t markers = 0;
+	size_t markers = 0, collector = 0;
 	for (size_t i = 0; i < count; i++) {
 		const trace_record *r = &records[i];
 		if (trace_is_marker(r)) {
 			markers++;   /* not references: counted apart */
 			continue;
 		}
+		if (trace_is_collector_marker(r)) {
+			if (r->kind == TRACE_HALT) {
+				stats->halts++;
+				stats->halted_ns += trace_collector_end(r) - trace_collector_start(r);
+				stats->drained += trace_collector_count(r);
+				stats->after_last_halt = 0;
+			} else {
+				stats->lost_markers++;
+				stats->lost += trace_collector_count(r);
+			}
+			collector++;
+			continue;
+		}
+		stats->after_last_halt++;
 		unsigned kind = r->kind & 3;
 		trace_thread_counts *t = thread_slot(stats, r->thread);
 		if (!t)
@@ -202,7 +216,7 @@ int trace_stats_add(trace_stats *stats, const trace_record *records, size_t coun
 			stats->with_time++;
 		}
 	}
-	stats->records += count - markers;
+	stats->records += count - markers - collector;
 	stats->region_markers += markers;
 	return 0;
 }

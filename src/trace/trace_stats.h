@@ -34,6 +34,12 @@ typedef struct trace_stats {
 	unsigned line_shift, page_shift;
 	uint64_t records;                  /* references: region markers are not records here */
 	uint64_t region_markers;           /* TRACE_REGION_BEGIN/END records */
+	/* collector markers (plumb trace record --buffer): */
+	uint64_t halts;                    /* TRACE_HALT markers */
+	uint64_t halted_ns;                /* their durations, summed */
+	uint64_t drained;                  /* references they drained, summed */
+	uint64_t lost_markers, lost;       /* TRACE_LOST markers and the references they lost */
+	uint64_t after_last_halt;          /* references since the last halt (or the start) */
 	uint64_t by_kind[4], bytes_by_kind[4];
 	uint64_t sizes[TRACE_STATS_SIZE_BUCKETS];
 	uint64_t line_straddles;           /* references touching two or more lines */

@@ -43,6 +43,8 @@ static int lackey_write(trace_writer *writer, const trace_record *records, size_
 	static const char prefix[4][4] = { "I  ", " L ", " S ", " M " };
 	for (size_t i = 0; i < count; i++) {
 		const trace_record *r = &records[i];
+		if (trace_is_collector_marker(r))
+			continue;   /* lackey has no halts (plumb trace convert says how many were dropped) */
 		if (trace_is_marker(r)) {
 			/* a Valgrind-style message line: plumb's lackey reader reads it back */
 			const char *name = trace_region_name(r);
@@ -105,7 +107,7 @@ static int din_write(trace_writer *writer, const trace_record *records, size_t c
 {
 	for (size_t i = 0; i < count; i++) {
 		const trace_record *r = &records[i];
-		if (trace_is_marker(r))
+		if (trace_is_marker(r) || trace_is_collector_marker(r))
 			continue;   /* din has no markers (plumb trace convert says how many were dropped) */
 		if (r->thread != 0)
 			return plumb_fail(status, EINVAL, "din has no thread field, and record %llu is of thread %u "

@@ -69,6 +69,12 @@ int trace_writer_write(trace_writer *writer, const trace_record *records, size_t
 				                  (unsigned long long)(writer->records + i), problem);
 			continue;
 		}
+		if (trace_is_collector_marker(r)) {
+			if (r->size != 0 || r->flags != 0 || trace_collector_end(r) < trace_collector_start(r))
+				return plumb_fail(status, EINVAL, "trace record %llu is a collector marker with bad fields",
+				                  (unsigned long long)(writer->records + i));
+			continue;
+		}
 		if (r->kind > TRACE_MODIFY || r->size == 0 || (r->flags & ~(TRACE_HAS_INSTRUCTION_ADDRESS | TRACE_HAS_TIME)))
 			return plumb_fail(status, EINVAL, "trace record %llu is invalid (kind %u, size %u, flags 0x%x)",
 			                  (unsigned long long)(writer->records + i), r->kind, r->size, r->flags);
