@@ -147,6 +147,14 @@ int trace_reader_open_command(trace_reader **out, char *const argv[], plumb_stat
  * given before the program: --fair-sched=yes, --scheduling-quantum=N, ... */
 int trace_reader_open_command_options(trace_reader **out, char *const argv[], const char *const valgrind_options[],
                                       plumb_status *status);
+/* The same with plumbgrind's ring of shared memory in ring_blocks blocks
+ * (2 to 8; 0: 8) of ring_block_bytes (a multiple of 4 KiB up to 512 KiB;
+ * 0: 512 KiB).  The reader sees a block once the program has filled it, and
+ * the program waits for a free block: with fewer, smaller blocks it runs at
+ * most that far ahead of the reader (trace record --buffer stops it within
+ * two blocks of the buffer's N-th reference), for more system calls. */
+int trace_reader_open_command_blocks(trace_reader **out, char *const argv[], const char *const valgrind_options[],
+                                     size_t ring_blocks, size_t ring_block_bytes, plumb_status *status);
 /* Up to capacity records; returns the count, 0 at the end, -1 on error
  * (a corrupt or truncated input says where). */
 long trace_reader_read(trace_reader *reader, trace_record *records, size_t capacity, plumb_status *status);

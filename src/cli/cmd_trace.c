@@ -482,8 +482,17 @@ static int trace_record_program(int argc, char **argv)
 	trace_writer *writer;
 	if (trace_writer_open(&writer, out, to, &status) < 0)
 		return cli_error(command, &status);
+	/* With a buffer, Valgrind's ring has two blocks of about N/16 entries
+	 * (4 to 512 KiB): the program cannot run more than two blocks (some N/4
+	 * references, at least about 2000) past the buffer's N-th reference
+	 * before it is stopped. */
+	size_t ring_block = 0;
+	if (buffered) {
+		uint64_t bytes = buffer.capacity / 2 / 4096 * 4096;
+		ring_block = bytes < 4096 ? 4096 : bytes > (512u << 10) ? (512u << 10) : (size_t)bytes;
+	}
 	trace_reader *reader;
-	if (trace_reader_open_command(&reader, program, &status) < 0) {
+	if (trace_reader_open_command_blocks(&reader, program, NULL, buffered ? 2 : 0, ring_block, &status) < 0) {
 		trace_writer_abort(writer);
 		return cli_error(command, &status);
 	}

@@ -55,7 +55,22 @@ int trace_reader_open_command(trace_reader **out, char *const argv[], plumb_stat
 int trace_reader_open_command_options(trace_reader **out, char *const argv[], const char *const valgrind_options[],
                                       plumb_status *status)
 {
+	return trace_reader_open_command_blocks(out, argv, valgrind_options, 0, 0, status);
+}
+
+int trace_reader_open_command_blocks(trace_reader **out, char *const argv[], const char *const valgrind_options[],
+                                     size_t ring_blocks, size_t ring_block_bytes, plumb_status *status)
+{
 	*out = NULL;
+	if (ring_blocks == 0)
+		ring_blocks = TRACE_RING_BLOCKS;
+	if (ring_block_bytes == 0)
+		ring_block_bytes = TRACE_RING_BLOCK_BYTES;
+	if (ring_blocks < 2 || ring_blocks > TRACE_RING_BLOCKS)
+		return plumb_fail(status, EINVAL, "a trace ring of %zu blocks: want 2 to %d", ring_blocks, TRACE_RING_BLOCKS);
+	if (ring_block_bytes < 4096 || ring_block_bytes > TRACE_RING_BLOCK_BYTES || ring_block_bytes % 4096)
+		return plumb_fail(status, EINVAL, "a trace ring block of %zu bytes: want a multiple of 4 KiB up to 512 KiB",
+		                  ring_block_bytes);
 	if (!argv || !argv[0] || !argv[0][0])
 		return plumb_fail(status, EINVAL, "no program to trace");
 	const char *valgrind = getenv("PLUMB_VALGRIND");
@@ -128,7 +143,7 @@ int trace_reader_open_command_options(trace_reader **out, char *const argv[], co
 			code_dir[0] = 0;
 		}
 		if (!(force_text && force_text[0])) {
-			if (trace_ring_new(&ring, TRACE_RING_BLOCKS, TRACE_RING_BLOCK_BYTES, status) < 0 ||
+			if (trace_ring_new(&ring, ring_blocks, ring_block_bytes, status) < 0 ||
 			    trace_ring_tool_option(ring, ring_option, sizeof ring_option) < 0) {
 				trace_ring_free(ring);
 				free(child_argv);
