@@ -127,6 +127,12 @@ int report_run_section(const char *program, const char *command, const char *con
  * model section reads loaded's JSON this way ("plumb model --from -"). */
 int report_run_section_input(const char *program, const char *command, const char *const *arguments,
                              const char *input, const char *save_path, output_report **out, plumb_status *status);
+/* The perturb section: records the workload once under Valgrind (`plumb
+ * trace record`) for its reference rate, then runs Watson's experiment on it
+ * (report_section_arguments("perturb") and --rate-trace), so the summary can
+ * give f* and the buffer it implies.  Without Valgrind the experiment still
+ * runs, without the rate.  The recording is removed after. */
+int report_run_perturb_section(const char *program, const char *save_path, output_report **out, plumb_status *status);
 /* Reads a JSON report from a file ("-" = stdin). */
 int report_read_file(const char *path, output_report **out, plumb_status *status);
 #endif

@@ -1,5 +1,6 @@
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -191,12 +192,64 @@ int report_run_section_input(const char *program, const char *command, const cha
  * a minute and a half on two cores. */
 static const char *const validate_arguments[] = { "--runs", "20", NULL };
 static const char *const no_arguments[] = { NULL };
+/* Watson's halting experiment (2004), scaled to milliseconds: the code
+ * workload (ITLB and I-cache pressure, the events his halts disturbed most)
+ * for about 9 ms of running time, halted every 0.2, 1 or 4 ms for 0 or
+ * 0.2 ms, each halt touching what a drain would; five runs each.  About 2 s
+ * on two loaded cores (docs/perturbation.md, "In the report"). */
+static const char *const perturb_arguments[] = {
+	"--workload", "code", "--size", "2000", "--intervals", "200us,1ms,4ms", "--halts", "0,200us",
+	"--footprint", "64,8,16K", "--runs", "5", "--events", "task-clock,page-faults,context-switches", NULL
+};
 
 const char *const *report_section_arguments(const char *command)
 {
 	if (!strcmp(command, "validate"))
 		return validate_arguments;
+	if (!strcmp(command, "perturb"))
+		return perturb_arguments;
 	return no_arguments;
+}
+
+int report_run_perturb_section(const char *program, const char *save_path, output_report **out, plumb_status *status)
+{
+	const char *const *design = report_section_arguments("perturb");
+	size_t n = 0;
+	while (design[n])
+		n++;
+	const char *arguments[32];
+	if (n + 3 > sizeof arguments / sizeof arguments[0])
+		return plumb_fail(status, EINVAL, "too many perturb arguments");
+	memcpy(arguments, design, n * sizeof *arguments);
+	arguments[n] = NULL;
+	const char *tmp = getenv("TMPDIR");
+	char directory[512], trace[600], code[620];
+	snprintf(directory, sizeof directory, "%s/plumb-report-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+	bool made = mkdtemp(directory) != NULL;
+	if (made) {
+		interrupt_add_path(directory, true);
+		snprintf(trace, sizeof trace, "%s/workload.ptrace", directory);
+		snprintf(code, sizeof code, "%s.code", trace);
+		/* the workload alone, once, as the experiment runs it: its references per second */
+		const char *record[] = { "record", "--json", trace, "--", program, "perturb", arguments[0], arguments[1], arguments[2],
+		                         arguments[3], "--once", NULL };
+		output_report *recorded = NULL;
+		plumb_status ignored;
+		if (report_run_section(program, "trace", record, NULL, &recorded, &ignored) == 0) {
+			arguments[n++] = "--rate-trace";
+			arguments[n++] = trace;
+			arguments[n] = NULL;
+		}
+		output_report_free(recorded);
+	}
+	int rc = report_run_section(program, "perturb", arguments, save_path, out, status);
+	if (made) {
+		unlink(code);
+		unlink(trace);
+		rmdir(directory);
+		interrupt_remove_path(directory);
+	}
+	return rc;
 }
 
 int report_read_file(const char *path, output_report **out, plumb_status *status)

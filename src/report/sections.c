@@ -93,6 +93,9 @@ size_t report_run_sections(const char *program, const char *who, const char *con
 			rc = input ? report_run_section_input(program, names[i], geometry_arguments, input, save, &reports[i], &status)
 			           : report_run_section(program, names[i], report_section_arguments_for(names[i], quick), save, &reports[i], &status);
 			free(input);
+		} else if (!strcmp(names[i], "perturb")) {
+			/* recorded once for its reference rate, then halted */
+			rc = report_run_perturb_section(program, save, &reports[i], &status);
 		} else {
 			rc = report_run_section(program, names[i], report_section_arguments_for(names[i], quick), save, &reports[i], &status);
 		}

@@ -334,7 +334,7 @@ static void figure(output_table *t, const char *quantity, double value, const ch
 }
 
 static void add_figures(output_report *s, const output_report *c2c, const output_report *loaded, const output_report *model,
-                        const output_report *lat)
+                        const output_report *lat, const output_report *perturb)
 {
 	output_table *t = output_table_add(s, "figures", "Other figures");
 	output_column(t, "quantity", NULL, 0);
@@ -411,6 +411,24 @@ static void add_figures(output_report *s, const output_report *c2c, const output
 		         number(f, 0, "peak_bandwidth"), number(f, 0, "rms_error"));
 		figure(t, "queueing model service time", number(f, 0, "service_time"), "ns", f && output_row_count(f) ? detail : "",
 		       "the model section produced no fit");
+	}
+	if (perturb) {
+		/* Watson's conclusion drawn for the workload: f*, and the buffer it implies */
+		char program[256];
+		meta_text(perturb, "program", program, sizeof program);
+		double f_star = meta_number(perturb, "f_star_seconds"), rate = meta_number(perturb, "reference_rate");
+		double buffer = meta_number(perturb, "buffer_records");
+		snprintf(detail, sizeof detail,
+		         "the shortest interval between halts at which no event of '%s' differs significantly from unhalted runs "
+		         "(Watson's method, 2004: %.0f configurations, %.0f runs each)", program,
+		         meta_number(perturb, "configurations"), meta_number(perturb, "runs_per_configuration"));
+		figure(t, "halts that do not perturb (f*)", 1e3 * f_star, "ms", detail,
+		       "no interval tested left every event unchanged: the program needs halts further apart than the longest tried");
+		snprintf(detail, sizeof detail, "f* x the workload's %.3g references per second (from a recording of it): a tracer's buffer "
+		         "this large halts it no more often than f*", rate);
+		figure(t, "trace buffer for f*", buffer, "references", detail,
+		       !isfinite(f_star) ? "there is no f*" : !isfinite(rate) ? "no reference rate: recording the workload needs valgrind"
+		                                                               : "the perturb section gave no buffer size");
 	}
 }
 
@@ -674,6 +692,7 @@ output_report *report_summary_build(output_report *const *sections, const char *
 	const output_report *bw = section(sections, commands, count, "bw"), *geometry = section(sections, commands, count, "geometry");
 	const output_report *c2c = section(sections, commands, count, "c2c"), *loaded = section(sections, commands, count, "loaded");
 	const output_report *model = section(sections, commands, count, "model"), *validate = section(sections, commands, count, "validate");
+	const output_report *perturb = section(sections, commands, count, "perturb");
 	const output_table *machine = topo ? output_table_find(topo, "machine") : NULL;
 	const char *cpu = string(machine, find_row(machine, "property", "cpu_model"), "value");
 	const char *cpus = string(machine, find_row(machine, "property", "cpus"), "value");
@@ -697,8 +716,8 @@ output_report *report_summary_build(output_report *const *sections, const char *
 		output_meta_real(s, "core_clock_ghz", clock);
 	if (topo || lat || bw || geometry)
 		add_hierarchy(s, topo, lat, bw, geometry, virtualised);
-	if (c2c || loaded || model)
-		add_figures(s, c2c, loaded, model, lat);
+	if (c2c || loaded || model || perturb)
+		add_figures(s, c2c, loaded, model, lat, perturb);
 	char trust[1024];
 	add_counters(s, validate, topo, trust, sizeof trust);
 	if (trust[0])

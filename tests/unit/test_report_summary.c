@@ -475,3 +475,56 @@ Test(report_summary, loaded_lines_show_the_idle_check_and_the_queueing_flag)
 	output_report_free(reports[0]);
 	output_report_free(reports[1]);
 }
+
+static output_report *perturb_section(const char *f_star, double rate)
+{
+	output_report *r = output_report_new("perturb");
+	output_meta_text(r, "program", "workload code");
+	output_meta_integer(r, "configurations", 7);
+	output_meta_integer(r, "runs_per_configuration", 5);
+	if (strcmp(f_star, "not reached")) {
+		output_meta_real(r, "f_star_seconds", atof(f_star));
+		if (rate > 0) {
+			output_meta_real(r, "reference_rate", rate);
+			output_meta_real(r, "buffer_records", atof(f_star) * rate);
+		}
+	} else {
+		output_meta_text(r, "f_star_seconds", f_star);
+	}
+	return r;
+}
+
+Test(report_summary, perturb_gives_f_star_and_the_buffer_it_implies)
+{
+	/* Watson's conclusion: 1 s between halts at 16 M references/s is a 16 M-reference buffer */
+	output_report *reports[] = { perturb_section("1", 16e6) };
+	const char *names[] = { "perturb" };
+	output_report *s = report_summary_build(reports, names, 1);
+	cr_assert_eq(cell(s, "figures", "quantity", "halts that do not perturb (f*)", "value"), 1000);
+	cr_assert_eq(cell(s, "figures", "quantity", "trace buffer for f*", "value"), 16e6);
+	const char *detail = text_cell(s, "figures", "quantity", "halts that do not perturb (f*)", "detail");
+	cr_assert(strstr(detail, "'workload code'") && strstr(detail, "7 configurations, 5 runs each"), "%s", detail);
+	output_report_free(s);
+	output_report_free(reports[0]);
+}
+
+Test(report_summary, perturb_without_f_star_or_rate_says_why)
+{
+	output_report *reports[] = { perturb_section("not reached", 0) };
+	const char *names[] = { "perturb" };
+	output_report *s = report_summary_build(reports, names, 1);
+	const output_table *t = output_table_find(s, "figures");
+	cr_assert_not_null(t);
+	int v = output_column_index(t, "value");
+	cr_assert_eq(output_cell_kind(t, 0, (size_t)v), CELL_STATUS);
+	cr_assert(strstr(output_cell_reason(t, 0, (size_t)v), "no interval tested left every event unchanged"));
+	cr_assert(strstr(output_cell_reason(t, 1, (size_t)v), "there is no f*"));
+	output_report_free(s);
+	output_report_free(reports[0]);
+	reports[0] = perturb_section("0.004", 0);
+	s = report_summary_build(reports, names, 1);
+	t = output_table_find(s, "figures");
+	cr_assert(strstr(output_cell_reason(t, 1, (size_t)v), "no reference rate"));
+	output_report_free(s);
+	output_report_free(reports[0]);
+}
