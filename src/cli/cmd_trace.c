@@ -132,6 +132,19 @@ static int pause_traced_program(void *context, int stop, plumb_status *status)
 	return trace_reader_pause_program(context, stop, status);
 }
 
+/* A halt's drain, cut short by SIGINT, SIGTERM or SIGHUP: a slow drain rate
+ * can make a halt last hours, and the user must still be able to stop. */
+static void sleep_unless_interrupted(void *context, uint64_t ns)
+{
+	(void)context;
+	while (ns > 0 && !interrupt_pending()) {
+		uint64_t step = ns < 100000000u ? ns : 100000000u;
+		struct timespec t = { 0, (long)step };
+		nanosleep(&t, NULL);
+		ns -= step;
+	}
+}
+
 static void buffer_table(output_report *report, const trace_buffer_options *options, const trace_buffer_totals *t)
 {
 	output_table *table = output_table_add(report, "buffer", "Trace buffer");
@@ -165,7 +178,7 @@ static int copy_trace(const char *command, trace_reader *reader, trace_writer *w
 		trace_format_from_path(out, &to, NULL);
 	trace_buffer *buffer = NULL;
 	if (buffer_options) {
-		trace_buffer_hooks hooks = { pause_traced_program, NULL, NULL, reader };
+		trace_buffer_hooks hooks = { pause_traced_program, NULL, sleep_unless_interrupted, reader };
 		if (trace_buffer_new(&buffer, buffer_options, &hooks, writer, &status) < 0) {
 			trace_writer_abort(writer);
 			trace_reader_close(reader, NULL);
