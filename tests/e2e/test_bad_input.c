@@ -377,6 +377,8 @@ static const bad_case cases[] = {
 	CASE("sim-program-sigint", VALGRIND | SIGINT_SENT | AFTER_CHILD | QUIET, 130, "", "sim", "--", "sleep", "30"),
 	CASE("instrument-sigterm", PLUMBGRIND | SIGTERM_SENT | AFTER_CHILD | QUIET, 143, "", "instrument", "--", "sleep", "30"),
 	CASE("trace-record-sigint", VALGRIND | SIGINT_SENT | AFTER_CHILD | KEEPS_TRACE, 130, "interrupted by signal 2", "trace", "record", "out.ptrace", "--", "sleep", "30"),
+	/* a halt of 1000 s (1000 references drained at 1 a second) ends at the signal */
+	CASE("trace-record-halted-sigterm", VALGRIND | SIGTERM_SENT | AFTER_CHILD | KEEPS_TRACE, 143, "interrupted by signal 15", "trace", "record", "--buffer", "1000", "--drain-rate", "1", "out.ptrace", "--", "true"),
 };
 
 #define CASE_COUNT (sizeof cases / sizeof cases[0])
