@@ -1,6 +1,6 @@
 /* plumb lat: dependent-load latency across a working-set sweep, the levels
  * it reveals, and optionally restart latency and memory-level parallelism.
- * The work is in src/probe/latency_*.c; this file parses and prints. */
+ * The work is in src/latency/latency_*.c; this file parses and prints. */
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>

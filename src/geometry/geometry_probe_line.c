@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include "plumb/arena.h"
 #include "plumb/permutation.h"
-#include "probe/geometry_chain.h"
+#include "geometry/geometry_chain.h"
 
 #define BLOCK 512u
 

@@ -7,7 +7,7 @@
 #include <string.h>
 #include "plumb/geometry.h"
 #include "plumb/stats.h"
-#include "probe/geometry_chain.h"
+#include "geometry/geometry_chain.h"
 
 int geometry_curve_init(geometry_curve *curve, size_t n, plumb_status *status)
 {

@@ -11,7 +11,7 @@
  * alignment, so those kernels store a scalar head until aligned. */
 #include <immintrin.h>
 #include <stdint.h>
-#include "probe/bandwidth_kernels.h"
+#include "bandwidth/bandwidth_kernels.h"
 
 #define AVX512 __attribute__((target("avx512f")))
 

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include "plumb/arena.h"
 #include "plumb/permutation.h"
-#include "probe/geometry_chain.h"
+#include "geometry/geometry_chain.h"
 
 int geometry_probe_conflict(const geometry_options *options, uint64_t stride, unsigned max_count,
                             geometry_curve *curve, plumb_status *status)

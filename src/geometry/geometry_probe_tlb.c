@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include "plumb/arena.h"
 #include "plumb/permutation.h"
-#include "probe/geometry_chain.h"
+#include "geometry/geometry_chain.h"
 
 static int make_arena(arena *a, size_t size, arena_pages pages, plumb_status *status)
 {

@@ -2,7 +2,7 @@
  * dispatch on CPUID, and the byte accounting every figure is based on. */
 #include <string.h>
 #include "plumb/bandwidth.h"
-#include "probe/bandwidth_kernels.h"
+#include "bandwidth/bandwidth_kernels.h"
 
 static const char *const isa_names[BANDWIDTH_ISAS] = { "scalar", "avx2", "avx512" };
 

@@ -13,7 +13,7 @@
  * store a scalar head until the destination is aligned. */
 #include <immintrin.h>
 #include <stdint.h>
-#include "probe/bandwidth_kernels.h"
+#include "bandwidth/bandwidth_kernels.h"
 
 #define AVX2 __attribute__((target("avx2")))
 

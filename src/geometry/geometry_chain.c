@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include "plumb/chase.h"
 #include "plumb/stats.h"
-#include "probe/geometry_chain.h"
+#include "geometry/geometry_chain.h"
 
 void geometry_options_defaults(geometry_options *options, const timer_calibration *timer)
 {

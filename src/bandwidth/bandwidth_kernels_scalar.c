@@ -10,7 +10,7 @@
 #include <emmintrin.h>
 #include <stdint.h>
 #include <string.h>
-#include "probe/bandwidth_kernels.h"
+#include "bandwidth/bandwidth_kernels.h"
 
 double bandwidth_kernel_read_scalar(double *a, const double *b, const double *c, size_t n, double s)
 {
