@@ -219,6 +219,19 @@ __asm__(
 	"ret\n\t"
 	VK_END(vk_sqrt)
 
+	/* The counted side of the intervention benchmark (Salayandia 2002,
+	 * Fig. 14): write 1 to *bar1 (the handshake that lets the other thread
+	 * read), then wait until *bar2 (the other thread's progress) reaches n.
+	 * One store, then loads of one word: nothing else in the region. */
+	VK_BEGIN(vk_itv_owner)
+	"movq $1, (%rdi)\n"
+	"1:\n\t"
+	"pause\n\t"
+	"cmpq %rdx, (%rsi)\n\t"
+	"jb 1b\n\t"
+	"ret\n\t"
+	VK_END(vk_itv_owner)
+
 	/* The ping-pong of the invalidation benchmark (Salayandia 2002, Fig. 16)
 	 * on *s, which starts at 2: the server writes 1 and waits until the
 	 * other thread has written 2 back, n rounds; the returner waits while s

@@ -41,6 +41,9 @@ void vk_stores(void *line, uint64_t iterations);
 double vk_fp_ops(uint64_t iterations);
 /* 2 sqrtsd per iteration. */
 double vk_sqrt(uint64_t iterations);
+/* *bar1 = 1, then spin (pause) until *bar2 >= n: the intervention
+ * benchmark's counted region, one store and loads of *bar2. */
+void vk_itv_owner(volatile uint64_t *bar1, volatile uint64_t *bar2, uint64_t n);
 /* Invalidation ping-pong on *s (starting at 2), n rounds each: serve
  * writes 1 and waits for 2; return waits while 2, then writes 2. */
 void vk_pingpong_serve(volatile uint64_t *s, uint64_t rounds);
