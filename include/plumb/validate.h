@@ -416,6 +416,16 @@ typedef struct validate_results {
 } validate_results;
 
 int validate_run(const validate_options *options, validate_results *out, plumb_status *status);
+
+/* The iteration checks of a run, tallied: how many cases ended in each
+ * state and the first reason given for it (NULL when none). */
+typedef struct validate_trip_tally {
+	size_t total;
+	size_t count[VALIDATE_TRIPS_NOT_CHECKED + 1];
+	const char *first_reason[VALIDATE_TRIPS_NOT_CHECKED + 1];
+} validate_trip_tally;
+
+void validate_trip_tally_of(const validate_results *results, validate_trip_tally *out);
 void validate_results_free(validate_results *results);
 
 /* One native run of a benchmark in a fresh child process; values[s][e]

@@ -218,14 +218,11 @@ static int find_padding(const cli_output *out, uint64_t base_offset, uint64_t pa
  * model expects, and why the others could not be checked. */
 static void trips_note(output_report *r, const validate_results *results)
 {
-	size_t n[4] = { 0 };
-	const char *why[4] = { NULL };
-	for (size_t i = 0; i < results->trip_check_count; i++) {
-		const validate_trip_check *c = &results->trip_checks[i];
-		n[c->state]++;
-		if (!why[c->state]) why[c->state] = c->reason;
-	}
-	if (!results->trip_check_count) return;
+	validate_trip_tally tally;
+	validate_trip_tally_of(results, &tally);
+	const size_t *n = tally.count;
+	const char *const *why = tally.first_reason;
+	if (!tally.total) return;
 	output_note(r, "iteration check: %zu of %zu counted cases ran the loop trips their model expects "
 	            "(execute breakpoints)%s", n[VALIDATE_TRIPS_OK], results->trip_check_count,
 	            n[VALIDATE_TRIPS_MISMATCH] ? "; a mismatch fails its case" : "");

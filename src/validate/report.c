@@ -228,3 +228,13 @@ output_table *validate_raw_table(output_report *report, const validate_results *
 	}
 	return t;
 }
+
+void validate_trip_tally_of(const validate_results *results, validate_trip_tally *out)
+{
+	*out = (validate_trip_tally){ .total = results->trip_check_count };
+	for (size_t i = 0; i < results->trip_check_count; i++) {
+		const validate_trip_check *c = &results->trip_checks[i];
+		out->count[c->state]++;
+		if (!out->first_reason[c->state]) out->first_reason[c->state] = c->reason;
+	}
+}

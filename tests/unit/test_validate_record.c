@@ -362,3 +362,26 @@ Test(validate_record, a_file_that_is_not_a_verification_file_is_never_appended_t
 	cr_assert_eq(counter_verification_append(path, &record, &status), 0, "%s", status.message);
 	unlink(path);
 }
+
+/* The iteration-check tally moved out of cmd_validate.c: counts per state
+ * and the first reason each state gave. */
+Test(validate_trip_tally, counts_and_first_reasons)
+{
+	validate_trip_check checks[4] = {
+		{ .state = VALIDATE_TRIPS_OK },
+		{ .state = VALIDATE_TRIPS_UNSUPPORTED, .reason = "no breakpoints" },
+		{ .state = VALIDATE_TRIPS_UNSUPPORTED, .reason = "second" },
+		{ .state = VALIDATE_TRIPS_NOT_CHECKED, .reason = "too many trips" },
+	};
+	validate_results results = { .trip_checks = checks, .trip_check_count = 4 };
+	validate_trip_tally t;
+	validate_trip_tally_of(&results, &t);
+	cr_assert_eq(t.total, 4);
+	cr_assert_eq(t.count[VALIDATE_TRIPS_OK], 1);
+	cr_assert_eq(t.count[VALIDATE_TRIPS_MISMATCH], 0);
+	cr_assert_eq(t.count[VALIDATE_TRIPS_UNSUPPORTED], 2);
+	cr_assert_eq(t.count[VALIDATE_TRIPS_NOT_CHECKED], 1);
+	cr_assert_str_eq(t.first_reason[VALIDATE_TRIPS_UNSUPPORTED], "no breakpoints");
+	cr_assert_str_eq(t.first_reason[VALIDATE_TRIPS_NOT_CHECKED], "too many trips");
+	cr_assert_null(t.first_reason[VALIDATE_TRIPS_MISMATCH]);
+}
