@@ -203,7 +203,10 @@ void output_row(output_table *t)
 		t->cells = grow(t->cells, capacity, sizeof *t->cells);
 		t->cell_capacity = capacity;
 	}
-	memset(&t->cells[t->row_count * t->column_count], 0, t->column_count * sizeof *t->cells);
+	/* A table without columns (a saved report can have one) stores nothing
+	 * per row, and has no cells to index. */
+	if (t->column_count)
+		memset(&t->cells[t->row_count * t->column_count], 0, t->column_count * sizeof *t->cells);
 	t->row_count++;
 	t->cursor = 0;
 }

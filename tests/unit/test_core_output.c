@@ -162,3 +162,19 @@ Test(core_output, json_parse_rejects_bad_input)
 		cr_assert(strlen(st.message) > 0);
 	}
 }
+
+/* Found by the lat_saved fuzzer (its 30-minute run): a saved report whose
+ * table lists rows but no columns made output_row index a null cell array
+ * (UBSan: applying zero offset to null pointer). */
+Test(core_output, rows_of_a_table_without_columns)
+{
+	output_report *r = output_report_new("test");
+	output_table *t = output_table_add(r, "empty", "No columns");
+	output_row(t);
+	output_row(t);
+	cr_assert_eq(output_row_count(t), 2);
+	char *text = render(r, OUTPUT_JSON);
+	cr_assert_not_null(text);
+	free(text);
+	output_report_free(r);
+}
