@@ -58,6 +58,17 @@ Test(api_public, counters_refuse_bad_input_with_a_message)
 	plumb_counters_close(NULL);
 }
 
+/* Page faults counted in a region: exact, except that under AddressSanitizer
+ * its allocator and shadow memory fault pages of their own in between (the
+ * sanitizer CI run read more than 50 for 50 pages touched). */
+static void assert_faults(double value, double expected)
+{
+	if (PLUMB_TEST_ASAN)
+		cr_assert(value >= expected && value <= expected + 64, "%g page faults for %g pages", value, expected);
+	else
+		cr_assert_eq(value, expected, "%g page faults for %g pages", value, expected);
+}
+
 Test(api_public, region_read_gives_counts_so_far_without_ending)
 {
 	REQUIRE_COUNTER_BACKEND("perf");
@@ -71,16 +82,16 @@ Test(api_public, region_read_gives_counts_so_far_without_ending)
 	counters_test_touch(base, 30);
 	cr_assert_eq(plumb_region_read("outer", counts, 4, &wall_ns), 1);
 	cr_assert_eq(counts[0].state, PLUMB_COUNT_OK);
-	cr_assert_eq(counts[0].value, 30);
+	assert_faults(counts[0].value, 30);
 	cr_assert_str_eq(counts[0].event, "page-faults");
 	cr_assert_gt(wall_ns, 0);
 	plumb_region_begin("inner");
 	counters_test_touch(base + 30 * (size_t)sysconf(_SC_PAGESIZE), 20);
 	/* An outer region is read from inside an inner one. */
 	cr_assert_eq(plumb_region_read("outer", counts, 4, NULL), 1);
-	cr_assert_eq(counts[0].value, 50);
+	assert_faults(counts[0].value, 50);
 	cr_assert_eq(plumb_region_read("inner", counts, 4, NULL), 1);
-	cr_assert_eq(counts[0].value, 20);
+	assert_faults(counts[0].value, 20);
 	/* capacity 0: only the number of events. */
 	cr_assert_eq(plumb_region_read("inner", NULL, 0, NULL), 1);
 	plumb_region_end("inner");
@@ -90,7 +101,7 @@ Test(api_public, region_read_gives_counts_so_far_without_ending)
 	/* Still running: reading did not end it. */
 	counters_test_touch(base + 50 * (size_t)sysconf(_SC_PAGESIZE), 10);
 	cr_assert_eq(plumb_region_read("outer", counts, 4, NULL), 1);
-	cr_assert_eq(counts[0].value, 60);
+	assert_faults(counts[0].value, 60);
 	plumb_region_end("outer");
 	counters_test_unmap(base, 80);
 }
