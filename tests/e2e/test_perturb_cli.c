@@ -293,3 +293,55 @@ Test(perturb_cli, halts_add_no_page_faults_of_their_own, .timeout = 60)
 	cr_assert_float_eq(h, b, 1e-9, "excluded page faults: baseline %g, halted %g", b, h);
 	json_object_put(root);
 }
+
+/* plumb report's perturb section, end to end: the section is on the page,
+ * and the summary (page and report.json) draws Watson's conclusion: f* is
+ * one of the intervals the section's design tries (0.2, 1 and 4 ms), with
+ * the buffer it implies, or missing with the reason that none qualified. */
+Test(perturb_cli, report_section_gives_f_star_and_its_buffer, .timeout = 180)
+{
+	require_task_clock_sampling();
+	char html[512], json[512];
+	snprintf(html, sizeof html, "%s", cli_temp_path("perturb-report.html"));
+	snprintf(json, sizeof json, "%.*s.json", (int)strlen(html) - 5, html);
+	cli_run r = cli_run_plumbv(NULL, "report", "--sections", "topo,perturb", "-o", html, NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	cr_assert(strstr(r.out, "halts that do not perturb (f*)"), "%s", r.out);
+	cr_assert(strstr(r.out, "(2 sections)"), "%s", r.out);
+	cli_run_free(&r);
+	FILE *f = fopen(html, "r");
+	cr_assert_not_null(f);
+	static char page[1 << 22];
+	size_t n = fread(page, 1, sizeof page - 1, f);
+	page[n] = 0;
+	fclose(f);
+	cr_assert(strstr(page, "<section id=\"perturb\""), "no perturb section on the page");
+	cr_assert(strstr(page, "<section id=\"summary\""), "no summary on the page");
+
+	json_object *root = json_object_from_file(json);
+	cr_assert_not_null(root, "report.json unreadable");
+	json_object *summary;
+	cr_assert(json_object_object_get_ex(root, "summary", &summary));
+	json_object *figures = cli_json_rows(summary, "figures");
+	cr_assert_not_null(figures, "no figures in the summary");
+	json_object *f_star = row_where(figures, "quantity", "halts that do not perturb (f*)");
+	json_object *buffer = row_where(figures, "quantity", "trace buffer for f*");
+	cr_assert(f_star && buffer, "the summary lacks f* or its buffer");
+	json_object *value;
+	cr_assert(json_object_object_get_ex(f_star, "value", &value));
+	if (json_object_is_type(value, json_type_double) || json_object_is_type(value, json_type_int)) {
+		double ms = json_object_get_double(value);
+		cr_assert(fabs(ms - 0.2) < 1e-9 || fabs(ms - 1) < 1e-9 || fabs(ms - 4) < 1e-9, "f* %g ms is not a tested interval",
+		          ms);
+		json_object *records;
+		cr_assert(json_object_object_get_ex(buffer, "value", &records));
+		if (json_object_is_type(records, json_type_double) || json_object_is_type(records, json_type_int))
+			cr_assert_gt(json_object_get_double(records), 0);
+		else   /* recording the workload needs valgrind */
+			cr_assert(strstr(json_object_to_json_string(buffer), "valgrind"), "%s", json_object_to_json_string(buffer));
+	} else {
+		cr_assert(strstr(json_object_to_json_string(f_star), "no interval tested"), "%s",
+		          json_object_to_json_string(f_star));
+	}
+	json_object_put(root);
+}
