@@ -208,6 +208,19 @@ int validate_padding_search(const validate_machine *machine, uint64_t base_offse
                             validate_padding_point *points, size_t capacity, size_t *count,
                             uint64_t *found_pad, plumb_status *status);
 
+/* The sweep's report: the meta (page size, base offset, pairs), the table
+ * padding_found (the pad with the fewest faults, its start index, the
+ * model's pad and whether they agree), the table padding_sweep (faults and
+ * prediction per pad) and a note counting the pads that differ from the
+ * model.  every_pad false leaves out the rows inside a plateau that agrees
+ * with the model (what a terminal shows); true keeps every pad. */
+void validate_padding_report(output_report *report, size_t page_size, uint64_t base_offset, uint64_t pairs,
+                             const validate_padding_point *points, size_t count, uint64_t found, bool every_pad);
+/* `plumb validate --find-padding`: detects the machine, runs the sweep and
+ * returns its report in *report (the caller frees it). */
+int validate_find_padding(uint64_t base_offset, uint64_t pairs, bool every_pad, output_report **report,
+                          plumb_status *status);
+
 /* ---- The iteration check: the trips a kernel's loop really made -------- */
 
 typedef enum validate_trip_state {
@@ -269,6 +282,11 @@ typedef struct validate_thresholds {
 } validate_thresholds;
 
 void validate_thresholds_default(validate_thresholds *t);
+/* Sets one threshold from "NAME=VALUE", NAME one of accurate, slope,
+ * random-cv, reliable (percent, as the tables print them), bias,
+ * random-stddev (events), min-r2, min-cases.  An unknown NAME fails with
+ * ENOENT, a bad VALUE with "NAME: why", a text without '=' with EINVAL. */
+int validate_threshold_assign(validate_thresholds *t, const char *assignment, plumb_status *status);
 
 /* One test case of one source: every raw value and its summary. */
 typedef struct validate_case {
@@ -449,6 +467,19 @@ int validate_run_plain(const validate_benchmark *benchmark, const validate_param
 int validate_run_marked(const validate_benchmark *benchmark, const validate_params *params,
                         validate_run_info *info, plumb_status *status);
 
+/* What `plumb validate --exec NAME` runs under Valgrind: one kernel of
+ * this machine (validate_machine_detect), marked, with its lines made
+ * uncached by an eviction sweep (Valgrind's cache models ignore clflush). */
+typedef struct validate_exec_request {
+	uint64_t size;                /* the suite parameter (default 1) */
+	unsigned inner_trips;         /* branch benchmarks (default 10) */
+	bool have_pad, have_base_offset;   /* else the benchmark's own */
+	uint64_t pad, base_offset;
+} validate_exec_request;
+
+void validate_exec_request_default(validate_exec_request *request);
+int validate_exec(const validate_benchmark *benchmark, const validate_exec_request *request, plumb_status *status);
+
 
 /* ---- Recording verdicts (docs/validation.md, "Recording verdicts") ------ */
 
@@ -497,5 +528,39 @@ output_table *validate_raw_table(output_report *report, const validate_results *
  * message when gnuplot is missing. */
 int validate_plot(const validate_results *results, const char *directory, const char *format,
                   const char *gnuplot, char *written, size_t written_length, plumb_status *status);
+
+/* ---- The report of a run, as `plumb validate` gives it ----------------- */
+
+/* The benchmarks, their events (companions marked), threads, largest
+ * default size, title and what each defeats: `plumb validate --list`. */
+output_table *validate_benchmarks_table(output_report *report);
+/* What the counts depend on besides the benchmark: kernel, glibc, compiler,
+ * CPU model, THP, the machine's page and cache sizes, the CPUs, runs,
+ * simulator and the classification thresholds in words. */
+void validate_report_meta(output_report *report, const validate_results *results, const validate_options *o);
+/* A new report ("validate") with the meta and the verdict table; cases
+ * adds the side-by-side and iteration-check tables, complete adds those,
+ * the per-case summary and every raw run (what CSV and JSON carry). */
+output_report *validate_report(const validate_results *results, const validate_options *o, bool cases,
+                               bool complete);
+/* Records the perf/PAPI verdicts in path (NULL: the default file,
+ * counter_verification_default_path) for this CPU and notes in report how
+ * many, or why none.  -1 when they could not be recorded (status says why;
+ * the report is unchanged). */
+int validate_report_record(output_report *report, const validate_results *results,
+                           const validate_thresholds *thresholds, const char *path, plumb_status *status);
+/* The run's notes: the iteration checks tallied, the runner's notes, and
+ * the process runs and seconds. */
+void validate_report_notes(output_report *report, const validate_results *results);
+/* Makes the output folder before a run (so a folder that cannot be made
+ * fails before minutes of runs); *made says whether it is new (to remove
+ * it if the run fails).  An existing folder is fine, a file is not. */
+int validate_make_folder(const char *directory, bool *made, plumb_status *status);
+/* Writes directory/validate.json and validate.csv (every table and raw run)
+ * and the plot (validate_plot); -1 only when the data files fail.  image
+ * gets the plot's path, or "" with plot_status saying why there is none. */
+int validate_write_folder(const char *directory, const validate_results *results, const validate_options *o,
+                          const char *plot_format, char *image, size_t image_length, plumb_status *plot_status,
+                          plumb_status *status);
 
 #endif

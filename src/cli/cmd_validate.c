@@ -2,22 +2,15 @@
  * by side, and a verdict per event. */
 #include <errno.h>
 #include <getopt.h>
-#include <math.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 #include "cli/command.h"
-#include <gnu/libc-version.h>
-#include <sys/utsname.h>
 #include "plumb/instrument.h"
 #include "plumb/parse.h"
 #include "plumb/sim.h"
-#include "plumb/topology.h"
 #include "plumb/validate.h"
 
 const char cmd_validate_summary[] = "check counters against microbenchmarks with predicted counts";
@@ -28,42 +21,6 @@ enum {
 	OPT_EXEC_BASE, OPT_EXEC_TRIPS, OPT_FIND_PADDING, OPT_BASE_OFFSET, OPT_PAIRS, OPT_THRESHOLD, OPT_CPU,
 	OPT_VERIFICATION, OPT_NO_RECORD, OPT_SEED, OPT_CHECK_TRIPS
 };
-
-/* --threshold NAME=VALUE: the classification rules' numbers (docs/validation.md). */
-static int parse_threshold(const char *text, validate_thresholds *t)
-{
-	static const struct { const char *name; size_t offset; double min, max; bool fraction; } keys[] = {
-		{ "accurate", offsetof(validate_thresholds, accurate_tolerance), 0, 100, true },
-		{ "slope", offsetof(validate_thresholds, slope_tolerance), 0, 100, true },
-		{ "bias", offsetof(validate_thresholds, bias_min_events), 0, 1e12, false },
-		{ "random-cv", offsetof(validate_thresholds, random_cv), 0, 100, true },
-		{ "random-stddev", offsetof(validate_thresholds, random_min_stddev), 0, 1e12, false },
-		{ "min-r2", offsetof(validate_thresholds, min_r2), -1e12, 1, false },
-		{ "reliable", offsetof(validate_thresholds, reliable_tolerance), 0, 100, true },
-	};
-	const char *equals = strchr(text, '=');
-	if (!equals) return cli_usage_error("validate", "--threshold wants NAME=VALUE, not '%s'", text);
-	size_t length = (size_t)(equals - text);
-	plumb_status status;
-	if (length == 9 && !strncmp(text, "min-cases", 9)) {
-		uint64_t cases;
-		if (parse_u64(equals + 1, 2, 1000, &cases, &status) != 0)
-			return cli_usage_error("validate", "--threshold min-cases: %s", status.message);
-		t->min_cases = (size_t)cases;
-		return 0;
-	}
-	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-		if (strlen(keys[i].name) != length || strncmp(text, keys[i].name, length)) continue;
-		double value;
-		if (parse_double(equals + 1, keys[i].min, keys[i].max, &value, &status) != 0)
-			return cli_usage_error("validate", "--threshold %s: %s", keys[i].name, status.message);
-		/* Tolerances are given in percent, like the tables print them. */
-		*(double *)((char *)t + keys[i].offset) = keys[i].fraction ? value / 100 : value;
-		return 0;
-	}
-	return cli_usage_error("validate", "--threshold: unknown name '%.*s' (accurate, slope, bias, random-cv, "
-	                       "random-stddev, min-r2, reliable, min-cases)", (int)length, text);
-}
 
 static void usage(FILE *f)
 {
@@ -124,134 +81,21 @@ static void usage(FILE *f)
 
 static int list_benchmarks(const cli_output *out)
 {
-	size_t count;
-	const validate_benchmark *const *all = validate_benchmarks(&count);
 	output_report *r = output_report_new("validate");
-	output_table *t = output_table_add(r, "benchmarks", "Validation benchmarks");
-	output_column(t, "benchmark", NULL, 0);
-	output_column(t, "events", NULL, 0);
-	output_column(t, "threads", NULL, 0);
-	output_column(t, "max_size", NULL, 0);
-	output_column(t, "description", NULL, 0);
-	output_column(t, "defeats", NULL, 0);
-	for (size_t i = 0; i < count; i++) {
-		char events[256] = "";
-		for (int e = 0; e < all[i]->event_count; e++) {
-			size_t used = strlen(events);
-			snprintf(events + used, sizeof events - used, "%s%s%s", e ? "," : "", all[i]->events[e].name,
-			         all[i]->events[e].companion ? "(companion)" : "");
-		}
-		output_row(t);
-		output_cell_text(t, all[i]->name);
-		output_cell_text(t, events);
-		output_cell_integer(t, all[i]->threads);
-		output_cell_integer(t, (int64_t)all[i]->default_max_size);
-		output_cell_text(t, all[i]->title);
-		output_cell_text(t, all[i]->defeats);
-	}
+	validate_benchmarks_table(r);
 	int rc = cli_output_emit(out, r);
 	output_report_free(r);
 	return rc;
 }
 
-/* The padding sweep: pad against minor faults, and the pad that halves them. */
-static int find_padding(const cli_output *out, uint64_t base_offset, uint64_t pairs, bool all_rows)
+static int find_padding(const cli_output *out, uint64_t base_offset, uint64_t pairs, bool every_pad)
 {
 	plumb_status status;
-	validate_machine machine;
-	if (validate_machine_detect(&machine, &status) != 0) return cli_error("validate", &status);
-	size_t capacity = machine.page_size / 4, count = 0;
-	validate_padding_point *points = calloc(capacity, sizeof *points);
-	if (!points) return 1;
-	uint64_t found;
-	if (validate_padding_search(&machine, base_offset, pairs, points, capacity, &count, &found, &status) != 0) {
-		free(points);
-		return cli_error("validate", &status);
-	}
-	uint64_t expected = validate_padding_aligned(base_offset, machine.page_size);
-	output_report *r = output_report_new("validate");
-	output_meta_integer(r, "page_size", (int64_t)machine.page_size);
-	output_meta_integer(r, "base_offset", (int64_t)base_offset);
-	output_meta_integer(r, "pairs", (int64_t)pairs);
-	output_table *summary = output_table_add(r, "padding_found", "Padding configuration benchmark");
-	output_column(summary, "found_pad", "bytes", 0);
-	output_column(summary, "start_index", "ints", 0);
-	output_column(summary, "faults_at_found", "events", 0);
-	output_column(summary, "expected_pad", "bytes", 0);
-	output_column(summary, "agrees", NULL, 0);
-	output_row(summary);
-	output_cell_integer(summary, (int64_t)found);
-	output_cell_integer(summary, (int64_t)(1 + found / 4));
-	double at_found = NAN;
-	for (size_t i = 0; i < count; i++)
-		if (points[i].pad == found) at_found = points[i].faults;
-	output_cell_real(summary, at_found);
-	output_cell_integer(summary, (int64_t)expected);
-	output_cell_text(summary, found == expected ? "yes" : "no");
-	output_table *sweep = output_table_add(r, "padding_sweep", "Minor faults per pad");
-	output_column(sweep, "pad", "bytes", 0);
-	output_column(sweep, "faults", "events", 0);
-	output_column(sweep, "predicted", "events", 0);
-	size_t mismatches = 0;
-	for (size_t i = 0; i < count; i++) {
-		bool differs = points[i].faults != points[i].predicted;
-		mismatches += differs;
-		/* The table format shows the interesting rows; CSV/JSON every pad. */
-		if (!all_rows && out->format == OUTPUT_TABLE && !differs && points[i].faults != (double)pairs &&
-		    (i + 1 >= count || points[i + 1].faults == points[i].faults) &&
-		    (i == 0 || points[i - 1].faults == points[i].faults))
-			continue;
-		output_row(sweep);
-		output_cell_integer(sweep, (int64_t)points[i].pad);
-		output_cell_real(sweep, points[i].faults);
-		output_cell_real(sweep, points[i].predicted);
-	}
-	output_note(r, "%zu pads swept, %zu differ from the model (pairs if aligned, else 2 x pairs)", count,
-	            mismatches);
+	output_report *r;
+	if (validate_find_padding(base_offset, pairs, every_pad, &r, &status) != 0) return cli_error("validate", &status);
 	int rc = cli_output_emit(out, r);
 	output_report_free(r);
-	free(points);
 	return rc;
-}
-
-/* One line on the iteration checks: how many cases ran the trips their
- * model expects, and why the others could not be checked. */
-static void trips_note(output_report *r, const validate_results *results)
-{
-	validate_trip_tally tally;
-	validate_trip_tally_of(results, &tally);
-	const size_t *n = tally.count;
-	const char *const *why = tally.first_reason;
-	if (!tally.total) return;
-	output_note(r, "iteration check: %zu of %zu counted cases ran the loop trips their model expects "
-	            "(execute breakpoints)%s", n[VALIDATE_TRIPS_OK], results->trip_check_count,
-	            n[VALIDATE_TRIPS_MISMATCH] ? "; a mismatch fails its case" : "");
-	if (n[VALIDATE_TRIPS_UNSUPPORTED])
-		output_note(r, "iteration check unsupported in %zu %s: %s", n[VALIDATE_TRIPS_UNSUPPORTED],
-		            n[VALIDATE_TRIPS_UNSUPPORTED] == 1 ? "case" : "cases", why[VALIDATE_TRIPS_UNSUPPORTED]);
-	if (n[VALIDATE_TRIPS_NOT_CHECKED])
-		output_note(r, "iteration check not run in %zu %s: %s", n[VALIDATE_TRIPS_NOT_CHECKED],
-		            n[VALIDATE_TRIPS_NOT_CHECKED] == 1 ? "case" : "cases", why[VALIDATE_TRIPS_NOT_CHECKED]);
-}
-
-/* Runs one benchmark kernel once, uncounted: what Valgrind instruments. */
-static int exec_kernel(const char *name, uint64_t size, uint64_t pad, uint64_t base, uint64_t trips,
-                       bool have_pad, bool have_base)
-{
-	const validate_benchmark *b = validate_benchmark_find(name);
-	if (!b) return cli_usage_error("validate", "no benchmark '%s'", name);
-	plumb_status status;
-	validate_machine machine;
-	if (validate_machine_detect(&machine, &status) != 0) return cli_error("validate", &status);
-	validate_params params;
-	validate_params_init(&params, b, &machine, size);
-	if (have_pad) params.pad = pad;
-	if (have_base) params.base_offset = base;
-	params.inner_trips = (unsigned)trips;
-	params.evict_by_sweep = true;
-	validate_run_info info;
-	if (validate_run_marked(b, &params, &info, &status) != 0) return cli_error("validate", &status);
-	return 0;
 }
 
 static int parse_sizes(const char *text, uint64_t *sizes, size_t *count)
@@ -305,107 +149,18 @@ static int parse_backends(const char *text, bool sources[VALIDATE_SOURCE_COUNT],
 	return 0;
 }
 
-static void add_machine_meta(output_report *r, const validate_results *results, const validate_options *o)
-{
-	const validate_machine *m = &results->machine;
-	/* What the counts depend on besides the benchmark (notes 000 §7.6 R2). */
-	struct utsname uts;
-	if (uname(&uts) == 0) output_meta_text(r, "kernel", uts.release);
-	output_meta_text(r, "glibc", gnu_get_libc_version());
-	output_meta_text(r, "compiler", __VERSION__);
-	topology machine_topology;
-	plumb_status status;
-	if (topology_read(&machine_topology, &status) == 0) {
-		output_meta_text(r, "cpu_model", machine_topology.cpu_model);
-		output_meta_text(r, "thp", machine_topology.thp_mode);
-		output_meta_text(r, "virtualised", machine_topology.hypervisor ? "yes" : "no");
-	}
-	output_meta_text(r, "memory", "fresh mmap per run, MADV_NOHUGEPAGE, prefaulted by writing where the "
-	                              "benchmark needs no faults; lines made uncached by clflush");
-	output_meta_integer(r, "page_size", (int64_t)m->page_size);
-	output_meta_integer(r, "l1d_size", (int64_t)m->l1d_size);
-	output_meta_integer(r, "l1d_line", m->l1d_line);
-	output_meta_integer(r, "l2_size", (int64_t)m->l2_size);
-	output_meta_integer(r, "l1i_size", (int64_t)m->l1i_size);
-	output_meta_integer(r, "counted_cpu", m->cpus[0]);
-	output_meta_integer(r, "partner_cpu", m->cpus[1]);
-	output_meta_integer(r, "runs", (int64_t)o->runs);
-	output_meta_real(r, "seconds", results->seconds);
-	output_meta_integer(r, "process_runs", (int64_t)results->total_runs);
-	output_meta_text(r, "sim_preset", o->sim_preset ? o->sim_preset : "host");
-	char settings[512];
-	validate_sim_detail(o, settings, sizeof settings);
-	output_meta_text(r, "simulator", settings);
-	const validate_thresholds *t = &o->thresholds;
-	char rules[512];
-	snprintf(rules, sizeof rules,
-	         "accurate |diff|<=%g%%; multiplicative |b-1|>%g%%; bias |a|>=%g with b~1; random: CV>%g%% and "
-	         "stddev>%g and variance>mean in some case; unknown: <%zu cases, a flat count (b within 3 standard "
-	         "errors of 0) or R^2<%g; reliable from: every "
-	         "larger case within %g%%", t->accurate_tolerance * 100, t->slope_tolerance * 100, t->bias_min_events,
-	         t->random_cv * 100, t->random_min_stddev, t->min_cases, t->min_r2, t->reliable_tolerance * 100);
-	output_meta_text(r, "thresholds", rules);
-}
-
 static int write_files(const char *directory, const validate_results *results, const validate_options *o,
                        const char *plot_format)
 {
-	plumb_status status;
-	if (mkdir(directory, 0777) != 0 && errno != EEXIST) {
-		plumb_fail_errno(&status, errno, "cannot create %s", directory);
-		return cli_error("validate", &status);
-	}
-	output_report *r = output_report_new("validate");
-	add_machine_meta(r, results, o);
-	validate_verdict_table(r, results);
-	validate_side_by_side_table(r, results);
-	validate_case_table(r, results);
-	validate_raw_table(r, results);
-	char path[4096];
-	int rc = 0;
-	snprintf(path, sizeof path, "%s/validate.json", directory);
-	if (output_write_file(r, OUTPUT_JSON, path, &status) != 0) rc = cli_error("validate", &status);
-	snprintf(path, sizeof path, "%s/validate.csv", directory);
-	if (rc == 0 && output_write_csv_tables(r, path, &status) != 0) rc = cli_error("validate", &status);
-	output_report_free(r);
-	if (rc != 0) return rc;
+	plumb_status status, plot_status;
 	char image[4096];
-	if (validate_plot(results, directory, plot_format, NULL, image, sizeof image, &status) != 0)
-		fprintf(stderr, "plumb validate: no plot: %s\n", status.message);
+	if (validate_write_folder(directory, results, o, plot_format, image, sizeof image, &plot_status, &status) != 0)
+		return cli_error("validate", &status);
+	if (!image[0])
+		fprintf(stderr, "plumb validate: no plot: %s\n", plot_status.message);
 	else
 		fprintf(stderr, "plumb validate: wrote %s/validate.{json,csv} and %s\n", directory, image);
 	return 0;
-}
-
-/* Records what the perf/PAPI suites proved about their mappings on this CPU
- * (docs/validation.md, "Recording verdicts").  A failure to record does not
- * undo the measurement: one warning line, and the table is still printed. */
-static void record_verdicts(output_report *r, const validate_results *results, const validate_options *o,
-                            const char *path)
-{
-	char default_path[4096];
-	plumb_status status;
-	if (!path) {
-		if (counter_verification_default_path(default_path, sizeof default_path, &status) != 0) {
-			fprintf(stderr, "plumb validate: warning: verdicts not recorded: %s\n", status.message);
-			return;
-		}
-		path = default_path;
-	}
-	counter_environment environment;
-	counter_environment_read(&environment);
-	size_t recorded = 0;
-	if (validate_record_results(results, &o->thresholds, path, environment.cpu_identity, time(NULL), &recorded,
-	                            &status) != 0) {
-		fprintf(stderr, "plumb validate: warning: verdicts not recorded: %s\n", status.message);
-		return;
-	}
-	if (recorded)
-		output_note(r, "%zu verdicts for %s recorded in %s (plumb events shows them)", recorded,
-		            environment.cpu_identity, path);
-	else
-		output_note(r, "no verdict recorded: none came from perf/PAPI with %d+ cases of %d+ runs",
-		            VALIDATE_RECORD_MIN_CASES, VALIDATE_RECORD_MIN_RUNS);
 }
 
 int cmd_validate(int argc, char **argv)
@@ -452,8 +207,9 @@ int cmd_validate(int argc, char **argv)
 	const char *sim_settings[32];
 	size_t sim_setting_count = 0;
 	const char *directory = NULL, *plot_format = "png", *exec = NULL;
-	uint64_t exec_size = 1, exec_pad = 0, exec_base = 0, exec_trips = 10;
-	bool have_pad = false, have_base = false, list = false, cases = false, padding = false;
+	validate_exec_request exec_request;
+	validate_exec_request_default(&exec_request);
+	bool list = false, cases = false, padding = false;
 	bool record = true;
 	const char *verification = NULL;
 	uint64_t base_offset = 16, pairs = 16;
@@ -532,7 +288,9 @@ int cmd_validate(int argc, char **argv)
 			break;
 		}
 		case OPT_THRESHOLD:
-			if (parse_threshold(optarg, &o.thresholds) != 0) return 2;
+			if (validate_threshold_assign(&o.thresholds, optarg, &status) != 0)
+				return cli_usage_error("validate", "--threshold%s%s", status.code == ENOENT ? ": " : " ",
+				                       status.message);
 			break;
 		case OPT_BASE_OFFSET:
 			if (parse_u64(optarg, 0, 1 << 20, &base_offset, &status) != 0 || base_offset % 4 != 0)
@@ -559,22 +317,23 @@ int cmd_validate(int argc, char **argv)
 		case OPT_NO_PROGRESS: o.progress = false; break;
 		case OPT_EXEC: exec = optarg; break;
 		case OPT_EXEC_SIZE:
-			if (parse_u64(optarg, 1, 1000000000, &exec_size, &status) != 0)
+			if (parse_u64(optarg, 1, 1000000000, &exec_request.size, &status) != 0)
 				return cli_usage_error("validate", "--exec-size: %s", status.message);
 			break;
 		case OPT_EXEC_PAD:
-			if (parse_u64(optarg, 0, 1 << 30, &exec_pad, &status) != 0)
+			if (parse_u64(optarg, 0, 1 << 30, &exec_request.pad, &status) != 0)
 				return cli_usage_error("validate", "--exec-pad: %s", status.message);
-			have_pad = true;
+			exec_request.have_pad = true;
 			break;
 		case OPT_EXEC_BASE:
-			if (parse_u64(optarg, 0, 1 << 30, &exec_base, &status) != 0)
+			if (parse_u64(optarg, 0, 1 << 30, &exec_request.base_offset, &status) != 0)
 				return cli_usage_error("validate", "--exec-base-offset: %s", status.message);
-			have_base = true;
+			exec_request.have_base_offset = true;
 			break;
 		case OPT_EXEC_TRIPS:
-			if (parse_u64(optarg, 1, 1000000, &exec_trips, &status) != 0)
+			if (parse_u64(optarg, 1, 1000000, &value, &status) != 0)
 				return cli_usage_error("validate", "--exec-inner-trips: %s", status.message);
+			exec_request.inner_trips = (unsigned)value;
 			break;
 		default:
 			if (!cli_output_option(&out, c, optarg)) return cli_bad_option("validate", c, argv);
@@ -582,24 +341,20 @@ int cmd_validate(int argc, char **argv)
 	}
 	if (record && verification && counter_verification_check(verification, &status) != 0)
 		return cli_error("validate", &status);
-	if (exec) return exec_kernel(exec, exec_size, exec_pad, exec_base, exec_trips, have_pad, have_base);
+	if (exec) {
+		/* one kernel, once, uncounted: what Valgrind instruments */
+		const validate_benchmark *b = validate_benchmark_find(exec);
+		if (!b) return cli_usage_error("validate", "no benchmark '%s'", exec);
+		return validate_exec(b, &exec_request, &status) != 0 ? cli_error("validate", &status) : 0;
+	}
 	if (list) return list_benchmarks(&out);
-	if (padding) return find_padding(&out, base_offset, pairs, cases);
+	/* The table format shows the interesting rows; CSV/JSON every pad. */
+	if (padding) return find_padding(&out, base_offset, pairs, cases || out.format != OUTPUT_TABLE);
 	/* The output folder is made before the runs: one that cannot be made
 	 * fails now, not after minutes of runs. */
 	bool made_directory = false;
-	if (directory) {
-		struct stat folder;
-		if (mkdir(directory, 0777) == 0) {
-			made_directory = true;
-		} else if (errno != EEXIST) {
-			plumb_fail_errno(&status, errno, "cannot create %s", directory);
-			return cli_error("validate", &status);
-		} else if (stat(directory, &folder) != 0 || !S_ISDIR(folder.st_mode)) {
-			plumb_fail_errno(&status, ENOTDIR, "cannot create %s", directory);
-			return cli_error("validate", &status);
-		}
-	}
+	if (directory && validate_make_folder(directory, &made_directory, &status) != 0)
+		return cli_error("validate", &status);
 
 	/* Selectors: positional words, each possibly a comma list. */
 	char *storage = NULL;
@@ -631,18 +386,14 @@ int cmd_validate(int argc, char **argv)
 		return status.code == EINVAL ? cli_usage_error("validate", "%s", status.message)
 		                             : cli_error("validate", &status);
 	}
-	output_report *r = output_report_new("validate");
-	add_machine_meta(r, &results, &o);
-	validate_verdict_table(r, &results);
-	if (cases || out.format != OUTPUT_TABLE) validate_side_by_side_table(r, &results);
-	if ((cases || out.format != OUTPUT_TABLE) && results.trip_check_count) validate_trips_table(r, &results);
-	if (out.format != OUTPUT_TABLE) validate_case_table(r, &results);
-	if (out.format != OUTPUT_TABLE) validate_raw_table(r, &results);
-	if (record) record_verdicts(r, &results, &o, verification);
-	trips_note(r, &results);
-	for (size_t i = 0; i < results.note_count; i++) output_note(r, "%s", results.notes[i]);
-	if (results.notes_dropped) output_note(r, "%zu more notes not shown", results.notes_dropped);
-	output_note(r, "%zu process runs in %.1f s", results.total_runs, results.seconds);
+	/* On a terminal: the verdicts (with --cases, each case too); CSV and JSON
+	 * carry every table and raw run. */
+	output_report *r = validate_report(&results, &o, cases, out.format != OUTPUT_TABLE);
+	/* A failure to record does not undo the measurement: one warning line,
+	 * and the table is still printed. */
+	if (record && validate_report_record(r, &results, &o.thresholds, verification, &status) != 0)
+		fprintf(stderr, "plumb validate: warning: verdicts not recorded: %s\n", status.message);
+	validate_report_notes(r, &results);
 	int rc = cli_output_emit(&out, r);
 	output_report_free(r);
 	if (rc == 0 && directory) rc = write_files(directory, &results, &o, plot_format);

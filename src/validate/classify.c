@@ -28,10 +28,13 @@
  *                  constant a (overhead) dominates small cases.
  * Stddev is the sample standard deviation (n - 1); the thesis does not say
  * which it used, and at n = 100 the two differ by 0.5%. */
+#include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "plumb/parse.h"
 #include "plumb/validate.h"
 
 void validate_thresholds_default(validate_thresholds *t)
@@ -44,6 +47,41 @@ void validate_thresholds_default(validate_thresholds *t)
 	t->min_r2 = 0.90;
 	t->reliable_tolerance = 0.05;
 	t->min_cases = 3;
+}
+
+int validate_threshold_assign(validate_thresholds *t, const char *assignment, plumb_status *status)
+{
+	static const struct { const char *name; size_t offset; double min, max; bool fraction; } keys[] = {
+		{ "accurate", offsetof(validate_thresholds, accurate_tolerance), 0, 100, true },
+		{ "slope", offsetof(validate_thresholds, slope_tolerance), 0, 100, true },
+		{ "bias", offsetof(validate_thresholds, bias_min_events), 0, 1e12, false },
+		{ "random-cv", offsetof(validate_thresholds, random_cv), 0, 100, true },
+		{ "random-stddev", offsetof(validate_thresholds, random_min_stddev), 0, 1e12, false },
+		{ "min-r2", offsetof(validate_thresholds, min_r2), -1e12, 1, false },
+		{ "reliable", offsetof(validate_thresholds, reliable_tolerance), 0, 100, true },
+	};
+	const char *equals = strchr(assignment, '=');
+	if (!equals) return plumb_fail(status, EINVAL, "wants NAME=VALUE, not '%s'", assignment);
+	size_t length = (size_t)(equals - assignment);
+	plumb_status why;
+	if (length == 9 && !strncmp(assignment, "min-cases", 9)) {
+		uint64_t cases;
+		if (parse_u64(equals + 1, 2, 1000, &cases, &why) != 0)
+			return plumb_fail(status, why.code, "min-cases: %s", why.message);
+		t->min_cases = (size_t)cases;
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+		if (strlen(keys[i].name) != length || strncmp(assignment, keys[i].name, length)) continue;
+		double value;
+		if (parse_double(equals + 1, keys[i].min, keys[i].max, &value, &why) != 0)
+			return plumb_fail(status, why.code, "%s: %s", keys[i].name, why.message);
+		/* Tolerances are given in percent, like the tables print them. */
+		*(double *)((char *)t + keys[i].offset) = keys[i].fraction ? value / 100 : value;
+		return 0;
+	}
+	return plumb_fail(status, ENOENT, "unknown name '%.*s' (accurate, slope, bias, random-cv, random-stddev, "
+	                  "min-r2, reliable, min-cases)", (int)length, assignment);
 }
 
 const char *validate_class_name(validate_class c)

@@ -60,6 +60,25 @@ int validate_run_marked(const validate_benchmark *benchmark, const validate_para
 	return benchmark->run(params, &region, info, status);
 }
 
+void validate_exec_request_default(validate_exec_request *request)
+{
+	*request = (validate_exec_request){ .size = 1, .inner_trips = 10 };
+}
+
+int validate_exec(const validate_benchmark *benchmark, const validate_exec_request *request, plumb_status *status)
+{
+	validate_machine machine;
+	if (validate_machine_detect(&machine, status) != 0) return -1;
+	validate_params params;
+	validate_params_init(&params, benchmark, &machine, request->size);
+	if (request->have_pad) params.pad = request->pad;
+	if (request->have_base_offset) params.base_offset = request->base_offset;
+	params.inner_trips = request->inner_trips;
+	params.evict_by_sweep = true;
+	validate_run_info info;
+	return validate_run_marked(benchmark, &params, &info, status);
+}
+
 /* ---- per-instruction counts of the region ---- */
 
 typedef struct code_count {
