@@ -235,6 +235,19 @@ typedef struct trace_reader_info {
 
 void trace_reader_get_info(const trace_reader *reader, trace_reader_info *info);
 
+/* ---- Keeping plumbgrind's entries in a native file (format 1.3) ----
+ * A native trace can hold plumbgrind's compact entries as the tool wrote
+ * them (docs/trace-format.md, "Entry blocks"): smaller than records to
+ * write, and `plumb sim FILE` walks them as it walks a live run's.  Every
+ * reader still hands out records (trace_reader_read), and
+ * trace_reader_view_compact the entries.  trace_writer_can_take_entries
+ * says whether writer (native) can take reader's entries (a reader of
+ * plumbgrind's ring, trace_reader_open_command, nothing read from it yet);
+ * trace_writer_take_entries then moves the next block of them: returns the
+ * records they stand for, 0 at the end of the trace, -1 on an error. */
+int trace_writer_can_take_entries(const trace_writer *writer, const trace_reader *reader);
+long trace_writer_take_entries(trace_writer *writer, trace_reader *reader, plumb_status *status);
+
 /* ---- Source attribution ----
  * The function, file and line of code addresses, from Valgrind's debug
  * information: plumbgrind writes them for every instruction the program

@@ -197,8 +197,17 @@ static int copy_trace(const char *command, trace_reader *reader, trace_writer *w
 	/* On SIGINT, SIGTERM or SIGHUP the copy stops between batches and the
 	 * trace is finished and committed (docs/trace.md): it holds every
 	 * record read before the signal, and reads without --allow-truncated. */
+	/* plumbgrind's entries go into a native file as they are (format 1.3);
+	 * a buffer, a filter or folding needs the records */
+	bool entries = !buffer && !filter && !fold_threads && trace_writer_can_take_entries(writer, reader);
 	interrupt_poll_begin();
-	while (!failed && !interrupt_pending() && (n = trace_reader_read(reader, batch, BATCH, &status)) > 0) {
+	while (!failed && !interrupt_pending() &&
+	       (n = entries ? trace_writer_take_entries(writer, reader, &status)
+	                    : trace_reader_read(reader, batch, BATCH, &status)) > 0) {
+		if (entries) {
+			records += (uint64_t)n;
+			continue;
+		}
 		if (filter)
 			n = (long)trace_filter_apply(filter, batch, (size_t)n, &filtered);
 		if (fold_threads)

@@ -384,13 +384,10 @@ static int run_native_trace(char *const argv[], const instrument_options *option
 	trace_reader *reader;
 	int rc = trace_reader_open_ring(&reader, ring, argv[0], status);
 	if (rc == 0) {
-		const trace_record *batch;
+		/* plumbgrind's entries as they are (format 1.3, "Entry blocks") */
 		long n;
-		while ((n = trace_reader_view(reader, &batch, 65536, status)) > 0)
-			if (trace_writer_write(writer, batch, (size_t)n, status) < 0) {
-				n = -1;
-				break;
-			}
+		while ((n = trace_writer_take_entries(writer, reader, status)) > 0)
+			;
 		rc = n < 0 ? -1 : 0;
 		trace_reader_close(reader, NULL);
 	}

@@ -67,11 +67,15 @@ const char *trace_region_name_problem(const char *name, size_t length);
 #define TRACE_NATIVE_MAGIC "\x89PLUMBTR"
 #define TRACE_NATIVE_MAGIC_LENGTH 8
 #define TRACE_NATIVE_VERSION_MAJOR 1
-#define TRACE_NATIVE_VERSION_MINOR 2   /* 1.1: region markers; 1.2: collector markers */
+#define TRACE_NATIVE_VERSION_MINOR 3   /* 1.1: region markers; 1.2: collector markers; 1.3: entry blocks */
 #define TRACE_NATIVE_HEADER_SIZE 16
 #define TRACE_NATIVE_BLOCK_HEADER_SIZE 32
 #define TRACE_NATIVE_BLOCK_MAGIC 0x4b4c4254u   /* "TBLK" little-endian */
 #define TRACE_NATIVE_END_MAGIC 0x444e4554u     /* "TEND" */
+#define TRACE_NATIVE_ENTRIES_MAGIC 0x504d4354u /* "TCMP": a block of plumbgrind's entries (1.3) */
+/* An entry block's limits: its words, and the records they stand for. */
+#define TRACE_NATIVE_MAX_ENTRY_BYTES (16u << 20)
+#define TRACE_NATIVE_MAX_ENTRY_RECORDS UINT32_MAX
 /* Limits a reader enforces so a corrupt header never drives allocation. */
 #define TRACE_NATIVE_MAX_BLOCK_RECORDS (1u << 20)
 #define TRACE_NATIVE_MAX_BLOCK_BYTES (16u << 20)
@@ -213,6 +217,8 @@ struct trace_reader {
 };
 
 int trace_native_reader_init(trace_reader *reader, plumb_status *status);
+/* Whether a native reader's first block is an entry block (format 1.3). */
+bool trace_native_starts_with_entries(trace_reader *reader);
 /* Makes outer (zeroed) hand out inner's records, decoded by a worker thread
  * started at the first read.  On success outer owns inner; on failure the
  * caller still does. */
@@ -232,6 +238,11 @@ void trace_ring_child_keep(const trace_ring *ring);
 void trace_ring_parent_started(trace_ring *ring);
 void trace_ring_free(trace_ring *ring);
 int trace_ring_reader_init(trace_reader *reader, trace_ring *ring, plumb_status *status);
+/* The ring's next block of entries whole and unchecked (a native writer
+ * checks them, trace_entries_scan): 1 with the words, 0 at the end, -1 on an
+ * error (the reader's failure).  Gives the previous block back.  Only for a
+ * reader nothing was read from otherwise. */
+int trace_ring_take_block(trace_reader *reader, const uint64_t **words, size_t *count);
 /* The reader over it, for a child program (takes the ring, even on failure). */
 int trace_reader_open_ring(trace_reader **out, trace_ring *ring, const char *program, plumb_status *status);
 #define TRACE_RING_BLOCKS 8

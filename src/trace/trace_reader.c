@@ -171,8 +171,10 @@ int trace_reader_open(trace_reader **out, const char *path, trace_format format,
 		return -1;
 	}
 	/* Native files decode ahead in a worker thread (trace_background.c):
-	 * the records are the same, the caller's CPU time is not spent on them. */
-	if (reader->format == TRACE_FORMAT_NATIVE) {
+	 * the records are the same, the caller's CPU time is not spent on them.
+	 * A file of plumbgrind's entries is read in the caller's thread, so that
+	 * trace_reader_view_compact hands the entries out as they are. */
+	if (reader->format == TRACE_FORMAT_NATIVE && !trace_native_starts_with_entries(reader)) {
 		trace_reader *outer = calloc(1, sizeof *outer);
 		if (!outer || trace_background_wrap(outer, reader, status) < 0) {
 			free(outer);

@@ -1,0 +1,80 @@
+/* plumbgrind's compact entries on plumb's side (src/trace only).
+ *
+ * The tool (vg/pg_ring.c) writes its references as 64-bit entries: a
+ * definition, sent once when a superblock is instrumented, says what a flush
+ * of its events holds (kinds, sizes, instruction addresses); a use names the
+ * definition and gives only the data addresses; thread switches, single
+ * references, region markers, calls and returns are entries of their own.
+ * They reach plumb through the shared ring (trace_ring.c) and are kept as
+ * they are in a native trace's entry blocks (trace_native_*.c, format 1.3,
+ * docs/trace-format.md "Entry blocks").  This is the one definition of their
+ * layout on plumb's side (vg/pg_ring.c must agree: tests compare the two
+ * paths record by record) and the one expander of entries into records that
+ * every reader of either source uses. */
+#ifndef PLUMB_TRACE_ENTRIES_H
+#define PLUMB_TRACE_ENTRIES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "plumb/trace.h"
+
+/* An entry's tag is the top 4 bits of its first word. */
+#define TRACE_ENTRY_TAG_SHIFT 60
+#define TRACE_ENTRY_USE 1u      /* 1<<60 | id, then one address per data event of the definition */
+#define TRACE_ENTRY_DEFINE 2u   /* 2<<60 | n<<32 | id, then n words iaddr | size<<48 | kind<<62 */
+#define TRACE_ENTRY_THREAD 3u   /* 3<<60 | thread */
+#define TRACE_ENTRY_SINGLE 4u   /* 4<<60 | kind<<16 | size, address, iaddr */
+#define TRACE_ENTRY_MARKER 5u   /* 5<<60 | begin<<56 | length<<32 | thread, then the name, zero-padded words */
+#define TRACE_ENTRY_CALL 6u     /* 6<<60, call instruction, target */
+#define TRACE_ENTRY_RETURN 7u   /* 7<<60 | frames */
+
+typedef struct trace_names trace_names;
+
+/* What the entries of one stream have said so far: the definitions (they
+ * only grow), the current thread, and for a native file's entry blocks the
+ * last address of every data event (their data addresses are stored as
+ * differences from it). */
+typedef struct trace_entries {
+	/* definition i's records (thread 0, data addresses 0) are
+	 * templates[first[i], first[i] + count[i]); data_at[first[i] + k] is
+	 * the position of its k-th data reference among them */
+	uint32_t *first;
+	uint8_t *count, *data;
+	size_t definitions, definitions_capacity;
+	trace_record *templates;
+	uint8_t *data_at;
+	uint64_t *last;                /* per event position: the last address of that data event (files) */
+	size_t event_count, events_capacity;
+	uint32_t thread;
+	uint64_t stream;               /* trace_compact's identity of this stream */
+	trace_names *names;            /* where markers' names go (expand); NULL for a scan */
+	const char *error;             /* why the last call failed */
+} trace_entries;
+
+/* A new stream: zeroed, with an identity no other stream of this process has. */
+void trace_entries_init(trace_entries *entries, trace_names *names);
+void trace_entries_free(trace_entries *entries);
+
+/* Expands the entries at *cursor (up to end) into out[0, max), advancing
+ * *cursor past what was expanded; returns the records written (0: nothing
+ * fits or nothing is left), -1 on a bad entry (entries->error).  With
+ * stop_at_use, stops before a use entry (trace_entries_run takes those). */
+long trace_entries_expand(trace_entries *entries, const uint64_t **cursor, const uint64_t *end, trace_record *out,
+                          size_t max, bool stop_at_use);
+/* The run of use entries at *cursor as a trace_compact (trace.h), checked
+ * (every number defined, nothing cut by end); returns the records it stands
+ * for, 0 if the next entry is not a use, -1 on a bad one. */
+long trace_entries_run(trace_entries *entries, const uint64_t **cursor, const uint64_t *end, trace_compact *compact);
+
+/* A whole block of entries checked at once (every tag, number, length,
+ * kind and name; definitions learnt), *records set to the records it stands
+ * for.  TRACE_SCAN_ENCODE also writes the block to out (n words) with every
+ * use's data addresses replaced by their differences from the last address
+ * of the same data event (modulo 2^64), as entry blocks store them;
+ * TRACE_SCAN_DECODE turns such differences back into addresses in place. */
+typedef enum trace_scan_mode { TRACE_SCAN_CHECK, TRACE_SCAN_ENCODE, TRACE_SCAN_DECODE } trace_scan_mode;
+int trace_entries_scan(trace_entries *entries, uint64_t *words, size_t n, uint64_t *out, trace_scan_mode mode,
+                       uint64_t *records);
+
+#endif
