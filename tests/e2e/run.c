@@ -132,6 +132,47 @@ const char *cli_source_dir(void)
 	return s ? s : ".";
 }
 
+char *cli_read_file(const char *path, size_t *length)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	char *data = NULL;
+	size_t used = 0, capacity = 0;
+	for (;;) {
+		if (used + 65536 + 1 > capacity) {
+			size_t grown = capacity ? capacity * 2 : 65536 * 2;
+			char *bigger = realloc(data, grown);
+			if (!bigger) {
+				free(data);
+				close(fd);
+				errno = ENOMEM;
+				return NULL;
+			}
+			data = bigger;
+			capacity = grown;
+		}
+		ssize_t n = read(fd, data + used, capacity - used - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int saved = errno;
+			free(data);
+			close(fd);
+			errno = saved;
+			return NULL;
+		}
+		if (n == 0)
+			break;
+		used += (size_t)n;
+	}
+	close(fd);
+	data[used] = 0;
+	if (length)
+		*length = used;
+	return data;
+}
+
 json_object *cli_json_table(json_object *root, const char *name)
 {
 	json_object *tables;

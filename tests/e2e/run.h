@@ -22,6 +22,12 @@ void cli_run_free(cli_run *run);
 const char *cli_temp_path(const char *name);
 /* The source tree (PLUMB_SRCDIR), for test data. */
 const char *cli_source_dir(void);
+/* The whole content of the file at PATH, in memory the caller frees, with a
+ * NUL after its last byte (so text files read as strings; binary files may
+ * hold NULs of their own, hence LENGTH, which may be NULL).  NULL with errno
+ * set when the file cannot be opened or read: the caller decides whether that
+ * fails the test. */
+char *cli_read_file(const char *path, size_t *length);
 
 /* The table NAME of a plumb JSON report, and its rows; both fail the test
  * when the report has no such table. */

@@ -400,31 +400,6 @@ static void write_text(const char *dir, const char *name, const char *text)
 	write_file(dir, name, text, strlen(text));
 }
 
-static void *read_whole(const char *path, size_t *size)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	char *data = NULL;
-	size_t length = 0, capacity = 0, n;
-	char chunk[65536];
-	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
-		if (length + n + 1 > capacity) {
-			capacity = (length + n + 1) * 2;
-			data = realloc(data, capacity);
-			cr_assert_not_null(data);
-		}
-		memcpy(data + length, chunk, n);
-		length += n;
-	}
-	fclose(f);
-	if (!data)
-		data = calloc(1, 1);
-	data[length] = 0;
-	*size = length;
-	return data;
-}
-
 static const char *plumb_program(void)
 {
 	const char *program = getenv("PLUMB_BIN");
@@ -710,7 +685,7 @@ static void make_fixtures(const char *dir, unsigned flags)
 		char path[4096];
 		snprintf(path, sizeof path, "%s/t.ptrace", dir);
 		size_t size;
-		unsigned char *native = read_whole(path, &size);
+		unsigned char *native = (unsigned char *)cli_read_file(path, &size);
 		cr_assert(native && size > 48, "the native trace is too short");
 		write_file(dir, "header.ptrace", native, 10);
 		write_file(dir, "cut.ptrace", native, size - 20);
@@ -764,7 +739,7 @@ static unsigned long long available_mib(void)
 static bool sanitized_build(void)
 {
 	size_t size;
-	char *program = read_whole(plumb_program(), &size);
+	char *program = cli_read_file(plumb_program(), &size);
 	bool sanitized = program && memmem(program, size, "__asan_init", 11) != NULL;
 	free(program);
 	return sanitized;
@@ -1019,7 +994,7 @@ Test(bad_input, doc_matches_the_table)
 	if (rewrite && rewrite[0])
 		snprintf(path, sizeof path, "%s", rewrite);
 	size_t size;
-	char *doc = read_whole(path, &size);
+	char *doc = cli_read_file(path, &size);
 	cr_assert_not_null(doc, "cannot read %s: %s", path, strerror(errno));
 	char *from = strstr(doc, begin), *to = from ? strstr(from, end) : NULL;
 	cr_assert(from && to, "%s lacks the markers around the table", path);

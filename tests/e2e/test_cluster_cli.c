@@ -45,22 +45,6 @@ static void require_mpi(void)
 		cr_skip_test("plumb was built without MPI (libopenmpi-dev absent at build time)");
 }
 
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	char *text = NULL;
-	size_t n = 0;
-	ssize_t got = getdelim(&text, &n, 0, f);
-	fclose(f);
-	if (got < 0) {
-		free(text);
-		return strdup("");
-	}
-	return text;
-}
-
 /* mpirun OPTIONS plumb ARGS, with stdout and stderr kept; the exit code. */
 static int run_mpi(const char *options, const char *arguments, char **out, char **err)
 {
@@ -74,8 +58,8 @@ static int run_mpi(const char *options, const char *arguments, char **out, char 
 	         "timeout 120 %s --allow-run-as-root --oversubscribe --mca btl self,vader --mca btl_vader_single_copy_mechanism none %s %s %s %s >%s 2>%s",
 	         mpirun(), PLUMB_TEST_ASAN ? "-x ASAN_OPTIONS" : "", options, getenv("PLUMB_BIN"), arguments, o, e);
 	int status = system(command);
-	*out = slurp(o);
-	*err = slurp(e);
+	*out = cli_read_file(o, NULL);
+	*err = cli_read_file(e, NULL);
 	cr_assert_not_null(*out);
 	cr_assert_not_null(*err);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
@@ -185,7 +169,7 @@ Test(cluster_cli, three_ranks_on_one_node_take_turns, .timeout = 150)
 	json_object_put(root);
 	char path[4096];
 	snprintf(path, sizeof path, "%s/cluster.html", dir);
-	char *html = slurp(path);
+	char *html = cli_read_file(path, NULL);
 	cr_assert_not_null(html);
 	cr_assert(strstr(html, "Each figure, node by node") && strstr(html, "rank 2 ("));
 	free(html);
@@ -323,7 +307,7 @@ Test(cluster_cli, a_sweep_spread_over_ranks_is_the_serial_sweep_byte_for_byte, .
 		char p1[1024], p2[1024];
 		snprintf(p1, sizeof p1, "%s/%s", serial, files[i]);
 		snprintf(p2, sizeof p2, "%s/%s", spread, files[i]);
-		char *one = slurp(p1), *two = slurp(p2);
+		char *one = cli_read_file(p1, NULL), *two = cli_read_file(p2, NULL);
 		cr_assert(one && two && one[0]);
 		cr_assert_str_eq(one, two, "%s differs between the serial and the spread sweep", files[i]);
 		free(one);

@@ -55,17 +55,6 @@ static const char *text_of(json_object *row, const char *column)
 	return json_object_is_type(cell, json_type_string) ? json_object_get_string(cell) : "";
 }
 
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	if (!f) return NULL;
-	static char buffer[1 << 16];
-	size_t n = fread(buffer, 1, sizeof buffer - 1, f);
-	buffer[n] = '\0';
-	fclose(f);
-	return buffer;
-}
-
 static size_t lines(const char *text)
 {
 	size_t n = 0;
@@ -99,11 +88,12 @@ Test(counters_verification_cli, page_fault_validation_is_recorded_and_shown)
 	json_object_put(root);
 	cli_run_free(&r);
 
-	const char *text = slurp(path);
+	char *text = cli_read_file(path, NULL);
 	cr_assert(text, "no records file %s", path);
 	cr_assert(strstr(text, "minor-faults\t"), "%s", text);
 	cr_assert(strstr(text, "\tminor-faults\tverified\t"), "%s", text);
 	cr_assert(strstr(text, "\tperf\tperf-software\texact\t"), "%s", text);
+	free(text);
 
 	root = events_catalogue(path, &r);
 	json_object *row = find_row(cli_json_rows(root, "catalogue"), "preset", "minor-faults", NULL, NULL);
@@ -133,8 +123,9 @@ Test(counters_verification_cli, environment_names_the_default_file)
 	cr_assert_eq(r.exit_code, 0, "stderr: %s", r.err);
 	cr_assert(strstr(r.out, path), "the note names the file: %s", r.out);
 	cli_run_free(&r);
-	const char *text = slurp(path);
+	char *text = cli_read_file(path, NULL);
 	cr_assert(text && strstr(text, "\tverified\t"));
+	free(text);
 	r = cli_run_plumbv(NULL, "events", "--catalogue", NULL);
 	cr_assert_eq(r.exit_code, 0);
 	cr_assert(strstr(r.out, "verified on this CPU ("), "%s", r.out);

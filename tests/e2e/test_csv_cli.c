@@ -4,6 +4,7 @@
  * -o DIR/NAME.csv (its first table) and DIR/NAME-TABLE.csv (each other), and
  * every file is parsed strictly (RFC 4180). */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <dirent.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -84,20 +85,6 @@ static bool is_cpu_list(const char *text)
 	return digits > 0 && text[digits] == '\0' && text[0] != '-';
 }
 
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	cr_assert_not_null(f, "cannot open %s", path);
-	fseek(f, 0, SEEK_END);
-	long size = ftell(f);
-	rewind(f);
-	char *text = malloc((size_t)size + 1);
-	cr_assert_eq(fread(text, 1, (size_t)size, f), (size_t)size);
-	text[size] = '\0';
-	fclose(f);
-	return text;
-}
-
 /* Checks TEXT as one spreadsheet table; returns its row count. */
 static int check_csv_text(const char *text, const char *file)
 {
@@ -167,7 +154,8 @@ static void check_command(const char *name, const char *const args[])
 	cli_run r = cli_run_plumb(NULL, argv);
 	cr_assert(r.exit_code == 0 || r.exit_code == 3, "plumb %s: exit %d: %s", name, r.exit_code, r.err);
 	cli_run_free(&r);
-	char *text = slurp(output);
+	char *text = cli_read_file(output, NULL);
+	cr_assert_not_null(text, "cannot read %s: %s", output, strerror(errno));
 	check_csv_text(text, output);
 	free(text);
 	/* the other tables, beside it */
@@ -182,7 +170,8 @@ static void check_command(const char *name, const char *const args[])
 			continue;
 		char other[4096 + 256];
 		snprintf(other, sizeof other, "%s/%s", dir, e->d_name);
-		text = slurp(other);
+		text = cli_read_file(other, NULL);
+		cr_assert_not_null(text, "cannot read %s: %s", other, strerror(errno));
 		check_csv_text(text, other);
 		free(text);
 		files++;

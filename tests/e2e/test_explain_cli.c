@@ -106,21 +106,10 @@ static bool library_is_sanitized(void)
 {
 	char path[4200];
 	snprintf(path, sizeof path, "%s/libplumb.so", build_dir());
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return false;
-	static char buffer[1 << 16];
-	static const char needle[] = "__asan_init";
-	bool found = false;
-	size_t have = 0, n;
-	while (!found && (n = fread(buffer + have, 1, sizeof buffer - have, f)) > 0) {
-		have += n;
-		found = memmem(buffer, have, needle, sizeof needle - 1) != NULL;
-		size_t keep = have < sizeof needle - 2 ? have : sizeof needle - 2;   /* a name cut by the chunk */
-		memmove(buffer, buffer + have - keep, keep);
-		have = keep;
-	}
-	fclose(f);
+	size_t size;
+	char *library = cli_read_file(path, &size);
+	bool found = library && memmem(library, size, "__asan_init", 11) != NULL;
+	free(library);
 	return found;
 }
 
@@ -276,13 +265,10 @@ Test(explain_cli, sweep_chase_and_compute_against_their_closed_forms, .timeout =
 	}
 	json_object_put(root);
 
-	f = fopen(html, "r");
-	cr_assert_not_null(f, "no HTML page");
-	char page[65536];
-	size_t n = fread(page, 1, sizeof page - 1, f);
-	page[n] = 0;
-	fclose(f);
+	char *page = cli_read_file(html, NULL);
+	cr_assert_not_null(page, "no HTML page");
 	/* the report's HTML shows column names as words ("predicted ns") */
 	cr_expect(strstr(page, "<table") && strstr(page, "sweep") && (strstr(page, "predicted_ns") || strstr(page, "predicted ns")),
 	          "the page lacks the table");
+	free(page);
 }

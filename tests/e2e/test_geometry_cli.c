@@ -1,5 +1,6 @@
 /* plumb geometry end to end: help, a short JSON run, bad arguments. */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <json-c/json.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -176,17 +177,6 @@ static double real(json_object *cell)
 	return json_object_get_double(cell);
 }
 
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	cr_assert_not_null(f, "%s", path);
-	static char text[1 << 20];
-	size_t n = fread(text, 1, sizeof text - 1, f);
-	fclose(f);
-	text[n] = 0;
-	return text;
-}
-
 /* One figure per quantity: one saved lat measurement, analysed by plumb
  * lat --from and by plumb geometry --levels-from, gives the same capacity,
  * spread, stability, verdict and latency for every level, and the same as
@@ -198,14 +188,16 @@ Test(geometry_cli, lat_and_geometry_give_one_figure_from_one_measurement, .timeo
 	                           NULL);
 	cr_assert_eq(m.exit_code, 0, "%s", m.err);
 	cli_run_free(&m);
-	json_object *original = json_tokener_parse(slurp(saved));
+	char *saved_text = cli_read_file(saved, NULL);
+	cr_assert_not_null(saved_text, "cannot read %s: %s", saved, strerror(errno));
+	json_object *original = json_tokener_parse(saved_text);
 	cr_assert_not_null(original);
 	cli_run l = cli_run_plumbv(NULL, "lat", "--from", saved, "--json", NULL);
 	cr_assert_eq(l.exit_code, 0, "%s", l.err);
 	json_object *lat = json_tokener_parse(l.out);
 	cr_assert_not_null(lat, "not JSON: %s", l.out);
 	/* stdin, as the report feeds it */
-	cli_run g = cli_run_plumbv(slurp(saved), "geometry", "--levels-from", "-", "--time-cap", "5", "--json", NULL);
+	cli_run g = cli_run_plumbv(saved_text, "geometry", "--levels-from", "-", "--time-cap", "5", "--json", NULL);
 	cr_assert_eq(g.exit_code, 0, "%s", g.err);
 	json_object *geometry = json_tokener_parse(g.out);
 	cr_assert_not_null(geometry, "not JSON: %s", g.out);
@@ -255,6 +247,7 @@ Test(geometry_cli, lat_and_geometry_give_one_figure_from_one_measurement, .timeo
 		}
 	}
 	json_object_put(original);
+	free(saved_text);
 	json_object_put(lat);
 	json_object_put(geometry);
 	cli_run_free(&l);
@@ -294,7 +287,10 @@ Test(geometry_cli, one_report_gives_one_figure_per_quantity, .timeout = 180)
 	cr_assert_eq(r.exit_code, 0, "%s", r.err);
 	cr_assert(strstr(r.err, "running lat before it"), "%s", r.err);
 	cli_run_free(&r);
-	json_object *bundle = json_tokener_parse(slurp(json));
+	char *text = cli_read_file(json, NULL);
+	cr_assert_not_null(text, "cannot read %s: %s", json, strerror(errno));
+	json_object *bundle = json_tokener_parse(text);
+	free(text);
 	cr_assert_not_null(bundle);
 	json_object *levels = bundle_rows(bundle, "lat", "levels"), *rows = bundle_rows(bundle, "geometry", "geometry");
 	json_object *hierarchy = bundle_rows(bundle, "summary", "hierarchy");

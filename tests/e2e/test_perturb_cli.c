@@ -309,14 +309,11 @@ Test(perturb_cli, report_section_gives_f_star_and_its_buffer, .timeout = 180)
 	cr_assert(strstr(r.out, "halts that do not perturb (f*)"), "%s", r.out);
 	cr_assert(strstr(r.out, "(2 sections)"), "%s", r.out);
 	cli_run_free(&r);
-	FILE *f = fopen(html, "r");
-	cr_assert_not_null(f);
-	static char page[1 << 22];
-	size_t n = fread(page, 1, sizeof page - 1, f);
-	page[n] = 0;
-	fclose(f);
+	char *page = cli_read_file(html, NULL);
+	cr_assert_not_null(page, "cannot read %s", html);
 	cr_assert(strstr(page, "<section id=\"perturb\""), "no perturb section on the page");
 	cr_assert(strstr(page, "<section id=\"summary\""), "no summary on the page");
+	free(page);
 
 	json_object *root = json_object_from_file(json);
 	cr_assert_not_null(root, "report.json unreadable");

@@ -22,24 +22,6 @@ static const char *chromium(void)
 	return NULL;
 }
 
-static char *slurp(const char *path, size_t *length)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	char *text = NULL;
-	size_t n = 0;
-	ssize_t got = getdelim(&text, &n, 0, f);
-	fclose(f);
-	if (got < 0) {
-		free(text);
-		return NULL;
-	}
-	if (length)
-		*length = (size_t)got;
-	return text;
-}
-
 /* Runs chromium headless on url with one action; its chatter goes to a log. */
 static int run_chromium(const char *browser, const char *action, const char *url, const char *stdout_path)
 {
@@ -155,7 +137,7 @@ static int pdf_pages(const char *pdf)
 	if (pages >= 0)
 		return pages;
 	size_t length;
-	char *data = slurp(pdf, &length);
+	char *data = cli_read_file(pdf, &length);
 	cr_assert_not_null(data);
 	pages = 0;
 	for (size_t i = 0; i + 10 < length; i++)
@@ -196,7 +178,7 @@ Test(report_browser, quick_report_reads_and_prints, .timeout = 180)
 	snprintf(pdf, sizeof pdf, "%s.pdf", html);
 	snprintf(png, sizeof png, "%s.png", html);
 	cr_assert_eq(run_chromium(browser, "--dump-dom", url, dom), 0, "chromium --dump-dom failed");
-	char *text = slurp(dom, NULL);
+	char *text = cli_read_file(dom, NULL);
 	cr_assert_not_null(text);
 	const char *summary = strstr(text, "id=\"summary\"");
 	cr_assert_not_null(summary, "no #summary in the rendered page");
@@ -229,7 +211,7 @@ Test(report_browser, quick_report_reads_and_prints, .timeout = 180)
 	snprintf(action, sizeof action, "--window-size=1400,2400 --screenshot=%s", png);
 	cr_assert_eq(run_chromium(browser, action, url, "/dev/null"), 0, "chromium --screenshot failed");
 	size_t length = 0;
-	char *image = slurp(png, &length);
+	char *image = cli_read_file(png, &length);
 	cr_assert(image && length > 8 && !memcmp(image, "\x89PNG", 4), "the screenshot is not a PNG");
 	free(image);
 }

@@ -92,17 +92,13 @@ static pid_t start_plumb(const char *const argv[])
 	return pid;
 }
 
-static char *read_all(const char *path)
+/* What plumb wrote on stderr, for a failure message ("" if nothing).  Only
+ * a failing assertion formats its message, so the copy lives until the test
+ * ends. */
+static const char *stderr_text(void)
 {
-	static char text[16384];
-	text[0] = 0;
-	FILE *f = fopen(path, "r");
-	if (f) {
-		size_t n = fread(text, 1, sizeof text - 1, f);
-		text[n] = 0;
-		fclose(f);
-	}
-	return text;
+	char *text = cli_read_file(in_folder("stderr"), NULL);
+	return text ? text : "";
 }
 
 /* The first child of pid whose command name is comm (any child if NULL),
@@ -133,7 +129,7 @@ static pid_t wait_for_child(pid_t pid, const char *comm, double seconds)
 			fclose(f);
 		int wait_status;
 		cr_assert_eq(waitpid(pid, &wait_status, WNOHANG), 0, "plumb ended before it started a child: %s",
-		             read_all(in_folder("stderr")));
+		             stderr_text());
 		pause_briefly();
 	}
 	return 0;
@@ -196,7 +192,7 @@ static void stat_is_stopped_by(int sig)
 	pid_t sleeper = wait_for_child(plumb, "sleep", 10);
 	cr_assert_neq(sleeper, 0, "plumb stat started no 'sleep'");
 	int code = signal_and_wait(plumb, sig);
-	cr_assert_eq(code, 128 + sig, "exit %d, stderr: %s", code, read_all(in_folder("stderr")));
+	cr_assert_eq(code, 128 + sig, "exit %d, stderr: %s", code, stderr_text());
 	assert_gone(sleeper, "the counted command");
 }
 
@@ -225,7 +221,7 @@ Test(signals_cli, report_sigint_stops_its_section_and_writes_nothing)
 	pid_t section = wait_for_child(plumb, "plumb", 10);
 	cr_assert_neq(section, 0, "plumb report started no section");
 	int code = signal_and_wait(plumb, SIGINT);
-	cr_assert_eq(code, 130, "exit %d, stderr: %s", code, read_all(in_folder("stderr")));
+	cr_assert_eq(code, 130, "exit %d, stderr: %s", code, stderr_text());
 	assert_gone(section, "the section 'plumb lat'");
 	assert_group_gone(section, "the section");
 	cr_assert_eq(access(out, F_OK), -1, "an interrupted report must not look complete");
@@ -246,12 +242,12 @@ Test(signals_cli, validate_sigterm_stops_valgrind_and_removes_its_folder)
 	if (entries_containing("plumb-validate-") == 0) {
 		signal_and_wait(plumb, SIGKILL);
 		cr_skip_test("plumb validate made no valgrind folder (is valgrind installed?): %s",
-		             read_all(in_folder("stderr")));
+		             stderr_text());
 	}
 	worker = wait_for_child(plumb, NULL, 10);
 	cr_assert_neq(worker, 0, "plumb validate started no valgrind");
 	int code = signal_and_wait(plumb, SIGTERM);
-	cr_assert_eq(code, 143, "exit %d, stderr: %s", code, read_all(in_folder("stderr")));
+	cr_assert_eq(code, 143, "exit %d, stderr: %s", code, stderr_text());
 	assert_gone(worker, "valgrind");
 	assert_group_gone(worker, "valgrind");
 	cr_assert_eq(entries_containing("plumb-validate-"), 0, "the valgrind work folder was left behind");
@@ -264,7 +260,7 @@ Test(signals_cli, validate_sigint_stops_its_counted_runs)
 	pid_t worker = wait_for_child(plumb, NULL, 10);
 	cr_assert_neq(worker, 0, "plumb validate started no run");
 	int code = signal_and_wait(plumb, SIGINT);
-	cr_assert_eq(code, 130, "exit %d, stderr: %s", code, read_all(in_folder("stderr")));
+	cr_assert_eq(code, 130, "exit %d, stderr: %s", code, stderr_text());
 	assert_gone(worker, "the run");
 }
 
@@ -313,13 +309,15 @@ Test(signals_cli, trace_record_sigint_finishes_the_trace)
 	while (size_of_entry("record.ptrace.tmp.") <= 16 && now() < deadline) {
 		int wait_status;
 		if (waitpid(plumb, &wait_status, WNOHANG) == plumb)
-			cr_skip_test("plumb trace record ended early (is valgrind installed?): %s", read_all(in_folder("stderr")));
+			cr_skip_test("plumb trace record ended early (is valgrind installed?): %s", stderr_text());
 		pause_briefly();
 	}
 	cr_assert_gt(size_of_entry("record.ptrace.tmp."), 16, "no block written in 15 s");
 	int code = signal_and_wait(plumb, SIGINT);
-	cr_assert_eq(code, 130, "exit %d, stderr: %s", code, read_all(in_folder("stderr")));
-	cr_assert(strstr(read_all(in_folder("stderr")), "interrupted by signal 2"), "%s", read_all(in_folder("stderr")));
+	cr_assert_eq(code, 130, "exit %d, stderr: %s", code, stderr_text());
+	char *text = cli_read_file(in_folder("stderr"), NULL);
+	cr_assert(text && strstr(text, "interrupted by signal 2"), "%s", text ? text : "no stderr");
+	free(text);
 	assert_gone(valgrind, "valgrind");
 	cr_assert_eq(entries_containing(".tmp."), 0, "the temporary trace was left behind");
 	cr_assert_gt(trace_records(out), 0);
@@ -359,7 +357,7 @@ Test(signals_cli, trace_convert_sigterm_finishes_the_trace)
 	int code = signal_and_wait(plumb, SIGTERM);
 	kill(writer, SIGKILL);
 	waitpid(writer, NULL, 0);
-	cr_assert_eq(code, 143, "exit %d, stderr: %s", code, read_all(in_folder("stderr")));
+	cr_assert_eq(code, 143, "exit %d, stderr: %s", code, stderr_text());
 	cr_assert_eq(entries_containing(".tmp."), 0, "the temporary trace was left behind");
 	long long records = trace_records(out);
 	cr_assert_leq(records, LINES);
@@ -370,10 +368,10 @@ Test(signals_cli, explain_sigint_stops_the_program_and_removes_its_folder)
 	const char *argv[] = { "explain", "--", "sleep", "30", NULL };
 	pid_t plumb = start_plumb(argv);
 	pid_t sleeper = wait_for_child(plumb, "sleep", 10);
-	cr_assert_neq(sleeper, 0, "plumb explain started no 'sleep': %s", read_all(in_folder("stderr")));
+	cr_assert_neq(sleeper, 0, "plumb explain started no 'sleep': %s", stderr_text());
 	cr_assert_eq(entries_containing("plumb-explain."), 1, "plumb explain made no folder in TMPDIR");
 	int code = signal_and_wait(plumb, SIGINT);
-	cr_assert_eq(code, 130, "exit %d, stderr: %s", code, read_all(in_folder("stderr")));
+	cr_assert_eq(code, 130, "exit %d, stderr: %s", code, stderr_text());
 	assert_gone(sleeper, "the explained program");
 	cr_assert_eq(entries_containing("plumb-explain."), 0, "the temporary folder was left behind");
 }

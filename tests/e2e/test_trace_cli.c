@@ -1,5 +1,6 @@
 /* plumb trace convert / record / stats, run as a user would. */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,19 +9,6 @@
 #include "run.h"
 
 static const char din_text[] = "2 400000 4\n0 1000 8\n1 2000 8\n0 1040 4\n3 44\n4 0\n2 400004 3\n";
-
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	cr_assert(f != NULL, "cannot open %s", path);
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	char *data = calloc(1, (size_t)n + 1);
-	cr_assert_eq(fread(data, 1, (size_t)n, f), (size_t)n);
-	fclose(f);
-	return data;
-}
 
 static void spit(const char *path, const char *text)
 {
@@ -142,7 +130,8 @@ Test(trace_cli, threads_and_notes_going_to_din)
 	                 "plumb trace convert: note: din has no modify: 1 modify records were written as a read and a write\n"
 	                 "plumb trace convert: note: 3 records of threads other than 0 were written as thread 0\n");
 	cli_run_free(&r);
-	char *text = slurp(out);
+	char *text = cli_read_file(out, NULL);
+	cr_assert_not_null(text, "cannot read %s: %s", out, strerror(errno));
 	cr_assert_str_eq(text, "2 401000 4\n0 7ff000 8\n2 402000 3\n0 601040 4\n1 601040 4\n1 601080 8\n2 401004 7\n");
 	free(text);
 }
@@ -194,13 +183,11 @@ Test(trace_cli, truncated_native_trace)
 	cli_run r = cli_run_plumbv(NULL, "trace", "convert", din, native, NULL);
 	cr_assert_eq(r.exit_code, 0, "%s", r.err);
 	cli_run_free(&r);
-	char *data = slurp(native);
-	FILE *whole = fopen(native, "rb");
-	fseek(whole, 0, SEEK_END);
-	long size = ftell(whole);
-	fclose(whole);
+	size_t size;
+	char *data = cli_read_file(native, &size);
+	cr_assert_not_null(data, "cannot read %s: %s", native, strerror(errno));
 	f = fopen(native, "wb");
-	fwrite(data, 1, (size_t)size - 1000, f);   /* cut inside the last block */
+	fwrite(data, 1, size - 1000, f);   /* cut inside the last block */
 	fclose(f);
 	free(data);
 	r = cli_run_plumbv(NULL, "trace", "stats", native, NULL);
@@ -305,7 +292,9 @@ static char *as_lackey(const char *native, const char *name)
 	cli_run r = cli_run_plumbv(NULL, "trace", "convert", native, out, NULL);
 	cr_assert_eq(r.exit_code, 0, "%s", r.err);
 	cli_run_free(&r);
-	return slurp(out);
+	char *text = cli_read_file(out, NULL);
+	cr_assert_not_null(text, "cannot read %s: %s", out, strerror(errno));
+	return text;
 }
 
 /* The same references in the same order: every line of two lackey texts

@@ -272,12 +272,12 @@ Test(validate_cli, a_verification_file_that_is_not_one_is_left_untouched)
 	cr_assert_str_eq(r.err, expected);
 	cr_assert_str_eq(r.out, "");
 	cli_run_free(&r);
-	unsigned char back[64];
-	f = fopen(path, "rb");
-	size_t got = fread(back, 1, sizeof back, f);
-	fclose(f);
+	size_t got;
+	char *back = cli_read_file(path, &got);
+	cr_assert_not_null(back, "cannot read %s", path);
 	cr_assert_eq(got, sizeof binary);
 	cr_assert_eq(memcmp(back, binary, sizeof binary), 0, "the file changed");
+	free(back);
 }
 
 /* The synthetic source puts a known error through the classifier: each

@@ -3,6 +3,7 @@
  * thesis", "the seeds").  Checks every command's --help, the README and the
  * man pages, so those words do not come back. */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <ctype.h>
 #include <dirent.h>
 #include <stdio.h>
@@ -28,29 +29,10 @@ static const char *banned_in(const char *text)
 	return found;
 }
 
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	cr_assert_not_null(f, "cannot open %s", path);
-	char *text = NULL;
-	size_t size = 0, used = 0, got;
-	do {
-		if (used + 4096 + 1 > size) {
-			size = (used + 4096 + 1) * 2;
-			text = realloc(text, size);
-			cr_assert_not_null(text);
-		}
-		got = fread(text + used, 1, 4096, f);
-		used += got;
-	} while (got > 0);
-	fclose(f);
-	text[used] = '\0';
-	return text;
-}
-
 static void check_file(const char *path)
 {
-	char *text = slurp(path);
+	char *text = cli_read_file(path, NULL);
+	cr_assert_not_null(text, "cannot read %s: %s", path, strerror(errno));
 	const char *word = banned_in(text);
 	cr_expect_null(word, "%s says \"%s\": cite the paper by author and year", path, word);
 	free(text);
