@@ -24,6 +24,7 @@ int sim_new(sim **out, const sim_config *config, plumb_status *status)
 	if (!s)
 		return plumb_fail_errno(status, ENOMEM, "simulator");
 	s->config = *config;
+	s->prefetcher = &sim_prefetch_policy;
 	s->stats.cores = config->cores;
 	s->has_l2 = config->cache[SIM_L2].size > 0;
 	s->has_l3 = config->cache[SIM_L3].size > 0;

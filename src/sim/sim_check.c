@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include "sim/sim_internal.h"
+#include "sim/sim_core_state.h"
 
 typedef struct problem {
 	char text[PLUMB_MESSAGE_MAX];

@@ -1,5 +1,6 @@
-/* Configuration: defaults, the key = value settings shared by the file
- * format and the command line, the parser, validation and the writer.
+/* Configuration: the key = value settings shared by the file format and
+ * the command line, the parser, validation and the writer (the defaults
+ * are in sim_defaults.c, below this file and the presets).
  * The format is in docs/simulator.md; the parser is fuzzed
  * (tests/fuzz/fuzz_sim_config.c), so every path ends in a clear error. */
 #include <errno.h>
@@ -30,45 +31,6 @@ const char *sim_protocol_name(sim_protocol p) { return (unsigned)p < 4 ? protoco
 const char *sim_inclusion_name(sim_inclusion i) { return (unsigned)i < 3 ? inclusion_names[i] : "?"; }
 const char *sim_state_name(sim_state s) { return (unsigned)s < SIM_STATE_COUNT ? state_names[s] : "?"; }
 const char *sim_prefetcher_name(sim_prefetcher p) { return (unsigned)p < 4 ? prefetcher_names[p] : "?"; }
-
-static void cache_default(sim_cache_config *c, uint64_t size, uint32_t assoc, uint32_t latency)
-{
-	c->size = size;
-	c->line = 64;
-	c->assoc = assoc;
-	c->latency = latency;
-	c->replacement = SIM_LRU;
-	c->write_back = true;
-	c->write_allocate = true;
-}
-
-void sim_config_default(sim_config *config)
-{
-	memset(config, 0, sizeof *config);
-	snprintf(config->name, sizeof config->name, "default");
-	config->cores = 1;
-	cache_default(&config->cache[SIM_L1I], 32 * 1024, 8, 4);
-	cache_default(&config->cache[SIM_L1D], 32 * 1024, 8, 4);
-	cache_default(&config->cache[SIM_L2], 1024 * 1024, 16, 14);
-	cache_default(&config->cache[SIM_L3], 0, 16, 50);
-	config->l3_inclusion = SIM_INCLUSIVE;
-	config->protocol = SIM_MESI;
-	for (int t = 0; t < SIM_TLB_COUNT; t++) {
-		config->tlb[t].page_size = 4096;
-		config->tlb[t].replacement = SIM_LRU;
-	}
-	config->tlb[SIM_ITLB].latency = config->tlb[SIM_DTLB].latency = 7;
-	config->tlb[SIM_STLB].latency = 30;
-	config->prefetch.kind = SIM_PREFETCH_NONE;
-	config->prefetch.streams = 4;
-	config->prefetch.depth = 4;
-	config->modify = SIM_MODIFY_READ_WRITE;
-	config->memory_latency = 200;
-	config->transfer_latency = 60;
-	config->upgrade_latency = 40;
-	config->seed = 1;
-	config->classify = true;
-}
 
 /* ------------------------------------------------------------ values */
 

@@ -8,7 +8,7 @@
  * core's state, so a read hit or a write hit in M never leaves the L1.
  * docs/simulator.md states the model and the counting rules. */
 #include <string.h>
-#include "sim/sim_internal.h"
+#include "sim/sim_core_state.h"
 
 enum { LEVEL_FIRST = 0, LEVEL_SECOND = 1, LEVEL_THIRD = 2 };
 enum { CLASS_NONE = 0, CLASS_COMPULSORY, CLASS_CAPACITY, CLASS_CONFLICT, CLASS_TRUE, CLASS_FALSE, CLASS_INCLUSION };
@@ -61,34 +61,6 @@ static sim_line_stats *line_stats(sim *s, uint64_t granule)
 }
 
 /* ---------------------------------------------------- private copies */
-
-/* Calls fn on each way of cache c holding a line inside the granule. */
-#define FOR_LINES_IN_GRANULE(s, c, granule, way, body) do { \
-		uint64_t first_ = ((granule) << (s)->granule_bits) >> (c)->line_bits; \
-		uint64_t last_ = ((((granule) + 1) << (s)->granule_bits) - 1) >> (c)->line_bits; \
-		for (uint64_t line_ = first_; line_ <= last_; line_++) { \
-			long way = sim_cache_find((c), line_); \
-			if (way >= 0) { body } \
-		} \
-	} while (0)
-
-/* The core's coherence state for a granule (I when it holds no copy). */
-unsigned sim_core_state(const sim *s, uint32_t core, uint64_t granule)
-{
-	const sim_core *k = &s->core[core];
-	if (s->has_l2) {
-		long w = sim_cache_find(&k->cache[SIM_L2], granule);
-		return w >= 0 ? state_of(k->cache[SIM_L2].meta[w]) : SIM_STATE_I;
-	}
-	unsigned state = SIM_STATE_I;
-	FOR_LINES_IN_GRANULE(s, &k->cache[SIM_L1D], granule, w, { state = state_of(k->cache[SIM_L1D].meta[w]); });
-	if (state != SIM_STATE_I)
-		return state;
-	FOR_LINES_IN_GRANULE(s, &k->cache[SIM_L1I], granule, w, { state = state_of(k->cache[SIM_L1I].meta[w]); });
-	if (state != SIM_STATE_I || !k->buffered)
-		return state;
-	return sim_stream_state(s, k, granule);   /* without an L2 the granule is one L1D line */
-}
 
 static void set_state_in(sim_cache *c, long way, unsigned state)
 {
@@ -1018,7 +990,7 @@ void sim_reference_caches(sim *s, uint32_t core, sim_access_kind kind, uint64_t 
 		}
 		unsigned buffered_state;
 		if (first == SIM_L1D && k->buffered && (!write || l1_config->write_allocate) &&
-		    sim_stream_take(s, core, line, &buffered_state)) {
+		    s->prefetcher->stream_take(s, core, line, &buffered_state)) {
 			/* a stream buffer has it: it moves into the L1D, and the
 			 * reference is served as by a hit (Jouppi: "reloads the cache
 			 * in one cycle"); the buffer fetches its next line afterwards */
@@ -1086,11 +1058,11 @@ void sim_reference_caches(sim *s, uint32_t core, sim_access_kind kind, uint64_t 
 	finish_reference(s, &r, first);
 	for (unsigned i = 0; i < triggers; i++) {
 		if (trigger[i].event == AFTER_PREFETCHED_HIT)
-			sim_prefetch_after_prefetched_hit(s, core, trigger[i].line);
+			s->prefetcher->after_prefetched_hit(s, core, trigger[i].line);
 		else if (trigger[i].event == AFTER_BUFFER_HIT)
-			sim_stream_after_hit(s, core, trigger[i].line);
+			s->prefetcher->stream_after_hit(s, core, trigger[i].line);
 		else
-			sim_prefetch_after_miss(s, core, trigger[i].line);
+			s->prefetcher->after_miss(s, core, trigger[i].line);
 	}
 }
 

@@ -252,6 +252,17 @@ typedef struct sim_thread_slot {
 	bool used;
 } sim_thread_slot;
 
+/* The prefetchers' entry points as the engine calls them.  The prefetchers
+ * (sim_prefetch.c) issue their prefetches through the engine, so they sit
+ * above it; the engine reaches them only through this table, which sim.c
+ * (above both) sets, so no file calls back into one above it. */
+typedef struct sim_prefetch_hooks {
+	void (*after_miss)(sim *s, uint32_t core, uint64_t line);
+	void (*after_prefetched_hit)(sim *s, uint32_t core, uint64_t line);
+	bool (*stream_take)(sim *s, uint32_t core, uint64_t line, unsigned *state);
+	void (*stream_after_hit)(sim *s, uint32_t core, uint64_t line);
+} sim_prefetch_hooks;
+
 struct sim {
 	sim_config config;
 	sim_stats stats;
@@ -281,6 +292,7 @@ struct sim {
 	uint64_t last_ip[SIM_MAX_CORES]; /* annotate: each core's last instruction */
 	uint32_t trace_thread;          /* annotate: the thread of the reference being simulated */
 	struct sim_calls *calls;        /* annotate: calls followed (sim_annotate.c); NULL until the first */
+	const sim_prefetch_hooks *prefetcher; /* sim_prefetch_policy, set by sim_new */
 	/* the first invariant violation (check on) */
 	bool failed;
 	char failure[PLUMB_MESSAGE_MAX];
@@ -311,13 +323,20 @@ void sim_reference_caches(sim *s, uint32_t core, sim_access_kind kind, uint64_t 
 /* A one-line write hit of a line in M, classify on, several cores: the
  * words written, for true and false sharing. */
 void sim_write_hit_words(sim *s, uint32_t core, uint64_t address, uint32_t size);
-/* The core's coherence state for a coherence line (I when it holds no copy). */
-unsigned sim_core_state(const sim *s, uint32_t core, uint64_t granule);
 /* sim_check.c: checks one line after a transaction (check on). */
 void sim_check_line(sim *s, uint64_t granule);
-/* sim_prefetch.c */
+/* sim_prefetch_state.c: the prefetchers' state each core owns. */
 int sim_prefetch_init(sim *s, sim_core *core);
 void sim_prefetch_free(sim_core *core);
+/* The slot holding line in one of core's buffers (an index into
+ * buffer_lines), or -1. */
+long sim_stream_slot(const sim *s, const sim_core *k, uint64_t line);
+/* The state of line in core's buffers (I when none holds it). */
+unsigned sim_stream_state(const sim *s, const sim_core *k, uint64_t line);
+/* Coherence and the L2 took the granule away: its buffered lines go. */
+void sim_stream_remove_granule(sim *s, uint32_t core, uint64_t granule);
+/* sim_prefetch.c: the prefetchers, above the engine.  The engine calls
+ * them through s->prefetcher only (sim_prefetch_hooks). */
 /* After a demand L1D miss of line (an L1D line number) that went below. */
 void sim_prefetch_after_miss(sim *s, uint32_t core, uint64_t line);
 /* After the first demand use of a line prefetched into the L1D. */
@@ -328,13 +347,8 @@ void sim_prefetch_after_prefetched_hit(sim *s, uint32_t core, uint64_t line);
  * reference is complete. */
 bool sim_stream_take(sim *s, uint32_t core, uint64_t line, unsigned *state);
 void sim_stream_after_hit(sim *s, uint32_t core, uint64_t line);
-/* The slot holding line in one of core's buffers (an index into
- * buffer_lines), or -1. */
-long sim_stream_slot(const sim *s, const sim_core *k, uint64_t line);
-/* The state of line in core's buffers (I when none holds it). */
-unsigned sim_stream_state(const sim *s, const sim_core *k, uint64_t line);
-/* Coherence and the L2 took the granule away: its buffered lines go. */
-void sim_stream_remove_granule(sim *s, uint32_t core, uint64_t granule);
+/* The four above, as sim.c gives them to the engine (s->prefetcher). */
+extern const sim_prefetch_hooks sim_prefetch_policy;
 /* sim_engine.c: brings line (L1D line number) into core's L1D as a prefetch. */
 void sim_prefetch_line(sim *s, uint32_t core, uint64_t line);
 /* Fetches line below the L1 for a stream buffer; false when it is not

@@ -16,46 +16,15 @@
  * reads; they may downgrade another core's copy, which is what seed 000's
  * "shared data is not prefetched" hypothesis is about).  A buffered line is
  * a private copy for coherence: another core's write or the L2 losing it
- * takes it out of the buffer (dropped_invalidated). */
-#include <stdlib.h>
-#include "sim/sim_internal.h"
-
-int sim_prefetch_init(sim *s, sim_core *core)
-{
-	const sim_prefetch_config *p = &s->config.prefetch;
-	if (p->kind != SIM_PREFETCH_STRIDE && p->kind != SIM_PREFETCH_STREAM)
-		return 0;
-	core->streams = calloc(p->streams, sizeof *core->streams);
-	if (!core->streams)
-		return -1;
-	if (p->kind != SIM_PREFETCH_STREAM)
-		return 0;
-	size_t slots = (size_t)p->streams * p->depth;
-	core->buffers = calloc(p->streams, sizeof *core->buffers);
-	core->buffer_lines = malloc(slots * sizeof *core->buffer_lines);
-	core->buffer_states = calloc(slots, 1);
-	if (!core->buffers || !core->buffer_lines || !core->buffer_states)
-		return -1;
-	for (size_t i = 0; i < slots; i++)
-		core->buffer_lines[i] = SIM_NO_TAG;
-	for (uint32_t b = 0; b < p->streams; b++) {
-		core->buffers[b].line = core->buffer_lines + (size_t)b * p->depth;
-		core->buffers[b].state = core->buffer_states + (size_t)b * p->depth;
-	}
-	return 0;
-}
-
-void sim_prefetch_free(sim_core *core)
-{
-	free(core->streams);
-	free(core->buffers);
-	free(core->buffer_lines);
-	free(core->buffer_states);
-	core->streams = NULL;
-	core->buffers = NULL;
-	core->buffer_lines = NULL;
-	core->buffer_states = NULL;
-}
+ * takes it out of the buffer (dropped_invalidated).
+ *
+ * The prefetchers issue their prefetches through the engine
+ * (sim_prefetch_line, sim_prefetch_fetch), so they sit above it; the engine
+ * calls them back only through s->prefetcher (sim_prefetch_hooks), which
+ * sim.c points at sim_prefetch_policy.  The buffers' storage and the
+ * lookups the engine makes of it are below the engine, in
+ * sim_prefetch_state.c. */
+#include "sim/sim_core_state.h"
 
 /* ------------------------------------------------------------- streams */
 
@@ -162,25 +131,6 @@ static inline uint32_t slot_at(const sim *s, const sim_stream_buffer *b, uint32_
 	return x >= depth ? x - depth : x;
 }
 
-long sim_stream_slot(const sim *s, const sim_core *k, uint64_t line)
-{
-	if (!k->buffered)
-		return -1;
-	/* slots outside every buffer's [head, head + count) hold SIM_NO_TAG,
-	 * so the flat array can be scanned whatever the rings' positions */
-	size_t slots = (size_t)s->config.prefetch.streams * s->config.prefetch.depth;
-	for (size_t i = 0; i < slots; i++)
-		if (k->buffer_lines[i] == line)
-			return (long)i;
-	return -1;
-}
-
-unsigned sim_stream_state(const sim *s, const sim_core *k, uint64_t line)
-{
-	long slot = sim_stream_slot(s, k, line);
-	return slot >= 0 ? k->buffer_states[slot] : SIM_STATE_I;
-}
-
 /* Empties the head slot of b, whose line (if any) leaves unused. */
 static void buffer_pop(sim *s, uint32_t core, sim_stream_buffer *b)
 {
@@ -266,21 +216,6 @@ void sim_stream_after_hit(sim *s, uint32_t core, uint64_t line)
 		buffer_top_up(s, core, latest);
 }
 
-void sim_stream_remove_granule(sim *s, uint32_t core, uint64_t granule)
-{
-	sim_core *k = &s->core[core];
-	if (!k->buffered)
-		return;
-	unsigned shift = s->granule_bits - k->cache[SIM_L1D].line_bits;
-	size_t slots = (size_t)s->config.prefetch.streams * s->config.prefetch.depth;
-	for (size_t i = 0; i < slots; i++)
-		if (k->buffer_lines[i] != SIM_NO_TAG && (k->buffer_lines[i] >> shift) == granule) {
-			k->buffer_lines[i] = SIM_NO_TAG;
-			k->buffered--;
-			s->stats.core[core].prefetch.dropped_invalidated++;
-		}
-}
-
 /* A demand miss no buffer served restarts the buffer of its stream (the
  * one it continues, retrained, or the least recently used at stride 1):
  * Jouppi's allocation on a miss. */
@@ -332,3 +267,10 @@ void sim_prefetch_after_prefetched_hit(sim *s, uint32_t core, uint64_t line)
 	else
 		tracker_after_prefetched_hit(s, core, line);
 }
+
+const sim_prefetch_hooks sim_prefetch_policy = {
+	.after_miss = sim_prefetch_after_miss,
+	.after_prefetched_hit = sim_prefetch_after_prefetched_hit,
+	.stream_take = sim_stream_take,
+	.stream_after_hit = sim_stream_after_hit,
+};
