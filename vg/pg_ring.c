@@ -19,7 +19,9 @@
  * the first word's top 4 bits, never split across blocks):
  *   DEFINE  2<<60 | n<<32 | id, then n words iaddr | size<<48 | kind<<62
  *           (ids count up from 0, in order; written when instrumenting)
- *   USE     1<<60 | id, then one address per data event of the definition
+ *   USE     1<<60 | data<<32 | id, then the data addresses: one per data
+ *           event of the definition, data of them (so that plumb steps
+ *           from a use to the next without looking its definition up)
  *   THREAD  3<<60 | thread: the references that follow are this thread's
  *   SINGLE  4<<60 | kind<<16 | size, address, iaddr: one reference (a guarded
  *           load or store, or an event a definition cannot hold)
@@ -518,7 +520,7 @@ static void emit_run(IRSB *out, const pg_event *events, Int count)
 	call->guard = IRExpr_RdTmp(full);
 	addStmtToIRSB(out, IRStmt_Dirty(call));
 	IRTemp base = assign(out, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, mkIRExpr_HWord((HWord)&pg_ring_cursor)));
-	addStmtToIRSB(out, IRStmt_Store(Iend_LE, IRExpr_RdTmp(base), IRExpr_Const(IRConst_U64(TAG_USE << TAG_SHIFT | id))));
+	addStmtToIRSB(out, IRStmt_Store(Iend_LE, IRExpr_RdTmp(base), IRExpr_Const(IRConst_U64(TAG_USE << TAG_SHIFT | (ULong)data << 32 | id))));
 	Int slot = 1;
 	for (Int i = 0; i < count; i++) {
 		if (events[i].kind == EVENT_INSTRUCTION)

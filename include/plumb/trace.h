@@ -203,7 +203,9 @@ long trace_reader_view(trace_reader *reader, const trace_record **records, size_
  * for.  Valid until the next call on the reader; the definitions only grow,
  * so what a consumer made of definition i stays true for the same stream. */
 typedef struct trace_compact {
-	const uint64_t *words, *end;   /* entries: definition number in the low 32 bits, then its data addresses */
+	const uint64_t *words, *end;   /* entries: a word of tag 1 in bits 60-63, the definition's data
+	                                * count (data[number]) in bits 32-39 and its number in bits
+	                                * 0-31, then its data addresses */
 	uint32_t thread;
 	uint64_t records;              /* the records the entries stand for */
 	const trace_record *templates; /* every definition's records (thread 0, data addresses 0) */

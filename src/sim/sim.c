@@ -813,13 +813,18 @@ typedef struct sim_op {
 	uint16_t repeat;        /* OP_FETCH: fetches of the same line right after this one */
 } sim_op;
 
+/* One load per use gives both. */
+typedef struct sim_definition {
+	uint32_t first;         /* its first op */
+	uint32_t count;         /* its ops: one per record, two for a read-write modify */
+} sim_definition;
+
 typedef struct sim_program {
 	uint64_t stream;        /* trace_compact's identity of the stream compiled */
 	size_t definitions;     /* definitions made into ops */
 	sim_op *ops;
 	size_t op_count, op_capacity;
-	uint32_t *first;        /* per definition: its first op */
-	uint32_t *count;        /* its ops: one per record, two for a read-write modify */
+	sim_definition *definition;   /* per definition: its ops */
 	size_t capacity;
 } sim_program;
 
@@ -828,8 +833,7 @@ void sim_program_free(struct sim_program *p)
 	if (!p)
 		return;
 	free(p->ops);
-	free(p->first);
-	free(p->count);
+	free(p->definition);
 	free(p);
 }
 
@@ -837,14 +841,10 @@ static int program_define(sim *s, sim_program *p, const trace_record *t, size_t 
 {
 	if (p->definitions == p->capacity) {
 		size_t capacity = p->capacity ? 2 * p->capacity : 4096;
-		uint32_t *first = realloc(p->first, capacity * sizeof *first);
-		if (first)
-			p->first = first;
-		uint32_t *count = realloc(p->count, capacity * sizeof *count);
-		if (count)
-			p->count = count;
-		if (!first || !count)
+		sim_definition *definition = realloc(p->definition, capacity * sizeof *definition);
+		if (!definition)
 			return -1;
+		p->definition = definition;
 		p->capacity = capacity;
 	}
 	if (p->op_count + 2 * n > p->op_capacity) {
@@ -913,8 +913,8 @@ static int program_define(sim *s, sim_program *p, const trace_record *t, size_t 
 			op->size = r->size;   /* mru_special cuts it */
 		}
 	}
-	p->first[p->definitions] = (uint32_t)p->op_count;
-	p->count[p->definitions] = (uint32_t)made;
+	p->definition[p->definitions].first = (uint32_t)p->op_count;
+	p->definition[p->definitions].count = (uint32_t)made;
 	p->op_count += made;
 	p->definitions++;
 	return 0;
@@ -939,6 +939,22 @@ static int program_update(sim *s, const trace_compact *c, plumb_status *status)
 	return 0;
 }
 
+/* A use's data count (trace_compact: bits 32-39 of its word). */
+static inline size_t use_data(uint64_t word)
+{
+	return (size_t)(word >> 32) & 0xff;
+}
+
+/* The records of the run's entries before `entry`, for an error message
+ * (counted only then, so the loops need not). */
+static uint64_t records_before(const trace_compact *c, const uint64_t *entry)
+{
+	uint64_t n = 0;
+	for (const uint64_t *w = c->words; w < entry; w += 1 + use_data(w[0]))
+		n += c->count[(uint32_t)w[0]];
+	return n;
+}
+
 /* Not the MRU loop's case: the records, expanded in small batches. */
 static int compact_expanded(sim *s, const trace_compact *c, plumb_status *status)
 {
@@ -949,7 +965,7 @@ static int compact_expanded(sim *s, const trace_compact *c, plumb_status *status
 		const trace_record *t = c->templates + c->first[id];
 		size_t count = c->count[id];
 		const uint64_t *d = w + 1;
-		w = d + c->data[id];
+		w = d + use_data(w[0]);
 		if (n + count > sizeof records / sizeof *records) {
 			if (sim_access_batch(s, records, n, status) != 0)
 				return -1;
@@ -1073,13 +1089,13 @@ static int compact_classify(sim *s, const trace_compact *cp, plumb_status *statu
 	const uint8_t write_want = c.general_writes ? 1 : m->l1[SIM_WRITE].want;
 	uint64_t counts[SIM_KIND_COUNT] = { 0, 0, 0 };
 	int rc = 0;
-	size_t before = 0;
 	const uint64_t *w = cp->words, *end = cp->end;
 	while (w < end) {
-		uint32_t id = (uint32_t)w[0];
-		const sim_op *op = p->ops + p->first[id], *op_end = op + p->count[id];
+		const uint64_t *entry = w;
+		const sim_definition def = p->definition[(uint32_t)w[0]];
+		const sim_op *op = p->ops + def.first, *op_end = op + def.count;
 		const uint64_t *d = w + 1;
-		w = d + cp->data[id];
+		w = d + use_data(w[0]);
 		for (; op < op_end; op++) {
 			unsigned kind = op->kind;
 			uint64_t address;
@@ -1139,12 +1155,12 @@ static int compact_classify(sim *s, const trace_compact *cp, plumb_status *statu
 				goto failed;
 			continue;
 		failed:
-			rc = plumb_fail(status, EPROTO, "invariant violated after record %zu: %s", before + op->index, s->failure);
+			rc = plumb_fail(status, EPROTO, "invariant violated after record %zu: %s",
+			                (size_t)records_before(cp, entry) + op->index, s->failure);
 			break;
 		}
 		if (rc)
 			break;
-		before += cp->count[id];
 	}
 	for (int k = 0; k < SIM_KIND_COUNT; k++)
 		m->references[k] += counts[k];
@@ -1176,12 +1192,12 @@ int sim_access_compact(sim *s, const trace_compact *c, plumb_status *status)
 	uint64_t counts[SIM_KIND_COUNT] = { 0, 0, 0 }, straddles = 0;
 	int rc = 0;
 	const uint64_t *w = c->words, *end = c->end;
-	size_t before = 0;   /* records of the entries before this one, for an error message */
 	while (w < end) {
-		uint32_t id = (uint32_t)w[0];
-		const sim_op *op = p->ops + p->first[id], *op_end = op + p->count[id];
+		const uint64_t *entry = w;
+		const sim_definition def = p->definition[(uint32_t)w[0]];
+		const sim_op *op = p->ops + def.first, *op_end = op + def.count;
 		const uint64_t *d = w + 1;
-		w = d + c->data[id];
+		w = d + use_data(w[0]);
 		for (; op < op_end; op++) {
 			unsigned kind = op->kind;
 			if (kind == OP_FETCH) {
@@ -1234,20 +1250,19 @@ int sim_access_compact(sim *s, const trace_compact *c, plumb_status *status)
 				}
 				rc = mru_other(s, &m, (sim_access_kind)kind, address, size);
 			} else {
-				rc = compact_other(s, &m, op, &d, &thread, before + op->index, status);
+				rc = compact_other(s, &m, op, &d, &thread, (size_t)records_before(c, entry) + op->index, status);
 				if (rc)
 					break;
 				continue;
 			}
 			if (rc) {
 				rc = plumb_fail(status, EPROTO, "invariant violated after record %zu: %s",
-				                before + op->index, s->failure);
+				                (size_t)records_before(c, entry) + op->index, s->failure);
 				break;
 			}
 		}
 		if (rc)
 			break;
-		before += c->count[id];
 	}
 	for (int k = 0; k < SIM_KIND_COUNT; k++)
 		m.references[k] += counts[k];

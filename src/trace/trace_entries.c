@@ -17,6 +17,25 @@ static inline unsigned tag_of(uint64_t head)
 	return (unsigned)(head >> TRACE_ENTRY_TAG_SHIFT);
 }
 
+static int fail(trace_entries *e, const char *what)
+{
+	e->error = what;
+	return -1;
+}
+
+/* A use's definition and data count, checked against what was defined
+ * (bits 40-59 are 0); the number of data words, or -1 after e->error. */
+static inline long use_data(trace_entries *e, uint64_t head)
+{
+	uint64_t id = head & 0xffffffffu;
+	size_t data = (size_t)(head >> 32) & 0xff;
+	if ((head >> 40) != (uint64_t)TRACE_ENTRY_USE << (TRACE_ENTRY_TAG_SHIFT - 40) || id >= e->definitions)
+		return fail(e, "a use of an unknown definition");
+	if (e->data[id] != data)
+		return fail(e, "a use whose data count is not its definition's");
+	return (long)data;
+}
+
 void trace_entries_init(trace_entries *e, trace_names *names)
 {
 	memset(e, 0, sizeof *e);
@@ -40,11 +59,6 @@ void trace_entries_free(trace_entries *e)
 	memset(e, 0, sizeof *e);
 }
 
-static int fail(trace_entries *e, const char *what)
-{
-	e->error = what;
-	return -1;
-}
 
 static int define(trace_entries *e, const uint64_t *w, uint64_t id, uint32_t n)
 {
@@ -142,13 +156,14 @@ long trace_entries_expand(trace_entries *e, const uint64_t **cursor, const uint6
 		if (tag == TRACE_ENTRY_USE) {
 			if (stop_at_use)
 				break;
-			uint64_t id = head & ((1ull << TRACE_ENTRY_TAG_SHIFT) - 1);
-			if (id >= e->definitions)
-				return fail(e, "a use of an unknown definition");
+			long checked = use_data(e, head);
+			if (checked < 0)
+				return -1;
+			uint64_t id = head & 0xffffffffu;
 			size_t count = e->count[id];
 			if (n + count > max)
 				break;
-			size_t data = e->data[id];
+			size_t data = (size_t)checked;
 			if ((size_t)(end - w) < 1 + data)
 				return fail(e, "an entry cut by the block's end");
 			/* the definition's records, then what only the run knew */
@@ -217,16 +232,24 @@ long trace_entries_run(trace_entries *e, const uint64_t **cursor, const uint64_t
 	const uint64_t *start = w;
 	uint64_t records = 0;
 	const size_t definitions = e->definitions;
-	while (w < end && tag_of(w[0]) == TRACE_ENTRY_USE) {
+	const uint8_t *data_of = e->data, *count_of = e->count;
+	/* A use carries its data count: the step to the next entry waits for one
+	 * load, and the definition's checks are off that chain. */
+	while (w < end) {
 		/* the ring's words come from the other core's cache: ask for them early */
 		__builtin_prefetch(w + 64);
-		uint64_t id = w[0] & ((1ull << TRACE_ENTRY_TAG_SHIFT) - 1);
-		if (id >= definitions)
-			return fail(e, "a use of an unknown definition");
-		size_t data = e->data[id];
-		if ((size_t)(end - w) < 1 + data)
+		uint64_t head = w[0];
+		if (tag_of(head) != TRACE_ENTRY_USE)
+			break;
+		uint32_t id = (uint32_t)head;
+		size_t data = (size_t)(head >> 32) & 0xff;
+		if (__builtin_expect((head >> 40) != (uint64_t)TRACE_ENTRY_USE << (TRACE_ENTRY_TAG_SHIFT - 40) ||
+		                     id >= definitions || data_of[id] != data || (size_t)(end - w) <= data, 0)) {
+			if (use_data(e, head) < 0)
+				return -1;
 			return fail(e, "an entry cut by the block's end");
-		records += e->count[id];
+		}
+		records += count_of[id];
 		w += 1 + data;
 	}
 	if (w == start)
@@ -255,10 +278,11 @@ int trace_entries_scan(trace_entries *e, uint64_t *words, size_t n, uint64_t *ou
 		uint64_t head = w[0];
 		unsigned tag = tag_of(head);
 		if (tag == TRACE_ENTRY_USE) {
-			uint64_t id = head & ((1ull << TRACE_ENTRY_TAG_SHIFT) - 1);
-			if (id >= e->definitions)
-				return fail(e, "a use of an unknown definition");
-			size_t data = e->data[id];
+			long checked = use_data(e, head);
+			if (checked < 0)
+				return -1;
+			uint64_t id = head & 0xffffffffu;
+			size_t data = (size_t)checked;
 			if ((size_t)(end - w) < 1 + data)
 				return fail(e, "an entry cut by the block's end");
 			total += e->count[id];

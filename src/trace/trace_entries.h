@@ -21,7 +21,9 @@
 
 /* An entry's tag is the top 4 bits of its first word. */
 #define TRACE_ENTRY_TAG_SHIFT 60
-#define TRACE_ENTRY_USE 1u      /* 1<<60 | id, then one address per data event of the definition */
+#define TRACE_ENTRY_USE 1u      /* 1<<60 | data<<32 | id, then the data addresses: one per data event of
+                                 * the definition, data (its count, 0-255) of them, so that a walk
+                                 * steps from a use to the next without looking its definition up */
 #define TRACE_ENTRY_DEFINE 2u   /* 2<<60 | n<<32 | id, then n words iaddr | size<<48 | kind<<62 */
 #define TRACE_ENTRY_THREAD 3u   /* 3<<60 | thread */
 #define TRACE_ENTRY_SINGLE 4u   /* 4<<60 | kind<<16 | size, address, iaddr */

@@ -89,7 +89,7 @@ static void make_stream(compact_stream *c, uint64_t seed, uint32_t cores, size_t
 		if (c->definitions < MAX_DEFINITIONS && (r >> 16) % 50 == 0)
 			define(c, &x, 0x400000 + (r >> 24) % 8192);
 		size_t id = (r >> 32) % 8 == 0 ? (size_t)((r >> 36) % c->definitions) : (size_t)((r >> 40) % 4) % c->definitions;
-		c->words[c->word_count++] = 1ull << 60 | id;
+		c->words[c->word_count++] = 1ull << 60 | (uint64_t)c->data[id] << 32 | id;
 		const trace_record *t = &c->templates[c->first[id]];
 		for (size_t i = 0; i < c->count[id]; i++) {
 			trace_record record = t[i];

@@ -11,10 +11,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #include "plumb/instrument.h"
 #include "plumb/sim.h"
 #include "plumb/trace.h"
+#include "trace/trace_internal.h"
 
 static char target[PATH_MAX + 64];
 
@@ -358,4 +360,107 @@ Test(trace_ring, instrument_writes_a_native_trace_file, .init = find_target_and_
 	instrument_summary_free(&s);
 	unlink(path);
 	rmdir(dir);
+}
+
+/* A ring written by hand, as the tool would: one block of `words`.
+ * Returns the reader over it (the tool side closed: its end of file ends
+ * the trace). */
+static trace_reader *hand_written_ring(const uint64_t *words, uint32_t count)
+{
+	trace_ring *ring;
+	plumb_status status;
+	cr_assert_eq(trace_ring_new(&ring, 2, 4096, &status), 0, "%s", status.message);
+	char option[128];
+	cr_assert_eq(trace_ring_tool_option(ring, option, sizeof option), 0);
+	int memory_fd, full_fd, free_fd;
+	cr_assert_eq(sscanf(option, "--plumb-ring=%d,%d,%d,", &memory_fd, &full_fd, &free_fd), 3);
+	uint64_t *memory = mmap(NULL, 2 * 4096, PROT_READ | PROT_WRITE, MAP_SHARED, memory_fd, 0);
+	cr_assert_neq(memory, MAP_FAILED);
+	memcpy(memory, words, count * sizeof *words);
+	munmap(memory, 2 * 4096);
+	cr_assert_eq(write(full_fd, &count, sizeof count), (ssize_t)sizeof count);
+	trace_ring_parent_started(ring);
+	trace_reader *reader;
+	cr_assert_eq(trace_reader_open_ring(&reader, ring, "hand-written", &status), 0, "%s", status.message);
+	return reader;
+}
+
+#define USE(data, id) (1ull << 60 | (uint64_t)(data) << 32 | (id))
+/* definition 0: a fetch, a load of 8 bytes, a fetch, a store of 4 */
+static const uint64_t definition[] = {
+	2ull << 60 | 4ull << 32 | 0, 0x401000 | 3ull << 48 | 0ull << 62, 0x401000 | 8ull << 48 | 1ull << 62,
+	0x401003 | 2ull << 48 | 0ull << 62, 0x401003 | 4ull << 48 | 2ull << 62,
+};
+
+/* A use carries its definition's data count (so that the reader and the
+ * simulator step over it without looking the definition up): the run of
+ * uses is handed out as it is, with the records it stands for. */
+Test(trace_ring, uses_carry_their_data_count)
+{
+	uint64_t words[16];
+	memcpy(words, definition, sizeof definition);
+	size_t n = sizeof definition / sizeof *definition;
+	for (int i = 0; i < 3; i++) {
+		words[n++] = USE(2, 0);
+		words[n++] = 0x7000 + 64u * (unsigned)i;
+		words[n++] = 0x9000;
+	}
+	trace_reader *reader = hand_written_ring(words, (uint32_t)n);
+	const trace_record *records;
+	trace_compact compact;
+	plumb_status status;
+	long got = trace_reader_view_compact(reader, &records, &compact, 4096, &status);
+	cr_assert_eq(got, 12, "three uses of four records (%ld: %s)", got, got < 0 ? status.message : "");
+	cr_assert_not_null(compact.words);
+	cr_assert_eq(compact.end - compact.words, 9);
+	cr_assert_eq(compact.definitions, 1);
+	cr_assert_eq(trace_reader_view_compact(reader, &records, &compact, 4096, &status), 0);
+	cr_assert_eq(trace_reader_close(reader, &status), 0, "%s", status.message);
+}
+
+/* A use whose data count is not its definition's, or of a definition not
+ * sent, or cut by the block's end, is an error naming the block, never a
+ * wrong number: compact runs and records alike. */
+Test(trace_ring, a_bad_use_is_an_error)
+{
+	static const struct {
+		uint64_t use;
+		int words;   /* address words after it */
+		const char *says;
+	} bad[] = {
+		{ USE(1, 0), 1, "data count" },
+		{ USE(3, 0), 3, "data count" },
+		{ USE(2, 1), 2, "unknown definition" },
+		{ USE(2, 0) | 1ull << 45, 2, "unknown definition" },
+		{ USE(2, 0), 1, "cut by the block's end" },
+	};
+	for (size_t b = 0; b < sizeof bad / sizeof *bad; b++) {
+		for (int compact_way = 0; compact_way < 2; compact_way++) {
+			uint64_t words[16];
+			memcpy(words, definition, sizeof definition);
+			size_t n = sizeof definition / sizeof *definition;
+			words[n++] = USE(2, 0);
+			words[n++] = 0x7000;
+			words[n++] = 0x9000;
+			words[n++] = bad[b].use;
+			for (int i = 0; i < bad[b].words; i++)
+				words[n++] = 0x7040;
+			trace_reader *reader = hand_written_ring(words, (uint32_t)n);
+			const trace_record *records;
+			trace_compact compact;
+			plumb_status status;
+			long got;
+			if (compact_way) {
+				got = trace_reader_view_compact(reader, &records, &compact, 4096, &status);
+			} else {
+				trace_record out[64];
+				got = trace_reader_read(reader, out, 64, &status);
+				if (got == 4)   /* the good use's records first */
+					got = trace_reader_read(reader, out, 64, &status);
+			}
+			cr_assert_eq(got, -1, "bad use %zu (%s): %ld", b, compact_way ? "compact" : "records", got);
+			cr_assert(strstr(status.message, bad[b].says) && strstr(status.message, "block 0"), "%s", status.message);
+			trace_reader_close(reader, NULL);
+		}
+	}
 }
