@@ -15,6 +15,7 @@ PCDIR     = $(LIBDIR)/pkgconfig
 
 VERSION  := 0.1.0
 CC       ?= cc
+OBJCOPY  ?= objcopy
 BUILD    ?= build
 OPT      ?= -O2 -g
 SANITIZE ?=
@@ -66,13 +67,17 @@ DEPS     := $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 # The installed interface: only these headers are installed, and only the
 # symbols libplumb.map lists are exported from the shared library.  The
 # library's objects are compiled with hidden visibility; the static archive
-# (linked by the program, the tests and the benchmarks) still has every
-# internal symbol.
+# linked by the program, the tests and the benchmarks (LIB_A) still has every
+# internal symbol.  The static archive that is installed (LIB_PUBLIC_A) holds
+# one object: every library object linked together (ld -r), its hidden
+# symbols then made local (objcopy --localize-hidden), so that it defines the
+# public API and nothing else, like the shared library.
 PUBLIC_HEADERS := include/plumb/plumb.h include/plumb/region.h include/plumb/valgrind.h
 VERSION_SCRIPT := libplumb.map
 
 LIB_A    := $(BUILD)/libplumb.a
 LIB_SO   := $(BUILD)/libplumb.so
+LIB_PUBLIC_A := $(BUILD)/public/libplumb.a
 PLUMB    := $(BUILD)/plumb
 UNIT     := $(BUILD)/tests/unit_tests
 E2E      := $(BUILD)/tests/e2e_tests
@@ -80,8 +85,8 @@ BENCHES  := $(BENCH_SRC:%.c=$(BUILD)/%)
 EXAMPLES := $(EXAMPLE_SRC:%.c=$(BUILD)/%)
 
 .PHONY: all lib check test test-install test-unit test-e2e test-fuzz sanitize bench install uninstall clean deps
-all: $(PLUMB) $(LIB_SO) $(UNIT) $(E2E) $(BENCHES) $(EXAMPLES)
-lib: $(LIB_A) $(LIB_SO)
+all: $(PLUMB) $(LIB_SO) $(LIB_PUBLIC_A) $(UNIT) $(E2E) $(BENCHES) $(EXAMPLES)
+lib: $(LIB_A) $(LIB_SO) $(LIB_PUBLIC_A)
 
 # V=1 shows the full command lines.
 V ?= 0
@@ -105,6 +110,14 @@ $(LIB_A): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(SAY) "  AR      $@"
 	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(LIB_PUBLIC_A): $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(SAY) "  AR      $@ (public symbols only)"
+	$(Q)rm -f $@ $(@:.a=.o)
+	$(Q)$(LD) -r -o $(@:.a=.o) $(LIB_OBJ)
+	$(Q)$(OBJCOPY) --localize-hidden $(@:.a=.o)
+	$(Q)ar rcs $@ $(@:.a=.o)
 
 $(LIB_SO): $(LIB_OBJ) $(VERSION_SCRIPT)
 	$(SAY) "  LD      $@"
@@ -175,10 +188,10 @@ sanitize:
 
 bench: $(BENCHES)
 
-install: $(PLUMB) $(LIB_A) $(LIB_SO)
+install: $(PLUMB) $(LIB_PUBLIC_A) $(LIB_SO)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR)/plumb $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(PCDIR)
 	install -m 755 $(PLUMB) $(DESTDIR)$(BINDIR)/plumb
-	install -m 644 $(LIB_A) $(DESTDIR)$(LIBDIR)/libplumb.a
+	install -m 644 $(LIB_PUBLIC_A) $(DESTDIR)$(LIBDIR)/libplumb.a
 	install -m 755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/libplumb.so.0
 	ln -sf libplumb.so.0 $(DESTDIR)$(LIBDIR)/libplumb.so
 	install -m 644 $(PUBLIC_HEADERS) $(DESTDIR)$(INCDIR)/plumb/

@@ -28,6 +28,12 @@ check "every exported symbol starts with plumb_" sh -c \
 check "the version script lists every exported symbol" sh -c \
 	"sed -n 's/^[[:space:]]*\\(plumb_[a-z0-9_]*\\);/\\1/p' libplumb.map | sort > '$root/listed' &&
 	 sort '$root/exported' | diff - '$root/listed'"
+# The static library defines the same names and nothing else: its internal
+# functions are local symbols of its one object (see the Makefile).
+archive="$root/dest/usr/local/lib/libplumb.a"
+check "the static library defines only the exported symbols" sh -c \
+	"nm -g --defined-only '$archive' | awk 'NF == 3 { print \$3 }' | sort > '$root/archived' &&
+	 test -s '$root/archived' && ! grep -v '^plumb_' '$root/archived' && diff '$root/archived' '$root/listed'"
 check "symbols are versioned PLUMB_1.0" sh -c "nm -D --defined-only '$lib' | grep -q 'plumb_region_begin@@PLUMB_1.0'"
 cat > "$root/user.c" <<'C'
 #include <plumb/plumb.h>
@@ -58,6 +64,31 @@ export PKG_CONFIG_SYSROOT_DIR="$root/dest"
 check "pkg-config knows plumb" pkg-config --exists plumb
 check "user program builds" sh -c "cc -std=c99 -Wall -Wextra -Werror -pedantic -o '$root/user' '$root/user.c' \$(pkg-config --cflags --libs plumb)"
 check "user program runs" env LD_LIBRARY_PATH="$root/dest/usr/local/lib" "$root/user"
+# The same program linked against the static library: libplumb's code is in
+# the program, which needs no libplumb.so to run.
+# (docs/library.md gives this command line)
+static_libs() { pkg-config --static --libs plumb | sed 's/-lplumb /-l:libplumb.a /'; }
+check "user program links statically" sh -c "cc -std=c99 -Wall -Wextra -Werror -pedantic -o '$root/user-static' '$root/user.c' \$(pkg-config --cflags plumb) $(static_libs) &&
+	 ! readelf -d '$root/user-static' | grep -q 'libplumb' && nm '$root/user-static' | grep -q ' T plumb_sim_new'"
+check "statically linked program runs" "$root/user-static"
+# A program may name its own functions as the library names its internal
+# ones (sim_new is the simulator's, behind plumb_sim_new): both link, and
+# each call reaches its own.
+cat > "$root/clash.c" <<'C'
+#include <plumb/plumb.h>
+int sim_new(void);
+int sim_new(void) { return 7; }
+int main(void)
+{
+	plumb_sim *sim;
+	plumb_error error;
+	if (plumb_sim_new(&sim, NULL, NULL, &error) != 0)
+		return 1;
+	plumb_sim_free(sim);
+	return sim_new() == 7 ? 0 : 1;
+}
+C
+check "a program's own internal-looking names link statically" sh -c "cc -std=c99 -Wall -Wextra -Werror -o '$root/clash' '$root/clash.c' \$(pkg-config --cflags plumb) $(static_libs) && '$root/clash'"
 # Without -DPLUMB_REGIONS the markers leave no call behind.
 check "markers compile out" sh -c "! nm '$root/user' | grep -q plumb_region_begin"
 cat > "$root/regions.c" <<'C'
@@ -96,6 +127,9 @@ int main()
 C
 	check "a C++ program builds against the headers" sh -c "g++ -std=c++11 -DPLUMB_REGIONS -Wall -Wextra -Werror -pedantic -o '$root/usercc' '$root/user.cc' \$(pkg-config --cflags --libs plumb)"
 	check "the C++ program runs" env LD_LIBRARY_PATH="$root/dest/usr/local/lib" PLUMB_REGION_QUIET=1 "$root/usercc"
+	check "the C++ program links statically" sh -c "g++ -std=c++11 -DPLUMB_REGIONS -Wall -Wextra -Werror -pedantic -o '$root/usercc-static' '$root/user.cc' \$(pkg-config --cflags plumb) $(static_libs) &&
+		 ! readelf -d '$root/usercc-static' | grep -q 'libplumb'"
+	check "the statically linked C++ program runs" env PLUMB_REGION_QUIET=1 "$root/usercc-static"
 else
 	echo "skip C++ program: no g++"
 fi
