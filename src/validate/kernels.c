@@ -101,22 +101,34 @@ __asm__(
 	"ret\n\t"
 	VK_END(vk_read_increment_stride)
 
-	VK_BEGIN(vk_read_lines_progress)
+	/* rcx = the flags: bar1 at 0, bar2 at 128, ready at 256, done at 384
+	 * (vk_itv_flags).  The spins branch with je, so the loop's jne is the
+	 * function's last (the iteration check's breakpoint). */
+	VK_BEGIN(vk_itv_reader)
+	"cmpq $0, (%rcx)\n\t"
+	"movq $1, 256(%rcx)\n"
+	"1:\n\t"
+	"pause\n\t"
+	"cmpq $0, (%rcx)\n\t"
+	"je 1b\n\t"
 	"xor %eax, %eax\n\t"
 	"xor %r8d, %r8d\n\t"
 	"test %rdx, %rdx\n\t"
-	"jz 2f\n"
-	"1:\n\t"
+	"jz 3f\n"
+	"2:\n\t"
 	"add (%rdi), %rax\n\t"
 	"inc %r8\n\t"
-	"mov %r8, (%rcx)\n\t"
+	"mov %r8, 128(%rcx)\n\t"
 	"add %rsi, %rdi\n\t"
 	"cmp %rdx, %r8\n\t"
-	VK_TRIP(vk_read_lines_progress)
-	"jne 1b\n"
-	"2:\n\t"
+	VK_TRIP(vk_itv_reader)
+	"jne 2b\n"
+	"3:\n\t"
+	"pause\n\t"
+	"cmpq $0, 384(%rcx)\n\t"
+	"je 3b\n\t"
 	"ret\n\t"
-	VK_END(vk_read_lines_progress)
+	VK_END(vk_itv_reader)
 
 	VK_BEGIN(vk_branch_loops)
 	"test %rdi, %rdi\n\t"

@@ -7,7 +7,20 @@
 #ifndef PLUMB_VALIDATE_KERNELS_H
 #define PLUMB_VALIDATE_KERNELS_H
 
+#include <stddef.h>
 #include <stdint.h>
+
+/* The intervention benchmark's handshake flags, each on its own 128-byte
+ * line and written by one thread only (vk_itv_reader reads them at these
+ * offsets). */
+typedef struct vk_itv_flags {
+	_Alignas(128) volatile uint64_t bar1;    /* the owner sets 1: the reader may read */
+	_Alignas(128) volatile uint64_t bar2;    /* the reader's progress: lines read so far */
+	_Alignas(128) volatile uint64_t ready;   /* the reader sets 1: it has bar1 and is spinning */
+	_Alignas(128) volatile uint64_t done;    /* the owner sets 1 after its region: the reader may leave */
+} vk_itv_flags;
+_Static_assert(offsetof(vk_itv_flags, bar2) == 128 && offsetof(vk_itv_flags, ready) == 256 &&
+               offsetof(vk_itv_flags, done) == 384, "vk_itv_reader reads the flags at these offsets");
 
 /* One byte store per iteration at base + i*stride (page-fault sweep). */
 void vk_touch_stride(void *base, uint64_t stride, uint64_t count);
@@ -22,10 +35,15 @@ void *vk_chase(void *start, uint64_t count);
 /* Per iteration: load 4 bytes, add 1, store them back (separate load and
  * store, so the line is first read shared, then upgraded). */
 void vk_read_increment_stride(void *base, uint64_t stride, uint64_t count);
-/* Intervention reader: per iteration one load of a line, then stores the
- * number of lines read so far to *progress (its own line). */
-uint64_t vk_read_lines_progress(const void *base, uint64_t stride, uint64_t count,
-                                volatile uint64_t *progress);
+/* The intervention reader, the other thread's whole part while the owner's
+ * region is open: read bar1, set ready, spin (pause) until bar1 is set; then
+ * per iteration one load of a line and a store of the number of lines read
+ * so far to bar2; then spin (pause) until done is set.  Returns the sum of
+ * the loads.  In assembly, in lines of code of its own, because the reader
+ * must fetch no instruction the owner fetched first: a simulated core
+ * holds such a code line exclusive, and the reader's fetch of it is one
+ * more intervention received (the done-wait loop of the C reader did). */
+uint64_t vk_itv_reader(const void *base, uint64_t stride, uint64_t count, vk_itv_flags *flags);
 /* Seed 003's branch benchmark: outer iterations of an inner loop of inner trips. */
 void vk_branch_loops(uint64_t outer, uint64_t inner);
 /* 16 dependent 1-cycle adds per iteration (register-only: no memory). */
@@ -60,7 +78,7 @@ double vk_fp_div(uint64_t iterations);
  * once per trip): where validate_check_trips puts an execute breakpoint. */
 extern const void *const vk_touch_stride_trip, *const vk_store_int_stride_trip,
 	*const vk_store_int_pairs_trip, *const vk_load_stride_trip, *const vk_chase_trip,
-	*const vk_read_increment_stride_trip, *const vk_read_lines_progress_trip,
+	*const vk_read_increment_stride_trip, *const vk_itv_reader_trip,
 	*const vk_branch_loops_trip, *const vk_cycles_trip, *const vk_instructions_trip,
 	*const vk_loads_trip, *const vk_stores_trip, *const vk_fp_ops_trip, *const vk_sqrt_trip,
 	*const vk_pingpong_serve_trip, *const vk_pingpong_return_trip, *const vk_issued_trip,

@@ -415,7 +415,7 @@ Test(validate_benchmarks, every_kernel_runs_the_iterations_its_model_expects, .t
 		{ "sqrt", "vk_sqrt", (void *)vk_sqrt, true },
 		/* two threads: the reader's loop (the other thread) runs between the
 		 * region's begin and end, which the first thread marks */
-		{ "itv", "vk_read_lines_progress", (void *)vk_read_lines_progress, false },
+		{ "itv", "vk_itv_reader", (void *)vk_itv_reader, false },
 		{ "shr", "vk_read_increment_stride", (void *)vk_read_increment_stride, true },
 		{ "cln", "vk_read_increment_stride", (void *)vk_read_increment_stride, true },
 		{ "inv", "vk_pingpong_serve", (void *)vk_pingpong_serve, true },

@@ -64,7 +64,8 @@ Test(validate_kernels, cache_kernels_load_once_per_iteration)
 	expect_mix("vk_chase", "test je mov dec jne mov ret");
 	/* Separate load and store: the line is first read shared, then upgraded. */
 	expect_mix("vk_read_increment_stride", "test je mov add mov add dec jne ret");
-	expect_mix("vk_read_lines_progress", "xor xor test je add inc mov add cmp jne ret");
+	/* The intervention reader: bar1, ready, a spin; the loop; a spin on done. */
+	expect_mix("vk_itv_reader", "cmpq movq pause cmpq je xor xor test je add inc mov add cmp jne pause cmpq je ret");
 	/* The invalidation ping-pong: one store and a spin of loads per round. */
 	expect_mix("vk_pingpong_serve", "test je movq cmpq je dec jne ret");
 	expect_mix("vk_pingpong_return", "test je cmpq je movq dec jne ret");
@@ -121,9 +122,10 @@ Test(validate_kernels, kernels_compute_what_they_claim)
 	cr_expect(ints[0] == 1 && ints[4] == 1 && ints[8] == 1 && ints[12] == 1 && ints[1] == 0);
 	vk_store_int_pairs(ints, 32, 4, 2);
 	cr_expect(ints[0] == 12 && ints[1] == 12 && ints[8] == 12 && ints[9] == 12);
-	volatile uint64_t progress = 0;
-	vk_read_lines_progress(words, 64, 3, &progress);
-	cr_expect_eq(progress, 3);
+	static vk_itv_flags flags = { .bar1 = 1, .done = 1 };
+	cr_expect_eq(vk_itv_reader(words, 64, 3, &flags), 0 + 8 + 16);
+	cr_expect_eq(flags.bar2, 3);
+	cr_expect_eq(flags.ready, 1);
 	cr_expect_eq(vk_cycles(3), 48);
 	cr_expect_eq(vk_fp_ops(5), 1.0);
 	double root = vk_sqrt(1);
