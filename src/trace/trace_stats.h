@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "plumb/output.h"
 #include "plumb/status.h"
 #include "plumb/trace.h"
 
@@ -59,5 +60,21 @@ int trace_stats_add(trace_stats *stats, const trace_record *records, size_t coun
 /* Exact count, or the sketch's estimate when *exact comes back false. */
 uint64_t trace_distinct_count(const trace_distinct *set, bool *exact);
 void trace_stats_free(trace_stats *stats);
+
+/* What reading a trace into its statistics saw. */
+typedef struct trace_stats_reading {
+	trace_reader_info info;
+	trace_format format;               /* the format read (detected under TRACE_FORMAT_AUTO) */
+	double seconds;                    /* reading and these statistics together */
+} trace_stats_reading;
+
+/* Reads the whole trace at path ("-": standard input) into stats (made by
+ * trace_stats_init; the caller frees it). */
+int trace_stats_read(trace_stats *stats, const char *path, trace_format from, bool allow_truncated,
+                     trace_stats_reading *reading, plumb_status *status);
+/* plumb trace stats's report: meta (trace, format, sizes, what a bounded
+ * buffer did), the tables kinds, threads, footprint, ranges, sizes, input,
+ * and notes. */
+output_report *trace_stats_report(const char *path, const trace_stats *stats, const trace_stats_reading *reading);
 
 #endif
