@@ -1,4 +1,5 @@
-/* The result of plumb explain: options, regions, notes; and the whole job. */
+/* The result of plumb explain: options, regions, notes.  The whole job
+ * (explain_run) is in explain_run.c, above the steps that fill these in. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -138,44 +139,4 @@ void explain_result_note(explain_result *result, const char *format, ...)
 	result->notes = bigger;
 	if ((result->notes[result->note_count] = strdup(text)))
 		result->note_count++;
-}
-
-int explain_run(char *const argv[], const explain_options *options, explain_result *out, plumb_status *status)
-{
-	if (explain_result_init(out, argv, options, status) != 0) {
-		explain_result_free(out);
-		return -1;
-	}
-	plumb_status step;
-	/* The machine first, while nothing else of ours runs. */
-	if (options->machine_file) {
-		if (explain_machine_load(options->machine_file, &out->machine, status) != 0) {
-			explain_result_free(out);
-			return -1;
-		}
-		out->have_machine = true;
-	} else if (explain_machine_measure(&options->machine, &out->machine, &step) == 0) {
-		out->have_machine = true;
-	} else {
-		snprintf(out->machine_error, sizeof out->machine_error, "%s", step.message);
-	}
-	if (explain_measure(argv, options, out, status) != 0) {
-		explain_result_free(out);
-		return -1;
-	}
-	if (!options->instrument) {
-		snprintf(out->instrument_error, sizeof out->instrument_error, "not asked for (--no-valgrind)");
-		snprintf(out->simulate_error, sizeof out->simulate_error, "not asked for (--no-valgrind)");
-	} else {
-		if (!options->simulate)
-			snprintf(out->simulate_error, sizeof out->simulate_error, "not asked for (--no-simulate)");
-		/* One Valgrind run gives both the exact counts and the trace. */
-		if (explain_instrument(argv, options, out, &step) != 0) {
-			snprintf(out->instrument_error, sizeof out->instrument_error, "%s", step.message);
-			if (!out->simulate_error[0])
-				snprintf(out->simulate_error, sizeof out->simulate_error, "%s", step.message);
-		}
-	}
-	explain_predict_all(out);
-	return 0;
 }

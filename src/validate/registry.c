@@ -1,4 +1,6 @@
-/* The benchmark list, suite sizes, parameters and the region helpers. */
+/* The benchmark list and the suite sizes.  It sits above the benchmarks
+ * (bench_*.c), whose tables it lists; what they call back (the region hooks,
+ * a sub-run's parameters) is below them, in region.c. */
 #include <string.h>
 #include "validate/internal.h"
 
@@ -45,16 +47,6 @@ const validate_benchmark *validate_benchmark_find(const char *name)
 	return NULL;
 }
 
-void validate_params_init(validate_params *params, const validate_benchmark *benchmark,
-                          const validate_machine *machine, uint64_t size)
-{
-	memset(params, 0, sizeof *params);
-	params->size = size;
-	params->machine = machine;
-	params->inner_trips = 10;
-	if (benchmark->configure) benchmark->configure(params);
-}
-
 size_t validate_suite_sizes(const validate_benchmark *benchmark, uint64_t max, uint64_t *sizes,
                             size_t capacity)
 {
@@ -78,34 +70,6 @@ size_t validate_suite_sizes(const validate_benchmark *benchmark, uint64_t max, u
 			sizes[j - 1] = t;
 		}
 	return n;
-}
-
-int validate_region_open(validate_region *region, plumb_status *status)
-{
-	if (region && region->open) return region->open(region->context, status);
-	return 0;
-}
-
-void validate_region_begin(validate_region *region)
-{
-	if (region && region->begin) region->begin(region->context);
-}
-
-void validate_region_end(validate_region *region)
-{
-	if (region && region->end) region->end(region->context);
-}
-
-int validate_region_watch(validate_region *region, const validate_trip_points *points, plumb_status *status)
-{
-	if (region && region->watch) return region->watch(region->context, points, status);
-	return 0;
-}
-
-int validate_watch_loop(validate_region *region, const void *trip, bool partner_thread, plumb_status *status)
-{
-	validate_trip_points points = { .count = 1, .address = { trip }, .partner_thread = partner_thread };
-	return validate_region_watch(region, &points, status);
 }
 
 int validate_run_plain(const validate_benchmark *benchmark, const validate_params *params,

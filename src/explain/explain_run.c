@@ -1,0 +1,45 @@
+/* The whole job of plumb explain: the machine, the measured runs, the
+ * Valgrind run (exact counts and the simulation), then the predictions.
+ * Above every step; the steps write into the result (explain_result.c). */
+#include <stdio.h>
+#include "plumb/explain.h"
+
+int explain_run(char *const argv[], const explain_options *options, explain_result *out, plumb_status *status)
+{
+	if (explain_result_init(out, argv, options, status) != 0) {
+		explain_result_free(out);
+		return -1;
+	}
+	plumb_status step;
+	/* The machine first, while nothing else of ours runs. */
+	if (options->machine_file) {
+		if (explain_machine_load(options->machine_file, &out->machine, status) != 0) {
+			explain_result_free(out);
+			return -1;
+		}
+		out->have_machine = true;
+	} else if (explain_machine_measure(&options->machine, &out->machine, &step) == 0) {
+		out->have_machine = true;
+	} else {
+		snprintf(out->machine_error, sizeof out->machine_error, "%s", step.message);
+	}
+	if (explain_measure(argv, options, out, status) != 0) {
+		explain_result_free(out);
+		return -1;
+	}
+	if (!options->instrument) {
+		snprintf(out->instrument_error, sizeof out->instrument_error, "not asked for (--no-valgrind)");
+		snprintf(out->simulate_error, sizeof out->simulate_error, "not asked for (--no-valgrind)");
+	} else {
+		if (!options->simulate)
+			snprintf(out->simulate_error, sizeof out->simulate_error, "not asked for (--no-simulate)");
+		/* One Valgrind run gives both the exact counts and the trace. */
+		if (explain_instrument(argv, options, out, &step) != 0) {
+			snprintf(out->instrument_error, sizeof out->instrument_error, "%s", step.message);
+			if (!out->simulate_error[0])
+				snprintf(out->simulate_error, sizeof out->simulate_error, "%s", step.message);
+		}
+	}
+	explain_predict_all(out);
+	return 0;
+}
