@@ -20,8 +20,6 @@
 #include "plumb/trace.h"
 #include "trace/trace_internal.h"
 
-#define TOOL_FILE "plumbgrind-amd64-linux"
-
 void instrument_options_init(instrument_options *options)
 {
 	memset(options, 0, sizeof *options);
@@ -31,53 +29,9 @@ void instrument_options_init(instrument_options *options)
 	options->quiet = 1;
 }
 
-static int has_tool(const char *dir)
-{
-	char path[PATH_MAX];
-	if (snprintf(path, sizeof path, "%s/" TOOL_FILE, dir) >= (int)sizeof path || access(path, X_OK) != 0)
-		return 0;
-	/* Valgrind also needs the stock preload objects beside it. */
-	if (snprintf(path, sizeof path, "%s/vgpreload_core-amd64-linux.so", dir) >= (int)sizeof path)
-		return 0;
-	return access(path, R_OK) == 0;
-}
-
 int instrument_find_tool(char *dir, size_t size, plumb_status *status)
 {
-	const char *forced = getenv("PLUMB_VALGRIND_LIB");
-	if (forced && forced[0]) {
-		if (!has_tool(forced))
-			return plumb_fail(status, ENOENT, "PLUMB_VALGRIND_LIB=%s holds no " TOOL_FILE
-			                  " with valgrind's files beside it", forced);
-		if (snprintf(dir, size, "%s", forced) >= (int)size)
-			return plumb_fail(status, ENAMETOOLONG, "PLUMB_VALGRIND_LIB is too long");
-		return 0;
-	}
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-	if (n <= 0)
-		return plumb_fail_errno(status, errno, "cannot find the running program (/proc/self/exe)");
-	self[n] = 0;
-	char *slash = strrchr(self, '/');
-	if (slash)
-		*slash = 0;
-	/* build/plumb -> build/vg/lib; build/tests/x -> build/vg/lib; PREFIX/bin/plumb -> PREFIX/lib/plumb/valgrind */
-	static const char *const relative[] = { "vg/lib", "../vg/lib", "../lib/plumb/valgrind" };
-	for (size_t i = 0; i < sizeof relative / sizeof relative[0]; i++) {
-		char candidate[PATH_MAX];
-		if (snprintf(candidate, sizeof candidate, "%s/%s", self, relative[i]) >= (int)sizeof candidate)
-			continue;
-		if (has_tool(candidate)) {
-			char resolved[PATH_MAX];
-			const char *use = realpath(candidate, resolved) ? resolved : candidate;
-			if (snprintf(dir, size, "%s", use) >= (int)size)
-				return plumb_fail(status, ENAMETOOLONG, "the tool's folder name is too long");
-			return 0;
-		}
-	}
-	return plumb_fail(status, ENOENT, "the Valgrind tool plumbgrind is not built or installed (looked in %s/vg/lib, "
-	                  "%s/../vg/lib and %s/../lib/plumb/valgrind; build it with make, which needs the valgrind "
-	                  "package's tool headers and libraries, or set PLUMB_VALGRIND_LIB)", self, self, self);
+	return trace_tool_find(dir, size, status);
 }
 
 /* 0 if the program can be executed (directly if NAME has a '/', else through
@@ -170,8 +124,8 @@ int instrument_start(char *const argv[], const instrument_options *options, int 
 	if (instrument_find_valgrind(options->valgrind ? options->valgrind : "valgrind", valgrind, sizeof valgrind, status) < 0)
 		return -1;
 	if (options->tool_dir) {
-		if (!has_tool(options->tool_dir))
-			return plumb_fail(status, ENOENT, "%s holds no " TOOL_FILE " with valgrind's files beside it",
+		if (!trace_tool_present(options->tool_dir))
+			return plumb_fail(status, ENOENT, "%s holds no " TRACE_TOOL_FILE " with valgrind's files beside it",
 			                  options->tool_dir);
 		snprintf(tool_dir, sizeof tool_dir, "%s", options->tool_dir);
 	} else if (instrument_find_tool(tool_dir, sizeof tool_dir, status) < 0) {

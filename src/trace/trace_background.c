@@ -40,6 +40,9 @@ typedef struct trace_chunk {
 
 struct trace_background {
 	trace_reader *inner;
+	/* trace_reader_close, given by the reader that wraps (it sits above
+	 * this file, which never calls it by name) */
+	int (*close_inner)(trace_reader *inner, plumb_status *status);
 	bool enabled;                  /* use a thread (decided at the first read) */
 	bool started, joined;
 	pthread_t thread;
@@ -110,7 +113,7 @@ static void background_destroy(trace_reader *reader)
 	for (int i = 0; i < TRACE_BACKGROUND_CHUNKS; i++)
 		free(b->chunk[i].records);
 	free(b->own);
-	trace_reader_close(b->inner, NULL);
+	b->close_inner(b->inner, NULL);
 	free(b);
 	reader->background = NULL;
 }
@@ -237,7 +240,8 @@ long trace_background_view(trace_reader *reader, const trace_record **records, s
 	return (long)n;
 }
 
-int trace_background_wrap(trace_reader *outer, trace_reader *inner, plumb_status *status)
+int trace_background_wrap(trace_reader *outer, trace_reader *inner,
+                          int (*close_inner)(trace_reader *inner, plumb_status *status), plumb_status *status)
 {
 	trace_background *b = calloc(1, sizeof *b);
 	if (!b)
@@ -254,6 +258,7 @@ int trace_background_wrap(trace_reader *outer, trace_reader *inner, plumb_status
 	pthread_mutex_init(&b->lock, NULL);
 	pthread_cond_init(&b->changed, NULL);
 	b->inner = inner;
+	b->close_inner = close_inner;
 	b->enabled = true;
 	outer->format = inner->format;
 	outer->input.fd = -1;

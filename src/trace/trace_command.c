@@ -19,7 +19,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "plumb/interrupt.h"
-#include "plumb/instrument.h"
 #include "plumb/status.h"
 #include "plumb/trace.h"
 #include "trace/trace_internal.h"
@@ -116,7 +115,7 @@ int trace_reader_open_command_blocks(trace_reader **out, char *const argv[], con
 	 * or when PLUMB_TRACE_LACKEY is set. */
 	char tool_dir[PATH_MAX];
 	const char *force_lackey = getenv("PLUMB_TRACE_LACKEY");
-	bool plumbgrind = !(force_lackey && force_lackey[0]) && instrument_find_tool(tool_dir, sizeof tool_dir, NULL) == 0;
+	bool plumbgrind = !(force_lackey && force_lackey[0]) && trace_tool_find(tool_dir, sizeof tool_dir, NULL) == 0;
 	/* plumbgrind also names every instruction's function, file and line
 	 * (trace_reader_code_map), in a file of a private directory. */
 	char code_dir[] = "/tmp/plumb-code-XXXXXX", code_path[sizeof code_dir + 16], code_option[sizeof code_path + 16];
@@ -239,38 +238,6 @@ int trace_reader_open_command_blocks(trace_reader **out, char *const argv[], con
 	return 0;
 }
 
-int trace_command_finish(trace_reader *reader, plumb_status *status)
-{
-	trace_command_state *c = &reader->command;
-	/* Closed before the end (the caller had enough, or the trace was bad):
-	 * stop the run rather than wait for a program lackey slows a
-	 * thousandfold -- and that could block forever on a full pipe nobody
-	 * reads.  The caller already has any parse error from trace_reader_read. */
-	bool early = !reader->input.at_eof;
-	if (early)
-		kill(c->pid, SIGKILL);
-	int wait_status;
-	pid_t r;
-	r = interrupt_waitpid(c->pid, &wait_status);
-	c->running = false;
-	if (r < 0)
-		return plumb_fail_errno(status, errno, "waiting for valgrind");
-	if (early)
-		return 0;
-	if (WIFEXITED(wait_status)) {
-		int code = WEXITSTATUS(wait_status);
-		if (code == 0)
-			return 0;
-		if (code == 127 || code == 126)
-			return plumb_fail(status, ECHILD, "valgrind could not start '%s' (exit status %d)", c->program, code);
-		return plumb_fail(status, ECHILD, "the traced program '%s' exited with status %d", c->program, code);
-	}
-	if (WIFSIGNALED(wait_status))
-		return plumb_fail(status, ECHILD, "the traced program '%s' was killed by signal %d (%s)", c->program,
-		                  WTERMSIG(wait_status), strsignal(WTERMSIG(wait_status)));
-	return plumb_fail(status, ECHILD, "valgrind ended abnormally tracing '%s'", c->program);
-}
-
 int trace_reader_code_map(trace_reader *reader, trace_code_map **out, plumb_status *status)
 {
 	*out = NULL;
@@ -281,32 +248,6 @@ int trace_reader_code_map(trace_reader *reader, trace_code_map **out, plumb_stat
 	if (!reader->input.at_eof)
 		return plumb_fail(status, EINVAL, "the code map is complete only after the trace has ended");
 	return trace_code_map_load(out, reader->command.code_path, status);
-}
-
-/* Removes plumbgrind's code file and its directory (at close). */
-void trace_command_forget_code(trace_reader *reader)
-{
-	char *path = reader->command.code_path;
-	if (!path)
-		return;
-	char *slash = strrchr(path, '/');
-	if (slash) {
-		/* the file, or a temporary one of a run stopped before it renamed it */
-		*slash = 0;
-		DIR *directory = opendir(path);
-		struct dirent *entry;
-		while (directory && (entry = readdir(directory)))
-			if (!strncmp(entry->d_name, "code", 4))
-				unlinkat(dirfd(directory), entry->d_name, 0);
-		if (directory)
-			closedir(directory);
-		rmdir(path);
-		interrupt_remove_path(path);
-		*slash = '/';
-		interrupt_remove_path(path);
-	}
-	free(path);
-	reader->command.code_path = NULL;
 }
 
 int trace_reader_pause_program(trace_reader *reader, int stop, plumb_status *status)

@@ -220,9 +220,11 @@ int trace_native_reader_init(trace_reader *reader, plumb_status *status);
 /* Whether a native reader's first block is an entry block (format 1.3). */
 bool trace_native_starts_with_entries(trace_reader *reader);
 /* Makes outer (zeroed) hand out inner's records, decoded by a worker thread
- * started at the first read.  On success outer owns inner; on failure the
- * caller still does. */
-int trace_background_wrap(trace_reader *outer, trace_reader *inner, plumb_status *status);
+ * started at the first read.  On success outer owns inner, and closes it
+ * with close_inner (trace_reader_close: the reader is above this file); on
+ * failure the caller still owns it. */
+int trace_background_wrap(trace_reader *outer, trace_reader *inner,
+                          int (*close_inner)(trace_reader *inner, plumb_status *status), plumb_status *status);
 /* trace_reader_view of a wrapped reader (-2: out of memory). */
 long trace_background_view(trace_reader *reader, const trace_record **records, size_t max);
 /* A lackey reader over a pipe from a child program (trace_command.c). */
@@ -247,7 +249,8 @@ int trace_ring_take_block(trace_reader *reader, const uint64_t **words, size_t *
 int trace_reader_open_ring(trace_reader **out, trace_ring *ring, const char *program, plumb_status *status);
 #define TRACE_RING_BLOCKS 8
 #define TRACE_RING_BLOCK_BYTES (512u << 10)
-/* Waits for the child; fails if valgrind or the program failed. */
+/* trace_command_end.c: waits for the child; fails if valgrind or the
+ * program failed. */
 int trace_command_finish(trace_reader *reader, plumb_status *status);
 /* Removes plumbgrind's code file (reader_free). */
 void trace_command_forget_code(trace_reader *reader);
@@ -299,6 +302,7 @@ struct trace_writer {
 int trace_native_writer_init(trace_writer *writer, plumb_status *status);
 int trace_lackey_writer_init(trace_writer *writer, plumb_status *status);
 int trace_din_writer_init(trace_writer *writer, plumb_status *status);
+/* trace_text_write.c */
 int trace_writer_flush_text(trace_writer *writer, plumb_status *status);
 /* Room for at least `need` more bytes in the text buffer (flushing if needed). */
 static inline int trace_writer_text_room(trace_writer *writer, size_t need, plumb_status *status)
@@ -310,5 +314,14 @@ static inline int trace_writer_text_room(trace_writer *writer, size_t need, plum
 char *trace_put_hex(char *p, uint64_t value, int min_digits);
 char *trace_put_decimal(char *p, uint64_t value);
 #define TRACE_TEXT_BUFFER (1u << 20)
+
+/* ---- plumbgrind (trace_tool.c) ----------------------------------------- */
+
+#define TRACE_TOOL_FILE "plumbgrind-amd64-linux"
+/* Whether dir holds plumbgrind with valgrind's files beside it. */
+bool trace_tool_present(const char *dir);
+/* The folder to use as VALGRIND_LIB (instrument_find_tool, plumb/instrument.h,
+ * says where it looks). */
+int trace_tool_find(char *dir, size_t size, plumb_status *status);
 
 #endif

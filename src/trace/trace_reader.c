@@ -1,4 +1,7 @@
-/* The reader interface: opening a source, sniffing its format, batches. */
+/* The reader interface: opening a source, sniffing its format, batches.
+ * The formats' names are in trace_format.c (the writers use them too); a
+ * reader over a program's run is ended by trace_command_end.c; native files
+ * are decoded ahead by trace_background.c. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -7,48 +10,6 @@
 #include "plumb/status.h"
 #include "plumb/trace.h"
 #include "trace/trace_internal.h"
-
-const char *trace_format_name(trace_format format)
-{
-	switch (format) {
-	case TRACE_FORMAT_AUTO: return "auto";
-	case TRACE_FORMAT_NATIVE: return "native";
-	case TRACE_FORMAT_LACKEY: return "lackey";
-	case TRACE_FORMAT_DIN: return "din";
-	}
-	return "unknown";
-}
-
-int trace_format_parse(const char *name, trace_format *out, plumb_status *status)
-{
-	static const trace_format all[] = { TRACE_FORMAT_AUTO, TRACE_FORMAT_NATIVE, TRACE_FORMAT_LACKEY, TRACE_FORMAT_DIN };
-	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-		if (name && strcmp(name, trace_format_name(all[i])) == 0) {
-			*out = all[i];
-			return 0;
-		}
-	return plumb_fail(status, EINVAL, "unknown trace format '%s' (want auto, native, lackey or din)", name ? name : "");
-}
-
-static bool has_suffix(const char *path, const char *suffix)
-{
-	size_t n = strlen(path), m = strlen(suffix);
-	return n > m && strcmp(path + n - m, suffix) == 0;
-}
-
-int trace_format_from_path(const char *path, trace_format *out, plumb_status *status)
-{
-	if (has_suffix(path, ".ptrace"))
-		*out = TRACE_FORMAT_NATIVE;
-	else if (has_suffix(path, ".din"))
-		*out = TRACE_FORMAT_DIN;
-	else if (has_suffix(path, ".lackey"))
-		*out = TRACE_FORMAT_LACKEY;
-	else
-		return plumb_fail(status, EINVAL, "cannot tell a trace format from the name '%s' "
-		                  "(name it .ptrace, .din or .lackey, or give the format)", path);
-	return 0;
-}
 
 /* Native traces start with a fixed magic; text formats are told apart by
  * their first non-blank line: lackey lines start "I  ", " L ", " S ", " M ",
@@ -176,7 +137,7 @@ int trace_reader_open(trace_reader **out, const char *path, trace_format format,
 	 * trace_reader_view_compact hands the entries out as they are. */
 	if (reader->format == TRACE_FORMAT_NATIVE && !trace_native_starts_with_entries(reader)) {
 		trace_reader *outer = calloc(1, sizeof *outer);
-		if (!outer || trace_background_wrap(outer, reader, status) < 0) {
+		if (!outer || trace_background_wrap(outer, reader, trace_reader_close, status) < 0) {
 			free(outer);
 			reader_free(reader);
 			return outer ? -1 : plumb_fail(status, ENOMEM, "out of memory for a trace reader");

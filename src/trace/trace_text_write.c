@@ -23,6 +23,43 @@
 
 #define LINE_MAX_BYTES 96
 
+int trace_writer_flush_text(trace_writer *writer, plumb_status *status)
+{
+	if (writer->text_length && fwrite(writer->text, 1, writer->text_length, writer->stream) != writer->text_length)
+		return plumb_fail_errno(status, errno ? errno : EIO, "writing the trace");
+	writer->text_length = 0;
+	return 0;
+}
+
+char *trace_put_hex(char *p, uint64_t value, int min_digits)
+{
+	static const char digits[] = "0123456789abcdef";
+	char reversed[16];
+	int n = 0;
+	do {
+		reversed[n++] = digits[value & 15];
+		value >>= 4;
+	} while (value);
+	while (n < min_digits)
+		reversed[n++] = '0';
+	while (n)
+		*p++ = reversed[--n];
+	return p;
+}
+
+char *trace_put_decimal(char *p, uint64_t value)
+{
+	char reversed[20];
+	int n = 0;
+	do {
+		reversed[n++] = (char)('0' + value % 10);
+		value /= 10;
+	} while (value);
+	while (n)
+		*p++ = reversed[--n];
+	return p;
+}
+
 static int text_finish(trace_writer *writer, plumb_status *status)
 {
 	return trace_writer_flush_text(writer, status);

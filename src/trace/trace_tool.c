@@ -1,0 +1,66 @@
+/* Where plumbgrind, plumb's Valgrind tool, is: the trace readers that run a
+ * program (trace_command.c) start it when it is built, and plumb instrument
+ * (src/instrument, instrument_find_tool) always does.  Here, in the lower of
+ * the two folders, so src/trace never calls src/instrument.
+ *
+ * Valgrind finds a tool in the folder named by VALGRIND_LIB; plumbgrind's
+ * folder holds the tool beside links to the stock tools' files
+ * (vg/Makefile.inc). */
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "plumb/status.h"
+#include "trace/trace_internal.h"
+
+bool trace_tool_present(const char *dir)
+{
+	char path[PATH_MAX];
+	if (snprintf(path, sizeof path, "%s/" TRACE_TOOL_FILE, dir) >= (int)sizeof path || access(path, X_OK) != 0)
+		return false;
+	/* Valgrind also needs the stock preload objects beside it. */
+	if (snprintf(path, sizeof path, "%s/vgpreload_core-amd64-linux.so", dir) >= (int)sizeof path)
+		return false;
+	return access(path, R_OK) == 0;
+}
+
+int trace_tool_find(char *dir, size_t size, plumb_status *status)
+{
+	const char *forced = getenv("PLUMB_VALGRIND_LIB");
+	if (forced && forced[0]) {
+		if (!trace_tool_present(forced))
+			return plumb_fail(status, ENOENT, "PLUMB_VALGRIND_LIB=%s holds no " TRACE_TOOL_FILE
+			                  " with valgrind's files beside it", forced);
+		if (snprintf(dir, size, "%s", forced) >= (int)size)
+			return plumb_fail(status, ENAMETOOLONG, "PLUMB_VALGRIND_LIB is too long");
+		return 0;
+	}
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+	if (n <= 0)
+		return plumb_fail_errno(status, errno, "cannot find the running program (/proc/self/exe)");
+	self[n] = 0;
+	char *slash = strrchr(self, '/');
+	if (slash)
+		*slash = 0;
+	/* build/plumb -> build/vg/lib; build/tests/x -> build/vg/lib; PREFIX/bin/plumb -> PREFIX/lib/plumb/valgrind */
+	static const char *const relative[] = { "vg/lib", "../vg/lib", "../lib/plumb/valgrind" };
+	for (size_t i = 0; i < sizeof relative / sizeof relative[0]; i++) {
+		char candidate[PATH_MAX];
+		if (snprintf(candidate, sizeof candidate, "%s/%s", self, relative[i]) >= (int)sizeof candidate)
+			continue;
+		if (trace_tool_present(candidate)) {
+			char resolved[PATH_MAX];
+			const char *use = realpath(candidate, resolved) ? resolved : candidate;
+			if (snprintf(dir, size, "%s", use) >= (int)size)
+				return plumb_fail(status, ENAMETOOLONG, "the tool's folder name is too long");
+			return 0;
+		}
+	}
+	return plumb_fail(status, ENOENT, "the Valgrind tool plumbgrind is not built or installed (looked in %s/vg/lib, "
+	                  "%s/../vg/lib and %s/../lib/plumb/valgrind; build it with make, which needs the valgrind "
+	                  "package's tool headers and libraries, or set PLUMB_VALGRIND_LIB)", self, self, self);
+}
