@@ -5,7 +5,8 @@
  *   sim_throughput --trace FILE [--passes P] [--cores 1|2] [--repeat R] [--classify] [--sync] [--copy]
  *
  * With --trace the references come from a trace file (native, lackey or
- * din) read P times through trace_reader_view (records lent, not copied;
+ * din) read P times through trace_reader_view_compact (records lent, not copied,
+ * or plumbgrind's entries as they are from a file that keeps them;
  * --copy: trace_reader_read into a 64 Ki-record batch) in batches of up to
  * 64 Ki records; wall
  * time, process CPU time and the calling thread's reading and simulating
@@ -154,8 +155,11 @@ static int replay(const char *path, int passes, int repeat, bool sync, bool copy
 			for (;;) {
 				double start = now();
 				const trace_record *records_now = batch;
+				/* as plumb sim reads: a file of plumbgrind's entries (format
+				 * 1.3) hands them out as they are */
+				trace_compact compact = { 0 };
 				long got = copy ? trace_reader_read(reader, batch, REPLAY_BATCH, &status)
-				                : trace_reader_view(reader, &records_now, REPLAY_BATCH, &status);
+				                : trace_reader_view_compact(reader, &records_now, &compact, REPLAY_BATCH, &status);
 				double middle = now();
 				reading += middle - start;
 				if (got < 0) {
@@ -164,7 +168,8 @@ static int replay(const char *path, int passes, int repeat, bool sync, bool copy
 				}
 				if (got == 0)
 					break;
-				if (sim_access_batch(s, records_now, (size_t)got, &status) != 0) {
+				if ((compact.words ? sim_access_compact(s, &compact, &status)
+				                   : sim_access_batch(s, records_now, (size_t)got, &status)) != 0) {
 					fprintf(stderr, "sim_throughput: %s\n", status.message);
 					return 1;
 				}

@@ -321,6 +321,10 @@ int trace_entries_scan(trace_entries *e, uint64_t *words, size_t n, uint64_t *ou
 			if (trace_region_name_problem(text, length) || memchr(text, 0, length))
 				return fail(e, "a bad region marker");
 			total++;
+		} else if (mode != TRACE_SCAN_CHECK) {
+			/* calls and returns have no record in a file (trace_writer_write
+			 * refuses them, trace stats would count them): not kept */
+			return fail(e, "a call or return entry, which a trace file does not keep");
 		} else {
 			total++;
 		}
