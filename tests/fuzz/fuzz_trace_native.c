@@ -30,8 +30,9 @@ static void check_compact(const trace_compact *c, long got)
 	uint64_t records = 0;
 	const uint64_t *w = c->words;
 	while (w < c->end) {
-		uint64_t id = w[0] & ((1ull << 60) - 1);
-		if (w[0] >> 60 != TRACE_ENTRY_USE || id >= c->definitions || c->count[id] == 0 || c->data[id] > c->count[id])
+		uint32_t id = (uint32_t)w[0];
+		if (w[0] >> 60 != TRACE_ENTRY_USE || id >= c->definitions || c->count[id] == 0 || c->data[id] > c->count[id] ||
+		    ((w[0] >> 32) & 0xff) != c->data[id])
 			abort();
 		for (size_t i = 0; i < c->count[id]; i++)
 			fuzz_check_record(&c->templates[c->first[id] + i]);
@@ -77,8 +78,15 @@ static void entry_words(const uint8_t *data, size_t size)
 		got = trace_entries_expand(&walk, &cursor, end, records_out, batch, (data[1] & 1) != 0);
 		if (got < 0 || (size_t)got > batch)
 			break;
-		for (long i = 0; i < got; i++)
+		for (long i = 0; i < got; i++) {
+			/* the ring's calls and returns (a file refuses them: the scan) */
+			if (trace_is_call(&records_out[i])) {
+				if (records_out[i].size != 0 || records_out[i].flags != 0)
+					abort();
+				continue;
+			}
 			fuzz_check_record(&records_out[i]);
+		}
 		if (cursor == before && got == 0)
 			break;   /* a use longer than the batch */
 	}

@@ -294,12 +294,12 @@ static size_t loop_words(uint64_t *w, size_t uses)
 	w[n++] = (uint64_t)TRACE_ENTRY_MARKER << 60 | 1ull << 56 | 4ull << 32 | 0;
 	memcpy(&w[n++], "loop\0\0\0\0", 8);
 	for (size_t i = 0; i < uses; i++) {
-		w[n++] = (uint64_t)TRACE_ENTRY_USE << 60 | 0;
+		w[n++] = (uint64_t)TRACE_ENTRY_USE << 60 | 2ull << 32 | 0;
 		w[n++] = 0x7ff000 + 8 * i;
 		w[n++] = 0x601000 + 4 * i;
 	}
 	w[n++] = (uint64_t)TRACE_ENTRY_THREAD << 60 | 1;
-	w[n++] = (uint64_t)TRACE_ENTRY_USE << 60 | 1;
+	w[n++] = (uint64_t)TRACE_ENTRY_USE << 60 | 1ull << 32 | 1;
 	w[n++] = 0x602000;
 	w[n++] = (uint64_t)TRACE_ENTRY_SINGLE << 60 | 1ull << 16 | 8;
 	w[n++] = 0x603000;
