@@ -3,6 +3,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 #include "sim/sim_internal.h"
 
 #define MAX_THREAD_ID (1u << 20)
@@ -1168,16 +1171,49 @@ static int compact_classify(sim *s, const trace_compact *cp, plumb_status *statu
 	return rc;
 }
 
-int sim_access_compact(sim *s, const trace_compact *c, plumb_status *status)
+/* ---- The entries' loop without classification ----
+ * A data reference's line deeper in its set is found and moved to the front
+ * here too.  With AVX-512 and 8-way L1s a set's tags are one vector: the
+ * line is looked for in all ways at once and the move to the front is a
+ * lane rotation, with no branch on the way it is in (the scalar search and
+ * move, inline or in mru_other, cost gzip's run 8% more CPU).  A hit at the
+ * front stays a scalar compare with nothing written: stores of the whole set
+ * on every hit made the next reference of the set wait for them. */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define SIM_WIDE_SETS 1
+/* Whether a hit of line at way 1-7 of the 8-way set at tags/meta was moved
+ * to the front (0: not there, or not a hit for its metadata). */
+static inline __attribute__((target("avx512f"))) int wide_set_hit(uint64_t *tags, uint8_t *meta, uint64_t line,
+                                                                 uint8_t need, uint8_t want, uint8_t dirty)
 {
-	if (c->words == c->end)
+	__m512i t = _mm512_loadu_si512(tags);
+	unsigned found_ways = (unsigned)_mm512_cmpeq_epi64_mask(t, _mm512_set1_epi64((long long)line));
+	uint64_t m;
+	memcpy(&m, meta, sizeof m);
+	unsigned way = (unsigned)__builtin_ctz(found_ways | 0x100u);   /* 8: not in the set */
+	uint8_t found = (uint8_t)(m >> (8 * (way & 7)));
+	if (way >= 8 || (found & need) != want)
 		return 0;
-	if (s->config.check || s->annotate || s->has_tlb || !l1s_ordered(s))
-		return compact_expanded(s, c, status);
-	if (program_update(s, c, status) != 0)
-		return -1;
-	if (s->config.classify)
-		return compact_classify(s, c, status);
+	/* ways 0..way-1 move down one, the line goes to the front */
+	t = _mm512_mask_mov_epi64(t, (__mmask8)((2u << way) - 1), _mm512_alignr_epi64(t, t, 7));
+	_mm512_storeu_si512(tags, _mm512_mask_set1_epi64(t, 1, (long long)line));
+	uint64_t moved = ~0ull >> (56 - 8 * way);   /* the bytes of ways 0..way */
+	m = (m & ~moved) | ((m << 8) & moved) | (uint8_t)(found | dirty);
+	memcpy(meta, &m, sizeof m);
+	return 1;
+}
+#else
+#define SIM_WIDE_SETS 0
+static inline int wide_set_hit(uint64_t *tags, uint8_t *meta, uint64_t line, uint8_t need, uint8_t want, uint8_t dirty)
+{
+	(void)tags, (void)meta, (void)line, (void)need, (void)want, (void)dirty;
+	return 0;
+}
+#endif
+
+static inline __attribute__((always_inline)) int compact_mru(sim *s, const trace_compact *c, plumb_status *status,
+                                                             const bool wide)
+{
 	const sim_program *p = s->program;
 	mru_state m;
 	memset(&m, 0, sizeof m);
@@ -1235,6 +1271,9 @@ int sim_access_compact(sim *s, const trace_compact *c, plumb_status *status)
 								f->meta[front] = (uint8_t)(meta | f->dirty);
 							continue;
 						}
+					} else if (wide) {
+						if (wide_set_hit((uint64_t *)f->tags + front, f->meta + front, line, f->need, f->want, f->dirty))
+							continue;
 					} else if (f->assoc > 1 && f->tags[front + 1] == line) {
 						/* the second way: mru_other's move to the front, a swap */
 						uint8_t meta = f->meta[front + 1];
@@ -1269,6 +1308,39 @@ int sim_access_compact(sim *s, const trace_compact *c, plumb_status *status)
 	m.straddles += straddles;
 	mru_flush(s, &m);
 	return rc;
+}
+
+#if SIM_WIDE_SETS
+static __attribute__((target("avx512f"))) int compact_mru_wide(sim *s, const trace_compact *c, plumb_status *status)
+{
+	return compact_mru(s, c, status, true);
+}
+#endif
+
+static int compact_mru_narrow(sim *s, const trace_compact *c, plumb_status *status)
+{
+	return compact_mru(s, c, status, false);
+}
+
+int sim_access_compact(sim *s, const trace_compact *c, plumb_status *status)
+{
+	if (c->words == c->end)
+		return 0;
+	if (s->config.check || s->annotate || s->has_tlb || !l1s_ordered(s))
+		return compact_expanded(s, c, status);
+	if (program_update(s, c, status) != 0)
+		return -1;
+	if (s->config.classify)
+		return compact_classify(s, c, status);
+#if SIM_WIDE_SETS
+	const sim_cache *l1d = &s->core[0].cache[SIM_L1D];
+	bool wide_sets = !s->narrow_sets && l1d->assoc == 8 && __builtin_cpu_supports("avx512f");
+	for (uint32_t core = 1; core < s->config.cores; core++)
+		wide_sets = wide_sets && s->core[core].cache[SIM_L1D].assoc == 8;
+	if (wide_sets)
+		return compact_mru_wide(s, c, status);
+#endif
+	return compact_mru_narrow(s, c, status);
 }
 
 int sim_access_batch(sim *s, const trace_record *records, size_t n, plumb_status *status)

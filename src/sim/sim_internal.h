@@ -282,6 +282,7 @@ struct sim {
 	sim_thread_stats *current_thread;
 	uint64_t current_ip;
 	bool fast;                      /* no classification, no TLB: the hit path is a few instructions */
+	bool narrow_sets;               /* tests: sim_access_compact's portable loop even with AVX-512 */
 	bool lean;                      /* no classification, check or prefetcher: one-line references
 	                                 * take sim_engine.c's reference_one_line */
 	struct sim_regions *regions;    /* sim_regions.c; NULL until the first marker */

@@ -3,11 +3,13 @@
  * with only the data addresses): it must count exactly what sim_access_batch
  * counts for the records they stand for, whole statistics compared byte for
  * byte, for machines that take its own loops (LRU L1s with power-of-two
- * sets, with and without classification) and those it expands for, with runs of fetches in one
+ * sets, with and without classification; 8-way L1Ds with AVX-512 and
+ * without) and those it expands for, with runs of fetches in one
  * line, fetches across two lines, modifies under each rule, size-0 and
  * cut references, thread switches, definitions that appear as the stream
  * goes, and a second stream with other definitions under the same numbers. */
 #include "sim_test_util.h"
+#include "sim/sim_internal.h"
 
 static uint64_t next(uint64_t *x)
 {
@@ -177,6 +179,17 @@ static void compact_case(unsigned variant, uint64_t seed)
 		c.cache[SIM_L1D].size = 1536;
 		c.cache[SIM_L1D].assoc = 2;
 		break;
+	case 14:   /* 8-way L1Ds: a set's tags as one vector where AVX-512 is there */
+	case 15:
+		c.cache[SIM_L1D].assoc = 8;
+		break;
+	case 16:   /* the same, write-through */
+		c.cache[SIM_L1D].assoc = 8;
+		c.cache[SIM_L1D].write_back = false;
+		break;
+	case 17:   /* 8-way L1Ds through the portable loop */
+		c.cache[SIM_L1D].assoc = 8;
+		break;
 	default:
 		break;
 	}
@@ -188,6 +201,7 @@ static void compact_case(unsigned variant, uint64_t seed)
 	sim *compact, *records;
 	cr_assert_eq(sim_new(&compact, &c, &status), 0, "%s", status.message);
 	cr_assert_eq(sim_new(&records, &c, &status), 0, "%s", status.message);
+	compact->narrow_sets = variant == 17;
 	feed_compact(compact, stream, 1);
 	cr_assert_eq(sim_access_batch(records, stream->records.records, stream->records.count, &status), 0, "%s",
 	             status.message);
@@ -210,7 +224,7 @@ static void compact_case(unsigned variant, uint64_t seed)
 
 Test(sim_compact, counts_what_the_records_count)
 {
-	for (unsigned variant = 0; variant < 14; variant++)
+	for (unsigned variant = 0; variant < 18; variant++)
 		for (uint64_t seed = 1; seed <= 3; seed++)
 			compact_case(variant, seed + 10 * (uint64_t)variant);
 }
