@@ -13,6 +13,10 @@
 #include "plumb/output.h"
 #include "plumb/status.h"
 
+/* perf stat's default events, and the events a calibration counts unless told. */
+#define COUNTER_STAT_DEFAULT_EVENTS "task-clock,page-faults,context-switches,cpu-migrations,cycles,instructions"
+#define COUNTER_STAT_CALIBRATE_EVENTS "page-faults,minor-faults,context-switches,task-clock,cycles,instructions"
+
 typedef struct counter_stat_request {
 	const char *backend;          /* "perf", "papi" or "none" */
 	const char *const *events;
@@ -77,5 +81,14 @@ output_report *counter_stat_report(const counter_stat_request *request, const co
  * "( +- x% )" over several runs, the elapsed time, then REPORT's notes. */
 void counter_stat_print(FILE *stream, const counter_stat_request *request, const counter_stat_result *result,
                         const output_report *report);
+
+/* plumb stat --calibrate: counter_calibrate of an empty region through
+ * perf (reads by rdpmc, then by read()) and PAPI, or only the backend
+ * named ("perf", "papi"; NULL: every one).  The report has the tables
+ * "bias" (events counted per backend and event) and "cost" (start, stop,
+ * read in ns), and a note for each backend that could not be calibrated
+ * and for rdpmc falling back to read(); *calibrated gets how many could. */
+output_report *counter_stat_calibration_report(const char *backend, const char *const *events, size_t n,
+                                               const counter_options *base, size_t iterations, size_t *calibrated);
 
 #endif

@@ -3,16 +3,13 @@
  * inside one process would reuse warm caches and page tables), and reports
  * mean, stddev and CV.  --calibrate measures the counter interface itself. */
 #include <getopt.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include "cli/command.h"
 #include "plumb/counter_stat.h"
 #include "plumb/counters.h"
 #include "plumb/parse.h"
-#include "plumb/stats.h"
 
 const char cmd_stat_summary[] = "count a command's events (perf or PAPI), or calibrate the counters";
 
@@ -45,9 +42,6 @@ static void usage(FILE *f)
 	           "  -o, --output FILE    write to FILE (atomically) instead of stderr; - for stdout\n"
 	           "  -h, --help           this help\n");
 }
-
-#define DEFAULT_EVENTS "task-clock,page-faults,context-switches,cpu-migrations,cycles,instructions"
-#define CALIBRATE_EVENTS "page-faults,minor-faults,context-switches,task-clock,cycles,instructions"
 
 /* The table goes where perf stat's goes: to stderr, so the command's own
  * output on stdout is left as it was; -o FILE (or -o - for stdout) moves it. */
@@ -122,85 +116,14 @@ static int run_stat(const counter_stat_request *request, bool per_run, const cli
 	return rc;
 }
 
-static void calibration_rows(output_table *bias, output_table *cost, const char *label,
-                             const char *const *events, size_t n, const counter_calibration *c)
+static int run_calibrate(const char *backend, const char *const *events, size_t n, const counter_options *base,
+                         size_t iterations, const cli_output *out)
 {
-	for (size_t e = 0; e < n; e++) {
-		output_row(bias);
-		output_cell_text(bias, label);
-		output_cell_text(bias, events[e]);
-		const counter_bias *b = &c->bias[e];
-		if (b->state != COUNTER_OK) {
-			for (int k = 0; k < 4; k++)
-				output_cell_status(bias, counter_state_name(b->state), b->reason);
-			continue;
-		}
-		output_cell_real(bias, b->mean);
-		output_cell_real(bias, b->stddev);
-		output_cell_real(bias, b->min);
-		output_cell_real(bias, b->max);
-	}
-	output_row(cost);
-	output_cell_text(cost, label);
-	output_cell_text(cost, c->read_method);
-	const double costs[3] = { c->start_ns, c->stop_ns, c->read_ns };
-	for (int k = 0; k < 3; k++) {
-		if (c->cost_state != COUNTER_OK)
-			output_cell_status(cost, counter_state_name(c->cost_state), c->cost_reason);
-		else if (isnan(costs[k]))
-			output_cell_status(cost, "unsupported", "no more than the timer's own cost");
-		else
-			output_cell_real(cost, costs[k]);
-	}
-	output_cell_integer(cost, (int64_t)c->iterations);
-}
-
-static int run_calibrate(const char *backend_choice, const char *const *events, size_t n,
-                         const counter_options *base, size_t iterations, const cli_output *out)
-{
-	output_report *report = output_report_new("stat");
-	output_meta_text(report, "mode", "calibrate");
-	output_meta_integer(report, "iterations", (int64_t)iterations);
-	output_table *bias = output_table_add(report, "bias", "Events counted in an empty region (start; stop; read)");
-	output_column(bias, "backend", NULL, 0);
-	output_column(bias, "event", NULL, 0);
-	output_column(bias, "mean", NULL, 3);
-	output_column(bias, "stddev", NULL, 3);
-	output_column(bias, "min", NULL, 0);
-	output_column(bias, "max", NULL, 0);
-	output_table *cost = output_table_add(report, "cost", "Cost of one call (median, clock overhead subtracted)");
-	output_column(cost, "backend", NULL, 0);
-	output_column(cost, "read_method", NULL, 0);
-	output_column(cost, "start", "ns", 0);
-	output_column(cost, "stop", "ns", 0);
-	output_column(cost, "read", "ns", 0);
-	output_column(cost, "iterations", NULL, 0);
-	struct { const char *label, *backend; bool rdpmc; } variants[] = {
-		{ "perf", "perf", true }, { "perf/read()", "perf", false }, { "papi", "papi", false },
-	};
-	int produced = 0;
-	plumb_status status;
-	for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
-		if (backend_choice && strcmp(backend_choice, variants[v].backend))
-			continue;
-		counter_options options = *base;
-		options.no_rdpmc = !variants[v].rdpmc;
-		counter_calibration c;
-		if (counter_calibrate(variants[v].backend, events, n, &options, iterations, &c, &status) != 0) {
-			output_note(report, "%s: unsupported: %s", variants[v].label, status.message);
-			continue;
-		}
-		produced++;
-		calibration_rows(bias, cost, variants[v].label, events, n, &c);
-		if (variants[v].rdpmc && strcmp(c.read_method, "rdpmc"))
-			output_note(report, "perf: rdpmc unsupported here, reads fell back to read(): no event of the "
-			            "set was on a hardware counter (software events never are; %s)",
-			            access("/sys/bus/event_source/devices/cpu", F_OK) ? "this machine has no cpu PMU"
-			                                                                 : "check /sys/bus/event_source/devices/cpu/rdpmc");
-	}
+	size_t calibrated;
+	output_report *report = counter_stat_calibration_report(backend, events, n, base, iterations, &calibrated);
 	int rc = cli_output_emit(out, report);
 	output_report_free(report);
-	if (rc == 0 && produced == 0) {
+	if (rc == 0 && calibrated == 0) {
 		fprintf(stderr, "plumb stat: no backend could be calibrated\n");
 		return 1;
 	}
@@ -264,7 +187,7 @@ int cmd_stat(int argc, char **argv)
 	size_t n;
 	bool events_named = event_list != NULL;
 	if (!event_list)
-		event_list = calibrate ? CALIBRATE_EVENTS : DEFAULT_EVENTS;
+		event_list = calibrate ? COUNTER_STAT_CALIBRATE_EVENTS : COUNTER_STAT_DEFAULT_EVENTS;
 	if (counter_event_list_parse(event_list, storage, sizeof storage, events, &n, &status) != 0)
 		return cli_usage_error("stat", "-e: %s", status.message);
 	if (calibrate) {
