@@ -137,6 +137,31 @@ int sim_config_load(sim_config *config, const char *path, plumb_status *status);
 int sim_config_validate(const sim_config *config, plumb_status *status);
 /* Writes the configuration in the file format (parsing it back gives the same). */
 int sim_config_write(const sim_config *config, FILE *stream);
+/* A level's geometry as cachegrind takes it: "SIZE,ASSOC,LINE" ("32K,8,64")
+ * into level.size, level.assoc and level.line, or "none" (l2, l3). */
+int sim_config_set_geometry(sim_config *config, const char *level, const char *text, plumb_status *status);
+
+/* A setting from the command line, applied after the preset and the file:
+ * key NULL: value is "key=value"; geometry: value is a level's geometry
+ * (sim_config_set_geometry, key the level "l1d"); else sim_config_set. */
+typedef struct sim_setting {
+	const char *key;
+	const char *value;
+	bool geometry;
+} sim_setting;
+
+/* Where the configuration came from when none was named. */
+typedef struct sim_config_origin {
+	char machine[512];                    /* "host (hwloc: ...)[, changed by N settings]", or "" */
+	char host_problem[PLUMB_MESSAGE_MAX]; /* why this machine's caches could not be read, or "" */
+} sim_config_origin;
+
+/* The configuration plumb sim runs: the preset (or none), the file (or
+ * none), then the settings in order, validated.  Without a preset or a
+ * file: this machine's caches (the host preset), or the generic default
+ * when they cannot be read (origin says which, and why). */
+int sim_config_choose(sim_config *config, const char *preset, const char *path, const sim_setting *settings,
+                      size_t setting_count, sim_config_origin *origin, plumb_status *status);
 
 const char *sim_level_name(sim_level level);          /* "L1I", "L1D", "L2", "L3" */
 const char *sim_tlb_level_name(sim_tlb_level level);  /* "ITLB", "DTLB", "STLB" */
@@ -390,6 +415,23 @@ int sim_write_callgrind(const sim *s, const trace_code_map *map, const char *com
 /* Call and return records taken (TRACE_CALL, TRACE_RETURN: not references;
  * plumbgrind sends them for the callgrind file's inclusive costs). */
 uint64_t sim_call_records(const sim *s);
+
+/* ---- Running a trace (plumb sim) ---- */
+
+/* Feeds everything reader gives through s (the interleaver's lockstep
+ * order when not NULL; plumbgrind's entries as they are), with a progress
+ * line on a terminal; *records counts what was read. */
+int sim_run_reader(sim *s, trace_reader *reader, trace_interleaver *interleaver, uint64_t *records,
+                   plumb_status *status);
+/* The code map of a run: plumbgrind's, from the reader, else the file
+ * beside trace_path that plumb trace record wrote (TRACE.code; its path in
+ * loaded_from, else ""); *map NULL when there is none.  trace_path NULL:
+ * the reader ran a program. */
+int sim_code_map_find(trace_reader *reader, const char *trace_path, trace_code_map **map, char *loaded_from,
+                      size_t length, plumb_status *status);
+/* Writes the cachegrind (or callgrind) annotation file to path atomically. */
+int sim_write_annotation_file(const char *path, const sim *s, const trace_code_map *map, const char *command,
+                              bool callgrind, plumb_status *status);
 
 /* Checks every invariant over the whole state: single writer, inclusion,
  * directory = cache contents, the counting identities. */

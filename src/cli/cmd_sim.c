@@ -7,15 +7,15 @@
 #include <string.h>
 #include <unistd.h>
 #include "cli/command.h"
-#include "cli/sim_sweep.h"
 #include "plumb/parse.h"
-#include "plumb/progress.h"
 #include "plumb/sim.h"
+#include "plumb/sim_sweep.h"
 #include "plumb/trace.h"
+#ifdef PLUMB_HAVE_MPI
+#include "cluster/cluster_mpi.h"
+#endif
 
 const char cmd_sim_summary[] = "simulate caches, TLBs and coherence on a trace or a program";
-
-#define BATCH 65536
 
 static void usage(FILE *f)
 {
@@ -95,53 +95,6 @@ static char *command_text(char **argv, int first, int argc)
 	return text;
 }
 
-/* Writes one annotation file atomically. */
-static int write_annotation(const char *path, const sim *s, const trace_code_map *map, const char *command,
-                            bool callgrind, plumb_status *status)
-{
-	output_file file;
-	if (output_file_open(&file, path, status) != 0)
-		return -1;
-	int rc = callgrind ? sim_write_callgrind(s, map, command, file.stream, status)
-	                   : sim_write_cachegrind(s, map, command, file.stream, status);
-	if (rc != 0) {
-		output_file_abort(&file);
-		return -1;
-	}
-	return output_file_commit(&file, status);
-}
-
-/* "32K,8,64" (or "none" for L2/L3) into level's settings. */
-static int set_geometry(sim_config *config, const char *level, const char *text, plumb_status *status)
-{
-	char key[32];
-	if (strcmp(text, "none") == 0) {
-		snprintf(key, sizeof key, "%s.size", level);
-		return sim_config_set(config, key, "none", status);
-	}
-	char copy[128];
-	if (strlen(text) >= sizeof copy)
-		return plumb_fail(status, EINVAL, "--%s: too long", level);
-	strcpy(copy, text);
-	char *fields[3];
-	char *save = NULL;
-	int n = 0;
-	for (char *part = strtok_r(copy, ",", &save); part; part = strtok_r(NULL, ",", &save)) {
-		if (n == 3)
-			return plumb_fail(status, EINVAL, "--%s: '%s' is not SIZE,ASSOC,LINE", level, text);
-		fields[n++] = part;
-	}
-	if (n != 3)
-		return plumb_fail(status, EINVAL, "--%s: '%s' is not SIZE,ASSOC,LINE", level, text);
-	static const char *const names[3] = { "size", "assoc", "line" };
-	for (int i = 0; i < 3; i++) {
-		snprintf(key, sizeof key, "%s.%s", level, names[i]);
-		if (sim_config_set(config, key, fields[i], status) != 0)
-			return -1;
-	}
-	return 0;
-}
-
 static int list_presets(void)
 {
 	const char *const *names = sim_preset_names();
@@ -157,40 +110,94 @@ static int list_events(void)
 	return 0;
 }
 
-/* A setting from the command line, applied after the preset and the file. */
-typedef struct setting {
-	const char *key;     /* NULL: assignment is "key=value"; else a --l1d-style geometry */
-	const char *value;
-} setting;
-
-static int run(sim *s, trace_reader *reader, trace_interleaver *interleaver, uint64_t *records, plumb_status *status)
+/* True when the arguments (before any "--") ask for a sweep. */
+static bool is_sweep(int argc, char **argv)
 {
-	progress p;
-	progress_begin(&p, "plumb sim: records", 0);
-	int rc = 0;
-	for (;;) {
-		/* Lent, not copied: a native file's records come straight from the
-		 * reader's background decoder (docs/trace-format.md). */
-		const trace_record *batch;
-		trace_compact compact = { 0 };
-		long got = interleaver ? trace_interleaver_view(interleaver, reader, &batch, BATCH, status)
-		                       : trace_reader_view_compact(reader, &batch, &compact, BATCH, status);
-		if (got < 0) {
-			rc = -1;
-			break;
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--sweep") || !strncmp(argv[i], "--sweep=", 8))
+			return true;
+	return false;
+}
+
+/* Parses the options into *sweep and *dir: -1 when they are good, else the
+ * exit code (0 after --help).  quiet: a rank other than 0 says nothing. */
+static int sweep_parse(int argc, char **argv, bool quiet, sim_sweep *sweep, const char **dir)
+{
+	enum { OPT_SWEEP = 0x3001, OPT_TRACES };
+	static const struct option options[] = { { "sweep", required_argument, 0, OPT_SWEEP }, { "traces", required_argument, 0, OPT_TRACES },
+		                                     { "output", required_argument, 0, 'o' }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
+	const char *configs = NULL, *traces = NULL;
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":ho:", options, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			printf("usage: plumb sim --sweep CONFIGS --traces LIST -o DIR\n"
+			       "       mpirun -n N plumb sim --sweep CONFIGS --traces LIST -o DIR\n\n"
+			       "Runs every trace through every configuration (each a preset or a configuration\n"
+			       "file; comma-separated) and writes one table, DIR/sweep.json and DIR/sweep.csv.\n"
+			       "Under mpirun or srun the jobs are spread over the ranks; the table is the\n"
+			       "serial one, byte for byte (docs/cluster.md).\n");
+			return 0;
+		case OPT_SWEEP: configs = optarg; break;
+		case OPT_TRACES: traces = optarg; break;
+		case 'o': *dir = optarg; break;
+		default:
+			if (quiet)
+				return 2;
+			if (c == '?' && optind > 0 && strncmp(argv[optind - 1], "--sweep", 7) && strncmp(argv[optind - 1], "--traces", 8))
+				return cli_usage_error("sim", "--sweep takes only --traces and -o DIR (no '%s'): put settings in a configuration file",
+				                       argv[optind - 1]);
+			return cli_bad_option("sim", c, argv);
 		}
-		if (got == 0)
-			break;
-		/* plumbgrind's entries as they came through the ring, or records */
-		if (compact.words ? sim_access_compact(s, &compact, status) != 0
-		                  : sim_access_batch(s, batch, (size_t)got, status) != 0) {
-			rc = -1;
-			break;
-		}
-		*records += (uint64_t)got;
-		progress_step(&p, (size_t)*records);
 	}
-	progress_end(&p);
+	if (optind < argc)
+		return quiet ? 2 : cli_usage_error("sim", "unexpected argument '%s' with --sweep (traces go in --traces)", argv[optind]);
+	if (!traces)
+		return quiet ? 2 : cli_usage_error("sim", "--sweep needs --traces LIST");
+	if (!*dir)
+		return quiet ? 2 : cli_usage_error("sim", "--sweep needs the output folder: -o DIR");
+	plumb_status status;
+	if (sim_sweep_parse(sweep, configs, traces, &status) != 0)
+		return quiet ? 2 : cli_usage_error("sim", "%s", status.message);
+	return -1;
+}
+
+/* plumb sim --sweep CONFIGS --traces LIST -o DIR: the sweep's own options,
+ * serially or (under mpirun or srun, in a plumb built with MPI) spread over
+ * the ranks. */
+static int sweep_command(int argc, char **argv)
+{
+	sim_sweep sweep;
+	const char *dir = NULL;
+#ifdef PLUMB_HAVE_MPI
+	if (cluster_launched()) {
+		/* Every rank parses the same arguments; only rank 0 says what is
+		 * wrong, and then the ranks leave together. */
+		int rc = sweep_parse(argc, argv, cluster_launcher_rank() != 0, &sweep, &dir);
+		if (rc >= 0)
+			return rc > 0 ? cluster_mpi_exit_together(rc) : rc;
+		rc = sim_sweep_mpi_main(&sweep, dir);
+		sim_sweep_free(&sweep);
+		return rc;
+	}
+#endif
+	int rc = sweep_parse(argc, argv, false, &sweep, &dir);
+	if (rc >= 0)
+		return rc;
+	rc = 0;
+	plumb_status status;
+	output_report *report = sim_sweep_run_all(&sweep);
+	if (!report)
+		rc = cli_usage_error("sim", "out of memory");
+	else if (sim_sweep_write(report, dir, &status) != 0)
+		rc = cli_error("sim", &status);
+	else
+		printf("sweep: %zu jobs (%zu traces x %zu configurations)\nsweep: %s/sweep.json\nsweep: %s/sweep.csv\n", sim_sweep_job_count(&sweep),
+		       sweep.trace_count, sweep.config_count, dir, dir);
+	output_report_free(report);
+	sim_sweep_free(&sweep);
 	return rc;
 }
 
@@ -215,7 +222,7 @@ int cmd_sim(int argc, char **argv)
 		CLI_OUTPUT_OPTIONS, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
 	cli_output out = { OUTPUT_TABLE, NULL, NULL };
 	const char *preset = NULL, *config_path = NULL, *format_name = "auto";
-	setting *settings = calloc((size_t)argc + 1, sizeof *settings);
+	sim_setting *settings = calloc((size_t)argc + 1, sizeof *settings);
 	size_t setting_count = 0;
 	bool print_config = false, allow_truncated = false;
 	const char *cachegrind_out = NULL, *callgrind_out = NULL;
@@ -225,15 +232,16 @@ int cmd_sim(int argc, char **argv)
 	int c;
 	if (!settings)
 		return cli_usage_error("sim", "out of memory");
-	if (cli_sim_is_sweep(argc, argv)) {
+	if (is_sweep(argc, argv)) {
 		free(settings);
-		return cli_sim_sweep(argc, argv);
+		return sweep_command(argc, argv);
 	}
 	optind = 1;
 	opterr = 0;
 	/* '+': stop at the first non-option, so "-- PROGRAM -x" keeps its options */
 	while ((c = getopt_long(argc, argv, "+:hp:c:s:f:o:", options, NULL)) != -1) {
 		const char *key = NULL;
+		bool geometry = false;
 		switch (c) {
 		case 'h':
 			usage(stdout);
@@ -242,15 +250,15 @@ int cmd_sim(int argc, char **argv)
 		case 'p': preset = optarg; continue;
 		case 'c': config_path = optarg; continue;
 		case 'f': format_name = optarg; continue;
-		case 's': settings[setting_count++] = (setting){ NULL, optarg }; continue;
+		case 's': settings[setting_count++] = (sim_setting){ NULL, optarg, false }; continue;
 		case OPT_CORES: key = "cores"; break;
 		case OPT_PROTOCOL: key = "protocol"; break;
 		case OPT_INCLUSION: key = "l3.inclusion"; break;
 		case OPT_PREFETCH: key = "prefetch"; break;
-		case OPT_L1I: key = "--l1i"; break;
-		case OPT_L1D: key = "--l1d"; break;
-		case OPT_L2: key = "--l2"; break;
-		case OPT_L3: key = "--l3"; break;
+		case OPT_L1I: key = "l1i"; geometry = true; break;
+		case OPT_L1D: key = "l1d"; geometry = true; break;
+		case OPT_L2: key = "l2"; geometry = true; break;
+		case OPT_L3: key = "l3"; geometry = true; break;
 		case OPT_CHECK: key = "check"; optarg = (char *)"yes"; break;
 		case OPT_BASIC: key = "classify"; optarg = (char *)"no"; break;
 		case OPT_TOP:
@@ -288,7 +296,7 @@ int cmd_sim(int argc, char **argv)
 			free(settings);
 			return cli_bad_option("sim", c, argv);
 		}
-		settings[setting_count++] = (setting){ key, optarg };
+		settings[setting_count++] = (sim_setting){ key, optarg, geometry };
 	}
 	bool command_mode = optind > 1 && strcmp(argv[optind - 1], "--") == 0;
 	const char *trace_path = "-";
@@ -308,47 +316,10 @@ int cmd_sim(int argc, char **argv)
 	/* Without a preset or a file: this machine's caches (the host preset),
 	 * or the generic default with a note when they cannot be read. */
 	sim_config config;
-	char machine[512] = "", host_problem[PLUMB_MESSAGE_MAX] = "";
-	if (!preset && !config_path) {
-		char described[400];
-		if (sim_preset(&config, "host", &status) == 0 && sim_config_validate(&config, &status) == 0) {
-			snprintf(machine, sizeof machine, "host (hwloc: %s)",
-			         sim_config_describe(&config, described, sizeof described));
-		} else {
-			snprintf(host_problem, sizeof host_problem, "%s", status.message);
-			preset = "default";
-		}
-	}
-	if (preset && sim_preset(&config, preset, &status) != 0) {
-		free(settings);
-		return cli_usage_error("sim", "%s", status.message);
-	}
-	if (!preset && config_path)
-		sim_config_default(&config);
-	if (config_path && sim_config_load(&config, config_path, &status) != 0) {
-		free(settings);
-		return cli_usage_error("sim", "%s", status.message);
-	}
-	for (size_t i = 0; i < setting_count; i++) {
-		int rc;
-		if (!settings[i].key)
-			rc = sim_config_assign(&config, settings[i].value, &status);
-		else if (settings[i].key[0] == '-')
-			rc = set_geometry(&config, settings[i].key + 2, settings[i].value, &status);
-		else
-			rc = sim_config_set(&config, settings[i].key, settings[i].value, &status);
-		if (rc != 0) {
-			free(settings);
-			return cli_usage_error("sim", "%s", status.message);
-		}
-	}
+	sim_config_origin origin;
+	int chosen = sim_config_choose(&config, preset, config_path, settings, setting_count, &origin, &status);
 	free(settings);
-	if (machine[0] && setting_count > 0) {
-		size_t used = strlen(machine);
-		snprintf(machine + used, sizeof machine - used, ", changed by %zu command-line setting%s", setting_count,
-		         setting_count == 1 ? "" : "s");
-	}
-	if (sim_config_validate(&config, &status) != 0)
+	if (chosen != 0)
 		return cli_usage_error("sim", "%s", status.message);
 	if (print_config) {
 		sim_config_write(&config, stdout);
@@ -393,18 +364,15 @@ int cmd_sim(int argc, char **argv)
 		return cli_error("sim", &status);
 	}
 	uint64_t records = 0;
-	rc = run(s, reader, interleaver, &records, &status);
+	rc = sim_run_reader(s, reader, interleaver, &records, &status);
 	records -= sim_call_records(s);   /* calls and returns are not references */
 	trace_interleaver_free(interleaver);
-	/* plumbgrind's function, file and line of every instruction run */
+	/* plumbgrind's function, file and line of every instruction run, or
+	 * those plumb trace record kept beside the trace */
 	trace_code_map *code_map = NULL;
 	char code_path[4096] = "";
-	if (rc == 0 && trace_reader_code_map(reader, &code_map, &status) != 0)
-		rc = -1;
-	/* a trace recorded by plumb trace record keeps them in TRACE.code */
-	if (rc == 0 && !code_map && !command_mode && strcmp(trace_path, "-") != 0 &&
-	    trace_code_map_path_for(trace_path, code_path, sizeof code_path) && access(code_path, R_OK) == 0 &&
-	    trace_code_map_load(&code_map, code_path, &status) != 0)
+	if (rc == 0 && sim_code_map_find(reader, command_mode ? NULL : trace_path, &code_map, code_path,
+	                                 sizeof code_path, &status) != 0)
 		rc = -1;
 	sim_set_code_map(s, code_map);
 	trace_reader_info info;
@@ -434,13 +402,13 @@ int cmd_sim(int argc, char **argv)
 	}
 	if (fair_sched)
 		output_meta_text(report, "valgrind scheduling", "--fair-sched=yes");
-	if (machine[0])
-		output_meta_text(report, "machine", machine);
+	if (origin.machine[0])
+		output_meta_text(report, "machine", origin.machine);
 	if (code_map && !command_mode)
 		output_meta_text(report, "code_map", code_path);
-	if (host_problem[0])
+	if (origin.host_problem[0])
 		output_note(report, "this machine's caches could not be read (%s): the generic default machine was "
-		            "simulated", host_problem);
+		            "simulated", origin.host_problem);
 	if (info.truncated)
 		output_note(report, "the trace was cut short: %llu bytes of an incomplete block were ignored",
 		            (unsigned long long)info.truncated_bytes);
@@ -457,8 +425,8 @@ int cmd_sim(int argc, char **argv)
 	output_report_free(report);
 	if (rc == 0 && (cachegrind_out || callgrind_out)) {
 		char *command = command_mode ? command_text(argv, optind, argc) : strdup(trace_path);
-		if ((cachegrind_out && write_annotation(cachegrind_out, s, code_map, command, false, &status) != 0) ||
-		    (callgrind_out && write_annotation(callgrind_out, s, code_map, command, true, &status) != 0))
+		if ((cachegrind_out && sim_write_annotation_file(cachegrind_out, s, code_map, command, false, &status) != 0) ||
+		    (callgrind_out && sim_write_annotation_file(callgrind_out, s, code_map, command, true, &status) != 0))
 			rc = cli_error("sim", &status);
 		free(command);
 	}

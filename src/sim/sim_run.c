@@ -1,0 +1,146 @@
+/* What plumb sim does around the simulator: the configuration it runs
+ * (this machine's caches unless told otherwise, then a file and settings),
+ * a trace reader fed through it, the code map of the run, and the
+ * annotation files (include/plumb/sim.h, "Running a trace"). */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include "plumb/output.h"
+#include "plumb/progress.h"
+#include "plumb/sim.h"
+
+#define BATCH 65536
+
+int sim_config_set_geometry(sim_config *config, const char *level, const char *text, plumb_status *status)
+{
+	char key[32];
+	if (strcmp(text, "none") == 0) {
+		snprintf(key, sizeof key, "%s.size", level);
+		return sim_config_set(config, key, "none", status);
+	}
+	char copy[128];
+	if (strlen(text) >= sizeof copy)
+		return plumb_fail(status, EINVAL, "--%s: too long", level);
+	strcpy(copy, text);
+	char *fields[3];
+	char *save = NULL;
+	int n = 0;
+	for (char *part = strtok_r(copy, ",", &save); part; part = strtok_r(NULL, ",", &save)) {
+		if (n == 3)
+			return plumb_fail(status, EINVAL, "--%s: '%s' is not SIZE,ASSOC,LINE", level, text);
+		fields[n++] = part;
+	}
+	if (n != 3)
+		return plumb_fail(status, EINVAL, "--%s: '%s' is not SIZE,ASSOC,LINE", level, text);
+	static const char *const names[3] = { "size", "assoc", "line" };
+	for (int i = 0; i < 3; i++) {
+		snprintf(key, sizeof key, "%s.%s", level, names[i]);
+		if (sim_config_set(config, key, fields[i], status) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+int sim_config_choose(sim_config *config, const char *preset, const char *path, const sim_setting *settings,
+                      size_t setting_count, sim_config_origin *origin, plumb_status *status)
+{
+	origin->machine[0] = origin->host_problem[0] = '\0';
+	/* Without a preset or a file: this machine's caches (the host preset),
+	 * or the generic default with a note when they cannot be read. */
+	if (!preset && !path) {
+		char described[400];
+		if (sim_preset(config, "host", status) == 0 && sim_config_validate(config, status) == 0) {
+			snprintf(origin->machine, sizeof origin->machine, "host (hwloc: %s)",
+			         sim_config_describe(config, described, sizeof described));
+		} else {
+			snprintf(origin->host_problem, sizeof origin->host_problem, "%s", status->message);
+			preset = "default";
+		}
+	}
+	if (preset && sim_preset(config, preset, status) != 0)
+		return -1;
+	if (!preset && path)
+		sim_config_default(config);
+	if (path && sim_config_load(config, path, status) != 0)
+		return -1;
+	for (size_t i = 0; i < setting_count; i++) {
+		const sim_setting *setting = &settings[i];
+		int rc = !setting->key      ? sim_config_assign(config, setting->value, status)
+		         : setting->geometry ? sim_config_set_geometry(config, setting->key, setting->value, status)
+		                             : sim_config_set(config, setting->key, setting->value, status);
+		if (rc != 0)
+			return -1;
+	}
+	if (origin->machine[0] && setting_count > 0) {
+		size_t used = strlen(origin->machine);
+		snprintf(origin->machine + used, sizeof origin->machine - used, ", changed by %zu command-line setting%s",
+		         setting_count, setting_count == 1 ? "" : "s");
+	}
+	return sim_config_validate(config, status);
+}
+
+int sim_run_reader(sim *s, trace_reader *reader, trace_interleaver *interleaver, uint64_t *records,
+                   plumb_status *status)
+{
+	progress p;
+	progress_begin(&p, "plumb sim: records", 0);
+	int rc = 0;
+	for (;;) {
+		/* Lent, not copied: a native file's records come straight from the
+		 * reader's background decoder (docs/trace-format.md). */
+		const trace_record *batch;
+		trace_compact compact = { 0 };
+		long got = interleaver ? trace_interleaver_view(interleaver, reader, &batch, BATCH, status)
+		                       : trace_reader_view_compact(reader, &batch, &compact, BATCH, status);
+		if (got < 0) {
+			rc = -1;
+			break;
+		}
+		if (got == 0)
+			break;
+		/* plumbgrind's entries as they came through the ring, or records */
+		if (compact.words ? sim_access_compact(s, &compact, status) != 0
+		                  : sim_access_batch(s, batch, (size_t)got, status) != 0) {
+			rc = -1;
+			break;
+		}
+		*records += (uint64_t)got;
+		progress_step(&p, (size_t)*records);
+	}
+	progress_end(&p);
+	return rc;
+}
+
+int sim_code_map_find(trace_reader *reader, const char *trace_path, trace_code_map **out, char *loaded_from,
+                      size_t length, plumb_status *status)
+{
+	*out = NULL;
+	if (length)
+		loaded_from[0] = '\0';
+	/* plumbgrind's function, file and line of every instruction run */
+	if (trace_reader_code_map(reader, out, status) != 0)
+		return -1;
+	/* a trace recorded by plumb trace record keeps them in TRACE.code */
+	if (!*out && trace_path && strcmp(trace_path, "-") != 0 &&
+	    trace_code_map_path_for(trace_path, loaded_from, length) && access(loaded_from, R_OK) == 0)
+		return trace_code_map_load(out, loaded_from, status);
+	if (length)
+		loaded_from[0] = '\0';
+	return 0;
+}
+
+int sim_write_annotation_file(const char *path, const sim *s, const trace_code_map *map, const char *command,
+                              bool callgrind, plumb_status *status)
+{
+	output_file file;
+	if (output_file_open(&file, path, status) != 0)
+		return -1;
+	int rc = callgrind ? sim_write_callgrind(s, map, command, file.stream, status)
+	                   : sim_write_cachegrind(s, map, command, file.stream, status);
+	if (rc != 0) {
+		output_file_abort(&file);
+		return -1;
+	}
+	return output_file_commit(&file, status);
+}
