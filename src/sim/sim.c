@@ -1055,7 +1055,7 @@ static __attribute__((noinline)) int classify_one(sim *s, classify_state *c, sim
 		long w = sim_cache_find(cache, line);
 		if (w >= 0 && (cache->meta[w] & f->need) == f->want) {
 			shadow_touch(&cache->shadow, line);
-			if (kind == SIM_WRITE && c->note_writes)
+			if (kind == SIM_WRITE && c->note_writes && sim_others_recorded(s, m->core))
 				sim_write_hit_words(s, m->core, address, size);
 			cache->meta[w] |= f->dirty;
 			sim_cache_move_to_front(cache, (size_t)w);
@@ -1127,7 +1127,7 @@ static int compact_classify(sim *s, const trace_compact *cp, plumb_status *statu
 					if (__builtin_expect((meta & need) == want, 1)) {
 						counts[kind]++;
 						shadow_touch(dshadow, line);
-						if (kind == OP_WRITE && c.note_writes)
+						if (kind == OP_WRITE && c.note_writes && sim_others_recorded(s, m->core))
 							sim_write_hit_words(s, m->core, address, size);
 						if (f->dirty & ~meta)
 							f->meta[front] = (uint8_t)(meta | f->dirty);

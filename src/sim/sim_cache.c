@@ -44,7 +44,7 @@ int sim_cache_init(sim_cache *c, uint64_t size, uint32_t line, uint32_t assoc,
 	memset(c->tags, 0xff, ways * sizeof *c->tags);
 	if (classify) {
 		c->classify = true;
-		if (sim_shadow_init(&c->shadow, (uint32_t)ways) != 0 || sim_table_init(&c->seen, 0, ways) != 0)
+		if (sim_shadow_init(&c->shadow, (uint32_t)ways) != 0 || sim_lineset_init(&c->seen, ways) != 0)
 			goto fail;
 	}
 	return 0;
@@ -61,7 +61,7 @@ void sim_cache_free(sim_cache *c)
 	free(c->plru);
 	if (c->classify) {
 		sim_shadow_free(&c->shadow);
-		sim_table_free(&c->seen);
+		sim_lineset_free(&c->seen);
 	}
 	memset(c, 0, sizeof *c);
 }

@@ -151,6 +151,8 @@ static void record_loss(sim *s, uint32_t core, uint64_t granule, bool inclusion)
  * tell true from false sharing. */
 static void record_write(sim *s, uint32_t core, uint64_t granule, uint64_t words)
 {
+	if (!sim_others_recorded(s, core))
+		return;
 	sim_directory_entry *d = directory_find(s, granule);
 	if (!d)
 		return;
@@ -264,8 +266,7 @@ static void l3_insert_victim(sim *s, uint32_t core, uint64_t address, bool dirty
 
 static uint8_t classify_miss(sim *s, reference *r, sim_cache *c, uint64_t line, bool shadow_hit, bool private_level)
 {
-	bool created;
-	sim_table_insert(&c->seen, line, &created);
+	bool created = sim_lineset_insert(&c->seen, line);
 	if (private_level) {
 		sim_invalidation_record *rec = sim_table_find(&s->core[r->core].invalidated, granule_of(s, line << c->line_bits));
 		if (rec) {
@@ -737,9 +738,7 @@ void sim_tlb_reference(sim *s, uint32_t core, sim_access_kind kind, uint64_t add
 			}
 			cs->tlb[level].misses++;
 			if (t->classify) {
-				bool created;
-				sim_table_insert(&t->seen, page, &created);
-				if (created)
+				if (sim_lineset_insert(&t->seen, page))
 					cs->tlb[level].compulsory++;
 				else if (shadow_hit)
 					cs->tlb[level].conflict++;
@@ -996,7 +995,7 @@ void sim_reference_caches(sim *s, uint32_t core, sim_access_kind kind, uint64_t 
 			 * in one cycle"); the buffer fetches its next line afterwards */
 			hit[i] = true;
 			if (l1->classify)
-				sim_table_insert(&l1->seen, line, NULL);
+				sim_lineset_insert(&l1->seen, line);
 			l1_install(s, core, first, line, (uint8_t)buffered_state);
 			trigger[triggers++] = (prefetch_trigger){ line, AFTER_BUFFER_HIT };
 			continue;

@@ -46,6 +46,36 @@ static inline void *sim_table_value_at(const sim_table *t, size_t slot)
 
 /* ------------------------------------------------------ classification */
 
+/* A set of line numbers (the lines a cache ever missed: compulsory misses)
+ * as bitmaps of 512 consecutive lines in a hash table by line / 512: a
+ * program's lines come in runs, so its footprint takes a few host lines
+ * where a table of lines took one slot each, and the block of the last
+ * insert is kept, so a run of neighbours costs no hashing. */
+#define SIM_LINESET_SHIFT 9
+typedef struct sim_lineset {
+	sim_table blocks;       /* line >> SIM_LINESET_SHIFT -> 8 words of bits */
+	uint64_t last_block;
+	uint64_t *last_bits;    /* the last block's bits (NULL: none yet) */
+} sim_lineset;
+
+int sim_lineset_init(sim_lineset *l, size_t lines);
+void sim_lineset_free(sim_lineset *l);
+/* Adds line; returns true when it was not in the set. */
+static inline bool sim_lineset_insert(sim_lineset *l, uint64_t line)
+{
+	uint64_t block = line >> SIM_LINESET_SHIFT;
+	if (!l->last_bits || block != l->last_block) {
+		l->last_bits = sim_table_insert(&l->blocks, block, NULL);
+		l->last_block = block;
+	}
+	uint64_t *word = &l->last_bits[(line >> 6) & ((1u << (SIM_LINESET_SHIFT - 6)) - 1)];
+	uint64_t bit = 1ull << (line & 63);
+	if (*word & bit)
+		return false;
+	*word |= bit;
+	return true;
+}
+
 /* A fully associative LRU cache of the same number of lines: a miss in the
  * real cache that hits here is a conflict miss, one that misses here too is a
  * capacity miss.  O(1) per reference (hash + doubly linked list). */
@@ -91,7 +121,7 @@ typedef struct sim_cache {
 	/* classification (classify on) */
 	bool classify;
 	sim_shadow shadow;
-	sim_table seen;         /* lines ever held: compulsory misses */
+	sim_lineset seen;       /* lines ever missed: compulsory misses */
 } sim_cache;
 
 int sim_cache_init(sim_cache *c, uint64_t size, uint32_t line, uint32_t assoc,
@@ -324,6 +354,17 @@ void sim_reference_caches(sim *s, uint32_t core, sim_access_kind kind, uint64_t 
 /* A one-line write hit of a line in M, classify on, several cores: the
  * words written, for true and false sharing. */
 void sim_write_hit_words(sim *s, uint32_t core, uint64_t address, uint32_t size);
+/* Whether a core other than core holds an invalidation record (classify
+ * on): only then can a write be remembered for true and false sharing.
+ * A single-threaded program never has one, so its write hits skip the
+ * directory lookup. */
+static inline bool sim_others_recorded(const sim *s, uint32_t core)
+{
+	for (uint32_t o = 0; o < s->config.cores; o++)
+		if (o != core && s->core[o].invalidated.count)
+			return true;
+	return false;
+}
 /* sim_check.c: checks one line after a transaction (check on). */
 void sim_check_line(sim *s, uint64_t granule);
 /* sim_prefetch_state.c: the prefetchers' state each core owns. */

@@ -51,7 +51,7 @@ void sim_table_clear(sim_table *t)
 
 void *sim_table_find(const sim_table *t, uint64_t key)
 {
-	if (!t->keys)
+	if (!t->keys || t->count == 0)
 		return NULL;
 	size_t mask = t->capacity - 1;
 	size_t home = table_slot(t, key);
@@ -136,4 +136,17 @@ bool sim_table_remove(sim_table *t, uint64_t key)
 	memset(t->values + hole * t->value_size, 0, t->value_size);
 	t->count--;
 	return true;
+}
+
+int sim_lineset_init(sim_lineset *l, size_t lines)
+{
+	l->last_block = 0;
+	l->last_bits = NULL;
+	return sim_table_init(&l->blocks, sizeof(uint64_t) << (SIM_LINESET_SHIFT - 6), 1 + (lines >> SIM_LINESET_SHIFT));
+}
+
+void sim_lineset_free(sim_lineset *l)
+{
+	sim_table_free(&l->blocks);
+	l->last_bits = NULL;
 }
