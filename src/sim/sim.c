@@ -377,7 +377,7 @@ static inline __attribute__((always_inline)) int batch_fast_body(sim *s, const t
 				    ((address + size - 1) >> t->line_bits) == page) {
 					(*f->tlb_accesses)++;
 					if (classify)
-						sim_shadow_reference(&t->shadow, page);
+						sim_shadow_touch(&t->shadow, page);
 				} else {
 					uint32_t tlb_size = size ? size : 1;
 					if (address + tlb_size - 1 < address)
@@ -397,8 +397,8 @@ static inline __attribute__((always_inline)) int batch_fast_body(sim *s, const t
 				if (a >= 0 && b >= 0 && fast_permits(f, kind, write_back, (size_t)a) &&
 				    fast_permits(f, kind, write_back, (size_t)b)) {
 					if (classify) {
-						sim_shadow_reference(&f->cache->shadow, line);
-						sim_shadow_reference(&f->cache->shadow, last_line);
+						sim_shadow_touch(&f->cache->shadow, line);
+						sim_shadow_touch(&f->cache->shadow, last_line);
 					}
 					fast_write(f, kind, (size_t)a);
 					sim_cache_touch(f->cache, (size_t)a);
@@ -426,7 +426,7 @@ static inline __attribute__((always_inline)) int batch_fast_body(sim *s, const t
 					}
 					if (done) {
 						if (classify)
-							sim_shadow_reference(&f->cache->shadow, line);
+							sim_shadow_touch(&f->cache->shadow, line);
 						hits[kind]++;
 						if (!hinted || !f->lru)
 							f->hint = sim_cache_touch(f->cache, w);
@@ -1014,8 +1014,7 @@ static __attribute__((noinline)) int compact_other(sim *s, mru_state *m, const s
  * decisions for one reference. */
 static inline void shadow_touch(sim_shadow *shadow, uint64_t line)
 {
-	if (shadow->head == UINT32_MAX || shadow->line[shadow->head] != line)
-		sim_shadow_reference(shadow, line);
+	sim_shadow_touch(shadow, line);
 }
 
 typedef struct classify_state {
@@ -1041,8 +1040,8 @@ static __attribute__((noinline)) int classify_one(sim *s, classify_state *c, sim
 			goto general;   /* a straddling write records its words per line */
 		long a = sim_cache_find(cache, line), b = sim_cache_find(cache, last_line);
 		if (a >= 0 && b >= 0 && (cache->meta[a] & f->need) == f->want && (cache->meta[b] & f->need) == f->want) {
-			sim_shadow_reference(&cache->shadow, line);
-			sim_shadow_reference(&cache->shadow, last_line);
+			sim_shadow_touch(&cache->shadow, line);
+			sim_shadow_touch(&cache->shadow, last_line);
 			cache->meta[a] |= f->dirty;
 			sim_cache_move_to_front(cache, (size_t)a);
 			b = sim_cache_find(cache, last_line);

@@ -264,6 +264,20 @@ static void l3_insert_victim(sim *s, uint32_t core, uint64_t address, bool dirty
 	sim_cache_fill(&s->l3, v, line, dirty ? META_DIRTY : 0);
 }
 
+/* Feeds c's shadow the reference of line; hit: the real cache's answer.
+ * The shadow's own answer (would a fully associative cache have hit?) is
+ * wanted only on a miss, and a hit costs the shadow less (sim_shadow.c). */
+static inline bool shadow_access(sim_cache *c, uint64_t line, bool hit)
+{
+	if (!c->classify)
+		return false;
+	if (hit) {
+		sim_shadow_touch(&c->shadow, line);
+		return true;
+	}
+	return sim_shadow_reference(&c->shadow, line);
+}
+
 static uint8_t classify_miss(sim *s, reference *r, sim_cache *c, uint64_t line, bool shadow_hit, bool private_level)
 {
 	bool created = sim_lineset_insert(&c->seen, line);
@@ -288,9 +302,9 @@ static bool l3_reference(sim *s, reference *r, uint64_t address, bool install)
 {
 	sim_cache *l3 = &s->l3;
 	uint64_t line = address >> l3->line_bits;
-	bool shadow_hit = l3->classify ? sim_shadow_reference(&l3->shadow, line) : false;
 	r->reached[LEVEL_THIRD] = true;
 	long w = sim_cache_find(l3, line);
+	bool shadow_hit = shadow_access(l3, line, w >= 0);
 	if (w >= 0) {
 		w = (long)sim_cache_touch(l3, (size_t)w);
 		if (s->config.l3_inclusion == SIM_EXCLUSIVE && install) {
@@ -566,9 +580,9 @@ static unsigned fetch_below_l1(sim *s, reference *r, uint64_t address, bool excl
 	sim_core *k = &s->core[r->core];
 	sim_cache *l2 = &k->cache[SIM_L2];
 	uint64_t granule = granule_of(s, address);
-	bool shadow_hit = l2->classify ? sim_shadow_reference(&l2->shadow, granule) : false;
 	r->reached[LEVEL_SECOND] = true;
 	long w = sim_cache_find(l2, granule);
+	bool shadow_hit = shadow_access(l2, granule, w >= 0);
 	if (w >= 0) {
 		w = (long)sim_cache_touch(l2, (size_t)w);
 		return state_of(l2->meta[w]);
@@ -590,9 +604,9 @@ static void write_down(sim *s, reference *r, uint64_t address, bool from_l1)
 	if (from_l1 && s->has_l2) {
 		sim_cache *l2 = &k->cache[SIM_L2];
 		uint64_t granule = granule_of(s, address);
-		bool shadow_hit = l2->classify ? sim_shadow_reference(&l2->shadow, granule) : false;
 		r->reached[LEVEL_SECOND] = true;
 		long w = sim_cache_find(l2, granule);
+		bool shadow_hit = shadow_access(l2, granule, w >= 0);
 		if (w >= 0) {
 			w = (long)sim_cache_touch(l2, (size_t)w);
 			if (s->config.cache[SIM_L2].write_back) {
@@ -612,9 +626,9 @@ static void write_down(sim *s, reference *r, uint64_t address, bool from_l1)
 	if (s->has_l3) {
 		sim_cache *l3 = &s->l3;
 		uint64_t line = address >> l3->line_bits;
-		bool shadow_hit = l3->classify ? sim_shadow_reference(&l3->shadow, line) : false;
 		r->reached[LEVEL_THIRD] = true;
 		long w = sim_cache_find(l3, line);
+		bool shadow_hit = shadow_access(l3, line, w >= 0);
 		if (w >= 0) {
 			w = (long)sim_cache_touch(l3, (size_t)w);
 			if (s->config.cache[SIM_L3].write_back) {
@@ -674,9 +688,9 @@ static void write_around(sim *s, reference *r, uint64_t address)
 	uint64_t granule = granule_of(s, address);
 	if (s->has_l2) {
 		sim_cache *l2 = &s->core[r->core].cache[SIM_L2];
-		bool shadow_hit = l2->classify ? sim_shadow_reference(&l2->shadow, granule) : false;
 		r->reached[LEVEL_SECOND] = true;
 		long w = sim_cache_find(l2, granule);
+		bool shadow_hit = shadow_access(l2, granule, w >= 0);
 		if (w >= 0) {
 			w = (long)sim_cache_touch(l2, (size_t)w);
 			write_ownership(s, r, granule);
@@ -729,9 +743,9 @@ void sim_tlb_reference(sim *s, uint32_t core, sim_access_kind kind, uint64_t add
 			uint64_t page = at >> t->line_bits;
 			if (page_of_access && page == (address >> t->line_bits))
 				break;   /* same page: one lookup */
-			bool shadow_hit = t->classify ? sim_shadow_reference(&t->shadow, page) : false;
 			cs->tlb[level].accesses++;
 			long w = sim_cache_find(t, page);
+			bool shadow_hit = shadow_access(t, page, w >= 0);
 			if (w >= 0) {
 				t->last_way = sim_cache_touch(t, (size_t)w);   /* the fast path's hint */
 				break;
@@ -974,8 +988,8 @@ void sim_reference_caches(sim *s, uint32_t core, sim_access_kind kind, uint64_t 
 	/* Pass 1: the L1 lookups, filling what misses (cachegrind's order). */
 	for (unsigned i = 0; i < n; i++) {
 		uint64_t line = first_line + i;
-		bool shadow_hit = l1->classify ? sim_shadow_reference(&l1->shadow, line) : false;
 		long w = sim_cache_find(l1, line);
+		bool shadow_hit = shadow_access(l1, line, w >= 0);
 		hit[i] = w >= 0;
 		if (w >= 0) {
 			w = (long)sim_cache_touch(l1, (size_t)w);
@@ -1018,7 +1032,7 @@ void sim_reference_caches(sim *s, uint32_t core, sim_access_kind kind, uint64_t 
 			if (r.missed[LEVEL_FIRST]) {
 				if (s->has_l2) {
 					if (k->cache[SIM_L2].classify)
-						sim_shadow_reference(&k->cache[SIM_L2].shadow, granule);
+						sim_shadow_touch(&k->cache[SIM_L2].shadow, granule);
 					long w = sim_cache_find(&k->cache[SIM_L2], granule);
 					r.reached[LEVEL_SECOND] = true;
 					if (w >= 0)

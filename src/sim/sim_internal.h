@@ -78,20 +78,45 @@ static inline bool sim_lineset_insert(sim_lineset *l, uint64_t line)
 
 /* A fully associative LRU cache of the same number of lines: a miss in the
  * real cache that hits here is a conflict miss, one that misses here too is a
- * capacity miss.  O(1) per reference (hash + doubly linked list). */
+ * capacity miss.  A hit of the real cache only touches it (a stamp, see
+ * sim_shadow.c); its recency list is brought up to date when a miss asks. */
+typedef struct sim_shadow_node {
+	uint64_t line;          /* SIM_NO_TAG: free */
+	uint64_t stamp;         /* the clock at its last reference */
+} sim_shadow_node;
+
+typedef struct sim_shadow_order {
+	uint64_t stamp;
+	uint32_t node;
+} sim_shadow_order;
+
 typedef struct sim_shadow {
 	sim_table index;        /* line -> node */
-	uint64_t *line;
-	uint32_t *previous, *next;
-	uint32_t head, tail, used, capacity;
+	sim_shadow_node *node;
+	uint32_t *previous, *next;      /* the recency list, most recent first */
+	uint32_t *free_nodes;
+	uint32_t *dirty;        /* nodes touched since the list was last brought up to date */
+	sim_shadow_order *order;        /* scratch for sorting them */
 	uint32_t *hint;         /* by the line's low bits: a node that held it lately (checked) */
 	uint32_t hint_mask;
+	uint32_t head, tail, listed, capacity;
+	uint32_t pool, allocated, free_count, dirty_count, dirty_capacity;
+	uint64_t clock;         /* references so far */
+	uint64_t synced;        /* the clock when the list was last brought up to date */
+	uint64_t last;          /* the most recent line */
 } sim_shadow;
 
 int sim_shadow_init(sim_shadow *s, uint32_t capacity);
 void sim_shadow_free(sim_shadow *s);
 /* References line; returns true if it was present. */
 bool sim_shadow_reference(sim_shadow *s, uint64_t line);
+void sim_shadow_touch_slow(sim_shadow *s, uint64_t line);
+/* References line when the answer is not wanted (the real cache hit). */
+static inline void sim_shadow_touch(sim_shadow *s, uint64_t line)
+{
+	if (line != s->last)
+		sim_shadow_touch_slow(s, line);
+}
 
 /* ----------------------------------------------------------------- cache */
 
