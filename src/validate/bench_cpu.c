@@ -330,7 +330,8 @@ const validate_benchmark validate_bench_icache_l2 = {
 	.default_max_size = 1000000,
 	.event_count = 2,
 	.events = {
-		{ .name = "PAPI_L2_ICM", .papi_name = "PAPI_L2_ICM", .predict = icache_predict },
+		{ .name = "PAPI_L2_ICM", .papi_name = "PAPI_L2_ICM", .sim = VALIDATE_SIM_L2_INSTRUCTION_MISSES,
+		  .predict = icache_predict },
 		{ .name = "PAPI_L1_ICM", .perf_name = "L1-icache-load-misses", .papi_name = "PAPI_L1_ICM",
 		  .sim = VALIDATE_SIM_L1I_MISSES, .predict = icache_predict },
 	},

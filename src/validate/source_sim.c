@@ -38,6 +38,7 @@ uint64_t validate_sim_value(const sim_core_stats *c, validate_sim_event event, b
 	case VALIDATE_SIM_L1D_MISSES: return c->cache[SIM_L1D].misses[SIM_READ] + c->cache[SIM_L1D].misses[SIM_WRITE];
 	case VALIDATE_SIM_L2_MISSES: return c->cache[SIM_L2].misses[SIM_READ] + c->cache[SIM_L2].misses[SIM_WRITE];
 	case VALIDATE_SIM_L1I_MISSES: return c->cache[SIM_L1I].misses[SIM_IFETCH];
+	case VALIDATE_SIM_L2_INSTRUCTION_MISSES: return c->cache[SIM_L2].misses[SIM_IFETCH];
 	case VALIDATE_SIM_INSTRUCTIONS: return c->references[SIM_IFETCH];
 	case VALIDATE_SIM_READS: return c->references[SIM_READ];
 	case VALIDATE_SIM_WRITES: return c->references[SIM_WRITE];

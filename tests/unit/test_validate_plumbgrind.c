@@ -73,7 +73,8 @@ Test(validate_plumbgrind, every_emitter_agrees_with_the_real_kernel, .timeout = 
  * trace of the region, the harness's code around the kernel included.
  * Single-thread: at most 3 events more than the emitter's (measured at 100:
  * stride and page-crossing 103, the region's stack lines evicted by the
- * eviction sweep; random 101; the page benchmarks equal).  Two threads:
+ * eviction sweep; random 101; the page benchmarks, icache and icache-l2
+ * equal).  Two threads:
  * Valgrind runs one thread at a time, so a coherence count depends on where
  * its scheduler switches (cln 98, inv 103 for 100): within 5%.  itv is
  * exact (its own test below). */
@@ -83,7 +84,7 @@ Test(validate_plumbgrind, the_real_kernel_simulates_like_its_emitter, .timeout =
 	require_plumbgrind(plumb, sizeof plumb);
 	static const char *const names[] = { "page-faults", "dtlb", "dtlb-prefault", "padding", "padding-misaligned",
 	                                      "stride", "random", "page-crossing", "shared", "shared-control", "shr",
-	                                      "cln", "inv", "itv" };
+	                                      "cln", "inv", "itv", "icache", "icache-l2" };
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
 		const validate_benchmark *b = validate_benchmark_find(names[i]);
 		cr_assert_not_null(b, "%s", names[i]);

@@ -43,6 +43,35 @@ Test(validate_sim, simulator_counts_equal_the_predictions, .timeout = 120)
 	cr_expect_gt(checked, 100);
 }
 
+/* icache-l2's chain covers twice the L2 in a random order that repeats
+ * every lap: with LRU every block is a new line for both levels on every
+ * lap, so both columns are N past the first lap too (the sizes above stop
+ * inside it). */
+Test(validate_sim, icache_l2_chain_misses_both_levels_on_every_lap)
+{
+	char reason[256];
+	if (!validate_simulator_available(reason, sizeof reason)) cr_skip_test("%s", reason);
+	validate_machine machine;
+	plumb_status status;
+	cr_assert_eq(validate_machine_detect(&machine, &status), 0);
+	const validate_benchmark *b = validate_benchmark_find("icache-l2");
+	cr_assert_not_null(b);
+	cr_assert_eq(b->event_count, 2);
+	cr_assert_str_eq(b->events[0].name, "PAPI_L2_ICM");
+	cr_assert_str_eq(b->events[1].name, "PAPI_L1_ICM");
+	uint64_t blocks = 2 * machine.l2_size / machine.l2_line;
+	validate_params p;
+	validate_params_init(&p, b, &machine, 2 * blocks + 3);
+	char warning[256];
+	if (!b->in_domain(&p, warning, sizeof warning)) cr_skip_test("icache-l2 is outside its domain here: %s", warning);
+	double values[VALIDATE_MAX_EVENTS];
+	char reasons[VALIDATE_MAX_EVENTS][PLUMB_MESSAGE_MAX];
+	cr_assert_eq(validate_simulate(b, &p, "host", NULL, 0, values, reasons, &status), 0, "%s", status.message);
+	cr_expect_eq(values[0], (double)p.size, "L2 instruction misses over %llu blocks: %g for %llu trips",
+	             (unsigned long long)blocks, values[0], (unsigned long long)p.size);
+	cr_expect_eq(values[1], (double)p.size, "L1I misses: %g for %llu trips", values[1], (unsigned long long)p.size);
+}
+
 Test(validate_sim, origin2000_preset_reproduces_the_thesis_l2_line_effect)
 {
 	/* Notes 000 §8.3: with R10K geometry (32 B L1 lines, 128 B L2 lines),
