@@ -84,7 +84,7 @@ E2E      := $(BUILD)/tests/e2e_tests
 BENCHES  := $(BENCH_SRC:%.c=$(BUILD)/%)
 EXAMPLES := $(EXAMPLE_SRC:%.c=$(BUILD)/%)
 
-.PHONY: all lib check test test-install test-unit test-e2e test-fuzz sanitize bench install uninstall clean deps
+.PHONY: all lib check test test-install test-unit test-e2e test-fuzz test-layers sanitize bench install uninstall clean deps
 all: $(PLUMB) $(LIB_SO) $(LIB_PUBLIC_A) $(UNIT) $(E2E) $(BENCHES) $(EXAMPLES)
 lib: $(LIB_A) $(LIB_SO) $(LIB_PUBLIC_A)
 
@@ -166,8 +166,17 @@ test check: all
 	$(MAKE) --no-print-directory test-e2e
 	$(MAKE) --no-print-directory test-fuzz
 	sh tests/install-check.sh
-test-unit: $(UNIT)
+test-unit: $(UNIT) test-layers
 	sh tests/run-suite.sh $(UNIT) --jobs 2 $(TESTFLAGS)
+# The layering (docs/DESIGN.md, "Folders, what each may call"), read from the
+# built objects: no circle of files in the library, no folder call the table
+# there does not list; then the check's own test, which plants each problem
+# and expects it caught.  test-unit runs it first, so `make check`, .ci/run
+# and every landing (scripts/land.sh) keep the layers.  Takes a second.
+test-layers: $(LIB_OBJ) $(CLI_OBJ) $(MPI_OBJ)
+	$(SAY) "  LAYERS  $(BUILD)/src against docs/DESIGN.md"
+	$(Q)sh scripts/check-layers.sh docs/DESIGN.md $(LIB_OBJ) $(CLI_OBJ) $(MPI_OBJ)
+	$(Q)CC="$(CC)" sh tests/check-layers-test.sh $(LIB_OBJ) $(CLI_OBJ) $(MPI_OBJ)
 test-e2e: $(E2E)
 	PLUMB_BIN=$(abspath $(PLUMB)) PLUMB_SRCDIR=$(abspath .) sh tests/run-suite.sh $(E2E) --jobs 2 $(TESTFLAGS)
 test-install: all
