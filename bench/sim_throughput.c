@@ -3,6 +3,7 @@
  *   sim_throughput [--refs N] [--cores 1|2] [--workload typical|stream]
  *                  [--switch N] [--repeat R] [--classify]
  *   sim_throughput --trace FILE [--passes P] [--cores 1|2] [--repeat R] [--classify] [--sync] [--copy]
+ *   sim_throughput --command [--passes P] [--cores 1|2] [--repeat R] [--classify] -- PROGRAM [ARGS]
  *
  * With --trace the references come from a trace file (native, lackey or
  * din) read P times through trace_reader_view_compact (records lent, not copied,
@@ -124,8 +125,12 @@ static double median(double *v, int n)
  *   read      records / CPU time of the calling thread inside
  *             trace_reader_view/read (with the worker: waiting for a ready
  *             chunk, and with --copy copying it out).
- * With --sync, cpu is the read + simulate figure the earlier tables gave. */
-static int replay(const char *path, int passes, int repeat, bool sync, bool copy, const sim_config *config)
+ * With --sync, cpu is the read + simulate figure the earlier tables gave.
+ * With --command, each pass runs the program under plumbgrind (valgrind is
+ * another process: cpu is then plumb's side of a live plumb sim -- PROGRAM,
+ * the consumer a recorded run's replay is compared with). */
+static int replay(const char *path, char **command, int passes, int repeat, bool sync, bool copy,
+                  const sim_config *config)
 {
 	enum { REPLAY_BATCH = 65536 };
 	trace_record *batch = malloc(REPLAY_BATCH * sizeof *batch);
@@ -147,7 +152,8 @@ static int replay(const char *path, int passes, int repeat, bool sync, bool copy
 		records = 0;
 		for (int p = 0; p < passes; p++) {
 			trace_reader *reader;
-			if (trace_reader_open(&reader, path, TRACE_FORMAT_AUTO, &status) != 0) {
+			if ((command ? trace_reader_open_command(&reader, command, &status)
+			             : trace_reader_open(&reader, path, TRACE_FORMAT_AUTO, &status)) != 0) {
 				fprintf(stderr, "sim_throughput: %s\n", status.message);
 				return 1;
 			}
@@ -209,7 +215,8 @@ int main(int argc, char **argv)
 	uint64_t refs = 100000000;
 	uint32_t cores = 1;
 	int repeat = 3;
-	bool classify = false, sync = false, copy = false;
+	bool classify = false, sync = false, copy = false, run_command = false;
+	char **command = NULL;
 	const char *workload = "typical", *trace_path = NULL;
 	int passes = 1;
 	uint32_t switch_every = 4096;
@@ -218,7 +225,7 @@ int main(int argc, char **argv)
 		{ "trace", required_argument, 0, 't' }, { "passes", required_argument, 0, 'p' },
 		{ "refs", required_argument, 0, 'n' }, { "cores", required_argument, 0, 'c' },
 		{ "repeat", required_argument, 0, 'r' }, { "classify", no_argument, 0, 'k' },
-		{ "sync", no_argument, 0, 'y' }, { "copy", no_argument, 0, 'o' },
+		{ "sync", no_argument, 0, 'y' }, { "copy", no_argument, 0, 'o' }, { "command", no_argument, 0, 'C' },
 		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
 	int option;
 	while ((option = getopt_long(argc, argv, "", options, NULL)) != -1) {
@@ -229,6 +236,7 @@ int main(int argc, char **argv)
 		case 'k': classify = true; break;
 		case 'y': sync = true; break;
 		case 'o': copy = true; break;
+		case 'C': run_command = true; break;
 		case 'w': workload = optarg; break;
 		case 't': trace_path = optarg; break;
 		case 'p': passes = atoi(optarg); break;
@@ -236,10 +244,18 @@ int main(int argc, char **argv)
 		case 'h':
 			printf("usage: sim_throughput [--refs N] [--cores 1|2] [--workload typical|stream] [--switch N]\n"
 			       "                      [--repeat R] [--classify]\n"
-			       "       sim_throughput --trace FILE [--passes P] [--cores 1|2] [--repeat R] [--classify] [--sync] [--copy]\n");
+			       "       sim_throughput --trace FILE [--passes P] [--cores 1|2] [--repeat R] [--classify] [--sync] [--copy]\n"
+			       "       sim_throughput --command [--passes P] [--cores 1|2] [--repeat R] [--classify] -- PROGRAM [ARGS]\n");
 			return 0;
 		default: return 2;
 		}
+	}
+	if (run_command) {
+		if (optind >= argc) {
+			fprintf(stderr, "sim_throughput: --command wants the program after --\n");
+			return 2;
+		}
+		command = argv + optind;
 	}
 	uint32_t stream_percent = strcmp(workload, "typical") == 0 ? 20 : strcmp(workload, "stream") == 0 ? 50 : 101;
 	if (cores < 1 || cores > 2 || repeat < 1 || refs == 0 || stream_percent > 100 || switch_every == 0 ||
@@ -260,8 +276,8 @@ int main(int argc, char **argv)
 	config.classify = classify;
 	for (int t = 0; t < SIM_TLB_COUNT; t++)
 		config.tlb[t].entries = 0;
-	if (trace_path)
-		return replay(trace_path, passes, repeat, sync, copy, &config);
+	if (trace_path || command)
+		return replay(trace_path ? trace_path : command[0], command, passes, repeat, sync, copy, &config);
 	trace_record *batch = malloc(BATCH * sizeof *batch);
 	double *rates = calloc((size_t)repeat, sizeof *rates);
 	if (!batch || !rates)
