@@ -816,10 +816,40 @@ typedef struct sim_op {
 	uint16_t repeat;        /* OP_FETCH: fetches of the same line right after this one */
 } sim_op;
 
-/* One load per use gives both. */
+/* A definition's fast form (compact_mru): the distinct L1I lines of its
+ * fetches, all checked at the front of their sets before anything else.
+ * When they are, every fetch of the definition is a hit (only a reference
+ * that leaves the L1s can change the L1I, and the data references that hit
+ * do not), so the fetches are counted at once and only the data references
+ * are walked; the first data reference that does not hit in the L1D takes
+ * back the fetches after it, and the ops after it go one by one. */
+typedef struct sim_fetch_line {
+	uint64_t line;
+	uint32_t front;         /* the index of the front way of its set */
+} sim_fetch_line;
+
+typedef struct sim_data_op {
+	uint16_t size;
+	uint8_t kind;           /* OP_READ or OP_WRITE */
+	uint8_t advance;        /* as sim_op's */
+	uint8_t index;          /* its record's in the definition (error messages) */
+	uint16_t resume;        /* the op after it in the definition's ops */
+	uint16_t fetches_after; /* fetches of the definition after it */
+	uint16_t straddles_after;
+} sim_data_op;
+
+#define SIM_NO_FAST_FORM 0xff
+
+/* One load per use gives all of it. */
 typedef struct sim_definition {
 	uint32_t first;         /* its first op */
 	uint32_t count;         /* its ops: one per record, two for a read-write modify */
+	uint32_t line_first;    /* its fetch lines in the program's lines */
+	uint32_t data_first;    /* its data ops in the program's data ops */
+	uint16_t fetches;       /* its fetches (records) */
+	uint16_t straddles;     /* those across two lines */
+	uint8_t lines;          /* its distinct fetch lines, SIM_NO_FAST_FORM: none (one by one) */
+	uint8_t data_ops;
 } sim_definition;
 
 typedef struct sim_program {
@@ -829,6 +859,10 @@ typedef struct sim_program {
 	size_t op_count, op_capacity;
 	sim_definition *definition;   /* per definition: its ops */
 	size_t capacity;
+	sim_fetch_line *lines;        /* the definitions' fast forms */
+	size_t line_count, line_capacity;
+	sim_data_op *data_ops;
+	size_t data_op_count, data_op_capacity;
 } sim_program;
 
 void sim_program_free(struct sim_program *p)
@@ -837,7 +871,88 @@ void sim_program_free(struct sim_program *p)
 		return;
 	free(p->ops);
 	free(p->definition);
+	free(p->lines);
+	free(p->data_ops);
 	free(p);
+}
+
+static bool add_line(sim_program *p, sim_definition *def, uint64_t line, uint32_t front)
+{
+	sim_fetch_line *lines = p->lines + def->line_first;
+	for (uint32_t i = 0; i < def->lines; i++) {
+		if (lines[i].line == line)
+			return true;
+		if (lines[i].front == front)
+			return false;   /* two lines of one set are never both at the front */
+	}
+	lines[def->lines++] = (sim_fetch_line){ .line = line, .front = front };
+	return true;
+}
+
+/* The definition's fast form (sim_fetch_line), or SIM_NO_FAST_FORM when it
+ * has an op compact_mru's loops do not take or fetch lines that cannot all
+ * be at the front.  -1: out of memory. */
+static int fast_form(sim_program *p, sim_definition *def, const sim_op *ops, size_t made)
+{
+	if (p->line_count + 2 * made > p->line_capacity) {
+		size_t capacity = p->line_capacity ? 2 * p->line_capacity : 16384;
+		while (capacity < p->line_count + 2 * made)
+			capacity *= 2;
+		sim_fetch_line *lines = realloc(p->lines, capacity * sizeof *lines);
+		if (!lines)
+			return -1;
+		p->lines = lines;
+		p->line_capacity = capacity;
+	}
+	if (p->data_op_count + made > p->data_op_capacity) {
+		size_t capacity = p->data_op_capacity ? 2 * p->data_op_capacity : 16384;
+		while (capacity < p->data_op_count + made)
+			capacity *= 2;
+		sim_data_op *data_ops = realloc(p->data_ops, capacity * sizeof *data_ops);
+		if (!data_ops)
+			return -1;
+		p->data_ops = data_ops;
+		p->data_op_capacity = capacity;
+	}
+	if (p->line_count + 2 * made > UINT32_MAX || p->data_op_count + made > UINT32_MAX)
+		return -1;
+	def->line_first = (uint32_t)p->line_count;
+	def->data_first = (uint32_t)p->data_op_count;
+	def->lines = def->data_ops = 0;
+	def->fetches = def->straddles = 0;
+	bool fast = made < 256;
+	for (size_t i = 0; i < made && fast; i++) {
+		const sim_op *op = &ops[i];
+		if (op->kind == OP_FETCH) {
+			fast = add_line(p, def, op->line, op->front);
+			def->fetches++;
+		} else if (op->kind == OP_FETCH2) {
+			fast = add_line(p, def, op->line, op->front) && add_line(p, def, op->line + 1, op->front2);
+			def->fetches++;
+			def->straddles++;
+		} else if (op->kind == OP_READ || op->kind == OP_WRITE) {
+			p->data_ops[p->data_op_count + def->data_ops++] = (sim_data_op){
+				.size = op->size, .kind = op->kind, .advance = op->advance, .index = op->index,
+				.resume = (uint16_t)(i + 1), .fetches_after = def->fetches, .straddles_after = def->straddles,
+			};
+		} else {
+			fast = false;
+		}
+	}
+	if (!fast) {
+		def->lines = SIM_NO_FAST_FORM;
+		def->data_ops = 0;
+		return 0;
+	}
+	/* fetches after each data op: the definition's less those before it */
+	for (uint32_t i = 0; i < def->data_ops; i++) {
+		sim_data_op *d = &p->data_ops[p->data_op_count + i];
+		d->fetches_after = (uint16_t)(def->fetches - d->fetches_after);
+		d->straddles_after = (uint16_t)(def->straddles - d->straddles_after);
+	}
+	p->line_count += def->lines;
+	p->data_op_count += def->data_ops;
+	return 0;
 }
 
 static int program_define(sim *s, sim_program *p, const trace_record *t, size_t n)
@@ -916,8 +1031,11 @@ static int program_define(sim *s, sim_program *p, const trace_record *t, size_t 
 			op->size = r->size;   /* mru_special cuts it */
 		}
 	}
-	p->definition[p->definitions].first = (uint32_t)p->op_count;
-	p->definition[p->definitions].count = (uint32_t)made;
+	sim_definition *def = &p->definition[p->definitions];
+	def->first = (uint32_t)p->op_count;
+	def->count = (uint32_t)made;
+	if (fast_form(p, def, ops, made) != 0)
+		return -1;
 	p->op_count += made;
 	p->definitions++;
 	return 0;
@@ -933,6 +1051,8 @@ static int program_update(sim *s, const trace_compact *c, plumb_status *status)
 		p->stream = c->stream;
 		p->definitions = 0;
 		p->op_count = 0;
+		p->line_count = 0;
+		p->data_op_count = 0;
 	}
 	while (p->definitions < c->definitions) {
 		size_t d = p->definitions;
@@ -1210,6 +1330,41 @@ static inline int wide_set_hit(uint64_t *tags, uint8_t *meta, uint64_t line, uin
 }
 #endif
 
+/* A one-line data reference that hits in the L1D, at the front or deeper
+ * (moved to the front); false: mru_other's to decide. */
+static inline __attribute__((always_inline)) bool l1d_hit(const mru_l1 *f, uint64_t address, uint32_t size,
+                                                          const bool wide)
+{
+	uint64_t line = address >> f->line_bits;
+	size_t front = (size_t)(line & f->set_mask) * f->assoc;
+	if (__builtin_expect(((address + size - 1) >> f->line_bits) != line, 0))
+		return false;
+	if (__builtin_expect(f->tags[front] == line, 1)) {
+		unsigned meta = f->meta[front];
+		if (__builtin_expect((meta & f->need) == f->want, 1)) {
+			if (__builtin_expect(f->dirty & ~meta, 0))
+				f->meta[front] = (uint8_t)(meta | f->dirty);
+			return true;
+		}
+		return false;
+	}
+	if (wide)
+		return wide_set_hit((uint64_t *)f->tags + front, f->meta + front, line, f->need, f->want, f->dirty);
+	if (f->assoc > 1 && f->tags[front + 1] == line) {
+		/* the second way: mru_other's move to the front, a swap */
+		uint8_t meta = f->meta[front + 1];
+		if ((meta & f->need) == f->want) {
+			uint64_t *tags = (uint64_t *)f->tags;
+			tags[front + 1] = tags[front];
+			f->meta[front + 1] = f->meta[front];
+			tags[front] = line;
+			f->meta[front] = (uint8_t)(meta | f->dirty);
+			return true;
+		}
+	}
+	return false;
+}
+
 static inline __attribute__((always_inline)) int compact_mru(sim *s, const trace_compact *c, plumb_status *status,
                                                              const bool wide)
 {
@@ -1233,6 +1388,39 @@ static inline __attribute__((always_inline)) int compact_mru(sim *s, const trace
 		const sim_op *op = p->ops + def.first, *op_end = op + def.count;
 		const uint64_t *d = w + 1;
 		w = d + use_data(w[0]);
+		if (__builtin_expect(def.lines != SIM_NO_FAST_FORM, 1)) {
+			const sim_fetch_line *fl = p->lines + def.line_first;
+			bool at_front = true;
+			for (uint32_t i = 0; i < def.lines; i++)
+				at_front &= itags[fl[i].front] == fl[i].line && (imeta[fl[i].front] & ineed) == iwant;
+			if (__builtin_expect(at_front, 1)) {
+				counts[SIM_IFETCH] += def.fetches;
+				straddles += def.straddles;
+				const sim_data_op *dop = p->data_ops + def.data_first, *dop_end = dop + def.data_ops;
+				for (; dop < dop_end; dop++) {
+					unsigned kind = dop->kind;
+					const mru_l1 *f = &m.l1[kind];
+					counts[kind]++;
+					uint64_t address = *d;
+					d += dop->advance;
+					if (__builtin_expect(l1d_hit(f, address, dop->size, wide), 1))
+						continue;
+					/* not known to be hits any more: one by one after it */
+					counts[SIM_IFETCH] -= dop->fetches_after;
+					straddles -= dop->straddles_after;
+					rc = mru_other(s, &m, (sim_access_kind)kind, address, dop->size);
+					if (rc)
+						rc = plumb_fail(status, EPROTO, "invariant violated after record %zu: %s",
+						                (size_t)records_before(c, entry) + dop->index, s->failure);
+					op += dop->resume;
+					break;
+				}
+				if (rc)
+					break;
+				if (dop == dop_end)
+					continue;
+			}
+		}
 		for (; op < op_end; op++) {
 			unsigned kind = op->kind;
 			if (kind == OP_FETCH) {
@@ -1259,34 +1447,9 @@ static inline __attribute__((always_inline)) int compact_mru(sim *s, const trace
 				counts[kind]++;
 				uint64_t address = *d;
 				d += op->advance;
-				uint32_t size = op->size;
-				uint64_t line = address >> f->line_bits;
-				size_t front = (size_t)(line & f->set_mask) * f->assoc;
-				if (__builtin_expect(((address + size - 1) >> f->line_bits) == line, 1)) {
-					if (__builtin_expect(f->tags[front] == line, 1)) {
-						unsigned meta = f->meta[front];
-						if (__builtin_expect((meta & f->need) == f->want, 1)) {
-							if (__builtin_expect(f->dirty & ~meta, 0))
-								f->meta[front] = (uint8_t)(meta | f->dirty);
-							continue;
-						}
-					} else if (wide) {
-						if (wide_set_hit((uint64_t *)f->tags + front, f->meta + front, line, f->need, f->want, f->dirty))
-							continue;
-					} else if (f->assoc > 1 && f->tags[front + 1] == line) {
-						/* the second way: mru_other's move to the front, a swap */
-						uint8_t meta = f->meta[front + 1];
-						if ((meta & f->need) == f->want) {
-							uint64_t *tags = (uint64_t *)f->tags;
-							tags[front + 1] = tags[front];
-							f->meta[front + 1] = f->meta[front];
-							tags[front] = line;
-							f->meta[front] = (uint8_t)(meta | f->dirty);
-							continue;
-						}
-					}
-				}
-				rc = mru_other(s, &m, (sim_access_kind)kind, address, size);
+				if (__builtin_expect(l1d_hit(f, address, op->size, wide), 1))
+					continue;
+				rc = mru_other(s, &m, (sim_access_kind)kind, address, op->size);
 			} else {
 				rc = compact_other(s, &m, op, &d, &thread, (size_t)records_before(c, entry) + op->index, status);
 				if (rc)
