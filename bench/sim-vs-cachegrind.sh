@@ -12,9 +12,9 @@
 # plumb-1core's I refs and D1 misses equal cachegrind's (both run with the
 # same VALGRIND_LIB, so the programs see the same environment).
 #   bench/sim-vs-cachegrind.sh [-n RUNS] [-p PROGRAMS] [-b PLUMB]   (from the source tree, after make)
-# -b PLUMB adds plumb-1core-b: the same one-core run with another plumb binary
-# (an older build, for a before/after in the same minutes; its tool from
-# BEFORE_VALGRIND_LIB, default VALGRIND_LIB).
+# -b PLUMB adds plumb-1core-b and plumb-2core-b: the same one-core and
+# two-core runs with another plumb binary (an older build, for a before/after
+# in the same minutes; its tool from BEFORE_VALGRIND_LIB, default VALGRIND_LIB).
 # PROGRAMS: any of md5sum gzip sort xz sqlite3 (default: all that are installed).
 # Inputs (made here, the same every time): md5sum of 20 MB of text, gzip -c of 1 MB, sort -n
 # --parallel=1 of 100,000 numbers (one thread: a multi-threaded run is not the same twice),
@@ -82,13 +82,16 @@ run_tool() {   # run_tool TOOL PROGRAM
 	plumb-2core)
 		timed "$work/$2.$1" "$plumb" sim -p default --cores 2 --protocol mesi --l3 $LL --csv -o "$work/$2.p2.csv" \
 			-- $cmd < "$stdin" 2> "$work/out" ;;
+	plumb-2core-b)
+		PLUMB_VALGRIND_LIB=${BEFORE_VALGRIND_LIB:-$VALGRIND_LIB} timed "$work/$2.$1" "$before" sim -p default --cores 2 \
+			--protocol mesi --l3 $LL --csv -o "$work/$2.p2b.csv" -- $cmd < "$stdin" 2> "$work/out" ;;
 	esac
 }
 
 # the median of column $2 (the lower middle one for an even count)
 median() { sort -n -k"$2" "$1" | awk -v c="$2" '{ v[NR] = $c } END { print v[int((NR + 1) / 2)] }'; }
 tools="cachegrind plumb-1core plumb-2core"
-[ -n "$before" ] && tools="cachegrind plumb-1core plumb-1core-b plumb-2core"
+[ -n "$before" ] && tools="cachegrind plumb-1core plumb-1core-b plumb-2core plumb-2core-b"
 
 echo "# $(date -u '+%Y-%m-%d %H:%M') UTC, load: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs, $runs runs each, alternating"
 printf '%-8s %-13s %-24s %-24s %8s %8s %s\n' program tool "wall s (runs)" "cpu s (runs)" wall/cg cpu/cg "figures (ratios: medians)"
@@ -111,6 +114,7 @@ for program in $programs; do
 		wall=$(median "$work/$program.$tool" 1)
 		cpu=$(median "$work/$program.$tool" 2)
 		figures=
+		[ $tool = plumb-2core-b ] && figures="two-core output $(cmp -s "$work/$program.p2.csv" "$work/$program.p2b.csv" && echo equal to plumb-2core || echo DIFFERENT from plumb-2core)"
 		[ $tool = plumb-1core ] && figures="I refs $p_irefs/$cg_irefs, D1 misses $p_d1/$cg_d1 ($([ "$p_irefs" = "$cg_irefs" ] && [ "$p_d1" = "$cg_d1" ] && echo equal || echo DIFFERENT))"
 		printf '%-8s %-13s %-24s %-24s %8.2f %8.2f %s\n' "$program" $tool "$walls" "$cpus" \
 			"$(echo "$wall $cg_wall" | awk '{ print $1 / $2 }')" "$(echo "$cpu $cg_cpu" | awk '{ print $1 / $2 }')" "$figures"

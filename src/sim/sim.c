@@ -312,9 +312,13 @@ static inline __attribute__((always_inline)) int batch_fast_body(sim *s, const t
 	const uint32_t max_size = s->config.max_access_size;
 	const bool write_back = s->config.cache[SIM_L1D].write_back;
 	const sim_modify modify = s->config.modify;
-	/* With classification a hit also feeds the L1's shadow; a write by one
-	 * of several cores also updates the sharing masks: the general path. */
-	const bool general_writes = classify && s->config.cores > 1;
+	/* With classification a hit also feeds the L1's shadow; with several
+	 * cores a one-line write hit of a line in M also records the words
+	 * written for the sharing masks (sim_write_hit_words, what the general
+	 * path adds), a straddling write takes the general path, and with
+	 * Franz's ESI every write does. */
+	const bool note_writes = classify && s->config.cores > 1;
+	const bool general_writes = note_writes && s->config.protocol == SIM_ESI;
 	uint64_t references[SIM_KIND_COUNT] = { 0, 0, 0 }, hits[SIM_KIND_COUNT] = { 0, 0, 0 }, straddles = 0;
 	uint32_t thread = records[0].thread, core = 0;
 	fast_l1 l1[2];
@@ -392,8 +396,10 @@ static inline __attribute__((always_inline)) int batch_fast_body(sim *s, const t
 				/* general path below */
 			} else if (size != 0 && last_line == line + 1 && address + size - 1 > address) {
 				/* a straddle whose two lines both hit: one reference, both
-				 * lines touched in order (cachegrind's rule) */
-				long a = sim_cache_find(f->cache, line), b = sim_cache_find(f->cache, last_line);
+				 * lines touched in order (cachegrind's rule); a straddling
+				 * write that records its words does so per line there */
+				long a = kind == SIM_WRITE && note_writes ? -1 : sim_cache_find(f->cache, line);
+				long b = a < 0 ? -1 : sim_cache_find(f->cache, last_line);
 				if (a >= 0 && b >= 0 && fast_permits(f, kind, write_back, (size_t)a) &&
 				    fast_permits(f, kind, write_back, (size_t)b)) {
 					if (classify) {
@@ -419,6 +425,8 @@ static inline __attribute__((always_inline)) int batch_fast_body(sim *s, const t
 					if (kind == SIM_WRITE) {
 						if ((meta & (META_STATE | META_PREFETCHED)) == SIM_STATE_M && write_back) {
 							f->meta[w] = meta | META_DIRTY;
+							if (note_writes && sim_others_recorded(s, core))
+								sim_write_hit_words(s, core, address, size);
 							done = true;
 						}
 					} else if (!(meta & META_PREFETCHED)) {
@@ -1240,19 +1248,45 @@ static int compact_classify(sim *s, const trace_compact *cp, plumb_status *statu
 				size = op->size;
 				uint64_t line = address >> f->line_bits;
 				size_t front = (size_t)(line & f->set_mask) * f->assoc;
-				if (__builtin_expect(((address + size - 1) >> f->line_bits) == line && f->tags[front] == line, 1)) {
-					unsigned meta = f->meta[front];
+				if (__builtin_expect(((address + size - 1) >> f->line_bits) == line, 1)) {
 					uint8_t need = kind == OP_WRITE ? write_need : f->need, want = kind == OP_WRITE ? write_want : f->want;
-					if (__builtin_expect((meta & need) == want, 1)) {
-						counts[kind]++;
-						shadow_touch(dshadow, line);
-						if (kind == OP_WRITE && c.note_writes && sim_others_recorded(s, m->core))
-							sim_write_hit_words(s, m->core, address, size);
-						if (f->dirty & ~meta)
+					if (__builtin_expect(f->tags[front] == line, 1)) {
+						unsigned meta = f->meta[front];
+						if (__builtin_expect((meta & need) == want, 1)) {
+							counts[kind]++;
+							shadow_touch(dshadow, line);
+							if (kind == OP_WRITE && c.note_writes && sim_others_recorded(s, m->core))
+								sim_write_hit_words(s, m->core, address, size);
+							if (f->dirty & ~meta)
+								f->meta[front] = (uint8_t)(meta | f->dirty);
+							continue;
+						}
+					} else if (f->assoc > 1 && f->tags[front + 1] == line) {
+						/* the second way: classify_one's move to the front, a swap */
+						uint8_t meta = f->meta[front + 1];
+						if ((meta & need) == want) {
+							counts[kind]++;
+							shadow_touch(dshadow, line);
+							if (kind == OP_WRITE && c.note_writes && sim_others_recorded(s, m->core))
+								sim_write_hit_words(s, m->core, address, size);
+							uint64_t *tags = (uint64_t *)f->tags;
+							tags[front + 1] = tags[front];
+							f->meta[front + 1] = f->meta[front];
+							tags[front] = line;
 							f->meta[front] = (uint8_t)(meta | f->dirty);
-						continue;
+							continue;
+						}
 					}
 				}
+			} else if (kind == OP_FETCH2 && itags[op->front] == op->line && itags[op->front2] == op->line + 1 &&
+			           (imeta[op->front] & ineed) == iwant && (imeta[op->front2] & ineed) == iwant) {
+				/* a fetch across two lines both at the front of their sets:
+				 * classify_one's straddle hit, nothing to move */
+				counts[SIM_IFETCH]++;
+				m->straddles++;
+				shadow_touch(ishadow, op->line);
+				shadow_touch(ishadow, op->line + 1);
+				continue;
 			} else {
 				/* a fetch across two lines, size 0 (a modify of size 0 is a
 				 * read, a write, or both, as batch_fast_body makes it) */

@@ -78,31 +78,28 @@ static inline bool sim_lineset_insert(sim_lineset *l, uint64_t line)
 
 /* A fully associative LRU cache of the same number of lines: a miss in the
  * real cache that hits here is a conflict miss, one that misses here too is a
- * capacity miss.  A hit of the real cache only touches it (a stamp, see
- * sim_shadow.c); its recency list is brought up to date when a miss asks. */
-typedef struct sim_shadow_node {
-	uint64_t line;          /* SIM_NO_TAG: free */
-	uint64_t stamp;         /* the clock at its last reference */
-} sim_shadow_node;
-
-typedef struct sim_shadow_order {
-	uint64_t stamp;
-	uint32_t node;
-} sim_shadow_order;
+ * capacity miss.  A hit of the real cache only logs its line; the recency
+ * list is brought up to date when a miss asks (sim_shadow.c). */
+typedef struct sim_shadow_hint {
+	uint64_t line;          /* SIM_NO_TAG: none */
+	uint64_t mark;          /* the node's mark, as of the hint's last use */
+} sim_shadow_hint;
 
 typedef struct sim_shadow {
 	sim_table index;        /* line -> node */
-	sim_shadow_node *node;
+	uint64_t *line;         /* per node; SIM_NO_TAG: free */
+	uint64_t *mark;         /* per node: the update that last placed it */
 	uint32_t *previous, *next;      /* the recency list, most recent first */
 	uint32_t *free_nodes;
-	uint32_t *dirty;        /* nodes touched since the list was last brought up to date */
-	sim_shadow_order *order;        /* scratch for sorting them */
-	uint32_t *hint;         /* by the line's low bits: a node that held it lately (checked) */
+	uint32_t *order;        /* scratch: the logged lines' nodes, most recent first */
+	uint64_t *log;          /* lines touched since the last update, in order */
+	uint32_t logged, log_capacity;
+	sim_shadow_hint *hint;  /* by the line's low bits: a line lately looked up, */
+	uint32_t *hint_node;    /* and its node */
 	uint32_t hint_mask;
 	uint32_t head, tail, listed, capacity;
-	uint32_t pool, allocated, free_count, dirty_count, dirty_capacity;
-	uint64_t clock;         /* references so far */
-	uint64_t synced;        /* the clock when the list was last brought up to date */
+	uint32_t pool, allocated, free_count;
+	uint64_t syncs;         /* updates so far */
 	uint64_t last;          /* the most recent line */
 } sim_shadow;
 
@@ -110,12 +107,17 @@ int sim_shadow_init(sim_shadow *s, uint32_t capacity);
 void sim_shadow_free(sim_shadow *s);
 /* References line; returns true if it was present. */
 bool sim_shadow_reference(sim_shadow *s, uint64_t line);
-void sim_shadow_touch_slow(sim_shadow *s, uint64_t line);
+/* Brings the recency list up to date with the log. */
+void sim_shadow_sync(sim_shadow *s);
 /* References line when the answer is not wanted (the real cache hit). */
 static inline void sim_shadow_touch(sim_shadow *s, uint64_t line)
 {
-	if (line != s->last)
-		sim_shadow_touch_slow(s, line);
+	if (line == s->last)
+		return;
+	s->last = line;
+	s->log[s->logged++] = line;
+	if (s->logged == s->log_capacity)
+		sim_shadow_sync(s);
 }
 
 /* ----------------------------------------------------------------- cache */

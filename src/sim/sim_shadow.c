@@ -2,45 +2,49 @@
  * (Hill's 3C model): same number of lines as the real cache, no sets.
  *
  * Its answer is wanted only when the real cache misses, yet it must see
- * every reference in order, and most references hit.  So a hit (a touch)
- * only stamps the line's node with the clock and, the first time since the
- * last answer, notes the node as touched; the recency list is brought up to
- * date when an answer is wanted (sim_shadow_reference): the nodes touched
- * since, sorted by their stamps, go to the front in that order and the
- * list is cut back to the capacity.  That is the list an eager LRU would
- * hold: every line touched since the last answer is more recent than every
- * other line, and among themselves they are in the order of their last
- * touches.  A run of touches of a few lines (a loop's stack and arrays)
- * costs one move per line per answer instead of one per reference. */
+ * every reference in order, and most references hit.  So a hit (a touch,
+ * sim_shadow_touch) only appends its line to a log, unless it is the line
+ * logged last; the recency list is brought up to date when an answer is
+ * wanted (sim_shadow_reference) or the log is full: read from its end, the
+ * log gives the lines touched since, most recent first (a line's first
+ * appearance from the end is its last touch), and they go to the front of
+ * the list in that order, which is then cut back to the capacity.  That is
+ * the list an LRU updated at every reference holds: every line touched
+ * since the last update is more recent than every other line, and among
+ * themselves they are in the order of their last touches.  A hit costs a
+ * compare and a store in the simulator's loop, and the lookups of a run of
+ * touches are made together, one list move per line. */
 #include <stdlib.h>
 #include "sim/sim_internal.h"
 
 #define NONE UINT32_MAX
-#define UNLISTED (UINT32_MAX - 1)   /* previous[] of a node touched but not yet in the list */
-/* Nodes touched between answers: beyond this many an answer's work is
- * done early (it is the same whenever it is done). */
-#define DIRTY_MAX 1024u
+#define UNLISTED (UINT32_MAX - 1)   /* previous[] of a node made for a logged line, not yet in the list */
+#define LOG_CAPACITY 1024u
 
 int sim_shadow_init(sim_shadow *s, uint32_t capacity)
 {
 	memset(s, 0, sizeof *s);
-	s->dirty_capacity = capacity < DIRTY_MAX ? capacity : DIRTY_MAX;
-	s->pool = capacity + s->dirty_capacity;
-	s->node = malloc(s->pool * sizeof *s->node);
+	/* the list, and as many lines again made while it is brought up to date */
+	s->pool = 2 * capacity;
+	s->line = malloc(s->pool * sizeof *s->line);
+	s->mark = calloc(s->pool, sizeof *s->mark);
 	s->previous = malloc(s->pool * sizeof *s->previous);
 	s->next = malloc(s->pool * sizeof *s->next);
 	s->free_nodes = malloc(s->pool * sizeof *s->free_nodes);
-	s->dirty = malloc(s->dirty_capacity * sizeof *s->dirty);
-	s->order = malloc(s->dirty_capacity * sizeof *s->order);
+	s->order = malloc(capacity * sizeof *s->order);
+	s->log_capacity = LOG_CAPACITY;
+	s->log = malloc(s->log_capacity * sizeof *s->log);
 	uint32_t hints = 16;
 	while (hints < 2 * capacity && hints < 4096)
 		hints *= 2;
 	s->hint = malloc(hints * sizeof *s->hint);
+	s->hint_node = malloc(hints * sizeof *s->hint_node);
 	s->hint_mask = hints - 1;
 	if (s->hint)
 		for (uint32_t i = 0; i < hints; i++)
-			s->hint[i] = NONE;
-	if (!s->node || !s->previous || !s->next || !s->free_nodes || !s->dirty || !s->order || !s->hint ||
+			s->hint[i] = (sim_shadow_hint){ SIM_NO_TAG, 0 };
+	if (!s->line || !s->mark || !s->previous || !s->next || !s->free_nodes || !s->order || !s->log || !s->hint ||
+	    !s->hint_node ||
 	    sim_table_init(&s->index, sizeof(uint32_t), capacity) != 0) {
 		sim_shadow_free(s);
 		return -1;
@@ -53,13 +57,15 @@ int sim_shadow_init(sim_shadow *s, uint32_t capacity)
 
 void sim_shadow_free(sim_shadow *s)
 {
-	free(s->node);
+	free(s->line);
+	free(s->mark);
 	free(s->previous);
 	free(s->next);
 	free(s->free_nodes);
-	free(s->dirty);
 	free(s->order);
+	free(s->log);
 	free(s->hint);
+	free(s->hint_node);
 	sim_table_free(&s->index);
 	memset(s, 0, sizeof *s);
 }
@@ -90,14 +96,14 @@ static void shadow_push_front(sim_shadow *s, uint32_t n)
 /* The node of line, or NONE; the hint remembers it. */
 static inline uint32_t shadow_find(sim_shadow *s, uint64_t line)
 {
-	uint32_t *hint = &s->hint[line & s->hint_mask];
-	uint32_t hinted = *hint;
-	if (hinted < s->allocated && s->node[hinted].line == line)
-		return hinted;
+	uint32_t h = (uint32_t)line & s->hint_mask;
+	if (s->hint[h].line == line)
+		return s->hint_node[h];
 	uint32_t *found = sim_table_find(&s->index, line);
 	if (!found)
 		return NONE;
-	*hint = *found;
+	s->hint[h] = (sim_shadow_hint){ line, s->mark[*found] };
+	s->hint_node[h] = *found;
 	return *found;
 }
 
@@ -105,12 +111,24 @@ static inline uint32_t shadow_find(sim_shadow *s, uint64_t line)
 static uint32_t shadow_new_node(sim_shadow *s, uint64_t line)
 {
 	uint32_t n = s->free_count ? s->free_nodes[--s->free_count] : s->allocated++;
-	s->node[n].line = line;
-	s->node[n].stamp = 0;
+	s->line[n] = line;
+	s->mark[n] = 0;
 	s->previous[n] = s->next[n] = UNLISTED;
 	*(uint32_t *)sim_table_insert(&s->index, line, NULL) = n;
-	s->hint[line & s->hint_mask] = n;
+	uint32_t h = (uint32_t)line & s->hint_mask;
+	s->hint[h] = (sim_shadow_hint){ line, 0 };
+	s->hint_node[h] = n;
 	return n;
+}
+
+static void shadow_release(sim_shadow *s, uint32_t n)
+{
+	uint64_t line = s->line[n];
+	sim_table_remove(&s->index, line);
+	s->line[n] = SIM_NO_TAG;
+	if (s->hint[(uint32_t)line & s->hint_mask].line == line)
+		s->hint[(uint32_t)line & s->hint_mask].line = SIM_NO_TAG;   /* no hint finds it */
+	s->free_nodes[s->free_count++] = n;
 }
 
 /* The least recent line leaves. */
@@ -118,39 +136,61 @@ static void shadow_evict_tail(sim_shadow *s)
 {
 	uint32_t t = s->tail;
 	shadow_unlink(s, t);
-	sim_table_remove(&s->index, s->node[t].line);
-	s->node[t].line = SIM_NO_TAG;   /* no hint finds it */
-	s->free_nodes[s->free_count++] = t;
+	shadow_release(s, t);
 	s->listed--;
 }
 
-static int by_stamp(const void *a, const void *b)
+void sim_shadow_sync(sim_shadow *s)
 {
-	uint64_t x = ((const sim_shadow_order *)a)->stamp, y = ((const sim_shadow_order *)b)->stamp;
-	return x < y ? -1 : x > y;
-}
-
-/* Brings the list up to date: the touched nodes to the front, oldest
- * touch first, then the list cut back to the capacity. */
-static void shadow_sync(sim_shadow *s)
-{
-	uint32_t d = s->dirty_count;
-	sim_shadow_order *order = s->order;
-	for (uint32_t i = 0; i < d; i++)
-		order[i] = (sim_shadow_order){ s->node[s->dirty[i]].stamp, s->dirty[i] };
-	if (d > 24) {
-		qsort(order, d, sizeof *order, by_stamp);
-	} else {
-		for (uint32_t i = 1; i < d; i++) {
-			sim_shadow_order x = order[i];
-			uint32_t j = i;
-			for (; j > 0 && order[j - 1].stamp > x.stamp; j--)
-				order[j] = order[j - 1];
-			order[j] = x;
+	uint64_t epoch = ++s->syncs;
+	uint32_t k = 0;
+	/* the logged lines, most recent first, each once: a line seen already
+	 * in this update is told by its hint (its mark beside its line), else
+	 * by its node's mark */
+	sim_shadow_hint *hint = s->hint;
+	const uint32_t hint_mask = s->hint_mask, capacity = s->capacity;
+	const uint64_t *log = s->log;
+	uint32_t *order = s->order;
+	for (uint32_t i = s->logged; i-- > 0;) {
+		uint64_t line = log[i];
+		sim_shadow_hint *h = &hint[(uint32_t)line & hint_mask];
+		uint32_t n;
+		if (h->line == line) {
+			if (h->mark == epoch)
+				continue;
+			n = s->hint_node[h - hint];
+		} else {
+			uint32_t *found = sim_table_find(&s->index, line);
+			n = found ? *found : shadow_new_node(s, line);
+			h->line = line;
+			s->hint_node[h - hint] = n;
+			if (s->mark[n] == epoch) {
+				h->mark = epoch;
+				continue;
+			}
 		}
+		h->mark = epoch;
+		s->mark[n] = epoch;
+		order[k++] = n;
+		if (k == capacity)
+			break;   /* the older ones and the whole list fall beyond the capacity */
 	}
-	for (uint32_t i = 0; i < d; i++) {
-		uint32_t n = order[i].node;
+	s->logged = 0;
+	if (k == s->capacity) {
+		for (uint32_t n = s->head; n != NONE;) {
+			uint32_t after = s->next[n];
+			if (s->mark[n] != epoch)
+				shadow_release(s, n);
+			n = after;
+		}
+		s->head = s->tail = NONE;
+		for (uint32_t j = k; j-- > 0;)
+			shadow_push_front(s, s->order[j]);
+		s->listed = k;
+		return;
+	}
+	for (uint32_t j = k; j-- > 0;) {
+		uint32_t n = s->order[j];
 		if (s->previous[n] == UNLISTED) {
 			s->listed++;
 		} else {
@@ -162,23 +202,6 @@ static void shadow_sync(sim_shadow *s)
 	}
 	while (s->listed > s->capacity)
 		shadow_evict_tail(s);
-	s->dirty_count = 0;
-	s->synced = s->clock;
-}
-
-void sim_shadow_touch_slow(sim_shadow *s, uint64_t line)
-{
-	s->last = line;
-	/* room for one more touched node (before the lookup: bringing the
-	 * list up to date may drop nodes) */
-	if (s->dirty_count == s->dirty_capacity)
-		shadow_sync(s);
-	uint32_t n = shadow_find(s, line);
-	if (n == NONE)
-		n = shadow_new_node(s, line);
-	if (s->node[n].stamp <= s->synced)
-		s->dirty[s->dirty_count++] = n;
-	s->node[n].stamp = ++s->clock;
 }
 
 bool sim_shadow_reference(sim_shadow *s, uint64_t line)
@@ -186,9 +209,9 @@ bool sim_shadow_reference(sim_shadow *s, uint64_t line)
 	/* the most recent line again: at the front, or about to be */
 	if (line == s->last)
 		return true;
+	if (s->logged)
+		sim_shadow_sync(s);
 	s->last = line;
-	if (s->dirty_count)
-		shadow_sync(s);
 	uint32_t n = shadow_find(s, line);
 	bool present = n != NONE;
 	if (present) {
@@ -203,7 +226,5 @@ bool sim_shadow_reference(sim_shadow *s, uint64_t line)
 		shadow_push_front(s, n);
 		s->listed++;
 	}
-	s->node[n].stamp = ++s->clock;
-	s->synced = s->clock;
 	return present;
 }

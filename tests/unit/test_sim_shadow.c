@@ -2,11 +2,12 @@
  * what a fully associative LRU cache of its capacity answers, whatever the
  * mix of references whose answer is wanted (sim_shadow_reference, a miss of
  * the real cache) and references whose answer is not (sim_shadow_touch, a
- * hit): it brings its recency list up to date only when asked.  Compared
- * here with a brute-force LRU list on random streams, at the capacity
- * boundary, with long runs of touches between answers (more distinct lines
- * than it notes before it catches up) and with lines that share their low
- * bits (its hint table) but not their high ones. */
+ * hit): it logs touches and brings its recency list up to date only when
+ * asked or when the log is full.  Compared here with a brute-force LRU list
+ * on random streams, at the capacity boundary, with long runs of touches
+ * between answers (more lines than the log holds, more distinct lines than
+ * the capacity) and with lines that share their low bits (its hint table)
+ * but not their high ones. */
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include "sim/sim_internal.h"
@@ -148,8 +149,8 @@ Test(sim_shadow, capacity_boundary)
 }
 
 /* The same line again and again between answers, and more distinct lines
- * touched between two answers than the shadow notes before it catches up
- * (it has room for 1024): the answers stay those of the brute force. */
+ * touched between two answers than the shadow logs before it catches up
+ * (its log holds 1024): the answers stay those of the brute force. */
 Test(sim_shadow, long_runs_of_touches_and_repeated_lines)
 {
 	static const uint32_t capacities[] = { 1, 64, 1024, 1500, 3000 };
