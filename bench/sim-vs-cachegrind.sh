@@ -15,6 +15,10 @@
 # -b PLUMB adds plumb-1core-b and plumb-2core-b: the same one-core and
 # two-core runs with another plumb binary (an older build, for a before/after
 # in the same minutes; its tool from BEFORE_VALGRIND_LIB, default VALGRIND_LIB).
+# Both two-core runs then name their tool in PLUMB_VALGRIND_LIB, so the
+# program sees the same environment and the outputs are equal when the two
+# tool directories' paths have the same length (the environment is on the
+# program's stack: a longer one moves its addresses).
 # PROGRAMS: any of md5sum gzip sort xz sqlite3 (default: all that are installed).
 # Inputs (made here, the same every time): md5sum of 20 MB of text, gzip -c of 1 MB, sort -n
 # --parallel=1 of 100,000 numbers (one thread: a multi-threaded run is not the same twice),
@@ -80,7 +84,7 @@ run_tool() {   # run_tool TOOL PROGRAM
 		PLUMB_VALGRIND_LIB=${BEFORE_VALGRIND_LIB:-$VALGRIND_LIB} timed "$work/$2.$1" "$before" sim -p cachegrind --basic --l1i $I1 --l1d $I1 --l3 $LL --csv \
 			-o "$work/$2.pb.csv" -- $cmd < "$stdin" 2> "$work/out" ;;
 	plumb-2core)
-		timed "$work/$2.$1" "$plumb" sim -p default --cores 2 --protocol mesi --l3 $LL --csv -o "$work/$2.p2.csv" \
+		PLUMB_VALGRIND_LIB=${before:+$VALGRIND_LIB} timed "$work/$2.$1" "$plumb" sim -p default --cores 2 --protocol mesi --l3 $LL --csv -o "$work/$2.p2.csv" \
 			-- $cmd < "$stdin" 2> "$work/out" ;;
 	plumb-2core-b)
 		PLUMB_VALGRIND_LIB=${BEFORE_VALGRIND_LIB:-$VALGRIND_LIB} timed "$work/$2.$1" "$before" sim -p default --cores 2 \
