@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "plumb/output.h"
 #include "run.h"
 
@@ -405,4 +406,93 @@ Test(trace_cli, record_with_a_wrapping_buffer_keeps_the_last_n, .timeout = 180)
 	same_references(tail + 1, b);
 	free(a);
 	free(b);
+}
+
+/* ---- plumbgrind's entries kept in the file (format 1.3, entry blocks) ----
+ * `plumb trace record` keeps the tool's entries; `plumb trace convert` of that
+ * file writes records blocks of the same references.  Every table of
+ * `plumb sim` and of `plumb trace stats` is the same from both, but for the
+ * stats' bytes and time (the files differ in size), and both convert to the
+ * same lackey text. */
+
+static void same_tables(const output_report *a, const output_report *b, const char *skip_table)
+{
+	cr_assert_eq(output_table_count(a), output_table_count(b));
+	for (size_t t = 0; t < output_table_count(a); t++) {
+		const output_table *x = output_table_at(a, t), *y = output_table_at(b, t);
+		cr_assert_str_eq(output_table_name(x), output_table_name(y));
+		if (skip_table && !strcmp(output_table_name(x), skip_table))
+			continue;
+		cr_assert_eq(output_row_count(x), output_row_count(y), "%s", output_table_name(x));
+		cr_assert_eq(output_column_count(x), output_column_count(y), "%s", output_table_name(x));
+		for (size_t row = 0; row < output_row_count(x); row++)
+			for (size_t c = 0; c < output_column_count(x); c++) {
+				char u[256], v[256];
+				output_cell_format(x, row, c, u, sizeof u);
+				output_cell_format(y, row, c, v, sizeof v);
+				cr_assert_str_eq(u, v, "%s row %zu column %zu", output_table_name(x), row, c);
+			}
+	}
+}
+
+static void copy_whole_file(const char *from, const char *to)
+{
+	size_t length;
+	char *data = cli_read_file(from, &length);
+	cr_assert_not_null(data, "%s", from);
+	FILE *f = fopen(to, "wb");
+	cr_assert_not_null(f);
+	cr_assert_eq(fwrite(data, 1, length, f), length);
+	fclose(f);
+	free(data);
+}
+
+Test(trace_cli, recorded_entries_read_as_their_records, .timeout = 180)
+{
+	char entries[512], records[512], code_a[600], code_b[600];
+	snprintf(entries, sizeof entries, "%s", cli_temp_path("entries.ptrace"));
+	snprintf(records, sizeof records, "%s", cli_temp_path("records.ptrace"));
+	record_true(entries, NULL);
+	cli_run r = cli_run_plumbv(NULL, "trace", "convert", entries, records, NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	cli_run_free(&r);
+	size_t length;
+	char *bytes = cli_read_file(entries, &length);
+	cr_assert(length > 20 && bytes[10] == 3 && !memcmp(bytes + 16, "TCMP", 4), "an entry block first");
+	free(bytes);
+	bytes = cli_read_file(records, &length);
+	cr_assert(length > 20 && !memcmp(bytes + 16, "TBLK", 4), "a records block first");
+	free(bytes);
+	/* the same names for the code of both */
+	snprintf(code_a, sizeof code_a, "%s.code", entries);
+	snprintf(code_b, sizeof code_b, "%s.code", records);
+	copy_whole_file(code_a, code_b);
+
+	output_report *a = stats_of(entries), *b = stats_of(records);
+	cr_assert_gt(meta(a, "records"), 10000);
+	cr_assert_eq(meta(a, "records"), meta(b, "records"));
+	same_tables(a, b, "input");
+	output_report_free(a);
+	output_report_free(b);
+
+	const char *machines[][3] = { { "--preset", "cachegrind", NULL }, { "--cores", "2", NULL } };
+	for (size_t m = 0; m < 2; m++) {
+		cli_run x = cli_run_plumbv(NULL, "sim", machines[m][0], machines[m][1], "--json", entries, NULL);
+		cli_run y = cli_run_plumbv(NULL, "sim", machines[m][0], machines[m][1], "--json", records, NULL);
+		cr_assert_eq(x.exit_code, 0, "%s", x.err);
+		cr_assert_eq(y.exit_code, 0, "%s", y.err);
+		output_report *p = parse(&x), *q = parse(&y);
+		same_tables(p, q, NULL);
+		output_report_free(p);
+		output_report_free(q);
+		cli_run_free(&x);
+		cli_run_free(&y);
+	}
+
+	char *la = as_lackey(entries, "entries.lackey"), *lb = as_lackey(records, "records.lackey");
+	cr_assert_str_eq(la, lb, "the same lackey text");
+	free(la);
+	free(lb);
+	unlink(code_a);
+	unlink(code_b);
 }
