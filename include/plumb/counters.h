@@ -382,4 +382,31 @@ int counter_sampler_pause(counter_sampler *sampler);
 int counter_sampler_resume(counter_sampler *sampler);
 void counter_sampler_close(counter_sampler *sampler);
 
+/* ------------------------------------------------------- plumb events */
+
+/* Opens one event alone, starts, stops and reads it: true when it counts
+ * here ("works" in state); else state is the counter_state word
+ * ("unsupported", ...) and reason says why. */
+bool counter_event_probe(const char *backend, const char *name, char *state, size_t state_length, char *reason,
+                         size_t reason_length);
+
+typedef struct counter_events_request {
+	const char *backend;            /* "perf" or "papi"; NULL: both */
+	bool natives;                   /* perf: the PMU's native events too (libpfm4) */
+	bool probe;                     /* open each event (counter_event_probe) */
+	bool catalogue_only;            /* leave out the table of every event */
+	const char *verification_path;  /* NULL: counter_verification_default_path */
+} counter_events_request;
+
+/* plumb events's report: meta (CPU, perf_event_paranoid, PMU), the table
+ * "events" (each backend's events and whether each works here, with a note
+ * per backend), "catalogue" (the presets, their perf, PAPI and native
+ * names, and each mapping's verification on this CPU) and "verification"
+ * (the records for this CPU).  A verification file that cannot be read
+ * leaves every mapping unverified, with a note, and the reason in warning
+ * ("" otherwise). */
+struct output_report;
+struct output_report *counter_events_report(const counter_events_request *request, char *warning,
+                                            size_t warning_length);
+
 #endif
