@@ -194,4 +194,24 @@ void bandwidth_sweep_free(bandwidth_sweep *sweep);
 size_t bandwidth_level_value(const bandwidth_point *points, size_t count, int threads, const bandwidth_kernel *kernel,
                              const char *level, double *value, bool *noisy);
 
+/* ---- plumb bw's choices and report ---- */
+
+/* The kernels of names (NULL: every kernel, bandwidth_kernel_names) for
+ * isa: a name, "all" (every ISA this CPU and OS enable) or NULL (the best
+ * one), ISA by ISA.  An ISA that is known but not enabled fails with
+ * EOPNOTSUPP; an unknown ISA or kernel with EINVAL. */
+int bandwidth_kernels_resolve(const char *isa, const char *const *names, int name_count,
+                              const cpu_features *features, const bandwidth_kernel **kernels, int capacity,
+                              int *count, plumb_status *status);
+/* The thread counts of a default run on cpu_count CPUs: 1, 2, 4, ... below
+ * cpu_count, then cpu_count.  Returns how many (at most capacity). */
+int bandwidth_default_threads(int cpu_count, int *threads, int capacity);
+/* The report of a sweep: meta (CPU, pages obtained, timer, target CI, time
+ * cap, wall_seconds), the table "levels" (GB/s per memory level for each
+ * thread count and kernel of the request), "bandwidth" (every point) and
+ * notes on what a GB/s counts. */
+struct output_report;
+struct output_report *bandwidth_report(const bandwidth_sweep *sweep, const bandwidth_sweep_request *request,
+                                       double wall_seconds);
+
 #endif

@@ -109,25 +109,6 @@ static int parse_threads(const char *text, bw_options *o)
 /* Resolves --kernels and --isa into kernel pointers; 0 or an exit code. */
 static int resolve_kernels(bw_options *o, const cpu_features *features)
 {
-	bandwidth_isa isas[BANDWIDTH_ISAS];
-	int isa_count = 0;
-	if (!o->isa) {
-		isas[isa_count++] = bandwidth_isa_best(features);
-	} else if (strcmp(o->isa, "all") == 0) {
-		for (int i = 0; i < BANDWIDTH_ISAS; i++)
-			if (bandwidth_isa_available((bandwidth_isa)i, features))
-				isas[isa_count++] = (bandwidth_isa)i;
-	} else {
-		int isa = bandwidth_isa_parse(o->isa);
-		if (isa < 0)
-			return cli_usage_error("bw", "unknown ISA '%s' (scalar, avx2, avx512, all)", o->isa);
-		if (!bandwidth_isa_available((bandwidth_isa)isa, features)) {
-			plumb_status status;
-			plumb_fail(&status, EOPNOTSUPP, "ISA %s is unsupported: this CPU or OS does not enable it", o->isa);
-			return cli_error("bw", &status);
-		}
-		isas[isa_count++] = (bandwidth_isa)isa;
-	}
 	const char *names[16];
 	int name_count = 0;
 	char *copy = NULL;
@@ -140,101 +121,19 @@ static int resolve_kernels(bw_options *o, const cpu_features *features)
 			free(copy);
 			return cli_usage_error("bw", "--kernels needs at least one kernel");
 		}
-	} else {
-		for (int i = 0; bandwidth_kernel_names[i]; i++)
-			names[name_count++] = bandwidth_kernel_names[i];
 	}
-	int rc = 0;
-	for (int i = 0; i < isa_count && rc == 0; i++)
-		for (int k = 0; k < name_count; k++) {
-			const bandwidth_kernel *kernel = bandwidth_kernel_by_name(names[k], isas[i]);
-			if (!kernel) {
-				rc = cli_usage_error("bw", "unknown kernel '%s'", names[k]);
-				break;
-			}
-			o->kernels[o->kernel_count++] = kernel;
-		}
+	plumb_status status;
+	int rc = bandwidth_kernels_resolve(o->isa, o->kernel_list ? names : NULL, name_count, features, o->kernels,
+	                                   BANDWIDTH_ISAS * 8, &o->kernel_count, &status);
 	free(copy);
-	return rc;
+	if (rc != 0)
+		return status.code == EOPNOTSUPP ? cli_error("bw", &status) : cli_usage_error("bw", "%s", status.message);
+	return 0;
 }
 
 static void show_progress(void *context, size_t done, size_t total)
 {
 	progress_step_of(context, done, total);
-}
-
-static void add_results_table(output_report *report, const bandwidth_sweep *sweep)
-{
-	output_table *table = output_table_add(report, "bandwidth", "Bandwidth per working set (aggregate over threads)");
-	output_column(table, "threads", NULL, 0);
-	output_column(table, "kernel", NULL, 0);
-	output_column(table, "isa", NULL, 0);
-	output_column(table, "level", NULL, 0);
-	output_column(table, "footprint_per_thread", "bytes", 0);
-	output_column(table, "gbps_median", "GB/s", 2);
-	output_column(table, "gbps_best", "GB/s", 2);
-	output_column(table, "gbps_with_allocate", "GB/s", 2);
-	output_column(table, "cv", NULL, 3);
-	output_column(table, "ci95_relative", NULL, 3);
-	output_column(table, "samples", NULL, 0);
-	output_column(table, "quality", NULL, 0);
-	for (size_t i = 0; i < sweep->count; i++) {
-		const bandwidth_point *p = &sweep->points[i];
-		output_row(table);
-		output_cell_integer(table, p->threads);
-		output_cell_text(table, p->kernel->name);
-		output_cell_text(table, bandwidth_isa_name(p->kernel->isa));
-		output_cell_text(table, p->level);
-		output_cell_integer(table, (int64_t)p->result.footprint);
-		output_cell_real(table, p->result.gbps.median);
-		output_cell_real(table, p->result.gbps.max);
-		/* Inside L1 no line is allocated from further out: the counted
-		 * bytes are all there is. */
-		if (strcmp(p->level, "L1") == 0)
-			output_cell_real(table, p->result.gbps.median);
-		else
-			output_cell_real(table, p->result.gbps.median * p->result.moved_factor);
-		output_cell_real(table, p->result.gbps.cv);
-		output_cell_real(table, p->result.gbps.ci95_relative);
-		output_cell_integer(table, (int64_t)p->result.gbps.n);
-		output_cell_text(table, p->result.noisy ? "noisy" : "ok");
-	}
-}
-
-static void add_levels_table(output_report *report, const bandwidth_sweep *sweep, const bw_options *o)
-{
-	output_table *table = output_table_add(report, "levels", "GB/s per memory level (best sample, median over the sizes in each level)");
-	output_column(table, "threads", NULL, 0);
-	output_column(table, "kernel", NULL, 0);
-	output_column(table, "isa", NULL, 0);
-	for (int l = 0; l < sweep->level_count; l++)
-		output_column(table, sweep->levels[l].name, "GB/s", 2);
-	output_column(table, "noisy_levels", NULL, 0);
-	for (int t = 0; t < o->thread_count; t++)
-		for (int k = 0; k < o->kernel_count; k++) {
-			output_row(table);
-			output_cell_integer(table, o->threads[t]);
-			output_cell_text(table, o->kernels[k]->name);
-			output_cell_text(table, bandwidth_isa_name(o->kernels[k]->isa));
-			char noisy_levels[64] = "";
-			for (int l = 0; l < sweep->level_count; l++) {
-				double value;
-				bool noisy;
-				size_t found = bandwidth_level_value(sweep->points, sweep->count, o->threads[t], o->kernels[k],
-				                                     sweep->levels[l].name, &value, &noisy);
-				if (!found) {
-					output_cell_status(table, "skipped", "no working set of this run lands in this level");
-					continue;
-				}
-				output_cell_real(table, value);
-				if (noisy) {
-					if (noisy_levels[0])
-						strncat(noisy_levels, ",", sizeof noisy_levels - strlen(noisy_levels) - 1);
-					strncat(noisy_levels, sweep->levels[l].name, sizeof noisy_levels - strlen(noisy_levels) - 1);
-				}
-			}
-			output_cell_text(table, noisy_levels[0] ? noisy_levels : "-");
-		}
 }
 
 int cmd_bw(int argc, char **argv)
@@ -331,11 +230,8 @@ int cmd_bw(int argc, char **argv)
 		if (o.cpu_count < 1)
 			return cli_error("bw", &status);
 	}
-	if (o.thread_count == 0) {
-		for (int t = 1; t < o.cpu_count && o.thread_count < MAX_LIST - 1; t *= 2)
-			o.threads[o.thread_count++] = t;
-		o.threads[o.thread_count++] = o.cpu_count;
-	}
+	if (o.thread_count == 0)
+		o.thread_count = bandwidth_default_threads(o.cpu_count, o.threads, MAX_LIST);
 	for (int t = 0; t < o.thread_count; t++)
 		if (o.threads[t] > o.cpu_count)
 			return cli_usage_error("bw", "%d thread%s asked, but only %d CPU%s to pin them to", o.threads[t],
@@ -364,20 +260,7 @@ int cmd_bw(int argc, char **argv)
 	if (rc != 0)
 		return cli_error("bw", &status);
 
-	output_report *report = output_report_new("bw");
-	output_meta_text(report, "cpu", topo.cpu_model);
-	output_meta_text(report, "pages", sweep.pages_obtained);
-	output_meta_text(report, "timer", timer.source == TIMER_TSC ? "tsc" : "clock_gettime");
-	output_meta_real(report, "timer_ticks_per_ns", timer.ticks_per_ns);
-	output_meta_real(report, "target_ci_relative", o.measure.target_relative_ci);
-	output_meta_real(report, "time_cap_ms", (double)o.measure.time_cap_ns / 1e6);
-	output_meta_text(report, "byte_counting", "stream");
-	output_meta_real(report, "wall_seconds", (double)(timer_monotonic_ns() - started) / 1e9);
-	add_levels_table(report, &sweep, &o);
-	add_results_table(report, &sweep);
-	output_note(report, "GB/s = 10^9 bytes/s counted as STREAM does: read 8, write 8, copy 16, triad 24 bytes per element.");
-	output_note(report, "gbps_with_allocate adds the write-allocate read each ordinary stored line costs beyond L1; non-temporal (-nt) stores do not allocate.");
-	output_note(report, "Levels come from the topology (sysfs): on a VM the cache really usable can be smaller (see plumb geometry).");
+	output_report *report = bandwidth_report(&sweep, &request, (double)(timer_monotonic_ns() - started) / 1e9);
 	rc = cli_output_emit(&output, report);
 	output_report_free(report);
 	bandwidth_sweep_free(&sweep);
