@@ -262,4 +262,12 @@ void geometry_report_free(geometry_report *report);
 
 void geometry_tlb_reference_read(geometry_tlb_reference *out);
 
+/* plumb geometry's tables and notes: "geometry" (each finding, its range,
+ * the claimed value and the verdict), with curves the curves it was read
+ * from (capacity, line, conflict, TLB, page), and notes on what measured
+ * and claimed mean, unstable capacities, disagreements, and (hypervisor)
+ * what a hypervisor changes. */
+struct output_report;
+void geometry_report_tables(struct output_report *report, const geometry_report *g, bool curves, bool hypervisor);
+
 #endif
