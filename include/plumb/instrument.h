@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdbool.h>
 #include "plumb/status.h"
 
 typedef enum instrument_counter {
@@ -121,5 +122,13 @@ typedef struct instrument_process {
 int instrument_start(char *const argv[], const instrument_options *options, int trace_pipe,
                      instrument_process *process, plumb_status *status);
 int instrument_finish(instrument_process *process, instrument_summary *out, plumb_status *status);
+
+/* plumb instrument's report: meta (the command, its exit code when ran,
+ * else the summary file named by source), the tables "threads" (each
+ * thread's counts and all), "collected" (while collecting) and "regions"
+ * (per region and thread), and notes: no regions, plumbgrind's warnings,
+ * an incomplete trace, and (ran) how the command ended. */
+struct output_report;
+struct output_report *instrument_report(const instrument_summary *summary, const char *source, bool ran);
 
 #endif

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "plumb/instrument.h"
+#include "plumb/output.h"
 
 #define HEAD "plumbgrind 1\ncommand ./a.out x y\npid 42\n" \
              "fields instructions loads stores modifies bytes_read bytes_written\n"
@@ -128,5 +129,39 @@ Test(instrument_summary, read_file_round_trip)
 	unlink(path);
 	cr_assert_eq(rc, 0, "%s", status.message);
 	cr_assert_eq(s.total.value[INSTRUMENT_BYTES_READ], 100);
+	instrument_summary_free(&s);
+}
+
+static bool has_note(const output_report *report, const char *text)
+{
+	for (size_t i = 0; i < output_note_count(report); i++)
+		if (strstr(output_note_at(report, i), text))
+			return true;
+	return false;
+}
+
+/* plumb instrument's report from the library, from a summary as read. */
+Test(instrument_summary, the_report_has_every_thread_region_and_warning)
+{
+	instrument_summary s;
+	plumb_status status;
+	cr_assert_eq(parse(GOOD, &s, &status), 0, "%s", status.message);
+	s.exit_code = 3;
+	output_report *report = instrument_report(&s, "s.txt", true);
+	cr_assert_eq(output_table_count(report), 3);
+	const output_table *threads = output_table_find(report, "threads");
+	cr_assert_eq(output_row_count(threads), 3, "two threads and all");
+	cr_expect_str_eq(output_cell_string(threads, 2, 0), "all");
+	cr_expect_eq(output_cell_number(threads, 2, (size_t)output_column_index(threads, "instructions")), 30);
+	const output_table *regions = output_table_find(report, "regions");
+	cr_assert_eq(output_row_count(regions), 2);
+	cr_expect_str_eq(output_cell_string(regions, 0, 0), "solve step");
+	cr_expect(has_note(report, "plumbgrind: thread 0: region end"));
+	cr_expect(has_note(report, "the command exited with status 3"));
+	output_report_free(report);
+	/* read from a file, not run: no word on how a command ended */
+	report = instrument_report(&s, "s.txt", false);
+	cr_expect(!has_note(report, "exited"));
+	output_report_free(report);
 	instrument_summary_free(&s);
 }
