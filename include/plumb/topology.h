@@ -50,4 +50,14 @@ const topology_cache *topology_data_cache(const topology *t, int level);
 /* The largest data/unified cache (last level), or NULL. */
 const topology_cache *topology_last_level_cache(const topology *t);
 
+/* plumb topo's report: the tables "machine" (model, vendor, CPUs, cores,
+ * sockets, NUMA nodes, memory, features), "caches", "pages" and
+ * "timing_and_counters" (the timer's calibration, perf_event_paranoid,
+ * whether hardware counters exist), and the timer's rate as meta. */
+struct output_report;
+struct timer_calibration;
+struct cpu_features;
+struct output_report *topology_report(const topology *t, const struct timer_calibration *calibration,
+                                      const struct cpu_features *features);
+
 #endif

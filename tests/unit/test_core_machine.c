@@ -1,9 +1,11 @@
 #include <criterion/criterion.h>
 #include <sched.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include "plumb/arena.h"
 #include "plumb/cpu.h"
+#include "plumb/output.h"
 #include "plumb/timer.h"
 #include "plumb/topology.h"
 
@@ -118,4 +120,40 @@ Test(core_machine, arena_refuses_too_much)
 	cr_assert(strstr(st.message, "available"), "%s", st.message);
 	rq.size = 0;
 	cr_assert_eq(arena_create(&a, &rq, &st), -1);
+}
+
+/* plumb topo's report from the library: what cannot be read is a status
+ * with its reason, never a number. */
+Test(core_machine, topology_report_says_what_it_cannot_read)
+{
+	topology t;
+	memset(&t, 0, sizeof t);
+	snprintf(t.cpu_model, sizeof t.cpu_model, "a test CPU");
+	t.cpus = t.cores = 2;
+	t.cache_count = 2;
+	t.caches[0] = (topology_cache){ .level = 1, .type = CACHE_DATA, .size = 32768, .line = 64, .associativity = 0,
+		                            .instances = 2 };
+	t.caches[1] = (topology_cache){ .level = 2, .type = CACHE_UNIFIED, .size = 1 << 20, .line = 64,
+		                            .associativity = -1, .instances = 1 };
+	t.base_page_size = 4096;
+	t.perf_event_paranoid = INT32_MIN;
+	snprintf(t.hardware_counters_reason, sizeof t.hardware_counters_reason, "no PMU");
+	timer_calibration calibration;
+	memset(&calibration, 0, sizeof calibration);
+	timer_calibration_clock(&calibration);
+	cpu_features features;
+	cpu_features_detect(&features);
+	output_report *r = topology_report(&t, &calibration, &features);
+	cr_assert_eq(output_table_count(r), 4);
+	const output_table *caches = output_table_find(r, "caches");
+	cr_assert_eq(output_row_count(caches), 2);
+	int ways = output_column_index(caches, "ways");
+	cr_expect_str_eq(output_cell_string(caches, 0, (size_t)ways), "unknown");
+	cr_expect_str_eq(output_cell_string(caches, 1, (size_t)ways), "full");
+	const output_table *kt = output_table_find(r, "timing_and_counters");
+	size_t rows = output_row_count(kt);
+	cr_expect_str_eq(output_cell_string(kt, rows - 2, 1), "unknown", "perf_event_paranoid unreadable");
+	cr_expect_str_eq(output_cell_string(kt, rows - 1, 1), "unsupported");
+	cr_expect_str_eq(output_cell_reason(kt, rows - 1, 1), "no PMU");
+	output_report_free(r);
 }
