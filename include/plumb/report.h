@@ -135,4 +135,16 @@ int report_run_section_input(const char *program, const char *command, const cha
 int report_run_perturb_section(const char *program, const char *save_path, output_report **out, plumb_status *status);
 /* Reads a JSON report from a file ("-" = stdin). */
 int report_read_file(const char *path, output_report **out, plumb_status *status);
+/* The sections of `plumb report`, in the order they must run, from a
+ * comma-separated list (cut in place: names point into it): a model section
+ * gets a loaded section before it (added when the list has none; model is
+ * fitted to loaded's measurements), and lat moves before geometry (geometry
+ * reads lat's measurement).  known(name) says whether a name is a plumb
+ * command.  Fails (EINVAL) on an unknown name, "report" itself, a name
+ * listed twice, or capacity - 1 sections or more.  Each change made to the
+ * order is said in notes ("" when there is none). */
+int report_plan_sections(char *list, bool (*known)(const char *name), const char **names, size_t capacity,
+                         size_t *count, char notes[2][PLUMB_MESSAGE_MAX], plumb_status *status);
+/* The JSON beside a report page: FILE.html -> FILE.json, else FILE.json. */
+void report_json_path_for(const char *html, char *out, size_t length);
 #endif

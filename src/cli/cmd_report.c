@@ -44,24 +44,12 @@ static void usage(FILE *f)
 	           "  -h, --help           this help\n");
 }
 
-static int command_exists(const char *name)
+static bool command_exists(const char *name)
 {
 	for (const struct cli_command *c = cli_commands; c->name; c++)
 		if (!strcmp(c->name, name))
-			return 1;
-	return 0;
-}
-
-/* report.json beside the page: FILE.html -> FILE.json, else FILE.json. */
-static void json_path_for(const char *html, char *out, size_t length)
-{
-	size_t n = strlen(html);
-	if (n > 5 && !strcmp(html + n - 5, ".html"))
-		snprintf(out, length, "%.*s.json", (int)(n - 5), html);
-	else if (n > 4 && !strcmp(html + n - 4, ".htm"))
-		snprintf(out, length, "%.*s.json", (int)(n - 4), html);
-	else
-		snprintf(out, length, "%s.json", html);
+			return true;
+	return false;
 }
 
 static int run_compare(int argc, char **argv, const cli_output *out, int html)
@@ -202,50 +190,15 @@ int cmd_report(int argc, char **argv)
 		if (n <= 0)
 			return cli_usage_error("report", "cannot find the plumb program (/proc/self/exe)");
 		program[n] = 0;
-		int has_loaded = 0;
-		for (char *save = NULL, *s = strtok_r(list, ",", &save); s; s = strtok_r(NULL, ",", &save)) {
-			if (count + 1 >= MAX_SECTIONS)
-				return cli_usage_error("report", "at most %d sections", MAX_SECTIONS - 1);
-			if (!strcmp(s, "report"))
-				return cli_usage_error("report", "a report cannot contain itself");
-			if (!command_exists(s))
-				return cli_usage_error("report", "'%s' is not a plumb command", s);
-			for (size_t k = 0; k < count; k++)
-				if (!strcmp(names[k], s))
-					return cli_usage_error("report", "section '%s' is listed twice", s);
-			/* The model is fitted to loaded's measurements: run loaded
-			 * first when the list does not. */
-			if (!strcmp(s, "model") && !has_loaded) {
-				names[count] = "loaded";
-				commands[count++] = "loaded";
-				has_loaded = 1;
-				fprintf(stderr, "plumb report: the model section needs loaded's measurements; adding the loaded section before it\n");
-			}
-			has_loaded |= !strcmp(s, "loaded");
-			names[count] = s;
-			commands[count] = s;
-			count++;
-		}
-		/* geometry takes its capacities and level latencies from lat's
-		 * measurement (one figure per quantity): run lat first. */
-		size_t at_geometry = count, at_lat = count;
-		for (size_t k = 0; k < count; k++) {
-			if (!strcmp(names[k], "geometry"))
-				at_geometry = k;
-			if (!strcmp(names[k], "lat"))
-				at_lat = k;
-		}
-		if (at_lat < count && at_geometry < at_lat) {
-			const char *lat_name = names[at_lat];
-			const char *lat_command = commands[at_lat];
-			for (size_t k = at_lat; k > at_geometry; k--) {
-				names[k] = names[k - 1];
-				commands[k] = commands[k - 1];
-			}
-			names[at_geometry] = lat_name;
-			commands[at_geometry] = lat_command;
-			fprintf(stderr, "plumb report: the geometry section reads the latency section's measurement; running lat before it\n");
-		}
+		char notes[2][PLUMB_MESSAGE_MAX];
+		int planned = report_plan_sections(list, command_exists, names, MAX_SECTIONS, &count, notes, &status);
+		for (int i = 0; i < 2; i++)
+			if (notes[i][0])
+				fprintf(stderr, "plumb report: %s\n", notes[i]);
+		if (planned != 0)
+			return cli_usage_error("report", "%s", status.message);
+		for (size_t i = 0; i < count; i++)
+			commands[i] = names[i];
 		if (count == 0)
 			return cli_usage_error("report", "--sections names no command (e.g. topo,lat)");
 		if (report_run_sections(program, "report", names, count, quick, save_dir, reports, failure_text) != 0)
@@ -255,7 +208,7 @@ int cmd_report(int argc, char **argv)
 				failures[i] = failure_text[i];
 	}
 	char json_path[PATH_MAX];
-	json_path_for(path, json_path, sizeof json_path);
+	report_json_path_for(path, json_path, sizeof json_path);
 	output_report *summary = report_summary_build(reports, commands, count);
 	const char *title = "plumb: memory hierarchy report";
 	if (report_write_page(path, title, summary, json_path, reports, commands, failures, count, &status) != 0 ||
