@@ -57,6 +57,12 @@ int loaded_cpu_interference(int cpu, uint64_t window_ns, double *lost_fraction, 
 /* Index of the lowest lost fraction (the quietest CPU); the first on a
  * tie; negative fractions (not measured) are skipped; -1 if none. */
 int loaded_quietest(const double *lost_fraction, int n);
+/* Puts the quietest of cpus[0..count) first (loaded_cpu_interference over
+ * window_ns each; the latency thread goes there, the generators on the
+ * others) and says how it was chosen in choice.  One CPU: nothing to
+ * measure.  At most LOADED_MAX_PLACEMENT_CPUS are measured. */
+#define LOADED_MAX_PLACEMENT_CPUS 1024
+void loaded_place_latency(int *cpus, int count, uint64_t window_ns, char *choice, size_t length);
 
 void loaded_config_default(loaded_config *config);
 /* The chunk length a run really uses: chunk_loads, raised so that a sample

@@ -173,31 +173,8 @@ int cmd_loaded(int argc, char **argv)
 	/* Without --cpu the latency thread goes on the quietest CPU, measured
 	 * (20 ms each), and the generators on the others. */
 	char choice[160] = "the first of --cpu";
-	if (choose && cpu_count > 1) {
-		double lost[MAX_CPUS];
-		for (int i = 0; i < cpu_count; i++)
-			if (loaded_cpu_interference(cpus[i], 20000000, &lost[i], &status) != 0)
-				lost[i] = -1;
-		int q = loaded_quietest(lost, cpu_count);
-		if (q > 0) {
-			int t = cpus[0];
-			cpus[0] = cpus[q];
-			cpus[q] = t;
-			double l = lost[q];
-			lost[q] = lost[0];
-			lost[0] = l;
-		}
-		double worst = 0;
-		for (int i = 1; i < cpu_count; i++)
-			if (lost[i] > worst)
-				worst = lost[i];
-		if (q >= 0)
-			snprintf(choice, sizeof choice, "quietest of %d CPUs measured (%.2f%% of a 20 ms spin lost; up to %.2f%% on the others)",
-			         cpu_count, 100 * lost[0], 100 * worst);
-		else
-			snprintf(choice, sizeof choice, "first allowed CPU (interference not measurable)");
-	} else if (choose)
-		snprintf(choice, sizeof choice, "the only allowed CPU");
+	if (choose)
+		loaded_place_latency(cpus, cpu_count, 20000000, choice, sizeof choice);
 	config.latency_cpu_choice = choice;
 	for (int i = 0; i < cpu_count; i++) {
 		for (int j = 0; j < i; j++)

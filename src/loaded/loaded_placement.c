@@ -7,6 +7,7 @@
  * steal).  The CPU that lost the least is the quietest. */
 #include <errno.h>
 #include <sched.h>
+#include <stdio.h>
 #include <time.h>
 #include "plumb/cpu.h"
 #include "plumb/loaded.h"
@@ -49,4 +50,37 @@ int loaded_quietest(const double *lost_fraction, int n)
 		if (lost_fraction[i] >= 0 && (best < 0 || lost_fraction[i] < lost_fraction[best]))
 			best = i;
 	return best;
+}
+
+void loaded_place_latency(int *cpus, int count, uint64_t window_ns, char *choice, size_t length)
+{
+	if (count <= 1) {
+		snprintf(choice, length, "the only allowed CPU");
+		return;
+	}
+	double lost[LOADED_MAX_PLACEMENT_CPUS];
+	if (count > LOADED_MAX_PLACEMENT_CPUS)
+		count = LOADED_MAX_PLACEMENT_CPUS;
+	plumb_status status;
+	for (int i = 0; i < count; i++)
+		if (loaded_cpu_interference(cpus[i], window_ns, &lost[i], &status) != 0)
+			lost[i] = -1;
+	int q = loaded_quietest(lost, count);
+	if (q > 0) {
+		int t = cpus[0];
+		cpus[0] = cpus[q];
+		cpus[q] = t;
+		double l = lost[q];
+		lost[q] = lost[0];
+		lost[0] = l;
+	}
+	double worst = 0;
+	for (int i = 1; i < count; i++)
+		if (lost[i] > worst)
+			worst = lost[i];
+	if (q >= 0)
+		snprintf(choice, length, "quietest of %d CPUs measured (%.2f%% of a %.0f ms spin lost; up to %.2f%% on the others)",
+		         count, 100 * lost[0], (double)window_ns / 1e6, 100 * worst);
+	else
+		snprintf(choice, length, "first allowed CPU (interference not measurable)");
 }
