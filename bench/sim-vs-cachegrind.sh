@@ -11,7 +11,12 @@
 # run, and the ratios of the medians to cachegrind's median; checks that
 # plumb-1core's I refs and D1 misses equal cachegrind's (both run with the
 # same VALGRIND_LIB, so the programs see the same environment).
-#   bench/sim-vs-cachegrind.sh [-n RUNS] [-p PROGRAMS] [-b PLUMB]   (from the source tree, after make)
+#   bench/sim-vs-cachegrind.sh [-n RUNS] [-p PROGRAMS] [-b PLUMB] [-t TOOLS]   (from the source tree, after make)
+# -t TOOLS runs only these of plumb-1core plumb-1core-b plumb-2core plumb-2core-b
+# (cachegrind always runs: the ratios are to it).
+# The figures in docs/PERFORMANCE.md come from this, in a checkout of main built with
+# make and an older checkout built in OLD (the same command on a quiet machine for wall times):
+#   BEFORE_VALGRIND_LIB=OLD/build/vg/lib bench/sim-vs-cachegrind.sh -n 3 -b OLD/build/plumb
 # -b PLUMB adds plumb-1core-b and plumb-2core-b: the same one-core and
 # two-core runs with another plumb binary (an older build, for a before/after
 # in the same minutes; its tool from BEFORE_VALGRIND_LIB, default VALGRIND_LIB).
@@ -28,12 +33,14 @@ set -eu
 runs=2
 programs="md5sum gzip sort xz sqlite3"
 before=
-while getopts n:p:b: option; do
+only=
+while getopts n:p:b:t: option; do
 	case $option in
 	n) runs=$OPTARG ;;
 	p) programs=$OPTARG ;;
 	b) before=$OPTARG ;;
-	*) echo "usage: $0 [-n RUNS] [-p PROGRAMS] [-b PLUMB]" >&2; exit 2 ;;
+	t) only=$OPTARG ;;
+	*) echo "usage: $0 [-n RUNS] [-p PROGRAMS] [-b PLUMB] [-t TOOLS]" >&2; exit 2 ;;
 	esac
 done
 plumb=${PLUMB:-$PWD/build/plumb}
@@ -81,7 +88,7 @@ run_tool() {   # run_tool TOOL PROGRAM
 		timed "$work/$2.$1" "$plumb" sim -p cachegrind --basic --l1i $I1 --l1d $D1 --l3 $LL --csv -o "$work/$2.p1.csv" \
 			-- $cmd < "$stdin" 2> "$work/out" ;;
 	plumb-1core-b)
-		PLUMB_VALGRIND_LIB=${BEFORE_VALGRIND_LIB:-$VALGRIND_LIB} timed "$work/$2.$1" "$before" sim -p cachegrind --basic --l1i $I1 --l1d $I1 --l3 $LL --csv \
+		PLUMB_VALGRIND_LIB=${BEFORE_VALGRIND_LIB:-$VALGRIND_LIB} timed "$work/$2.$1" "$before" sim -p cachegrind --basic --l1i $I1 --l1d $D1 --l3 $LL --csv \
 			-o "$work/$2.pb.csv" -- $cmd < "$stdin" 2> "$work/out" ;;
 	plumb-2core)
 		PLUMB_VALGRIND_LIB=${before:+$VALGRIND_LIB} timed "$work/$2.$1" "$plumb" sim -p default --cores 2 --protocol mesi --l3 $LL --csv -o "$work/$2.p2.csv" \
@@ -96,6 +103,17 @@ run_tool() {   # run_tool TOOL PROGRAM
 median() { sort -n -k"$2" "$1" | awk -v c="$2" '{ v[NR] = $c } END { print v[int((NR + 1) / 2)] }'; }
 tools="cachegrind plumb-1core plumb-2core"
 [ -n "$before" ] && tools="cachegrind plumb-1core plumb-1core-b plumb-2core plumb-2core-b"
+if [ -n "$only" ]; then
+	tools=cachegrind
+	for tool in $only; do
+		case $tool in
+		cachegrind) ;;
+		plumb-1core | plumb-2core) tools="$tools $tool" ;;
+		plumb-1core-b | plumb-2core-b) [ -n "$before" ] || { echo "$0: $tool needs -b PLUMB" >&2; exit 2; }; tools="$tools $tool" ;;
+		*) echo "$0: -t: unknown tool $tool" >&2; exit 2 ;;
+		esac
+	done
+fi
 
 echo "# $(date -u '+%Y-%m-%d %H:%M') UTC, load: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs, $runs runs each, alternating"
 printf '%-8s %-13s %-24s %-24s %8s %8s %s\n' program tool "wall s (runs)" "cpu s (runs)" wall/cg cpu/cg "figures (ratios: medians)"
