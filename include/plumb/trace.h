@@ -261,6 +261,11 @@ typedef struct trace_code_map trace_code_map;
  * caller frees.  *out is NULL, without an error, when there is none (lackey
  * traced the program).  Fails if plumbgrind's file is missing or bad. */
 int trace_reader_code_map(trace_reader *reader, trace_code_map **out, plumb_status *status);
+/* For a program run with trace_reader_open_command: NULL when plumbgrind
+ * traces it, else one sentence saying that plumbgrind was not found and
+ * lackey (slower, no source lines) traces it instead, for the caller to show
+ * the user.  NULL too when PLUMB_TRACE_LACKEY chose lackey on purpose. */
+const char *trace_reader_tool_note(const trace_reader *reader);
 int trace_code_map_load(trace_code_map **out, const char *path, plumb_status *status);
 /* 1 and the names (valid until the map is freed; "???" and line 0 where the
  * debug information has none, as in cachegrind) if address is an

@@ -345,6 +345,8 @@ int cmd_sim(int argc, char **argv)
 	                      : trace_reader_open(&reader, trace_path, format, &status);
 	if (rc != 0)
 		return cli_error("sim", &status);
+	if (trace_reader_tool_note(reader))
+		fprintf(stderr, "plumb sim: note: %s\n", trace_reader_tool_note(reader));
 	if (allow_truncated)
 		trace_reader_allow_truncated(reader, 1);
 	sim *s;

@@ -268,6 +268,8 @@ static int trace_record_program(int argc, char **argv)
 		trace_writer_abort(writer);
 		return cli_error(command, &status);
 	}
+	if (trace_reader_tool_note(reader))
+		fprintf(stderr, "plumb %s: note: %s\n", command, trace_reader_tool_note(reader));
 	trace_copy_options copy = { .fold_threads = fold, .buffer = buffered ? &buffer : NULL };
 	return copy_trace(command, reader, writer, program[0], out, to, &copy, &output);
 }

@@ -232,10 +232,19 @@ int trace_reader_open_command_blocks(trace_reader **out, char *const argv[], con
 	}
 	if (plumbgrind && code_dir[0])
 		reader->command.code_path = strdup(code_path);
+	if (!plumbgrind && !(force_lackey && force_lackey[0]))
+		reader->command.tool_note = "plumbgrind, plumb's Valgrind tool, was not found beside this program "
+		                            "(build/vg/lib, PREFIX/lib/plumb/valgrind, or PLUMB_VALGRIND_LIB): "
+		                            "tracing with Valgrind's lackey, about 40 times slower and without source lines";
 	reader->command.pid = pid;
 	reader->command.running = true;
 	*out = reader;
 	return 0;
+}
+
+const char *trace_reader_tool_note(const trace_reader *reader)
+{
+	return reader ? reader->command.tool_note : NULL;
 }
 
 int trace_reader_code_map(trace_reader *reader, trace_code_map **out, plumb_status *status)

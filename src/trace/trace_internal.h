@@ -189,6 +189,7 @@ typedef struct trace_command_state {
 	bool running;
 	char *program;                 /* argv[0], for messages */
 	char *code_path;               /* plumbgrind's --plumb-code file, removed at close */
+	const char *tool_note;         /* why lackey traces, when plumbgrind was not found (static text) */
 } trace_command_state;
 
 struct trace_reader {

@@ -145,6 +145,33 @@ Test(sim_cli, runs_a_program_under_lackey, .timeout = 120)
 	cli_run_free(&r);
 }
 
+/* A plumb without plumbgrind beside it once fell back to lackey without a
+ * word, and ran some 40 times slower: it says so now, and still runs. */
+Test(sim_cli, a_plumb_without_its_tool_says_lackey_traces, .timeout = 120)
+{
+	if (system("valgrind --version > /dev/null 2>&1") != 0)
+		cr_skip_test("valgrind is not installed");
+	const char *copy = cli_temp_path("plumb");
+	char command[4096];
+	snprintf(command, sizeof command, "cp '%s' '%s'", getenv("PLUMB_BIN"), copy);
+	cr_assert_eq(system(command), 0);
+	setenv("PLUMB_BIN", copy, 1);
+	unsetenv("PLUMB_VALGRIND_LIB");
+	unsetenv("PLUMB_TRACE_LACKEY");
+	cli_run r = cli_run_plumbv(NULL, "sim", "--preset", "cachegrind", "--csv", "--", "/bin/true", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	cr_assert(strstr(r.err, "plumb sim: note: plumbgrind, plumb's Valgrind tool, was not found") &&
+	          strstr(r.err, "tracing with Valgrind's lackey"), "%s", r.err);
+	cr_assert(strstr(r.out, "\nI refs,"), "%s", r.out);
+	cli_run_free(&r);
+	/* chosen on purpose: no note */
+	setenv("PLUMB_TRACE_LACKEY", "1", 1);
+	r = cli_run_plumbv(NULL, "sim", "--preset", "cachegrind", "--csv", "--", "/bin/true", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	cr_assert(!strstr(r.err, "note: plumbgrind"), "%s", r.err);
+	cli_run_free(&r);
+}
+
 Test(sim_cli, native_and_lackey_give_the_same_counts)
 {
 	char *trace = ping_pong_trace(30);
