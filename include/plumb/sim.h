@@ -429,6 +429,28 @@ int sim_run_reader(sim *s, trace_reader *reader, trace_interleaver *interleaver,
  * the reader ran a program. */
 int sim_code_map_find(trace_reader *reader, const char *trace_path, trace_code_map **map, char *loaded_from,
                       size_t length, plumb_status *status);
+/* What plumb sim's report says about its run besides the statistics. */
+typedef struct sim_run_facts {
+	const char *trace;                 /* the trace file, or the program run */
+	trace_format format;               /* the format read */
+	uint64_t records;                  /* references simulated */
+	uint64_t interleave;               /* references of each thread in turn; 0: the trace's order */
+	uint64_t interleave_window;        /* records read ahead for interleave */
+	bool fair_sched;                   /* Valgrind ran the program with --fair-sched=yes */
+	const sim_config_origin *origin;   /* where the configuration came from */
+	const char *code_map;              /* the code map file read beside the trace, or NULL */
+	bool truncated;                    /* the trace ended inside a block (--allow-truncated) */
+	uint64_t truncated_bytes;          /* the bytes of that block, ignored */
+	bool checked;                      /* --check ran and every invariant held */
+} sim_run_facts;
+/* plumb sim's report: the run's meta (trace, format, records, interleave,
+ * scheduling, machine, code map) and notes around sim_report's sections.
+ * NULL (status says why) when the report cannot be made. */
+output_report *sim_run_report(const sim *s, const sim_run_facts *facts, size_t top, plumb_status *status);
+/* The program and its arguments (count words) as one line, for the
+ * annotation files' cmd: line; newlines become spaces.  Free it; NULL when
+ * out of memory. */
+char *sim_command_text(char *const *words, size_t count);
 /* Writes the cachegrind (or callgrind) annotation file to path atomically. */
 int sim_write_annotation_file(const char *path, const sim *s, const trace_code_map *map, const char *command,
                               bool callgrind, plumb_status *status);

@@ -74,27 +74,6 @@ enum {
 	OPT_INTERLEAVE, OPT_INTERLEAVE_WINDOW, OPT_FAIR_SCHED
 };
 
-/* The program and its arguments, or the trace, for the annotation files' cmd: line. */
-static char *command_text(char **argv, int first, int argc)
-{
-	size_t length = 1;
-	for (int i = first; i < argc; i++)
-		length += strlen(argv[i]) + 1;
-	char *text = malloc(length);
-	if (!text)
-		return NULL;
-	text[0] = 0;
-	for (int i = first; i < argc; i++) {
-		if (i > first)
-			strcat(text, " ");
-		strcat(text, argv[i]);
-	}
-	for (char *p = text; *p; p++)
-		if (*p == '\n' || *p == '\r')
-			*p = ' ';
-	return text;
-}
-
 static int list_presets(void)
 {
 	const char *const *names = sim_preset_names();
@@ -392,41 +371,22 @@ int cmd_sim(int argc, char **argv)
 		trace_code_map_free(code_map);
 		return cli_error("sim", &status);
 	}
-	output_report *report = output_report_new("sim");
-	output_meta_text(report, "trace", command_mode ? argv[optind] : trace_path);
-	output_meta_text(report, "format", trace_format_name(used));
-	output_meta_integer(report, "records", (int64_t)records);
-	char meta[160];
-	if (interleave) {
-		snprintf(meta, sizeof meta, "%llu references of each thread in turn (window %llu records)",
-		         (unsigned long long)interleave, (unsigned long long)interleave_window);
-		output_meta_text(report, "interleave", meta);
-	}
-	if (fair_sched)
-		output_meta_text(report, "valgrind scheduling", "--fair-sched=yes");
-	if (origin.machine[0])
-		output_meta_text(report, "machine", origin.machine);
-	if (code_map && !command_mode)
-		output_meta_text(report, "code_map", code_path);
-	if (origin.host_problem[0])
-		output_note(report, "this machine's caches could not be read (%s): the generic default machine was "
-		            "simulated", origin.host_problem);
-	if (info.truncated)
-		output_note(report, "the trace was cut short: %llu bytes of an incomplete block were ignored",
-		            (unsigned long long)info.truncated_bytes);
-	if (sim_report(s, report, (size_t)top, &status) != 0) {
-		output_report_free(report);
+	sim_run_facts facts = { .trace = command_mode ? argv[optind] : trace_path, .format = used, .records = records,
+		                    .interleave = interleave, .interleave_window = interleave_window,
+		                    .fair_sched = fair_sched, .origin = &origin,
+		                    .code_map = code_map && !command_mode ? code_path : NULL,
+		                    .truncated = info.truncated != 0, .truncated_bytes = info.truncated_bytes,
+		                    .checked = config.check };
+	output_report *report = sim_run_report(s, &facts, (size_t)top, &status);
+	if (!report) {
 		sim_free(s);
 		trace_code_map_free(code_map);
 		return cli_error("sim", &status);
 	}
-	if (config.check)
-		output_note(report, "--check: every invariant held (single writer, inclusion, directory = contents, "
-		                    "counting identities)");
 	rc = cli_output_emit(&out, report);
 	output_report_free(report);
 	if (rc == 0 && (cachegrind_out || callgrind_out)) {
-		char *command = command_mode ? command_text(argv, optind, argc) : strdup(trace_path);
+		char *command = command_mode ? sim_command_text(argv + optind, (size_t)(argc - optind)) : strdup(trace_path);
 		if ((cachegrind_out && sim_write_annotation_file(cachegrind_out, s, code_map, command, false, &status) != 0) ||
 		    (callgrind_out && sim_write_annotation_file(callgrind_out, s, code_map, command, true, &status) != 0))
 			rc = cli_error("sim", &status);

@@ -4,6 +4,7 @@
  * annotation files (include/plumb/sim.h, "Running a trace"). */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "plumb/output.h"
@@ -143,4 +144,58 @@ int sim_write_annotation_file(const char *path, const sim *s, const trace_code_m
 		return -1;
 	}
 	return output_file_commit(&file, status);
+}
+
+output_report *sim_run_report(const sim *s, const sim_run_facts *facts, size_t top, plumb_status *status)
+{
+	output_report *report = output_report_new("sim");
+	output_meta_text(report, "trace", facts->trace);
+	output_meta_text(report, "format", trace_format_name(facts->format));
+	output_meta_integer(report, "records", (int64_t)facts->records);
+	if (facts->interleave) {
+		char text[160];
+		snprintf(text, sizeof text, "%llu references of each thread in turn (window %llu records)",
+		         (unsigned long long)facts->interleave, (unsigned long long)facts->interleave_window);
+		output_meta_text(report, "interleave", text);
+	}
+	if (facts->fair_sched)
+		output_meta_text(report, "valgrind scheduling", "--fair-sched=yes");
+	if (facts->origin && facts->origin->machine[0])
+		output_meta_text(report, "machine", facts->origin->machine);
+	if (facts->code_map)
+		output_meta_text(report, "code_map", facts->code_map);
+	if (facts->origin && facts->origin->host_problem[0])
+		output_note(report, "this machine's caches could not be read (%s): the generic default machine was "
+		            "simulated", facts->origin->host_problem);
+	if (facts->truncated)
+		output_note(report, "the trace was cut short: %llu bytes of an incomplete block were ignored",
+		            (unsigned long long)facts->truncated_bytes);
+	if (sim_report(s, report, top, status) != 0) {
+		output_report_free(report);
+		return NULL;
+	}
+	if (facts->checked)
+		output_note(report, "--check: every invariant held (single writer, inclusion, directory = contents, "
+		                    "counting identities)");
+	return report;
+}
+
+char *sim_command_text(char *const *words, size_t count)
+{
+	size_t length = 1;
+	for (size_t i = 0; i < count; i++)
+		length += strlen(words[i]) + 1;
+	char *text = malloc(length);
+	if (!text)
+		return NULL;
+	text[0] = 0;
+	for (size_t i = 0; i < count; i++) {
+		if (i > 0)
+			strcat(text, " ");
+		strcat(text, words[i]);
+	}
+	for (char *p = text; *p; p++)
+		if (*p == '\n' || *p == '\r')
+			*p = ' ';
+	return text;
 }

@@ -109,3 +109,76 @@ Test(sim_run, a_reader_runs_through_the_simulator)
 	cr_expect_eq(sim_write_annotation_file("/nonexistent/dir/out", s, NULL, "t", false, &status), -1);
 	sim_free(s);
 }
+
+/* The meta value at key, formatted, or "" when the report has no such key. */
+static const char *meta_at(const output_report *report, const char *key, char *buffer, size_t length)
+{
+	buffer[0] = 0;
+	for (size_t i = 0; i < output_meta_count(report); i++)
+		if (strcmp(output_meta_key(report, i), key) == 0)
+			output_meta_format(report, i, buffer, length);
+	return buffer;
+}
+
+Test(sim_run, the_report_says_what_was_run_in_its_meta_and_notes)
+{
+	sim_config config;
+	plumb_status status;
+	cr_assert_eq(sim_preset(&config, "cachegrind", &status), 0);
+	sim *s;
+	cr_assert_eq(sim_new(&s, &config, &status), 0, "%s", status.message);
+	sim_config_origin origin = { "host (hwloc: test)", "no caches in sysfs" };
+	sim_run_facts facts = { .trace = "t.lackey", .format = TRACE_FORMAT_LACKEY, .records = 4, .interleave = 8,
+		                    .interleave_window = 1024, .fair_sched = true, .origin = &origin,
+		                    .code_map = "t.lackey.code", .truncated = true, .truncated_bytes = 12, .checked = true };
+	output_report *report = sim_run_report(s, &facts, 10, &status);
+	cr_assert_not_null(report, "%s", status.message);
+	static const char *const keys[] = { "trace", "format", "records", "interleave", "valgrind scheduling", "machine",
+		                                "code_map" };
+	cr_assert_geq(output_meta_count(report), 7);
+	for (size_t i = 0; i < 7; i++)
+		cr_expect_str_eq(output_meta_key(report, i), keys[i], "the meta in its order");
+	char value[256];
+	cr_expect_str_eq(meta_at(report, "trace", value, sizeof value), "t.lackey");
+	cr_expect_str_eq(meta_at(report, "format", value, sizeof value), "lackey");
+	cr_expect_str_eq(meta_at(report, "records", value, sizeof value), "4");
+	cr_expect_str_eq(meta_at(report, "interleave", value, sizeof value),
+	                 "8 references of each thread in turn (window 1024 records)");
+	cr_expect_str_eq(meta_at(report, "valgrind scheduling", value, sizeof value), "--fair-sched=yes");
+	cr_expect_str_eq(meta_at(report, "machine", value, sizeof value), "host (hwloc: test)");
+	cr_expect_str_eq(meta_at(report, "code_map", value, sizeof value), "t.lackey.code");
+	size_t notes = output_note_count(report);
+	cr_assert_geq(notes, 3);
+	cr_expect_str_eq(output_note_at(report, 0), "this machine's caches could not be read (no caches in sysfs): "
+	                                             "the generic default machine was simulated");
+	cr_expect_str_eq(output_note_at(report, 1), "the trace was cut short: 12 bytes of an incomplete block were ignored");
+	cr_expect(strncmp(output_note_at(report, notes - 1), "--check: every invariant held", 29) == 0,
+	          "the check's note comes last, after the statistics' own");
+	output_report_free(report);
+
+	/* the plain run: a trace in its order, no origin, no code map */
+	sim_run_facts plain = { .trace = "-", .format = TRACE_FORMAT_NATIVE, .records = 0 };
+	report = sim_run_report(s, &plain, 10, &status);
+	cr_assert_not_null(report, "%s", status.message);
+	cr_expect_str_eq(meta_at(report, "interleave", value, sizeof value), "");
+	cr_expect_str_eq(meta_at(report, "valgrind scheduling", value, sizeof value), "");
+	cr_expect_str_eq(meta_at(report, "machine", value, sizeof value), "");
+	cr_expect_str_eq(meta_at(report, "code_map", value, sizeof value), "");
+	for (size_t i = 0; i < output_note_count(report); i++)
+		cr_expect(strncmp(output_note_at(report, i), "--check", 7) != 0, "%s", output_note_at(report, i));
+	output_report_free(report);
+	sim_free(s);
+}
+
+Test(sim_run, the_command_text_is_one_line)
+{
+	char *words[] = { (char *)"./prog", (char *)"-x", (char *)"a\nb\rc" };
+	char *text = sim_command_text(words, 3);
+	cr_assert_not_null(text);
+	cr_expect_str_eq(text, "./prog -x a b c");
+	free(text);
+	text = sim_command_text(words, 0);
+	cr_assert_not_null(text);
+	cr_expect_str_eq(text, "");
+	free(text);
+}
