@@ -270,6 +270,8 @@ int trace_background_wrap(trace_reader *outer, trace_reader *inner,
 
 int trace_reader_set_background(trace_reader *reader, int enable)
 {
+	if (reader && !reader->background && reader->native)
+		return trace_native_set_ahead(reader, enable);   /* a file of entries loads its blocks ahead */
 	if (!reader || !reader->background)
 		return 0;
 	trace_background *b = reader->background;

@@ -218,6 +218,12 @@ struct trace_reader {
 };
 
 int trace_native_reader_init(trace_reader *reader, plumb_status *status);
+/* A native reader opened from a path loads its blocks ahead in a worker
+ * thread started at the first read (trace_native_read.c); set_ahead(0)
+ * before it keeps them in the caller's thread.  set_ahead returns whether
+ * the reader loads ahead. */
+void trace_native_allow_ahead(trace_reader *reader);
+int trace_native_set_ahead(trace_reader *reader, int enable);
 /* Whether a native reader's first block is an entry block (format 1.3). */
 bool trace_native_starts_with_entries(trace_reader *reader);
 /* Makes outer (zeroed) hand out inner's records, decoded by a worker thread

@@ -133,9 +133,13 @@ int trace_reader_open(trace_reader **out, const char *path, trace_format format,
 	}
 	/* Native files decode ahead in a worker thread (trace_background.c):
 	 * the records are the same, the caller's CPU time is not spent on them.
-	 * A file of plumbgrind's entries is read in the caller's thread, so that
-	 * trace_reader_view_compact hands the entries out as they are. */
-	if (reader->format == TRACE_FORMAT_NATIVE && !trace_native_starts_with_entries(reader)) {
+	 * A file of plumbgrind's entries is walked in the caller's thread, so
+	 * that trace_reader_view_compact hands the entries out as they are; its
+	 * blocks are loaded (read, zstd, checked) ahead by the native reader's
+	 * own worker. */
+	if (reader->format == TRACE_FORMAT_NATIVE && trace_native_starts_with_entries(reader))
+		trace_native_allow_ahead(reader);
+	else if (reader->format == TRACE_FORMAT_NATIVE) {
 		trace_reader *outer = calloc(1, sizeof *outer);
 		if (!outer || trace_background_wrap(outer, reader, trace_reader_close, status) < 0) {
 			free(outer);
@@ -218,8 +222,8 @@ long trace_reader_read(trace_reader *reader, trace_record *records, size_t capac
 		return 0;
 	long got = reader->read(reader, records, capacity);
 	reader->info.records += (uint64_t)(got > 0 ? got : 0);
-	if (!reader->background && !reader->lend)
-		reader->info.bytes = reader->input.offset;
+	if (!reader->background && !reader->lend && !reader->native)
+		reader->info.bytes = reader->input.offset;   /* the native reader keeps its own (a worker reads the input) */
 	if (got > 0)
 		return got;   /* an error after these records is reported on the next call */
 	if (reader->failed) {

@@ -4,7 +4,9 @@
  * same trace statistics, convert to the same lackey text and simulate to
  * the same statistics, the entries walked as a live run's are; entry blocks
  * built here check the reader's limits (a newer version, bad entries, a
- * wrong record count) and its small batches. */
+ * wrong record count) and its small batches; a file of many entry blocks
+ * opened from a path loads them ahead in a worker and gives the same
+ * records, the same error at the same record and a clean early close. */
 #include <criterion/criterion.h>
 #include <limits.h>
 #include <stdio.h>
@@ -18,6 +20,7 @@
 #include "trace/trace_entries.h"
 #include "trace/trace_internal.h"
 #include "trace/trace_stats.h"
+#include "trace_test_util.h"
 
 #define BATCH 4096
 
@@ -440,4 +443,237 @@ Test(trace_entries, bad_entry_blocks_are_errors)
 	file = entry_file(words, n + 1, 3, 45, true, &size);
 	expect_error(file, size, "a call or return entry");
 	free(file);
+}
+
+/* ---- Many entry blocks, loaded ahead ---- */
+
+#define AHEAD_BLOCKS 12
+#define AHEAD_USES 2000
+
+/* A 1.3 trace of AHEAD_BLOCKS entry blocks: the first is loop_words', the
+ * others `AHEAD_USES` uses of its first definition (their differences run
+ * on from block to block, as the writer's do); block `bad` (if below
+ * AHEAD_BLOCKS) gets a wrong payload checksum.  *total: the records. */
+static unsigned char *ahead_file(size_t bad, size_t *size, uint64_t *total)
+{
+	static uint64_t words[4 * AHEAD_USES + 64], encoded[4 * AHEAD_USES + 64];
+	size_t bound = ZSTD_compressBound(sizeof words);
+	unsigned char *file = calloc(1, 16 + AHEAD_BLOCKS * (32 + bound) + 32);
+	memcpy(file, TRACE_NATIVE_MAGIC, 8);
+	file[8] = 1;
+	file[10] = 3;
+	trace_put_u32(file + 12, 16);
+	unsigned char *b = file + 16;
+	trace_entries e;
+	trace_entries_init(&e, NULL);
+	*total = 0;
+	for (size_t k = 0; k < AHEAD_BLOCKS; k++) {
+		size_t n = 0;
+		if (k == 0)
+			n = loop_words(words, AHEAD_USES);
+		else
+			for (size_t i = 0; i < AHEAD_USES; i++) {
+				words[n++] = (uint64_t)TRACE_ENTRY_USE << 60 | 2ull << 32 | 0;
+				words[n++] = 0x7ff000 + 8 * (i + k);
+				words[n++] = 0x601000 + 4 * (i * k);
+			}
+		uint64_t records;
+		cr_assert_eq(trace_entries_scan(&e, words, n, encoded, TRACE_SCAN_ENCODE, &records), 0, "%s", e.error);
+		size_t packed = ZSTD_compress(b + 32, bound, encoded, n * 8, 3);
+		cr_assert(!ZSTD_isError(packed));
+		trace_put_u32(b, TRACE_NATIVE_ENTRIES_MAGIC);
+		trace_put_u32(b + 4, (uint32_t)k);
+		trace_put_u32(b + 8, (uint32_t)records);
+		trace_put_u32(b + 12, (uint32_t)(n * 8));
+		trace_put_u32(b + 16, (uint32_t)packed);
+		trace_put_u64(b + 24, trace_checksum(b + 32, packed, (uint32_t)k) + (k == bad));
+		trace_put_u32(b + 20, trace_block_header_check(b));
+		b += 32 + packed;
+		*total += records;
+	}
+	trace_entries_free(&e);
+	trace_put_u32(b, TRACE_NATIVE_END_MAGIC);
+	trace_put_u32(b + 4, AHEAD_BLOCKS);
+	trace_put_u64(b + 24, *total);
+	trace_put_u32(b + 20, trace_block_header_check(b));
+	*size = (size_t)(b + 32 - file);
+	return file;
+}
+
+typedef struct ahead_outcome {
+	long records;                  /* handed out before the end or the error */
+	long last;                     /* the last call's result: 0 or -1 */
+	char message[PLUMB_MESSAGE_MAX];
+	int ahead;                     /* trace_reader_set_background's answer */
+	trace_reader_info info;
+} ahead_outcome;
+
+/* Reads path (ahead or not) in batches of `batch` records, or as the
+ * simulator does (trace_reader_view_compact) when compact. */
+static ahead_outcome read_ahead(const char *path, int ahead, size_t batch, bool compact, trace_record *out,
+                                size_t capacity)
+{
+	ahead_outcome o;
+	memset(&o, 0, sizeof o);
+	plumb_status status;
+	trace_reader *reader;
+	cr_assert_eq(trace_reader_open(&reader, path, TRACE_FORMAT_AUTO, &status), 0, "%s", status.message);
+	o.ahead = trace_reader_set_background(reader, ahead);
+	for (;;) {
+		long n;
+		if (compact) {
+			const trace_record *lent;
+			trace_compact c;
+			n = trace_reader_view_compact(reader, &lent, &c, batch, &status);
+			if (n > 0 && c.words) {
+				/* the run's records, expanded as the simulator would see them */
+				for (const uint64_t *w = c.words; w < c.end;) {
+					uint32_t id = (uint32_t)*w;
+					const trace_record *t = c.templates + c.first[id];
+					size_t data = 0;
+					for (size_t i = 0; i < c.count[id]; i++) {
+						cr_assert_lt((size_t)o.records, capacity);
+						trace_record r = t[i];
+						if (r.kind != TRACE_INSTRUCTION)
+							r.address = w[1 + data++];
+						r.thread = c.thread;
+						out[o.records++] = r;
+					}
+					w += 1 + c.data[id];
+				}
+				continue;
+			}
+			if (n > 0) {
+				cr_assert_leq((size_t)o.records + (size_t)n, capacity);
+				memcpy(out + o.records, lent, (size_t)n * sizeof *out);
+			}
+		} else {
+			size_t want = batch;
+			if ((size_t)o.records + want > capacity)
+				want = capacity - (size_t)o.records;
+			n = trace_reader_read(reader, out + o.records, want, &status);
+		}
+		if (n <= 0) {
+			o.last = n;
+			if (n < 0)
+				snprintf(o.message, sizeof o.message, "%s", status.message);
+			break;
+		}
+		o.records += n;
+	}
+	trace_reader_get_info(reader, &o.info);
+	cr_assert_eq(trace_reader_close(reader, &status), 0, "%s", status.message);
+	return o;
+}
+
+static void same_records(const trace_record *a, const trace_record *b, long n, const char *what)
+{
+	for (long i = 0; i < n; i++)
+		cr_assert(a[i].address == b[i].address && a[i].kind == b[i].kind && a[i].thread == b[i].thread &&
+		          a[i].size == b[i].size, "%s: record %ld differs", what, i);
+}
+
+Test(trace_entries, blocks_loaded_ahead_give_the_same_records)
+{
+	size_t size;
+	uint64_t total;
+	unsigned char *file = ahead_file(AHEAD_BLOCKS, &size, &total);
+	const char *path = trace_test_path("ahead.ptrace");
+	trace_test_spit(path, file, size);
+	size_t capacity = (size_t)total + 16;
+	trace_record *in_thread = malloc(capacity * sizeof *in_thread), *ahead = malloc(capacity * sizeof *ahead);
+	ahead_outcome base = read_ahead(path, 0, BATCH, false, in_thread, capacity);
+	cr_assert_eq(base.ahead, 0);
+	cr_assert_eq(base.last, 0, "%s", base.message);
+	cr_assert_eq((uint64_t)base.records, total);
+	cr_assert_eq(base.info.blocks, AHEAD_BLOCKS);
+	cr_assert(base.info.complete);
+	size_t batches[] = { 1, 7, 255, 256, BATCH, 100000 };
+	for (size_t k = 0; k < sizeof batches / sizeof *batches; k++)
+		for (int compact = 0; compact < 2; compact++) {
+			ahead_outcome o = read_ahead(path, 1, batches[k], compact, ahead, capacity);
+			cr_assert_eq(o.ahead, 1, "a file of entries loads ahead");
+			cr_assert_eq(o.last, 0, "%s", o.message);
+			cr_assert_eq(o.records, base.records, "batch %zu, compact %d", batches[k], compact);
+			same_records(in_thread, ahead, o.records, "ahead");
+			cr_assert_eq(o.info.blocks, base.info.blocks);
+			cr_assert_eq(o.info.bytes, base.info.bytes);
+			cr_assert(o.info.complete);
+		}
+	free(in_thread);
+	free(ahead);
+	free(file);
+	unlink(path);
+}
+
+Test(trace_entries, a_bad_block_loaded_ahead_fails_after_the_blocks_before_it)
+{
+	size_t size;
+	uint64_t total;
+	unsigned char *file = ahead_file(7, &size, &total);
+	const char *path = trace_test_path("ahead_bad.ptrace");
+	trace_test_spit(path, file, size);
+	size_t capacity = (size_t)total + 16;
+	trace_record *records = malloc(capacity * sizeof *records);
+	ahead_outcome base = read_ahead(path, 0, BATCH, false, records, capacity);
+	cr_assert_eq(base.last, -1);
+	cr_assert(strstr(base.message, "block 7 at offset") && strstr(base.message, "payload checksum mismatch"), "%s",
+	          base.message);
+	/* block 0: the loop's 4 * uses + 5 records; blocks 1-6: 4 * uses each */
+	cr_assert_eq(base.records, 4 * AHEAD_USES + 5 + 6 * 4 * AHEAD_USES);
+	for (int compact = 0; compact < 2; compact++)
+		for (size_t batch = 1; batch <= BATCH; batch *= 64) {
+			ahead_outcome o = read_ahead(path, 1, batch, compact, records, capacity);
+			cr_assert_eq(o.ahead, 1);
+			cr_assert_eq(o.last, -1);
+			cr_assert_eq(o.records, base.records, "batch %zu, compact %d", batch, compact);
+			cr_assert_str_eq(o.message, base.message);
+			cr_assert_eq(o.info.blocks, 7);
+		}
+	free(records);
+	free(file);
+	unlink(path);
+}
+
+Test(trace_entries, closing_while_blocks_load_ahead_stops_the_loader)
+{
+	size_t size;
+	uint64_t total;
+	unsigned char *file = ahead_file(AHEAD_BLOCKS, &size, &total);
+	const char *path = trace_test_path("ahead_close.ptrace");
+	trace_test_spit(path, file, size);
+	plumb_status status;
+	trace_reader *reader;
+	/* closed before the first read: no worker was started */
+	cr_assert_eq(trace_reader_open(&reader, path, TRACE_FORMAT_AUTO, &status), 0, "%s", status.message);
+	cr_assert_eq(trace_reader_close(reader, &status), 0);
+	/* closed after a few records, the worker waiting for a free slot or loading */
+	for (int i = 0; i < 20; i++) {
+		cr_assert_eq(trace_reader_open(&reader, path, TRACE_FORMAT_AUTO, &status), 0, "%s", status.message);
+		trace_record r[3];
+		cr_assert_eq(trace_reader_read(reader, r, 3, &status), 3, "%s", status.message);
+		cr_assert_eq(r[0].kind, TRACE_REGION_BEGIN);
+		cr_assert_eq(trace_reader_set_background(reader, 0), 1, "decided at the first read");
+		cr_assert_eq(trace_reader_close(reader, &status), 0);
+	}
+	/* a truncated file, allowed: the complete blocks, then a quiet end */
+	const char *cut = trace_test_path("ahead_cut.ptrace");
+	trace_test_spit(cut, file, size - 32 - 10);
+	cr_assert_eq(trace_reader_open(&reader, cut, TRACE_FORMAT_AUTO, &status), 0, "%s", status.message);
+	trace_reader_allow_truncated(reader, 1);
+	trace_record *all = malloc(((size_t)total + 16) * sizeof *all);
+	long n = 0, got;
+	while ((got = trace_reader_read(reader, all + n, BATCH, &status)) > 0)
+		n += got;
+	cr_assert_eq(got, 0, "%s", status.message);
+	trace_reader_info info;
+	trace_reader_get_info(reader, &info);
+	cr_assert(info.truncated);
+	cr_assert_eq(info.blocks, AHEAD_BLOCKS - 1);
+	cr_assert_eq((uint64_t)n, total - 4 * AHEAD_USES);
+	cr_assert_eq(trace_reader_close(reader, &status), 0);
+	free(all);
+	free(file);
+	unlink(path);
+	unlink(cut);
 }
