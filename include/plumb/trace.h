@@ -183,7 +183,8 @@ int trace_reader_open_memory(trace_reader **out, const void *data, size_t size, 
 void trace_reader_allow_truncated(trace_reader *reader, int allow);
 
 /* A native trace opened from a path is decoded ahead by a worker thread (same
- * records in the same order; 1.5 MiB of buffers).  enable = 0 before the
+ * records in the same order; 1.5 MiB of buffers; a file of plumbgrind's
+ * entries has its blocks loaded ahead, 3 block buffers).  enable = 0 before the
  * first read makes it decode in the caller's thread instead; later calls
  * change nothing.  Returns 1 if the reader decodes in the background. */
 int trace_reader_set_background(trace_reader *reader, int enable);
