@@ -20,6 +20,7 @@
 #include "trace/trace_entries.h"
 #include "trace/trace_internal.h"
 #include "trace/trace_stats.h"
+#include "instrument_target.h"
 #include "trace_test_util.h"
 
 #define BATCH 4096
@@ -28,17 +29,8 @@ static char target[PATH_MAX + 64];
 
 static void find_target_and_tool(void)
 {
-	char self[PATH_MAX], tool_dir[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-	cr_assert(n > 0);
-	self[n] = 0;
-	*strrchr(self, '/') = 0;
-	snprintf(target, sizeof target, "%s/data/instrument_target", self);
-	plumb_status status;
-	if (access(target, X_OK) != 0 || instrument_find_tool(tool_dir, sizeof tool_dir, &status) != 0)
-		cr_skip_test("plumbgrind or its test program is not built here (needs valgrind's tool libraries)");
-	unsetenv("PLUMB_TRACE_LACKEY");
-	unsetenv("PLUMB_TRACE_TEXT");
+	char tool_dir[PATH_MAX];
+	instrument_target_find(target, sizeof target, tool_dir, sizeof tool_dir);
 }
 
 /* Every record of a file, markers' names copied. */
