@@ -70,11 +70,20 @@ static int copy_trace(const char *command, trace_reader *reader, trace_writer *w
 	return rc;
 }
 
-/* Opens the output of convert and filter once the input is open. */
-static int copy_to(const char *command, trace_reader *reader, const char *in, const char *out, trace_format to,
-                   const trace_copy_options *options, const cli_output *output)
+/* convert and filter: names the output's format from its name unless --to
+ * gave it, opens the input, then the output, and copies. */
+static int copy_file(const char *command, const char *in, trace_format from, bool allow_truncated, const char *out,
+                     trace_format to, const trace_copy_options *options, const cli_output *output)
 {
 	plumb_status status;
+	if (to == TRACE_FORMAT_AUTO && strcmp(out, "-") == 0)
+		return cli_usage_error(command, "name the output format with --to when writing to standard output");
+	if (to == TRACE_FORMAT_AUTO && trace_format_from_path(out, &to, &status) < 0)
+		return cli_usage_error(command, "%s", status.message);
+	trace_reader *reader;
+	if (trace_reader_open(&reader, in, from, &status) < 0)
+		return cli_error(command, &status);
+	trace_reader_allow_truncated(reader, allow_truncated);
 	trace_writer *writer;
 	if (trace_writer_open(&writer, out, to, &status) < 0) {
 		trace_reader_close(reader, NULL);
@@ -118,21 +127,8 @@ static int trace_convert(int argc, char **argv)
 	}
 	if (argc - optind != 2)
 		return cli_usage_error(command, "want an input and an output trace");
-	const char *in = argv[optind], *out = argv[optind + 1];
-	if (to == TRACE_FORMAT_AUTO && strcmp(out, "-") == 0)
-		return cli_usage_error(command, "name the output format with --to when writing to standard output");
-	if (to == TRACE_FORMAT_AUTO) {
-		plumb_status status;
-		if (trace_format_from_path(out, &to, &status) < 0)
-			return cli_usage_error(command, "%s", status.message);
-	}
-	plumb_status status;
-	trace_reader *reader;
-	if (trace_reader_open(&reader, in, from, &status) < 0)
-		return cli_error(command, &status);
-	trace_reader_allow_truncated(reader, allow_truncated);
 	trace_copy_options copy = { .fold_threads = fold };
-	return copy_to(command, reader, in, out, to, &copy, &output);
+	return copy_file(command, argv[optind], from, allow_truncated, argv[optind + 1], to, &copy, &output);
 }
 
 static int trace_filter_command(int argc, char **argv)
@@ -172,17 +168,8 @@ static int trace_filter_command(int argc, char **argv)
 		return cli_usage_error(command, "want an input and an output trace");
 	if (!filter.drop_collector_markers && filter.range_count == 0)
 		return cli_usage_error(command, "nothing to remove: give --drop-collector or --drop-range LOW-HIGH");
-	const char *in = argv[optind], *out = argv[optind + 1];
-	if (to == TRACE_FORMAT_AUTO && strcmp(out, "-") == 0)
-		return cli_usage_error(command, "name the output format with --to when writing to standard output");
-	if (to == TRACE_FORMAT_AUTO && trace_format_from_path(out, &to, &status) < 0)
-		return cli_usage_error(command, "%s", status.message);
-	trace_reader *reader;
-	if (trace_reader_open(&reader, in, from, &status) < 0)
-		return cli_error(command, &status);
-	trace_reader_allow_truncated(reader, allow_truncated);
 	trace_copy_options copy = { .filter = &filter };
-	return copy_to(command, reader, in, out, to, &copy, &output);
+	return copy_file(command, argv[optind], from, allow_truncated, argv[optind + 1], to, &copy, &output);
 }
 
 static int trace_record_program(int argc, char **argv)
