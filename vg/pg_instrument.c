@@ -86,6 +86,8 @@ static void flush(instrumenter *in)
 			add_call(in->out, helpers[e->kind].name, helpers[e->kind].function,
 			         mkIRExprVec_2(e->address, mkIRExpr_HWord((HWord)e->size)), 2, e->guard);
 		}
+		if (!pg_counting)
+			continue;
 		if (e->guard) {
 			tl_assert(e->kind == EVENT_LOAD || e->kind == EVENT_STORE);
 			add_call(in->out, "count_guarded", count_guarded,
@@ -111,7 +113,7 @@ static void flush(instrumenter *in)
 			break;
 		}
 	}
-	for (Int c = 0; c < PG_COUNTERS; c++)
+	for (Int c = 0; c < PG_COUNTERS && pg_counting; c++)
 		add_to_counter(in->out, c, sums[c]);
 	in->used = 0;
 }

@@ -35,6 +35,7 @@
 #define PG_NAME_MAX 255
 
 const HChar *pg_clo_out = "plumbgrind.out.%p";
+Bool pg_counting = True;
 const HChar *pg_clo_trace = NULL;
 Long pg_clo_trace_fd = -1;
 const HChar *pg_clo_code = NULL;
@@ -150,6 +151,9 @@ static void post_option_init(void)
 	if (pg_clo_trace && pg_clo_trace_fd >= 0)
 		VG_(fmsg_bad_option)("--plumb-trace", "give --plumb-trace or --plumb-trace-fd, not both\n");
 	pg_collecting = pg_clo_collect;
+	/* The counts exist only for the summary: without one, the instrumented
+	 * code does not keep them (sqlite3 under plumb sim: 0.07 s of 0.56). */
+	pg_counting = VG_(strcmp)(pg_clo_out, "none") != 0;
 	/* Following calls needs every call to end its superblock (Ijk_Call), as
 	 * for callgrind: no chasing into the callee. */
 	if (pg_clo_calls)

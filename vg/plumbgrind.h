@@ -32,6 +32,9 @@ extern const HChar *const pg_counter_names[PG_COUNTERS];
 
 /* The running thread's counts since it started. */
 extern ULong pg_live[PG_COUNTERS];
+/* Whether the instrumented code counts (a summary is written: not
+ * --plumb-out=none, which plumb sim passes: it wants only the trace). */
+extern Bool pg_counting;
 
 /* Options. */
 extern const HChar *pg_clo_out;       /* --plumb-out (may hold %p), NULL: plumbgrind.out.%p */
