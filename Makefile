@@ -79,13 +79,16 @@ LIB_A    := $(BUILD)/libplumb.a
 LIB_SO   := $(BUILD)/libplumb.so
 LIB_PUBLIC_A := $(BUILD)/public/libplumb.a
 PLUMB    := $(BUILD)/plumb
+# Preloaded beside libplumb.so into the commands plumb perturb halts
+# (preload/exec_guard.c); no sanitizer: it runs inside other programs.
+EXEC_GUARD := $(BUILD)/libplumb-exec-guard.so
 UNIT     := $(BUILD)/tests/unit_tests
 E2E      := $(BUILD)/tests/e2e_tests
 BENCHES  := $(BENCH_SRC:%.c=$(BUILD)/%)
 EXAMPLES := $(EXAMPLE_SRC:%.c=$(BUILD)/%)
 
 .PHONY: all lib check test test-install test-unit test-e2e test-fuzz test-layers sanitize bench install uninstall clean deps
-all: $(PLUMB) $(LIB_SO) $(LIB_PUBLIC_A) $(UNIT) $(E2E) $(BENCHES) $(EXAMPLES)
+all: $(PLUMB) $(LIB_SO) $(EXEC_GUARD) $(LIB_PUBLIC_A) $(UNIT) $(E2E) $(BENCHES) $(EXAMPLES)
 lib: $(LIB_A) $(LIB_SO) $(LIB_PUBLIC_A)
 
 # V=1 shows the full command lines.
@@ -122,6 +125,11 @@ $(LIB_PUBLIC_A): $(LIB_OBJ)
 $(LIB_SO): $(LIB_OBJ) $(VERSION_SCRIPT)
 	$(SAY) "  LD      $@"
 	$(Q)$(CC) -shared -Wl,-soname,libplumb.so.0 -Wl,--version-script=$(VERSION_SCRIPT) $(LDFLAGS) -o $@ $(LIB_OBJ) $(LDLIBS)
+
+$(EXEC_GUARD): preload/exec_guard.c
+	@mkdir -p $(dir $@)
+	$(SAY) "  LD      $@"
+	$(Q)$(CC) -std=c11 -Wall -Wextra -Werror -O2 -fPIC -fvisibility=hidden -shared -o $@ $< -ldl
 
 # The command table: every src/cli/cmd_NAME.c defines
 #   int cmd_NAME(int argc, char **argv);  and  const char cmd_NAME_summary[];
@@ -197,12 +205,13 @@ sanitize:
 
 bench: $(BENCHES)
 
-install: $(PLUMB) $(LIB_PUBLIC_A) $(LIB_SO)
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR)/plumb $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(PCDIR)
+install: $(PLUMB) $(LIB_PUBLIC_A) $(LIB_SO) $(EXEC_GUARD)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(LIBDIR)/plumb $(DESTDIR)$(INCDIR)/plumb $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(PCDIR)
 	install -m 755 $(PLUMB) $(DESTDIR)$(BINDIR)/plumb
 	install -m 644 $(LIB_PUBLIC_A) $(DESTDIR)$(LIBDIR)/libplumb.a
 	install -m 755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/libplumb.so.0
 	ln -sf libplumb.so.0 $(DESTDIR)$(LIBDIR)/libplumb.so
+	install -m 755 $(EXEC_GUARD) $(DESTDIR)$(LIBDIR)/plumb/libplumb-exec-guard.so
 	install -m 644 $(PUBLIC_HEADERS) $(DESTDIR)$(INCDIR)/plumb/
 	install -m 644 man/*.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 man/*.3 $(DESTDIR)$(MANDIR)/man3/
@@ -211,6 +220,7 @@ install: $(PLUMB) $(LIB_PUBLIC_A) $(LIB_SO)
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/plumb $(DESTDIR)$(LIBDIR)/libplumb.* $(DESTDIR)$(PCDIR)/plumb.pc
+	rm -f $(DESTDIR)$(LIBDIR)/plumb/libplumb-exec-guard.so
 	rm -rf $(DESTDIR)$(INCDIR)/plumb
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(wildcard man/*.1)))
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man3/,$(notdir $(wildcard man/*.3)))

@@ -227,6 +227,13 @@ int counter_sampler_open(counter_sampler **out, const counter_sampler_options *o
 			plumb_fail_errno(status, err, "arming overflow signals");
 		return -1;
 	}
+	/* The signal may arrive blocked: plumb perturb's exec guard blocks it
+	 * across an exec (preload/exec_guard.c), and a program may have blocked
+	 * it.  Its handler is in place now, so this thread takes it. */
+	sigset_t halt;
+	sigemptyset(&halt);
+	sigaddset(&halt, signal_number);
+	pthread_sigmask(SIG_UNBLOCK, &halt, NULL);
 	*out = s;
 	return 0;
 }

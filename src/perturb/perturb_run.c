@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include "counters/stat_agent.h"
 #include "perturb/perturb_internal.h"
@@ -99,8 +100,26 @@ typedef struct run_context {
 	const perturb_options *options;
 	const perturb_workload *workload;
 	char library[4096];
+	char exec_guard[4096];
 	int cpu;
 } run_context;
+
+/* The exec guard (preload/exec_guard.c) beside libplumb.so: in the build
+ * tree next to it, installed in LIBDIR/plumb. */
+static int find_exec_guard(const char *library, char *out, size_t length, plumb_status *status)
+{
+	const char *slash = strrchr(library, '/');
+	int dir = slash ? (int)(slash - library) : 1;
+	const char *base = slash ? library : ".";
+	const char *candidates[] = { "/libplumb-exec-guard.so", "/plumb/libplumb-exec-guard.so" };
+	for (size_t i = 0; i < sizeof candidates / sizeof candidates[0]; i++) {
+		int n = snprintf(out, length, "%.*s%s", dir, base, candidates[i]);
+		struct stat info;
+		if (n > 0 && (size_t)n < length && stat(out, &info) == 0 && S_ISREG(info.st_mode))
+			return 0;
+	}
+	return plumb_fail(status, ENOENT, "libplumb-exec-guard.so not found beside %s (make builds it)", library);
+}
 
 /* One child: pinned, agent on, program run, message back.  0 or -1. */
 static int run_child(const run_context *rc, const perturb_agent_spec *spec, perturb_agent_message *message,
@@ -155,13 +174,20 @@ static int run_child(const run_context *rc, const perturb_agent_spec *spec, pert
 			perturb_agent_send(pipe_fds[1], &m);
 			_exit(0);
 		}
-		char fd_text[16], spec_text[2048], preload[8192];
+		char fd_text[16], spec_text[2048], preload[16384];
 		fcntl(pipe_fds[1], F_SETFD, 0);
 		snprintf(fd_text, sizeof fd_text, "%d", pipe_fds[1]);
 		perturb_agent_spec_format(spec, spec_text, sizeof spec_text);
 		const char *previous = getenv("LD_PRELOAD");
-		snprintf(preload, sizeof preload, "%s%s%s", rc->library, previous && previous[0] ? ":" : "",
-		         previous ? previous : "");
+		/* the guard first: its exec functions are the ones the command calls */
+		int length = snprintf(preload, sizeof preload, "%s:%s%s%s", rc->exec_guard, rc->library,
+		                      previous && previous[0] ? ":" : "", previous ? previous : "");
+		if (length < 0 || (size_t)length >= sizeof preload) {
+			int err = E2BIG;
+			if (write(failed[1], &err, sizeof err) < 0)
+				_exit(127);
+			_exit(127);
+		}
 		char pid_text[24];
 		snprintf(pid_text, sizeof pid_text, "%ld", (long)getpid());
 		setenv(PERTURB_AGENT_PID_ENV, pid_text, 1);
@@ -330,7 +356,8 @@ int perturb_experiment_run(const perturb_options *options, const perturb_design 
 		if (!rc.workload)
 			return plumb_fail(status, EINVAL, "unknown workload '%s' (plumb perturb --list-workloads)",
 			                  options->workload);
-	} else if (!stat_agent_library(rc.library, sizeof rc.library, status)) {
+	} else if (!stat_agent_library(rc.library, sizeof rc.library, status) ||
+	           find_exec_guard(rc.library, rc.exec_guard, sizeof rc.exec_guard, status) != 0) {
 		return -1;
 	}
 	int cpus[1024];

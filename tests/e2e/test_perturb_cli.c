@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "run.h"
 #include "../capability.h"
 
@@ -272,6 +273,37 @@ Test(perturb_cli, a_command_behind_an_exec_is_halted, .timeout = 120)
 	cr_assert(strstr(r.err, "plumb perturb: run 1 of baseline:") || strstr(r.err, "libplumb.so not found"),
 	          "%s", r.err);
 	cli_run_free(&r);
+}
+
+/* A command that execs again and again is halted and never killed.  The halt
+ * clock counts the program's time in the kernel, so it overflowed inside
+ * execve and the signal, delivered in the new program whose handlers the exec
+ * had reset, killed it ("killed by signal 37": 5 runs in 5 with this chain of
+ * 40 execs before the exec guard, and a rare flake of the test above). */
+Test(perturb_cli, a_command_that_execs_forty_times_is_not_killed, .timeout = 120)
+{
+	require_task_clock_sampling();
+	const char *script = cli_temp_path("chain.sh");
+	FILE *f = fopen(script, "w");
+	cr_assert(f);
+	fprintf(f, "#!/bin/sh\n"
+	           "n=${1:-0}\n"
+	           "if [ \"$n\" -lt 40 ]; then i=0; while [ $i -lt 3000 ]; do i=$((i+1)); done; exec \"$0\" $((n+1)); fi\n"
+	           "exec dd if=/dev/zero of=/dev/null bs=1k count=30000 status=none\n");
+	cr_assert_eq(fclose(f), 0);
+	cr_assert_eq(chmod(script, 0755), 0);
+	cli_run run = cli_run_plumbv(NULL, "perturb", "--json", "--intervals", "0.2ms", "--halts", "0", "-r", "3",
+	                             "-e", "task-clock", "--", script, NULL);
+	if (run.exit_code != 0 && strstr(run.err, "libplumb.so not found")) {
+		cli_run_free(&run);
+		cr_skip_test("no libplumb.so beside the program (a sanitizer build)");
+	}
+	cr_assert_eq(run.exit_code, 0, "%s", run.err);
+	json_object *root = json_tokener_parse(run.out);
+	cli_run_free(&run);
+	json_object *row = row_where(cli_json_rows(root, "configurations"), "configuration", "f=0.0002s t=0s");
+	cr_assert_gt(number(row, "halts"), 5);
+	json_object_put(root);
 }
 
 /* The handler leaves no page fault of its own in the program's counts: its
