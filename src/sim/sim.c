@@ -868,6 +868,8 @@ typedef struct sim_program {
 	sim_definition *definition;   /* per definition: its ops */
 	size_t capacity;
 	sim_fetch_line *lines;        /* the definitions' fast forms */
+	uint64_t *recent;             /* beside lines: the same lines, in the order of their last
+	                               * fetches (compact_classify touches the L1I's shadow so) */
 	size_t line_count, line_capacity;
 	sim_data_op *data_ops;
 	size_t data_op_count, data_op_capacity;
@@ -880,6 +882,7 @@ void sim_program_free(struct sim_program *p)
 	free(p->ops);
 	free(p->definition);
 	free(p->lines);
+	free(p->recent);
 	free(p->data_ops);
 	free(p);
 }
@@ -910,6 +913,10 @@ static int fast_form(sim_program *p, sim_definition *def, const sim_op *ops, siz
 		if (!lines)
 			return -1;
 		p->lines = lines;
+		uint64_t *recent = realloc(p->recent, capacity * sizeof *recent);
+		if (!recent)
+			return -1;
+		p->recent = recent;
 		p->line_capacity = capacity;
 	}
 	if (p->data_op_count + made > p->data_op_capacity) {
@@ -951,6 +958,25 @@ static int fast_form(sim_program *p, sim_definition *def, const sim_op *ops, siz
 		def->lines = SIM_NO_FAST_FORM;
 		def->data_ops = 0;
 		return 0;
+	}
+	/* the distinct lines again, in the order of their last fetches: walked
+	 * from the end, a line's first fetch found is its last */
+	uint64_t *recent = p->recent + def->line_first;
+	uint32_t placed = def->lines;
+	for (size_t i = made; i-- > 0 && placed > 0;) {
+		const sim_op *op = &ops[i];
+		if (op->kind != OP_FETCH && op->kind != OP_FETCH2)
+			continue;
+		/* a fetch across two lines touches its first line, then the second */
+		for (uint64_t line = op->line + (op->kind == OP_FETCH2); ; line--) {
+			bool known = false;
+			for (uint32_t j = placed; j < def->lines; j++)
+				known |= recent[j] == line;
+			if (!known)
+				recent[--placed] = line;
+			if (line == op->line)
+				break;
+		}
 	}
 	/* fetches after each data op: the definition's less those before it */
 	for (uint32_t i = 0; i < def->data_ops; i++) {
@@ -1138,8 +1164,11 @@ static __attribute__((noinline)) int compact_other(sim *s, mru_state *m, const s
  * path adds for the sharing masks), and the other writes take the general
  * path, as every write does with Franz's ESI.  The fetches that follow a hit in
  * the same line are hits and the shadow's most recent line: counted at
- * once.  Everything else goes through classify_one, batch_fast_body's
- * decisions for one reference. */
+ * once.  A hit deeper in its set is moved to the front inline (with 8-way
+ * L1s and AVX-512, by the vector search compact_mru uses); a definition
+ * whose fetch lines are all hits has its fetches counted at once and only
+ * its data references walked (compact_classify_body).  Everything else goes
+ * through classify_one, batch_fast_body's decisions for one reference. */
 static inline void shadow_touch(sim_shadow *shadow, uint64_t line)
 {
 	sim_shadow_touch(shadow, line);
@@ -1196,7 +1225,137 @@ general:
 	return s->failed ? -1 : 0;
 }
 
-static int compact_classify(sim *s, const trace_compact *cp, plumb_status *status)
+/* sim_access_compact's vector search of an 8-way set, below. */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+static inline __attribute__((target("avx512f"))) int wide_set_hit(uint64_t *tags, uint8_t *meta, uint64_t line,
+                                                                 uint8_t need, uint8_t want, uint8_t dirty);
+#else
+static inline int wide_set_hit(uint64_t *tags, uint8_t *meta, uint64_t line, uint8_t need, uint8_t want, uint8_t dirty);
+#endif
+
+/* Whether line is in its set of an ordered L1 (front: the set's first way)
+ * with metadata that makes it a hit; if so it is moved to the front (with
+ * dirty added), as classify_one moves a hit.  wide: 8-way sets, AVX-512. */
+static inline __attribute__((always_inline)) bool l1_hit_to_front(uint64_t *tags, uint8_t *meta, size_t front,
+                                                                  uint32_t assoc, uint64_t line, uint8_t need,
+                                                                  uint8_t want, uint8_t dirty, const bool wide)
+{
+	if (__builtin_expect(tags[front] == line, 1)) {
+		unsigned found = meta[front];
+		if (__builtin_expect((found & need) != want, 0))
+			return false;
+		if (dirty & ~found)
+			meta[front] = (uint8_t)(found | dirty);
+		return true;
+	}
+	if (wide)
+		return wide_set_hit(tags + front, meta + front, line, need, want, dirty);
+	for (uint32_t w = 1; w < assoc; w++) {
+		if (tags[front + w] != line)
+			continue;
+		uint8_t found = meta[front + w];
+		if ((found & need) != want)
+			return false;
+		for (uint32_t i = w; i > 0; i--) {
+			tags[front + i] = tags[front + i - 1];
+			meta[front + i] = meta[front + i - 1];
+		}
+		tags[front] = line;
+		meta[front] = (uint8_t)(found | dirty);
+		return true;
+	}
+	return false;
+}
+
+/* A shadow's log as the loop keeps it: in locals, which the compiler can
+ * keep in registers (the shadow's own fields might be any of the stores to
+ * the tags, as far as it can tell), written back before anything else
+ * reads the shadow (classify_one, a sync). */
+typedef struct touch_log {
+	sim_shadow *shadow;
+	uint64_t *log;
+	uint64_t last;
+	uint32_t logged, capacity;
+} touch_log;
+
+static inline __attribute__((always_inline)) void touch_log_load(touch_log *t)
+{
+	t->log = t->shadow->log;
+	t->last = t->shadow->last;
+	t->logged = t->shadow->logged;
+	t->capacity = t->shadow->log_capacity;
+}
+
+static inline __attribute__((always_inline)) void touch_log_store(const touch_log *t)
+{
+	t->shadow->last = t->last;
+	t->shadow->logged = t->logged;
+}
+
+/* sim_shadow_touch on the local copy. */
+static inline __attribute__((always_inline)) void touch_log_add(touch_log *t, uint64_t line)
+{
+	if (line == t->last)
+		return;
+	t->last = line;
+	t->log[t->logged++] = line;
+	if (__builtin_expect(t->logged == t->capacity, 0)) {
+		touch_log_store(t);
+		sim_shadow_sync(t->shadow);
+		touch_log_load(t);
+	}
+}
+
+/* A one-line data reference that hits in the L1D, moved to the front, with
+ * its line touched in the L1D's shadow and, for a write when another core
+ * holds an invalidation record (recorded), its words noted; false:
+ * classify_one's to decide. */
+static inline __attribute__((always_inline)) bool classify_data_hit(sim *s, uint32_t core, const mru_l1 *f,
+                                                                    touch_log *shadow, unsigned kind,
+                                                                    uint64_t address, uint32_t size, uint8_t need,
+                                                                    uint8_t want, uint8_t dirty, bool recorded,
+                                                                    const bool wide)
+{
+	uint64_t line = address >> f->line_bits;
+	if (__builtin_expect(((address + size - 1) >> f->line_bits) != line, 0))
+		return false;
+	size_t front = (size_t)(line & f->set_mask) * f->assoc;
+	if (!l1_hit_to_front((uint64_t *)f->tags, f->meta, front, f->assoc, line, need, want, dirty, wide))
+		return false;
+	touch_log_add(shadow, line);
+	if (kind == OP_WRITE && __builtin_expect(recorded, 0))
+		sim_write_hit_words(s, core, address, size);
+	return true;
+}
+
+/* classify_one, with the logs written back before and read again after,
+ * and whether another core now holds an invalidation record. */
+static inline __attribute__((always_inline)) int classify_logged(sim *s, classify_state *c, touch_log *ilog,
+                                                                 touch_log *dlog, sim_access_kind kind,
+                                                                 uint64_t address, uint32_t size, uint64_t ip,
+                                                                 bool *recorded)
+{
+	touch_log_store(ilog);
+	touch_log_store(dlog);
+	int rc = classify_one(s, c, kind, address, size, ip);
+	touch_log_load(ilog);
+	touch_log_load(dlog);
+	*recorded = c->note_writes && sim_others_recorded(s, c->m.core);
+	return rc;
+}
+
+/* The loop.  A definition's fast form (compact_mru's) is taken here too:
+ * when its fetch lines are all at the front of their sets, every fetch is a
+ * hit, and the L1I's shadow is touched with its lines in the order of their
+ * last fetches (p->recent), which leaves the shadow as touching them fetch by
+ * fetch would: only the order of last touches matters to an LRU list, and
+ * nothing reads the L1I's shadow until an L1I miss (a data reference that
+ * leaves the L1D touches the shadows of the L1D and below only).  When a
+ * data reference does not hit, the fetches after it are taken back and the
+ * ops after it go one by one, touching their lines again, which changes no
+ * order of last touches. */
+static inline __attribute__((always_inline)) int compact_classify_body(sim *s, const trace_compact *cp,
+                                                                       plumb_status *status, const bool wide)
 {
 	const sim_program *p = s->program;
 	classify_state c;
@@ -1208,16 +1367,27 @@ static int compact_classify(sim *s, const trace_compact *cp, plumb_status *statu
 	if (thread_slot(s, cp->thread, &m->core, status) != 0)
 		return -1;
 	mru_load(s, m);
-	c.cache[SIM_IFETCH] = &s->core[m->core].cache[SIM_L1I];
-	c.cache[SIM_READ] = c.cache[SIM_WRITE] = &s->core[m->core].cache[SIM_L1D];
-	sim_shadow *ishadow = &c.cache[SIM_IFETCH]->shadow, *dshadow = &c.cache[SIM_READ]->shadow;
+	const uint32_t core = m->core;
+	c.cache[SIM_IFETCH] = &s->core[core].cache[SIM_L1I];
+	c.cache[SIM_READ] = c.cache[SIM_WRITE] = &s->core[core].cache[SIM_L1D];
+	touch_log ilog = { .shadow = &c.cache[SIM_IFETCH]->shadow }, dlog = { .shadow = &c.cache[SIM_READ]->shadow };
+	touch_log_load(&ilog);
+	touch_log_load(&dlog);
+	const mru_l1 l1d = m->l1[SIM_READ];   /* the geometry; need, want and dirty by kind below */
+	const uint8_t dirty[SIM_KIND_COUNT] = { 0, m->l1[SIM_READ].dirty, m->l1[SIM_WRITE].dirty };
 	const uint64_t *itags = m->l1[SIM_IFETCH].tags;
 	const uint8_t *imeta = m->l1[SIM_IFETCH].meta;
 	const uint8_t ineed = m->l1[SIM_IFETCH].need, iwant = m->l1[SIM_IFETCH].want;
+	const uint32_t iassoc = m->l1[SIM_IFETCH].assoc;
 	/* with ESI and several cores, no write is a hit here */
-	const uint8_t write_need = c.general_writes ? 0 : m->l1[SIM_WRITE].need;
-	const uint8_t write_want = c.general_writes ? 1 : m->l1[SIM_WRITE].want;
-	uint64_t counts[SIM_KIND_COUNT] = { 0, 0, 0 };
+	const uint8_t need[SIM_KIND_COUNT] = { ineed, m->l1[SIM_READ].need,
+	                                       c.general_writes ? 0 : m->l1[SIM_WRITE].need };
+	const uint8_t want[SIM_KIND_COUNT] = { iwant, m->l1[SIM_READ].want,
+	                                       c.general_writes ? 1 : m->l1[SIM_WRITE].want };
+	/* another core holds an invalidation record: only classify_one's
+	 * general path changes that */
+	bool recorded = c.note_writes && sim_others_recorded(s, core);
+	uint64_t counts[SIM_KIND_COUNT] = { 0, 0, 0 }, straddles = 0;
 	int rc = 0;
 	const uint64_t *w = cp->words, *end = cp->end;
 	while (w < end) {
@@ -1226,14 +1396,62 @@ static int compact_classify(sim *s, const trace_compact *cp, plumb_status *statu
 		const sim_op *op = p->ops + def.first, *op_end = op + def.count;
 		const uint64_t *d = w + 1;
 		w = d + use_data(w[0]);
+		if (__builtin_expect(def.lines != SIM_NO_FAST_FORM, 1)) {
+			const sim_fetch_line *fl = p->lines + def.line_first;
+			bool at_front = true;
+			for (uint32_t i = 0; i < def.lines; i++)
+				at_front &= itags[fl[i].front] == fl[i].line && (imeta[fl[i].front] & ineed) == iwant;
+			if (__builtin_expect(!at_front, 0)) {
+				/* Each line in its set and a hit: moved to the front now.  The
+				 * lines are in different sets (add_line), and until a fetch
+				 * misses only invalidations change the L1I, which take a line
+				 * out of its set as they would before its move.  So the moves
+				 * made before a line that is not there change nothing that
+				 * the ops, one by one, do not do too. */
+				at_front = true;
+				for (uint32_t i = 0; i < def.lines && at_front; i++)
+					at_front = l1_hit_to_front((uint64_t *)itags, (uint8_t *)imeta, fl[i].front, iassoc, fl[i].line,
+					                           ineed, iwant, 0, wide);
+			}
+			if (__builtin_expect(at_front, 1)) {
+				const uint64_t *recent = p->recent + def.line_first;
+				for (uint32_t i = 0; i < def.lines; i++)
+					touch_log_add(&ilog, recent[i]);
+				counts[SIM_IFETCH] += def.fetches;
+				straddles += def.straddles;
+				const sim_data_op *dop = p->data_ops + def.data_first, *dop_end = dop + def.data_ops;
+				for (; dop < dop_end; dop++) {
+					unsigned kind = dop->kind;
+					counts[kind]++;
+					uint64_t address = *d;
+					d += dop->advance;
+					if (__builtin_expect(classify_data_hit(s, core, &l1d, &dlog, kind, address, dop->size,
+					                                       need[kind], want[kind], dirty[kind], recorded, wide), 1))
+						continue;
+					/* not known to be hits any more: one by one after it */
+					counts[SIM_IFETCH] -= dop->fetches_after;
+					straddles -= dop->straddles_after;
+					op += dop->resume;
+					rc = classify_logged(s, &c, &ilog, &dlog, (sim_access_kind)kind, address, dop->size, op[-1].address, &recorded);
+					if (rc)
+						rc = plumb_fail(status, EPROTO, "invariant violated after record %zu: %s",
+						                (size_t)records_before(cp, entry) + dop->index, s->failure);
+					break;
+				}
+				if (rc)
+					break;
+				if (dop == dop_end)
+					continue;
+			}
+		}
 		for (; op < op_end; op++) {
 			unsigned kind = op->kind;
 			uint64_t address;
 			uint32_t size;
 			if (kind == OP_FETCH) {
-				size_t front = op->front;
-				if (__builtin_expect(itags[front] == op->line && (imeta[front] & ineed) == iwant, 1)) {
-					shadow_touch(ishadow, op->line);
+				if (__builtin_expect(l1_hit_to_front((uint64_t *)itags, (uint8_t *)imeta, op->front, iassoc, op->line,
+				                                     ineed, iwant, 0, wide), 1)) {
+					touch_log_add(&ilog, op->line);
 					counts[SIM_IFETCH] += 1 + op->repeat;
 					op += op->repeat;
 					continue;
@@ -1242,50 +1460,22 @@ static int compact_classify(sim *s, const trace_compact *cp, plumb_status *statu
 				address = op->address;
 				size = op->size;
 			} else if (kind == OP_READ || kind == OP_WRITE) {
-				const mru_l1 *f = &m->l1[kind];
 				address = *d;
 				d += op->advance;
 				size = op->size;
-				uint64_t line = address >> f->line_bits;
-				size_t front = (size_t)(line & f->set_mask) * f->assoc;
-				if (__builtin_expect(((address + size - 1) >> f->line_bits) == line, 1)) {
-					uint8_t need = kind == OP_WRITE ? write_need : f->need, want = kind == OP_WRITE ? write_want : f->want;
-					if (__builtin_expect(f->tags[front] == line, 1)) {
-						unsigned meta = f->meta[front];
-						if (__builtin_expect((meta & need) == want, 1)) {
-							counts[kind]++;
-							shadow_touch(dshadow, line);
-							if (kind == OP_WRITE && c.note_writes && sim_others_recorded(s, m->core))
-								sim_write_hit_words(s, m->core, address, size);
-							if (f->dirty & ~meta)
-								f->meta[front] = (uint8_t)(meta | f->dirty);
-							continue;
-						}
-					} else if (f->assoc > 1 && f->tags[front + 1] == line) {
-						/* the second way: classify_one's move to the front, a swap */
-						uint8_t meta = f->meta[front + 1];
-						if ((meta & need) == want) {
-							counts[kind]++;
-							shadow_touch(dshadow, line);
-							if (kind == OP_WRITE && c.note_writes && sim_others_recorded(s, m->core))
-								sim_write_hit_words(s, m->core, address, size);
-							uint64_t *tags = (uint64_t *)f->tags;
-							tags[front + 1] = tags[front];
-							f->meta[front + 1] = f->meta[front];
-							tags[front] = line;
-							f->meta[front] = (uint8_t)(meta | f->dirty);
-							continue;
-						}
-					}
+				if (__builtin_expect(classify_data_hit(s, core, &l1d, &dlog, kind, address, size, need[kind],
+				                                       want[kind], dirty[kind], recorded, wide), 1)) {
+					counts[kind]++;
+					continue;
 				}
 			} else if (kind == OP_FETCH2 && itags[op->front] == op->line && itags[op->front2] == op->line + 1 &&
 			           (imeta[op->front] & ineed) == iwant && (imeta[op->front2] & ineed) == iwant) {
 				/* a fetch across two lines both at the front of their sets:
 				 * classify_one's straddle hit, nothing to move */
 				counts[SIM_IFETCH]++;
-				m->straddles++;
-				shadow_touch(ishadow, op->line);
-				shadow_touch(ishadow, op->line + 1);
+				straddles++;
+				touch_log_add(&ilog, op->line);
+				touch_log_add(&ilog, op->line + 1);
 				continue;
 			} else {
 				/* a fetch across two lines, size 0 (a modify of size 0 is a
@@ -1298,7 +1488,7 @@ static int compact_classify(sim *s, const trace_compact *cp, plumb_status *statu
 				if (op->trace_kind == TRACE_MODIFY && s->config.modify != SIM_MODIFY_READ) {
 					if (s->config.modify == SIM_MODIFY_READ_WRITE) {
 						counts[SIM_READ]++;
-						rc = classify_one(s, &c, SIM_READ, address, size, op->address);
+						rc = classify_logged(s, &c, &ilog, &dlog, SIM_READ, address, size, op->address, &recorded);
 						if (rc)
 							goto failed;
 					}
@@ -1306,7 +1496,7 @@ static int compact_classify(sim *s, const trace_compact *cp, plumb_status *statu
 				}
 			}
 			counts[kind]++;
-			rc = classify_one(s, &c, (sim_access_kind)kind, address, size, op->address);
+			rc = classify_logged(s, &c, &ilog, &dlog, (sim_access_kind)kind, address, size, op->address, &recorded);
 			if (rc)
 				goto failed;
 			continue;
@@ -1318,10 +1508,26 @@ static int compact_classify(sim *s, const trace_compact *cp, plumb_status *statu
 		if (rc)
 			break;
 	}
+	touch_log_store(&ilog);
+	touch_log_store(&dlog);
 	for (int k = 0; k < SIM_KIND_COUNT; k++)
 		m->references[k] += counts[k];
+	m->straddles += straddles;
 	mru_flush(s, m);
 	return rc;
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+static __attribute__((target("avx512f"))) int compact_classify_wide(sim *s, const trace_compact *cp,
+                                                                     plumb_status *status)
+{
+	return compact_classify_body(s, cp, status, true);
+}
+#endif
+
+static int compact_classify_narrow(sim *s, const trace_compact *cp, plumb_status *status)
+{
+	return compact_classify_body(s, cp, status, false);
 }
 
 /* ---- The entries' loop without classification ----
@@ -1526,16 +1732,21 @@ int sim_access_compact(sim *s, const trace_compact *c, plumb_status *status)
 		return compact_expanded(s, c, status);
 	if (program_update(s, c, status) != 0)
 		return -1;
-	if (s->config.classify)
-		return compact_classify(s, c, status);
 #if SIM_WIDE_SETS
 	const sim_cache *l1d = &s->core[0].cache[SIM_L1D];
 	bool wide_sets = !s->narrow_sets && l1d->assoc == 8 && __builtin_cpu_supports("avx512f");
 	for (uint32_t core = 1; core < s->config.cores; core++)
 		wide_sets = wide_sets && s->core[core].cache[SIM_L1D].assoc == 8;
-	if (wide_sets)
+	if (wide_sets && !s->config.classify)
 		return compact_mru_wide(s, c, status);
+	/* classification's loop searches the L1Is' sets too */
+	for (uint32_t core = 0; core < s->config.cores; core++)
+		wide_sets = wide_sets && s->core[core].cache[SIM_L1I].assoc == 8;
+	if (wide_sets)
+		return compact_classify_wide(s, c, status);
 #endif
+	if (s->config.classify)
+		return compact_classify_narrow(s, c, status);
 	return compact_mru_narrow(s, c, status);
 }
 

@@ -3,7 +3,7 @@
  * with only the data addresses): it must count exactly what sim_access_batch
  * counts for the records they stand for, whole statistics compared byte for
  * byte, for machines that take its own loops (LRU L1s with power-of-two
- * sets, with and without classification; 8-way L1Ds with AVX-512 and
+ * sets, with and without classification; 8-way L1s with AVX-512 and
  * without) and those it expands for, with runs of fetches in one
  * line, fetches across two lines, modifies under each rule, size-0 and
  * cut references, thread switches, definitions that appear as the stream
@@ -131,6 +131,16 @@ static void same_statistics(const sim *a, const sim *b)
 	cr_assert_eq(sim_thread_count(a), sim_thread_count(b));
 	for (size_t i = 0; i < sim_thread_count(a); i++)
 		cr_assert(memcmp(sim_thread(a, i), sim_thread(b, i), sizeof(sim_thread_stats)) == 0, "thread %zu", i);
+	/* the code table: each miss charged to its instruction */
+	static sim_code_stats code_a[4096], code_b[4096];
+	size_t na = sim_hot_code(a, code_a, 4096), nb = sim_hot_code(b, code_b, 4096);
+	cr_assert_eq(na, nb);
+	cr_assert(memcmp(code_a, code_b, na * sizeof *code_a) == 0, "code tables differ");
+	static sim_line_stats lines_a[4096], lines_b[4096];
+	na = sim_hot_lines(a, lines_a, 4096);
+	nb = sim_hot_lines(b, lines_b, 4096);
+	cr_assert_eq(na, nb);
+	cr_assert(memcmp(lines_a, lines_b, na * sizeof *lines_a) == 0, "line tables differ");
 }
 
 static void compact_case(unsigned variant, uint64_t seed)
@@ -190,6 +200,15 @@ static void compact_case(unsigned variant, uint64_t seed)
 	case 17:   /* 8-way L1Ds through the portable loop */
 		c.cache[SIM_L1D].assoc = 8;
 		break;
+	case 18:   /* classification with 8-way L1s (a vector search of the L1I's sets too), */
+	case 19:   /* one core and two; a small L1I, so fetch lines leave the front of their sets */
+	case 20:   /* the same through the portable loop */
+	case 21:
+		c.classify = true;
+		c.cache[SIM_L1D].assoc = 8;
+		c.cache[SIM_L1I].assoc = 8;
+		c.cache[SIM_L1I].size = variant < 20 ? 1024 : 2048;
+		break;
 	default:
 		break;
 	}
@@ -201,7 +220,7 @@ static void compact_case(unsigned variant, uint64_t seed)
 	sim *compact, *records;
 	cr_assert_eq(sim_new(&compact, &c, &status), 0, "%s", status.message);
 	cr_assert_eq(sim_new(&records, &c, &status), 0, "%s", status.message);
-	compact->narrow_sets = variant == 17;
+	compact->narrow_sets = variant == 17 || variant >= 20;
 	feed_compact(compact, stream, 1);
 	cr_assert_eq(sim_access_batch(records, stream->records.records, stream->records.count, &status), 0, "%s",
 	             status.message);
@@ -224,7 +243,7 @@ static void compact_case(unsigned variant, uint64_t seed)
 
 Test(sim_compact, counts_what_the_records_count)
 {
-	for (unsigned variant = 0; variant < 18; variant++)
+	for (unsigned variant = 0; variant < 22; variant++)
 		for (uint64_t seed = 1; seed <= 3; seed++)
 			compact_case(variant, seed + 10 * (uint64_t)variant);
 }
@@ -242,4 +261,62 @@ Test(sim_compact, an_empty_run_does_nothing)
 	cr_assert_eq(sim_access_compact(s, &run, &status), 0);
 	cr_assert_eq(sim_statistics(s)->references[SIM_IFETCH], 0);
 	sim_free(s);
+}
+
+/* One run of a thread writes a line another core held (its copy goes, with
+ * an invalidation record), then writes another word of it, a hit in M: the
+ * loop must note that word for the record made in the same run, so the
+ * other core's next read of it is a true-sharing miss. */
+Test(sim_compact, a_record_made_in_a_run_notes_its_later_write_hits)
+{
+	sim_config c;
+	small_config(&c, 2, SIM_MESI);
+	c.check = false;
+	trace_record templates[4];
+	memset(templates, 0, sizeof templates);
+	for (int i = 0; i < 4; i++) {
+		templates[i].flags = TRACE_HAS_INSTRUCTION_ADDRESS;
+		templates[i].instruction_address = 0x400000 + 16 * (uint64_t)(i / 2);
+	}
+	templates[0] = (trace_record){ .kind = TRACE_INSTRUCTION, .size = 4, .address = 0x400000,
+	                               .instruction_address = 0x400000, .flags = TRACE_HAS_INSTRUCTION_ADDRESS };
+	templates[1].kind = TRACE_WRITE;
+	templates[1].size = 8;
+	templates[2] = (trace_record){ .kind = TRACE_INSTRUCTION, .size = 4, .address = 0x400010,
+	                               .instruction_address = 0x400010, .flags = TRACE_HAS_INSTRUCTION_ADDRESS };
+	templates[3].kind = TRACE_READ;
+	templates[3].size = 8;
+	uint32_t first[2] = { 0, 2 };
+	uint8_t count[2] = { 2, 2 }, data[2] = { 1, 1 };
+	const uint64_t line = 0x20000;
+	/* thread 1 reads word 2; thread 0 writes words 0-1, then 2-3; thread 1 reads word 2 again */
+	uint64_t reader[2] = { 1ull << 60 | 1ull << 32 | 1, line + 8 };
+	uint64_t writer[4] = { 1ull << 60 | 1ull << 32 | 0, line, 1ull << 60 | 1ull << 32 | 0, line + 8 };
+	struct { const uint64_t *words; size_t n; uint32_t thread; } runs[3] = {
+		{ reader, 2, 1 }, { writer, 4, 0 }, { reader, 2, 1 },
+	};
+	plumb_status status;
+	sim *compact, *records;
+	cr_assert_eq(sim_new(&compact, &c, &status), 0, "%s", status.message);
+	cr_assert_eq(sim_new(&records, &c, &status), 0, "%s", status.message);
+	for (int r = 0; r < 3; r++) {
+		trace_compact run = { .words = runs[r].words, .end = runs[r].words + runs[r].n, .thread = runs[r].thread,
+		                      .templates = templates, .first = first, .count = count, .data = data,
+		                      .definitions = 2, .stream = 1 };
+		cr_assert_eq(sim_access_compact(compact, &run, &status), 0, "%s", status.message);
+		for (size_t u = 0; u < runs[r].n; u += 2) {
+			size_t id = (uint32_t)runs[r].words[u];
+			trace_record pair[2] = { templates[first[id]], templates[first[id] + 1] };
+			pair[0].thread = pair[1].thread = runs[r].thread;
+			pair[1].address = runs[r].words[u + 1];
+			cr_assert_eq(sim_access_batch(records, pair, 2, &status), 0, "%s", status.message);
+		}
+	}
+	same_statistics(compact, records);
+	uint64_t true_sharing = 0;
+	for (uint32_t core = 0; core < 2; core++)
+		true_sharing += sim_statistics(compact)->core[core].cache[SIM_L1D].coherence_true;
+	cr_assert_eq(true_sharing, 1);
+	sim_free(compact);
+	sim_free(records);
 }
