@@ -316,6 +316,20 @@ int sim_access_batch(sim *s, const trace_record *records, size_t n, plumb_status
  * entries are simulated as they are (the definitions made into the
  * simulator's own form once); otherwise they are expanded into records. */
 int sim_access_compact(sim *s, const trace_compact *compact, plumb_status *status);
+/* plumbgrind's L1 filter (docs/valgrind-tool.md, "L1 filtering"): for a
+ * configuration whose L1s the tool can keep itself (one core, LRU L1s of at
+ * least 64 sets and one line size, a write-back write-allocate L1D, MESI or
+ * MOESI, no L2, no prefetcher, no TLB, no inclusive L3, no classification or
+ * check), writes the tool's option (--plumb-filter=...: the L1s' geometry,
+ * the metadata tests of a hit, and the metadata the engine gives a line on a
+ * miss and a write, taken from the engine itself) and returns 1; returns 0
+ * when the configuration cannot be filtered, -1 on an error. */
+int sim_filter_option(const sim_config *config, char *option, size_t size, plumb_status *status);
+/* A filtered run (compact->filtered): the COUNTS entries added as the MRU
+ * loop adds its hits, every GENERAL reference through the engine after its
+ * sets' least recent ways are checked against the tool's (a difference is an
+ * error: "the tool's L1s and plumb's disagree"). */
+int sim_access_filtered(sim *s, const trace_compact *compact, plumb_status *status);
 /* One reference by core (not thread) core, for callers that make their own streams. */
 int sim_access(sim *s, uint32_t core, sim_access_kind kind, uint64_t address, uint32_t size,
                plumb_status *status);

@@ -3,6 +3,7 @@
 #ifndef PLUMB_TRACE_H
 #define PLUMB_TRACE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 typedef enum trace_kind {
@@ -215,11 +216,17 @@ typedef struct trace_compact {
 	const uint8_t *data;           /* per definition: its data records, the address words of a use */
 	size_t definitions;            /* definitions known; every entry's number is below */
 	uint64_t stream;               /* an identity of the stream: equal for all its runs, differs between streams */
+	/* With plumbgrind's L1 filter (docs/valgrind-tool.md, "L1 filtering"): the
+	 * words are instead COUNTS and GENERAL entries (vg/pg_filter.h has their
+	 * layout), records those the COUNTS among them count (possibly 0: the
+	 * reader then returns 1), and the definitions are not given. */
+	bool filtered;
 } trace_compact;
 
 /* trace_reader_view, or a run of compact entries from readers that have
  * them (plumbgrind's ring): returns the records given either way (0 at the
- * end, -1 on error); compact->words is NULL when they are in *records. */
+ * end, -1 on error; at least 1 for a filtered run, whose records are
+ * compact->records); compact->words is NULL when they are in *records. */
 long trace_reader_view_compact(trace_reader *reader, const trace_record **records, trace_compact *compact, size_t max,
                                plumb_status *status);
 

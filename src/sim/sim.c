@@ -179,6 +179,11 @@ static int thread_slot(sim *s, uint32_t thread, uint32_t *core, plumb_status *st
 	return 0;
 }
 
+int sim_thread_enter(sim *s, uint32_t thread, uint32_t *core, plumb_status *status)
+{
+	return thread_slot(s, thread, core, status);
+}
+
 /* The hit fast path: one line, in the L1, needing nothing else (a read of a
  * valid line, a write of a line held in M in a write-back L1).  The way of
  * the last hit is tried first: consecutive references mostly fall in the
@@ -516,6 +521,19 @@ static bool mru_eligible(const sim *s)
 	return s->fast && l1s_ordered(s);
 }
 
+void sim_mru_masks(sim_access_kind kind, bool write_back, uint8_t *need, uint8_t *want, uint8_t *dirty)
+{
+	*need = META_PREFETCHED;
+	*want = 0;
+	*dirty = 0;
+	if (kind == SIM_WRITE) {
+		/* a write-through L1D sends every write down: never the want */
+		*need = META_STATE | META_PREFETCHED;
+		*want = write_back ? SIM_STATE_M : 0xff;
+		*dirty = META_DIRTY;
+	}
+}
+
 static void mru_load(sim *s, mru_state *m)
 {
 	for (int k = 0; k < SIM_KIND_COUNT; k++) {
@@ -527,15 +545,7 @@ static void mru_load(sim *s, mru_state *m)
 		f->assoc = c->assoc;
 		f->line_bits = (uint8_t)c->line_bits;
 		f->one = 1ull << (16 * k);
-		f->need = META_PREFETCHED;
-		f->want = 0;
-		f->dirty = 0;
-		if (k == SIM_WRITE) {
-			/* a write-through L1D sends every write down: never the want */
-			f->need = META_STATE | META_PREFETCHED;
-			f->want = m->write_back ? SIM_STATE_M : 0xff;
-			f->dirty = META_DIRTY;
-		}
+		sim_mru_masks((sim_access_kind)k, m->write_back, &f->need, &f->want, &f->dirty);
 	}
 }
 
@@ -1726,6 +1736,8 @@ static int compact_mru_narrow(sim *s, const trace_compact *c, plumb_status *stat
 
 int sim_access_compact(sim *s, const trace_compact *c, plumb_status *status)
 {
+	if (c->filtered)
+		return plumb_fail(status, EINVAL, "plumbgrind's filtered entries go to sim_access_filtered");
 	if (c->words == c->end)
 		return 0;
 	if (s->config.check || s->annotate || s->has_tlb || !l1s_ordered(s))

@@ -875,7 +875,7 @@ static void stream_forget(sim *s, uint32_t core, uint64_t granule)
 		sim_stream_release(s, core, granule, state);
 }
 
-#define MAX_LINES 64
+#define MAX_LINES SIM_MAX_LINES
 
 enum { AFTER_MISS, AFTER_PREFETCHED_HIT, AFTER_BUFFER_HIT };
 

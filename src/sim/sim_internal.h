@@ -17,6 +17,9 @@
 #define META_DIRTY 0x08u
 #define META_PREFETCHED 0x10u
 
+/* The lines of one reference the engine simulates; a longer one is cut. */
+#define SIM_MAX_LINES 64
+
 /* ------------------------------------------------------------ hash table */
 
 /* Open addressing with linear probing and backward-shift deletion; keys are
@@ -358,6 +361,11 @@ struct sim {
 
 /* sim.c */
 void sim_program_free(struct sim_program *p);
+/* The thread's slot made current (a new thread gets the next core); its core. */
+int sim_thread_enter(sim *s, uint32_t thread, uint32_t *core, plumb_status *status);
+/* A hit of an access of this kind in an LRU L1 needs (meta & need) == want
+ * and sets dirty (the MRU loops' and plumbgrind's L1 filter's rule). */
+void sim_mru_masks(sim_access_kind kind, bool write_back, uint8_t *need, uint8_t *want, uint8_t *dirty);
 
 /* sim_regions.c: a region marker of the thread on core (its slot is
  * current); the batch loops flush their local counts first. */

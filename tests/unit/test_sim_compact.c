@@ -10,6 +10,7 @@
  * goes, and a second stream with other definitions under the same numbers. */
 #include "sim_test_util.h"
 #include "sim/sim_internal.h"
+#include "../../vg/pg_filter.h"
 
 static uint64_t next(uint64_t *x)
 {
@@ -319,4 +320,305 @@ Test(sim_compact, a_record_made_in_a_run_notes_its_later_write_hits)
 	cr_assert_eq(true_sharing, 1);
 	sim_free(compact);
 	sim_free(records);
+}
+
+/* ---- plumbgrind's L1 filter (vg/pg_filter.h, sim_access_filtered) ----
+ * The tool's L1 model run here, inside plumb's process, on the same random
+ * definitions and uses: the COUNTS and GENERAL entries it writes, given to
+ * sim_access_filtered, must give every statistic sim_access_batch gives for
+ * the records (threads, straddles, evictions, writebacks, the L3, memory:
+ * the whole sim_stats and every thread's, byte for byte), count every
+ * record, and leave plumb's L1s holding what the tool's hold (the same lines
+ * with the same metadata in every set; the recency order is the tool's to
+ * keep: plumb never sees the hits). */
+
+typedef struct filter_run {
+	pgf_model model;
+	pgf_u64 *out;           /* the tool's words (unsigned long long, as Valgrind's ULong) */
+	size_t count, capacity;
+	uint64_t records;       /* what the COUNTS entries counted */
+	uint32_t thread;
+	int failed;             /* sim_access_filtered failed */
+	char message[PLUMB_MESSAGE_MAX];
+} filter_run;
+
+static void filter_flush(sim *s, filter_run *f)
+{
+	for (size_t i = 0; i < f->count;) {
+		unsigned tag = (unsigned)(f->out[i] >> 60);
+		cr_assert(tag == 8 || tag == 9, "an entry of tag %u", tag);
+		if (tag == 8) {
+			f->records += f->out[i + 5];
+			i += PGF_COUNTS_WORDS;
+		} else {
+			i += 2 + ((f->out[i] >> 32) & 0xff);
+		}
+	}
+	const uint64_t *words = (const uint64_t *)(const void *)f->out;
+	trace_compact run = { .words = words, .end = words + f->count, .thread = f->thread, .filtered = true };
+	plumb_status status;
+	if (!f->failed && sim_access_filtered(s, &run, &status) != 0) {
+		f->failed = 1;
+		snprintf(f->message, sizeof f->message, "%s", status.message);
+	}
+	f->count = 0;
+}
+
+static void filter_setup(filter_run *f, const sim_config *c)
+{
+	memset(f, 0, sizeof *f);
+	char option[512];
+	plumb_status status;
+	cr_assert_eq(sim_filter_option(c, option, sizeof option, &status), 1, "not filterable: %s", status.message);
+	cr_assert(strncmp(option, "--plumb-filter=", 15) == 0);
+	cr_assert(pgf_parse(&f->model, option + 15), "the tool cannot take %s", option);
+	for (int l = 0; l < 2; l++) {
+		f->model.l1[l].tags = malloc(pgf_ways(&f->model, l) * sizeof(uint64_t));
+		f->model.l1[l].meta = malloc(pgf_ways(&f->model, l));
+		cr_assert(f->model.l1[l].tags && f->model.l1[l].meta);
+	}
+	pgf_reset(&f->model);
+	f->capacity = 4096;
+	f->out = malloc(f->capacity * sizeof *f->out);
+	cr_assert_not_null(f->out);
+}
+
+static void filter_release(filter_run *f)
+{
+	for (int l = 0; l < 2; l++) {
+		free(f->model.l1[l].tags);
+		free(f->model.l1[l].meta);
+	}
+	free(f->out);
+}
+
+/* The records through the tool's model into s; seed picks where runs end
+ * (a block's end can fall anywhere, even before a COUNTS). */
+static void filter_feed(sim *s, filter_run *f, const sim_trace *t, uint64_t seed)
+{
+	uint64_t x = seed * 0x2545F4914F6CDD1Dull + 7;
+	f->thread = t->count ? t->records[0].thread : 0;
+	for (size_t i = 0; i < t->count; i++) {
+		const trace_record *r = &t->records[i];
+		if (r->thread != f->thread) {
+			f->count += pgf_counts(&f->model, f->out + f->count);
+			filter_flush(s, f);
+			f->thread = r->thread;
+		}
+		uint64_t cut = next(&x) % 600;
+		if (cut == 0)
+			f->count += pgf_counts(&f->model, f->out + f->count);
+		if (cut < 2 || f->count + PGF_RECORD_MAX_WORDS + PGF_COUNTS_WORDS > f->capacity)
+			filter_flush(s, f);
+		f->count += pgf_record(&f->model, f->out + f->count, r->kind, r->address, r->size);
+	}
+	f->count += pgf_counts(&f->model, f->out + f->count);
+	filter_flush(s, f);
+}
+
+/* Every set of plumb's L1s holds the lines of the tool's, with the same
+ * metadata, and the same least recent way. */
+static void same_l1s(const sim *s, const pgf_model *m)
+{
+	for (int l = 0; l < 2; l++) {
+		const sim_cache *c = &s->core[0].cache[l == 0 ? SIM_L1I : SIM_L1D];
+		const pgf_cache *f = &m->l1[l];
+		cr_assert_eq(c->sets, f->sets);
+		cr_assert_eq(c->assoc, f->assoc);
+		for (uint64_t set = 0; set < f->sets; set++) {
+			size_t base = (size_t)set * f->assoc;
+			for (uint32_t w = 0; w < f->assoc; w++) {
+				uint64_t tag = f->tags[base + w];
+				uint32_t v = 0;
+				while (v < c->assoc && c->tags[base + v] != tag)
+					v++;
+				cr_assert_lt(v, c->assoc, "L1%c set %llu: plumb lacks the tool's line 0x%llx", l ? 'D' : 'I',
+				             (unsigned long long)set, (unsigned long long)tag);
+				cr_assert_eq(c->meta[base + v], f->meta[base + w], "L1%c set %llu line 0x%llx: metadata",
+				             l ? 'D' : 'I', (unsigned long long)set, (unsigned long long)tag);
+			}
+			uint64_t tool_valid = 0, plumb_valid = 0;
+			for (uint32_t w = 0; w < f->assoc; w++) {
+				tool_valid += f->tags[base + w] != PGF_NO_TAG;
+				plumb_valid += c->tags[base + w] != SIM_NO_TAG;
+			}
+			cr_assert_eq(tool_valid, plumb_valid);
+		}
+	}
+}
+
+/* Machines the filter takes. */
+static void filter_config(sim_config *c, unsigned variant)
+{
+	small_config(c, 1, variant == 2 ? SIM_MOESI : SIM_MESI);
+	c->classify = false;
+	c->check = false;
+	c->thread_map = SIM_MAP_MODULO;
+	c->cache[SIM_L2].size = 0;
+	switch (variant) {
+	case 0:   /* cachegrind's: 32 KiB 8-way, an L3, 'M' one read, cut to a line */
+		c->cache[SIM_L3].size = 256 * 1024;
+		c->cache[SIM_L3].assoc = 16;
+		c->l3_inclusion = SIM_NON_INCLUSIVE;
+		c->modify = SIM_MODIFY_READ;
+		c->max_access_size = 64;
+		break;
+	case 1:   /* small: a direct-mapped L1I, a 2-way L1D, 'M' a read and a write */
+		c->cache[SIM_L1I].size = 4096;
+		c->cache[SIM_L1I].assoc = 1;
+		c->cache[SIM_L1D].size = 8192;
+		c->cache[SIM_L1D].assoc = 2;
+		c->modify = SIM_MODIFY_READ_WRITE;
+		break;
+	case 2:   /* MOESI, an exclusive L3, 'M' a write, cut to 8 bytes */
+		c->cache[SIM_L1I].size = 8192;
+		c->cache[SIM_L1I].assoc = 2;
+		c->cache[SIM_L1D].size = 16384;
+		c->cache[SIM_L1D].assoc = 4;
+		c->cache[SIM_L3].size = 65536;
+		c->cache[SIM_L3].assoc = 8;
+		c->l3_inclusion = SIM_EXCLUSIVE;
+		c->modify = SIM_MODIFY_WRITE;
+		c->max_access_size = 8;
+		break;
+	default:   /* 32-byte lines, 12-way L1D (not a power of two), 128-byte-line L3 */
+		c->cache[SIM_L1I].line = c->cache[SIM_L1D].line = 32;
+		c->cache[SIM_L1I].size = 2048;
+		c->cache[SIM_L1I].assoc = 1;
+		c->cache[SIM_L1D].size = 32 * 12 * 64;
+		c->cache[SIM_L1D].assoc = 12;
+		c->cache[SIM_L3].size = 65536;
+		c->cache[SIM_L3].line = 128;
+		c->l3_inclusion = SIM_NON_INCLUSIVE;
+		c->modify = SIM_MODIFY_READ_WRITE;
+		break;
+	}
+}
+
+/* shared: data references also fall in the code's lines, so the L1I and the
+ * L1D hold the same lines (the engine's coupling of their states). */
+static void filter_case(unsigned variant, uint64_t seed, bool shared)
+{
+	sim_config c;
+	filter_config(&c, variant);
+	compact_stream *stream = malloc(sizeof *stream);
+	cr_assert_not_null(stream);
+	make_stream(stream, seed, 1, 12000);
+	if (shared)
+		for (size_t i = 0; i < stream->records.count; i++) {
+			trace_record *r = &stream->records.records[i];
+			if (r->kind != TRACE_INSTRUCTION && (r->address & 3))
+				r->address = 0x400000 + (r->address & 0x3fff);
+		}
+	plumb_status status;
+	sim *filtered, *records;
+	cr_assert_eq(sim_new(&filtered, &c, &status), 0, "%s", status.message);
+	cr_assert_eq(sim_new(&records, &c, &status), 0, "%s", status.message);
+	cr_assert_eq(sim_access_batch(records, stream->records.records, stream->records.count, &status), 0, "%s",
+	             status.message);
+	filter_run f;
+	filter_setup(&f, &c);
+	filter_feed(filtered, &f, &stream->records, seed);
+	cr_assert_not(f.failed, "variant %u seed %llu: %s", variant, (unsigned long long)seed, f.message);
+	cr_assert_eq(f.records, stream->records.count);
+	cr_assert_eq(f.model.total_records, stream->records.count);
+	same_statistics(filtered, records);
+	same_l1s(filtered, &f.model);
+	filter_release(&f);
+	sim_free(filtered);
+	sim_free(records);
+	free(stream->words);
+	trace_release(&stream->records);
+	free(stream);
+}
+
+Test(sim_filter, counts_what_the_records_count)
+{
+	for (unsigned variant = 0; variant < 4; variant++)
+		for (uint64_t seed = 1; seed <= 3; seed++) {
+			filter_case(variant, seed + 100 * (uint64_t)variant, false);
+			filter_case(variant, seed + 100 * (uint64_t)variant + 50, true);
+		}
+}
+
+/* The rules the tool keeps are the engine's: a read or fetch miss installs
+ * E, a write miss M and dirty, a write to a clean line makes it M and dirty,
+ * an owned line the other L1 keeps becomes E when the L1D's copy leaves; a
+ * hit's tests are the MRU loop's. */
+Test(sim_filter, the_option_says_what_the_engine_does)
+{
+	sim_config c;
+	filter_config(&c, 0);
+	filter_run f;
+	filter_setup(&f, &c);
+	const pgf_model *m = &f.model;
+	cr_assert_eq(m->read_state, SIM_STATE_E);
+	cr_assert_eq(m->write_state, SIM_STATE_M);
+	cr_assert_eq(m->owned_state, SIM_STATE_M);
+	cr_assert_eq(m->clean_state, SIM_STATE_E);
+	cr_assert_eq(m->state_mask, META_STATE);
+	cr_assert_eq(m->dirty_bit, META_DIRTY);
+	for (int k = 0; k < SIM_KIND_COUNT; k++) {
+		uint8_t need, want, dirty;
+		sim_mru_masks((sim_access_kind)k, true, &need, &want, &dirty);
+		cr_assert(m->need[k] == need && m->want[k] == want && m->dirty[k] == dirty, "kind %d", k);
+	}
+	cr_assert_eq(m->l1[0].sets, 64);
+	cr_assert_eq(m->l1[1].assoc, 8);
+	cr_assert_eq(m->max_size, 64);
+	cr_assert_eq(m->modify, PGF_MODIFY_READ);
+	filter_release(&f);
+}
+
+Test(sim_filter, only_machines_whose_l1s_the_tool_can_keep)
+{
+	char option[512];
+	plumb_status status;
+	for (unsigned variant = 0; variant < 9; variant++) {
+		sim_config c;
+		filter_config(&c, 0);
+		switch (variant) {
+		case 0: c.cores = 2; break;
+		case 1: c.cache[SIM_L2].size = 256 * 1024; break;
+		case 2: c.l3_inclusion = SIM_INCLUSIVE; break;
+		case 3: c.classify = true; break;
+		case 4: c.check = true; break;
+		case 5: cr_assert_eq(sim_config_set(&c, "protocol", "esi", &status), 0); break;
+		case 6: c.cache[SIM_L1D].replacement = SIM_FIFO; break;
+		case 7: c.cache[SIM_L1D].size = 8192; c.cache[SIM_L1D].assoc = 4; break;   /* 32 sets */
+		default: c.prefetch.kind = SIM_PREFETCH_STRIDE; c.prefetch.depth = 2; c.prefetch.streams = 4; break;
+		}
+		if (sim_config_validate(&c, &status) != 0)
+			continue;
+		cr_assert_eq(sim_filter_option(&c, option, sizeof option, &status), 0, "variant %u", variant);
+	}
+}
+
+/* A tool whose model is wrong (here: a read miss installed as M) is caught:
+ * the first least recent way whose metadata differs is an error. */
+Test(sim_filter, a_wrong_model_is_an_error)
+{
+	sim_config c;
+	filter_config(&c, 1);
+	compact_stream *stream = malloc(sizeof *stream);
+	cr_assert_not_null(stream);
+	make_stream(stream, 5, 1, 4000);
+	plumb_status status;
+	sim *s;
+	cr_assert_eq(sim_new(&s, &c, &status), 0, "%s", status.message);
+	filter_run f;
+	filter_setup(&f, &c);
+	f.model.read_state = f.model.write_state;
+	filter_feed(s, &f, &stream->records, 5);
+	cr_assert(f.failed);
+	cr_assert(strstr(f.message, "the tool's L1s and plumb's disagree"), "%s", f.message);
+	/* a run of filtered entries is not compact_mru's */
+	uint64_t word = 8ull << 60;
+	trace_compact run = { .words = &word, .end = &word + 1, .filtered = true };
+	cr_assert_neq(sim_access_compact(s, &run, &status), 0);
+	filter_release(&f);
+	sim_free(s);
+	free(stream->words);
+	trace_release(&stream->records);
+	free(stream);
 }
