@@ -211,6 +211,23 @@ static inline int pgf_hit(pgf_cache *c, pgf_u64 line, pgf_u8 need, pgf_u8 want, 
 	return 0;
 }
 
+/* The common case, inline: a reference within one line at the front of its
+ * set, its metadata as wanted; 0: pgf_reference's to decide (it counts). */
+static inline int pgf_front_hit(pgf_cache *c, pgf_u8 need, pgf_u8 want, pgf_u8 dirty, pgf_u64 address, pgf_u32 size)
+{
+	pgf_u64 line = address >> c->line_bits;
+	if (size == 0 || ((address + size - 1) >> c->line_bits) != line)
+		return 0;
+	pgf_u64 front = (line & c->set_mask) * c->assoc;
+	if (c->tags[front] != line)
+		return 0;
+	pgf_u8 meta = c->meta[front];
+	if ((meta & need) != want)
+		return 0;
+	c->meta[front] = (pgf_u8)(meta | dirty);
+	return 1;
+}
+
 /* The engine's work on one line of a general reference in L1 x (see the
  * top of this file). */
 static inline void pgf_engine_line(pgf_model *m, int x, unsigned kind, pgf_u64 line)

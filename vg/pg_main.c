@@ -53,6 +53,7 @@ static Bool process_option(const HChar *argument)
 	else if VG_BOOL_CLO(argument, "--plumb-collect", pg_clo_collect) {}
 	else if VG_STR_CLO(argument, "--plumb-code", pg_clo_code) {}
 	else if VG_STR_CLO(argument, "--plumb-ring", pg_clo_ring) {}
+	else if VG_STR_CLO(argument, "--plumb-filter", pg_clo_filter) {}
 	else if VG_BOOL_CLO(argument, "--plumb-calls", pg_clo_calls) {}
 	else
 		return False;
@@ -69,7 +70,9 @@ static void print_usage(void)
 "    --plumb-code=FILE         write function, file and line of every instruction run\n"
 
 "    --plumb-ring=M,F,R,N,B    binary records into plumb's shared ring (plumb passes it)\n"
-"    --plumb-calls=yes|no      calls and returns into the ring, for inclusive costs [no]\n");
+"    --plumb-calls=yes|no      calls and returns into the ring, for inclusive costs [no]\n"
+"    --plumb-filter=...        the ring carries what a one-core machine's L1s do not settle\n"
+"                              (plumb sim passes it; vg/pg_filter.h)\n");
 }
 
 static void print_debug_usage(void)

@@ -51,6 +51,7 @@
 #include "pub_tool_vki.h"
 #include "pub_tool_vkiscnums.h"
 #include "plumbgrind.h"
+#include "pg_filter.h"
 
 /* Core functions the tool headers do not declare (libcoregrind exports
  * them; pub_core_aspacemgr.h, pub_core_libcfile.h). */
@@ -71,6 +72,7 @@ extern Int VG_(safe_fd)(Int oldfd);
 #define SCRATCH_WORDS (ENTRY_MAX_WORDS + 8)
 
 const HChar *pg_clo_ring = NULL;
+const HChar *pg_clo_filter = NULL;
 Bool pg_ring_enabled;
 Addr pg_ring_cursor, pg_ring_limit;
 
@@ -90,6 +92,46 @@ static UInt shown_thread;            /* the thread the stream is at */
 static const HChar *error;
 static HChar error_text[256];
 static ULong scratch[SCRATCH_WORDS] __attribute__((aligned(64)));
+
+/* ---- The L1 filter (--plumb-filter, vg/pg_filter.h) ----
+ * For a one-core machine plumb passes its L1s: the instrumented code then
+ * writes its entries into a small private stage (pg_ring_cursor and
+ * pg_ring_limit point there), and when the stage is full, at a thread
+ * switch's or a marker's turn, and at the end, the filter walks it with the
+ * tool's copy of the L1s: what they settle is only counted (COUNTS), the
+ * rest crosses to plumb as GENERAL entries.  Definitions stay here. */
+#define STAGE_WORDS 4096             /* 32 KiB: stays in the host's L1 */
+static Bool filtering;
+static pgf_model model;
+static ULong stage[STAGE_WORDS] __attribute__((aligned(64)));
+static ULong stage_generation;        /* stage walks so far (a marker's position is in one) */
+static ULong *out_at, *out_end;       /* where the filter writes in the ring's block */
+/* The stage's position at the last marker's first no-op (pg_ring_here), and
+ * where its words are now: a walk of the stage leaves the words after it
+ * for the next walk (moved to the stage's start), so that an END still goes
+ * there (pg_ring_region) however small the stage. */
+static ULong pause_generation, pause_generation_now;
+static Addr pause_cursor, pause_cursor_now;
+/* Per definition: its events (iaddr | size<<48 | kind<<62, as sent), and
+ * its fast form: when all its fetch lines are at the front of their L1I
+ * sets, every fetch of it is a hit (only a miss changes the L1I, and a data
+ * miss never does here: no L2, no inclusive L3). */
+typedef struct {
+	UInt first;                       /* its first event in events[] */
+	UInt data_first;                  /* its data events in data_desc[] */
+	UInt lines_first;                 /* its fetch lines in lines[] */
+	UChar count, data, lines;         /* events, data events, distinct fetch lines (0xff: none fast) */
+	UChar fetches, straddles;
+} pg_definition;
+static pg_definition *definitions;
+static UInt definitions_capacity;
+static ULong *events;                 /* iaddr | size<<48 | akind<<62, the size cut as the simulator cuts it;
+                                       * akind: fetch, read, write, 3 a modify read then written */
+static UInt events_used, events_capacity;
+static UInt *data_desc;               /* per data event: size | akind<<16 */
+static ULong *lines;                  /* per fetch line: its line number; the front way's index in lines_front */
+static UInt *lines_front;
+static UInt lines_used, lines_capacity;
 
 static void use_scratch(void)
 {
@@ -164,11 +206,26 @@ Bool pg_ring_open(void)
 		return False;
 	}
 	pg_ring_enabled = True;
+	if (pg_clo_filter) {
+		if (pg_clo_calls || block_bytes < 65536 || !pgf_parse(&model, pg_clo_filter)) {
+			VG_(umsg)("plumbgrind: --plumb-filter=%s: not a machine the tool's L1s can be%s\n", pg_clo_filter,
+			          pg_clo_calls ? " (with --plumb-calls)" : "");
+			return False;
+		}
+		for (Int l = 0; l < 2; l++) {
+			model.l1[l].tags = VG_(malloc)("pg.filter.tags", pgf_ways(&model, l) * sizeof(ULong));
+			model.l1[l].meta = VG_(malloc)("pg.filter.meta", pgf_ways(&model, l));
+		}
+		pgf_reset(&model);
+		filtering = True;
+		out_at = (ULong *)memory;
+		out_end = (ULong *)((Addr)memory + block_bytes);
+	}
 	/* Counting rereads every block: only for a summary that shows it. */
 	count_records = pg_clo_out && VG_(strcmp)(pg_clo_out, "none") != 0;
 	sequence = 0;
 	block_start = (Addr)memory;
-	saved_cursor = block_start;
+	saved_cursor = filtering ? (Addr)stage : block_start;
 	pg_ring_collect_changed();
 	return True;
 }
@@ -199,20 +256,21 @@ static ULong count_references(const ULong *word, const ULong *end)
 	return n;
 }
 
-/* Sends the current block's count and takes the next block. */
-static void next_block(void)
+/* Sends the current block's count (its words end at end) and takes the
+ * next block (block_start); False after an error. */
+static Bool send_block(Addr end)
 {
-	UInt words = (UInt)((pg_ring_cursor - block_start) / 8);
+	UInt words = (UInt)((end - block_start) / 8);
 	Int n;
 	do
 		n = VG_(write)(full_fd, &words, sizeof words);
 	while (n == -VKI_EINTR);
 	if (n != (Int)sizeof words) {
 		fail("writing to plumb failed (it stopped reading)");
-		return;
+		return False;
 	}
-	if (count_records)
-		records += count_references((const ULong *)block_start, (const ULong *)pg_ring_cursor);
+	if (count_records && !filtering)
+		records += count_references((const ULong *)block_start, (const ULong *)end);
 	sequence++;
 	if (sequence >= blocks) {
 		UChar token;
@@ -221,18 +279,167 @@ static void next_block(void)
 		while (n == -VKI_EINTR);
 		if (n != 1) {
 			fail("plumb stopped reading the trace");
-			return;
+			return False;
 		}
 	}
 	block_start = (Addr)memory + (sequence % blocks) * block_bytes;
+	return True;
+}
+
+static void next_block(void)
+{
+	if (!send_block(pg_ring_cursor))
+		return;
 	pg_ring_cursor = block_start;
 	pg_ring_limit = block_start + block_bytes;
+}
+
+/* ---- The filter's walk of the stage ---- */
+
+/* Room for words in the ring's block for the filter's entries. */
+static Bool out_room(UInt words)
+{
+	if ((Addr)(out_at + words) <= (Addr)out_end)
+		return True;
+	if (!send_block((Addr)out_at))
+		return False;
+	out_at = (ULong *)block_start;
+	out_end = (ULong *)(block_start + block_bytes);
+	return True;
+}
+
+static void out_counts(void)
+{
+	if (out_room(PGF_COUNTS_WORDS))
+		out_at += pgf_counts(&model, out_at);
+}
+
+/* The rest of one reference (pgf_reference: deeper in its set, across two
+ * lines, or general); akind 3 is a modify read then written. */
+static __attribute__((noinline)) void slow_reference(UInt akind, ULong address, UInt size)
+{
+	if (akind == 3) {
+		out_at += pgf_reference(&model, out_at, PGF_READ, address, size);
+		akind = PGF_WRITE;
+	}
+	out_at += pgf_reference(&model, out_at, akind, address, size);
+}
+
+/* Walks the stage's words [stage, end): uses and singles through the
+ * model, thread switches and markers to plumb after the counts so far.  The
+ * hits at the front of their sets are counted in locals. */
+static void filter_stage(const ULong *end)
+{
+	const ULong *w = stage;
+	pgf_cache *const ic = &model.l1[0], *const dc = &model.l1[1];
+	const pgf_u8 ineed = model.need[PGF_FETCH], iwant = model.want[PGF_FETCH];
+	ULong hits[3] = { 0, 0, 0 }, fetch_straddles = 0, done = 0;
+	stage_generation++;
+	while (w < end && !stopped) {
+		ULong head = w[0];
+		ULong tag = head >> TAG_SHIFT;
+		if (tag == TAG_USE) {
+			const pg_definition *def = &definitions[(UInt)head];
+			const ULong *d = w + 1;
+			w = d + def->data;
+			if (!out_room((UInt)def->count * PGF_RECORD_MAX_WORDS))
+				break;
+			done += def->count;
+			if (def->lines != 0xff) {
+				Bool front = True;
+				for (UInt i = 0; i < def->lines; i++) {
+					UInt f = lines_front[def->lines_first + i];
+					front &= ic->tags[f] == lines[def->lines_first + i] && (ic->meta[f] & ineed) == iwant;
+				}
+				if (front) {
+					/* every fetch a hit; the data references one by one */
+					hits[PGF_FETCH] += def->fetches;
+					fetch_straddles += def->straddles;
+					const UInt *desc = data_desc + def->data_first;
+					for (UInt i = 0; i < def->data; i++) {
+						UInt akind = desc[i] >> 16, size = desc[i] & 0xffff;
+						ULong address = d[i];
+						if (akind < 3 && pgf_front_hit(dc, model.need[akind], model.want[akind], model.dirty[akind],
+						                               address, size)) {
+							hits[akind]++;
+							continue;
+						}
+						slow_reference(akind, address, size);
+					}
+					continue;
+				}
+			}
+			const ULong *e = events + def->first, *e_end = e + def->count;
+			for (; e < e_end; e++) {
+				ULong ev = *e;
+				UInt akind = (UInt)(ev >> 62), size = (UInt)(ev >> 48) & 0x3fff;
+				ULong address = akind == PGF_FETCH ? (ev & ((1ull << 48) - 1)) : *d++;
+				pgf_cache *c = akind == PGF_FETCH ? ic : dc;
+				if (akind < 3 && pgf_front_hit(c, model.need[akind], model.want[akind], model.dirty[akind], address, size)) {
+					hits[akind]++;
+					continue;
+				}
+				slow_reference(akind, address, size);
+			}
+		} else if (tag == TAG_SINGLE) {
+			if (!out_room(PGF_RECORD_MAX_WORDS))
+				break;
+			out_at += pgf_record(&model, out_at, (UInt)(head >> 16) & 0xff, w[1], (UInt)head & 0xffff);
+			w += 3;
+		} else {
+			/* a thread switch or a marker: after the counts of what came before */
+			UInt words = tag == TAG_MARKER ? 1 + (UInt)(((head >> 32) & 0xff) + 7) / 8 : 1;
+			for (Int k = 0; k < 3; k++) {
+				model.settled[k] += hits[k];
+				hits[k] = 0;
+			}
+			model.straddles += fetch_straddles;
+			model.records += done;
+			model.total_records += done;
+			fetch_straddles = done = 0;
+			out_counts();
+			if (!out_room(words))
+				break;
+			for (UInt i = 0; i < words; i++)
+				out_at[i] = w[i];
+			out_at += words;
+			w += words;
+		}
+	}
+	for (Int k = 0; k < 3; k++)
+		model.settled[k] += hits[k];
+	model.straddles += fetch_straddles;
+	model.records += done;
+	model.total_records += done;
+}
+
+/* Filters the stage and starts it again (the instrumented code's cursor);
+ * the words after the last marker's position stay when they are few. */
+static void stage_flush(void)
+{
+	Addr end = pg_ring_cursor;
+	Bool carry = pause_generation_now == stage_generation && pause_cursor_now >= (Addr)stage &&
+	             pause_cursor_now <= end && end - pause_cursor_now <= 8 * (STAGE_WORDS / 4);
+	Addr keep = carry ? pause_cursor_now : end;
+	filter_stage((const ULong *)keep);
+	pg_ring_cursor = (Addr)stage;
+	pg_ring_limit = (Addr)(stage + STAGE_WORDS);
+	if (carry) {
+		VG_(memmove)(stage, (void *)keep, end - keep);
+		pg_ring_cursor += end - keep;
+		pause_generation_now = stage_generation;
+		pause_cursor_now = (Addr)stage;
+	}
 }
 
 VG_REGPARM(1) void pg_ring_room(UWord bytes)
 {
 	if (!active) {
 		pg_ring_cursor = (Addr)scratch;
+		return;
+	}
+	if (filtering) {
+		stage_flush();
 		return;
 	}
 	tl_assert(bytes <= block_bytes);
@@ -250,11 +457,14 @@ static ULong *ring_reserve(UInt words)
 	was_active = active;
 	if (!active) {
 		pg_ring_cursor = saved_cursor;
-		pg_ring_limit = block_start + block_bytes;
+		pg_ring_limit = filtering ? (Addr)(stage + STAGE_WORDS) : block_start + block_bytes;
 		active = True;
 	}
 	if (pg_ring_cursor + 8ull * words > pg_ring_limit) {
-		next_block();
+		if (filtering)
+			stage_flush();
+		else
+			next_block();
 		if (stopped)
 			return NULL;
 	}
@@ -371,8 +581,13 @@ void pg_ring_collect_changed(void)
 		return;
 	if (now) {
 		pg_ring_cursor = saved_cursor;
-		pg_ring_limit = block_start + block_bytes;
+		pg_ring_limit = filtering ? (Addr)(stage + STAGE_WORDS) : block_start + block_bytes;
 	} else {
+		if (filtering) {
+			/* the counts up to the switch, for exact per-window figures */
+			stage_flush();
+			out_counts();
+		}
 		saved_cursor = pg_ring_cursor;
 		use_scratch();
 	}
@@ -387,6 +602,11 @@ void pg_ring_close(void)
 		saved_cursor = pg_ring_cursor;
 		active = False;
 	}
+	if (filtering && !stopped) {
+		filter_stage((const ULong *)saved_cursor);
+		out_counts();
+		saved_cursor = (Addr)out_at;
+	}
 	if (!stopped && saved_cursor > block_start) {
 		UInt words = (UInt)((saved_cursor - block_start) / 8);
 		Int n;
@@ -395,7 +615,7 @@ void pg_ring_close(void)
 		while (n == -VKI_EINTR);
 		if (n != (Int)sizeof words)
 			fail("writing to plumb failed (it stopped reading)");
-		else if (count_records)
+		else if (count_records && !filtering)
 			records += count_references((const ULong *)block_start, (const ULong *)saved_cursor);
 	}
 	stopped = True;
@@ -430,8 +650,10 @@ void pg_ring_forget(void)
  * a flush), unless a block was sent in between (then at the end). */
 void pg_ring_here(ULong *at_sequence, Addr *at_cursor)
 {
-	*at_sequence = sequence;
+	*at_sequence = filtering ? stage_generation : sequence;
 	*at_cursor = active ? pg_ring_cursor : saved_cursor;
+	pause_generation = pause_generation_now = *at_sequence;
+	pause_cursor = pause_cursor_now = *at_cursor;
 }
 
 void pg_ring_region(Bool begin, const HChar *name, ULong at_sequence, Addr at_cursor, Bool at_given)
@@ -445,9 +667,18 @@ void pg_ring_region(Bool begin, const HChar *name, ULong at_sequence, Addr at_cu
 	if (!w)
 		return;
 	Addr position = (Addr)w;
-	if (at_given && before == sequence && at_sequence == sequence && at_cursor >= block_start &&
-	    at_cursor <= pg_ring_cursor)
+	if (filtering) {
+		/* where the words at that position are now (stage_flush) */
+		if (at_given && at_sequence == pause_generation && at_cursor == pause_cursor) {
+			at_sequence = pause_generation_now;
+			at_cursor = pause_cursor_now;
+		}
+		if (at_given && at_sequence == stage_generation && at_cursor >= (Addr)stage && at_cursor <= pg_ring_cursor)
+			position = at_cursor;
+	} else if (at_given && before == sequence && at_sequence == sequence && at_cursor >= block_start &&
+	           at_cursor <= pg_ring_cursor) {
 		position = at_cursor;
+	}
 	VG_(memmove)((void *)(position + 8ull * words), (void *)position, pg_ring_cursor - position);
 	w = (ULong *)position;
 	w[0] = TAG_MARKER << TAG_SHIFT | (ULong)(begin ? 1 : 0) << 56 | (ULong)length << 32 | pg_running_thread;
@@ -456,7 +687,7 @@ void pg_ring_region(Bool begin, const HChar *name, ULong at_sequence, Addr at_cu
 	ring_done(words);
 }
 
-ULong pg_ring_records(void) { return records; }
+ULong pg_ring_records(void) { return filtering ? model.total_records : records; }
 const HChar *pg_ring_error(void) { return error; }
 
 /* ---- The instrumentation ---- */
@@ -469,8 +700,12 @@ static IRTemp assign(IRSB *out, IRType type, IRExpr *expression)
 }
 
 /* Sends a definition of these events; returns its number. */
+static Bool define_here(const pg_event *list, Int count, UInt *id_out);
+
 static Bool define(const pg_event *events, Int count, UInt *id_out)
 {
+	if (filtering)
+		return define_here(events, count, id_out);
 	if (data_counts_capacity <= next_id) {
 		UInt capacity = data_counts_capacity ? 2 * data_counts_capacity : 4096;
 		data_counts = VG_(realloc)("pg.ring.counts", data_counts, 2 * (SizeT)capacity);
@@ -488,6 +723,79 @@ static Bool define(const pg_event *events, Int count, UInt *id_out)
 	ring_done(1 + (UInt)count);
 	data_counts[2 * id] = (UChar)data;
 	data_counts[2 * id + 1] = (UChar)(count - (Int)data);
+	*id_out = id;
+	return True;
+}
+
+/* Keeps a definition in the tool (filter mode): its events as the ring's
+ * definition words, and its fast form. */
+static Bool define_here(const pg_event *list, Int count, UInt *id_out)
+{
+	if (!pg_ring_enabled || stopped)
+		return False;
+	if (next_id == definitions_capacity) {
+		definitions_capacity = definitions_capacity ? 2 * definitions_capacity : 4096;
+		definitions = VG_(realloc)("pg.filter.defs", definitions, definitions_capacity * sizeof *definitions);
+	}
+	if (events_used + (UInt)count > events_capacity) {
+		events_capacity = events_capacity ? 2 * events_capacity : 65536;
+		events = VG_(realloc)("pg.filter.events", events, events_capacity * sizeof *events);
+		data_desc = VG_(realloc)("pg.filter.data", data_desc, events_capacity * sizeof *data_desc);
+	}
+	if (lines_used + 2 * (UInt)count > lines_capacity) {
+		lines_capacity = lines_capacity ? 2 * lines_capacity : 65536;
+		lines = VG_(realloc)("pg.filter.lines", lines, lines_capacity * sizeof *lines);
+		lines_front = VG_(realloc)("pg.filter.fronts", lines_front, lines_capacity * sizeof *lines_front);
+	}
+	UInt id = next_id++;
+	pg_definition *def = &definitions[id];
+	def->first = events_used;
+	def->data_first = events_used;   /* data_desc has room for every event */
+	def->lines_first = lines_used;
+	def->count = (UChar)count;
+	def->data = def->lines = def->fetches = def->straddles = 0;
+	const pgf_cache *l1i = &model.l1[0];
+	Bool fast = True;
+	for (Int i = 0; i < count; i++) {
+		const pg_event *e = &list[i];
+		/* the size as the simulator cuts it; a modify as its rule says */
+		UInt size = (UInt)e->size;
+		if (model.max_size && size > model.max_size)
+			size = model.max_size;
+		UInt akind = e->kind == EVENT_INSTRUCTION ? PGF_FETCH : e->kind == EVENT_LOAD ? PGF_READ :
+		             e->kind == EVENT_STORE ? PGF_WRITE : model.modify == PGF_MODIFY_READ ? PGF_READ :
+		             model.modify == PGF_MODIFY_WRITE ? PGF_WRITE : 3;
+		events[events_used++] = (ULong)e->instruction | (ULong)size << 48 | (ULong)akind << 62;
+		if (e->kind != EVENT_INSTRUCTION) {
+			data_desc[def->data_first + def->data++] = size | akind << 16;
+			continue;
+		}
+		ULong first = (ULong)e->instruction >> l1i->line_bits, last = ((ULong)e->instruction + size - 1) >> l1i->line_bits;
+		if (size == 0 || last > first + 1) {
+			fast = False;
+			continue;
+		}
+		def->fetches++;
+		def->straddles += last != first;
+		for (ULong line = first; line <= last && fast; line++) {
+			UInt front = (UInt)((line & l1i->set_mask) * l1i->assoc), k;
+			for (k = 0; k < def->lines; k++) {
+				if (lines[def->lines_first + k] == line)
+					break;
+				if (lines_front[def->lines_first + k] == front)
+					fast = False;   /* two lines of one set are never both at the front */
+			}
+			if (k == def->lines && fast) {
+				lines[lines_used] = line;
+				lines_front[lines_used++] = front;
+				def->lines++;
+			}
+		}
+	}
+	if (!fast) {
+		def->lines = 0xff;
+		lines_used = def->lines_first;
+	}
 	*id_out = id;
 	return True;
 }

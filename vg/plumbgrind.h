@@ -43,6 +43,7 @@ extern Long pg_clo_trace_fd;          /* --plumb-trace-fd=N, -1 if unset */
 extern Bool pg_clo_collect;           /* --plumb-collect=yes|no: collecting at start */
 extern const HChar *pg_clo_code;      /* --plumb-code=FILE: source attribution, NULL: none */
 extern const HChar *pg_clo_ring;      /* --plumb-ring=MEMFD,FULLFD,FREEFD,BLOCKS,BLOCKBYTES */
+extern const HChar *pg_clo_filter;    /* --plumb-filter=...: the L1s of a one-core machine (vg/pg_filter.h) */
 extern Bool pg_clo_calls;             /* --plumb-calls=yes: calls and returns into the ring */
 
 /* ---- pg_threads.c ---- */

@@ -314,12 +314,21 @@ int cmd_sim(int argc, char **argv)
 
 	trace_reader *reader;
 	/* --plumb-calls=yes: plumbgrind follows calls, for the callgrind file's inclusive costs */
-	const char *valgrind_options[3] = { NULL, NULL, NULL };
+	const char *valgrind_options[4] = { NULL, NULL, NULL, NULL };
 	size_t option_count = 0;
 	if (fair_sched)
 		valgrind_options[option_count++] = "--fair-sched=yes";
 	if (callgrind_out)
 		valgrind_options[option_count++] = "--plumb-calls=yes";
+	/* plumbgrind keeps a one-core machine's L1s itself when it can (docs/valgrind-tool.md) */
+	char filter_option[256];
+	if (command_mode && !cachegrind_out && !callgrind_out && !interleave) {
+		int filter = sim_filter_option(&config, filter_option, sizeof filter_option, &status);
+		if (filter < 0)
+			return cli_error("sim", &status);
+		if (filter > 0)
+			valgrind_options[option_count++] = filter_option;
+	}
 	int rc = command_mode ? trace_reader_open_command_options(&reader, argv + optind, valgrind_options, &status)
 	                      : trace_reader_open(&reader, trace_path, format, &status);
 	if (rc != 0)

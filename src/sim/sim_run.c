@@ -100,13 +100,15 @@ int sim_run_reader(sim *s, trace_reader *reader, trace_interleaver *interleaver,
 		}
 		if (got == 0)
 			break;
-		/* plumbgrind's entries as they came through the ring, or records */
-		if (compact.words ? sim_access_compact(s, &compact, status) != 0
-		                  : sim_access_batch(s, batch, (size_t)got, status) != 0) {
+		/* plumbgrind's entries as they came through the ring (its L1 filter's
+		 * when it kept the L1s), or records */
+		if (compact.filtered ? sim_access_filtered(s, &compact, status) != 0
+		    : compact.words  ? sim_access_compact(s, &compact, status) != 0
+		                     : sim_access_batch(s, batch, (size_t)got, status) != 0) {
 			rc = -1;
 			break;
 		}
-		*records += (uint64_t)got;
+		*records += compact.filtered ? compact.records : (uint64_t)got;
 		progress_step(&p, (size_t)*records);
 	}
 	progress_end(&p);

@@ -157,11 +157,19 @@ int trace_reader_open_command_blocks(trace_reader **out, char *const argv[], con
 			child_argv[4] = ring_option;
 		}
 	}
-	/* Options of plumbgrind's own (--plumb-...) are dropped when lackey runs. */
+	/* Options of plumbgrind's own (--plumb-...) are dropped when lackey runs;
+	 * the L1 filter (sim_filter_option) needs the ring, and the ring then
+	 * carries the filter's entries. */
 	size_t given = 0;
-	for (size_t i = 0; i < option_count; i++)
+	for (size_t i = 0; i < option_count; i++) {
+		bool filter = strncmp(valgrind_options[i], "--plumb-filter=", 15) == 0;
+		if (filter && !ring)
+			continue;
+		if (filter)
+			trace_ring_set_filtered(ring);
 		if (plumbgrind || strncmp(valgrind_options[i], "--plumb-", 8) != 0)
 			child_argv[first_argument + given++] = (char *)valgrind_options[i];
+	}
 	for (size_t i = 0; i < argc; i++)
 		child_argv[first_argument + given + i] = argv[i];
 	fflush(NULL);

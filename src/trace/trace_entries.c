@@ -129,6 +129,10 @@ static size_t entry_words(trace_entries *e, const uint64_t *w, const uint64_t *e
 {
 	uint64_t head = w[0];
 	size_t words;
+	if (e->filtered && tag_of(head) != TRACE_ENTRY_THREAD && tag_of(head) != TRACE_ENTRY_MARKER) {
+		fail(e, "an entry the L1 filter's stream does not hold");
+		return 0;
+	}
 	switch (tag_of(head)) {
 	case TRACE_ENTRY_DEFINE: words = 1 + (size_t)((head >> 32) & 0xffff); break;
 	case TRACE_ENTRY_THREAD: words = 1; break;
@@ -153,7 +157,12 @@ long trace_entries_expand(trace_entries *e, const uint64_t **cursor, const uint6
 	while (w < end) {
 		uint64_t head = w[0];
 		unsigned tag = tag_of(head);
-		if (tag == TRACE_ENTRY_USE) {
+		if (e->filtered && (tag == TRACE_ENTRY_COUNTS || tag == TRACE_ENTRY_GENERAL)) {
+			if (stop_at_use)
+				break;
+			return fail(e, "the L1 filter's entries where records are read");
+		}
+		if (tag == TRACE_ENTRY_USE && !e->filtered) {
 			if (stop_at_use)
 				break;
 			long checked = use_data(e, head);
@@ -226,8 +235,52 @@ long trace_entries_expand(trace_entries *e, const uint64_t **cursor, const uint6
 	return (long)n;
 }
 
+/* A run of the L1 filter's COUNTS and GENERAL entries (vg/pg_filter.h). */
+static long run_filtered(trace_entries *e, const uint64_t **cursor, const uint64_t *end, trace_compact *compact)
+{
+	const uint64_t *w = *cursor;
+	const uint64_t *start = w;
+	uint64_t records = 0;
+	while (w < end) {
+		uint64_t head = w[0];
+		unsigned tag = tag_of(head);
+		if (tag == TRACE_ENTRY_COUNTS) {
+			if ((size_t)(end - w) < 6)
+				return fail(e, "an entry cut by the block's end");
+			/* counts of one stage of the tool: far below 2^48 each */
+			if ((head << 4) || ((w[1] | w[2] | w[3] | w[4] | w[5]) >> 48) || w[4] > w[1] + w[2] + w[3] ||
+			    records + w[5] < records)
+				return fail(e, "a bad count entry");
+			records += w[5];
+			w += 6;
+		} else if (tag == TRACE_ENTRY_GENERAL) {
+			unsigned lines = (unsigned)(head >> 32) & 0xff, kind = (unsigned)(head >> 16) & 0xff;
+			if (((head >> 40) & 0xfffff) || kind > 2 || lines == 0 || lines > 64)
+				return fail(e, "a bad general reference");
+			if ((size_t)(end - w) < 2 + (size_t)lines)
+				return fail(e, "an entry cut by the block's end");
+			w += 2 + lines;
+		} else {
+			break;
+		}
+	}
+	if (w == start)
+		return 0;
+	*cursor = w;
+	memset(compact, 0, sizeof *compact);
+	compact->words = start;
+	compact->end = w;
+	compact->thread = e->thread;
+	compact->records = records;
+	compact->stream = e->stream;
+	compact->filtered = true;
+	return records == 0 ? 1 : (long)(records > LONG_MAX ? LONG_MAX : records);
+}
+
 long trace_entries_run(trace_entries *e, const uint64_t **cursor, const uint64_t *end, trace_compact *compact)
 {
+	if (e->filtered)
+		return run_filtered(e, cursor, end, compact);
 	const uint64_t *w = *cursor;
 	const uint64_t *start = w;
 	uint64_t records = 0;
@@ -265,6 +318,7 @@ long trace_entries_run(trace_entries *e, const uint64_t **cursor, const uint64_t
 	compact->data = e->data;
 	compact->definitions = definitions;
 	compact->stream = e->stream;
+	compact->filtered = false;
 	return (long)(records > LONG_MAX ? LONG_MAX : records);
 }
 

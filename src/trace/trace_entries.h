@@ -30,6 +30,13 @@
 #define TRACE_ENTRY_MARKER 5u   /* 5<<60 | begin<<56 | length<<32 | thread, then the name, zero-padded words */
 #define TRACE_ENTRY_CALL 6u     /* 6<<60, call instruction, target */
 #define TRACE_ENTRY_RETURN 7u   /* 7<<60 | frames */
+/* With plumbgrind's L1 filter (--plumb-filter, vg/pg_filter.h has the
+ * layout) the ring holds no definitions, uses, singles, calls or returns,
+ * but thread switches, markers and: */
+#define TRACE_ENTRY_COUNTS 8u   /* 8<<60, fetches, reads, writes settled by the tool's L1s, straddles among
+                                 * them, trace records since the last COUNTS */
+#define TRACE_ENTRY_GENERAL 9u  /* 9<<60 | lines<<32 | kind<<16 | size, address, then per line the least
+                                 * recent way of its set in the tool's L1: meta<<56 | line */
 
 typedef struct trace_names trace_names;
 
@@ -51,6 +58,7 @@ typedef struct trace_entries {
 	uint32_t thread;
 	uint64_t stream;               /* trace_compact's identity of this stream */
 	trace_names *names;            /* where markers' names go (expand); NULL for a scan */
+	bool filtered;                 /* the stream is the L1 filter's (COUNTS and GENERAL, no uses) */
 	const char *error;             /* why the last call failed */
 } trace_entries;
 
@@ -66,7 +74,9 @@ long trace_entries_expand(trace_entries *entries, const uint64_t **cursor, const
                           size_t max, bool stop_at_use);
 /* The run of use entries at *cursor as a trace_compact (trace.h), checked
  * (every number defined, nothing cut by end); returns the records it stands
- * for, 0 if the next entry is not a use, -1 on a bad one. */
+ * for, 0 if the next entry is not a use, -1 on a bad one.  A filtered
+ * stream's run is of COUNTS and GENERAL entries (compact->filtered), checked
+ * as strictly; it returns at least 1 (its records may be 0). */
 long trace_entries_run(trace_entries *entries, const uint64_t **cursor, const uint64_t *end, trace_compact *compact);
 
 /* A whole block of entries checked at once (every tag, number, length,

@@ -244,6 +244,9 @@ int trace_reader_open_pipe(trace_reader **out, int fd, const char *program, plum
 int trace_ring_new(trace_ring **out, size_t blocks, size_t block_bytes, plumb_status *status);
 int trace_ring_tool_option(const trace_ring *ring, char *option, size_t size);
 void trace_ring_child_keep(const trace_ring *ring);
+/* The tool was given --plumb-filter: its words are the L1 filter's entries
+ * (trace_entries filtered). */
+void trace_ring_set_filtered(trace_ring *ring);
 void trace_ring_parent_started(trace_ring *ring);
 void trace_ring_free(trace_ring *ring);
 int trace_ring_reader_init(trace_reader *reader, trace_ring *ring, plumb_status *status);

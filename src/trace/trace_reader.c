@@ -289,11 +289,12 @@ long trace_reader_view_compact(trace_reader *reader, const trace_record **record
 {
 	compact->words = compact->end = NULL;
 	compact->records = 0;
+	compact->filtered = false;
 	if (!reader || !reader->lend_compact || reader->failed || max == 0)
 		return trace_reader_view(reader, records, max, status);
 	*records = NULL;
 	long got = reader->lend_compact(reader, records, compact, max);
-	reader->info.records += (uint64_t)(got > 0 ? got : 0);
+	reader->info.records += got > 0 && compact->words && compact->filtered ? compact->records : (uint64_t)(got > 0 ? got : 0);
 	if (got > 0)
 		return got;
 	*records = NULL;

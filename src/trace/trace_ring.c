@@ -128,6 +128,11 @@ int trace_ring_tool_option(const trace_ring *ring, char *option, size_t size)
 	return n > 0 && (size_t)n < size ? 0 : -1;
 }
 
+void trace_ring_set_filtered(trace_ring *ring)
+{
+	ring->entries.filtered = true;
+}
+
 void trace_ring_child_keep(const trace_ring *ring)
 {
 	fcntl(ring->memory_fd, F_SETFD, 0);

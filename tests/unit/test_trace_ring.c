@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #include "plumb/instrument.h"
+#include "plumb/output.h"
 #include "plumb/sim.h"
 #include "plumb/trace.h"
 #include "trace/trace_internal.h"
@@ -454,5 +455,118 @@ Test(trace_ring, a_bad_use_is_an_error)
 			cr_assert(strstr(status.message, bad[b].says) && strstr(status.message, "block 0"), "%s", status.message);
 			trace_reader_close(reader, NULL);
 		}
+	}
+}
+
+/* ---- plumbgrind's L1 filter (--plumb-filter, vg/pg_filter.h) ---- */
+
+/* plumb sim's JSON report of argv run through the ring on cachegrind's
+ * machine (--basic, as `plumb sim -p cachegrind --basic -- PROG`), with the
+ * tool keeping the L1s (sim_filter_option's option) or not. */
+static char *ring_report(char *const argv[], bool filter)
+{
+	sim_config config;
+	plumb_status status;
+	cr_assert_eq(sim_preset(&config, "cachegrind", &status), 0, "%s", status.message);
+	config.classify = false;
+	config.thread_map = SIM_MAP_MODULO;
+	char option[256];
+	const char *options[2] = { NULL, NULL };
+	if (filter) {
+		cr_assert_eq(sim_filter_option(&config, option, sizeof option, &status), 1, "%s", status.message);
+		options[0] = option;
+	}
+	trace_reader *reader;
+	cr_assert_eq(trace_reader_open_command_options(&reader, argv, options, &status), 0, "%s", status.message);
+	sim *s;
+	cr_assert_eq(sim_new(&s, &config, &status), 0, "%s", status.message);
+	uint64_t records = 0;
+	cr_assert_eq(sim_run_reader(s, reader, NULL, &records, &status), 0, "%s", status.message);
+	cr_assert_eq(trace_reader_close(reader, &status), 0, "%s", status.message);
+	sim_run_facts facts = { .trace = "program", .format = TRACE_FORMAT_NATIVE, .records = records };
+	output_report *report = sim_run_report(s, &facts, 10, &status);
+	cr_assert_not_null(report, "%s", status.message);
+	char *text = NULL;
+	size_t length = 0;
+	FILE *stream = open_memstream(&text, &length);
+	cr_assert_not_null(stream);
+	cr_assert_eq(output_write(report, OUTPUT_JSON, stream, &status), 0, "%s", status.message);
+	fclose(stream);
+	output_report_free(report);
+	sim_free(s);
+	return text;
+}
+
+/* The L1 filter changes no figure of plumb sim's report (every table,
+ * records, threads, regions), on programs with threads, nested regions, the
+ * collection switch and region markers entered many times.  Two runs, so the
+ * programs are ones whose references do not vary from run to run (a run's
+ * own text trace is compared in binary_records_equal_the_text_records). */
+Test(trace_ring, the_l1_filter_changes_no_figure, .init = find_target_and_tool, .timeout = 240)
+{
+	char *threads[] = { target, "threads", "3", "5000", NULL };
+	char *loop[] = { target, "loop", "20000", "40", NULL };
+	char *collect[] = { target, "collect", "7000", NULL };
+	char *nested[] = { target, "nested", "3000", "4000", NULL };
+	char *const *programs[] = { threads, loop, collect, nested };
+	for (size_t p = 0; p < 4; p++) {
+		char *with = ring_report(programs[p], true), *without = ring_report(programs[p], false);
+		cr_assert(strstr(with, "\"records\""));
+		cr_assert_str_eq(with, without, "%s %s: the reports differ", programs[p][1], programs[p][2]);
+		free(with);
+		free(without);
+	}
+}
+
+/* A ring of the filter's entries written by hand: a bad one is an error
+ * naming the block (the reader's checks, then the simulator's: a least
+ * recent way the simulator's L1 does not have). */
+Test(trace_ring, a_bad_filter_entry_is_an_error)
+{
+	static const struct {
+		uint64_t words[8];
+		int count;
+		const char *says;
+	} bad[] = {
+		{ { 8ull << 60, 1, 2, 3, 4 }, 5, "cut by the block's end" },
+		{ { 8ull << 60 | 1, 1, 2, 3, 0, 6 }, 6, "a bad count entry" },
+		{ { 8ull << 60, 1, 0, 0, 5, 1 }, 6, "a bad count entry" },
+		{ { 9ull << 60 | 1ull << 32 | 3ull << 16 | 4, 0x7000, 0xffffffffffffffull }, 3, "a bad general reference" },
+		{ { 9ull << 60 | 0ull << 32 | 1ull << 16 | 4, 0x7000 }, 2, "a bad general reference" },
+		{ { 9ull << 60 | 2ull << 32 | 1ull << 16 | 4, 0x7000, 0xffffffffffffffull }, 3, "cut by the block's end" },
+		{ { 1ull << 60, 0x7000 }, 2, "does not hold" },
+		/* the simulator's L1D is empty: its least recent way is no line 0x1c0 */
+		{ { 9ull << 60 | 1ull << 32 | 1ull << 16 | 4, 0x7000, 0x1c0 }, 3, "the tool's L1s and plumb's disagree" },
+		/* a reference of one line said to touch two */
+		{ { 9ull << 60 | 2ull << 32 | 1ull << 16 | 4, 0x7000, 0xffffffffffffffull, 0xffffffffffffffull }, 4, "2 lines" },
+	};
+	sim_config config;
+	plumb_status status;
+	cr_assert_eq(sim_preset(&config, "cachegrind", &status), 0, "%s", status.message);
+	config.classify = false;
+	for (size_t b = 0; b < sizeof bad / sizeof *bad; b++) {
+		trace_ring *ring;
+		cr_assert_eq(trace_ring_new(&ring, 2, 4096, &status), 0, "%s", status.message);
+		trace_ring_set_filtered(ring);
+		char option[128];
+		cr_assert_eq(trace_ring_tool_option(ring, option, sizeof option), 0);
+		int memory_fd, full_fd, free_fd;
+		cr_assert_eq(sscanf(option, "--plumb-ring=%d,%d,%d,", &memory_fd, &full_fd, &free_fd), 3);
+		uint64_t *memory = mmap(NULL, 2 * 4096, PROT_READ | PROT_WRITE, MAP_SHARED, memory_fd, 0);
+		cr_assert_neq(memory, MAP_FAILED);
+		memcpy(memory, bad[b].words, (size_t)bad[b].count * sizeof(uint64_t));
+		munmap(memory, 2 * 4096);
+		uint32_t count = (uint32_t)bad[b].count;
+		cr_assert_eq(write(full_fd, &count, sizeof count), (ssize_t)sizeof count);
+		trace_ring_parent_started(ring);
+		trace_reader *reader;
+		cr_assert_eq(trace_reader_open_ring(&reader, ring, "hand-written", &status), 0, "%s", status.message);
+		sim *s;
+		cr_assert_eq(sim_new(&s, &config, &status), 0, "%s", status.message);
+		uint64_t records = 0;
+		cr_assert_neq(sim_run_reader(s, reader, NULL, &records, &status), 0, "entry %zu is accepted", b);
+		cr_assert(strstr(status.message, bad[b].says), "entry %zu: %s", b, status.message);
+		sim_free(s);
+		trace_reader_close(reader, NULL);
 	}
 }
