@@ -211,21 +211,40 @@ static inline int pgf_hit(pgf_cache *c, pgf_u64 line, pgf_u8 need, pgf_u8 want, 
 	return 0;
 }
 
-/* The common case, inline: a reference within one line at the front of its
- * set, its metadata as wanted; 0: pgf_reference's to decide (it counts). */
-static inline int pgf_front_hit(pgf_cache *c, pgf_u8 need, pgf_u8 want, pgf_u8 dirty, pgf_u64 address, pgf_u32 size)
+/* The common case, inline: a reference within one line in the first two ways
+ * of its set (moved to the front), its metadata as wanted; 0: pgf_reference's
+ * to decide (it counts).  The geometry comes as values, so that a caller's
+ * loop keeps it in registers (a store of a metadata byte may alias anything). */
+static inline __attribute__((always_inline)) int pgf_hit2(pgf_u64 *tags, pgf_u8 *metas, pgf_u64 set_mask,
+                                                          pgf_u32 assoc, pgf_u32 line_bits, pgf_u8 need, pgf_u8 want,
+                                                          pgf_u8 dirty, pgf_u64 address, pgf_u32 size)
 {
-	pgf_u64 line = address >> c->line_bits;
-	if (size == 0 || ((address + size - 1) >> c->line_bits) != line)
+	pgf_u64 line = address >> line_bits;
+	if (size == 0 || ((address + size - 1) >> line_bits) != line)
 		return 0;
-	pgf_u64 front = (line & c->set_mask) * c->assoc;
-	if (c->tags[front] != line)
-		return 0;
-	pgf_u8 meta = c->meta[front];
-	if ((meta & need) != want)
-		return 0;
-	c->meta[front] = (pgf_u8)(meta | dirty);
-	return 1;
+	pgf_u64 front = (line & set_mask) * assoc;
+	pgf_u64 *t = tags + front;
+	pgf_u8 *mt = metas + front;
+	if (__builtin_expect(t[0] == line, 1)) {
+		pgf_u8 meta = mt[0];
+		if ((meta & need) != want)
+			return 0;
+		if (__builtin_expect(dirty & ~meta, 0))
+			mt[0] = (pgf_u8)(meta | dirty);
+		return 1;
+	}
+	/* the second way: the move to the front is a swap */
+	if (assoc > 1 && t[1] == line) {
+		pgf_u8 meta = mt[1];
+		if ((meta & need) != want)
+			return 0;
+		t[1] = t[0];
+		mt[1] = mt[0];
+		t[0] = line;
+		mt[0] = (pgf_u8)(meta | dirty);
+		return 1;
+	}
+	return 0;
 }
 
 /* The engine's work on one line of a general reference in L1 x (see the

@@ -112,26 +112,21 @@ static ULong *out_at, *out_end;       /* where the filter writes in the ring's b
  * there (pg_ring_region) however small the stage. */
 static ULong pause_generation, pause_generation_now;
 static Addr pause_cursor, pause_cursor_now;
-/* Per definition: its events (iaddr | size<<48 | kind<<62, as sent), and
- * its fast form: when all its fetch lines are at the front of their L1I
- * sets, every fetch of it is a hit (only a miss changes the L1I, and a data
- * miss never does here: no L2, no inclusive L3). */
-typedef struct {
-	UInt first;                       /* its first event in events[] */
-	UInt data_first;                  /* its data events in data_desc[] */
-	UInt lines_first;                 /* its fetch lines in lines[] */
-	UChar count, data, lines;         /* events, data events, distinct fetch lines (0xff: none fast) */
-	UChar fetches, straddles;
-} pg_definition;
-static pg_definition *definitions;
-static UInt definitions_capacity;
-static ULong *events;                 /* iaddr | size<<48 | akind<<62, the size cut as the simulator cuts it;
-                                       * akind: fetch, read, write, 3 a modify read then written */
-static UInt events_used, events_capacity;
-static UInt *data_desc;               /* per data event: size | akind<<16 */
-static ULong *lines;                  /* per fetch line: its line number; the front way's index in lines_front */
-static UInt *lines_front;
-static UInt lines_used, lines_capacity;
+/* The definitions, kept here, each one blob of words in program[] (a use's
+ * number is its blob's offset, so one load finds it, and what the walk reads
+ * of it is together):
+ *   header   count | data<<8 | lines<<16 | fetches<<24 | straddles<<32 | words<<40
+ *            (events, data events, distinct fetch lines or 0xff, fetches and
+ *            straddles among them, the most the filter writes for one use)
+ *   lines    per distinct fetch line: line | front<<42 (its set's front way)
+ *   data     per data event: size | akind<<16 | need<<24 | want<<32 | dirty<<40
+ *   events   per event: iaddr | size<<48 | akind<<62
+ * (akind: fetch, read, write, or 3 a modify read then written; sizes cut as
+ * the simulator cuts them).  When all its fetch lines are at the front of
+ * their L1I sets, every fetch of the definition is a hit: only a miss changes
+ * the L1I, and a data miss never does here (no L2, no inclusive L3). */
+static ULong *program;
+static UInt program_used, program_capacity;
 
 static void use_scratch(void)
 {
@@ -327,41 +322,52 @@ static __attribute__((noinline)) void slow_reference(UInt akind, ULong address, 
 
 /* Walks the stage's words [stage, end): uses and singles through the
  * model, thread switches and markers to plumb after the counts so far.  The
- * hits at the front of their sets are counted in locals. */
+ * hits in the first two ways of their sets are counted in locals, the L1s'
+ * geometry in locals too. */
 static void filter_stage(const ULong *end)
 {
 	const ULong *w = stage;
-	pgf_cache *const ic = &model.l1[0], *const dc = &model.l1[1];
-	const pgf_u8 ineed = model.need[PGF_FETCH], iwant = model.want[PGF_FETCH];
-	ULong hits[3] = { 0, 0, 0 }, fetch_straddles = 0, done = 0;
+	ULong *const itags = model.l1[0].tags, *const dtags = model.l1[1].tags;
+	UChar *const imeta = model.l1[0].meta, *const dmeta = model.l1[1].meta;
+	const ULong imask = model.l1[0].set_mask, dmask = model.l1[1].set_mask;
+	const UInt iassoc = model.l1[0].assoc, dassoc = model.l1[1].assoc, bits = model.l1[1].line_bits;
+	const UChar ineed = model.need[PGF_FETCH], iwant = model.want[PGF_FETCH];
+	const ULong *const blobs = program;
+	ULong fetch_hits = 0, read_hits = 0, write_hits = 0, fetch_straddles = 0, done = 0;
 	stage_generation++;
 	while (w < end && !stopped) {
 		ULong head = w[0];
 		ULong tag = head >> TAG_SHIFT;
 		if (tag == TAG_USE) {
-			const pg_definition *def = &definitions[(UInt)head];
+			const ULong *blob = blobs + (UInt)head;
+			ULong h = blob[0];
+			UInt count = (UInt)h & 0xff, data = (UInt)(h >> 8) & 0xff, nlines = (UInt)(h >> 16) & 0xff;
+			UInt words = (UInt)(h >> 40);
 			const ULong *d = w + 1;
-			w = d + def->data;
-			if (!out_room((UInt)def->count * PGF_RECORD_MAX_WORDS))
+			w = d + data;
+			if ((Addr)(out_at + words) > (Addr)out_end && !out_room(words))
 				break;
-			done += def->count;
-			if (def->lines != 0xff) {
+			done += count;
+			if (nlines != 0xff) {
+				const ULong *fl = blob + 1;
 				Bool front = True;
-				for (UInt i = 0; i < def->lines; i++) {
-					UInt f = lines_front[def->lines_first + i];
-					front &= ic->tags[f] == lines[def->lines_first + i] && (ic->meta[f] & ineed) == iwant;
+				for (UInt i = 0; i < nlines; i++) {
+					ULong f = fl[i] >> 42;
+					front &= itags[f] == (fl[i] & ((1ull << 42) - 1)) && (imeta[f] & ineed) == iwant;
 				}
 				if (front) {
 					/* every fetch a hit; the data references one by one */
-					hits[PGF_FETCH] += def->fetches;
-					fetch_straddles += def->straddles;
-					const UInt *desc = data_desc + def->data_first;
-					for (UInt i = 0; i < def->data; i++) {
-						UInt akind = desc[i] >> 16, size = desc[i] & 0xffff;
+					fetch_hits += (h >> 24) & 0xff;
+					fetch_straddles += (h >> 32) & 0xff;
+					const ULong *desc = fl + nlines;
+					for (UInt i = 0; i < data; i++) {
+						ULong dd = desc[i];
+						UInt akind = (UInt)(dd >> 16) & 3, size = (UInt)dd & 0xffff;
 						ULong address = d[i];
-						if (akind < 3 && pgf_front_hit(dc, model.need[akind], model.want[akind], model.dirty[akind],
-						                               address, size)) {
-							hits[akind]++;
+						if (akind != 3 && pgf_hit2(dtags, dmeta, dmask, dassoc, bits, (UChar)(dd >> 24),
+						                           (UChar)(dd >> 32), (UChar)(dd >> 40), address, size)) {
+							read_hits += akind == PGF_READ;
+							write_hits += akind == PGF_WRITE;
 							continue;
 						}
 						slow_reference(akind, address, size);
@@ -369,14 +375,22 @@ static void filter_stage(const ULong *end)
 					continue;
 				}
 			}
-			const ULong *e = events + def->first, *e_end = e + def->count;
+			const ULong *e = blob + 1 + (nlines == 0xff ? 0 : nlines) + data, *e_end = e + count;
 			for (; e < e_end; e++) {
 				ULong ev = *e;
 				UInt akind = (UInt)(ev >> 62), size = (UInt)(ev >> 48) & 0x3fff;
-				ULong address = akind == PGF_FETCH ? (ev & ((1ull << 48) - 1)) : *d++;
-				pgf_cache *c = akind == PGF_FETCH ? ic : dc;
-				if (akind < 3 && pgf_front_hit(c, model.need[akind], model.want[akind], model.dirty[akind], address, size)) {
-					hits[akind]++;
+				if (akind == PGF_FETCH) {
+					if (pgf_hit2(itags, imeta, imask, iassoc, bits, ineed, iwant, 0, ev & ((1ull << 48) - 1), size))
+						fetch_hits++;
+					else
+						slow_reference(PGF_FETCH, ev & ((1ull << 48) - 1), size);
+					continue;
+				}
+				ULong address = *d++;
+				if (akind != 3 && pgf_hit2(dtags, dmeta, dmask, dassoc, bits, model.need[akind], model.want[akind],
+				                           model.dirty[akind], address, size)) {
+					read_hits += akind == PGF_READ;
+					write_hits += akind == PGF_WRITE;
 					continue;
 				}
 				slow_reference(akind, address, size);
@@ -389,14 +403,13 @@ static void filter_stage(const ULong *end)
 		} else {
 			/* a thread switch or a marker: after the counts of what came before */
 			UInt words = tag == TAG_MARKER ? 1 + (UInt)(((head >> 32) & 0xff) + 7) / 8 : 1;
-			for (Int k = 0; k < 3; k++) {
-				model.settled[k] += hits[k];
-				hits[k] = 0;
-			}
+			model.settled[PGF_FETCH] += fetch_hits;
+			model.settled[PGF_READ] += read_hits;
+			model.settled[PGF_WRITE] += write_hits;
 			model.straddles += fetch_straddles;
 			model.records += done;
 			model.total_records += done;
-			fetch_straddles = done = 0;
+			fetch_hits = read_hits = write_hits = fetch_straddles = done = 0;
 			out_counts();
 			if (!out_room(words))
 				break;
@@ -406,8 +419,9 @@ static void filter_stage(const ULong *end)
 			w += words;
 		}
 	}
-	for (Int k = 0; k < 3; k++)
-		model.settled[k] += hits[k];
+	model.settled[PGF_FETCH] += fetch_hits;
+	model.settled[PGF_READ] += read_hits;
+	model.settled[PGF_WRITE] += write_hits;
 	model.straddles += fetch_straddles;
 	model.records += done;
 	model.total_records += done;
@@ -733,28 +747,18 @@ static Bool define_here(const pg_event *list, Int count, UInt *id_out)
 {
 	if (!pg_ring_enabled || stopped)
 		return False;
-	if (next_id == definitions_capacity) {
-		definitions_capacity = definitions_capacity ? 2 * definitions_capacity : 4096;
-		definitions = VG_(realloc)("pg.filter.defs", definitions, definitions_capacity * sizeof *definitions);
+	UInt need = 1 + 4 * (UInt)count;
+	if (program_used + need > program_capacity) {
+		program_capacity = program_capacity ? 2 * program_capacity : 1u << 18;
+		program = VG_(realloc)("pg.filter.program", program, program_capacity * sizeof *program);
 	}
-	if (events_used + (UInt)count > events_capacity) {
-		events_capacity = events_capacity ? 2 * events_capacity : 65536;
-		events = VG_(realloc)("pg.filter.events", events, events_capacity * sizeof *events);
-		data_desc = VG_(realloc)("pg.filter.data", data_desc, events_capacity * sizeof *data_desc);
+	if (program_used + need < program_used) {
+		fail("too many definitions for the L1 filter");
+		return False;
 	}
-	if (lines_used + 2 * (UInt)count > lines_capacity) {
-		lines_capacity = lines_capacity ? 2 * lines_capacity : 65536;
-		lines = VG_(realloc)("pg.filter.lines", lines, lines_capacity * sizeof *lines);
-		lines_front = VG_(realloc)("pg.filter.fronts", lines_front, lines_capacity * sizeof *lines_front);
-	}
-	UInt id = next_id++;
-	pg_definition *def = &definitions[id];
-	def->first = events_used;
-	def->data_first = events_used;   /* data_desc has room for every event */
-	def->lines_first = lines_used;
-	def->count = (UChar)count;
-	def->data = def->lines = def->fetches = def->straddles = 0;
 	const pgf_cache *l1i = &model.l1[0];
+	ULong lines[2 * PG_EVENTS_MAX], descs[PG_EVENTS_MAX], evs[PG_EVENTS_MAX];
+	UInt nlines = 0, data = 0, fetches = 0, straddles = 0;
 	Bool fast = True;
 	for (Int i = 0; i < count; i++) {
 		const pg_event *e = &list[i];
@@ -765,9 +769,11 @@ static Bool define_here(const pg_event *list, Int count, UInt *id_out)
 		UInt akind = e->kind == EVENT_INSTRUCTION ? PGF_FETCH : e->kind == EVENT_LOAD ? PGF_READ :
 		             e->kind == EVENT_STORE ? PGF_WRITE : model.modify == PGF_MODIFY_READ ? PGF_READ :
 		             model.modify == PGF_MODIFY_WRITE ? PGF_WRITE : 3;
-		events[events_used++] = (ULong)e->instruction | (ULong)size << 48 | (ULong)akind << 62;
+		evs[i] = (ULong)e->instruction | (ULong)size << 48 | (ULong)akind << 62;
 		if (e->kind != EVENT_INSTRUCTION) {
-			data_desc[def->data_first + def->data++] = size | akind << 16;
+			UInt k = akind == 3 ? PGF_WRITE : akind;
+			descs[data++] = size | (ULong)akind << 16 | (ULong)model.need[k] << 24 | (ULong)model.want[k] << 32 |
+			                (ULong)model.dirty[k] << 40;
 			continue;
 		}
 		ULong first = (ULong)e->instruction >> l1i->line_bits, last = ((ULong)e->instruction + size - 1) >> l1i->line_bits;
@@ -775,28 +781,40 @@ static Bool define_here(const pg_event *list, Int count, UInt *id_out)
 			fast = False;
 			continue;
 		}
-		def->fetches++;
-		def->straddles += last != first;
+		fetches++;
+		straddles += last != first;
 		for (ULong line = first; line <= last && fast; line++) {
-			UInt front = (UInt)((line & l1i->set_mask) * l1i->assoc), k;
-			for (k = 0; k < def->lines; k++) {
-				if (lines[def->lines_first + k] == line)
+			ULong front = (line & l1i->set_mask) * l1i->assoc;
+			UInt k;
+			if (front >= (1ull << 22)) {
+				fast = False;
+				break;
+			}
+			for (k = 0; k < nlines; k++) {
+				if ((lines[k] & ((1ull << 42) - 1)) == line)
 					break;
-				if (lines_front[def->lines_first + k] == front)
+				if (lines[k] >> 42 == front)
 					fast = False;   /* two lines of one set are never both at the front */
 			}
-			if (k == def->lines && fast) {
-				lines[lines_used] = line;
-				lines_front[lines_used++] = front;
-				def->lines++;
-			}
+			if (k == nlines && fast)
+				lines[nlines++] = line | front << 42;
 		}
 	}
-	if (!fast) {
-		def->lines = 0xff;
-		lines_used = def->lines_first;
-	}
-	*id_out = id;
+	if (!fast)
+		nlines = 0;
+	ULong *blob = program + program_used;
+	blob[0] = (ULong)count | (ULong)data << 8 | (ULong)(fast ? nlines : 0xff) << 16 | (ULong)fetches << 24 |
+	          (ULong)straddles << 32 | (ULong)((UInt)count * PGF_RECORD_MAX_WORDS) << 40;
+	UInt at = 1;
+	for (UInt i = 0; i < nlines; i++)
+		blob[at++] = lines[i];
+	for (UInt i = 0; i < data; i++)
+		blob[at++] = descs[i];
+	for (Int i = 0; i < count; i++)
+		blob[at++] = evs[i];
+	*id_out = program_used;
+	program_used += at;
+	next_id++;
 	return True;
 }
 
