@@ -115,9 +115,12 @@ static Addr pause_cursor, pause_cursor_now;
 /* The definitions, kept here, each one blob of words in program[] (a use's
  * number is its blob's offset, so one load finds it, and what the walk reads
  * of it is together):
- *   header   count | data<<8 | lines<<16 | fetches<<24 | straddles<<32 | words<<40
+ *   header   count | data<<8 | lines<<16 | fetches<<24 | straddles<<32 | words<<40 |
+ *            reads<<52 | writes<<57 | plain<<62
  *            (events, data events, distinct fetch lines or 0xff, fetches and
- *            straddles among them, the most the filter writes for one use)
+ *            straddles among them, the most the filter writes for one use,
+ *            reads and writes among the data events, plain when none of them
+ *            is a read-write modify or of size 0)
  *   lines    per distinct fetch line: line | front<<42 (its set's front way)
  *   data     per data event: size | akind<<16 | need<<24 | want<<32 | dirty<<40
  *   events   per event: iaddr | size<<48 | akind<<62
@@ -342,7 +345,7 @@ static void filter_stage(const ULong *end)
 			const ULong *blob = blobs + (UInt)head;
 			ULong h = blob[0];
 			UInt count = (UInt)h & 0xff, data = (UInt)(h >> 8) & 0xff, nlines = (UInt)(h >> 16) & 0xff;
-			UInt words = (UInt)(h >> 40);
+			UInt words = (UInt)(h >> 40) & 0xfff;
 			const ULong *d = w + 1;
 			w = d + data;
 			if ((Addr)(out_at + words) > (Addr)out_end && !out_room(words))
@@ -353,7 +356,54 @@ static void filter_stage(const ULong *end)
 				Bool front = True;
 				for (UInt i = 0; i < nlines; i++) {
 					ULong f = fl[i] >> 42;
-					front &= itags[f] == (fl[i] & ((1ull << 42) - 1)) && (imeta[f] & ineed) == iwant;
+					front &= (itags[f] == (fl[i] & ((1ull << 42) - 1))) & ((imeta[f] & ineed) == iwant);
+				}
+				if ((h >> 62) & front) {
+					/* the common use: its lines all at the front of their sets,
+					 * looked at without a branch each; nothing changes (a write
+					 * hit is of a line in M, dirty already) */
+					const ULong *desc = fl + nlines;
+					Bool all = True;
+					for (UInt i = 0; i < data; i++) {
+						ULong dd = desc[i], address = d[i];
+						ULong line = address >> bits, last = (address + (dd & 0xffff) - 1) >> bits;
+						ULong f = (line & dmask) * dassoc;
+						all &= (line == last) & (dtags[f] == line) & ((dmeta[f] & (UChar)(dd >> 24)) == (UChar)(dd >> 32));
+					}
+					if (all) {
+						fetch_hits += (h >> 24) & 0xff;
+						fetch_straddles += (h >> 32) & 0xff;
+						read_hits += (h >> 52) & 0x1f;
+						write_hits += (h >> 57) & 0x1f;
+						continue;
+					}
+				}
+				if (!front) {
+					/* lines deeper in their sets (each in a set of its own):
+					 * each moves to the front at its first fetch, and all
+					 * fetches are hits, when all are there */
+					for (UInt i = 0; i < nlines; i++) {
+						ULong f = fl[i] >> 42, line = fl[i] & ((1ull << 42) - 1);
+						ULong base = f, way;
+						if (itags[f] == line)
+							continue;
+						for (way = 1; way < iassoc && itags[base + way] != line; way++)
+							;
+						if (way == iassoc || (imeta[base + way] & ineed) != iwant)
+							break;
+						UChar meta = imeta[base + way];
+						for (; way > 0; way--) {
+							itags[base + way] = itags[base + way - 1];
+							imeta[base + way] = imeta[base + way - 1];
+						}
+						itags[base] = line;
+						imeta[base] = meta;
+					}
+					front = True;
+					for (UInt i = 0; i < nlines; i++) {
+						ULong f = fl[i] >> 42;
+						front &= (itags[f] == (fl[i] & ((1ull << 42) - 1))) & ((imeta[f] & ineed) == iwant);
+					}
 				}
 				if (front) {
 					/* every fetch a hit; the data references one by one */
@@ -758,8 +808,8 @@ static Bool define_here(const pg_event *list, Int count, UInt *id_out)
 	}
 	const pgf_cache *l1i = &model.l1[0];
 	ULong lines[2 * PG_EVENTS_MAX], descs[PG_EVENTS_MAX], evs[PG_EVENTS_MAX];
-	UInt nlines = 0, data = 0, fetches = 0, straddles = 0;
-	Bool fast = True;
+	UInt nlines = 0, data = 0, fetches = 0, straddles = 0, reads = 0, writes = 0;
+	Bool fast = True, plain = True;
 	for (Int i = 0; i < count; i++) {
 		const pg_event *e = &list[i];
 		/* the size as the simulator cuts it; a modify as its rule says */
@@ -772,6 +822,9 @@ static Bool define_here(const pg_event *list, Int count, UInt *id_out)
 		evs[i] = (ULong)e->instruction | (ULong)size << 48 | (ULong)akind << 62;
 		if (e->kind != EVENT_INSTRUCTION) {
 			UInt k = akind == 3 ? PGF_WRITE : akind;
+			plain = plain && akind != 3 && size != 0;
+			reads += akind == PGF_READ;
+			writes += akind == PGF_WRITE;
 			descs[data++] = size | (ULong)akind << 16 | (ULong)model.need[k] << 24 | (ULong)model.want[k] << 32 |
 			                (ULong)model.dirty[k] << 40;
 			continue;
@@ -804,7 +857,8 @@ static Bool define_here(const pg_event *list, Int count, UInt *id_out)
 		nlines = 0;
 	ULong *blob = program + program_used;
 	blob[0] = (ULong)count | (ULong)data << 8 | (ULong)(fast ? nlines : 0xff) << 16 | (ULong)fetches << 24 |
-	          (ULong)straddles << 32 | (ULong)((UInt)count * PGF_RECORD_MAX_WORDS) << 40;
+	          (ULong)straddles << 32 | (ULong)((UInt)count * PGF_RECORD_MAX_WORDS) << 40 | (ULong)reads << 52 |
+	          (ULong)writes << 57 | (ULong)(plain ? 1 : 0) << 62;
 	UInt at = 1;
 	for (UInt i = 0; i < nlines; i++)
 		blob[at++] = lines[i];
