@@ -115,12 +115,13 @@ static Addr pause_cursor, pause_cursor_now;
 /* The definitions, kept here, each one blob of words in program[] (a use's
  * number is its blob's offset, so one load finds it, and what the walk reads
  * of it is together):
- *   header   count | data<<8 | lines<<16 | fetches<<24 | straddles<<32 | words<<40 |
- *            reads<<52 | writes<<57 | plain<<62
- *            (events, data events, distinct fetch lines or 0xff, fetches and
- *            straddles among them, the most the filter writes for one use,
- *            reads and writes among the data events, plain when none of them
- *            is a read-write modify or of size 0)
+ *   header   count | data<<8 | lines<<16 | plain<<24 | words<<32
+ *            (events, data events, distinct fetch lines or 0xff, plain when
+ *            no data event is a read-write modify or of size 0, the most the
+ *            filter writes for one use)
+ *   counts   count | fetches<<21 | straddles<<42: added to the walk's packed
+ *            counts per use (a stage's uses never fill a 21-bit field)
+ *   data     reads | writes<<32: the same, when all its references hit
  *   lines    per distinct fetch line: line | front<<42 (its set's front way)
  *   data     per data event: size | akind<<16 | need<<24 | want<<32 | dirty<<40
  *   events   per event: iaddr | size<<48 | akind<<62
@@ -323,6 +324,18 @@ static __attribute__((noinline)) void slow_reference(UInt akind, ULong address, 
 	out_at += pgf_reference(&model, out_at, akind, address, size);
 }
 
+/* The walk's packed counts into the model's. */
+static void add_counts(ULong counts, ULong data_hits)
+{
+	ULong mask = (1ull << 21) - 1;
+	model.records += counts & mask;
+	model.total_records += counts & mask;
+	model.settled[PGF_FETCH] += (counts >> 21) & mask;
+	model.straddles += counts >> 42;
+	model.settled[PGF_READ] += (UInt)data_hits;
+	model.settled[PGF_WRITE] += data_hits >> 32;
+}
+
 /* Walks the stage's words [stage, end): uses and singles through the
  * model, thread switches and markers to plumb after the counts so far.  The
  * hits in the first two ways of their sets are counted in locals, the L1s'
@@ -336,7 +349,9 @@ static void filter_stage(const ULong *end)
 	const UInt iassoc = model.l1[0].assoc, dassoc = model.l1[1].assoc, bits = model.l1[1].line_bits;
 	const UChar ineed = model.need[PGF_FETCH], iwant = model.want[PGF_FETCH];
 	const ULong *const blobs = program;
-	ULong fetch_hits = 0, read_hits = 0, write_hits = 0, fetch_straddles = 0, done = 0;
+	/* counts: records | fetch hits<<21 | fetch straddles<<42 (blob word 1);
+	 * data: read hits | write hits<<32 */
+	ULong counts = 0, data_hits = 0;
 	stage_generation++;
 	while (w < end && !stopped) {
 		ULong head = w[0];
@@ -345,20 +360,19 @@ static void filter_stage(const ULong *end)
 			const ULong *blob = blobs + (UInt)head;
 			ULong h = blob[0];
 			UInt count = (UInt)h & 0xff, data = (UInt)(h >> 8) & 0xff, nlines = (UInt)(h >> 16) & 0xff;
-			UInt words = (UInt)(h >> 40) & 0xfff;
 			const ULong *d = w + 1;
 			w = d + data;
-			if ((Addr)(out_at + words) > (Addr)out_end && !out_room(words))
+			if ((Addr)(out_at + PG_EVENTS_MAX * PGF_RECORD_MAX_WORDS) > (Addr)out_end &&
+			    !out_room((UInt)(h >> 32)))
 				break;
-			done += count;
 			if (nlines != 0xff) {
-				const ULong *fl = blob + 1;
+				const ULong *fl = blob + 3;
 				Bool front = True;
 				for (UInt i = 0; i < nlines; i++) {
 					ULong f = fl[i] >> 42;
 					front &= (itags[f] == (fl[i] & ((1ull << 42) - 1))) & ((imeta[f] & ineed) == iwant);
 				}
-				if ((h >> 62) & front) {
+				if ((h >> 24) & front) {
 					/* the common use: its lines all at the front of their sets,
 					 * looked at without a branch each; nothing changes (a write
 					 * hit is of a line in M, dirty already) */
@@ -371,10 +385,8 @@ static void filter_stage(const ULong *end)
 						all &= (line == last) & (dtags[f] == line) & ((dmeta[f] & (UChar)(dd >> 24)) == (UChar)(dd >> 32));
 					}
 					if (all) {
-						fetch_hits += (h >> 24) & 0xff;
-						fetch_straddles += (h >> 32) & 0xff;
-						read_hits += (h >> 52) & 0x1f;
-						write_hits += (h >> 57) & 0x1f;
+						counts += blob[1];
+						data_hits += blob[2];
 						continue;
 					}
 				}
@@ -407,8 +419,7 @@ static void filter_stage(const ULong *end)
 				}
 				if (front) {
 					/* every fetch a hit; the data references one by one */
-					fetch_hits += (h >> 24) & 0xff;
-					fetch_straddles += (h >> 32) & 0xff;
+					counts += blob[1];
 					const ULong *desc = fl + nlines;
 					for (UInt i = 0; i < data; i++) {
 						ULong dd = desc[i];
@@ -416,8 +427,7 @@ static void filter_stage(const ULong *end)
 						ULong address = d[i];
 						if (akind != 3 && pgf_hit2(dtags, dmeta, dmask, dassoc, bits, (UChar)(dd >> 24),
 						                           (UChar)(dd >> 32), (UChar)(dd >> 40), address, size)) {
-							read_hits += akind == PGF_READ;
-							write_hits += akind == PGF_WRITE;
+							data_hits += akind == PGF_READ ? 1 : 1ull << 32;
 							continue;
 						}
 						slow_reference(akind, address, size);
@@ -425,13 +435,14 @@ static void filter_stage(const ULong *end)
 					continue;
 				}
 			}
-			const ULong *e = blob + 1 + (nlines == 0xff ? 0 : nlines) + data, *e_end = e + count;
+			counts += count;
+			const ULong *e = blob + 3 + (nlines == 0xff ? 0 : nlines) + data, *e_end = e + count;
 			for (; e < e_end; e++) {
 				ULong ev = *e;
 				UInt akind = (UInt)(ev >> 62), size = (UInt)(ev >> 48) & 0x3fff;
 				if (akind == PGF_FETCH) {
 					if (pgf_hit2(itags, imeta, imask, iassoc, bits, ineed, iwant, 0, ev & ((1ull << 48) - 1), size))
-						fetch_hits++;
+						counts += 1ull << 21;
 					else
 						slow_reference(PGF_FETCH, ev & ((1ull << 48) - 1), size);
 					continue;
@@ -439,8 +450,7 @@ static void filter_stage(const ULong *end)
 				ULong address = *d++;
 				if (akind != 3 && pgf_hit2(dtags, dmeta, dmask, dassoc, bits, model.need[akind], model.want[akind],
 				                           model.dirty[akind], address, size)) {
-					read_hits += akind == PGF_READ;
-					write_hits += akind == PGF_WRITE;
+					data_hits += akind == PGF_READ ? 1 : 1ull << 32;
 					continue;
 				}
 				slow_reference(akind, address, size);
@@ -453,13 +463,8 @@ static void filter_stage(const ULong *end)
 		} else {
 			/* a thread switch or a marker: after the counts of what came before */
 			UInt words = tag == TAG_MARKER ? 1 + (UInt)(((head >> 32) & 0xff) + 7) / 8 : 1;
-			model.settled[PGF_FETCH] += fetch_hits;
-			model.settled[PGF_READ] += read_hits;
-			model.settled[PGF_WRITE] += write_hits;
-			model.straddles += fetch_straddles;
-			model.records += done;
-			model.total_records += done;
-			fetch_hits = read_hits = write_hits = fetch_straddles = done = 0;
+			add_counts(counts, data_hits);
+			counts = data_hits = 0;
 			out_counts();
 			if (!out_room(words))
 				break;
@@ -469,12 +474,7 @@ static void filter_stage(const ULong *end)
 			w += words;
 		}
 	}
-	model.settled[PGF_FETCH] += fetch_hits;
-	model.settled[PGF_READ] += read_hits;
-	model.settled[PGF_WRITE] += write_hits;
-	model.straddles += fetch_straddles;
-	model.records += done;
-	model.total_records += done;
+	add_counts(counts, data_hits);
 }
 
 /* Filters the stage and starts it again (the instrumented code's cursor);
@@ -797,7 +797,7 @@ static Bool define_here(const pg_event *list, Int count, UInt *id_out)
 {
 	if (!pg_ring_enabled || stopped)
 		return False;
-	UInt need = 1 + 4 * (UInt)count;
+	UInt need = 3 + 4 * (UInt)count;
 	if (program_used + need > program_capacity) {
 		program_capacity = program_capacity ? 2 * program_capacity : 1u << 18;
 		program = VG_(realloc)("pg.filter.program", program, program_capacity * sizeof *program);
@@ -856,10 +856,11 @@ static Bool define_here(const pg_event *list, Int count, UInt *id_out)
 	if (!fast)
 		nlines = 0;
 	ULong *blob = program + program_used;
-	blob[0] = (ULong)count | (ULong)data << 8 | (ULong)(fast ? nlines : 0xff) << 16 | (ULong)fetches << 24 |
-	          (ULong)straddles << 32 | (ULong)((UInt)count * PGF_RECORD_MAX_WORDS) << 40 | (ULong)reads << 52 |
-	          (ULong)writes << 57 | (ULong)(plain ? 1 : 0) << 62;
-	UInt at = 1;
+	blob[0] = (ULong)count | (ULong)data << 8 | (ULong)(fast ? nlines : 0xff) << 16 | (ULong)(plain ? 1 : 0) << 24 |
+	          (ULong)((UInt)count * PGF_RECORD_MAX_WORDS) << 32;
+	blob[1] = (ULong)count | (ULong)fetches << 21 | (ULong)straddles << 42;
+	blob[2] = (ULong)reads | (ULong)writes << 32;
+	UInt at = 3;
 	for (UInt i = 0; i < nlines; i++)
 		blob[at++] = lines[i];
 	for (UInt i = 0; i < data; i++)
