@@ -52,6 +52,7 @@
 #include "pub_tool_vkiscnums.h"
 #include "plumbgrind.h"
 #include "pg_filter.h"
+#include <immintrin.h>
 
 /* Core functions the tool headers do not declare (libcoregrind exports
  * them; pub_core_aspacemgr.h, pub_core_libcfile.h). */
@@ -131,6 +132,8 @@ static Addr pause_cursor, pause_cursor_now;
  * the L1I, and a data miss never does here (no L2, no inclusive L3). */
 static ULong *program;
 static UInt program_used, program_capacity;
+static Bool wide_sets;                /* an 8-way L1D and AVX-512: deeper hits as one vector */
+static Bool cpu_has_avx512f(void);
 
 static void use_scratch(void)
 {
@@ -216,6 +219,7 @@ Bool pg_ring_open(void)
 			model.l1[l].meta = VG_(malloc)("pg.filter.meta", pgf_ways(&model, l));
 		}
 		pgf_reset(&model);
+		wide_sets = model.l1[1].assoc == 8 && cpu_has_avx512f();
 		filtering = True;
 		out_at = (ULong *)memory;
 		out_end = (ULong *)((Addr)memory + block_bytes);
@@ -313,10 +317,58 @@ static void out_counts(void)
 		out_at += pgf_counts(&model, out_at);
 }
 
+/* An 8-way L1D with AVX-512 (as plumb's wide_set_hit, src/sim/sim.c): a
+ * one-line data reference deeper in its set is found and rotated to the
+ * front as one vector of the set's tags, with no branch on the way. */
+static Bool cpu_has_avx512f(void)
+{
+	UInt a, b, c, d;
+	__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0), "c"(0));
+	if (a < 7)
+		return False;
+	__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(1), "c"(0));
+	if (!(c & (1u << 27)))   /* OSXSAVE */
+		return False;
+	UInt lo, hi;
+	__asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+	if ((lo & 0xe6) != 0xe6)   /* the OS saves the SSE, AVX and AVX-512 state */
+		return False;
+	__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(7), "c"(0));
+	return (b & (1u << 16)) != 0;
+}
+
+static __attribute__((target("avx512f"), noinline)) Bool wide_hit(UInt akind, ULong address, UInt size)
+{
+	pgf_cache *c = &model.l1[1];
+	ULong line = address >> c->line_bits;
+	if (size == 0 || ((address + size - 1) >> c->line_bits) != line)
+		return False;
+	ULong base = (line & c->set_mask) * 8;
+	ULong *tags = c->tags + base;
+	UChar *meta = c->meta + base;
+	__m512i t = _mm512_loadu_si512(tags);
+	UInt found_ways = (UInt)_mm512_cmpeq_epi64_mask(t, _mm512_set1_epi64((long long)line));
+	ULong m;
+	VG_(memcpy)(&m, meta, sizeof m);
+	UInt way = (UInt)__builtin_ctz(found_ways | 0x100u);
+	UChar found = (UChar)(m >> (8 * (way & 7)));
+	if (way >= 8 || (found & model.need[akind]) != model.want[akind])
+		return False;
+	t = _mm512_mask_mov_epi64(t, (__mmask8)((2u << way) - 1), _mm512_alignr_epi64(t, t, 7));
+	_mm512_storeu_si512(tags, _mm512_mask_set1_epi64(t, 1, (long long)line));
+	ULong moved = ~0ull >> (56 - 8 * way);
+	m = (m & ~moved) | ((m << 8) & moved) | (UChar)(found | model.dirty[akind]);
+	VG_(memcpy)(meta, &m, sizeof m);
+	model.settled[akind]++;
+	return True;
+}
+
 /* The rest of one reference (pgf_reference: deeper in its set, across two
  * lines, or general); akind 3 is a modify read then written. */
 static __attribute__((noinline)) void slow_reference(UInt akind, ULong address, UInt size)
 {
+	if (wide_sets && akind != PGF_FETCH && akind != 3 && wide_hit(akind, address, size))
+		return;
 	if (akind == 3) {
 		out_at += pgf_reference(&model, out_at, PGF_READ, address, size);
 		akind = PGF_WRITE;

@@ -19,7 +19,10 @@
  * expanded into the reader's buffer and given back at once.  The tool is
  * plumb's own, but everything is still checked as it comes (tags, numbers,
  * lengths, names): a bad entry is an error naming the block, never a wrong
- * number. */
+ * number.  With --plumb-filter (trace_ring_set_filtered) the tool keeps a
+ * one-core machine's L1s itself and the blocks hold its COUNTS and GENERAL
+ * entries, thread switches and markers instead (vg/pg_filter.h), handed out
+ * as filtered runs (trace_compact.filtered) for sim_access_filtered. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
