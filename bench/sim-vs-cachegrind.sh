@@ -128,8 +128,11 @@ for program in $programs; do
 	cg_cpu=$(median "$work/$program.cachegrind" 2)
 	cg_irefs=$(sed -n 's/.*I *refs: *//p' "$work/$program.cg.txt" | tr -d ',')
 	cg_d1=$(sed -n 's/.*D1 *misses: *\([0-9,]*\).*/\1/p' "$work/$program.cg.txt" | tr -d ',')
-	p_irefs=$(awk -F, '$1 == "I refs" { print $2 }' "$work/$program.p1.csv")
-	p_d1=$(awk -F, '$1 == "D1 misses" { print $2 }' "$work/$program.p1.csv")
+	p_irefs= p_d1=
+	if [ -f "$work/$program.p1.csv" ]; then   # -t without plumb-1core: none
+		p_irefs=$(awk -F, '$1 == "I refs" { print $2 }' "$work/$program.p1.csv")
+		p_d1=$(awk -F, '$1 == "D1 misses" { print $2 }' "$work/$program.p1.csv")
+	fi
 	for tool in $tools; do
 		walls=$(cut -d' ' -f1 "$work/$program.$tool" | paste -sd' ')
 		cpus=$(cut -d' ' -f2 "$work/$program.$tool" | paste -sd' ')
