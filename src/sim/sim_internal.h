@@ -37,7 +37,9 @@ typedef struct sim_table {
 int sim_table_init(sim_table *t, size_t value_size, size_t initial);
 void sim_table_free(sim_table *t);
 void *sim_table_find(const sim_table *t, uint64_t key);
-/* Finds or inserts (zeroed value).  Pointers into the table are invalid after the next insert. */
+/* Finds or inserts (zeroed value).  Pointers into the table are invalid
+ * after the next insert of a new key (an insert that finds its key moves
+ * nothing). */
 void *sim_table_insert(sim_table *t, uint64_t key, bool *created);
 bool sim_table_remove(sim_table *t, uint64_t key);
 void sim_table_clear(sim_table *t);

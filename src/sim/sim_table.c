@@ -90,8 +90,8 @@ void *sim_table_insert(sim_table *t, uint64_t key, bool *created)
 {
 	if (created)
 		*created = false;
-	if ((t->count + 1) * 2 > t->capacity && table_grow(t) != 0)
-		abort();   /* out of memory in a table bounded by the footprint */
+	if (!t->keys && table_grow(t) != 0)   /* a table never made (all zero) */
+		abort();
 	size_t mask = t->capacity - 1;
 	size_t i = table_slot(t, key);
 	__builtin_prefetch(t->values + i * t->value_size, 1);   /* as in sim_table_find */
@@ -100,6 +100,15 @@ void *sim_table_insert(sim_table *t, uint64_t key, bool *created)
 			return t->values + i * t->value_size;
 		if (t->keys[i] == SIM_NO_TAG)
 			break;
+	}
+	/* grown only for a new key: a pointer to a present key's value stays
+	 * good through an insert that finds it */
+	if ((t->count + 1) * 2 > t->capacity) {
+		if (table_grow(t) != 0)
+			abort();   /* out of memory in a table bounded by the footprint */
+		mask = t->capacity - 1;
+		for (i = table_slot(t, key); t->keys[i] != SIM_NO_TAG; i = (i + 1) & mask)
+			;
 	}
 	t->keys[i] = key;
 	memset(t->values + i * t->value_size, 0, t->value_size);
