@@ -1356,14 +1356,13 @@ static inline __attribute__((always_inline)) int classify_logged(sim *s, classif
 
 /* The loop.  A definition's fast form (compact_mru's) is taken here too:
  * when its fetch lines are all at the front of their sets, every fetch is a
- * hit, and the L1I's shadow is touched with its lines in the order of their
- * last fetches (p->recent), which leaves the shadow as touching them fetch by
- * fetch would: only the order of last touches matters to an LRU list, and
- * nothing reads the L1I's shadow until an L1I miss (a data reference that
- * leaves the L1D touches the shadows of the L1D and below only).  When a
- * data reference does not hit, the fetches after it are taken back and the
- * ops after it go one by one, touching their lines again, which changes no
- * order of last touches. */
+ * hit, and once its data references have all hit too, the L1I's shadow is
+ * touched with its lines in the order of their last fetches (p->recent),
+ * which leaves the shadow as touching them fetch by fetch would: only the
+ * order of last touches matters to an LRU list, and the data references
+ * that hit touch the L1D's shadow only.  When a data reference does not
+ * hit, the fetches before it are touched in order, the fetches after it are
+ * taken back, and the ops after it go one by one. */
 static inline __attribute__((always_inline)) int compact_classify_body(sim *s, const trace_compact *cp,
                                                                        plumb_status *status, const bool wide)
 {
@@ -1424,9 +1423,6 @@ static inline __attribute__((always_inline)) int compact_classify_body(sim *s, c
 					                           ineed, iwant, 0, wide);
 			}
 			if (__builtin_expect(at_front, 1)) {
-				const uint64_t *recent = p->recent + def.line_first;
-				for (uint32_t i = 0; i < def.lines; i++)
-					touch_log_add(&ilog, recent[i]);
 				counts[SIM_IFETCH] += def.fetches;
 				straddles += def.straddles;
 				const sim_data_op *dop = p->data_ops + def.data_first, *dop_end = dop + def.data_ops;
@@ -1438,9 +1434,19 @@ static inline __attribute__((always_inline)) int compact_classify_body(sim *s, c
 					if (__builtin_expect(classify_data_hit(s, core, &l1d, &dlog, kind, address, dop->size,
 					                                       need[kind], want[kind], dirty[kind], recorded, wide), 1))
 						continue;
-					/* not known to be hits any more: one by one after it */
+					/* Not known to be hits any more: one by one after it.  The
+					 * fetches before it touch the L1I's shadow as they came: its
+					 * general path may take a fetch line of this use out of the
+					 * L1I (the L2's victim, a back-invalidation), and that
+					 * line's miss, after it, must find the shadow as it was. */
 					counts[SIM_IFETCH] -= dop->fetches_after;
 					straddles -= dop->straddles_after;
+					for (const sim_op *before = op, *stop = op + dop->resume - 1; before < stop; before++) {
+						if (before->kind == OP_FETCH || before->kind == OP_FETCH2)
+							touch_log_add(&ilog, before->line);
+						if (before->kind == OP_FETCH2)
+							touch_log_add(&ilog, before->line + 1);
+					}
 					op += dop->resume;
 					rc = classify_logged(s, &c, &ilog, &dlog, (sim_access_kind)kind, address, dop->size, op[-1].address, &recorded);
 					if (rc)
@@ -1450,8 +1456,13 @@ static inline __attribute__((always_inline)) int compact_classify_body(sim *s, c
 				}
 				if (rc)
 					break;
-				if (dop == dop_end)
+				if (dop == dop_end) {
+					/* every fetch a hit: the lines in the order of their last fetches */
+					const uint64_t *recent = p->recent + def.line_first;
+					for (uint32_t i = 0; i < def.lines; i++)
+						touch_log_add(&ilog, recent[i]);
 					continue;
+				}
 			}
 		}
 		for (; op < op_end; op++) {

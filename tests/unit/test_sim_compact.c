@@ -210,6 +210,17 @@ static void compact_case(unsigned variant, uint64_t seed)
 		c.cache[SIM_L1I].assoc = 8;
 		c.cache[SIM_L1I].size = variant < 20 ? 1024 : 2048;
 		break;
+	case 22:   /* classification with an L2 hardly larger than the L1s: its victims take */
+	case 23:   /* fetch lines out of the L1I between a use's data references, which then */
+	case 24:   /* miss; an L1I of 4 or 8 lines, fewer than the hot code's, so that such a */
+	case 25:   /* miss is a capacity miss unless a later fetch was touched too early */
+		c.classify = true;
+		c.cache[SIM_L2].size = 4096;
+		c.cache[SIM_L2].assoc = variant < 24 ? 2 : 4;
+		c.cache[SIM_L1I].size = variant < 24 ? 256 : 512;
+		c.cache[SIM_L1I].assoc = variant < 24 ? 2 : 8;
+		c.cache[SIM_L1D].assoc = variant < 24 ? 4 : 8;
+		break;
 	default:
 		break;
 	}
@@ -244,7 +255,7 @@ static void compact_case(unsigned variant, uint64_t seed)
 
 Test(sim_compact, counts_what_the_records_count)
 {
-	for (unsigned variant = 0; variant < 22; variant++)
+	for (unsigned variant = 0; variant < 26; variant++)
 		for (uint64_t seed = 1; seed <= 3; seed++)
 			compact_case(variant, seed + 10 * (uint64_t)variant);
 }
@@ -621,4 +632,56 @@ Test(sim_filter, a_wrong_model_is_an_error)
 	free(stream->words);
 	trace_release(&stream->records);
 	free(stream);
+}
+
+/* A use whose fetch lines are all hits: its data reference misses, and the
+ * L2's victim is the line of a fetch after it, which then misses.  The
+ * L1I's shadow must not have seen that later fetch yet: two other lines
+ * were fetched since its last use, so in a shadow of two lines it is a
+ * capacity miss (it was a conflict miss while the loop touched a use's
+ * lines before walking its data references). */
+Test(sim_compact, a_fetch_after_a_miss_finds_the_shadow_as_it_was)
+{
+	sim_config c;
+	small_config(&c, 1, SIM_MESI);
+	c.check = false;
+	c.cache[SIM_L1I].size = 128;   /* two sets of one way: lines a and c share set 0, b has set 1 */
+	c.cache[SIM_L1I].assoc = 1;
+	c.cache[SIM_L1D].size = 64;
+	c.cache[SIM_L1D].assoc = 1;
+	c.cache[SIM_L2].size = 192;    /* one set of three ways, the L1s' lines inside */
+	c.cache[SIM_L2].assoc = 3;
+	const uint64_t a = 0x400000, b = 0x400040, x = 0x20000;
+	trace_record templates[6];
+	memset(templates, 0, sizeof templates);
+	const uint64_t fetched[6] = { b, 0x400080, a, a, a, b };   /* b; c; a; then a, the read, b */
+	for (int i = 0; i < 6; i++) {
+		templates[i].kind = TRACE_INSTRUCTION;
+		templates[i].size = 4;
+		templates[i].address = templates[i].instruction_address = fetched[i];
+		templates[i].flags = TRACE_HAS_INSTRUCTION_ADDRESS;
+	}
+	templates[4].kind = TRACE_READ;
+	templates[4].size = 8;
+	uint32_t first[4] = { 0, 1, 2, 3 };
+	uint8_t count[4] = { 1, 1, 1, 3 }, data[4] = { 0, 0, 0, 1 };
+	uint64_t words[5] = { 1ull << 60 | 0, 1ull << 60 | 1, 1ull << 60 | 2, 1ull << 60 | 1ull << 32 | 3, x };
+	plumb_status status;
+	sim *compact, *records;
+	cr_assert_eq(sim_new(&compact, &c, &status), 0, "%s", status.message);
+	cr_assert_eq(sim_new(&records, &c, &status), 0, "%s", status.message);
+	trace_compact run = { .words = words, .end = words + 5, .templates = templates, .first = first, .count = count,
+	                      .data = data, .definitions = 4, .stream = 1 };
+	cr_assert_eq(sim_access_compact(compact, &run, &status), 0, "%s", status.message);
+	trace_record expanded[6];
+	memcpy(expanded, templates, sizeof expanded);
+	expanded[4].address = x;
+	cr_assert_eq(sim_access_batch(records, expanded, 6, &status), 0, "%s", status.message);
+	same_statistics(compact, records);
+	const sim_cache_stats *l1i = &sim_statistics(compact)->core[0].cache[SIM_L1I];
+	cr_assert_eq(l1i->misses[SIM_IFETCH], 4, "%llu misses", (unsigned long long)l1i->misses[SIM_IFETCH]);   /* b, c, a, b */
+	cr_assert_eq(l1i->capacity, 1, "capacity %llu conflict %llu compulsory %llu", (unsigned long long)l1i->capacity, (unsigned long long)l1i->conflict, (unsigned long long)l1i->compulsory);
+	cr_assert_eq(l1i->conflict, 0);
+	sim_free(compact);
+	sim_free(records);
 }
