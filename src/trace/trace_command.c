@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "plumb/interrupt.h"
@@ -192,6 +193,7 @@ int trace_reader_open_command_blocks(trace_reader **out, char *const argv[], con
 		/* The program sees the same environment on either path, so both
 		 * traces hold the same references. */
 		unsetenv("PLUMB_TRACE_TEXT");
+		unsetenv("PLUMB_SIM_NO_FILTER");
 		dup2(STDERR_FILENO, STDOUT_FILENO);
 		signal(SIGPIPE, SIG_DFL);
 		execvp(valgrind, child_argv);
@@ -264,6 +266,15 @@ int trace_reader_code_map(trace_reader *reader, trace_code_map **out, plumb_stat
 	 * trace's end it is complete */
 	if (!reader->input.at_eof)
 		return plumb_fail(status, EINVAL, "the code map is complete only after the trace has ended");
+	/* plumbgrind writes it when the program exits; a program that exec'd
+	 * another (a wrapper script, pyenv's python3) never exits under it:
+	 * Valgrind does not follow an exec, and the trace ended there. */
+	struct stat info;
+	if (stat(reader->command.code_path, &info) != 0 && errno == ENOENT)
+		return plumb_fail(status, ENOENT,
+		                  "'%s' exec'd another program (a wrapper script?), which Valgrind does not follow: "
+		                  "the trace stopped there; give plumb the program itself",
+		                  reader->command.program);
 	return trace_code_map_load(out, reader->command.code_path, status);
 }
 

@@ -172,6 +172,29 @@ Test(sim_cli, a_plumb_without_its_tool_says_lackey_traces, .timeout = 120)
 	cli_run_free(&r);
 }
 
+/* A program that execs another (a wrapper script; pyenv's python3 is one)
+ * never exits under Valgrind, which does not follow the exec: plumbgrind's
+ * code map was never written and plumb said only "cannot read the code map
+ * ...: No such file or directory".  It now says what happened and what to do. */
+Test(sim_cli, a_program_that_execs_is_named_as_such, .timeout = 120)
+{
+	if (system("valgrind --version > /dev/null 2>&1") != 0)
+		cr_skip_test("valgrind is not installed");
+	unsetenv("PLUMB_TRACE_LACKEY");
+	cli_run r = cli_run_plumbv(NULL, "sim", "--preset", "cachegrind", "--basic", "--csv", "--", "sh", "-c",
+	                           "exec /bin/true", NULL);
+	if (strstr(r.err, "note: plumbgrind")) {
+		cli_run_free(&r);
+		cr_skip_test("plumbgrind is not built (lackey traces, without a code map)");
+	}
+	cr_assert_eq(r.exit_code, 1, "%s", r.err);
+	cr_assert_str_eq(r.out, "");
+	cr_assert(strstr(r.err, "plumb sim: 'sh' exec'd another program (a wrapper script?), which Valgrind does not "
+	                        "follow"), "%s", r.err);
+	cr_assert_eq(strchr(r.err, '\n'), r.err + strlen(r.err) - 1, "one line: %s", r.err);
+	cli_run_free(&r);
+}
+
 Test(sim_cli, native_and_lackey_give_the_same_counts)
 {
 	char *trace = ping_pong_trace(30);
