@@ -241,6 +241,28 @@ Test(perturb_cli, simulated_drain_misses_rise_with_buffer_and_halts)
 	cli_run_free(&r);
 }
 
+/* plumb perturb --json with a command (args end with "-- COMMAND..."): the
+ * parsed report; skips where no libplumb.so can be preloaded (the sanitizer
+ * build makes none, and plumb must say so). */
+static json_object *perturb_command_json(const char *const *args)
+{
+	const char *argv[32] = { "perturb", "--json" };
+	size_t n = 2;
+	for (size_t i = 0; args[i] && n < 31; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	cli_run run = cli_run_plumb(NULL, argv);
+	if (run.exit_code != 0 && strstr(run.err, "libplumb.so not found")) {
+		cli_run_free(&run);
+		cr_skip_test("no libplumb.so beside the program (a sanitizer build)");
+	}
+	cr_assert_eq(run.exit_code, 0, "%s", run.err);
+	json_object *root = json_tokener_parse(run.out);
+	cli_run_free(&run);
+	cr_assert_not_null(root);
+	return root;
+}
+
 /* A command, reached through the preloaded agent even when a shell execs
  * it (the agent is the started process, whatever it execs into), and a
  * subshell's exit does not report for it. */
@@ -250,20 +272,7 @@ Test(perturb_cli, a_command_behind_an_exec_is_halted, .timeout = 120)
 	const char *args[] = { "--intervals", "1ms", "--halts", "0", "-r", "2", "-e", "task-clock", "--",
 	                       "sh", "-c", "x=$(echo sub); exec dd if=/dev/zero of=/dev/null bs=1k count=300000 status=none",
 	                       NULL };
-	const char *argv[32] = { "perturb", "--json" };
-	size_t n = 2;
-	for (size_t i = 0; args[i]; i++)
-		argv[n++] = args[i];
-	argv[n] = NULL;
-	cli_run run = cli_run_plumb(NULL, argv);
-	/* The sanitizer build makes no libplumb.so to preload: it must say so. */
-	if (run.exit_code != 0 && strstr(run.err, "libplumb.so not found")) {
-		cli_run_free(&run);
-		cr_skip_test("no libplumb.so beside the program (a sanitizer build)");
-	}
-	cr_assert_eq(run.exit_code, 0, "%s", run.err);
-	json_object *root = json_tokener_parse(run.out);
-	cli_run_free(&run);
+	json_object *root = perturb_command_json(args);
 	json_object *row = row_where(cli_json_rows(root, "configurations"), "configuration", "f=0.001s t=0s");
 	cr_assert_gt(number(row, "halts"), 5);
 	json_object_put(root);
@@ -292,15 +301,8 @@ Test(perturb_cli, a_command_that_execs_forty_times_is_not_killed, .timeout = 120
 	           "exec dd if=/dev/zero of=/dev/null bs=1k count=30000 status=none\n");
 	cr_assert_eq(fclose(f), 0);
 	cr_assert_eq(chmod(script, 0755), 0);
-	cli_run run = cli_run_plumbv(NULL, "perturb", "--json", "--intervals", "0.2ms", "--halts", "0", "-r", "3",
-	                             "-e", "task-clock", "--", script, NULL);
-	if (run.exit_code != 0 && strstr(run.err, "libplumb.so not found")) {
-		cli_run_free(&run);
-		cr_skip_test("no libplumb.so beside the program (a sanitizer build)");
-	}
-	cr_assert_eq(run.exit_code, 0, "%s", run.err);
-	json_object *root = json_tokener_parse(run.out);
-	cli_run_free(&run);
+	const char *args[] = { "--intervals", "0.2ms", "--halts", "0", "-r", "3", "-e", "task-clock", "--", script, NULL };
+	json_object *root = perturb_command_json(args);
 	json_object *row = row_where(cli_json_rows(root, "configurations"), "configuration", "f=0.0002s t=0s");
 	cr_assert_gt(number(row, "halts"), 5);
 	json_object_put(root);

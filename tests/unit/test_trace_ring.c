@@ -355,14 +355,16 @@ Test(trace_ring, instrument_writes_a_native_trace_file, .init = find_target_and_
 	rmdir(dir);
 }
 
-/* A ring written by hand, as the tool would: one block of `words`.
- * Returns the reader over it (the tool side closed: its end of file ends
- * the trace). */
-static trace_reader *hand_written_ring(const uint64_t *words, uint32_t count)
+/* A ring written by hand, as the tool would: one block of `words`, of the
+ * L1 filter's stream when `filtered`.  Returns the reader over it (the tool
+ * side closed: its end of file ends the trace). */
+static trace_reader *hand_written_ring_of(const uint64_t *words, uint32_t count, bool filtered)
 {
 	trace_ring *ring;
 	plumb_status status;
 	cr_assert_eq(trace_ring_new(&ring, 2, 4096, &status), 0, "%s", status.message);
+	if (filtered)
+		trace_ring_set_filtered(ring);
 	char option[128];
 	cr_assert_eq(trace_ring_tool_option(ring, option, sizeof option), 0);
 	int memory_fd, full_fd, free_fd;
@@ -376,6 +378,11 @@ static trace_reader *hand_written_ring(const uint64_t *words, uint32_t count)
 	trace_reader *reader;
 	cr_assert_eq(trace_reader_open_ring(&reader, ring, "hand-written", &status), 0, "%s", status.message);
 	return reader;
+}
+
+static trace_reader *hand_written_ring(const uint64_t *words, uint32_t count)
+{
+	return hand_written_ring_of(words, count, false);
 }
 
 #define USE(data, id) (1ull << 60 | (uint64_t)(data) << 32 | (id))
@@ -559,22 +566,7 @@ Test(trace_ring, a_bad_filter_entry_is_an_error)
 	cr_assert_eq(sim_preset(&config, "cachegrind", &status), 0, "%s", status.message);
 	config.classify = false;
 	for (size_t b = 0; b < sizeof bad / sizeof *bad; b++) {
-		trace_ring *ring;
-		cr_assert_eq(trace_ring_new(&ring, 2, 4096, &status), 0, "%s", status.message);
-		trace_ring_set_filtered(ring);
-		char option[128];
-		cr_assert_eq(trace_ring_tool_option(ring, option, sizeof option), 0);
-		int memory_fd, full_fd, free_fd;
-		cr_assert_eq(sscanf(option, "--plumb-ring=%d,%d,%d,", &memory_fd, &full_fd, &free_fd), 3);
-		uint64_t *memory = mmap(NULL, 2 * 4096, PROT_READ | PROT_WRITE, MAP_SHARED, memory_fd, 0);
-		cr_assert_neq(memory, MAP_FAILED);
-		memcpy(memory, bad[b].words, (size_t)bad[b].count * sizeof(uint64_t));
-		munmap(memory, 2 * 4096);
-		uint32_t count = (uint32_t)bad[b].count;
-		cr_assert_eq(write(full_fd, &count, sizeof count), (ssize_t)sizeof count);
-		trace_ring_parent_started(ring);
-		trace_reader *reader;
-		cr_assert_eq(trace_reader_open_ring(&reader, ring, "hand-written", &status), 0, "%s", status.message);
+		trace_reader *reader = hand_written_ring_of(bad[b].words, (uint32_t)bad[b].count, true);
 		sim *s;
 		cr_assert_eq(sim_new(&s, &config, &status), 0, "%s", status.message);
 		uint64_t records = 0;
