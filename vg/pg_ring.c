@@ -349,7 +349,7 @@ static __attribute__((target("avx512f"), noinline)) Bool wide_hit(UInt akind, UL
 	__m512i t = _mm512_loadu_si512(tags);
 	UInt found_ways = (UInt)_mm512_cmpeq_epi64_mask(t, _mm512_set1_epi64((long long)line));
 	ULong m;
-	VG_(memcpy)(&m, meta, sizeof m);
+	__builtin_memcpy(&m, meta, sizeof m);
 	UInt way = (UInt)__builtin_ctz(found_ways | 0x100u);
 	UChar found = (UChar)(m >> (8 * (way & 7)));
 	if (way >= 8 || (found & model.need[akind]) != model.want[akind])
@@ -358,7 +358,7 @@ static __attribute__((target("avx512f"), noinline)) Bool wide_hit(UInt akind, UL
 	_mm512_storeu_si512(tags, _mm512_mask_set1_epi64(t, 1, (long long)line));
 	ULong moved = ~0ull >> (56 - 8 * way);
 	m = (m & ~moved) | ((m << 8) & moved) | (UChar)(found | model.dirty[akind]);
-	VG_(memcpy)(meta, &m, sizeof m);
+	__builtin_memcpy(meta, &m, sizeof m);
 	model.settled[akind]++;
 	return True;
 }
