@@ -275,10 +275,7 @@ static void fast_flush(sim *s, uint32_t core, fast_l1 l1[2], uint64_t references
 {
 	sim_core_stats *cs = &s->stats.core[core];
 	for (int k = 0; k < SIM_KIND_COUNT; k++) {
-		cs->references[k] += references[k];
-		if (s->current_thread)
-			s->current_thread->references[k] += references[k];
-		s->stats.references[k] += references[k];
+		sim_count_references(s, core, k, references[k]);
 		references[k] = 0;
 	}
 	cs->cache[SIM_L1I].accesses[SIM_IFETCH] += hits[SIM_IFETCH];
@@ -555,10 +552,7 @@ static void mru_flush(sim *s, mru_state *m)
 	sim_core_stats *cs = &s->stats.core[m->core];
 	for (int k = 0; k < SIM_KIND_COUNT; k++) {
 		uint64_t n = m->references[k];
-		cs->references[k] += n;
-		if (s->current_thread)
-			s->current_thread->references[k] += n;
-		s->stats.references[k] += n;
+		sim_count_references(s, m->core, k, n);
 		cs->cache[k == SIM_IFETCH ? SIM_L1I : SIM_L1D].accesses[k] += n - m->general[k];
 		m->references[k] = m->general[k] = 0;
 	}

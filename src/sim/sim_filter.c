@@ -153,12 +153,8 @@ int sim_access_filtered(sim *s, const trace_compact *c, plumb_status *status)
 			if ((size_t)(c->end - w) < 6)
 				return plumb_fail(status, EPROTO, "plumbgrind's filter: an entry cut short");
 			for (int k = 0; k < SIM_KIND_COUNT; k++) {
-				uint64_t n = w[1 + k];
-				cs->references[k] += n;
-				if (s->current_thread)
-					s->current_thread->references[k] += n;
-				s->stats.references[k] += n;
-				cs->cache[k == SIM_IFETCH ? SIM_L1I : SIM_L1D].accesses[k] += n;
+				sim_count_references(s, core, k, w[1 + k]);
+				cs->cache[k == SIM_IFETCH ? SIM_L1I : SIM_L1D].accesses[k] += w[1 + k];
 			}
 			cs->straddles += w[4];
 			w += 6;
@@ -188,10 +184,7 @@ int sim_access_filtered(sim *s, const trace_compact *c, plumb_status *status)
 		for (unsigned i = lines; i-- > 0;)
 			if (to_back(l1, first + i, w[2 + i], address, status) != 0)
 				return -1;
-		cs->references[kind]++;
-		if (s->current_thread)
-			s->current_thread->references[kind]++;
-		s->stats.references[kind]++;
+		sim_count_references(s, core, (int)kind, 1);
 		s->current_ip = 0;
 		sim_reference_caches(s, core, (sim_access_kind)kind, address, size);
 		if (s->failed)

@@ -361,6 +361,16 @@ struct sim {
 	char failure[PLUMB_MESSAGE_MAX];
 };
 
+/* n references of kind made by core, counted for the core, the current
+ * thread and the whole run (the loops that count them locally flush here). */
+static inline void sim_count_references(sim *s, uint32_t core, int kind, uint64_t n)
+{
+	s->stats.core[core].references[kind] += n;
+	if (s->current_thread)
+		s->current_thread->references[kind] += n;
+	s->stats.references[kind] += n;
+}
+
 /* sim.c */
 void sim_program_free(struct sim_program *p);
 /* The thread's slot made current (a new thread gets the next core); its core. */
