@@ -904,15 +904,23 @@ static bool add_line(sim_program *p, sim_definition *def, uint64_t line, uint32_
 	return true;
 }
 
+/* The capacity a program's array of `capacity` elements grows to so that it
+ * holds `need`: doubled (from `first`) until it does. */
+static size_t grown_capacity(size_t capacity, size_t need, size_t first)
+{
+	size_t grown = capacity ? 2 * capacity : first;
+	while (grown < need)
+		grown *= 2;
+	return grown;
+}
+
 /* The definition's fast form (sim_fetch_line), or SIM_NO_FAST_FORM when it
  * has an op compact_mru's loops do not take or fetch lines that cannot all
  * be at the front.  -1: out of memory. */
 static int fast_form(sim_program *p, sim_definition *def, const sim_op *ops, size_t made)
 {
 	if (p->line_count + 2 * made > p->line_capacity) {
-		size_t capacity = p->line_capacity ? 2 * p->line_capacity : 16384;
-		while (capacity < p->line_count + 2 * made)
-			capacity *= 2;
+		size_t capacity = grown_capacity(p->line_capacity, p->line_count + 2 * made, 16384);
 		sim_fetch_line *lines = realloc(p->lines, capacity * sizeof *lines);
 		if (!lines)
 			return -1;
@@ -924,9 +932,7 @@ static int fast_form(sim_program *p, sim_definition *def, const sim_op *ops, siz
 		p->line_capacity = capacity;
 	}
 	if (p->data_op_count + made > p->data_op_capacity) {
-		size_t capacity = p->data_op_capacity ? 2 * p->data_op_capacity : 16384;
-		while (capacity < p->data_op_count + made)
-			capacity *= 2;
+		size_t capacity = grown_capacity(p->data_op_capacity, p->data_op_count + made, 16384);
 		sim_data_op *data_ops = realloc(p->data_ops, capacity * sizeof *data_ops);
 		if (!data_ops)
 			return -1;
@@ -996,7 +1002,7 @@ static int fast_form(sim_program *p, sim_definition *def, const sim_op *ops, siz
 static int program_define(sim *s, sim_program *p, const trace_record *t, size_t n)
 {
 	if (p->definitions == p->capacity) {
-		size_t capacity = p->capacity ? 2 * p->capacity : 4096;
+		size_t capacity = grown_capacity(p->capacity, p->definitions + 1, 4096);
 		sim_definition *definition = realloc(p->definition, capacity * sizeof *definition);
 		if (!definition)
 			return -1;
@@ -1004,9 +1010,7 @@ static int program_define(sim *s, sim_program *p, const trace_record *t, size_t 
 		p->capacity = capacity;
 	}
 	if (p->op_count + 2 * n > p->op_capacity) {
-		size_t capacity = p->op_capacity ? 2 * p->op_capacity : 65536;
-		while (capacity < p->op_count + 2 * n)
-			capacity *= 2;
+		size_t capacity = grown_capacity(p->op_capacity, p->op_count + 2 * n, 65536);
 		sim_op *ops = realloc(p->ops, capacity * sizeof *ops);
 		if (!ops)
 			return -1;
