@@ -126,10 +126,10 @@ $(LIB_SO): $(LIB_OBJ) $(VERSION_SCRIPT)
 	$(SAY) "  LD      $@"
 	$(Q)$(CC) -shared -Wl,-soname,libplumb.so.0 -Wl,--version-script=$(VERSION_SCRIPT) $(LDFLAGS) -o $@ $(LIB_OBJ) $(LDLIBS)
 
-$(EXEC_GUARD): preload/exec_guard.c
+$(EXEC_GUARD): preload/exec_guard.c src/perturb/perturb_internal.h include/plumb/counters.h
 	@mkdir -p $(dir $@)
 	$(SAY) "  LD      $@"
-	$(Q)$(CC) -std=c11 -Wall -Wextra -Werror -O2 -fPIC -fvisibility=hidden -shared -o $@ $< -ldl
+	$(Q)$(CC) -std=c11 -Wall -Wextra -Werror -O2 -fPIC -fvisibility=hidden -Iinclude -Isrc -shared -o $@ $< -ldl
 
 # The command table: every src/cli/cmd_NAME.c defines
 #   int cmd_NAME(int argc, char **argv);  and  const char cmd_NAME_summary[];

@@ -23,11 +23,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <unistd.h>
-
-/* The halt clock's signal (src/counters/sampler.c's default) and the
- * variable naming the halted process (src/perturb/perturb_internal.h). */
-#define HALT_SIGNAL (SIGRTMIN + 3)
-#define AGENT_PID_ENV "PLUMB_PERTURB_AGENT_PID"
+#include "perturb/perturb_internal.h"   /* the agent's variables; the sampler's signal */
 
 #define VISIBLE __attribute__((visibility("default")))
 
@@ -35,13 +31,13 @@
  * did, with the mask to restore in *previous. */
 static int block_halts(sigset_t *previous)
 {
-	const char *pid_text = getenv(AGENT_PID_ENV);
+	const char *pid_text = getenv(PERTURB_AGENT_PID_ENV);
 	char *end;
 	if (!pid_text || strtol(pid_text, &end, 10) != (long)getpid() || *end)
 		return 0;
 	sigset_t halt;
 	sigemptyset(&halt);
-	sigaddset(&halt, HALT_SIGNAL);
+	sigaddset(&halt, COUNTER_SAMPLER_SIGNAL_DEFAULT);
 	return pthread_sigmask(SIG_BLOCK, &halt, previous) == 0;
 }
 

@@ -350,12 +350,16 @@ typedef struct counter_sample {
  * program every `period` events. */
 typedef void (*counter_sample_fn)(const counter_sample *sample, void *context);
 
+/* The sampler's overflow signal when options give none (a real-time one:
+ * they queue).  plumb perturb's exec guard blocks this one across an exec. */
+#define COUNTER_SAMPLER_SIGNAL_DEFAULT (SIGRTMIN + 3)
+
 typedef struct counter_sampler_options {
 	const char *event;       /* any perf event name: task-clock, page-faults, cycles, ... */
 	uint64_t period;         /* events (ns for task-clock/cpu-clock) between callbacks */
 	counter_sample_fn callback;
 	void *context;
-	int signal_number;       /* 0: SIGRTMIN + 3 */
+	int signal_number;       /* 0: COUNTER_SAMPLER_SIGNAL_DEFAULT */
 	counter_domain domain;
 	size_t ring_pages;       /* data pages of the ring buffer, a power of two; 0: 8 */
 } counter_sampler_options;

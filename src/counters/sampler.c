@@ -148,7 +148,7 @@ int counter_sampler_open(counter_sampler **out, const counter_sampler_options *o
 	size_t ring_pages = options->ring_pages ? options->ring_pages : 8;
 	if (ring_pages & (ring_pages - 1))
 		return plumb_fail(status, EINVAL, "ring_pages must be a power of two, not %zu", ring_pages);
-	int signal_number = options->signal_number ? options->signal_number : SIGRTMIN + 3;
+	int signal_number = options->signal_number ? options->signal_number : COUNTER_SAMPLER_SIGNAL_DEFAULT;
 	if (signal_number < 1 || signal_number > SIGRTMAX)
 		return plumb_fail(status, EINVAL, "bad signal number %d", signal_number);
 	perf_event_spec spec;
