@@ -310,16 +310,16 @@ static inline pgf_u32 pgf_general(pgf_model *m, pgf_u64 *out, unsigned kind, pgf
 	return 2 + lines;
 }
 
-/* One reference of access kind `kind` (size already cut): settled and
- * counted, or general (written at out).  Returns the words written. */
-static inline pgf_u32 pgf_reference(pgf_model *m, pgf_u64 *out, unsigned kind, pgf_u64 address, pgf_u32 size)
+/* One reference of access kind `kind` (size already cut) when the L1
+ * settles it: moved, counted, 1; else 0 and nothing changed. */
+static inline int pgf_settle(pgf_model *m, unsigned kind, pgf_u64 address, pgf_u32 size)
 {
 	pgf_cache *c = &m->l1[kind == PGF_FETCH ? 0 : 1];
 	pgf_u64 line = address >> c->line_bits, last = (address + size - 1) >> c->line_bits;
 	if (size != 0 && last == line) {
 		if (pgf_hit(c, line, m->need[kind], m->want[kind], m->dirty[kind])) {
 			m->settled[kind]++;
-			return 0;
+			return 1;
 		}
 	} else if (size != 0 && last == line + 1 && address + size - 1 > address) {
 		/* mru_straddle: both lines hit, both moved to the front in order */
@@ -332,10 +332,19 @@ static inline pgf_u32 pgf_reference(pgf_model *m, pgf_u64 *out, unsigned kind, p
 				pgf_to_front(c, base_b, (pgf_u32)b, last, (pgf_u8)(meta_b | m->dirty[kind]));
 				m->settled[kind]++;
 				m->straddles++;
-				return 0;
+				return 1;
 			}
 		}
 	}
+	return 0;
+}
+
+/* One reference of access kind `kind` (size already cut): settled and
+ * counted, or general (written at out).  Returns the words written. */
+static inline pgf_u32 pgf_reference(pgf_model *m, pgf_u64 *out, unsigned kind, pgf_u64 address, pgf_u32 size)
+{
+	if (pgf_settle(m, kind, address, size))
+		return 0;
 	return pgf_general(m, out, kind, address, size);
 }
 

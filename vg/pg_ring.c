@@ -132,6 +132,23 @@ static Addr pause_cursor, pause_cursor_now;
  * the L1I, and a data miss never does here (no L2, no inclusive L3). */
 static ULong *program;
 static UInt program_used, program_capacity;
+
+/* Inline checks (the default with --plumb-filter; --plumb-filter-walk=yes
+ * keeps the stage and its walk): the instrumented code itself compares each
+ * reference's line with the front way of its set, as cachegrind's helpers
+ * do but with no call, and calls filter_fetch or filter_data only when the
+ * reference is not such a hit.  The counts of a flushed list are added
+ * inline as if all were hits; a helper takes its reference's back. */
+Bool pg_clo_filter_walk = False;
+static Bool inline_checks;
+static ULong fetch_line_known = ~0ull;   /* instrumenting: the L1I line last checked in this superblock */
+static Bool meta_checked[3];             /* per access kind: a hit depends on the line's metadata */
+static ULong singles_counted;            /* records pgf_record counted in total_records since the last COUNTS */
+/* A flush's counts, one add of four 16-bit fields: records, fetches, reads,
+ * writes (a flush adds at most PG_EVENTS_MAX to each); drained into the
+ * model's when a field reaches 2^15, and before the model's are read. */
+static ULong packed_counts;
+#define PACKED_FULL 0x8000800080008000ull
 static Bool wide_sets;                /* an 8-way L1D and AVX-512: deeper hits as one vector */
 static Bool cpu_has_avx512f(void);
 
@@ -221,6 +238,14 @@ Bool pg_ring_open(void)
 		pgf_reset(&model);
 		wide_sets = model.l1[1].assoc == 8 && cpu_has_avx512f();
 		filtering = True;
+		inline_checks = !pg_clo_filter_walk;
+		UChar settable = (UChar)(model.state_mask | model.dirty_bit | model.read_state | model.write_state |
+		                         model.owned_state | model.clean_state);
+		for (Int k = 0; k < 3; k++) {
+			settable |= model.dirty[k];
+		}
+		for (Int k = 0; k < 3; k++)
+			meta_checked[k] = (model.need[k] & settable) || model.want[k] || model.dirty[k];
 		out_at = (ULong *)memory;
 		out_end = (ULong *)((Addr)memory + block_bytes);
 	}
@@ -311,8 +336,36 @@ static Bool out_room(UInt words)
 	return True;
 }
 
+static void drain_counts(void)
+{
+	ULong p = packed_counts;
+	packed_counts = 0;
+	model.records += p & 0xffff;
+	model.settled[PGF_FETCH] += (p >> 16) & 0xffff;
+	model.settled[PGF_READ] += (p >> 32) & 0xffff;
+	model.settled[PGF_WRITE] += p >> 48;
+}
+
+static VG_REGPARM(0) void counts_full(void)
+{
+	drain_counts();
+}
+
 static void out_counts(void)
 {
+	drain_counts();
+	if (inline_checks && !active) {
+		/* what the inline code counted while not collecting */
+		model.settled[0] = model.settled[1] = model.settled[2] = 0;
+		model.straddles = model.records = 0;
+		singles_counted = 0;
+		return;
+	}
+	if (inline_checks) {
+		/* the records counted inline are not in the total yet */
+		model.total_records += model.records - singles_counted;
+		singles_counted = 0;
+	}
 	if (out_room(PGF_COUNTS_WORDS))
 		out_at += pgf_counts(&model, out_at);
 }
@@ -374,6 +427,59 @@ static __attribute__((noinline)) void slow_reference(UInt akind, ULong address, 
 		akind = PGF_WRITE;
 	}
 	out_at += pgf_reference(&model, out_at, akind, address, size);
+}
+
+/* ---- Inline checks: the helpers ----
+ * The second argument: size | kind<<16 | uncounted<<18 | straddle<<19
+ * (uncounted: the flush did not count it as a hit; straddle: a fetch across
+ * two lines, counted among the straddles). */
+#define CHECK_KIND_SHIFT 16
+#define CHECK_UNCOUNTED (1u << 18)
+#define CHECK_STRADDLE (1u << 19)
+
+static VG_REGPARM(2) void filter_fetch(Addr address, UWord how)
+{
+	if (!active)
+		return;
+	if (!(how & CHECK_UNCOUNTED)) {
+		model.settled[PGF_FETCH]--;
+		model.straddles -= (how & CHECK_STRADDLE) != 0;
+	}
+	UInt size = (UInt)how & 0xffff;
+	/* most are lines deeper in their sets: no room needed */
+	if (pgf_settle(&model, PGF_FETCH, address, size) || !out_room(PGF_GENERAL_MAX_WORDS))
+		return;
+	out_at += pgf_general(&model, out_at, PGF_FETCH, address, size);
+}
+
+static VG_REGPARM(2) void filter_data(Addr address, UWord how)
+{
+	if (!active)
+		return;
+	UInt akind = (UInt)(how >> CHECK_KIND_SHIFT) & 3, size = (UInt)how & 0xffff;
+	if (!(how & CHECK_UNCOUNTED)) {
+		if (akind == 3) {
+			model.settled[PGF_READ]--;
+			model.settled[PGF_WRITE]--;
+		} else {
+			model.settled[akind]--;
+		}
+	}
+	if (akind != 3) {
+		pgf_cache *c = &model.l1[1];
+		if (pgf_hit2(c->tags, c->meta, c->set_mask, c->assoc, c->line_bits, model.need[akind], model.want[akind],
+		             model.dirty[akind], address, size)) {
+			model.settled[akind]++;
+			return;
+		}
+		if ((wide_sets && wide_hit(akind, address, size)) || pgf_settle(&model, akind, address, size) ||
+		    !out_room(PGF_GENERAL_MAX_WORDS))
+			return;
+		out_at += pgf_general(&model, out_at, akind, address, size);
+		return;
+	}
+	if (out_room(PGF_RECORD_MAX_WORDS))
+		slow_reference(akind, address, size);
 }
 
 /* The walk's packed counts into the model's. */
@@ -601,6 +707,13 @@ VG_REGPARM(3) void pg_ring_single(Addr address, UWord size_kind, Addr instructio
 {
 	if (!active)
 		return;
+	if (inline_checks) {
+		if (!out_room(PGF_RECORD_MAX_WORDS))
+			return;
+		out_at += pgf_record(&model, out_at, (UInt)(size_kind >> 16) & 0xff, address, (UInt)size_kind & 0xffff);
+		singles_counted++;
+		return;
+	}
 	ULong *w = ring_reserve(3);
 	if (!w)
 		return;
@@ -680,6 +793,16 @@ void pg_ring_thread_switch(UInt thread)
 {
 	if (thread == shown_thread)
 		return;
+	if (inline_checks) {
+		if (stopped)
+			return;
+		out_counts();
+		if (!out_room(1))
+			return;
+		*out_at++ = TAG_THREAD << TAG_SHIFT | thread;
+		shown_thread = thread;
+		return;
+	}
 	ULong *w = ring_reserve(1);
 	if (!w)
 		return;
@@ -695,6 +818,16 @@ void pg_ring_collect_changed(void)
 	Bool now = pg_collecting;
 	if (now == active)
 		return;
+	if (inline_checks) {
+		if (now) {
+			out_counts();   /* not active yet: drops what was counted while off */
+			active = True;
+		} else {
+			out_counts();   /* the counts up to the switch, for exact per-window figures */
+			active = False;
+		}
+		return;
+	}
 	if (now) {
 		pg_ring_cursor = saved_cursor;
 		pg_ring_limit = filtering ? (Addr)(stage + STAGE_WORDS) : block_start + block_bytes;
@@ -714,11 +847,16 @@ void pg_ring_close(void)
 {
 	if (!pg_ring_enabled)
 		return;
+	if (inline_checks && !stopped) {
+		out_counts();
+		active = False;
+		saved_cursor = (Addr)out_at;
+	}
 	if (active) {
 		saved_cursor = pg_ring_cursor;
 		active = False;
 	}
-	if (filtering && !stopped) {
+	if (filtering && !inline_checks && !stopped) {
 		filter_stage((const ULong *)saved_cursor);
 		out_counts();
 		saved_cursor = (Addr)out_at;
@@ -766,6 +904,13 @@ void pg_ring_forget(void)
  * a flush), unless a block was sent in between (then at the end). */
 void pg_ring_here(ULong *at_sequence, Addr *at_cursor)
 {
+	if (inline_checks) {
+		if (!stopped)
+			out_counts();
+		*at_sequence = sequence;
+		*at_cursor = (Addr)out_at;
+		return;
+	}
 	*at_sequence = filtering ? stage_generation : sequence;
 	*at_cursor = active ? pg_ring_cursor : saved_cursor;
 	pause_generation = pause_generation_now = *at_sequence;
@@ -778,6 +923,24 @@ void pg_ring_region(Bool begin, const HChar *name, ULong at_sequence, Addr at_cu
 	if (length == 0 || length > 255)
 		return;
 	UInt words = 1 + (UInt)(length + 7) / 8;
+	if (inline_checks) {
+		if (stopped)
+			return;
+		out_counts();
+		if (!out_room(words))
+			return;
+		Addr at = (Addr)out_at;
+		if (at_given && at_sequence == sequence && at_cursor >= block_start && at_cursor <= at) {
+			VG_(memmove)((void *)(at_cursor + 8ull * words), (void *)at_cursor, at - at_cursor);
+			at = at_cursor;
+		}
+		ULong *m = (ULong *)at;
+		m[0] = TAG_MARKER << TAG_SHIFT | (ULong)(begin ? 1 : 0) << 56 | (ULong)length << 32 | pg_running_thread;
+		m[words - 1] = 0;
+		VG_(memcpy)(m + 1, name, length);
+		out_at += words;
+		return;
+	}
 	ULong before = sequence;
 	ULong *w = ring_reserve(words);
 	if (!w)
@@ -925,6 +1088,196 @@ static Bool define_here(const pg_event *list, Int count, UInt *id_out)
 	return True;
 }
 
+
+/* ---- Inline checks: the instrumentation ---- */
+
+static IRExpr *word(ULong value) { return IRExpr_Const(IRConst_U64(value)); }
+static IRExpr *temp(IRTemp t) { return IRExpr_RdTmp(t); }
+
+/* Adds a constant to a 64-bit counter of the tool (inline, no call). */
+static void add_inline(IRSB *out, ULong *counter, ULong amount)
+{
+	if (amount == 0)
+		return;
+	IRTemp old = assign(out, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, mkIRExpr_HWord((HWord)counter)));
+	IRTemp sum = assign(out, Ity_I64, IRExpr_Binop(Iop_Add64, temp(old), word(amount)));
+	addStmtToIRSB(out, IRStmt_Store(Iend_LE, mkIRExpr_HWord((HWord)counter), temp(sum)));
+}
+
+/* Nonzero (an I64) when the metadata byte at `meta` fails kind k's test
+ * of a hit that changes nothing (the need and want of pgf_hit, and the dirty
+ * bits already set); NULL when no metadata the model gives can fail it. */
+static IRExpr *meta_mismatch(IRSB *out, IRExpr *meta, UInt k)
+{
+	if (!meta_checked[k])
+		return NULL;
+	IRTemp loaded = assign(out, Ity_I8, IRExpr_Load(Iend_LE, Ity_I8, meta));
+	IRTemp byte = assign(out, Ity_I64, IRExpr_Unop(Iop_8Uto64, temp(loaded)));
+	ULong mask = (ULong)(model.need[k] | model.dirty[k]), value = (ULong)(model.want[k] | model.dirty[k]);
+	IRTemp masked = assign(out, Ity_I64, IRExpr_Binop(Iop_And64, temp(byte), word(mask)));
+	return temp(assign(out, Ity_I64, IRExpr_Binop(Iop_Xor64, temp(masked), word(value))));
+}
+
+static IRExpr *either(IRSB *out, IRExpr *a, IRExpr *b)
+{
+	if (!a)
+		return b;
+	if (!b)
+		return a;
+	return temp(assign(out, Ity_I64, IRExpr_Binop(Iop_Or64, a, b)));
+}
+
+static void call_check(IRSB *out, Bool fetch, IRExpr *address, ULong how, IRExpr *nonzero)
+{
+	IRDirty *call = fetch ? unsafeIRDirty_0_N(2, "filter_fetch", VG_(fnptr_to_fnentry)(filter_fetch),
+	                                          mkIRExprVec_2(address, mkIRExpr_HWord((HWord)how)))
+	                      : unsafeIRDirty_0_N(2, "filter_data", VG_(fnptr_to_fnentry)(filter_data),
+	                                          mkIRExprVec_2(address, mkIRExpr_HWord((HWord)how)));
+	if (nonzero)
+		call->guard = temp(assign(out, Ity_I1, IRExpr_Binop(Iop_CmpNE64, nonzero, word(0))));
+	addStmtToIRSB(out, IRStmt_Dirty(call));
+}
+
+/* The offset in bytes of the front way of address's set in an array of
+ * `scale`-byte entries (scale a power of two): with 64-byte lines, 8 ways and
+ * 8-byte tags it is the address's set bits as they are, one And. */
+static IRExpr *front_offset(IRSB *out, const pgf_cache *c, IRExpr *address, UInt scale)
+{
+	UInt scale_bits = 0, way_bits = 0;
+	while ((1u << scale_bits) < scale)
+		scale_bits++;
+	while ((1u << way_bits) < c->assoc)
+		way_bits++;
+	if ((1u << way_bits) == c->assoc && c->line_bits >= way_bits + scale_bits) {
+		UInt shift = c->line_bits - way_bits - scale_bits;
+		IRExpr *shifted = shift == 0 ? address
+		                             : temp(assign(out, Ity_I64, IRExpr_Binop(Iop_Shr64, address,
+		                                                                        IRExpr_Const(IRConst_U8((UChar)shift)))));
+		return temp(assign(out, Ity_I64, IRExpr_Binop(Iop_And64, shifted, word(c->set_mask << (way_bits + scale_bits)))));
+	}
+	IRTemp line = assign(out, Ity_I64, IRExpr_Binop(Iop_Shr64, address, IRExpr_Const(IRConst_U8((UChar)c->line_bits))));
+	IRTemp set = assign(out, Ity_I64, IRExpr_Binop(Iop_And64, temp(line), word(c->set_mask)));
+	return temp(assign(out, Ity_I64, IRExpr_Binop(Iop_Mul64, temp(set), word((ULong)c->assoc * scale))));
+}
+
+/* An instruction fetch: a check of each of its lines that is not the line
+ * the superblock fetched last (only an L1I miss changes the L1I, and a
+ * miss goes through filter_fetch, after which its lines are at the front). */
+static void check_fetch(IRSB *out, Addr instruction, UInt size, ULong *fetches, ULong *straddles)
+{
+	const pgf_cache *c = &model.l1[0];
+	ULong first = (ULong)instruction >> c->line_bits, last = ((ULong)instruction + size - 1) >> c->line_bits;
+	if (size == 0 || last > first + 1) {
+		call_check(out, True, mkIRExpr_HWord((HWord)instruction), size | CHECK_UNCOUNTED, NULL);
+		fetch_line_known = ~0ull;
+		return;
+	}
+	(*fetches)++;
+	*straddles += last != first;
+	IRExpr *miss = NULL;
+	for (ULong line = first; line <= last; line++) {
+		if (line == fetch_line_known && !meta_checked[PGF_FETCH])
+			continue;
+		ULong front = (line & c->set_mask) * c->assoc;
+		IRTemp tag = assign(out, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, mkIRExpr_HWord((HWord)&c->tags[front])));
+		miss = either(out, miss, temp(assign(out, Ity_I64, IRExpr_Binop(Iop_Xor64, temp(tag), word(line)))));
+		miss = either(out, miss, meta_mismatch(out, mkIRExpr_HWord((HWord)&c->meta[front]), PGF_FETCH));
+	}
+	fetch_line_known = last;
+	if (miss)
+		call_check(out, True, mkIRExpr_HWord((HWord)instruction), size | (last != first ? CHECK_STRADDLE : 0), miss);
+}
+
+/* A data reference: its line at the front of its set, within one line,
+ * its metadata as a hit that changes nothing wants.  The front way of the
+ * first byte's set is compared with the last byte's line: they are equal
+ * only when the reference is within one line (two lines are in different
+ * sets, and a set holds only its own lines) and that line is at the front. */
+static void check_data(IRSB *out, IRExpr *address, UInt akind, UInt size, ULong counts[3])
+{
+	const pgf_cache *c = &model.l1[1];
+	ULong how = size | (ULong)akind << CHECK_KIND_SHIFT;
+	if (size == 0) {
+		call_check(out, False, address, how | CHECK_UNCOUNTED, NULL);
+		return;
+	}
+	if (akind == 3) {
+		counts[PGF_READ]++;
+		counts[PGF_WRITE]++;
+	} else {
+		counts[akind]++;
+	}
+	IRExpr *bits = IRExpr_Const(IRConst_U8((UChar)c->line_bits));
+	IRTemp at = assign(out, Ity_I64, IRExpr_Binop(Iop_Add64, front_offset(out, c, address, 8),
+	                                               mkIRExpr_HWord((HWord)c->tags)));
+	IRTemp tag = assign(out, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, temp(at)));
+	IRExpr *end = size == 1 ? address : temp(assign(out, Ity_I64, IRExpr_Binop(Iop_Add64, address, word(size - 1))));
+	IRTemp last = assign(out, Ity_I64, IRExpr_Binop(Iop_Shr64, end, bits));
+	UInt kinds[2] = { akind == 3 ? PGF_READ : akind, akind == 3 ? PGF_WRITE : akind };
+	if (!meta_checked[kinds[0]] && !meta_checked[kinds[1]]) {
+		IRTemp differ = assign(out, Ity_I1, IRExpr_Binop(Iop_CmpNE64, temp(tag), temp(last)));
+		IRDirty *call = unsafeIRDirty_0_N(2, "filter_data", VG_(fnptr_to_fnentry)(filter_data),
+		                                  mkIRExprVec_2(address, mkIRExpr_HWord((HWord)how)));
+		call->guard = temp(differ);
+		addStmtToIRSB(out, IRStmt_Dirty(call));
+		return;
+	}
+	IRExpr *miss = temp(assign(out, Ity_I64, IRExpr_Binop(Iop_Xor64, temp(tag), temp(last))));
+	{
+		IRTemp meta = assign(out, Ity_I64, IRExpr_Binop(Iop_Add64, front_offset(out, c, address, 1),
+		                                                 mkIRExpr_HWord((HWord)c->meta)));
+		miss = either(out, miss, meta_mismatch(out, temp(meta), kinds[0]));
+		if (kinds[1] != kinds[0])
+			miss = either(out, miss, meta_mismatch(out, temp(meta), kinds[1]));
+	}
+	call_check(out, False, address, how, miss);
+}
+
+static void emit_single(IRSB *out, const pg_event *e);
+static Bool definable(const pg_event *e);
+
+/* A flushed event list as inline checks, in order, then its counts. */
+static void emit_checks(IRSB *out, const pg_event *events, Int count)
+{
+	ULong fetches = 0, straddles = 0, records = 0, counts[3] = { 0, 0, 0 };
+	for (Int i = 0; i < count; i++) {
+		const pg_event *e = &events[i];
+		if (e->guard || !definable(e)) {
+			emit_single(out, e);
+			continue;
+		}
+		records++;
+		UInt size = (UInt)e->size;
+		if (model.max_size && size > model.max_size)
+			size = model.max_size;
+		if (e->kind == EVENT_INSTRUCTION) {
+			check_fetch(out, e->instruction, size, &fetches, &straddles);
+			continue;
+		}
+		UInt akind = e->kind == EVENT_LOAD ? PGF_READ : e->kind == EVENT_STORE ? PGF_WRITE :
+		             model.modify == PGF_MODIFY_READ ? PGF_READ : model.modify == PGF_MODIFY_WRITE ? PGF_WRITE : 3;
+		check_data(out, e->address, akind, size, counts);
+	}
+	add_inline(out, &model.straddles, straddles);
+	ULong packed = records | fetches << 16 | counts[PGF_READ] << 32 | counts[PGF_WRITE] << 48;
+	if (packed == 0)
+		return;
+	tl_assert(records <= PG_EVENTS_MAX && fetches <= PG_EVENTS_MAX && counts[PGF_READ] <= PG_EVENTS_MAX &&
+	          counts[PGF_WRITE] <= PG_EVENTS_MAX);
+	IRTemp old = assign(out, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, mkIRExpr_HWord((HWord)&packed_counts)));
+	IRTemp sum = assign(out, Ity_I64, IRExpr_Binop(Iop_Add64, temp(old), word(packed)));
+	addStmtToIRSB(out, IRStmt_Store(Iend_LE, mkIRExpr_HWord((HWord)&packed_counts), temp(sum)));
+	IRTemp high = assign(out, Ity_I64, IRExpr_Binop(Iop_And64, temp(sum), word(PACKED_FULL)));
+	IRDirty *call = unsafeIRDirty_0_N(0, "counts_full", VG_(fnptr_to_fnentry)(counts_full), mkIRExprVec_0());
+	call->guard = temp(assign(out, Ity_I1, IRExpr_Binop(Iop_CmpNE64, temp(high), word(0))));
+	addStmtToIRSB(out, IRStmt_Dirty(call));
+}
+
+void pg_ring_block_begin(void)
+{
+	fetch_line_known = ~0ull;
+}
+
 static void emit_single(IRSB *out, const pg_event *e)
 {
 	IRDirty *call = unsafeIRDirty_0_N(3, "pg_ring_single", VG_(fnptr_to_fnentry)(pg_ring_single),
@@ -975,6 +1328,11 @@ static Bool definable(const pg_event *e)
 
 void pg_ring_emit(IRSB *out, const pg_event *events, Int count)
 {
+	if (inline_checks) {
+		if (!stopped)
+			emit_checks(out, events, count);
+		return;
+	}
 	Int i = 0;
 	while (i < count) {
 		if (events[i].guard || !definable(&events[i])) {

@@ -44,6 +44,7 @@ extern Bool pg_clo_collect;           /* --plumb-collect=yes|no: collecting at s
 extern const HChar *pg_clo_code;      /* --plumb-code=FILE: source attribution, NULL: none */
 extern const HChar *pg_clo_ring;      /* --plumb-ring=MEMFD,FULLFD,FREEFD,BLOCKS,BLOCKBYTES */
 extern const HChar *pg_clo_filter;    /* --plumb-filter=...: the L1s of a one-core machine (vg/pg_filter.h) */
+extern Bool pg_clo_filter_walk;       /* --plumb-filter-walk=yes: the filter walks a stage instead of inline checks */
 extern Bool pg_clo_calls;             /* --plumb-calls=yes: calls and returns into the ring */
 
 /* ---- pg_threads.c ---- */
@@ -132,6 +133,7 @@ Bool pg_ring_open(void);              /* False after a message if --plumb-ring i
 void pg_ring_collect_changed(void);
 /* Emits the inline stores of one flushed event list (in order). */
 void pg_ring_emit(IRSB *out, const pg_event *events, Int count);
+void pg_ring_block_begin(void);       /* a superblock's instrumentation starts */
 VG_REGPARM(1) void pg_ring_room(UWord bytes);
 VG_REGPARM(3) void pg_ring_single(Addr address, UWord size_kind, Addr instruction);
 void pg_ring_thread_switch(UInt thread);   /* the running thread changed */

@@ -477,11 +477,33 @@ static sim_config basic_cachegrind(void)
 	return config;
 }
 
-/* plumb sim's JSON report of what reader gives, on cachegrind's machine
- * (--basic, as `plumb sim -p cachegrind --basic -- PROG`). */
-static char *report_of(trace_reader *reader)
+/* Machines the tool's L1s can be besides cachegrind's: a 12-way L1D (its
+ * sets' offsets a multiplication in the inline checks), a modify that is a
+ * read then a write, MOESI; a 4-way L1D, a modify that is a write, accesses
+ * cut to 16 bytes. */
+static sim_config filter_machine(int which)
 {
 	sim_config config = basic_cachegrind();
+	if (which == 1) {
+		config.cache[SIM_L1D].size = 48 * 1024;
+		config.cache[SIM_L1D].assoc = 12;
+		config.modify = SIM_MODIFY_READ_WRITE;
+		config.protocol = SIM_MOESI;
+	} else if (which == 2) {
+		config.cache[SIM_L1D].size = 16 * 1024;
+		config.cache[SIM_L1D].assoc = 4;
+		config.cache[SIM_L1I].size = 16 * 1024;
+		config.cache[SIM_L1I].assoc = 2;
+		config.modify = SIM_MODIFY_WRITE;
+		config.max_access_size = 16;
+	}
+	return config;
+}
+
+/* plumb sim's JSON report of what reader gives, on cachegrind's machine
+ * (--basic, as `plumb sim -p cachegrind --basic -- PROG`) or another. */
+static char *report_on(trace_reader *reader, sim_config config)
+{
 	plumb_status status;
 	sim *s;
 	cr_assert_eq(sim_new(&s, &config, &status), 0, "%s", status.message);
@@ -514,29 +536,32 @@ Test(trace_ring, the_l1_filter_changes_no_figure, .init = find_target_and_tool, 
 	char *collect[] = { target, "collect", "7000", NULL };
 	char *nested[] = { target, "nested", "3000", "4000", NULL };
 	char *const *programs[] = { threads, loop, collect, nested };
-	sim_config config = basic_cachegrind();
-	plumb_status status;
-	char filter[256];
-	cr_assert_eq(sim_filter_option(&config, filter, sizeof filter, &status), 1, "%s", status.message);
-	for (size_t p = 0; p < 4; p++) {
-		char dir[] = "/tmp/plumb-filter-XXXXXX", text_path[64], option[96];
-		cr_assert_not_null(mkdtemp(dir));
-		snprintf(text_path, sizeof text_path, "%s/trace.lackey", dir);
-		snprintf(option, sizeof option, "--plumb-trace=%s", text_path);
-		const char *const options[] = { filter, option, NULL };
-		trace_reader *reader;
-		cr_assert_eq(trace_reader_open_command_options(&reader, programs[p], options, &status), 0, "%s",
-		             status.message);
-		char *with = report_of(reader);
-		cr_assert_eq(trace_reader_open(&reader, text_path, TRACE_FORMAT_LACKEY, &status), 0, "%s", status.message);
-		char *without = report_of(reader);
-		cr_assert(strstr(with, "\"records\""));
-		cr_assert_str_eq(with, without, "%s %s: the reports differ", programs[p][1], programs[p][2]);
-		free(with);
-		free(without);
-		unlink(text_path);
-		rmdir(dir);
-	}
+	for (int machine = 0; machine < 3; machine++)
+		for (size_t p = 0; p < 4; p++) {
+			sim_config config = filter_machine(machine);
+			plumb_status status;
+			char filter[256];
+			cr_assert_eq(sim_filter_option(&config, filter, sizeof filter, &status), 1, "machine %d: %s", machine,
+			             status.message);
+			char dir[] = "/tmp/plumb-filter-XXXXXX", text_path[64], option[96];
+			cr_assert_not_null(mkdtemp(dir));
+			snprintf(text_path, sizeof text_path, "%s/trace.lackey", dir);
+			snprintf(option, sizeof option, "--plumb-trace=%s", text_path);
+			const char *const options[] = { filter, option, NULL };
+			trace_reader *reader;
+			cr_assert_eq(trace_reader_open_command_options(&reader, programs[p], options, &status), 0, "%s",
+			             status.message);
+			char *with = report_on(reader, config);
+			cr_assert_eq(trace_reader_open(&reader, text_path, TRACE_FORMAT_LACKEY, &status), 0, "%s", status.message);
+			char *without = report_on(reader, config);
+			cr_assert(strstr(with, "\"records\""));
+			cr_assert_str_eq(with, without, "machine %d, %s %s: the reports differ", machine, programs[p][1],
+			                 programs[p][2]);
+			free(with);
+			free(without);
+			unlink(text_path);
+			rmdir(dir);
+		}
 }
 
 /* A ring of the filter's entries written by hand: a bad one is an error
