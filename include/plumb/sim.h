@@ -315,7 +315,10 @@ int sim_access_batch(sim *s, const trace_record *records, size_t n, plumb_status
  * one-line LRU L1s and no classification, TLB, check or annotation, the
  * entries are simulated as they are (the definitions made into the
  * simulator's own form once); otherwise they are expanded into records. */
-int sim_access_compact(sim *s, const trace_compact *compact, plumb_status *status);
+/* An unchecked run (compact->unchecked) is walked up to its first entry
+ * that is not a good use and settled (trace_compact_settle: end, records);
+ * the classifying loop checks each use as it takes it. */
+int sim_access_compact(sim *s, trace_compact *compact, plumb_status *status);
 /* plumbgrind's L1 filter (docs/valgrind-tool.md, "L1 filtering"): for a
  * configuration whose L1s the tool can keep itself (one core, LRU L1s of at
  * least 64 sets and one line size, a write-back write-allocate L1D, MESI or

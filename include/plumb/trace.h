@@ -221,7 +221,22 @@ typedef struct trace_compact {
 	 * layout), records those the COUNTS among them count (possibly 0: the
 	 * reader then returns 1), and the definitions are not given. */
 	bool filtered;
+	/* A run handed out unchecked (trace_reader_want_unchecked_runs): only
+	 * its first use is checked and end is the end of the reader's block,
+	 * past the run; records are the first use's.  The consumer walks the
+	 * uses while each is good (bits 40-63 of its word TRACE_COMPACT_USE_HIGH,
+	 * its number below definitions, its data count data[number], its data
+	 * before end), stops at the first that is not (another entry, or a bad
+	 * use, which the reader reports at its next call), sets end there and
+	 * records to what the uses before stand for, clears unchecked
+	 * (trace_compact_settle does all that for a consumer that walks later),
+	 * and gives the run back with trace_reader_compact_taken.  So the uses
+	 * are walked once, by the consumer, and still checked. */
+	bool unchecked;
 } trace_compact;
+
+/* Bits 40-63 of a use's word: its tag (1) and zeros. */
+#define TRACE_COMPACT_USE_HIGH ((uint64_t)1 << 20)
 
 /* trace_reader_view, or a run of compact entries from readers that have
  * them (plumbgrind's ring): returns the records given either way (0 at the
@@ -229,6 +244,20 @@ typedef struct trace_compact {
  * compact->records); compact->words is NULL when they are in *records. */
 long trace_reader_view_compact(trace_reader *reader, const trace_record **records, trace_compact *compact, size_t max,
                                plumb_status *status);
+
+/* From now on, trace_reader_view_compact hands runs of uses out unchecked
+ * (trace_compact.unchecked) to a consumer that checks them as it walks and
+ * calls trace_reader_compact_taken after each; nothing else may be read
+ * from the reader. */
+void trace_reader_want_unchecked_runs(trace_reader *reader);
+/* The consumer of an unchecked run (settled: end and records set) says
+ * where it stopped; a run not given back is walked by the reader itself at
+ * its next call. */
+void trace_reader_compact_taken(trace_reader *reader, const trace_compact *compact);
+/* An unchecked run walked and checked as its consumer would: end set at the
+ * first entry that is not a good use, records counted, unchecked cleared.
+ * Nothing for a checked run. */
+void trace_compact_settle(trace_compact *compact);
 
 typedef struct trace_reader_info {
 	uint64_t records;          /* records handed out so far */

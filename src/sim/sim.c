@@ -862,6 +862,8 @@ typedef struct sim_definition {
 	uint16_t straddles;     /* those across two lines */
 	uint8_t lines;          /* its distinct fetch lines, SIM_NO_FAST_FORM: none (one by one) */
 	uint8_t data_ops;
+	uint8_t data_words;     /* a use's data addresses (trace_compact data[]): checked in the loop */
+	uint8_t records;        /* the records a use stands for (trace_compact count[]) */
 } sim_definition;
 
 typedef struct sim_program {
@@ -1100,6 +1102,8 @@ static int program_update(sim *s, const trace_compact *c, plumb_status *status)
 		size_t d = p->definitions;
 		if (c->count[d] == 0 || program_define(s, p, c->templates + c->first[d], c->count[d]) != 0)
 			return plumb_fail_errno(status, ENOMEM, "simulator: plumbgrind's definitions");
+		p->definition[d].data_words = c->data[d];
+		p->definition[d].records = c->count[d];
 	}
 	return 0;
 }
@@ -1361,7 +1365,7 @@ static inline __attribute__((always_inline)) int classify_logged(sim *s, classif
  * that hit touch the L1D's shadow only.  When a data reference does not
  * hit, the fetches before it are touched in order, the fetches after it are
  * taken back, and the ops after it go one by one. */
-static inline __attribute__((always_inline)) int compact_classify_body(sim *s, const trace_compact *cp,
+static inline __attribute__((always_inline)) int compact_classify_body(sim *s, trace_compact *cp,
                                                                        plumb_status *status, const bool wide)
 {
 	const sim_program *p = s->program;
@@ -1394,15 +1398,27 @@ static inline __attribute__((always_inline)) int compact_classify_body(sim *s, c
 	/* another core holds an invalidation record: only classify_one's
 	 * general path changes that */
 	bool recorded = c.note_writes && sim_others_recorded(s, core);
-	uint64_t counts[SIM_KIND_COUNT] = { 0, 0, 0 }, straddles = 0;
+	uint64_t counts[SIM_KIND_COUNT] = { 0, 0, 0 }, straddles = 0, records = 0;
 	int rc = 0;
 	const uint64_t *w = cp->words, *end = cp->end;
+	const size_t definitions = p->definitions;
 	while (w < end) {
+		/* An unchecked run (trace_compact.unchecked) is checked here, use by
+		 * use, as trace_compact_settle checks it: it ends at the first entry
+		 * that is not a good use (the reader reports a bad one). */
 		const uint64_t *entry = w;
-		const sim_definition def = p->definition[(uint32_t)w[0]];
+		const uint64_t head = w[0];
+		const uint32_t id = (uint32_t)head;
+		const size_t data = use_data(head);
+		if (__builtin_expect((head >> 40) != TRACE_COMPACT_USE_HIGH || id >= definitions, 0))
+			break;
+		const sim_definition def = p->definition[id];
+		if (__builtin_expect(def.data_words != data || (size_t)(end - w) <= data, 0))
+			break;
+		records += def.records;
 		const sim_op *op = p->ops + def.first, *op_end = op + def.count;
 		const uint64_t *d = w + 1;
-		w = d + use_data(w[0]);
+		w = d + data;
 		if (__builtin_expect(def.lines != SIM_NO_FAST_FORM, 1)) {
 			const sim_fetch_line *fl = p->lines + def.line_first;
 			bool at_front = true;
@@ -1527,6 +1543,12 @@ static inline __attribute__((always_inline)) int compact_classify_body(sim *s, c
 		if (rc)
 			break;
 	}
+	if (cp->unchecked && rc == 0) {
+		/* where the run ends: the whole block's uses, walked once */
+		cp->end = w;
+		cp->records = records;
+		cp->unchecked = false;
+	}
 	touch_log_store(&ilog);
 	touch_log_store(&dlog);
 	for (int k = 0; k < SIM_KIND_COUNT; k++)
@@ -1537,14 +1559,14 @@ static inline __attribute__((always_inline)) int compact_classify_body(sim *s, c
 }
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-static __attribute__((target("avx512f"))) int compact_classify_wide(sim *s, const trace_compact *cp,
+static __attribute__((target("avx512f"))) int compact_classify_wide(sim *s, trace_compact *cp,
                                                                      plumb_status *status)
 {
 	return compact_classify_body(s, cp, status, true);
 }
 #endif
 
-static int compact_classify_narrow(sim *s, const trace_compact *cp, plumb_status *status)
+static int compact_classify_narrow(sim *s, trace_compact *cp, plumb_status *status)
 {
 	return compact_classify_body(s, cp, status, false);
 }
@@ -1743,13 +1765,17 @@ static int compact_mru_narrow(sim *s, const trace_compact *c, plumb_status *stat
 	return compact_mru(s, c, status, false);
 }
 
-int sim_access_compact(sim *s, const trace_compact *c, plumb_status *status)
+int sim_access_compact(sim *s, trace_compact *c, plumb_status *status)
 {
 	if (c->filtered)
 		return plumb_fail(status, EINVAL, "plumbgrind's filtered entries go to sim_access_filtered");
+	bool general = s->config.check || s->annotate || s->has_tlb || !l1s_ordered(s);
+	/* only the classifying loop checks an unchecked run as it walks */
+	if (c->unchecked && (general || !s->config.classify))
+		trace_compact_settle(c);
 	if (c->words == c->end)
 		return 0;
-	if (s->config.check || s->annotate || s->has_tlb || !l1s_ordered(s))
+	if (general)
 		return compact_expanded(s, c, status);
 	if (program_update(s, c, status) != 0)
 		return -1;

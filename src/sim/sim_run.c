@@ -87,6 +87,9 @@ int sim_run_reader(sim *s, trace_reader *reader, trace_interleaver *interleaver,
 	progress p;
 	progress_begin(&p, "plumb sim: records", 0);
 	int rc = 0;
+	/* the runs of uses checked as the simulator walks them, not walked twice */
+	if (!interleaver)
+		trace_reader_want_unchecked_runs(reader);
 	for (;;) {
 		/* Lent, not copied: a native file's records come straight from the
 		 * reader's background decoder (docs/trace-format.md). */
@@ -108,7 +111,9 @@ int sim_run_reader(sim *s, trace_reader *reader, trace_interleaver *interleaver,
 			rc = -1;
 			break;
 		}
-		*records += compact.filtered ? compact.records : (uint64_t)got;
+		if (compact.words && !compact.filtered)
+			trace_reader_compact_taken(reader, &compact);
+		*records += compact.words ? compact.records : (uint64_t)got;
 		progress_step(&p, (size_t)*records);
 	}
 	progress_end(&p);

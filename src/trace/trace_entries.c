@@ -319,7 +319,104 @@ long trace_entries_run(trace_entries *e, const uint64_t **cursor, const uint64_t
 	compact->definitions = definitions;
 	compact->stream = e->stream;
 	compact->filtered = false;
+	compact->unchecked = false;
 	return (long)(records > LONG_MAX ? LONG_MAX : records);
+}
+
+long trace_entries_run_unchecked(trace_entries *e, const uint64_t *w, const uint64_t *end, trace_compact *compact)
+{
+	if (w == end || tag_of(w[0]) != TRACE_ENTRY_USE)
+		return 0;
+	long data = use_data(e, w[0]);
+	if (data < 0)
+		return -1;
+	if (end - w <= data)
+		return fail(e, "an entry cut by the block's end");
+	uint32_t id = (uint32_t)w[0];
+	compact->words = w;
+	compact->end = end;
+	compact->thread = e->thread;
+	compact->records = e->count[id];
+	compact->templates = e->templates;
+	compact->first = e->first;
+	compact->count = e->count;
+	compact->data = e->data;
+	compact->definitions = e->definitions;
+	compact->stream = e->stream;
+	compact->filtered = false;
+	compact->unchecked = true;
+	return e->count[id];
+}
+
+/* The records of the run out beyond those counted when it was handed out. */
+static void count_rest_of_run(trace_reader *reader, uint64_t records)
+{
+	if (records <= reader->run_counted)
+		return;
+	uint64_t more = records - reader->run_counted;
+	reader->info.records += more;
+	if (reader->ring)
+		reader->info.bytes += more * sizeof(trace_record);   /* as the ring counts a run's */
+}
+
+long trace_entries_next_run(trace_reader *reader, trace_entries *e, const uint64_t **cursor, const uint64_t *end,
+                            trace_compact *compact)
+{
+	if (reader->run_cursor) {
+		trace_compact skipped;
+		long n = trace_entries_run(e, reader->run_cursor, reader->run_end, &skipped);
+		reader->run_cursor = NULL;
+		if (n < 0)
+			return -1;
+		count_rest_of_run(reader, skipped.records);
+	}
+	if (e->filtered || !reader->unchecked_runs)
+		return trace_entries_run(e, cursor, end, compact);
+	long n = trace_entries_run_unchecked(e, *cursor, end, compact);
+	if (n > 0) {
+		reader->run_cursor = cursor;
+		reader->run_words = *cursor;
+		reader->run_end = end;
+		reader->run_counted = (uint64_t)n;
+	}
+	return n;
+}
+
+void trace_reader_want_unchecked_runs(trace_reader *reader)
+{
+	if (reader)
+		reader->unchecked_runs = true;
+}
+
+void trace_reader_compact_taken(trace_reader *reader, const trace_compact *c)
+{
+	if (!reader || !reader->run_cursor || c->unchecked || c->words != reader->run_words || c->end <= c->words ||
+	    c->end > reader->run_end)
+		return;   /* not the run out, or not settled: the reader walks it at its next call */
+	*reader->run_cursor = c->end;
+	reader->run_cursor = NULL;
+	count_rest_of_run(reader, c->records);
+}
+
+void trace_compact_settle(trace_compact *c)
+{
+	if (!c->unchecked)
+		return;
+	const uint64_t *w = c->words, *end = c->end;
+	uint64_t records = 0;
+	while (w < end) {
+		uint64_t head = w[0];
+		uint32_t id = (uint32_t)head;
+		size_t data = (size_t)(head >> 32) & 0xff;
+		if ((head >> 40) != TRACE_COMPACT_USE_HIGH || id >= c->definitions || c->data[id] != data ||
+		    (size_t)(end - w) <= data)
+			break;
+		records += c->count[id];
+		w += 1 + data;
+	}
+	c->end = w;
+	c->records = records;
+	c->unchecked = false;
 }
 
 int trace_entries_scan(trace_entries *e, uint64_t *words, size_t n, uint64_t *out, trace_scan_mode mode,

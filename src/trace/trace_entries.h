@@ -78,6 +78,19 @@ long trace_entries_expand(trace_entries *entries, const uint64_t **cursor, const
  * stream's run is of COUNTS and GENERAL entries (compact->filtered), checked
  * as strictly; it returns at least 1 (its records may be 0). */
 long trace_entries_run(trace_entries *entries, const uint64_t **cursor, const uint64_t *end, trace_compact *compact);
+/* trace_entries_run for a reader that hands runs out unchecked
+ * (trace_compact.unchecked): only the use at cursor is checked, the run
+ * reaches to end, the cursor stays (trace_reader_compact_taken moves it).
+ * The first use's records, 0 if the next entry is not a use, -1 on a bad
+ * one.  Not for a filtered stream. */
+/* The next run of uses at *cursor for trace_reader_view_compact: unchecked
+ * (trace_entries_run_unchecked) when the reader's caller asked for that,
+ * else trace_entries_run's; a run handed out unchecked and not given back
+ * (trace_reader_compact_taken) is walked and checked here first. */
+long trace_entries_next_run(trace_reader *reader, trace_entries *entries, const uint64_t **cursor,
+                            const uint64_t *end, trace_compact *compact);
+long trace_entries_run_unchecked(trace_entries *entries, const uint64_t *cursor, const uint64_t *end,
+                                 trace_compact *compact);
 
 /* A whole block of entries checked at once (every tag, number, length,
  * kind and name; definitions learnt), *records set to the records it stands

@@ -215,6 +215,13 @@ struct trace_reader {
 	plumb_status failure;
 	bool allow_truncated;
 	trace_reader_info info;
+	/* trace_reader_want_unchecked_runs: the run handed out unchecked and
+	 * not yet given back (run_cursor: the reader's cursor, still at its
+	 * start; NULL: none), its block's end, the records counted for it */
+	bool unchecked_runs;
+	const uint64_t **run_cursor;
+	const uint64_t *run_words, *run_end;
+	uint64_t run_counted;
 };
 
 int trace_native_reader_init(trace_reader *reader, plumb_status *status);

@@ -540,7 +540,7 @@ static long native_lend_compact(trace_reader *reader, const trace_record **recor
 		if (n->ended || reader->failed)
 			return 0;
 		if (n->in_entries && n->word < n->word_end) {
-			long got = trace_entries_run(&n->walker, &n->word, n->word_end, compact);
+			long got = trace_entries_next_run(reader, &n->walker, &n->word, n->word_end, compact);
 			if (got < 0)
 				return entries_failed(reader), 0;
 			if (got > 0) {

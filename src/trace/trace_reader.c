@@ -290,6 +290,7 @@ long trace_reader_view_compact(trace_reader *reader, const trace_record **record
 	compact->words = compact->end = NULL;
 	compact->records = 0;
 	compact->filtered = false;
+	compact->unchecked = false;
 	if (!reader || !reader->lend_compact || reader->failed || max == 0)
 		return trace_reader_view(reader, records, max, status);
 	*records = NULL;

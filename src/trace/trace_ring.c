@@ -228,7 +228,7 @@ static long ring_lend(trace_reader *reader, const trace_record **records, size_t
 static long compact_run(trace_reader *reader, trace_compact *compact)
 {
 	trace_ring *ring = reader->ring;
-	long n = trace_entries_run(&ring->entries, &ring->word, ring->end, compact);
+	long n = trace_entries_next_run(reader, &ring->entries, &ring->word, ring->end, compact);
 	if (n < 0)
 		return ring_fail(reader, ring->entries.error);
 	reader->info.bytes += compact->records * sizeof(trace_record);

@@ -6,11 +6,14 @@
  *         without zstd: checked whole as a loaded block is
  *         (trace_entries_scan), and walked as the ring's blocks are
  *         (trace_entries_expand and trace_entries_run, in batches of the
- *         second byte's records), whatever the scan said;
+ *         second byte's records; with its bit 1 too, the runs handed out
+ *         unchecked and settled, trace_compact_settle), whatever the scan
+ *         said;
  *   other even  a whole native trace through trace_reader_open_memory
  *         (truncation allowed when the second byte's bit 0 is set; bit 1:
  *         trace_reader_view_compact, as plumb sim reads, else
- *         trace_reader_read).
+ *         trace_reader_read; bit 2: its runs unchecked, settled, and given
+ *         back unless bit 3 is set).
  * The fuzz build also skips the block checksums (see
  * FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION in trace_native_read.c), so
  * mutated inputs reach zstd and the decoders. */
@@ -67,7 +70,22 @@ static void entry_words(const uint8_t *data, size_t size)
 	const uint64_t *cursor = words, *end = words + n;
 	while (cursor < end) {
 		trace_compact compact;
-		long got = (data[1] & 1) ? trace_entries_run(&walk, &cursor, end, &compact) : 0;
+		long got = 0;
+		if ((data[1] & 3) == 3) {
+			got = trace_entries_run_unchecked(&walk, cursor, end, &compact);
+			if (got > 0) {
+				if (!compact.unchecked || compact.words != cursor || compact.end != end)
+					abort();
+				trace_compact_settle(&compact);
+				if (compact.end <= cursor || (uint64_t)got > compact.records)
+					abort();
+				check_compact(&compact, (long)compact.records);
+				cursor = compact.end;
+				continue;
+			}
+		} else if (data[1] & 1) {
+			got = trace_entries_run(&walk, &cursor, end, &compact);
+		}
 		if (got < 0)
 			break;
 		if (got > 0) {
@@ -134,7 +152,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (data[1] & 2) {
 		const trace_record *lent;
 		trace_compact compact;
+		if (data[1] & 4)
+			trace_reader_want_unchecked_runs(reader);
 		while ((n = trace_reader_view_compact(reader, &lent, &compact, batch, &status)) > 0) {
+			if (compact.words && compact.unchecked) {
+				trace_compact_settle(&compact);
+				if ((uint64_t)n > compact.records)
+					abort();
+				check_compact(&compact, (long)compact.records);
+				if (!(data[1] & 8))
+					trace_reader_compact_taken(reader, &compact);
+				continue;
+			}
 			if (compact.words) {
 				check_compact(&compact, n);
 				continue;

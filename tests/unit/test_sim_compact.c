@@ -113,8 +113,69 @@ static void make_stream(compact_stream *c, uint64_t seed, uint32_t cores, size_t
 	c->run_start[c->runs] = c->word_count;
 }
 
-static void feed_compact(sim *s, const compact_stream *c, uint64_t stream)
+/* Each run as trace_compact_settle would end it when handed out unchecked
+ * (trace_reader_want_unchecked_runs): followed by an entry that is not a
+ * good use, by turns another kind of entry, a use of an unknown
+ * definition, one whose data count is not its definition's, one with bits
+ * 40-59 set, one cut by the block's end, or the block's end itself.  The
+ * simulator must stop before it, settle the run (its end, its records) and
+ * count exactly what the checked run counts. */
+static void feed_unchecked(sim *s, const compact_stream *c, uint64_t stream)
 {
+	static uint64_t block[MAX_WORDS + 300];
+	plumb_status status;
+	for (size_t i = 0; i < c->runs; i++) {
+		size_t n = c->run_start[i + 1] - c->run_start[i], definitions = c->run_definitions[i];
+		memcpy(block, c->words + c->run_start[i], n * sizeof *block);
+		uint64_t records = 0;
+		for (size_t w = 0; w < n; w += 1 + c->data[(uint32_t)block[w]])
+			records += c->count[(uint32_t)block[w]];
+		size_t with = c->data[0] ? 0 : definitions;   /* a definition with data words, if any */
+		for (size_t d = 0; d < definitions && with == definitions; d++)
+			if (c->data[d])
+				with = d;
+		size_t words = n;
+		switch (i % 6) {
+		case 0: block[words++] = 3ull << 60 | c->run_thread[i]; break;
+		case 1: block[words++] = 1ull << 60 | (uint64_t)c->data[0] << 32 | definitions; break;
+		case 2:   /* with as many address words as its count says */
+			block[words++] = 1ull << 60 | (uint64_t)((c->data[0] + 1) & 0xff) << 32;
+			for (unsigned k = 0; k < ((c->data[0] + 1) & 0xffu); k++)
+				block[words++] = 0x10000;
+			break;
+		case 3: block[words++] = 1ull << 60 | 1ull << 45 | (uint64_t)c->data[0] << 32; break;
+		case 4:
+			if (with < definitions)
+				block[words++] = 1ull << 60 | (uint64_t)c->data[with] << 32 | with;   /* no data words after */
+			break;
+		default: break;
+		}
+		trace_compact run = {
+			.words = block, .end = block + words, .thread = c->run_thread[i], .records = 1,
+			.templates = c->templates, .first = c->first, .count = c->count, .data = c->data,
+			.definitions = definitions, .stream = stream, .unchecked = true,
+		};
+		cr_assert_eq(sim_access_compact(s, &run, &status), 0, "%s", status.message);
+		cr_assert_not(run.unchecked, "run %zu settled", i);
+		cr_assert_eq(run.end, block + n, "run %zu ends before the entry after it (%zu words, not %zu)", i,
+		             (size_t)(run.end - block), n);
+		cr_assert_eq(run.records, records, "run %zu: %llu records", i, (unsigned long long)run.records);
+		/* trace_compact_settle ends it in the same place */
+		trace_compact again = run;
+		again.end = block + words;
+		again.unchecked = true;
+		trace_compact_settle(&again);
+		cr_assert_eq(again.end, run.end);
+		cr_assert_eq(again.records, run.records);
+	}
+}
+
+static void feed_compact(sim *s, const compact_stream *c, uint64_t stream, bool unchecked)
+{
+	if (unchecked) {
+		feed_unchecked(s, c, stream);
+		return;
+	}
 	plumb_status status;
 	for (size_t i = 0; i < c->runs; i++) {
 		trace_compact run = {
@@ -144,7 +205,7 @@ static void same_statistics(const sim *a, const sim *b)
 	cr_assert(memcmp(lines_a, lines_b, na * sizeof *lines_a) == 0, "line tables differ");
 }
 
-static void compact_case(unsigned variant, uint64_t seed)
+static void compact_case(unsigned variant, uint64_t seed, bool unchecked)
 {
 	sim_config c;
 	uint32_t cores = 1 + variant % 2;
@@ -233,12 +294,12 @@ static void compact_case(unsigned variant, uint64_t seed)
 	cr_assert_eq(sim_new(&compact, &c, &status), 0, "%s", status.message);
 	cr_assert_eq(sim_new(&records, &c, &status), 0, "%s", status.message);
 	compact->narrow_sets = variant == 17 || variant >= 20;
-	feed_compact(compact, stream, 1);
+	feed_compact(compact, stream, 1, unchecked);
 	cr_assert_eq(sim_access_batch(records, stream->records.records, stream->records.count, &status), 0, "%s",
 	             status.message);
 	same_statistics(compact, records);
 	/* another stream, its own definitions under the same numbers */
-	feed_compact(compact, other, 2);
+	feed_compact(compact, other, 2, unchecked);
 	cr_assert_eq(sim_access_batch(records, other->records.records, other->records.count, &status), 0, "%s",
 	             status.message);
 	same_statistics(compact, records);
@@ -257,7 +318,18 @@ Test(sim_compact, counts_what_the_records_count)
 {
 	for (unsigned variant = 0; variant < 26; variant++)
 		for (uint64_t seed = 1; seed <= 3; seed++)
-			compact_case(variant, seed + 10 * (uint64_t)variant);
+			compact_case(variant, seed + 10 * (uint64_t)variant, false);
+}
+
+/* Runs handed out unchecked (trace_reader_want_unchecked_runs): the
+ * classifying loop checks each use as it walks, the others settle the run
+ * first; either way the run ends before the first entry that is not a good
+ * use and counts what the checked run counts. */
+Test(sim_compact, an_unchecked_run_ends_before_the_first_entry_not_a_good_use)
+{
+	static const unsigned variants[] = { 0, 4, 6, 9, 10, 11, 13, 14, 17, 18, 19, 20, 21, 22, 25 };
+	for (size_t v = 0; v < sizeof variants / sizeof *variants; v++)
+		compact_case(variants[v], 7 + 10 * (uint64_t)variants[v], true);
 }
 
 Test(sim_compact, an_empty_run_does_nothing)

@@ -416,6 +416,27 @@ Test(trace_ring, uses_carry_their_data_count)
 	cr_assert_eq(compact.definitions, 1);
 	cr_assert_eq(trace_reader_view_compact(reader, &records, &compact, 4096, &status), 0);
 	cr_assert_eq(trace_reader_close(reader, &status), 0, "%s", status.message);
+	/* handed out unchecked: the first use checked, the run to the block's
+	 * end; settled and given back, or walked by the reader when it is not */
+	for (int given_back = 0; given_back < 2; given_back++) {
+		reader = hand_written_ring(words, (uint32_t)n);
+		trace_reader_want_unchecked_runs(reader);
+		got = trace_reader_view_compact(reader, &records, &compact, 4096, &status);
+		cr_assert_eq(got, 4, "the first use's records (%ld)", got);
+		cr_assert(compact.unchecked);
+		cr_assert_eq(compact.end - compact.words, 9);
+		trace_compact_settle(&compact);
+		cr_assert_not(compact.unchecked);
+		cr_assert_eq(compact.end - compact.words, 9);
+		cr_assert_eq(compact.records, 12);
+		if (given_back)
+			trace_reader_compact_taken(reader, &compact);
+		cr_assert_eq(trace_reader_view_compact(reader, &records, &compact, 4096, &status), 0, "%s", status.message);
+		trace_reader_info info;
+		trace_reader_get_info(reader, &info);
+		cr_assert_eq(info.records, 12, "every record counted once (%llu)", (unsigned long long)info.records);
+		cr_assert_eq(trace_reader_close(reader, &status), 0, "%s", status.message);
+	}
 }
 
 /* A use whose data count is not its definition's, or of a definition not
@@ -435,7 +456,9 @@ Test(trace_ring, a_bad_use_is_an_error)
 		{ USE(2, 0), 1, "cut by the block's end" },
 	};
 	for (size_t b = 0; b < sizeof bad / sizeof *bad; b++) {
-		for (int compact_way = 0; compact_way < 2; compact_way++) {
+		/* 0: records; 1: compact runs; 2: unchecked runs, settled and given
+		 * back; 3: unchecked runs not given back (the reader walks them) */
+		for (int compact_way = 0; compact_way < 4; compact_way++) {
 			uint64_t words[16];
 			memcpy(words, definition, sizeof definition);
 			size_t n = sizeof definition / sizeof *definition;
@@ -450,7 +473,18 @@ Test(trace_ring, a_bad_use_is_an_error)
 			trace_compact compact;
 			plumb_status status;
 			long got;
-			if (compact_way) {
+			if (compact_way >= 2) {
+				trace_reader_want_unchecked_runs(reader);
+				got = trace_reader_view_compact(reader, &records, &compact, 4096, &status);
+				cr_assert_eq(got, 4, "the good use, checked (%ld)", got);
+				cr_assert(compact.unchecked);
+				trace_compact_settle(&compact);
+				cr_assert_eq(compact.end - compact.words, 3, "bad use %zu: the run ends before it", b);
+				cr_assert_eq(compact.records, 4);
+				if (compact_way == 2)
+					trace_reader_compact_taken(reader, &compact);
+				got = trace_reader_view_compact(reader, &records, &compact, 4096, &status);
+			} else if (compact_way) {
 				got = trace_reader_view_compact(reader, &records, &compact, 4096, &status);
 			} else {
 				trace_record out[64];
