@@ -150,6 +150,7 @@ static ULong singles_counted;            /* records pgf_record counted in total_
 static ULong packed_counts;
 #define PACKED_FULL 0x8000800080008000ull
 static Bool wide_sets;                /* an 8-way L1D and AVX-512: deeper hits as one vector */
+static Bool wide_fetch_sets;          /* the same for an 8-way L1I */
 static Bool cpu_has_avx512f(void);
 
 static void use_scratch(void)
@@ -237,6 +238,7 @@ Bool pg_ring_open(void)
 		}
 		pgf_reset(&model);
 		wide_sets = model.l1[1].assoc == 8 && cpu_has_avx512f();
+		wide_fetch_sets = model.l1[0].assoc == 8 && cpu_has_avx512f();
 		filtering = True;
 		inline_checks = !pg_clo_filter_walk;
 		UChar settable = (UChar)(model.state_mask | model.dirty_bit | model.read_state | model.write_state |
@@ -392,7 +394,7 @@ static Bool cpu_has_avx512f(void)
 
 static __attribute__((target("avx512f"), noinline)) Bool wide_hit(UInt akind, ULong address, UInt size)
 {
-	pgf_cache *c = &model.l1[1];
+	pgf_cache *c = &model.l1[akind == PGF_FETCH ? 0 : 1];
 	ULong line = address >> c->line_bits;
 	if (size == 0 || ((address + size - 1) >> c->line_bits) != line)
 		return False;
@@ -447,7 +449,8 @@ static VG_REGPARM(2) void filter_fetch(Addr address, UWord how)
 	}
 	UInt size = (UInt)how & 0xffff;
 	/* most are lines deeper in their sets: no room needed */
-	if (pgf_settle(&model, PGF_FETCH, address, size) || !out_room(PGF_GENERAL_MAX_WORDS))
+	if ((wide_fetch_sets && wide_hit(PGF_FETCH, address, size)) || pgf_settle(&model, PGF_FETCH, address, size) ||
+	    !out_room(PGF_GENERAL_MAX_WORDS))
 		return;
 	out_at += pgf_general(&model, out_at, PGF_FETCH, address, size);
 }
