@@ -2,7 +2,7 @@
  * tool so that only what they do not settle crosses to plumb.
  *
  * Plain C with no library (plumbgrind links no libc): plain data and tight
- * loops, in cachegrind's style.  vg/pg_ring.c includes it, and so does a unit
+ * loops, in cachegrind's style.  vg/pg_filter.c includes it, and so does a unit
  * test of plumb (tests/unit/test_sim_compact.c, suite sim_filter), which runs
  * it inside plumb's process against the simulator itself.
  *

@@ -185,8 +185,8 @@ IRSB *pg_instrument(VgCallbackClosure *closure, IRSB *sb_in, const VexGuestLayou
 	if (guest_word != host_word)
 		VG_(tool_panic)("plumbgrind: host and guest word sizes differ");
 	instrumenter in = { .out = deepCopyIRSBExceptStmts(sb_in), .used = 0, .instruction = 0 };
-	if (pg_ring_enabled)
-		pg_ring_block_begin();
+	if (pg_filter_enabled)
+		pg_filter_block_begin();
 	IRTypeEnv *types = sb_in->tyenv;
 	Int i = 0;
 	while (i < sb_in->stmts_used && sb_in->stmts[i]->tag != Ist_IMark)

@@ -55,7 +55,6 @@ static Bool process_option(const HChar *argument)
 	else if VG_STR_CLO(argument, "--plumb-ring", pg_clo_ring) {}
 	else if VG_STR_CLO(argument, "--plumb-filter", pg_clo_filter) {}
 	else if VG_BOOL_CLO(argument, "--plumb-calls", pg_clo_calls) {}
-	else if VG_BOOL_CLO(argument, "--plumb-filter-walk", pg_clo_filter_walk) {}
 	else
 		return False;
 	return True;

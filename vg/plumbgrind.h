@@ -5,6 +5,8 @@
  *   pg_trace.c      the reference trace in lackey's text format
  *   pg_debuginfo.c  function, file and line of every instruction run (--plumb-code)
  *   pg_ring.c       the reference trace as binary records in a ring shared with plumb
+ *   pg_filter.c     the L1s of a one-core machine, checked inline; only what they
+ *                   do not settle goes into the ring
  *
  * Valgrind runs one guest thread at a time (the big lock), so the counts of
  * the running thread live in one global array, pg_live, that the instrumented
@@ -44,7 +46,6 @@ extern Bool pg_clo_collect;           /* --plumb-collect=yes|no: collecting at s
 extern const HChar *pg_clo_code;      /* --plumb-code=FILE: source attribution, NULL: none */
 extern const HChar *pg_clo_ring;      /* --plumb-ring=MEMFD,FULLFD,FREEFD,BLOCKS,BLOCKBYTES */
 extern const HChar *pg_clo_filter;    /* --plumb-filter=...: the L1s of a one-core machine (vg/pg_filter.h) */
-extern Bool pg_clo_filter_walk;       /* --plumb-filter-walk=yes: the filter walks a stage instead of inline checks */
 extern Bool pg_clo_calls;             /* --plumb-calls=yes: calls and returns into the ring */
 
 /* ---- pg_threads.c ---- */
@@ -133,7 +134,6 @@ Bool pg_ring_open(void);              /* False after a message if --plumb-ring i
 void pg_ring_collect_changed(void);
 /* Emits the inline stores of one flushed event list (in order). */
 void pg_ring_emit(IRSB *out, const pg_event *events, Int count);
-void pg_ring_block_begin(void);       /* a superblock's instrumentation starts */
 VG_REGPARM(1) void pg_ring_room(UWord bytes);
 VG_REGPARM(3) void pg_ring_single(Addr address, UWord size_kind, Addr instruction);
 void pg_ring_thread_switch(UInt thread);   /* the running thread changed */
@@ -152,5 +152,24 @@ ULong pg_ring_records(void);
 VG_REGPARM(3) void pg_ring_call(Addr site, Addr target, Addr sp);
 VG_REGPARM(1) void pg_ring_return(Addr sp);
 const HChar *pg_ring_error(void);
+/* Room for `words` in the ring whether or not collecting; returns where to
+ * write, or NULL after an error.  pg_ring_done(n) then advances past the n
+ * words written (at most `words`). */
+ULong *pg_ring_reserve(UInt words);
+void pg_ring_done(UInt words);
+/* Collecting into the ring (not stopped, not switched off). */
+extern Bool pg_ring_live;
+
+/* ---- pg_filter.c ---- */
+extern Bool pg_filter_enabled;
+Bool pg_filter_open(const HChar *option);   /* False: not a machine the model can be */
+/* Instrumentation: a superblock starts; a flushed event list, in order. */
+void pg_filter_block_begin(void);
+void pg_filter_emit(IRSB *out, const pg_event *events, Int count);
+/* A COUNTS entry of what the L1s settled since the last one (dropped when
+ * not collecting): before every thread switch, marker, collection switch
+ * and at the end. */
+void pg_filter_counts(void);
+ULong pg_filter_records(void);
 
 #endif
