@@ -94,7 +94,7 @@ typedef struct sim_shadow {
 	sim_table index;        /* line -> node */
 	uint64_t *line;         /* per node; SIM_NO_TAG: free */
 	uint64_t *mark;         /* per node: the update that last placed it */
-	uint32_t *previous, *next;      /* the recency list, most recent first */
+	uint32_t *previous, *next;      /* the recency list, most recent first, through node pool (the sentinel) */
 	uint32_t *free_nodes;
 	uint32_t *order;        /* scratch: the logged lines' nodes, most recent first */
 	uint64_t *log;          /* lines touched since the last update, in order */
@@ -102,7 +102,7 @@ typedef struct sim_shadow {
 	sim_shadow_hint *hint;  /* by the line's low bits: a line lately looked up, */
 	uint32_t *hint_node;    /* and its node */
 	uint32_t hint_mask;
-	uint32_t head, tail, listed, capacity;
+	uint32_t listed, capacity;
 	uint32_t pool, allocated, free_count;
 	uint64_t syncs;         /* updates so far */
 	uint64_t last;          /* the most recent line */

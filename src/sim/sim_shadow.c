@@ -28,8 +28,10 @@ int sim_shadow_init(sim_shadow *s, uint32_t capacity)
 	s->pool = 2 * capacity;
 	s->line = malloc(s->pool * sizeof *s->line);
 	s->mark = calloc(s->pool, sizeof *s->mark);
-	s->previous = malloc(s->pool * sizeof *s->previous);
-	s->next = malloc(s->pool * sizeof *s->next);
+	/* one more: node pool is the list's sentinel (its next the most
+	 * recent line, its previous the least), so that a move has no branch */
+	s->previous = malloc((s->pool + 1) * sizeof *s->previous);
+	s->next = malloc((s->pool + 1) * sizeof *s->next);
 	s->free_nodes = malloc(s->pool * sizeof *s->free_nodes);
 	s->order = malloc(capacity * sizeof *s->order);
 	s->log_capacity = LOG_CAPACITY;
@@ -49,7 +51,7 @@ int sim_shadow_init(sim_shadow *s, uint32_t capacity)
 		sim_shadow_free(s);
 		return -1;
 	}
-	s->head = s->tail = NONE;
+	s->previous[s->pool] = s->next[s->pool] = s->pool;
 	s->capacity = capacity;
 	s->last = SIM_NO_TAG;
 	return 0;
@@ -70,27 +72,20 @@ void sim_shadow_free(sim_shadow *s)
 	memset(s, 0, sizeof *s);
 }
 
-static void shadow_unlink(sim_shadow *s, uint32_t n)
+static inline void shadow_unlink(sim_shadow *s, uint32_t n)
 {
-	if (s->previous[n] != NONE)
-		s->next[s->previous[n]] = s->next[n];
-	else
-		s->head = s->next[n];
-	if (s->next[n] != NONE)
-		s->previous[s->next[n]] = s->previous[n];
-	else
-		s->tail = s->previous[n];
+	uint32_t before = s->previous[n], after = s->next[n];
+	s->next[before] = after;
+	s->previous[after] = before;
 }
 
-static void shadow_push_front(sim_shadow *s, uint32_t n)
+static inline void shadow_push_front(sim_shadow *s, uint32_t n)
 {
-	s->previous[n] = NONE;
-	s->next[n] = s->head;
-	if (s->head != NONE)
-		s->previous[s->head] = n;
-	s->head = n;
-	if (s->tail == NONE)
-		s->tail = n;
+	uint32_t sentinel = s->pool, head = s->next[sentinel];
+	s->previous[n] = sentinel;
+	s->next[n] = head;
+	s->previous[head] = n;
+	s->next[sentinel] = n;
 }
 
 /* The node of line, or NONE; the hint remembers it. */
@@ -134,7 +129,7 @@ static void shadow_release(sim_shadow *s, uint32_t n)
 /* The least recent line leaves. */
 static void shadow_evict_tail(sim_shadow *s)
 {
-	uint32_t t = s->tail;
+	uint32_t t = s->previous[s->pool];
 	shadow_unlink(s, t);
 	shadow_release(s, t);
 	s->listed--;
@@ -177,13 +172,13 @@ void sim_shadow_sync(sim_shadow *s)
 	}
 	s->logged = 0;
 	if (k == s->capacity) {
-		for (uint32_t n = s->head; n != NONE;) {
+		for (uint32_t n = s->next[s->pool]; n != s->pool;) {
 			uint32_t after = s->next[n];
 			if (s->mark[n] != epoch)
 				shadow_release(s, n);
 			n = after;
 		}
-		s->head = s->tail = NONE;
+		s->previous[s->pool] = s->next[s->pool] = s->pool;
 		for (uint32_t j = k; j-- > 0;)
 			shadow_push_front(s, s->order[j]);
 		s->listed = k;
@@ -194,7 +189,7 @@ void sim_shadow_sync(sim_shadow *s)
 		if (s->previous[n] == UNLISTED) {
 			s->listed++;
 		} else {
-			if (s->head == n)
+			if (s->next[s->pool] == n)
 				continue;
 			shadow_unlink(s, n);
 		}
@@ -215,7 +210,7 @@ bool sim_shadow_reference(sim_shadow *s, uint64_t line)
 	uint32_t n = shadow_find(s, line);
 	bool present = n != NONE;
 	if (present) {
-		if (s->head != n) {
+		if (s->next[s->pool] != n) {
 			shadow_unlink(s, n);
 			shadow_push_front(s, n);
 		}
