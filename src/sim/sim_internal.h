@@ -90,11 +90,17 @@ typedef struct sim_shadow_hint {
 	uint64_t mark;          /* the node's mark, as of the hint's last use */
 } sim_shadow_hint;
 
+/* A node of a shadow's recency list: what a move, a lookup's check of its
+ * mark and an eviction read, together. */
+typedef struct sim_shadow_node {
+	uint64_t line;          /* SIM_NO_TAG: free */
+	uint64_t mark;          /* the update that last placed it */
+	uint32_t previous, next;   /* the recency list, most recent first, through the sentinel */
+} sim_shadow_node;
+
 typedef struct sim_shadow {
 	sim_table index;        /* line -> node */
-	uint64_t *line;         /* per node; SIM_NO_TAG: free */
-	uint64_t *mark;         /* per node: the update that last placed it */
-	uint32_t *previous, *next;      /* the recency list, most recent first, through node pool (the sentinel) */
+	sim_shadow_node *node;  /* pool of them, and the recency list's sentinel (node pool) */
 	uint32_t *free_nodes;
 	uint32_t *order;        /* scratch: the logged lines' nodes, most recent first */
 	uint64_t *log;          /* lines touched since the last update, in order */

@@ -26,12 +26,9 @@ int sim_shadow_init(sim_shadow *s, uint32_t capacity)
 	memset(s, 0, sizeof *s);
 	/* the list, and as many lines again made while it is brought up to date */
 	s->pool = 2 * capacity;
-	s->line = malloc(s->pool * sizeof *s->line);
-	s->mark = calloc(s->pool, sizeof *s->mark);
 	/* one more: node pool is the list's sentinel (its next the most
 	 * recent line, its previous the least), so that a move has no branch */
-	s->previous = malloc((s->pool + 1) * sizeof *s->previous);
-	s->next = malloc((s->pool + 1) * sizeof *s->next);
+	s->node = calloc(s->pool + 1, sizeof *s->node);
 	s->free_nodes = malloc(s->pool * sizeof *s->free_nodes);
 	s->order = malloc(capacity * sizeof *s->order);
 	s->log_capacity = LOG_CAPACITY;
@@ -45,13 +42,13 @@ int sim_shadow_init(sim_shadow *s, uint32_t capacity)
 	if (s->hint)
 		for (uint32_t i = 0; i < hints; i++)
 			s->hint[i] = (sim_shadow_hint){ SIM_NO_TAG, 0 };
-	if (!s->line || !s->mark || !s->previous || !s->next || !s->free_nodes || !s->order || !s->log || !s->hint ||
+	if (!s->node || !s->free_nodes || !s->order || !s->log || !s->hint ||
 	    !s->hint_node ||
 	    sim_table_init(&s->index, sizeof(uint32_t), capacity) != 0) {
 		sim_shadow_free(s);
 		return -1;
 	}
-	s->previous[s->pool] = s->next[s->pool] = s->pool;
+	s->node[s->pool].previous = s->node[s->pool].next = s->pool;
 	s->capacity = capacity;
 	s->last = SIM_NO_TAG;
 	return 0;
@@ -59,10 +56,7 @@ int sim_shadow_init(sim_shadow *s, uint32_t capacity)
 
 void sim_shadow_free(sim_shadow *s)
 {
-	free(s->line);
-	free(s->mark);
-	free(s->previous);
-	free(s->next);
+	free(s->node);
 	free(s->free_nodes);
 	free(s->order);
 	free(s->log);
@@ -74,18 +68,18 @@ void sim_shadow_free(sim_shadow *s)
 
 static inline void shadow_unlink(sim_shadow *s, uint32_t n)
 {
-	uint32_t before = s->previous[n], after = s->next[n];
-	s->next[before] = after;
-	s->previous[after] = before;
+	uint32_t before = s->node[n].previous, after = s->node[n].next;
+	s->node[before].next = after;
+	s->node[after].previous = before;
 }
 
 static inline void shadow_push_front(sim_shadow *s, uint32_t n)
 {
-	uint32_t sentinel = s->pool, head = s->next[sentinel];
-	s->previous[n] = sentinel;
-	s->next[n] = head;
-	s->previous[head] = n;
-	s->next[sentinel] = n;
+	uint32_t sentinel = s->pool, head = s->node[sentinel].next;
+	s->node[n].previous = sentinel;
+	s->node[n].next = head;
+	s->node[head].previous = n;
+	s->node[sentinel].next = n;
 }
 
 /* The node of line, or NONE; the hint remembers it. */
@@ -97,7 +91,7 @@ static inline uint32_t shadow_find(sim_shadow *s, uint64_t line)
 	uint32_t *found = sim_table_find(&s->index, line);
 	if (!found)
 		return NONE;
-	s->hint[h] = (sim_shadow_hint){ line, s->mark[*found] };
+	s->hint[h] = (sim_shadow_hint){ line, s->node[*found].mark };
 	s->hint_node[h] = *found;
 	return *found;
 }
@@ -106,9 +100,9 @@ static inline uint32_t shadow_find(sim_shadow *s, uint64_t line)
 static uint32_t shadow_new_node(sim_shadow *s, uint64_t line)
 {
 	uint32_t n = s->free_count ? s->free_nodes[--s->free_count] : s->allocated++;
-	s->line[n] = line;
-	s->mark[n] = 0;
-	s->previous[n] = s->next[n] = UNLISTED;
+	s->node[n].line = line;
+	s->node[n].mark = 0;
+	s->node[n].previous = s->node[n].next = UNLISTED;
 	*(uint32_t *)sim_table_insert(&s->index, line, NULL) = n;
 	uint32_t h = (uint32_t)line & s->hint_mask;
 	s->hint[h] = (sim_shadow_hint){ line, 0 };
@@ -118,9 +112,9 @@ static uint32_t shadow_new_node(sim_shadow *s, uint64_t line)
 
 static void shadow_release(sim_shadow *s, uint32_t n)
 {
-	uint64_t line = s->line[n];
+	uint64_t line = s->node[n].line;
 	sim_table_remove(&s->index, line);
-	s->line[n] = SIM_NO_TAG;
+	s->node[n].line = SIM_NO_TAG;
 	if (s->hint[(uint32_t)line & s->hint_mask].line == line)
 		s->hint[(uint32_t)line & s->hint_mask].line = SIM_NO_TAG;   /* no hint finds it */
 	s->free_nodes[s->free_count++] = n;
@@ -129,7 +123,7 @@ static void shadow_release(sim_shadow *s, uint32_t n)
 /* The least recent line leaves. */
 static void shadow_evict_tail(sim_shadow *s)
 {
-	uint32_t t = s->previous[s->pool];
+	uint32_t t = s->node[s->pool].previous;
 	shadow_unlink(s, t);
 	shadow_release(s, t);
 	s->listed--;
@@ -159,26 +153,26 @@ void sim_shadow_sync(sim_shadow *s)
 			n = found ? *found : shadow_new_node(s, line);
 			h->line = line;
 			s->hint_node[h - hint] = n;
-			if (s->mark[n] == epoch) {
+			if (s->node[n].mark == epoch) {
 				h->mark = epoch;
 				continue;
 			}
 		}
 		h->mark = epoch;
-		s->mark[n] = epoch;
+		s->node[n].mark = epoch;
 		order[k++] = n;
 		if (k == capacity)
 			break;   /* the older ones and the whole list fall beyond the capacity */
 	}
 	s->logged = 0;
 	if (k == s->capacity) {
-		for (uint32_t n = s->next[s->pool]; n != s->pool;) {
-			uint32_t after = s->next[n];
-			if (s->mark[n] != epoch)
+		for (uint32_t n = s->node[s->pool].next; n != s->pool;) {
+			uint32_t after = s->node[n].next;
+			if (s->node[n].mark != epoch)
 				shadow_release(s, n);
 			n = after;
 		}
-		s->previous[s->pool] = s->next[s->pool] = s->pool;
+		s->node[s->pool].previous = s->node[s->pool].next = s->pool;
 		for (uint32_t j = k; j-- > 0;)
 			shadow_push_front(s, s->order[j]);
 		s->listed = k;
@@ -186,10 +180,10 @@ void sim_shadow_sync(sim_shadow *s)
 	}
 	for (uint32_t j = k; j-- > 0;) {
 		uint32_t n = s->order[j];
-		if (s->previous[n] == UNLISTED) {
+		if (s->node[n].previous == UNLISTED) {
 			s->listed++;
 		} else {
-			if (s->next[s->pool] == n)
+			if (s->node[s->pool].next == n)
 				continue;
 			shadow_unlink(s, n);
 		}
@@ -210,7 +204,7 @@ bool sim_shadow_reference(sim_shadow *s, uint64_t line)
 	uint32_t n = shadow_find(s, line);
 	bool present = n != NONE;
 	if (present) {
-		if (s->next[s->pool] != n) {
+		if (s->node[s->pool].next != n) {
 			shadow_unlink(s, n);
 			shadow_push_front(s, n);
 		}
