@@ -73,8 +73,11 @@ Bool pg_filter_open(const HChar *option)
 {
 	if (!pgf_parse(&model, option))
 		return False;
+	/* each set's tags in cache lines of their own (8 ways: one line), not
+	 * split across two: a deeper hit loads them all as one vector */
 	for (Int l = 0; l < 2; l++) {
-		model.l1[l].tags = VG_(malloc)("pg.filter.tags", pgf_ways(&model, l) * sizeof(ULong));
+		Addr tags = (Addr)VG_(malloc)("pg.filter.tags", pgf_ways(&model, l) * sizeof(ULong) + 63);
+		model.l1[l].tags = (ULong *)((tags + 63) & ~(Addr)63);
 		model.l1[l].meta = VG_(malloc)("pg.filter.meta", pgf_ways(&model, l));
 	}
 	pgf_reset(&model);
