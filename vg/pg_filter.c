@@ -88,7 +88,7 @@ Bool pg_filter_open(const HChar *option)
 	                         model.dirty[2]);
 	for (Int k = 0; k < 3; k++)
 		meta_checked[k] = (model.need[k] & settable) || model.want[k] || model.dirty[k];
-	Bool avx512 = cpu_has_avx512f();
+	Bool avx512 = pg_clo_vector && cpu_has_avx512f();
 	wide_data_sets = model.l1[1].assoc == 8 && avx512;
 	wide_fetch_sets = model.l1[0].assoc == 8 && avx512;
 	pg_filter_enabled = True;

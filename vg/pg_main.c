@@ -41,6 +41,7 @@ Long pg_clo_trace_fd = -1;
 const HChar *pg_clo_code = NULL;
 Bool pg_clo_collect = True;
 Bool pg_clo_calls = False;
+Bool pg_clo_vector = True;
 
 static Int start_pid;
 static Bool forked_child;
@@ -55,6 +56,7 @@ static Bool process_option(const HChar *argument)
 	else if VG_STR_CLO(argument, "--plumb-ring", pg_clo_ring) {}
 	else if VG_STR_CLO(argument, "--plumb-filter", pg_clo_filter) {}
 	else if VG_BOOL_CLO(argument, "--plumb-calls", pg_clo_calls) {}
+	else if VG_BOOL_CLO(argument, "--plumb-vector", pg_clo_vector) {}
 	else
 		return False;
 	return True;
@@ -77,7 +79,8 @@ static void print_usage(void)
 
 static void print_debug_usage(void)
 {
-	VG_(printf)("    (none)\n");
+	VG_(printf)("    --plumb-vector=yes|no     AVX-512 for the L1 filter's deeper hits, when the CPU has it [yes]\n"
+	            "                              (no: the scalar path, which tests compare too)\n");
 }
 
 /* Copies a client string; NULL with a warning if it is unreadable, empty,

@@ -46,6 +46,7 @@ extern Bool pg_clo_collect;           /* --plumb-collect=yes|no: collecting at s
 extern const HChar *pg_clo_code;      /* --plumb-code=FILE: source attribution, NULL: none */
 extern const HChar *pg_clo_ring;      /* --plumb-ring=MEMFD,FULLFD,FREEFD,BLOCKS,BLOCKBYTES */
 extern const HChar *pg_clo_filter;    /* --plumb-filter=...: the L1s of a one-core machine (vg/pg_filter.h) */
+extern Bool pg_clo_vector;            /* --plumb-vector=no: the filter's scalar path even with AVX-512 */
 extern Bool pg_clo_calls;             /* --plumb-calls=yes: calls and returns into the ring */
 
 /* ---- pg_threads.c ---- */

@@ -514,7 +514,8 @@ static sim_config basic_cachegrind(void)
 /* Machines the tool's L1s can be besides cachegrind's: a 12-way L1D (its
  * sets' offsets a multiplication in the inline checks), a modify that is a
  * read then a write, MOESI; a 4-way L1D, a modify that is a write, accesses
- * cut to 16 bytes. */
+ * cut to 16 bytes; 3 is cachegrind's again, run with --plumb-vector=no (the
+ * scalar search for deeper hits, which an AVX-512 host never takes). */
 static sim_config filter_machine(int which)
 {
 	sim_config config = basic_cachegrind();
@@ -570,7 +571,7 @@ Test(trace_ring, the_l1_filter_changes_no_figure, .init = find_target_and_tool, 
 	char *collect[] = { target, "collect", "7000", NULL };
 	char *nested[] = { target, "nested", "3000", "4000", NULL };
 	char *const *programs[] = { threads, loop, collect, nested };
-	for (int machine = 0; machine < 3; machine++)
+	for (int machine = 0; machine < 4; machine++)
 		for (size_t p = 0; p < 4; p++) {
 			sim_config config = filter_machine(machine);
 			plumb_status status;
@@ -581,7 +582,7 @@ Test(trace_ring, the_l1_filter_changes_no_figure, .init = find_target_and_tool, 
 			cr_assert_not_null(mkdtemp(dir));
 			snprintf(text_path, sizeof text_path, "%s/trace.lackey", dir);
 			snprintf(option, sizeof option, "--plumb-trace=%s", text_path);
-			const char *const options[] = { filter, option, NULL };
+			const char *const options[] = { filter, option, machine == 3 ? "--plumb-vector=no" : NULL, NULL };
 			trace_reader *reader;
 			cr_assert_eq(trace_reader_open_command_options(&reader, programs[p], options, &status), 0, "%s",
 			             status.message);
