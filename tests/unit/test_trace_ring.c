@@ -499,6 +499,71 @@ Test(trace_ring, a_bad_use_is_an_error)
 	}
 }
 
+/* plumb sim's loop (sim_run_reader) takes the ring's runs unchecked and
+ * the simulator checks the uses: a bad use after a good one is still the
+ * reader's error naming the block, with a classifying machine (its loop
+ * checks) and without (the run settled first); good uses count their records. */
+Test(trace_ring, plumb_sims_loop_reports_a_bad_use)
+{
+	static const struct {
+		uint64_t use;
+		int words;
+		const char *says;
+	} bad[] = {
+		{ USE(1, 0), 1, "data count" },
+		{ USE(3, 0), 3, "data count" },
+		{ USE(2, 1), 2, "unknown definition" },
+		{ USE(2, 0) | 1ull << 45, 2, "unknown definition" },
+		{ USE(2, 0), 1, "cut by the block's end" },
+		{ 0, 0, NULL },   /* none: three good uses */
+	};
+	for (int classify = 0; classify < 2; classify++) {
+		sim_config config;
+		plumb_status status;
+		cr_assert_eq(sim_preset(&config, "default", &status), 0, "%s", status.message);
+		config.cores = 2;
+		config.classify = classify != 0;
+		for (size_t b = 0; b < sizeof bad / sizeof *bad; b++) {
+			uint64_t words[24];
+			memcpy(words, definition, sizeof definition);
+			size_t n = sizeof definition / sizeof *definition;
+			for (int i = 0; i < 2; i++) {
+				words[n++] = USE(2, 0);
+				words[n++] = 0x7000 + 64u * (unsigned)i;
+				words[n++] = 0x9000;
+			}
+			if (bad[b].says) {
+				words[n++] = bad[b].use;
+				for (int i = 0; i < bad[b].words; i++)
+					words[n++] = 0x7040;
+			} else {
+				words[n++] = USE(2, 0);
+				words[n++] = 0x7080;
+				words[n++] = 0x9000;
+			}
+			trace_reader *reader = hand_written_ring(words, (uint32_t)n);
+			sim *s;
+			cr_assert_eq(sim_new(&s, &config, &status), 0, "%s", status.message);
+			uint64_t records = 0;
+			int rc = sim_run_reader(s, reader, NULL, &records, &status);
+			if (bad[b].says) {
+				cr_assert_neq(rc, 0, "bad use %zu (classify %d) is accepted", b, classify);
+				cr_assert(strstr(status.message, bad[b].says) && strstr(status.message, "block 0"),
+				          "bad use %zu: %s", b, status.message);
+			} else {
+				cr_assert_eq(rc, 0, "%s", status.message);
+				cr_assert_eq(records, 12, "three uses of four records (%llu)", (unsigned long long)records);
+				cr_assert_eq(sim_statistics(s)->references[SIM_IFETCH], 6);
+				trace_reader_info info;
+				trace_reader_get_info(reader, &info);
+				cr_assert_eq(info.records, 12);
+			}
+			sim_free(s);
+			trace_reader_close(reader, NULL);
+		}
+	}
+}
+
 /* ---- plumbgrind's L1 filter (--plumb-filter, vg/pg_filter.h) ---- */
 
 static sim_config basic_cachegrind(void)
