@@ -54,6 +54,8 @@ typedef struct trace_names {
 	char **names;
 	size_t count, capacity;
 	size_t last;                   /* the last name found: markers repeat */
+	size_t *slots;                 /* open addressing: index + 1 of a name, 0 empty */
+	size_t slot_mask;              /* slots - 1 (a power of two, at least twice count) */
 } trace_names;
 
 /* The interned copy of name[0..length); NULL if out of memory. */
