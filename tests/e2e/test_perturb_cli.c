@@ -324,7 +324,11 @@ Test(perturb_cli, halts_add_no_page_faults_of_their_own, .timeout = 60)
 	double h = number(row_where2(stats, "measure", "page-faults:excluded", "configuration", "f=0.001s t=0s"), "mean");
 	double halts = number(row_where(cli_json_rows(root, "configurations"), "configuration", "f=0.001s t=0s"), "halts");
 	cr_assert_gt(halts, 3);
-	cr_assert_float_eq(h, b, 1e-9, "excluded page faults: baseline %g, halted %g", b, h);
+	/* At most the baseline's: in about one invocation of six (never the same
+	 * layout twice) every baseline run shows one fault more than every halted
+	 * run, a page the sampler's set-up touched before counting; a fault of
+	 * the handler's own would show the other way. */
+	cr_assert_leq(h, b + 1e-9, "excluded page faults: baseline %g, halted %g", b, h);
 	json_object_put(root);
 }
 
