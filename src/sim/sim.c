@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
@@ -67,6 +68,17 @@ int sim_new(sim **out, const sim_config *config, plumb_status *status)
 		                   config->classify) != 0)
 			goto oom;
 	}
+	/* The L1 shadows' catch-ups on a thread of their own (sim_shadow_worker.c)
+	 * when there is a second CPU to run it; PLUMB_SIM_SHADOW_THREAD=0: never,
+	 * =1: always (tests).  The answers are the same either way. */
+	const char *shadow_thread = getenv("PLUMB_SIM_SHADOW_THREAD");
+	bool want_thread = shadow_thread && shadow_thread[0] ? strcmp(shadow_thread, "0") != 0
+	                                                     : sysconf(_SC_NPROCESSORS_ONLN) >= 2;
+	if (config->classify && want_thread && sim_shadow_worker_new(&s->shadow_worker) == 0)
+		for (uint32_t c = 0; c < config->cores; c++)
+			for (int level = SIM_L1I; level <= SIM_L1D; level++)
+				if (s->core[c].cache[level].classify)
+					s->core[c].cache[level].shadow.worker = s->shadow_worker;
 	/* The directory holds one entry per line some private hierarchy holds:
 	 * sized for all of them at once, so it never grows without classify. */
 	s->fast = !config->classify && !s->has_tlb;
@@ -89,6 +101,7 @@ void sim_free(sim *s)
 {
 	if (!s)
 		return;
+	sim_shadow_worker_free(s->shadow_worker);   /* before the shadows it keeps */
 	for (uint32_t c = 0; c < SIM_MAX_CORES; c++) {
 		sim_core *k = &s->core[c];
 		for (int level = 0; level < 3; level++)
@@ -120,12 +133,14 @@ const sim_config *sim_configuration(const sim *s)
 
 const sim_stats *sim_statistics(const sim *s)
 {
+	sim_shadow_worker_settle(s->shadow_worker);
 	return &s->stats;
 }
 
 void sim_reset_statistics(sim *s)
 {
 	uint32_t cores = s->stats.cores;
+	sim_shadow_worker_settle(s->shadow_worker);
 	memset(&s->stats, 0, sizeof s->stats);
 	s->stats.cores = cores;
 	for (size_t i = 0; i < s->thread_capacity; i++) {

@@ -227,6 +227,7 @@ static void check_counts(const sim *s, problem *p)
 int sim_check(const sim *s, plumb_status *status)
 {
 	problem p = { .found = false };
+	sim_shadow_worker_settle(s->shadow_worker);
 	if (s->failed)
 		report(&p, "%s", s->failure);
 	check_private(s, &p);

@@ -11,7 +11,10 @@
 #include "sim/sim_core_state.h"
 
 enum { LEVEL_FIRST = 0, LEVEL_SECOND = 1, LEVEL_THIRD = 2 };
-enum { CLASS_NONE = 0, CLASS_COMPULSORY, CLASS_CAPACITY, CLASS_CONFLICT, CLASS_TRUE, CLASS_FALSE, CLASS_INCLUSION };
+/* CLASS_SHADOWED: capacity or conflict, counted by the shadow's answer
+ * (sim_shadow_classify), maybe on another thread; count_class skips it. */
+enum { CLASS_NONE = 0, CLASS_COMPULSORY, CLASS_CAPACITY, CLASS_CONFLICT, CLASS_TRUE, CLASS_FALSE, CLASS_INCLUSION,
+       CLASS_SHADOWED };
 
 /* What one reference did, counted once per level when it completes. */
 typedef struct reference {
@@ -276,6 +279,24 @@ static inline bool shadow_access(sim_cache *c, uint64_t line, bool hit)
 		return true;
 	}
 	return sim_shadow_reference(&c->shadow, line);
+}
+
+/* The class of a miss that does not need the shadow's answer, or
+ * CLASS_SHADOWED (classify_miss's order: compulsory, then coherence). */
+static uint8_t classify_without_shadow(sim *s, reference *r, sim_cache *c, uint64_t line, bool private_level)
+{
+	bool created = sim_lineset_insert(&c->seen, line);
+	if (private_level) {
+		sim_invalidation_record *rec = sim_table_find(&s->core[r->core].invalidated, granule_of(s, line << c->line_bits));
+		if (rec) {
+			if (rec->inclusion)
+				return CLASS_INCLUSION;
+			r->coherence_miss = true;
+			uint64_t g = granule_of(s, r->address);
+			return (rec->written & word_mask(s, g, r->address, r->size)) ? CLASS_TRUE : CLASS_FALSE;
+		}
+	}
+	return created ? CLASS_COMPULSORY : CLASS_SHADOWED;
 }
 
 static uint8_t classify_miss(sim *s, reference *r, sim_cache *c, uint64_t line, bool shadow_hit, bool private_level)
@@ -989,9 +1010,10 @@ void sim_reference_caches(sim *s, uint32_t core, sim_access_kind kind, uint64_t 
 	for (unsigned i = 0; i < n; i++) {
 		uint64_t line = first_line + i;
 		long w = sim_cache_find(l1, line);
-		bool shadow_hit = shadow_access(l1, line, w >= 0);
 		hit[i] = w >= 0;
 		if (w >= 0) {
+			if (l1->classify)
+				sim_shadow_touch(&l1->shadow, line);
 			w = (long)sim_cache_touch(l1, (size_t)w);
 			if (l1->meta[w] & META_PREFETCHED) {
 				l1->meta[w] &= (uint8_t)~META_PREFETCHED;
@@ -1008,14 +1030,28 @@ void sim_reference_caches(sim *s, uint32_t core, sim_access_kind kind, uint64_t 
 			 * reference is served as by a hit (Jouppi: "reloads the cache
 			 * in one cycle"); the buffer fetches its next line afterwards */
 			hit[i] = true;
-			if (l1->classify)
+			if (l1->classify) {
 				sim_lineset_insert(&l1->seen, line);
+				sim_shadow_classify(&l1->shadow, line, NULL, NULL);
+			}
 			l1_install(s, core, first, line, (uint8_t)buffered_state);
 			trigger[triggers++] = (prefetch_trigger){ line, AFTER_BUFFER_HIT };
 			continue;
 		}
-		if (!r.missed[LEVEL_FIRST] && l1->classify)
-			r.class[LEVEL_FIRST] = classify_miss(s, &r, l1, line, shadow_hit, true);
+		if (l1->classify) {
+			/* the shadow's answer counts only a miss neither compulsory nor
+			 * coherence: capacity if it misses too, else conflict */
+			uint64_t *if_present = NULL, *if_absent = NULL;
+			if (!r.missed[LEVEL_FIRST]) {
+				r.class[LEVEL_FIRST] = classify_without_shadow(s, &r, l1, line, true);
+				if (r.class[LEVEL_FIRST] == CLASS_SHADOWED) {
+					sim_cache_stats *st = &s->stats.core[core].cache[first];
+					if_present = &st->conflict;
+					if_absent = &st->capacity;
+				}
+			}
+			sim_shadow_classify(&l1->shadow, line, if_present, if_absent);
+		}
 		r.missed[LEVEL_FIRST] = true;
 		if (!write || l1_config->write_allocate)
 			l1_install(s, core, first, line, SIM_STATE_I);

@@ -98,7 +98,13 @@ typedef struct sim_shadow_node {
 	uint32_t previous, next;   /* the recency list, most recent first, through the sentinel */
 } sim_shadow_node;
 
+typedef struct sim_shadow_worker sim_shadow_worker;
+#define SIM_SHADOW_LOG_CAPACITY 1024u
+
+/* The thread's side (sim_shadow_touch, the log) and the list's side (the
+ * rest): with a worker (sim_shadow_worker.c) the list is its thread's. */
 typedef struct sim_shadow {
+	sim_shadow_worker *worker;   /* NULL: the list is brought up to date here */
 	sim_table index;        /* line -> node */
 	sim_shadow_node *node;  /* pool of them, and the recency list's sentinel (node pool) */
 	uint32_t *free_nodes;
@@ -116,10 +122,31 @@ typedef struct sim_shadow {
 
 int sim_shadow_init(sim_shadow *s, uint32_t capacity);
 void sim_shadow_free(sim_shadow *s);
-/* References line; returns true if it was present. */
+/* References line; returns true if it was present.  Not with a worker. */
 bool sim_shadow_reference(sim_shadow *s, uint64_t line);
-/* Brings the recency list up to date with the log. */
+/* References line at a miss of the real cache and adds one to *if_present
+ * or *if_absent (none when NULL): now, or on the worker's thread. */
+void sim_shadow_classify(sim_shadow *s, uint64_t line, uint64_t *if_present, uint64_t *if_absent);
+/* Brings the recency list up to date with the log (or hands the log over). */
 void sim_shadow_sync(sim_shadow *s);
+/* The list's side: the lines logged (oldest first) brought to the front;
+ * line referenced, its log caught up already. */
+void sim_shadow_catch_up(sim_shadow *s, const uint64_t *log, uint32_t logged);
+bool sim_shadow_reference_listed(sim_shadow *s, uint64_t line);
+
+/* A thread that keeps shadows' lists (sim_shadow_worker.c); the counters
+ * its answers decide: two per L1 of each core. */
+#define SIM_SHADOW_WORKER_COUNTERS (4 * SIM_MAX_CORES)
+/* A thread that keeps shadows' lists (sim_shadow_worker.c). */
+int sim_shadow_worker_new(sim_shadow_worker **out);
+/* Hands over `lines` logged lines of shadow, then a reference of line
+ * (SIM_NO_TAG: none; then if_present, when not NULL, counts an answer known
+ * to be present). */
+void sim_shadow_worker_push(sim_shadow_worker *w, sim_shadow *shadow, const uint64_t *log, uint32_t lines,
+                            uint64_t line, uint64_t *if_present, uint64_t *if_absent);
+/* Waits until everything handed over is done: before statistics are read. */
+void sim_shadow_worker_settle(sim_shadow_worker *w);
+void sim_shadow_worker_free(sim_shadow_worker *w);
 /* References line when the answer is not wanted (the real cache hit). */
 static inline void sim_shadow_touch(sim_shadow *s, uint64_t line)
 {
@@ -334,6 +361,7 @@ typedef struct sim_prefetch_hooks {
 struct sim {
 	sim_config config;
 	sim_stats stats;
+	sim_shadow_worker *shadow_worker;   /* the L1 shadows' thread, or NULL */
 	sim_core core[SIM_MAX_CORES];
 	sim_cache l3;
 	bool has_l2, has_l3, has_tlb;

@@ -75,6 +75,9 @@ static long region_find(sim_regions *g, uint32_t thread, uint32_t core, const ch
 
 int sim_region_marker(sim *s, uint32_t core, const trace_record *record, plumb_status *status)
 {
+	/* a region's figures are differences of the statistics: the shadows'
+	 * answers up to the marker counted first */
+	sim_shadow_worker_settle(s->shadow_worker);
 	const char *name = trace_region_name(record);
 	if (!name || !name[0])
 		return plumb_fail(status, EINVAL, "a region marker of thread %u without a name", record->thread);

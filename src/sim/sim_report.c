@@ -520,6 +520,7 @@ static void add_cycles(const sim *s, output_report *r)
 
 int sim_report(const sim *s, output_report *report, size_t top, plumb_status *status)
 {
+	sim_shadow_worker_settle(s->shadow_worker);   /* the shadows' answers, all counted */
 	add_meta(s, report);
 	add_summary(s, report);
 	add_caches(s, report);

@@ -19,7 +19,7 @@
 
 #define NONE UINT32_MAX
 #define UNLISTED (UINT32_MAX - 1)   /* previous[] of a node made for a logged line, not yet in the list */
-#define LOG_CAPACITY 1024u
+#define LOG_CAPACITY SIM_SHADOW_LOG_CAPACITY
 
 int sim_shadow_init(sim_shadow *s, uint32_t capacity)
 {
@@ -129,7 +129,7 @@ static void shadow_evict_tail(sim_shadow *s)
 	s->listed--;
 }
 
-void sim_shadow_sync(sim_shadow *s)
+void sim_shadow_catch_up(sim_shadow *s, const uint64_t *log, uint32_t logged)
 {
 	uint64_t epoch = ++s->syncs;
 	uint32_t k = 0;
@@ -138,9 +138,8 @@ void sim_shadow_sync(sim_shadow *s)
 	 * by its node's mark */
 	sim_shadow_hint *hint = s->hint;
 	const uint32_t hint_mask = s->hint_mask, capacity = s->capacity;
-	const uint64_t *log = s->log;
 	uint32_t *order = s->order;
-	for (uint32_t i = s->logged; i-- > 0;) {
+	for (uint32_t i = logged; i-- > 0;) {
 		uint64_t line = log[i];
 		sim_shadow_hint *h = &hint[(uint32_t)line & hint_mask];
 		uint32_t n;
@@ -164,7 +163,6 @@ void sim_shadow_sync(sim_shadow *s)
 		if (k == capacity)
 			break;   /* the older ones and the whole list fall beyond the capacity */
 	}
-	s->logged = 0;
 	if (k == s->capacity) {
 		for (uint32_t n = s->node[s->pool].next; n != s->pool;) {
 			uint32_t after = s->node[n].next;
@@ -198,9 +196,16 @@ bool sim_shadow_reference(sim_shadow *s, uint64_t line)
 	/* the most recent line again: at the front, or about to be */
 	if (line == s->last)
 		return true;
-	if (s->logged)
-		sim_shadow_sync(s);
+	if (s->logged) {
+		sim_shadow_catch_up(s, s->log, s->logged);
+		s->logged = 0;
+	}
 	s->last = line;
+	return sim_shadow_reference_listed(s, line);
+}
+
+bool sim_shadow_reference_listed(sim_shadow *s, uint64_t line)
+{
 	uint32_t n = shadow_find(s, line);
 	bool present = n != NONE;
 	if (present) {

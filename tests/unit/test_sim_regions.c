@@ -197,3 +197,52 @@ Test(sim_regions, reset_clears_regions_and_open_ones_count_from_there)
 	trace_release(&t);
 	trace_release(&u);
 }
+
+/* The L1 shadows' catch-ups on a thread of their own (sim_shadow_worker.c)
+ * change no figure: the whole statistics, read between batches too, and
+ * every region's, equal those of the shadows kept on the simulator's
+ * thread (PLUMB_SIM_SHADOW_THREAD=0), on small caches that miss often. */
+static sim *run_classified(const sim_config *c, const sim_trace *t, bool shadow_thread, sim_stats *midway)
+{
+	setenv("PLUMB_SIM_SHADOW_THREAD", shadow_thread ? "1" : "0", 1);
+	plumb_status status;
+	sim *s;
+	cr_assert_eq(sim_new(&s, c, &status), 0, "%s", status.message);
+	unsetenv("PLUMB_SIM_SHADOW_THREAD");
+	for (size_t i = 0; i < t->count; i += 1001) {
+		size_t n = t->count - i < 1001 ? t->count - i : 1001;
+		cr_assert_eq(sim_access_batch(s, t->records + i, n, &status), 0, "%s", status.message);
+		if (i == 10010)
+			*midway = *sim_statistics(s);
+	}
+	return s;
+}
+
+Test(sim_regions, the_shadows_thread_changes_no_figure)
+{
+	sim_config c;
+	small_config(&c, 2, SIM_MESI);
+	c.classify = true;
+	sim_trace t = { 0 };
+	uint64_t seed = 11;
+	for (int round = 0; round < 6; round++) {
+		add_references(&t, 0, 3000, &seed);
+		add_marker(&t, 0, 1, "loop");
+		add_references(&t, 0, 2500, &seed);
+		add_references(&t, 1, 2500, &seed);
+		add_marker(&t, 0, 0, "loop");
+	}
+	sim_stats midway_plain, midway_threaded;
+	sim *plain = run_classified(&c, &t, false, &midway_plain);
+	sim *threaded = run_classified(&c, &t, true, &midway_threaded);
+	cr_assert_eq(memcmp(&midway_plain, &midway_threaded, sizeof(sim_stats)), 0);
+	const sim_stats *a = sim_statistics(plain), *b = sim_statistics(threaded);
+	cr_assert_gt(a->core[0].cache[SIM_L1D].capacity + a->core[0].cache[SIM_L1D].conflict, 100);
+	cr_assert_eq(memcmp(a, b, sizeof(sim_stats)), 0);
+	cr_assert_eq(sim_region_count(plain), 1);
+	cr_assert_eq(sim_region_count(threaded), 1);
+	cr_assert_eq(memcmp(&sim_region(plain, 0)->stats, &sim_region(threaded, 0)->stats, sizeof(sim_core_stats)), 0);
+	sim_free(plain);
+	sim_free(threaded);
+	trace_release(&t);
+}
