@@ -77,8 +77,9 @@ int sim_new(sim **out, const sim_config *config, plumb_status *status)
 	if (config->classify && want_thread && sim_shadow_worker_new(&s->shadow_worker) == 0)
 		for (uint32_t c = 0; c < config->cores; c++)
 			for (int level = SIM_L1I; level <= SIM_L1D; level++)
-				if (s->core[c].cache[level].classify)
-					s->core[c].cache[level].shadow.worker = s->shadow_worker;
+				if (s->core[c].cache[level].classify &&
+				    sim_shadow_worker_attach(s->shadow_worker, &s->core[c].cache[level].shadow) != 0)
+					goto oom;
 	/* The directory holds one entry per line some private hierarchy holds:
 	 * sized for all of them at once, so it never grows without classify. */
 	s->fast = !config->classify && !s->has_tlb;

@@ -105,6 +105,7 @@ typedef struct sim_shadow_worker sim_shadow_worker;
  * rest): with a worker (sim_shadow_worker.c) the list is its thread's. */
 typedef struct sim_shadow {
 	sim_shadow_worker *worker;   /* NULL: the list is brought up to date here */
+	uint32_t worker_channel;     /* with a worker: the shadow's ring there, into which it logs */
 	sim_table index;        /* line -> node */
 	sim_shadow_node *node;  /* pool of them, and the recency list's sentinel (node pool) */
 	uint32_t *free_nodes;
@@ -139,11 +140,13 @@ bool sim_shadow_reference_listed(sim_shadow *s, uint64_t line);
 #define SIM_SHADOW_WORKER_COUNTERS (4 * SIM_MAX_CORES)
 /* A thread that keeps shadows' lists (sim_shadow_worker.c). */
 int sim_shadow_worker_new(sim_shadow_worker **out);
-/* Hands over `lines` logged lines of shadow, then a reference of line
+/* The shadow's lists kept by the worker, its log a window of a ring there. */
+int sim_shadow_worker_attach(sim_shadow_worker *w, sim_shadow *shadow);
+/* Hands over the `lines` lines the shadow logged, then a reference of line
  * (SIM_NO_TAG: none; then if_present, when not NULL, counts an answer known
- * to be present). */
-void sim_shadow_worker_push(sim_shadow_worker *w, sim_shadow *shadow, const uint64_t *log, uint32_t lines,
-                            uint64_t line, uint64_t *if_present, uint64_t *if_absent);
+ * to be present), and moves the shadow's log to its next window. */
+void sim_shadow_worker_push(sim_shadow_worker *w, sim_shadow *shadow, uint32_t lines, uint64_t line,
+                            uint64_t *if_present, uint64_t *if_absent);
 /* Waits until everything handed over is done: before statistics are read. */
 void sim_shadow_worker_settle(sim_shadow_worker *w);
 void sim_shadow_worker_free(sim_shadow_worker *w);

@@ -10,8 +10,9 @@
  * simulator's thread is the longer side and Valgrind's core is idle half the
  * time: the catch-ups were a fifth of the simulator's time on gzip.
  *
- * One producer, one consumer: a ring of items and a ring of logged lines,
- * each with a head the producer advances and a tail the consumer advances.
+ * One producer, one consumer: a ring of items, and per shadow a ring of
+ * logged lines into which the shadow logs directly (its log is a window of
+ * the ring), so that nothing is copied on either side.
  * Either side that finds nothing to do (or no room) sleeps on a condition
  * variable after saying so, and the other side wakes it only then. */
 #include <errno.h>
@@ -22,15 +23,28 @@
 #include "sim/sim_internal.h"
 
 #define ITEMS (1u << 14)
+#define RING_LINES (1u << 16)    /* per shadow: 512 KiB */
+#define CHANNELS (2 * SIM_MAX_CORES)   /* the L1I and L1D of every core */
 #define NO_COUNTER UINT32_MAX
-#define LINES (1u << 18)
 
 typedef struct shadow_item {
 	sim_shadow *shadow;
 	uint64_t line;            /* SIM_NO_TAG: only the lines before it */
+	uint64_t start;           /* where the logged lines are in the shadow's ring */
 	uint32_t if_present, if_absent;   /* the counters the line's answer decides (indices), or NONE */
-	uint32_t lines;           /* logged lines before the reference, in the line ring */
+	uint32_t lines;           /* logged lines before the reference */
+	uint32_t channel;
 } shadow_item;
+
+/* A shadow's ring: the producer logs at [head, head + the log's capacity),
+ * never across the ring's end; the consumer releases what it has read. */
+typedef struct channel {
+	sim_shadow *shadow;
+	uint64_t *ring;
+	uint64_t *own_log;        /* the shadow's own buffer, given back at the end */
+	uint64_t head;
+	_Atomic uint64_t released;
+} channel;
 
 struct sim_shadow_worker {
 	pthread_t thread;
@@ -38,10 +52,10 @@ struct sim_shadow_worker {
 	pthread_cond_t wake;      /* the consumer waits here for items */
 	pthread_cond_t room;      /* the producer waits here for room or for the end */
 	shadow_item items[ITEMS];
-	uint64_t lines[LINES];
-	_Atomic uint64_t item_head, item_tail, line_head, line_tail;
+	_Atomic uint64_t item_head, item_tail;
 	_Atomic bool consumer_asleep, producer_asleep, stop;
-	uint64_t scratch[SIM_SHADOW_LOG_CAPACITY];
+	channel channels[CHANNELS];
+	uint32_t channel_count;
 	/* The answers, counted here and added to the statistics when they are
 	 * read (settle): the statistics' lines are the simulator's, which writes
 	 * their other fields all the time. */
@@ -76,7 +90,6 @@ static void *consume(void *argument)
 {
 	sim_shadow_worker *w = argument;
 	uint64_t tail = atomic_load_explicit(&w->item_tail, memory_order_relaxed);
-	uint64_t line_tail = atomic_load_explicit(&w->line_tail, memory_order_relaxed);
 	for (;;) {
 		uint64_t head = atomic_load_explicit(&w->item_head, memory_order_acquire);
 		if (tail == head) {
@@ -92,11 +105,9 @@ static void *consume(void *argument)
 		}
 		for (; tail != head; tail++) {
 			const shadow_item *item = &w->items[tail & (ITEMS - 1)];
-			for (uint32_t i = 0; i < item->lines; i++)
-				w->scratch[i] = w->lines[(line_tail + i) & (LINES - 1)];
-			line_tail += item->lines;
+			channel *ch = &w->channels[item->channel];
 			if (item->lines)
-				sim_shadow_catch_up(item->shadow, w->scratch, item->lines);
+				sim_shadow_catch_up(item->shadow, ch->ring + item->start % RING_LINES, item->lines);
 			if (item->line != SIM_NO_TAG) {
 				bool present = sim_shadow_reference_listed(item->shadow, item->line);
 				if (item->if_present != NO_COUNTER)
@@ -104,7 +115,7 @@ static void *consume(void *argument)
 			} else if (item->if_present != NO_COUNTER) {
 				w->counts[item->if_present]++;   /* an answer known already (the line referenced last) */
 			}
-			atomic_store_explicit(&w->line_tail, line_tail, memory_order_release);
+			atomic_store_explicit(&ch->released, item->start + item->lines, memory_order_release);
 			atomic_store_explicit(&w->item_tail, tail + 1, memory_order_release);
 		}
 		/* the tails stored before asking whether the producer sleeps: it
@@ -135,20 +146,38 @@ int sim_shadow_worker_new(sim_shadow_worker **out)
 	return 0;
 }
 
-/* Waits until the consumer has taken everything up to item `until` (and
- * the lines before it). */
-static void wait_for(sim_shadow_worker *w, uint64_t until_item, uint64_t until_line)
+/* Waits until the consumer has taken the items before `until_item` and
+ * released channel ch's lines before `until_line` (ch NULL: no lines). */
+static void wait_for(sim_shadow_worker *w, uint64_t until_item, channel *ch, uint64_t until_line)
 {
 	if (atomic_load_explicit(&w->item_tail, memory_order_acquire) >= until_item &&
-	    atomic_load_explicit(&w->line_tail, memory_order_acquire) >= until_line)
+	    (!ch || atomic_load_explicit(&ch->released, memory_order_acquire) >= until_line))
 		return;
 	wake_consumer(w);   /* it may sleep on fewer items than a batch */
 	pthread_mutex_lock(&w->lock);
 	atomic_store(&w->producer_asleep, true);
-	while (atomic_load(&w->item_tail) < until_item || atomic_load(&w->line_tail) < until_line)
+	while (atomic_load(&w->item_tail) < until_item || (ch && atomic_load(&ch->released) < until_line))
 		pthread_cond_wait(&w->room, &w->lock);
 	atomic_store(&w->producer_asleep, false);
 	pthread_mutex_unlock(&w->lock);
+}
+
+int sim_shadow_worker_attach(sim_shadow_worker *w, sim_shadow *shadow)
+{
+	if (w->channel_count == CHANNELS)
+		return -1;
+	channel *ch = &w->channels[w->channel_count];
+	ch->ring = malloc(RING_LINES * sizeof *ch->ring);
+	if (!ch->ring)
+		return -1;
+	ch->shadow = shadow;
+	ch->own_log = shadow->log;
+	ch->head = 0;
+	atomic_store(&ch->released, 0);
+	shadow->worker = w;
+	shadow->worker_channel = w->channel_count++;
+	shadow->log = ch->ring;
+	return 0;
 }
 
 /* The index of a statistic's counter (the producer's: the consumer only
@@ -166,31 +195,34 @@ static uint32_t counter_index(sim_shadow_worker *w, uint64_t *target)
 	return w->target_count++;
 }
 
-void sim_shadow_worker_push(sim_shadow_worker *w, sim_shadow *shadow, const uint64_t *log, uint32_t lines,
-                            uint64_t line, uint64_t *if_present, uint64_t *if_absent)
+void sim_shadow_worker_push(sim_shadow_worker *w, sim_shadow *shadow, uint32_t lines, uint64_t line,
+                            uint64_t *if_present, uint64_t *if_absent)
 {
+	channel *ch = &w->channels[shadow->worker_channel];
 	uint64_t head = atomic_load_explicit(&w->item_head, memory_order_relaxed);
-	uint64_t line_head = atomic_load_explicit(&w->line_head, memory_order_relaxed);
-	/* room for one more item and for its lines */
-	if (head - atomic_load_explicit(&w->item_tail, memory_order_acquire) >= ITEMS ||
-	    line_head + lines - atomic_load_explicit(&w->line_tail, memory_order_acquire) > LINES)
-		wait_for(w, head >= ITEMS ? head + 1 - ITEMS : 0, line_head + lines > LINES ? line_head + lines - LINES : 0);
-	for (uint32_t i = 0; i < lines; i++)
-		w->lines[(line_head + i) & (LINES - 1)] = log[i];
-	w->items[head & (ITEMS - 1)] =
-		(shadow_item){ shadow, line, counter_index(w, if_present), counter_index(w, if_absent), lines };
-	atomic_store_explicit(&w->line_head, line_head + lines, memory_order_release);
+	if (head - atomic_load_explicit(&w->item_tail, memory_order_acquire) >= ITEMS)
+		wait_for(w, head + 1 - ITEMS, NULL, 0);
+	w->items[head & (ITEMS - 1)] = (shadow_item){ shadow, line, ch->head, counter_index(w, if_present),
+	                                              counter_index(w, if_absent), lines, shadow->worker_channel };
 	atomic_store(&w->item_head, head + 1);
-	if (head + 1 - atomic_load_explicit(&w->item_tail, memory_order_relaxed) >= WAKE_ITEMS ||
-	    line_head + lines - atomic_load_explicit(&w->line_tail, memory_order_relaxed) >= LINES / 4)
+	if (head + 1 - atomic_load_explicit(&w->item_tail, memory_order_relaxed) >= WAKE_ITEMS)
 		wake_consumer(w);
+	/* the shadow's next window: after these lines, never across the ring's
+	 * end, once the consumer has released what it overlays */
+	uint64_t next = ch->head + lines;
+	if (next % RING_LINES + shadow->log_capacity > RING_LINES)
+		next += RING_LINES - next % RING_LINES;
+	if (next + shadow->log_capacity - atomic_load_explicit(&ch->released, memory_order_acquire) > RING_LINES)
+		wait_for(w, 0, ch, next + shadow->log_capacity - RING_LINES);
+	ch->head = next;
+	shadow->log = ch->ring + next % RING_LINES;
 }
 
 void sim_shadow_worker_settle(sim_shadow_worker *w)
 {
 	if (!w)
 		return;
-	wait_for(w, atomic_load(&w->item_head), atomic_load(&w->line_head));
+	wait_for(w, atomic_load(&w->item_head), NULL, 0);
 	/* the consumer is idle until the next item: its counts are ours */
 	for (uint32_t i = 0; i < w->target_count; i++) {
 		*w->targets[i] += w->counts[i];
@@ -207,6 +239,11 @@ void sim_shadow_worker_free(sim_shadow_worker *w)
 	pthread_cond_signal(&w->wake);
 	pthread_mutex_unlock(&w->lock);
 	pthread_join(w->thread, NULL);
+	for (uint32_t i = 0; i < w->channel_count; i++) {
+		w->channels[i].shadow->log = w->channels[i].own_log;   /* freed with the shadow */
+		w->channels[i].shadow->worker = NULL;
+		free(w->channels[i].ring);
+	}
 	pthread_cond_destroy(&w->wake);
 	pthread_cond_destroy(&w->room);
 	pthread_mutex_destroy(&w->lock);
@@ -218,7 +255,7 @@ void sim_shadow_worker_free(sim_shadow_worker *w)
 void sim_shadow_sync(sim_shadow *s)
 {
 	if (s->worker)
-		sim_shadow_worker_push(s->worker, s, s->log, s->logged, SIM_NO_TAG, NULL, NULL);
+		sim_shadow_worker_push(s->worker, s, s->logged, SIM_NO_TAG, NULL, NULL);
 	else
 		sim_shadow_catch_up(s, s->log, s->logged);
 	s->logged = 0;
@@ -234,10 +271,10 @@ void sim_shadow_classify(sim_shadow *s, uint64_t line, uint64_t *if_present, uin
 	}
 	if (line == s->last) {
 		if (if_present)
-			sim_shadow_worker_push(s->worker, s, NULL, 0, SIM_NO_TAG, if_present, NULL);
+			sim_shadow_worker_push(s->worker, s, 0, SIM_NO_TAG, if_present, NULL);
 		return;
 	}
-	sim_shadow_worker_push(s->worker, s, s->log, s->logged, line, if_present, if_absent);
+	sim_shadow_worker_push(s->worker, s, s->logged, line, if_present, if_absent);
 	s->logged = 0;
 	s->last = line;
 }
