@@ -301,19 +301,9 @@ static uint8_t classify_without_shadow(sim *s, reference *r, sim_cache *c, uint6
 
 static uint8_t classify_miss(sim *s, reference *r, sim_cache *c, uint64_t line, bool shadow_hit, bool private_level)
 {
-	bool created = sim_lineset_insert(&c->seen, line);
-	if (private_level) {
-		sim_invalidation_record *rec = sim_table_find(&s->core[r->core].invalidated, granule_of(s, line << c->line_bits));
-		if (rec) {
-			if (rec->inclusion)
-				return CLASS_INCLUSION;
-			r->coherence_miss = true;
-			uint64_t g = granule_of(s, r->address);
-			return (rec->written & word_mask(s, g, r->address, r->size)) ? CLASS_TRUE : CLASS_FALSE;
-		}
-	}
-	if (created)
-		return CLASS_COMPULSORY;
+	uint8_t class = classify_without_shadow(s, r, c, line, private_level);
+	if (class != CLASS_SHADOWED)
+		return class;
 	return shadow_hit ? CLASS_CONFLICT : CLASS_CAPACITY;
 }
 
