@@ -237,46 +237,35 @@ static VG_REGPARM(2) void filter_single(Addr address, UWord size_kind)
 static IRExpr *word(ULong value) { return IRExpr_Const(IRConst_U64(value)); }
 static IRExpr *temp(IRTemp t) { return IRExpr_RdTmp(t); }
 
-static IRTemp assign(IRSB *out, IRType type, IRExpr *expression)
-{
-	IRTemp t = newIRTemp(out->tyenv, type);
-	addStmtToIRSB(out, IRStmt_WrTmp(t, expression));
-	return t;
-}
-
 /* Nonzero (an I64) when the metadata byte at `meta` fails kind k's test
  * of a hit that changes nothing (the need and want of pgf_hit, and the dirty
  * bits already set). */
 static IRExpr *meta_mismatch(IRSB *out, IRExpr *meta, UInt k)
 {
-	IRTemp loaded = assign(out, Ity_I8, IRExpr_Load(Iend_LE, Ity_I8, meta));
-	IRTemp byte = assign(out, Ity_I64, IRExpr_Unop(Iop_8Uto64, temp(loaded)));
+	IRTemp loaded = pg_ir_assign(out, Ity_I8, IRExpr_Load(Iend_LE, Ity_I8, meta));
+	IRTemp byte = pg_ir_assign(out, Ity_I64, IRExpr_Unop(Iop_8Uto64, temp(loaded)));
 	ULong mask = (ULong)(model.need[k] | model.dirty[k]), value = (ULong)(model.want[k] | model.dirty[k]);
-	IRTemp masked = assign(out, Ity_I64, IRExpr_Binop(Iop_And64, temp(byte), word(mask)));
-	return temp(assign(out, Ity_I64, IRExpr_Binop(Iop_Xor64, temp(masked), word(value))));
+	IRTemp masked = pg_ir_assign(out, Ity_I64, IRExpr_Binop(Iop_And64, temp(byte), word(mask)));
+	return temp(pg_ir_assign(out, Ity_I64, IRExpr_Binop(Iop_Xor64, temp(masked), word(value))));
 }
 
 static IRExpr *either(IRSB *out, IRExpr *a, IRExpr *b)
 {
 	if (!a)
 		return b;
-	return temp(assign(out, Ity_I64, IRExpr_Binop(Iop_Or64, a, b)));
+	return temp(pg_ir_assign(out, Ity_I64, IRExpr_Binop(Iop_Or64, a, b)));
 }
 
 /* A call of helper with (address, how), when guard (an I1) holds, or
  * always when it is NULL. */
 static void call(IRSB *out, const HChar *name, void *helper, IRExpr *address, ULong how, IRExpr *guard)
 {
-	IRDirty *d = unsafeIRDirty_0_N(2, name, VG_(fnptr_to_fnentry)(helper),
-	                               mkIRExprVec_2(address, mkIRExpr_HWord((HWord)how)));
-	if (guard)
-		d->guard = guard;
-	addStmtToIRSB(out, IRStmt_Dirty(d));
+	pg_ir_call(out, name, helper, mkIRExprVec_2(address, mkIRExpr_HWord((HWord)how)), 2, guard);
 }
 
 static IRExpr *nonzero(IRSB *out, IRExpr *value)
 {
-	return temp(assign(out, Ity_I1, IRExpr_Binop(Iop_CmpNE64, value, word(0))));
+	return temp(pg_ir_assign(out, Ity_I1, IRExpr_Binop(Iop_CmpNE64, value, word(0))));
 }
 
 /* The offset in bytes of the front way of address's set in an array of
@@ -292,13 +281,13 @@ static IRExpr *front_offset(IRSB *out, const pgf_cache *c, IRExpr *address, UInt
 	if ((1u << way_bits) == c->assoc && c->line_bits >= way_bits + scale_bits) {
 		UInt shift = c->line_bits - way_bits - scale_bits;
 		IRExpr *shifted = shift == 0 ? address
-		                             : temp(assign(out, Ity_I64, IRExpr_Binop(Iop_Shr64, address,
+		                             : temp(pg_ir_assign(out, Ity_I64, IRExpr_Binop(Iop_Shr64, address,
 		                                                                        IRExpr_Const(IRConst_U8((UChar)shift)))));
-		return temp(assign(out, Ity_I64, IRExpr_Binop(Iop_And64, shifted, word(c->set_mask << (way_bits + scale_bits)))));
+		return temp(pg_ir_assign(out, Ity_I64, IRExpr_Binop(Iop_And64, shifted, word(c->set_mask << (way_bits + scale_bits)))));
 	}
-	IRTemp line = assign(out, Ity_I64, IRExpr_Binop(Iop_Shr64, address, IRExpr_Const(IRConst_U8((UChar)c->line_bits))));
-	IRTemp set = assign(out, Ity_I64, IRExpr_Binop(Iop_And64, temp(line), word(c->set_mask)));
-	return temp(assign(out, Ity_I64, IRExpr_Binop(Iop_Mul64, temp(set), word((ULong)c->assoc * scale))));
+	IRTemp line = pg_ir_assign(out, Ity_I64, IRExpr_Binop(Iop_Shr64, address, IRExpr_Const(IRConst_U8((UChar)c->line_bits))));
+	IRTemp set = pg_ir_assign(out, Ity_I64, IRExpr_Binop(Iop_And64, temp(line), word(c->set_mask)));
+	return temp(pg_ir_assign(out, Ity_I64, IRExpr_Binop(Iop_Mul64, temp(set), word((ULong)c->assoc * scale))));
 }
 
 static void check_fetch(IRSB *out, Addr instruction, UInt size, ULong *fetches, ULong *straddles)
@@ -318,8 +307,8 @@ static void check_fetch(IRSB *out, Addr instruction, UInt size, ULong *fetches, 
 		if (line == fetch_line_known && !meta_checked[PGF_FETCH])
 			continue;
 		ULong front = (line & c->set_mask) * c->assoc;
-		IRTemp tag = assign(out, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, mkIRExpr_HWord((HWord)&c->tags[front])));
-		miss = either(out, miss, temp(assign(out, Ity_I64, IRExpr_Binop(Iop_Xor64, temp(tag), word(line)))));
+		IRTemp tag = pg_ir_assign(out, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, mkIRExpr_HWord((HWord)&c->tags[front])));
+		miss = either(out, miss, temp(pg_ir_assign(out, Ity_I64, IRExpr_Binop(Iop_Xor64, temp(tag), word(line)))));
 		if (meta_checked[PGF_FETCH])
 			miss = either(out, miss, meta_mismatch(out, mkIRExpr_HWord((HWord)&c->meta[front]), PGF_FETCH));
 	}
@@ -340,33 +329,24 @@ static void check_data(IRSB *out, IRExpr *address, UInt akind, UInt size, ULong 
 	counts[first_kind]++;
 	if (second_kind != first_kind)
 		counts[second_kind]++;
-	IRTemp at = assign(out, Ity_I64, IRExpr_Binop(Iop_Add64, front_offset(out, c, address, 8),
+	IRTemp at = pg_ir_assign(out, Ity_I64, IRExpr_Binop(Iop_Add64, front_offset(out, c, address, 8),
 	                                               mkIRExpr_HWord((HWord)c->tags)));
-	IRTemp tag = assign(out, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, temp(at)));
-	IRExpr *end = size == 1 ? address : temp(assign(out, Ity_I64, IRExpr_Binop(Iop_Add64, address, word(size - 1))));
-	IRTemp last = assign(out, Ity_I64, IRExpr_Binop(Iop_Shr64, end, IRExpr_Const(IRConst_U8((UChar)c->line_bits))));
+	IRTemp tag = pg_ir_assign(out, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, temp(at)));
+	IRExpr *end = size == 1 ? address : temp(pg_ir_assign(out, Ity_I64, IRExpr_Binop(Iop_Add64, address, word(size - 1))));
+	IRTemp last = pg_ir_assign(out, Ity_I64, IRExpr_Binop(Iop_Shr64, end, IRExpr_Const(IRConst_U8((UChar)c->line_bits))));
 	if (!meta_checked[first_kind] && !meta_checked[second_kind]) {
 		call(out, "filter_data", filter_data, address, how,
-		     temp(assign(out, Ity_I1, IRExpr_Binop(Iop_CmpNE64, temp(tag), temp(last)))));
+		     temp(pg_ir_assign(out, Ity_I1, IRExpr_Binop(Iop_CmpNE64, temp(tag), temp(last)))));
 		return;
 	}
-	IRExpr *miss = temp(assign(out, Ity_I64, IRExpr_Binop(Iop_Xor64, temp(tag), temp(last))));
-	IRTemp meta = assign(out, Ity_I64, IRExpr_Binop(Iop_Add64, front_offset(out, c, address, 1),
+	IRExpr *miss = temp(pg_ir_assign(out, Ity_I64, IRExpr_Binop(Iop_Xor64, temp(tag), temp(last))));
+	IRTemp meta = pg_ir_assign(out, Ity_I64, IRExpr_Binop(Iop_Add64, front_offset(out, c, address, 1),
 	                                                 mkIRExpr_HWord((HWord)c->meta)));
 	if (meta_checked[first_kind])
 		miss = either(out, miss, meta_mismatch(out, temp(meta), first_kind));
 	if (second_kind != first_kind && meta_checked[second_kind])
 		miss = either(out, miss, meta_mismatch(out, temp(meta), second_kind));
 	call(out, "filter_data", filter_data, address, how, nonzero(out, miss));
-}
-
-/* Adds a constant to a 64-bit counter of the tool (inline, no call). */
-static IRTemp add_inline(IRSB *out, ULong *counter, ULong amount)
-{
-	IRTemp old = assign(out, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, mkIRExpr_HWord((HWord)counter)));
-	IRTemp sum = assign(out, Ity_I64, IRExpr_Binop(Iop_Add64, temp(old), word(amount)));
-	addStmtToIRSB(out, IRStmt_Store(Iend_LE, mkIRExpr_HWord((HWord)counter), temp(sum)));
-	return sum;
 }
 
 void pg_filter_block_begin(void)
@@ -397,13 +377,11 @@ void pg_filter_emit(IRSB *out, const pg_event *events, Int count)
 		check_data(out, e->address, akind, size, counts);
 	}
 	if (straddles)
-		add_inline(out, &model.straddles, straddles);
+		pg_ir_add(out, &model.straddles, straddles);
 	if (records == 0)
 		return;
 	tl_assert(records <= PG_EVENTS_MAX);
-	IRTemp sum = add_inline(out, &packed_counts, records | fetches << 16 | counts[PGF_READ] << 32 | counts[PGF_WRITE] << 48);
-	IRTemp high = assign(out, Ity_I64, IRExpr_Binop(Iop_And64, temp(sum), word(PACKED_FULL)));
-	IRDirty *d = unsafeIRDirty_0_N(0, "counts_full", VG_(fnptr_to_fnentry)(counts_full), mkIRExprVec_0());
-	d->guard = nonzero(out, temp(high));
-	addStmtToIRSB(out, IRStmt_Dirty(d));
+	IRTemp sum = pg_ir_add(out, &packed_counts, records | fetches << 16 | counts[PGF_READ] << 32 | counts[PGF_WRITE] << 48);
+	IRTemp high = pg_ir_assign(out, Ity_I64, IRExpr_Binop(Iop_And64, temp(sum), word(PACKED_FULL)));
+	pg_ir_call(out, "counts_full", counts_full, mkIRExprVec_0(), 0, nonzero(out, temp(high)));
 }

@@ -48,20 +48,22 @@ static VG_REGPARM(2) void count_guarded(UWord kind, UWord size)
 	}
 }
 
-static void add_to_counter(IRSB *out, Int counter, ULong amount)
+IRTemp pg_ir_assign(IRSB *out, IRType type, IRExpr *expression)
 {
-	if (amount == 0)
-		return;
-	IRExpr *address = mkIRExpr_HWord((HWord)&pg_live[counter]);
-	IRTemp old = newIRTemp(out->tyenv, Ity_I64);
-	IRTemp sum = newIRTemp(out->tyenv, Ity_I64);
-	addStmtToIRSB(out, IRStmt_WrTmp(old, IRExpr_Load(Iend_LE, Ity_I64, address)));
-	addStmtToIRSB(out, IRStmt_WrTmp(sum, IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(old),
-	                                                  IRExpr_Const(IRConst_U64(amount)))));
-	addStmtToIRSB(out, IRStmt_Store(Iend_LE, mkIRExpr_HWord((HWord)&pg_live[counter]), IRExpr_RdTmp(sum)));
+	IRTemp t = newIRTemp(out->tyenv, type);
+	addStmtToIRSB(out, IRStmt_WrTmp(t, expression));
+	return t;
 }
 
-static void add_call(IRSB *out, const HChar *name, void *function, IRExpr **arguments, Int regparms, IRExpr *guard)
+IRTemp pg_ir_add(IRSB *out, ULong *counter, ULong amount)
+{
+	IRTemp old = pg_ir_assign(out, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, mkIRExpr_HWord((HWord)counter)));
+	IRTemp sum = pg_ir_assign(out, Ity_I64, IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(old), IRExpr_Const(IRConst_U64(amount))));
+	addStmtToIRSB(out, IRStmt_Store(Iend_LE, mkIRExpr_HWord((HWord)counter), IRExpr_RdTmp(sum)));
+	return sum;
+}
+
+void pg_ir_call(IRSB *out, const HChar *name, void *function, IRExpr **arguments, Int regparms, IRExpr *guard)
 {
 	IRDirty *call = unsafeIRDirty_0_N(regparms, name, VG_(fnptr_to_fnentry)(function), arguments);
 	if (guard)
@@ -83,14 +85,14 @@ static void flush(instrumenter *in)
 				[EVENT_STORE] = { "pg_trace_store", pg_trace_store },
 				[EVENT_MODIFY] = { "pg_trace_modify", pg_trace_modify },
 			};
-			add_call(in->out, helpers[e->kind].name, helpers[e->kind].function,
+			pg_ir_call(in->out, helpers[e->kind].name, helpers[e->kind].function,
 			         mkIRExprVec_2(e->address, mkIRExpr_HWord((HWord)e->size)), 2, e->guard);
 		}
 		if (!pg_counting)
 			continue;
 		if (e->guard) {
 			tl_assert(e->kind == EVENT_LOAD || e->kind == EVENT_STORE);
-			add_call(in->out, "count_guarded", count_guarded,
+			pg_ir_call(in->out, "count_guarded", count_guarded,
 			         mkIRExprVec_2(mkIRExpr_HWord((HWord)e->kind), mkIRExpr_HWord((HWord)e->size)), 2, e->guard);
 			continue;
 		}
@@ -114,7 +116,8 @@ static void flush(instrumenter *in)
 		}
 	}
 	for (Int c = 0; c < PG_COUNTERS && pg_counting; c++)
-		add_to_counter(in->out, c, sums[c]);
+		if (sums[c])
+			pg_ir_add(in->out, &pg_live[c], sums[c]);
 	in->used = 0;
 }
 
@@ -209,12 +212,12 @@ IRSB *pg_instrument(VgCallbackClosure *closure, IRSB *sb_in, const VexGuestLayou
 				pg_code_note(address, length);
 			if (marker == 1) {   /* pause: before the no-op itself */
 				flush(&in);
-				add_call(in.out, "pg_marker_pause", pg_marker_pause, mkIRExprVec_0(), 0, NULL);
+				pg_ir_call(in.out, "pg_marker_pause", pg_marker_pause, mkIRExprVec_0(), 0, NULL);
 			}
 			add_instruction(&in, address, length);
 			if (marker == 2) {   /* resume: after it */
 				flush(&in);
-				add_call(in.out, "pg_marker_resume", pg_marker_resume, mkIRExprVec_0(), 0, NULL);
+				pg_ir_call(in.out, "pg_marker_resume", pg_marker_resume, mkIRExprVec_0(), 0, NULL);
 			}
 			break;
 		}
@@ -286,11 +289,11 @@ IRSB *pg_instrument(VgCallbackClosure *closure, IRSB *sb_in, const VexGuestLayou
 		if (sb_in->jumpkind == Ijk_Call) {
 			IRTemp target = newIRTemp(in.out->tyenv, guest_word);
 			addStmtToIRSB(in.out, IRStmt_WrTmp(target, sb_in->next));
-			add_call(in.out, "pg_ring_call", pg_ring_call,
+			pg_ir_call(in.out, "pg_ring_call", pg_ring_call,
 			         mkIRExprVec_3(mkIRExpr_HWord((HWord)in.instruction), IRExpr_RdTmp(target), IRExpr_RdTmp(held)), 3,
 			         NULL);
 		} else {
-			add_call(in.out, "pg_ring_return", pg_ring_return, mkIRExprVec_1(IRExpr_RdTmp(held)), 1, NULL);
+			pg_ir_call(in.out, "pg_ring_return", pg_ring_return, mkIRExprVec_1(IRExpr_RdTmp(held)), 1, NULL);
 		}
 	}
 	if (pg_code_enabled)

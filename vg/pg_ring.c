@@ -475,7 +475,7 @@ void pg_ring_region(Bool begin, const HChar *name, ULong at_sequence, Addr at_cu
 		return;
 	Addr position = (Addr)w;
 	if (at_given && before == sequence && at_sequence == sequence && at_cursor >= block_start &&
-	           at_cursor <= pg_ring_cursor) {
+	    at_cursor <= pg_ring_cursor) {
 		position = at_cursor;
 	}
 	VG_(memmove)((void *)(position + 8ull * words), (void *)position, pg_ring_cursor - position);
@@ -491,15 +491,7 @@ const HChar *pg_ring_error(void) { return error; }
 
 /* ---- The instrumentation ---- */
 
-static IRTemp assign(IRSB *out, IRType type, IRExpr *expression)
-{
-	IRTemp t = newIRTemp(out->tyenv, type);
-	addStmtToIRSB(out, IRStmt_WrTmp(t, expression));
-	return t;
-}
-
 /* Sends a definition of these events; returns its number. */
-
 static Bool define(const pg_event *events, Int count, UInt *id_out)
 {
 	if (data_counts_capacity <= next_id) {
@@ -525,12 +517,10 @@ static Bool define(const pg_event *events, Int count, UInt *id_out)
 
 static void emit_single(IRSB *out, const pg_event *e)
 {
-	IRDirty *call = unsafeIRDirty_0_N(3, "pg_ring_single", VG_(fnptr_to_fnentry)(pg_ring_single),
-	                                  mkIRExprVec_3(e->address, mkIRExpr_HWord((HWord)((UInt)e->size | (UInt)e->kind << 16)),
-	                                                mkIRExpr_HWord((HWord)e->instruction)));
-	if (e->guard)
-		call->guard = e->guard;
-	addStmtToIRSB(out, IRStmt_Dirty(call));
+	pg_ir_call(out, "pg_ring_single", pg_ring_single,
+	           mkIRExprVec_3(e->address, mkIRExpr_HWord((HWord)((UInt)e->size | (UInt)e->kind << 16)),
+	                         mkIRExpr_HWord((HWord)e->instruction)),
+	           3, e->guard);
 }
 
 static void emit_run(IRSB *out, const pg_event *events, Int count)
@@ -542,25 +532,22 @@ static void emit_run(IRSB *out, const pg_event *events, Int count)
 	for (Int i = 0; i < count; i++)
 		data += events[i].kind != EVENT_INSTRUCTION;
 	ULong need = 8ull * (1 + (ULong)data);
-	IRTemp cursor = assign(out, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, mkIRExpr_HWord((HWord)&pg_ring_cursor)));
-	IRTemp limit = assign(out, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, mkIRExpr_HWord((HWord)&pg_ring_limit)));
-	IRTemp end = assign(out, Ity_I64, IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(cursor), IRExpr_Const(IRConst_U64(need))));
-	IRTemp full = assign(out, Ity_I1, IRExpr_Binop(Iop_CmpLT64U, IRExpr_RdTmp(limit), IRExpr_RdTmp(end)));
-	IRDirty *call = unsafeIRDirty_0_N(1, "pg_ring_room", VG_(fnptr_to_fnentry)(pg_ring_room),
-	                                  mkIRExprVec_1(mkIRExpr_HWord((HWord)need)));
-	call->guard = IRExpr_RdTmp(full);
-	addStmtToIRSB(out, IRStmt_Dirty(call));
-	IRTemp base = assign(out, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, mkIRExpr_HWord((HWord)&pg_ring_cursor)));
+	IRTemp cursor = pg_ir_assign(out, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, mkIRExpr_HWord((HWord)&pg_ring_cursor)));
+	IRTemp limit = pg_ir_assign(out, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, mkIRExpr_HWord((HWord)&pg_ring_limit)));
+	IRTemp end = pg_ir_assign(out, Ity_I64, IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(cursor), IRExpr_Const(IRConst_U64(need))));
+	IRTemp full = pg_ir_assign(out, Ity_I1, IRExpr_Binop(Iop_CmpLT64U, IRExpr_RdTmp(limit), IRExpr_RdTmp(end)));
+	pg_ir_call(out, "pg_ring_room", pg_ring_room, mkIRExprVec_1(mkIRExpr_HWord((HWord)need)), 1, IRExpr_RdTmp(full));
+	IRTemp base = pg_ir_assign(out, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, mkIRExpr_HWord((HWord)&pg_ring_cursor)));
 	addStmtToIRSB(out, IRStmt_Store(Iend_LE, IRExpr_RdTmp(base), IRExpr_Const(IRConst_U64(TAG_USE << TAG_SHIFT | (ULong)data << 32 | id))));
 	Int slot = 1;
 	for (Int i = 0; i < count; i++) {
 		if (events[i].kind == EVENT_INSTRUCTION)
 			continue;
-		IRTemp at = assign(out, Ity_I64, IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(base),
+		IRTemp at = pg_ir_assign(out, Ity_I64, IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(base),
 		                                               IRExpr_Const(IRConst_U64(8ull * (ULong)slot++))));
 		addStmtToIRSB(out, IRStmt_Store(Iend_LE, IRExpr_RdTmp(at), events[i].address));
 	}
-	IRTemp next = assign(out, Ity_I64, IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(base), IRExpr_Const(IRConst_U64(need))));
+	IRTemp next = pg_ir_assign(out, Ity_I64, IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(base), IRExpr_Const(IRConst_U64(need))));
 	addStmtToIRSB(out, IRStmt_Store(Iend_LE, mkIRExpr_HWord((HWord)&pg_ring_cursor), IRExpr_RdTmp(next)));
 }
 
