@@ -28,12 +28,11 @@
 #define NO_COUNTER UINT32_MAX
 
 typedef struct shadow_item {
-	sim_shadow *shadow;
 	uint64_t line;            /* SIM_NO_TAG: only the lines before it */
 	uint64_t start;           /* where the logged lines are in the shadow's ring */
 	uint32_t if_present, if_absent;   /* the counters the line's answer decides (indices), or NONE */
 	uint32_t lines;           /* logged lines before the reference */
-	uint32_t channel;
+	uint32_t channel;         /* the shadow's */
 } shadow_item;
 
 /* A shadow's ring: the producer logs at [head, head + the log's capacity),
@@ -107,9 +106,9 @@ static void *consume(void *argument)
 			const shadow_item *item = &w->items[tail & (ITEMS - 1)];
 			channel *ch = &w->channels[item->channel];
 			if (item->lines)
-				sim_shadow_catch_up(item->shadow, ch->ring + item->start % RING_LINES, item->lines);
+				sim_shadow_catch_up(ch->shadow, ch->ring + item->start % RING_LINES, item->lines);
 			if (item->line != SIM_NO_TAG) {
-				bool present = sim_shadow_reference_listed(item->shadow, item->line);
+				bool present = sim_shadow_reference_listed(ch->shadow, item->line);
 				if (item->if_present != NO_COUNTER)
 					w->counts[present ? item->if_present : item->if_absent]++;
 			} else if (item->if_present != NO_COUNTER) {
@@ -202,7 +201,7 @@ void sim_shadow_worker_push(sim_shadow_worker *w, sim_shadow *shadow, uint32_t l
 	uint64_t head = atomic_load_explicit(&w->item_head, memory_order_relaxed);
 	if (head - atomic_load_explicit(&w->item_tail, memory_order_acquire) >= ITEMS)
 		wait_for(w, head + 1 - ITEMS, NULL, 0);
-	w->items[head & (ITEMS - 1)] = (shadow_item){ shadow, line, ch->head, counter_index(w, if_present),
+	w->items[head & (ITEMS - 1)] = (shadow_item){ line, ch->head, counter_index(w, if_present),
 	                                              counter_index(w, if_absent), lines, shadow->worker_channel };
 	atomic_store(&w->item_head, head + 1);
 	if (head + 1 - atomic_load_explicit(&w->item_tail, memory_order_relaxed) >= WAKE_ITEMS)
