@@ -49,6 +49,9 @@ static ULong packed_counts;              /* records | fetches<<16 | reads<<32 | 
 static Bool wide_data_sets;              /* an 8-way L1D and AVX-512: deeper hits as one vector */
 static Bool wide_fetch_sets;             /* the same for an 8-way L1I */
 static ULong fetch_line_known = ~0ull;   /* instrumenting: the L1I line last checked in this superblock */
+#define POOL_WAYS 4096                   /* a 256 KiB L1 of 64-byte lines */
+static ULong tag_pool[2][POOL_WAYS] __attribute__((aligned(64)));
+static UChar meta_pool[2][POOL_WAYS];
 
 /* ---- Set-up ---- */
 
@@ -73,9 +76,19 @@ Bool pg_filter_open(const HChar *option)
 {
 	if (!pgf_parse(&model, option))
 		return False;
-	/* each set's tags in cache lines of their own (8 ways: one line), not
-	 * split across two: a deeper hit loads them all as one vector */
+	/* The arrays of an L1 of up to POOL_WAYS entries are static: the tool
+	 * sits below 2 GiB, so the instrumented code reaches a set's front way
+	 * as a 32-bit displacement from the set's offset, one load, where a
+	 * heap address takes a 10-byte constant and an add in every check
+	 * (sqlite3: 8% less code to translate).  Each set's tags are in cache
+	 * lines of their own (8 ways: one line), not split across two: a
+	 * deeper hit loads them all as one vector. */
 	for (Int l = 0; l < 2; l++) {
+		if (pgf_ways(&model, l) <= POOL_WAYS) {
+			model.l1[l].tags = tag_pool[l];
+			model.l1[l].meta = meta_pool[l];
+			continue;
+		}
 		Addr tags = (Addr)VG_(malloc)("pg.filter.tags", pgf_ways(&model, l) * sizeof(ULong) + 63);
 		model.l1[l].tags = (ULong *)((tags + 63) & ~(Addr)63);
 		model.l1[l].meta = VG_(malloc)("pg.filter.meta", pgf_ways(&model, l));
@@ -181,10 +194,27 @@ static void general(UInt akind, ULong address, UInt size)
 #define CHECK_UNCOUNTED (1u << 18)
 #define CHECK_STRADDLE (1u << 19)
 
-static VG_REGPARM(2) void filter_fetch(Addr address, UWord how)
+/* filter_fetch's one argument, a constant: the instruction's address (a
+ * user-space address has 47 bits), its size (at most 255 here: an
+ * instruction has at most 19 bytes) and the how's two flags. */
+#define FETCH_SIZE_SHIFT 48
+#define FETCH_UNCOUNTED (1ull << 56)
+#define FETCH_STRADDLE (1ull << 57)
+
+static UWord fetch_argument(Addr instruction, UInt size, Bool uncounted, Bool straddle)
+{
+	tl_assert(instruction < (1ull << FETCH_SIZE_SHIFT) && size < 256);
+	return instruction | (UWord)size << FETCH_SIZE_SHIFT | (uncounted ? FETCH_UNCOUNTED : 0) |
+	       (straddle ? FETCH_STRADDLE : 0);
+}
+
+static VG_REGPARM(1) void filter_fetch(UWord argument)
 {
 	if (!pg_ring_live)
 		return;
+	Addr address = argument & ((1ull << FETCH_SIZE_SHIFT) - 1);
+	UWord how = (argument >> FETCH_SIZE_SHIFT & 0xff) | (argument & FETCH_UNCOUNTED ? CHECK_UNCOUNTED : 0) |
+	            (argument & FETCH_STRADDLE ? CHECK_STRADDLE : 0);
 	if (!(how & CHECK_UNCOUNTED)) {
 		model.settled[PGF_FETCH]--;
 		model.straddles -= (how & CHECK_STRADDLE) != 0;
@@ -196,7 +226,7 @@ static VG_REGPARM(2) void filter_fetch(Addr address, UWord how)
 	general(PGF_FETCH, address, size);
 }
 
-static VG_REGPARM(2) void filter_data(Addr address, UWord how)
+static inline void filter_data_with(Addr address, UWord how)
 {
 	if (!pg_ring_live)
 		return;
@@ -219,6 +249,30 @@ static VG_REGPARM(2) void filter_data(Addr address, UWord how)
 		return;
 	general(akind, address, size);
 }
+
+static VG_REGPARM(2) void filter_data(Addr address, UWord how)
+{
+	filter_data_with(address, how);
+}
+
+/* The same for each usual kind and size, with the how in the helper: the
+ * call site passes only the address, a constant and a move less to
+ * translate at every check. */
+#define FILTER_DATA_OF(kind, size) \
+	static VG_REGPARM(1) void filter_data_##kind##_##size(Addr address) \
+	{ \
+		filter_data_with(address, (UWord)size | (UWord)kind << CHECK_KIND_SHIFT); \
+	}
+#define FILTER_DATA_SIZES(kind) \
+	FILTER_DATA_OF(kind, 1) FILTER_DATA_OF(kind, 2) FILTER_DATA_OF(kind, 4) FILTER_DATA_OF(kind, 8) \
+	FILTER_DATA_OF(kind, 16) FILTER_DATA_OF(kind, 32)
+FILTER_DATA_SIZES(1)
+FILTER_DATA_SIZES(2)
+FILTER_DATA_SIZES(3)
+#define FILTER_DATA_ROW(kind) \
+	{ filter_data_##kind##_1, filter_data_##kind##_2, filter_data_##kind##_4, filter_data_##kind##_8, \
+	  filter_data_##kind##_16, filter_data_##kind##_32 }
+static void (*const filter_data_of[4][6])(Addr) = { { NULL }, FILTER_DATA_ROW(1), FILTER_DATA_ROW(2), FILTER_DATA_ROW(3) };
 
 /* A guarded load or store, which a flush cannot count in advance. */
 static VG_REGPARM(2) void filter_single(Addr address, UWord size_kind)
@@ -263,6 +317,20 @@ static void call(IRSB *out, const HChar *name, void *helper, IRExpr *address, UL
 	pg_ir_call(out, name, helper, mkIRExprVec_2(address, mkIRExpr_HWord((HWord)how)), 2, guard);
 }
 
+/* A call of filter_data, or of its copy for the kind and size of how
+ * when there is one, when guard holds. */
+static void call_data(IRSB *out, IRExpr *address, ULong how, IRExpr *guard)
+{
+	UInt kind = (UInt)(how >> CHECK_KIND_SHIFT) & 3, size = (UInt)how & 0xffff, size_index = 0;
+	while (size_index < 6 && (1u << size_index) != size)
+		size_index++;
+	if (how & CHECK_UNCOUNTED || kind == 0 || size_index == 6) {
+		call(out, "filter_data", filter_data, address, how, guard);
+		return;
+	}
+	pg_ir_call(out, "filter_data_of", filter_data_of[kind][size_index], mkIRExprVec_1(address), 1, guard);
+}
+
 static IRExpr *nonzero(IRSB *out, IRExpr *value)
 {
 	return temp(pg_ir_assign(out, Ity_I1, IRExpr_Binop(Iop_CmpNE64, value, word(0))));
@@ -293,28 +361,41 @@ static IRExpr *front_offset(IRSB *out, const pgf_cache *c, IRExpr *address, UInt
 static void check_fetch(IRSB *out, Addr instruction, UInt size, ULong *fetches, ULong *straddles)
 {
 	const pgf_cache *c = &model.l1[0];
-	IRExpr *address = mkIRExpr_HWord((HWord)instruction);
 	ULong first = (ULong)instruction >> c->line_bits, last = ((ULong)instruction + size - 1) >> c->line_bits;
 	if (size == 0 || last > first + 1) {
-		call(out, "filter_fetch", filter_fetch, address, size | CHECK_UNCOUNTED, NULL);
+		pg_ir_call(out, "filter_fetch", filter_fetch, mkIRExprVec_1(mkIRExpr_HWord(fetch_argument(instruction, size, True, False))), 1, NULL);
 		fetch_line_known = ~0ull;
 		return;
 	}
 	(*fetches)++;
 	*straddles += last != first;
-	IRExpr *miss = NULL;
+	IRExpr *miss = NULL, *only_tag = NULL;
+	ULong only_line = 0;
+	Int terms = 0;
 	for (ULong line = first; line <= last; line++) {
 		if (line == fetch_line_known && !meta_checked[PGF_FETCH])
 			continue;
 		ULong front = (line & c->set_mask) * c->assoc;
 		IRTemp tag = pg_ir_assign(out, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, mkIRExpr_HWord((HWord)&c->tags[front])));
+		if (!meta_checked[PGF_FETCH] && last == first) {
+			/* the usual case, one line and no metadata: one compare */
+			only_tag = temp(tag);
+			only_line = line;
+			terms++;
+			continue;
+		}
 		miss = either(out, miss, temp(pg_ir_assign(out, Ity_I64, IRExpr_Binop(Iop_Xor64, temp(tag), word(line)))));
+		terms++;
 		if (meta_checked[PGF_FETCH])
 			miss = either(out, miss, meta_mismatch(out, mkIRExpr_HWord((HWord)&c->meta[front]), PGF_FETCH));
 	}
 	fetch_line_known = last;
-	if (miss)
-		call(out, "filter_fetch", filter_fetch, address, size | (last != first ? CHECK_STRADDLE : 0), nonzero(out, miss));
+	if (terms == 0)
+		return;
+	IRExpr *guard = only_tag ? temp(pg_ir_assign(out, Ity_I1, IRExpr_Binop(Iop_CmpNE64, only_tag, word(only_line))))
+	                         : nonzero(out, miss);
+	pg_ir_call(out, "filter_fetch", filter_fetch,
+	           mkIRExprVec_1(mkIRExpr_HWord(fetch_argument(instruction, size, False, last != first))), 1, guard);
 }
 
 static void check_data(IRSB *out, IRExpr *address, UInt akind, UInt size, ULong counts[3])
@@ -335,8 +416,7 @@ static void check_data(IRSB *out, IRExpr *address, UInt akind, UInt size, ULong 
 	IRExpr *end = size == 1 ? address : temp(pg_ir_assign(out, Ity_I64, IRExpr_Binop(Iop_Add64, address, word(size - 1))));
 	IRTemp last = pg_ir_assign(out, Ity_I64, IRExpr_Binop(Iop_Shr64, end, IRExpr_Const(IRConst_U8((UChar)c->line_bits))));
 	if (!meta_checked[first_kind] && !meta_checked[second_kind]) {
-		call(out, "filter_data", filter_data, address, how,
-		     temp(pg_ir_assign(out, Ity_I1, IRExpr_Binop(Iop_CmpNE64, temp(tag), temp(last)))));
+		call_data(out, address, how, temp(pg_ir_assign(out, Ity_I1, IRExpr_Binop(Iop_CmpNE64, temp(tag), temp(last)))));
 		return;
 	}
 	IRExpr *miss = temp(pg_ir_assign(out, Ity_I64, IRExpr_Binop(Iop_Xor64, temp(tag), temp(last))));
@@ -346,7 +426,7 @@ static void check_data(IRSB *out, IRExpr *address, UInt akind, UInt size, ULong 
 		miss = either(out, miss, meta_mismatch(out, temp(meta), first_kind));
 	if (second_kind != first_kind && meta_checked[second_kind])
 		miss = either(out, miss, meta_mismatch(out, temp(meta), second_kind));
-	call(out, "filter_data", filter_data, address, how, nonzero(out, miss));
+	call_data(out, address, how, nonzero(out, miss));
 }
 
 void pg_filter_block_begin(void)
