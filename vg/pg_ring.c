@@ -6,7 +6,8 @@
  * src/trace/trace_ring.c for the other side):
  *   MEMFD      a memfd of BLOCKS x BLOCKBYTES bytes, mapped shared here;
  *   FULLFD     a pipe: for each block in turn, a 4-byte count of the words
- *              written in it (the last block may be partial); EOF = end;
+ *              written in it (the last block may be partial); then, when
+ *              the program exits, 0xffffffff; EOF = end;
  *   FREEFD     a socket: one byte back from plumb per block it has read.
  * Blocks are used in order, cyclically; block k >= BLOCKS waits for one free
  * byte first.  Both sides block in read(), so a slow side never spins.
@@ -65,6 +66,9 @@ extern Int VG_(safe_fd)(Int oldfd);
 #define TAG_CALL 6ull
 #define TAG_RETURN 7ull
 #define TAG_SHIFT 60
+/* In place of a block's length on the full pipe: the program exited (the
+ * last word; src/trace/trace_ring.c) */
+#define PG_RING_END 0xffffffffu
 /* The longest entry: a marker of a 255-byte name; a definition of
  * PG_EVENTS_MAX events. */
 #define ENTRY_MAX_WORDS (2 + 256 / 8 + PG_EVENTS_MAX)
@@ -422,6 +426,18 @@ void pg_ring_close(void)
 			fail("writing to plumb failed (it stopped reading)");
 		else if (count_records && !pg_filter_enabled)
 			records += count_references((const ULong *)block_start, (const ULong *)saved_cursor);
+	}
+	if (!stopped) {
+		/* The program exited here: a program that exec'd another never
+		 * gets here (Valgrind does not follow an exec), and plumb tells the
+		 * two apart by this word. */
+		UInt end = PG_RING_END;
+		Int n;
+		do
+			n = VG_(write)(full_fd, &end, sizeof end);
+		while (n == -VKI_EINTR);
+		if (n != (Int)sizeof end)
+			fail("writing to plumb failed (it stopped reading)");
 	}
 	stopped = True;
 	use_scratch();

@@ -145,7 +145,11 @@ int trace_reader_open(trace_reader **out, const char *path, trace_format format,
 /* Runs argv under Valgrind's lackey and streams its references. */
 int trace_reader_open_command(trace_reader **out, char *const argv[], plumb_status *status);
 /* The same with more options for valgrind (NULL-terminated; NULL for none),
- * given before the program: --fair-sched=yes, --scheduling-quantum=N, ... */
+ * given before the program: --fair-sched=yes, --scheduling-quantum=N, ...
+ * TRACE_NO_CODE_MAP among them is not passed on: it says no code map is
+ * wanted (trace_reader_code_map gives none), which spares plumbgrind the
+ * debug-information lookups of every instruction it translates. */
+#define TRACE_NO_CODE_MAP "--plumb-code=none"
 int trace_reader_open_command_options(trace_reader **out, char *const argv[], const char *const valgrind_options[],
                                       plumb_status *status);
 /* The same with plumbgrind's ring of shared memory in ring_blocks blocks

@@ -314,8 +314,10 @@ int cmd_sim(int argc, char **argv)
 
 	trace_reader *reader;
 	/* --plumb-calls=yes: plumbgrind follows calls, for the callgrind file's inclusive costs */
-	const char *valgrind_options[4] = { NULL, NULL, NULL, NULL };
+	const char *valgrind_options[5] = { NULL, NULL, NULL, NULL, NULL };
 	size_t option_count = 0;
+	if (!sim_run_names_code(&config, (size_t)top, cachegrind_out || callgrind_out))
+		valgrind_options[option_count++] = TRACE_NO_CODE_MAP;
 	if (fair_sched)
 		valgrind_options[option_count++] = "--fair-sched=yes";
 	if (callgrind_out)

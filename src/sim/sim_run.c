@@ -138,6 +138,11 @@ int sim_code_map_find(trace_reader *reader, const char *trace_path, trace_code_m
 	return 0;
 }
 
+bool sim_run_names_code(const sim_config *config, size_t top, bool annotation_files)
+{
+	return annotation_files || (config->classify && top > 0);
+}
+
 int sim_write_annotation_file(const char *path, const sim *s, const trace_code_map *map, const char *command,
                               bool callgrind, plumb_status *status)
 {

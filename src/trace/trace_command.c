@@ -125,6 +125,12 @@ int trace_reader_open_command_blocks(trace_reader **out, char *const argv[], con
 	 * memory that the reader lends to the caller in place (trace_ring.c,
 	 * vg/pg_ring.c); PLUMB_TRACE_TEXT keeps the lackey text through the pipe. */
 	const char *force_text = getenv("PLUMB_TRACE_TEXT");
+	/* Without a code map the ring's last word tells an exit from an exec;
+	 * without the ring, only the code map's file does. */
+	bool skip_code = false;
+	for (size_t i = 0; i < option_count; i++)
+		skip_code = skip_code || strcmp(valgrind_options[i], TRACE_NO_CODE_MAP) == 0;
+	skip_code = skip_code && plumbgrind && !(force_text && force_text[0]);
 	trace_ring *ring = NULL;
 	char ring_option[128];
 	if (plumbgrind) {
@@ -132,7 +138,9 @@ int trace_reader_open_command_blocks(trace_reader **out, char *const argv[], con
 		child_argv[1] = "--tool=plumbgrind";
 		child_argv[2] = "-q";
 		child_argv[3] = "--plumb-out=none";
-		if (mkdtemp(code_dir)) {
+		if (skip_code) {
+			code_dir[0] = 0;
+		} else if (mkdtemp(code_dir)) {
 			snprintf(code_path, sizeof code_path, "%s/code", code_dir);
 			snprintf(code_option, sizeof code_option, "--plumb-code=%s", code_path);
 			/* A signal removes both (plumb/interrupt.h). */
@@ -163,6 +171,8 @@ int trace_reader_open_command_blocks(trace_reader **out, char *const argv[], con
 	 * carries the filter's entries. */
 	size_t given = 0;
 	for (size_t i = 0; i < option_count; i++) {
+		if (strcmp(valgrind_options[i], TRACE_NO_CODE_MAP) == 0)
+			continue;
 		bool filter = strncmp(valgrind_options[i], "--plumb-filter=", 15) == 0;
 		if (filter && !ring)
 			continue;
@@ -242,6 +252,7 @@ int trace_reader_open_command_blocks(trace_reader **out, char *const argv[], con
 	}
 	if (plumbgrind && code_dir[0])
 		reader->command.code_path = strdup(code_path);
+	reader->command.code_skipped = skip_code;
 	if (!plumbgrind && !(force_lackey && force_lackey[0]))
 		reader->command.tool_note = "plumbgrind, plumb's Valgrind tool, was not found beside this program "
 		                            "(build/vg/lib, PREFIX/lib/plumb/valgrind, or PLUMB_VALGRIND_LIB): "
@@ -260,21 +271,25 @@ const char *trace_reader_tool_note(const trace_reader *reader)
 int trace_reader_code_map(trace_reader *reader, trace_code_map **out, plumb_status *status)
 {
 	*out = NULL;
-	if (!reader || !reader->command.code_path)
+	if (!reader || (!reader->command.code_path && !reader->command.code_skipped))
 		return 0;
 	/* plumbgrind writes the file before it closes the trace, so at the
 	 * trace's end it is complete */
 	if (!reader->input.at_eof)
 		return plumb_fail(status, EINVAL, "the code map is complete only after the trace has ended");
-	/* plumbgrind writes it when the program exits; a program that exec'd
-	 * another (a wrapper script, pyenv's python3) never exits under it:
-	 * Valgrind does not follow an exec, and the trace ended there. */
+	/* plumbgrind writes it, and the ring's last word, when the program
+	 * exits; a program that exec'd another (a wrapper script, pyenv's
+	 * python3) never exits under it: Valgrind does not follow an exec, and
+	 * the trace ended there. */
 	struct stat info;
-	if (stat(reader->command.code_path, &info) != 0 && errno == ENOENT)
+	if (reader->command.code_skipped ? !trace_ring_program_exited(reader)
+	                                 : stat(reader->command.code_path, &info) != 0 && errno == ENOENT)
 		return plumb_fail(status, ENOENT,
 		                  "'%s' exec'd another program (a wrapper script?), which Valgrind does not follow: "
 		                  "the trace stopped there; give plumb the program itself",
 		                  reader->command.program);
+	if (reader->command.code_skipped)
+		return 0;
 	return trace_code_map_load(out, reader->command.code_path, status);
 }
 

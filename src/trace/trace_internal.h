@@ -191,6 +191,7 @@ typedef struct trace_command_state {
 	bool running;
 	char *program;                 /* argv[0], for messages */
 	char *code_path;               /* plumbgrind's --plumb-code file, removed at close */
+	bool code_skipped;             /* none asked for (TRACE_NO_CODE_MAP): the ring tells an exit */
 	const char *tool_note;         /* why lackey traces, when plumbgrind was not found (static text) */
 } trace_command_state;
 
@@ -259,6 +260,9 @@ void trace_ring_set_filtered(trace_ring *ring);
 void trace_ring_parent_started(trace_ring *ring);
 void trace_ring_free(trace_ring *ring);
 int trace_ring_reader_init(trace_reader *reader, trace_ring *ring, plumb_status *status);
+/* At the trace's end: the tool said the program exited (rather than exec'd
+ * another program or died without a word). */
+bool trace_ring_program_exited(const trace_reader *reader);
 /* The ring's next block of entries whole and unchecked (a native writer
  * checks them, trace_entries_scan): 1 with the words, 0 at the end, -1 on an
  * error (the reader's failure).  Gives the previous block back.  Only for a

@@ -5,7 +5,10 @@
  *
  *   memory  BLOCKS blocks of BLOCK_BYTES, used in order, cyclically;
  *   full    a pipe from the tool: a 4-byte count of the words written in each
- *           block in turn (little-endian); end of file = end of the trace;
+ *           block in turn (little-endian), then RING_END when the program
+ *           exits (not when it exec'd another: Valgrind does not follow an
+ *           exec, and the tool never sees its end); end of file = end of
+ *           the trace;
  *   free    a socket to the tool: one byte per block read; the tool writes
  *           block k >= BLOCKS only after reading one.
  *
@@ -40,6 +43,7 @@
 #include "trace/trace_internal.h"
 
 #define OUT_RECORDS 4096u
+#define RING_END 0xffffffffu           /* vg/pg_ring.c PG_RING_END */
 
 
 struct trace_ring {
@@ -51,6 +55,7 @@ struct trace_ring {
 	uint64_t sequence;             /* the block being read */
 	const uint64_t *word, *end;    /* the rest of the block being expanded */
 	bool holding;                  /* a block is being read, not yet given back */
+	bool ended;                    /* RING_END came: the program exited */
 	trace_entries entries;         /* what the entries have said (trace_entries.c) */
 	trace_record *out;             /* expanded records, lent to the caller */
 	size_t out_count, out_position;
@@ -171,6 +176,8 @@ static int next_block(trace_reader *reader)
 		ring->holding = false;
 		ring->sequence++;
 	}
+	if (ring->ended)
+		return 0;
 	long have = trace_input_fill(&reader->input, 4, &reader->failure);
 	if (have < 0) {
 		reader->failed = true;
@@ -182,6 +189,17 @@ static int next_block(trace_reader *reader)
 		return (int)ring_fail(reader, "cut short inside a block's length");
 	uint32_t words = trace_get_u32(reader->input.data + reader->input.start);
 	trace_input_consume(&reader->input, 4);
+	if (words == RING_END) {
+		have = trace_input_fill(&reader->input, 1, &reader->failure);
+		if (have < 0) {
+			reader->failed = true;
+			return -1;
+		}
+		if (have > 0)
+			return (int)ring_fail(reader, "more after the end");
+		ring->ended = true;
+		return 0;
+	}
 	if (words > ring->block_words)
 		return (int)ring_fail(reader, "a block longer than the ring's blocks");
 	ring->word = ring->memory + (ring->sequence % ring->blocks) * ring->block_words;
@@ -270,6 +288,11 @@ static long ring_read(trace_reader *reader, trace_record *records, size_t capaci
 		done += (size_t)n;
 	}
 	return (long)done;
+}
+
+bool trace_ring_program_exited(const trace_reader *reader)
+{
+	return reader->ring && reader->ring->ended;
 }
 
 int trace_ring_take_block(trace_reader *reader, const uint64_t **words, size_t *count)

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include "run.h"
 
 /* Two threads ping-ponging a shared word (lackey text with SCHED lines). */
@@ -181,18 +183,95 @@ Test(sim_cli, a_program_that_execs_is_named_as_such, .timeout = 120)
 	if (system("valgrind --version > /dev/null 2>&1") != 0)
 		cr_skip_test("valgrind is not installed");
 	unsetenv("PLUMB_TRACE_LACKEY");
-	cli_run r = cli_run_plumbv(NULL, "sim", "--preset", "cachegrind", "--basic", "--csv", "--", "sh", "-c",
-	                           "exec /bin/true", NULL);
-	if (strstr(r.err, "note: plumbgrind")) {
+	/* --basic names no code: plumbgrind writes no code map, and the ring's
+	 * last word tells an exit from an exec; a classified run has a code
+	 * table and the code map's file tells them apart; PLUMB_TRACE_TEXT has
+	 * no ring, so it keeps the code map even with --basic. */
+	static const char *const basic[] = { "--basic", "--top=10", "--basic" };
+	static const char *const text[] = { "", "", "1" };
+	for (int i = 0; i < 3; i++) {
+		setenv("PLUMB_TRACE_TEXT", text[i], 1);
+		cli_run r = cli_run_plumbv(NULL, "sim", "--preset", "cachegrind", basic[i], "--csv", "--", "sh", "-c",
+		                           "exec /bin/true", NULL);
+		unsetenv("PLUMB_TRACE_TEXT");
+		if (strstr(r.err, "note: plumbgrind")) {
+			cli_run_free(&r);
+			cr_skip_test("plumbgrind is not built (lackey traces, without a code map)");
+		}
+		cr_assert_eq(r.exit_code, 1, "%s: %s", basic[i], r.err);
+		cr_assert_str_eq(r.out, "");
+		cr_assert(strstr(r.err, "plumb sim: 'sh' exec'd another program (a wrapper script?), which Valgrind does "
+		                        "not follow"), "%s: %s", basic[i], r.err);
+		cr_assert_eq(strchr(r.err, '\n'), r.err + strlen(r.err) - 1, "one line: %s", r.err);
 		cli_run_free(&r);
-		cr_skip_test("plumbgrind is not built (lackey traces, without a code map)");
 	}
-	cr_assert_eq(r.exit_code, 1, "%s", r.err);
-	cr_assert_str_eq(r.out, "");
-	cr_assert(strstr(r.err, "plumb sim: 'sh' exec'd another program (a wrapper script?), which Valgrind does not "
-	                        "follow"), "%s", r.err);
-	cr_assert_eq(strchr(r.err, '\n'), r.err + strlen(r.err) - 1, "one line: %s", r.err);
-	cli_run_free(&r);
+}
+
+/* A run whose outputs name no code (--basic: no code table) asks plumbgrind
+ * for no code map, which spares it the debug-information lookup of every
+ * instruction; the program's exit still ends the run cleanly, with the same
+ * figures. */
+Test(sim_cli, a_run_without_a_code_table_asks_for_no_code_map, .timeout = 120)
+{
+	if (system("valgrind --version > /dev/null 2>&1") != 0)
+		cr_skip_test("valgrind is not installed");
+	unsetenv("PLUMB_TRACE_LACKEY");
+	char *const program = "/bin/true";
+	char trace[] = "/tmp/plumb-sim-nocode-XXXXXX";
+	int fd = mkstemp(trace);
+	cr_assert(fd >= 0);
+	close(fd);
+	/* a wrapper for valgrind (PLUMB_VALGRIND) that notes its options */
+	char dir[] = "/tmp/plumb-sim-nocode-dir-XXXXXX";
+	cr_assert_not_null(mkdtemp(dir));
+	const char *given = getenv("PLUMB_VALGRIND");
+	char *real = strdup(given && given[0] ? given : "valgrind");
+	char wrapper[512], script[1024];
+	snprintf(wrapper, sizeof wrapper, "%s/valgrind", dir);
+	snprintf(script, sizeof script, "#!/bin/sh\necho \"$@\" >> %s\nexec %s \"$@\"\n", trace, real);
+	FILE *f = fopen(wrapper, "w");
+	cr_assert_not_null(f);
+	fputs(script, f);
+	fclose(f);
+	chmod(wrapper, 0755);
+	setenv("PLUMB_VALGRIND", wrapper, 1);
+	cli_run basic = cli_run_plumbv(NULL, "sim", "--preset", "cachegrind", "--basic", "--csv", "--", program, NULL);
+	cli_run classified = cli_run_plumbv(NULL, "sim", "--preset", "cachegrind", "--csv", "--", program, NULL);
+	if (given)
+		setenv("PLUMB_VALGRIND", real, 1);
+	else
+		unsetenv("PLUMB_VALGRIND");
+	free(real);
+	if (strstr(basic.err, "note: plumbgrind")) {
+		cli_run_free(&basic);
+		cli_run_free(&classified);
+		cr_skip_test("plumbgrind is not built");
+	}
+	cr_assert_eq(basic.exit_code, 0, "%s", basic.err);
+	cr_assert_eq(classified.exit_code, 0, "%s", classified.err);
+	char *options = NULL;
+	size_t length = 0;
+	FILE *log = fopen(trace, "r");
+	cr_assert_not_null(log);
+	cr_assert(getdelim(&options, &length, 0, log) > 0);
+	fclose(log);
+	/* two valgrind runs: the first (--basic) without --plumb-code, the second with */
+	char *second = strchr(options, '\n');
+	cr_assert_not_null(second, "%s", options);
+	*second++ = 0;
+	cr_assert(strstr(options, "--tool=plumbgrind"), "%s", options);
+	cr_assert_null(strstr(options, "--plumb-code"), "%s", options);
+	cr_assert(strstr(second, "--plumb-code=/"), "%s", second);
+	/* the same references either way */
+	const char *refs = strstr(basic.out, "I refs,"), *classified_refs = strstr(classified.out, "I refs,");
+	cr_assert(refs && classified_refs, "%s", basic.out);
+	cr_assert_eq(strncmp(refs, classified_refs, strcspn(refs, "\n")), 0, "%s\n%s", basic.out, classified.out);
+	free(options);
+	cli_run_free(&basic);
+	cli_run_free(&classified);
+	unlink(wrapper);
+	rmdir(dir);
+	unlink(trace);
 }
 
 Test(sim_cli, native_and_lackey_give_the_same_counts)

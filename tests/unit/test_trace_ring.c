@@ -358,7 +358,8 @@ Test(trace_ring, instrument_writes_a_native_trace_file, .init = find_target_and_
 /* A ring written by hand, as the tool would: one block of `words`, of the
  * L1 filter's stream when `filtered`.  Returns the reader over it (the tool
  * side closed: its end of file ends the trace). */
-static trace_reader *hand_written_ring_of(const uint64_t *words, uint32_t count, bool filtered)
+static trace_reader *hand_written_ring_ending(const uint64_t *words, uint32_t count, bool filtered,
+                                              const uint32_t *tail, size_t tail_count)
 {
 	trace_ring *ring;
 	plumb_status status;
@@ -374,10 +375,17 @@ static trace_reader *hand_written_ring_of(const uint64_t *words, uint32_t count,
 	memcpy(memory, words, count * sizeof *words);
 	munmap(memory, 2 * 4096);
 	cr_assert_eq(write(full_fd, &count, sizeof count), (ssize_t)sizeof count);
+	for (size_t i = 0; i < tail_count; i++)
+		cr_assert_eq(write(full_fd, &tail[i], sizeof tail[i]), (ssize_t)sizeof tail[i]);
 	trace_ring_parent_started(ring);
 	trace_reader *reader;
 	cr_assert_eq(trace_reader_open_ring(&reader, ring, "hand-written", &status), 0, "%s", status.message);
 	return reader;
+}
+
+static trace_reader *hand_written_ring_of(const uint64_t *words, uint32_t count, bool filtered)
+{
+	return hand_written_ring_ending(words, count, filtered, NULL, 0);
 }
 
 static trace_reader *hand_written_ring(const uint64_t *words, uint32_t count)
@@ -436,6 +444,37 @@ Test(trace_ring, uses_carry_their_data_count)
 		trace_reader_get_info(reader, &info);
 		cr_assert_eq(info.records, 12, "every record counted once (%llu)", (unsigned long long)info.records);
 		cr_assert_eq(trace_reader_close(reader, &status), 0, "%s", status.message);
+	}
+}
+
+/* The tool's last word, 0xffffffff after the last block, says the program
+ * exited (plumb asks for no code map when no output names code, and then
+ * only this word tells an exit from an exec); anything after it is an
+ * error, and without it the program did not exit under the tool. */
+Test(trace_ring, the_last_word_says_the_program_exited)
+{
+	uint64_t words[8];
+	memcpy(words, definition, sizeof definition);
+	size_t n = sizeof definition / sizeof *definition;
+	words[n++] = USE(2, 0);
+	words[n++] = 0x7000;
+	words[n++] = 0x9000;
+	static const uint32_t end[] = { 0xffffffffu, 3 };
+	for (size_t tail = 0; tail < 3; tail++) {
+		trace_reader *reader = hand_written_ring_ending(words, (uint32_t)n, false, end, tail);
+		trace_record records[16];
+		plumb_status status;
+		long got = trace_reader_read(reader, records, 16, &status);
+		cr_assert_eq(got, 4, "tail %zu: %ld", tail, got);
+		got = trace_reader_read(reader, records, 16, &status);
+		if (tail == 2) {
+			cr_assert_eq(got, -1, "a word after the end");
+			cr_assert(strstr(status.message, "more after the end"), "%s", status.message);
+		} else {
+			cr_assert_eq(got, 0, "%s", status.message);
+			cr_assert_eq(trace_ring_program_exited(reader), tail == 1);
+		}
+		trace_reader_close(reader, &status);
 	}
 }
 
