@@ -26,8 +26,9 @@
  *
  * A flushed list's counts are added as if every reference were a hit, in
  * one add to a word of four 16-bit fields (records, fetches, reads, writes),
- * drained into the model's counts when a field reaches 2^15; a helper takes
- * its reference's count back and lets the model count what it settles.
+ * drained into the model's counts when the records field, the largest,
+ * reaches 2^15; a helper takes its reference's count back and lets the
+ * model count what it settles.
  * COUNTS entries go out before every thread switch, marker, collection
  * switch and at the end (pg_filter_counts), as plumb wants them. */
 #include "pub_tool_basics.h"
@@ -45,7 +46,10 @@ static pgf_model model;
 static Bool meta_checked[3];             /* per access kind: a hit depends on the line's metadata */
 static ULong singles_counted;            /* records pgf_record counted in total_records since the last COUNTS */
 static ULong packed_counts;              /* records | fetches<<16 | reads<<32 | writes<<48 */
-#define PACKED_FULL 0x8000800080008000ull
+/* Full when the records field reaches 2^15: no other field is larger (a
+ * fetch, read or write counted comes from a record counted), and testing
+ * one field takes a 32-bit constant where four took a 10-byte one. */
+#define PACKED_FULL 0x8000ull
 static Bool wide_data_sets;              /* an 8-way L1D and AVX-512: deeper hits as one vector */
 static Bool wide_fetch_sets;             /* the same for an 8-way L1I */
 static ULong fetch_line_known = ~0ull;   /* instrumenting: the L1I line last checked in this superblock */
