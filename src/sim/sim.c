@@ -68,18 +68,23 @@ int sim_new(sim **out, const sim_config *config, plumb_status *status)
 		                   config->classify) != 0)
 			goto oom;
 	}
-	/* The L1 shadows' catch-ups on a thread of their own (sim_shadow_worker.c)
-	 * when there is a second CPU to run it; PLUMB_SIM_SHADOW_THREAD=0: never,
-	 * =1: always (tests).  The answers are the same either way. */
+	/* The caches' shadows' catch-ups on a thread of their own
+	 * (sim_shadow_worker.c) when there is a second CPU to run it;
+	 * PLUMB_SIM_SHADOW_THREAD=0: never, =1: always (tests).  The answers are
+	 * the same either way.  The TLBs' shadows stay here. */
 	const char *shadow_thread = getenv("PLUMB_SIM_SHADOW_THREAD");
 	bool want_thread = shadow_thread && shadow_thread[0] ? strcmp(shadow_thread, "0") != 0
 	                                                     : sysconf(_SC_NPROCESSORS_ONLN) >= 2;
-	if (config->classify && want_thread && sim_shadow_worker_new(&s->shadow_worker) == 0)
+	if (config->classify && want_thread && sim_shadow_worker_new(&s->shadow_worker) == 0) {
 		for (uint32_t c = 0; c < config->cores; c++)
-			for (int level = SIM_L1I; level <= SIM_L1D; level++)
+			for (int level = SIM_L1I; level <= SIM_L2; level++)
 				if (s->core[c].cache[level].classify &&
 				    sim_shadow_worker_attach(s->shadow_worker, &s->core[c].cache[level].shadow) != 0)
 					goto oom;
+		if (s->l3.classify && sim_shadow_worker_attach(s->shadow_worker, &s->l3.shadow) != 0)
+			goto oom;
+		sim_shadow_worker_keep_tables(s->shadow_worker, s);
+	}
 	/* The directory holds one entry per line some private hierarchy holds:
 	 * sized for all of them at once, so it never grows without classify. */
 	s->fast = !config->classify && !s->has_tlb;
@@ -1956,6 +1961,7 @@ size_t sim_hot_lines(const sim *s, sim_line_stats *out, size_t max)
 {
 	if (!s->config.classify || max == 0)
 		return 0;
+	sim_shadow_worker_settle(s->shadow_worker);   /* the table's updates, all made */
 	size_t n = 0;
 	sim_line_stats *all = malloc((s->lines.count + 1) * sizeof *all);
 	if (!all)
@@ -1993,6 +1999,7 @@ size_t sim_hot_code(const sim *s, sim_code_stats *out, size_t max)
 {
 	if (!s->config.classify || max == 0)
 		return 0;
+	sim_shadow_worker_settle(s->shadow_worker);
 	size_t n = 0;
 	sim_code_stats *all = malloc((s->code.count + 1) * sizeof *all);
 	if (!all)

@@ -52,15 +52,16 @@ static void transition(sim *s, uint32_t core, int cause, unsigned from, unsigned
 		s->stats.core[core].coherence.transitions[cause][from][to]++;
 }
 
-static sim_line_stats *line_stats(sim *s, uint64_t granule)
+/* An update of the hot-lines or hot-code table (classify only): made on the
+ * shadows' thread when there is one, which nothing here waits for. */
+static void note(sim *s, uint32_t op, uint64_t key, uint32_t bits, uint64_t amount)
 {
 	if (!s->config.classify)
-		return NULL;
-	bool created;
-	sim_line_stats *l = sim_table_insert(&s->lines, granule, &created);
-	if (created)
-		l->address = granule << s->granule_bits;
-	return l;
+		return;
+	if (s->shadow_worker)
+		sim_shadow_worker_note(s->shadow_worker, op, key, bits, amount);
+	else
+		sim_table_note(s, op, key, bits, amount);
 }
 
 /* ---------------------------------------------------- private copies */
@@ -267,8 +268,8 @@ static void l3_insert_victim(sim *s, uint32_t core, uint64_t address, bool dirty
 	sim_cache_fill(&s->l3, v, line, dirty ? META_DIRTY : 0);
 }
 
-/* Feeds c's shadow the reference of line; hit: the real cache's answer.
- * The shadow's own answer (would a fully associative cache have hit?) is
+/* Feeds a TLB's shadow the reference of page; hit: the real TLB's answer.
+ * The shadow's own answer (would a fully associative TLB have hit?) is
  * wanted only on a miss, and a hit costs the shadow less (sim_shadow.c). */
 static inline bool shadow_access(sim_cache *c, uint64_t line, bool hit)
 {
@@ -281,8 +282,15 @@ static inline bool shadow_access(sim_cache *c, uint64_t line, bool hit)
 	return sim_shadow_reference(&c->shadow, line);
 }
 
+/* A hit of an L2 or the L3: its shadow sees the reference. */
+static inline void shadow_hit(sim_cache *c, uint64_t line)
+{
+	if (c->classify)
+		sim_shadow_touch(&c->shadow, line);
+}
+
 /* The class of a miss that does not need the shadow's answer, or
- * CLASS_SHADOWED (classify_miss's order: compulsory, then coherence). */
+ * CLASS_SHADOWED (the order of classes: compulsory, then coherence). */
 static uint8_t classify_without_shadow(sim *s, reference *r, sim_cache *c, uint64_t line, bool private_level)
 {
 	bool created = sim_lineset_insert(&c->seen, line);
@@ -299,12 +307,25 @@ static uint8_t classify_without_shadow(sim *s, reference *r, sim_cache *c, uint6
 	return created ? CLASS_COMPULSORY : CLASS_SHADOWED;
 }
 
-static uint8_t classify_miss(sim *s, reference *r, sim_cache *c, uint64_t line, bool shadow_hit, bool private_level)
+/* A miss of line in an L2 or the L3 (c, counted in st at `level` of r):
+ * its shadow sees the reference, and the reference's first miss at this
+ * level gets its class.  A capacity or conflict miss is the shadow's answer,
+ * counted into st now or on the shadows' thread (sim_shadow_classify), as
+ * the L1s' are: nothing in the simulation reads it. */
+static void classify_level_miss(sim *s, reference *r, int level, sim_cache *c, sim_cache_stats *st, uint64_t line,
+                                bool private_level)
 {
-	uint8_t class = classify_without_shadow(s, r, c, line, private_level);
-	if (class != CLASS_SHADOWED)
-		return class;
-	return shadow_hit ? CLASS_CONFLICT : CLASS_CAPACITY;
+	if (!c->classify)
+		return;
+	uint64_t *if_present = NULL, *if_absent = NULL;
+	if (!r->missed[level]) {
+		r->class[level] = classify_without_shadow(s, r, c, line, private_level);
+		if (r->class[level] == CLASS_SHADOWED) {
+			if_present = &st->conflict;
+			if_absent = &st->capacity;
+		}
+	}
+	sim_shadow_classify(&c->shadow, line, if_present, if_absent);
 }
 
 /* The L3 reference of a private miss (or of a straddling reference's other
@@ -315,8 +336,8 @@ static bool l3_reference(sim *s, reference *r, uint64_t address, bool install)
 	uint64_t line = address >> l3->line_bits;
 	r->reached[LEVEL_THIRD] = true;
 	long w = sim_cache_find(l3, line);
-	bool shadow_hit = shadow_access(l3, line, w >= 0);
 	if (w >= 0) {
+		shadow_hit(l3, line);
 		w = (long)sim_cache_touch(l3, (size_t)w);
 		if (s->config.l3_inclusion == SIM_EXCLUSIVE && install) {
 			/* moved up into the private hierarchy, which gets it clean: the
@@ -327,8 +348,7 @@ static bool l3_reference(sim *s, reference *r, uint64_t address, bool install)
 		}
 		return true;
 	}
-	if (!r->missed[LEVEL_THIRD] && l3->classify)
-		r->class[LEVEL_THIRD] = classify_miss(s, r, l3, line, shadow_hit, false);
+	classify_level_miss(s, r, LEVEL_THIRD, l3, &s->stats.l3, line, false);
 	r->missed[LEVEL_THIRD] = true;
 	if (install && s->config.l3_inclusion != SIM_EXCLUSIVE) {
 		size_t v = sim_cache_victim(l3, line);
@@ -348,9 +368,7 @@ static void count_fanout(sim *s, reference *r, uint64_t granule, uint64_t invali
 	cs->invalidations_sent += invalidated;
 	cs->fanout[invalidated < SIM_MAX_CORES ? invalidated : SIM_MAX_CORES - 1]++;
 	r->invalidations += invalidated;
-	sim_line_stats *l = line_stats(s, granule);
-	if (l)
-		l->invalidations += invalidated;
+	note(s, SIM_NOTE_INVALIDATIONS, granule, 0, invalidated);
 }
 
 /* Invalidates every other holder of granule (a write by r->core).  Returns
@@ -398,14 +416,7 @@ static unsigned fetch_shared(sim *s, reference *r, uint64_t address, bool exclus
 	unsigned own = s->has_l2 ? SIM_STATE_I : sim_core_state(s, core, granule);
 	unsigned state;
 	bool supplied = false;
-	sim_line_stats *l = line_stats(s, granule);
-	if (l) {
-		l->cores |= 1ull << core;
-		if (exclusive)
-			l->writes++;
-		else
-			l->reads++;
-	}
+	note(s, exclusive ? SIM_NOTE_WRITE : SIM_NOTE_READ, granule, core, 0);
 	/* One directory probe: the other holders, and this core added. */
 	uint64_t others = 0;
 	if (own == SIM_STATE_I && s->config.cores > 1) {
@@ -483,8 +494,7 @@ static unsigned fetch_shared(sim *s, reference *r, uint64_t address, bool exclus
 		if (supplied) {
 			cs->transfers_received++;
 			r->transfer = true;
-			if (l)
-				l->transfers++;
+			note(s, SIM_NOTE_TRANSFER, granule, 0, 0);
 		} else if (!l3_hit) {
 			s->stats.memory_reads++;
 			s->stats.core[core].memory_reads++;
@@ -593,13 +603,12 @@ static unsigned fetch_below_l1(sim *s, reference *r, uint64_t address, bool excl
 	uint64_t granule = granule_of(s, address);
 	r->reached[LEVEL_SECOND] = true;
 	long w = sim_cache_find(l2, granule);
-	bool shadow_hit = shadow_access(l2, granule, w >= 0);
 	if (w >= 0) {
+		shadow_hit(l2, granule);
 		w = (long)sim_cache_touch(l2, (size_t)w);
 		return state_of(l2->meta[w]);
 	}
-	if (!r->missed[LEVEL_SECOND] && l2->classify)
-		r->class[LEVEL_SECOND] = classify_miss(s, r, l2, granule, shadow_hit, true);
+	classify_level_miss(s, r, LEVEL_SECOND, l2, &s->stats.core[r->core].cache[SIM_L2], granule, true);
 	r->missed[LEVEL_SECOND] = true;
 	unsigned state = fetch_shared(s, r, address, exclusive);
 	l2_install(s, r->core, granule, state);
@@ -617,8 +626,8 @@ static void write_down(sim *s, reference *r, uint64_t address, bool from_l1)
 		uint64_t granule = granule_of(s, address);
 		r->reached[LEVEL_SECOND] = true;
 		long w = sim_cache_find(l2, granule);
-		bool shadow_hit = shadow_access(l2, granule, w >= 0);
 		if (w >= 0) {
+			shadow_hit(l2, granule);
 			w = (long)sim_cache_touch(l2, (size_t)w);
 			if (s->config.cache[SIM_L2].write_back) {
 				l2->meta[w] |= META_DIRTY;
@@ -627,8 +636,7 @@ static void write_down(sim *s, reference *r, uint64_t address, bool from_l1)
 		} else {
 			/* the private L2 includes the L1, so only a write-around from a
 			 * no-write-allocate L1 can get here */
-			if (!r->missed[LEVEL_SECOND] && l2->classify)
-				r->class[LEVEL_SECOND] = classify_miss(s, r, l2, granule, shadow_hit, true);
+			classify_level_miss(s, r, LEVEL_SECOND, l2, &s->stats.core[r->core].cache[SIM_L2], granule, true);
 			r->missed[LEVEL_SECOND] = true;
 		}
 	}
@@ -639,16 +647,15 @@ static void write_down(sim *s, reference *r, uint64_t address, bool from_l1)
 		uint64_t line = address >> l3->line_bits;
 		r->reached[LEVEL_THIRD] = true;
 		long w = sim_cache_find(l3, line);
-		bool shadow_hit = shadow_access(l3, line, w >= 0);
 		if (w >= 0) {
+			shadow_hit(l3, line);
 			w = (long)sim_cache_touch(l3, (size_t)w);
 			if (s->config.cache[SIM_L3].write_back) {
 				l3->meta[w] |= META_DIRTY;
 				return;
 			}
 		} else {
-			if (!r->missed[LEVEL_THIRD] && l3->classify)
-				r->class[LEVEL_THIRD] = classify_miss(s, r, l3, line, shadow_hit, false);
+			classify_level_miss(s, r, LEVEL_THIRD, l3, &s->stats.l3, line, false);
 			r->missed[LEVEL_THIRD] = true;
 		}
 	}
@@ -681,12 +688,7 @@ static void write_ownership(sim *s, reference *r, uint64_t granule)
 		else
 			cs->upgrades_shared++;
 		invalidate_others(s, r, granule, false);
-		sim_line_stats *l = line_stats(s, granule);
-		if (l) {
-			l->upgrades++;
-			l->writes++;
-			l->cores |= 1ull << core;
-		}
+		note(s, SIM_NOTE_UPGRADE, granule, core, 0);
 	}
 	private_set_state(s, core, granule, SIM_STATE_M);
 	transition(s, core, 0, state, SIM_STATE_M);
@@ -701,8 +703,8 @@ static void write_around(sim *s, reference *r, uint64_t address)
 		sim_cache *l2 = &s->core[r->core].cache[SIM_L2];
 		r->reached[LEVEL_SECOND] = true;
 		long w = sim_cache_find(l2, granule);
-		bool shadow_hit = shadow_access(l2, granule, w >= 0);
 		if (w >= 0) {
+			shadow_hit(l2, granule);
 			w = (long)sim_cache_touch(l2, (size_t)w);
 			write_ownership(s, r, granule);
 			if (s->config.cache[SIM_L2].write_back)
@@ -711,8 +713,7 @@ static void write_around(sim *s, reference *r, uint64_t address)
 				write_down(s, r, address, false);
 			return;
 		}
-		if (!r->missed[LEVEL_SECOND] && l2->classify)
-			r->class[LEVEL_SECOND] = classify_miss(s, r, l2, granule, shadow_hit, true);
+		classify_level_miss(s, r, LEVEL_SECOND, l2, &s->stats.core[r->core].cache[SIM_L2], granule, true);
 		r->missed[LEVEL_SECOND] = true;
 		if (s->config.cache[SIM_L2].write_allocate) {
 			unsigned state = fetch_shared(s, r, address, true);
@@ -727,11 +728,7 @@ static void write_around(sim *s, reference *r, uint64_t address)
 		}
 	}
 	if (s->config.cores > 1) {
-		sim_line_stats *l = line_stats(s, granule);
-		if (l) {
-			l->writes++;
-			l->cores |= 1ull << r->core;
-		}
+		note(s, SIM_NOTE_WRITE, granule, r->core, 0);
 		invalidate_others(s, r, granule, false);
 	}
 	write_down(s, r, address, false);
@@ -850,25 +847,15 @@ static void finish_reference(sim *s, reference *r, sim_level first)
 					}
 				}
 			}
-			if (r->coherence_miss) {
-				sim_line_stats *l = line_stats(s, granule);
-				if (r->class[LEVEL_FIRST] == CLASS_TRUE || r->class[LEVEL_SECOND] == CLASS_TRUE)
-					l->coherence_true++;
-				else
-					l->coherence_false++;
-			}
-		}
-		if (s->current_ip && (r->missed[LEVEL_FIRST] || r->invalidations)) {
-			sim_code_stats *c = sim_table_insert(&s->code, s->current_ip, NULL);
-			c->address = s->current_ip;
-			if (r->missed[LEVEL_FIRST])
-				c->l1_misses++;
-			if (r->memory || r->transfer)
-				c->last_level_misses++;
 			if (r->coherence_miss)
-				c->coherence_misses++;
-			c->invalidations_sent += r->invalidations;
+				note(s, r->class[LEVEL_FIRST] == CLASS_TRUE || r->class[LEVEL_SECOND] == CLASS_TRUE ?
+				        SIM_NOTE_TRUE : SIM_NOTE_FALSE, granule, 0, 0);
 		}
+		if (s->current_ip && (r->missed[LEVEL_FIRST] || r->invalidations))
+			note(s, SIM_NOTE_CODE, s->current_ip,
+			     (r->missed[LEVEL_FIRST] ? SIM_NOTE_CODE_L1_MISS : 0u) |
+			     (r->memory || r->transfer ? SIM_NOTE_CODE_LAST_LEVEL : 0u) |
+			     (r->coherence_miss ? SIM_NOTE_CODE_COHERENCE : 0u), r->invalidations);
 	}
 }
 

@@ -136,8 +136,8 @@ void sim_shadow_catch_up(sim_shadow *s, const uint64_t *log, uint32_t logged);
 bool sim_shadow_reference_listed(sim_shadow *s, uint64_t line);
 
 /* A thread that keeps shadows' lists (sim_shadow_worker.c); the counters
- * its answers decide: two per L1 of each core. */
-#define SIM_SHADOW_WORKER_COUNTERS (4 * SIM_MAX_CORES)
+ * its answers decide: two per L1 and L2 of each core, two of the L3. */
+#define SIM_SHADOW_WORKER_COUNTERS (6 * SIM_MAX_CORES + 2)
 /* A thread that keeps shadows' lists (sim_shadow_worker.c). */
 int sim_shadow_worker_new(sim_shadow_worker **out);
 /* The shadow's lists kept by the worker, its log a window of a ring there. */
@@ -147,9 +147,29 @@ int sim_shadow_worker_attach(sim_shadow_worker *w, sim_shadow *shadow);
  * to be present), and moves the shadow's log to its next window. */
 void sim_shadow_worker_push(sim_shadow_worker *w, sim_shadow *shadow, uint32_t lines, uint64_t line,
                             uint64_t *if_present, uint64_t *if_absent);
+/* The hot-lines and hot-code tables (sim_line_stats, sim_code_stats: the
+ * report's, nothing in the simulation reads them) kept by the worker too:
+ * their updates are handed over as items, in order with the shadows'. */
+void sim_shadow_worker_keep_tables(sim_shadow_worker *w, sim *s);
+/* A table update (sim_table_note's arguments) handed over. */
+void sim_shadow_worker_note(sim_shadow_worker *w, uint32_t op, uint64_t key, uint32_t bits, uint64_t amount);
 /* Waits until everything handed over is done: before statistics are read. */
 void sim_shadow_worker_settle(sim_shadow_worker *w);
 void sim_shadow_worker_free(sim_shadow_worker *w);
+/* An update of the hot-lines or hot-code table (s->lines, s->code), on the
+ * simulator's thread or the worker's (sim_note). */
+enum {
+	SIM_NOTE_READ,          /* key: a coherence line (granule); bits: the core */
+	SIM_NOTE_WRITE,         /* the same */
+	SIM_NOTE_UPGRADE,       /* the same: an upgrade, which is a write too */
+	SIM_NOTE_INVALIDATIONS, /* amount: copies invalidated */
+	SIM_NOTE_TRANSFER,
+	SIM_NOTE_TRUE,          /* a coherence miss, true sharing */
+	SIM_NOTE_FALSE,         /* and false sharing */
+	SIM_NOTE_CODE           /* key: an instruction address; bits: SIM_NOTE_CODE_*, amount: invalidations sent */
+};
+enum { SIM_NOTE_CODE_L1_MISS = 1, SIM_NOTE_CODE_LAST_LEVEL = 2, SIM_NOTE_CODE_COHERENCE = 4 };
+void sim_table_note(sim *s, uint32_t op, uint64_t key, uint32_t bits, uint64_t amount);
 /* References line when the answer is not wanted (the real cache hit). */
 static inline void sim_shadow_touch(sim_shadow *s, uint64_t line)
 {

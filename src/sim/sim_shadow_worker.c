@@ -1,4 +1,5 @@
-/* The L1 shadows' catch-ups on a thread of their own.
+/* The caches' shadows' catch-ups on a thread of their own (the L1s', the
+ * L2s' and the L3's; the TLBs' stay on the simulator's thread).
  *
  * A 3C shadow (sim_shadow.c) only tells a capacity miss from a conflict
  * miss, and nothing in the simulation reads its answer: it goes to the
@@ -24,15 +25,19 @@
 
 #define ITEMS (1u << 14)
 #define RING_LINES (1u << 16)    /* per shadow: 512 KiB */
-#define CHANNELS (2 * SIM_MAX_CORES)   /* the L1I and L1D of every core */
+#define CHANNELS (3 * SIM_MAX_CORES + 1)   /* the L1I, L1D and L2 of every core, the L3 */
 #define NO_COUNTER UINT32_MAX
+
+/* NOTE_CHANNEL: a table update (sim_table_note), line its key, start its
+ * amount, if_present its op, if_absent its bits. */
+#define NOTE_CHANNEL UINT32_MAX
 
 typedef struct shadow_item {
 	uint64_t line;            /* SIM_NO_TAG: only the lines before it */
 	uint64_t start;           /* where the logged lines are in the shadow's ring */
 	uint32_t if_present, if_absent;   /* the counters the line's answer decides (indices), or NONE */
 	uint32_t lines;           /* logged lines before the reference */
-	uint32_t channel;         /* the shadow's */
+	uint32_t channel;         /* the shadow's, or NOTE_CHANNEL */
 } shadow_item;
 
 /* A shadow's ring: the producer logs at [head, head + the log's capacity),
@@ -61,6 +66,7 @@ struct sim_shadow_worker {
 	uint64_t *targets[SIM_SHADOW_WORKER_COUNTERS];
 	uint64_t counts[SIM_SHADOW_WORKER_COUNTERS];
 	uint32_t target_count;
+	sim *tables;              /* whose hot-lines and hot-code tables this thread keeps, or NULL */
 };
 
 /* A sleeping consumer is woken for a batch, not for every item: a wake-up
@@ -104,6 +110,11 @@ static void *consume(void *argument)
 		}
 		for (; tail != head; tail++) {
 			const shadow_item *item = &w->items[tail & (ITEMS - 1)];
+			if (item->channel == NOTE_CHANNEL) {
+				sim_table_note(w->tables, item->if_present, item->line, item->if_absent, item->start);
+				atomic_store_explicit(&w->item_tail, tail + 1, memory_order_release);
+				continue;
+			}
 			channel *ch = &w->channels[item->channel];
 			if (item->lines)
 				sim_shadow_catch_up(ch->shadow, ch->ring + item->start % RING_LINES, item->lines);
@@ -189,7 +200,7 @@ static uint32_t counter_index(sim_shadow_worker *w, uint64_t *target)
 		if (w->targets[i] == target)
 			return i;
 	if (w->target_count == SIM_SHADOW_WORKER_COUNTERS)
-		abort();   /* more than the L1s of SIM_MAX_CORES cores: never */
+		abort();   /* more than the caches of SIM_MAX_CORES cores: never */
 	w->targets[w->target_count] = target;
 	return w->target_count++;
 }
@@ -215,6 +226,22 @@ void sim_shadow_worker_push(sim_shadow_worker *w, sim_shadow *shadow, uint32_t l
 		wait_for(w, 0, ch, next + shadow->log_capacity - RING_LINES);
 	ch->head = next;
 	shadow->log = ch->ring + next % RING_LINES;
+}
+
+void sim_shadow_worker_keep_tables(sim_shadow_worker *w, sim *s)
+{
+	w->tables = s;
+}
+
+void sim_shadow_worker_note(sim_shadow_worker *w, uint32_t op, uint64_t key, uint32_t bits, uint64_t amount)
+{
+	uint64_t head = atomic_load_explicit(&w->item_head, memory_order_relaxed);
+	if (head - atomic_load_explicit(&w->item_tail, memory_order_acquire) >= ITEMS)
+		wait_for(w, head + 1 - ITEMS, NULL, 0);
+	w->items[head & (ITEMS - 1)] = (shadow_item){ key, amount, op, bits, 0, NOTE_CHANNEL };
+	atomic_store(&w->item_head, head + 1);
+	if (head + 1 - atomic_load_explicit(&w->item_tail, memory_order_relaxed) >= WAKE_ITEMS)
+		wake_consumer(w);
 }
 
 void sim_shadow_worker_settle(sim_shadow_worker *w)
@@ -247,6 +274,35 @@ void sim_shadow_worker_free(sim_shadow_worker *w)
 	pthread_cond_destroy(&w->room);
 	pthread_mutex_destroy(&w->lock);
 	free(w);
+}
+
+/* ---- The tables' updates, made here or on the worker ---- */
+
+void sim_table_note(sim *s, uint32_t op, uint64_t key, uint32_t bits, uint64_t amount)
+{
+	if (op == SIM_NOTE_CODE) {
+		sim_code_stats *c = sim_table_insert(&s->code, key, NULL);
+		c->address = key;
+		c->l1_misses += (bits & SIM_NOTE_CODE_L1_MISS) != 0;
+		c->last_level_misses += (bits & SIM_NOTE_CODE_LAST_LEVEL) != 0;
+		c->coherence_misses += (bits & SIM_NOTE_CODE_COHERENCE) != 0;
+		c->invalidations_sent += amount;
+		return;
+	}
+	bool created;
+	sim_line_stats *l = sim_table_insert(&s->lines, key, &created);
+	if (created)
+		l->address = key << s->granule_bits;
+	switch (op) {
+	case SIM_NOTE_READ: l->reads++; l->cores |= 1ull << bits; break;
+	case SIM_NOTE_WRITE: l->writes++; l->cores |= 1ull << bits; break;
+	case SIM_NOTE_UPGRADE: l->upgrades++; l->writes++; l->cores |= 1ull << bits; break;
+	case SIM_NOTE_INVALIDATIONS: l->invalidations += amount; break;
+	case SIM_NOTE_TRANSFER: l->transfers++; break;
+	case SIM_NOTE_TRUE: l->coherence_true++; break;
+	case SIM_NOTE_FALSE: l->coherence_false++; break;
+	default: break;
+	}
 }
 
 /* ---- The shadows' side: the list brought up to date here, or handed over ---- */

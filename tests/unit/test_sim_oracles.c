@@ -267,3 +267,70 @@ Test(sim_oracles, thesis_esi_ping_pong)
 	sim_free(s);
 	trace_release(&t);
 }
+
+/* The L2's and the L3's misses split into conflict and capacity as the
+ * L1's do (each level's shadow: a fully associative LRU cache of its
+ * capacity), with and without the shadows' thread: lines that share one set
+ * but fit the level whole miss by conflict, a cycle of twice the level's
+ * lines misses by capacity.  L1D 4 KiB 8-way, L2 16 KiB 4-way (64 sets), L3
+ * 64 KiB 4-way (256 sets), non-inclusive (no inclusion victims). */
+static sim_stats below_the_l1(uint64_t stride, int lines, const char *thread)
+{
+	sim_config c;
+	small_config(&c, 1, SIM_MESI);
+	c.check = false;
+	c.cache[SIM_L1D].size = 4096;
+	c.cache[SIM_L1D].assoc = 8;
+	c.cache[SIM_L2].size = 16384;
+	c.cache[SIM_L2].assoc = 4;
+	c.cache[SIM_L3].size = 65536;
+	c.cache[SIM_L3].assoc = 4;
+	c.l3_inclusion = SIM_NON_INCLUSIVE;
+	sim_trace t = { 0 };
+	for (int round = 0; round < 5; round++)
+		for (int i = 0; i < lines; i++)
+			trace_add(&t, 0, TRACE_READ, 0x10000000 + stride * (uint64_t)i, 8);
+	setenv("PLUMB_SIM_SHADOW_THREAD", thread, 1);
+	sim *s = run_trace(&c, &t);
+	unsetenv("PLUMB_SIM_SHADOW_THREAD");
+	sim_stats st = *sim_statistics(s);
+	sim_free(s);
+	trace_release(&t);
+	return st;
+}
+
+Test(sim_oracles, conflict_and_capacity_misses_below_the_l1)
+{
+	for (int thread = 0; thread < 2; thread++) {
+		const char *on = thread ? "1" : "0";
+		/* 16 lines of one L2 set (4 in each of 4 L3 sets): L2 conflict */
+		sim_stats a = below_the_l1(4096, 16, on);
+		const sim_cache_stats *l2 = &a.core[0].cache[SIM_L2];
+		cr_assert_eq(l2->misses[SIM_READ], 16 * 5);
+		cr_assert_eq(l2->compulsory, 16);
+		cr_assert_eq(l2->conflict, 16 * 4);
+		cr_assert_eq(l2->capacity, 0);
+		cr_assert_eq(a.l3.compulsory, 16);
+		cr_assert_eq(a.l3.conflict + a.l3.capacity, 0);
+		/* 512 lines in turn, twice the L2: L2 capacity, the L3 holds them */
+		sim_stats b = below_the_l1(64, 512, on);
+		l2 = &b.core[0].cache[SIM_L2];
+		cr_assert_eq(l2->compulsory, 512);
+		cr_assert_eq(l2->capacity, 512 * 4);
+		cr_assert_eq(l2->conflict, 0);
+		cr_assert_eq(b.l3.compulsory, 512);
+		cr_assert_eq(b.l3.conflict + b.l3.capacity, 0);
+		/* 8 lines of one L3 set: L3 conflict (and L2) */
+		sim_stats d = below_the_l1(16384, 8, on);
+		cr_assert_eq(d.l3.compulsory, 8);
+		cr_assert_eq(d.l3.conflict, 8 * 4);
+		cr_assert_eq(d.l3.capacity, 0);
+		cr_assert_eq(d.core[0].cache[SIM_L2].conflict, 8 * 4);
+		/* 2048 lines in turn, twice the L3: capacity everywhere */
+		sim_stats e = below_the_l1(64, 2048, on);
+		cr_assert_eq(e.l3.compulsory, 2048);
+		cr_assert_eq(e.l3.capacity, 2048 * 4);
+		cr_assert_eq(e.l3.conflict, 0);
+		cr_assert_eq(e.core[0].cache[SIM_L2].capacity, 2048 * 4);
+	}
+}

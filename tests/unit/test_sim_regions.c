@@ -246,3 +246,97 @@ Test(sim_regions, the_shadows_thread_changes_no_figure)
 	sim_free(threaded);
 	trace_release(&t);
 }
+
+/* The L2s' and the L3's shadows and the hot-lines and hot-code tables are
+ * kept on the shadows' thread too: every class of every level and both
+ * tables, read midway, before and after a reset and at the end, equal those
+ * kept on the simulator's thread, on small caches (misses of every class at
+ * every level) and lines both cores write (coherence misses, invalidations,
+ * transfers, upgrades). */
+static void add_shared(sim_trace *t, size_t n, uint64_t *seed)
+{
+	for (size_t i = 0; i < n; i++) {
+		*seed = *seed * 6364136223846793005ull + 1442695040888963407ull;
+		uint64_t r = *seed >> 33;
+		uint32_t thread = (uint32_t)(r >> 2) & 1;
+		trace_kind kind = (trace_kind)(r % 4);
+		/* 2 KiB both threads use, and 64 KiB of each thread's own */
+		uint64_t address = (r >> 7) % 4 == 0 ? 0x400000 + (r >> 10) % 2048
+		                                     : 0x1000000 + ((uint64_t)thread << 24) + (r >> 10) % 65536;
+		trace_add(t, thread, kind, address, kind == TRACE_INSTRUCTION ? 4 : (uint16_t)(1u << (r >> 20) % 4));
+		if (kind != TRACE_INSTRUCTION) {
+			t->records[t->count - 1].flags |= TRACE_HAS_INSTRUCTION_ADDRESS;
+			t->records[t->count - 1].instruction_address = 0x400 + (r >> 13) % 64 * 4;
+		}
+	}
+}
+
+typedef struct tables_seen {
+	sim_stats stats;
+	size_t lines, code;
+	sim_line_stats line[64];
+	sim_code_stats code_stats[64];
+} tables_seen;
+
+static void read_tables(const sim *s, tables_seen *out)
+{
+	memset(out, 0, sizeof *out);   /* the padding too: compared whole */
+	out->code = sim_hot_code(s, out->code_stats, 64);   /* each waits for the thread itself */
+	out->lines = sim_hot_lines(s, out->line, 64);
+	out->stats = *sim_statistics(s);
+}
+
+static void run_tables(const sim_config *c, const sim_trace *t, bool shadow_thread, tables_seen seen[4])
+{
+	setenv("PLUMB_SIM_SHADOW_THREAD", shadow_thread ? "1" : "0", 1);
+	plumb_status status;
+	sim *s;
+	cr_assert_eq(sim_new(&s, c, &status), 0, "%s", status.message);
+	unsetenv("PLUMB_SIM_SHADOW_THREAD");
+	for (size_t i = 0; i < t->count; i += 1001) {
+		size_t n = t->count - i < 1001 ? t->count - i : 1001;
+		cr_assert_eq(sim_access_batch(s, t->records + i, n, &status), 0, "%s", status.message);
+		if (i == 20020)
+			read_tables(s, &seen[0]);
+		if (i == 40040) {
+			read_tables(s, &seen[1]);
+			sim_reset_statistics(s);
+		}
+		if (i == 41041)
+			read_tables(s, &seen[2]);
+	}
+	read_tables(s, &seen[3]);
+	sim_free(s);
+}
+
+Test(sim_regions, the_shadows_thread_changes_no_class_and_no_hot_line)
+{
+	sim_config c;
+	sim_config_default(&c);
+	c.cores = 2;
+	c.cache[SIM_L1I].size = c.cache[SIM_L1D].size = 4096;
+	c.cache[SIM_L2].size = 16384;
+	c.cache[SIM_L3].size = 65536;
+	c.classify = true;
+	sim_trace t = { 0 };
+	uint64_t seed = 5;
+	add_shared(&t, 80000, &seed);
+	static tables_seen plain[4], threaded[4];
+	run_tables(&c, &t, false, plain);
+	run_tables(&c, &t, true, threaded);
+	for (int i = 0; i < 4; i++)
+		cr_assert_eq(memcmp(&plain[i], &threaded[i], sizeof plain[i]), 0, "reading %d", i);
+	const sim_stats *a = &plain[1].stats;
+	cr_assert_gt(a->core[0].cache[SIM_L2].capacity, 100);
+	cr_assert_gt(a->core[0].cache[SIM_L2].conflict, 100);
+	cr_assert_gt(a->l3.capacity + a->l3.conflict, 100);
+	cr_assert_gt(a->core[0].cache[SIM_L1D].coherence_true + a->core[0].cache[SIM_L1D].coherence_false, 100);
+	cr_assert_gt(plain[1].lines, 16, "%zu hot lines", plain[1].lines);
+	cr_assert_gt(plain[1].line[0].invalidations, 0);
+	cr_assert_gt(plain[1].line[0].reads + plain[1].line[0].writes, 0);
+	cr_assert_eq(plain[1].code, 64);
+	cr_assert_gt(plain[1].code_stats[0].l1_misses, 0);
+	cr_assert_lt(plain[2].stats.core[0].cache[SIM_L1D].accesses[SIM_READ],
+	             plain[1].stats.core[0].cache[SIM_L1D].accesses[SIM_READ], "after the reset");
+	trace_release(&t);
+}
