@@ -9,6 +9,7 @@
 #include "plumb/c2c.h"
 #include "plumb/cpu.h"
 #include "plumb/loaded.h"
+#include "plumb/output.h"
 
 #define RETRIES 5
 
@@ -194,4 +195,31 @@ Test(mp_timing, cpu_distance_classes)
 	}
 	cr_expect_str_eq(cpu_distance_name(CPU_DISTANCE_SMT), "smt-sibling");
 	cpu_distance_close(map);
+}
+
+/* A bench that cannot open (here: one line, which c2c_bench_open refuses;
+ * in CI's sanitizer build under load, a helper thread that did not start in
+ * time) gives rows of "failed" cells.  The invalidate table wrote one cell
+ * too many there and plumb aborted with "table 'invalidate' row overflow". */
+Test(mp_timing, a_bench_that_cannot_open_gives_failed_rows, .timeout = 60)
+{
+	int cpus[2];
+	if (!two_cpus(cpus))
+		cr_skip_test("needs 2 CPUs");
+	timer_calibration timer = calibrated();
+	c2c_run_options options;
+	c2c_run_options_default(&options);
+	options.cpus[0] = cpus[0];
+	options.cpus[1] = cpus[1];
+	options.cpu_count = 2;
+	options.sections = C2C_SECTION_PAIRS | C2C_SECTION_STATES | C2C_SECTION_INVALIDATE;
+	options.config.lines = 1;
+	output_report *report = output_report_new("c2c");
+	plumb_status status;
+	cr_assert_eq(c2c_run(&options, &timer, report, &status), 0, "%s", status.message);
+	const output_table *invalidate = output_table_find(report, "invalidate");
+	cr_assert_not_null(invalidate);
+	cr_assert_eq(output_row_count(invalidate), 1);
+	cr_assert_str_eq(output_cell_string(invalidate, 0, 5), "failed");
+	output_report_free(report);
 }
