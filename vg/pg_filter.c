@@ -157,7 +157,7 @@ ULong pg_filter_records(void)
 /* A one-line reference deeper in an 8-way set (as plumb's wide_set_hit,
  * src/sim/sim.c): found and rotated to the front as one vector of the set's
  * tags, with no branch on the way. */
-static __attribute__((target("avx512f"), noinline)) Bool wide_hit(UInt akind, ULong address, UInt size)
+static inline __attribute__((target("avx512f"))) Bool wide_hit(UInt akind, ULong address, UInt size)
 {
 	pgf_cache *c = &model.l1[akind == PGF_FETCH ? 0 : 1];
 	ULong line = address >> c->line_bits;
@@ -212,7 +212,11 @@ static UWord fetch_argument(Addr instruction, UInt size, Bool uncounted, Bool st
 	       (straddle ? FETCH_STRADDLE : 0);
 }
 
-static VG_REGPARM(1) void filter_fetch(UWord argument)
+/* The helpers' bodies, with `wide` a constant: each helper has a copy
+ * compiled for AVX-512 with the vector search of deeper hits inline, which
+ * the instrumentation calls on such hosts (a call less in each of
+ * sqlite3's 30 M helper calls). */
+static inline __attribute__((always_inline)) void fetch_body(UWord argument, Bool wide)
 {
 	if (!pg_ring_live)
 		return;
@@ -225,12 +229,12 @@ static VG_REGPARM(1) void filter_fetch(UWord argument)
 	}
 	UInt size = (UInt)how & 0xffff;
 	/* most are lines deeper in their sets */
-	if ((wide_fetch_sets && wide_hit(PGF_FETCH, address, size)) || pgf_settle(&model, PGF_FETCH, address, size))
+	if ((wide && wide_hit(PGF_FETCH, address, size)) || pgf_settle(&model, PGF_FETCH, address, size))
 		return;
 	general(PGF_FETCH, address, size);
 }
 
-static inline void filter_data_with(Addr address, UWord how)
+static inline __attribute__((always_inline)) void data_body(Addr address, UWord how, Bool wide)
 {
 	if (!pg_ring_live)
 		return;
@@ -249,14 +253,29 @@ static inline void filter_data_with(Addr address, UWord how)
 	}
 	if (!(how & CHECK_UNCOUNTED))
 		model.settled[akind]--;
-	if ((wide_data_sets && wide_hit(akind, address, size)) || pgf_settle(&model, akind, address, size))
+	if ((wide && wide_hit(akind, address, size)) || pgf_settle(&model, akind, address, size))
 		return;
 	general(akind, address, size);
 }
 
+static VG_REGPARM(1) void filter_fetch(UWord argument)
+{
+	fetch_body(argument, False);
+}
+
+static __attribute__((target("avx512f"))) VG_REGPARM(1) void filter_fetch_wide(UWord argument)
+{
+	fetch_body(argument, True);
+}
+
 static VG_REGPARM(2) void filter_data(Addr address, UWord how)
 {
-	filter_data_with(address, how);
+	data_body(address, how, False);
+}
+
+static __attribute__((target("avx512f"))) VG_REGPARM(2) void filter_data_wide(Addr address, UWord how)
+{
+	data_body(address, how, True);
 }
 
 /* The same for each usual kind and size, with the how in the helper: the
@@ -265,7 +284,11 @@ static VG_REGPARM(2) void filter_data(Addr address, UWord how)
 #define FILTER_DATA_OF(kind, size) \
 	static VG_REGPARM(1) void filter_data_##kind##_##size(Addr address) \
 	{ \
-		filter_data_with(address, (UWord)size | (UWord)kind << CHECK_KIND_SHIFT); \
+		data_body(address, (UWord)size | (UWord)kind << CHECK_KIND_SHIFT, False); \
+	} \
+	static __attribute__((target("avx512f"))) VG_REGPARM(1) void filter_data_wide_##kind##_##size(Addr address) \
+	{ \
+		data_body(address, (UWord)size | (UWord)kind << CHECK_KIND_SHIFT, True); \
 	}
 #define FILTER_DATA_SIZES(kind) \
 	FILTER_DATA_OF(kind, 1) FILTER_DATA_OF(kind, 2) FILTER_DATA_OF(kind, 4) FILTER_DATA_OF(kind, 8) \
@@ -273,10 +296,13 @@ static VG_REGPARM(2) void filter_data(Addr address, UWord how)
 FILTER_DATA_SIZES(1)
 FILTER_DATA_SIZES(2)
 FILTER_DATA_SIZES(3)
-#define FILTER_DATA_ROW(kind) \
-	{ filter_data_##kind##_1, filter_data_##kind##_2, filter_data_##kind##_4, filter_data_##kind##_8, \
-	  filter_data_##kind##_16, filter_data_##kind##_32 }
-static void (*const filter_data_of[4][6])(Addr) = { { NULL }, FILTER_DATA_ROW(1), FILTER_DATA_ROW(2), FILTER_DATA_ROW(3) };
+#define FILTER_DATA_ROW(wide, kind) \
+	{ filter_data_##wide##kind##_1, filter_data_##wide##kind##_2, filter_data_##wide##kind##_4, \
+	  filter_data_##wide##kind##_8, filter_data_##wide##kind##_16, filter_data_##wide##kind##_32 }
+static void (*const filter_data_of[2][4][6])(Addr) = {
+	{ { NULL }, FILTER_DATA_ROW(, 1), FILTER_DATA_ROW(, 2), FILTER_DATA_ROW(, 3) },
+	{ { NULL }, FILTER_DATA_ROW(wide_, 1), FILTER_DATA_ROW(wide_, 2), FILTER_DATA_ROW(wide_, 3) },
+};
 
 /* A guarded load or store, which a flush cannot count in advance. */
 static VG_REGPARM(2) void filter_single(Addr address, UWord size_kind)
@@ -329,10 +355,10 @@ static void call_data(IRSB *out, IRExpr *address, ULong how, IRExpr *guard)
 	while (size_index < 6 && (1u << size_index) != size)
 		size_index++;
 	if (how & CHECK_UNCOUNTED || kind == 0 || size_index == 6) {
-		call(out, "filter_data", filter_data, address, how, guard);
+		call(out, "filter_data", wide_data_sets ? filter_data_wide : filter_data, address, how, guard);
 		return;
 	}
-	pg_ir_call(out, "filter_data_of", filter_data_of[kind][size_index], mkIRExprVec_1(address), 1, guard);
+	pg_ir_call(out, "filter_data_of", filter_data_of[wide_data_sets][kind][size_index], mkIRExprVec_1(address), 1, guard);
 }
 
 static IRExpr *nonzero(IRSB *out, IRExpr *value)
@@ -367,7 +393,8 @@ static void check_fetch(IRSB *out, Addr instruction, UInt size, ULong *fetches, 
 	const pgf_cache *c = &model.l1[0];
 	ULong first = (ULong)instruction >> c->line_bits, last = ((ULong)instruction + size - 1) >> c->line_bits;
 	if (size == 0 || last > first + 1) {
-		pg_ir_call(out, "filter_fetch", filter_fetch, mkIRExprVec_1(mkIRExpr_HWord(fetch_argument(instruction, size, True, False))), 1, NULL);
+		pg_ir_call(out, "filter_fetch", wide_fetch_sets ? filter_fetch_wide : filter_fetch,
+		           mkIRExprVec_1(mkIRExpr_HWord(fetch_argument(instruction, size, True, False))), 1, NULL);
 		fetch_line_known = ~0ull;
 		return;
 	}
@@ -398,7 +425,7 @@ static void check_fetch(IRSB *out, Addr instruction, UInt size, ULong *fetches, 
 		return;
 	IRExpr *guard = only_tag ? temp(pg_ir_assign(out, Ity_I1, IRExpr_Binop(Iop_CmpNE64, only_tag, word(only_line))))
 	                         : nonzero(out, miss);
-	pg_ir_call(out, "filter_fetch", filter_fetch,
+	pg_ir_call(out, "filter_fetch", wide_fetch_sets ? filter_fetch_wide : filter_fetch,
 	           mkIRExprVec_1(mkIRExpr_HWord(fetch_argument(instruction, size, False, last != first))), 1, guard);
 }
 
@@ -407,7 +434,7 @@ static void check_data(IRSB *out, IRExpr *address, UInt akind, UInt size, ULong 
 	const pgf_cache *c = &model.l1[1];
 	ULong how = size | (ULong)akind << CHECK_KIND_SHIFT;
 	if (size == 0) {
-		call(out, "filter_data", filter_data, address, how | CHECK_UNCOUNTED, NULL);
+		call(out, "filter_data", wide_data_sets ? filter_data_wide : filter_data, address, how | CHECK_UNCOUNTED, NULL);
 		return;
 	}
 	UInt first_kind = akind == 3 ? PGF_READ : akind, second_kind = akind == 3 ? PGF_WRITE : akind;
