@@ -170,6 +170,9 @@ enum {
 };
 enum { SIM_NOTE_CODE_L1_MISS = 1, SIM_NOTE_CODE_LAST_LEVEL = 2, SIM_NOTE_CODE_COHERENCE = 4 };
 void sim_table_note(sim *s, uint32_t op, uint64_t key, uint32_t bits, uint64_t amount);
+/* Sums added to the hot-code table's entry of a code address. */
+void sim_table_code(sim *s, uint64_t address, uint64_t l1_misses, uint64_t last_level_misses,
+                    uint64_t coherence_misses, uint64_t invalidations);
 /* References line when the answer is not wanted (the real cache hit). */
 static inline void sim_shadow_touch(sim_shadow *s, uint64_t line)
 {

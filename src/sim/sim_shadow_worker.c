@@ -29,8 +29,24 @@
 #define NO_COUNTER UINT32_MAX
 
 /* NOTE_CHANNEL: a table update (sim_table_note), line its key, start its
- * amount, if_present its op, if_absent its bits. */
+ * amount, if_present its op, if_absent its bits.  CODE_CHANNEL: a code
+ * address's sums (code_sum), line the address, start the invalidations sent,
+ * if_present, if_absent and lines the L1 misses, last-level misses and
+ * coherence misses. */
 #define NOTE_CHANNEL UINT32_MAX
+#define CODE_CHANNEL (UINT32_MAX - 1)
+
+/* The hot-code table's updates, summed per code address on the producer's
+ * side before they are handed over: an L1 miss updates its instruction's
+ * entry, and a program's misses come from few instructions, so most updates
+ * add to a sum here instead of making an item.  The table only adds. */
+#define CODE_SUMS 256u
+#define CODE_SUM_LIMIT (1u << 31)
+typedef struct code_sum {
+	uint64_t address;         /* 0: none */
+	uint64_t invalidations;
+	uint32_t l1_misses, last_level_misses, coherence_misses;
+} code_sum;
 
 typedef struct shadow_item {
 	uint64_t line;            /* SIM_NO_TAG: only the lines before it */
@@ -67,6 +83,7 @@ struct sim_shadow_worker {
 	uint64_t counts[SIM_SHADOW_WORKER_COUNTERS];
 	uint32_t target_count;
 	sim *tables;              /* whose hot-lines and hot-code tables this thread keeps, or NULL */
+	code_sum code_sums[CODE_SUMS];   /* the producer's */
 };
 
 /* A sleeping consumer is woken for a batch, not for every item: a wake-up
@@ -112,6 +129,12 @@ static void *consume(void *argument)
 			const shadow_item *item = &w->items[tail & (ITEMS - 1)];
 			if (item->channel == NOTE_CHANNEL) {
 				sim_table_note(w->tables, item->if_present, item->line, item->if_absent, item->start);
+				atomic_store_explicit(&w->item_tail, tail + 1, memory_order_release);
+				continue;
+			}
+			if (item->channel == CODE_CHANNEL) {
+				sim_table_code(w->tables, item->line, item->if_present, item->if_absent, item->lines,
+				               item->start);
 				atomic_store_explicit(&w->item_tail, tail + 1, memory_order_release);
 				continue;
 			}
@@ -233,8 +256,43 @@ void sim_shadow_worker_keep_tables(sim_shadow_worker *w, sim *s)
 	w->tables = s;
 }
 
+static void push_item(sim_shadow_worker *w, shadow_item item)
+{
+	uint64_t head = atomic_load_explicit(&w->item_head, memory_order_relaxed);
+	if (head - atomic_load_explicit(&w->item_tail, memory_order_acquire) >= ITEMS)
+		wait_for(w, head + 1 - ITEMS, NULL, 0);
+	w->items[head & (ITEMS - 1)] = item;
+	atomic_store(&w->item_head, head + 1);
+	if (head + 1 - atomic_load_explicit(&w->item_tail, memory_order_relaxed) >= WAKE_ITEMS)
+		wake_consumer(w);
+}
+
+static void code_sum_flush(sim_shadow_worker *w, code_sum *c)
+{
+	if (!c->address)
+		return;
+	push_item(w, (shadow_item){ c->address, c->invalidations, c->l1_misses, c->last_level_misses,
+	                            c->coherence_misses, CODE_CHANNEL });
+	c->address = 0;
+}
+
 void sim_shadow_worker_note(sim_shadow_worker *w, uint32_t op, uint64_t key, uint32_t bits, uint64_t amount)
 {
+	if (op == SIM_NOTE_CODE) {
+		code_sum *c = &w->code_sums[(key * 0x9E3779B97F4A7C15ull) >> 56];
+		if (c->address != key) {
+			code_sum_flush(w, c);
+			*c = (code_sum){ .address = key };
+		}
+		c->l1_misses += (bits & SIM_NOTE_CODE_L1_MISS) != 0;
+		c->last_level_misses += (bits & SIM_NOTE_CODE_LAST_LEVEL) != 0;
+		c->coherence_misses += (bits & SIM_NOTE_CODE_COHERENCE) != 0;
+		c->invalidations += amount;
+		if (c->l1_misses >= CODE_SUM_LIMIT || c->last_level_misses >= CODE_SUM_LIMIT ||
+		    c->coherence_misses >= CODE_SUM_LIMIT)
+			code_sum_flush(w, c);
+		return;
+	}
 	uint64_t head = atomic_load_explicit(&w->item_head, memory_order_relaxed);
 	if (head - atomic_load_explicit(&w->item_tail, memory_order_acquire) >= ITEMS)
 		wait_for(w, head + 1 - ITEMS, NULL, 0);
@@ -248,6 +306,8 @@ void sim_shadow_worker_settle(sim_shadow_worker *w)
 {
 	if (!w)
 		return;
+	for (uint32_t i = 0; i < CODE_SUMS; i++)
+		code_sum_flush(w, &w->code_sums[i]);
 	wait_for(w, atomic_load(&w->item_head), NULL, 0);
 	/* the consumer is idle until the next item: its counts are ours */
 	for (uint32_t i = 0; i < w->target_count; i++) {
@@ -278,15 +338,22 @@ void sim_shadow_worker_free(sim_shadow_worker *w)
 
 /* ---- The tables' updates, made here or on the worker ---- */
 
+void sim_table_code(sim *s, uint64_t address, uint64_t l1_misses, uint64_t last_level_misses,
+                    uint64_t coherence_misses, uint64_t invalidations)
+{
+	sim_code_stats *c = sim_table_insert(&s->code, address, NULL);
+	c->address = address;
+	c->l1_misses += l1_misses;
+	c->last_level_misses += last_level_misses;
+	c->coherence_misses += coherence_misses;
+	c->invalidations_sent += invalidations;
+}
+
 void sim_table_note(sim *s, uint32_t op, uint64_t key, uint32_t bits, uint64_t amount)
 {
 	if (op == SIM_NOTE_CODE) {
-		sim_code_stats *c = sim_table_insert(&s->code, key, NULL);
-		c->address = key;
-		c->l1_misses += (bits & SIM_NOTE_CODE_L1_MISS) != 0;
-		c->last_level_misses += (bits & SIM_NOTE_CODE_LAST_LEVEL) != 0;
-		c->coherence_misses += (bits & SIM_NOTE_CODE_COHERENCE) != 0;
-		c->invalidations_sent += amount;
+		sim_table_code(s, key, (bits & SIM_NOTE_CODE_L1_MISS) != 0, (bits & SIM_NOTE_CODE_LAST_LEVEL) != 0,
+		               (bits & SIM_NOTE_CODE_COHERENCE) != 0, amount);
 		return;
 	}
 	bool created;
