@@ -18,6 +18,7 @@
  * variable after saying so, and the other side wakes it only then. */
 #include <errno.h>
 #include <pthread.h>
+#include <stdalign.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,7 +64,8 @@ typedef struct channel {
 	uint64_t *ring;
 	uint64_t *own_log;        /* the shadow's own buffer, given back at the end */
 	uint64_t head;
-	_Atomic uint64_t released;
+	uint64_t released_seen;   /* the producer's last look at released */
+	alignas(64) _Atomic uint64_t released;   /* the consumer's: a line of its own */
 } channel;
 
 struct sim_shadow_worker {
@@ -72,8 +74,16 @@ struct sim_shadow_worker {
 	pthread_cond_t wake;      /* the consumer waits here for items */
 	pthread_cond_t room;      /* the producer waits here for room or for the end */
 	shadow_item items[ITEMS];
-	_Atomic uint64_t item_head, item_tail;
-	_Atomic bool consumer_asleep, producer_asleep, stop;
+	/* Each side's index on a line of its own, and the producer's last look
+	 * at the consumer's: the producer reads item_tail and released only
+	 * when that look says there is no room, and publishes its head without
+	 * a full fence, since every read of a line the other core keeps writing
+	 * is a transfer between the cores (sort's recorded trace, two cores:
+	 * 1.29 to 1.26 s wall, 1.86 to 1.82 s CPU). */
+	alignas(64) _Atomic uint64_t item_head;
+	uint64_t tail_seen;
+	alignas(64) _Atomic uint64_t item_tail;
+	alignas(64) _Atomic bool consumer_asleep, producer_asleep, stop;
 	channel channels[CHANNELS];
 	uint32_t channel_count;
 	/* The answers, counted here and added to the statistics when they are
@@ -92,6 +102,10 @@ struct sim_shadow_worker {
 
 static void wake_consumer(sim_shadow_worker *w)
 {
+	/* the head stored before asking whether the consumer sleeps: it says
+	 * so before it looks at the head (a store then a load, which only a
+	 * full fence keeps in order) */
+	atomic_thread_fence(memory_order_seq_cst);
 	if (atomic_load(&w->consumer_asleep)) {
 		pthread_mutex_lock(&w->lock);
 		pthread_cond_signal(&w->wake);
@@ -162,9 +176,11 @@ static void *consume(void *argument)
 int sim_shadow_worker_new(sim_shadow_worker **out)
 {
 	*out = NULL;
-	sim_shadow_worker *w = calloc(1, sizeof *w);
+	/* aligned: the indices' lines are the struct's own */
+	sim_shadow_worker *w = aligned_alloc(alignof(sim_shadow_worker), sizeof *w);
 	if (!w)
 		return -1;
+	memset(w, 0, sizeof *w);
 	if (pthread_mutex_init(&w->lock, NULL) != 0) {
 		free(w);
 		return -1;
@@ -193,6 +209,36 @@ static void wait_for(sim_shadow_worker *w, uint64_t until_item, channel *ch, uin
 		pthread_cond_wait(&w->room, &w->lock);
 	atomic_store(&w->producer_asleep, false);
 	pthread_mutex_unlock(&w->lock);
+}
+
+/* The head to write the next item at, once there is room for it: the
+ * consumer's tail is read only when the last look at it says the items
+ * are full. */
+static uint64_t room_for_item(sim_shadow_worker *w)
+{
+	uint64_t head = atomic_load_explicit(&w->item_head, memory_order_relaxed);
+	if (head - w->tail_seen >= ITEMS) {
+		w->tail_seen = atomic_load_explicit(&w->item_tail, memory_order_acquire);
+		if (head - w->tail_seen >= ITEMS) {
+			wait_for(w, head + 1 - ITEMS, NULL, 0);
+			w->tail_seen = atomic_load_explicit(&w->item_tail, memory_order_acquire);
+		}
+	}
+	return head;
+}
+
+/* The item before head written: published, and a sleeping consumer woken
+ * once WAKE_ITEMS wait for it, looked at every WAKE_LOOK items (a look
+ * takes a full fence; settle and a wait wake it whatever it has). */
+#define WAKE_LOOK 64u
+static void item_added(sim_shadow_worker *w, uint64_t head)
+{
+	atomic_store_explicit(&w->item_head, head, memory_order_release);
+	if (head % WAKE_LOOK == 0) {
+		atomic_thread_fence(memory_order_seq_cst);
+		if (atomic_load(&w->consumer_asleep) && head - atomic_load(&w->item_tail) >= WAKE_ITEMS)
+			wake_consumer(w);
+	}
 }
 
 int sim_shadow_worker_attach(sim_shadow_worker *w, sim_shadow *shadow)
@@ -232,21 +278,22 @@ void sim_shadow_worker_push(sim_shadow_worker *w, sim_shadow *shadow, uint32_t l
                             uint64_t *if_present, uint64_t *if_absent)
 {
 	channel *ch = &w->channels[shadow->worker_channel];
-	uint64_t head = atomic_load_explicit(&w->item_head, memory_order_relaxed);
-	if (head - atomic_load_explicit(&w->item_tail, memory_order_acquire) >= ITEMS)
-		wait_for(w, head + 1 - ITEMS, NULL, 0);
+	uint64_t head = room_for_item(w);
 	w->items[head & (ITEMS - 1)] = (shadow_item){ line, ch->head, counter_index(w, if_present),
 	                                              counter_index(w, if_absent), lines, shadow->worker_channel };
-	atomic_store(&w->item_head, head + 1);
-	if (head + 1 - atomic_load_explicit(&w->item_tail, memory_order_relaxed) >= WAKE_ITEMS)
-		wake_consumer(w);
+	item_added(w, head + 1);
 	/* the shadow's next window: after these lines, never across the ring's
 	 * end, once the consumer has released what it overlays */
 	uint64_t next = ch->head + lines;
 	if (next % RING_LINES + shadow->log_capacity > RING_LINES)
 		next += RING_LINES - next % RING_LINES;
-	if (next + shadow->log_capacity - atomic_load_explicit(&ch->released, memory_order_acquire) > RING_LINES)
-		wait_for(w, 0, ch, next + shadow->log_capacity - RING_LINES);
+	if (next + shadow->log_capacity > RING_LINES + ch->released_seen) {
+		ch->released_seen = atomic_load_explicit(&ch->released, memory_order_acquire);
+		if (next + shadow->log_capacity > RING_LINES + ch->released_seen) {
+			wait_for(w, 0, ch, next + shadow->log_capacity - RING_LINES);
+			ch->released_seen = atomic_load_explicit(&ch->released, memory_order_acquire);
+		}
+	}
 	ch->head = next;
 	shadow->log = ch->ring + next % RING_LINES;
 }
@@ -258,13 +305,9 @@ void sim_shadow_worker_keep_tables(sim_shadow_worker *w, sim *s)
 
 static void push_item(sim_shadow_worker *w, shadow_item item)
 {
-	uint64_t head = atomic_load_explicit(&w->item_head, memory_order_relaxed);
-	if (head - atomic_load_explicit(&w->item_tail, memory_order_acquire) >= ITEMS)
-		wait_for(w, head + 1 - ITEMS, NULL, 0);
+	uint64_t head = room_for_item(w);
 	w->items[head & (ITEMS - 1)] = item;
-	atomic_store(&w->item_head, head + 1);
-	if (head + 1 - atomic_load_explicit(&w->item_tail, memory_order_relaxed) >= WAKE_ITEMS)
-		wake_consumer(w);
+	item_added(w, head + 1);
 }
 
 static void code_sum_flush(sim_shadow_worker *w, code_sum *c)
@@ -293,13 +336,7 @@ void sim_shadow_worker_note(sim_shadow_worker *w, uint32_t op, uint64_t key, uin
 			code_sum_flush(w, c);
 		return;
 	}
-	uint64_t head = atomic_load_explicit(&w->item_head, memory_order_relaxed);
-	if (head - atomic_load_explicit(&w->item_tail, memory_order_acquire) >= ITEMS)
-		wait_for(w, head + 1 - ITEMS, NULL, 0);
-	w->items[head & (ITEMS - 1)] = (shadow_item){ key, amount, op, bits, 0, NOTE_CHANNEL };
-	atomic_store(&w->item_head, head + 1);
-	if (head + 1 - atomic_load_explicit(&w->item_tail, memory_order_relaxed) >= WAKE_ITEMS)
-		wake_consumer(w);
+	push_item(w, (shadow_item){ key, amount, op, bits, 0, NOTE_CHANNEL });
 }
 
 void sim_shadow_worker_settle(sim_shadow_worker *w)
