@@ -361,6 +361,14 @@ static void call_data(IRSB *out, IRExpr *address, ULong how, IRExpr *guard)
 	pg_ir_call(out, "filter_data_of", filter_data_of[wide_data_sets][kind][size_index], mkIRExprVec_1(address), 1, guard);
 }
 
+/* A call of filter_fetch (its AVX-512 copy on such hosts) with its one
+ * constant argument, when guard holds, or always when it is NULL. */
+static void call_fetch(IRSB *out, Addr instruction, UInt size, Bool uncounted, Bool straddle, IRExpr *guard)
+{
+	pg_ir_call(out, "filter_fetch", wide_fetch_sets ? filter_fetch_wide : filter_fetch,
+	           mkIRExprVec_1(mkIRExpr_HWord(fetch_argument(instruction, size, uncounted, straddle))), 1, guard);
+}
+
 static IRExpr *nonzero(IRSB *out, IRExpr *value)
 {
 	return temp(pg_ir_assign(out, Ity_I1, IRExpr_Binop(Iop_CmpNE64, value, word(0))));
@@ -393,8 +401,7 @@ static void check_fetch(IRSB *out, Addr instruction, UInt size, ULong *fetches, 
 	const pgf_cache *c = &model.l1[0];
 	ULong first = (ULong)instruction >> c->line_bits, last = ((ULong)instruction + size - 1) >> c->line_bits;
 	if (size == 0 || last > first + 1) {
-		pg_ir_call(out, "filter_fetch", wide_fetch_sets ? filter_fetch_wide : filter_fetch,
-		           mkIRExprVec_1(mkIRExpr_HWord(fetch_argument(instruction, size, True, False))), 1, NULL);
+		call_fetch(out, instruction, size, True, False, NULL);
 		fetch_line_known = ~0ull;
 		return;
 	}
@@ -402,7 +409,6 @@ static void check_fetch(IRSB *out, Addr instruction, UInt size, ULong *fetches, 
 	*straddles += last != first;
 	IRExpr *miss = NULL, *only_tag = NULL;
 	ULong only_line = 0;
-	Int terms = 0;
 	for (ULong line = first; line <= last; line++) {
 		if (line == fetch_line_known && !meta_checked[PGF_FETCH])
 			continue;
@@ -412,21 +418,18 @@ static void check_fetch(IRSB *out, Addr instruction, UInt size, ULong *fetches, 
 			/* the usual case, one line and no metadata: one compare */
 			only_tag = temp(tag);
 			only_line = line;
-			terms++;
 			continue;
 		}
 		miss = either(out, miss, temp(pg_ir_assign(out, Ity_I64, IRExpr_Binop(Iop_Xor64, temp(tag), word(line)))));
-		terms++;
 		if (meta_checked[PGF_FETCH])
 			miss = either(out, miss, meta_mismatch(out, mkIRExpr_HWord((HWord)&c->meta[front]), PGF_FETCH));
 	}
 	fetch_line_known = last;
-	if (terms == 0)
-		return;
+	if (!only_tag && !miss)
+		return;   /* the line the superblock fetched last */
 	IRExpr *guard = only_tag ? temp(pg_ir_assign(out, Ity_I1, IRExpr_Binop(Iop_CmpNE64, only_tag, word(only_line))))
 	                         : nonzero(out, miss);
-	pg_ir_call(out, "filter_fetch", wide_fetch_sets ? filter_fetch_wide : filter_fetch,
-	           mkIRExprVec_1(mkIRExpr_HWord(fetch_argument(instruction, size, False, last != first))), 1, guard);
+	call_fetch(out, instruction, size, False, last != first, guard);
 }
 
 static void check_data(IRSB *out, IRExpr *address, UInt akind, UInt size, ULong counts[3])
@@ -434,7 +437,7 @@ static void check_data(IRSB *out, IRExpr *address, UInt akind, UInt size, ULong 
 	const pgf_cache *c = &model.l1[1];
 	ULong how = size | (ULong)akind << CHECK_KIND_SHIFT;
 	if (size == 0) {
-		call(out, "filter_data", wide_data_sets ? filter_data_wide : filter_data, address, how | CHECK_UNCOUNTED, NULL);
+		call_data(out, address, how | CHECK_UNCOUNTED, NULL);
 		return;
 	}
 	UInt first_kind = akind == 3 ? PGF_READ : akind, second_kind = akind == 3 ? PGF_WRITE : akind;
