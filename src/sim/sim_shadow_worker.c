@@ -100,17 +100,21 @@ struct sim_shadow_worker {
  * is a system call on each side, as dear as a few hundred catch-ups. */
 #define WAKE_ITEMS 512u
 
+static void signal_consumer(sim_shadow_worker *w)
+{
+	pthread_mutex_lock(&w->lock);
+	pthread_cond_signal(&w->wake);
+	pthread_mutex_unlock(&w->lock);
+}
+
 static void wake_consumer(sim_shadow_worker *w)
 {
 	/* the head stored before asking whether the consumer sleeps: it says
 	 * so before it looks at the head (a store then a load, which only a
 	 * full fence keeps in order) */
 	atomic_thread_fence(memory_order_seq_cst);
-	if (atomic_load(&w->consumer_asleep)) {
-		pthread_mutex_lock(&w->lock);
-		pthread_cond_signal(&w->wake);
-		pthread_mutex_unlock(&w->lock);
-	}
+	if (atomic_load(&w->consumer_asleep))
+		signal_consumer(w);
 }
 
 static void wake_producer(sim_shadow_worker *w)
@@ -237,7 +241,7 @@ static void item_added(sim_shadow_worker *w, uint64_t head)
 	if (head % WAKE_LOOK == 0) {
 		atomic_thread_fence(memory_order_seq_cst);
 		if (atomic_load(&w->consumer_asleep) && head - atomic_load(&w->item_tail) >= WAKE_ITEMS)
-			wake_consumer(w);
+			signal_consumer(w);
 	}
 }
 
