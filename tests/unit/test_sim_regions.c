@@ -202,16 +202,30 @@ Test(sim_regions, reset_clears_regions_and_open_ones_count_from_there)
  * change no figure: the whole statistics, read between batches too, and
  * every region's, equal those of the shadows kept on the simulator's
  * thread (PLUMB_SIM_SHADOW_THREAD=0), on small caches that miss often. */
-static sim *run_classified(const sim_config *c, const sim_trace *t, bool shadow_thread, sim_stats *midway)
+static sim *new_sim_with_shadow_thread(const sim_config *c, bool shadow_thread)
 {
 	setenv("PLUMB_SIM_SHADOW_THREAD", shadow_thread ? "1" : "0", 1);
 	plumb_status status;
 	sim *s;
 	cr_assert_eq(sim_new(&s, c, &status), 0, "%s", status.message);
 	unsetenv("PLUMB_SIM_SHADOW_THREAD");
+	return s;
+}
+
+/* Trace records [i, i + 1001) of t into s: i steps by 1001, so that the
+ * callers can read the statistics between batches. */
+static void batch_at(sim *s, const sim_trace *t, size_t i)
+{
+	plumb_status status;
+	size_t n = t->count - i < 1001 ? t->count - i : 1001;
+	cr_assert_eq(sim_access_batch(s, t->records + i, n, &status), 0, "%s", status.message);
+}
+
+static sim *run_classified(const sim_config *c, const sim_trace *t, bool shadow_thread, sim_stats *midway)
+{
+	sim *s = new_sim_with_shadow_thread(c, shadow_thread);
 	for (size_t i = 0; i < t->count; i += 1001) {
-		size_t n = t->count - i < 1001 ? t->count - i : 1001;
-		cr_assert_eq(sim_access_batch(s, t->records + i, n, &status), 0, "%s", status.message);
+		batch_at(s, t, i);
 		if (i == 10010)
 			*midway = *sim_statistics(s);
 	}
@@ -288,14 +302,9 @@ static void read_tables(const sim *s, tables_seen *out)
 
 static void run_tables(const sim_config *c, const sim_trace *t, bool shadow_thread, tables_seen seen[4])
 {
-	setenv("PLUMB_SIM_SHADOW_THREAD", shadow_thread ? "1" : "0", 1);
-	plumb_status status;
-	sim *s;
-	cr_assert_eq(sim_new(&s, c, &status), 0, "%s", status.message);
-	unsetenv("PLUMB_SIM_SHADOW_THREAD");
+	sim *s = new_sim_with_shadow_thread(c, shadow_thread);
 	for (size_t i = 0; i < t->count; i += 1001) {
-		size_t n = t->count - i < 1001 ? t->count - i : 1001;
-		cr_assert_eq(sim_access_batch(s, t->records + i, n, &status), 0, "%s", status.message);
+		batch_at(s, t, i);
 		if (i == 20020)
 			read_tables(s, &seen[0]);
 		if (i == 40040) {
