@@ -71,11 +71,11 @@ void pg_ir_call(IRSB *out, const HChar *name, void *function, IRExpr **arguments
 	addStmtToIRSB(out, IRStmt_Dirty(call));
 }
 
-static void flush(instrumenter *in)
+static void flush(instrumenter *in, Bool group_continues)
 {
 	ULong sums[PG_COUNTERS] = { 0 };
 	if (pg_ring_enabled)
-		pg_ring_emit(in->out, in->events, in->used);
+		pg_ring_emit(in->out, in->events, in->used, group_continues);
 	for (Int i = 0; i < in->used; i++) {
 		event *e = &in->events[i];
 		if (pg_tracing) {
@@ -124,7 +124,7 @@ static void flush(instrumenter *in)
 static event *event_add(instrumenter *in)
 {
 	if (in->used == EVENTS_MAX)
-		flush(in);
+		flush(in, True);
 	return &in->events[in->used++];
 }
 
@@ -190,6 +190,8 @@ IRSB *pg_instrument(VgCallbackClosure *closure, IRSB *sb_in, const VexGuestLayou
 	instrumenter in = { .out = deepCopyIRSBExceptStmts(sb_in), .used = 0, .instruction = 0 };
 	if (pg_filter_enabled)
 		pg_filter_block_begin();
+	if (pg_ring_enabled)
+		pg_ring_block_begin();
 	IRTypeEnv *types = sb_in->tyenv;
 	Int i = 0;
 	while (i < sb_in->stmts_used && sb_in->stmts[i]->tag != Ist_IMark)
@@ -211,12 +213,12 @@ IRSB *pg_instrument(VgCallbackClosure *closure, IRSB *sb_in, const VexGuestLayou
 			if (pg_code_enabled)
 				pg_code_note(address, length);
 			if (marker == 1) {   /* pause: before the no-op itself */
-				flush(&in);
+				flush(&in, False);
 				pg_ir_call(in.out, "pg_marker_pause", pg_marker_pause, mkIRExprVec_0(), 0, NULL);
 			}
 			add_instruction(&in, address, length);
 			if (marker == 2) {   /* resume: after it */
-				flush(&in);
+				flush(&in, False);
 				pg_ir_call(in.out, "pg_marker_resume", pg_marker_resume, mkIRExprVec_0(), 0, NULL);
 			}
 			break;
@@ -266,14 +268,14 @@ IRSB *pg_instrument(VgCallbackClosure *closure, IRSB *sb_in, const VexGuestLayou
 		case Ist_LLSC:
 			if (st->Ist.LLSC.storedata == NULL) {
 				add_load(&in, st->Ist.LLSC.addr, sizeofIRType(typeOfIRTemp(types, st->Ist.LLSC.result)), NULL);
-				flush(&in);
+				flush(&in, False);
 			} else {
 				add_store(&in, st->Ist.LLSC.addr, sizeofIRType(typeOfIRExpr(types, st->Ist.LLSC.storedata)),
 				          NULL);
 			}
 			break;
 		case Ist_Exit:
-			flush(&in);
+			flush(&in, True);
 			break;
 		default:
 			ppIRStmt(st);
@@ -281,7 +283,7 @@ IRSB *pg_instrument(VgCallbackClosure *closure, IRSB *sb_in, const VexGuestLayou
 		}
 		addStmtToIRSB(in.out, st);
 	}
-	flush(&in);
+	flush(&in, False);
 	if (pg_clo_calls && pg_ring_enabled && (sb_in->jumpkind == Ijk_Call || sb_in->jumpkind == Ijk_Ret)) {
 		IRExpr *sp = IRExpr_Get(layout->offset_SP, guest_word);
 		IRTemp held = newIRTemp(in.out->tyenv, guest_word);

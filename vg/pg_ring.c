@@ -36,7 +36,8 @@
  *
  * A flush (pg_ring_emit) is inline code with no helper call: load the cursor,
  * call pg_ring_room only if the entry does not fit before the limit (a guarded
- * call), store the entry's words and the advanced cursor.  While not
+ * call), store the entry's words and the advanced cursor; a superblock's parts
+ * across its side exits make one use ("Groups", below).  While not
  * collecting (and after an error, or in a forked child) the cursor and limit
  * point at a private scratch area, so the same code writes there and
  * pg_ring_room resets the cursor: no test in the common path. */
@@ -69,9 +70,12 @@ extern Int VG_(safe_fd)(Int oldfd);
 /* In place of a block's length on the full pipe: the program exited (the
  * last word; src/trace/trace_ring.c) */
 #define PG_RING_END 0xffffffffu
-/* The longest entry: a marker of a 255-byte name; a definition of
- * PG_EVENTS_MAX events. */
-#define ENTRY_MAX_WORDS (2 + 256 / 8 + PG_EVENTS_MAX)
+/* The most events a group holds (see "Groups" below; plumb takes up to 255
+ * in a definition) */
+#define GROUP_MAX 64
+/* The longest entry: a marker of a 255-byte name; a definition of GROUP_MAX
+ * events, a use of as many data addresses. */
+#define ENTRY_MAX_WORDS (2 + 256 / 8 + GROUP_MAX)
 #define SCRATCH_WORDS (ENTRY_MAX_WORDS + 8)
 
 const HChar *pg_clo_ring = NULL;
@@ -410,7 +414,8 @@ void pg_ring_close(void)
 {
 	if (!pg_ring_enabled)
 		return;
-	if (pg_filter_enabled && !stopped)
+	if (!stopped)
+		if (pg_filter_enabled && !stopped)
 		pg_filter_counts();
 	if (pg_ring_live) {
 		saved_cursor = pg_ring_cursor;
@@ -471,7 +476,8 @@ void pg_ring_forget(void)
  * a flush), unless a block was sent in between (then at the end). */
 void pg_ring_here(ULong *at_sequence, Addr *at_cursor)
 {
-	if (pg_filter_enabled && !stopped)
+	if (pg_ring_enabled && !stopped)
+		if (pg_filter_enabled && !stopped)
 		pg_filter_counts();
 	*at_sequence = sequence;
 	*at_cursor = pg_ring_live ? pg_ring_cursor : saved_cursor;
@@ -539,32 +545,81 @@ static void emit_single(IRSB *out, const pg_event *e)
 	           3, e->guard);
 }
 
-static void emit_run(IRSB *out, const pg_event *events, Int count)
+/* ---- Groups: one use for a superblock's parts across its side exits ----
+ * A superblock's event list is flushed at every side exit; most exits are
+ * not taken, and a use per flushed part made plumb's loop pay its per-use
+ * work (the definition, its fetch lines, the counts) again for the part
+ * after each exit not taken.  So the parts of a superblock are one group:
+ * the room for its largest use is made once, its data addresses are stored
+ * one after the other after the header word as the parts are flushed, and
+ * each part's end stores the header of the definition of everything up to
+ * it (a prefix of the group's events) and the cursor past its data.  A
+ * later part overwrites both; the exit taken, or the block's end, leaves the
+ * last.  A fault in mid-part loses that part's references, as it did when
+ * each part was its own use.
+ * A group is closed (in the instrumentation) before anything that may write
+ * to the ring: a guarded event's SINGLE, a marker's helper, the call and
+ * return entries after the block; it holds at most GROUP_MAX events. */
+static struct {
+	pg_event events[GROUP_MAX];
+	Int count, data;
+	Int ended;                   /* events in the use the cursor is past */
+	IRTemp base;                 /* the group's header word (the cursor at its start) */
+	Bool open;
+} group;
+
+static IRExpr *word(ULong value) { return IRExpr_Const(IRConst_U64(value)); }
+
+/* Inline: room for the group's largest use, and the cursor as its base. */
+static void open_group(IRSB *out)
 {
-	UInt id;
-	if (!define(events, count, &id))
-		return;   /* the ring has stopped (an error, or a forked child) */
-	Int data = 0;
-	for (Int i = 0; i < count; i++)
-		data += events[i].kind != EVENT_INSTRUCTION;
-	ULong need = 8ull * (1 + (ULong)data);
-	IRTemp cursor = pg_ir_assign(out, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, mkIRExpr_HWord((HWord)&pg_ring_cursor)));
+	ULong need = 8ull * (1 + GROUP_MAX);
+	IRExpr *cursor_at = mkIRExpr_HWord((HWord)&pg_ring_cursor);
+	IRTemp cursor = pg_ir_assign(out, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, cursor_at));
 	IRTemp limit = pg_ir_assign(out, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, mkIRExpr_HWord((HWord)&pg_ring_limit)));
-	IRTemp end = pg_ir_assign(out, Ity_I64, IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(cursor), IRExpr_Const(IRConst_U64(need))));
+	IRTemp end = pg_ir_assign(out, Ity_I64, IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(cursor), word(need)));
 	IRTemp full = pg_ir_assign(out, Ity_I1, IRExpr_Binop(Iop_CmpLT64U, IRExpr_RdTmp(limit), IRExpr_RdTmp(end)));
 	pg_ir_call(out, "pg_ring_room", pg_ring_room, mkIRExprVec_1(mkIRExpr_HWord((HWord)need)), 1, IRExpr_RdTmp(full));
-	IRTemp base = pg_ir_assign(out, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, mkIRExpr_HWord((HWord)&pg_ring_cursor)));
-	addStmtToIRSB(out, IRStmt_Store(Iend_LE, IRExpr_RdTmp(base), IRExpr_Const(IRConst_U64(TAG_USE << TAG_SHIFT | (ULong)data << 32 | id))));
-	Int slot = 1;
-	for (Int i = 0; i < count; i++) {
-		if (events[i].kind == EVENT_INSTRUCTION)
-			continue;
-		IRTemp at = pg_ir_assign(out, Ity_I64, IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(base),
-		                                               IRExpr_Const(IRConst_U64(8ull * (ULong)slot++))));
-		addStmtToIRSB(out, IRStmt_Store(Iend_LE, IRExpr_RdTmp(at), events[i].address));
-	}
-	IRTemp next = pg_ir_assign(out, Ity_I64, IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(base), IRExpr_Const(IRConst_U64(need))));
+	group.base = pg_ir_assign(out, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, cursor_at));
+	group.count = group.data = group.ended = 0;
+	group.open = True;
+}
+
+/* The group so far is a use: its definition, its header, the cursor past
+ * its data. */
+static void end_part(IRSB *out)
+{
+	UInt id;
+	if (group.count == group.ended || !define(group.events, group.count, &id))
+		return;   /* nothing since the last part, or the ring has stopped */
+	group.ended = group.count;
+	addStmtToIRSB(out, IRStmt_Store(Iend_LE, IRExpr_RdTmp(group.base),
+	                                word(TAG_USE << TAG_SHIFT | (ULong)group.data << 32 | id)));
+	IRTemp next = pg_ir_assign(out, Ity_I64, IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(group.base),
+	                                                    word(8ull * (1 + (ULong)group.data))));
 	addStmtToIRSB(out, IRStmt_Store(Iend_LE, mkIRExpr_HWord((HWord)&pg_ring_cursor), IRExpr_RdTmp(next)));
+}
+
+/* Unguarded definable events: into the group, their data addresses after
+ * its base. */
+static void add_run(IRSB *out, const pg_event *events, Int count)
+{
+	for (Int i = 0; i < count; i++) {
+		if (group.open && group.count == GROUP_MAX) {
+			end_part(out);
+			group.open = False;
+		}
+		if (!group.open)
+			open_group(out);
+		const pg_event *e = &events[i];
+		group.events[group.count++] = *e;
+		if (e->kind == EVENT_INSTRUCTION)
+			continue;
+		group.data++;
+		IRTemp at = pg_ir_assign(out, Ity_I64, IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(group.base),
+		                                                  word(8ull * (ULong)group.data)));
+		addStmtToIRSB(out, IRStmt_Store(Iend_LE, IRExpr_RdTmp(at), e->address));
+	}
 }
 
 /* A definition holds instruction addresses below 2^48 and sizes below 2^14:
@@ -574,7 +629,12 @@ static Bool definable(const pg_event *e)
 	return (ULong)e->instruction < (1ull << 48) && e->size >= 0 && e->size < (1 << 14);
 }
 
-void pg_ring_emit(IRSB *out, const pg_event *events, Int count)
+void pg_ring_block_begin(void)
+{
+	group.open = False;
+}
+
+void pg_ring_emit(IRSB *out, const pg_event *events, Int count, Bool group_continues)
 {
 	if (pg_filter_enabled) {
 		if (!stopped)
@@ -584,6 +644,10 @@ void pg_ring_emit(IRSB *out, const pg_event *events, Int count)
 	Int i = 0;
 	while (i < count) {
 		if (events[i].guard || !definable(&events[i])) {
+			if (group.open) {
+				end_part(out);
+				group.open = False;
+			}
 			emit_single(out, &events[i]);
 			i++;
 			continue;
@@ -591,7 +655,11 @@ void pg_ring_emit(IRSB *out, const pg_event *events, Int count)
 		Int j = i;
 		while (j < count && !events[j].guard && definable(&events[j]))
 			j++;
-		emit_run(out, events + i, j - i);
+		add_run(out, events + i, j - i);
 		i = j;
+	}
+	if (group.open) {
+		end_part(out);
+		group.open = group_continues;
 	}
 }

@@ -142,7 +142,10 @@ extern Addr pg_ring_cursor, pg_ring_limit;
 Bool pg_ring_open(void);              /* False after a message if --plumb-ring is unusable */
 void pg_ring_collect_changed(void);
 /* Emits the inline stores of one flushed event list (in order). */
-void pg_ring_emit(IRSB *out, const pg_event *events, Int count);
+/* A flushed part of a superblock's events; group_continues: a side exit
+ * or a full list, after which the superblock's group goes on */
+void pg_ring_emit(IRSB *out, const pg_event *events, Int count, Bool group_continues);
+void pg_ring_block_begin(void);
 VG_REGPARM(1) void pg_ring_room(UWord bytes);
 VG_REGPARM(3) void pg_ring_single(Addr address, UWord size_kind, Addr instruction);
 void pg_ring_thread_switch(UInt thread);   /* the running thread changed */

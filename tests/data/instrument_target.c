@@ -14,8 +14,12 @@
  *   instrument_target running         prints PLUMB_VG_RUNNING()
  *   instrument_target exit N          a loop of 10, then exit status N
  *   instrument_target abort           a loop of 20, then abort()
- *   instrument_target segv            a loop of 20, then a store through a null pointer */
+ *   instrument_target segv            a loop of 20, then a store through a null pointer
+ *   instrument_target recover N       N times: a loop, a branch, then a store through a
+ *                                     null pointer that a SIGSEGV handler jumps back from */
 #include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,6 +75,14 @@ static uint64_t number(const char *s)
 		exit(2);
 	}
 	return v;
+}
+
+static sigjmp_buf recovered;
+
+static void on_fault(int signal_number)
+{
+	(void)signal_number;
+	siglongjmp(recovered, 1);
 }
 
 typedef struct worker { int index; uint64_t iterations; } worker;
@@ -175,6 +187,28 @@ int main(int argc, char **argv)
 		*nowhere = 1;
 		return 1;
 	}
-	fprintf(stderr, "usage: instrument_target loop K R | nested K1 K2 | threads T K | collect K | misuse | running | exit N | abort | segv\n");
+	if (argc >= 3 && !strcmp(argv[1], "recover")) {
+		/* faults in the middle of a superblock: the references of its
+		 * parts before the fault are the trace's, in the binary records as
+		 * in the text */
+		struct sigaction action;
+		memset(&action, 0, sizeof action);
+		action.sa_handler = on_fault;
+		sigaction(SIGSEGV, &action, NULL);
+		uint64_t times = number(argv[2]);
+		volatile uint64_t faults = 0;
+		for (uint64_t i = 0; i < times; i++) {
+			if (sigsetjmp(recovered, 1) == 0) {
+				loop(buffers[2], 1 + i % 5);
+				if (buffers[2][2] & 1)
+					buffers[3][0]++;
+				*nowhere = i;
+			} else {
+				faults++;
+			}
+		}
+		return faults == times ? 0 : 1;
+	}
+	fprintf(stderr, "usage: instrument_target loop K R | nested K1 K2 | threads T K | collect K | misuse | running | exit N | abort | segv | recover N\n");
 	return 2;
 }

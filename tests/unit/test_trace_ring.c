@@ -183,6 +183,11 @@ Test(trace_ring, binary_records_equal_the_text_records, .init = find_target_and_
 	compare_records(collect, 8 * 7000);
 	char *nested[] = { target, "nested", "3000", "4000", NULL };
 	cr_assert_eq(compare_records(nested, 8 * 7000), 4);
+	/* faults in mid-superblock, a handler jumping back: a superblock's parts
+	 * make one use in the ring, yet the references before each fault are
+	 * the same */
+	char *recover[] = { target, "recover", "300", NULL };
+	compare_records(recover, 300 * 8);
 }
 
 static void simulate(const char *preset, const char *setting, const trace_record *records, size_t count,
