@@ -866,25 +866,31 @@ typedef struct sim_data_op {
 	uint8_t kind;           /* OP_READ or OP_WRITE */
 	uint8_t advance;        /* as sim_op's */
 	uint8_t index;          /* its record's in the definition (error messages) */
+	uint8_t need, want, dirty;   /* the classifying loop's hit test for its kind (classify_masks) */
 	uint16_t resume;        /* the op after it in the definition's ops */
 	uint16_t fetches_after; /* fetches of the definition after it */
 	uint16_t straddles_after;
+	uint16_t unused;        /* 16 bytes: an op's address is a shift of its index */
 } sim_data_op;
 
 #define SIM_NO_FAST_FORM 0xff
 
-/* One load per use gives all of it. */
+/* What a use needs, in the order the classifying loop reads it: the head
+ * check, the first fetch line (most definitions have one), the rest. */
 typedef struct sim_definition {
-	uint32_t first;         /* its first op */
-	uint32_t count;         /* its ops: one per record, two for a read-write modify */
-	uint32_t line_first;    /* its fetch lines in the program's lines */
-	uint32_t data_first;    /* its data ops in the program's data ops */
-	uint16_t fetches;       /* its fetches (records) */
-	uint16_t straddles;     /* those across two lines */
+	uint32_t head_high;     /* a use's head >> 32: the use tag and the data count (one compare) */
+	uint32_t front;         /* lines[0]'s front way, below */
+	uint64_t line;          /* the first of its fast form's fetch lines (p->lines[line_first]) */
 	uint8_t lines;          /* its distinct fetch lines, SIM_NO_FAST_FORM: none (one by one) */
 	uint8_t data_ops;
 	uint8_t data_words;     /* a use's data addresses (trace_compact data[]): checked in the loop */
 	uint8_t records;        /* the records a use stands for (trace_compact count[]) */
+	uint16_t fetches;       /* its fetches (records) */
+	uint16_t straddles;     /* those across two lines */
+	uint32_t data_first;    /* its data ops in the program's data ops */
+	uint32_t line_first;    /* its fetch lines in the program's lines */
+	uint32_t first;         /* its first op */
+	uint32_t count;         /* its ops: one per record, two for a read-write modify */
 } sim_definition;
 
 typedef struct sim_program {
@@ -894,9 +900,9 @@ typedef struct sim_program {
 	size_t op_count, op_capacity;
 	sim_definition *definition;   /* per definition: its ops */
 	size_t capacity;
-	sim_fetch_line *lines;        /* the definitions' fast forms */
-	uint64_t *recent;             /* beside lines: the same lines, in the order of their last
-	                               * fetches (compact_classify touches the L1I's shadow so) */
+	sim_fetch_line *lines;        /* the definitions' fast forms' lines, each definition's in
+	                               * the order of their last fetches (compact_classify touches
+	                               * the L1I's shadow so) */
 	size_t line_count, line_capacity;
 	sim_data_op *data_ops;
 	size_t data_op_count, data_op_capacity;
@@ -909,7 +915,6 @@ void sim_program_free(struct sim_program *p)
 	free(p->ops);
 	free(p->definition);
 	free(p->lines);
-	free(p->recent);
 	free(p->data_ops);
 	free(p);
 }
@@ -923,6 +928,8 @@ static bool add_line(sim_program *p, sim_definition *def, uint64_t line, uint32_
 		if (lines[i].front == front)
 			return false;   /* two lines of one set are never both at the front */
 	}
+	if (def->lines == SIM_NO_FAST_FORM - 1)
+		return false;   /* more than its count holds (a made-up trace) */
 	lines[def->lines++] = (sim_fetch_line){ .line = line, .front = front };
 	return true;
 }
@@ -940,7 +947,9 @@ static size_t grown_capacity(size_t capacity, size_t need, size_t first)
 /* The definition's fast form (sim_fetch_line), or SIM_NO_FAST_FORM when it
  * has an op compact_mru's loops do not take or fetch lines that cannot all
  * be at the front.  -1: out of memory. */
-static int fast_form(sim_program *p, sim_definition *def, const sim_op *ops, size_t made)
+static void classify_masks(const sim *s, unsigned kind, uint8_t *need, uint8_t *want, uint8_t *dirty);
+
+static int fast_form(const sim *s, sim_program *p, sim_definition *def, const sim_op *ops, size_t made)
 {
 	if (p->line_count + 2 * made > p->line_capacity) {
 		size_t capacity = grown_capacity(p->line_capacity, p->line_count + 2 * made, 16384);
@@ -948,10 +957,6 @@ static int fast_form(sim_program *p, sim_definition *def, const sim_op *ops, siz
 		if (!lines)
 			return -1;
 		p->lines = lines;
-		uint64_t *recent = realloc(p->recent, capacity * sizeof *recent);
-		if (!recent)
-			return -1;
-		p->recent = recent;
 		p->line_capacity = capacity;
 	}
 	if (p->data_op_count + made > p->data_op_capacity) {
@@ -979,10 +984,12 @@ static int fast_form(sim_program *p, sim_definition *def, const sim_op *ops, siz
 			def->fetches++;
 			def->straddles++;
 		} else if (op->kind == OP_READ || op->kind == OP_WRITE) {
-			p->data_ops[p->data_op_count + def->data_ops++] = (sim_data_op){
+			sim_data_op *d = &p->data_ops[p->data_op_count + def->data_ops++];
+			*d = (sim_data_op){
 				.size = op->size, .kind = op->kind, .advance = op->advance, .index = op->index,
 				.resume = (uint16_t)(i + 1), .fetches_after = def->fetches, .straddles_after = def->straddles,
 			};
+			classify_masks(s, op->kind, &d->need, &d->want, &d->dirty);
 		} else {
 			fast = false;
 		}
@@ -994,7 +1001,7 @@ static int fast_form(sim_program *p, sim_definition *def, const sim_op *ops, siz
 	}
 	/* the distinct lines again, in the order of their last fetches: walked
 	 * from the end, a line's first fetch found is its last */
-	uint64_t *recent = p->recent + def->line_first;
+	uint64_t recent[256];
 	uint32_t placed = def->lines;
 	for (size_t i = made; i-- > 0 && placed > 0;) {
 		const sim_op *op = &ops[i];
@@ -1010,6 +1017,17 @@ static int fast_form(sim_program *p, sim_definition *def, const sim_op *ops, siz
 			if (line == op->line)
 				break;
 		}
+	}
+	/* in that order, each with its set's front way */
+	sim_fetch_line *lines = p->lines + def->line_first, ordered[256];
+	for (uint32_t j = 0; j < def->lines; j++)
+		for (uint32_t i = 0; i < def->lines; i++)
+			if (lines[i].line == recent[j])
+				ordered[j] = lines[i];
+	memcpy(lines, ordered, def->lines * sizeof *lines);
+	if (def->lines) {
+		def->line = lines[0].line;
+		def->front = lines[0].front;
 	}
 	/* fetches after each data op: the definition's less those before it */
 	for (uint32_t i = 0; i < def->data_ops; i++) {
@@ -1099,7 +1117,7 @@ static int program_define(sim *s, sim_program *p, const trace_record *t, size_t 
 	sim_definition *def = &p->definition[p->definitions];
 	def->first = (uint32_t)p->op_count;
 	def->count = (uint32_t)made;
-	if (fast_form(p, def, ops, made) != 0)
+	if (fast_form(s, p, def, ops, made) != 0)
 		return -1;
 	p->op_count += made;
 	p->definitions++;
@@ -1124,6 +1142,7 @@ static int program_update(sim *s, const trace_compact *c, plumb_status *status)
 		if (c->count[d] == 0 || program_define(s, p, c->templates + c->first[d], c->count[d]) != 0)
 			return plumb_fail_errno(status, ENOMEM, "simulator: plumbgrind's definitions");
 		p->definition[d].data_words = c->data[d];
+		p->definition[d].head_high = (uint32_t)(TRACE_COMPACT_USE_HIGH << 8 | c->data[d]);
 		p->definition[d].records = c->count[d];
 	}
 	return 0;
@@ -1205,6 +1224,17 @@ static __attribute__((noinline)) int compact_other(sim *s, mru_state *m, const s
 static inline void shadow_touch(sim_shadow *shadow, uint64_t line)
 {
 	sim_shadow_touch(shadow, line);
+}
+
+/* What makes a data reference of kind a hit in the classifying loop (as
+ * sim_mru_masks, but with ESI and several cores no write is one). */
+static void classify_masks(const sim *s, unsigned kind, uint8_t *need, uint8_t *want, uint8_t *dirty)
+{
+	sim_mru_masks((sim_access_kind)kind, s->config.cache[SIM_L1D].write_back, need, want, dirty);
+	if (kind == SIM_WRITE && s->config.cores > 1 && s->config.protocol == SIM_ESI) {
+		*need = 0;
+		*want = 1;
+	}
 }
 
 typedef struct classify_state {
@@ -1306,57 +1336,104 @@ static inline __attribute__((always_inline)) bool l1_hit_to_front(uint64_t *tags
  * reads the shadow (classify_one, a sync). */
 typedef struct touch_log {
 	sim_shadow *shadow;
-	uint64_t *log;
-	uint64_t last;
-	uint32_t logged, capacity;
+	uint64_t *at, *full;      /* the next entry; the log's end */
+	uint64_t last, before;    /* the two lines touched last, distinct (before: SIM_NO_TAG, none) */
 } touch_log;
 
+/* The lines touched are the log's, then before, then last.  Only the order
+ * of last touches matters to an LRU list, so a line that goes back and
+ * forth with the one before it (a loop's stack slot and its array) swaps
+ * the two instead of making an entry: a line is logged when a third line
+ * pushes it out, or when the log is handed over. */
 static inline __attribute__((always_inline)) void touch_log_load(touch_log *t)
 {
-	t->log = t->shadow->log;
+	t->at = t->shadow->log + t->shadow->logged;
+	t->full = t->shadow->log + t->shadow->log_capacity;
 	t->last = t->shadow->last;
-	t->logged = t->shadow->logged;
-	t->capacity = t->shadow->log_capacity;
+	t->before = SIM_NO_TAG;
 }
 
-static inline __attribute__((always_inline)) void touch_log_store(const touch_log *t)
+static inline __attribute__((always_inline)) void touch_log_push(touch_log *t, uint64_t line)
+{
+	*t->at++ = line;
+	if (__builtin_expect(t->at == t->full, 0)) {
+		t->shadow->logged = (uint32_t)(t->at - t->shadow->log);
+		sim_shadow_sync(t->shadow);
+		t->at = t->shadow->log + t->shadow->logged;
+		t->full = t->shadow->log + t->shadow->log_capacity;
+	}
+}
+
+/* Logs the two lines and hands the log back to the shadow (last its most
+ * recent line).  The last line stays the local log's, logged: it is not
+ * logged yet when before is a line, or when it is not the shadow's last
+ * (the first line after a load whose shadow had none). */
+static inline __attribute__((always_inline)) void touch_log_store(touch_log *t)
+{
+	if (t->before != SIM_NO_TAG) {
+		touch_log_push(t, t->before);
+		touch_log_push(t, t->last);
+		t->before = SIM_NO_TAG;
+	} else if (t->last != t->shadow->last) {
+		touch_log_push(t, t->last);
+	}
+	t->shadow->last = t->last;
+	t->shadow->logged = (uint32_t)(t->at - t->shadow->log);
+}
+
+/* touch_log_store for a log that touch_log_add alone adds to (its last
+ * line is logged already). */
+static inline __attribute__((always_inline)) void touch_log_store_plain(const touch_log *t)
 {
 	t->shadow->last = t->last;
-	t->shadow->logged = t->logged;
+	t->shadow->logged = (uint32_t)(t->at - t->shadow->log);
 }
 
-/* sim_shadow_touch on the local copy. */
+/* sim_shadow_touch on the local copy: the L1I's (its lines come a use's
+ * lines at a time, and seldom back and forth). */
 static inline __attribute__((always_inline)) void touch_log_add(touch_log *t, uint64_t line)
 {
 	if (line == t->last)
 		return;
+	touch_log_push(t, line);
 	t->last = line;
-	t->log[t->logged++] = line;
-	if (__builtin_expect(t->logged == t->capacity, 0)) {
-		touch_log_store(t);
-		sim_shadow_sync(t->shadow);
-		touch_log_load(t);
-	}
+}
+
+/* The same, swapping a line that goes back and forth with the one before
+ * it: the L1D's. */
+static inline __attribute__((always_inline)) void touch_log_swap(touch_log *t, uint64_t line)
+{
+	if (line == t->last)
+		return;
+	uint64_t pushed = t->before;
+	t->before = t->last;
+	t->last = line;
+	if (line == pushed)
+		return;
+	if (pushed != SIM_NO_TAG)
+		touch_log_push(t, pushed);
 }
 
 /* A one-line data reference that hits in the L1D, moved to the front, with
  * its line touched in the L1D's shadow and, for a write when another core
  * holds an invalidation record (recorded), its words noted; false:
  * classify_one's to decide. */
-static inline __attribute__((always_inline)) bool classify_data_hit(sim *s, uint32_t core, const mru_l1 *f,
+static inline __attribute__((always_inline)) bool classify_data_hit(sim *s, uint32_t core, uint64_t *tags,
+                                                                    uint8_t *meta, uint64_t set_mask,
+                                                                    unsigned line_bits, uint32_t assoc,
                                                                     touch_log *shadow, unsigned kind,
                                                                     uint64_t address, uint32_t size, uint8_t need,
                                                                     uint8_t want, uint8_t dirty, bool recorded,
                                                                     const bool wide)
 {
-	uint64_t line = address >> f->line_bits;
-	if (__builtin_expect(((address + size - 1) >> f->line_bits) != line, 0))
+	uint64_t line = address >> line_bits;
+	if (__builtin_expect(((address + size - 1) >> line_bits) != line, 0))
 		return false;
-	size_t front = (size_t)(line & f->set_mask) * f->assoc;
-	if (!l1_hit_to_front((uint64_t *)f->tags, f->meta, front, f->assoc, line, need, want, dirty, wide))
+	size_t front = (size_t)(line & set_mask) * assoc;
+	if (!l1_hit_to_front(tags, meta, front, assoc, line, need, want, dirty, wide))
 		return false;
-	touch_log_add(shadow, line);
-	if (kind == OP_WRITE && __builtin_expect(recorded, 0))
+	touch_log_swap(shadow, line);
+	if (__builtin_expect(recorded, 0) && kind == OP_WRITE)
 		sim_write_hit_words(s, core, address, size);
 	return true;
 }
@@ -1368,7 +1445,7 @@ static inline __attribute__((always_inline)) int classify_logged(sim *s, classif
                                                                  uint64_t address, uint32_t size, uint64_t ip,
                                                                  bool *recorded)
 {
-	touch_log_store(ilog);
+	touch_log_store_plain(ilog);
 	touch_log_store(dlog);
 	int rc = classify_one(s, c, kind, address, size, ip);
 	touch_log_load(ilog);
@@ -1380,7 +1457,7 @@ static inline __attribute__((always_inline)) int classify_logged(sim *s, classif
 /* The loop.  A definition's fast form (compact_mru's) is taken here too:
  * when its fetch lines are all at the front of their sets, every fetch is a
  * hit, and once its data references have all hit too, the L1I's shadow is
- * touched with its lines in the order of their last fetches (p->recent),
+ * touched with its lines in the order of their last fetches (p->lines),
  * which leaves the shadow as touching them fetch by fetch would: only the
  * order of last touches matters to an LRU list, and the data references
  * that hit touch the L1D's shadow only.  When a data reference does not
@@ -1423,6 +1500,16 @@ static inline __attribute__((always_inline)) int compact_classify_body(sim *s, t
 	int rc = 0;
 	const uint64_t *w = cp->words, *end = cp->end;
 	const size_t definitions = p->definitions;
+	const sim_definition *defs = p->definition;
+	const sim_op *const ops = p->ops;
+	const sim_fetch_line *const program_lines = p->lines;
+	const sim_data_op *const data_ops = p->data_ops;
+	/* the L1D's geometry in locals (an 8-way set with AVX-512) */
+	uint64_t *const dtags = (uint64_t *)l1d.tags;
+	uint8_t *const dmeta = l1d.meta;
+	const uint64_t dmask = l1d.set_mask;
+	const unsigned dbits = l1d.line_bits;
+	const uint32_t dassoc = wide ? 8 : l1d.assoc;
 	while (w < end) {
 		/* An unchecked run (trace_compact.unchecked) is checked here, use by
 		 * use, as trace_compact_settle checks it: it ends at the first entry
@@ -1430,20 +1517,22 @@ static inline __attribute__((always_inline)) int compact_classify_body(sim *s, t
 		const uint64_t *entry = w;
 		const uint64_t head = w[0];
 		const uint32_t id = (uint32_t)head;
-		const size_t data = use_data(head);
-		if (__builtin_expect((head >> 40) != TRACE_COMPACT_USE_HIGH || id >= definitions, 0))
+		if (__builtin_expect(id >= definitions, 0))
 			break;
-		const sim_definition def = p->definition[id];
-		if (__builtin_expect(def.data_words != data || (size_t)(end - w) <= data, 0))
+		const sim_definition *def = &defs[id];
+		const uint32_t high = (uint32_t)(head >> 32);
+		const uint64_t *d = w + 1, *next = d + (high & 0xff);
+		if (__builtin_expect(high != def->head_high || next > end, 0))
 			break;
-		records += def.records;
-		const sim_op *op = p->ops + def.first, *op_end = op + def.count;
-		const uint64_t *d = w + 1;
-		w = d + data;
-		if (__builtin_expect(def.lines != SIM_NO_FAST_FORM, 1)) {
-			const sim_fetch_line *fl = p->lines + def.line_first;
-			bool at_front = true;
-			for (uint32_t i = 0; i < def.lines; i++)
+		w = next;
+		records += def->records;
+		const unsigned lines = def->lines;
+		const sim_op *op = ops + def->first;
+		if (__builtin_expect(lines != SIM_NO_FAST_FORM, 1)) {
+			const sim_fetch_line *fl = program_lines + def->line_first;
+			/* lines[0] from the definition itself (most have one line) */
+			bool at_front = __builtin_expect(lines == 0, 0) || (itags[def->front] == def->line && (imeta[def->front] & ineed) == iwant);
+			for (uint32_t i = 1; i < lines; i++)
 				at_front &= itags[fl[i].front] == fl[i].line && (imeta[fl[i].front] & ineed) == iwant;
 			if (__builtin_expect(!at_front, 0)) {
 				/* Each line in its set and a hit: moved to the front now.  The
@@ -1453,21 +1542,22 @@ static inline __attribute__((always_inline)) int compact_classify_body(sim *s, t
 				 * made before a line that is not there change nothing that
 				 * the ops, one by one, do not do too. */
 				at_front = true;
-				for (uint32_t i = 0; i < def.lines && at_front; i++)
+				for (uint32_t i = 0; i < lines && at_front; i++)
 					at_front = l1_hit_to_front((uint64_t *)itags, (uint8_t *)imeta, fl[i].front, iassoc, fl[i].line,
 					                           ineed, iwant, 0, wide);
 			}
 			if (__builtin_expect(at_front, 1)) {
-				counts[SIM_IFETCH] += def.fetches;
-				straddles += def.straddles;
-				const sim_data_op *dop = p->data_ops + def.data_first, *dop_end = dop + def.data_ops;
+				counts[SIM_IFETCH] += def->fetches;
+				straddles += def->straddles;
+				const sim_data_op *dop = data_ops + def->data_first, *dop_end = dop + def->data_ops;
 				for (; dop < dop_end; dop++) {
 					unsigned kind = dop->kind;
 					counts[kind]++;
 					uint64_t address = *d;
 					d += dop->advance;
-					if (__builtin_expect(classify_data_hit(s, core, &l1d, &dlog, kind, address, dop->size,
-					                                       need[kind], want[kind], dirty[kind], recorded, wide), 1))
+					if (__builtin_expect(classify_data_hit(s, core, dtags, dmeta, dmask, dbits, dassoc, &dlog, kind,
+					                                       address, dop->size, dop->need, dop->want, dop->dirty,
+					                                       recorded, wide), 1))
 						continue;
 					/* Not known to be hits any more: one by one after it.  The
 					 * fetches before it touch the L1I's shadow as they came: its
@@ -1493,13 +1583,15 @@ static inline __attribute__((always_inline)) int compact_classify_body(sim *s, t
 					break;
 				if (dop == dop_end) {
 					/* every fetch a hit: the lines in the order of their last fetches */
-					const uint64_t *recent = p->recent + def.line_first;
-					for (uint32_t i = 0; i < def.lines; i++)
-						touch_log_add(&ilog, recent[i]);
+					if (lines)
+						touch_log_add(&ilog, def->line);
+					for (uint32_t i = 1; i < lines; i++)
+						touch_log_add(&ilog, fl[i].line);
 					continue;
 				}
 			}
 		}
+		const sim_op *const op_end = ops + def->first + def->count;
 		for (; op < op_end; op++) {
 			unsigned kind = op->kind;
 			uint64_t address;
@@ -1519,8 +1611,8 @@ static inline __attribute__((always_inline)) int compact_classify_body(sim *s, t
 				address = *d;
 				d += op->advance;
 				size = op->size;
-				if (__builtin_expect(classify_data_hit(s, core, &l1d, &dlog, kind, address, size, need[kind],
-				                                       want[kind], dirty[kind], recorded, wide), 1)) {
+				if (__builtin_expect(classify_data_hit(s, core, dtags, dmeta, dmask, dbits, dassoc, &dlog, kind, address,
+				                                       size, need[kind], want[kind], dirty[kind], recorded, wide), 1)) {
 					counts[kind]++;
 					continue;
 				}
@@ -1570,7 +1662,7 @@ static inline __attribute__((always_inline)) int compact_classify_body(sim *s, t
 		cp->records = records;
 		cp->unchecked = false;
 	}
-	touch_log_store(&ilog);
+	touch_log_store_plain(&ilog);
 	touch_log_store(&dlog);
 	for (int k = 0; k < SIM_KIND_COUNT; k++)
 		m->references[k] += counts[k];
