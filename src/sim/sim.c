@@ -1527,14 +1527,20 @@ static inline __attribute__((always_inline)) int compact_classify_body(sim *s, t
 		w = next;
 		records += def->records;
 		const unsigned lines = def->lines;
-		const sim_op *op = ops + def->first;
+		const sim_op *op = NULL;   /* set on every path that reaches the ops one by one */
 		if (__builtin_expect(lines != SIM_NO_FAST_FORM, 1)) {
-			const sim_fetch_line *fl = program_lines + def->line_first;
-			/* lines[0] from the definition itself (most have one line) */
-			bool at_front = __builtin_expect(lines == 0, 0) || (itags[def->front] == def->line && (imeta[def->front] & ineed) == iwant);
-			for (uint32_t i = 1; i < lines; i++)
-				at_front &= itags[fl[i].front] == fl[i].line && (imeta[fl[i].front] & ineed) == iwant;
+			/* most definitions have one line: the definition's own, on a
+			 * path of its own */
+			bool at_front = true;
+			if (__builtin_expect(lines == 1, 1)) {
+				at_front = itags[def->front] == def->line && (imeta[def->front] & ineed) == iwant;
+			} else {
+				const sim_fetch_line *fl = program_lines + def->line_first;
+				for (uint32_t i = 0; i < lines; i++)
+					at_front &= itags[fl[i].front] == fl[i].line && (imeta[fl[i].front] & ineed) == iwant;
+			}
 			if (__builtin_expect(!at_front, 0)) {
+				const sim_fetch_line *fl = program_lines + def->line_first;
 				/* Each line in its set and a hit: moved to the front now.  The
 				 * lines are in different sets (add_line), and until a fetch
 				 * misses only invalidations change the L1I, which take a line
@@ -1566,6 +1572,7 @@ static inline __attribute__((always_inline)) int compact_classify_body(sim *s, t
 					 * line's miss, after it, must find the shadow as it was. */
 					counts[SIM_IFETCH] -= dop->fetches_after;
 					straddles -= dop->straddles_after;
+					op = ops + def->first;
 					for (const sim_op *before = op, *stop = op + dop->resume - 1; before < stop; before++) {
 						if (before->kind == OP_FETCH || before->kind == OP_FETCH2)
 							touch_log_add(&ilog, before->line);
@@ -1583,13 +1590,20 @@ static inline __attribute__((always_inline)) int compact_classify_body(sim *s, t
 					break;
 				if (dop == dop_end) {
 					/* every fetch a hit: the lines in the order of their last fetches */
-					if (lines)
+					if (__builtin_expect(lines == 1, 1)) {
 						touch_log_add(&ilog, def->line);
-					for (uint32_t i = 1; i < lines; i++)
-						touch_log_add(&ilog, fl[i].line);
+					} else {
+						const sim_fetch_line *fl = program_lines + def->line_first;
+						for (uint32_t i = 0; i < lines; i++)
+							touch_log_add(&ilog, fl[i].line);
+					}
 					continue;
 				}
+			} else {
+				op = ops + def->first;
 			}
+		} else {
+			op = ops + def->first;
 		}
 		const sim_op *const op_end = ops + def->first + def->count;
 		for (; op < op_end; op++) {
