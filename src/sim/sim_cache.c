@@ -32,8 +32,13 @@ int sim_cache_init(sim_cache *c, uint64_t size, uint32_t line, uint32_t assoc,
 	c->random_state = seed ? seed : 0x853c49e6748fea9bull;
 	c->present = true;
 	size_t ways = (size_t)(c->sets * assoc);
-	c->tags = malloc(ways * sizeof *c->tags);
-	c->meta = calloc(ways, 1);
+	/* 64-byte aligned, so that an 8-way set's tags are one cache line (the
+	 * classifying loop loads them as one vector); its metadata likewise */
+	size_t tag_bytes = (ways * sizeof *c->tags + 63) & ~(size_t)63, meta_bytes = (ways + 63) & ~(size_t)63;
+	c->tags = aligned_alloc(64, tag_bytes);
+	c->meta = aligned_alloc(64, meta_bytes);
+	if (c->meta)
+		memset(c->meta, 0, meta_bytes);
 	if (replacement == SIM_SRRIP)
 		c->rrpv = calloc(ways, 1);
 	if (replacement == SIM_PLRU)
