@@ -414,8 +414,7 @@ void pg_ring_close(void)
 {
 	if (!pg_ring_enabled)
 		return;
-	if (!stopped)
-		if (pg_filter_enabled && !stopped)
+	if (pg_filter_enabled && !stopped)
 		pg_filter_counts();
 	if (pg_ring_live) {
 		saved_cursor = pg_ring_cursor;
@@ -476,8 +475,7 @@ void pg_ring_forget(void)
  * a flush), unless a block was sent in between (then at the end). */
 void pg_ring_here(ULong *at_sequence, Addr *at_cursor)
 {
-	if (pg_ring_enabled && !stopped)
-		if (pg_filter_enabled && !stopped)
+	if (pg_filter_enabled && !stopped)
 		pg_filter_counts();
 	*at_sequence = sequence;
 	*at_cursor = pg_ring_live ? pg_ring_cursor : saved_cursor;

@@ -141,9 +141,9 @@ extern Bool pg_ring_enabled;          /* the trace goes to plumb's shared ring a
 extern Addr pg_ring_cursor, pg_ring_limit;
 Bool pg_ring_open(void);              /* False after a message if --plumb-ring is unusable */
 void pg_ring_collect_changed(void);
-/* Emits the inline stores of one flushed event list (in order). */
-/* A flushed part of a superblock's events; group_continues: a side exit
- * or a full list, after which the superblock's group goes on */
+/* Emits the inline stores of one flushed event list (in order), a part of
+ * its superblock's group; group_continues: a side exit or a full list, after
+ * which the group goes on.  pg_ring_block_begin: a superblock starts. */
 void pg_ring_emit(IRSB *out, const pg_event *events, Int count, Bool group_continues);
 void pg_ring_block_begin(void);
 VG_REGPARM(1) void pg_ring_room(UWord bytes);
