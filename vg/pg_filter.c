@@ -318,7 +318,6 @@ static VG_REGPARM(2) void filter_single(Addr address, UWord size_kind)
 
 /* ---- The instrumentation ---- */
 
-static IRExpr *word(ULong value) { return IRExpr_Const(IRConst_U64(value)); }
 static IRExpr *temp(IRTemp t) { return IRExpr_RdTmp(t); }
 
 /* Nonzero (an I64) when the metadata byte at `meta` fails kind k's test
@@ -329,8 +328,8 @@ static IRExpr *meta_mismatch(IRSB *out, IRExpr *meta, UInt k)
 	IRTemp loaded = pg_ir_assign(out, Ity_I8, IRExpr_Load(Iend_LE, Ity_I8, meta));
 	IRTemp byte = pg_ir_assign(out, Ity_I64, IRExpr_Unop(Iop_8Uto64, temp(loaded)));
 	ULong mask = (ULong)(model.need[k] | model.dirty[k]), value = (ULong)(model.want[k] | model.dirty[k]);
-	IRTemp masked = pg_ir_assign(out, Ity_I64, IRExpr_Binop(Iop_And64, temp(byte), word(mask)));
-	return temp(pg_ir_assign(out, Ity_I64, IRExpr_Binop(Iop_Xor64, temp(masked), word(value))));
+	IRTemp masked = pg_ir_assign(out, Ity_I64, IRExpr_Binop(Iop_And64, temp(byte), pg_ir_word(mask)));
+	return temp(pg_ir_assign(out, Ity_I64, IRExpr_Binop(Iop_Xor64, temp(masked), pg_ir_word(value))));
 }
 
 static IRExpr *either(IRSB *out, IRExpr *a, IRExpr *b)
@@ -371,7 +370,7 @@ static void call_fetch(IRSB *out, Addr instruction, UInt size, Bool uncounted, B
 
 static IRExpr *nonzero(IRSB *out, IRExpr *value)
 {
-	return temp(pg_ir_assign(out, Ity_I1, IRExpr_Binop(Iop_CmpNE64, value, word(0))));
+	return temp(pg_ir_assign(out, Ity_I1, IRExpr_Binop(Iop_CmpNE64, value, pg_ir_word(0))));
 }
 
 /* The offset in bytes of the front way of address's set in an array of
@@ -389,11 +388,12 @@ static IRExpr *front_offset(IRSB *out, const pgf_cache *c, IRExpr *address, UInt
 		IRExpr *shifted = shift == 0 ? address
 		                             : temp(pg_ir_assign(out, Ity_I64, IRExpr_Binop(Iop_Shr64, address,
 		                                                                        IRExpr_Const(IRConst_U8((UChar)shift)))));
-		return temp(pg_ir_assign(out, Ity_I64, IRExpr_Binop(Iop_And64, shifted, word(c->set_mask << (way_bits + scale_bits)))));
+		return temp(pg_ir_assign(out, Ity_I64,
+		                         IRExpr_Binop(Iop_And64, shifted, pg_ir_word(c->set_mask << (way_bits + scale_bits)))));
 	}
 	IRTemp line = pg_ir_assign(out, Ity_I64, IRExpr_Binop(Iop_Shr64, address, IRExpr_Const(IRConst_U8((UChar)c->line_bits))));
-	IRTemp set = pg_ir_assign(out, Ity_I64, IRExpr_Binop(Iop_And64, temp(line), word(c->set_mask)));
-	return temp(pg_ir_assign(out, Ity_I64, IRExpr_Binop(Iop_Mul64, temp(set), word((ULong)c->assoc * scale))));
+	IRTemp set = pg_ir_assign(out, Ity_I64, IRExpr_Binop(Iop_And64, temp(line), pg_ir_word(c->set_mask)));
+	return temp(pg_ir_assign(out, Ity_I64, IRExpr_Binop(Iop_Mul64, temp(set), pg_ir_word((ULong)c->assoc * scale))));
 }
 
 static void check_fetch(IRSB *out, Addr instruction, UInt size, ULong *fetches, ULong *straddles)
@@ -420,14 +420,14 @@ static void check_fetch(IRSB *out, Addr instruction, UInt size, ULong *fetches, 
 			only_line = line;
 			continue;
 		}
-		miss = either(out, miss, temp(pg_ir_assign(out, Ity_I64, IRExpr_Binop(Iop_Xor64, temp(tag), word(line)))));
+		miss = either(out, miss, temp(pg_ir_assign(out, Ity_I64, IRExpr_Binop(Iop_Xor64, temp(tag), pg_ir_word(line)))));
 		if (meta_checked[PGF_FETCH])
 			miss = either(out, miss, meta_mismatch(out, mkIRExpr_HWord((HWord)&c->meta[front]), PGF_FETCH));
 	}
 	fetch_line_known = last;
 	if (!only_tag && !miss)
 		return;   /* the line the superblock fetched last */
-	IRExpr *guard = only_tag ? temp(pg_ir_assign(out, Ity_I1, IRExpr_Binop(Iop_CmpNE64, only_tag, word(only_line))))
+	IRExpr *guard = only_tag ? temp(pg_ir_assign(out, Ity_I1, IRExpr_Binop(Iop_CmpNE64, only_tag, pg_ir_word(only_line))))
 	                         : nonzero(out, miss);
 	call_fetch(out, instruction, size, False, last != first, guard);
 }
@@ -447,7 +447,8 @@ static void check_data(IRSB *out, IRExpr *address, UInt akind, UInt size, ULong 
 	IRTemp at = pg_ir_assign(out, Ity_I64, IRExpr_Binop(Iop_Add64, front_offset(out, c, address, 8),
 	                                               mkIRExpr_HWord((HWord)c->tags)));
 	IRTemp tag = pg_ir_assign(out, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, temp(at)));
-	IRExpr *end = size == 1 ? address : temp(pg_ir_assign(out, Ity_I64, IRExpr_Binop(Iop_Add64, address, word(size - 1))));
+	IRExpr *end = size == 1 ? address
+	                        : temp(pg_ir_assign(out, Ity_I64, IRExpr_Binop(Iop_Add64, address, pg_ir_word(size - 1))));
 	IRTemp last = pg_ir_assign(out, Ity_I64, IRExpr_Binop(Iop_Shr64, end, IRExpr_Const(IRConst_U8((UChar)c->line_bits))));
 	if (!meta_checked[first_kind] && !meta_checked[second_kind]) {
 		call_data(out, address, how, temp(pg_ir_assign(out, Ity_I1, IRExpr_Binop(Iop_CmpNE64, temp(tag), temp(last)))));
@@ -496,6 +497,6 @@ void pg_filter_emit(IRSB *out, const pg_event *events, Int count)
 		return;
 	tl_assert(records <= PG_EVENTS_MAX);
 	IRTemp sum = pg_ir_add(out, &packed_counts, records | fetches << 16 | counts[PGF_READ] << 32 | counts[PGF_WRITE] << 48);
-	IRTemp high = pg_ir_assign(out, Ity_I64, IRExpr_Binop(Iop_And64, temp(sum), word(PACKED_FULL)));
+	IRTemp high = pg_ir_assign(out, Ity_I64, IRExpr_Binop(Iop_And64, temp(sum), pg_ir_word(PACKED_FULL)));
 	pg_ir_call(out, "counts_full", counts_full, mkIRExprVec_0(), 0, nonzero(out, temp(high)));
 }

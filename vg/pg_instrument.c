@@ -48,6 +48,11 @@ static VG_REGPARM(2) void count_guarded(UWord kind, UWord size)
 	}
 }
 
+IRExpr *pg_ir_word(ULong value)
+{
+	return IRExpr_Const(IRConst_U64(value));
+}
+
 IRTemp pg_ir_assign(IRSB *out, IRType type, IRExpr *expression)
 {
 	IRTemp t = newIRTemp(out->tyenv, type);
@@ -58,7 +63,7 @@ IRTemp pg_ir_assign(IRSB *out, IRType type, IRExpr *expression)
 IRTemp pg_ir_add(IRSB *out, ULong *counter, ULong amount)
 {
 	IRTemp old = pg_ir_assign(out, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, mkIRExpr_HWord((HWord)counter)));
-	IRTemp sum = pg_ir_assign(out, Ity_I64, IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(old), IRExpr_Const(IRConst_U64(amount))));
+	IRTemp sum = pg_ir_assign(out, Ity_I64, IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(old), pg_ir_word(amount)));
 	addStmtToIRSB(out, IRStmt_Store(Iend_LE, mkIRExpr_HWord((HWord)counter), IRExpr_RdTmp(sum)));
 	return sum;
 }

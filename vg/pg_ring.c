@@ -566,8 +566,6 @@ static struct {
 	Bool open;
 } group;
 
-static IRExpr *word(ULong value) { return IRExpr_Const(IRConst_U64(value)); }
-
 /* Inline: room for the group's largest use, and the cursor as its base. */
 static void open_group(IRSB *out)
 {
@@ -575,7 +573,7 @@ static void open_group(IRSB *out)
 	IRExpr *cursor_at = mkIRExpr_HWord((HWord)&pg_ring_cursor);
 	IRTemp cursor = pg_ir_assign(out, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, cursor_at));
 	IRTemp limit = pg_ir_assign(out, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, mkIRExpr_HWord((HWord)&pg_ring_limit)));
-	IRTemp end = pg_ir_assign(out, Ity_I64, IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(cursor), word(need)));
+	IRTemp end = pg_ir_assign(out, Ity_I64, IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(cursor), pg_ir_word(need)));
 	IRTemp full = pg_ir_assign(out, Ity_I1, IRExpr_Binop(Iop_CmpLT64U, IRExpr_RdTmp(limit), IRExpr_RdTmp(end)));
 	pg_ir_call(out, "pg_ring_room", pg_ring_room, mkIRExprVec_1(mkIRExpr_HWord((HWord)need)), 1, IRExpr_RdTmp(full));
 	group.base = pg_ir_assign(out, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, cursor_at));
@@ -592,9 +590,9 @@ static void end_part(IRSB *out)
 		return;   /* nothing since the last part, or the ring has stopped */
 	group.ended = group.count;
 	addStmtToIRSB(out, IRStmt_Store(Iend_LE, IRExpr_RdTmp(group.base),
-	                                word(TAG_USE << TAG_SHIFT | (ULong)group.data << 32 | id)));
+	                                pg_ir_word(TAG_USE << TAG_SHIFT | (ULong)group.data << 32 | id)));
 	IRTemp next = pg_ir_assign(out, Ity_I64, IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(group.base),
-	                                                    word(8ull * (1 + (ULong)group.data))));
+	                                                    pg_ir_word(8ull * (1 + (ULong)group.data))));
 	addStmtToIRSB(out, IRStmt_Store(Iend_LE, mkIRExpr_HWord((HWord)&pg_ring_cursor), IRExpr_RdTmp(next)));
 }
 
@@ -615,7 +613,7 @@ static void add_run(IRSB *out, const pg_event *events, Int count)
 			continue;
 		group.data++;
 		IRTemp at = pg_ir_assign(out, Ity_I64, IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(group.base),
-		                                                  word(8ull * (ULong)group.data)));
+		                                                  pg_ir_word(8ull * (ULong)group.data)));
 		addStmtToIRSB(out, IRStmt_Store(Iend_LE, IRExpr_RdTmp(at), e->address));
 	}
 }

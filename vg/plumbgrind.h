@@ -90,10 +90,11 @@ typedef struct {
  * fewer counter updates and ring checks. */
 #define PG_EVENTS_MAX 16
 
-/* IR the instrumentation of every part writes: a new temporary holding
- * expression; an add of a constant to a 64-bit counter of the tool, inline
- * (load, add, store; the sum returned); a dirty helper call, when guard (an
- * I1 atom) holds or always when it is NULL. */
+/* IR the instrumentation of every part writes: a 64-bit constant; a new
+ * temporary holding expression; an add of a constant to a 64-bit counter of
+ * the tool, inline (load, add, store; the sum returned); a dirty helper
+ * call, when guard (an I1 atom) holds or always when it is NULL. */
+IRExpr *pg_ir_word(ULong value);
 IRTemp pg_ir_assign(IRSB *out, IRType type, IRExpr *expression);
 IRTemp pg_ir_add(IRSB *out, ULong *counter, ULong amount);
 void pg_ir_call(IRSB *out, const HChar *name, void *function, IRExpr **arguments, Int regparms, IRExpr *guard);
