@@ -211,6 +211,12 @@ int sim_thread_enter(sim *s, uint32_t thread, uint32_t *core, plumb_status *stat
  * same line, and the tag array stays the only truth (a reused way simply
  * fails the compare).  Everything else, and every reference when
  * classification or a TLB is on, takes sim_reference. */
+/* With several cores and Franz's ESI every write takes the general path. */
+static bool every_write_general(const sim *s)
+{
+	return s->config.cores > 1 && s->config.protocol == SIM_ESI;
+}
+
 static inline __attribute__((always_inline)) bool fast_hit(sim *s, uint32_t core, sim_access_kind kind,
                                                            uint64_t address, uint32_t size)
 {
@@ -341,7 +347,7 @@ static inline __attribute__((always_inline)) int batch_fast_body(sim *s, const t
 	 * path adds), a straddling write takes the general path, and with
 	 * Franz's ESI every write does. */
 	const bool note_writes = classify && s->config.cores > 1;
-	const bool general_writes = note_writes && s->config.protocol == SIM_ESI;
+	const bool general_writes = classify && every_write_general(s);
 	uint64_t references[SIM_KIND_COUNT] = { 0, 0, 0 }, hits[SIM_KIND_COUNT] = { 0, 0, 0 }, straddles = 0;
 	uint32_t thread = records[0].thread, core = 0;
 	fast_l1 l1[2];
@@ -1227,11 +1233,11 @@ static inline void shadow_touch(sim_shadow *shadow, uint64_t line)
 }
 
 /* What makes a data reference of kind a hit in the classifying loop (as
- * sim_mru_masks, but with ESI and several cores no write is one). */
+ * sim_mru_masks, but no write is one when every write is general). */
 static void classify_masks(const sim *s, unsigned kind, uint8_t *need, uint8_t *want, uint8_t *dirty)
 {
 	sim_mru_masks((sim_access_kind)kind, s->config.cache[SIM_L1D].write_back, need, want, dirty);
-	if (kind == SIM_WRITE && s->config.cores > 1 && s->config.protocol == SIM_ESI) {
+	if (kind == SIM_WRITE && every_write_general(s)) {
 		*need = 0;
 		*want = 1;
 	}
@@ -1472,7 +1478,7 @@ static inline __attribute__((always_inline)) int compact_classify_body(sim *s, t
 	mru_state *m = &c.m;
 	m->write_back = s->config.cache[SIM_L1D].write_back;
 	c.note_writes = s->config.cores > 1;
-	c.general_writes = c.note_writes && s->config.protocol == SIM_ESI;
+	c.general_writes = every_write_general(s);
 	if (thread_slot(s, cp->thread, &m->core, status) != 0)
 		return -1;
 	mru_load(s, m);
@@ -1483,16 +1489,15 @@ static inline __attribute__((always_inline)) int compact_classify_body(sim *s, t
 	touch_log_load(&ilog);
 	touch_log_load(&dlog);
 	const mru_l1 l1d = m->l1[SIM_READ];   /* the geometry; need, want and dirty by kind below */
-	const uint8_t dirty[SIM_KIND_COUNT] = { 0, m->l1[SIM_READ].dirty, m->l1[SIM_WRITE].dirty };
 	const uint64_t *itags = m->l1[SIM_IFETCH].tags;
 	const uint8_t *imeta = m->l1[SIM_IFETCH].meta;
 	const uint8_t ineed = m->l1[SIM_IFETCH].need, iwant = m->l1[SIM_IFETCH].want;
 	const uint32_t iassoc = m->l1[SIM_IFETCH].assoc;
-	/* with ESI and several cores, no write is a hit here */
-	const uint8_t need[SIM_KIND_COUNT] = { ineed, m->l1[SIM_READ].need,
-	                                       c.general_writes ? 0 : m->l1[SIM_WRITE].need };
-	const uint8_t want[SIM_KIND_COUNT] = { iwant, m->l1[SIM_READ].want,
-	                                       c.general_writes ? 1 : m->l1[SIM_WRITE].want };
+	/* by kind: the L1I's, and classify_masks' for a read and a write (the
+	 * fast form's data ops carry the same) */
+	uint8_t need[SIM_KIND_COUNT] = { ineed }, want[SIM_KIND_COUNT] = { iwant }, dirty[SIM_KIND_COUNT] = { 0 };
+	for (unsigned k = SIM_READ; k <= SIM_WRITE; k++)
+		classify_masks(s, k, &need[k], &want[k], &dirty[k]);
 	/* another core holds an invalidation record: only classify_one's
 	 * general path changes that */
 	bool recorded = c.note_writes && sim_others_recorded(s, core);
