@@ -405,19 +405,27 @@ static const uint64_t definition[] = {
 	0x401003 | 2ull << 48 | 0ull << 62, 0x401003 | 4ull << 48 | 2ull << 62,
 };
 
+/* Writes definition 0 and `uses` good uses of it (loads from 0x7000 a line
+ * further each time, stores to 0x9000) into words; returns the words. */
+static size_t definition_and_uses(uint64_t *words, int uses)
+{
+	memcpy(words, definition, sizeof definition);
+	size_t n = sizeof definition / sizeof *definition;
+	for (int i = 0; i < uses; i++) {
+		words[n++] = USE(2, 0);
+		words[n++] = 0x7000 + 64u * (unsigned)i;
+		words[n++] = 0x9000;
+	}
+	return n;
+}
+
 /* A use carries its definition's data count (so that the reader and the
  * simulator step over it without looking the definition up): the run of
  * uses is handed out as it is, with the records it stands for. */
 Test(trace_ring, uses_carry_their_data_count)
 {
 	uint64_t words[16];
-	memcpy(words, definition, sizeof definition);
-	size_t n = sizeof definition / sizeof *definition;
-	for (int i = 0; i < 3; i++) {
-		words[n++] = USE(2, 0);
-		words[n++] = 0x7000 + 64u * (unsigned)i;
-		words[n++] = 0x9000;
-	}
+	size_t n = definition_and_uses(words, 3);
 	trace_reader *reader = hand_written_ring(words, (uint32_t)n);
 	const trace_record *records;
 	trace_compact compact;
@@ -459,11 +467,7 @@ Test(trace_ring, uses_carry_their_data_count)
 Test(trace_ring, the_last_word_says_the_program_exited)
 {
 	uint64_t words[8];
-	memcpy(words, definition, sizeof definition);
-	size_t n = sizeof definition / sizeof *definition;
-	words[n++] = USE(2, 0);
-	words[n++] = 0x7000;
-	words[n++] = 0x9000;
+	size_t n = definition_and_uses(words, 1);
 	static const uint32_t end[] = { 0xffffffffu, 3 };
 	for (size_t tail = 0; tail < 3; tail++) {
 		trace_reader *reader = hand_written_ring_ending(words, (uint32_t)n, false, end, tail);
@@ -504,11 +508,7 @@ Test(trace_ring, a_bad_use_is_an_error)
 		 * back; 3: unchecked runs not given back (the reader walks them) */
 		for (int compact_way = 0; compact_way < 4; compact_way++) {
 			uint64_t words[16];
-			memcpy(words, definition, sizeof definition);
-			size_t n = sizeof definition / sizeof *definition;
-			words[n++] = USE(2, 0);
-			words[n++] = 0x7000;
-			words[n++] = 0x9000;
+			size_t n = definition_and_uses(words, 1);
 			words[n++] = bad[b].use;
 			for (int i = 0; i < bad[b].words; i++)
 				words[n++] = 0x7040;
@@ -569,13 +569,7 @@ Test(trace_ring, plumb_sims_loop_reports_a_bad_use)
 		config.classify = classify != 0;
 		for (size_t b = 0; b < sizeof bad / sizeof *bad; b++) {
 			uint64_t words[24];
-			memcpy(words, definition, sizeof definition);
-			size_t n = sizeof definition / sizeof *definition;
-			for (int i = 0; i < 2; i++) {
-				words[n++] = USE(2, 0);
-				words[n++] = 0x7000 + 64u * (unsigned)i;
-				words[n++] = 0x9000;
-			}
+			size_t n = definition_and_uses(words, 2);
 			if (bad[b].says) {
 				words[n++] = bad[b].use;
 				for (int i = 0; i < bad[b].words; i++)
