@@ -200,9 +200,15 @@ int perf_event_resolve(const char *name, perf_event_spec *spec, char *reason, si
 			return -1;
 		}
 		if (!entry->perf_generic) {
-			snprintf(reason, length, "%s has no perf generic event (%s)%s%s", name, entry->relation,
-			         entry->native[0] ? "; candidate native (unverified): " : "",
-			         entry->native[0] ? entry->native[0] : "");
+			/* A suggestion for this CPU only: another vendor's event
+			 * names would only mislead. */
+			char identity[64], native[256], why[COUNTER_REASON_MAX];
+			counter_cpu_identity(identity, sizeof identity);
+			if (counter_catalogue_native(entry, identity, native, sizeof native, why, sizeof why))
+				snprintf(reason, length, "%s has no perf generic event (%s); candidate native for this CPU "
+				         "(unverified): %s", name, entry->relation, native);
+			else
+				snprintf(reason, length, "%s has no perf generic event (%s); %s", name, entry->relation, why);
 			return -1;
 		}
 		if (resolve_named(entry->perf_generic, spec) != 0 && resolve_cache(entry->perf_generic, spec) != 0) {
