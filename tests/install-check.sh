@@ -138,6 +138,14 @@ C
 else
 	echo "skip C++ program: no g++"
 fi
+# The build tree itself is linkable, as docs/explain.md invites: a program
+# linked against build/ with an rpath finds libplumb.so.0 there and runs
+# (build/ used to have only libplumb.so, and the program failed to start).
+build=$(pwd)/build
+check "an example links against the build tree and runs" sh -c "cc -std=gnu11 -DPLUMB_REGIONS -Iinclude -o '$root/region-build' \
+	examples/region_example.c -L'$build' -lplumb -lpthread -Wl,-rpath,'$build' &&
+	PLUMB_REGION_QUIET=1 '$root/region-build' 10 1 &&
+	ldd '$root/region-build' | grep -q '$build/libplumb.so.0'"
 check "uninstall" make --no-print-directory uninstall PREFIX=/usr/local DESTDIR="$root/dest"
 check "nothing left" sh -c "! test -e '$root/dest/usr/local/bin/plumb'"
 echo "install: $passed passed, $failed failed"
