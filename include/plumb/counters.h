@@ -324,9 +324,10 @@ int counter_verification_check(const char *path, plumb_status *status);
  * (touching nothing) a file that is not a verification file. */
 int counter_verification_append(const char *path, const counter_verification *record,
                                 plumb_status *status);
-/* The default records file: $PLUMB_VERIFICATION if set and not empty, else
- * $XDG_DATA_HOME/plumb/verification.tsv, else
- * $HOME/.local/share/plumb/verification.tsv.  Fails when none can be formed. */
+/* The records file the user asked for through the environment:
+ * $PLUMB_VERIFICATION if set and not empty.  Fails (ENOENT) when it is not
+ * set: records are kept only where the user said (this or --verification),
+ * never in a file of plumb's choosing. */
 int counter_verification_default_path(char *out, size_t length, plumb_status *status);
 /* How a name is encoded for a backend: "perf-generic" (hardware or cache
  * generic event), "perf-software", "raw" (r<hex>), "native" (libpfm4 or

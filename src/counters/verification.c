@@ -368,19 +368,15 @@ int counter_verification_append(const char *path, const counter_verification *re
 
 int counter_verification_default_path(char *out, size_t length, plumb_status *status)
 {
-	const char *explicit_path = getenv("PLUMB_VERIFICATION");
-	const char *data = getenv("XDG_DATA_HOME");
-	const char *home = getenv("HOME");
-	int n;
-	if (explicit_path && explicit_path[0])
-		n = snprintf(out, length, "%s", explicit_path);
-	else if (data && data[0] == '/')   /* the XDG spec ignores relative values */
-		n = snprintf(out, length, "%s/plumb/verification.tsv", data);
-	else if (home && home[0])
-		n = snprintf(out, length, "%s/.local/share/plumb/verification.tsv", home);
-	else
-		return plumb_fail(status, ENOENT, "no place for verification records: set PLUMB_VERIFICATION, "
-		                  "XDG_DATA_HOME or HOME");
+	/* Only a file the user named: a validation run once appended to a file
+	 * under the user's home on every run, a side effect nobody asked for.
+	 * secure_getenv: a setuid program linked with libplumb must not write
+	 * where its caller's environment says. */
+	const char *explicit_path = secure_getenv("PLUMB_VERIFICATION");
+	if (!explicit_path || !explicit_path[0])
+		return plumb_fail(status, ENOENT, "no verification records file asked for (give --verification FILE "
+		                  "or set PLUMB_VERIFICATION)");
+	int n = snprintf(out, length, "%s", explicit_path);
 	if (n < 0 || (size_t)n >= length)
 		return plumb_fail(status, ENAMETOOLONG, "verification records path too long");
 	return 0;
