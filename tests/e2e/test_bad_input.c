@@ -70,7 +70,9 @@ typedef struct bad_case {
 static const bad_case cases[] = {
 	/* The top level. */
 	CASE("top-unknown-command", 0, USAGE, "'frobnicate' is not a command", "frobnicate"),
-	CASE("top-misspelled-command", 0, USAGE, "'stats' is not a command", "stats", "-e", "page-faults", "--", "true"),
+	CASE("top-misspelled-command", 0, USAGE, "'stats' is not a command; did you mean 'stat'?", "stats", "-e", "page-faults", "--", "true"),
+	CASE("top-transposed-command", 0, USAGE, "'lta' is not a command; did you mean 'lat'?", "lta"),
+	CASE("top-help-misspelled-command", 0, USAGE, "'explian' is not a command; did you mean 'explain'?", "help", "explian"),
 	CASE("top-unknown-option", 0, USAGE, "'--bogus' is not a command", "--bogus"),
 	CASE("top-help-unknown-command", 0, USAGE, "'nosuch' is not a command", "help", "nosuch"),
 	/* topo */
