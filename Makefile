@@ -222,7 +222,7 @@ install: $(PLUMB) $(LIB_PUBLIC_A) $(LIB_SO) $(EXEC_GUARD)
 	install -m 644 $(PUBLIC_HEADERS) $(DESTDIR)$(INCDIR)/plumb/
 	install -m 644 man/*.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 man/*.3 $(DESTDIR)$(MANDIR)/man3/
-	sed -e 's|@PREFIX@|$(PREFIX)|; s|@VERSION@|$(VERSION)|; s|@LIBS@|$(PKG_LIBS) $(OPT_LIBS) -lm -ldl|' \
+	sed -e 's|@PREFIX@|$(PREFIX)|; s|@VERSION@|$(VERSION)|; s|@REQUIRES@|$(PKG_REQUIRED)|; s|@LIBS@|$(OPT_LIBS) -lm -ldl|' \
 	    plumb.pc.in > $(DESTDIR)$(PCDIR)/plumb.pc
 
 uninstall:

@@ -72,6 +72,9 @@ check "user program runs" env LD_LIBRARY_PATH="$root/dest/usr/local/lib" "$root/
 # The same program linked against the static library: libplumb's code is in
 # the program, which needs no libplumb.so to run.
 # (docs/library.md gives this command line)
+# The dependencies pkg-config knows are named, not copied: a static link
+# then gets hwloc's own dependencies from hwloc.pc.
+check "plumb.pc names its pkg-config dependencies" sh -c "grep -q '^Requires.private: hwloc libzstd json-c' '$root/dest/usr/local/lib/pkgconfig/plumb.pc' 2>/dev/null || grep -rq '^Requires.private: hwloc libzstd json-c' '$root/dest'"
 static_libs() { pkg-config --static --libs plumb | sed 's/-lplumb /-l:libplumb.a /'; }
 check "user program links statically" sh -c "cc -std=c99 -Wall -Wextra -Werror -pedantic -o '$root/user-static' '$root/user.c' \$(pkg-config --cflags plumb) $(static_libs) &&
 	 ! readelf -d '$root/user-static' | grep -q 'libplumb' && nm '$root/user-static' | grep -q ' T plumb_sim_new'"
