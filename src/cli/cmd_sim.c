@@ -36,7 +36,7 @@ static void usage(FILE *f)
 	        "  -p, --preset NAME     start from a preset; --list-presets.  Without --preset and\n"
 	        "                        --config: host, this machine's caches (hwloc)\n"
 	        "  -c, --config FILE     read settings from FILE (format: docs/simulator.md)\n"
-	        "  -s, --set KEY=VALUE   one setting, e.g. l1d.size=64K, protocol=moesi (repeatable)\n"
+	        "      --set KEY=VALUE   one setting, e.g. l1d.size=64K, protocol=moesi (repeatable)\n"
 	        "      --cores N         simulated cores (1..64)\n"
 	        "      --protocol P      mesi, msi, moesi or esi\n"
 	        "      --l1i, --l1d, --l2, --l3 SIZE,ASSOC,LINE\n"
@@ -218,7 +218,7 @@ int cmd_sim(int argc, char **argv)
 	optind = 1;
 	opterr = 0;
 	/* '+': stop at the first non-option, so "-- PROGRAM -x" keeps its options */
-	while ((c = getopt_long(argc, argv, "+:hp:c:s:f:o:", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:hp:c:f:o:", options, NULL)) != -1) {
 		const char *key = NULL;
 		bool geometry = false;
 		switch (c) {
@@ -273,6 +273,10 @@ int cmd_sim(int argc, char **argv)
 			if (cli_output_option(&out, c, optarg))
 				continue;
 			free(settings);
+			/* -s is --sizes in bw; a setting here is spelled out. */
+			if (c == '?' && optopt == 's')
+				return cli_usage_error("sim", "-s is not an option of sim (in other commands it is --sizes); "
+				                       "give a setting with --set KEY=VALUE");
 			return cli_bad_option("sim", c, argv);
 		}
 		settings[setting_count++] = (sim_setting){ key, optarg, geometry };

@@ -121,7 +121,7 @@ Test(core_cli, an_option_error_names_the_option_as_typed)
 {
 	OPTION_ERROR_IS("plumb lat: option '--min' needs a value (see 'plumb lat --help')\n", "lat", "--min");
 	OPTION_ERROR_IS("plumb sim: option '--set' needs a value (see 'plumb sim --help')\n", "sim", "--set");
-	OPTION_ERROR_IS("plumb sim: option '-s' needs a value (see 'plumb sim --help')\n", "sim", "-s");
+	OPTION_ERROR_IS("plumb bw: option '-s' needs a value (see 'plumb bw --help')\n", "bw", "-s");
 	OPTION_ERROR_IS("plumb model: option '--from' needs a value (see 'plumb model --help')\n", "model", "--from");
 	OPTION_ERROR_IS("plumb bw: option '--cpu' needs a value (see 'plumb bw --help')\n", "bw", "--cpu");
 	OPTION_ERROR_IS("plumb validate: option '--set' needs a value (see 'plumb validate --help')\n", "validate",

@@ -69,8 +69,8 @@ Test(sim_cli, same_input_same_bytes)
 	cr_assert_str_eq(a.out, b.out);
 	cli_run_free(&a);
 	cli_run_free(&b);
-	a = cli_run_plumbv(NULL, "sim", "-s", "l1d.replacement=random", path, NULL);
-	b = cli_run_plumbv(NULL, "sim", "-s", "l1d.replacement=random", path, NULL);
+	a = cli_run_plumbv(NULL, "sim", "--set", "l1d.replacement=random", path, NULL);
+	b = cli_run_plumbv(NULL, "sim", "--set", "l1d.replacement=random", path, NULL);
 	cr_assert_str_eq(a.out, b.out);
 	cli_run_free(&a);
 	cli_run_free(&b);
@@ -358,24 +358,24 @@ Test(sim_cli, exact_misses_of_a_hand_built_trace)
 {
 	static const char trace[] = " L 10000000,8\n L 10000200,8\n L 10000400,8\n L 10000000,8\n L 10000400,8\n"
 	                            " S 10000200,8\n";
-	cli_run r = cli_run_plumbv(trace, "sim", "--preset", "default", "-s", "l1d.size=1K", "-s", "l1d.assoc=2", "-s",
+	cli_run r = cli_run_plumbv(trace, "sim", "--preset", "default", "--set", "l1d.size=1K", "--set", "l1d.assoc=2", "--set",
 	                           "l1d.line=64", "--csv", "-", NULL);
 	cr_assert_eq(r.exit_code, 0, "%s", r.err);
 	cr_assert(strstr(r.out, "\nD refs,6,5,1,,ok,\n"), "%s", r.out);
 	cr_assert(strstr(r.out, "\nD1 misses,5,4,1,"), "%s", r.out);
 	cr_assert(strstr(r.out, "\nLLd misses,3,3,0,"), "%s", r.out);
 	cli_run_free(&r);
-	r = cli_run_plumbv(trace, "sim", "--preset", "default", "-s", "l1d.size=1K", "-s", "l1d.assoc=2", "-s",
+	r = cli_run_plumbv(trace, "sim", "--preset", "default", "--set", "l1d.size=1K", "--set", "l1d.assoc=2", "--set",
 	                   "l1d.line=64", "--table", "caches", "-", NULL);
 	/* L1D: 5 reads, 1 write, 4 + 1 misses, 3 evictions, 3 compulsory, 0 capacity, 2 conflict */
 	cr_assert(strstr(r.out, "\n0,L1D,0,5,1,0,4,1,83.3333333333333,3,0,3,0,2,"), "%s", r.out);
 	cli_run_free(&r);
-	r = cli_run_plumbv(trace, "sim", "--preset", "default", "-s", "l1d.size=1K", "-s", "l1d.assoc=16", "-s",
+	r = cli_run_plumbv(trace, "sim", "--preset", "default", "--set", "l1d.size=1K", "--set", "l1d.assoc=16", "--set",
 	                   "l1d.line=64", "--csv", "-", NULL);
 	cr_assert_eq(r.exit_code, 0, "%s", r.err);
 	cr_assert(strstr(r.out, "\nD1 misses,3,3,0,"), "%s", r.out);
 	cli_run_free(&r);
-	r = cli_run_plumbv(trace, "sim", "--preset", "default", "-s", "l1d.size=1K", "-s", "l1d.assoc=16", "-s",
+	r = cli_run_plumbv(trace, "sim", "--preset", "default", "--set", "l1d.size=1K", "--set", "l1d.assoc=16", "--set",
 	                   "l1d.line=64", "--table", "caches", "-", NULL);
 	cr_assert(strstr(r.out, "\n0,L1D,0,5,1,0,3,0,50,0,0,3,0,0,"), "%s", r.out);
 	cli_run_free(&r);
