@@ -72,6 +72,7 @@ static const bad_case cases[] = {
 	CASE("top-unknown-command", 0, USAGE, "'frobnicate' is not a command", "frobnicate"),
 	CASE("top-misspelled-command", 0, USAGE, "'stats' is not a command; did you mean 'stat'?", "stats", "-e", "page-faults", "--", "true"),
 	CASE("sim-short-s", 0, USAGE, "-s is not an option of sim (in other commands it is --sizes); give a setting with --set KEY=VALUE", "sim", "-s", "l1d.size=32K", "t.lackey"),
+	CASE("validate-max-size-is-bytes-elsewhere", 0, USAGE, "--max-size is a size in bytes elsewhere; validate's cap is a count of events: --max-count N", "validate", "--max-size", "100"),
 	CASE("top-transposed-command", 0, USAGE, "'lta' is not a command; did you mean 'lat'?", "lta"),
 	CASE("top-help-misspelled-command", 0, USAGE, "'explian' is not a command; did you mean 'explain'?", "help", "explian"),
 	CASE("top-unknown-option", 0, USAGE, "'--bogus' is not a command", "--bogus"),
