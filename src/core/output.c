@@ -279,9 +279,78 @@ static void format_meta(const cell *c, char *buffer, size_t length)
 		format_cell(c, 0, buffer, length);
 }
 
-static void header_text(const table_column *c, char *buffer, size_t length)
+/* A column of byte counts: shown to people in binary units (48 KiB,
+ * 260 MiB, 1.5 GiB), while CSV and JSON keep the exact number. */
+static bool is_bytes_column(const table_column *c)
 {
-	if (c->unit && *c->unit)
+	return c->unit && (!strcmp(c->unit, "bytes") || !strcmp(c->unit, "B"));
+}
+
+static void format_bytes(double value, char *buffer, size_t length)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
+	double magnitude = value < 0 ? -value : value;
+	int unit = 0;
+	while (magnitude >= 1024 && unit < 5) {
+		magnitude /= 1024;
+		value /= 1024;
+		unit++;
+	}
+	/* A size below 10 KiB that is not a whole number of KiB (a pad of
+	 * 3404 bytes) reads better in bytes. */
+	if (unit == 1 && magnitude < 10 && value != (double)(long long)value) {
+		snprintf(buffer, length, "%.0f B", value * 1024);
+		return;
+	}
+	if (unit == 0 || value == (double)(long long)value)
+		snprintf(buffer, length, "%.0f %s", value, units[unit]);
+	else
+		snprintf(buffer, length, "%.*f %s", magnitude < 10 ? 2 : magnitude < 100 ? 1 : 0, value, units[unit]);
+}
+
+/* A count as people read it: digits grouped by thousands from 100,000 on
+ * (shorter numbers, years and CPU numbers stay as they are). */
+static void format_grouped(long long value, char *buffer, size_t length)
+{
+	char digits[32];
+	snprintf(digits, sizeof digits, "%lld", value);
+	const char *start = digits[0] == '-' ? digits + 1 : digits;
+	size_t count = strlen(start);
+	if (count < 6) {
+		snprintf(buffer, length, "%s", digits);
+		return;
+	}
+	char grouped[48];
+	size_t out = 0;
+	if (start != digits)
+		grouped[out++] = '-';
+	for (size_t i = 0; i < count; i++) {
+		if (i && (count - i) % 3 == 0)
+			grouped[out++] = ',';
+		grouped[out++] = start[i];
+	}
+	grouped[out] = 0;
+	snprintf(buffer, length, "%s", grouped);
+}
+
+/* A cell for the aligned table a person reads. */
+static void format_cell_for_people(const cell *c, const table_column *column, char *buffer, size_t length)
+{
+	if (is_bytes_column(column) && (c->kind == CELL_INTEGER || (c->kind == CELL_REAL && isfinite(c->real))))
+		format_bytes(c->kind == CELL_INTEGER ? (double)c->integer : c->real, buffer, length);
+	else if (c->kind == CELL_INTEGER)
+		format_grouped((long long)c->integer, buffer, length);
+	else
+		format_cell(c, column->decimals, buffer, length);
+}
+
+/* name[unit] as CSV has it; for people (for_people) a bytes column's
+ * name alone, since each of its cells names its unit. */
+static void header_text(const table_column *c, bool for_people, char *buffer, size_t length)
+{
+	if (for_people && is_bytes_column(c))
+		snprintf(buffer, length, "%s", c->name);
+	else if (c->unit && *c->unit)
 		snprintf(buffer, length, "%s[%s]", c->name, c->unit);
 	else
 		snprintf(buffer, length, "%s", c->name);
@@ -295,19 +364,19 @@ static void write_table_text(const output_table *t, FILE *f)
 	size_t *width = checked(calloc(n ? n : 1, sizeof *width));
 	char buffer[CELL_TEXT_MAX];
 	for (size_t j = 0; j < n; j++) {
-		header_text(&t->columns[j], buffer, sizeof buffer);
+		header_text(&t->columns[j], true, buffer, sizeof buffer);
 		width[j] = strlen(buffer);
 	}
 	for (size_t i = 0; i < t->row_count; i++)
 		for (size_t j = 0; j < n; j++) {
-			format_cell(&t->cells[i * n + j], t->columns[j].decimals, buffer, sizeof buffer);
+			format_cell_for_people(&t->cells[i * n + j], &t->columns[j], buffer, sizeof buffer);
 			size_t w = strlen(buffer);
 			if (w > width[j])
 				width[j] = w;
 		}
 	fprintf(f, "%s\n", t->title);
 	for (size_t j = 0; j < n; j++) {
-		header_text(&t->columns[j], buffer, sizeof buffer);
+		header_text(&t->columns[j], true, buffer, sizeof buffer);
 		fprintf(f, "  %-*s", j + 1 < n ? (int)width[j] : 0, buffer);
 	}
 	fputc('\n', f);
@@ -317,7 +386,7 @@ static void write_table_text(const output_table *t, FILE *f)
 			last--;
 		for (size_t j = 0; j < last; j++) {
 			const cell *c = &t->cells[i * n + j];
-			format_cell(c, t->columns[j].decimals, buffer, sizeof buffer);
+			format_cell_for_people(c, &t->columns[j], buffer, sizeof buffer);
 			int right = c->kind == CELL_INTEGER || c->kind == CELL_REAL;
 			if (j + 1 == last && !right)
 				fprintf(f, "  %s", buffer);
@@ -410,7 +479,7 @@ static void write_csv_table(const output_table *tb, FILE *f)
 	for (size_t j = 0; j < tb->column_count; j++) {
 		if (j)
 			fputc(',', f);
-		header_text(&tb->columns[j], buffer, sizeof buffer);
+		header_text(&tb->columns[j], false, buffer, sizeof buffer);
 		write_csv_field(f, buffer);
 	}
 	if (statuses)

@@ -54,6 +54,39 @@ Test(core_output, table_shows_status_and_reason)
 	output_report_free(r);
 }
 
+/* People read bytes in binary units and long counts grouped; files keep
+ * the exact numbers.  topo printed an L3 of 272629760 bytes. */
+Test(core_output, tables_for_people_use_units_and_groups_files_keep_numbers)
+{
+	output_report *r = output_report_new("test");
+	output_table *t = output_table_add(r, "caches", "Caches");
+	output_column(t, "size", "bytes", 0);
+	output_column(t, "references", NULL, 0);
+	output_column(t, "year", NULL, 0);
+	int64_t sizes[] = { 49152, 272629760, 64, 1536, 3 * 1024 * 1024 + 1, 12800 };
+	for (int i = 0; i < 6; i++) {
+		output_row(t);
+		output_cell_integer(t, sizes[i]);
+		output_cell_integer(t, i == 0 ? 123456789 : -1234567);
+		output_cell_integer(t, 2026);
+	}
+	char *text = render(r, OUTPUT_TABLE);
+	cr_assert(strstr(text, "48 KiB") && strstr(text, "260 MiB") && strstr(text, "64 B") && strstr(text, "1536 B") &&
+	          strstr(text, "3.00 MiB") && strstr(text, "12.5 KiB"), "%s", text);
+	cr_assert(strstr(text, "123,456,789") && strstr(text, "-1,234,567") && strstr(text, "2026"), "%s", text);
+	cr_assert_null(strstr(text, "size[bytes]"), "%s", text);
+	cr_assert_null(strstr(text, "272629760"), "%s", text);
+	free(text);
+	text = render(r, OUTPUT_CSV);
+	cr_assert(strstr(text, "272629760") && strstr(text, "123456789") && !strstr(text, "MiB"), "%s", text);
+	cr_assert(strstr(text, "size[bytes]"), "%s", text);
+	free(text);
+	text = render(r, OUTPUT_JSON);
+	cr_assert(strstr(text, "272629760") && !strstr(text, "MiB"), "%s", text);
+	free(text);
+	output_report_free(r);
+}
+
 Test(core_output, csv)
 {
 	output_report *r = sample_report();
@@ -177,4 +210,18 @@ Test(core_output, rows_of_a_table_without_columns)
 	cr_assert_not_null(text);
 	free(text);
 	output_report_free(r);
+}
+
+#include "plumb/cpu.h"
+/* A guest's brand string hides the model ("Intel(R) Xeon(R) Processor"):
+ * topo names the generation from CPUID's family and model. */
+Test(core_output, cpu_generations_are_named_from_family_and_model)
+{
+	cr_assert_str_eq(cpu_generation_name("GenuineIntel", 6, 207), "Emerald Rapids");
+	cr_assert_str_eq(cpu_generation_name("GenuineIntel", 6, 143), "Sapphire Rapids");
+	cr_assert_str_eq(cpu_generation_name("AuthenticAMD", 25, 17), "Zen 4");
+	cr_assert_str_eq(cpu_generation_name("AuthenticAMD", 26, 2), "Zen 5");
+	cr_assert_null(cpu_generation_name("GenuineIntel", 6, 1));
+	cr_assert_null(cpu_generation_name("HygonGenuine", 24, 0));
+	cr_assert_null(cpu_generation_name(NULL, 6, 207));
 }
