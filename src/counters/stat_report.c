@@ -210,12 +210,15 @@ void counter_stat_print(FILE *f, const counter_stat_request *request, const coun
 		char line[256], rate[64] = "";
 		if (ev->clock)
 			snprintf(line, sizeof line, "%18.2f msec %-24s", ev->mean / 1e6, name);
+		else if (!strcmp(name, "duration_time"))
+			snprintf(line, sizeof line, "%18.0f ns   %-24s", ev->mean, name);
 		else
 			snprintf(line, sizeof line, "%18.0f      %-24s", ev->mean, name);
 		if (ev->rate_unit && !isnan(ev->rate))
 			rate_text(ev->rate, ev->rate_unit, rate, sizeof rate);
 		char whole[512];
-		int used = snprintf(whole, sizeof whole, "%s # %-24s", line, rate);
+		int used = rate[0] ? snprintf(whole, sizeof whole, "%s # %-24s", line, rate)
+		                   : snprintf(whole, sizeof whole, "%s   %-24s", line, "");
 		if (!isnan(ev->mean_error_percent))
 			used += snprintf(whole + used, sizeof whole - (size_t)used, "  ( +- %5.2f%% )", ev->mean_error_percent);
 		if (ev->multiplexed)

@@ -271,8 +271,8 @@ static void summarize(const counter_stat_request *request, counter_stat_result *
 	double seconds = !isnan(task_clock_ns) ? task_clock_ns / 1e9 : elapsed.mean / 1e9;
 	for (size_t e = 0; e < n; e++) {
 		counter_stat_event *ev = &result->events[e];
-		if (ev->counted == 0)
-			continue;
+		if (ev->counted == 0 || !strcmp(request->events[e], "duration_time"))
+			continue;   /* wall time needs no rate, as in perf */
 		if (ev->clock) {
 			if (elapsed.mean > 0) {
 				ev->rate = ev->mean / elapsed.mean;
