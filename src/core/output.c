@@ -308,18 +308,16 @@ static void format_bytes(double value, char *buffer, size_t length)
 		snprintf(buffer, length, "%.*f %s", magnitude < 10 ? 2 : magnitude < 100 ? 1 : 0, value, units[unit]);
 }
 
-/* A count as people read it: digits grouped by thousands from 100,000 on
- * (shorter numbers, years and CPU numbers stay as they are). */
+/* A count as people read it: digits grouped by thousands.  A column is
+ * grouped as a whole, when one of its counts reaches 100,000, so that its
+ * digits line up; columns of short numbers (years, CPU numbers, ways) stay
+ * as they are. */
 static void format_grouped(long long value, char *buffer, size_t length)
 {
 	char digits[32];
 	snprintf(digits, sizeof digits, "%lld", value);
 	const char *start = digits[0] == '-' ? digits + 1 : digits;
 	size_t count = strlen(start);
-	if (count < 6) {
-		snprintf(buffer, length, "%s", digits);
-		return;
-	}
 	char grouped[48];
 	size_t out = 0;
 	if (start != digits)
@@ -333,19 +331,28 @@ static void format_grouped(long long value, char *buffer, size_t length)
 	snprintf(buffer, length, "%s", grouped);
 }
 
+static bool column_has_long_counts(const output_table *t, size_t j)
+{
+	for (size_t i = 0; i < t->row_count; i++) {
+		const cell *c = &t->cells[i * t->column_count + j];
+		if (c->kind == CELL_INTEGER && (c->integer >= 100000 || c->integer <= -100000))
+			return true;
+	}
+	return false;
+}
+
 /* A cell for the aligned table a person reads. */
-static void format_cell_for_people(const cell *c, const table_column *column, char *buffer, size_t length)
+static void format_cell_for_people(const cell *c, const table_column *column, bool grouped, char *buffer,
+                                   size_t length)
 {
 	if (is_bytes_column(column) && (c->kind == CELL_INTEGER || (c->kind == CELL_REAL && isfinite(c->real))))
 		format_bytes(c->kind == CELL_INTEGER ? (double)c->integer : c->real, buffer, length);
-	else if (c->kind == CELL_INTEGER)
+	else if (c->kind == CELL_INTEGER && grouped)
 		format_grouped((long long)c->integer, buffer, length);
 	else
 		format_cell(c, column->decimals, buffer, length);
 }
 
-/* name[unit] as CSV has it; for people (for_people) a bytes column's
- * name alone, since each of its cells names its unit. */
 static void header_text(const table_column *c, bool for_people, char *buffer, size_t length)
 {
 	if (for_people && is_bytes_column(c))
@@ -362,6 +369,9 @@ static void write_table_text(const output_table *t, FILE *f)
 {
 	size_t n = t->column_count;
 	size_t *width = checked(calloc(n ? n : 1, sizeof *width));
+	bool *grouped = checked(calloc(n ? n : 1, sizeof *grouped));
+	for (size_t j = 0; j < n; j++)
+		grouped[j] = column_has_long_counts(t, j);
 	char buffer[CELL_TEXT_MAX];
 	for (size_t j = 0; j < n; j++) {
 		header_text(&t->columns[j], true, buffer, sizeof buffer);
@@ -369,7 +379,7 @@ static void write_table_text(const output_table *t, FILE *f)
 	}
 	for (size_t i = 0; i < t->row_count; i++)
 		for (size_t j = 0; j < n; j++) {
-			format_cell_for_people(&t->cells[i * n + j], &t->columns[j], buffer, sizeof buffer);
+			format_cell_for_people(&t->cells[i * n + j], &t->columns[j], grouped[j], buffer, sizeof buffer);
 			size_t w = strlen(buffer);
 			if (w > width[j])
 				width[j] = w;
@@ -386,7 +396,7 @@ static void write_table_text(const output_table *t, FILE *f)
 			last--;
 		for (size_t j = 0; j < last; j++) {
 			const cell *c = &t->cells[i * n + j];
-			format_cell_for_people(c, &t->columns[j], buffer, sizeof buffer);
+			format_cell_for_people(c, &t->columns[j], grouped[j], buffer, sizeof buffer);
 			int right = c->kind == CELL_INTEGER || c->kind == CELL_REAL;
 			if (j + 1 == last && !right)
 				fprintf(f, "  %s", buffer);
@@ -410,6 +420,7 @@ static void write_table_text(const output_table *t, FILE *f)
 			fprintf(f, "  %s: %s\n", c->text, c->reason);
 	}
 	free(width);
+	free(grouped);
 }
 
 static void write_text(const output_report *r, FILE *f)

@@ -67,13 +67,15 @@ Test(core_output, tables_for_people_use_units_and_groups_files_keep_numbers)
 	for (int i = 0; i < 6; i++) {
 		output_row(t);
 		output_cell_integer(t, sizes[i]);
-		output_cell_integer(t, i == 0 ? 123456789 : -1234567);
+		output_cell_integer(t, i == 0 ? 123456789 : i == 1 ? 4082 : -1234567);
 		output_cell_integer(t, 2026);
 	}
 	char *text = render(r, OUTPUT_TABLE);
 	cr_assert(strstr(text, "48 KiB") && strstr(text, "260 MiB") && strstr(text, "64 B") && strstr(text, "1536 B") &&
 	          strstr(text, "3.00 MiB") && strstr(text, "12.5 KiB"), "%s", text);
 	cr_assert(strstr(text, "123,456,789") && strstr(text, "-1,234,567") && strstr(text, "2026"), "%s", text);
+	/* A grouped column is grouped throughout, so its digits line up. */
+	cr_assert(strstr(text, "4,082") && !strstr(text, "2,026"), "%s", text);
 	cr_assert_null(strstr(text, "size[bytes]"), "%s", text);
 	cr_assert_null(strstr(text, "272629760"), "%s", text);
 	free(text);
