@@ -22,6 +22,11 @@ typedef struct output_table output_table;
 output_report *output_report_new(const char *command);
 void output_report_free(output_report *report);
 const char *output_report_command(const output_report *report);
+/* The aligned table format for a terminal of columns characters: each
+ * table keeps the columns from the left that fit (the first always) and
+ * names the ones left out; 0 (the default, and what files get) shows
+ * every column.  CSV and JSON are never cut. */
+void output_set_terminal_width(output_report *report, unsigned columns);
 
 /* Metadata: key/value pairs about the run (machine, timer calibration, options). */
 void output_meta_text(output_report *report, const char *key, const char *value);

@@ -50,6 +50,7 @@ struct output_report {
 	size_t note_count;
 	output_table **tables;
 	size_t table_count;
+	unsigned terminal_width;   /* 0: tables as wide as they are (output_set_terminal_width) */
 };
 
 /* Allocation failure in a reporting path has no good recovery: the numbers
@@ -83,6 +84,11 @@ output_report *output_report_new(const char *command)
 const char *output_report_command(const output_report *report)
 {
 	return report->command;
+}
+
+void output_set_terminal_width(output_report *report, unsigned columns)
+{
+	report->terminal_width = columns;
 }
 
 static void cell_free(cell *c)
@@ -365,7 +371,11 @@ static void header_text(const table_column *c, bool for_people, char *buffer, si
 
 #define CELL_TEXT_MAX 512
 
-static void write_table_text(const output_table *t, FILE *f)
+/* width 0: every column.  Otherwise the columns from the left that fit in
+ * width characters (the first one always), and a line naming the others:
+ * columns are left out from the right, the order in which commands list
+ * their least needed figures. */
+static void write_table_text(const output_table *t, FILE *f, unsigned terminal_width)
 {
 	size_t n = t->column_count;
 	size_t *width = checked(calloc(n ? n : 1, sizeof *width));
@@ -384,14 +394,23 @@ static void write_table_text(const output_table *t, FILE *f)
 			if (w > width[j])
 				width[j] = w;
 		}
+	size_t shown = n, used = 0;
+	if (terminal_width)
+		for (size_t j = 0; j < n; j++) {
+			used += 2 + width[j];
+			if (j > 0 && used > terminal_width) {
+				shown = j;
+				break;
+			}
+		}
 	fprintf(f, "%s\n", t->title);
-	for (size_t j = 0; j < n; j++) {
+	for (size_t j = 0; j < shown; j++) {
 		header_text(&t->columns[j], true, buffer, sizeof buffer);
-		fprintf(f, "  %-*s", j + 1 < n ? (int)width[j] : 0, buffer);
+		fprintf(f, "  %-*s", j + 1 < shown ? (int)width[j] : 0, buffer);
 	}
 	fputc('\n', f);
 	for (size_t i = 0; i < t->row_count; i++) {
-		size_t last = n;   /* trailing empty cells print nothing, not padding */
+		size_t last = shown;   /* trailing empty cells print nothing, not padding */
 		while (last > 0 && t->cells[i * n + last - 1].kind == CELL_EMPTY)
 			last--;
 		for (size_t j = 0; j < last; j++) {
@@ -405,11 +424,17 @@ static void write_table_text(const output_table *t, FILE *f)
 		}
 		fputc('\n', f);
 	}
+	if (shown < n) {
+		fprintf(f, "  (%zu column%s left out to fit %u columns:", n - shown, n - shown == 1 ? "" : "s", terminal_width);
+		for (size_t j = shown; j < n; j++)
+			fprintf(f, " %s", t->columns[j].name);
+		fprintf(f, "; --wide shows every column)\n");
+	}
 	/* The reasons behind status cells, each once, so a table stays narrow
 	 * and still says why a value is missing. */
 	for (size_t i = 0; i < t->row_count * n; i++) {
 		const cell *c = &t->cells[i];
-		if (c->kind != CELL_STATUS || !c->reason || !*c->reason)
+		if (c->kind != CELL_STATUS || !c->reason || !*c->reason || i % n >= shown)
 			continue;
 		int seen = 0;
 		for (size_t k = 0; k < i && !seen; k++) {
@@ -433,7 +458,7 @@ static void write_text(const output_report *r, FILE *f)
 	for (size_t t = 0; t < r->table_count; t++) {
 		if (t || r->meta_count)
 			fputc('\n', f);
-		write_table_text(r->tables[t], f);
+		write_table_text(r->tables[t], f, r->terminal_width);
 	}
 	if (r->note_count)
 		fputc('\n', f);

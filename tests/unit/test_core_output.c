@@ -227,3 +227,39 @@ Test(core_output, cpu_generations_are_named_from_family_and_model)
 	cr_assert_null(cpu_generation_name("HygonGenuine", 24, 0));
 	cr_assert_null(cpu_generation_name(NULL, 6, 207));
 }
+
+/* On a terminal of 40 columns the table keeps what fits from the left and
+ * names the rest; without a width (files, --wide) every column. */
+Test(core_output, a_table_fits_the_terminal_it_is_given)
+{
+	output_report *r = output_report_new("test");
+	output_table *t = output_table_add(r, "wide", "Wide");
+	const char *names[] = { "event", "total", "read", "write", "rate", "description" };
+	for (int j = 0; j < 6; j++)
+		output_column(t, names[j], NULL, 0);
+	output_row(t);
+	output_cell_text(t, "D1 misses");
+	output_cell_integer(t, 4082);
+	output_cell_integer(t, 3136);
+	output_cell_integer(t, 946);
+	output_cell_status(t, "unsupported", "the reason of a hidden column");
+	output_cell_text(t, "first-level data cache misses, as cachegrind counts them");
+	output_set_terminal_width(r, 40);
+	char *text = render(r, OUTPUT_TABLE);
+	const char *line = text;
+	while (*line) {
+		size_t length = strcspn(line, "\n");
+		if (strncmp(line, "  (", 3))   /* the note itself may be longer */
+			cr_assert_leq(length, 40, "line of %zu: %.*s", length, (int)length, line);
+		line += length + (line[length] == '\n');
+	}
+	cr_assert(strstr(text, "columns left out to fit 40 columns: rate description; --wide shows every column"), "%s",
+	          text);
+	cr_assert_null(strstr(text, "the reason of a hidden column"), "%s", text);
+	free(text);
+	output_set_terminal_width(r, 0);
+	text = render(r, OUTPUT_TABLE);
+	cr_assert(strstr(text, "as cachegrind counts them") && !strstr(text, "left out"), "%s", text);
+	free(text);
+	output_report_free(r);
+}
