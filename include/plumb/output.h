@@ -22,11 +22,7 @@ typedef struct output_table output_table;
 output_report *output_report_new(const char *command);
 void output_report_free(output_report *report);
 const char *output_report_command(const output_report *report);
-/* The aligned table format for a terminal of columns characters: each
- * table keeps the columns from the left that fit (the first always) and
- * names the ones left out; 0 (the default, and what files get) shows
- * every column.  CSV and JSON are never cut. */
-void output_set_terminal_width(output_report *report, unsigned columns);
+
 
 /* Metadata: key/value pairs about the run (machine, timer calibration, options). */
 void output_meta_text(output_report *report, const char *key, const char *value);
@@ -53,6 +49,11 @@ void output_cell_empty(output_table *table);
 
 /* Renders to a stream. */
 int output_write(const output_report *report, output_format format, FILE *stream, plumb_status *status);
+/* The aligned table format for a terminal of columns characters: each
+ * table keeps the columns from the left that fit (the first always) and
+ * names the ones left out; columns 0 shows every column, as output_write
+ * and files do.  CSV and JSON are never cut. */
+int output_write_fitted(const output_report *report, FILE *stream, unsigned columns, plumb_status *status);
 /* Renders to path through output_file_open/commit (atomically for a regular
  * file, in place for a device or FIFO). "-" = stdout. */
 int output_write_file(const output_report *report, output_format format, const char *path, plumb_status *status);

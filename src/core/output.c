@@ -50,7 +50,6 @@ struct output_report {
 	size_t note_count;
 	output_table **tables;
 	size_t table_count;
-	unsigned terminal_width;   /* 0: tables as wide as they are (output_set_terminal_width) */
 };
 
 /* Allocation failure in a reporting path has no good recovery: the numbers
@@ -84,11 +83,6 @@ output_report *output_report_new(const char *command)
 const char *output_report_command(const output_report *report)
 {
 	return report->command;
-}
-
-void output_set_terminal_width(output_report *report, unsigned columns)
-{
-	report->terminal_width = columns;
 }
 
 static void cell_free(cell *c)
@@ -448,7 +442,7 @@ static void write_table_text(const output_table *t, FILE *f, unsigned terminal_w
 	free(grouped);
 }
 
-static void write_text(const output_report *r, FILE *f)
+static void write_text(const output_report *r, FILE *f, unsigned terminal_width)
 {
 	char buffer[CELL_TEXT_MAX];
 	for (size_t i = 0; i < r->meta_count; i++) {
@@ -458,7 +452,7 @@ static void write_text(const output_report *r, FILE *f)
 	for (size_t t = 0; t < r->table_count; t++) {
 		if (t || r->meta_count)
 			fputc('\n', f);
-		write_table_text(r->tables[t], f, r->terminal_width);
+		write_table_text(r->tables[t], f, terminal_width);
 	}
 	if (r->note_count)
 		fputc('\n', f);
@@ -707,8 +701,16 @@ int output_write(const output_report *r, output_format format, FILE *f, plumb_st
 	} else if (format == OUTPUT_CSV) {
 		write_csv(r, f);
 	} else {
-		write_text(r, f);
+		write_text(r, f, 0);
 	}
+	if (fflush(f) != 0 || ferror(f))
+		return plumb_fail_errno(status, errno ? errno : EIO, "cannot write output");
+	return 0;
+}
+
+int output_write_fitted(const output_report *r, FILE *f, unsigned columns, plumb_status *status)
+{
+	write_text(r, f, columns);
 	if (fflush(f) != 0 || ferror(f))
 		return plumb_fail_errno(status, errno ? errno : EIO, "cannot write output");
 	return 0;
