@@ -124,7 +124,7 @@ static int run_once_agent(const char *backend, const char *const *events, size_t
 			char fd_text[16], preload[8192];
 			fcntl(data[1], F_SETFD, 0);
 			snprintf(fd_text, sizeof fd_text, "%d", data[1]);
-			const char *previous = getenv("LD_PRELOAD");
+			const char *previous = secure_getenv("LD_PRELOAD");
 			snprintf(preload, sizeof preload, "%s%s%s", library, previous && previous[0] ? ":" : "",
 			         previous ? previous : "");
 			setenv(STAT_AGENT_FD_ENV, fd_text, 1);

@@ -368,9 +368,9 @@ int counter_verification_append(const char *path, const counter_verification *re
 
 int counter_verification_default_path(char *out, size_t length, plumb_status *status)
 {
-	const char *explicit_path = getenv("PLUMB_VERIFICATION");
-	const char *data = getenv("XDG_DATA_HOME");
-	const char *home = getenv("HOME");
+	const char *explicit_path = secure_getenv("PLUMB_VERIFICATION");
+	const char *data = secure_getenv("XDG_DATA_HOME");
+	const char *home = secure_getenv("HOME");
 	int n;
 	if (explicit_path && explicit_path[0])
 		n = snprintf(out, length, "%s", explicit_path);

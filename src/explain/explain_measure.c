@@ -279,7 +279,7 @@ int explain_measure(char *const argv[], const explain_options *options, explain_
 			strcat(events, ",");
 		strcat(events, result->events[e]);
 	}
-	const char *tmp = getenv("TMPDIR");
+	const char *tmp = secure_getenv("TMPDIR");
 	char folder[4096];
 	snprintf(folder, sizeof folder, "%s/plumb-explain.XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
 	if (!mkdtemp(folder))

@@ -178,7 +178,7 @@ static int run_child(const run_context *rc, const perturb_agent_spec *spec, pert
 		fcntl(pipe_fds[1], F_SETFD, 0);
 		snprintf(fd_text, sizeof fd_text, "%d", pipe_fds[1]);
 		perturb_agent_spec_format(spec, spec_text, sizeof spec_text);
-		const char *previous = getenv("LD_PRELOAD");
+		const char *previous = secure_getenv("LD_PRELOAD");
 		/* the guard first: its exec functions are the ones the command calls */
 		int length = snprintf(preload, sizeof preload, "%s:%s%s%s", rc->exec_guard, rc->library,
 		                      previous && previous[0] ? ":" : "", previous ? previous : "");

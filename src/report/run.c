@@ -222,7 +222,7 @@ int report_run_perturb_section(const char *program, const char *save_path, outpu
 		return plumb_fail(status, EINVAL, "too many perturb arguments");
 	memcpy(arguments, design, n * sizeof *arguments);
 	arguments[n] = NULL;
-	const char *tmp = getenv("TMPDIR");
+	const char *tmp = secure_getenv("TMPDIR");
 	char directory[512], trace[600], code[620];
 	snprintf(directory, sizeof directory, "%s/plumb-report-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
 	bool made = mkdtemp(directory) != NULL;
