@@ -182,7 +182,7 @@ static int run_once(char *const argv[], const explain_options *options, explain_
 	fflush(NULL);
 	/* Registered for plumb's signal handling (interrupt.h); in plumb's own
 	 * process group, like plumb stat's, so the terminal reaches it. */
-	pid_t child = interrupt_fork(false);
+	pid_t child = interrupt_fork_command();
 	if (child < 0) {
 		int error = errno;
 		close(go[0]), close(go[1]), close(failed[0]), close(failed[1]);

@@ -216,7 +216,7 @@ int instrument_start(char *const argv[], const instrument_options *options, int 
 	arguments[k] = NULL;
 
 	fflush(NULL);
-	pid_t child = interrupt_fork(false);
+	pid_t child = interrupt_fork_command();
 	if (child == 0) {
 		setenv("VALGRIND_LIB", tool_dir, 1);
 		if (options->program_stdout >= 0 && options->program_stdout != STDOUT_FILENO &&

@@ -184,7 +184,7 @@ int trace_reader_open_command_blocks(trace_reader **out, char *const argv[], con
 	for (size_t i = 0; i < argc; i++)
 		child_argv[first_argument + given + i] = argv[i];
 	fflush(NULL);
-	pid_t pid = interrupt_fork(false);
+	pid_t pid = interrupt_fork_command();
 	if (pid < 0) {
 		int error = errno;
 		free(child_argv);
