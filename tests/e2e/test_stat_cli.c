@@ -5,6 +5,7 @@
  * default event list not being a request (exit 0 with <not supported>). */
 #include <criterion/criterion.h>
 #include <json-c/json.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -175,5 +176,29 @@ Test(stat_cli, the_default_list_is_not_a_request)
 		return;
 	r = cli_run_plumbv(NULL, "stat", "-e", "cycles", "--", "true", NULL);
 	cr_assert_eq(r.exit_code, 3, "%s", r.err);
+	cli_run_free(&r);
+}
+
+/* Issue 29: "-r 010" is ten runs.  Numbers were read with base 0, so a
+ * leading zero made octal and this ran the command 8 times.  The command
+ * counts its own runs by appending a line to a file. */
+Test(stat_cli, a_leading_zero_is_decimal)
+{
+	const char *tally = cli_temp_path("runs");
+	char script[PATH_MAX + 32];
+	snprintf(script, sizeof script, "echo run >> '%s'", tally);
+	cli_run r = cli_run_plumbv(NULL, "stat", "-r", "010", "-e", "task-clock", "--json", "-o", "-", "--", "sh", "-c", script, NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	char *text = cli_read_file(tally, NULL);
+	cr_assert_not_null(text);
+	int lines = 0;
+	for (const char *p = text; *p; p++)
+		lines += *p == '\n';
+	cr_assert_eq(lines, 10, "the command ran %d times for -r 010", lines);
+	json_object *root = json_tokener_parse(r.out);
+	cr_assert_not_null(root);
+	cr_assert_str_eq(meta_text(root, "runs"), "10");
+	json_object_put(root);
+	free(text);
 	cli_run_free(&r);
 }
