@@ -44,7 +44,7 @@ int cmd_events(int argc, char **argv)
 		{ "verification", required_argument, 0, 0x2005 },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 } };
-	cli_output out = { OUTPUT_TABLE, NULL, NULL };
+	cli_output out = { OUTPUT_TABLE, NULL, NULL, NULL };
 	const char *only = NULL, *verification = NULL;
 	bool natives = false, probe = true, catalogue_only = false;
 	int c;
@@ -59,7 +59,7 @@ int cmd_events(int argc, char **argv)
 		case 0x2004: catalogue_only = true; break;
 		case 0x2005: verification = optarg; break;
 		default:
-			if (!cli_output_option(&out, c, optarg))
+			if (!cli_output_option("events", &out, c, optarg))
 				return cli_bad_option("events", c, argv);
 		}
 	}

@@ -61,7 +61,7 @@ int cmd_explain(int argc, char **argv)
 		{ "no-simulate", no_argument, 0, OPT_NO_SIMULATE }, { "no-valgrind", no_argument, 0, OPT_NO_VALGRIND },
 		{ "valgrind", required_argument, 0, OPT_VALGRIND }, { "html", required_argument, 0, OPT_HTML },
 		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
-	cli_output out = { OUTPUT_TABLE, NULL, NULL };
+	cli_output out = { OUTPUT_TABLE, NULL, NULL, NULL };
 	explain_options run;
 	explain_options_init(&run);
 	const char *html = NULL;
@@ -100,7 +100,7 @@ int cmd_explain(int argc, char **argv)
 		case OPT_VALGRIND: run.valgrind = optarg; break;
 		case OPT_HTML: html = optarg; break;
 		default:
-			if (!cli_output_option(&out, c, optarg))
+			if (!cli_output_option("explain", &out, c, optarg))
 				return cli_bad_option("explain", c, argv);
 		}
 	}

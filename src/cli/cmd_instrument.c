@@ -50,7 +50,7 @@ int cmd_instrument(int argc, char **argv)
 		{ "valgrind", required_argument, 0, 0x2004 },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 } };
-	cli_output out = { OUTPUT_TABLE, NULL, NULL };
+	cli_output out = { OUTPUT_TABLE, NULL, NULL, NULL };
 	instrument_options run_options;
 	instrument_options_init(&run_options);
 	const char *summary_path = NULL;
@@ -66,7 +66,7 @@ int cmd_instrument(int argc, char **argv)
 		case 0x2003: summary_path = optarg; break;
 		case 0x2004: run_options.valgrind = optarg; break;
 		default:
-			if (!cli_output_option(&out, c, optarg))
+			if (!cli_output_option("instrument", &out, c, optarg))
 				return cli_bad_option("instrument", c, argv);
 		}
 	}

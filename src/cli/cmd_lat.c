@@ -194,7 +194,7 @@ int cmd_lat(int argc, char **argv)
 		{ "ci", required_argument, 0, OPT_CI },
 		{ 0, 0, 0, 0 }
 	};
-	cli_output out = { OUTPUT_TABLE, NULL, NULL };
+	cli_output out = { OUTPUT_TABLE, NULL, NULL, NULL };
 	latency_run_options o;
 	latency_run_defaults(&o);
 	given_options given = { 0 };
@@ -208,7 +208,7 @@ int cmd_lat(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		}
-		if (cli_output_option(&out, c, optarg))
+		if (cli_output_option("lat", &out, c, optarg))
 			continue;
 		if (c == 'C')
 			c = OPT_CPU;

@@ -134,7 +134,7 @@ int cmd_perturb(int argc, char **argv)
 		{ "limit", required_argument, 0, 0x2016 },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 } };
-	cli_output out = { OUTPUT_TABLE, NULL, NULL };
+	cli_output out = { OUTPUT_TABLE, NULL, NULL, NULL };
 	perturb_options po;
 	perturb_options_default(&po);
 	perturb_sim_options so;
@@ -223,7 +223,7 @@ int cmd_perturb(int argc, char **argv)
 				return cli_usage_error("perturb", "--limit: %s", status.message);
 			break;
 		default:
-			if (!cli_output_option(&out, c, optarg))
+			if (!cli_output_option("perturb", &out, c, optarg))
 				return cli_bad_option("perturb", c, argv);
 		}
 	}

@@ -93,13 +93,13 @@ int cmd_report(int argc, char **argv)
 		{ "quick", no_argument, 0, OPT_QUICK }, { "compare", no_argument, 0, OPT_COMPARE },
 		{ "html", no_argument, 0, OPT_HTML }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
 	const char *save_dir = NULL;
-	cli_output out = { OUTPUT_TABLE, NULL, NULL };
+	cli_output out = { OUTPUT_TABLE, NULL, NULL, NULL };
 	char list[512] = DEFAULT_SECTIONS;
 	int from = 0, quick = 0, compare = 0, html = 0, sections_given = 0, c;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":hd:o:", options, NULL)) != -1) {
-		if (cli_output_option(&out, c, optarg))
+		if (cli_output_option("report", &out, c, optarg))
 			continue;
 		switch (c) {
 		case 'h': usage(stdout); return 0;

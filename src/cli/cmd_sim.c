@@ -199,7 +199,7 @@ int cmd_sim(int argc, char **argv)
 		{ "interleave-window", required_argument, 0, OPT_INTERLEAVE_WINDOW },
 		{ "fair-sched", no_argument, 0, OPT_FAIR_SCHED },
 		CLI_OUTPUT_OPTIONS, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
-	cli_output out = { OUTPUT_TABLE, NULL, NULL };
+	cli_output out = { OUTPUT_TABLE, NULL, NULL, NULL };
 	const char *preset = NULL, *config_path = NULL, *format_name = "auto";
 	sim_setting *settings = calloc((size_t)argc + 1, sizeof *settings);
 	size_t setting_count = 0;
@@ -270,7 +270,7 @@ int cmd_sim(int argc, char **argv)
 		case OPT_LIST_PRESETS: free(settings); return list_presets();
 		case OPT_LIST_EVENTS: free(settings); return list_events();
 		default:
-			if (cli_output_option(&out, c, optarg))
+			if (cli_output_option("sim", &out, c, optarg))
 				continue;
 			free(settings);
 			/* -s is --sizes in bw; a setting here is spelled out. */

@@ -148,7 +148,7 @@ int cmd_stat(int argc, char **argv)
 		{ "per-run", no_argument, 0, 0x2005 },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 } };
-	cli_output out = { OUTPUT_TABLE, NULL, NULL };
+	cli_output out = { OUTPUT_TABLE, NULL, NULL, NULL };
 	const char *event_list = NULL, *backend = NULL;
 	uint64_t repeat = 1, iterations = 10000;
 	bool calibrate = false, per_run = false, domain_given = false;
@@ -178,7 +178,7 @@ int cmd_stat(int argc, char **argv)
 		case 0x2004: calibrate = true; break;
 		case 0x2005: per_run = true; break;
 		default:
-			if (!cli_output_option(&out, c, optarg))
+			if (!cli_output_option("stat", &out, c, optarg))
 				return cli_bad_option("stat", c, argv);
 		}
 	}

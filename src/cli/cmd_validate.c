@@ -201,7 +201,7 @@ int cmd_validate(int argc, char **argv)
 		{ "sim-set", required_argument, 0, OPT_SIM_SET },
 		{ 0, 0, 0, 0 }
 	};
-	cli_output out = { OUTPUT_TABLE, NULL, NULL };
+	cli_output out = { OUTPUT_TABLE, NULL, NULL, NULL };
 	validate_options o;
 	validate_options_default(&o);
 	o.progress = true;
@@ -343,7 +343,7 @@ int cmd_validate(int argc, char **argv)
 			exec_request.inner_trips = (unsigned)value;
 			break;
 		default:
-			if (!cli_output_option(&out, c, optarg)) return cli_bad_option("validate", c, argv);
+			if (!cli_output_option("validate", &out, c, optarg)) return cli_bad_option("validate", c, argv);
 		}
 	}
 	if (record && verification && counter_verification_check(verification, &status) != 0)

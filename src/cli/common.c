@@ -3,18 +3,36 @@
 #include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "cli/command.h"
 
-int cli_output_option(cli_output *out, int option, const char *argument)
+/* The format an option asks for: --table NAME is CSV too. */
+static const char *format_option(int option)
 {
+	return option == 0x1001 ? "--csv" : option == 0x1002 ? "--json" : "--table";
+}
+
+int cli_output_option(const char *command, cli_output *out, int option, const char *argument)
+{
+	output_format wanted;
 	switch (option) {
-	case 0x1001: out->format = OUTPUT_CSV; return 1;
-	case 0x1002: out->format = OUTPUT_JSON; return 1;
+	case 0x1001: wanted = OUTPUT_CSV; break;
+	case 0x1002: wanted = OUTPUT_JSON; break;
+	case 0x1003: wanted = OUTPUT_CSV; out->table = argument; break;
 	case 'o': out->path = argument; return 1;
-	case 0x1003: out->table = argument; out->format = OUTPUT_CSV; return 1;
 	default: return 0;
 	}
+	/* Two formats cannot both be honoured, and the last one winning
+	 * silently would hand a script the other format than it named.  Nothing
+	 * has run yet, so the usage error ends plumb here. */
+	if (out->format != OUTPUT_TABLE && out->format != wanted)
+		exit(cli_usage_error(command, "%s and %s ask for two output formats; give one",
+		                     out->first_format, format_option(option)));
+	if (out->format == OUTPUT_TABLE)
+		out->first_format = format_option(option);
+	out->format = wanted;
+	return 1;
 }
 
 static int emit_csv(const cli_output *out, const output_report *report)

@@ -33,7 +33,7 @@ static int run_once(const char *backend, const char *const *events, size_t n, co
 	if (pipe2(go, O_CLOEXEC) != 0 || pipe2(failed, O_CLOEXEC) != 0)
 		return plumb_fail_errno(status, errno, "pipe");
 	fflush(NULL);
-	pid_t child = interrupt_fork(false);
+	pid_t child = interrupt_fork_command();
 	if (child < 0)
 		return plumb_fail_errno(status, errno, "fork");
 	if (child == 0) {
@@ -112,7 +112,7 @@ static int run_once_agent(const char *backend, const char *const *events, size_t
 		return plumb_fail_errno(status, errno, "pipe");
 	fflush(NULL);
 	uint64_t begin = monotonic_ns();
-	pid_t child = interrupt_fork(false);
+	pid_t child = interrupt_fork_command();
 	if (child < 0)
 		return plumb_fail_errno(status, errno, "fork");
 	if (child == 0) {
@@ -124,7 +124,7 @@ static int run_once_agent(const char *backend, const char *const *events, size_t
 			char fd_text[16], preload[8192];
 			fcntl(data[1], F_SETFD, 0);
 			snprintf(fd_text, sizeof fd_text, "%d", data[1]);
-			const char *previous = getenv("LD_PRELOAD");
+			const char *previous = secure_getenv("LD_PRELOAD");
 			snprintf(preload, sizeof preload, "%s%s%s", library, previous && previous[0] ? ":" : "",
 			         previous ? previous : "");
 			setenv(STAT_AGENT_FD_ENV, fd_text, 1);

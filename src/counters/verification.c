@@ -13,6 +13,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include "plumb/counters.h"
+#include "plumb/read_file.h"
 
 const char *counter_verdict_name(counter_verdict verdict)
 {
@@ -87,7 +88,7 @@ int counter_verification_parse(const char *text, size_t length, const char *orig
 {
 	*records = NULL;
 	*n = 0;
-	size_t capacity = 0, line_number = 0, offset = 0;
+	size_t capacity = 0, line_number = 0, offset = read_file_bom_length(text, length);
 	while (offset < length) {
 		const char *start = text + offset;
 		const char *newline = memchr(start, '\n', length - offset);
@@ -133,41 +134,13 @@ int counter_verification_load(const char *path, counter_verification **records, 
 {
 	*records = NULL;
 	*n = 0;
-	FILE *f = fopen(path, "r");
-	if (!f) {
-		if (errno == ENOENT)
-			return 0;
-		return plumb_fail_errno(status, errno, "cannot read verification records %s", path);
-	}
-	char *text = NULL;
-	size_t length = 0, capacity = 0;
-	for (;;) {
-		if (length + 4096 > capacity) {
-			capacity = capacity ? 2 * capacity : 65536;
-			if (capacity > ((size_t)64 << 20)) {
-				free(text);
-				fclose(f);
-				return plumb_fail(status, EFBIG, "%s: verification records larger than 64 MiB", path);
-			}
-			char *grown = realloc(text, capacity);
-			if (!grown) {
-				free(text);
-				fclose(f);
-				return plumb_fail(status, ENOMEM, "out of memory reading %s", path);
-			}
-			text = grown;
-		}
-		size_t got = fread(text + length, 1, capacity - length, f);
-		length += got;
-		if (got == 0)
-			break;
-	}
-	int err = ferror(f) ? (errno ? errno : EIO) : 0;
-	fclose(f);
-	if (err) {
-		free(text);
-		return plumb_fail_errno(status, err, "cannot read verification records %s", path);
-	}
+	if (access(path, F_OK) != 0 && errno == ENOENT)
+		return 0;
+	char *text;
+	size_t length;
+	plumb_status read_status;
+	if (read_file_limited(path, READ_FILE_MAX_BYTES, &text, &length, &read_status) != 0)
+		return plumb_fail(status, read_status.code, "verification records: %s", read_status.message);
 	int rc = counter_verification_parse(text ? text : "", length, path, records, n, status);
 	free(text);
 	return rc;

@@ -57,7 +57,7 @@ static const char *const environment_names[4] = { "PLUMB_BACKEND", "PLUMB_REGION
 static void environment_for_valgrind(saved_environment *saved)
 {
 	for (int i = 0; i < 4; i++) {
-		const char *value = getenv(environment_names[i]);
+		const char *value = secure_getenv(environment_names[i]);
 		saved->had[i] = value != NULL;
 		saved->value[i] = value ? strdup(value) : NULL;
 	}

@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "plumb/read_file.h"
 #include "plumb/explain.h"
 #include "plumb/interrupt.h"
 
@@ -152,28 +153,9 @@ int explain_measure_add_regions(explain_result *result, const output_report *reg
 
 static char *read_whole_file(const char *path)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	size_t length = 0, capacity = 65536;
-	char *text = malloc(capacity + 1);
-	while (text) {
-		size_t got = fread(text + length, 1, capacity - length, f);
-		length += got;
-		if (length < capacity)
-			break;
-		capacity *= 2;
-		char *bigger = realloc(text, capacity + 1);
-		if (!bigger) {
-			free(text);
-			text = NULL;
-		}
-		text = bigger;
-	}
-	fclose(f);
-	if (text)
-		text[length] = 0;
-	return text;
+	char *text;
+	size_t length;
+	return read_file_limited(path, READ_FILE_MAX_BYTES, &text, &length, NULL) == 0 ? text : NULL;
 }
 
 typedef struct one_run {
@@ -200,7 +182,7 @@ static int run_once(char *const argv[], const explain_options *options, explain_
 	fflush(NULL);
 	/* Registered for plumb's signal handling (interrupt.h); in plumb's own
 	 * process group, like plumb stat's, so the terminal reaches it. */
-	pid_t child = interrupt_fork(false);
+	pid_t child = interrupt_fork_command();
 	if (child < 0) {
 		int error = errno;
 		close(go[0]), close(go[1]), close(failed[0]), close(failed[1]);
@@ -279,7 +261,7 @@ int explain_measure(char *const argv[], const explain_options *options, explain_
 			strcat(events, ",");
 		strcat(events, result->events[e]);
 	}
-	const char *tmp = getenv("TMPDIR");
+	const char *tmp = secure_getenv("TMPDIR");
 	char folder[4096];
 	snprintf(folder, sizeof folder, "%s/plumb-explain.XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
 	if (!mkdtemp(folder))

@@ -40,7 +40,7 @@ int explain_result_init(explain_result *result, char *const argv[], const explai
 	if (!strchr(argv[0], '/')) {
 		/* As execvp will look it up, so that a mistyped name fails before
 		 * anything is measured. */
-		const char *path = getenv("PATH");
+		const char *path = secure_getenv("PATH");
 		bool found = false;
 		for (const char *p = path && path[0] ? path : "/usr/bin:/bin"; !found && *p;) {
 			const char *colon = strchr(p, ':');

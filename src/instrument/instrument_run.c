@@ -42,7 +42,7 @@ static int program_runnable(const char *name)
 {
 	if (strchr(name, '/'))
 		return access(name, X_OK) == 0 ? 0 : -1;
-	const char *path = getenv("PATH");
+	const char *path = secure_getenv("PATH");
 	if (!path || !path[0])
 		path = "/usr/local/bin:/usr/bin:/bin";
 	int error = ENOENT;
@@ -71,7 +71,7 @@ int instrument_find_valgrind(const char *name, char *out, size_t size, plumb_sta
 		snprintf(out, size, "%s", name);
 		return 0;
 	}
-	const char *path = getenv("PATH");
+	const char *path = secure_getenv("PATH");
 	if (!path || !path[0])
 		path = "/usr/local/bin:/usr/bin:/bin";
 	while (*path) {
@@ -131,7 +131,7 @@ int instrument_start(char *const argv[], const instrument_options *options, int 
 	} else if (instrument_find_tool(tool_dir, sizeof tool_dir, status) < 0) {
 		return -1;
 	}
-	const char *tmp = getenv("TMPDIR");
+	const char *tmp = secure_getenv("TMPDIR");
 	char folder[PATH_MAX];
 	snprintf(folder, sizeof folder, "%s/plumbgrind.XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
 	if (!mkdtemp(folder))
@@ -216,7 +216,7 @@ int instrument_start(char *const argv[], const instrument_options *options, int 
 	arguments[k] = NULL;
 
 	fflush(NULL);
-	pid_t child = interrupt_fork(false);
+	pid_t child = interrupt_fork_command();
 	if (child == 0) {
 		setenv("VALGRIND_LIB", tool_dir, 1);
 		if (options->program_stdout >= 0 && options->program_stdout != STDOUT_FILENO &&

@@ -370,8 +370,8 @@ static void preloaded_finish(void)
 __attribute__((constructor))
 static void preloaded_start(void)
 {
-	const char *fd_text = getenv(PERTURB_AGENT_FD_ENV), *spec_text = getenv(PERTURB_AGENT_SPEC_ENV),
-	           *pid_text = getenv(PERTURB_AGENT_PID_ENV);
+	const char *fd_text = secure_getenv(PERTURB_AGENT_FD_ENV), *spec_text = secure_getenv(PERTURB_AGENT_SPEC_ENV),
+	           *pid_text = secure_getenv(PERTURB_AGENT_PID_ENV);
 	if (!fd_text || !spec_text || !pid_text)
 		return;
 	/* The agent is the process the runner started, whatever it execs into

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 #include <json-c/json.h>
+#include "plumb/read_file.h"
 #include "plumb/report.h"
 
 static int write_report(FILE *f, const output_report *r, plumb_status *status)
@@ -106,24 +107,13 @@ static int parse_object(json_object *o, output_report **out, plumb_status *statu
 int report_bundle_read(const char *path, report_bundle *b, plumb_status *status)
 {
 	memset(b, 0, sizeof *b);
-	FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
-	if (!f)
-		return plumb_fail_errno(status, errno, "cannot open '%s'", path);
-	char *text = NULL;
-	size_t length = 0;
-	FILE *m = open_memstream(&text, &length);
-	char chunk[65536];
-	size_t n;
-	while (m && (n = fread(chunk, 1, sizeof chunk, f)) > 0)
-		fwrite(chunk, 1, n, m);
-	int bad = ferror(f);
-	if (f != stdin)
-		fclose(f);
-	if (m)
-		fclose(m);
-	if (!m || bad || !length) {
+	char *text;
+	size_t length;
+	if (read_file_limited(path, READ_FILE_MAX_BYTES, &text, &length, status) != 0)
+		return -1;
+	if (!length) {
 		free(text);
-		return plumb_fail(status, bad ? EIO : EINVAL, "cannot read '%s'%s", path, !bad && m ? ": empty file" : "");
+		return plumb_fail(status, EINVAL, "cannot read '%s': empty file", path);
 	}
 	json_object *root = json_tokener_parse(text);
 	json_object *schema = NULL, *sections = NULL;

@@ -43,7 +43,7 @@ static const char *section_intro(const char *command)
  * the user's file paths. */
 void report_html_text(FILE *f, const char *s)
 {
-	const char *home = getenv("HOME");
+	const char *home = secure_getenv("HOME");
 	size_t home_length = home && home[0] == '/' && home[1] ? strlen(home) : 0;
 	for (; s && *s; s++) {
 		if (home_length && !strncmp(s, home, home_length) && (s[home_length] == '/' || !s[home_length])) {

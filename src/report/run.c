@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "plumb/interrupt.h"
+#include "plumb/read_file.h"
 #include "plumb/report.h"
 
 typedef struct text { char *data; size_t length; } text;
@@ -222,7 +223,7 @@ int report_run_perturb_section(const char *program, const char *save_path, outpu
 		return plumb_fail(status, EINVAL, "too many perturb arguments");
 	memcpy(arguments, design, n * sizeof *arguments);
 	arguments[n] = NULL;
-	const char *tmp = getenv("TMPDIR");
+	const char *tmp = secure_getenv("TMPDIR");
 	char directory[512], trace[600], code[620];
 	snprintf(directory, sizeof directory, "%s/plumb-report-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
 	bool made = mkdtemp(directory) != NULL;
@@ -255,22 +256,15 @@ int report_run_perturb_section(const char *program, const char *save_path, outpu
 int report_read_file(const char *path, output_report **out, plumb_status *status)
 {
 	*out = NULL;
-	FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
-	if (!f)
-		return plumb_fail_errno(status, errno, "cannot open '%s'", path);
-	text t = { 0 };
-	char chunk[65536];
-	size_t n;
-	int oom = 0;
-	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-		oom |= text_append(&t, chunk, n);
-	int bad = ferror(f);
-	if (f != stdin)
-		fclose(f);
-	if (bad || oom || !t.data) {
-		free(t.data);
-		return plumb_fail(status, bad ? EIO : oom ? ENOMEM : EINVAL, "cannot read '%s'%s", path, t.data || bad ? "" : ": empty file");
+	char *data;
+	size_t length;
+	if (read_file_limited(path, READ_FILE_MAX_BYTES, &data, &length, status) != 0)
+		return -1;
+	if (!length) {
+		free(data);
+		return plumb_fail(status, EINVAL, "cannot read '%s': empty file", path);
 	}
+	text t = { .data = data, .length = length };
 	int rc = output_report_parse_json(t.data, out, status);
 	if (rc != 0) {
 		char message[PLUMB_MESSAGE_MAX];

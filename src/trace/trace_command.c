@@ -29,7 +29,7 @@ static int find_executable(const char *name)
 {
 	if (strchr(name, '/'))
 		return access(name, X_OK) == 0 ? 0 : -1;
-	const char *path = getenv("PATH");
+	const char *path = secure_getenv("PATH");
 	if (!path)
 		path = "/usr/bin:/bin";
 	while (*path) {
@@ -73,7 +73,7 @@ int trace_reader_open_command_blocks(trace_reader **out, char *const argv[], con
 		                  ring_block_bytes);
 	if (!argv || !argv[0] || !argv[0][0])
 		return plumb_fail(status, EINVAL, "no program to trace");
-	const char *valgrind = getenv("PLUMB_VALGRIND");
+	const char *valgrind = secure_getenv("PLUMB_VALGRIND");
 	if (!valgrind || !valgrind[0])
 		valgrind = "valgrind";
 	if (find_executable(valgrind) < 0)
@@ -115,7 +115,7 @@ int trace_reader_open_command_blocks(trace_reader **out, char *const argv[], con
 	 * times faster; lackey remains when the tool is not built or installed,
 	 * or when PLUMB_TRACE_LACKEY is set. */
 	char tool_dir[PATH_MAX];
-	const char *force_lackey = getenv("PLUMB_TRACE_LACKEY");
+	const char *force_lackey = secure_getenv("PLUMB_TRACE_LACKEY");
 	bool plumbgrind = !(force_lackey && force_lackey[0]) && trace_tool_find(tool_dir, sizeof tool_dir, NULL) == 0;
 	/* plumbgrind also names every instruction's function, file and line
 	 * (trace_reader_code_map), in a file of a private directory. */
@@ -124,7 +124,7 @@ int trace_reader_open_command_blocks(trace_reader **out, char *const argv[], con
 	/* By default plumbgrind writes binary records into a ring of shared
 	 * memory that the reader lends to the caller in place (trace_ring.c,
 	 * vg/pg_ring.c); PLUMB_TRACE_TEXT keeps the lackey text through the pipe. */
-	const char *force_text = getenv("PLUMB_TRACE_TEXT");
+	const char *force_text = secure_getenv("PLUMB_TRACE_TEXT");
 	/* Without a code map the ring's last word tells an exit from an exec;
 	 * without the ring, only the code map's file does. */
 	bool skip_code = false;
@@ -184,7 +184,7 @@ int trace_reader_open_command_blocks(trace_reader **out, char *const argv[], con
 	for (size_t i = 0; i < argc; i++)
 		child_argv[first_argument + given + i] = argv[i];
 	fflush(NULL);
-	pid_t pid = interrupt_fork(false);
+	pid_t pid = interrupt_fork_command();
 	if (pid < 0) {
 		int error = errno;
 		free(child_argv);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "plumb/read_file.h"
 #include "plumb/status.h"
 #include "plumb/trace.h"
 #include "trace/trace_internal.h"
@@ -81,6 +82,15 @@ int trace_detect_format(trace_input *input, trace_format *out, plumb_status *sta
 
 static int reader_setup(trace_reader *reader, trace_format format, plumb_status *status)
 {
+	/* A text trace saved by an editor may start with a UTF-8 byte-order
+	 * mark: skipped, so that its first line is read and not refused. */
+	if (format != TRACE_FORMAT_NATIVE) {
+		long have = trace_input_fill(&reader->input, 3, status);
+		if (have < 0)
+			return -1;
+		reader->input.start += read_file_bom_length((const char *)reader->input.data + reader->input.start,
+		                                            (size_t)have);
+	}
 	if (format == TRACE_FORMAT_AUTO && trace_detect_format(&reader->input, &format, status) < 0)
 		return -1;
 	reader->format = format;

@@ -155,7 +155,7 @@ int validate_instrumented_counts(const validate_benchmark *benchmark, const vali
 	char self[PATH_MAX];
 	if (self_program(self_path, self, sizeof self, status) != 0) return -1;
 	/* In $TMPDIR like every temporary folder plumb makes (plumbgrind's too). */
-	const char *tmp = getenv("TMPDIR");
+	const char *tmp = secure_getenv("TMPDIR");
 	char directory[PATH_MAX - 64];
 	snprintf(directory, sizeof directory, "%s/plumb-validate-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
 	if (!mkdtemp(directory)) return plumb_fail_errno(status, errno, "cannot create a temporary folder %s", directory);

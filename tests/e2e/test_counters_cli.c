@@ -2,10 +2,14 @@
 #include <json-c/json.h>
 #include <libgen.h>
 #include <spawn.h>
+#include <grp.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include "run.h"
 #include "../capability.h"
@@ -462,4 +466,67 @@ Test(counters_cli, stat_counts_perfs_tool_pmu_and_tracepoint_events)
 	cr_assert_eq(json_object_get_double(field(row, "mean")), 2, "%s", r.err);
 	json_object_put(root);
 	cli_run_free(&r);
+}
+
+/* Runs program with the environment given, as root or, with as_nobody, as
+ * user 65534 (a setuid-root program then runs with more privileges than its
+ * caller: AT_SECURE).  Its exit status. */
+static int run_program_as(const char *program, char *const env[], bool as_nobody)
+{
+	pid_t pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		if (as_nobody && (setgroups(0, NULL) != 0 || setgid(65534) != 0 || setuid(65534) != 0))
+			_exit(125);
+		char *argv[] = { (char *)program, "10", "1", NULL };
+		execve(program, argv, env);
+		_exit(127);
+	}
+	int status;
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* Issue 29: libplumb read PLUMB_REGION_JSON with getenv, so any user could
+ * make a setuid-root program linked with it write a JSON report over a
+ * root-owned file.  It reads its environment with secure_getenv now: the
+ * same program and variable write the file when root runs it, and not when
+ * an unprivileged user does. */
+Test(counters_cli, a_setuid_program_ignores_plumb_variables)
+{
+	REQUIRE_NO_ASAN("AddressSanitizer's runtime does not run setuid");
+	if (geteuid() != 0)
+		cr_skip_test("making a setuid-root program needs root");
+	char folder[] = "/tmp/plumb-setuid-XXXXXX";
+	cr_assert_not_null(mkdtemp(folder));
+	struct statvfs fs;
+	if (statvfs(folder, &fs) == 0 && (fs.f_flag & ST_NOSUID)) {
+		rmdir(folder);
+		cr_skip_test("/tmp is mounted nosuid");
+	}
+	cr_assert_eq(chmod(folder, 0755), 0);
+	char program[128], target[128], copy[600];
+	snprintf(program, sizeof program, "%s/region_example", folder);
+	snprintf(target, sizeof target, "%s/root-owned.json", folder);
+	snprintf(copy, sizeof copy, "cp '%s' '%s'", example_path(), program);
+	cr_assert_eq(system(copy), 0);
+	cr_assert_eq(chmod(program, 04755), 0);
+	char variable[200];
+	snprintf(variable, sizeof variable, "PLUMB_REGION_JSON=%s", target);
+	char events[] = "PLUMB_EVENTS=page-faults";
+	char *env[] = { variable, events, NULL };
+
+	/* Root running it: the variable is honoured. */
+	cr_assert_eq(run_program_as(program, env, false), 0);
+	bool written_for_root = access(target, F_OK) == 0;
+	unlink(target);
+	/* An unprivileged user running it: the variable is ignored. */
+	int code = run_program_as(program, env, true);
+	bool written_for_nobody = access(target, F_OK) == 0;
+	unlink(target);
+	unlink(program);
+	rmdir(folder);
+	cr_assert(written_for_root, "root's run wrote no %s: the test shows nothing", target);
+	cr_assert_eq(code, 0, "the setuid program failed (%d)", code);
+	cr_assert(!written_for_nobody, "a setuid-root program wrote PLUMB_REGION_JSON's file for user 65534");
 }
