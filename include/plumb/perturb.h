@@ -156,6 +156,7 @@ typedef struct perturb_run {
 	double halted_cpu_seconds;   /* the program's CPU time inside the halts (t each) */
 	double longest_halt_seconds; /* the longest halt, wall clock */
 	uint64_t halt_preemptions;   /* involuntary context switches inside the halts */
+	uint64_t halt_waits;         /* voluntary ones (the footprint's page faults blocking) */
 	double wall_seconds;         /* from the agent's start to its end */
 	double running_seconds;      /* the halted thread's CPU time in that window, halts included */
 	double tsc_cycles;           /* the same window in TSC cycles */
@@ -266,8 +267,8 @@ typedef struct perturb_analysis {
 	 * counts halts that never happen (f is running time), so the check uses
 	 * the halts counted, h: running time x_running + h·(t + agent cost)
 	 * against the program's measured running time (reads ~1 whether or not
-	 * the CPU is shared), and wall time x_wall + h·(measured halt length +
-	 * agent cost) against the measured wall time. */
+	 * the CPU is shared), and that running time times x_wall / x_running
+	 * (the baseline's share of the CPU) against the measured wall time. */
 	double x_wall, x_clock;               /* baseline means: wall, running time by the halt clock */
 	double x_running;                     /* baseline mean of the halted thread's CPU time */
 	double predicted_wall[PERTURB_MAX_CONFIGS], measured_wall[PERTURB_MAX_CONFIGS];
@@ -276,7 +277,7 @@ typedef struct perturb_analysis {
 	/* One halt as measured, per configuration: its wall length, the
 	 * program's CPU time in it (t), the involuntary context switches in it. */
 	double halt_length[PERTURB_MAX_CONFIGS], halt_cpu[PERTURB_MAX_CONFIGS];
-	double halt_preemptions[PERTURB_MAX_CONFIGS];
+	double halt_preemptions[PERTURB_MAX_CONFIGS], halt_waits[PERTURB_MAX_CONFIGS];
 	size_t significant_in_config[PERTURB_MAX_CONFIGS];
 	/* The halting agent's own cost per halt that no counter can exclude
 	 * (signal delivery, the sampler, sigreturn): the slope of the program's

@@ -56,7 +56,7 @@ struct perturb_agent {
 	void *signal_stack;
 	bool signal_stack_set;
 	stack_t previous_stack;
-	volatile uint64_t halts, halted_ns, halted_cpu_ns, longest_ns, preemptions, deferred;
+	volatile uint64_t halts, halted_ns, halted_cpu_ns, longest_ns, preemptions, waits, deferred;
 	uint64_t begin_ns, begin_tsc, begin_cpu_ns;
 };
 
@@ -84,12 +84,17 @@ static uint64_t thread_cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Involuntary context switches of the calling thread so far: the times the
- * scheduler (or, in a virtual machine, nothing the guest sees) took its CPU. */
-static uint64_t involuntary_switches(void)
+/* Context switches of the calling thread so far: involuntary (the
+ * scheduler took its CPU) and voluntary (it waited, e.g. in a page fault).
+ * A hypervisor taking the virtual CPU is neither: it shows only as a halt
+ * longer on the wall clock than these explain. */
+static void context_switches(uint64_t *involuntary, uint64_t *voluntary)
 {
 	struct rusage usage;
-	return getrusage(RUSAGE_THREAD, &usage) == 0 ? (uint64_t)usage.ru_nivcsw : 0;
+	if (getrusage(RUSAGE_THREAD, &usage) != 0)
+		memset(&usage, 0, sizeof usage);
+	*involuntary = (uint64_t)usage.ru_nivcsw;
+	*voluntary = (uint64_t)usage.ru_nvcsw;
 }
 
 static void touch_footprint(perturb_agent *a)
@@ -121,7 +126,8 @@ static void halt_handler(const counter_sample *sample, void *context)
 	counter_pause(a->excluded);
 	if (a->sampler)
 		counter_sampler_pause(a->sampler);
-	uint64_t start = now_ns(), start_cpu = thread_cpu_ns(), switches = involuntary_switches();
+	uint64_t start = now_ns(), start_cpu = thread_cpu_ns(), preempted, waited, preempted_end, waited_end;
+	context_switches(&preempted, &waited);
 	touch_footprint(a);
 	/* Watson's nested loop: an inner loop calibrated to a fixed time (1 ms
 	 * there; 1 us here, for scaled halts), run until t has passed.  His
@@ -142,7 +148,9 @@ static void halt_handler(const counter_sample *sample, void *context)
 	a->halted_cpu_ns = a->halted_cpu_ns + (end_cpu - start_cpu);
 	if (end - start > a->longest_ns)
 		a->longest_ns = end - start;
-	a->preemptions = a->preemptions + (involuntary_switches() - switches);
+	context_switches(&preempted_end, &waited_end);
+	a->preemptions = a->preemptions + (preempted_end - preempted);
+	a->waits = a->waits + (waited_end - waited);
 	if (sigpending(&pending) == 0)
 		for (int s = 1; s < NSIG; s++)
 			if (sigismember(&pending, s) == 1)
@@ -304,7 +312,7 @@ int perturb_agent_begin(const perturb_agent_spec *spec, perturb_agent **out, plu
 	 * their library symbols (lazy binding writes the GOT, a page fault in a
 	 * forked child) and would charge that to the first halted run only. */
 	halt_handler(NULL, a);
-	a->halts = a->halted_ns = a->halted_cpu_ns = a->longest_ns = a->preemptions = a->deferred = 0;
+	a->halts = a->halted_ns = a->halted_cpu_ns = a->longest_ns = a->preemptions = a->waits = a->deferred = 0;
 	if (counter_start(a->raw, status) != 0 || counter_start(a->excluded, status) != 0 ||
 	    (a->sampler && counter_sampler_start(a->sampler, status) != 0)) {
 		agent_free(a);
@@ -353,6 +361,7 @@ void perturb_agent_end(perturb_agent *a, perturb_agent_message *message)
 	message->halted_cpu_ns = a->halted_cpu_ns;
 	message->longest_halt_ns = a->longest_ns;
 	message->halt_preemptions = a->preemptions;
+	message->halt_waits = a->waits;
 	message->running_ns = end_cpu - a->begin_cpu_ns;
 	message->deferred_signals = a->deferred;
 	message->wall_ns = end - a->begin_ns;

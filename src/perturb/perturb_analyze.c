@@ -428,8 +428,8 @@ void perturb_analyze(const perturb_result *r, double reference_rate, perturb_ana
 	/* Eq. 2.1 with the halts counted (x/f is the number of halts; x a wall
 	 * time on a CPU the program does not own counts halts that never
 	 * happen): running time x_running + h·(t + agent cost) against the
-	 * measured running time, and wall time x_wall + h·(halt length + agent
-	 * cost on the wall clock) with the halts' measured length.  h ≈ x/(f −
+	 * measured running time, and the same served at the baseline's share of
+	 * the CPU against the wall time.  h ≈ x/(f −
 	 * agent cost) with x the baseline's running time by the halt clock (the
 	 * excluded task-clock when counted). */
 	const perturb_measure *wall = find_measure(out, "wall-seconds"), *running = find_measure(out, "running-seconds");
@@ -442,28 +442,33 @@ void perturb_analyze(const perturb_result *r, double reference_rate, perturb_ana
 	if (isnan(out->x_clock))
 		out->x_clock = isnan(out->x_running) ? out->x_wall : out->x_running;
 	double cost = isnan(out->agent_cost_seconds) || out->agent_cost_seconds < 0 ? 0 : out->agent_cost_seconds;
-	/* On the wall clock the agent's running time is served at the program's
-	 * share of its CPU (x_running / x_wall; 1 on a CPU it owns). */
-	double cost_wall = out->x_running > 0 && out->x_wall > out->x_running ? cost * out->x_wall / out->x_running : cost;
 	for (size_t c = 0; c < d->n; c++) {
 		const perturb_config *cfg = &d->configs[c];
-		double sum_halts = 0, sum_wall = 0, sum_cpu = 0, sum_preempted = 0;
+		double sum_halts = 0, sum_wall = 0, sum_cpu = 0, sum_preempted = 0, sum_waited = 0;
 		for (size_t i = 0; i < r->n_runs; i++)
 			if (r->runs[i].config == c) {
 				sum_halts += (double)r->runs[i].halts;
 				sum_wall += r->runs[i].halted_seconds;
 				sum_cpu += r->runs[i].halted_cpu_seconds;
 				sum_preempted += (double)r->runs[i].halt_preemptions;
+				sum_waited += (double)r->runs[i].halt_waits;
 			}
 		out->halt_length[c] = sum_halts > 0 ? sum_wall / sum_halts : NAN;
 		out->halt_cpu[c] = sum_halts > 0 ? sum_cpu / sum_halts : NAN;
 		out->halt_preemptions[c] = sum_halts > 0 ? sum_preempted / sum_halts : NAN;
+		out->halt_waits[c] = sum_halts > 0 ? sum_waited / sum_halts : NAN;
 		out->measured_wall[c] = wall->cells[c].stats.mean;
 		out->measured_halts[c] = halts[c];
 		out->measured_running[c] = running && running->counted ? running->cells[c].stats.mean : NAN;
 		double h = cfg->baseline ? 0 : halts[c];
 		double length = h > 0 ? out->halt_length[c] : 0;
-		out->predicted_wall[c] = out->x_wall + h * (length + cost_wall);
+		/* Wall time is running time served at the program's share of its
+		 * CPU, the baseline's x_running / x_wall (1 on a CPU it owns, where
+		 * this is Eq. 2.1 itself).  The halts' measured wall length is not
+		 * added: on a shared CPU it holds time the program would have waited
+		 * for its CPU anyway. */
+		out->predicted_wall[c] = out->x_running > 0 ? out->x_wall * (out->x_running + h * (cfg->halt + cost)) / out->x_running
+		                                            : out->x_wall + h * (length + cost);
 		out->predicted_running[c] = out->x_running + h * (cfg->halt + cost);
 		/* The halt clock counts the agent's entry and exit too (the sampler
 		 * is paused only inside the handler): f of clock holds f − cost of

@@ -18,6 +18,7 @@ typedef struct perturb_agent_message {
 	uint64_t halted_cpu_ns;            /* the thread's CPU time inside the halts */
 	uint64_t longest_halt_ns;          /* the longest halt, wall clock */
 	uint64_t halt_preemptions;         /* involuntary context switches inside the halts */
+	uint64_t halt_waits;               /* voluntary ones */
 	uint64_t running_ns;               /* the thread's CPU time from begin to end */
 	uint32_t count;
 	counter_value raw[PERTURB_MAX_EVENTS];

@@ -84,6 +84,7 @@ int perturb_report_build(const perturb_result *r, const perturb_analysis *a, out
 	output_column(t, "halt_length", "s", 6);
 	output_column(t, "halt_cpu", "s", 6);
 	output_column(t, "halt_preemptions", NULL, 3);
+	output_column(t, "halt_waits", NULL, 3);
 	output_column(t, "running", "s", 4);
 	output_column(t, "predicted_running", "s", 4);
 	output_column(t, "running_ratio", NULL, 3);
@@ -104,6 +105,7 @@ int perturb_report_build(const perturb_result *r, const perturb_analysis *a, out
 		cell_real_or(t, a->halt_length[c], "n/a", "no halt");
 		cell_real_or(t, a->halt_cpu[c], "n/a", "no halt");
 		cell_real_or(t, a->halt_preemptions[c], "n/a", "no halt");
+		cell_real_or(t, a->halt_waits[c], "n/a", "no halt");
 		cell_real_or(t, a->measured_running[c], "unsupported", "the thread's CPU clock was not read");
 		cell_real_or(t, a->predicted_running[c], "unsupported", "the thread's CPU clock was not read");
 		cell_real_or(t, a->predicted_running[c] > 0 ? a->measured_running[c] / a->predicted_running[c] : NAN,
@@ -124,6 +126,7 @@ int perturb_report_build(const perturb_result *r, const perturb_analysis *a, out
 	output_column(t, "halted_cpu", "s", 4);
 	output_column(t, "longest_halt", "s", 6);
 	output_column(t, "halt_preemptions", NULL, 0);
+	output_column(t, "halt_waits", NULL, 0);
 	output_column(t, "interrupts", NULL, 0);
 	output_column(t, "deferred_signals", NULL, 0);
 	for (size_t e = 0; e < r->n_events; e++) {
@@ -148,6 +151,7 @@ int perturb_report_build(const perturb_result *r, const perturb_analysis *a, out
 		output_cell_real(t, run->halted_cpu_seconds);
 		output_cell_real(t, run->longest_halt_seconds);
 		output_cell_integer(t, (int64_t)run->halt_preemptions);
+		output_cell_integer(t, (int64_t)run->halt_waits);
 		cell_real_or(t, run->interrupts, "unsupported", "/proc/interrupts has no column for this CPU");
 		output_cell_integer(t, (int64_t)run->deferred_signals);
 		for (size_t e = 0; e < r->n_events; e++) {
@@ -309,9 +313,11 @@ int perturb_report_build(const perturb_result *r, const perturb_analysis *a, out
 		}
 	if (at > 0 && longest_ratio > 1.1)
 		output_note(report, "Every halt took its t of the program's CPU; on the wall clock they lasted longer "
-		            "where the CPU was taken away mid-halt (%s: %.3g s per halt, %.2g involuntary context "
-		            "switches per halt). Eq. 2.1 uses the measured length for wall time.", d->configs[at].name,
-		            a->halt_length[at], a->halt_preemptions[at]);
+		            "where the CPU was taken away mid-halt (%s: %.3g s per halt, %.2g involuntary and %.2g "
+		            "voluntary context switches per halt; the rest of the excess is the virtual CPU itself "
+		            "taken away, or waiting that is not a switch). Eq. 2.1 for wall time serves the running "
+		            "time at the baseline's share of the CPU.", d->configs[at].name,
+		            a->halt_length[at], a->halt_preemptions[at], a->halt_waits[at]);
 	if (a->have_f_star && a->reference_rate > 0)
 		output_note(report, "At %.4g CPU references per second that is a trace buffer of at least %.4g "
 		            "CPU references.", a->reference_rate, a->buffer_records);

@@ -453,6 +453,7 @@ int perturb_experiment_run(const perturb_options *options, const perturb_design 
 			run->halted_cpu_seconds = (double)m.halted_cpu_ns / 1e9;
 			run->longest_halt_seconds = (double)m.longest_halt_ns / 1e9;
 			run->halt_preemptions = m.halt_preemptions;
+			run->halt_waits = m.halt_waits;
 			run->running_seconds = (double)m.running_ns / 1e9;
 			run->wall_seconds = (double)m.wall_ns / 1e9;
 			run->tsc_cycles = (double)m.tsc_cycles;

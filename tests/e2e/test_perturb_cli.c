@@ -399,9 +399,10 @@ Test(perturb_cli, halts_take_t_of_cpu_and_eq_2_1_reads_one_in_running_time, .tim
 		json_object *row = row_where(rows, "configuration", names[i]);
 		double t = number(row, "halt"), cpu = number(row, "halt_cpu"), length = number(row, "halt_length");
 		cr_assert_gt(number(row, "halts"), 2, "%s halts", names[i]);
-		if (t > 0)
+		if (t > 0) {   /* (at t = 0 both are a few us, within the clocks' reading costs) */
 			cr_assert(cpu >= 0.99 * t && cpu < 1.5 * t, "%s: a halt took %g s of CPU for t = %g s", names[i], cpu, t);
-		cr_assert_geq(length, 0.99 * cpu, "%s: wall length %g below its CPU time %g", names[i], length, cpu);
+			cr_assert_geq(length, 0.99 * cpu, "%s: wall length %g below its CPU time %g", names[i], length, cpu);
+		}
 		double ratio = number(row, "running_ratio");
 		cr_assert(ratio > 0.75 && ratio < 1.33, "%s: running time / Eq. 2.1 = %g", names[i], ratio);
 		/* h follows x/(f − the agent's cost). */
