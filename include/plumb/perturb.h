@@ -292,6 +292,10 @@ typedef struct perturb_analysis {
 	double f_star;
 	bool have_f_star_with_agent;
 	double f_star_with_agent;
+	/* f* ≤ 4 × the agent's cost: the agent takes a quarter or more of each
+	 * interval and decides how often the program is halted (h ≈ x/(f − c)),
+	 * so f* is bounded by the agent, not found in the program. */
+	bool f_star_bounded_by_agent;
 	double reference_rate;                /* CPU references per second; 0: unknown */
 	double buffer_records;                /* f* × rate */
 	double bus_rate;                      /* bus transactions (line fills from memory and

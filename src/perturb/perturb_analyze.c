@@ -488,5 +488,6 @@ void perturb_analyze(const perturb_result *r, double reference_rate, perturb_ana
 				with_agent[c] += m->cells[c].significant;
 		}
 	out->have_f_star_with_agent = f_star_of(d, with_agent, &out->f_star_with_agent);
+	out->f_star_bounded_by_agent = out->have_f_star && cost > 0 && out->f_star <= 4 * cost;
 	perturb_analysis_rates(out, reference_rate, 0);
 }

@@ -54,6 +54,8 @@ int perturb_report_build(const perturb_result *r, const perturb_analysis *a, out
 	} else {
 		output_meta_text(report, "f_star_seconds", "not reached");
 	}
+	if (a->have_f_star)
+		output_meta_text(report, "f_star_bounded_by_agent", a->f_star_bounded_by_agent ? "yes" : "no");
 	if (a->have_f_star_with_agent)
 		output_meta_real(report, "f_star_with_agent_seconds", a->f_star_with_agent);
 	else
@@ -297,6 +299,12 @@ int perturb_report_build(const perturb_result *r, const perturb_analysis *a, out
 		            "sigreturn) cost %.3g us of the program's running time per halt (measured at t = 0, "
 		            "%s); it is subtracted from the running-time events before judging (EVENT:program). "
 		            "Judged with it, %s.", 1e6 * a->agent_cost_seconds, a->agent_cost_from, with);
+		if (a->f_star_bounded_by_agent)
+			output_note(report, "f* = %g s is bounded by the agent, not found in the program: its own %.3g us "
+			            "per halt is %.0f%% of that interval, and decides how often the program is halted "
+			            "(h = x/(f - c)). Only longer intervals, or a cheaper halting agent, measure the "
+			            "program there.", a->f_star, 1e6 * a->agent_cost_seconds,
+			            100 * a->agent_cost_seconds / a->f_star);
 	} else {
 		output_note(report, "The halting agent's own cost per halt was not measured (no t = 0 configuration "
 		            "halted): f* includes it, and cannot be told from it at intervals near that cost.");

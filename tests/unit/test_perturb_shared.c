@@ -126,6 +126,7 @@ Test(perturb_shared, f_star_without_the_agents_own_cost)
 	cr_assert_eq(excluded->significant_configs, 3, "the agent's cost is in");
 	cr_assert(a->have_f_star);
 	cr_assert_float_eq(a->f_star, 0.001, 1e-12, "f* %g", a->f_star);
+	cr_assert(!a->f_star_bounded_by_agent, "1 ms is ten times the agent's 100 us");
 	cr_assert(!a->have_f_star_with_agent, "with the agent's cost every interval differs");
 	free(a);
 	free(r->runs);
@@ -208,4 +209,35 @@ Test(perturb_shared, trace_traffic_counts_fills_and_writebacks)
 	cr_assert(strstr(traffic.caches, "L2 1 MiB"), "%s", traffic.caches);
 	cr_assert_neq(perturb_trace_traffic("/nonexistent/t.din", "default", &traffic, &st), 0);
 	remove(path);
+}
+
+/* f* within four times the agent's cost is bounded by the agent. */
+Test(perturb_shared, f_star_near_the_agents_cost_is_bounded_by_it)
+{
+	perturb_result *r = calloc(1, sizeof *r);
+	plumb_status st;
+	cr_assert_eq(perturb_design_from_lists("0.0002,0.001", "0", 1, &r->design, &st), 0);
+	r->n_events = 1;
+	strcpy(r->events[0], "task-clock");
+	r->opened[0].state = COUNTER_OK;
+	r->options.runs = 4;
+	r->runs = calloc(3 * 4, sizeof *r->runs);
+	const double halts[] = { 0, 400, 44 };
+	for (size_t rep = 0; rep < 4; rep++)
+		for (size_t c = 0; c < 3; c++) {
+			perturb_run *run = &r->runs[r->n_runs++];
+			run->config = c;
+			run->halts = (uint64_t)halts[c];
+			run->wall_seconds = 0.05;
+			run->raw[0].state = run->excluded[0].state = COUNTER_OK;
+			run->raw[0].value = run->excluded[0].value = 40e6 + 100e3 * halts[c] + (double)rep;
+		}
+	perturb_analysis *a = calloc(1, sizeof *a);
+	perturb_analyze(r, 0, a);
+	cr_assert(a->have_f_star);
+	cr_assert_float_eq(a->f_star, 0.0002, 1e-12);
+	cr_assert(a->f_star_bounded_by_agent, "100 us is half of 0.2 ms");
+	free(a);
+	free(r->runs);
+	free(r);
 }
