@@ -11,8 +11,10 @@
  *     interval (f stays f), and pauses the "excluded" counter set (the
  *     thesis's second correction: counters disabled inside the handler);
  *  3. touches the footprint a real drain would (data lines, fresh pages,
- *     code), then spins a calibrated loop for t (t = 0: entry and exit only);
- *  4. counts the halt and the signals that arrived meanwhile, and resumes.
+ *     code), then spins a calibrated loop until t of the thread's CPU time
+ *     has passed (t = 0: entry and exit only);
+ *  4. counts the halt, its wall length and CPU time, the context switches
+ *     in it and the signals that arrived meanwhile, and resumes.
  * A "raw" counter set runs throughout, handler included; the runner
  * subtracts a calibration of the handler from it (the first correction).
  *
