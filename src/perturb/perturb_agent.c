@@ -60,6 +60,8 @@ struct perturb_agent {
 	stack_t previous_stack;
 	volatile uint64_t halts, halted_ns, halted_cpu_ns, longest_ns, preemptions, waits, deferred;
 	uint64_t begin_ns, begin_tsc, begin_cpu_ns;
+	clockid_t halted_thread_clock;   /* the CPU clock of the thread begin ran in */
+	bool have_thread_clock;
 };
 
 void perturb_spin(uint64_t iterations)
@@ -321,6 +323,9 @@ int perturb_agent_begin(const perturb_agent_spec *spec, perturb_agent **out, plu
 		return -1;
 	}
 	a->begin_ns = now_ns();
+	/* The halted thread's own clock, read at the end even where another
+	 * thread calls exit (a command's exit handler runs in the caller). */
+	a->have_thread_clock = pthread_getcpuclockid(pthread_self(), &a->halted_thread_clock) == 0;
 	a->begin_cpu_ns = thread_cpu_ns();
 	a->begin_tsc = timer_tsc_begin();
 	if (spec->calibrate_halts > 0)
@@ -345,6 +350,9 @@ void perturb_agent_end(perturb_agent *a, perturb_agent_message *message)
 	plumb_status status;
 	uint64_t end_tsc = timer_tsc_end();
 	uint64_t end = now_ns(), end_cpu = thread_cpu_ns();
+	struct timespec ts;
+	if (a->have_thread_clock && clock_gettime(a->halted_thread_clock, &ts) == 0)
+		end_cpu = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 	/* The counters first: stopping the sampler drains its ring, which is
 	 * the agent's work, not the program's. */
 	counter_stop(a->raw, &status);
@@ -364,7 +372,7 @@ void perturb_agent_end(perturb_agent *a, perturb_agent_message *message)
 	message->longest_halt_ns = a->longest_ns;
 	message->halt_preemptions = a->preemptions;
 	message->halt_waits = a->waits;
-	message->running_ns = end_cpu - a->begin_cpu_ns;
+	message->running_ns = end_cpu > a->begin_cpu_ns ? end_cpu - a->begin_cpu_ns : 0;
 	message->deferred_signals = a->deferred;
 	message->wall_ns = end - a->begin_ns;
 	message->tsc_cycles = end_tsc - a->begin_tsc;
