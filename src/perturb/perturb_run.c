@@ -329,6 +329,7 @@ static int calibrate_config(const run_context *rc, perturb_result *r, size_t ind
 		if (counter_value_usable(&m.raw[e]))
 			cal->per_halt[e] = m.raw[e].value / halts;
 	cal->seconds_per_halt = (double)m.halted_ns / 1e9 / halts;
+	cal->cpu_seconds_per_halt = (double)m.halted_cpu_ns / 1e9 / halts;
 	return 0;
 }
 
@@ -448,6 +449,11 @@ int perturb_experiment_run(const perturb_options *options, const perturb_design 
 			run->interrupts = interrupts_on(rc.cpu) - before;
 			run->halts = m.halts;
 			run->halted_seconds = (double)m.halted_ns / 1e9;
+			run->halted_cpu_seconds = (double)m.halted_cpu_ns / 1e9;
+			run->longest_halt_seconds = (double)m.longest_halt_ns / 1e9;
+			run->halt_preemptions = m.halt_preemptions;
+			run->halt_waits = m.halt_waits;
+			run->running_seconds = (double)m.running_ns / 1e9;
 			run->wall_seconds = (double)m.wall_ns / 1e9;
 			run->tsc_cycles = (double)m.tsc_cycles;
 			run->deferred_signals = m.deferred_signals;
