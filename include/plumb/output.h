@@ -103,9 +103,11 @@ const char *output_note_at(const output_report *report, size_t index);
 /* Writing a file the user named, for any producer: output_file_open, write
  * to stream, then output_file_commit (or output_file_abort on failure).
  * A regular file or a missing path is replaced atomically through
- * TARGET.tmp.PID beside it (removed on failure, abort, or a signal); a
- * symlink's target is replaced and the link kept; a character device, FIFO
- * or socket is written in place.  Every write error is kept, so commit fails
+ * TARGET.tmp.RANDOM beside it (created with O_EXCL under an unpredictable
+ * name, mode 0666 less the umask; removed on failure, abort, or a signal); a
+ * symlink's target is replaced and the link kept, where the kernel follows
+ * the link (protected_symlinks decides in a sticky folder such as /tmp);
+ * a character device, FIFO or socket is written in place.  Every write error is kept, so commit fails
  * with its cause ("cannot write 'F': No space left on device") and an
  * incomplete file is never renamed into place. */
 typedef struct output_file {

@@ -802,7 +802,7 @@ int output_file_open(output_file *file, const char *path, plumb_status *status)
 	file->path = checked(strdup(path));
 	bool descriptor;
 	file->target = follow_symlinks(path, &descriptor);
-	struct stat info;
+	struct stat info, link_info;
 	bool exists = stat(file->target, &info) == 0;
 	int fd;
 	if (exists && S_ISDIR(info.st_mode)) {
@@ -818,7 +818,7 @@ int output_file_open(output_file *file, const char *path, plumb_status *status)
 		/* A device, FIFO or socket: written in place, never created or
 		 * truncated, and opened through path so the kernel follows any link. */
 		fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
-	} else if (strcmp(file->target, path) != 0 && kernel_follows(path, file->target) != 0) {
+	} else if (lstat(path, &link_info) == 0 && S_ISLNK(link_info.st_mode) && kernel_follows(path, file->target) != 0) {
 		fd = -1;
 		if (errno == EAGAIN)
 			errno = EBUSY;
