@@ -363,6 +363,7 @@ static const bad_case cases[] = {
 	/* A report file with a gnuplot `command` in a chart's series name (a
 	 * PWNED file would change the folder), written to a device: no
 	 * report.json beside it. */
+	CASE("report-from-null-schema", 0, 1, "null-schema.json: not a plumb report", "report", "--from", "null-schema.json", "-o", "r.html"),
 	CASE("report-from-backquotes-to-a-device", 0, 0, "'/dev/null.json' is not written beside '/dev/null'", "report", "--from", "backquote.json", "-o", "/dev/null"),
 	/* cluster (refused before MPI starts) */
 	CASE("cluster-without-output", 0, USAGE, "give the output folder: -o DIR", "cluster", "--sections", "topo"),
@@ -684,6 +685,7 @@ static void make_fixtures(const char *dir, unsigned flags)
 	write_text(dir, "three-columns.csv", "first,second,third\n100,50,1\n200,60,2\n");
 	write_file(dir, "binary.csv", "100,50\n\0\0\0\n", 11);
 	write_text(dir, "not-loaded.json", "{\"command\": \"lat\", \"tables\": []}\n");
+	write_text(dir, "null-schema.json", "{\"schema\": null}\n");   /* crashed report --from (found by fuzzing) */
 	write_text(dir, "backquote.json",
 	           "{\"schema\": \"plumb-report\", \"schema_version\": 1, \"command\": \"lat\", \"meta\": {},\n"
 	           " \"tables\": [{\"name\": \"mlp_curve\", \"title\": \"t\", \"columns\": [{\"name\": \"chains\"},\n"

@@ -5,7 +5,6 @@
  * every text escaped) and that plumb writes back as report.json and reads
  * again: never a crash, a leak or undefined behaviour.  No chart is drawn
  * (that starts gnuplot, a process per input). */
-#define _GNU_SOURCE
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
