@@ -211,9 +211,6 @@ int cmd_report(int argc, char **argv)
 	report_json_path_for(path, json_path, sizeof json_path);
 	/* The JSON goes beside the page only where a file can be made there. */
 	bool with_json = output_path_takes_siblings(path);
-	if (!with_json)
-		fprintf(stderr, "plumb report: '%s' is not written beside '%s', as that is not a regular file: "
-		        "-o FILE.html writes both\n", json_path, path);
 	output_report *summary = report_summary_build(reports, commands, count);
 	const char *title = "plumb: memory hierarchy report";
 	if (report_write_page(path, title, summary, with_json ? json_path : NULL, reports, commands, failures, count, &status) != 0 ||
@@ -229,6 +226,9 @@ int cmd_report(int argc, char **argv)
 		if (failed)
 			printf(", %zu could not run", failed);
 		printf(")\n");
+		if (!with_json)
+			fprintf(stderr, "plumb report: '%s' is not written beside '%s', as that is not a regular file: "
+			        "-o FILE.html writes both\n", json_path, path);
 		if (with_json)
 			printf("report: %s (every figure and raw row, JSON)\n", json_path);
 	}
