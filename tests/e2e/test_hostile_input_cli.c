@@ -345,8 +345,10 @@ Test(hostile_input, report_json_is_not_made_beside_a_device)
 {
 	const char *device = null_device();
 	const char *evil = hostile_report();
-	cli_run r = cli_run_plumbv(NULL, "report", "--from", evil, "-o", device, NULL);
+	const char *argv[] = { "report", "--from", evil, "-o", device, NULL };
+	cli_run r = run_in_folder(argv);
 	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	cr_assert(!exists(in_folder("PWNED")), "gnuplot ran a command from the report file");
 	cr_assert(strstr(r.err, "is not written beside"), "%s", r.err);
 	cr_assert_eq(strchr(r.err, '\n'), r.err + strlen(r.err) - 1, "one line: %s", r.err);
 	cr_assert_eq(beside(device), 0, "a file was made beside %s", device);
