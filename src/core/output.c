@@ -820,8 +820,10 @@ int output_file_open(output_file *file, const char *path, plumb_status *status)
 		fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
 	} else if (lstat(path, &link_info) == 0 && S_ISLNK(link_info.st_mode) && kernel_follows(path, file->target) != 0) {
 		fd = -1;
-		if (errno == EAGAIN)
-			errno = EBUSY;
+		if (errno == EAGAIN) {
+			file_clear(file);
+			return plumb_fail(status, EAGAIN, "cannot create '%s': the symbolic link changed while it was opened", path);
+		}
 	} else {
 		fd = create_temporary(file);
 		/* The replacement keeps the permissions of the file it replaces. */
