@@ -372,3 +372,38 @@ Test(hostile_input, a_code_map_is_not_made_beside_a_device)
 	cr_assert_eq(beside(device), 0, "a file was made beside %s", device);
 	cli_run_free(&r);
 }
+
+/* 1, for every program plumb starts: none through a shell.  The library
+ * and the program are read for the calls that hand a string to /bin/sh. */
+static int shell_calls;
+static char shell_call_at[4096];
+
+static int scan_source(const char *path, const struct stat *info, int flag, struct FTW *walk)
+{
+	(void)info, (void)walk;
+	size_t n = strlen(path);
+	if (flag != FTW_F || n < 2 || strcmp(path + n - 2, ".c"))
+		return 0;
+	char *text = cli_read_file(path, NULL);
+	cr_assert_not_null(text, "%s", path);
+	static const char *const calls[] = { "popen(", "system(", "execl(\"/bin/sh\"", "\"sh\", \"-c\"" };
+	for (size_t c = 0; c < sizeof calls / sizeof calls[0]; c++)
+		for (const char *p = strstr(text, calls[c]); p; p = strstr(p + 1, calls[c])) {
+			/* a word of its own: not fpopen(, not "the system (" in prose */
+			bool word = p == text || !(p[-1] == '_' || (p[-1] >= 'a' && p[-1] <= 'z'));
+			if (word) {
+				shell_calls++;
+				snprintf(shell_call_at, sizeof shell_call_at, "%s: %s", path, calls[c]);
+			}
+		}
+	free(text);
+	return 0;
+}
+
+Test(hostile_input, no_source_file_starts_a_program_through_a_shell)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/src", cli_source_dir());
+	cr_assert_eq(nftw(path, scan_source, 16, FTW_PHYS), 0);
+	cr_assert_eq(shell_calls, 0, "%d calls through a shell, the last %s", shell_calls, shell_call_at);
+}
