@@ -48,7 +48,7 @@ static int emit_csv(const cli_output *out, const output_report *report)
 		return 0;
 	}
 	size_t count = output_table_count(report);
-	if (strcmp(path, "-") != 0) {
+	if (output_path_takes_siblings(path)) {
 		if (output_write_csv_tables(report, path, &status) != 0)
 			return cli_error(command, &status);
 		return 0;
@@ -62,9 +62,14 @@ static int emit_csv(const cli_output *out, const output_report *report)
 			snprintf(others + used, sizeof others - used, "%s%s", t > 1 ? ", " : "",
 			         output_table_name(output_table_at(report, t)));
 		}
-		fprintf(stderr, "plumb %s: the CSV is the table '%s'; the others (%s) with --table NAME, "
-		        "or each in its own file with -o FILE\n", command, output_table_name(output_table_at(report, 0)),
-		        others);
+		if (!strcmp(path, "-"))
+			fprintf(stderr, "plumb %s: the CSV is the table '%s'; the others (%s) with --table NAME, "
+			        "or each in its own file with -o FILE\n", command, output_table_name(output_table_at(report, 0)),
+			        others);
+		else
+			fprintf(stderr, "plumb %s: '%s' has the table '%s'; the others (%s) are not written beside it, as it "
+			        "is not a regular file: --table NAME, or -o FILE for one file each\n", command, path,
+			        output_table_name(output_table_at(report, 0)), others);
 	}
 	return 0;
 }

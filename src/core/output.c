@@ -10,9 +10,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "plumb/interrupt.h"
+#include "plumb/escape.h"
 #include "plumb/output.h"
 
 typedef struct cell {
@@ -460,19 +462,10 @@ static void write_text(const output_report *r, FILE *f, unsigned terminal_width)
 		fprintf(f, "note: %s\n", r->notes[i]);
 }
 
+/* RFC 4180, and a cell a spreadsheet would compute shown as text (plumb/escape.h). */
 static void write_csv_field(FILE *f, const char *s)
 {
-	if (!strpbrk(s, ",\"\n\r")) {
-		fputs(s, f);
-		return;
-	}
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', f);
-		fputc(*s, f);
-	}
-	fputc('"', f);
+	escape_csv(f, s);
 }
 
 /* CSV a spreadsheet opens: one table per file, a header line (name[unit])
@@ -725,11 +718,24 @@ static void sibling_path(const char *path, const char *name, char *out, size_t l
 	snprintf(out, length, "%.*s-%s.csv", (int)n, path, name);
 }
 
+bool output_path_takes_siblings(const char *path)
+{
+	struct stat info;
+	if (!path || !strcmp(path, "-"))
+		return false;
+	if (stat(path, &info) == 0)
+		return S_ISREG(info.st_mode);
+	return errno == ENOENT;
+}
+
 int output_write_csv_tables(const output_report *r, const char *path, plumb_status *status)
 {
+	/* Decided before the first table is written: a missing path becomes a
+	 * regular file, a device stays a device. */
+	bool siblings = output_path_takes_siblings(path);
 	if (output_write_csv_table(r, NULL, path, status) != 0)
 		return -1;
-	for (size_t t = 1; t < r->table_count; t++) {
+	for (size_t t = 1; siblings && t < r->table_count; t++) {
 		char sibling[4096];
 		sibling_path(path, r->tables[t]->name, sibling, sizeof sibling);
 		if (output_write_csv_table(r, r->tables[t]->name, sibling, status) != 0)
@@ -741,14 +747,21 @@ int output_write_csv_tables(const output_report *r, const char *path, plumb_stat
 /* ---- files ----
  *
  * A regular file (or a path that does not exist yet) is replaced atomically:
- * TARGET.tmp.PID is written beside it, flushed, synced and renamed over it,
- * so a reader never sees half a file and a failed or interrupted run leaves
- * the old one.  A symlink is followed and its target replaced (the link
- * stays a link).  Anything else (a character device such as /dev/null, a
- * FIFO, a socket) is opened as it is and written straight into: renaming a
- * file over /dev/null would replace the device for everyone.  Every write
- * goes through one sink that keeps the first error, so "No space left on
- * device" is reported as such and nothing incomplete is renamed into place. */
+ * a temporary TARGET.tmp.RANDOM is created beside it with O_EXCL (never an
+ * existing file, FIFO, device or link someone planted: the name is
+ * unpredictable and O_EXCL|O_NOFOLLOW refuses anything already there), with
+ * mode 0666 less the umask, written, flushed, synced and renamed over the
+ * target, so a reader never sees half a file and a failed or interrupted run
+ * leaves the old one.  A symlink is followed and its target replaced (the
+ * link stays a link), but only where the kernel itself would follow it: the
+ * link is opened through the kernel first, so its rules (protected_symlinks
+ * in a sticky world-writable folder such as /tmp, ELOOP) decide, and the
+ * file reached must be the one the walk below found.  Anything else (a
+ * character device such as /dev/null, a FIFO, a socket) is opened as it is
+ * and written straight into: renaming a file over /dev/null would replace
+ * the device for everyone.  Every write goes through one sink that keeps the
+ * first error, so "No space left on device" is reported as such and nothing
+ * incomplete is renamed into place. */
 
 typedef struct file_sink {
 	int fd;
@@ -838,13 +851,65 @@ static void file_clear(output_file *file)
 	memset(file, 0, sizeof *file);
 }
 
+/* The kernel's view of a symlink at path: 0 when it may be followed and
+ * leads to the file the walk in user space found (or, dangling, to nothing
+ * yet); -1 with errno otherwise: EACCES where the kernel refuses to follow
+ * it (protected_symlinks), ELOOP, or EAGAIN when the two walks disagree (the
+ * link changed in between). */
+static int kernel_follows(const char *path, const char *target)
+{
+	int fd = open(path, O_PATH | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -1;
+	struct stat reached, found;
+	int rc = fstat(fd, &reached);
+	int e = errno;
+	close(fd);
+	if (rc != 0) {
+		errno = e;
+		return -1;
+	}
+	if (lstat(target, &found) != 0 || found.st_dev != reached.st_dev || found.st_ino != reached.st_ino) {
+		errno = EAGAIN;
+		return -1;
+	}
+	return 0;
+}
+
+/* TARGET.tmp. and 12 random characters, created with O_EXCL: a name no one
+ * can plant anything at in advance, and never anything already there. */
+static int create_temporary(output_file *file)
+{
+	static const char alphabet[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	for (int attempt = 0; attempt < 100; attempt++) {
+		unsigned char bytes[12];
+		if (getrandom(bytes, sizeof bytes, 0) != (ssize_t)sizeof bytes)
+			return -1;
+		char suffix[sizeof bytes + 1];
+		for (size_t i = 0; i < sizeof bytes; i++)
+			suffix[i] = alphabet[bytes[i] % (sizeof alphabet - 1)];
+		suffix[sizeof bytes] = 0;
+		free(file->temporary);
+		if (asprintf(&file->temporary, "%s.tmp.%s", file->target, suffix) < 0)
+			file->temporary = checked(NULL);
+		/* Registered before it exists, so a signal can never leave it behind. */
+		interrupt_add_path(file->temporary, false);
+		int fd = open(file->temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0666);
+		if (fd >= 0 || errno != EEXIST)
+			return fd;
+		interrupt_remove_path(file->temporary);
+	}
+	errno = EEXIST;
+	return -1;
+}
+
 int output_file_open(output_file *file, const char *path, plumb_status *status)
 {
 	memset(file, 0, sizeof *file);
 	file->path = checked(strdup(path));
 	bool descriptor;
 	file->target = follow_symlinks(path, &descriptor);
-	struct stat info;
+	struct stat info, link_info;
 	bool exists = stat(file->target, &info) == 0;
 	int fd;
 	if (exists && S_ISDIR(info.st_mode)) {
@@ -857,14 +922,17 @@ int output_file_open(output_file *file, const char *path, plumb_status *status)
 		 * after what it already holds. */
 		fd = open(file->target, O_WRONLY | O_APPEND | O_NOCTTY | O_CLOEXEC);
 	} else if (exists && !S_ISREG(info.st_mode)) {
-		/* A device, FIFO or socket: written in place, never created or truncated. */
-		fd = open(file->target, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+		/* A device, FIFO or socket: written in place, never created or
+		 * truncated, and opened through path so the kernel follows any link. */
+		fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+	} else if (lstat(path, &link_info) == 0 && S_ISLNK(link_info.st_mode) && kernel_follows(path, file->target) != 0) {
+		fd = -1;
+		if (errno == EAGAIN) {
+			file_clear(file);
+			return plumb_fail(status, EAGAIN, "cannot create '%s': the symbolic link changed while it was opened", path);
+		}
 	} else {
-		if (asprintf(&file->temporary, "%s.tmp.%ld", file->target, (long)getpid()) < 0)
-			file->temporary = checked(NULL);
-		/* Registered before it exists, so a signal can never leave it behind. */
-		interrupt_add_path(file->temporary, false);
-		fd = open(file->temporary, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666);
+		fd = create_temporary(file);
 		/* The replacement keeps the permissions of the file it replaces. */
 		if (fd >= 0 && exists)
 			fchmod(fd, info.st_mode & 07777);

@@ -4,7 +4,7 @@
  * one line, starting "plumb", containing the expected text; no sanitizer
  * report, no crash, no child process left running, and nothing left in the
  * case's working folder (an output that was asked for and failed, or its
- * FILE.tmp.PID, must not stay behind).
+ * FILE.tmp.RANDOM, must not stay behind).
  *
  * docs/bad-input.md lists the same cases: the test doc_matches_the_table
  * fails when they drift apart, and rewrites the doc's table when run with
@@ -82,6 +82,8 @@ static const bad_case cases[] = {
 	CASE("topo-extra-argument", 0, USAGE, "unexpected argument 'extra'", "topo", "extra"),
 	CASE("topo-output-needs-value", 0, USAGE, "option '-o' needs a value", "topo", "-o"),
 	CASE("topo-output-long-needs-value", 0, USAGE, "option '--output' needs a value", "topo", "--output"),
+	/* Hostile input (the security section): nothing made beside a device. */
+	CASE("topo-csv-to-a-device", 0, 0, "are not written beside it, as it is not a regular file", "topo", "--csv", "-o", "/dev/null"),
 	CASE("topo-output-missing-folder", 0, 1, "cannot create 'nodir/t.txt': No such file or directory", "topo", "-o", "nodir/t.txt"),
 	CASE("topo-output-read-only", 0, 1, "Permission denied", "topo", "-o", RO),
 	CASE("topo-output-full", FULL, 1, "No space left on device", "topo", "-o", "%F"),
@@ -275,6 +277,7 @@ static const bad_case cases[] = {
 	CASE("trace-record-program-missing", VALGRIND, 1, "cannot run '/nonexistent/program'", "trace", "record", "out.ptrace", "--", "/nonexistent/program"),
 	CASE("trace-record-program-killed", VALGRIND, 1, "the traced program 'sh' was killed by signal 11", "trace", "record", "out.ptrace", "--", "sh", "-c", "kill -SEGV $$"),
 	CASE("trace-record-read-only", VALGRIND, 1, "Permission denied", "trace", "record", RO ".ptrace", "--", "true"),
+	CASE("trace-record-to-a-device", PLUMBGRIND, 0, "the code map (names of the program's code) is not written beside the trace", "trace", "record", "--to", "native", "/dev/null", "--", "true"),
 	CASE("trace-record-full", VALGRIND | FULL, 1, "No space left on device", "trace", "record", "%F", "--to", "lackey", "--", "true"),
 	CASE("trace-record-buffer-zero", 0, USAGE, "--buffer: '0' is out of range", "trace", "record", "--buffer", "0", "out.ptrace", "--", "true"),
 	CASE("trace-record-buffer-not-a-number", 0, USAGE, "--buffer: 'lots' is not an integer", "trace", "record", "--buffer", "lots", "out.ptrace", "--", "true"),
@@ -375,6 +378,11 @@ static const bad_case cases[] = {
 	CASE("report-output-missing-folder", 0, 1, "cannot create 'nodir/r.html'", "report", "--sections", "topo", "-o", "nodir/r.html"),
 	CASE("report-output-read-only", 0, 1, "Permission denied", "report", "--sections", "topo", "-o", RO),
 	CASE("report-output-full", FULL, 1, "No space left on device", "report", "--sections", "topo", "-o", "%F"),
+	/* A report file with a gnuplot `command` in a chart's series name (a
+	 * PWNED file would change the folder), written to a device: no
+	 * report.json beside it. */
+	CASE("report-from-null-schema", 0, 1, "null-schema.json: not a plumb report", "report", "--from", "null-schema.json", "-o", "r.html"),
+	CASE("report-from-backquotes-to-a-device", 0, 0, "'/dev/null.json' is not written beside '/dev/null'", "report", "--from", "backquote.json", "-o", "/dev/null"),
 	/* cluster (refused before MPI starts) */
 	CASE("cluster-without-output", 0, USAGE, "give the output folder: -o DIR", "cluster", "--sections", "topo"),
 	CASE("cluster-share-unknown", 0, USAGE, "--share must be turns or split, not 'halves'", "cluster", "--share", "halves", "-o", "c"),
@@ -695,6 +703,13 @@ static void make_fixtures(const char *dir, unsigned flags)
 	write_text(dir, "three-columns.csv", "first,second,third\n100,50,1\n200,60,2\n");
 	write_file(dir, "binary.csv", "100,50\n\0\0\0\n", 11);
 	write_text(dir, "not-loaded.json", "{\"command\": \"lat\", \"tables\": []}\n");
+	write_text(dir, "null-schema.json", "{\"schema\": null}\n");   /* crashed report --from (found by fuzzing) */
+	write_text(dir, "backquote.json",
+	           "{\"schema\": \"plumb-report\", \"schema_version\": 1, \"command\": \"lat\", \"meta\": {},\n"
+	           " \"tables\": [{\"name\": \"mlp_curve\", \"title\": \"t\", \"columns\": [{\"name\": \"chains\"},\n"
+	           "   {\"name\": \"bandwidth\", \"unit\": \"GB/s\"}, {\"name\": \"level\"}],\n"
+	           "   \"rows\": [{\"chains\": 1, \"bandwidth\": 1, \"level\": \"`touch PWNED`\"},\n"
+	           "            {\"chains\": 2, \"bandwidth\": 2, \"level\": \"`touch PWNED`\"}]}], \"notes\": []}\n");
 	if (flags & TRACES) {
 		const char *argv[] = { "trace", "convert", "t.lackey", "t.ptrace", NULL };
 		outcome o = run_plumb(dir, argv, -1, 0, false);
