@@ -7,7 +7,7 @@
 set -e
 pkgs="build-essential clang pkg-config libcriterion-dev libhwloc-dev libudev-dev libzstd-dev libjson-c-dev
       libpapi-dev libpfm4-dev papi-tools gnuplot-nox valgrind linux-perf
-      chromium poppler-utils libopenmpi-dev openmpi-bin"
+      chromium poppler-utils libopenmpi-dev openmpi-bin tmux"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

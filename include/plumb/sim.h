@@ -437,9 +437,11 @@ uint64_t sim_call_records(const sim *s);
 
 /* Feeds everything reader gives through s (the interleaver's lockstep
  * order when not NULL; plumbgrind's entries as they are), with a progress
- * line on a terminal; *records counts what was read. */
-int sim_run_reader(sim *s, trace_reader *reader, trace_interleaver *interleaver, uint64_t *records,
-                   plumb_status *status);
+ * line on a terminal when show_progress (not while a live program writes
+ * to the same terminal: its lines would land in the middle of the
+ * progress line); *records counts what was read. */
+int sim_run_reader(sim *s, trace_reader *reader, trace_interleaver *interleaver, bool show_progress,
+                   uint64_t *records, plumb_status *status);
 /* The code map of a run: plumbgrind's, from the reader, else the file
  * beside trace_path that plumb trace record wrote (TRACE.code; its path in
  * loaded_from, else ""); *map NULL when there is none.  trace_path NULL:

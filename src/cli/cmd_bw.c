@@ -158,7 +158,7 @@ int cmd_bw(int argc, char **argv)
 	memset(&o, 0, sizeof o);
 	o.pages = ARENA_PAGES_THP;
 	bandwidth_measure_defaults(&o.measure);
-	cli_output output = { OUTPUT_TABLE, NULL, NULL, NULL };
+	cli_output output = { .format = OUTPUT_TABLE };
 	const char *cpu_list = NULL;
 	plumb_status status;
 	int option, rc;

@@ -44,7 +44,7 @@ int cmd_events(int argc, char **argv)
 		{ "verification", required_argument, 0, 0x2005 },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 } };
-	cli_output out = { OUTPUT_TABLE, NULL, NULL, NULL };
+	cli_output out = { .format = OUTPUT_TABLE };
 	const char *only = NULL, *verification = NULL;
 	bool natives = false, probe = true, catalogue_only = false;
 	int c;

@@ -61,7 +61,7 @@ int cmd_explain(int argc, char **argv)
 		{ "no-simulate", no_argument, 0, OPT_NO_SIMULATE }, { "no-valgrind", no_argument, 0, OPT_NO_VALGRIND },
 		{ "valgrind", required_argument, 0, OPT_VALGRIND }, { "html", required_argument, 0, OPT_HTML },
 		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
-	cli_output out = { OUTPUT_TABLE, NULL, NULL, NULL };
+	cli_output out = { .format = OUTPUT_TABLE };
 	explain_options run;
 	explain_options_init(&run);
 	const char *html = NULL;

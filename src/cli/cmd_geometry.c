@@ -64,7 +64,7 @@ int cmd_geometry(int argc, char **argv)
 		CLI_OUTPUT_OPTIONS,
 		{ 0, 0, 0, 0 }
 	};
-	cli_output output = { OUTPUT_TABLE, NULL, NULL, NULL };
+	cli_output output = { .format = OUTPUT_TABLE };
 	plumb_status status;
 	uint64_t max_size = 0, seed = 0;
 	long points = 4, cpu = -1, time_cap_ms = 60, repeats = -1;

@@ -50,7 +50,7 @@ int cmd_instrument(int argc, char **argv)
 		{ "valgrind", required_argument, 0, 0x2004 },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 } };
-	cli_output out = { OUTPUT_TABLE, NULL, NULL, NULL };
+	cli_output out = { .format = OUTPUT_TABLE };
 	instrument_options run_options;
 	instrument_options_init(&run_options);
 	const char *summary_path = NULL;

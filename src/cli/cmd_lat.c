@@ -194,7 +194,7 @@ int cmd_lat(int argc, char **argv)
 		{ "ci", required_argument, 0, OPT_CI },
 		{ 0, 0, 0, 0 }
 	};
-	cli_output out = { OUTPUT_TABLE, NULL, NULL, NULL };
+	cli_output out = { .format = OUTPUT_TABLE };
 	latency_run_options o;
 	latency_run_defaults(&o);
 	given_options given = { 0 };

@@ -83,7 +83,7 @@ int cmd_loaded(int argc, char **argv)
 		{ "cpus", required_argument, 0, 'c' }, { 0, 0, 0, 0 } };
 	loaded_config config;
 	loaded_config_default(&config);
-	cli_output out = { OUTPUT_TABLE, NULL, NULL, NULL };
+	cli_output out = { .format = OUTPUT_TABLE };
 	int cpus[MAX_CPUS], cpu_count = 0;
 	long generator_limit = -1;
 	unsigned delays[LOADED_MAX_POINTS];

@@ -141,7 +141,7 @@ int cmd_perturb(int argc, char **argv)
 		{ "no-default-tlbs", no_argument, 0, 0x2017 },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 } };
-	cli_output out = { OUTPUT_TABLE, NULL, NULL, NULL };
+	cli_output out = { .format = OUTPUT_TABLE };
 	perturb_options po;
 	perturb_options_default(&po);
 	perturb_sim_options so;

@@ -93,7 +93,7 @@ int cmd_report(int argc, char **argv)
 		{ "quick", no_argument, 0, OPT_QUICK }, { "compare", no_argument, 0, OPT_COMPARE },
 		{ "html", no_argument, 0, OPT_HTML }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
 	const char *save_dir = NULL;
-	cli_output out = { OUTPUT_TABLE, NULL, NULL, NULL };
+	cli_output out = { .format = OUTPUT_TABLE };
 	char list[512] = DEFAULT_SECTIONS;
 	int from = 0, quick = 0, compare = 0, html = 0, sections_given = 0, c;
 	optind = 1;

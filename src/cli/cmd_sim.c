@@ -199,7 +199,7 @@ int cmd_sim(int argc, char **argv)
 		{ "interleave-window", required_argument, 0, OPT_INTERLEAVE_WINDOW },
 		{ "fair-sched", no_argument, 0, OPT_FAIR_SCHED },
 		CLI_OUTPUT_OPTIONS, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
-	cli_output out = { OUTPUT_TABLE, NULL, NULL, NULL };
+	cli_output out = { .format = OUTPUT_TABLE };
 	const char *preset = NULL, *config_path = NULL, *format_name = "auto";
 	sim_setting *settings = calloc((size_t)argc + 1, sizeof *settings);
 	size_t setting_count = 0;
@@ -360,7 +360,10 @@ int cmd_sim(int argc, char **argv)
 		return cli_error("sim", &status);
 	}
 	uint64_t records = 0;
-	rc = sim_run_reader(s, reader, interleaver, &records, &status);
+	/* A traced program writes on plumb's standard output: a progress line on
+	 * the same terminal would be cut by its lines. */
+	bool program_on_terminal = command_mode && isatty(STDOUT_FILENO);
+	rc = sim_run_reader(s, reader, interleaver, !program_on_terminal, &records, &status);
 	records -= sim_call_records(s);   /* calls and returns are not references */
 	trace_interleaver_free(interleaver);
 	/* plumbgrind's function, file and line of every instruction run, or

@@ -148,7 +148,7 @@ int cmd_stat(int argc, char **argv)
 		{ "per-run", no_argument, 0, 0x2005 },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 } };
-	cli_output out = { OUTPUT_TABLE, NULL, NULL, NULL };
+	cli_output out = { .format = OUTPUT_TABLE };
 	const char *event_list = NULL, *backend = NULL;
 	uint64_t repeat = 1, iterations = 10000;
 	bool calibrate = false, per_run = false, domain_given = false;

@@ -201,7 +201,7 @@ int cmd_validate(int argc, char **argv)
 		{ "sim-set", required_argument, 0, OPT_SIM_SET },
 		{ 0, 0, 0, 0 }
 	};
-	cli_output out = { OUTPUT_TABLE, NULL, NULL, NULL };
+	cli_output out = { .format = OUTPUT_TABLE };
 	validate_options o;
 	validate_options_default(&o);
 	o.progress = true;

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
 #include "cli/command.h"
 
 /* The format an option asks for: --table NAME is CSV too. */
@@ -21,6 +23,7 @@ int cli_output_option(const char *command, cli_output *out, int option, const ch
 	case 0x1002: wanted = OUTPUT_JSON; break;
 	case 0x1003: wanted = OUTPUT_CSV; out->table = argument; break;
 	case 'o': out->path = argument; return 1;
+	case 0x1004: out->wide = true; return 1;
 	default: return 0;
 	}
 	/* Two formats cannot both be honoured, and the last one winning
@@ -74,11 +77,38 @@ static int emit_csv(const cli_output *out, const output_report *report)
 	return 0;
 }
 
+/* The width of the terminal on standard output, or 0 when it is not one
+ * (a file or a pipe gets every column).  $COLUMNS first, as ls and git. */
+static unsigned terminal_columns(void)
+{
+	if (!isatty(STDOUT_FILENO))
+		return 0;
+	const char *columns = getenv("COLUMNS");
+	if (columns && *columns) {
+		char *end;
+		unsigned long value = strtoul(columns, &end, 10);
+		if (!*end && value >= 20 && value <= 10000)
+			return (unsigned)value;
+	}
+	struct winsize size;
+	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col >= 20)
+		return size.ws_col;
+	return 0;
+}
+
 int cli_output_emit(const cli_output *out, const output_report *report)
 {
 	plumb_status status;
 	if (out->format == OUTPUT_CSV)
 		return emit_csv(out, report);
+	unsigned columns = 0;
+	if (out->format == OUTPUT_TABLE && !out->wide && (!out->path || !strcmp(out->path, "-")))
+		columns = terminal_columns();
+	if (columns) {
+		if (output_write_fitted(report, stdout, columns, &status) != 0)
+			return cli_error(output_report_command(report), &status);
+		return 0;
+	}
 	if (output_write_file(report, out->format, out->path ? out->path : "-", &status) != 0)
 		return cli_error(output_report_command(report), &status);
 	return 0;

@@ -367,6 +367,38 @@ static void header_text(const table_column *c, bool for_people, char *buffer, si
 
 #define CELL_TEXT_MAX 512
 
+/* prefix then text, broken at spaces into lines of at most width
+ * characters (0: one line), the lines after the first indented by indent
+ * spaces.  A word longer than a line stands alone on its line. */
+static void write_wrapped(FILE *f, const char *prefix, const char *text, unsigned width, unsigned indent)
+{
+	size_t column = strlen(prefix);
+	fputs(prefix, f);
+	if (!width) {
+		fprintf(f, "%s\n", text);
+		return;
+	}
+	const char *p = text;
+	bool first = true;
+	while (*p) {
+		size_t word = strcspn(p, " ");
+		if (!first && column + 1 + word > width) {
+			fprintf(f, "\n%*s", (int)indent, "");
+			column = indent;
+		} else if (!first) {
+			fputc(' ', f);
+			column++;
+		}
+		fwrite(p, 1, word, f);
+		column += word;
+		first = false;
+		p += word;
+		while (*p == ' ')
+			p++;
+	}
+	fputc('\n', f);
+}
+
 /* width 0: every column.  Otherwise the columns from the left that fit in
  * width characters (the first one always), and a line naming the others:
  * columns are left out from the right, the order in which commands list
@@ -399,7 +431,7 @@ static void write_table_text(const output_table *t, FILE *f, unsigned terminal_w
 				break;
 			}
 		}
-	fprintf(f, "%s\n", t->title);
+	write_wrapped(f, "", t->title, terminal_width, 2);
 	for (size_t j = 0; j < shown; j++) {
 		header_text(&t->columns[j], true, buffer, sizeof buffer);
 		fprintf(f, "  %-*s", j + 1 < shown ? (int)width[j] : 0, buffer);
@@ -421,10 +453,19 @@ static void write_table_text(const output_table *t, FILE *f, unsigned terminal_w
 		fputc('\n', f);
 	}
 	if (shown < n) {
-		fprintf(f, "  (%zu column%s left out to fit %u columns:", n - shown, n - shown == 1 ? "" : "s", terminal_width);
-		for (size_t j = shown; j < n; j++)
-			fprintf(f, " %s", t->columns[j].name);
-		fprintf(f, "; --wide shows every column)\n");
+		char *names = NULL;
+		size_t names_length = 0;
+		FILE *list = open_memstream(&names, &names_length);
+		if (list) {
+			fprintf(list, "(%zu column%s left out to fit %u columns:", n - shown, n - shown == 1 ? "" : "s",
+			        terminal_width);
+			for (size_t j = shown; j < n; j++)
+				fprintf(list, " %s", t->columns[j].name);
+			fprintf(list, "; --wide shows every column)");
+			fclose(list);
+			write_wrapped(f, "  ", names, terminal_width, 3);
+		}
+		free(names);
 	}
 	/* The reasons behind status cells, each once, so a table stays narrow
 	 * and still says why a value is missing. */
@@ -446,10 +487,11 @@ static void write_table_text(const output_table *t, FILE *f, unsigned terminal_w
 
 static void write_text(const output_report *r, FILE *f, unsigned terminal_width)
 {
-	char buffer[CELL_TEXT_MAX];
+	char buffer[CELL_TEXT_MAX], key[160];
 	for (size_t i = 0; i < r->meta_count; i++) {
 		format_meta(&r->metas[i].value, buffer, sizeof buffer);
-		fprintf(f, "%s: %s\n", r->metas[i].key, buffer);
+		snprintf(key, sizeof key, "%s: ", r->metas[i].key);
+		write_wrapped(f, key, buffer, terminal_width, 4);
 	}
 	for (size_t t = 0; t < r->table_count; t++) {
 		if (t || r->meta_count)
@@ -459,7 +501,7 @@ static void write_text(const output_report *r, FILE *f, unsigned terminal_width)
 	if (r->note_count)
 		fputc('\n', f);
 	for (size_t i = 0; i < r->note_count; i++)
-		fprintf(f, "note: %s\n", r->notes[i]);
+		write_wrapped(f, "note: ", r->notes[i], terminal_width, 6);
 }
 
 /* RFC 4180, and a cell a spreadsheet would compute shown as text (plumb/escape.h). */

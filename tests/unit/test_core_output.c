@@ -252,12 +252,11 @@ Test(core_output, a_table_fits_the_terminal_it_is_given)
 	const char *line = text;
 	while (*line) {
 		size_t length = strcspn(line, "\n");
-		if (strncmp(line, "  (", 3))   /* the note itself may be longer */
-			cr_assert_leq(length, 40, "line of %zu: %.*s", length, (int)length, line);
+		cr_assert_leq(length, 40, "line of %zu: %.*s", length, (int)length, line);
 		line += length + (line[length] == '\n');
 	}
-	cr_assert(strstr(text, "columns left out to fit 40 columns: rate description; --wide shows every column"), "%s",
-	          text);
+	cr_assert(strstr(text, "columns left out to fit 40") && strstr(text, "rate description;") &&
+	          strstr(text, "--wide shows every"), "%s", text);
 	cr_assert_null(strstr(text, "the reason of a hidden column"), "%s", text);
 	free(text);
 	text = render(r, OUTPUT_TABLE);

@@ -583,7 +583,7 @@ Test(trace_ring, plumb_sims_loop_reports_a_bad_use)
 			sim *s;
 			cr_assert_eq(sim_new(&s, &config, &status), 0, "%s", status.message);
 			uint64_t records = 0;
-			int rc = sim_run_reader(s, reader, NULL, &records, &status);
+			int rc = sim_run_reader(s, reader, NULL, false, &records, &status);
 			if (bad[b].says) {
 				cr_assert_neq(rc, 0, "bad use %zu (classify %d) is accepted", b, classify);
 				cr_assert(strstr(status.message, bad[b].says) && strstr(status.message, "block 0"),
@@ -646,7 +646,7 @@ static char *report_on(trace_reader *reader, sim_config config)
 	sim *s;
 	cr_assert_eq(sim_new(&s, &config, &status), 0, "%s", status.message);
 	uint64_t records = 0;
-	cr_assert_eq(sim_run_reader(s, reader, NULL, &records, &status), 0, "%s", status.message);
+	cr_assert_eq(sim_run_reader(s, reader, NULL, false, &records, &status), 0, "%s", status.message);
 	cr_assert_eq(trace_reader_close(reader, &status), 0, "%s", status.message);
 	sim_run_facts facts = { .trace = "program", .format = TRACE_FORMAT_NATIVE, .records = records };
 	output_report *report = sim_run_report(s, &facts, 10, &status);
@@ -733,7 +733,7 @@ Test(trace_ring, a_bad_filter_entry_is_an_error)
 		sim *s;
 		cr_assert_eq(sim_new(&s, &config, &status), 0, "%s", status.message);
 		uint64_t records = 0;
-		cr_assert_neq(sim_run_reader(s, reader, NULL, &records, &status), 0, "entry %zu is accepted", b);
+		cr_assert_neq(sim_run_reader(s, reader, NULL, false, &records, &status), 0, "entry %zu is accepted", b);
 		cr_assert(strstr(status.message, bad[b].says), "entry %zu: %s", b, status.message);
 		sim_free(s);
 		trace_reader_close(reader, NULL);
