@@ -140,6 +140,11 @@ typedef struct explain_options {
 	bool simulate;                       /* ... and simulate its references (true) */
 	const char *valgrind;                /* NULL: valgrind on PATH */
 	int program_stdout;                  /* where the program's standard output goes (-1: inherited) */
+	/* The simulation runs the threads' references in lockstep, this many of
+	 * each in turn (plumb sim --interleave; 1 by default, so that threads
+	 * that share lines do so as often as on hardware); 0: Valgrind's order. */
+	uint64_t interleave;
+	bool fair_sched;                     /* Valgrind's --fair-sched=yes */
 } explain_options;
 
 extern const char explain_default_events[];

@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "plumb/tempdir.h"
 #include "plumb/explain.h"
 #include "plumb/interrupt.h"
 
@@ -279,14 +280,11 @@ int explain_measure(char *const argv[], const explain_options *options, explain_
 			strcat(events, ",");
 		strcat(events, result->events[e]);
 	}
-	const char *tmp = getenv("TMPDIR");
 	char folder[4096];
-	snprintf(folder, sizeof folder, "%s/plumb-explain.XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
-	if (!mkdtemp(folder))
-		return plumb_fail_errno(status, errno, "cannot create a temporary folder in %s", tmp && tmp[0] ? tmp : "/tmp");
+	if (temp_folder(folder, sizeof folder, "plumb-explain.XXXXXX", status) != 0)
+		return -1;
 	char json_path[4200];
 	snprintf(json_path, sizeof json_path, "%s/regions.json", folder);
-	interrupt_add_path(folder, true);
 	interrupt_add_path(json_path, false);
 	explain_region *program = explain_result_region(result, EXPLAIN_PROGRAM);
 	int rc = 0;

@@ -69,20 +69,54 @@ static int make_sims(const char *preset, sim **plain, sim **prefetching, plumb_s
 int explain_simulate_trace(trace_reader *reader, const explain_options *options, explain_result *result,
                            plumb_status *status)
 {
-	(void)options;
 	sim *plain, *prefetching;
 	if (make_sims(result->preset, &plain, &prefetching, status) != 0)
 		return -1;
+	/* Threads in lockstep (plumb sim --interleave): under Valgrind they take
+	 * turns of a scheduling quantum, and lines they share would move between
+	 * cores a few times instead of as often as on hardware. */
+	trace_interleaver *interleaver = NULL;
+	if (options->interleave &&
+	    trace_interleaver_new(&interleaver, options->interleave, TRACE_INTERLEAVE_WINDOW, status) != 0) {
+		sim_free(plain);
+		sim_free(prefetching);
+		return -1;
+	}
 	int rc = 0;
+	/* While one thread runs there is nothing to interleave: plumbgrind's
+	 * entries go to the simulators as they come through the ring, as under
+	 * plumb sim; from the first reference of a second thread on, the
+	 * interleaver's records. */
+	bool lockstep = false, seen = false;
+	uint32_t first_thread = 0;
 	for (;;) {
 		const trace_record *batch;
-		long got = trace_reader_view(reader, &batch, BATCH, status);
+		trace_compact compact = { 0 };
+		long got = lockstep ? trace_interleaver_view(interleaver, reader, &batch, BATCH, status)
+		                    : trace_reader_view_compact(reader, &batch, &compact, BATCH, status);
 		if (got <= 0) {
 			rc = got < 0 ? -1 : 0;
 			break;
 		}
-		if (sim_access_batch(plain, batch, (size_t)got, status) != 0 ||
-		    sim_access_batch(prefetching, batch, (size_t)got, status) != 0) {
+		if (interleaver && !lockstep) {
+			if (!seen) {
+				first_thread = compact.words ? compact.thread : batch[0].thread;
+				seen = true;
+			}
+			if (compact.words)
+				lockstep = compact.thread != first_thread;
+			for (long i = 0; !compact.words && !lockstep && i < got; i++)
+				lockstep = batch[i].thread != first_thread;
+		}
+		if (compact.words) {
+			trace_compact twin = compact;
+			if (sim_access_compact(plain, &compact, status) != 0 ||
+			    sim_access_compact(prefetching, &twin, status) != 0) {
+				rc = -1;
+				break;
+			}
+		} else if (sim_access_batch(plain, batch, (size_t)got, status) != 0 ||
+		           sim_access_batch(prefetching, batch, (size_t)got, status) != 0) {
 			rc = -1;
 			break;
 		}
@@ -124,9 +158,21 @@ int explain_simulate_trace(trace_reader *reader, const explain_options *options,
 			explain_result_note(result, "simulated: more threads than simulated cores, so a region also counts the "
 			                    "references of the threads that share its core");
 		snprintf(result->simulate_source, sizeof result->simulate_source,
-		         "the %s preset, %u core(s), from the region's references under plumbgrind", result->preset,
-		         sim_configuration(plain)->cores);
+		         "the %s preset, %u core(s), from the region's references under plumbgrind, %s", result->preset,
+		         sim_configuration(plain)->cores,
+		         options->interleave ? "threads interleaved in lockstep" : "threads in Valgrind's order");
+		if (sim_thread_count(plain) > 1) {
+			if (options->interleave)
+				explain_result_note(result, "simulated: the threads' references were interleaved %llu of each in "
+				                    "turn (--interleave), as threads that run at once share lines; Valgrind ran "
+				                    "them by turns", (unsigned long long)options->interleave);
+			else
+				explain_result_note(result, "simulated: the threads' references in Valgrind's order (--interleave "
+				                    "none): each thread ran for a scheduling quantum at a time, so lines they "
+				                    "share moved between cores less often than on hardware");
+		}
 	}
+	trace_interleaver_free(interleaver);
 	sim_free(plain);
 	sim_free(prefetching);
 	return rc;

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "plumb/tempdir.h"
 #include "plumb/interrupt.h"
 #include "plumb/report.h"
 
@@ -192,7 +193,10 @@ int report_chart_svg_marked(const output_table *t, const report_chart *chart, co
 			series_columns[series_n++] = output_column_index(t, c);
 		}
 	}
-	char data_path[] = "/tmp/plumb-chart-XXXXXX";
+	char data_path[4096], script_path[4096];
+	if (temp_path(data_path, sizeof data_path, "plumb-chart-XXXXXX", status) != 0 ||
+	    temp_path(script_path, sizeof script_path, "plumb-chart-XXXXXX", status) != 0)
+		return -1;
 	int fd = mkstemp(data_path);
 	if (fd < 0)
 		return plumb_fail_errno(status, errno, "cannot create a temporary file for the chart");
@@ -250,7 +254,6 @@ int report_chart_svg_marked(const output_table *t, const report_chart *chart, co
 		free(series);
 		return plumb_fail(status, ENODATA, "table '%s' has no numeric points to plot", output_table_name(t));
 	}
-	char script_path[] = "/tmp/plumb-chart-XXXXXX";
 	fd = mkstemp(script_path);
 	if (fd >= 0)
 		interrupt_add_path(script_path, false);
@@ -310,7 +313,7 @@ int report_chart_svg_marked(const output_table *t, const report_chart *chart, co
 	fclose(script);
 	free(series);
 
-	char command[512];
+	char command[sizeof script_path + 32];
 	snprintf(command, sizeof command, "gnuplot %s 2>/dev/null", script_path);
 	FILE *pipe = popen(command, "r");
 	char *text = NULL;

@@ -31,6 +31,12 @@ int trace_command_finish(trace_reader *reader, plumb_status *status)
 		return plumb_fail_errno(status, errno, "waiting for valgrind");
 	if (early)
 		return 0;
+	if (c->exit) {
+		c->exit->ended = WIFEXITED(wait_status) || WIFSIGNALED(wait_status);
+		c->exit->signal = WIFSIGNALED(wait_status) ? WTERMSIG(wait_status) : 0;
+		c->exit->code = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 128 + c->exit->signal;
+		c->exit->exec_failed = WIFEXITED(wait_status) && (c->exit->code == 126 || c->exit->code == 127);
+	}
 	if (WIFEXITED(wait_status)) {
 		int code = WEXITSTATUS(wait_status);
 		if (code == 0)

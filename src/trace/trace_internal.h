@@ -193,6 +193,7 @@ typedef struct trace_command_state {
 	char *code_path;               /* plumbgrind's --plumb-code file, removed at close */
 	bool code_skipped;             /* none asked for (TRACE_NO_CODE_MAP): the ring tells an exit */
 	const char *tool_note;         /* why lackey traces, when plumbgrind was not found (static text) */
+	trace_launch_exit *exit;       /* the caller's, filled when the program is waited for */
 } trace_command_state;
 
 struct trace_reader {
