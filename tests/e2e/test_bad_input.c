@@ -181,6 +181,7 @@ static const bad_case cases[] = {
 	CASE_REPORT("stat-program-segfaults", 0, 1, "the command failed in 1 of 1 runs", "killed by signal 11", "stat", "-o", "-", "-e", "page-faults", "--", "sh", "-c", "kill -SEGV $$"),
 	CASE_REPORT("stat-program-aborts", 0, 1, "the command failed in 1 of 1 runs", "killed by signal 6", "stat", "-o", "-", "-e", "page-faults", "--", "sh", "-c", "kill -ABRT $$"),
 	CASE_REPORT("stat-program-killed", 0, 1, "the command failed in 1 of 1 runs", "killed by signal 9", "stat", "-o", "-", "-e", "page-faults", "--", "sh", "-c", "kill -KILL $$"),
+	CASE_REPORT("stat-program-does-not-start", 0, 1, "the command did not start in 1 of 1 runs (exit status 127", "the command did not start in 1 of 1 runs", "stat", "-o", "-", "-e", "page-faults", "--", "sh", "-c", "exit 127"),
 	CASE_REPORT("stat-program-fails", 0, 1, "the command failed in 1 of 1 runs", "exited with status 1", "stat", "-o", "-", "-e", "page-faults", "--", "false"),
 	CASE("stat-output-read-only", 0, 1, "Permission denied", "stat", "-e", "page-faults", "-o", RO, "--", "true"),
 	CASE("stat-output-full", FULL, 1, "No space left on device", "stat", "-e", "page-faults", "-o", "%F", "--", "true"),
@@ -285,6 +286,7 @@ static const bad_case cases[] = {
 	CASE("instrument-valgrind-missing", PLUMBGRIND, 1, "cannot run valgrind '/nonexistent/valgrind'", "instrument", "--valgrind", "/nonexistent/valgrind", "--", "true"),
 	CASE("instrument-program-missing", PLUMBGRIND, 1, "cannot run '/nonexistent/program': No such file or directory", "instrument", "--", "/nonexistent/program"),
 	CASE("instrument-program-not-executable", PLUMBGRIND, 1, "cannot run './t.lackey': Permission denied", "instrument", "--", "./t.lackey"),
+	CASE_REPORT("instrument-program-does-not-start", PLUMBGRIND, 1, "the command 'sh' did not start (exit status 127", "the command did not start (exit status 127", "instrument", "--", "sh", "-c", "exit 127"),
 	CASE_REPORT("instrument-program-fails", PLUMBGRIND, 1, "the command 'false' exited with status 1", "exited with status 1", "instrument", "--", "false"),
 	CASE_REPORT("instrument-program-killed", PLUMBGRIND, 1, "the command 'sh' was killed by signal 9 (Killed)", "killed by signal 9", "instrument", "--", "sh", "-c", "kill -KILL $$"),
 	CASE_REPORT("instrument-program-aborts", PLUMBGRIND, 1, "was killed by signal 6 (Aborted)", "killed by signal 6", "instrument", "--", "%T", "abort"),
@@ -340,6 +342,9 @@ static const bad_case cases[] = {
 	CASE("explain-machine-missing", 0, 1, "--machine: cannot open 'nosuch.json': No such file or directory", "explain", "--machine", "nosuch.json", "--", "true"),
 	CASE("explain-machine-not-json", 0, 1, "--machine: 't.lackey' is not a plumb JSON report", "explain", "--machine", "t.lackey", "--", "true"),
 	CASE("explain-program-missing", 0, 1, "cannot run '/nonexistent/program': No such file or directory", "explain", "--", "/nonexistent/program"),
+	/* issue 30: a program that never started, or failed every run, is no measurement */
+	CASE("explain-program-does-not-start", 0, 1, "'sh' did not start: it exited with status 127 in all 2 runs", "explain", "-r", "2", "--machine", "machine.json", "--no-valgrind", "--", "sh", "-c", "exit 127"),
+	CASE("explain-program-fails-every-run", 0, 1, "'false' exited with status 1 in all 2 runs: a failed run is not a measurement", "explain", "-r", "2", "--machine", "machine.json", "--no-valgrind", "--", "false"),
 	CASE("explain-event-unknown", 0, USAGE, "-e: unknown event 'nosuch'", "explain", "-e", "page-faults,nosuch", "--", "true"),
 	CASE("explain-preset-unknown", 0, USAGE, "--preset: unknown preset 'nosuch'", "explain", "--preset", "nosuch", "--", "true"),
 	CASE_REPORT("explain-program-crashes", 0, 1, "the program 'sh' was killed by signal 11", "killed by signal 11", "explain", "--no-valgrind", "-r", "1", "--", "sh", "-c", "kill -SEGV $$"),
@@ -677,6 +682,8 @@ static void make_fixtures(const char *dir, unsigned flags)
 	write_text(dir, "three-columns.csv", "first,second,third\n100,50,1\n200,60,2\n");
 	write_file(dir, "binary.csv", "100,50\n\0\0\0\n", 11);
 	write_text(dir, "not-loaded.json", "{\"command\": \"lat\", \"tables\": []}\n");
+	/* a machine of no figures, for explain --machine: no probe of 2 s or more */
+	write_text(dir, "machine.json", "{\"schema\": \"plumb-report\", \"schema_version\": 1, \"command\": \"bw\", \"tables\": []}\n");
 	if (flags & TRACES) {
 		const char *argv[] = { "trace", "convert", "t.lackey", "t.ptrace", NULL };
 		outcome o = run_plumb(dir, argv, -1, 0, false);
