@@ -346,6 +346,10 @@ int trace_code_map_load(trace_code_map **out, const char *path, plumb_status *st
 int trace_code_map_lookup(const trace_code_map *map, uint64_t address, const char **function, const char **file,
                           uint32_t *line);
 size_t trace_code_map_size(const trace_code_map *map);   /* address ranges */
+/* 1 and the lowest address the program ran of function (its entry, for a
+ * function entered by a call, such as main), else 0: where the program's
+ * image lay in memory, to place its symbol table's addresses. */
+int trace_code_map_function_start(const trace_code_map *map, const char *function, uint64_t *address);
 /* Writes the map in plumbgrind's format, atomically.  `plumb trace record
  * OUT` keeps the map of the recorded program beside the trace as OUT.code,
  * which `plumb sim OUT` reads (trace_code_map_path_for). */

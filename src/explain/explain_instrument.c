@@ -84,9 +84,10 @@ int explain_instrument(char *const argv[], const explain_options *options, expla
 		return -1;
 	snprintf(summary_path, sizeof summary_path, "%s/summary", folder);
 	interrupt_add_path(summary_path, false);
+	/* with plumbgrind's code map, which places the executable's symbols
+	 * (explain_name_data) and tells an exit from an exec */
 	const char *valgrind_options[4];
 	size_t n = 0;
-	valgrind_options[n++] = TRACE_NO_CODE_MAP;
 	if (options->fair_sched)
 		valgrind_options[n++] = "--fair-sched=yes";
 	valgrind_options[n] = NULL;
@@ -115,6 +116,17 @@ int explain_instrument(char *const argv[], const explain_options *options, expla
 		exec = exec_status.code == ENOENT;
 		traced = -1;
 		simulate_status = exec_status;
+	}
+	if (traced == 0 && simulate && result->shared_count) {
+		explain_name_data(argv[0], map, result->shared, result->shared_count);
+		for (size_t i = 0; i < result->shared_count; i++) {
+			const explain_shared_line *line = &result->shared[i];
+			explain_result_note(result, "simulated: %s shared line: 0x%llx, %s: %llu false-sharing and %llu "
+			                    "true-sharing misses, %llu invalidations", i == 0 ? "the hottest" : "another",
+			                    (unsigned long long)line->address, line->variable,
+			                    (unsigned long long)line->false_sharing, (unsigned long long)line->true_sharing,
+			                    (unsigned long long)line->invalidations);
+		}
 	}
 	trace_code_map_free(map);
 	plumb_status ignored;

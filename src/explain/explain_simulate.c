@@ -44,6 +44,66 @@ static void take_core(explain_simulated *into, const sim_core_stats *core, uint6
 	into->done = true;
 }
 
+/* The third simulator, of the threads' sharing: the plain one's caches with
+ * the misses classified (true and false sharing, hot lines), made when a
+ * second thread appears.  Classification slows every reference, so a
+ * program of one thread never pays for it. */
+static int make_sharing(const char *preset, sim **sharing, plumb_status *status)
+{
+	sim_config config;
+	if (sim_preset(&config, preset, status) != 0)
+		return -1;
+	config.classify = true;
+	config.check = false;
+	if (sim_config_validate(&config, status) != 0)
+		return -1;
+	return sim_new(sharing, &config, status);
+}
+
+static uint64_t sharing_misses(const sim_core_stats *core, bool true_sharing)
+{
+	uint64_t n = 0;
+	/* the L1s' (a miss there goes on to the L2, which counts it again) */
+	for (int level = SIM_L1I; level <= SIM_L1D; level++)
+		n += true_sharing ? core->cache[level].coherence_true : core->cache[level].coherence_false;
+	return n;
+}
+
+/* The sharing simulator's regions and hottest shared lines into the result. */
+static void take_sharing(const sim *sharing, explain_result *result)
+{
+	const sim_stats *all = sim_statistics(sharing);
+	explain_simulated *program = &result->regions[0].simulated;
+	for (uint32_t c = 0; c < all->cores; c++) {
+		program->true_sharing += sharing_misses(&all->core[c], true);
+		program->false_sharing += sharing_misses(&all->core[c], false);
+	}
+	for (size_t i = 0; i < sim_region_count(sharing); i++) {
+		const sim_region_stats *region = sim_region(sharing, i);
+		explain_region *into = explain_result_region(result, region->name);
+		if (!into)
+			continue;
+		into->simulated.true_sharing += sharing_misses(&region->stats, true);
+		into->simulated.false_sharing += sharing_misses(&region->stats, false);
+	}
+	sim_line_stats lines[16];
+	size_t n = sim_hot_lines(sharing, lines, 16);
+	result->shared_count = 0;
+	for (size_t i = 0; i < n && result->shared_count < EXPLAIN_SHARED_LINES; i++) {
+		const sim_line_stats *line = &lines[i];
+		/* shared: more than one core took part, and lost it to another's write */
+		if ((line->cores & (line->cores - 1)) == 0 || line->coherence_true + line->coherence_false == 0)
+			continue;
+		explain_shared_line *into = &result->shared[result->shared_count++];
+		memset(into, 0, sizeof *into);
+		into->address = line->address;
+		into->bytes = sim_configuration(sharing)->cache[SIM_L1D].line;
+		into->true_sharing = line->coherence_true;
+		into->false_sharing = line->coherence_false;
+		into->invalidations = line->invalidations;
+	}
+}
+
 static int make_sims(const char *preset, sim **plain, sim **prefetching, plumb_status *status)
 {
 	sim_config config;
@@ -86,37 +146,46 @@ int explain_simulate_trace(trace_reader *reader, const explain_options *options,
 	/* While one thread runs there is nothing to interleave: plumbgrind's
 	 * entries go to the simulators as they come through the ring, as under
 	 * plumb sim; from the first reference of a second thread on, the
-	 * interleaver's records. */
-	bool lockstep = false, seen = false;
+	 * interleaver's records, and a third simulator classifies the sharing. */
+	bool threads = false, seen = false;
 	uint32_t first_thread = 0;
+	sim *sharing = NULL;
 	for (;;) {
 		const trace_record *batch;
 		trace_compact compact = { 0 };
-		long got = lockstep ? trace_interleaver_view(interleaver, reader, &batch, BATCH, status)
-		                    : trace_reader_view_compact(reader, &batch, &compact, BATCH, status);
+		long got = threads && interleaver ? trace_interleaver_view(interleaver, reader, &batch, BATCH, status)
+		                                  : trace_reader_view_compact(reader, &batch, &compact, BATCH, status);
 		if (got <= 0) {
 			rc = got < 0 ? -1 : 0;
 			break;
 		}
-		if (interleaver && !lockstep) {
+		if (!threads) {
 			if (!seen) {
 				first_thread = compact.words ? compact.thread : batch[0].thread;
 				seen = true;
 			}
 			if (compact.words)
-				lockstep = compact.thread != first_thread;
-			for (long i = 0; !compact.words && !lockstep && i < got; i++)
-				lockstep = batch[i].thread != first_thread;
+				threads = compact.thread != first_thread;
+			for (long i = 0; !compact.words && !threads && i < got; i++)
+				threads = batch[i].thread != first_thread;
+			uint32_t core;
+			if (threads && (make_sharing(result->preset, &sharing, status) != 0 ||
+			                sim_thread_enter(sharing, first_thread, &core, status) != 0)) {
+				rc = -1;
+				break;
+			}
 		}
 		if (compact.words) {
-			trace_compact twin = compact;
+			trace_compact twin = compact, third = compact;
 			if (sim_access_compact(plain, &compact, status) != 0 ||
-			    sim_access_compact(prefetching, &twin, status) != 0) {
+			    sim_access_compact(prefetching, &twin, status) != 0 ||
+			    (sharing && sim_access_compact(sharing, &third, status) != 0)) {
 				rc = -1;
 				break;
 			}
 		} else if (sim_access_batch(plain, batch, (size_t)got, status) != 0 ||
-		           sim_access_batch(prefetching, batch, (size_t)got, status) != 0) {
+		           sim_access_batch(prefetching, batch, (size_t)got, status) != 0 ||
+		           (sharing && sim_access_batch(sharing, batch, (size_t)got, status) != 0)) {
 			rc = -1;
 			break;
 		}
@@ -151,6 +220,8 @@ int explain_simulate_trace(trace_reader *reader, const explain_options *options,
 			}
 			into->simulated.sequential_misses[0] += removed;
 		}
+		if (sharing)
+			take_sharing(sharing, result);
 		if (sim_region_mismatches(plain))
 			explain_result_note(result, "simulated: %llu region end(s) did not match the innermost open region",
 			                    (unsigned long long)sim_region_mismatches(plain));
@@ -173,6 +244,7 @@ int explain_simulate_trace(trace_reader *reader, const explain_options *options,
 		}
 	}
 	trace_interleaver_free(interleaver);
+	sim_free(sharing);
 	sim_free(plain);
 	sim_free(prefetching);
 	return rc;

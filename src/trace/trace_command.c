@@ -305,6 +305,7 @@ int trace_reader_open_launch(trace_reader **out, char *const argv[], const trace
 	if (plumbgrind && code_dir[0])
 		reader->command.code_path = strdup(code_path);
 	reader->command.code_skipped = skip_code;
+	reader->command.lackey = !plumbgrind;
 	if (!plumbgrind && !(force_lackey && force_lackey[0]))
 		reader->command.tool_note = "plumbgrind, plumb's Valgrind tool, was not found beside this program "
 		                            "(build/vg/lib, PREFIX/lib/plumb/valgrind, or PLUMB_VALGRIND_LIB): "
@@ -341,7 +342,7 @@ int trace_reader_code_map(trace_reader *reader, trace_code_map **out, plumb_stat
 	                                 : stat(reader->command.code_path, &info) != 0 && errno == ENOENT)
 		return plumb_fail(status, ENOENT,
 		                  "'%s' exec'd another program (a wrapper script?), which Valgrind does not follow: "
-		                  "the trace stopped there; give plumb the program itself",
+		                  "the trace stopped there; plumb follows one program image: give plumb the program itself",
 		                  reader->command.program);
 	if (reader->command.code_skipped)
 		return 0;

@@ -15,6 +15,11 @@
 
 int trace_command_finish(trace_reader *reader, plumb_status *status)
 {
+	return trace_command_finish_image(reader, true, status);
+}
+
+int trace_command_finish_image(trace_reader *reader, bool image_ended, plumb_status *status)
+{
 	trace_command_state *c = &reader->command;
 	/* Closed before the end (the caller had enough, or the trace was bad):
 	 * stop the run rather than wait for a program lackey slows a
@@ -39,6 +44,10 @@ int trace_command_finish(trace_reader *reader, plumb_status *status)
 	}
 	if (WIFEXITED(wait_status)) {
 		int code = WEXITSTATUS(wait_status);
+		if (!image_ended && code != 126 && code != 127)
+			return plumb_fail(status, EXDEV, "'%s' exec'd another program (a wrapper script?), which Valgrind does "
+			                  "not follow: the trace stopped there; plumb follows one program image: give plumb "
+			                  "the program itself", c->program);
 		if (code == 0)
 			return 0;
 		if (code == 127 || code == 126)
