@@ -53,23 +53,23 @@
 #include "pub_tool_vki.h"
 #include "pub_tool_vkiscnums.h"
 #include "plumbgrind.h"
+#include "plumb/ring_format.h"
 
 /* Core functions the tool headers do not declare (libcoregrind exports
  * them; pub_core_aspacemgr.h, pub_core_libcfile.h). */
 extern SysRes VG_(am_shared_mmap_file_float_valgrind)(SizeT length, UInt prot, Int fd, Off64T offset);
 extern Int VG_(safe_fd)(Int oldfd);
 
-#define TAG_USE 1ull
-#define TAG_DEFINE 2ull
-#define TAG_THREAD 3ull
-#define TAG_SINGLE 4ull
-#define TAG_MARKER 5ull
-#define TAG_CALL 6ull
-#define TAG_RETURN 7ull
-#define TAG_SHIFT 60
-/* In place of a block's length on the full pipe: the program exited (the
- * last word; src/trace/trace_ring.c) */
-#define PG_RING_END 0xffffffffu
+/* The words' tags and the end, shared with plumb (include/plumb/ring_format.h) */
+#define TAG_USE ((ULong)PLUMB_RING_USE)
+#define TAG_DEFINE ((ULong)PLUMB_RING_DEFINE)
+#define TAG_THREAD ((ULong)PLUMB_RING_THREAD)
+#define TAG_SINGLE ((ULong)PLUMB_RING_SINGLE)
+#define TAG_MARKER ((ULong)PLUMB_RING_MARKER)
+#define TAG_CALL ((ULong)PLUMB_RING_CALL)
+#define TAG_RETURN ((ULong)PLUMB_RING_RETURN)
+#define TAG_SHIFT PLUMB_RING_TAG_SHIFT
+#define PG_RING_END PLUMB_RING_END
 /* The most events a group holds (see "Groups" below; plumb takes up to 255
  * in a definition) */
 #define GROUP_MAX 64

@@ -38,12 +38,13 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#include "plumb/ring_format.h"
 #include "plumb/status.h"
 #include "trace/trace_entries.h"
 #include "trace/trace_internal.h"
 
 #define OUT_RECORDS 4096u
-#define RING_END 0xffffffffu           /* vg/pg_ring.c PG_RING_END */
+#define RING_END PLUMB_RING_END
 
 
 struct trace_ring {
