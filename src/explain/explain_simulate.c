@@ -228,10 +228,13 @@ int explain_simulate_trace(trace_reader *reader, const explain_options *options,
 		if (sim_region_folded(plain))
 			explain_result_note(result, "simulated: more threads than simulated cores, so a region also counts the "
 			                    "references of the threads that share its core");
+		char threads_text[96] = "threads in Valgrind's order (--interleave none)";
+		if (options->interleave)
+			snprintf(threads_text, sizeof threads_text, "threads in lockstep, %llu reference(s) of each in turn "
+			         "(--interleave)", (unsigned long long)options->interleave);
 		snprintf(result->simulate_source, sizeof result->simulate_source,
 		         "the %s preset, %u core(s), from the region's references under plumbgrind, %s", result->preset,
-		         sim_configuration(plain)->cores,
-		         options->interleave ? "threads interleaved in lockstep" : "threads in Valgrind's order");
+		         sim_configuration(plain)->cores, threads_text);
 		if (sim_thread_count(plain) > 1) {
 			if (options->interleave)
 				explain_result_note(result, "simulated: the threads' references were interleaved %llu of each in "
