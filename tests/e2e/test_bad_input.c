@@ -347,7 +347,7 @@ static const bad_case cases[] = {
 	CASE("explain-program-fails-every-run", 0, 1, "'false' exited with status 1 in all 2 runs: a failed run is not a measurement", "explain", "-r", "2", "--machine", "machine.json", "--no-valgrind", "--", "false"),
 	CASE("explain-event-unknown", 0, USAGE, "-e: unknown event 'nosuch'", "explain", "-e", "page-faults,nosuch", "--", "true"),
 	CASE("explain-preset-unknown", 0, USAGE, "--preset: unknown preset 'nosuch'", "explain", "--preset", "nosuch", "--", "true"),
-	CASE_REPORT("explain-program-crashes", 0, 1, "the program 'sh' was killed by signal 11", "killed by signal 11", "explain", "--no-valgrind", "-r", "1", "--", "sh", "-c", "kill -SEGV $$"),
+	CASE_REPORT("explain-program-crashes", 0, 1, "the program 'sh' was killed by signal 11", "killed by signal 11", "explain", "--machine", "machine.json", "--no-valgrind", "-r", "1", "--", "sh", "-c", "kill -SEGV $$"),
 	/* report */
 	CASE("report-section-unknown", 0, USAGE, "'nosuch' is not a plumb command", "report", "--sections", "nosuch"),
 	CASE("report-sections-empty", 0, USAGE, "--sections names no command", "report", "--sections", ","),
