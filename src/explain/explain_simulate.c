@@ -228,10 +228,14 @@ int explain_simulate_trace(trace_reader *reader, const explain_options *options,
 		if (sim_region_folded(plain))
 			explain_result_note(result, "simulated: more threads than simulated cores, so a region also counts the "
 			                    "references of the threads that share its core");
-		char threads_text[96] = "threads in Valgrind's order (--interleave none)";
+		char threads_text[160] = "threads in Valgrind's order (--interleave none)";
 		if (options->interleave)
 			snprintf(threads_text, sizeof threads_text, "threads in lockstep, %llu reference(s) of each in turn "
-			         "(--interleave)", (unsigned long long)options->interleave);
+			         "(--interleave)%s", (unsigned long long)options->interleave,
+			         options->fair_sched ? ", Valgrind's --fair-sched=yes" : "");
+		else if (options->fair_sched)
+			snprintf(threads_text, sizeof threads_text, "threads in Valgrind's order (--interleave none, "
+			         "--fair-sched=yes)");
 		snprintf(result->simulate_source, sizeof result->simulate_source,
 		         "the %s preset, %u core(s), from the region's references under plumbgrind, %s", result->preset,
 		         sim_configuration(plain)->cores, threads_text);

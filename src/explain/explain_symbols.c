@@ -127,34 +127,44 @@ void explain_name_data(const char *program, const trace_code_map *map, explain_s
 			snprintf(line->variable, sizeof line->variable, "unknown (%s)", why);
 			continue;
 		}
-		/* every variable whose bytes overlap the line's */
+		/* every variable whose bytes overlap the line's, in address order
+		 * (a line holds a few: 16 at most are named) */
 		uint64_t line_start = line->address, line_end = line->address + line->bytes;
-		size_t used = 0, named = 0;
-		line->variable[0] = 0;
-		for (size_t i = 0; i < symbol_count; i++) {
+		const Elf64_Sym *found[16];
+		size_t named = 0, used = 0;
+		for (size_t i = 0; i < symbol_count && named < 16; i++) {
 			const Elf64_Sym *s = &symbols[i];
 			int type = ELF64_ST_TYPE(s->st_info);
 			if ((type != STT_OBJECT && type != STT_COMMON) || s->st_shndx == SHN_UNDEF)
 				continue;
 			uint64_t start = s->st_value + bias, end = start + (s->st_size ? s->st_size : 1);
-			if (end <= line_start || start >= line_end)
-				continue;
 			const char *name = symbol_name(s, strings, strings_size);
-			if (!name || !name[0] || used + 1 >= sizeof line->variable)
+			if (end <= line_start || start >= line_end || !name || !name[0])
 				continue;
+			size_t at = named++;
+			while (at > 0 && found[at - 1]->st_value > s->st_value) {
+				found[at] = found[at - 1];
+				at--;
+			}
+			found[at] = s;
+		}
+		line->variable[0] = 0;
+		for (size_t f = 0; f < named; f++) {
+			const Elf64_Sym *s = found[f];
+			uint64_t start = s->st_value + bias;
+			const char *name = symbol_name(s, strings, strings_size);
 			/* as perf c2c: symbol+offset of the line's first byte, or the
 			 * symbol and where in the line it starts */
 			int n = start >= line_start
 			        ? snprintf(line->variable + used, sizeof line->variable - used, "%s%s (%llu bytes, at byte %llu "
-			                   "of the line)", named ? ", " : "", name, (unsigned long long)s->st_size,
+			                   "of the line)", f ? ", " : "", name, (unsigned long long)s->st_size,
 			                   (unsigned long long)(start - line_start))
 			        : snprintf(line->variable + used, sizeof line->variable - used, "%s%s+%llu (%llu bytes)",
-			                   named ? ", " : "", name, (unsigned long long)(line_start - start),
+			                   f ? ", " : "", name, (unsigned long long)(line_start - start),
 			                   (unsigned long long)s->st_size);
 			if (n < 0 || (size_t)n >= sizeof line->variable - used)
 				break;
 			used += (size_t)n;
-			named++;
 		}
 		if (!named)
 			snprintf(line->variable, sizeof line->variable,
