@@ -452,6 +452,57 @@ void pg_ring_close(void)
 	full_fd = free_fd = -1;
 }
 
+/* The client's string at address, copied while its pages are readable;
+ * the length copied (0: unreadable or empty). */
+static UInt client_string(Addr address, HChar *out, UInt size)
+{
+	UInt n = 0;
+	while (n + 1 < size) {
+		Addr at = address + n;
+		if ((n == 0 || (at & (VKI_PAGE_SIZE - 1)) == 0) && !VG_(am_is_valid_for_client)(at, 1, VKI_PROT_READ))
+			break;
+		HChar c = *(const HChar *)at;
+		if (c == 0)
+			break;
+		out[n++] = c;
+	}
+	out[n] = 0;
+	return n;
+}
+
+void pg_ring_pre_syscall(ThreadId tid, UInt syscallno, UWord *args, UInt nArgs)
+{
+	/* execve(path, ...) or execveat(dirfd, path, ...): the words on the
+	 * full pipe, between two blocks' lengths, are PLUMB_RING_EXEC, the
+	 * name's length and the name.  If the exec fails, the program goes on
+	 * and its end word still comes. */
+	if (!pg_ring_enabled || stopped || full_fd < 0)
+		return;
+	Addr name;
+	if (syscallno == __NR_execve && nArgs >= 1)
+		name = args[0];
+	else if (syscallno == __NR_execveat && nArgs >= 2)
+		name = args[1];
+	else
+		return;
+	struct {
+		UInt tag, length;
+		HChar name[PLUMB_RING_EXEC_NAME_MAX + 1];
+	} message;
+	message.tag = PLUMB_RING_EXEC;
+	message.length = client_string(name, message.name, sizeof message.name);
+	Int n;
+	do
+		n = VG_(write)(full_fd, &message, (Int)(8 + message.length));
+	while (n == -VKI_EINTR);
+	if (n != (Int)(8 + message.length))
+		fail("writing to plumb failed (it stopped reading)");
+}
+
+void pg_ring_post_syscall(ThreadId tid, UInt syscallno, UWord *args, UInt nArgs, SysRes res)
+{
+}
+
 void pg_ring_forget(void)
 {
 	/* A forked child shares the mapping and the pipes: it must write to

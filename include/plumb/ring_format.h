@@ -23,5 +23,10 @@
 /* On the full pipe, in place of a block's length: the program exited (not
  * exec'd another, which Valgrind does not follow).  The last word. */
 #define PLUMB_RING_END 0xffffffffu
+/* On the full pipe, in place of a block's length: the program calls execve;
+ * then the name's length (4 bytes, at most PLUMB_RING_EXEC_NAME_MAX) and the
+ * name.  More blocks and the end word follow if the exec failed. */
+#define PLUMB_RING_EXEC 0xfffffffeu
+#define PLUMB_RING_EXEC_NAME_MAX 1024u
 
 #endif

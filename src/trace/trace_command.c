@@ -340,10 +340,7 @@ int trace_reader_code_map(trace_reader *reader, trace_code_map **out, plumb_stat
 	struct stat info;
 	if (reader->command.code_skipped ? !trace_ring_program_exited(reader)
 	                                 : stat(reader->command.code_path, &info) != 0 && errno == ENOENT)
-		return plumb_fail(status, ENOENT,
-		                  "'%s' exec'd another program (a wrapper script?), which Valgrind does not follow: "
-		                  "the trace stopped there; plumb follows one program image: give plumb the program itself",
-		                  reader->command.program);
+		return trace_command_exec_refusal(reader->command.program, trace_ring_exec_name(reader), ENOENT, status);
 	if (reader->command.code_skipped)
 		return 0;
 	return trace_code_map_load(out, reader->command.code_path, status);

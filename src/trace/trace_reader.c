@@ -338,7 +338,7 @@ int trace_reader_close(trace_reader *reader, plumb_status *status)
 		bool image_ended = !reader->input.at_eof || reader->failed ||
 		                   (reader->ring ? trace_ring_program_exited(reader)
 		                                 : !reader->command.lackey || reader->text.exited);
-		result = trace_command_finish_image(reader, image_ended, status);
+		result = trace_command_finish_image(reader, image_ended, trace_ring_exec_name(reader), status);
 	}
 	reader_free(reader);
 	return result;
