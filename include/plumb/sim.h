@@ -336,6 +336,11 @@ int sim_access_filtered(sim *s, const trace_compact *compact, plumb_status *stat
 /* One reference by core (not thread) core, for callers that make their own streams. */
 int sim_access(sim *s, uint32_t core, sim_access_kind kind, uint64_t address, uint32_t size,
                plumb_status *status);
+/* Places the trace's thread on its core now, as its first reference would
+ * (threads go to cores round robin in the order they first appear): a
+ * consumer that starts a simulator partway through a trace places the
+ * threads it saw before, in their order, so that each keeps its core. */
+int sim_thread_enter(sim *s, uint32_t thread, uint32_t *core, plumb_status *status);
 /* Clears every statistic (the caches keep their contents): for counting a region. */
 void sim_reset_statistics(sim *s);
 const sim_stats *sim_statistics(const sim *s);

@@ -100,6 +100,10 @@ int cmd_instrument(int argc, char **argv)
 		plumb_fail(&status, ECHILD, "the command '%s' was killed by signal %d (%s)", argv[optind],
 		           summary.exit_signal, strsignal(summary.exit_signal));
 		rc = cli_error("instrument", &status);
+	} else if (rc == 0 && ran && (summary.exit_code == 126 || summary.exit_code == 127)) {
+		plumb_fail(&status, ECHILD, "the command '%s' did not start (exit status %d: a missing shared library, "
+		           "file or interpreter?)", argv[optind], summary.exit_code);
+		rc = cli_error("instrument", &status);
 	} else if (rc == 0 && ran && summary.exit_code != 0) {
 		plumb_fail(&status, ECHILD, "the command '%s' exited with status %d", argv[optind], summary.exit_code);
 		rc = cli_error("instrument", &status);

@@ -4,6 +4,7 @@
  * mean, stddev and CV.  --calibrate measures the counter interface itself. */
 #include <getopt.h>
 #include <stdio.h>
+#include <sys/wait.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cli/command.h"
@@ -101,7 +102,13 @@ static int run_stat(const counter_stat_request *request, bool per_run, const cli
 	int rc = emit(out, request, &result, report);
 	output_report_free(report);
 	size_t failed_runs = result.failed_runs, unsupported = result.unsupported;
+	int bad = result.last_bad_status;
 	counter_stat_result_free(&result);
+	if (rc == 0 && failed_runs && WIFEXITED(bad) && (WEXITSTATUS(bad) == 126 || WEXITSTATUS(bad) == 127)) {
+		fprintf(stderr, "plumb stat: the command did not start in %zu of %zu runs (exit status %d: a missing "
+		        "shared library, file or interpreter?)\n", failed_runs, request->runs, WEXITSTATUS(bad));
+		return CLI_EXIT_FAILURE;
+	}
 	if (rc == 0 && failed_runs) {
 		fprintf(stderr, "plumb stat: the command failed in %zu of %zu runs\n", failed_runs, request->runs);
 		return CLI_EXIT_FAILURE;

@@ -162,6 +162,11 @@ output_report *counter_stat_report(const counter_stat_request *request, const co
 		if (WIFSIGNALED(w))
 			output_note(report, "the command was killed by signal %d in %zu of %zu runs", WTERMSIG(w),
 			            result->failed_runs, result->runs);
+		else if (WEXITSTATUS(w) == 126 || WEXITSTATUS(w) == 127)
+			output_note(report, "the command did not start in %zu of %zu runs (exit status %d: a missing shared "
+			            "library, file or interpreter? its own message went to standard error): the figures of "
+			            "those runs are of a failed start, not of the program's work",
+			            result->failed_runs, result->runs, WEXITSTATUS(w));
 		else
 			output_note(report, "the command exited with status %d in %zu of %zu runs", WEXITSTATUS(w),
 			            result->failed_runs, result->runs);

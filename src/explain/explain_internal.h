@@ -15,4 +15,8 @@ bool explain_simulation_available(char *reason, size_t size);
 int explain_simulate_trace(trace_reader *reader, const explain_options *options, explain_result *result,
                            plumb_status *status);
 
+/* Names the variable of each shared line (explain_symbols.c): the
+ * executable's symbol, placed by the code map's main; "unknown (why)". */
+void explain_name_data(const char *program, const trace_code_map *map, explain_shared_line *lines, size_t count);
+
 #endif

@@ -28,6 +28,7 @@ void explain_options_init(explain_options *options)
 	options->instrument = true;
 	options->simulate = true;
 	options->program_stdout = -1;
+	options->interleave = 1;
 	explain_machine_options_init(&options->machine);
 }
 

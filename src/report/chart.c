@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "plumb/escape.h"
+#include "plumb/tempdir.h"
 #include "plumb/interrupt.h"
 #include "plumb/report.h"
 #include "plumb/spawn.h"
@@ -174,7 +175,10 @@ int report_chart_svg_marked(const output_table *t, const report_chart *chart, co
 			series_columns[series_n++] = output_column_index(t, c);
 		}
 	}
-	char data_path[] = "/tmp/plumb-chart-XXXXXX";
+	char data_path[4096], script_path[4096];
+	if (temp_path(data_path, sizeof data_path, "plumb-chart-XXXXXX", status) != 0 ||
+	    temp_path(script_path, sizeof script_path, "plumb-chart-XXXXXX", status) != 0)
+		return -1;
 	int fd = mkstemp(data_path);
 	if (fd < 0)
 		return plumb_fail_errno(status, errno, "cannot create a temporary file for the chart");
@@ -232,7 +236,6 @@ int report_chart_svg_marked(const output_table *t, const report_chart *chart, co
 		free(series);
 		return plumb_fail(status, ENODATA, "table '%s' has no numeric points to plot", output_table_name(t));
 	}
-	char script_path[] = "/tmp/plumb-chart-XXXXXX";
 	fd = mkstemp(script_path);
 	if (fd >= 0)
 		interrupt_add_path(script_path, false);

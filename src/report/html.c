@@ -7,6 +7,7 @@
 #include <time.h>
 #include "plumb/escape.h"
 #include "plumb/report.h"
+#include "plumb/tempdir.h"
 
 static const struct { const char *command, *title, *intro; } sections[] = {
 	{ "topo", "The machine", "What the system reports: CPUs, caches (from sysfs and CPUID through hwloc), pages, the timer and whether hardware counters open." },
@@ -46,14 +47,22 @@ void report_html_text(FILE *f, const char *s)
 {
 	const char *home = secure_getenv("HOME");
 	size_t home_length = home && home[0] == '/' && home[1] ? strlen(home) : 0;
+	/* plumb's temporary folder ($TMPDIR, plumb/tempdir.h), and /tmp */
+	const char *tmp = temp_dir();
+	size_t tmp_length = strlen(tmp);
+	while (tmp_length > 1 && tmp[tmp_length - 1] == '/')
+		tmp_length--;
 	for (; s && *s; s++) {
-		if (home_length && !strncmp(s, home, home_length) && (s[home_length] == '/' || !s[home_length])) {
+		size_t prefix = !strncmp(s, "/tmp/", 5) ? 5
+		                : tmp_length > 1 && !strncmp(s, tmp, tmp_length) && s[tmp_length] == '/' ? tmp_length + 1
+		                                                                                          : 0;
+		if (!prefix && home_length && !strncmp(s, home, home_length) && (s[home_length] == '/' || !s[home_length])) {
 			fputc('~', f);
 			s += home_length - 1;
 			continue;
 		}
-		if (!strncmp(s, "/tmp/", 5)) {
-			const char *end = s + 5, *base = s + 5;
+		if (prefix) {
+			const char *end = s + prefix, *base = s + prefix;
 			while (*end && *end != ' ' && *end != '\'' && *end != '"' && *end != ')' && *end != ',' && *end != ';') {
 				if (*end == '/')
 					base = end + 1;

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "plumb/tempdir.h"
 #include "plumb/interrupt.h"
 #include "plumb/read_file.h"
 #include "plumb/report.h"
@@ -53,7 +54,9 @@ static int save_json(const char *path, const char *json, plumb_status *status)
  * child's report. */
 static int input_file(const char *input, plumb_status *status)
 {
-	char path[] = "/tmp/plumb-report-input-XXXXXX";
+	char path[4096];
+	if (temp_path(path, sizeof path, "plumb-report-input-XXXXXX", status) != 0)
+		return -1;
 	int fd = mkostemp(path, O_CLOEXEC);
 	if (fd < 0)
 		return plumb_fail_errno(status, errno, "cannot create a temporary file for a section's input");
@@ -223,12 +226,10 @@ int report_run_perturb_section(const char *program, const char *save_path, outpu
 		return plumb_fail(status, EINVAL, "too many perturb arguments");
 	memcpy(arguments, design, n * sizeof *arguments);
 	arguments[n] = NULL;
-	const char *tmp = secure_getenv("TMPDIR");
 	char directory[512], trace[600], code[620];
-	snprintf(directory, sizeof directory, "%s/plumb-report-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
-	bool made = mkdtemp(directory) != NULL;
+	plumb_status made_status;
+	bool made = temp_folder(directory, sizeof directory, "plumb-report-XXXXXX", &made_status) == 0;
 	if (made) {
-		interrupt_add_path(directory, true);
 		snprintf(trace, sizeof trace, "%s/workload.ptrace", directory);
 		snprintf(code, sizeof code, "%s.code", trace);
 		/* the workload alone, once, as the experiment runs it: its references per second */

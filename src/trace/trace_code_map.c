@@ -144,6 +144,17 @@ int trace_code_map_lookup(const trace_code_map *map, uint64_t address, const cha
 	return 1;
 }
 
+int trace_code_map_function_start(const trace_code_map *map, const char *function, uint64_t *address)
+{
+	/* ranges are sorted by start: the first of the function's is its lowest */
+	for (size_t i = 0; map && i < map->count; i++)
+		if (!strcmp(map->ranges[i].function, function)) {
+			*address = map->ranges[i].start;
+			return 1;
+		}
+	return 0;
+}
+
 size_t trace_code_map_size(const trace_code_map *map)
 {
 	return map ? map->count : 0;

@@ -342,8 +342,14 @@ int trace_reader_close(trace_reader *reader, plumb_status *status)
 	if (!reader)
 		return 0;
 	int result = 0;
-	if (reader->command.running)
-		result = trace_command_finish(reader, status);
+	if (reader->command.running) {
+		/* plumbgrind's ring, or lackey's exit line, says the program exited
+		 * rather than exec'd another (plumbgrind's text: its code map does) */
+		bool image_ended = !reader->input.at_eof || reader->failed ||
+		                   (reader->ring ? trace_ring_program_exited(reader)
+		                                 : !reader->command.lackey || reader->text.exited);
+		result = trace_command_finish_image(reader, image_ended, trace_ring_exec_name(reader), status);
+	}
 	reader_free(reader);
 	return result;
 }

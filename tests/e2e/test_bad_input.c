@@ -197,6 +197,7 @@ static const bad_case cases[] = {
 	CASE_REPORT("stat-program-segfaults", 0, 1, "the command failed in 1 of 1 runs", "killed by signal 11", "stat", "-o", "-", "-e", "page-faults", "--", "sh", "-c", "kill -SEGV $$"),
 	CASE_REPORT("stat-program-aborts", 0, 1, "the command failed in 1 of 1 runs", "killed by signal 6", "stat", "-o", "-", "-e", "page-faults", "--", "sh", "-c", "kill -ABRT $$"),
 	CASE_REPORT("stat-program-killed", 0, 1, "the command failed in 1 of 1 runs", "killed by signal 9", "stat", "-o", "-", "-e", "page-faults", "--", "sh", "-c", "kill -KILL $$"),
+	CASE_REPORT("stat-program-does-not-start", 0, 1, "the command did not start in 1 of 1 runs (exit status 127", "the command did not start in 1 of 1 runs", "stat", "-o", "-", "-e", "page-faults", "--", "sh", "-c", "exit 127"),
 	CASE_REPORT("stat-program-fails", 0, 1, "the command failed in 1 of 1 runs", "exited with status 1", "stat", "-o", "-", "-e", "page-faults", "--", "false"),
 	CASE("stat-output-read-only", 0, 1, "Permission denied", "stat", "-e", "page-faults", "-o", RO, "--", "true"),
 	CASE("stat-output-full", FULL, 1, "No space left on device", "stat", "-e", "page-faults", "-o", "%F", "--", "true"),
@@ -303,6 +304,7 @@ static const bad_case cases[] = {
 	CASE("instrument-valgrind-missing", PLUMBGRIND, 1, "cannot run valgrind '/nonexistent/valgrind'", "instrument", "--valgrind", "/nonexistent/valgrind", "--", "true"),
 	CASE("instrument-program-missing", PLUMBGRIND, 1, "cannot run '/nonexistent/program': No such file or directory", "instrument", "--", "/nonexistent/program"),
 	CASE("instrument-program-not-executable", PLUMBGRIND, 1, "cannot run './t.lackey': Permission denied", "instrument", "--", "./t.lackey"),
+	CASE_REPORT("instrument-program-does-not-start", PLUMBGRIND, 1, "the command 'sh' did not start (exit status 127", "the command did not start (exit status 127", "instrument", "--", "sh", "-c", "exit 127"),
 	CASE_REPORT("instrument-program-fails", PLUMBGRIND, 1, "the command 'false' exited with status 1", "exited with status 1", "instrument", "--", "false"),
 	CASE_REPORT("instrument-program-killed", PLUMBGRIND, 1, "the command 'sh' was killed by signal 9 (Killed)", "killed by signal 9", "instrument", "--", "sh", "-c", "kill -KILL $$"),
 	CASE_REPORT("instrument-program-aborts", PLUMBGRIND, 1, "was killed by signal 6 (Aborted)", "killed by signal 6", "instrument", "--", "%T", "abort"),
@@ -359,9 +361,12 @@ static const bad_case cases[] = {
 	CASE("explain-machine-not-json", 0, 1, "--machine: 't.lackey' is not a plumb JSON report", "explain", "--machine", "t.lackey", "--", "true"),
 	CASE("explain-machine-endless", 0, 1, "--machine: /dev/zero: larger than 64 MiB", "explain", "--machine", "/dev/zero", "--", "true"),
 	CASE("explain-program-missing", 0, 1, "cannot run '/nonexistent/program': No such file or directory", "explain", "--", "/nonexistent/program"),
+	/* issue 30: a program that never started, or failed every run, is no measurement */
+	CASE("explain-program-does-not-start", 0, 1, "'sh' did not start: it exited with status 127 in all 2 runs", "explain", "-r", "2", "--machine", "machine.json", "--no-valgrind", "--", "sh", "-c", "exit 127"),
+	CASE("explain-program-fails-every-run", 0, 1, "'false' exited with status 1 in all 2 runs: a failed run is not a measurement", "explain", "-r", "2", "--machine", "machine.json", "--no-valgrind", "--", "false"),
 	CASE("explain-event-unknown", 0, USAGE, "-e: unknown event 'nosuch'", "explain", "-e", "page-faults,nosuch", "--", "true"),
 	CASE("explain-preset-unknown", 0, USAGE, "--preset: unknown preset 'nosuch'", "explain", "--preset", "nosuch", "--", "true"),
-	CASE_REPORT("explain-program-crashes", 0, 1, "the program 'sh' was killed by signal 11", "killed by signal 11", "explain", "--no-valgrind", "-r", "1", "--", "sh", "-c", "kill -SEGV $$"),
+	CASE_REPORT("explain-program-crashes", 0, 1, "the program 'sh' was killed by signal 11", "killed by signal 11", "explain", "--machine", "machine.json", "--no-valgrind", "-r", "1", "--", "sh", "-c", "kill -SEGV $$"),
 	/* report */
 	CASE("report-section-unknown", 0, USAGE, "'nosuch' is not a plumb command", "report", "--sections", "nosuch"),
 	CASE("report-sections-empty", 0, USAGE, "--sections names no command", "report", "--sections", ","),
@@ -710,6 +715,8 @@ static void make_fixtures(const char *dir, unsigned flags)
 	           "   {\"name\": \"bandwidth\", \"unit\": \"GB/s\"}, {\"name\": \"level\"}],\n"
 	           "   \"rows\": [{\"chains\": 1, \"bandwidth\": 1, \"level\": \"`touch PWNED`\"},\n"
 	           "            {\"chains\": 2, \"bandwidth\": 2, \"level\": \"`touch PWNED`\"}]}], \"notes\": []}\n");
+	/* a machine of no figures, for explain --machine: no probe of 2 s or more */
+	write_text(dir, "machine.json", "{\"schema\": \"plumb-report\", \"schema_version\": 1, \"command\": \"bw\", \"tables\": []}\n");
 	if (flags & TRACES) {
 		const char *argv[] = { "trace", "convert", "t.lackey", "t.ptrace", NULL };
 		outcome o = run_plumb(dir, argv, -1, 0, false);

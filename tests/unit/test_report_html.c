@@ -157,3 +157,19 @@ Test(report_html, section_names_from_a_file_are_escaped)
 	unlink(path);
 	output_report_free(r);
 }
+
+/* A temporary path shows as its base name, under /tmp and under $TMPDIR
+ * alike (plumb makes its temporary files there, plumb/tempdir.h). */
+Test(report_html, temporary_paths_show_their_base_name_under_tmpdir_too)
+{
+	char *text = NULL;
+	size_t size = 0;
+	setenv("TMPDIR", "/var/scratch/", 1);
+	FILE *f = open_memstream(&text, &size);
+	cr_assert_not_null(f);
+	report_html_text(f, "read /var/scratch/plumb-report-ab12/workload.ptrace and /tmp/x/y.json, not /var/scratchy/z");
+	fclose(f);
+	unsetenv("TMPDIR");
+	cr_assert_str_eq(text, "read workload.ptrace and y.json, not /var/scratchy/z");
+	free(text);
+}
