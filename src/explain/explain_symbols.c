@@ -22,7 +22,7 @@ static bool program_path(const char *name, char *out, size_t size)
 		snprintf(out, size, "%s", name);
 		return true;
 	}
-	const char *path = getenv("PATH");
+	const char *path = secure_getenv("PATH");
 	if (!path || !path[0])
 		path = "/usr/local/bin:/usr/bin:/bin";
 	while (*path) {
