@@ -282,6 +282,11 @@ static int stacks_reference(curve_stacks *t, unsigned bits, uint64_t line, unsig
 		while (position < depth && set[position] != line && set[position] != SIM_NO_TAG)
 			position++;
 		unsigned kb;
+		if (position == 0 && set[0] == line) {
+			/* Hill and Smith's inclusion: at the top of its set here, it is
+			 * at the top of its set at every larger set count too */
+			break;
+		}
 		if (position < depth && set[position] == line) {
 			kb = bucket_of(position);
 		} else {
