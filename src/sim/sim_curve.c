@@ -884,7 +884,7 @@ output_report *sim_curve_report(const sim_curve *c, const sim_run_facts *facts, 
 	                                   "Mattson et al. 1970, Hill and Smith 1989)");
 	output_column(t, "region", NULL, 0);
 	output_column(t, "level", NULL, 0);
-	output_column(t, "size_bytes", "B", 0);
+	output_column(t, "size_bytes", NULL, 0);
 	output_column(t, "ways", NULL, 0);
 	output_column(t, "sets", NULL, 0);
 	output_column(t, "misses", NULL, 0);
