@@ -577,9 +577,10 @@ static int count_reference(sim_curve *c, uint32_t core, curve_stacks *t, const r
 	uint64_t *v = c->counts[core].v;
 	v[0]++;
 	size_t row = c->bits + 2;
-	for (unsigned k = 0; k <= c->bits; k++)
-		if (worst[k])
-			v[1 + k * row + worst[k]]++;
+	/* a line's distance never grows with the set count, and its walk stops
+	 * at the first 0: the first empty bucket ends the reference's */
+	for (unsigned k = 0; k <= c->bits && worst[k]; k++)
+		v[1 + k * row + worst[k]]++;
 	return 0;
 }
 
@@ -699,6 +700,18 @@ int sim_curve_batch(sim_curve *c, const trace_record *records, size_t n, plumb_s
 		sim_access_kind kind = kinds[r->kind];
 		if (r->kind == TRACE_MODIFY && c->config.modify == SIM_MODIFY_WRITE)
 			kind = SIM_WRITE;
+		if (c->level <= SIM_L1D && r->kind != TRACE_MODIFY) {
+			/* the L1s' most common case first: a reference inside the line
+			 * referenced last, at distance 0 everywhere */
+			if ((kind == SIM_IFETCH) != (c->level == SIM_L1I))
+				continue;
+			uint64_t end = r->address + (size ? size : 1) - 1;
+			uint64_t line = r->address >> c->line_bits;
+			if (end >= r->address && end >> c->line_bits == line && line == c->cores[core].stacks->last_line) {
+				c->counts[core].v[0]++;
+				continue;
+			}
+		}
 		if (one_reference(c, core, kind, r->address, size) != 0)
 			return plumb_fail_errno(status, ENOMEM, "curve: stacks");
 		if (r->kind == TRACE_MODIFY && c->config.modify == SIM_MODIFY_READ_WRITE &&
