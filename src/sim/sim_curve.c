@@ -72,6 +72,8 @@ typedef struct curve_core {
 	sim_cache l1[2];                /* L1I, L1D: the levels above an L2 or L3 */
 	sim_cache l2;                   /* the level above an L3 */
 	bool ready;
+	/* the line each L1 hit last when nothing below moved: at the front of its set */
+	uint64_t l1_last[2];
 	curve_stacks *stacks;           /* private levels: this core's cache of the level */
 } curve_core;
 
@@ -467,6 +469,7 @@ static int core_ready(sim_curve *c, uint32_t core)
 	}
 	if (c->level != SIM_L3 && !(k->stacks = stacks_new(c->bits)))
 		return -1;
+	k->l1_last[0] = k->l1_last[1] = SIM_NO_TAG;
 	k->ready = true;
 	return 0;
 }
@@ -637,14 +640,21 @@ static int one_reference(sim_curve *c, uint32_t core, sim_access_kind kind, uint
 	}
 	/* below the L1s: pass 1, the L1 lookups; pass 2, every line of a
 	 * reference one of whose lines missed (cachegrind's straddle rule) */
-	sim_cache *l1 = &k->l1[kind == SIM_IFETCH ? 0 : 1];
+	int which = kind == SIM_IFETCH ? 0 : 1;
+	if (n == 1 && first == k->l1_last[which])
+		return 0;   /* a hit on the front way: nothing changes */
+	sim_cache *l1 = &k->l1[which];
 	bool hit[SIM_MAX_LINES], missed = false;
 	for (unsigned i = 0; i < n; i++) {
 		hit[i] = l1_reference(l1, first + i);
 		missed |= !hit[i];
 	}
-	if (!missed)
+	if (!missed) {
+		k->l1_last[which] = last;
 		return 0;
+	}
+	/* the levels below may take lines from either L1 (back-invalidation) */
+	k->l1_last[0] = k->l1_last[1] = SIM_NO_TAG;
 	lines.n = 0;
 	if (c->level == SIM_L2) {
 		for (unsigned i = 0; i < n; i++)
