@@ -282,6 +282,12 @@ Test(sim_curve, l3_non_inclusive_below_l1_and_l2)
 		c.l3_inclusion = SIM_NON_INCLUSIVE;
 		sim_trace t = { 0 };
 		regions_trace(&t, 600, true, 13 + cores);
+		/* dirty lines leave the L1s and the L2 (write-backs): they mark the
+		 * L3's copy without a use, so they are no reference of the curve */
+		sim *s = run_trace(&c, &t);
+		cr_assert_gt(sim_statistics(s)->core[0].cache[SIM_L1D].writebacks, 100);
+		cr_assert_gt(sim_statistics(s)->core[0].cache[SIM_L2].writebacks, 100);
+		sim_free(s);
 		cr_assert_gt(compare_grid(&c, SIM_L3, 1 << 20, &t, false), 30);
 		trace_release(&t);
 	}
