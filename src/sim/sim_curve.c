@@ -735,7 +735,7 @@ int sim_curve_run_reader(sim_curve *c, trace_reader *reader, trace_interleaver *
                          plumb_status *status)
 {
 	progress p;
-	progress_begin(&p, "plumb sim --curve: records", 0);
+	progress_begin(&p, "plumb sim: records", 0);
 	int rc = 0;
 	for (;;) {
 		const trace_record *batch;
