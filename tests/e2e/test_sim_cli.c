@@ -576,7 +576,8 @@ static long long json_level_misses(const char *json, const char *level)
 }
 
 /* plumb sim --curve on a real program's trace: every point checked equals a
- * separate plumb sim run of that one configuration, in JSON and CSV. */
+ * separate plumb sim run of that one configuration, in JSON and CSV, for the
+ * L1D and for the LL below cachegrind's L1s. */
 Test(sim_cli, curve_of_a_real_trace_equals_separate_runs, .timeout = 600)
 {
 	if (system("valgrind --version > /dev/null 2>&1") != 0)
@@ -628,6 +629,25 @@ Test(sim_cli, curve_of_a_real_trace_equals_separate_runs, .timeout = 600)
 	}
 	cr_assert_eq(checked, 6);
 	json_object_put(root);
+	cli_run_free(&curve);
+	/* the LL under cachegrind's L1s (non-inclusive): what missed them */
+	curve = cli_run_plumbv(NULL, "sim", "-p", "cachegrind", "--curve", "l3", "--curve-max", "1M", "--csv", trace, NULL);
+	cr_assert_eq(curve.exit_code, 0, "%s", curve.err);
+	static const char *const l3_points[] = { "16384,4", "65536,16" };
+	for (size_t p = 0; p < 2; p++) {
+		char row[64];
+		snprintf(row, sizeof row, "\n(all),l3,%s,", l3_points[p]);
+		const char *at = strstr(curve.out, row);
+		cr_assert_not_null(at, "%s", curve.out);
+		long long sets, misses;
+		cr_assert_eq(sscanf(at + strlen(row), "%lld,%lld,", &sets, &misses), 2);
+		char geometry[64];
+		snprintf(geometry, sizeof geometry, "%s,64", l3_points[p]);
+		cli_run one = cli_run_plumbv(NULL, "sim", "-p", "cachegrind", "--l3", geometry, "--basic", "--json", trace, NULL);
+		cr_assert_eq(one.exit_code, 0, "%s", one.err);
+		cr_assert_eq(json_level_misses(one.out, "L3"), misses, "L3 %s: curve %lld", geometry, misses);
+		cli_run_free(&one);
+	}
 	cli_run_free(&curve);
 	/* the same table in CSV */
 	curve = cli_run_plumbv(NULL, "sim", "-p", "default", "--l2", "none", "--curve", "l1d", "--curve-max", "1M",
