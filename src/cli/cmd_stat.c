@@ -104,14 +104,18 @@ static int run_stat(const counter_stat_request *request, bool per_run, const cli
 	size_t failed_runs = result.failed_runs, unsupported = result.unsupported;
 	int bad = result.last_bad_status;
 	counter_stat_result_free(&result);
+	/* As perf stat does, plumb stat ends with the command's own status
+	 * (of its last failed run), so that a script's "plumb stat -- make &&"
+	 * behaves as "make &&" would; a command killed by a signal gives 128 + it. */
+	int command_status = WIFEXITED(bad) ? WEXITSTATUS(bad) : WIFSIGNALED(bad) ? 128 + WTERMSIG(bad) : 1;
 	if (rc == 0 && failed_runs && WIFEXITED(bad) && (WEXITSTATUS(bad) == 126 || WEXITSTATUS(bad) == 127)) {
 		fprintf(stderr, "plumb stat: the command did not start in %zu of %zu runs (exit status %d: a missing "
 		        "shared library, file or interpreter?)\n", failed_runs, request->runs, WEXITSTATUS(bad));
-		return CLI_EXIT_FAILURE;
+		return command_status;
 	}
 	if (rc == 0 && failed_runs) {
 		fprintf(stderr, "plumb stat: the command failed in %zu of %zu runs\n", failed_runs, request->runs);
-		return CLI_EXIT_FAILURE;
+		return command_status ? command_status : CLI_EXIT_FAILURE;
 	}
 	/* An event the user named and that was not counted is a failure of the
 	 * request, even though the table says why: scripts must not take the

@@ -257,8 +257,12 @@ Test(stat_cli, a_command_reading_the_terminal_still_reads_it, .timeout = 60)
 			break;
 	}
 	text[used] = 0;
+	/* The terminal's end (EIO) can come before plumb has exited: wait for it,
+	 * with a bound for a hang, not a guess of how fast it exits. */
 	int status;
-	pid_t r = waitpid(pid, &status, WNOHANG);
+	pid_t r = 0;
+	for (int i = 0; i < 6000 && (r = waitpid(pid, &status, WNOHANG)) == 0; i++)
+		usleep(10000);
 	if (r == 0) {
 		kill(pid, SIGKILL);
 		waitpid(pid, &status, 0);
