@@ -42,7 +42,7 @@ typedef struct machine_level {
 	double usable_low, usable_high;   /* its spread over the sweep's passes */
 	double latency_ns, latency_low, latency_high;
 	double latency_cycles;      /* ns x the core clock */
-	char latency_source[96];
+	char latency_source[160];
 	double read_1, read_all, write_1, write_all;   /* GB/s (10^9 B/s); all = every thread bw ran */
 	double bandwidth_cv;        /* relative, one thread's read */
 	double mlp;                 /* misses in flight (plumb lat --mlp), NaN when not measured */

@@ -406,7 +406,7 @@ static void levels_from_lat(machine_model *m, const output_report *lat, const do
 		if (b && v && machine_plateau_after(b, v, used, 2 * last_end, 1.25, 3, &median, &low, &high) == 0) {
 			if (!isfinite(memory->latency_ns) || memory->latency_ns > high || memory->latency_ns < low) {
 				snprintf(memory->latency_source, sizeof memory->latency_source,
-				         "latency sweep's first plateau past the last cache (lat's level said %.0f ns)", memory->latency_ns);
+				         "the latency sweep's plateau past the last cache (lat's level said %.0f ns, from points still rising)", memory->latency_ns);
 				memory->latency_ns = median;
 			}
 			memory->latency_low = low;
@@ -532,24 +532,27 @@ size_t machine_model_check(const machine_model *m, machine_check *checks, size_t
 		{ "write, all threads", offsetof(machine_level, write_all) },
 	};
 #define FIELD(level, i) (*(const double *)((const char *)(level) + bw[i].offset))
-	/* L1: load ports x width x clock, per thread */
+	/* L1: load ports x width x clock, per thread.  Writes are held to the
+	 * same bound (no core stores faster than it loads), which is loose
+	 * but never flags what a core can do. */
 	const machine_level *l1 = machine_model_level(m, "L1");
 	if (l1 && isfinite(clock_top) && m->vector_bytes) {
-		double per_core = l1_bytes_per_cycle(m->vector_bytes) * clock_top;
+		double per_cycle = l1_bytes_per_cycle(m->vector_bytes), per_core = per_cycle * clock_top;
 		for (size_t i = 0; i < 4; i++) {
 			double v = FIELD(l1, i);
 			if (!isfinite(v))
 				continue;
 			double threads = i % 2 ? (isfinite(m->threads_all) ? m->threads_all : 1) : 1;
-			double limit = per_core * threads * (i >= 2 ? 0.5 : 1);   /* one store per cycle where two loads */
+			double limit = per_core * threads;
 			snprintf(figure, sizeof figure, "L1 %s", bw[i].label);
 			machine_check *c = add_check(checks, capacity, &n, figure, v, limit, "GB/s", v > limit);
 			if (c)
 				snprintf(c->rule, sizeof c->rule,
-				         "%s%.0f B per cycle (%s %u-byte %s per cycle) x %.2f GHz (the fastest clock measured)%s: %.0f GB/s",
-				         v > limit ? "above what the load ports can move: " : "at most ", l1_bytes_per_cycle(m->vector_bytes) * (i >= 2 ? 0.5 : 1),
-				         i >= 2 ? "half of" : m->vector_bytes >= 64 ? "2" : "3", m->vector_bytes >= 64 ? 64 : m->vector_bytes == 32 ? 32u : 16u,
-				         i >= 2 ? "loads" : "loads", clock_top, threads > 1 ? " x threads" : "", limit);
+				         "%s%.0f B per cycle (%s %u-byte loads per cycle, the most this CPU's vector width allows) x %.2f GHz "
+				         "(the fastest clock measured)%s = %.0f GB/s",
+				         v > limit ? "above what the load ports can move: at most " : "at most ", per_cycle,
+				         m->vector_bytes >= 64 ? "2" : "3", m->vector_bytes >= 64 ? 64 : m->vector_bytes == 32 ? 32u : 16u,
+				         clock_top, threads > 1 ? " x threads" : "", limit);
 		}
 	}
 	/* a level further from the core never outruns the one nearer it */
@@ -657,8 +660,8 @@ size_t machine_model_check(const machine_model *m, machine_check *checks, size_t
 		bool wide = isfinite(m->service_low) && isfinite(m->service_high) && m->service_high > 2 * m->service_low;
 		machine_check *c = add_check(checks, capacity, &n, "queueing model service time", m->service_ns, floor, "ns", bad);
 		if (c)
-			snprintf(c->rule, sizeof c->rule, "%s%.3g ns, a line per %s%s", bad ? "below what any port allows: at least " : "at least ",
-			         floor, "every core's load ports together",
+			snprintf(c->rule, sizeof c->rule, "%s%.3g ns (a %u-byte line at every core's load-port rate)%s",
+			         bad ? "below what the load ports allow: at least " : "at least ", floor, m->line_bytes,
 			         bad ? ": the loaded curve is flat, so the fit has no service time to find"
 			             : wide ? "; its 95% interval is wide (a nearly flat curve)" : "");
 	}
