@@ -81,9 +81,13 @@ void machine_clock_estimate(double ns_p10, double ns_median, double ns_min, doub
  * (a cache cannot hold more than its size; 1.5x of slack: one sweep step
  * and the rounding of sizes), and among those prefers the most matches,
  * then the ends closest to the nominal sizes (in octaves).  flat_to may be
- * NULL: the ends then decide both. */
+ * NULL: the ends then decide both.  swept_bytes is the largest working set
+ * measured (0: unknown): a sweep that stops short of the last cache's
+ * nominal size may end inside a cache, so its last plateau is matched like
+ * the others (memory only when no cache takes it), and a cache larger than
+ * the sweep is beyond it, not hidden. */
 int machine_match_levels(const double *flat_to, const double *end_bytes, size_t plateaus, const double *nominal,
-                         size_t caches, int *level_of, bool *hidden, plumb_status *status);
+                         size_t caches, double swept_bytes, int *level_of, bool *hidden, plumb_status *status);
 
 /* The first plateau of a latency sweep past from_bytes: the first run of
  * at least min_points points whose latencies stay within flat_ratio of one
@@ -101,7 +105,7 @@ const machine_level *machine_model_level(const machine_model *m, const char *nam
 
 /* The physical limits, and which figure breaks one. */
 typedef struct machine_check {
-	char figure[48];            /* "L1 read, 1 thread" */
+	char figure[64];            /* "L1 read, 1 thread vs load ports" */
 	double value, limit;        /* the figure and the limit it is held against */
 	char unit[8];
 	bool broken;

@@ -58,7 +58,8 @@ static void name_levels(const latency_run_options *options, latency_run_result *
 	}
 	plumb_status ignored;
 	bool matched = caches > 0 && r->level_count > 0 &&
-	               machine_match_levels(flat, ends, r->level_count, nominal, caches, level_of, r->sysfs_hidden, &ignored) == 0;
+	               machine_match_levels(flat, ends, r->level_count, nominal, caches,
+	                                    r->point_count ? (double)r->sizes[r->point_count - 1] : 0, level_of, r->sysfs_hidden, &ignored) == 0;
 	if (!matched)
 		for (size_t c = 0; c < caches; c++)
 			r->sysfs_hidden[c] = false;

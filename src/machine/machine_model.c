@@ -59,7 +59,7 @@ static double match_cost(double flat_to, double end, double nominal)
 }
 
 int machine_match_levels(const double *flat_to, const double *end_bytes, size_t plateaus, const double *nominal,
-                         size_t caches, int *level_of, bool *hidden, plumb_status *status)
+                         size_t caches, double swept_bytes, int *level_of, bool *hidden, plumb_status *status)
 {
 	if (plateaus == 0) {
 		for (size_t c = 0; hidden && c < caches; c++)
@@ -70,7 +70,10 @@ int machine_match_levels(const double *flat_to, const double *end_bytes, size_t 
 		return plumb_fail(status, EINVAL, "machine_match_levels: missing input");
 	if (plateaus > 64 || caches > 16)
 		return plumb_fail(status, EINVAL, "machine_match_levels: %zu plateaus and %zu caches are too many", plateaus, caches);
-	size_t found = plateaus - 1;   /* the last plateau is memory */
+	/* The last plateau is memory when the sweep went past every cache's
+	 * nominal size; otherwise it may be a cache the sweep ended in. */
+	bool short_sweep = swept_bytes > 0 && caches > 0 && swept_bytes < nominal[caches - 1];
+	size_t found = short_sweep ? plateaus : plateaus - 1;
 	/* Order-preserving matching: score[p][c] over the first p plateaus and
 	 * c caches; a match is worth more than any total cost, so the most
 	 * matches win and the closest ends break ties. */
@@ -95,7 +98,8 @@ int machine_match_levels(const double *flat_to, const double *end_bytes, size_t 
 				how = 1;
 			}
 			if (p > 0 && c > 0) {
-				double cost = match_cost(flat_to ? flat_to[p - 1] : NAN, end_bytes[p - 1], nominal[c - 1]);
+				double end = p == plateaus ? (flat_to ? flat_to[p - 1] : NAN) : end_bytes[p - 1];
+				double cost = match_cost(flat_to ? flat_to[p - 1] : NAN, end, nominal[c - 1]);
 				if (isfinite(cost) && score[p - 1][c - 1] + match_value - cost > best) {
 					best = score[p - 1][c - 1] + match_value - cost;
 					how = 2;
@@ -105,10 +109,9 @@ int machine_match_levels(const double *flat_to, const double *end_bytes, size_t 
 			move[p][c] = how;
 		}
 	for (size_t c = 0; hidden && c < caches; c++)
-		hidden[c] = true;
-	for (size_t k = 0; k < found; k++)
+		hidden[c] = !(short_sweep && nominal[c] > swept_bytes);
+	for (size_t k = 0; k < plateaus; k++)
 		level_of[k] = -1;
-	level_of[found] = 0;
 	size_t p = found, c = caches;
 	while (p > 0 || c > 0) {
 		unsigned char how = move[p][c];
@@ -127,6 +130,8 @@ int machine_match_levels(const double *flat_to, const double *end_bytes, size_t 
 		else
 			p--;
 	}
+	if (level_of[plateaus - 1] < 0)
+		level_of[plateaus - 1] = 0;   /* past every cache: memory */
 	return 0;
 }
 
@@ -322,7 +327,9 @@ static void levels_from_lat(machine_model *m, const output_report *lat, const do
 	int level_of[MACHINE_MODEL_LEVELS * 2];
 	bool hidden[16] = { false };
 	plumb_status ignored;
-	if (plateaus == 0 || machine_match_levels(flat, ends, plateaus, nominal, caches, level_of, hidden, &ignored) != 0) {
+	double swept = meta_number(lat, "max_bytes");
+	if (plateaus == 0 ||
+	    machine_match_levels(flat, ends, plateaus, nominal, caches, isfinite(swept) ? swept : 0, level_of, hidden, &ignored) != 0) {
 		plateaus = 0;
 		for (size_t c = 0; c < caches; c++)
 			hidden[c] = false;
@@ -523,7 +530,7 @@ static double l1_bytes_per_cycle(unsigned vector)
 size_t machine_model_check(const machine_model *m, machine_check *checks, size_t capacity, size_t *broken)
 {
 	size_t n = 0;
-	char figure[48];
+	char figure[64];
 	double clock_top = isfinite(m->clock_high) ? m->clock_high : m->clock_ghz;
 	static const struct { const char *label; size_t offset; } bw[] = {
 		{ "read, 1 thread", offsetof(machine_level, read_1) },
@@ -544,7 +551,7 @@ size_t machine_model_check(const machine_model *m, machine_check *checks, size_t
 				continue;
 			double threads = i % 2 ? (isfinite(m->threads_all) ? m->threads_all : 1) : 1;
 			double limit = per_core * threads;
-			snprintf(figure, sizeof figure, "L1 %s", bw[i].label);
+			snprintf(figure, sizeof figure, "L1 %s vs load ports", bw[i].label);
 			machine_check *c = add_check(checks, capacity, &n, figure, v, limit, "GB/s", v > limit);
 			if (c)
 				snprintf(c->rule, sizeof c->rule,
@@ -571,7 +578,7 @@ size_t machine_model_check(const machine_model *m, machine_check *checks, size_t
 			if (!isfinite(v) || !isfinite(above))
 				continue;
 			double slack = 1.10 + (isfinite(near->bandwidth_cv) ? 2 * near->bandwidth_cv : 0);
-			snprintf(figure, sizeof figure, "%s %s", l->name, bw[i].label);
+			snprintf(figure, sizeof figure, "%s %s vs %s", l->name, bw[i].label, near->name);
 			machine_check *c = add_check(checks, capacity, &n, figure, v, above * slack, "GB/s", v > above * slack);
 			if (c)
 				snprintf(c->rule, sizeof c->rule, "%s%s's %.1f GB/s (every line from %s passes through %s)%s",
@@ -587,7 +594,7 @@ size_t machine_model_check(const machine_model *m, machine_check *checks, size_t
 			if (!isfinite(one) || !isfinite(all))
 				continue;
 			double floor = 0.9 * one;
-			snprintf(figure, sizeof figure, "%s %s", l->name, bw[i + 1].label);
+			snprintf(figure, sizeof figure, "%s %s vs one thread", l->name, bw[i + 1].label);
 			machine_check *c = add_check(checks, capacity, &n, figure, all, floor, "GB/s", all < floor);
 			if (c)
 				snprintf(c->rule, sizeof c->rule, "%s%.1f GB/s, one thread's figure less 10%%: %s",
@@ -605,7 +612,7 @@ size_t machine_model_check(const machine_model *m, machine_check *checks, size_t
 		if (!isfinite(l->latency_ns))
 			continue;
 		if (previous) {
-			snprintf(figure, sizeof figure, "%s latency", l->name);
+			snprintf(figure, sizeof figure, "%s latency vs %s", l->name, previous->name);
 			bool bad = !(l->latency_ns > previous->latency_ns);
 			machine_check *c = add_check(checks, capacity, &n, figure, l->latency_ns, previous->latency_ns, "ns", bad);
 			if (c)
@@ -619,7 +626,7 @@ size_t machine_model_check(const machine_model *m, machine_check *checks, size_t
 	const machine_level *memory = machine_model_level(m, "DRAM");
 	if (memory && isfinite(memory->latency_ns) && isfinite(memory->latency_low) && isfinite(memory->latency_high)) {
 		bool bad = memory->latency_ns > 1.02 * memory->latency_high || memory->latency_ns < 0.98 * memory->latency_low;
-		machine_check *c = add_check(checks, capacity, &n, "DRAM latency", memory->latency_ns, memory->latency_high, "ns", bad);
+		machine_check *c = add_check(checks, capacity, &n, "DRAM latency vs plateau", memory->latency_ns, memory->latency_high, "ns", bad);
 		if (c)
 			snprintf(c->rule, sizeof c->rule, "%swithin its plateau, %.0f-%.0f ns (%s)", bad ? "outside its plateau: must lie " : "",
 			         memory->latency_low, memory->latency_high, memory->latency_source[0] ? memory->latency_source : "latency sweep");

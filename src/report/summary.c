@@ -198,7 +198,7 @@ static void append_flags(char *note, size_t length, const char *level, const mac
 			continue;
 		size_t n = strlen(note);
 		if (n + 420 < length)
-			snprintf(note + n, length - n, "%sFlagged: %.40s %.3g %.8s is %.320s.", n ? " " : "", checks[i].figure,
+			snprintf(note + n, length - n, "%sFlagged: %.64s %.3g %.8s is %.320s.", n ? " " : "", checks[i].figure,
 			         checks[i].value, checks[i].unit, checks[i].rule);
 	}
 }
@@ -476,7 +476,7 @@ static void add_figures(output_report *s, const output_report *c2c, const output
 			if (limits[i].broken && !strncmp(limits[i].figure, "queueing model", 14)) {
 				size_t w = strlen(why);
 				if (w < 500)
-					snprintf(why + w, sizeof why - w, "%s%.40s %.3g %.8s is %.320s", w ? "; " : "", limits[i].figure,
+					snprintf(why + w, sizeof why - w, "%s%.64s %.3g %.8s is %.320s", w ? "; " : "", limits[i].figure,
 					         limits[i].value, limits[i].unit, limits[i].rule);
 			}
 		if (why[0] && isfinite(service))

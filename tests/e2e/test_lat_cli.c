@@ -180,7 +180,16 @@ Test(lat_cli, named_patterns_of_other_tools, .timeout = 60)
 static bool restart_and_mlp_agree(json_object *root, char *why, size_t length)
 {
 	json_object *levels = cli_json_rows(root, "levels");
-	size_t n = json_object_array_length(levels);
+	/* a cache the sweep shows no plateau of is listed (hidden), but has
+	 * nothing to probe */
+	size_t n = 0;
+	json_object *measured[16];
+	for (size_t i = 0; i < json_object_array_length(levels) && n < 16; i++) {
+		json_object *stability, *level = json_object_array_get_idx(levels, i);
+		json_object_object_get_ex(level, "stability", &stability);
+		if (!stability || strcmp(json_object_get_string(stability), "hidden") != 0)
+			measured[n++] = level;
+	}
 	cr_assert_geq(n, 1);
 	json_object *restart = cli_json_rows(root, "restart"), *mlp = cli_json_rows(root, "mlp");
 	cr_assert_eq(json_object_array_length(restart), n);
@@ -192,7 +201,7 @@ static bool restart_and_mlp_agree(json_object *root, char *why, size_t length)
 	 * again, and the slope fitted to t(k) is the separately calibrated cost
 	 * of a work unit. */
 	for (size_t i = 0; i < n; i++) {
-		json_object *level = json_object_array_get_idx(levels, i), *row = json_object_array_get_idx(restart, i),
+		json_object *level = measured[i], *row = json_object_array_get_idx(restart, i),
 		            *parallel = json_object_array_get_idx(mlp, i);
 		double latency = number(level, "latency"), probe = number(row, "probe");
 		cr_assert(probe >= number(level, "plateau_from") && probe <= number(level, "plateau_to"), "level %zu: probe %g",
