@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include "plumb/explain.h"
 #include "plumb/latency_run.h"
 #include "plumb/machine_model.h"
 #include "plumb/report.h"
@@ -441,4 +443,64 @@ Test(machine_model, the_host_preset_takes_the_usable_size_from_a_saved_model)
 	cr_expect_eq(sim_preset_apply_machine(&config, &m, note, sizeof note), 0);
 	cr_expect_eq(config.cache[SIM_L3].size, 260ull << 20);
 	cr_expect(strstr(note, "nominal"), "%s", note);
+}
+
+/* report.json written as plumb report writes it, from the recorded
+ * sections: explain, the simulator's host preset and the model read the
+ * same capacities and latencies back. */
+Test(machine_model, explain_and_the_host_preset_read_the_model_from_report_json)
+{
+	static const char *const names[] = { "topo", "lat", "bw", "loaded", "model" };
+	output_report *sections[5];
+	char file[64];
+	for (size_t i = 0; i < 5; i++) {
+		snprintf(file, sizeof file, "report_vm_xeon/%s.json", names[i]);
+		sections[i] = read_report(file);
+	}
+	output_report *summary = report_summary_build(sections, names, 5);
+	char path[] = "/tmp/plumb-machine-model-XXXXXX";
+	int fd = mkstemp(path);
+	cr_assert_geq(fd, 0);
+	close(fd);
+	plumb_status status;
+	cr_assert_eq(report_write_json(path, "test", summary, sections, names, NULL, 5, &status), 0, "%s", status.message);
+	for (size_t i = 0; i < 5; i++)
+		output_report_free(sections[i]);
+	machine_model saved;
+	cr_assert_eq(machine_model_from_report(summary, &saved, NULL), 0);
+	output_report_free(summary);
+
+	machine_model m;
+	cr_assert_eq(machine_model_load(path, &m, &status), 0, "%s", status.message);
+	const machine_level *l3 = machine_model_level(&m, "L3"), *memory = machine_model_level(&m, "DRAM");
+	cr_assert(l3 && memory);
+	cr_expect_eq(l3->usable_bytes, machine_model_level(&saved, "L3")->usable_bytes);
+	cr_expect(l3->usable_bytes < l3->nominal_bytes / 2, "usable %g of %g", l3->usable_bytes, l3->nominal_bytes);
+
+	explain_machine e;
+	cr_assert_eq(explain_machine_load(path, &e, &status), 0, "%s", status.message);
+	cr_expect_float_eq(e.clock_ghz, m.clock_ghz, 1e-9);
+	cr_expect_float_eq(e.latency_ns[EXPLAIN_L2], machine_model_level(&m, "L2")->latency_ns, 1e-9);
+	cr_expect_float_eq(e.latency_ns[EXPLAIN_MEMORY], memory->latency_ns, 1e-9);
+	cr_expect_eq(e.size_bytes[EXPLAIN_L3], (uint64_t)l3->usable_bytes);
+	cr_expect(strstr(e.source, "usable"), "%s", e.source);
+
+	sim_config config;
+	sim_config_origin origin;
+	int rc = sim_config_choose_machine(&config, "host", NULL, path, NULL, 0, &origin, &status);
+	if (rc != 0 && strstr(status.message, "sysfs"))
+		cr_skip_test("no caches in sysfs here: %s", status.message);
+	cr_assert_eq(rc, 0, "%s", status.message);
+	sim_config nominal;
+	cr_assert_eq(sim_preset(&nominal, "host-nominal", &status), 0, "%s", status.message);
+	if (nominal.cache[SIM_L3].size && (double)nominal.cache[SIM_L3].size > 2 * l3->usable_bytes) {
+		/* this machine's own L3 is more than twice the recorded usable
+		 * size: the preset takes the usable size and says so */
+		cr_expect_leq((double)config.cache[SIM_L3].size, l3->usable_bytes);
+		cr_expect(strstr(origin.machine, "usable"), "%s", origin.machine);
+	} else {
+		cr_expect_eq(config.cache[SIM_L3].size, nominal.cache[SIM_L3].size);
+	}
+	cr_expect(strstr(origin.machine, "host (hwloc"), "%s", origin.machine);
+	unlink(path);
 }
