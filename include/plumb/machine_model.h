@@ -58,6 +58,7 @@ typedef struct machine_model {
 	unsigned vector_bytes;      /* widest load the bandwidth kernels used (64 for AVX-512) */
 	double service_ns, service_low, service_high;   /* queueing model (NaN when not fitted) */
 	double peak_mb_s;           /* the model's peak bandwidth, MB/s (10^6 B/s) */
+	bool service_flat;          /* the loaded curve is flat: the fit determines no service time */
 	size_t level_count;
 	machine_level levels[MACHINE_MODEL_LEVELS];
 } machine_model;

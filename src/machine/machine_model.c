@@ -486,6 +486,8 @@ int machine_model_build(machine_model *m, const output_report *topo, const outpu
 		m->service_low = number(fit, 0, "service_time_low");
 		m->service_high = number(fit, 0, "service_time_high");
 		m->peak_mb_s = number(fit, 0, "peak_bandwidth");
+		const char *shape = string(fit, 0, "shape");
+		m->service_flat = shape && !strcmp(shape, "flat");
 	}
 	(void)status;
 	return 0;
@@ -663,10 +665,14 @@ size_t machine_model_check(const machine_model *m, machine_check *checks, size_t
 		double floor = isfinite(clock_top) && m->vector_bytes
 		               ? m->line_bytes / (l1_bytes_per_cycle(m->vector_bytes) * clock_top * (isfinite(m->threads_all) ? m->threads_all : 1))
 		               : NAN;
-		bool bad = isfinite(floor) && m->service_ns < floor;
+		bool bad = (isfinite(floor) && m->service_ns < floor) || m->service_flat;
 		bool wide = isfinite(m->service_low) && isfinite(m->service_high) && m->service_high > 2 * m->service_low;
 		machine_check *c = add_check(checks, capacity, &n, "queueing model service time", m->service_ns, floor, "ns", bad);
-		if (c)
+		if (c && m->service_flat)
+			snprintf(c->rule, sizeof c->rule,
+			         "a flat fit: the loaded latency does not rise with the bandwidth, so the data determine no service "
+			         "time (nor a peak); measure closer to saturation");
+		else if (c)
 			snprintf(c->rule, sizeof c->rule, "%s%.3g ns (a %u-byte line at every core's load-port rate)%s",
 			         bad ? "below what the load ports allow: at least " : "at least ", floor, m->line_bytes,
 			         bad ? ": the loaded curve is flat, so the fit has no service time to find"
@@ -720,6 +726,8 @@ void machine_model_add_tables(output_report *r, const machine_model *m)
 	}
 	if (isfinite(m->peak_mb_s))
 		output_meta_real(r, "machine_peak_mb_s", m->peak_mb_s);
+	if (m->service_flat)
+		output_meta_text(r, "machine_service_fit", "flat");
 	output_table *t = output_table_add(r, "machine", "The machine model: one description of this machine for every command");
 	output_column(t, "level", NULL, 0);
 	output_column(t, "cache_level", NULL, 0);
@@ -811,6 +819,9 @@ int machine_model_from_report(const output_report *r, machine_model *m, plumb_st
 	m->service_low = meta_number(r, "machine_service_ns_low");
 	m->service_high = meta_number(r, "machine_service_ns_high");
 	m->peak_mb_s = meta_number(r, "machine_peak_mb_s");
+	char shape[32];
+	meta_text(r, "machine_service_fit", shape, sizeof shape);
+	m->service_flat = !strcmp(shape, "flat");
 	for (size_t row = 0; row < output_row_count(t) && m->level_count < MACHINE_MODEL_LEVELS; row++) {
 		machine_level *l = &m->levels[m->level_count++];
 		level_clear(l);
