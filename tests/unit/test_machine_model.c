@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "plumb/cluster.h"
 #include "plumb/explain.h"
 #include "plumb/latency_run.h"
 #include "plumb/machine_model.h"
@@ -503,4 +504,43 @@ Test(machine_model, explain_and_the_host_preset_read_the_model_from_report_json)
 	}
 	cr_expect(strstr(origin.machine, "host (hwloc"), "%s", origin.machine);
 	unlink(path);
+}
+
+/* plumb cluster flattens each rank's summary: with lat's levels named by
+ * capacity, a rank whose VM hides its L3 keeps its L1, L2 and DRAM
+ * latencies, and its L3 latency says why it has none. */
+Test(machine_model, cluster_keeps_every_ranks_latency_figures)
+{
+	static const char *const files[] = { "lat_vm_xeon_run1.json", "lat_vm_hidden_l3.json", "lat_vm_hidden_l3.json" };
+	output_report *nodes[3];
+	for (int rank = 0; rank < 3; rank++) {
+		latency_run_result r;
+		analyse(files[rank], &r);
+		latency_run_options options;
+		latency_run_defaults(&options);
+		output_report *lat = latency_run_report(&options, &r);
+		latency_run_free(&r);
+		output_report *sections[] = { lat };
+		const char *commands[] = { "lat" }, *failures[] = { NULL };
+		cluster_placement p = { rank, "n", "0-1", "turns", "turns on n", 3 };
+		nodes[rank] = cluster_node_report(&p, sections, commands, failures, 1);
+		output_report_free(lat);
+		const output_table *f = output_table_find(nodes[rank], "figures");
+		int figure = output_column_index(f, "figure"), value = output_column_index(f, "value");
+		for (size_t row = 0; row < output_row_count(f); row++) {
+			const char *name = output_cell_string(f, row, (size_t)figure);
+			if (!strstr(name, "_latency") || strstr(name, "loaded") || strstr(name, "c2c"))
+				continue;
+			double v = output_cell_number(f, row, (size_t)value);
+			if (rank > 0 && !strcmp(name, "L3_latency")) {
+				const char *why = output_cell_reason(f, row, (size_t)value);
+				cr_expect(!isfinite(v) && why && strstr(why, "hidden"), "rank %d L3: %s", rank, why ? why : "a number");
+			} else if (!strcmp(name, "L1_latency") || !strcmp(name, "L2_latency") || !strcmp(name, "L3_latency") ||
+			           !strcmp(name, "DRAM_latency")) {
+				cr_expect(isfinite(v), "rank %d %s: %s", rank, name, output_cell_reason(f, row, (size_t)value));
+			}
+		}
+	}
+	for (int rank = 0; rank < 3; rank++)
+		output_report_free(nodes[rank]);
 }
