@@ -321,12 +321,16 @@ static void add_hierarchy(output_report *s, const output_report *topo, const out
 		 * machine model takes memory's from its plateau past the last
 		 * cache, also for a lat report saved before lat did. */
 		double lat_ns = number(levels, lr, "latency"), llo = number(levels, lr, "low"), lhi = number(levels, lr, "high");
-		if (ml && isfinite(ml->latency_ns) && isfinite(lat_ns) && ml->latency_ns != lat_ns) {
-			size_t n = strlen(note);
-			snprintf(note + n, sizeof note - n, "%sLatency: %s.", n ? " " : "", ml->latency_source);
+		if (ml && isfinite(ml->latency_ns) && isfinite(lat_ns)) {
+			if (ml->latency_ns != lat_ns) {
+				size_t n = strlen(note);
+				snprintf(note + n, sizeof note - n, "%sLatency: %s.", n ? " " : "", ml->latency_source);
+			}
 			lat_ns = ml->latency_ns;
-			llo = ml->latency_low;
-			lhi = ml->latency_high;
+			if (isfinite(ml->latency_low) && isfinite(ml->latency_high)) {
+				llo = ml->latency_low;
+				lhi = ml->latency_high;
+			}
 		}
 		double gns = number(g, gl, "measured");
 		const char *lsource = isfinite(lat_ns) ? "latency sweep" : isfinite(gns) ? "geometry" : NULL;
