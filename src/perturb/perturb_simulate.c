@@ -127,7 +127,9 @@ int perturb_simulate(const perturb_sim_options *o, output_report *report, plumb_
 	if (o->record_bytes == 0 || o->window == 0 || o->windows == 0)
 		return plumb_fail(status, EINVAL, "record bytes, window and windows must be above 0");
 	sim_config config;
-	if (sim_preset(&config, o->preset ? o->preset : "host", status) != 0)
+	sim_config_origin origin;
+	if (sim_config_choose_machine(&config, o->preset ? o->preset : "host", NULL, o->machine_path, NULL, 0, &origin,
+	                              status) != 0)
 		return -1;
 	config.cores = 1;
 	if (sim_config_validate(&config, status) != 0)
@@ -229,6 +231,8 @@ int perturb_simulate(const perturb_sim_options *o, output_report *report, plumb_
 	output_meta_integer(report, "references", (int64_t)references);
 	output_meta_text(report, "caches", sim_config_describe(&config, text, sizeof text));
 	output_meta_text(report, "preset", o->preset ? o->preset : "host");
+	if (o->machine_path && origin.machine[0])
+		output_meta_text(report, "machine", origin.machine);
 	output_meta_integer(report, "record_bytes", o->record_bytes);
 	output_meta_integer(report, "handler_code_bytes", (int64_t)o->footprint.code_bytes);
 	output_meta_integer(report, "handler_stack_lines", (int64_t)o->footprint.lines);
