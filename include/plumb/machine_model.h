@@ -123,6 +123,18 @@ void machine_model_add_tables(output_report *r, const machine_model *m);
 void machine_model_add_checks(output_report *r, const machine_check *checks, size_t count);
 int machine_model_from_report(const output_report *r, machine_model *m, plumb_status *status);
 
+/* A fresh measurement against a saved model: one line per level figure
+ * (latency, usable size) and for the clock whose ranges (the spread each
+ * run measured, widened by 5% for rounding) do not overlap, written to
+ * lines[0..capacity); returns how many differ. */
+size_t machine_model_compare(const machine_model *fresh, const machine_model *saved, char lines[][256], size_t capacity);
+
+/* Adds to a plumb lat report a note per figure that differs from the
+ * saved model's in path beyond both spreads (machine_model_compare), and
+ * one saying it agrees otherwise.  -1 when path is not a report.json with
+ * a machine model. */
+int machine_model_note_differences(output_report *lat, const char *path, plumb_status *status);
+
 /* Reads the model from plumb report's report.json: the summary's table
  * "machine", or, for a report written before it had one, built from the
  * sections the file holds. */

@@ -74,6 +74,19 @@ static void from_model(const machine_model *model, explain_machine *m, char *cap
 		}
 		m->size_bytes[l] = (uint64_t)size;
 	}
+	/* A hidden level (no plateau of its own: a VM that leaves the guest
+	 * none of a shared cache to speak of) serves its hits at the next
+	 * level's latency, so a miss the simulator counts there costs that. */
+	for (int l = EXPLAIN_MEMORY - 1; l >= EXPLAIN_L1; l--) {
+		const machine_level *ml = machine_model_level(model, explain_level_name((explain_level)l));
+		if (!ml || !ml->hidden || isfinite(m->latency_ns[l]) || !isfinite(m->latency_ns[l + 1]))
+			continue;
+		m->latency_ns[l] = m->latency_ns[l + 1];
+		size_t used = length ? strlen(capacity_note) : 0;
+		if (used + 1 < length)
+			snprintf(capacity_note + used, length - used, "; %s hidden: its hits priced at %s's latency", ml->name,
+			         explain_level_name((explain_level)(l + 1)));
+	}
 }
 
 static int measure_levels(const explain_machine_options *options, const topology *topo, int cpu,

@@ -914,3 +914,61 @@ int machine_model_load(const char *path, machine_model *m, plumb_status *status)
 		snprintf(m->source, sizeof m->source, "%s", path);
 	return rc;
 }
+
+/* ------------------------------------------------- fresh against saved */
+
+static bool apart(double a, double a_low, double a_high, double b, double b_low, double b_high)
+{
+	if (!isfinite(a) || !isfinite(b))
+		return false;
+	if (!isfinite(a_low) || !isfinite(a_high))
+		a_low = a_high = a;
+	if (!isfinite(b_low) || !isfinite(b_high))
+		b_low = b_high = b;
+	return a_high * 1.05 < b_low || b_high * 1.05 < a_low;
+}
+
+size_t machine_model_compare(const machine_model *fresh, const machine_model *saved, char lines[][256], size_t capacity)
+{
+	size_t n = 0;
+	if (apart(fresh->clock_ghz, fresh->clock_low, fresh->clock_high, saved->clock_ghz, saved->clock_low, saved->clock_high) &&
+	    n < capacity)
+		snprintf(lines[n++], 256, "core clock: %.2f GHz (%.2f-%.2f) now, %.2f GHz (%.2f-%.2f) saved", fresh->clock_ghz,
+		         fresh->clock_low, fresh->clock_high, saved->clock_ghz, saved->clock_low, saved->clock_high);
+	for (size_t k = 0; k < fresh->level_count && n < capacity; k++) {
+		const machine_level *a = &fresh->levels[k], *b = machine_model_level(saved, a->name);
+		if (!b)
+			continue;
+		if (a->hidden != b->hidden) {
+			snprintf(lines[n++], 256, "%s: %s now, %s in the saved model", a->name, a->hidden ? "hidden" : "measured",
+			         b->hidden ? "hidden" : "measured");
+			continue;
+		}
+		if (n < capacity && apart(a->latency_ns, a->latency_low, a->latency_high, b->latency_ns, b->latency_low, b->latency_high))
+			snprintf(lines[n++], 256, "%s latency: %.3g ns (%.3g-%.3g) now, %.3g ns (%.3g-%.3g) saved", a->name,
+			         a->latency_ns, a->latency_low, a->latency_high, b->latency_ns, b->latency_low, b->latency_high);
+		if (n < capacity && apart(a->usable_bytes, a->usable_low, a->usable_high, b->usable_bytes, b->usable_low, b->usable_high))
+			snprintf(lines[n++], 256, "%s usable size: %.3g MiB (%.3g-%.3g) now, %.3g MiB (%.3g-%.3g) saved", a->name,
+			         a->usable_bytes / 1048576, a->usable_low / 1048576, a->usable_high / 1048576, b->usable_bytes / 1048576,
+			         b->usable_low / 1048576, b->usable_high / 1048576);
+	}
+	return n;
+}
+
+int machine_model_note_differences(output_report *lat, const char *path, plumb_status *status)
+{
+	machine_model saved, fresh;
+	if (machine_model_load(path, &saved, status) != 0)
+		return -1;
+	if (machine_model_build(&fresh, NULL, lat, NULL, NULL, status) != 0)
+		return -1;
+	char lines[16][256];
+	size_t n = machine_model_compare(&fresh, &saved, lines, 16);
+	for (size_t i = 0; i < n; i++)
+		output_note(lat, "differs from the saved machine model (%s) beyond both spreads: %s", path, lines[i]);
+	if (!n)
+		output_note(lat, "every level's latency and usable size, and the clock, agree with the saved machine model (%s) "
+		                 "within their spreads", path);
+	output_meta_integer(lat, "differs_from_saved_model", (int64_t)n);
+	return 0;
+}

@@ -309,11 +309,12 @@ static void add_hierarchy(output_report *s, const output_report *topo, const out
 			         "%sHidden: sysfs lists a %s cache, but the latency sweep shows no plateau of its own for it (a virtual "
 			         "machine's host can leave a guest only a sliver of a shared cache); the other levels are named by capacity.",
 			         n ? " " : "", report_format_bytes(claimed, a, sizeof a));
-		} else if (ml && ml->shared && isfinite(size) && isfinite(claimed) && claimed > 4 * size) {
+		} else if (ml && ml->shared && isfinite(size) && isfinite(claimed) && size < claimed / 2) {
+			/* the rule of sim_preset_apply_machine */
 			size_t n = strlen(note);
 			snprintf(note + n, sizeof note - n,
 			         "%sUsable: a program here can use about %s of the %s sysfs lists (other cores and guests share it); "
-			         "the simulator's host preset models the usable size, --preset host-nominal the nominal one.",
+			         "plumb sim --machine report.json simulates the usable size, --preset host-nominal the nominal one.",
 			         n ? " " : "", report_format_bytes(size, a, sizeof a), report_format_bytes(claimed, b, sizeof b));
 		}
 		/* Latency: the same measurement's plateau (10th percentile) and

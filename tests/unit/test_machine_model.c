@@ -544,3 +544,27 @@ Test(machine_model, cluster_keeps_every_ranks_latency_figures)
 	for (int rank = 0; rank < 3; rank++)
 		output_report_free(nodes[rank]);
 }
+
+/* A fresh measurement says where it differs from a saved model beyond
+ * both spreads, and only there. */
+Test(machine_model, a_fresh_figure_beyond_the_saved_spread_is_said)
+{
+	machine_model saved, fresh;
+	synthetic(&saved);
+	synthetic(&fresh);
+	char lines[8][256];
+	cr_expect_eq(machine_model_compare(&fresh, &saved, lines, 8), 0);
+	fresh.levels[2].latency_ns = 36;   /* within 34's plateau range widened by 5%: 32.3-35.7 */
+	fresh.levels[2].latency_low = 34.2;
+	fresh.levels[2].latency_high = 37.8;
+	cr_expect_eq(machine_model_compare(&fresh, &saved, lines, 8), 0);
+	fresh.levels[2].latency_ns = fresh.levels[2].latency_low = fresh.levels[2].latency_high = 126;   /* mostly memory */
+	fresh.clock_ghz = fresh.clock_low = fresh.clock_high = 3.59;
+	size_t n = machine_model_compare(&fresh, &saved, lines, 8);
+	cr_assert_eq(n, 2);
+	cr_expect(strstr(lines[0], "core clock"), "%s", lines[0]);
+	cr_expect(strstr(lines[1], "L3 latency"), "%s", lines[1]);
+	fresh.levels[2].hidden = true;
+	n = machine_model_compare(&fresh, &saved, lines, 8);
+	cr_expect(strstr(lines[n - 1], "L3: hidden now"), "%s", lines[n - 1]);
+}
