@@ -79,9 +79,12 @@ void machine_clock_estimate(double ns_p10, double ns_median, double ns_min, doub
  * last plateau (memory), -1 for a plateau no cache matches.  hidden[c]
  * (may be NULL) is set for each cache no plateau was matched to.  The
  * matching keeps order, never gives a plateau a cache it stays flat past
- * (a cache cannot hold more than its size; 1.5x of slack: one sweep step
+ * (a cache cannot hold more than its size; 1.25x of slack: one sweep step
  * and the rounding of sizes), and among those prefers the most matches,
- * then the ends closest to the nominal sizes (in octaves).  flat_to may be
+ * then the ends closest to the nominal sizes (in octaves).  A plateau
+ * that stays flat past every cache's size is memory even when it is not
+ * the last (level_of 0); the plateaus after it (memory slowed by page
+ * walks) are then -1.  flat_to may be
  * NULL: the ends then decide both.  swept_bytes is the largest working set
  * measured (0: unknown): a sweep that stops short of the last cache's
  * nominal size may end inside a cache, so its last plateau is matched like

@@ -238,11 +238,20 @@ static void add_levels(output_report *report, const latency_run_options *o, cons
 	}
 	if (r->level_count == 0)
 		output_note(report, "no plateau found in the latency curve: too few points, or too noisy a machine");
-	for (size_t k = 0; k < r->level_count; k++)
-		if (r->levels[k].cache_level < 0 && r->sysfs_levels > 0)
+	bool past_memory = false;
+	for (size_t k = 0; k < r->level_count; k++) {
+		if (r->levels[k].cache_level == 0)
+			past_memory = true;
+		else if (r->levels[k].cache_level < 0 && past_memory)
+			output_note(report,
+			            "%s: past memory's plateau the latency rises again (%.0f ns): memory slowed by page walks "
+			            "(on a virtual machine nested paging makes a TLB miss cost two walks); memory's latency is the "
+			            "plateau before it", r->levels[k].name, r->levels[k].level.ns);
+		else if (r->levels[k].cache_level < 0 && r->sysfs_levels > 0)
 			output_note(report,
 			            "%s: no data cache sysfs lists fits where this plateau ends (a cache cannot hold more than "
 			            "its size), so it is numbered, not named", r->levels[k].name);
+	}
 	(void)o;
 }
 

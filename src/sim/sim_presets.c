@@ -327,7 +327,7 @@ int sim_preset_apply_machine(sim_config *config, const machine_model *model, cha
 	for (size_t k = 0; model && k < model->level_count; k++)
 		if (model->levels[k].cache_level == cache_level)
 			shared = &model->levels[k];
-	if (!shared || !config->cache[level].size || !shared->shared)
+	if (!shared || !config->cache[level].size || !(shared->shared || shared->hidden))
 		return 0;
 	char a[32], b[32];
 	size_t used = 0;

@@ -568,3 +568,27 @@ Test(machine_model, a_fresh_figure_beyond_the_saved_spread_is_said)
 	n = machine_model_compare(&fresh, &saved, lines, 8);
 	cr_expect(strstr(lines[n - 1], "L3: hidden now"), "%s", lines[n - 1]);
 }
+
+/* Recorded at load 14 on the Xeon guest: the other tenants kept the L3
+ * empty, so the sweep went 5 ns (L2), 129 ns flat to 362 MiB, then 294 ns
+ * (page walks).  No cache holds 362 MiB: the 129 ns plateau is memory and
+ * the L3 is hidden, not an "L3" of 129 ns with "memory" at 294 ns. */
+Test(machine_model, a_plateau_flat_past_every_cache_is_memory)
+{
+	latency_run_result r;
+	analyse("lat_vm_xeon_busy.json", &r);
+	const latency_level_report *memory = named(&r, "memory");
+	cr_assert_not_null(memory);
+	cr_expect(memory->level.ns > 100 && memory->level.ns < 170, "memory at %.0f ns", memory->level.ns);
+	cr_expect_null(named(&r, "L3"), "no plateau is the L3");
+	cr_expect(r.sysfs_hidden[2], "the L3 is hidden");
+	cr_expect_str_eq(r.levels[r.level_count - 1].name, "level 4");
+	latency_run_free(&r);
+	double flat[4] = { 46336, 1482880, 379625088, 1276901440 }, ends[4] = { 46336, 2965824, 379625088, NAN };
+	int level_of[4];
+	bool hidden[3];
+	cr_assert_eq(machine_match_levels(flat, ends, 4, xeon, 3, 1276901440, level_of, hidden, NULL), 0);
+	cr_expect_eq(level_of[2], 0);
+	cr_expect_eq(level_of[3], -1);
+	cr_expect(hidden[2]);
+}
