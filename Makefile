@@ -24,7 +24,7 @@ CFLAGS_BASE = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wno-unused-
 LDFLAGS_BASE = -pthread $(SANITIZE)
 
 # Required libraries.
-PKG_REQUIRED := hwloc libzstd json-c
+PKG_REQUIRED := hwloc libzstd json-c gsl
 # Optional libraries: PAPI and libpfm4 have no pkg-config file on Debian 12,
 # so probe for their headers.
 HASH := \#

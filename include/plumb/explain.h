@@ -63,13 +63,16 @@ typedef struct explain_machine_options {
 } explain_machine_options;
 
 void explain_machine_options_init(explain_machine_options *options);
-/* Quick probes of this machine: dependent-load latency and MLP at one
- * working set per level (plumb lat's chains), one-thread read bandwidth
- * per level (plumb bw's read kernel) and the core clock.  About 1-3 s. */
+/* This machine's figures through the machine model's code
+ * (machine_model.h): plumb lat's sweep, one pass (levels named by
+ * capacity, memory's latency from its plateau, MLP at each level, the
+ * core clock), then one-thread read bandwidth per level (plumb bw's read
+ * kernel).  10-20 s on a quiet 2-CPU machine. */
 int explain_machine_measure(const explain_machine_options *options, explain_machine *out, plumb_status *status);
-/* Reads the figures from a saved JSON report: plumb explain's own (table
- * "machine"), or plumb lat --mlp's (tables "levels" and "mlp"; bandwidth then
- * unknown), or a report whose sections hold those. */
+/* Reads the figures from a saved JSON report: plumb report's report.json
+ * (the summary's machine model; or, from before it had one, its sections),
+ * plumb explain's own (table "machine"), or plumb lat --mlp's (tables
+ * "levels" and "mlp"; bandwidth then unknown). */
 int explain_machine_load(const char *path, explain_machine *out, plumb_status *status);
 
 /* -------------------------------------------------------------- a region */

@@ -55,7 +55,8 @@ const char *latency_pattern_names(void);
 typedef struct latency_level_report {
 	latency_level level;           /* found on the per-point 10th percentiles */
 	double median_ns;              /* median of the per-point medians over the plateau */
-	char name[16];                 /* "L1", "L2", "L3", "memory", or "level N" */
+	char name[16];                 /* "L1", "L2", "L3", "memory", or "level N" (no sysfs cache matches it) */
+	int cache_level;               /* 1.. the sysfs data cache it was matched to by capacity, 0 memory, -1 none */
 	uint64_t plateau_first_bytes, plateau_last_bytes, end_bytes;
 	uint64_t sysfs_bytes;          /* 0 = no cache at this level in sysfs */
 	bool agrees;                   /* end within one sweep step of sysfs */
@@ -86,6 +87,8 @@ typedef struct latency_run_result {
 	size_t point_count;
 	uint64_t sysfs_sizes[8];       /* the data caches sysfs lists, L1 first (from the topology, or a saved report) */
 	size_t sysfs_levels;
+	bool sysfs_hidden[8];          /* a sysfs cache the sweep shows no plateau of (machine_match_levels) */
+	double clock_ghz, clock_low_ghz, clock_high_ghz;   /* machine_clock_estimate of work_unit */
 	double *pass_ns;               /* passes x point_count 10th percentiles, NAN where a pass did not measure */
 	size_t passes;
 	latency_level_report levels[LATENCY_MAX_LEVELS];

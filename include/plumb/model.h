@@ -62,6 +62,11 @@ typedef struct model_fit {
 	 * bandwidth in these data, so S is not determined); +1: at the top
 	 * (S = L0 or the largest bandwidth's saturation limit); 0: inside. */
 	int at_bound;
+	/* S's 95% interval from the non-linear least-squares fit's covariance
+	 * (GSL, Levenberg-Marquardt) and Student's t at n - parameters degrees
+	 * of freedom; NaN when the fit is flat (at_bound -1) or has no degree
+	 * of freedom left. */
+	double service_low, service_high;
 } model_fit;
 
 /* Least-squares fit of S (and of L0 when unloaded_latency_ns <= 0 and no

@@ -336,6 +336,7 @@ typedef struct perturb_sim_options {
 	const char *trace_path;
 	const char *sim_config_path;  /* NULL: the host's caches */
 	const char *preset;           /* NULL: host */
+	const char *machine_path;     /* plumb report's report.json for the host preset (sim --machine); NULL: none */
 	uint64_t buffers[16];         /* bytes */
 	size_t n_buffers;
 	uint32_t record_bytes;        /* bytes per trace record in the buffer (default 16) */

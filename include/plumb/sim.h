@@ -115,6 +115,13 @@ void sim_config_default(sim_config *config);
  * I1/D1/LL model with its defaults), "franz08" (the thesis's private
  * write-through ESI hierarchy). */
 int sim_preset(sim_config *config, const char *name, plumb_status *status);
+/* The host preset from a measured machine model (machine_model.h): when
+ * the shared cache's usable size (where the latency sweep puts its end) is
+ * under half its nominal size, config's shared cache takes the usable size
+ * (rounded down to whole sets).  note gets what was done and why; returns
+ * 1 when the size changed.  host-nominal is the preset that never does. */
+struct machine_model;
+int sim_preset_apply_machine(sim_config *config, const struct machine_model *model, char *note, size_t length);
 /* A one-line description of a configuration's caches, e.g. "L1d 48 KiB
  * 12-way, L1i 32 KiB 8-way, L2 1 MiB 16-way, L3 32 MiB 16-way shared,
  * 64 B lines, 2 cores" (levels in that order, absent ones left out; line
@@ -162,6 +169,12 @@ typedef struct sim_config_origin {
  * when they cannot be read (origin says which, and why). */
 int sim_config_choose(sim_config *config, const char *preset, const char *path, const sim_setting *settings,
                       size_t setting_count, sim_config_origin *origin, plumb_status *status);
+/* The same with a machine model read from machine_path (plumb report's
+ * report.json; NULL: none) applied to the host preset
+ * (sim_preset_apply_machine); origin->machine says what was simulated. */
+int sim_config_choose_machine(sim_config *config, const char *preset, const char *path, const char *machine_path,
+                              const sim_setting *settings, size_t setting_count, sim_config_origin *origin,
+                              plumb_status *status);
 
 const char *sim_level_name(sim_level level);          /* "L1I", "L1D", "L2", "L3" */
 const char *sim_tlb_level_name(sim_tlb_level level);  /* "ITLB", "DTLB", "STLB" */

@@ -7,6 +7,7 @@
 #include "cli/command.h"
 #include "plumb/cpu.h"
 #include "plumb/latency_run.h"
+#include "plumb/machine_model.h"
 #include "plumb/parse.h"
 #include "plumb/report.h"
 
@@ -51,6 +52,9 @@ static void usage(FILE *f)
 	        "  --single-pass          the same as --repeats 0\n"
 	        "  --from FILE            re-analyse a saved 'plumb lat --json' report (its sweep\n"
 	        "                         and passes) instead of measuring; - reads stdin\n"
+	        "  --machine FILE         plumb report's report.json: say where a level's latency or\n"
+	        "                         usable size, or the clock, differs from its machine model\n"
+	        "                         beyond both spreads\n"
 	        "  --restart              also measure restart latency at each level\n"
 	        "  --mlp                  also measure memory-level parallelism at each level\n"
 	        "  --max-chains N         MLP: up to N interleaved chains (1-32, default 32)\n"
@@ -66,7 +70,7 @@ static void usage(FILE *f)
 
 enum {
 	OPT_MIN = 0x2001, OPT_MAX, OPT_PPO, OPT_PATTERN, OPT_PAGE_GROUP, OPT_STRIDE, OPT_LINE, OPT_PAGES, OPT_CPU,
-	OPT_SEED, OPT_SINGLE_PASS, OPT_RESTART, OPT_MLP, OPT_MAX_CHAINS, OPT_CI, OPT_TIME_CAP, OPT_REPEATS, OPT_FROM
+	OPT_SEED, OPT_SINGLE_PASS, OPT_RESTART, OPT_MLP, OPT_MAX_CHAINS, OPT_CI, OPT_TIME_CAP, OPT_REPEATS, OPT_FROM, OPT_MACHINE
 };
 
 /* Which options the user gave, so a named pattern's values fill only the rest. */
@@ -187,6 +191,7 @@ int cmd_lat(int argc, char **argv)
 		{ "time-cap", required_argument, 0, OPT_TIME_CAP },
 		{ "repeats", required_argument, 0, OPT_REPEATS },
 		{ "from", required_argument, 0, OPT_FROM },
+		{ "machine", required_argument, 0, OPT_MACHINE },
 		/* the names before the common vocabulary (man plumb-lat: kept for one release) */
 		{ "min", required_argument, 0, OPT_MIN },
 		{ "max", required_argument, 0, OPT_MAX },
@@ -199,7 +204,7 @@ int cmd_lat(int argc, char **argv)
 	latency_run_defaults(&o);
 	given_options given = { 0 };
 	plumb_status status;
-	const char *from = NULL;
+	const char *from = NULL, *machine = NULL;
 	int c;
 	optind = 1;
 	opterr = 0;
@@ -214,6 +219,10 @@ int cmd_lat(int argc, char **argv)
 			c = OPT_CPU;
 		if (c == OPT_FROM) {
 			from = optarg;
+			continue;
+		}
+		if (c == OPT_MACHINE) {
+			machine = optarg;
 			continue;
 		}
 		int rc = parse_option(&o, &given, c, optarg, &status);
@@ -260,6 +269,11 @@ int cmd_lat(int argc, char **argv)
 	if (!report) {
 		snprintf(status.message, sizeof status.message, "out of memory");
 		return cli_error("lat", &status);
+	}
+	if (machine && machine_model_note_differences(report, machine, &status) != 0) {
+		output_report_free(report);
+		fprintf(stderr, "plumb lat: --machine %s: %s\n", machine, status.message);
+		return 1;
 	}
 	int rc = cli_output_emit(&out, report);
 	output_report_free(report);

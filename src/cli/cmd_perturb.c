@@ -70,6 +70,8 @@ static void usage(FILE *f)
 	        "  --preset NAME        simulated caches (default: this machine's); a preset\n"
 	        "                       without TLBs gets 64-entry ITLB and DTLB of 4 KiB pages\n"
 	        "  --no-default-tlbs    simulate no TLBs where the preset describes none\n"
+	        "  --machine FILE       plumb report's report.json: the host preset's shared cache at\n"
+	        "                       its measured usable size (as plumb sim --machine)\n"
 	        "  --limit N            simulate only the first N references\n"
 	        "\n"
 	        "Output:\n"
@@ -137,6 +139,7 @@ int cmd_perturb(int argc, char **argv)
 		{ "window", required_argument, 0, 0x2013 },
 		{ "windows", required_argument, 0, 0x2014 },
 		{ "preset", required_argument, 0, 0x2015 },
+		{ "machine", required_argument, 0, 0x2030 },
 		{ "limit", required_argument, 0, 0x2016 },
 		{ "no-default-tlbs", no_argument, 0, 0x2017 },
 		{ "help", no_argument, 0, 'h' },
@@ -225,6 +228,7 @@ int cmd_perturb(int argc, char **argv)
 			so.windows = (size_t)value;
 			break;
 		case 0x2015: so.preset = optarg; break;
+		case 0x2030: so.machine_path = optarg; break;
 		case 0x2016:
 			if (parse_u64(optarg, 1, UINT64_MAX / 2, &so.max_records, &status) != 0)
 				return cli_usage_error("perturb", "--limit: %s", status.message);

@@ -36,6 +36,9 @@ static void usage(FILE *f)
 	        "Without --preset or --config it simulates this machine's caches (hwloc).\n\n"
 	        "  -p, --preset NAME     start from a preset; --list-presets.  Without --preset and\n"
 	        "                        --config: host, this machine's caches (hwloc)\n"
+	        "      --machine FILE    plumb report's report.json: the host preset simulates a\n"
+	        "                        shared cache at the usable size measured there when it\n"
+	        "                        is under half the nominal one (--preset host-nominal: never)\n"
 	        "  -c, --config FILE     read settings from FILE (format: docs/simulator.md)\n"
 	        "      --set KEY=VALUE   one setting, e.g. l1d.size=64K, protocol=moesi (repeatable)\n"
 	        "      --cores N         simulated cores (1..64)\n"
@@ -77,7 +80,7 @@ static void usage(FILE *f)
 
 enum {
 	OPT_CORES = 0x2001, OPT_PROTOCOL, OPT_L1I, OPT_L1D, OPT_L2, OPT_L3, OPT_INCLUSION, OPT_PREFETCH,
-	OPT_CHECK, OPT_BASIC, OPT_TOP, OPT_ALLOW_TRUNCATED, OPT_PRINT_CONFIG, OPT_LIST_PRESETS, OPT_LIST_EVENTS,
+	OPT_CHECK, OPT_BASIC, OPT_TOP, OPT_ALLOW_TRUNCATED, OPT_PRINT_CONFIG, OPT_LIST_PRESETS, OPT_MACHINE, OPT_LIST_EVENTS,
 	OPT_CACHEGRIND_OUT, OPT_CALLGRIND_OUT,
 	OPT_INTERLEAVE, OPT_INTERLEAVE_WINDOW, OPT_FAIR_SCHED, OPT_CURVE, OPT_CURVE_MAX
 };
@@ -255,6 +258,7 @@ int cmd_sim(int argc, char **argv)
 		{ "check", no_argument, 0, OPT_CHECK }, { "basic", no_argument, 0, OPT_BASIC },
 		{ "top", required_argument, 0, OPT_TOP }, { "allow-truncated", no_argument, 0, OPT_ALLOW_TRUNCATED },
 		{ "print-config", no_argument, 0, OPT_PRINT_CONFIG }, { "list-presets", no_argument, 0, OPT_LIST_PRESETS },
+		{ "machine", required_argument, 0, OPT_MACHINE },
 		{ "list-events", no_argument, 0, OPT_LIST_EVENTS },
 		{ "cachegrind-out", required_argument, 0, OPT_CACHEGRIND_OUT },
 		{ "callgrind-out", required_argument, 0, OPT_CALLGRIND_OUT },
@@ -264,7 +268,7 @@ int cmd_sim(int argc, char **argv)
 		{ "curve", required_argument, 0, OPT_CURVE }, { "curve-max", required_argument, 0, OPT_CURVE_MAX },
 		CLI_OUTPUT_OPTIONS, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
 	cli_output out = { .format = OUTPUT_TABLE };
-	const char *preset = NULL, *config_path = NULL, *format_name = "auto";
+	const char *preset = NULL, *config_path = NULL, *format_name = "auto", *machine_path = NULL;
 	sim_setting *settings = calloc((size_t)argc + 1, sizeof *settings);
 	size_t setting_count = 0;
 	bool print_config = false, allow_truncated = false;
@@ -341,6 +345,7 @@ int cmd_sim(int argc, char **argv)
 
 		case OPT_PRINT_CONFIG: print_config = true; continue;
 		case OPT_LIST_PRESETS: free(settings); return list_presets();
+		case OPT_MACHINE: machine_path = optarg; continue;
 		case OPT_LIST_EVENTS: free(settings); return list_events();
 		default:
 			if (cli_output_option("sim", &out, c, optarg))
@@ -373,7 +378,8 @@ int cmd_sim(int argc, char **argv)
 	 * or the generic default with a note when they cannot be read. */
 	sim_config config;
 	sim_config_origin origin;
-	int chosen = sim_config_choose(&config, preset, config_path, settings, setting_count, &origin, &status);
+	int chosen = sim_config_choose_machine(&config, preset, config_path, machine_path, settings, setting_count, &origin,
+	                                       &status);
 	free(settings);
 	if (chosen != 0)
 		return cli_usage_error("sim", "%s", status.message);

@@ -3,13 +3,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <gsl/gsl_cdf.h>
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
 #include "plumb/stats.h"
-
-static int compare_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
 
 double stats_median(const double *samples, size_t n)
 {
@@ -19,24 +16,18 @@ double stats_median(const double *samples, size_t n)
 	if (!copy)
 		return NAN;
 	memcpy(copy, samples, n * sizeof *copy);
-	qsort(copy, n, sizeof *copy, compare_double);
-	double m = n % 2 ? copy[n / 2] : (copy[n / 2 - 1] + copy[n / 2]) / 2;
+	gsl_sort(copy, 1, n);
+	double m = gsl_stats_median_from_sorted_data(copy, 1, n);
 	free(copy);
 	return m;
 }
 
 double stats_t95(size_t df)
 {
-	/* Two-sided 95% critical values of Student's t; beyond 30 degrees of
-	 * freedom the normal value with a 1/df correction is within 0.1%. */
-	static const double table[] = { 0, 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306,
-		2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
-		2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042 };
+	/* Two-sided 95% critical value of Student's t (GSL's quantile). */
 	if (df == 0)
 		return INFINITY;
-	if (df <= 30)
-		return table[df];
-	return 1.959964 + 2.3723 / (double)df;
+	return gsl_cdf_tdist_Pinv(0.975, (double)df);
 }
 
 void stats_summarize(const double *samples, size_t n, stats_summary *out)

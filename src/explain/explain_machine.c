@@ -1,14 +1,11 @@
-/* The machine figures the model needs, measured quickly with plumb lat's
- * chains and plumb bw's read kernel, or read from a saved report.
- *
- * One working set per level instead of a sweep: half the level's capacity
- * for L1 and L2 (past the previous level, inside this one), 4x the L2 for
- * L3 (the shared L3 of a virtual machine holds only part of its nominal
- * size: docs/latency.md), 4x the last-level cache for memory.  Each
- * latency is the 10th percentile of its samples, as plumb lat's levels are,
- * and the lowest of three tries: another program sharing the L3 only ever
- * adds latency; MLP is "outstanding" from k = 1..max_chains interleaved chains
- * (docs/latency.md, "Memory-level parallelism"). */
+/* The machine figures the model needs, from the machine model
+ * (machine_model.h): read from plumb report's report.json, or measured
+ * now through the same code (plumb lat's sweep, its levels named by
+ * capacity and memory's latency from its plateau, and its MLP at each
+ * level), so explain, the report and the simulator's host preset name the
+ * same levels with the same capacities and latencies.  One thread's read
+ * bandwidth per level is plumb bw's read kernel at its default footprint
+ * per level. */
 #include <errno.h>
 #include <math.h>
 #include <sched.h>
@@ -24,6 +21,8 @@
 #include "plumb/cpu.h"
 #include "plumb/explain.h"
 #include "plumb/latency.h"
+#include "plumb/latency_run.h"
+#include "plumb/machine_model.h"
 #include "plumb/timer.h"
 #include "plumb/topology.h"
 
@@ -44,92 +43,91 @@ static void machine_clear(explain_machine *m)
 		m->latency_ns[l] = m->bandwidth_gbps[l] = m->mlp[l] = NAN;
 }
 
-static int measure_levels(const explain_machine_options *options, const topology *topo, int cpu,
-                          explain_machine *m, plumb_status *status)
+/* The explain levels from the machine model: latency, one thread's read
+ * bandwidth, MLP and the capacity a program can use (the usable size of
+ * a shared cache measured far below its nominal one, else sysfs's). */
+static void from_model(const machine_model *model, explain_machine *m, char *capacity_note, size_t length)
 {
+	if (length)
+		capacity_note[0] = 0;
+	if (isfinite(model->clock_ghz) && model->clock_ghz > 0)
+		m->clock_ghz = model->clock_ghz;
+	if (model->line_bytes >= 8)
+		m->line_bytes = model->line_bytes;
+	for (int l = 0; l < EXPLAIN_LEVELS; l++) {
+		const machine_level *ml = machine_model_level(model, l == EXPLAIN_MEMORY ? "DRAM" : explain_level_name((explain_level)l));
+		if (!ml)
+			continue;
+		if (isfinite(ml->latency_ns) && ml->latency_ns > 0)
+			m->latency_ns[l] = ml->latency_ns;
+		if (isfinite(ml->read_1) && ml->read_1 > 0)
+			m->bandwidth_gbps[l] = ml->read_1;
+		if (isfinite(ml->mlp) && ml->mlp > 0)
+			m->mlp[l] = ml->mlp;
+		if (l == EXPLAIN_MEMORY || !(ml->nominal_bytes > 0))
+			continue;
+		double size = ml->nominal_bytes;
+		if (ml->shared && !ml->hidden && ml->usable_bytes > 0 && ml->usable_bytes < ml->nominal_bytes / 2) {
+			size = ml->usable_bytes;
+			if (length)
+				snprintf(capacity_note, length, "; %s: usable %.1f MiB of the nominal %.0f MiB", ml->name, size / 1048576,
+				         ml->nominal_bytes / 1048576);
+		}
+		m->size_bytes[l] = (uint64_t)size;
+	}
+	/* A hidden level (no plateau of its own: a VM that leaves the guest
+	 * none of a shared cache to speak of) serves its hits at the next
+	 * level's latency, so a miss the simulator counts there costs that. */
+	for (int l = EXPLAIN_MEMORY - 1; l >= EXPLAIN_L1; l--) {
+		const machine_level *ml = machine_model_level(model, explain_level_name((explain_level)l));
+		if (!ml || !ml->hidden || isfinite(m->latency_ns[l]) || !isfinite(m->latency_ns[l + 1]))
+			continue;
+		m->latency_ns[l] = m->latency_ns[l + 1];
+		size_t used = length ? strlen(capacity_note) : 0;
+		if (used + 1 < length)
+			snprintf(capacity_note + used, length - used, "; %s hidden: its hits priced at %s's latency", ml->name,
+			         explain_level_name((explain_level)(l + 1)));
+	}
+}
+
+static int measure_levels(const explain_machine_options *options, const topology *topo, int cpu,
+                          explain_machine *m, char *capacity_note, size_t note_length, plumb_status *status)
+{
+	/* plumb lat's sweep, shorter: one pass, the caller's time cap per
+	 * point, a 4 s budget, MLP at each level's plateau. */
+	latency_run_options lat;
+	latency_run_defaults(&lat);
+	lat.cpu = cpu;
+	lat.repeats = 0;
+	lat.measure.time_cap_ns = options->time_cap_ns;
+	lat.sweep_budget_ns = 4000000000ull;
+	lat.mlp = true;
+	lat.max_chains = options->max_chains < 2 ? 2 : options->max_chains > CHASE_MAX_PARALLEL ? CHASE_MAX_PARALLEL
+	                                                                                     : options->max_chains;
+	latency_run_result result;
+	if (latency_run(&lat, &result, status) != 0)
+		return -1;
+	/* At most one miss per chain: more means the one-chain run was
+	 * slowed by a neighbour (134 "lines" was read so at the L3). */
+	for (size_t k = 0; k < result.level_count; k++)
+		if (result.levels[k].mlp_done && result.levels[k].mlp.outstanding > lat.max_chains)
+			result.levels[k].mlp.outstanding = lat.max_chains;
+	output_report *lat_report = latency_run_report(&lat, &result);
+	latency_run_free(&result);
+	if (!lat_report)
+		return plumb_fail(status, ENOMEM, "out of memory");
+	machine_model model;
+	int rc = machine_model_build(&model, NULL, lat_report, NULL, NULL, status);
+	output_report_free(lat_report);
+	if (rc != 0)
+		return -1;
+	from_model(&model, m, capacity_note, note_length);
+	/* L1 hits are in the base rate; no misses to overlap */
+	m->mlp[EXPLAIN_L1] = NAN;
 	timer_calibration timer;
 	plumb_status ignored;
 	if (timer_calibrate(&timer, 20, &ignored) != 0)
 		timer_calibration_clock(&timer);
-	latency_measure_options measure;
-	latency_measure_defaults(&measure);
-	measure.time_cap_ns = options->time_cap_ns;
-	latency_result unit;
-	if (latency_measure_work_unit(&timer, &measure, &unit, status) != 0)
-		return -1;
-	/* The quiet samples' time (10th percentile): another program only ever
-	 * adds time, and under load 15 the median made the clock look 2.5x
-	 * slower than the CPU time the program then took, so a compute-bound
-	 * region was predicted 2.45x too long. */
-	double unit_ns = unit.ns_p10 > 0 ? unit.ns_p10 : unit.ns;
-	m->clock_ghz = unit_ns > 0 ? 1.0 / unit_ns : NAN;
-
-	uint64_t bytes[EXPLAIN_LEVELS] = { 0 };
-	const topology_cache *l1 = topology_data_cache(topo, 1), *l2 = topology_data_cache(topo, 2);
-	const topology_cache *l3 = topology_data_cache(topo, 3), *llc = topology_last_level_cache(topo);
-	if (!l1 || !l1->size)
-		return plumb_fail(status, ENOENT, "sysfs/hwloc do not describe the L1 data cache");
-	m->line_bytes = l1->line ? l1->line : 64;
-	m->size_bytes[EXPLAIN_L1] = l1->size;
-	bytes[EXPLAIN_L1] = l1->size / 2;
-	if (l2 && l2->size) {
-		m->size_bytes[EXPLAIN_L2] = l2->size;
-		bytes[EXPLAIN_L2] = l2->size / 2 > 4 * l1->size ? l2->size / 2 : 4 * l1->size;
-	}
-	if (l3 && l3->size && l2) {
-		m->size_bytes[EXPLAIN_L3] = l3->size;
-		bytes[EXPLAIN_L3] = 4 * l2->size < l3->size / 2 ? 4 * l2->size : l3->size / 2;
-	}
-	bytes[EXPLAIN_MEMORY] = 4 * (llc && llc->size ? llc->size : ((uint64_t)32 << 20));
-	arena memory;
-	arena_request request = { .size = (size_t)bytes[EXPLAIN_MEMORY], .pages = ARENA_PAGES_THP,
-	                          .fault = ARENA_FAULT_PREFAULT };
-	if (arena_create(&memory, &request, status) != 0)
-		return -1;
-	int rc = 0;
-	for (int l = 0; rc == 0 && l < EXPLAIN_LEVELS; l++) {
-		if (!bytes[l])
-			continue;
-		chase_layout layout = { .pattern = CHASE_RANDOM, .bytes = (size_t)bytes[l], .slot_bytes = m->line_bytes,
-		                        .seed = 0x706c756d62ULL + (uint64_t)l };
-		chase_chain chain;
-		latency_result latency;
-		rc = chase_build_layout(&chain, memory.base, memory.size, &layout, status);
-		if (rc != 0)
-			break;
-		/* Three tries a little apart, keeping the lowest: the L3 and memory
-		 * are shared with the other CPUs (and, in a VM, other guests), and a
-		 * neighbour's burst made a single try read the L3 at memory's
-		 * latency (101-122 ns against 13 ns quiet here). */
-		m->latency_ns[l] = INFINITY;
-		for (int attempt = 0; rc == 0 && attempt < (l == EXPLAIN_L1 ? 1 : 3); attempt++) {
-			if (attempt)
-				nanosleep(&(struct timespec){ .tv_nsec = 20000000 }, NULL);
-			rc = latency_measure_chain(&timer, &chain, &measure, &latency, status);
-			if (rc == 0 && latency.ns_p10 < m->latency_ns[l])
-				m->latency_ns[l] = latency.ns_p10;
-		}
-		if (rc != 0)
-			break;
-		if (l == EXPLAIN_L1)
-			continue;   /* L1 hits are in the base rate; no misses to overlap */
-		latency_mlp_point points[CHASE_MAX_PARALLEL];
-		unsigned chains = options->max_chains < 2 ? 2 : options->max_chains;
-		if (chains > CHASE_MAX_PARALLEL)
-			chains = CHASE_MAX_PARALLEL;
-		latency_measure_options quick = measure;
-		quick.time_cap_ns = options->time_cap_ns / 2;
-		latency_mlp_summary mlp;
-		plumb_status mlp_status;
-		if (latency_mlp_measure(&timer, &chain, &quick, chains, m->line_bytes, points, &mlp_status) == 0 &&
-		    latency_mlp_analyze(points, chains, 0.9, &mlp, &mlp_status) == 0)
-			/* At most one miss per chain: more means the one-chain run was
-			 * slowed by a neighbour (134 "lines" was read so at the L3). */
-			m->mlp[l] = mlp.outstanding < chains ? mlp.outstanding : chains;
-	}
-	arena_destroy(&memory);
-	if (rc != 0)
-		return -1;
 
 	/* One thread's read bandwidth per level: plumb bw's read kernel at its
 	 * default footprint per level. */
@@ -182,11 +180,12 @@ int explain_machine_measure(const explain_machine_options *options, explain_mach
 		return plumb_fail(status, EINVAL, "cannot tell which CPU this thread runs on");
 	if (cpu_pin_self(cpu, status) != 0)
 		return -1;
-	int rc = measure_levels(options, &topo, cpu, out, status);
+	char capacity[128];
+	int rc = measure_levels(options, &topo, cpu, out, capacity, sizeof capacity, status);
 	if (have_before)
 		sched_setaffinity(0, sizeof before, &before);
-	snprintf(out->source, sizeof out->source, "measured now on CPU %d (dependent loads, %u chains, read kernel)",
-	         cpu, options->max_chains);
+	snprintf(out->source, sizeof out->source, "measured now on CPU %d (plumb lat's sweep and MLP, read kernel)%s", cpu,
+	         capacity);
 	return rc;
 }
 
@@ -360,6 +359,22 @@ int explain_machine_load(const char *path, explain_machine *out, plumb_status *s
 	if (read_file_limited(path, READ_FILE_MAX_BYTES, &text, &length, &read_status) != 0)
 		return plumb_fail(status, read_status.code, "--machine: %s", read_status.message);
 	json_object *root = json_tokener_parse(text);
+	/* report.json with the machine model: the figures every command reads */
+	json_object *summary_object = NULL;
+	output_report *summary = root && json_object_object_get_ex(root, "summary", &summary_object) ? embedded_report(summary_object)
+	                                                                                              : NULL;
+	machine_model model;
+	plumb_status no_model;
+	if (summary && machine_model_from_report(summary, &model, &no_model) == 0) {
+		char usable[128];
+		from_model(&model, out, usable, sizeof usable);
+		output_report_free(summary);
+		json_object_put(root);
+		free(text);
+		snprintf(out->source, sizeof out->source, "%.100s (machine model)%s", path, usable);
+		return 0;
+	}
+	output_report_free(summary);
 	if (root && from_machine_report(root, out)) {
 		json_object_put(root);
 		free(text);

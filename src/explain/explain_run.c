@@ -19,6 +19,11 @@ int explain_run(char *const argv[], const explain_options *options, explain_resu
 			return -1;
 		}
 		out->have_machine = true;
+	} else if (!options->instrument) {
+		/* the prediction needs Valgrind's counts: nothing to price, so
+		 * the sweep (10-20 s) is not run */
+		snprintf(out->machine_error, sizeof out->machine_error,
+		         "not measured: without Valgrind's counts (--no-valgrind) there is nothing to predict");
 	} else if (explain_machine_measure(&options->machine, &out->machine, &step) == 0) {
 		out->have_machine = true;
 	} else {

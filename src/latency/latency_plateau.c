@@ -224,24 +224,37 @@ int latency_find_levels(const uint64_t *bytes, const double *ns, size_t n, const
 			 * far points up, and a shared L3 smears its end over octaves
 			 * (conflicts, other tenants): the lowest point two octaves
 			 * past the boundary can still be half L3 hits.  Its latency
-			 * is the flat tail: the median of the points, walking down
-			 * from the largest, whose smoothed latencies stay within
-			 * flat_ratio, when there are min_points of them past 2x the
-			 * boundary. */
+			 * is its plateau past 2x the boundary: the longest of the
+			 * runs (cut greedily from there) whose smoothed latencies
+			 * stay within flat_ratio, when it has min_points points; a
+			 * transition that still rises leaves only short runs.  Not
+			 * the far tail: on a virtual machine the latency keeps
+			 * rising over the octaves past memory's plateau (the host's
+			 * nested page walks), and one burst there read memory at
+			 * 238 ns against a plateau of 130-140 ns, which also moved
+			 * the half-way mark, and the L3's end, from 9.5 to 45 MiB. */
 			if (k + 2 == found) {
-				size_t tail = next->last_index;
-				double lo = smooth[tail], hi = smooth[tail];
-				while (tail > from) {
-					double v = smooth[tail - 1];
-					double nlo = v < lo ? v : lo, nhi = v > hi ? v : hi;
-					if (nhi - nlo > flat)
-						break;
-					lo = nlo;
-					hi = nhi;
-					tail--;
+				size_t best_first = 0, best_length = 0;
+				for (size_t start = from; start <= next->last_index;) {
+					double lo = smooth[start], hi = smooth[start];
+					size_t stop = start;
+					while (stop < next->last_index) {
+						double v = smooth[stop + 1];
+						double nlo = v < lo ? v : lo, nhi = v > hi ? v : hi;
+						if (nhi - nlo > flat)
+							break;
+						lo = nlo;
+						hi = nhi;
+						stop++;
+					}
+					if (stop - start + 1 > best_length) {
+						best_first = start;
+						best_length = stop - start + 1;
+					}
+					start = stop + 1;
 				}
-				if (next->last_index - tail + 1 >= options->min_points)
-					next->ns = exp(median_of(raw, tail, next->last_index));
+				if (best_length >= options->min_points)
+					next->ns = exp(median_of(raw, best_first, best_first + best_length - 1));
 			}
 			if (end == previous_end)
 				break;

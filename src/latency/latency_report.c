@@ -29,7 +29,13 @@ static void add_meta(output_report *report, const latency_run_options *o, const 
 	output_meta_text(report, "timer", r->timer.source == TIMER_TSC ? "tsc" : "clock_gettime");
 	output_meta_real(report, "timer_ticks_per_ns", r->timer.ticks_per_ns);
 	output_meta_text(report, "cycles", "TSC cycles at the nominal TSC rate (ns x timer_ticks_per_ns), not core clocks");
-	output_meta_real(report, "core_clock_ghz_estimate", r->work_unit.ns > 0 ? 1.0 / r->work_unit.ns : NAN);
+	/* One clock estimate for every command (machine_clock_estimate): the
+	 * add chain's quiet samples, with the median's and the fastest
+	 * sample's clocks as its spread. */
+	double ghz = r->clock_ghz > 0 ? r->clock_ghz : r->work_unit.ns > 0 ? 1.0 / r->work_unit.ns : NAN;
+	output_meta_real(report, "core_clock_ghz_estimate", ghz);
+	output_meta_real(report, "core_clock_ghz_low", r->clock_low_ghz > 0 ? r->clock_low_ghz : ghz);
+	output_meta_real(report, "core_clock_ghz_high", r->clock_high_ghz > 0 ? r->clock_high_ghz : ghz);
 	output_meta_text(report, "pattern", chase_pattern_name(o->pattern));
 	if (o->pattern == CHASE_PAGE_GROUPED || o->pattern == CHASE_LMBENCH || o->pattern == CHASE_LMBENCH_THRASH ||
 	    o->pattern == CHASE_MULTICHASE)
@@ -118,6 +124,33 @@ static void add_passes(output_report *report, const latency_run_result *r)
 		}
 }
 
+/* A cache sysfs lists that the sweep shows no plateau of: kept, named by
+ * its level, with its nominal size and why nothing was measured. */
+static void add_hidden_level(output_report *report, output_table *t, const latency_run_result *r, size_t c)
+{
+	char a[32];
+	char why[PLUMB_MESSAGE_MAX];
+	snprintf(why, sizeof why, "hidden: sysfs lists a %s L%zu, but the sweep shows no plateau of its own",
+	         format_size(r->sysfs_sizes[c], a, sizeof a), c + 1);
+	output_row(t);
+	char name[16];
+	snprintf(name, sizeof name, "L%zu", c + 1);
+	output_cell_text(t, name);
+	for (int column = 0; column < 8; column++)
+		output_cell_status(t, "hidden", why);
+	output_cell_integer(t, (int64_t)r->sysfs_sizes[c]);
+	output_cell_text(t, "hidden");
+	for (int column = 0; column < 3; column++)
+		output_cell_status(t, "hidden", why);
+	output_cell_integer(t, 0);
+	output_cell_text(t, "hidden");
+	output_note(report,
+	            "L%zu: hidden: sysfs lists a %s cache, but the latency curve has no plateau of its own for it; the "
+	            "other levels are named by their capacity, so none takes its name. A virtual machine's host can "
+	            "leave a guest only a sliver of a shared cache, which then shows as part of the transition to the "
+	            "next level.", c + 1, format_size(r->sysfs_sizes[c], a, sizeof a));
+}
+
 static void add_levels(output_report *report, const latency_run_options *o, const latency_run_result *r)
 {
 	char a[32], b[32], c[32];
@@ -139,8 +172,20 @@ static void add_levels(output_report *report, const latency_run_options *o, cons
 	output_column(t, "spread_steps", "steps", 1);
 	output_column(t, "passes", NULL, 0);
 	output_column(t, "stability", NULL, 0);
-	for (size_t k = 0; k < r->level_count; k++) {
+	size_t next_hidden = 0;
+	for (size_t k = 0; k <= r->level_count; k++) {
+		/* the caches the sweep shows no plateau of, in their place */
+		size_t before = k == r->level_count ? r->sysfs_levels
+		                : r->levels[k].cache_level > 0 ? (size_t)r->levels[k].cache_level - 1
+		                : r->levels[k].cache_level == 0 ? r->sysfs_levels : 0;
+		for (; next_hidden < before && next_hidden < r->sysfs_levels && next_hidden < 8; next_hidden++)
+			if (r->sysfs_hidden[next_hidden])
+				add_hidden_level(report, t, r, next_hidden);
+		if (k == r->level_count)
+			break;
 		const latency_level_report *l = &r->levels[k];
+		if (l->cache_level > 0)
+			next_hidden = (size_t)l->cache_level;
 		output_row(t);
 		output_cell_text(t, l->name);
 		output_cell_real(t, l->level.ns);
@@ -194,10 +239,20 @@ static void add_levels(output_report *report, const latency_run_options *o, cons
 	}
 	if (r->level_count == 0)
 		output_note(report, "no plateau found in the latency curve: too few points, or too noisy a machine");
-	else if (strncmp(r->levels[0].name, "level", 5) == 0)
-		output_note(report,
-		            "found %zu levels but sysfs lists a different number of data caches: levels are numbered, "
-		            "not named", r->level_count);
+	bool past_memory = false;
+	for (size_t k = 0; k < r->level_count; k++) {
+		if (r->levels[k].cache_level == 0)
+			past_memory = true;
+		else if (r->levels[k].cache_level < 0 && past_memory)
+			output_note(report,
+			            "%s: past memory's plateau the latency rises again (%.0f ns): memory slowed by page walks "
+			            "(on a virtual machine nested paging makes a TLB miss cost two walks); memory's latency is the "
+			            "plateau before it", r->levels[k].name, r->levels[k].level.ns);
+		else if (r->levels[k].cache_level < 0 && r->sysfs_levels > 0)
+			output_note(report,
+			            "%s: no data cache sysfs lists fits where this plateau ends (a cache cannot hold more than "
+			            "its size), so it is numbered, not named", r->levels[k].name);
+	}
 	(void)o;
 }
 
@@ -359,6 +414,6 @@ output_report *latency_run_report(const latency_run_options *options, const late
 		            100 * options->measure.target_relative_ci);
 	output_note(report, "cycles are TSC cycles at the nominal %.3f GHz TSC rate; the core ran at about %.2f GHz "
 	            "(from the latency of a dependent add chain), so core cycles = ns x that clock",
-	            result->timer.ticks_per_ns, result->work_unit.ns > 0 ? 1.0 / result->work_unit.ns : NAN);
+	            result->timer.ticks_per_ns, result->clock_ghz > 0 ? result->clock_ghz : result->work_unit.ns > 0 ? 1.0 / result->work_unit.ns : NAN);
 	return report;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 #include "plumb/cpu.h"
 #include "plumb/latency_run.h"
+#include "plumb/machine_model.h"
 #include "plumb/parse.h"
 #include "plumb/stats.h"
 
@@ -35,10 +36,33 @@ static uint64_t default_max_bytes(const latency_run_result *r)
 	return llc && llc->size ? 4 * llc->size : (uint64_t)128 << 20;
 }
 
+/* Levels are named by capacity (machine_match_levels, the rule every
+ * command uses): a plateau is the sysfs cache whose size its end fits
+ * best, in order, and a cache with no plateau of its own (a VM that hides
+ * most of a shared L3) is recorded as hidden, not given another level's
+ * name. */
 static void name_levels(const latency_run_options *options, latency_run_result *r)
 {
-	int cache_levels = (int)r->sysfs_levels;
-	bool matched = (int)r->level_count == cache_levels + 1;
+	size_t caches = r->sysfs_levels < 8 ? r->sysfs_levels : 8;
+	double ends[LATENCY_MAX_LEVELS], flat[LATENCY_MAX_LEVELS], nominal[8];
+	int level_of[LATENCY_MAX_LEVELS];
+	for (size_t c = 0; c < caches; c++) {
+		nominal[c] = (double)r->sysfs_sizes[c];
+		r->sysfs_hidden[c] = false;
+	}
+	for (size_t k = 0; k < r->level_count; k++) {
+		const latency_level *v = &r->levels[k].level;
+		ends[k] = v->open_ended ? NAN : (double)r->sizes[v->end_index];
+		flat[k] = (double)r->sizes[v->last_index];
+		level_of[k] = -1;
+	}
+	plumb_status ignored;
+	bool matched = caches > 0 && r->level_count > 0 &&
+	               machine_match_levels(flat, ends, r->level_count, nominal, caches,
+	                                    r->point_count ? (double)r->sizes[r->point_count - 1] : 0, level_of, r->sysfs_hidden, &ignored) == 0;
+	if (!matched)
+		for (size_t c = 0; c < caches; c++)
+			r->sysfs_hidden[c] = false;
 	for (size_t k = 0; k < r->level_count; k++) {
 		latency_level_report *l = &r->levels[k];
 		const latency_level *v = &l->level;
@@ -48,13 +72,14 @@ static void name_levels(const latency_run_options *options, latency_run_result *
 		/* Restart and MLP run in the middle of the plateau (in log size),
 		 * away from both of its edges. */
 		l->probe_bytes = r->sizes[(v->first_index + v->last_index + 1) / 2];
-		if (matched && (int)k < cache_levels)
-			snprintf(l->name, sizeof l->name, "L%zu", k + 1);
-		else if (matched)
+		l->cache_level = matched ? level_of[k] : -1;
+		if (l->cache_level > 0)
+			snprintf(l->name, sizeof l->name, "L%d", l->cache_level);
+		else if (l->cache_level == 0)
 			snprintf(l->name, sizeof l->name, "memory");
 		else
 			snprintf(l->name, sizeof l->name, "level %zu", k + 1);
-		l->sysfs_bytes = matched && (int)k < cache_levels ? r->sysfs_sizes[k] : 0;
+		l->sysfs_bytes = l->cache_level > 0 ? r->sysfs_sizes[l->cache_level - 1] : 0;
 		l->agrees = l->sysfs_bytes && !v->open_ended &&
 		            latency_boundary_agrees(l->end_bytes, l->sysfs_bytes, options->points_per_octave, 1.0);
 		/* Passes that disagree by more than two steps measured other
@@ -196,6 +221,8 @@ int latency_run(const latency_run_options *options, latency_run_result *r, plumb
 		arena_destroy(&memory);
 		return -1;
 	}
+	machine_clock_estimate(r->work_unit.ns_p10, r->work_unit.ns, r->work_unit.ns_min, &r->clock_ghz, &r->clock_low_ghz,
+	                       &r->clock_high_ghz);
 
 	latency_sweep_options sweep = { .measure = options->measure };
 	sweep.layout.pattern = options->pattern;

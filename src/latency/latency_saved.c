@@ -80,6 +80,13 @@ int latency_run_from_report(const output_report *report, latency_run_options *o,
 		r->timer.ticks_per_ns = cycles / first_ns;
 	double ghz = meta_number(report, "core_clock_ghz_estimate");
 	r->work_unit.ns = ghz > 0 ? 1 / ghz : NAN;
+	r->clock_ghz = ghz > 0 ? ghz : NAN;
+	r->clock_low_ghz = meta_number(report, "core_clock_ghz_low");
+	r->clock_high_ghz = meta_number(report, "core_clock_ghz_high");
+	if (!(r->clock_low_ghz > 0))
+		r->clock_low_ghz = r->clock_ghz;
+	if (!(r->clock_high_ghz > 0))
+		r->clock_high_ghz = r->clock_ghz;
 	r->sweep_seconds = meta_number(report, "sweep_seconds");
 	r->total_seconds = meta_number(report, "total_seconds");
 	r->remeasured = (size_t)within(meta_number(report, "remeasured_points"), 0, 1e12, 0);

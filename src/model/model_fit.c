@@ -2,9 +2,17 @@
  * sweep S, compute (5.23) against the measured latencies, keep the best.
  * A grid finds the basin (the objective need not be unimodal over the whole
  * range when the data are noisy); golden-section search then refines it
- * well below the grid step. */
+ * well below the grid step, and GSL's non-linear least squares
+ * (Levenberg-Marquardt) finishes from there and gives the covariance, so
+ * S comes with a 95% interval. */
 #include <errno.h>
 #include <math.h>
+#include <gsl/gsl_blas.h>
+#include <gsl/gsl_cdf.h>
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_matrix.h>
+#include <gsl/gsl_multifit_nlinear.h>
+#include <gsl/gsl_vector.h>
 #include "plumb/model.h"
 
 #define FIT_GRID_STEPS 2000
@@ -85,6 +93,85 @@ static void fill_errors(model_fit *out, const model_point *points, size_t n)
 			out->max_abs_error = fmax(out->max_abs_error, fabs(points[i].latency_ns - latency));
 	}
 	out->points = n;
+}
+
+typedef struct nlinear_data {
+	const model_point *points;
+	size_t n;
+	model_params base;
+	bool fit_l0;
+} nlinear_data;
+
+static int residuals(const gsl_vector *x, void *context, gsl_vector *f)
+{
+	const nlinear_data *d = context;
+	model_params p = d->base;
+	p.service_ns = gsl_vector_get(x, 0);
+	if (d->fit_l0)
+		p.unloaded_latency_ns = gsl_vector_get(x, 1);
+	if (!(p.service_ns > 0) || !(p.unloaded_latency_ns >= p.service_ns))
+		return GSL_EDOM;
+	for (size_t i = 0; i < d->n; i++) {
+		double latency;
+		if (model_latency(&p, d->points[i].contention_mb_s, &latency, NULL) != 0)
+			return GSL_EDOM;
+		gsl_vector_set(f, i, latency - d->points[i].latency_ns);
+	}
+	return GSL_SUCCESS;
+}
+
+/* From the grid's best S (and L0): Levenberg-Marquardt to the minimum,
+ * then S's 95% interval from the covariance, sigma^2 = SSR / (n - p), and
+ * Student's t.  Keeps the grid's answer when GSL does not improve it. */
+static void refine_with_interval(model_fit *out, const model_point *points, size_t n)
+{
+	out->service_low = out->service_high = NAN;
+	size_t parameters = out->l0_fitted ? 2 : 1;
+	if (n <= parameters)
+		return;
+	nlinear_data data = { points, n, out->params, out->l0_fitted };
+	gsl_multifit_nlinear_fdf fdf = { .f = residuals, .df = NULL, .fvv = NULL, .n = n, .p = parameters, .params = &data };
+	gsl_multifit_nlinear_parameters settings = gsl_multifit_nlinear_default_parameters();
+	gsl_multifit_nlinear_workspace *w = gsl_multifit_nlinear_alloc(gsl_multifit_nlinear_trust, &settings, n, parameters);
+	gsl_vector *x = gsl_vector_alloc(parameters);
+	gsl_matrix *covariance = gsl_matrix_alloc(parameters, parameters);
+	if (!w || !x || !covariance)
+		goto done;
+	gsl_vector_set(x, 0, out->params.service_ns);
+	if (out->l0_fitted)
+		gsl_vector_set(x, 1, out->params.unloaded_latency_ns);
+	if (gsl_multifit_nlinear_init(x, &fdf, w) != GSL_SUCCESS)
+		goto done;
+	int info;
+	gsl_multifit_nlinear_driver(200, 1e-12, 1e-12, 0, NULL, NULL, &info, w);
+	const gsl_vector *best = gsl_multifit_nlinear_position(w);
+	model_params trial = out->params;
+	trial.service_ns = gsl_vector_get(best, 0);
+	if (out->l0_fitted)
+		trial.unloaded_latency_ns = gsl_vector_get(best, 1);
+	double ssr = model_least_squares(&trial, points, n);
+	if (isfinite(ssr) && ssr < out->least_squares) {
+		out->params = trial;
+		out->least_squares = ssr;
+	}
+	/* the covariance at the answer kept */
+	gsl_vector_set(x, 0, out->params.service_ns);
+	if (out->l0_fitted)
+		gsl_vector_set(x, 1, out->params.unloaded_latency_ns);
+	if (gsl_multifit_nlinear_init(x, &fdf, w) != GSL_SUCCESS ||
+	    gsl_multifit_nlinear_covar(gsl_multifit_nlinear_jac(w), 0.0, covariance) != GSL_SUCCESS)
+		goto done;
+	double dof = (double)(n - parameters), sigma2 = out->least_squares / dof;
+	double se = sqrt(sigma2 * gsl_matrix_get(covariance, 0, 0)), t = gsl_cdf_tdist_Pinv(0.975, dof);
+	if (isfinite(se)) {
+		out->service_low = fmax(out->params.service_ns - t * se, 0);
+		out->service_high = out->params.service_ns + t * se;
+	}
+done:
+	gsl_matrix_free(covariance);
+	gsl_vector_free(x);
+	if (w)
+		gsl_multifit_nlinear_free(w);
 }
 
 int model_fit_points(const model_point *points, size_t n, double line_bytes,
@@ -171,5 +258,15 @@ int model_fit_points(const model_point *points, size_t n, double line_bytes,
 	fill_errors(out, points, n);
 	double step = limit / FIT_GRID_STEPS;
 	out->at_bound = out->params.service_ns <= step ? -1 : out->params.service_ns >= limit - step ? 1 : 0;
+	out->service_low = out->service_high = NAN;
+	if (out->at_bound == 0) {
+		/* GSL's default error handler aborts; the fit reports through
+		 * return codes, so the handler is off for its span and put back
+		 * (GSL keeps it in one process-wide pointer). */
+		gsl_error_handler_t *handler = gsl_set_error_handler_off();
+		refine_with_interval(out, points, n);
+		gsl_set_error_handler(handler);
+		fill_errors(out, points, n);
+	}
 	return 0;
 }

@@ -85,6 +85,9 @@ int model_report(const model_report_options *o, output_report *r, plumb_status *
 	output_column(t, "error_per_sample", "ns", 2);
 	output_column(t, "rms_error", "ns", 2);
 	output_column(t, "max_abs_error", "ns", 2);
+	output_column(t, "service_time_low", "ns", 3);
+	output_column(t, "service_time_high", "ns", 3);
+	output_column(t, "shape", NULL, 0);
 	output_row(t);
 	output_cell_real(t, fit.params.service_ns);
 	output_cell_real(t, fit.params.unloaded_latency_ns);
@@ -100,6 +103,20 @@ int model_report(const model_report_options *o, output_report *r, plumb_status *
 		for (int i = 0; i < 4; i++)
 			output_cell_status(t, "n/a", "no measurements given (--from)");
 	}
+	/* S's 95% interval, and whether the data determine S at all */
+	bool fitted = from && service <= 0;
+	const char *shape = !fitted ? "given" : fit.at_bound < 0 ? "flat" : fit.at_bound > 0 ? "at upper bound" : "fitted";
+	const char *no_interval = !fitted ? "S was given, not fitted"
+	                          : fit.at_bound < 0 ? "flat: latency does not rise with bandwidth, so S is not determined"
+	                          : fit.at_bound > 0 ? "S is at the top of its range" : "no degree of freedom left for an interval";
+	if (fitted && isfinite(fit.service_low) && isfinite(fit.service_high)) {
+		output_cell_real(t, fit.service_low);
+		output_cell_real(t, fit.service_high);
+	} else {
+		output_cell_status(t, "n/a", no_interval);
+		output_cell_status(t, "n/a", no_interval);
+	}
+	output_cell_text(t, shape);
 	if (from) {
 		output_table *pt = output_table_add(r, "points", "Measured against model");
 		output_column(pt, "contention", "MB/s", 1);

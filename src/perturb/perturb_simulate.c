@@ -188,7 +188,9 @@ int perturb_simulate(const perturb_sim_options *o, output_report *report, plumb_
 	if (o->record_bytes == 0 || o->window == 0 || o->windows == 0)
 		return plumb_fail(status, EINVAL, "record bytes, window and windows must be above 0");
 	sim_config config;
-	if (sim_preset(&config, o->preset ? o->preset : "host", status) != 0)
+	sim_config_origin origin;
+	if (sim_config_choose_machine(&config, o->preset ? o->preset : "host", NULL, o->machine_path, NULL, 0, &origin,
+	                              status) != 0)
 		return -1;
 	config.cores = 1;
 	bool tlbs_added = !o->no_default_tlbs && default_tlbs(&config);
@@ -300,6 +302,8 @@ int perturb_simulate(const perturb_sim_options *o, output_report *report, plumb_
 	else
 		snprintf(text, sizeof text, "none (the preset describes no TLBs)");
 	output_meta_text(report, "tlbs", text);
+	if (o->machine_path && origin.machine[0])
+		output_meta_text(report, "machine", origin.machine);
 	output_meta_integer(report, "record_bytes", o->record_bytes);
 	output_meta_integer(report, "handler_code_bytes", (int64_t)o->footprint.code_bytes);
 	output_meta_integer(report, "handler_stack_lines", (int64_t)o->footprint.lines);

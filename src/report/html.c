@@ -317,10 +317,10 @@ static void write_summary(FILE *f, const output_report *s)
 {
 	char buffer[1024], a[32], b[32], c[32];
 	fputs("<section id=\"summary\">\n<h2>Summary</h2>\n<p class=machine>", f);
-	const char *keys[] = { "cpu", "cpus", "virtualised", "core_clock_ghz" };
-	char values[4][256] = { "", "", "", "" };
+	const char *keys[] = { "cpu", "cpus", "virtualised", "core_clock_ghz", "core_clock_ghz_low", "core_clock_ghz_high" };
+	char values[6][256] = { "", "", "", "", "", "" };
 	for (size_t i = 0; i < output_meta_count(s); i++)
-		for (size_t k = 0; k < 4; k++)
+		for (size_t k = 0; k < 6; k++)
 			if (!strcmp(output_meta_key(s, i), keys[k]))
 				output_meta_format(s, i, values[k], sizeof values[k]);
 	html_text(f, values[0][0] ? values[0] : "This machine");
@@ -332,7 +332,10 @@ static void write_summary(FILE *f, const output_report *s)
 	}
 	if (!strcmp(values[2], "yes"))
 		fputs(", a virtual machine", f);
-	if (values[3][0])
+	if (values[3][0] && values[4][0] && values[5][0] && strtod(values[5], NULL) - strtod(values[4], NULL) >= 0.005)
+		fprintf(f, "; the cores ran at about %.2f GHz (%.2f-%.2f over the clock's samples; core cycles below use %.2f)",
+		        strtod(values[3], NULL), strtod(values[4], NULL), strtod(values[5], NULL), strtod(values[3], NULL));
+	else if (values[3][0])
 		fprintf(f, "; the cores ran at about %.2f GHz (core cycles below use this clock)", strtod(values[3], NULL));
 	fputs(".</p>\n", f);
 	const output_table *h = output_table_find(s, "hierarchy");
@@ -426,12 +429,43 @@ static void write_summary(FILE *f, const output_report *s)
 				}
 			} else {
 				int vc = output_column_index(fig, "value");
-				fputs("not measured: ", f);
+				const char *status = vc >= 0 ? output_cell_string(fig, r, (size_t)vc) : NULL;
+				fputs(status && !strcmp(status, "flagged") ? "flagged, not shown: " : "not measured: ", f);
 				html_text(f, vc >= 0 ? output_cell_reason(fig, r, (size_t)vc) : "");
 			}
 			fputs("</li>\n", f);
 		}
 		fputs("</ul>\n", f);
+	}
+	/* Every figure against the physical limits that apply to it: the
+	 * flagged ones, with the reason. */
+	const output_table *checks = output_table_find(s, "checks");
+	if (checks && output_row_count(checks)) {
+		size_t flagged = 0, rows = output_row_count(checks);
+		for (size_t r = 0; r < rows; r++) {
+			const char *verdict = cell_text(checks, r, "verdict");
+			flagged += verdict && !strcmp(verdict, "flagged");
+		}
+		if (!flagged)
+			fprintf(f, "<p class=note><b>Physics:</b> all %zu figures are within the limits that apply to them (table "
+			        "<code>checks</code> in report.json).</p>\n", rows);
+		else {
+			fprintf(f, "<p class=note><b>Physics:</b> %zu of %zu figures break a limit that applies to them:</p>\n<ul class=figures>\n",
+			        flagged, rows);
+			for (size_t r = 0; r < rows; r++) {
+				const char *verdict = cell_text(checks, r, "verdict");
+				if (!verdict || strcmp(verdict, "flagged"))
+					continue;
+				fputs("<li><b>", f);
+				html_text(f, cell_text(checks, r, "figure"));
+				fprintf(f, ":</b> %.4g ", cell_value(checks, r, "value"));
+				html_text(f, cell_text(checks, r, "unit"));
+				fputs(" is ", f);
+				html_text(f, cell_text(checks, r, "rule"));
+				fputs("</li>\n", f);
+			}
+			fputs("</ul>\n", f);
+		}
 	}
 	fputs("<h3>Can I trust my counters?</h3>\n", f);
 	buffer[0] = 0;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "plumb/machine_model.h"
 #include "plumb/report.h"
 
 static const output_report *section(output_report *const *sections, const char *const *commands, size_t count,
@@ -188,8 +189,23 @@ static bool differ(double a, double b, double factor)
 	return isfinite(a) && isfinite(b) && a > 0 && b > 0 && (a / b > factor || b / a > factor);
 }
 
+/* The checks a level's figures broke, appended to its note. */
+static void append_flags(char *note, size_t length, const char *level, const machine_check *checks, size_t count)
+{
+	size_t name = strlen(level);
+	for (size_t i = 0; i < count; i++) {
+		if (!checks[i].broken || strncmp(checks[i].figure, level, name) || checks[i].figure[name] != ' ')
+			continue;
+		size_t n = strlen(note);
+		if (n + 420 < length)
+			snprintf(note + n, length - n, "%sFlagged: %.64s %.3g %.8s is %.320s.", n ? " " : "", checks[i].figure,
+			         checks[i].value, checks[i].unit, checks[i].rule);
+	}
+}
+
 static void add_hierarchy(output_report *s, const output_report *topo, const output_report *lat,
-                          const output_report *bw, const output_report *geometry, bool virtualised)
+                          const output_report *bw, const output_report *geometry, bool virtualised,
+                          const machine_model *model, const machine_check *checks, size_t check_count)
 {
 	output_table *t = output_table_add(s, "hierarchy", "The memory hierarchy");
 	output_column(t, "level", NULL, 0);
@@ -221,9 +237,10 @@ static void add_hierarchy(output_report *s, const output_report *topo, const out
 		double claimed = i == 3 ? NAN : sysfs_size(topo, lat, name);
 		long lr = find_row(levels, "level", lat_name);
 		long gc = geometry_row(g, "capacity", name), gl = geometry_row(g, "latency", lat_name);
-		if (lr < 0 && gc < 0 && gl < 0 && !isfinite(claimed) && !isfinite(bandwidth(bl, 1, "read", name)))
+		const machine_level *ml = machine_model_level(model, name);
+		if (lr < 0 && gc < 0 && gl < 0 && !isfinite(claimed) && !isfinite(bandwidth(bl, 1, "read", name)) && !ml)
 			continue;
-		char note[768] = "", a[32], b[32];
+		char note[2048] = "", a[32], b[32];
 		output_row(t);
 		output_cell_text(t, name);
 		if (i == 3)
@@ -274,9 +291,11 @@ static void add_hierarchy(output_report *s, const output_report *topo, const out
 			output_cell_status(t, "n/a", "main memory has no cache size");
 			output_cell_text(t, "-");
 		} else {
-			cell_number_or(t, size, "unresolved", "no sweep found where this level ends");
-			cell_number_or(t, lo, "unresolved", "no sweep found where this level ends");
-			cell_number_or(t, hi, "unresolved", "no sweep found where this level ends");
+			const char *no_end = ml && ml->hidden ? "hidden: the latency sweep shows no plateau of its own for this cache"
+			                                      : "no sweep found where this level ends";
+			cell_number_or(t, size, "unresolved", no_end);
+			cell_number_or(t, lo, "unresolved", no_end);
+			cell_number_or(t, hi, "unresolved", no_end);
 			output_cell_text(t, source[0] ? source : "-");
 		}
 		if (i < 3 && isfinite(size) && passes >= 1)
@@ -284,9 +303,36 @@ static void add_hierarchy(output_report *s, const output_report *topo, const out
 		else
 			output_cell_status(t, "n/a", i == 3 ? "main memory has no cache size" : "no repeated passes");
 		output_cell_text(t, i < 3 && stability && isfinite(size) ? stability : "-");
+		if (ml && ml->hidden) {
+			size_t n = strlen(note);
+			snprintf(note + n, sizeof note - n,
+			         "%sHidden: sysfs lists a %s cache, but the latency sweep shows no plateau of its own for it (a virtual "
+			         "machine's host can leave a guest only a sliver of a shared cache); the other levels are named by capacity.",
+			         n ? " " : "", report_format_bytes(claimed, a, sizeof a));
+		} else if (ml && ml->shared && isfinite(size) && isfinite(claimed) && size < claimed / 2) {
+			/* the rule of sim_preset_apply_machine */
+			size_t n = strlen(note);
+			snprintf(note + n, sizeof note - n,
+			         "%sUsable: a program here can use about %s of the %s sysfs lists (other cores and guests share it); "
+			         "plumb sim --machine report.json simulates the usable size, --preset host-nominal the nominal one.",
+			         n ? " " : "", report_format_bytes(size, a, sizeof a), report_format_bytes(claimed, b, sizeof b));
+		}
 		/* Latency: the same measurement's plateau (10th percentile) and
-		 * its range over the plateau; geometry's only without lat. */
+		 * its range over the plateau; geometry's only without lat.  The
+		 * machine model takes memory's from its plateau past the last
+		 * cache, also for a lat report saved before lat did. */
 		double lat_ns = number(levels, lr, "latency"), llo = number(levels, lr, "low"), lhi = number(levels, lr, "high");
+		if (ml && isfinite(ml->latency_ns) && isfinite(lat_ns)) {
+			if (ml->latency_ns != lat_ns) {
+				size_t n = strlen(note);
+				snprintf(note + n, sizeof note - n, "%sLatency: %s.", n ? " " : "", ml->latency_source);
+			}
+			lat_ns = ml->latency_ns;
+			if (isfinite(ml->latency_low) && isfinite(ml->latency_high)) {
+				llo = ml->latency_low;
+				lhi = ml->latency_high;
+			}
+		}
 		double gns = number(g, gl, "measured");
 		const char *lsource = isfinite(lat_ns) ? "latency sweep" : isfinite(gns) ? "geometry" : NULL;
 		if (!isfinite(lat_ns)) {
@@ -302,9 +348,12 @@ static void add_hierarchy(output_report *s, const output_report *topo, const out
 			snprintf(note + n, sizeof note - n, "%sLatency: the geometry section measured separately and saw %.3g ns; the latency sweep's figure is shown.",
 			         n ? " " : "", gns);
 		}
-		cell_number_or(t, lat_ns, "unsupported", "neither the latency nor the geometry section ran");
-		cell_number_or(t, llo, "unsupported", "neither the latency nor the geometry section ran");
-		cell_number_or(t, lhi, "unsupported", "neither the latency nor the geometry section ran");
+		const char *no_latency = ml && ml->hidden ? "hidden: the latency sweep shows no plateau of its own for this cache"
+		                         : lat ? "the latency sweep found no plateau for this level"
+		                               : "neither the latency nor the geometry section ran";
+		cell_number_or(t, lat_ns, "unsupported", no_latency);
+		cell_number_or(t, llo, "unsupported", no_latency);
+		cell_number_or(t, lhi, "unsupported", no_latency);
 		if (isfinite(lat_ns) && isfinite(clock))
 			output_cell_real(t, lat_ns * clock);
 		else
@@ -319,8 +368,19 @@ static void add_hierarchy(output_report *s, const output_report *topo, const out
 		               isfinite(all) && all <= 1 ? "one CPU: no multi-thread run" : no_bw);
 		double cv = bandwidth_spread(bt, 1, "read", name);
 		cell_number_or(t, isfinite(cv) ? 100 * cv : NAN, "unsupported", no_bw);
+		append_flags(note, sizeof note, name, checks, check_count);
 		output_cell_text(t, note);
 	}
+}
+
+static void figure_status(output_table *t, const char *quantity, double value, const char *unit, const char *detail,
+                          const char *status, const char *why_missing)
+{
+	output_row(t);
+	output_cell_text(t, quantity);
+	cell_number_or(t, value, status, why_missing);
+	output_cell_text(t, unit);
+	output_cell_text(t, detail);
 }
 
 static void figure(output_table *t, const char *quantity, double value, const char *unit, const char *detail,
@@ -334,7 +394,7 @@ static void figure(output_table *t, const char *quantity, double value, const ch
 }
 
 static void add_figures(output_report *s, const output_report *c2c, const output_report *loaded, const output_report *model,
-                        const output_report *lat, const output_report *perturb)
+                        const output_report *lat, const output_report *perturb, const machine_check *limits, size_t check_count)
 {
 	output_table *t = output_table_add(s, "figures", "Other figures");
 	output_column(t, "quantity", NULL, 0);
@@ -407,10 +467,28 @@ static void add_figures(output_report *s, const output_report *c2c, const output
 	}
 	if (model) {
 		const output_table *f = output_table_find(model, "fit");
-		snprintf(detail, sizeof detail, "Hristea et al.'s closed queueing model (1997) fitted to the loaded-latency curve; peak %.0f MB/s, rms error %.0f ns",
-		         number(f, 0, "peak_bandwidth"), number(f, 0, "rms_error"));
-		figure(t, "queueing model service time", number(f, 0, "service_time"), "ns", f && output_row_count(f) ? detail : "",
-		       "the model section produced no fit");
+		double service = number(f, 0, "service_time"), service_low = number(f, 0, "service_time_low");
+		double service_high = number(f, 0, "service_time_high");
+		size_t n = (size_t)snprintf(detail, sizeof detail, "Hristea et al.'s closed queueing model (1997) fitted to the loaded-latency curve");
+		if (isfinite(service_low) && isfinite(service_high))
+			n += (size_t)snprintf(detail + n, sizeof detail - n, "; 95%% interval %.3g-%.3g ns", service_low, service_high);
+		snprintf(detail + n, sizeof detail - n, "; peak %.0f MB/s, rms error %.0f ns", number(f, 0, "peak_bandwidth"),
+		         number(f, 0, "rms_error"));
+		/* A fit the physics rules out is no headline figure: its value
+		 * goes with the reason, in the cell's status. */
+		char why[1024] = "";
+		for (size_t i = 0; i < check_count; i++)
+			if (limits[i].broken && !strncmp(limits[i].figure, "queueing model", 14)) {
+				size_t w = strlen(why);
+				if (w < 500)
+					snprintf(why + w, sizeof why - w, "%s%.64s %.3g %.8s is %.320s", w ? "; " : "", limits[i].figure,
+					         limits[i].value, limits[i].unit, limits[i].rule);
+			}
+		if (why[0] && isfinite(service))
+			figure_status(t, "queueing model service time", NAN, "ns", detail, "flagged", why);
+		else
+			figure(t, "queueing model service time", service, "ns", f && output_row_count(f) ? detail : "",
+			       "the model section produced no fit");
 	}
 	if (perturb) {
 		/* Watson's conclusion drawn for the workload: f*, and the buffer it implies */
@@ -714,10 +792,29 @@ output_report *report_summary_build(output_report *const *sections, const char *
 	double clock = meta_number(lat, "core_clock_ghz_estimate");
 	if (isfinite(clock))
 		output_meta_real(s, "core_clock_ghz", clock);
+	/* One machine model from the sections, every figure held against
+	 * its physical limits; report.json carries both. */
+	machine_model m;
+	machine_check checks[MACHINE_MODEL_CHECKS];
+	size_t check_count = 0, broken = 0;
+	plumb_status ignored;
+	bool have_model = (topo || lat || bw) && machine_model_build(&m, topo, lat, bw, model, &ignored) == 0;
+	if (have_model) {
+		if (isfinite(m.clock_low) && isfinite(m.clock_high)) {
+			output_meta_real(s, "core_clock_ghz_low", m.clock_low);
+			output_meta_real(s, "core_clock_ghz_high", m.clock_high);
+		}
+		check_count = machine_model_check(&m, checks, MACHINE_MODEL_CHECKS, &broken);
+	}
 	if (topo || lat || bw || geometry)
-		add_hierarchy(s, topo, lat, bw, geometry, virtualised);
+		add_hierarchy(s, topo, lat, bw, geometry, virtualised, have_model ? &m : NULL, checks, check_count);
 	if (c2c || loaded || model || perturb)
-		add_figures(s, c2c, loaded, model, lat, perturb);
+		add_figures(s, c2c, loaded, model, lat, perturb, checks, check_count);
+	if (have_model) {
+		machine_model_add_tables(s, &m);
+		machine_model_add_checks(s, checks, check_count);
+		output_meta_integer(s, "checks_flagged", (int64_t)broken);
+	}
 	char trust[1024];
 	add_counters(s, validate, topo, trust, sizeof trust);
 	if (trust[0])
@@ -749,7 +846,10 @@ int report_summary_write_text(const output_report *s, FILE *f)
 	meta_or(s, "cpus", cpus, sizeof cpus);
 	double ghz = meta_number(s, "core_clock_ghz");
 	clock[0] = 0;
-	if (isfinite(ghz))
+	double ghz_low = meta_number(s, "core_clock_ghz_low"), ghz_high = meta_number(s, "core_clock_ghz_high");
+	if (isfinite(ghz) && isfinite(ghz_low) && isfinite(ghz_high) && ghz_high - ghz_low >= 0.005)
+		snprintf(clock, sizeof clock, ", core clock about %.2f GHz (%.2f-%.2f)", ghz, ghz_low, ghz_high);
+	else if (isfinite(ghz))
 		snprintf(clock, sizeof clock, ", core clock about %.2f GHz", ghz);
 	fprintf(f, "Summary: %s%s%s%s%s\n", cpu[0] ? cpu : "this machine", cpus[0] ? ", " : "", cpus, cpus[0] ? " CPUs" : "", clock);
 	const output_table *h = output_table_find(s, "hierarchy");
@@ -808,7 +908,28 @@ int report_summary_write_text(const output_report *s, FILE *f)
 			if (isfinite(v))
 				fprintf(f, v >= 100 ? "%s: %.0f %s%s%s\n" : "%s: %.3g %s%s%s\n", q, v, u ? u : "", d && d[0] ? " - " : "", d ? d : "");
 			else
-				fprintf(f, "%s: unsupported (%s)\n", q, reason(fig, (long)r, "value"));
+			{
+				const char *status = string(fig, (long)r, "value");
+				fprintf(f, "%s: %s (%s)\n", q, status ? status : "unsupported", reason(fig, (long)r, "value"));
+			}
+		}
+	}
+	const output_table *checks = output_table_find(s, "checks");
+	if (checks) {
+		size_t flagged = 0, rows = output_row_count(checks);
+		for (size_t r = 0; r < rows; r++) {
+			const char *verdict = string(checks, (long)r, "verdict");
+			flagged += verdict && !strcmp(verdict, "flagged");
+		}
+		if (flagged)
+			fprintf(f, "\nPhysics: %zu of %zu figures break a limit that applies to them:\n", flagged, rows);
+		else
+			fprintf(f, "\nPhysics: all %zu figures are within the limits that apply to them.\n", rows);
+		for (size_t r = 0; r < rows; r++) {
+			const char *verdict = string(checks, (long)r, "verdict");
+			if (verdict && !strcmp(verdict, "flagged"))
+				fprintf(f, "  %s: %.4g %s is %s\n", string(checks, (long)r, "figure"), number(checks, (long)r, "value"),
+				        string(checks, (long)r, "unit"), string(checks, (long)r, "rule"));
 		}
 	}
 	char trust[1024];

@@ -7,6 +7,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <math.h>
+#include "plumb/machine_model.h"
 #include "plumb/sim.h"
 #include "plumb/topology.h"
 
@@ -200,7 +202,9 @@ static const struct {
 	const char *name;
 	const char *description;
 } presets[] = {
-	{ "host", "this machine's caches as sysfs/hwloc describe them, one core per core" },
+	{ "host", "this machine's caches as sysfs/hwloc describe them, one core per core; with --machine "
+	          "report.json, a shared cache far smaller in use than sysfs says at its measured usable size" },
+	{ "host-nominal", "this machine's caches at the sizes sysfs/hwloc give, whatever was measured" },
 	{ "origin2000", "SGI Origin 2000 node: 2 MIPS R10000, 32 KiB L1s, 1 MiB 2-way L2, MESI" },
 	{ "power3", "IBM POWER3-II: 128-way L1s with 128 B lines, 4 MiB direct-mapped L2" },
 	{ "itanium", "Intel Itanium: 16 KiB L1s, write-through L1D, 96 KiB L2, 4 MiB L3, 16 KiB pages" },
@@ -212,7 +216,7 @@ static const struct {
 
 const char *const *sim_preset_names(void)
 {
-	static const char *const names[] = { "host", "origin2000", "power3", "itanium", "zen4", "intel",
+	static const char *const names[] = { "host", "host-nominal", "origin2000", "power3", "itanium", "zen4", "intel",
 	                                     "cachegrind", "franz08", NULL };
 	return names;
 }
@@ -286,7 +290,7 @@ int sim_preset(sim_config *config, const char *name, plumb_status *status)
 {
 	sim_config c;
 	sim_config_default(&c);
-	if (strcmp(name, "host") == 0) {
+	if (strcmp(name, "host") == 0 || strcmp(name, "host-nominal") == 0) {
 		if (preset_host(&c, status) != 0)
 			return -1;
 	} else if (strcmp(name, "origin2000") == 0 || strcmp(name, "r10000") == 0) {
@@ -304,10 +308,52 @@ int sim_preset(sim_config *config, const char *name, plumb_status *status)
 	} else if (strcmp(name, "franz08") == 0) {
 		preset_franz08(&c);
 	} else if (strcmp(name, "default") != 0) {
-		return plumb_fail(status, EINVAL, "unknown preset '%s' (host, origin2000, power3, itanium, zen4, "
+		return plumb_fail(status, EINVAL, "unknown preset '%s' (host, host-nominal, origin2000, power3, itanium, zen4, "
 		                  "intel, cachegrind, franz08, default)", name);
 	}
 	snprintf(c.name, sizeof c.name, "%s", name);
 	*config = c;
 	return 0;
+}
+
+int sim_preset_apply_machine(sim_config *config, const machine_model *model, char *note, size_t length)
+{
+	if (length)
+		note[0] = 0;
+	/* the shared cache the simulator has: its L3, else its L2 */
+	sim_level level = config->cache[SIM_L3].size ? SIM_L3 : SIM_L2;
+	int cache_level = level == SIM_L3 ? 3 : 2;
+	const machine_level *shared = NULL;
+	for (size_t k = 0; model && k < model->level_count; k++)
+		if (model->levels[k].cache_level == cache_level)
+			shared = &model->levels[k];
+	if (!shared || !config->cache[level].size || !(shared->shared || shared->hidden))
+		return 0;
+	char a[32], b[32];
+	size_t used = 0;
+	if (shared->hidden) {
+		size_t written = 0;
+		append_size(a, sizeof a, &written, config->cache[level].size);
+		append(note, length, &used, "L%d at the nominal %s sysfs lists: the measurement (%s) found no plateau of its own "
+		       "for it, so no usable size", cache_level, a, model->source);
+		return 0;
+	}
+	double usable = shared->usable_bytes, nominal = (double)config->cache[level].size;
+	/* Far below: a sweep step is 1.19x and the passes spread by two;
+	 * half the nominal size is beyond any of that. */
+	if (!(usable > 0) || !isfinite(usable) || !(usable < nominal / 2))
+		return 0;
+	uint64_t way_bytes = (uint64_t)config->cache[level].line * (config->cache[level].assoc ? config->cache[level].assoc : 1);
+	uint64_t size = (uint64_t)(usable / (double)way_bytes) * way_bytes;
+	if (size < way_bytes)
+		size = way_bytes;
+	a[0] = b[0] = 0;
+	size_t ignored = 0;
+	append_size(a, sizeof a, &ignored, size);
+	ignored = 0;
+	append_size(b, sizeof b, &ignored, config->cache[level].size);
+	config->cache[level].size = size;
+	append(note, length, &used, "L%d at its usable %s, measured (%s), of the nominal %s sysfs lists (--preset host-nominal "
+	       "simulates that)", cache_level, a, model->source, b);
+	return 1;
 }

@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include "plumb/output.h"
 #include "plumb/progress.h"
+#include "plumb/machine_model.h"
 #include "plumb/sim.h"
 
 #define BATCH 65536
@@ -46,7 +47,21 @@ int sim_config_set_geometry(sim_config *config, const char *level, const char *t
 int sim_config_choose(sim_config *config, const char *preset, const char *path, const sim_setting *settings,
                       size_t setting_count, sim_config_origin *origin, plumb_status *status)
 {
+	return sim_config_choose_machine(config, preset, path, NULL, settings, setting_count, origin, status);
+}
+
+int sim_config_choose_machine(sim_config *config, const char *preset, const char *path, const char *machine_path,
+                              const sim_setting *settings, size_t setting_count, sim_config_origin *origin,
+                              plumb_status *status)
+{
 	origin->machine[0] = origin->host_problem[0] = '\0';
+	bool host = (!preset && !path) || (preset && !strcmp(preset, "host"));
+	if (machine_path && !host)
+		return plumb_fail(status, EINVAL, "--machine gives the host preset its measured sizes; it does not apply to %s%s",
+		                  preset ? "preset " : "a configuration file", preset ? preset : "");
+	machine_model model;
+	if (machine_path && machine_model_load(machine_path, &model, status) != 0)
+		return -1;
 	/* Without a preset or a file: this machine's caches (the host preset),
 	 * or the generic default with a note when they cannot be read. */
 	if (!preset && !path) {
@@ -61,6 +76,21 @@ int sim_config_choose(sim_config *config, const char *preset, const char *path, 
 	}
 	if (preset && sim_preset(config, preset, status) != 0)
 		return -1;
+	if (!machine_path && preset && !strcmp(preset, "host") && !origin->machine[0]) {
+		char described[400];
+		snprintf(origin->machine, sizeof origin->machine, "host (hwloc: %s); caches at the nominal sizes sysfs lists "
+		         "(--machine report.json: a shared cache at its measured usable size)",
+		         sim_config_describe(config, described, sizeof described));
+	}
+	if (machine_path && !origin->host_problem[0]) {
+		/* the shared cache at its measured usable size, said wherever the
+		 * configuration is described */
+		char note[400], described[400];
+		int applied = sim_preset_apply_machine(config, &model, note, sizeof note);
+		snprintf(origin->machine, sizeof origin->machine, "host (hwloc: %s)%s%s",
+		         sim_config_describe(config, described, sizeof described), note[0] ? "; " : "", note);
+		(void)applied;
+	}
 	if (!preset && path)
 		sim_config_default(config);
 	if (path && sim_config_load(config, path, status) != 0)

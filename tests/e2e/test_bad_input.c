@@ -247,6 +247,9 @@ static const bad_case cases[] = {
 	CASE("sim-config-missing", 0, USAGE, "nosuch.cfg: No such file or directory", "sim", "-c", "nosuch.cfg", "t.lackey"),
 	CASE("sim-config-bad-line", 0, USAGE, "bad-line.cfg: line 2: expected key = value", "sim", "-c", "bad-line.cfg", "t.lackey"),
 	CASE("sim-config-bad-value", 0, USAGE, "assoc.cfg: line 2: l2.assoc: '0' is out of range", "sim", "-c", "assoc.cfg", "t.lackey"),
+	CASE("sim-machine-missing", 0, USAGE, "cannot open 'nosuch.json': No such file or directory", "sim", "--machine", "nosuch.json", "t.lackey"),
+	CASE("sim-machine-not-json", 0, USAGE, "'t.lackey' is not JSON (give plumb report's report.json)", "sim", "--machine", "t.lackey", "t.lackey"),
+	CASE("sim-machine-other-preset", 0, USAGE, "--machine gives the host preset its measured sizes; it does not apply to preset zen4", "sim", "-p", "zen4", "--machine", "t.lackey", "t.lackey"),
 	/* sim: programs */
 	CASE("sim-program-missing", VALGRIND, 1, "cannot run '/nonexistent/program': No such file or directory", "sim", "--", "/nonexistent/program"),
 	CASE("sim-program-fails", VALGRIND, 1, "the traced program 'false' exited with status 1", "sim", "--", "false"),

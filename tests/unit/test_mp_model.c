@@ -193,6 +193,26 @@ Test(mp_model, flat_data_report_the_lower_bound)
 	model_fit fit;
 	cr_assert_eq(model_fit_points(flat, 4, 64, 0, &fit, NULL), 0);
 	cr_expect_eq(fit.at_bound, -1, "S = %g", fit.params.service_ns);
+	cr_expect(isnan(fit.service_low) && isnan(fit.service_high), "a flat fit has no interval");
+}
+
+Test(mp_model, a_noisy_fit_has_an_interval_around_the_truth)
+{
+	/* the same +-3% perturbation as fit_with_noise_is_close */
+	model_params truth = { 100, 30, 64 };
+	model_point points[10];
+	for (int i = 0; i < 10; i++) {
+		points[i].contention_mb_s = 180.0 * i;
+		cr_assert_eq(model_latency(&truth, points[i].contention_mb_s, &points[i].latency_ns, NULL), 0);
+		points[i].latency_ns *= 1 + 0.03 * ((i % 3) - 1);
+	}
+	model_fit fit;
+	cr_assert_eq(model_fit_points(points, 10, 64, 0, &fit, NULL), 0);
+	cr_expect_eq(fit.at_bound, 0);
+	cr_expect(fit.service_low < fit.params.service_ns && fit.params.service_ns < fit.service_high, "%g < %g < %g",
+	          fit.service_low, fit.params.service_ns, fit.service_high);
+	cr_expect(fit.service_low < 30 && 30 < fit.service_high, "30 ns in [%g, %g]", fit.service_low, fit.service_high);
+	cr_expect_lt(fit.service_high - fit.service_low, 20);
 }
 
 /* plumb loaded puts its latency thread on the CPU that lost least time to

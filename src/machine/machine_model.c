@@ -1,0 +1,996 @@
+/* The machine model: one description of this machine built from the
+ * sections' own reports, its levels matched to sysfs by capacity, and
+ * the physical limits every figure is held against (machine_model.h). */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "plumb/machine_model.h"
+#include <json-c/json.h>
+#include "plumb/stats.h"
+
+void machine_model_clear(machine_model *m)
+{
+	memset(m, 0, sizeof *m);
+	m->clock_ghz = m->clock_low = m->clock_high = NAN;
+	m->line_bytes = 64;
+	m->page_bytes = 4096;
+	m->threads_all = NAN;
+	m->service_ns = m->service_low = m->service_high = m->peak_mb_s = NAN;
+}
+
+static void level_clear(machine_level *l)
+{
+	memset(l, 0, sizeof *l);
+	l->cache_level = -1;
+	l->nominal_bytes = l->usable_bytes = l->usable_low = l->usable_high = NAN;
+	l->latency_ns = l->latency_low = l->latency_high = l->latency_cycles = NAN;
+	l->read_1 = l->read_all = l->write_1 = l->write_all = l->bandwidth_cv = l->mlp = NAN;
+}
+
+void machine_clock_estimate(double ns_p10, double ns_median, double ns_min, double *ghz, double *low, double *high)
+{
+	double quiet = ns_p10 > 0 && isfinite(ns_p10) ? ns_p10 : ns_median;
+	*ghz = quiet > 0 && isfinite(quiet) ? 1.0 / quiet : NAN;
+	*low = ns_median > 0 && isfinite(ns_median) ? 1.0 / ns_median : *ghz;
+	*high = ns_min > 0 && isfinite(ns_min) ? 1.0 / ns_min : *ghz;
+	if (*low > *ghz)
+		*low = *ghz;
+	if (*high < *ghz)
+		*high = *ghz;
+}
+
+/* ------------------------------------------------------------ level names */
+
+/* A plateau stays flat past its cache's size by at most one sweep step
+ * (2^(1/4) at the default density) and the rounding of sizes to lines. */
+#define MATCH_SLACK 1.25
+
+/* How far an end is from a cache's nominal size, in octaves; infinite when
+ * the plateau stays flat well past the cache (a cache cannot hold more
+ * than its size).  The end (half the loads hit) can lie past the size when
+ * a hidden level's sliver stretches the transition; the flat part cannot. */
+static double match_cost(double flat_to, double end, double nominal)
+{
+	if (!(end > 0) || !(nominal > 0) || !isfinite(end) || !isfinite(nominal))
+		return INFINITY;
+	if (!(flat_to > 0) || !isfinite(flat_to))
+		flat_to = end;
+	if (flat_to > MATCH_SLACK * nominal)
+		return INFINITY;
+	return fabs(log2(end / nominal));
+}
+
+int machine_match_levels(const double *flat_to, const double *end_bytes, size_t plateaus, const double *nominal,
+                         size_t caches, double swept_bytes, int *level_of, bool *hidden, plumb_status *status)
+{
+	if (plateaus == 0) {
+		for (size_t c = 0; hidden && c < caches; c++)
+			hidden[c] = true;
+		return 0;
+	}
+	if (!end_bytes || !level_of || (caches && !nominal))
+		return plumb_fail(status, EINVAL, "machine_match_levels: missing input");
+	if (plateaus > 64 || caches > 16)
+		return plumb_fail(status, EINVAL, "machine_match_levels: %zu plateaus and %zu caches are too many", plateaus, caches);
+	/* The last plateau is memory when the sweep went past every cache's
+	 * nominal size; otherwise it may be a cache the sweep ended in. */
+	bool short_sweep = swept_bytes > 0 && caches > 0 && swept_bytes < nominal[caches - 1];
+	size_t found = short_sweep ? plateaus : plateaus - 1;
+	/* Order-preserving matching: score[p][c] over the first p plateaus and
+	 * c caches; a match is worth more than any total cost, so the most
+	 * matches win and the closest ends break ties. */
+	enum { P = 65, C = 17 };
+	double score[P][C];
+	unsigned char move[P][C];   /* 0: skip plateau, 1: skip cache, 2: match */
+	const double match_value = 1000;
+	for (size_t p = 0; p <= found; p++)
+		for (size_t c = 0; c <= caches; c++) {
+			if (p == 0 && c == 0) {
+				score[p][c] = 0;
+				continue;
+			}
+			double best = -INFINITY;
+			unsigned char how = 0;
+			if (p > 0 && score[p - 1][c] > best) {
+				best = score[p - 1][c];
+				how = 0;
+			}
+			if (c > 0 && score[p][c - 1] > best) {
+				best = score[p][c - 1];
+				how = 1;
+			}
+			if (p > 0 && c > 0) {
+				double end = p == plateaus ? (flat_to ? flat_to[p - 1] : NAN) : end_bytes[p - 1];
+				double cost = match_cost(flat_to ? flat_to[p - 1] : NAN, end, nominal[c - 1]);
+				if (isfinite(cost) && score[p - 1][c - 1] + match_value - cost > best) {
+					best = score[p - 1][c - 1] + match_value - cost;
+					how = 2;
+				}
+			}
+			score[p][c] = best;
+			move[p][c] = how;
+		}
+	for (size_t c = 0; hidden && c < caches; c++)
+		hidden[c] = !(short_sweep && nominal[c] > swept_bytes);
+	for (size_t k = 0; k < plateaus; k++)
+		level_of[k] = -1;
+	size_t p = found, c = caches;
+	while (p > 0 || c > 0) {
+		unsigned char how = move[p][c];
+		if (p == 0)
+			how = 1;
+		else if (c == 0)
+			how = 0;
+		if (how == 2) {
+			level_of[p - 1] = (int)c;
+			if (hidden)
+				hidden[c - 1] = false;
+			p--;
+			c--;
+		} else if (how == 1)
+			c--;
+		else
+			p--;
+	}
+	if (level_of[plateaus - 1] < 0)
+		level_of[plateaus - 1] = 0;   /* past every cache: memory */
+	/* A plateau before the last that stays flat past every cache's size
+	 * is memory (no cache holds it), and what comes after it is memory
+	 * too, slowed by page walks (a host's nested paging): on the Xeon
+	 * guest at load 14 the sweep went 5 ns (L2), 129 ns flat to 362 MiB,
+	 * 294 ns; the 129 ns plateau is memory, not the 260 MiB L3. */
+	double largest = 0;
+	for (size_t i = 0; i < caches; i++)
+		if (nominal[i] > largest)
+			largest = nominal[i];
+	for (size_t k = 0; caches && k + 1 < plateaus; k++) {
+		double flat = flat_to && isfinite(flat_to[k]) ? flat_to[k] : end_bytes[k];
+		if (level_of[k] < 0 && isfinite(flat) && flat > MATCH_SLACK * largest) {
+			level_of[k] = 0;
+			for (size_t j = k + 1; j < plateaus; j++)
+				level_of[j] = -1;
+			break;
+		}
+	}
+	return 0;
+}
+
+int machine_plateau_after(const double *bytes, const double *ns, size_t n, double from_bytes, double flat_ratio,
+                          size_t min_points, double *median, double *low, double *high)
+{
+	if (!bytes || !ns || n == 0 || !(flat_ratio > 1) || min_points == 0)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		if (bytes[i] < from_bytes || !(ns[i] > 0))
+			continue;
+		double lo = ns[i], hi = ns[i];
+		size_t j = i;
+		while (j + 1 < n && ns[j + 1] > 0) {
+			double v = ns[j + 1], nlo = v < lo ? v : lo, nhi = v > hi ? v : hi;
+			if (nhi > flat_ratio * nlo)
+				break;
+			lo = nlo;
+			hi = nhi;
+			j++;
+		}
+		if (j - i + 1 >= min_points) {
+			*median = stats_median(ns + i, j - i + 1);
+			*low = lo;
+			*high = hi;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* --------------------------------------------------- reading the sections */
+
+static long find_row(const output_table *t, const char *key, const char *value)
+{
+	int k = t ? output_column_index(t, key) : -1;
+	for (size_t r = 0; k >= 0 && r < output_row_count(t); r++) {
+		const char *s = output_cell_string(t, r, (size_t)k);
+		if (s && !strcmp(s, value))
+			return (long)r;
+	}
+	return -1;
+}
+
+static double number(const output_table *t, long row, const char *column)
+{
+	int c = t && row >= 0 ? output_column_index(t, column) : -1;
+	return c < 0 ? NAN : output_cell_number(t, (size_t)row, (size_t)c);
+}
+
+static const char *string(const output_table *t, long row, const char *column)
+{
+	int c = t && row >= 0 ? output_column_index(t, column) : -1;
+	return c < 0 ? NULL : output_cell_string(t, (size_t)row, (size_t)c);
+}
+
+static double meta_number(const output_report *r, const char *key)
+{
+	char buffer[256];
+	for (size_t i = 0; r && i < output_meta_count(r); i++)
+		if (!strcmp(output_meta_key(r, i), key)) {
+			output_meta_format(r, i, buffer, sizeof buffer);
+			char *end;
+			double v = strtod(buffer, &end);
+			return end != buffer ? v : NAN;
+		}
+	return NAN;
+}
+
+static void meta_text(const output_report *r, const char *key, char *out, size_t length)
+{
+	out[0] = 0;
+	for (size_t i = 0; r && i < output_meta_count(r); i++)
+		if (!strcmp(output_meta_key(r, i), key))
+			output_meta_format(r, i, out, length);
+}
+
+/* The data caches' nominal sizes: topo's cache table, else lat's record
+ * of the sysfs sizes it judged against. */
+static size_t nominal_sizes(const output_report *topo, const output_report *lat, double *sizes, size_t capacity)
+{
+	size_t n = 0;
+	const output_table *t = topo ? output_table_find(topo, "caches") : NULL;
+	for (int level = 1; t && level <= (int)capacity; level++) {
+		char name[8];
+		snprintf(name, sizeof name, "L%d", level);
+		double size = NAN;
+		int l = output_column_index(t, "level"), ty = output_column_index(t, "type");
+		for (size_t r = 0; l >= 0 && ty >= 0 && r < output_row_count(t); r++) {
+			const char *a = output_cell_string(t, r, (size_t)l), *b = output_cell_string(t, r, (size_t)ty);
+			if (a && b && !strcmp(a, name) && strcmp(b, "instruction") != 0)
+				size = number(t, (long)r, "size");
+		}
+		if (!(size > 0))
+			break;
+		sizes[n++] = size;
+	}
+	if (n)
+		return n;
+	char text[256];
+	meta_text(lat, "sysfs_data_caches", text, sizeof text);
+	for (char *s = text; *s && n < capacity;) {
+		char *end;
+		double v = strtod(s, &end);
+		if (end == s || !(v > 0))
+			break;
+		sizes[n++] = v;
+		s = *end == ',' ? end + 1 : end;
+	}
+	return n;
+}
+
+/* bw's per-level table: the figure for (threads, kernel) at level. */
+static double bandwidth(const output_table *t, double threads, const char *kernel, const char *level)
+{
+	int th = t ? output_column_index(t, "threads") : -1, k = t ? output_column_index(t, "kernel") : -1;
+	int l = t ? output_column_index(t, level) : -1;
+	for (size_t r = 0; th >= 0 && k >= 0 && l >= 0 && r < output_row_count(t); r++) {
+		const char *kk = output_cell_string(t, r, (size_t)k);
+		if (output_cell_number(t, r, (size_t)th) == threads && kk && !strcmp(kk, kernel))
+			return output_cell_number(t, r, (size_t)l);
+	}
+	return NAN;
+}
+
+static double max_threads(const output_table *t)
+{
+	int th = t ? output_column_index(t, "threads") : -1;
+	double m = NAN;
+	for (size_t r = 0; th >= 0 && r < output_row_count(t); r++) {
+		double x = output_cell_number(t, r, (size_t)th);
+		if (isfinite(x) && !(x <= m))
+			m = x;
+	}
+	return m;
+}
+
+/* Median cv of one thread's read at a level in bw's per-size table. */
+static double bandwidth_cv(const output_table *t, const char *level)
+{
+	int th = t ? output_column_index(t, "threads") : -1, k = t ? output_column_index(t, "kernel") : -1;
+	int l = t ? output_column_index(t, "level") : -1, c = t ? output_column_index(t, "cv") : -1;
+	double v[256];
+	size_t n = 0;
+	for (size_t r = 0; th >= 0 && k >= 0 && l >= 0 && c >= 0 && r < output_row_count(t) && n < 256; r++) {
+		const char *kk = output_cell_string(t, r, (size_t)k), *ll = output_cell_string(t, r, (size_t)l);
+		double x = output_cell_number(t, r, (size_t)c);
+		if (output_cell_number(t, r, (size_t)th) == 1 && kk && !strcmp(kk, "read") && ll && !strcmp(ll, level) && isfinite(x))
+			v[n++] = x;
+	}
+	return n ? stats_median(v, n) : NAN;
+}
+
+/* The widest load bw's kernels used, from the isa column. */
+static unsigned vector_bytes(const output_table *t)
+{
+	int c = t ? output_column_index(t, "isa") : -1;
+	unsigned widest = 0;
+	for (size_t r = 0; c >= 0 && r < output_row_count(t); r++) {
+		const char *isa = output_cell_string(t, r, (size_t)c);
+		unsigned w = !isa ? 0 : !strcmp(isa, "avx512") ? 64 : !strcmp(isa, "avx2") ? 32 : 16;
+		if (w > widest)
+			widest = w;
+	}
+	return widest;
+}
+
+static void set_name(machine_level *l)
+{
+	if (l->cache_level > 0)
+		snprintf(l->name, sizeof l->name, "L%d", l->cache_level);
+	else if (l->cache_level == 0)
+		snprintf(l->name, sizeof l->name, "DRAM");
+}
+
+/* lat's levels, matched to the caches by capacity.  A report whose levels
+ * lat already named L1.. (and hidden) is read as it is; one with levels
+ * numbered ("level 2") is matched here, by the same rule lat uses. */
+static void levels_from_lat(machine_model *m, const output_report *lat, const double *nominal, size_t caches)
+{
+	const output_table *t = lat ? output_table_find(lat, "levels") : NULL;
+	size_t rows = t ? output_row_count(t) : 0;
+	double ends[MACHINE_MODEL_LEVELS * 2], flat[MACHINE_MODEL_LEVELS * 2];
+	long row_of[MACHINE_MODEL_LEVELS * 2];
+	size_t plateaus = 0;
+	for (size_t r = 0; r < rows && plateaus < sizeof ends / sizeof *ends; r++) {
+		if (!isfinite(number(t, (long)r, "latency")))
+			continue;   /* a hidden level's row: no plateau */
+		ends[plateaus] = number(t, (long)r, "ends_at");
+		flat[plateaus] = number(t, (long)r, "plateau_to");
+		row_of[plateaus++] = (long)r;
+	}
+	int level_of[MACHINE_MODEL_LEVELS * 2];
+	bool hidden[16] = { false };
+	plumb_status ignored;
+	double swept = meta_number(lat, "max_bytes");
+	if (plateaus == 0 ||
+	    machine_match_levels(flat, ends, plateaus, nominal, caches, isfinite(swept) ? swept : 0, level_of, hidden, &ignored) != 0) {
+		plateaus = 0;
+		for (size_t c = 0; c < caches; c++)
+			hidden[c] = false;
+	}
+	/* the plateaus in order, each hidden cache in its place before the
+	 * first plateau past it; with no sweep, the caches as sysfs lists them */
+	size_t next_cache = 1;
+	for (size_t k = 0; k <= plateaus && m->level_count < MACHINE_MODEL_LEVELS; k++) {
+		size_t upto = k == plateaus ? caches : level_of[k] > 0 ? (size_t)level_of[k] - 1 : level_of[k] == 0 ? caches : 0;
+		for (; next_cache <= upto && m->level_count < MACHINE_MODEL_LEVELS; next_cache++) {
+			if (plateaus && !hidden[next_cache - 1])
+				continue;
+			machine_level *l = &m->levels[m->level_count++];
+			level_clear(l);
+			l->cache_level = (int)next_cache;
+			set_name(l);
+			l->hidden = plateaus > 0;
+			l->shared = next_cache == caches;
+			l->nominal_bytes = nominal[next_cache - 1];
+		}
+		if (k == plateaus) {
+			if (plateaus == 0 && t && m->level_count < MACHINE_MODEL_LEVELS) {
+				machine_level *l = &m->levels[m->level_count++];
+				level_clear(l);
+				l->cache_level = 0;
+				set_name(l);
+			}
+			break;
+		}
+		if (m->level_count >= MACHINE_MODEL_LEVELS)
+			break;
+		machine_level *l = &m->levels[m->level_count++];
+		level_clear(l);
+		long r = row_of[k];
+		l->cache_level = level_of[k];
+		if (l->cache_level > 0)
+			next_cache = (size_t)l->cache_level + 1;
+		if (l->cache_level < 0)
+			snprintf(l->name, sizeof l->name, "level %zu", k + 1);
+		else
+			set_name(l);
+		l->nominal_bytes = l->cache_level > 0 ? nominal[l->cache_level - 1] : NAN;
+		l->shared = l->cache_level > 0 && (size_t)l->cache_level == caches;
+		l->usable_bytes = l->cache_level != 0 ? number(t, r, "ends_at") : NAN;
+		l->usable_low = l->cache_level != 0 ? number(t, r, "ends_low") : NAN;
+		l->usable_high = l->cache_level != 0 ? number(t, r, "ends_high") : NAN;
+		if (!isfinite(l->usable_low))
+			l->usable_low = l->usable_bytes;
+		if (!isfinite(l->usable_high))
+			l->usable_high = l->usable_bytes;
+		l->latency_ns = number(t, r, "latency");
+		l->latency_low = number(t, r, "low");
+		l->latency_high = number(t, r, "high");
+		snprintf(l->latency_source, sizeof l->latency_source, "latency sweep (plateau, 10th percentile)");
+	}
+	/* DRAM latency from a plateau: the first flat run past twice the last
+	 * cache's end.  Far past it, the latency keeps rising with the page
+	 * walks of a host's nested paging, which is not memory's latency. */
+	const output_table *sweep = lat ? output_table_find(lat, "sweep") : NULL;
+	size_t n = sweep ? output_row_count(sweep) : 0;
+	machine_level *memory = NULL;
+	double last_end = NAN;
+	for (size_t k = 0; k < m->level_count; k++) {
+		if (m->levels[k].cache_level == 0)
+			memory = &m->levels[k];
+		else if (isfinite(m->levels[k].usable_bytes))
+			last_end = m->levels[k].usable_bytes;
+	}
+	if (memory && n >= 3 && isfinite(last_end)) {
+		double *b = malloc(n * sizeof *b), *v = malloc(n * sizeof *v);
+		size_t used = 0;
+		for (size_t i = 0; b && v && i < n; i++) {
+			double x = number(sweep, (long)i, "p10");
+			if (!isfinite(x))
+				x = number(sweep, (long)i, "latency");
+			b[used] = number(sweep, (long)i, "bytes");
+			v[used] = x;
+			used += isfinite(x) && isfinite(b[used]);
+		}
+		double median, low, high;
+		if (b && v && machine_plateau_after(b, v, used, 2 * last_end, 1.25, 3, &median, &low, &high) == 0) {
+			if (!isfinite(memory->latency_ns) || memory->latency_ns > high || memory->latency_ns < low) {
+				snprintf(memory->latency_source, sizeof memory->latency_source,
+				         "the latency sweep's plateau past the last cache (lat's level said %.0f ns, from points still rising)", memory->latency_ns);
+				memory->latency_ns = median;
+			}
+			memory->latency_low = low;
+			memory->latency_high = high;
+		}
+		free(b);
+		free(v);
+	}
+	const output_table *mlp = lat ? output_table_find(lat, "mlp") : NULL;
+	for (size_t k = 0; k < m->level_count; k++) {
+		const char *lat_name = m->levels[k].cache_level == 0 ? "memory" : m->levels[k].name;
+		m->levels[k].mlp = number(mlp, find_row(mlp, "level", lat_name), "outstanding");
+	}
+}
+
+int machine_model_build(machine_model *m, const output_report *topo, const output_report *lat, const output_report *bw,
+                        const output_report *model, plumb_status *status)
+{
+	machine_model_clear(m);
+	snprintf(m->source, sizeof m->source, "measured: the report's sections");
+	double nominal[8];
+	size_t caches = nominal_sizes(topo, lat, nominal, 8);
+	double ghz = meta_number(lat, "core_clock_ghz_estimate");
+	m->clock_ghz = ghz;
+	m->clock_low = meta_number(lat, "core_clock_ghz_low");
+	m->clock_high = meta_number(lat, "core_clock_ghz_high");
+	if (!isfinite(m->clock_low))
+		m->clock_low = ghz;
+	if (!isfinite(m->clock_high))
+		m->clock_high = ghz;
+	double line = meta_number(lat, "line_bytes");
+	if (line >= 8 && line <= 4096)
+		m->line_bytes = (unsigned)line;
+	const output_table *pages = topo ? output_table_find(topo, "pages") : NULL;
+	double page = number(pages, pages && output_row_count(pages) ? 0 : -1, "size");
+	if (page >= 4096)
+		m->page_bytes = (uint64_t)page;
+	if (lat)
+		levels_from_lat(m, lat, nominal, caches);
+	else {
+		for (size_t c = 0; c <= caches && m->level_count < MACHINE_MODEL_LEVELS; c++) {
+			machine_level *l = &m->levels[m->level_count++];
+			level_clear(l);
+			l->cache_level = c < caches ? (int)c + 1 : 0;
+			l->nominal_bytes = c < caches ? nominal[c] : NAN;
+			l->shared = c + 1 == caches;
+			set_name(l);
+		}
+	}
+	const output_table *bl = bw ? output_table_find(bw, "levels") : NULL, *bt = bw ? output_table_find(bw, "bandwidth") : NULL;
+	m->threads_all = max_threads(bl);
+	m->vector_bytes = vector_bytes(bl);
+	for (size_t k = 0; k < m->level_count; k++) {
+		machine_level *l = &m->levels[k];
+		if (isfinite(l->latency_ns) && isfinite(ghz))
+			l->latency_cycles = l->latency_ns * ghz;
+		if (!bl || l->cache_level < 0)
+			continue;
+		l->read_1 = bandwidth(bl, 1, "read", l->name);
+		l->write_1 = bandwidth(bl, 1, "write", l->name);
+		if (m->threads_all > 1) {
+			l->read_all = bandwidth(bl, m->threads_all, "read", l->name);
+			l->write_all = bandwidth(bl, m->threads_all, "write", l->name);
+		}
+		l->bandwidth_cv = bandwidth_cv(bt, l->name);
+	}
+	const output_table *fit = model ? output_table_find(model, "fit") : NULL;
+	if (fit && output_row_count(fit)) {
+		m->service_ns = number(fit, 0, "service_time");
+		m->service_low = number(fit, 0, "service_time_low");
+		m->service_high = number(fit, 0, "service_time_high");
+		m->peak_mb_s = number(fit, 0, "peak_bandwidth");
+		const char *shape = string(fit, 0, "shape");
+		m->service_flat = shape && !strcmp(shape, "flat");
+	}
+	(void)status;
+	return 0;
+}
+
+const machine_level *machine_model_level(const machine_model *m, const char *name)
+{
+	for (size_t k = 0; m && name && k < m->level_count; k++)
+		if (!strcmp(m->levels[k].name, name) || (!strcmp(name, "memory") && m->levels[k].cache_level == 0))
+			return &m->levels[k];
+	return NULL;
+}
+
+/* ----------------------------------------------------------------- checks */
+
+static machine_check *add_check(machine_check *checks, size_t capacity, size_t *count, const char *figure, double value,
+                                double limit, const char *unit, bool broken)
+{
+	if (*count >= capacity)
+		return NULL;
+	machine_check *c = &checks[(*count)++];
+	memset(c, 0, sizeof *c);
+	snprintf(c->figure, sizeof c->figure, "%s", figure);
+	snprintf(c->unit, sizeof c->unit, "%s", unit);
+	c->value = value;
+	c->limit = limit;
+	c->broken = broken;
+	return c;
+}
+
+/* Loads per cycle and bytes per load a core can sustain from its L1, as
+ * the vendors document them: two loads of the widest vector with AVX-512
+ * (Intel since Skylake-SP, AMD Zen 5), at most three 32-byte loads with
+ * AVX2 (Intel Golden Cove), three 16-byte ones without.  An upper bound
+ * over the cores that run these kernels, so a figure above it is not
+ * physics. */
+static double l1_bytes_per_cycle(unsigned vector)
+{
+	return vector >= 64 ? 2.0 * 64 : vector == 32 ? 3.0 * 32 : 3.0 * 16;
+}
+
+size_t machine_model_check(const machine_model *m, machine_check *checks, size_t capacity, size_t *broken)
+{
+	size_t n = 0;
+	char figure[64];
+	double clock_top = isfinite(m->clock_high) ? m->clock_high : m->clock_ghz;
+	static const struct { const char *label; size_t offset; } bw[] = {
+		{ "read, 1 thread", offsetof(machine_level, read_1) },
+		{ "read, all threads", offsetof(machine_level, read_all) },
+		{ "write, 1 thread", offsetof(machine_level, write_1) },
+		{ "write, all threads", offsetof(machine_level, write_all) },
+	};
+#define FIELD(level, i) (*(const double *)((const char *)(level) + bw[i].offset))
+	/* L1: load ports x width x clock, per thread.  Writes are held to the
+	 * same bound (no core stores faster than it loads), which is loose
+	 * but never flags what a core can do. */
+	const machine_level *l1 = machine_model_level(m, "L1");
+	if (l1 && isfinite(clock_top) && m->vector_bytes) {
+		double per_cycle = l1_bytes_per_cycle(m->vector_bytes), per_core = per_cycle * clock_top;
+		for (size_t i = 0; i < 4; i++) {
+			double v = FIELD(l1, i);
+			if (!isfinite(v))
+				continue;
+			double threads = i % 2 ? (isfinite(m->threads_all) ? m->threads_all : 1) : 1;
+			double limit = per_core * threads;
+			snprintf(figure, sizeof figure, "L1 %s vs load ports", bw[i].label);
+			machine_check *c = add_check(checks, capacity, &n, figure, v, limit, "GB/s", v > limit);
+			if (c)
+				snprintf(c->rule, sizeof c->rule,
+				         "%s%.0f B per cycle (%s %u-byte loads per cycle, the most this CPU's vector width allows) x %.2f GHz "
+				         "(the fastest clock measured)%s = %.0f GB/s",
+				         v > limit ? "above what the load ports can move: at most " : "at most ", per_cycle,
+				         m->vector_bytes >= 64 ? "2" : "3", m->vector_bytes >= 64 ? 64 : m->vector_bytes == 32 ? 32u : 16u,
+				         clock_top, threads > 1 ? " x threads" : "", limit);
+		}
+	}
+	/* a level further from the core never outruns the one nearer it */
+	for (size_t k = 1; k < m->level_count; k++) {
+		const machine_level *l = &m->levels[k];
+		const machine_level *near = NULL;
+		for (size_t j = k; j-- > 0;)
+			if (m->levels[j].cache_level >= 1 && !m->levels[j].hidden) {
+				near = &m->levels[j];
+				break;
+			}
+		if (!near || l->hidden)
+			continue;
+		for (size_t i = 0; i < 4; i++) {
+			double v = FIELD(l, i), above = FIELD(near, i);
+			if (!isfinite(v) || !isfinite(above))
+				continue;
+			double slack = 1.10 + (isfinite(near->bandwidth_cv) ? 2 * near->bandwidth_cv : 0);
+			snprintf(figure, sizeof figure, "%s %s vs %s", l->name, bw[i].label, near->name);
+			machine_check *c = add_check(checks, capacity, &n, figure, v, above * slack, "GB/s", v > above * slack);
+			if (c)
+				snprintf(c->rule, sizeof c->rule, "%s%s's %.1f GB/s (every line from %s passes through %s)%s",
+				         v > above * slack ? "above the nearer level: " : "at most ", near->name, above, l->name, near->name,
+				         " with 10% and twice its CV of slack");
+		}
+	}
+	/* all threads at least one thread's */
+	for (size_t k = 0; k < m->level_count; k++) {
+		const machine_level *l = &m->levels[k];
+		for (size_t i = 0; i < 4; i += 2) {
+			double one = FIELD(l, i), all = FIELD(l, i + 1);
+			if (!isfinite(one) || !isfinite(all))
+				continue;
+			double floor = 0.9 * one;
+			snprintf(figure, sizeof figure, "%s %s vs one thread", l->name, bw[i + 1].label);
+			machine_check *c = add_check(checks, capacity, &n, figure, all, floor, "GB/s", all < floor);
+			if (c)
+				snprintf(c->rule, sizeof c->rule, "%s%.1f GB/s, one thread's figure less 10%%: %s",
+				         all < floor ? "below one thread's: all threads must reach at least " : "at least ", floor,
+				         all < floor ? (l->shared ? "the threads' footprints together outgrew the usable shared cache, or another program ran; re-measure"
+				                                  : "another program took the other CPUs; re-measure")
+				                     : "one of the threads alone moves that much");
+		}
+	}
+#undef FIELD
+	/* latency grows from each level to the next */
+	const machine_level *previous = NULL;
+	for (size_t k = 0; k < m->level_count; k++) {
+		const machine_level *l = &m->levels[k];
+		if (!isfinite(l->latency_ns))
+			continue;
+		if (previous) {
+			snprintf(figure, sizeof figure, "%s latency vs %s", l->name, previous->name);
+			bool bad = !(l->latency_ns > previous->latency_ns);
+			machine_check *c = add_check(checks, capacity, &n, figure, l->latency_ns, previous->latency_ns, "ns", bad);
+			if (c)
+				snprintf(c->rule, sizeof c->rule, "%s%s's %.3g ns: a miss in %s is served from %s or beyond",
+				         bad ? "not above the nearer level: must exceed " : "above ", previous->name, previous->latency_ns,
+				         previous->name, l->name);
+		}
+		previous = l;
+	}
+	/* DRAM latency from a plateau */
+	const machine_level *memory = machine_model_level(m, "DRAM");
+	if (memory && isfinite(memory->latency_ns) && isfinite(memory->latency_low) && isfinite(memory->latency_high)) {
+		bool bad = memory->latency_ns > 1.02 * memory->latency_high || memory->latency_ns < 0.98 * memory->latency_low;
+		machine_check *c = add_check(checks, capacity, &n, "DRAM latency vs plateau", memory->latency_ns, memory->latency_high, "ns", bad);
+		if (c)
+			snprintf(c->rule, sizeof c->rule, "%swithin its plateau, %.0f-%.0f ns (%s)", bad ? "outside its plateau: must lie " : "",
+			         memory->latency_low, memory->latency_high, memory->latency_source[0] ? memory->latency_source : "latency sweep");
+	}
+	/* the queueing model against the measurements */
+	double measured_memory = NAN;
+	if (memory) {
+		measured_memory = memory->read_1;
+		if (isfinite(memory->read_all) && !(memory->read_all <= measured_memory))
+			measured_memory = memory->read_all;
+	}
+	if (isfinite(m->peak_mb_s)) {
+		double limit = isfinite(measured_memory) ? measured_memory * 1000 : NAN;
+		bool low = isfinite(limit) && m->peak_mb_s < 0.95 * limit;
+		/* nothing moves more than every core's L1 load ports */
+		double cores = isfinite(m->threads_all) ? m->threads_all : 1;
+		double ceiling = isfinite(clock_top) && m->vector_bytes ? l1_bytes_per_cycle(m->vector_bytes) * clock_top * cores * 1000 : NAN;
+		bool high = isfinite(ceiling) && m->peak_mb_s > ceiling;
+		machine_check *c = add_check(checks, capacity, &n, "queueing model peak", m->peak_mb_s, high ? ceiling : limit, "MB/s", low || high);
+		if (c) {
+			if (high)
+				snprintf(c->rule, sizeof c->rule,
+				         "above every core's L1 load ports together (%.0f MB/s): the fit is degenerate (a flat curve gives no service time)",
+				         ceiling);
+			else if (isfinite(limit))
+				snprintf(c->rule, sizeof c->rule, "%sthe DRAM bandwidth measured in the same run, %.0f MB/s%s",
+				         low ? "below " : "at least ", limit, low ? ": the model's peak must reach what was measured" : "");
+			else
+				snprintf(c->rule, sizeof c->rule, "no measured DRAM bandwidth to hold it against");
+		}
+	}
+	if (isfinite(m->service_ns)) {
+		/* a line per service time must not exceed the load ports either */
+		double floor = isfinite(clock_top) && m->vector_bytes
+		               ? m->line_bytes / (l1_bytes_per_cycle(m->vector_bytes) * clock_top * (isfinite(m->threads_all) ? m->threads_all : 1))
+		               : NAN;
+		bool bad = (isfinite(floor) && m->service_ns < floor) || m->service_flat;
+		bool wide = isfinite(m->service_low) && isfinite(m->service_high) && m->service_high > 2 * m->service_low;
+		machine_check *c = add_check(checks, capacity, &n, "queueing model service time", m->service_ns, floor, "ns", bad);
+		if (c && m->service_flat)
+			snprintf(c->rule, sizeof c->rule,
+			         "a flat fit: the loaded latency does not rise with the bandwidth, so the data determine no service "
+			         "time (nor a peak); measure closer to saturation");
+		else if (c)
+			snprintf(c->rule, sizeof c->rule, "%s%.3g ns (a %u-byte line at every core's load-port rate)%s",
+			         bad ? "below what the load ports allow: at least " : "at least ", floor, m->line_bytes,
+			         bad ? ": the loaded curve is flat, so the fit has no service time to find"
+			             : wide ? "; its 95% interval is wide (a nearly flat curve)" : "");
+	}
+	if (isfinite(m->clock_low) && isfinite(m->clock_high) && isfinite(m->clock_ghz)) {
+		bool bad = m->clock_high > 1.15 * m->clock_low;
+		machine_check *c = add_check(checks, capacity, &n, "core clock", m->clock_ghz, m->clock_high, "GHz", bad);
+		if (c)
+			snprintf(c->rule, sizeof c->rule, "%s%.2f-%.2f GHz over the add chain's samples%s", bad ? "spread too wide: " : "spread ",
+			         m->clock_low, m->clock_high, bad ? " (another program ran; the quiet samples' figure is used)" : "");
+	}
+	size_t b = 0;
+	for (size_t i = 0; i < n; i++)
+		b += checks[i].broken;
+	if (broken)
+		*broken = b;
+	return n;
+}
+
+/* --------------------------------------------------------- as a report */
+
+static void cell(output_table *t, double v, const char *status, const char *why)
+{
+	if (isfinite(v))
+		output_cell_real(t, v);
+	else
+		output_cell_status(t, status, why);
+}
+
+void machine_model_add_tables(output_report *r, const machine_model *m)
+{
+	output_meta_text(r, "machine_source", m->source);
+	if (isfinite(m->clock_ghz)) {
+		output_meta_real(r, "machine_clock_ghz", m->clock_ghz);
+		output_meta_real(r, "machine_clock_ghz_low", m->clock_low);
+		output_meta_real(r, "machine_clock_ghz_high", m->clock_high);
+	}
+	output_meta_integer(r, "machine_line_bytes", (int64_t)m->line_bytes);
+	output_meta_integer(r, "machine_page_bytes", (int64_t)m->page_bytes);
+	if (m->vector_bytes)
+		output_meta_integer(r, "machine_vector_bytes", (int64_t)m->vector_bytes);
+	if (isfinite(m->threads_all))
+		output_meta_real(r, "machine_threads_all", m->threads_all);
+	if (isfinite(m->service_ns)) {
+		output_meta_real(r, "machine_service_ns", m->service_ns);
+		if (isfinite(m->service_low) && isfinite(m->service_high)) {
+			output_meta_real(r, "machine_service_ns_low", m->service_low);
+			output_meta_real(r, "machine_service_ns_high", m->service_high);
+		}
+	}
+	if (isfinite(m->peak_mb_s))
+		output_meta_real(r, "machine_peak_mb_s", m->peak_mb_s);
+	if (m->service_flat)
+		output_meta_text(r, "machine_service_fit", "flat");
+	output_table *t = output_table_add(r, "machine", "The machine model: one description of this machine for every command");
+	output_column(t, "level", NULL, 0);
+	output_column(t, "cache_level", NULL, 0);
+	output_column(t, "state", NULL, 0);
+	output_column(t, "nominal_bytes", "bytes", 0);
+	output_column(t, "usable_bytes", "bytes", 0);
+	output_column(t, "usable_low", "bytes", 0);
+	output_column(t, "usable_high", "bytes", 0);
+	output_column(t, "latency", "ns", 2);
+	output_column(t, "latency_low", "ns", 2);
+	output_column(t, "latency_high", "ns", 2);
+	output_column(t, "latency_cycles", "core cycles", 1);
+	output_column(t, "latency_source", NULL, 0);
+	output_column(t, "read_1", "GB/s", 1);
+	output_column(t, "read_all", "GB/s", 1);
+	output_column(t, "write_1", "GB/s", 1);
+	output_column(t, "write_all", "GB/s", 1);
+	output_column(t, "bandwidth_cv", NULL, 3);
+	output_column(t, "mlp", NULL, 1);
+	for (size_t k = 0; k < m->level_count; k++) {
+		const machine_level *l = &m->levels[k];
+		output_row(t);
+		output_cell_text(t, l->name);
+		output_cell_integer(t, l->cache_level);
+		output_cell_text(t, l->hidden ? "hidden" : l->cache_level == 0 ? "memory" : l->cache_level < 0 ? "unmatched"
+		                                : l->shared ? "shared" : "private");
+		cell(t, l->nominal_bytes, "n/a", l->cache_level == 0 ? "main memory has no cache size" : "sysfs does not list this level");
+		const char *no_end = l->hidden ? "hidden: the latency sweep shows no plateau of its own for this cache"
+		                     : l->cache_level == 0 ? "main memory does not end inside the sweep" : "the latency sweep did not run";
+		cell(t, l->usable_bytes, "n/a", no_end);
+		cell(t, l->usable_low, "n/a", no_end);
+		cell(t, l->usable_high, "n/a", no_end);
+		const char *no_latency = l->hidden ? "hidden: no plateau of its own" : "the latency section did not run";
+		cell(t, l->latency_ns, "unsupported", no_latency);
+		cell(t, l->latency_low, "unsupported", no_latency);
+		cell(t, l->latency_high, "unsupported", no_latency);
+		cell(t, l->latency_cycles, "unsupported", no_latency);
+		output_cell_text(t, l->latency_source[0] ? l->latency_source : "-");
+		cell(t, l->read_1, "unsupported", "no bandwidth figure for this level");
+		cell(t, l->read_all, "unsupported", "no all-threads bandwidth figure for this level");
+		cell(t, l->write_1, "unsupported", "no bandwidth figure for this level");
+		cell(t, l->write_all, "unsupported", "no all-threads bandwidth figure for this level");
+		cell(t, l->bandwidth_cv, "unsupported", "no bandwidth figure for this level");
+		cell(t, l->mlp, "unsupported", "plumb lat --mlp did not run");
+	}
+}
+
+void machine_model_add_checks(output_report *r, const machine_check *checks, size_t count)
+{
+	output_table *t = output_table_add(r, "checks", "Every figure against the physical limit that applies to it");
+	output_column(t, "figure", NULL, 0);
+	output_column(t, "value", NULL, 3);
+	output_column(t, "limit", NULL, 3);
+	output_column(t, "unit", NULL, 0);
+	output_column(t, "verdict", NULL, 0);
+	output_column(t, "rule", NULL, 0);
+	for (size_t i = 0; i < count; i++) {
+		output_row(t);
+		output_cell_text(t, checks[i].figure);
+		cell(t, checks[i].value, "n/a", "no figure");
+		cell(t, checks[i].limit, "n/a", "no limit to hold it against");
+		output_cell_text(t, checks[i].unit);
+		output_cell_text(t, checks[i].broken ? "flagged" : "possible");
+		output_cell_text(t, checks[i].rule);
+	}
+}
+
+int machine_model_from_report(const output_report *r, machine_model *m, plumb_status *status)
+{
+	machine_model_clear(m);
+	const output_table *t = r ? output_table_find(r, "machine") : NULL;
+	if (!t || output_column_index(t, "usable_bytes") < 0)
+		return plumb_fail(status, ENOENT, "the report holds no machine model (table \"machine\")");
+	meta_text(r, "machine_source", m->source, sizeof m->source);
+	m->clock_ghz = meta_number(r, "machine_clock_ghz");
+	m->clock_low = meta_number(r, "machine_clock_ghz_low");
+	m->clock_high = meta_number(r, "machine_clock_ghz_high");
+	double v = meta_number(r, "machine_line_bytes");
+	if (v >= 8 && v <= 4096)
+		m->line_bytes = (unsigned)v;
+	v = meta_number(r, "machine_page_bytes");
+	if (v >= 4096)
+		m->page_bytes = (uint64_t)v;
+	v = meta_number(r, "machine_vector_bytes");
+	if (v >= 8 && v <= 256)
+		m->vector_bytes = (unsigned)v;
+	m->threads_all = meta_number(r, "machine_threads_all");
+	m->service_ns = meta_number(r, "machine_service_ns");
+	m->service_low = meta_number(r, "machine_service_ns_low");
+	m->service_high = meta_number(r, "machine_service_ns_high");
+	m->peak_mb_s = meta_number(r, "machine_peak_mb_s");
+	char shape[32];
+	meta_text(r, "machine_service_fit", shape, sizeof shape);
+	m->service_flat = !strcmp(shape, "flat");
+	for (size_t row = 0; row < output_row_count(t) && m->level_count < MACHINE_MODEL_LEVELS; row++) {
+		machine_level *l = &m->levels[m->level_count++];
+		level_clear(l);
+		const char *name = string(t, (long)row, "level"), *state = string(t, (long)row, "state");
+		snprintf(l->name, sizeof l->name, "%s", name ? name : "?");
+		double c = number(t, (long)row, "cache_level");
+		l->cache_level = isfinite(c) ? (int)c : -1;
+		l->hidden = state && !strcmp(state, "hidden");
+		l->shared = state && !strcmp(state, "shared");
+		l->nominal_bytes = number(t, (long)row, "nominal_bytes");
+		l->usable_bytes = number(t, (long)row, "usable_bytes");
+		l->usable_low = number(t, (long)row, "usable_low");
+		l->usable_high = number(t, (long)row, "usable_high");
+		l->latency_ns = number(t, (long)row, "latency");
+		l->latency_low = number(t, (long)row, "latency_low");
+		l->latency_high = number(t, (long)row, "latency_high");
+		l->latency_cycles = number(t, (long)row, "latency_cycles");
+		const char *source = string(t, (long)row, "latency_source");
+		snprintf(l->latency_source, sizeof l->latency_source, "%s", source && strcmp(source, "-") ? source : "");
+		l->read_1 = number(t, (long)row, "read_1");
+		l->read_all = number(t, (long)row, "read_all");
+		l->write_1 = number(t, (long)row, "write_1");
+		l->write_all = number(t, (long)row, "write_all");
+		l->bandwidth_cv = number(t, (long)row, "bandwidth_cv");
+		l->mlp = number(t, (long)row, "mlp");
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------- from report.json */
+
+static output_report *embedded(json_object *o)
+{
+	output_report *r = NULL;
+	plumb_status ignored;
+	if (!o || output_report_parse_json(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN), &r, &ignored) != 0)
+		return NULL;
+	return r;
+}
+
+int machine_model_load(const char *path, machine_model *m, plumb_status *status)
+{
+	machine_model_clear(m);
+	json_object *root = json_object_from_file(path);
+	if (!root) {
+		FILE *f = fopen(path, "r");
+		if (!f)
+			return plumb_fail_errno(status, errno, "cannot open '%s'", path);
+		fclose(f);
+		return plumb_fail(status, EINVAL, "'%s' is not JSON (give plumb report's report.json)", path);
+	}
+	json_object *schema = NULL, *summary = NULL, *sections = NULL;
+	const char *name = json_object_object_get_ex(root, "schema", &schema) ? json_object_get_string(schema) : NULL;
+	if (!name || strcmp(name, "plumb-machine-report") != 0) {
+		json_object_put(root);
+		return plumb_fail(status, EINVAL, "'%s' is not plumb report's report.json (schema \"%s\")", path, name ? name : "none");
+	}
+	int rc = -1;
+	output_report *s = json_object_object_get_ex(root, "summary", &summary) ? embedded(summary) : NULL;
+	if (s && machine_model_from_report(s, m, status) == 0)
+		rc = 0;
+	output_report_free(s);
+	if (rc != 0 && json_object_object_get_ex(root, "sections", &sections) && json_object_is_type(sections, json_type_array)) {
+		/* a report.json from before the machine model: build it from its sections */
+		output_report *topo = NULL, *lat = NULL, *bw = NULL, *model = NULL;
+		for (size_t i = 0; i < json_object_array_length(sections); i++) {
+			json_object *section = json_object_array_get_idx(sections, i), *inner = NULL;
+			if (!json_object_object_get_ex(section, "report", &inner))
+				continue;
+			output_report *r = embedded(inner);
+			const char *command = r ? output_report_command(r) : "";
+			output_report **slot = !strcmp(command, "topo") ? &topo : !strcmp(command, "lat") ? &lat
+			                       : !strcmp(command, "bw") ? &bw : !strcmp(command, "model") ? &model : NULL;
+			if (slot && !*slot)
+				*slot = r;
+			else
+				output_report_free(r);
+		}
+		if (topo || lat || bw)
+			rc = machine_model_build(m, topo, lat, bw, model, status);
+		else
+			rc = plumb_fail(status, ENOENT, "'%s' holds neither a machine model nor the sections to build one", path);
+		output_report_free(topo);
+		output_report_free(lat);
+		output_report_free(bw);
+		output_report_free(model);
+	}
+	json_object_put(root);
+	if (rc == 0)
+		snprintf(m->source, sizeof m->source, "%s", path);
+	return rc;
+}
+
+/* ------------------------------------------------- fresh against saved */
+
+static bool apart(double a, double a_low, double a_high, double b, double b_low, double b_high)
+{
+	if (!isfinite(a) || !isfinite(b))
+		return false;
+	if (!isfinite(a_low) || !isfinite(a_high))
+		a_low = a_high = a;
+	if (!isfinite(b_low) || !isfinite(b_high))
+		b_low = b_high = b;
+	return a_high * 1.05 < b_low || b_high * 1.05 < a_low;
+}
+
+size_t machine_model_compare(const machine_model *fresh, const machine_model *saved, char lines[][256], size_t capacity)
+{
+	size_t n = 0;
+	if (apart(fresh->clock_ghz, fresh->clock_low, fresh->clock_high, saved->clock_ghz, saved->clock_low, saved->clock_high) &&
+	    n < capacity)
+		snprintf(lines[n++], 256, "core clock: %.2f GHz (%.2f-%.2f) now, %.2f GHz (%.2f-%.2f) saved", fresh->clock_ghz,
+		         fresh->clock_low, fresh->clock_high, saved->clock_ghz, saved->clock_low, saved->clock_high);
+	for (size_t k = 0; k < fresh->level_count && n < capacity; k++) {
+		const machine_level *a = &fresh->levels[k], *b = machine_model_level(saved, a->name);
+		if (!b)
+			continue;
+		if (a->hidden != b->hidden) {
+			snprintf(lines[n++], 256, "%s: %s now, %s in the saved model", a->name, a->hidden ? "hidden" : "measured",
+			         b->hidden ? "hidden" : "measured");
+			continue;
+		}
+		if (n < capacity && apart(a->latency_ns, a->latency_low, a->latency_high, b->latency_ns, b->latency_low, b->latency_high))
+			snprintf(lines[n++], 256, "%s latency: %.3g ns (%.3g-%.3g) now, %.3g ns (%.3g-%.3g) saved", a->name,
+			         a->latency_ns, a->latency_low, a->latency_high, b->latency_ns, b->latency_low, b->latency_high);
+		if (n < capacity && apart(a->usable_bytes, a->usable_low, a->usable_high, b->usable_bytes, b->usable_low, b->usable_high))
+			snprintf(lines[n++], 256, "%s usable size: %.3g MiB (%.3g-%.3g) now, %.3g MiB (%.3g-%.3g) saved", a->name,
+			         a->usable_bytes / 1048576, a->usable_low / 1048576, a->usable_high / 1048576, b->usable_bytes / 1048576,
+			         b->usable_low / 1048576, b->usable_high / 1048576);
+	}
+	return n;
+}
+
+int machine_model_note_differences(output_report *lat, const char *path, plumb_status *status)
+{
+	machine_model saved, fresh;
+	if (machine_model_load(path, &saved, status) != 0)
+		return -1;
+	if (machine_model_build(&fresh, NULL, lat, NULL, NULL, status) != 0)
+		return -1;
+	char lines[16][256];
+	size_t n = machine_model_compare(&fresh, &saved, lines, 16);
+	for (size_t i = 0; i < n; i++)
+		output_note(lat, "differs from the saved machine model (%s) beyond both spreads: %s", path, lines[i]);
+	if (!n)
+		output_note(lat, "every level's latency and usable size, and the clock, agree with the saved machine model (%s) "
+		                 "within their spreads", path);
+	output_meta_integer(lat, "differs_from_saved_model", (int64_t)n);
+	return 0;
+}
