@@ -27,15 +27,16 @@ const char *const *report_section_arguments_for(const char *command, bool quick)
 	return report_section_arguments(command);
 }
 
-/* Seconds each section took on a 2-CPU Intel VM (Emerald Rapids guest)
- * under ordinary load, whole report runs of 2026-11-28 (docs/PERFORMANCE.md,
- * "The report's sections"); only their ratios matter to the progress line. */
+/* Seconds each section took in a whole report on a 2-CPU Intel VM
+ * (Emerald Rapids guest) at load about 5, 2026-11-28 04:00 UTC (the
+ * sections' file times under plumb report -d; docs/PERFORMANCE.md, "The
+ * report's sections"); only their ratios matter to the progress line. */
 static const struct section_cost {
 	const char *command;
 	double seconds, quick_seconds;
 } section_costs[] = {
-	{ "topo", 0.5, 0.5 }, { "lat", 14, 5 }, { "bw", 10, 4 }, { "geometry", 9, 9 }, { "c2c", 3, 3 },
-	{ "loaded", 5, 2 }, { "model", 0.5, 0.5 }, { "validate", 60, 60 }, { "perturb", 3, 3 },
+	{ "topo", 0.3, 0.3 }, { "lat", 12, 5 }, { "bw", 12, 4 }, { "geometry", 2, 2 }, { "c2c", 1, 1 },
+	{ "loaded", 1, 1 }, { "model", 0.3, 0.3 }, { "validate", 197, 197 }, { "perturb", 15, 15 },
 };
 
 double report_section_expected_seconds(const char *command, bool quick)
