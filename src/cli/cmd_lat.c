@@ -64,7 +64,7 @@ static void usage(FILE *f)
 	        "  --json                 JSON output (schema: docs/output-schema.md)\n"
 	        "  -o, --output FILE      write to FILE (atomically) instead of stdout\n"
 	        "  -h, --help             this help\n\n"
-	        "The default run (sweep and levels) takes about 10-20 s on 2 cores; --restart and\n"
+	        "The default run (sweep and levels) takes 3-20 s on 2 cores, with load; --restart and\n"
 	        "--mlp add a few seconds each.  See man plumb-lat and docs/latency.md.\n");
 }
 

@@ -249,7 +249,7 @@ Test(validate_cli, an_unknown_preset_is_a_usage_error)
 {
 	cli_run r = cli_run_plumbv(NULL, "validate", "--preset", "nosuch", "--backend", "sim", NULL);
 	cli_assert_usage_error(&r, "validate");
-	cr_assert_str_eq(r.err, "plumb validate: --preset: unknown preset 'nosuch' (host, origin2000, power3, "
+	cr_assert_str_eq(r.err, "plumb validate: --preset: unknown preset 'nosuch' (host, host-nominal, origin2000, power3, "
 	                        "itanium, zen4, intel, cachegrind, franz08, default) (see 'plumb validate --help')\n");
 	cli_run_free(&r);
 }
