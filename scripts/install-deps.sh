@@ -4,7 +4,7 @@
 # Open MPI (libopenmpi-dev, openmpi-bin) is optional like PAPI: without it plumb
 # builds, and plumb cluster says what to install.
 set -e
-pkgs="build-essential clang pkg-config libcriterion-dev libhwloc-dev libzstd-dev libjson-c-dev
+pkgs="build-essential clang llvm pkg-config libcriterion-dev libhwloc-dev libzstd-dev libjson-c-dev
       libpapi-dev libpfm4-dev papi-tools gnuplot-nox valgrind linux-perf
       chromium poppler-utils libopenmpi-dev openmpi-bin"
 missing=""

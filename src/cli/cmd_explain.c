@@ -34,7 +34,7 @@ static void usage(FILE *f)
 	        "      --machine FILE    take the latencies, bandwidths and MLP from a saved report\n"
 	        "                        (plumb report's report.json, plumb explain --json, or plumb lat\n"
 	        "                        --mlp --json) instead of measuring them now (about 2 s)\n"
-	        "      --ipc X           instructions per cycle outside misses (default 1)\n"
+	        "      --ipc X           instructions per cycle outside misses (default: each executed\n                        block priced by llvm-mca for this CPU; 1 without llvm-mca)\n"
 	        "      --preset NAME     the simulator's caches (default host: this machine's, from sysfs)\n"
 	        "      --no-simulate     no simulation (and so no prediction)\n"
 	        "      --no-valgrind     neither plumbgrind nor the simulation: measured only\n"

@@ -107,7 +107,7 @@ int explain_instrument(char *const argv[], const explain_options *options, expla
 		plumb_status simulate_status;
 		trace_reader *reader = NULL;
 		if (trace_reader_open(&reader, path, TRACE_FORMAT_LACKEY, &simulate_status) != 0 ||
-		    explain_simulate_trace(reader, options, result, &simulate_status) != 0)
+		    explain_simulate_trace(reader, options, result, process.pid, &simulate_status) != 0)
 			snprintf(result->simulate_error, sizeof result->simulate_error, "%s", simulate_status.message);
 		if (reader)
 			trace_reader_close(reader, NULL);

@@ -13,6 +13,17 @@ bool explain_simulation_available(char *reason, size_t size);
  * caches and fills each region's `simulated` (summed over threads) and the
  * whole program's. */
 int explain_simulate_trace(trace_reader *reader, const explain_options *options, explain_result *result,
-                           plumb_status *status);
+                           int pid, plumb_status *status);
+
+/* The executed code per region (explain_code.c): fed every batch of the
+ * trace the simulator sees; pid is the traced program's (its /proc/PID/maps
+ * say which files hold the code), 0 if unknown. */
+typedef struct explain_code explain_code;
+int explain_code_new(explain_code **out, int pid, unsigned line_bytes);
+void explain_code_batch(explain_code *code, const trace_record *records, size_t count);
+/* Fills each region's `core` (blocks priced by llvm-mca when price_blocks;
+ * result->core_source or core_error say how or why not). */
+int explain_code_finish(explain_code *code, explain_result *result, bool price_blocks);
+void explain_code_free(explain_code *code);
 
 #endif

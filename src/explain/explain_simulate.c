@@ -67,12 +67,15 @@ static int make_sims(const char *preset, sim **plain, sim **prefetching, plumb_s
 }
 
 int explain_simulate_trace(trace_reader *reader, const explain_options *options, explain_result *result,
-                           plumb_status *status)
+                           int pid, plumb_status *status)
 {
-	(void)options;
 	sim *plain, *prefetching;
 	if (make_sims(result->preset, &plain, &prefetching, status) != 0)
 		return -1;
+	/* the executed code per region, for its in-core time (explain_code.c) */
+	explain_code *code = NULL;
+	if (explain_code_new(&code, pid, sim_configuration(plain)->cache[SIM_L1D].line) != 0)
+		snprintf(result->core_error, sizeof result->core_error, "out of memory");
 	int rc = 0;
 	for (;;) {
 		const trace_record *batch;
@@ -81,6 +84,7 @@ int explain_simulate_trace(trace_reader *reader, const explain_options *options,
 			rc = got < 0 ? -1 : 0;
 			break;
 		}
+		explain_code_batch(code, batch, (size_t)got);
 		if (sim_access_batch(plain, batch, (size_t)got, status) != 0 ||
 		    sim_access_batch(prefetching, batch, (size_t)got, status) != 0) {
 			rc = -1;
@@ -127,6 +131,9 @@ int explain_simulate_trace(trace_reader *reader, const explain_options *options,
 		         "the %s preset, %u core(s), from the region's references under plumbgrind", result->preset,
 		         sim_configuration(plain)->cores);
 	}
+	if (rc == 0)
+		explain_code_finish(code, result, options->ipc_base <= 0);
+	explain_code_free(code);
 	sim_free(plain);
 	sim_free(prefetching);
 	return rc;
