@@ -590,6 +590,9 @@ typedef struct code_block {
 	double cycles;              /* per execution (llvm-mca); < 0: not priced */
 	uint32_t chained_loads;     /* loads whose address register is their destination */
 	uint32_t loads;
+	bool through_memory;        /* a value carried from one execution to the next through memory */
+	uint16_t carried[8][2];     /* (load, store) line pairs that carry it */
+	unsigned carried_count;
 	char *text;                 /* the disassembly, one instruction a line */
 } code_block;
 
@@ -701,6 +704,119 @@ static const char *mca_line(const char *line)
 	return line;
 }
 
+/* The operands of one AT&T line (commas inside parentheses kept), into
+ * operand[] as [start, end) pairs; the count. */
+static int split_operands(const char *line, const char **begin, const char **end, int max)
+{
+	while (*line == ' ' || *line == '\t')
+		line++;
+	while (*line && *line != ' ' && *line != '\t')
+		line++;   /* the mnemonic */
+	int n = 0, depth = 0;
+	const char *start = NULL;
+	for (const char *p = line;; p++) {
+		if (!start && *p && *p != ' ' && *p != '\t' && *p != ',')
+			start = p;
+		if (*p == '(')
+			depth++;
+		else if (*p == ')')
+			depth--;
+		if (!*p || *p == '\n' || (*p == ',' && depth == 0)) {
+			if (start && n < max) {
+				const char *e = p;
+				while (e > start && (e[-1] == ' ' || e[-1] == '\t'))
+					e--;
+				begin[n] = start, end[n] = e, n++;
+			}
+			start = NULL;
+			if (!*p || *p == '\n')
+				break;
+		}
+	}
+	return n;
+}
+
+static bool register_in(const char *begin, const char *end, const char *family)
+{
+	for (const char *p = begin; p < end; p++) {
+		if (*p != '%')
+			continue;
+		size_t len = strcspn(p, ",) \t\n");
+		if (p + len > end)
+			len = (size_t)(end - p);
+		char have[8];
+		register_family(p, len, have, sizeof have);
+		if (have[0] && !strcmp(have, family))
+			return true;
+	}
+	return false;
+}
+
+/* Whether a block carries a value from one execution to the next through
+ * memory: a store to an address whose registers the block never writes,
+ * and a load of the same address ("addsd (%rdx), %xmm0; movsd %xmm0,
+ * (%rdx)": an accumulator the compiler keeps in memory).  llvm-mca assumes
+ * loads and stores do not alias unless told otherwise (-noalias=false). */
+static bool carries_through_memory(const char *text, uint16_t pairs[8][2], unsigned *pair_count)
+{
+	*pair_count = 0;
+	int store_line[MAX_BLOCK], load_line[MAX_BLOCK], index = 0;
+	enum { LINES = MAX_BLOCK };
+	const char *stores[LINES], *store_ends[LINES], *loads[LINES], *load_ends[LINES];
+	char written[LINES][8];
+	int store_count = 0, load_count = 0, written_count = 0;
+	for (const char *line = text; *line && store_count < LINES && load_count < LINES && written_count < LINES;) {
+		const char *nl = strchr(line, '\n');
+		const char *b[4], *e[4];
+		int n = split_operands(line, b, e, 4);
+		const char *mnemonic = line;
+		while (*mnemonic == ' ' || *mnemonic == '\t')
+			mnemonic++;
+		bool lea = !strncmp(mnemonic, "lea", 3) || !strncmp(mnemonic, "nop", 3);
+		bool mov = !strncmp(mnemonic, "mov", 3) || !strncmp(mnemonic, "vmov", 4);
+		for (int k = 0; k < n && !lea; k++) {
+			if (!memchr(b[k], '(', (size_t)(e[k] - b[k])))
+				continue;
+			if (k == n - 1) {
+				store_line[store_count] = index;
+				stores[store_count] = b[k], store_ends[store_count++] = e[k];
+				if (!mov && load_count < LINES) {   /* read-modify-write */
+					load_line[load_count] = index;
+					loads[load_count] = b[k], load_ends[load_count++] = e[k];
+				}
+			} else {
+				load_line[load_count] = index;
+				loads[load_count] = b[k], load_ends[load_count++] = e[k];
+			}
+		}
+		if (n > 0 && b[n - 1][0] == '%') {
+			register_family(b[n - 1], (size_t)(e[n - 1] - b[n - 1]), written[written_count], 8);
+			if (written[written_count][0])
+				written_count++;
+		}
+		index++;
+		if (!nl)
+			break;
+		line = nl + 1;
+	}
+	for (int st = 0; st < store_count; st++) {
+		size_t len = (size_t)(store_ends[st] - stores[st]);
+		bool moves = false;
+		for (int w = 0; w < written_count && !moves; w++)
+			moves = register_in(stores[st], store_ends[st], written[w]);
+		if (moves)
+			continue;
+		for (int ld = 0; ld < load_count && *pair_count < 8; ld++)
+			if ((size_t)(load_ends[ld] - loads[ld]) == len && !memcmp(loads[ld], stores[st], len) &&
+			    load_line[ld] <= store_line[st]) {
+				pairs[*pair_count][0] = (uint16_t)load_line[ld];
+				pairs[*pair_count][1] = (uint16_t)store_line[st];
+				(*pair_count)++;
+			}
+	}
+	return *pair_count > 0;
+}
+
 typedef struct file_cache {
 	const char *path;
 	int fd;
@@ -808,6 +924,8 @@ static int disassemble(const char *mc, const char *dir, code_block **blocks, siz
 			fclose(acc);
 			acc = NULL;
 			if (lines == blocks[i]->instructions) {
+				blocks[i]->through_memory = carries_through_memory(block_text, blocks[i]->carried,
+				                                                    &blocks[i]->carried_count);
 				blocks[i]->text = block_text;
 				block_text = NULL;
 			} else {
@@ -838,8 +956,8 @@ static int disassemble(const char *mc, const char *dir, code_block **blocks, siz
 
 /* Each block's cycles per execution (llvm-mca's total cycles over its
  * iterations, steady state). */
-static int price(const char *mca, const char *cpu, const char *dir, code_block **blocks, size_t n, char *why,
-                 size_t why_size)
+static int price(const char *mca, const char *cpu, const char *dir, code_block **blocks, size_t n, bool aliasing,
+                 char *why, size_t why_size)
 {
 	char in[4200], out[4200], err[4200], mcpu[64];
 	snprintf(in, sizeof in, "%s/blocks.mca.s", dir);
@@ -867,7 +985,7 @@ static int price(const char *mca, const char *cpu, const char *dir, code_block *
 		size_t regions = 0;
 		for (size_t i = 0; i < n; i++) {
 			first[i] = line_no;
-			if (!blocks[i]->text || skip[i])
+			if (!blocks[i]->text || skip[i] || (aliasing && !blocks[i]->through_memory))
 				continue;
 			fprintf(f, "# LLVM-MCA-BEGIN b%zu\n", i);
 			line_no++;
@@ -888,11 +1006,15 @@ static int price(const char *mca, const char *cpu, const char *dir, code_block *
 		fclose(f);
 		if (!regions) {
 			free(first);
+			if (aliasing) {
+				rc = 0;   /* no such block */
+				break;
+			}
 			snprintf(why, why_size, "no block could be disassembled");
 			break;
 		}
-		char *argv[] = { (char *)mca, mcpu, "-iterations=100", "-resource-pressure=false", "-instruction-info=false",
-		                 NULL };
+		char *argv[] = { (char *)mca, mcpu, "-iterations=100", "-resource-pressure=false",
+		                 aliasing ? "-instruction-info=true" : "-instruction-info=false", NULL };
 		int code;
 		if (run_tool(argv, in, out, err, TOOL_TIMEOUT_S, &code, why, why_size) != 0) {
 			free(first);
@@ -933,8 +1055,37 @@ static int price(const char *mca, const char *cpu, const char *dir, code_block *
 			if (i >= n || !iter || !cycles)
 				continue;
 			double iterations = strtod(iter + 11, NULL), total = strtod(cycles + 13, NULL);
-			if (iterations > 0 && total > 0)
+			if (iterations > 0 && total > 0 && total / iterations > blocks[i]->cycles)
 				blocks[i]->cycles = total / iterations;
+			const char *info = aliasing ? strstr(p, "Instructions:\n") : NULL;
+			const char *next = strstr(p + 1, "Code Region - b");
+			if (info && (!next || info < next) && blocks[i]->carried_count) {
+				/* llvm-mca takes loads and stores not to alias: a value
+				 * carried through memory costs, per execution, at least the
+				 * latency of the load that reads it (with the operation it
+				 * feeds) and of the store that writes it back */
+				double latency[MAX_BLOCK] = { 0 };
+				unsigned rows = 0;
+				const char *q = strchr(info, '\n') + 1;
+				while (rows < MAX_BLOCK && q && *q == ' ') {
+					unsigned uops;
+					double lat;
+					if (sscanf(q, " %u %lf", &uops, &lat) == 2)
+						latency[rows++] = lat;
+					else
+						break;
+					q = strchr(q, '\n');
+					q = q ? q + 1 : NULL;
+				}
+				for (unsigned k = 0; k < blocks[i]->carried_count; k++) {
+					unsigned ld = blocks[i]->carried[k][0], st = blocks[i]->carried[k][1];
+					if (ld >= rows || st >= rows)
+						continue;
+					double chain = latency[ld] + (st != ld ? latency[st] : 0);
+					if (chain > blocks[i]->cycles)
+						blocks[i]->cycles = chain;
+				}
+			}
 		}
 		free(text);
 		rc = 0;
@@ -1118,7 +1269,8 @@ int explain_code_finish(explain_code *c, explain_result *result, bool price_bloc
 				while (take < hot_count && take < MAX_PRICED && (double)covered < COVER * (double)total)
 					covered += hot[take++]->weight;
 				if (disassemble(mc, dir, hot, take, c, why, sizeof why) == 0 &&
-				    price(mca, chosen, dir, hot, take, why, sizeof why) == 0) {
+				    price(mca, chosen, dir, hot, take, false, why, sizeof why) == 0 &&
+				    price(mca, chosen, dir, hot, take, true, why, sizeof why) == 0) {
 					why[0] = 0;
 					char nearest[96] = "";
 					if (chosen != names[0])
@@ -1128,7 +1280,12 @@ int explain_code_finish(explain_code *c, explain_result *result, bool price_bloc
 					         cpu.model, nearest);
 				}
 			}
-			remove_dir(dir);
+			/* $PLUMB_EXPLAIN_KEEP_BLOCKS: leave the listings for a person to read */
+			const char *keep = getenv("PLUMB_EXPLAIN_KEEP_BLOCKS");
+			if (keep && keep[0] == '1')
+				explain_result_note(result, "in-core: the blocks and llvm-mca's output are in %s", dir);
+			else
+				remove_dir(dir);
 		}
 		free(hot);
 		if (why[0])
