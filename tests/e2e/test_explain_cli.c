@@ -322,3 +322,33 @@ Test(explain_cli, sweep_chase_and_compute_against_their_closed_forms, .timeout =
 	          "the page lacks the table");
 	free(page);
 }
+
+/* Without llvm-mca the in-core time falls back to one instruction per cycle,
+ * and the report says why instead of a silently different number. */
+Test(explain_cli, without_llvm_mca_the_base_rate_and_the_reason, .timeout = 120)
+{
+	char tool[4200];
+	snprintf(tool, sizeof tool, "%s/vg/lib/plumbgrind-amd64-linux", build_dir());
+	if (access(tool, X_OK) != 0)
+		cr_skip_test("plumbgrind is not built here (needs valgrind's tool libraries)");
+	setenv("PLUMB_LLVM_MCA", "/nonexistent/llvm-mca", 1);
+	char json[4200];
+	snprintf(json, sizeof json, "%s", cli_temp_path("explain-no-mca.json"));
+	cli_run r = cli_run_plumbv(NULL, "explain", "--runs", "1", "--json", "-o", json, "--", "/bin/true", NULL);
+	unsetenv("PLUMB_LLVM_MCA");
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	cli_run_free(&r);
+	json_object *root = json_object_from_file(json);
+	cr_assert_not_null(root);
+	json_object *meta = NULL, *in_core = NULL;
+	cr_assert(json_object_object_get_ex(root, "meta", &meta));
+	cr_assert(json_object_object_get_ex(meta, "in_core", &in_core));
+	const char *core = json_object_get_string(in_core);
+	cr_expect(strstr(core, "1.00 per cycle") && strstr(core, "llvm-mca was not found"), "%s", core);
+	json_object *terms = cli_json_rows(root, "prediction");
+	json_object *program = row_of(terms, "(program)");
+	json_object *ipc = NULL;
+	if (json_object_object_get_ex(program, "ipc", &ipc) && json_object_is_type(ipc, json_type_double))
+		cr_expect_float_eq(json_object_get_double(ipc), 1.0, 1e-9);
+	json_object_put(root);
+}
