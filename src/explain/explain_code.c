@@ -592,6 +592,8 @@ typedef struct code_block {
 	uint32_t loads;
 	bool through_memory;        /* a value carried from one execution to the next through memory */
 	uint16_t carried[8][2];     /* (load, store) line pairs that carry it */
+	bool has_fadd;              /* an SSE/AVX floating-point add or subtract */
+	double fast_cycles;         /* per execution with those adds at latency 1 (fast adders) */
 	unsigned carried_count;
 	char *text;                 /* the disassembly, one instruction a line */
 } code_block;
@@ -817,6 +819,28 @@ static bool carries_through_memory(const char *text, uint16_t pairs[8][2], unsig
 	return *pair_count > 0;
 }
 
+/* The FP add or subtract's integer twin (same operands, latency 1 in every
+ * LLVM x86 model), or NULL: "addsd" -> "paddq", "vsubpd" -> "vpsubq". */
+static const char *fadd_twin(const char *line, size_t *mnemonic_length)
+{
+	static const char *const adds[] = { "addsd", "addss", "addpd", "addps", NULL };
+	static const char *const subs[] = { "subsd", "subss", "subpd", "subps", NULL };
+	while (*line == ' ' || *line == '\t')
+		line++;
+	size_t len = strcspn(line, " \t\n");
+	*mnemonic_length = len;
+	bool vex = line[0] == 'v';
+	const char *m = vex ? line + 1 : line;
+	size_t mlen = vex ? len - 1 : len;
+	for (int k = 0; adds[k]; k++) {
+		if (mlen == 5 && !strncmp(m, adds[k], 5))
+			return vex ? "vpaddq" : "paddq";
+		if (mlen == 5 && !strncmp(m, subs[k], 5))
+			return vex ? "vpsubq" : "psubq";
+	}
+	return NULL;
+}
+
 typedef struct file_cache {
 	const char *path;
 	int fd;
@@ -941,6 +965,9 @@ static int disassemble(const char *mc, const char *dir, code_block **blocks, siz
 		}
 		fprintf(acc, "\t%s\n", p);
 		lines++;
+		size_t mnemonic_length;
+		if (fadd_twin(p, &mnemonic_length))
+			blocks[i]->has_fadd = true;
 		if (chained_load(p))
 			blocks[i]->chained_loads++;
 		if (has_memory_source(p))
@@ -956,9 +983,12 @@ static int disassemble(const char *mc, const char *dir, code_block **blocks, siz
 
 /* Each block's cycles per execution (llvm-mca's total cycles over its
  * iterations, steady state). */
-static int price(const char *mca, const char *cpu, const char *dir, code_block **blocks, size_t n, bool aliasing,
+enum { PRICE_PLAIN, PRICE_CARRIED, PRICE_FAST_ADD };
+
+static int price(const char *mca, const char *cpu, const char *dir, code_block **blocks, size_t n, int mode,
                  char *why, size_t why_size)
 {
+	bool aliasing = mode == PRICE_CARRIED, fast = mode == PRICE_FAST_ADD;
 	char in[4200], out[4200], err[4200], mcpu[64];
 	snprintf(in, sizeof in, "%s/blocks.mca.s", dir);
 	snprintf(out, sizeof out, "%s/mca.out", dir);
@@ -985,7 +1015,8 @@ static int price(const char *mca, const char *cpu, const char *dir, code_block *
 		size_t regions = 0;
 		for (size_t i = 0; i < n; i++) {
 			first[i] = line_no;
-			if (!blocks[i]->text || skip[i] || (aliasing && !blocks[i]->through_memory))
+			if (!blocks[i]->text || skip[i] || (aliasing && !blocks[i]->through_memory) ||
+			    (fast && !blocks[i]->has_fadd) || ((aliasing || fast) && !(blocks[i]->cycles > 0)))
 				continue;
 			fprintf(f, "# LLVM-MCA-BEGIN b%zu\n", i);
 			line_no++;
@@ -994,7 +1025,16 @@ static int price(const char *mca, const char *cpu, const char *dir, code_block *
 				size_t len = nl ? (size_t)(nl - p) : strlen(p);
 				char one[512];
 				snprintf(one, sizeof one, "%.*s", (int)(len < 500 ? len : 500), p);
-				fprintf(f, "\t%s\n", mca_line(one));
+				size_t mnemonic_length;
+				const char *twin = fast ? fadd_twin(one, &mnemonic_length) : NULL;
+				if (twin) {
+					const char *rest = one;
+					while (*rest == ' ' || *rest == '\t')
+						rest++;
+					fprintf(f, "\t%s%s\n", twin, rest + mnemonic_length);
+				} else {
+					fprintf(f, "\t%s\n", mca_line(one));
+				}
 				line_no++;
 				p += len + (nl ? 1 : 0);
 			}
@@ -1006,7 +1046,7 @@ static int price(const char *mca, const char *cpu, const char *dir, code_block *
 		fclose(f);
 		if (!regions) {
 			free(first);
-			if (aliasing) {
+			if (aliasing || fast) {
 				rc = 0;   /* no such block */
 				break;
 			}
@@ -1055,6 +1095,11 @@ static int price(const char *mca, const char *cpu, const char *dir, code_block *
 			if (i >= n || !iter || !cycles)
 				continue;
 			double iterations = strtod(iter + 11, NULL), total = strtod(cycles + 13, NULL);
+			if (fast) {
+				if (iterations > 0 && total > 0)
+					blocks[i]->fast_cycles = total / iterations;
+				continue;
+			}
 			if (iterations > 0 && total > 0 && total / iterations > blocks[i]->cycles)
 				blocks[i]->cycles = total / iterations;
 			const char *info = aliasing ? strstr(p, "Instructions:\n") : NULL;
@@ -1093,6 +1138,54 @@ static int price(const char *mca, const char *cpu, const char *dir, code_block *
 	}
 	free(skip);
 	return rc;
+}
+
+/* LLVM's major version from `llvm-mca --version` ("LLVM version 14.0.6"), 0 if unknown. */
+static int llvm_version(const char *mca, const char *dir)
+{
+	char in[4200], out[4200], err[4200], why[256];
+	snprintf(in, sizeof in, "/dev/null");
+	snprintf(out, sizeof out, "%s/probe.out", dir);
+	snprintf(err, sizeof err, "%s/probe.err", dir);
+	char *argv[] = { (char *)mca, "--version", NULL };
+	int code;
+	if (run_tool(argv, in, out, err, 30, &code, why, sizeof why) != 0)
+		return 0;
+	char *text = read_all(out, NULL);
+	const char *at = text ? strstr(text, "LLVM version ") : NULL;
+	int major = at ? atoi(at + 13) : 0;
+	free(text);
+	return major;
+}
+
+/* Golden Cove and later Intel P-cores (Alder Lake, Sapphire and Emerald
+ * Rapids, Raptor Lake) add and subtract floating point in 2 cycles on their
+ * fast adders; LLVM before 16 prices them with Ice Lake's 4 (measured here:
+ * a chain of dependent addsd runs at 2.0 cycles each).  For such a CPU each
+ * block with FP adds is priced again with them at latency 1 (their integer
+ * twins), and its cycles taken at latency 2 by linear interpolation:
+ * c(2) = c(1) + (c(4) - c(1)) / 3.  Exact for a block bound by an add
+ * chain, and no change for one bound by throughput. */
+static int fast_adders(const char *mca, const char *chosen, const cpu_features *cpu, const char *dir,
+                       code_block **blocks, size_t n, bool *applied, char *why, size_t why_size)
+{
+	*applied = false;
+	static const unsigned golden_cove[] = { 0x8F, 0xCF, 0xAD, 0xAE, 0x97, 0x9A, 0xB7, 0xBA, 0xBF, 0xAA, 0xAC };
+	bool fast = false;
+	if (!strcmp(cpu->vendor, "GenuineIntel") && cpu->family == 6)
+		for (size_t k = 0; k < sizeof golden_cove / sizeof golden_cove[0]; k++)
+			fast = fast || cpu->model == golden_cove[k];
+	if (!fast || llvm_version(mca, dir) >= 16)
+		return 0;
+	if (price(mca, chosen, dir, blocks, n, PRICE_FAST_ADD, why, why_size) != 0)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		code_block *b = blocks[i];
+		if (b->has_fadd && b->cycles > 0 && b->fast_cycles > 0 && b->fast_cycles < b->cycles)
+			b->cycles = b->fast_cycles + (b->cycles - b->fast_cycles) / 3;
+	}
+	*applied = true;
+	return 0;
 }
 
 static void remove_dir(const char *dir)
@@ -1266,18 +1359,20 @@ int explain_code_finish(explain_code *c, explain_result *result, bool price_bloc
 				qsort(hot, hot_count, sizeof *hot, by_weight);
 				uint64_t covered = 0;
 				size_t take = 0;
+				bool fast = false;
 				while (take < hot_count && take < MAX_PRICED && (double)covered < COVER * (double)total)
 					covered += hot[take++]->weight;
 				if (disassemble(mc, dir, hot, take, c, why, sizeof why) == 0 &&
-				    price(mca, chosen, dir, hot, take, false, why, sizeof why) == 0 &&
-				    price(mca, chosen, dir, hot, take, true, why, sizeof why) == 0) {
+				    price(mca, chosen, dir, hot, take, PRICE_PLAIN, why, sizeof why) == 0 &&
+				    fast_adders(mca, chosen, &cpu, dir, hot, take, &fast, why, sizeof why) == 0 &&
+				    price(mca, chosen, dir, hot, take, PRICE_CARRIED, why, sizeof why) == 0) {
 					why[0] = 0;
 					char nearest[96] = "";
 					if (chosen != names[0])
 						snprintf(nearest, sizeof nearest, "; %s is the nearest it knows to %s", chosen, names[0]);
 					snprintf(result->core_source, sizeof result->core_source,
-					         "llvm-mca -mcpu=%s for %s family %u model %u%s", chosen, cpu.vendor, cpu.family,
-					         cpu.model, nearest);
+					         "llvm-mca -mcpu=%s for %s family %u model %u%s%s", chosen, cpu.vendor, cpu.family,
+					         cpu.model, nearest, fast ? "; FP adds at this core's 2 cycles" : "");
 				}
 			}
 			/* $PLUMB_EXPLAIN_KEEP_BLOCKS: leave the listings for a person to read */
