@@ -653,7 +653,7 @@ static void register_family(const char *reg, size_t len, char *out, size_t size)
 
 /* A load whose address depends on its own previous result: "mov (%rax),
  * %rax", "mov 8(%rdx,%rcx), %rdx" (a pointer chase), counted per block. */
-static bool chained_load(const char *line)
+bool explain_block_chained_load(const char *line)
 {
 	while (*line == ' ' || *line == '\t')
 		line++;
@@ -759,7 +759,7 @@ static bool register_in(const char *begin, const char *end, const char *family)
  * and a load of the same address ("addsd (%rdx), %xmm0; movsd %xmm0,
  * (%rdx)": an accumulator the compiler keeps in memory).  llvm-mca assumes
  * loads and stores do not alias unless told otherwise (-noalias=false). */
-static bool carries_through_memory(const char *text, uint16_t pairs[8][2], unsigned *pair_count)
+bool explain_block_carries_through_memory(const char *text, uint16_t pairs[8][2], unsigned *pair_count)
 {
 	*pair_count = 0;
 	int store_line[MAX_BLOCK], load_line[MAX_BLOCK], index = 0;
@@ -821,7 +821,7 @@ static bool carries_through_memory(const char *text, uint16_t pairs[8][2], unsig
 
 /* The FP add or subtract's integer twin (same operands, latency 1 in every
  * LLVM x86 model), or NULL: "addsd" -> "paddq", "vsubpd" -> "vpsubq". */
-static const char *fadd_twin(const char *line, size_t *mnemonic_length)
+const char *explain_block_fadd_twin(const char *line, size_t *mnemonic_length)
 {
 	static const char *const adds[] = { "addsd", "addss", "addpd", "addps", NULL };
 	static const char *const subs[] = { "subsd", "subss", "subpd", "subps", NULL };
@@ -948,7 +948,7 @@ static int disassemble(const char *mc, const char *dir, code_block **blocks, siz
 			fclose(acc);
 			acc = NULL;
 			if (lines == blocks[i]->instructions) {
-				blocks[i]->through_memory = carries_through_memory(block_text, blocks[i]->carried,
+				blocks[i]->through_memory = explain_block_carries_through_memory(block_text, blocks[i]->carried,
 				                                                    &blocks[i]->carried_count);
 				blocks[i]->text = block_text;
 				block_text = NULL;
@@ -966,9 +966,9 @@ static int disassemble(const char *mc, const char *dir, code_block **blocks, siz
 		fprintf(acc, "\t%s\n", p);
 		lines++;
 		size_t mnemonic_length;
-		if (fadd_twin(p, &mnemonic_length))
+		if (explain_block_fadd_twin(p, &mnemonic_length))
 			blocks[i]->has_fadd = true;
-		if (chained_load(p))
+		if (explain_block_chained_load(p))
 			blocks[i]->chained_loads++;
 		if (has_memory_source(p))
 			blocks[i]->loads++;
@@ -1026,7 +1026,7 @@ static int price(const char *mca, const char *cpu, const char *dir, code_block *
 				char one[512];
 				snprintf(one, sizeof one, "%.*s", (int)(len < 500 ? len : 500), p);
 				size_t mnemonic_length;
-				const char *twin = fast ? fadd_twin(one, &mnemonic_length) : NULL;
+				const char *twin = fast ? explain_block_fadd_twin(one, &mnemonic_length) : NULL;
 				if (twin) {
 					const char *rest = one;
 					while (*rest == ' ' || *rest == '\t')

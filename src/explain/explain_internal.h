@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include "plumb/explain.h"
 #include "plumb/trace.h"
 
@@ -25,5 +26,13 @@ void explain_code_batch(explain_code *code, const trace_record *records, size_t 
  * result->core_source or core_error say how or why not). */
 int explain_code_finish(explain_code *code, explain_result *result, bool price_blocks);
 void explain_code_free(explain_code *code);
+/* What explain_code reads from a block's AT&T listing (one instruction a
+ * line): a load whose address register is its own destination; whether a
+ * store and a load of one address whose registers the block never writes
+ * carry a value to the next execution (the (load, store) line pairs, up to
+ * 8); the integer twin of an FP add or subtract ("addsd" -> "paddq"). */
+bool explain_block_chained_load(const char *line);
+bool explain_block_carries_through_memory(const char *text, uint16_t pairs[8][2], unsigned *pair_count);
+const char *explain_block_fadd_twin(const char *line, size_t *mnemonic_length);
 
 #endif
