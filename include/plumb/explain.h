@@ -81,6 +81,7 @@ typedef struct explain_counter {
 	size_t observed;                     /* runs that reported it */
 	size_t n;                            /* runs that counted it */
 	double sum, sum_squares;             /* over those runs, for mean and ci95 */
+	double min;                          /* the lowest of those runs */
 } explain_counter;
 
 /* Simulated counts of one region (summed over its threads).  misses[l] is

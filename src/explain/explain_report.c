@@ -101,6 +101,7 @@ static void add_regions(output_report *report, const explain_result *r)
 	output_column(t, "ci95_ns", "ns", 0);
 	output_column(t, "best_ns", "ns", 0);
 	output_column(t, "cpu_ns", "ns", 0);
+	output_column(t, "cpu_best_ns", "ns", 0);
 	output_column(t, "instructions", NULL, 0);
 	output_column(t, "loads", NULL, 0);
 	output_column(t, "stores", NULL, 0);
@@ -129,11 +130,13 @@ static void add_regions(output_report *report, const explain_result *r)
 				output_cell_status(t, "unsupported", why);
 		}
 		int cpu = cpu_event(r);
-		if (cpu >= 0 && counter_counted(&region->counters[cpu]))
-			output_cell_real(t, region->counters[cpu].mean);
-		else
-			output_cell_status(t, "unsupported", cpu < 0 ? "task-clock is not among the events"
-			                   : event_reason(r, region, (size_t)cpu));
+		for (int k = 0; k < 2; k++) {
+			if (cpu >= 0 && counter_counted(&region->counters[cpu]))
+				output_cell_real(t, k ? region->counters[cpu].min : region->counters[cpu].mean);
+			else
+				output_cell_status(t, "unsupported", cpu < 0 ? "task-clock is not among the events"
+				                   : event_reason(r, region, (size_t)cpu));
+		}
 		static const instrument_counter exact[3] = { INSTRUMENT_INSTRUCTIONS, INSTRUMENT_LOADS, INSTRUMENT_STORES };
 		for (int c = 0; c < 3; c++)
 			cell_count(t, region->instrumented, region->counts.value[exact[c]], instrument_reason(r));
