@@ -77,6 +77,10 @@ VERSION_SCRIPT := libplumb.map
 
 LIB_A    := $(BUILD)/libplumb.a
 LIB_SO   := $(BUILD)/libplumb.so
+# The soname's file in the build tree, so that a program linked against
+# build/ (with an rpath, as docs/explain.md suggests) starts: the dynamic
+# linker looks for libplumb.so.0, the name the library carries.
+LIB_SONAME_LINK := $(BUILD)/libplumb.so.0
 LIB_PUBLIC_A := $(BUILD)/public/libplumb.a
 PLUMB    := $(BUILD)/plumb
 # Preloaded beside libplumb.so into the commands plumb perturb halts
@@ -88,8 +92,8 @@ BENCHES  := $(BENCH_SRC:%.c=$(BUILD)/%)
 EXAMPLES := $(EXAMPLE_SRC:%.c=$(BUILD)/%)
 
 .PHONY: all lib check test test-install test-unit test-e2e test-fuzz test-layers sanitize bench install uninstall clean deps
-all: $(PLUMB) $(LIB_SO) $(EXEC_GUARD) $(LIB_PUBLIC_A) $(UNIT) $(E2E) $(BENCHES) $(EXAMPLES)
-lib: $(LIB_A) $(LIB_SO) $(LIB_PUBLIC_A)
+all: $(PLUMB) $(LIB_SO) $(LIB_SONAME_LINK) $(EXEC_GUARD) $(LIB_PUBLIC_A) $(UNIT) $(E2E) $(BENCHES) $(EXAMPLES)
+lib: $(LIB_A) $(LIB_SO) $(LIB_SONAME_LINK) $(LIB_PUBLIC_A)
 
 # V=1 shows the full command lines.
 V ?= 0
@@ -125,6 +129,9 @@ $(LIB_PUBLIC_A): $(LIB_OBJ)
 $(LIB_SO): $(LIB_OBJ) $(VERSION_SCRIPT)
 	$(SAY) "  LD      $@"
 	$(Q)$(CC) -shared -Wl,-soname,libplumb.so.0 -Wl,--version-script=$(VERSION_SCRIPT) $(LDFLAGS) -o $@ $(LIB_OBJ) $(LDLIBS)
+
+$(LIB_SONAME_LINK): $(LIB_SO)
+	$(Q)ln -sf libplumb.so $@
 
 $(EXEC_GUARD): preload/exec_guard.c src/perturb/perturb_internal.h include/plumb/counters.h
 	@mkdir -p $(dir $@)
@@ -215,7 +222,7 @@ install: $(PLUMB) $(LIB_PUBLIC_A) $(LIB_SO) $(EXEC_GUARD)
 	install -m 644 $(PUBLIC_HEADERS) $(DESTDIR)$(INCDIR)/plumb/
 	install -m 644 man/*.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 man/*.3 $(DESTDIR)$(MANDIR)/man3/
-	sed -e 's|@PREFIX@|$(PREFIX)|; s|@VERSION@|$(VERSION)|; s|@LIBS@|$(PKG_LIBS) $(OPT_LIBS) -lm -ldl|' \
+	sed -e 's|@PREFIX@|$(PREFIX)|; s|@VERSION@|$(VERSION)|; s|@REQUIRES@|$(PKG_REQUIRED)|; s|@LIBS@|$(OPT_LIBS) -lm -ldl|' \
 	    plumb.pc.in > $(DESTDIR)$(PCDIR)/plumb.pc
 
 uninstall:

@@ -31,7 +31,7 @@
  * did, with the mask to restore in *previous. */
 static int block_halts(sigset_t *previous)
 {
-	const char *pid_text = getenv(PERTURB_AGENT_PID_ENV);
+	const char *pid_text = secure_getenv(PERTURB_AGENT_PID_ENV);
 	char *end;
 	if (!pid_text || strtol(pid_text, &end, 10) != (long)getpid() || *end)
 		return 0;

@@ -2,11 +2,12 @@
 # Installs the Debian 12 packages plumb builds and tests with, when missing.
 # Runs apt-get only if something is absent, so a prepared machine pays nothing.
 # Open MPI (libopenmpi-dev, openmpi-bin) is optional like PAPI: without it plumb
-# builds, and plumb cluster says what to install.
+# builds, and plumb cluster says what to install.  libudev-dev: plumb.pc names
+# hwloc in Requires.private, and hwloc.pc's static link asks for -ludev.
 set -e
-pkgs="build-essential clang llvm pkg-config libcriterion-dev libhwloc-dev libzstd-dev libjson-c-dev
+pkgs="build-essential clang llvm pkg-config libcriterion-dev libhwloc-dev libudev-dev libzstd-dev libjson-c-dev
       libpapi-dev libpfm4-dev papi-tools gnuplot-nox valgrind linux-perf
-      chromium poppler-utils libopenmpi-dev openmpi-bin"
+      chromium poppler-utils libopenmpi-dev openmpi-bin tmux"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -72,6 +72,9 @@ check "user program runs" env LD_LIBRARY_PATH="$root/dest/usr/local/lib" "$root/
 # The same program linked against the static library: libplumb's code is in
 # the program, which needs no libplumb.so to run.
 # (docs/library.md gives this command line)
+# The dependencies pkg-config knows are named, not copied: a static link
+# then gets hwloc's own dependencies from hwloc.pc.
+check "plumb.pc names its pkg-config dependencies" sh -c "grep -q '^Requires.private: hwloc libzstd json-c' '$root/dest/usr/local/lib/pkgconfig/plumb.pc' 2>/dev/null || grep -rq '^Requires.private: hwloc libzstd json-c' '$root/dest'"
 static_libs() { pkg-config --static --libs plumb | sed 's/-lplumb /-l:libplumb.a /'; }
 check "user program links statically" sh -c "cc -std=c99 -Wall -Wextra -Werror -pedantic -o '$root/user-static' '$root/user.c' \$(pkg-config --cflags plumb) $(static_libs) &&
 	 ! readelf -d '$root/user-static' | grep -q 'libplumb' && nm '$root/user-static' | grep -q ' T plumb_sim_new'"
@@ -138,6 +141,14 @@ C
 else
 	echo "skip C++ program: no g++"
 fi
+# The build tree itself is linkable, as docs/explain.md invites: a program
+# linked against build/ with an rpath finds libplumb.so.0 there and runs
+# (build/ used to have only libplumb.so, and the program failed to start).
+build=$(pwd)/build
+check "an example links against the build tree and runs" sh -c "cc -std=gnu11 -DPLUMB_REGIONS -Iinclude -o '$root/region-build' \
+	examples/region_example.c -L'$build' -lplumb -lpthread -Wl,-rpath,'$build' &&
+	PLUMB_REGION_QUIET=1 '$root/region-build' 10 1 &&
+	ldd '$root/region-build' | grep -q '$build/libplumb.so.0'"
 check "uninstall" make --no-print-directory uninstall PREFIX=/usr/local DESTDIR="$root/dest"
 check "nothing left" sh -c "! test -e '$root/dest/usr/local/bin/plumb'"
 echo "install: $passed passed, $failed failed"

@@ -295,6 +295,7 @@ static void pre_option_init(void)
 	VG_(track_pre_thread_ll_create)(pg_thread_created);
 	VG_(track_pre_thread_ll_exit)(pg_thread_exited);
 	VG_(atfork)(NULL, NULL, fork_child);
+	VG_(needs_syscall_wrapper)(pg_ring_pre_syscall, pg_ring_post_syscall);
 }
 
 VG_DETERMINE_INTERFACE_VERSION(pre_option_init)

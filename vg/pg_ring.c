@@ -53,23 +53,23 @@
 #include "pub_tool_vki.h"
 #include "pub_tool_vkiscnums.h"
 #include "plumbgrind.h"
+#include "plumb/ring_format.h"
 
 /* Core functions the tool headers do not declare (libcoregrind exports
  * them; pub_core_aspacemgr.h, pub_core_libcfile.h). */
 extern SysRes VG_(am_shared_mmap_file_float_valgrind)(SizeT length, UInt prot, Int fd, Off64T offset);
 extern Int VG_(safe_fd)(Int oldfd);
 
-#define TAG_USE 1ull
-#define TAG_DEFINE 2ull
-#define TAG_THREAD 3ull
-#define TAG_SINGLE 4ull
-#define TAG_MARKER 5ull
-#define TAG_CALL 6ull
-#define TAG_RETURN 7ull
-#define TAG_SHIFT 60
-/* In place of a block's length on the full pipe: the program exited (the
- * last word; src/trace/trace_ring.c) */
-#define PG_RING_END 0xffffffffu
+/* The words' tags and the end, shared with plumb (include/plumb/ring_format.h) */
+#define TAG_USE ((ULong)PLUMB_RING_USE)
+#define TAG_DEFINE ((ULong)PLUMB_RING_DEFINE)
+#define TAG_THREAD ((ULong)PLUMB_RING_THREAD)
+#define TAG_SINGLE ((ULong)PLUMB_RING_SINGLE)
+#define TAG_MARKER ((ULong)PLUMB_RING_MARKER)
+#define TAG_CALL ((ULong)PLUMB_RING_CALL)
+#define TAG_RETURN ((ULong)PLUMB_RING_RETURN)
+#define TAG_SHIFT PLUMB_RING_TAG_SHIFT
+#define PG_RING_END PLUMB_RING_END
 /* The most events a group holds (see "Groups" below; plumb takes up to 255
  * in a definition) */
 #define GROUP_MAX 64
@@ -450,6 +450,57 @@ void pg_ring_close(void)
 	if (free_fd >= 0)
 		VG_(close)(free_fd);
 	full_fd = free_fd = -1;
+}
+
+/* The client's string at address, copied while its pages are readable;
+ * the length copied (0: unreadable or empty). */
+static UInt client_string(Addr address, HChar *out, UInt size)
+{
+	UInt n = 0;
+	while (n + 1 < size) {
+		Addr at = address + n;
+		if ((n == 0 || (at & (VKI_PAGE_SIZE - 1)) == 0) && !VG_(am_is_valid_for_client)(at, 1, VKI_PROT_READ))
+			break;
+		HChar c = *(const HChar *)at;
+		if (c == 0)
+			break;
+		out[n++] = c;
+	}
+	out[n] = 0;
+	return n;
+}
+
+void pg_ring_pre_syscall(ThreadId tid, UInt syscallno, UWord *args, UInt nArgs)
+{
+	/* execve(path, ...) or execveat(dirfd, path, ...): the words on the
+	 * full pipe, between two blocks' lengths, are PLUMB_RING_EXEC, the
+	 * name's length and the name.  If the exec fails, the program goes on
+	 * and its end word still comes. */
+	if (!pg_ring_enabled || stopped || full_fd < 0)
+		return;
+	Addr name;
+	if (syscallno == __NR_execve && nArgs >= 1)
+		name = args[0];
+	else if (syscallno == __NR_execveat && nArgs >= 2)
+		name = args[1];
+	else
+		return;
+	struct {
+		UInt tag, length;
+		HChar name[PLUMB_RING_EXEC_NAME_MAX + 1];
+	} message;
+	message.tag = PLUMB_RING_EXEC;
+	message.length = client_string(name, message.name, sizeof message.name);
+	Int n;
+	do
+		n = VG_(write)(full_fd, &message, (Int)(8 + message.length));
+	while (n == -VKI_EINTR);
+	if (n != (Int)(8 + message.length))
+		fail("writing to plumb failed (it stopped reading)");
+}
+
+void pg_ring_post_syscall(ThreadId tid, UInt syscallno, UWord *args, UInt nArgs, SysRes res)
+{
 }
 
 void pg_ring_forget(void)

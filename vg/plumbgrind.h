@@ -152,6 +152,10 @@ VG_REGPARM(3) void pg_ring_single(Addr address, UWord size_kind, Addr instructio
 void pg_ring_thread_switch(UInt thread);   /* the running thread changed */
 void pg_ring_close(void);
 void pg_ring_forget(void);
+/* Syscall wrappers: before an execve, plumb is told the program's name
+ * (PLUMB_RING_EXEC), so that it can say which program the trace stopped at. */
+void pg_ring_pre_syscall(ThreadId tid, UInt syscallno, UWord *args, UInt nArgs);
+void pg_ring_post_syscall(ThreadId tid, UInt syscallno, UWord *args, UInt nArgs, SysRes res);
 /* Where the next record goes; a region marker inserted at such a position. */
 void pg_ring_here(ULong *sequence, Addr *cursor);
 void pg_ring_region(Bool begin, const HChar *name, ULong at_sequence, Addr at_cursor, Bool at_given);

@@ -26,6 +26,9 @@ typedef struct arena_request {
 	arena_pages pages;
 	arena_fault fault;
 	size_t alignment;      /* of the returned base; 0 = page size */
+	size_t touched;        /* bytes that will ever be touched, when far fewer than size (a
+	                        * sparse arena: a few lines far apart, first touch); 0 = size.
+	                        * The check against available memory is on this. */
 } arena_request;
 
 typedef struct arena {

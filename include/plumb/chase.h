@@ -46,10 +46,14 @@ typedef enum chase_pattern {
 	CHASE_RANDOM,        /* random single cycle over all slots */
 	CHASE_PAGE_GROUPED,  /* random pages; all slots of a page (random order) before the next */
 	CHASE_STRIDED,       /* constant stride: exposes the prefetchers */
-	CHASE_LMBENCH,       /* lmbench 3's lat_mem_rd: random pages, bit-reversed slots inside each */
+	CHASE_LMBENCH,       /* lmbench's line_initialize (its line-size probe): random pages, the
+	                        slots of a page in bit-reversed order before the next page */
 	CHASE_BACKWARD,      /* lmbench 2's lat_mem_rd: a backward walk, one slot (its stride) at a time */
-	CHASE_MULTICHASE     /* multichase's default: page-grouped (page_bytes = its 256 KiB "TLB
+	CHASE_MULTICHASE,    /* multichase's default: page-grouped (page_bytes = its 256 KiB "TLB
 	                        locality"), the pointer at a random word of each slot (its mixer) */
+	CHASE_FORWARD,       /* lmbench 3.0's lat_mem_rd: a forward walk, one slot (its stride) at a time */
+	CHASE_LMBENCH_THRASH /* lmbench 3.0's lat_mem_rd -t: a new random page at every step, round
+	                        after round, the slot in each page turning through bit-reversed order */
 } chase_pattern;
 
 typedef struct chase_layout {
@@ -57,7 +61,8 @@ typedef struct chase_layout {
 	size_t bytes;         /* working set: the chain spans bytes / slot_bytes slots */
 	size_t slot_bytes;    /* usually the cache line size */
 	size_t offset;        /* pointer offset inside its slot (0 = first word) */
-	size_t page_bytes;    /* CHASE_PAGE_GROUPED, CHASE_LMBENCH, CHASE_MULTICHASE: the page (group) */
+	size_t page_bytes;    /* CHASE_PAGE_GROUPED, CHASE_LMBENCH, CHASE_LMBENCH_THRASH, CHASE_MULTICHASE:
+	                       * the page (group) */
 	size_t stride_bytes;  /* CHASE_STRIDED: a multiple of slot_bytes */
 	uint64_t seed;        /* random patterns */
 } chase_layout;

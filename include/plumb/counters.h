@@ -201,18 +201,28 @@ void counter_explain_errno(int err, const counter_environment *environment,
 
 /* -------------------------------------------------------------- catalogue */
 
+/* The event tables the catalogue has candidates from: one per core
+ * microarchitecture, named as libpfm4 4.13 names its PMU.  A CPU maps to
+ * one of them by vendor, family and model (counter_cpu_native_table); a CPU
+ * that maps to none gets no native suggestion, only "no catalogue for this
+ * CPU", never another vendor's events. */
 typedef enum counter_vendor {
-	COUNTER_VENDOR_AMD_ZEN4 = 0,
-	COUNTER_VENDOR_INTEL_ICELAKE,
+	COUNTER_VENDOR_AMD_ZEN4 = 0,          /* amd64_fam19h_zen4 */
+	COUNTER_VENDOR_INTEL_ICELAKE,         /* icl (Sunny Cove cores; Ice Lake servers as icx) */
+	COUNTER_VENDOR_INTEL_SAPPHIRERAPIDS,  /* spr (Golden Cove cores: Sapphire and Emerald Rapids) */
 	COUNTER_VENDOR_COUNT
 } counter_vendor;
 
 /* One event of the seeds (a PAPI preset) and how to reach it elsewhere.
  * perf_generic is the perf event with the same meaning, NULL when perf has
  * none; papi_native is the name to give PAPI when its preset is not
- * available; native[] are candidate raw events per CPU, libpfm4 syntax.
- * Every native[] mapping is "unverified" until a validation run on that CPU
- * has checked it: see counter_verification below. */
+ * available; native[] are candidate raw events per event table, in libpfm4
+ * syntax without the PMU prefix ("L1D:REPLACEMENT"): the prefix is the PMU
+ * of the CPU asked about (counter_catalogue_native), since one table serves
+ * several PMUs of the same cores (icl and icx).  NULL with a native_reason
+ * when that table has no matching event.  Every native mapping is
+ * "unverified" until a validation run on that CPU has checked it: see
+ * counter_verification below. */
 typedef struct counter_catalogue_entry {
 	const char *preset;
 	const char *description;
@@ -220,14 +230,36 @@ typedef struct counter_catalogue_entry {
 	const char *relation;            /* how perf_generic relates: "same", "loads only", ... */
 	const char *papi_native;
 	const char *native[COUNTER_VENDOR_COUNT];
+	const char *native_reason;       /* why a table has no candidate, or NULL */
 } counter_catalogue_entry;
 
 const counter_catalogue_entry *counter_catalogue(size_t *n);
 /* Case-sensitive lookup of "PAPI_L1_DCM"; NULL when not catalogued. */
 const counter_catalogue_entry *counter_catalogue_find(const char *preset);
-const char *counter_vendor_name(counter_vendor vendor);   /* libpfm4 PMU name */
-/* The vendor for a cpu_identity string; COUNTER_VENDOR_COUNT when none matches. */
+const char *counter_vendor_name(counter_vendor vendor);   /* the table's libpfm4 PMU name */
+/* The table for a cpu_identity string ("GenuineIntel:6:207"); COUNTER_VENDOR_COUNT when none matches. */
 counter_vendor counter_vendor_of(const char *cpu_identity);
+
+/* What the catalogue knows of one CPU: its event table, the libpfm4 PMU
+ * that names it, the CPU in words, and a caveat (libpfm4 4.13 does not
+ * detect Emerald Rapids by itself).  known is false for a CPU the
+ * catalogue has no table for; description then says which CPU it is. */
+typedef struct counter_cpu_table {
+	bool known;
+	counter_vendor table;
+	const char *pmu;            /* "spr", "icx", ... */
+	char description[96];       /* "Intel Emerald Rapids (family 6, model 207)" */
+	const char *caveat;         /* NULL, or a sentence */
+} counter_cpu_table;
+void counter_cpu_native_table(const char *cpu_identity, counter_cpu_table *out);
+/* This CPU's identity, vendor:family:model from CPUID ("unknown" off x86). */
+void counter_cpu_identity(char *out, size_t length);
+/* The candidate native for entry on the CPU cpu_identity names, as
+ * "PMU::EVENT:UMASK" in buffer; NULL with reason filled ("no native-event
+ * catalogue for this CPU (...)", or the table's own reason) when there is
+ * none. */
+const char *counter_catalogue_native(const counter_catalogue_entry *entry, const char *cpu_identity, char *buffer,
+                                     size_t length, char *reason, size_t reason_length);
 
 /* Software events (minor-faults, ...) the validation suite checks: the same
  * entry shape (preset holds the perf name), natives all NULL.  Kept apart from
@@ -292,9 +324,10 @@ int counter_verification_check(const char *path, plumb_status *status);
  * (touching nothing) a file that is not a verification file. */
 int counter_verification_append(const char *path, const counter_verification *record,
                                 plumb_status *status);
-/* The default records file: $PLUMB_VERIFICATION if set and not empty, else
- * $XDG_DATA_HOME/plumb/verification.tsv, else
- * $HOME/.local/share/plumb/verification.tsv.  Fails when none can be formed. */
+/* The records file the user asked for through the environment:
+ * $PLUMB_VERIFICATION if set and not empty.  Fails (ENOENT) when it is not
+ * set: records are kept only where the user said (this or --verification),
+ * never in a file of plumb's choosing. */
 int counter_verification_default_path(char *out, size_t length, plumb_status *status);
 /* How a name is encoded for a backend: "perf-generic" (hardware or cache
  * generic event), "perf-software", "raw" (r<hex>), "native" (libpfm4 or

@@ -18,6 +18,11 @@ typedef struct cpu_features {
 } cpu_features;
 
 void cpu_features_detect(cpu_features *out);
+/* The CPU's generation in words, from vendor, family and model ("Emerald
+ * Rapids", "Zen 4"), for the x86 generations plumb has met or expects; NULL
+ * for one it does not know.  A guest's brand string often hides the model
+ * ("Intel(R) Xeon(R) Processor"); CPUID's family and model do not. */
+const char *cpu_generation_name(const char *vendor, unsigned family, unsigned model);
 
 /* CPUs this process may run on, ascending; returns the count (<= max) or -1. */
 int cpu_allowed(int *cpus, int max, plumb_status *status);

@@ -97,6 +97,10 @@ typedef struct explain_simulated {
 	                                        simulation (docs/explain.md: prefetchable streams) */
 	uint64_t memory_reads, memory_writes;   /* lines */
 	uint64_t invalidations, transfers, upgrades;   /* coherence events */
+	/* Misses of lines another core's write took away (classified from the
+	 * first reference of a second thread on): the same bytes (true
+	 * sharing) or other bytes of the line (false sharing) */
+	uint64_t true_sharing, false_sharing;
 } explain_simulated;
 
 /* The region's own code (explain_code.c): its executed instructions grouped
@@ -119,6 +123,15 @@ typedef struct explain_core {
  * (e.g. GenuineIntel 6/207: emeraldrapids, sapphirerapids); the count
  * (<= max).  The last is always "x86-64". */
 size_t explain_llvm_cpus(const char *vendor, unsigned family, unsigned model, const char **names, size_t max);
+
+/* A line two threads' cores took from each other, among the hottest. */
+typedef struct explain_shared_line {
+	uint64_t address;                    /* of the line */
+	uint32_t bytes;                      /* the line's size */
+	uint64_t true_sharing, false_sharing, invalidations;
+	char variable[256];                  /* "counters+8 (the symbol's size 16)", or "unknown (why)" */
+} explain_shared_line;
+#define EXPLAIN_SHARED_LINES 3
 
 typedef struct explain_prediction {
 	bool done;
@@ -171,6 +184,11 @@ typedef struct explain_options {
 	bool simulate;                       /* ... and simulate its references (true) */
 	const char *valgrind;                /* NULL: valgrind on PATH */
 	int program_stdout;                  /* where the program's standard output goes (-1: inherited) */
+	/* The simulation runs the threads' references in lockstep, this many of
+	 * each in turn (plumb sim --interleave; 1 by default, so that threads
+	 * that share lines do so as often as on hardware); 0: Valgrind's order. */
+	uint64_t interleave;
+	bool fair_sched;                     /* Valgrind's --fair-sched=yes */
 } explain_options;
 
 extern const char explain_default_events[];
@@ -199,6 +217,8 @@ typedef struct explain_result {
 	char simulate_source[256];                  /* how the per-region simulation was done */
 	char core_source[160];                      /* how blocks were priced ("llvm-mca -mcpu=..."), or empty */
 	char core_error[PLUMB_MESSAGE_MAX];         /* why they were not */
+	explain_shared_line shared[EXPLAIN_SHARED_LINES];   /* the hottest shared lines, hottest first */
+	size_t shared_count;
 	char **notes;
 	size_t note_count;
 	int exit_code;                       /* the program's, in the last measured run */

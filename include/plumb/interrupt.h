@@ -1,11 +1,16 @@
-/* Signals: SIGINT, SIGTERM and SIGHUP stop plumb cleanly.
+/* Signals: SIGINT, SIGTERM, SIGHUP and every other signal whose default
+ * action would end plumb (SIGQUIT, SIGUSR1, SIGUSR2, SIGPIPE, SIGALRM,
+ * SIGVTALRM, SIGPROF, SIGXCPU, SIGXFSZ) stop plumb cleanly.  SIGXFSZ that
+ * the kernel sends plumb for its own write past `ulimit -f` is not a stop:
+ * the write fails with EFBIG and is reported as an error.
  *
  * The program's entry point owns one interrupt_state and installs it for the
  * whole run.  The library then registers, as it goes, the children it starts
  * and the temporary files and folders it creates; on a signal the handler
  *   - records the signal (interrupt_signal() reports it),
  *   - forwards it to every registered child (to its process group when the
- *     child has its own),
+ *     child has its own); SIGINT, SIGTERM, SIGHUP and SIGQUIT as they are,
+ *     the others as SIGTERM,
  *   - and, unless a loop has declared that it polls (interrupt_poll_begin),
  *     cleans up at once: waits up to a second for the children, kills what
  *     is left with SIGKILL, reaps it, removes the temporary files and
@@ -28,6 +33,7 @@
 
 #define INTERRUPT_MAX_CHILDREN 64
 #define INTERRUPT_MAX_PATHS 32
+#define INTERRUPT_SIGNALS 12
 
 typedef struct interrupt_path {
 	atomic_int state;              /* 0 free, 1 being filled, 2 registered */
@@ -43,10 +49,10 @@ typedef struct interrupt_state {
 	atomic_int children[INTERRUPT_MAX_CHILDREN];      /* 0 = free slot */
 	atomic_bool child_group[INTERRUPT_MAX_CHILDREN];  /* child leads its own process group */
 	interrupt_path paths[INTERRUPT_MAX_PATHS];
-	struct sigaction previous[3];
+	struct sigaction previous[INTERRUPT_SIGNALS];
 } interrupt_state;
 
-/* Installs handlers for SIGINT, SIGTERM and SIGHUP (sigaction, no SA_RESTART,
+/* Installs handlers for the signals above (sigaction, no SA_RESTART,
  * so a blocking read in a polling loop returns EINTR).  -1 if already installed. */
 int interrupt_install(interrupt_state *state);
 /* Restores the previous handlers. */
@@ -67,12 +73,21 @@ void interrupt_cleanup(void);
 
 /* fork() for a child plumb starts: signals are blocked across the fork so
  * the child is registered before any handler can run.  In the child the
- * three signals are back to their defaults, it dies with plumb
+ * handled signals are back to their defaults, it dies with plumb
  * (PR_SET_PDEATHSIG) and, with own_group, leads a new process group, so that
- * a forwarded signal reaches everything it starts.  Children that may talk
- * to the terminal (the user's program under plumb stat) stay in plumb's
- * group, where the terminal's ^C reaches them anyway. */
+ * a forwarded signal reaches everything it starts. */
 pid_t interrupt_fork(bool own_group);
+/* interrupt_fork for a program the user named (plumb stat's command, the
+ * program explain, instrument, perturb or trace record runs): in a process
+ * group of its own, so that a signal reaches whatever it starts in turn and
+ * its grandchildren die with the run; except while plumb is the terminal's
+ * foreground job (interrupt_shares_terminal), where the child stays in
+ * plumb's group, as under perf stat, so that a program reading the terminal
+ * is not stopped for reading from the background and ^C or ^Z reach its
+ * whole family from the terminal itself. */
+pid_t interrupt_fork_command(void);
+/* Standard input is a terminal whose foreground process group is plumb's. */
+bool interrupt_shares_terminal(void);
 /* waitpid(pid, wait_status, 0) retried on EINTR; forgets the child. */
 pid_t interrupt_waitpid(pid_t pid, int *wait_status);
 /* Registers and forgets a child started some other way. */

@@ -23,6 +23,7 @@ output_report *output_report_new(const char *command);
 void output_report_free(output_report *report);
 const char *output_report_command(const output_report *report);
 
+
 /* Metadata: key/value pairs about the run (machine, timer calibration, options). */
 void output_meta_text(output_report *report, const char *key, const char *value);
 void output_meta_integer(output_report *report, const char *key, int64_t value);
@@ -48,6 +49,11 @@ void output_cell_empty(output_table *table);
 
 /* Renders to a stream. */
 int output_write(const output_report *report, output_format format, FILE *stream, plumb_status *status);
+/* The aligned table format for a terminal of columns characters: each
+ * table keeps the columns from the left that fit (the first always) and
+ * names the ones left out; columns 0 shows every column, as output_write
+ * and files do.  CSV and JSON are never cut. */
+int output_write_fitted(const output_report *report, FILE *stream, unsigned columns, plumb_status *status);
 /* Renders to path through output_file_open/commit (atomically for a regular
  * file, in place for a device or FIFO). "-" = stdout. */
 int output_write_file(const output_report *report, output_format format, const char *path, plumb_status *status);
@@ -60,8 +66,17 @@ int output_write_csv_table(const output_report *report, const char *name, const 
 int output_write_csv_stream(const output_report *report, const char *name, FILE *stream, plumb_status *status);
 
 /* Every table, one CSV file each: the first to PATH (a file, not "-"), each
- * other to PATH without ".csv" plus "-NAME.csv" (lat.csv, lat-levels.csv). */
+ * other to PATH without ".csv" plus "-NAME.csv" (lat.csv, lat-levels.csv).
+ * The others only where output_path_takes_siblings(PATH): to /dev/null or a
+ * FIFO only the first table goes (the caller says so, see below). */
 int output_write_csv_tables(const output_report *report, const char *path, plumb_status *status);
+
+/* Whether files may be made beside PATH, named after it (PATH-NAME.csv,
+ * report.json beside report.html, TRACE.code): only when PATH is a regular
+ * file or does not exist yet (a symlink counts as what it leads to).  Never
+ * beside a device, FIFO, socket or "-": /dev/null-caches.csv would be a
+ * regular file in /dev. */
+bool output_path_takes_siblings(const char *path);
 
 /* Reading a report back: from JSON text that output_write produced (schema
  * version 1), and read-only access to tables and cells.  The main report
@@ -94,9 +109,11 @@ const char *output_note_at(const output_report *report, size_t index);
 /* Writing a file the user named, for any producer: output_file_open, write
  * to stream, then output_file_commit (or output_file_abort on failure).
  * A regular file or a missing path is replaced atomically through
- * TARGET.tmp.PID beside it (removed on failure, abort, or a signal); a
- * symlink's target is replaced and the link kept; a character device, FIFO
- * or socket is written in place.  Every write error is kept, so commit fails
+ * TARGET.tmp.RANDOM beside it (created with O_EXCL under an unpredictable
+ * name, mode 0666 less the umask; removed on failure, abort, or a signal); a
+ * symlink's target is replaced and the link kept, where the kernel follows
+ * the link (protected_symlinks decides in a sticky folder such as /tmp);
+ * a character device, FIFO or socket is written in place.  Every write error is kept, so commit fails
  * with its cause ("cannot write 'F': No space left on device") and an
  * incomplete file is never renamed into place. */
 typedef struct output_file {

@@ -6,9 +6,12 @@
 #include <stdint.h>
 #include "plumb/status.h"
 
-/* "4096", "4K", "4KiB", "64k", "1M", "1MiB", "2G", "1.5M": binary multiples. */
+/* "4096", "4K", "4KiB", "64k", "64kib", "1M", "1MiB", "2G", "1.5M": binary
+ * multiples, the unit K/KiB, M/MiB, G/GiB, T/TiB in capitals or all in lower
+ * case (or B); "64Kb", "64KB" are refused.  No sign, also after white space. */
 int parse_size(const char *text, uint64_t *out, plumb_status *status);
-/* Unsigned integer in [min, max]. */
+/* Integers are decimal unless written 0x ("010" is ten).  Unsigned integer
+ * in [min, max]: a sign anywhere, also after leading white space, is refused. */
 int parse_u64(const char *text, uint64_t min, uint64_t max, uint64_t *out, plumb_status *status);
 int parse_int(const char *text, long min, long max, long *out, plumb_status *status);
 /* Finite double in [min, max]. */

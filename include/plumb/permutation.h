@@ -60,6 +60,13 @@ int permutation_strided(uint32_t *order, size_t count, size_t stride_slots, plum
 int permutation_lmbench(uint32_t *order, size_t count, size_t slots_per_page, uint64_t seed, plumb_status *status);
 /* count-1 down to 0. */
 int permutation_backward(uint32_t *order, size_t count, plumb_status *status);
+/* lmbench 3.0's thrash_initialize (lat_mem_rd -t): with P pages in random
+ * order and n = slots_per_page (a power of two), round r = 0..n-1 visits
+ * every page i = 0..P-1 at slot bit_reverse((i + r) mod n): each step on
+ * another page.  A working set that is not whole pages is one bit-reversed
+ * run over all its slots, as lmbench does, and needs a power-of-two count. */
+int permutation_lmbench_thrash(uint32_t *order, size_t count, size_t slots_per_page, uint64_t seed,
+                               plumb_status *status);
 /* lmbench's words_initialize: the bits of index (below 2^bits) reversed. */
 size_t permutation_bit_reverse(size_t index, unsigned bits);
 

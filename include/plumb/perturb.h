@@ -152,8 +152,13 @@ void perturb_options_default(perturb_options *options);
 typedef struct perturb_run {
 	size_t config, repetition, order;
 	uint64_t halts;
-	double halted_seconds;       /* summed over the halts, measured */
+	double halted_seconds;       /* summed over the halts, measured (wall clock) */
+	double halted_cpu_seconds;   /* the program's CPU time inside the halts (t each) */
+	double longest_halt_seconds; /* the longest halt, wall clock */
+	uint64_t halt_preemptions;   /* involuntary context switches inside the halts */
+	uint64_t halt_waits;         /* voluntary ones (the footprint's page faults blocking) */
 	double wall_seconds;         /* from the agent's start to its end */
+	double running_seconds;      /* the halted thread's CPU time in that window, halts included */
 	double tsc_cycles;           /* the same window in TSC cycles */
 	double interrupts;           /* /proc/interrupts delta on the CPU; NaN unknown */
 	uint64_t deferred_signals;   /* signals that arrived while a halt had them blocked */
@@ -166,7 +171,8 @@ typedef struct perturb_run {
 typedef struct perturb_calibration {
 	double halt;
 	double per_halt[PERTURB_MAX_EVENTS];         /* NaN where not counted */
-	double seconds_per_halt;
+	double seconds_per_halt;     /* wall clock */
+	double cpu_seconds_per_halt; /* the thread's CPU time */
 } perturb_calibration;
 
 typedef struct perturb_result {
@@ -249,28 +255,77 @@ typedef struct perturb_measure {
 	double max_change_percent;
 } perturb_measure;
 
-#define PERTURB_MAX_MEASURES (PERTURB_MAX_EVENTS * PERTURB_VIEW_COUNT + 8)
+#define PERTURB_MAX_MEASURES (PERTURB_MAX_EVENTS * PERTURB_VIEW_COUNT + 16)
 
 typedef struct perturb_analysis {
 	size_t n_measures;
 	perturb_measure measures[PERTURB_MAX_MEASURES];
 	size_t order[PERTURB_MAX_MEASURES];   /* judged measures, most to least affected */
 	size_t n_order;
-	/* Eq. 2.1 and h ≈ x/f per configuration. */
-	double x_wall, x_clock;               /* baseline means: wall, running time */
+	/* Eq. 2.1 and h ≈ x/f per configuration.  Eq. 2.1's x/f is the number
+	 * of halts; on a CPU the program does not own, x/f with x a wall time
+	 * counts halts that never happen (f is running time), so the check uses
+	 * the halts counted, h: running time x_running + h·(t + agent cost)
+	 * against the program's measured running time (reads ~1 whether or not
+	 * the CPU is shared), and that running time times x_wall / x_running
+	 * (the baseline's share of the CPU) against the measured wall time. */
+	double x_wall, x_clock;               /* baseline means: wall, running time by the halt clock */
+	double x_running;                     /* baseline mean of the halted thread's CPU time */
 	double predicted_wall[PERTURB_MAX_CONFIGS], measured_wall[PERTURB_MAX_CONFIGS];
+	double predicted_running[PERTURB_MAX_CONFIGS], measured_running[PERTURB_MAX_CONFIGS];
 	double expected_halts[PERTURB_MAX_CONFIGS], measured_halts[PERTURB_MAX_CONFIGS];
+	/* One halt as measured, per configuration: its wall length, the
+	 * program's CPU time in it (t), the involuntary context switches in it. */
+	double halt_length[PERTURB_MAX_CONFIGS], halt_cpu[PERTURB_MAX_CONFIGS];
+	double halt_preemptions[PERTURB_MAX_CONFIGS], halt_waits[PERTURB_MAX_CONFIGS];
 	size_t significant_in_config[PERTURB_MAX_CONFIGS];
-	/* The conclusion: the smallest interval from which on nothing judged differs. */
+	/* The halting agent's own cost per halt that no counter can exclude
+	 * (signal delivery, the sampler, sigreturn): the slope of the program's
+	 * running time outside the handler against h over the baseline and the
+	 * t = 0 configurations; NaN without a t = 0 configuration. */
+	double agent_cost_seconds;
+	char agent_cost_from[64];             /* the measure it was fitted to */
+	/* The conclusion: the smallest interval from which on nothing judged
+	 * differs, with the agent's own cost subtracted from the running-time
+	 * measures (EVENT:program), and without (f_star_with_agent). */
 	bool have_f_star;
 	double f_star;
-	double reference_rate;                /* references per second; 0: unknown */
+	bool have_f_star_with_agent;
+	double f_star_with_agent;
+	/* f* ≤ 4 × the agent's cost: the agent takes a quarter or more of each
+	 * interval and decides how often the program is halted (h ≈ x/(f − c)),
+	 * so f* is bounded by the agent, not found in the program. */
+	bool f_star_bounded_by_agent;
+	double reference_rate;                /* CPU references per second; 0: unknown */
 	double buffer_records;                /* f* × rate */
+	double bus_rate;                      /* bus transactions (line fills from memory and
+	                                         write-backs) per second; 0: unknown */
+	double buffer_bus_transactions;       /* f* × bus rate */
 } perturb_analysis;
 
 /* Judged: the excluded view of every counted event (what the program itself
- * did), so the halts' own time and events do not decide the conclusion. */
+ * did), so the halts' own time and events do not decide the conclusion;
+ * for the running-time events (task-clock, cpu-clock) the excluded view less
+ * h × the agent's cost per halt (EVENT:program) when a t = 0 configuration
+ * measured it. */
 void perturb_analyze(const perturb_result *result, double reference_rate, perturb_analysis *out);
+/* Sets the rates the buffer recommendation is given in (0: unknown): CPU
+ * references per second and bus transactions per second. */
+void perturb_analysis_rates(perturb_analysis *analysis, double reference_rate, double bus_rate);
+
+/* The memory traffic of a recorded trace, simulated on a preset's caches
+ * (one core): what a bus tracer such as Watson's BACH records is not the
+ * CPU's references but the bus transactions, the lines filled from memory
+ * and the dirty lines written back. */
+typedef struct perturb_traffic {
+	uint64_t references;          /* CPU references in the trace */
+	uint64_t fills;               /* lines read from memory */
+	uint64_t writebacks;          /* lines written back to memory */
+	char caches[256];             /* the simulated caches, described */
+} perturb_traffic;
+int perturb_trace_traffic(const char *path, const char *preset, perturb_traffic *out, plumb_status *status);
+/* Bus transactions per second of running time: (fills + writebacks) / seconds. */
+double perturb_bus_rate(uint64_t fills, uint64_t writebacks, double running_seconds);
 /* Tables runs, statistics, events, configurations, calibration; meta has the conclusion. */
 int perturb_report_build(const perturb_result *result, const perturb_analysis *analysis,
                          output_report *report, plumb_status *status);
@@ -288,6 +343,7 @@ typedef struct perturb_sim_options {
 	uint64_t window;              /* references per window after a halt (default 1000) */
 	size_t windows;               /* windows followed after each halt (default 32) */
 	uint64_t max_records;         /* 0: the whole trace */
+	bool no_default_tlbs;         /* a preset without TLBs stays without (default: 64-entry ITLB/DTLB added) */
 } perturb_sim_options;
 void perturb_sim_options_default(perturb_sim_options *options);
 /* For every buffer size B: a halt every B / record_bytes references of the

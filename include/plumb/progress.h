@@ -15,6 +15,7 @@ typedef struct progress {
 	const char *label;         /* "plumb COMMAND" or "plumb COMMAND: phase" */
 	size_t total, done;        /* total 0: not known */
 	unsigned long long started_ns, last_ns;
+	const double *weights;     /* NULL, or each step's expected cost (progress_set_weights) */
 } progress;
 
 void progress_begin(progress *p, const char *label, size_t total);
@@ -26,6 +27,12 @@ void progress_step_of(progress *p, size_t done, size_t total);
 /* STEPS of the total will not be done (a source that cannot run here, a
  * series stopped by a failure): the total drops by them. */
 void progress_skip(progress *p, size_t steps);
+/* Steps of unequal length (a report's sections: topo takes a second,
+ * validate a minute): weights[i] is step i's expected cost, in any unit,
+ * for each of the total steps; the percentage and the time left then follow
+ * the expected cost done, not the count of steps.  The array must outlive
+ * the progress. */
+void progress_set_weights(progress *p, const double *weights);
 void progress_end(progress *p);
 /* The line progress_step draws, at NOW_NS (timer_monotonic_ns()); for tests. */
 void progress_format(const progress *p, unsigned long long now_ns, char *buffer, size_t length);

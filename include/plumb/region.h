@@ -20,6 +20,7 @@
  *   PLUMB_BACKEND        perf (default), papi or none
  *   PLUMB_REGION_JSON    write the summary as JSON to this file instead of a table on stderr
  *   PLUMB_REGION_QUIET   set to 1: no summary at exit
+ * read with secure_getenv: a setuid or setgid program ignores them.
  *
  * The summary gives each region its wall time (wall_ns, CLOCK_MONOTONIC)
  * beside the events; `plumb explain` reads it.

@@ -105,6 +105,10 @@ int report_write_compare_html(const char *path, const output_report *compare, pl
 const char *const *report_section_arguments(const char *command);
 /* The same, or with quick true the shorter time caps of a quick report. */
 const char *const *report_section_arguments_for(const char *command, bool quick);
+/* What a section is expected to cost, in seconds on a 2-CPU VM under
+ * ordinary load (docs/PERFORMANCE.md): the weights of the report's
+ * progress line, so that its time left follows the work still ahead. */
+double report_section_expected_seconds(const char *command, bool quick);
 
 /* Runs sections names[0..count) in order, each through report_run_section
  * with report_section_arguments_for(name, quick); "model" is fitted to the

@@ -336,6 +336,11 @@ int sim_access_filtered(sim *s, const trace_compact *compact, plumb_status *stat
 /* One reference by core (not thread) core, for callers that make their own streams. */
 int sim_access(sim *s, uint32_t core, sim_access_kind kind, uint64_t address, uint32_t size,
                plumb_status *status);
+/* Places the trace's thread on its core now, as its first reference would
+ * (threads go to cores round robin in the order they first appear): a
+ * consumer that starts a simulator partway through a trace places the
+ * threads it saw before, in their order, so that each keeps its core. */
+int sim_thread_enter(sim *s, uint32_t thread, uint32_t *core, plumb_status *status);
 /* Clears every statistic (the caches keep their contents): for counting a region. */
 void sim_reset_statistics(sim *s);
 const sim_stats *sim_statistics(const sim *s);
@@ -437,9 +442,11 @@ uint64_t sim_call_records(const sim *s);
 
 /* Feeds everything reader gives through s (the interleaver's lockstep
  * order when not NULL; plumbgrind's entries as they are), with a progress
- * line on a terminal; *records counts what was read. */
-int sim_run_reader(sim *s, trace_reader *reader, trace_interleaver *interleaver, uint64_t *records,
-                   plumb_status *status);
+ * line on a terminal when show_progress (not while a live program writes
+ * to the same terminal: its lines would land in the middle of the
+ * progress line); *records counts what was read. */
+int sim_run_reader(sim *s, trace_reader *reader, trace_interleaver *interleaver, bool show_progress,
+                   uint64_t *records, plumb_status *status);
 /* The code map of a run: plumbgrind's, from the reader, else the file
  * beside trace_path that plumb trace record wrote (TRACE.code; its path in
  * loaded_from, else ""); *map NULL when there is none.  trace_path NULL:

@@ -160,6 +160,38 @@ int trace_reader_open_command_options(trace_reader **out, char *const argv[], co
  * two blocks of the buffer's N-th reference), for more system calls. */
 int trace_reader_open_command_blocks(trace_reader **out, char *const argv[], const char *const valgrind_options[],
                                      size_t ring_blocks, size_t ring_block_bytes, plumb_status *status);
+
+/* The one launcher of a program under Valgrind (the three above are it with
+ * defaults; plumb sim, trace record, explain and validate's plumbgrind
+ * source all start their program through it).  plumbgrind sends the
+ * references through its binary ring; lackey's text through a pipe when the
+ * tool is not built.  A program that exec's another is refused at the
+ * trace's end (trace_reader_code_map, trace_reader_close): Valgrind does not
+ * follow an exec, and plumb follows one program image. */
+typedef struct trace_launch_exit {
+	int ended;                     /* the program ran to its end (exited or was killed) */
+	int code;                      /* its exit status (128 + signal when killed) */
+	int signal;                    /* the signal that killed it, else 0 */
+	int exec_failed;               /* valgrind could not start it (status 126 or 127) */
+} trace_launch_exit;
+
+typedef struct trace_launch {
+	const char *const *valgrind_options;   /* NULL-terminated (NULL: none), given before the program */
+	size_t ring_blocks, ring_block_bytes;  /* as trace_reader_open_command_blocks; 0: the defaults */
+	const char *valgrind;                  /* NULL: $PLUMB_VALGRIND, else valgrind on PATH */
+	/* plumbgrind's summary of exact counts (--plumb-out, instrument_summary_read)
+	 * into this file; NULL: none.  Needs plumbgrind: refused when lackey would run. */
+	const char *summary_path;
+	int program_stdout;                    /* the program's standard output; -1: plumb's standard error */
+	/* "NAME=VALUE" set, "NAME" removed, in the child only; NULL-terminated or NULL */
+	const char *const *environment;
+	/* filled when the reader is closed (trace_reader_close); NULL: not wanted */
+	trace_launch_exit *exit;
+} trace_launch;
+
+void trace_launch_init(trace_launch *launch);
+int trace_reader_open_launch(trace_reader **out, char *const argv[], const trace_launch *launch,
+                             plumb_status *status);
 /* Up to capacity records; returns the count, 0 at the end, -1 on error
  * (a corrupt or truncated input says where). */
 long trace_reader_read(trace_reader *reader, trace_record *records, size_t capacity, plumb_status *status);
@@ -307,6 +339,10 @@ int trace_reader_code_map(trace_reader *reader, trace_code_map **out, plumb_stat
  * lackey (slower, no source lines) traces it instead, for the caller to show
  * the user.  NULL too when PLUMB_TRACE_LACKEY chose lackey on purpose. */
 const char *trace_reader_tool_note(const trace_reader *reader);
+/* For a program run with trace_reader_open_launch, while it runs: Valgrind's
+ * process, which holds the program's own mappings at the program's
+ * addresses (/proc/PID/maps names the files its code came from); else 0. */
+int trace_reader_pid(const trace_reader *reader);
 int trace_code_map_load(trace_code_map **out, const char *path, plumb_status *status);
 /* 1 and the names (valid until the map is freed; "???" and line 0 where the
  * debug information has none, as in cachegrind) if address is an
@@ -314,6 +350,10 @@ int trace_code_map_load(trace_code_map **out, const char *path, plumb_status *st
 int trace_code_map_lookup(const trace_code_map *map, uint64_t address, const char **function, const char **file,
                           uint32_t *line);
 size_t trace_code_map_size(const trace_code_map *map);   /* address ranges */
+/* 1 and the lowest address the program ran of function (its entry, for a
+ * function entered by a call, such as main), else 0: where the program's
+ * image lay in memory, to place its symbol table's addresses. */
+int trace_code_map_function_start(const trace_code_map *map, const char *function, uint64_t *address);
 /* Writes the map in plumbgrind's format, atomically.  `plumb trace record
  * OUT` keeps the map of the recorded program beside the trace as OUT.code,
  * which `plumb sim OUT` reads (trace_code_map_path_for). */

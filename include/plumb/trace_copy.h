@@ -41,6 +41,7 @@ typedef struct trace_copy_result {
 	trace_filter_counts filtered;
 	trace_buffer_totals buffer;
 	trace_reader_info info;
+	bool code_map_skipped;                /* the code map was not written beside a non-regular out */
 } trace_copy_result;
 
 /* Copies everything reader gives to writer (format `to`, opened on the path

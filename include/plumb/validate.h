@@ -544,8 +544,9 @@ void validate_report_meta(output_report *report, const validate_results *results
  * the per-case summary and every raw run (what CSV and JSON carry). */
 output_report *validate_report(const validate_results *results, const validate_options *o, bool cases,
                                bool complete);
-/* Records the perf/PAPI verdicts in path (NULL: the default file,
- * counter_verification_default_path) for this CPU and notes in report how
+/* Records the perf/PAPI verdicts in path (NULL: $PLUMB_VERIFICATION,
+ * counter_verification_default_path; neither: nothing is written and a
+ * note says how to keep them) for this CPU and notes in report how
  * many, or why none.  -1 when they could not be recorded (status says why;
  * the report is unchanged). */
 int validate_report_record(output_report *report, const validate_results *results,

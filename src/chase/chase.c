@@ -56,9 +56,11 @@ const char *chase_pattern_name(chase_pattern pattern)
 	case CHASE_RANDOM: return "random";
 	case CHASE_PAGE_GROUPED: return "page-grouped";
 	case CHASE_STRIDED: return "strided";
-	case CHASE_LMBENCH: return "lmbench";
+	case CHASE_LMBENCH: return "lmbench-line";
 	case CHASE_BACKWARD: return "lmbench2";
 	case CHASE_MULTICHASE: return "multichase";
+	case CHASE_FORWARD: return "lmbench";
+	case CHASE_LMBENCH_THRASH: return "lmbench-thrash";
 	}
 	return "unknown";
 }
@@ -110,6 +112,17 @@ int chase_build_layout(chase_chain *chain, void *base, size_t capacity, const ch
 		break;
 	case CHASE_BACKWARD:
 		rc = permutation_backward(order, count, status);
+		break;
+	case CHASE_FORWARD:
+		rc = permutation_strided(order, count, 1, status);
+		break;
+	case CHASE_LMBENCH_THRASH:
+		if (layout->page_bytes < slot || layout->page_bytes % slot != 0) {
+			rc = plumb_fail(status, EINVAL, "page size %zu is not a multiple of the %zu-byte slot",
+			                layout->page_bytes, slot);
+			break;
+		}
+		rc = permutation_lmbench_thrash(order, count, layout->page_bytes / slot, layout->seed, status);
 		break;
 	case CHASE_MULTICHASE:
 		if (layout->page_bytes < slot || layout->page_bytes % slot != 0) {

@@ -148,6 +148,46 @@ int permutation_lmbench(uint32_t *order, size_t count, size_t slots_per_page, ui
 	return 0;
 }
 
+int permutation_lmbench_thrash(uint32_t *order, size_t count, size_t slots_per_page, uint64_t seed,
+                               plumb_status *status)
+{
+	if (check_count(count, status) != 0)
+		return -1;
+	if (slots_per_page == 0 || (slots_per_page & (slots_per_page - 1)))
+		return plumb_fail(status, EINVAL, "lmbench's order needs a power-of-two number of slots per page, not %zu",
+		                  slots_per_page);
+	unsigned bits = 0;
+	if (count % slots_per_page) {
+		/* Not whole pages: lmbench chains words_initialize(count) itself. */
+		if (count & (count - 1))
+			return plumb_fail(status, EINVAL, "lmbench's thrash order needs whole pages or a power-of-two number "
+			                  "of slots, not %zu", count);
+		while (((size_t)1 << bits) < count)
+			bits++;
+		for (size_t i = 0; i < count; i++)
+			order[i] = (uint32_t)permutation_bit_reverse(i, bits);
+		return 0;
+	}
+	while (((size_t)1 << bits) < slots_per_page)
+		bits++;
+	size_t pages = count / slots_per_page;
+	uint32_t *page_order = malloc(pages * sizeof *page_order);
+	if (!page_order)
+		return plumb_fail_errno(status, ENOMEM, "cannot allocate a page order of %zu pages", pages);
+	permutation_rng rng;
+	permutation_rng_seed(&rng, seed);
+	for (size_t p = 0; p < pages; p++)
+		page_order[p] = (uint32_t)p;
+	shuffle(page_order, pages, &rng);
+	size_t at = 0;
+	for (size_t round = 0; round < slots_per_page; round++)
+		for (size_t p = 0; p < pages; p++)
+			order[at++] = (uint32_t)((size_t)page_order[p] * slots_per_page +
+			                         permutation_bit_reverse((p + round) % slots_per_page, bits));
+	free(page_order);
+	return 0;
+}
+
 int permutation_backward(uint32_t *order, size_t count, plumb_status *status)
 {
 	if (check_count(count, status) != 0)

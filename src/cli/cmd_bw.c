@@ -158,14 +158,14 @@ int cmd_bw(int argc, char **argv)
 	memset(&o, 0, sizeof o);
 	o.pages = ARENA_PAGES_THP;
 	bandwidth_measure_defaults(&o.measure);
-	cli_output output = { OUTPUT_TABLE, NULL, NULL };
+	cli_output output = { .format = OUTPUT_TABLE };
 	const char *cpu_list = NULL;
 	plumb_status status;
 	int option, rc;
 	optind = 1;
 	opterr = 0;
 	while ((option = getopt_long(argc, argv, ":k:i:s:t:C:c:o:h", long_options, NULL)) != -1) {
-		if (cli_output_option(&output, option, optarg))
+		if (cli_output_option("bw", &output, option, optarg))
 			continue;
 		switch (option) {
 		case 'k': o.kernel_list = optarg; break;

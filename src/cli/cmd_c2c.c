@@ -143,7 +143,7 @@ static int parse_options(int argc, char **argv, c2c_run_options *o, cli_output *
 			o->config.seed = value;
 			break;
 		default:
-			if (cli_output_option(out, c, optarg))
+			if (cli_output_option("c2c", out, c, optarg))
 				break;
 			*exit_code = cli_bad_option("c2c", c, argv);
 			return -1;
@@ -163,7 +163,7 @@ int cmd_c2c(int argc, char **argv)
 {
 	c2c_run_options o;
 	c2c_run_options_default(&o);
-	cli_output out = { OUTPUT_TABLE, NULL, NULL };
+	cli_output out = { .format = OUTPUT_TABLE };
 	int exit_code = 0;
 	if (parse_options(argc, argv, &o, &out, &exit_code) != 0)
 		return exit_code;

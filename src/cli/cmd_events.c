@@ -26,8 +26,7 @@ static void usage(FILE *f)
 	           "      --no-probe           list without opening\n"
 	           "      --catalogue          only the catalogue table\n"
 	           "      --verification FILE  verification records (default: $PLUMB_VERIFICATION, else\n"
-	           "                           $XDG_DATA_HOME/plumb/verification.tsv, else\n"
-	           "                           ~/.local/share/plumb/verification.tsv)\n"
+	           "                           none: every mapping shows as unverified)\n"
 	           "      --csv                CSV output\n"
 	           "      --json               JSON output (schema: docs/output-schema.md)\n"
 	           "  -o, --output FILE        write to FILE (atomically) instead of stdout\n"
@@ -45,7 +44,7 @@ int cmd_events(int argc, char **argv)
 		{ "verification", required_argument, 0, 0x2005 },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 } };
-	cli_output out = { OUTPUT_TABLE, NULL, NULL };
+	cli_output out = { .format = OUTPUT_TABLE };
 	const char *only = NULL, *verification = NULL;
 	bool natives = false, probe = true, catalogue_only = false;
 	int c;
@@ -60,7 +59,7 @@ int cmd_events(int argc, char **argv)
 		case 0x2004: catalogue_only = true; break;
 		case 0x2005: verification = optarg; break;
 		default:
-			if (!cli_output_option(&out, c, optarg))
+			if (!cli_output_option("events", &out, c, optarg))
 				return cli_bad_option("events", c, argv);
 		}
 	}

@@ -36,6 +36,11 @@ static void usage(FILE *f)
 	        "                        --mlp --json) instead of measuring them now (about 2 s)\n"
 	        "      --ipc X           instructions per cycle outside misses (default: each executed\n                        block priced by llvm-mca for this CPU; 1 without llvm-mca)\n"
 	        "      --preset NAME     the simulator's caches (default host: this machine's, from sysfs)\n"
+	        "      --interleave K    simulate the threads in lockstep, K references of each in\n"
+	        "                        turn (default 1: as threads that run at once, so true and\n"
+	        "                        false sharing show), or none: Valgrind's order (turns of\n"
+	        "                        a scheduling quantum)\n"
+	        "      --fair-sched      Valgrind's --fair-sched=yes (threads take turns fairly)\n"
 	        "      --no-simulate     no simulation (and so no prediction)\n"
 	        "      --no-valgrind     neither plumbgrind nor the simulation: measured only\n"
 	        "      --valgrind PROG   the valgrind program (default: valgrind on PATH)\n"
@@ -49,7 +54,7 @@ static void usage(FILE *f)
 }
 
 enum { OPT_BACKEND = 0x2001, OPT_MACHINE, OPT_IPC, OPT_PRESET, OPT_NO_SIMULATE, OPT_NO_VALGRIND, OPT_VALGRIND,
-       OPT_HTML };
+       OPT_HTML, OPT_INTERLEAVE, OPT_FAIR_SCHED };
 
 int cmd_explain(int argc, char **argv)
 {
@@ -60,8 +65,9 @@ int cmd_explain(int argc, char **argv)
 		{ "ipc", required_argument, 0, OPT_IPC }, { "preset", required_argument, 0, OPT_PRESET },
 		{ "no-simulate", no_argument, 0, OPT_NO_SIMULATE }, { "no-valgrind", no_argument, 0, OPT_NO_VALGRIND },
 		{ "valgrind", required_argument, 0, OPT_VALGRIND }, { "html", required_argument, 0, OPT_HTML },
+		{ "interleave", required_argument, 0, OPT_INTERLEAVE }, { "fair-sched", no_argument, 0, OPT_FAIR_SCHED },
 		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
-	cli_output out = { OUTPUT_TABLE, NULL, NULL };
+	cli_output out = { .format = OUTPUT_TABLE };
 	explain_options run;
 	explain_options_init(&run);
 	const char *html = NULL;
@@ -99,8 +105,16 @@ int cmd_explain(int argc, char **argv)
 		case OPT_NO_VALGRIND: run.instrument = false; break;
 		case OPT_VALGRIND: run.valgrind = optarg; break;
 		case OPT_HTML: html = optarg; break;
+		case OPT_INTERLEAVE:
+			if (strcmp(optarg, "none") == 0)
+				run.interleave = 0;
+			else if (parse_u64(optarg, 1, UINT64_MAX, &run.interleave, &status) != 0)
+				return cli_usage_error("explain", "--interleave: %s (want a number of references, or none)",
+				                       status.message);
+			break;
+		case OPT_FAIR_SCHED: run.fair_sched = true; break;
 		default:
-			if (!cli_output_option(&out, c, optarg))
+			if (!cli_output_option("explain", &out, c, optarg))
 				return cli_bad_option("explain", c, argv);
 		}
 	}

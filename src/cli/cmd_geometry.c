@@ -64,7 +64,7 @@ int cmd_geometry(int argc, char **argv)
 		CLI_OUTPUT_OPTIONS,
 		{ 0, 0, 0, 0 }
 	};
-	cli_output output = { OUTPUT_TABLE, NULL, NULL };
+	cli_output output = { .format = OUTPUT_TABLE };
 	plumb_status status;
 	uint64_t max_size = 0, seed = 0;
 	long points = 4, cpu = -1, time_cap_ms = 60, repeats = -1;
@@ -75,7 +75,7 @@ int cmd_geometry(int argc, char **argv)
 	optind = 1;
 	opterr = 0;
 	while ((option = getopt_long(argc, argv, ":C:o:h", long_options, NULL)) != -1) {
-		if (cli_output_option(&output, option, optarg))
+		if (cli_output_option("geometry", &output, option, optarg))
 			continue;
 		switch (option) {
 		case 0x2001:

@@ -50,7 +50,7 @@ int cmd_instrument(int argc, char **argv)
 		{ "valgrind", required_argument, 0, 0x2004 },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 } };
-	cli_output out = { OUTPUT_TABLE, NULL, NULL };
+	cli_output out = { .format = OUTPUT_TABLE };
 	instrument_options run_options;
 	instrument_options_init(&run_options);
 	const char *summary_path = NULL;
@@ -66,7 +66,7 @@ int cmd_instrument(int argc, char **argv)
 		case 0x2003: summary_path = optarg; break;
 		case 0x2004: run_options.valgrind = optarg; break;
 		default:
-			if (!cli_output_option(&out, c, optarg))
+			if (!cli_output_option("instrument", &out, c, optarg))
 				return cli_bad_option("instrument", c, argv);
 		}
 	}
@@ -99,6 +99,10 @@ int cmd_instrument(int argc, char **argv)
 	if (rc == 0 && ran && summary.exit_signal) {
 		plumb_fail(&status, ECHILD, "the command '%s' was killed by signal %d (%s)", argv[optind],
 		           summary.exit_signal, strsignal(summary.exit_signal));
+		rc = cli_error("instrument", &status);
+	} else if (rc == 0 && ran && (summary.exit_code == 126 || summary.exit_code == 127)) {
+		plumb_fail(&status, ECHILD, "the command '%s' did not start (exit status %d: a missing shared library, "
+		           "file or interpreter?)", argv[optind], summary.exit_code);
 		rc = cli_error("instrument", &status);
 	} else if (rc == 0 && ran && summary.exit_code != 0) {
 		plumb_fail(&status, ECHILD, "the command '%s' exited with status %d", argv[optind], summary.exit_code);

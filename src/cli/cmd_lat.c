@@ -27,15 +27,18 @@ static void usage(FILE *f)
 	        "                         of a page before the next: isolates TLB misses),\n"
 	        "                         strided (constant stride: exposes the prefetchers), or\n"
 	        "                         another tool's chain, to compare with it:\n"
-	        "                         lmbench (lmbench 3 lat_mem_rd: pages in random order,\n"
-	        "                         lines of a page in bit-reversed order; 64-byte stride,\n"
-	        "                         default pages), lmbench2 (lmbench 2 lat_mem_rd: a\n"
-	        "                         backward 64-byte stride walk), multichase (its default:\n"
+	        "                         lmbench (lmbench 3.0 lat_mem_rd: a forward 64-byte\n"
+	        "                         stride walk, default pages), lmbench-thrash (lat_mem_rd\n"
+	        "                         -t: another random page at every load), lmbench-line\n"
+	        "                         (lmbench's line_initialize: random pages, lines of a\n"
+	        "                         page in bit-reversed order), lmbench2 (lmbench 2\n"
+	        "                         lat_mem_rd: a backward 64-byte stride walk), multichase\n"
+	        "                         (its default:\n"
 	        "                         random inside 256 KiB blocks of 256-byte slots, blocks\n"
 	        "                         in random order, pointer at a random word, 4 KiB pages);\n"
 	        "                         --line-size, --page-group and --pages override a tool's\n"
 	        "                         values (lmbench's stride is --line-size)\n"
-	        "  --page-group SIZE      page size for --pattern page and lmbench, block size\n"
+	        "  --page-group SIZE      page size for --pattern page and lmbench-*, block size\n"
 	        "                         for multichase (default the base page; 256KiB)\n"
 	        "  --stride SIZE          stride for --pattern strided (default one line)\n"
 	        "  --line-size SIZE       slot size (default the L1 line size)\n"
@@ -191,7 +194,7 @@ int cmd_lat(int argc, char **argv)
 		{ "ci", required_argument, 0, OPT_CI },
 		{ 0, 0, 0, 0 }
 	};
-	cli_output out = { OUTPUT_TABLE, NULL, NULL };
+	cli_output out = { .format = OUTPUT_TABLE };
 	latency_run_options o;
 	latency_run_defaults(&o);
 	given_options given = { 0 };
@@ -205,7 +208,7 @@ int cmd_lat(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		}
-		if (cli_output_option(&out, c, optarg))
+		if (cli_output_option("lat", &out, c, optarg))
 			continue;
 		if (c == 'C')
 			c = OPT_CPU;

@@ -83,7 +83,7 @@ int cmd_loaded(int argc, char **argv)
 		{ "cpus", required_argument, 0, 'c' }, { 0, 0, 0, 0 } };
 	loaded_config config;
 	loaded_config_default(&config);
-	cli_output out = { OUTPUT_TABLE, NULL, NULL };
+	cli_output out = { .format = OUTPUT_TABLE };
 	int cpus[MAX_CPUS], cpu_count = 0;
 	long generator_limit = -1;
 	unsigned delays[LOADED_MAX_POINTS];
@@ -151,7 +151,7 @@ int cmd_loaded(int argc, char **argv)
 			config.seed = value;
 			break;
 		default:
-			if (cli_output_option(&out, c, optarg))
+			if (cli_output_option("loaded", &out, c, optarg))
 				break;
 			return cli_bad_option("loaded", c, argv);
 		}
@@ -170,6 +170,13 @@ int cmd_loaded(int argc, char **argv)
 	}
 	if (cpu_check_allowed(cpus, cpu_count, &status) != 0)
 		return cli_usage_error("loaded", "--cpu: %s", status.message);
+	/* More generators than CPUs to run them is a request that cannot be
+	 * honoured: said, not quietly run with fewer. */
+	int room = cpu_count - 1 < LOADED_MAX_GENERATORS ? cpu_count - 1 : LOADED_MAX_GENERATORS;
+	if (generator_limit > room)
+		return cli_usage_error("loaded", "--generators %ld: only %d CPU%s left for generators (the first "
+		                       "of %d runs the latency thread)", generator_limit, room,
+		                       room == 1 ? " is" : "s are", cpu_count);
 	/* Without --cpu the latency thread goes on the quietest CPU, measured
 	 * (20 ms each), and the generators on the others. */
 	char choice[160] = "the first of --cpu";
@@ -184,7 +191,7 @@ int cmd_loaded(int argc, char **argv)
 	config.latency_cpu = cpus[0];
 	config.generator_cpus = cpus + 1;
 	config.generators = cpu_count - 1;
-	if (generator_limit >= 0 && generator_limit < config.generators)
+	if (generator_limit >= 0)
 		config.generators = (int)generator_limit;
 	if (config.generators > LOADED_MAX_GENERATORS)
 		config.generators = LOADED_MAX_GENERATORS;

@@ -62,7 +62,7 @@ int cmd_model(int argc, char **argv)
 		{ "line", required_argument, 0, 'c' }, /* the old name (man plumb-model) */
 		{ "at", required_argument, 0, 'a' }, { "processors", required_argument, 0, 'P' },
 		{ "help", no_argument, 0, 'h' }, CLI_OUTPUT_OPTIONS, { 0, 0, 0, 0 } };
-	cli_output out = { OUTPUT_TABLE, NULL, NULL };
+	cli_output out = { .format = OUTPUT_TABLE };
 	const char *from = NULL;
 	double service = 0, l0 = 0, line = 0, at[MAX_AT];
 	size_t at_count = 0;
@@ -97,7 +97,7 @@ int cmd_model(int argc, char **argv)
 				return cli_usage_error("model", "--processors: %s", status.message);
 			break;
 		default:
-			if (cli_output_option(&out, c, optarg))
+			if (cli_output_option("model", &out, c, optarg))
 				break;
 			return cli_bad_option("model", c, argv);
 		}

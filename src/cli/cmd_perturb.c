@@ -26,9 +26,10 @@ static void usage(FILE *f)
 	        "Runs the program under every (interval f, halt time t) pair and a no-halting\n"
 	        "baseline, N runs each, interleaved, each in a fresh process pinned to one CPU.\n"
 	        "Every f seconds of the program's own running time (task-clock) a handler blocks\n"
-	        "signals and spins t seconds (Watson, 2004).  Events are compared with 95%%\n"
-	        "confidence intervals; the report gives the smallest interval f* at which no\n"
-	        "event differs from the baseline.\n"
+	        "signals and spins t seconds of the program's CPU time (Watson, 2004).  Events\n"
+	        "are compared with 95%% confidence intervals; the report gives the smallest\n"
+	        "interval f* at which no event differs from the baseline, the halting agent's\n"
+	        "own cost per halt (measured at t = 0) taken out of the running time.\n"
 	        "\n"
 	        "Experiment:\n"
 	        "  --design NAME        halt-time (Watson's Table 2.1), halt-frequency (Table 2.2)\n"
@@ -48,7 +49,10 @@ static void usage(FILE *f)
 	        "  --reference-rate R   the program's memory references per second, for the\n"
 	        "                       buffer size f* implies\n"
 	        "  --rate-trace FILE    take that rate from a recorded trace of the program\n"
-	        "                       (its references / the baseline's running time)\n"
+	        "                       (its references / the baseline's running time), and the\n"
+	        "                       rate of bus transactions (line fills from memory and\n"
+	        "                       write-backs, simulated on --preset's caches, default this\n"
+	        "                       machine's): the buffer is given in both\n"
 	        "  --show-output        keep the program's standard output (default: discarded)\n"
 	        "\n"
 	        "Workloads:\n"
@@ -63,7 +67,9 @@ static void usage(FILE *f)
 	        "  --record-bytes B     bytes per reference in the buffer (default 16)\n"
 	        "  --window W           references per window after a halt (default 1000)\n"
 	        "  --windows K          windows followed after each halt (default 32)\n"
-	        "  --preset NAME        simulated caches (default: this machine's)\n"
+	        "  --preset NAME        simulated caches (default: this machine's); a preset\n"
+	        "                       without TLBs gets 64-entry ITLB and DTLB of 4 KiB pages\n"
+	        "  --no-default-tlbs    simulate no TLBs where the preset describes none\n"
 	        "  --limit N            simulate only the first N references\n"
 	        "\n"
 	        "Output:\n"
@@ -132,9 +138,10 @@ int cmd_perturb(int argc, char **argv)
 		{ "windows", required_argument, 0, 0x2014 },
 		{ "preset", required_argument, 0, 0x2015 },
 		{ "limit", required_argument, 0, 0x2016 },
+		{ "no-default-tlbs", no_argument, 0, 0x2017 },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 } };
-	cli_output out = { OUTPUT_TABLE, NULL, NULL };
+	cli_output out = { .format = OUTPUT_TABLE };
 	perturb_options po;
 	perturb_options_default(&po);
 	perturb_sim_options so;
@@ -222,8 +229,9 @@ int cmd_perturb(int argc, char **argv)
 			if (parse_u64(optarg, 1, UINT64_MAX / 2, &so.max_records, &status) != 0)
 				return cli_usage_error("perturb", "--limit: %s", status.message);
 			break;
+		case 0x2017: so.no_default_tlbs = true; break;
 		default:
-			if (!cli_output_option(&out, c, optarg))
+			if (!cli_output_option("perturb", &out, c, optarg))
 				return cli_bad_option("perturb", c, argv);
 		}
 	}
@@ -293,8 +301,11 @@ int cmd_perturb(int argc, char **argv)
 	}
 	if (reference_rate > 0 && rate_trace)
 		return cli_usage_error("perturb", "--reference-rate or --rate-trace, not both");
-	uint64_t trace_references = 0;
-	if (rate_trace && perturb_trace_references(rate_trace, &trace_references, &status) != 0)
+	/* The trace's CPU references, and its bus transactions (line fills from
+	 * memory and write-backs) simulated on the same caches --simulate uses. */
+	perturb_traffic traffic;
+	memset(&traffic, 0, sizeof traffic);
+	if (rate_trace && perturb_trace_traffic(rate_trace, so.preset, &traffic, &status) != 0)
 		return cli_error("perturb", &status);
 	po.progress = true;
 
@@ -308,14 +319,18 @@ int cmd_perturb(int argc, char **argv)
 		return 1;
 	}
 	perturb_analyze(result, reference_rate, analysis);
-	if (rate_trace && analysis->x_clock > 0) {
-		/* The running time of the baseline is known only now. */
-		perturb_analyze(result, (double)trace_references / analysis->x_clock, analysis);
-	}
+	if (rate_trace && analysis->x_clock > 0)   /* the running time of the baseline is known only now */
+		perturb_analysis_rates(analysis, (double)traffic.references / analysis->x_clock,
+		                       perturb_bus_rate(traffic.fills, traffic.writebacks, analysis->x_clock));
 	output_report *report = output_report_new("perturb");
 	int rc = perturb_report_build(result, analysis, report, &status);
-	if (rc == 0 && rate_trace)
+	if (rc == 0 && rate_trace) {
 		output_meta_text(report, "reference_rate_from", rate_trace);
+		output_meta_integer(report, "trace_references", (int64_t)traffic.references);
+		output_meta_integer(report, "trace_line_fills", (int64_t)traffic.fills);
+		output_meta_integer(report, "trace_writebacks", (int64_t)traffic.writebacks);
+		output_meta_text(report, "bus_transactions_simulated_on", traffic.caches);
+	}
 	rc = rc == 0 ? cli_output_emit(&out, report) : cli_error("perturb", &status);
 	output_report_free(report);
 	free(analysis);

@@ -93,13 +93,13 @@ int cmd_report(int argc, char **argv)
 		{ "quick", no_argument, 0, OPT_QUICK }, { "compare", no_argument, 0, OPT_COMPARE },
 		{ "html", no_argument, 0, OPT_HTML }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
 	const char *save_dir = NULL;
-	cli_output out = { OUTPUT_TABLE, NULL, NULL };
+	cli_output out = { .format = OUTPUT_TABLE };
 	char list[512] = DEFAULT_SECTIONS;
 	int from = 0, quick = 0, compare = 0, html = 0, sections_given = 0, c;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":hd:o:", options, NULL)) != -1) {
-		if (cli_output_option(&out, c, optarg))
+		if (cli_output_option("report", &out, c, optarg))
 			continue;
 		switch (c) {
 		case 'h': usage(stdout); return 0;
@@ -209,10 +209,12 @@ int cmd_report(int argc, char **argv)
 	}
 	char json_path[PATH_MAX];
 	report_json_path_for(path, json_path, sizeof json_path);
+	/* The JSON goes beside the page only where a file can be made there. */
+	bool with_json = output_path_takes_siblings(path);
 	output_report *summary = report_summary_build(reports, commands, count);
 	const char *title = "plumb: memory hierarchy report";
-	if (report_write_page(path, title, summary, json_path, reports, commands, failures, count, &status) != 0 ||
-	    report_write_json(json_path, title, summary, reports, commands, failures, count, &status) != 0) {
+	if (report_write_page(path, title, summary, with_json ? json_path : NULL, reports, commands, failures, count, &status) != 0 ||
+	    (with_json && report_write_json(json_path, title, summary, reports, commands, failures, count, &status) != 0)) {
 		exit_code = cli_error("report", &status);
 	} else {
 		if (summary)
@@ -223,7 +225,12 @@ int cmd_report(int argc, char **argv)
 		printf("\nreport: %s (%zu section%s", path, count, count == 1 ? "" : "s");
 		if (failed)
 			printf(", %zu could not run", failed);
-		printf(")\nreport: %s (every figure and raw row, JSON)\n", json_path);
+		printf(")\n");
+		if (!with_json)
+			fprintf(stderr, "plumb report: '%s' is not written beside '%s', as that is not a regular file: "
+			        "-o FILE.html writes both\n", json_path, path);
+		if (with_json)
+			printf("report: %s (every figure and raw row, JSON)\n", json_path);
 	}
 	output_report_free(summary);
 	for (size_t i = 0; i < count; i++)

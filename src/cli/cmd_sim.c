@@ -9,6 +9,7 @@
 #include "cli/command.h"
 #include "plumb/parse.h"
 #include "plumb/sim.h"
+#include "plumb/sim_curve.h"
 #include "plumb/sim_sweep.h"
 #include "plumb/trace.h"
 #ifdef PLUMB_HAVE_MPI
@@ -36,7 +37,7 @@ static void usage(FILE *f)
 	        "  -p, --preset NAME     start from a preset; --list-presets.  Without --preset and\n"
 	        "                        --config: host, this machine's caches (hwloc)\n"
 	        "  -c, --config FILE     read settings from FILE (format: docs/simulator.md)\n"
-	        "  -s, --set KEY=VALUE   one setting, e.g. l1d.size=64K, protocol=moesi (repeatable)\n"
+	        "      --set KEY=VALUE   one setting, e.g. l1d.size=64K, protocol=moesi (repeatable)\n"
 	        "      --cores N         simulated cores (1..64)\n"
 	        "      --protocol P      mesi, msi, moesi or esi\n"
 	        "      --l1i, --l1d, --l2, --l3 SIZE,ASSOC,LINE\n"
@@ -56,6 +57,13 @@ static void usage(FILE *f)
 	        "      --interleave-window N  records read ahead for --interleave (default 4M)\n"
 	        "      --fair-sched      with a program: Valgrind's --fair-sched=yes (threads take\n"
 	        "                        turns in a fair order; the turns stay long)\n"
+	        "      --curve LEVEL     miss-ratio curve of l1d, l1i, l2 or l3 instead of the\n"
+	        "                        report: the misses of every size (1 line up to the\n"
+	        "                        footprint) at 1..16 ways and fully associative, LRU,\n"
+	        "                        in one pass (Mattson et al. 1970; Hill and Smith 1989),\n"
+	        "                        for the program and per region; a level below the L1s\n"
+	        "                        sees what missed the configured levels above it\n"
+	        "      --curve-max SIZE  the grid's largest size (default 64M, at most 256M)\n"
 	        "  -f, --format F        trace format: auto (default), native, lackey, din\n"
 	        "      --allow-truncated read a cut-short native trace up to its last block\n"
 	        "      --print-config    print the configuration in the file format and exit\n"
@@ -71,7 +79,7 @@ enum {
 	OPT_CORES = 0x2001, OPT_PROTOCOL, OPT_L1I, OPT_L1D, OPT_L2, OPT_L3, OPT_INCLUSION, OPT_PREFETCH,
 	OPT_CHECK, OPT_BASIC, OPT_TOP, OPT_ALLOW_TRUNCATED, OPT_PRINT_CONFIG, OPT_LIST_PRESETS, OPT_LIST_EVENTS,
 	OPT_CACHEGRIND_OUT, OPT_CALLGRIND_OUT,
-	OPT_INTERLEAVE, OPT_INTERLEAVE_WINDOW, OPT_FAIR_SCHED
+	OPT_INTERLEAVE, OPT_INTERLEAVE_WINDOW, OPT_FAIR_SCHED, OPT_CURVE, OPT_CURVE_MAX
 };
 
 static int list_presets(void)
@@ -180,6 +188,61 @@ static int sweep_command(int argc, char **argv)
 	return rc;
 }
 
+/* plumb sim --curve LEVEL: the curve's one pass over the trace or the
+ * program's references (all of them: plumbgrind keeps no L1s itself). */
+static int curve_command(const cli_output *out, const sim_config *config, const sim_config_origin *origin,
+                         const char *level_name, uint64_t max_size, char **program, const char *trace_path,
+                         trace_format format, bool allow_truncated, bool fair_sched, uint64_t interleave,
+                         uint64_t interleave_window)
+{
+	plumb_status status;
+	sim_level level;
+	if (sim_curve_level_parse(level_name, &level, &status) != 0)
+		return cli_usage_error("sim", "--curve: %s", status.message);
+	sim_curve *curve;
+	if (sim_curve_new(&curve, config, level, max_size, &status) != 0)
+		return cli_usage_error("sim", "--curve: %s", status.message);
+	const char *valgrind_options[3] = { TRACE_NO_CODE_MAP, NULL, NULL };
+	if (fair_sched)
+		valgrind_options[1] = "--fair-sched=yes";
+	trace_reader *reader;
+	int rc = program ? trace_reader_open_command_options(&reader, program, valgrind_options, &status)
+	                 : trace_reader_open(&reader, trace_path, format, &status);
+	if (rc != 0) {
+		sim_curve_free(curve);
+		return cli_error("sim", &status);
+	}
+	if (trace_reader_tool_note(reader))
+		fprintf(stderr, "plumb sim: note: %s\n", trace_reader_tool_note(reader));
+	if (allow_truncated)
+		trace_reader_allow_truncated(reader, 1);
+	trace_interleaver *interleaver = NULL;
+	if (interleave && trace_interleaver_new(&interleaver, interleave, (size_t)interleave_window, &status) != 0) {
+		trace_reader_close(reader, NULL);
+		sim_curve_free(curve);
+		return cli_error("sim", &status);
+	}
+	uint64_t records = 0;
+	rc = sim_curve_run_reader(curve, reader, interleaver, &records, &status);
+	trace_interleaver_free(interleaver);
+	trace_format used = trace_reader_format(reader);
+	plumb_status close_status;
+	int closed = trace_reader_close(reader, &close_status);
+	if (rc != 0 || closed != 0) {
+		sim_curve_free(curve);
+		return cli_error("sim", rc != 0 ? &status : &close_status);
+	}
+	sim_run_facts facts = { .trace = program ? program[0] : trace_path, .format = used, .records = records,
+		                    .origin = origin };
+	output_report *report = sim_curve_report(curve, &facts, &status);
+	sim_curve_free(curve);
+	if (!report)
+		return cli_error("sim", &status);
+	rc = cli_output_emit(out, report);
+	output_report_free(report);
+	return rc;
+}
+
 int cmd_sim(int argc, char **argv)
 {
 	static const struct option options[] = {
@@ -198,8 +261,9 @@ int cmd_sim(int argc, char **argv)
 		{ "interleave", required_argument, 0, OPT_INTERLEAVE },
 		{ "interleave-window", required_argument, 0, OPT_INTERLEAVE_WINDOW },
 		{ "fair-sched", no_argument, 0, OPT_FAIR_SCHED },
+		{ "curve", required_argument, 0, OPT_CURVE }, { "curve-max", required_argument, 0, OPT_CURVE_MAX },
 		CLI_OUTPUT_OPTIONS, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
-	cli_output out = { OUTPUT_TABLE, NULL, NULL };
+	cli_output out = { .format = OUTPUT_TABLE };
 	const char *preset = NULL, *config_path = NULL, *format_name = "auto";
 	sim_setting *settings = calloc((size_t)argc + 1, sizeof *settings);
 	size_t setting_count = 0;
@@ -207,6 +271,8 @@ int cmd_sim(int argc, char **argv)
 	const char *cachegrind_out = NULL, *callgrind_out = NULL;
 	uint64_t top = 10, interleave = 0, interleave_window = TRACE_INTERLEAVE_WINDOW;
 	bool fair_sched = false;
+	const char *curve_level = NULL;
+	uint64_t curve_max = 0;
 	plumb_status status;
 	int c;
 	if (!settings)
@@ -218,7 +284,7 @@ int cmd_sim(int argc, char **argv)
 	optind = 1;
 	opterr = 0;
 	/* '+': stop at the first non-option, so "-- PROGRAM -x" keeps its options */
-	while ((c = getopt_long(argc, argv, "+:hp:c:s:f:o:", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:hp:c:f:o:", options, NULL)) != -1) {
 		const char *key = NULL;
 		bool geometry = false;
 		switch (c) {
@@ -265,14 +331,25 @@ int cmd_sim(int argc, char **argv)
 			}
 			continue;
 		case OPT_FAIR_SCHED: fair_sched = true; continue;
+		case OPT_CURVE: curve_level = optarg; continue;
+		case OPT_CURVE_MAX:
+			if (parse_size(optarg, &curve_max, &status) != 0) {
+				free(settings);
+				return cli_usage_error("sim", "--curve-max: %s", status.message);
+			}
+			continue;
 
 		case OPT_PRINT_CONFIG: print_config = true; continue;
 		case OPT_LIST_PRESETS: free(settings); return list_presets();
 		case OPT_LIST_EVENTS: free(settings); return list_events();
 		default:
-			if (cli_output_option(&out, c, optarg))
+			if (cli_output_option("sim", &out, c, optarg))
 				continue;
 			free(settings);
+			/* -s is --sizes in bw; a setting here is spelled out. */
+			if (c == '?' && optopt == 's')
+				return cli_usage_error("sim", "-s is not an option of sim (in other commands it is --sizes); "
+				                       "give a setting with --set KEY=VALUE");
 			return cli_bad_option("sim", c, argv);
 		}
 		settings[setting_count++] = (sim_setting){ key, optarg, geometry };
@@ -311,6 +388,15 @@ int cmd_sim(int argc, char **argv)
 		return cli_usage_error("sim", "--fair-sched applies to a program run after '--'");
 	if (!command_mode && strcmp(trace_path, "-") == 0 && isatty(STDIN_FILENO))
 		return cli_usage_error("sim", "no trace: give a file, pipe one in, or run a program after '--'");
+	if (curve_max && !curve_level)
+		return cli_usage_error("sim", "--curve-max goes with --curve LEVEL");
+	if (curve_level) {
+		if (cachegrind_out || callgrind_out || config.check)
+			return cli_usage_error("sim", "--curve makes its own table: it takes no --cachegrind-out, "
+			                       "--callgrind-out or --check");
+		return curve_command(&out, &config, &origin, curve_level, curve_max, command_mode ? argv + optind : NULL,
+		                     trace_path, format, allow_truncated, fair_sched, interleave, interleave_window);
+	}
 
 	trace_reader *reader;
 	/* --plumb-calls=yes: plumbgrind follows calls, for the callgrind file's inclusive costs */
@@ -356,7 +442,10 @@ int cmd_sim(int argc, char **argv)
 		return cli_error("sim", &status);
 	}
 	uint64_t records = 0;
-	rc = sim_run_reader(s, reader, interleaver, &records, &status);
+	/* A traced program writes on plumb's standard output: a progress line on
+	 * the same terminal would be cut by its lines. */
+	bool program_on_terminal = command_mode && isatty(STDOUT_FILENO);
+	rc = sim_run_reader(s, reader, interleaver, !program_on_terminal, &records, &status);
 	records -= sim_call_records(s);   /* calls and returns are not references */
 	trace_interleaver_free(interleaver);
 	/* plumbgrind's function, file and line of every instruction run, or

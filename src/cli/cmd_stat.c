@@ -4,6 +4,7 @@
  * mean, stddev and CV.  --calibrate measures the counter interface itself. */
 #include <getopt.h>
 #include <stdio.h>
+#include <sys/wait.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cli/command.h"
@@ -22,9 +23,11 @@ static void usage(FILE *f)
 	           "alone: each event's mean (times in msec), its rate (CPUs utilized, per second)\n"
 	           "and, over several runs, +- the standard error of the mean in %%.\n"
 	           "Events are perf names (page-faults, task-clock, cycles, L1-dcache-load-misses),\n"
-	           "raw r<hex>, PAPI presets (PAPI_L1_DCM) or native names (perf::PAGE-FAULTS,\n"
-	           "amd64_fam19h_zen4::RETIRED_INSTRUCTIONS).  An event this machine cannot count is\n"
-	           "reported 'unsupported' with the reason, never as a number.\n\n"
+	           "raw r<hex>, PAPI presets (PAPI_L1_DCM), native names (perf::PAGE-FAULTS,\n"
+	           "icx::L1D:REPLACEMENT), the kernel's PMUs as perf writes them (msr/tsc/,\n"
+	           "cpu/event=0x3c,umask=0/), tracepoints (sched:sched_switch) or perf's tool event\n"
+	           "duration_time.  An event this machine cannot count is reported 'unsupported'\n"
+	           "with the reason, never as a number.\n\n"
 	           "  -e, --events LIST    comma-separated events (default: task-clock,page-faults,\n"
 	           "                       context-switches,cpu-migrations,cycles,instructions)\n"
 	           "  -r, --runs N         runs (default 1; --repeat is perf's name for it)\n"
@@ -99,7 +102,13 @@ static int run_stat(const counter_stat_request *request, bool per_run, const cli
 	int rc = emit(out, request, &result, report);
 	output_report_free(report);
 	size_t failed_runs = result.failed_runs, unsupported = result.unsupported;
+	int bad = result.last_bad_status;
 	counter_stat_result_free(&result);
+	if (rc == 0 && failed_runs && WIFEXITED(bad) && (WEXITSTATUS(bad) == 126 || WEXITSTATUS(bad) == 127)) {
+		fprintf(stderr, "plumb stat: the command did not start in %zu of %zu runs (exit status %d: a missing "
+		        "shared library, file or interpreter?)\n", failed_runs, request->runs, WEXITSTATUS(bad));
+		return CLI_EXIT_FAILURE;
+	}
 	if (rc == 0 && failed_runs) {
 		fprintf(stderr, "plumb stat: the command failed in %zu of %zu runs\n", failed_runs, request->runs);
 		return CLI_EXIT_FAILURE;
@@ -146,7 +155,7 @@ int cmd_stat(int argc, char **argv)
 		{ "per-run", no_argument, 0, 0x2005 },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 } };
-	cli_output out = { OUTPUT_TABLE, NULL, NULL };
+	cli_output out = { .format = OUTPUT_TABLE };
 	const char *event_list = NULL, *backend = NULL;
 	uint64_t repeat = 1, iterations = 10000;
 	bool calibrate = false, per_run = false, domain_given = false;
@@ -176,7 +185,7 @@ int cmd_stat(int argc, char **argv)
 		case 0x2004: calibrate = true; break;
 		case 0x2005: per_run = true; break;
 		default:
-			if (!cli_output_option(&out, c, optarg))
+			if (!cli_output_option("stat", &out, c, optarg))
 				return cli_bad_option("stat", c, argv);
 		}
 	}

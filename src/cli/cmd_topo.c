@@ -24,7 +24,7 @@ static void usage(FILE *f)
 int cmd_topo(int argc, char **argv)
 {
 	static const struct option options[] = { CLI_OUTPUT_OPTIONS, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
-	cli_output out = { OUTPUT_TABLE, NULL, NULL };
+	cli_output out = { .format = OUTPUT_TABLE };
 	int c;
 	optind = 1;
 	opterr = 0;
@@ -33,7 +33,7 @@ int cmd_topo(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		}
-		if (!cli_output_option(&out, c, optarg))
+		if (!cli_output_option("topo", &out, c, optarg))
 			return cli_bad_option("topo", c, argv);
 	}
 	if (optind < argc)

@@ -110,11 +110,11 @@ static int trace_convert(int argc, char **argv)
 	};
 	trace_format from = TRACE_FORMAT_AUTO, to = TRACE_FORMAT_AUTO;
 	bool fold = false, allow_truncated = false;
-	cli_output output = { OUTPUT_TABLE, NULL, NULL };
+	cli_output output = { .format = OUTPUT_TABLE };
 	int c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, ":o:h", options, NULL)) != -1) {
-		if (cli_output_option(&output, c, optarg))
+		if (cli_output_option("trace", &output, c, optarg))
 			continue;
 		switch (c) {
 		case 'f': if (parse_format_option(command, optarg, &from)) return 2; break;
@@ -144,12 +144,12 @@ static int trace_filter_command(int argc, char **argv)
 	bool allow_truncated = false;
 	trace_filter filter;
 	memset(&filter, 0, sizeof filter);
-	cli_output output = { OUTPUT_TABLE, NULL, NULL };
+	cli_output output = { .format = OUTPUT_TABLE };
 	plumb_status status;
 	int c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, ":o:h", options, NULL)) != -1) {
-		if (cli_output_option(&output, c, optarg))
+		if (cli_output_option("trace", &output, c, optarg))
 			continue;
 		switch (c) {
 		case 'f': if (parse_format_option(command, optarg, &from)) return 2; break;
@@ -185,7 +185,7 @@ static int trace_record_program(int argc, char **argv)
 	bool fold = false, buffered = false, policy_given = false, rate_given = false, extra_given = false;
 	trace_buffer_options buffer = { 0, TRACE_FULL_HALT, 0, 0 };
 	plumb_status parse_status;
-	cli_output output = { OUTPUT_TABLE, NULL, NULL };
+	cli_output output = { .format = OUTPUT_TABLE };
 	int c;
 	optind = 1;
 	/* Options before OUT and between OUT and '--' (as the usage line has
@@ -194,7 +194,7 @@ static int trace_record_program(int argc, char **argv)
 	bool ended = false;
 	while (!ended) {
 		while ((c = getopt_long(argc, argv, "+:o:h", options, NULL)) != -1) {
-			if (cli_output_option(&output, c, optarg))
+			if (cli_output_option("trace", &output, c, optarg))
 				continue;
 			switch (c) {
 			case 't': if (parse_format_option(command, optarg, &to)) return 2; break;
@@ -273,12 +273,12 @@ static int trace_stats_command(int argc, char **argv)
 	trace_format from = TRACE_FORMAT_AUTO;
 	uint64_t line_size = 64, page_size = 4096, limit = 1u << 22;   /* a set of 4 Mi keys takes at most 64 MiB */
 	bool allow_truncated = false;
-	cli_output output = { OUTPUT_TABLE, NULL, NULL };
+	cli_output output = { .format = OUTPUT_TABLE };
 	plumb_status status;
 	int c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, ":o:h", options, NULL)) != -1) {
-		if (cli_output_option(&output, c, optarg))
+		if (cli_output_option("trace", &output, c, optarg))
 			continue;
 		switch (c) {
 		case 'f': if (parse_format_option(command, optarg, &from)) return 2; break;

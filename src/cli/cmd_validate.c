@@ -16,7 +16,7 @@
 const char cmd_validate_summary[] = "check counters against microbenchmarks with predicted counts";
 
 enum {
-	OPT_BACKEND = 0x2001, OPT_RUNS, OPT_SIZES, OPT_MAX_SIZE, OPT_PRESET, OPT_SIM_SET, OPT_DIR, OPT_PLOT_FORMAT,
+	OPT_BACKEND = 0x2001, OPT_RUNS, OPT_SIZES, OPT_MAX_SIZE, OPT_MAX_SIZE_BYTES, OPT_PRESET, OPT_SIM_SET, OPT_DIR, OPT_PLOT_FORMAT,
 	OPT_VALGRIND, OPT_LIST, OPT_CASES, OPT_NO_PROGRESS, OPT_EXEC, OPT_EXEC_SIZE, OPT_EXEC_PAD,
 	OPT_EXEC_BASE, OPT_EXEC_TRIPS, OPT_FIND_PADDING, OPT_BASE_OFFSET, OPT_PAIRS, OPT_THRESHOLD, OPT_CPU,
 	OPT_VERIFICATION, OPT_NO_RECORD, OPT_SEED, OPT_CHECK_TRIPS
@@ -26,7 +26,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 	        "usage: plumb validate [EVENTS|BENCHMARKS|all] [--backend LIST] [--runs R] [--sizes LIST]\n"
-	        "                      [--max-size N] [--preset NAME] [--set KEY=VALUE]...\n"
+	        "                      [--max-count N] [--preset NAME] [--set KEY=VALUE]...\n"
 	        "                      [-d DIR] [--plot-format png|svg]\n"
 	        "                      [--cases] [--csv | --json] [-o FILE]\n\n"
 	        "Runs validation microbenchmarks whose event counts have a closed form\n"
@@ -46,7 +46,8 @@ static void usage(FILE *f)
 	        "  -r, --runs R        runs per test case for perf/PAPI (default 100)\n"
 	        "  --sizes LIST        suite sizes, e.g. 1,10,100,1000 (default: powers of ten up to\n"
 	        "                      each benchmark's maximum, plus 1000-steps for capacity suites)\n"
-	        "  --max-size N        cap of the default suites (default per benchmark)\n"
+	        "  --max-count N       cap of the default suites' sizes, a count of the events each\n"
+	        "                      case predicts, not bytes (default per benchmark)\n"
 	        "  --preset NAME       simulator preset (default host)\n"
 	        "  --set KEY=VALUE     a simulator setting after the preset (repeatable), e.g.\n"
 	        "                      prefetch=stream to see a prefetcher hide the stride misses\n"
@@ -70,8 +71,8 @@ static void usage(FILE *f)
 	        "  --base-offset B     with --find-padding: array start past a page (default 16)\n"
 	        "  --pairs N           with --find-padding: pairs per run (default 16)\n"
 	        "  --verification FILE record each perf/PAPI verdict for this CPU in FILE (default\n"
-	        "                      $PLUMB_VERIFICATION, else $XDG_DATA_HOME/plumb/verification.tsv,\n"
-	        "                      else ~/.local/share/plumb/verification.tsv); plumb events shows them\n"
+	        "                      $PLUMB_VERIFICATION; neither: nothing is recorded); plumb events\n"
+	        "                      shows them\n"
 	        "  --no-record         do not record verdicts\n"
 	        "  --no-progress       no progress line on stderr\n"
 	        "  --csv, --json       output format; JSON and CSV include every raw run\n"
@@ -171,7 +172,8 @@ int cmd_validate(int argc, char **argv)
 		{ "backend", required_argument, 0, OPT_BACKEND },
 		{ "runs", required_argument, 0, OPT_RUNS },
 		{ "sizes", required_argument, 0, OPT_SIZES },
-		{ "max-size", required_argument, 0, OPT_MAX_SIZE },
+		{ "max-count", required_argument, 0, OPT_MAX_SIZE },
+		{ "max-size", required_argument, 0, OPT_MAX_SIZE_BYTES },
 		{ "preset", required_argument, 0, OPT_PRESET },
 		{ "set", required_argument, 0, OPT_SIM_SET },
 		{ "output-dir", required_argument, 0, 'd' },
@@ -199,7 +201,7 @@ int cmd_validate(int argc, char **argv)
 		{ "sim-set", required_argument, 0, OPT_SIM_SET },
 		{ 0, 0, 0, 0 }
 	};
-	cli_output out = { OUTPUT_TABLE, NULL, NULL };
+	cli_output out = { .format = OUTPUT_TABLE };
 	validate_options o;
 	validate_options_default(&o);
 	o.progress = true;
@@ -235,9 +237,14 @@ int cmd_validate(int argc, char **argv)
 			if (parse_sizes(optarg, sizes, &o.size_count) != 0) return 2;
 			o.sizes = sizes;
 			break;
+		case OPT_MAX_SIZE_BYTES:
+			/* --max-size is a size in bytes in every other command; here
+			 * the cap is a count, so it has a name of its own. */
+			return cli_usage_error("validate", "--max-size is a size in bytes elsewhere; validate's cap is a "
+			                       "count of events: --max-count N");
 		case OPT_MAX_SIZE:
 			if (parse_u64(optarg, 1, 100000000, &o.max_size, &status) != 0)
-				return cli_usage_error("validate", "--max-size: %s", status.message);
+				return cli_usage_error("validate", "--max-count: %s", status.message);
 			break;
 		case OPT_PRESET: {
 			/* checked now: an unknown preset is one usage error, not a failure in
@@ -336,7 +343,7 @@ int cmd_validate(int argc, char **argv)
 			exec_request.inner_trips = (unsigned)value;
 			break;
 		default:
-			if (!cli_output_option(&out, c, optarg)) return cli_bad_option("validate", c, argv);
+			if (!cli_output_option("validate", &out, c, optarg)) return cli_bad_option("validate", c, argv);
 		}
 	}
 	if (record && verification && counter_verification_check(verification, &status) != 0)

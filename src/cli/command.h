@@ -29,6 +29,8 @@ typedef struct cli_output {
 	output_format format;
 	const char *path;      /* NULL or "-" = stdout */
 	const char *table;     /* --table NAME, or NULL */
+	const char *first_format;  /* the option that chose format: "--csv", "--json", "--table" */
+	bool wide;             /* --wide: every column on a terminal too */
 } cli_output;
 
 /* Long options for the shared output flags; splice into a command's table. */
@@ -36,10 +38,16 @@ typedef struct cli_output {
 	{ "csv", no_argument, 0, 0x1001 }, \
 	{ "json", no_argument, 0, 0x1002 }, \
 	{ "output", required_argument, 0, 'o' }, \
-	{ "table", required_argument, 0, 0x1003 }
-/* Handles one getopt result for the output flags; returns 1 if handled. */
-int cli_output_option(cli_output *out, int option, const char *argument);
+	{ "table", required_argument, 0, 0x1003 }, \
+	{ "wide", no_argument, 0, 0x1004 }
+/* Handles one getopt result for the output flags; returns 1 if handled.
+ * Two different formats (--csv and --json, --table and --json) are a usage
+ * error: it is printed as from COMMAND and plumb exits 2. */
+int cli_output_option(const char *command, cli_output *out, int option, const char *argument);
 /* Writes the report as chosen; on failure prints the error and returns 1.
+ * A table on a terminal fits its width ($COLUMNS, else the terminal's):
+ * columns that do not fit are left out from the right and named, unless
+ * --wide; files and pipes get every column.
  * CSV is one table per file (docs/output-schema.md): the first table, or
  * --table NAME; with -o FILE every other table goes to FILE-NAME.csv beside
  * it, and on stdout one line on stderr names the others. */

@@ -3,18 +3,39 @@
 #include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
 #include "cli/command.h"
 
-int cli_output_option(cli_output *out, int option, const char *argument)
+/* The format an option asks for: --table NAME is CSV too. */
+static const char *format_option(int option)
 {
+	return option == 0x1001 ? "--csv" : option == 0x1002 ? "--json" : "--table";
+}
+
+int cli_output_option(const char *command, cli_output *out, int option, const char *argument)
+{
+	output_format wanted;
 	switch (option) {
-	case 0x1001: out->format = OUTPUT_CSV; return 1;
-	case 0x1002: out->format = OUTPUT_JSON; return 1;
+	case 0x1001: wanted = OUTPUT_CSV; break;
+	case 0x1002: wanted = OUTPUT_JSON; break;
+	case 0x1003: wanted = OUTPUT_CSV; out->table = argument; break;
 	case 'o': out->path = argument; return 1;
-	case 0x1003: out->table = argument; out->format = OUTPUT_CSV; return 1;
+	case 0x1004: out->wide = true; return 1;
 	default: return 0;
 	}
+	/* Two formats cannot both be honoured, and the last one winning
+	 * silently would hand a script the other format than it named.  Nothing
+	 * has run yet, so the usage error ends plumb here. */
+	if (out->format != OUTPUT_TABLE && out->format != wanted)
+		exit(cli_usage_error(command, "%s and %s ask for two output formats; give one",
+		                     out->first_format, format_option(option)));
+	if (out->format == OUTPUT_TABLE)
+		out->first_format = format_option(option);
+	out->format = wanted;
+	return 1;
 }
 
 static int emit_csv(const cli_output *out, const output_report *report)
@@ -30,7 +51,7 @@ static int emit_csv(const cli_output *out, const output_report *report)
 		return 0;
 	}
 	size_t count = output_table_count(report);
-	if (strcmp(path, "-") != 0) {
+	if (output_path_takes_siblings(path)) {
 		if (output_write_csv_tables(report, path, &status) != 0)
 			return cli_error(command, &status);
 		return 0;
@@ -44,10 +65,34 @@ static int emit_csv(const cli_output *out, const output_report *report)
 			snprintf(others + used, sizeof others - used, "%s%s", t > 1 ? ", " : "",
 			         output_table_name(output_table_at(report, t)));
 		}
-		fprintf(stderr, "plumb %s: the CSV is the table '%s'; the others (%s) with --table NAME, "
-		        "or each in its own file with -o FILE\n", command, output_table_name(output_table_at(report, 0)),
-		        others);
+		if (!strcmp(path, "-"))
+			fprintf(stderr, "plumb %s: the CSV is the table '%s'; the others (%s) with --table NAME, "
+			        "or each in its own file with -o FILE\n", command, output_table_name(output_table_at(report, 0)),
+			        others);
+		else
+			fprintf(stderr, "plumb %s: '%s' has the table '%s'; the others (%s) are not written beside it, as it "
+			        "is not a regular file: --table NAME, or -o FILE for one file each\n", command, path,
+			        output_table_name(output_table_at(report, 0)), others);
 	}
+	return 0;
+}
+
+/* The width of the terminal on standard output, or 0 when it is not one
+ * (a file or a pipe gets every column).  $COLUMNS first, as ls and git. */
+static unsigned terminal_columns(void)
+{
+	if (!isatty(STDOUT_FILENO))
+		return 0;
+	const char *columns = getenv("COLUMNS");
+	if (columns && *columns) {
+		char *end;
+		unsigned long value = strtoul(columns, &end, 10);
+		if (!*end && value >= 20 && value <= 10000)
+			return (unsigned)value;
+	}
+	struct winsize size;
+	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col >= 20)
+		return size.ws_col;
 	return 0;
 }
 
@@ -56,6 +101,14 @@ int cli_output_emit(const cli_output *out, const output_report *report)
 	plumb_status status;
 	if (out->format == OUTPUT_CSV)
 		return emit_csv(out, report);
+	unsigned columns = 0;
+	if (out->format == OUTPUT_TABLE && !out->wide && (!out->path || !strcmp(out->path, "-")))
+		columns = terminal_columns();
+	if (columns) {
+		if (output_write_fitted(report, stdout, columns, &status) != 0)
+			return cli_error(output_report_command(report), &status);
+		return 0;
+	}
 	if (output_write_file(report, out->format, out->path ? out->path : "-", &status) != 0)
 		return cli_error(output_report_command(report), &status);
 	return 0;

@@ -15,6 +15,56 @@ static void print_usage(FILE *stream)
 	fprintf(stream, "\n'plumb COMMAND --help' describes a command; 'man plumb-COMMAND' in full.\n");
 }
 
+/* Optimal string alignment distance (Levenshtein with transpositions),
+ * capped: names longer than 31 bytes are never close to a command. */
+static unsigned edit_distance(const char *a, const char *b)
+{
+	size_t n = strlen(a), m = strlen(b);
+	if (n > 31 || m > 31)
+		return 99;
+	unsigned d[32][32];
+	for (size_t i = 0; i <= n; i++)
+		d[i][0] = (unsigned)i;
+	for (size_t j = 0; j <= m; j++)
+		d[0][j] = (unsigned)j;
+	for (size_t i = 1; i <= n; i++)
+		for (size_t j = 1; j <= m; j++) {
+			unsigned cost = a[i - 1] != b[j - 1];
+			unsigned best = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < best)
+				best = d[i][j - 1] + 1;
+			if (d[i - 1][j - 1] + cost < best)
+				best = d[i - 1][j - 1] + cost;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
+				best = d[i - 2][j - 2] + 1;
+			d[i][j] = best;
+		}
+	return d[n][m];
+}
+
+/* "plumb: 'lta' is not a command; did you mean 'lat'?", as git says it:
+ * the commands within two edits (one for names of three letters or fewer),
+ * or that the word begins. */
+static void not_a_command(const char *name)
+{
+	fprintf(stderr, "plumb: '%s' is not a command", name);
+	const char *close[8];
+	size_t found = 0;
+	unsigned limit = strlen(name) <= 3 ? 1 : 2;
+	for (const struct cli_command *c = cli_commands; c->name && found < 8; c++)
+		if (edit_distance(name, c->name) <= limit || (strlen(name) >= 2 && !strncmp(c->name, name, strlen(name))))
+			close[found++] = c->name;
+	if (found == 1)
+		fprintf(stderr, "; did you mean '%s'?\n", close[0]);
+	else if (found > 1) {
+		fprintf(stderr, "; did you mean one of these?");
+		for (size_t i = 0; i < found; i++)
+			fprintf(stderr, " '%s'", close[i]);
+		fprintf(stderr, "\n");
+	} else
+		fprintf(stderr, "; 'plumb --help' lists them\n");
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -29,7 +79,7 @@ int main(int argc, char **argv)
 					char *help_argv[] = { argv[2], "--help", NULL };
 					return c->run(2, help_argv);
 				}
-			fprintf(stderr, "plumb: '%s' is not a command; 'plumb --help' lists them\n", argv[2]);
+			not_a_command(argv[2]);
 			return 2;
 		}
 		print_usage(stdout);
@@ -58,6 +108,6 @@ int main(int argc, char **argv)
 			interrupt_uninstall();
 			return code;
 		}
-	fprintf(stderr, "plumb: '%s' is not a command; 'plumb --help' lists them\n", name);
+	not_a_command(name);
 	return 2;
 }

@@ -39,7 +39,13 @@ int cluster_write_html(const char *path, const output_report *c, plumb_status *s
 		else if (!strcmp(k, "ranks_with_results"))
 			output_meta_format(c, i, answered, sizeof answered);
 	}
-	fprintf(f, "<p>%s ranks on %s hosts; %s sent results. ", ranks, hosts, answered);
+	fputs("<p>", f);
+	report_html_text(f, ranks);
+	fputs(" ranks on ", f);
+	report_html_text(f, hosts);
+	fputs(" hosts; ", f);
+	report_html_text(f, answered);
+	fputs(" sent results. ", f);
 	fputs("Each node ran the same sections as <code>plumb report</code>; the figures below are the report summary's, "
 	      "one column per figure. An outlier is a node whose figure lies more than 3.5 robust z-scores from the median of "
 	      "all nodes (Iglewicz and Hoaglin's modified z-score, 1993: 0.6745 times the distance from the median over the "

@@ -285,7 +285,7 @@ int cluster_launcher_rank(void)
 {
 	static const char *const names[] = { "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID" };
 	for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
-		const char *v = getenv(names[i]);
+		const char *v = secure_getenv(names[i]);
 		if (v && *v)
 			return atoi(v);
 	}
@@ -305,7 +305,7 @@ bool cluster_launched(void)
 {
 	static const char *const names[] = { "OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID" };
 	for (size_t i = 0; i < sizeof names / sizeof *names; i++)
-		if (getenv(names[i]))
+		if (secure_getenv(names[i]))
 			return true;
 	return false;
 }
@@ -404,7 +404,7 @@ int cluster_mpi_main(const char *program, const cluster_options *o)
 
 	/* Rehearsing a dead node: the named rank kills itself once it has said
 	 * hello, exactly as a crashed node would vanish (docs/cluster.md). */
-	const char *kill_rank = getenv("PLUMB_CLUSTER_KILL_RANK");
+	const char *kill_rank = secure_getenv("PLUMB_CLUSTER_KILL_RANK");
 	if (kill_rank && atoi(kill_rank) == rank && rank != 0)
 		raise(SIGKILL);
 

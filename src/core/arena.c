@@ -37,9 +37,10 @@ int arena_create(arena *a, const arena_request *request, plumb_status *status)
 	if (request->size == 0)
 		return plumb_fail(status, EINVAL, "arena size must be positive");
 	uint64_t available = arena_memory_available();
-	if (available && request->size > available)
+	size_t needed = request->touched && request->touched < request->size ? request->touched : request->size;
+	if (available && needed > available)
 		return plumb_fail(status, ENOMEM, "asked for %zu MiB but only %llu MiB are available",
-		                  request->size >> 20, (unsigned long long)(available >> 20));
+		                  needed >> 20, (unsigned long long)(available >> 20));
 	size_t alignment = request->alignment ? request->alignment : page;
 	if (alignment & (alignment - 1))
 		return plumb_fail(status, EINVAL, "arena alignment %zu is not a power of two", alignment);

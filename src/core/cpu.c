@@ -168,3 +168,44 @@ void cpu_evict_by_sweep(volatile uint8_t *buffer, size_t length, size_t line)
 			buffer[i] = (uint8_t)(buffer[i] + 1);
 	__asm__ __volatile__("mfence" ::: "memory");
 }
+
+/* Family and model ranges of x86 generations, from the vendors' manuals
+ * (Intel's SDM, "CPUID Signature Values"; AMD's PPRs): a name for people,
+ * never a decision.  Ranges are inclusive. */
+static const struct cpu_generation {
+	const char *vendor;
+	unsigned family, first_model, last_model;
+	const char *name;
+} cpu_generations[] = {
+	{ "GenuineIntel", 6, 0x3c, 0x3c, "Haswell" }, { "GenuineIntel", 6, 0x3f, 0x3f, "Haswell server" },
+	{ "GenuineIntel", 6, 0x45, 0x46, "Haswell" }, { "GenuineIntel", 6, 0x3d, 0x3d, "Broadwell" },
+	{ "GenuineIntel", 6, 0x47, 0x47, "Broadwell" }, { "GenuineIntel", 6, 0x4f, 0x4f, "Broadwell server" },
+	{ "GenuineIntel", 6, 0x56, 0x56, "Broadwell server" }, { "GenuineIntel", 6, 0x4e, 0x4e, "Skylake" },
+	{ "GenuineIntel", 6, 0x5e, 0x5e, "Skylake" }, { "GenuineIntel", 6, 0x55, 0x55, "Skylake or Cascade Lake server" },
+	{ "GenuineIntel", 6, 0x8e, 0x8e, "Kaby Lake or Coffee Lake" }, { "GenuineIntel", 6, 0x9e, 0x9e, "Kaby Lake or Coffee Lake" },
+	{ "GenuineIntel", 6, 0xa5, 0xa6, "Comet Lake" }, { "GenuineIntel", 6, 0x6a, 0x6a, "Ice Lake server" },
+	{ "GenuineIntel", 6, 0x6c, 0x6c, "Ice Lake server" }, { "GenuineIntel", 6, 0x7d, 0x7e, "Ice Lake" },
+	{ "GenuineIntel", 6, 0x8c, 0x8d, "Tiger Lake" }, { "GenuineIntel", 6, 0xa7, 0xa7, "Rocket Lake" },
+	{ "GenuineIntel", 6, 0x8f, 0x8f, "Sapphire Rapids" }, { "GenuineIntel", 6, 0x97, 0x97, "Alder Lake" },
+	{ "GenuineIntel", 6, 0x9a, 0x9a, "Alder Lake" }, { "GenuineIntel", 6, 0xb7, 0xb7, "Raptor Lake" },
+	{ "GenuineIntel", 6, 0xba, 0xba, "Raptor Lake" }, { "GenuineIntel", 6, 0xbf, 0xbf, "Raptor Lake" },
+	{ "GenuineIntel", 6, 0xaa, 0xac, "Meteor Lake" }, { "GenuineIntel", 6, 0xcf, 0xcf, "Emerald Rapids" },
+	{ "GenuineIntel", 6, 0xad, 0xae, "Granite Rapids" }, { "GenuineIntel", 6, 0xaf, 0xaf, "Sierra Forest" },
+	{ "GenuineIntel", 6, 0xbd, 0xbd, "Lunar Lake" }, { "GenuineIntel", 6, 0xc5, 0xc6, "Arrow Lake" },
+	{ "AuthenticAMD", 0x17, 0x00, 0x2f, "Zen or Zen+" }, { "AuthenticAMD", 0x17, 0x30, 0xaf, "Zen 2" },
+	{ "AuthenticAMD", 0x19, 0x00, 0x0f, "Zen 3" }, { "AuthenticAMD", 0x19, 0x10, 0x1f, "Zen 4" },
+	{ "AuthenticAMD", 0x19, 0x20, 0x5f, "Zen 3" }, { "AuthenticAMD", 0x19, 0x60, 0x7f, "Zen 4" },
+	{ "AuthenticAMD", 0x19, 0xa0, 0xaf, "Zen 4" }, { "AuthenticAMD", 0x1a, 0x00, 0x7f, "Zen 5" },
+};
+
+const char *cpu_generation_name(const char *vendor, unsigned family, unsigned model)
+{
+	if (!vendor)
+		return NULL;
+	for (size_t i = 0; i < sizeof cpu_generations / sizeof cpu_generations[0]; i++) {
+		const struct cpu_generation *g = &cpu_generations[i];
+		if (!strcmp(vendor, g->vendor) && family == g->family && model >= g->first_model && model <= g->last_model)
+			return g->name;
+	}
+	return NULL;
+}

@@ -14,7 +14,23 @@
 #include <unistd.h>
 #include "plumb/interrupt.h"
 
-static const int handled_signals[3] = { SIGINT, SIGTERM, SIGHUP };
+/* Every signal whose default action ends plumb (apart from SIGKILL, and the
+ * synchronous faults SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGABRT, SIGSYS
+ * that mean plumb itself is broken): the terminal's, a job controller's, a
+ * resource limit's (SIGXCPU, SIGXFSZ), a closed pipe's, and those only
+ * another program sends. */
+static const int handled_signals[INTERRUPT_SIGNALS] = {
+	SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGPIPE,
+	SIGALRM, SIGVTALRM, SIGPROF, SIGXCPU, SIGXFSZ,
+};
+
+/* The signal children get: the one received when it means "stop" to every
+ * program; SIGTERM for the others (a program's own SIGUSR1 or SIGALRM
+ * handler would otherwise go on running, or print, and wait for SIGKILL). */
+static int signal_for_children(int sig)
+{
+	return sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT ? sig : SIGTERM;
+}
 
 /* The library's one static: the state the program's entry point installed,
  * the only way a signal handler can reach it.  Set by interrupt_install,
@@ -32,6 +48,7 @@ static interrupt_state *active_state(void)
  * group; a program that counts its ^C must not get two. */
 static void forward(interrupt_state *state, int sig)
 {
+	sig = signal_for_children(sig);
 	for (int i = 0; i < INTERRUPT_MAX_CHILDREN; i++) {
 		int target = atomic_load(&state->children[i]);
 		if (target < 0 || (target > 0 && !state->from_terminal))
@@ -118,6 +135,12 @@ void interrupt_cleanup(void)
 static void handle_signal(int sig, siginfo_t *info, void *context)
 {
 	(void)context;
+	/* SIGXFSZ the kernel sends plumb itself when a write passes the file
+	 * size limit (ulimit -f): returning lets that write fail with EFBIG,
+	 * which the writer reports, removing its temporary file.  Sent by
+	 * another process, SIGXFSZ stops plumb like the others. */
+	if (sig == SIGXFSZ && info && info->si_code == SI_USER && info->si_pid == getpid())
+		return;
 	interrupt_state *state = active_state();
 	/* A child between fork and the reset of its handlers (interrupt_fork
 	 * blocks the signals there, so only a child forked some other way)
@@ -149,11 +172,11 @@ int interrupt_install(interrupt_state *state)
 	memset(&action, 0, sizeof action);
 	action.sa_sigaction = handle_signal;
 	sigemptyset(&action.sa_mask);
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < INTERRUPT_SIGNALS; i++)
 		sigaddset(&action.sa_mask, handled_signals[i]);
 	/* No SA_RESTART: a polling loop blocked in read() must see EINTR. */
 	action.sa_flags = SA_SIGINFO;
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < INTERRUPT_SIGNALS; i++) {
 		sigaction(handled_signals[i], NULL, &state->previous[i]);
 		/* A signal ignored by whoever started plumb (nohup, a background
 		 * job of a non-interactive shell) stays ignored. */
@@ -168,7 +191,7 @@ void interrupt_uninstall(void)
 	interrupt_state *state = active_state();
 	if (!state)
 		return;
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < INTERRUPT_SIGNALS; i++)
 		sigaction(handled_signals[i], &state->previous[i], NULL);
 	atomic_store(&interrupt_active, NULL);
 }
@@ -236,7 +259,7 @@ static void block_signals(sigset_t *old)
 {
 	sigset_t block;
 	sigemptyset(&block);
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < INTERRUPT_SIGNALS; i++)
 		sigaddset(&block, handled_signals[i]);
 	pthread_sigmask(SIG_BLOCK, &block, old);
 }
@@ -250,7 +273,7 @@ pid_t interrupt_fork(bool own_group)
 	pid_t pid = fork();
 	if (pid == 0) {
 		if (state)
-			for (int i = 0; i < 3; i++)
+			for (int i = 0; i < INTERRUPT_SIGNALS; i++)
 				sigaction(handled_signals[i], &state->previous[i], NULL);
 		if (own_group)
 			setpgid(0, 0);
@@ -272,6 +295,17 @@ pid_t interrupt_fork(bool own_group)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	errno = error;
 	return pid;
+}
+
+bool interrupt_shares_terminal(void)
+{
+	pid_t foreground = tcgetpgrp(STDIN_FILENO);
+	return foreground > 0 && foreground == getpgrp();
+}
+
+pid_t interrupt_fork_command(void)
+{
+	return interrupt_fork(!interrupt_shares_terminal());
 }
 
 pid_t interrupt_waitpid(pid_t pid, int *wait_status)

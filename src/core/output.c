@@ -10,9 +10,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "plumb/interrupt.h"
+#include "plumb/escape.h"
 #include "plumb/output.h"
 
 typedef struct cell {
@@ -279,9 +281,85 @@ static void format_meta(const cell *c, char *buffer, size_t length)
 		format_cell(c, 0, buffer, length);
 }
 
-static void header_text(const table_column *c, char *buffer, size_t length)
+/* A column of byte counts: shown to people in binary units (48 KiB,
+ * 260 MiB, 1.5 GiB), while CSV and JSON keep the exact number. */
+static bool is_bytes_column(const table_column *c)
 {
-	if (c->unit && *c->unit)
+	return c->unit && (!strcmp(c->unit, "bytes") || !strcmp(c->unit, "B"));
+}
+
+static void format_bytes(double value, char *buffer, size_t length)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
+	double magnitude = value < 0 ? -value : value;
+	int unit = 0;
+	while (magnitude >= 1024 && unit < 5) {
+		magnitude /= 1024;
+		value /= 1024;
+		unit++;
+	}
+	/* A size below 10 KiB that is not a whole number of KiB (a pad of
+	 * 3404 bytes) reads better in bytes. */
+	if (unit == 1 && magnitude < 10 && value != (double)(long long)value) {
+		snprintf(buffer, length, "%.0f B", value * 1024);
+		return;
+	}
+	if (unit == 0 || value == (double)(long long)value)
+		snprintf(buffer, length, "%.0f %s", value, units[unit]);
+	else
+		snprintf(buffer, length, "%.*f %s", magnitude < 10 ? 2 : magnitude < 100 ? 1 : 0, value, units[unit]);
+}
+
+/* A count as people read it: digits grouped by thousands.  A column is
+ * grouped as a whole, when one of its counts reaches 100,000, so that its
+ * digits line up; columns of short numbers (years, CPU numbers, ways) stay
+ * as they are. */
+static void format_grouped(long long value, char *buffer, size_t length)
+{
+	char digits[32];
+	snprintf(digits, sizeof digits, "%lld", value);
+	const char *start = digits[0] == '-' ? digits + 1 : digits;
+	size_t count = strlen(start);
+	char grouped[48];
+	size_t out = 0;
+	if (start != digits)
+		grouped[out++] = '-';
+	for (size_t i = 0; i < count; i++) {
+		if (i && (count - i) % 3 == 0)
+			grouped[out++] = ',';
+		grouped[out++] = start[i];
+	}
+	grouped[out] = 0;
+	snprintf(buffer, length, "%s", grouped);
+}
+
+static bool column_has_long_counts(const output_table *t, size_t j)
+{
+	for (size_t i = 0; i < t->row_count; i++) {
+		const cell *c = &t->cells[i * t->column_count + j];
+		if (c->kind == CELL_INTEGER && (c->integer >= 100000 || c->integer <= -100000))
+			return true;
+	}
+	return false;
+}
+
+/* A cell for the aligned table a person reads. */
+static void format_cell_for_people(const cell *c, const table_column *column, bool grouped, char *buffer,
+                                   size_t length)
+{
+	if (is_bytes_column(column) && (c->kind == CELL_INTEGER || (c->kind == CELL_REAL && isfinite(c->real))))
+		format_bytes(c->kind == CELL_INTEGER ? (double)c->integer : c->real, buffer, length);
+	else if (c->kind == CELL_INTEGER && grouped)
+		format_grouped((long long)c->integer, buffer, length);
+	else
+		format_cell(c, column->decimals, buffer, length);
+}
+
+static void header_text(const table_column *c, bool for_people, char *buffer, size_t length)
+{
+	if (for_people && is_bytes_column(c))
+		snprintf(buffer, length, "%s", c->name);
+	else if (c->unit && *c->unit)
 		snprintf(buffer, length, "%s[%s]", c->name, c->unit);
 	else
 		snprintf(buffer, length, "%s", c->name);
@@ -289,35 +367,83 @@ static void header_text(const table_column *c, char *buffer, size_t length)
 
 #define CELL_TEXT_MAX 512
 
-static void write_table_text(const output_table *t, FILE *f)
+/* prefix then text, broken at spaces into lines of at most width
+ * characters (0: one line), the lines after the first indented by indent
+ * spaces.  A word longer than a line stands alone on its line. */
+static void write_wrapped(FILE *f, const char *prefix, const char *text, unsigned width, unsigned indent)
+{
+	size_t column = strlen(prefix);
+	fputs(prefix, f);
+	if (!width) {
+		fprintf(f, "%s\n", text);
+		return;
+	}
+	const char *p = text;
+	bool first = true;
+	while (*p) {
+		size_t word = strcspn(p, " ");
+		if (!first && column + 1 + word > width) {
+			fprintf(f, "\n%*s", (int)indent, "");
+			column = indent;
+		} else if (!first) {
+			fputc(' ', f);
+			column++;
+		}
+		fwrite(p, 1, word, f);
+		column += word;
+		first = false;
+		p += word;
+		while (*p == ' ')
+			p++;
+	}
+	fputc('\n', f);
+}
+
+/* width 0: every column.  Otherwise the columns from the left that fit in
+ * width characters (the first one always), and a line naming the others:
+ * columns are left out from the right, the order in which commands list
+ * their least needed figures. */
+static void write_table_text(const output_table *t, FILE *f, unsigned terminal_width)
 {
 	size_t n = t->column_count;
 	size_t *width = checked(calloc(n ? n : 1, sizeof *width));
+	bool *grouped = checked(calloc(n ? n : 1, sizeof *grouped));
+	for (size_t j = 0; j < n; j++)
+		grouped[j] = column_has_long_counts(t, j);
 	char buffer[CELL_TEXT_MAX];
 	for (size_t j = 0; j < n; j++) {
-		header_text(&t->columns[j], buffer, sizeof buffer);
+		header_text(&t->columns[j], true, buffer, sizeof buffer);
 		width[j] = strlen(buffer);
 	}
 	for (size_t i = 0; i < t->row_count; i++)
 		for (size_t j = 0; j < n; j++) {
-			format_cell(&t->cells[i * n + j], t->columns[j].decimals, buffer, sizeof buffer);
+			format_cell_for_people(&t->cells[i * n + j], &t->columns[j], grouped[j], buffer, sizeof buffer);
 			size_t w = strlen(buffer);
 			if (w > width[j])
 				width[j] = w;
 		}
-	fprintf(f, "%s\n", t->title);
-	for (size_t j = 0; j < n; j++) {
-		header_text(&t->columns[j], buffer, sizeof buffer);
-		fprintf(f, "  %-*s", j + 1 < n ? (int)width[j] : 0, buffer);
+	size_t shown = n, used = 0;
+	if (terminal_width)
+		for (size_t j = 0; j < n; j++) {
+			used += 2 + width[j];
+			if (j > 0 && used > terminal_width) {
+				shown = j;
+				break;
+			}
+		}
+	write_wrapped(f, "", t->title, terminal_width, 2);
+	for (size_t j = 0; j < shown; j++) {
+		header_text(&t->columns[j], true, buffer, sizeof buffer);
+		fprintf(f, "  %-*s", j + 1 < shown ? (int)width[j] : 0, buffer);
 	}
 	fputc('\n', f);
 	for (size_t i = 0; i < t->row_count; i++) {
-		size_t last = n;   /* trailing empty cells print nothing, not padding */
+		size_t last = shown;   /* trailing empty cells print nothing, not padding */
 		while (last > 0 && t->cells[i * n + last - 1].kind == CELL_EMPTY)
 			last--;
 		for (size_t j = 0; j < last; j++) {
 			const cell *c = &t->cells[i * n + j];
-			format_cell(c, t->columns[j].decimals, buffer, sizeof buffer);
+			format_cell_for_people(c, &t->columns[j], grouped[j], buffer, sizeof buffer);
 			int right = c->kind == CELL_INTEGER || c->kind == CELL_REAL;
 			if (j + 1 == last && !right)
 				fprintf(f, "  %s", buffer);
@@ -326,11 +452,26 @@ static void write_table_text(const output_table *t, FILE *f)
 		}
 		fputc('\n', f);
 	}
+	if (shown < n) {
+		char *names = NULL;
+		size_t names_length = 0;
+		FILE *list = open_memstream(&names, &names_length);
+		if (list) {
+			fprintf(list, "(%zu column%s left out to fit %u columns:", n - shown, n - shown == 1 ? "" : "s",
+			        terminal_width);
+			for (size_t j = shown; j < n; j++)
+				fprintf(list, " %s", t->columns[j].name);
+			fprintf(list, "; --wide shows every column)");
+			fclose(list);
+			write_wrapped(f, "  ", names, terminal_width, 3);
+		}
+		free(names);
+	}
 	/* The reasons behind status cells, each once, so a table stays narrow
 	 * and still says why a value is missing. */
 	for (size_t i = 0; i < t->row_count * n; i++) {
 		const cell *c = &t->cells[i];
-		if (c->kind != CELL_STATUS || !c->reason || !*c->reason)
+		if (c->kind != CELL_STATUS || !c->reason || !*c->reason || i % n >= shown)
 			continue;
 		int seen = 0;
 		for (size_t k = 0; k < i && !seen; k++) {
@@ -341,39 +482,32 @@ static void write_table_text(const output_table *t, FILE *f)
 			fprintf(f, "  %s: %s\n", c->text, c->reason);
 	}
 	free(width);
+	free(grouped);
 }
 
-static void write_text(const output_report *r, FILE *f)
+static void write_text(const output_report *r, FILE *f, unsigned terminal_width)
 {
-	char buffer[CELL_TEXT_MAX];
+	char buffer[CELL_TEXT_MAX], key[160];
 	for (size_t i = 0; i < r->meta_count; i++) {
 		format_meta(&r->metas[i].value, buffer, sizeof buffer);
-		fprintf(f, "%s: %s\n", r->metas[i].key, buffer);
+		snprintf(key, sizeof key, "%s: ", r->metas[i].key);
+		write_wrapped(f, key, buffer, terminal_width, 4);
 	}
 	for (size_t t = 0; t < r->table_count; t++) {
 		if (t || r->meta_count)
 			fputc('\n', f);
-		write_table_text(r->tables[t], f);
+		write_table_text(r->tables[t], f, terminal_width);
 	}
 	if (r->note_count)
 		fputc('\n', f);
 	for (size_t i = 0; i < r->note_count; i++)
-		fprintf(f, "note: %s\n", r->notes[i]);
+		write_wrapped(f, "note: ", r->notes[i], terminal_width, 6);
 }
 
+/* RFC 4180, and a cell a spreadsheet would compute shown as text (plumb/escape.h). */
 static void write_csv_field(FILE *f, const char *s)
 {
-	if (!strpbrk(s, ",\"\n\r")) {
-		fputs(s, f);
-		return;
-	}
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', f);
-		fputc(*s, f);
-	}
-	fputc('"', f);
+	escape_csv(f, s);
 }
 
 /* CSV a spreadsheet opens: one table per file, a header line (name[unit])
@@ -410,7 +544,7 @@ static void write_csv_table(const output_table *tb, FILE *f)
 	for (size_t j = 0; j < tb->column_count; j++) {
 		if (j)
 			fputc(',', f);
-		header_text(&tb->columns[j], buffer, sizeof buffer);
+		header_text(&tb->columns[j], false, buffer, sizeof buffer);
 		write_csv_field(f, buffer);
 	}
 	if (statuses)
@@ -602,8 +736,16 @@ int output_write(const output_report *r, output_format format, FILE *f, plumb_st
 	} else if (format == OUTPUT_CSV) {
 		write_csv(r, f);
 	} else {
-		write_text(r, f);
+		write_text(r, f, 0);
 	}
+	if (fflush(f) != 0 || ferror(f))
+		return plumb_fail_errno(status, errno ? errno : EIO, "cannot write output");
+	return 0;
+}
+
+int output_write_fitted(const output_report *r, FILE *f, unsigned columns, plumb_status *status)
+{
+	write_text(r, f, columns);
 	if (fflush(f) != 0 || ferror(f))
 		return plumb_fail_errno(status, errno ? errno : EIO, "cannot write output");
 	return 0;
@@ -618,11 +760,24 @@ static void sibling_path(const char *path, const char *name, char *out, size_t l
 	snprintf(out, length, "%.*s-%s.csv", (int)n, path, name);
 }
 
+bool output_path_takes_siblings(const char *path)
+{
+	struct stat info;
+	if (!path || !strcmp(path, "-"))
+		return false;
+	if (stat(path, &info) == 0)
+		return S_ISREG(info.st_mode);
+	return errno == ENOENT;
+}
+
 int output_write_csv_tables(const output_report *r, const char *path, plumb_status *status)
 {
+	/* Decided before the first table is written: a missing path becomes a
+	 * regular file, a device stays a device. */
+	bool siblings = output_path_takes_siblings(path);
 	if (output_write_csv_table(r, NULL, path, status) != 0)
 		return -1;
-	for (size_t t = 1; t < r->table_count; t++) {
+	for (size_t t = 1; siblings && t < r->table_count; t++) {
 		char sibling[4096];
 		sibling_path(path, r->tables[t]->name, sibling, sizeof sibling);
 		if (output_write_csv_table(r, r->tables[t]->name, sibling, status) != 0)
@@ -634,14 +789,21 @@ int output_write_csv_tables(const output_report *r, const char *path, plumb_stat
 /* ---- files ----
  *
  * A regular file (or a path that does not exist yet) is replaced atomically:
- * TARGET.tmp.PID is written beside it, flushed, synced and renamed over it,
- * so a reader never sees half a file and a failed or interrupted run leaves
- * the old one.  A symlink is followed and its target replaced (the link
- * stays a link).  Anything else (a character device such as /dev/null, a
- * FIFO, a socket) is opened as it is and written straight into: renaming a
- * file over /dev/null would replace the device for everyone.  Every write
- * goes through one sink that keeps the first error, so "No space left on
- * device" is reported as such and nothing incomplete is renamed into place. */
+ * a temporary TARGET.tmp.RANDOM is created beside it with O_EXCL (never an
+ * existing file, FIFO, device or link someone planted: the name is
+ * unpredictable and O_EXCL|O_NOFOLLOW refuses anything already there), with
+ * mode 0666 less the umask, written, flushed, synced and renamed over the
+ * target, so a reader never sees half a file and a failed or interrupted run
+ * leaves the old one.  A symlink is followed and its target replaced (the
+ * link stays a link), but only where the kernel itself would follow it: the
+ * link is opened through the kernel first, so its rules (protected_symlinks
+ * in a sticky world-writable folder such as /tmp, ELOOP) decide, and the
+ * file reached must be the one the walk below found.  Anything else (a
+ * character device such as /dev/null, a FIFO, a socket) is opened as it is
+ * and written straight into: renaming a file over /dev/null would replace
+ * the device for everyone.  Every write goes through one sink that keeps the
+ * first error, so "No space left on device" is reported as such and nothing
+ * incomplete is renamed into place. */
 
 typedef struct file_sink {
 	int fd;
@@ -731,13 +893,65 @@ static void file_clear(output_file *file)
 	memset(file, 0, sizeof *file);
 }
 
+/* The kernel's view of a symlink at path: 0 when it may be followed and
+ * leads to the file the walk in user space found (or, dangling, to nothing
+ * yet); -1 with errno otherwise: EACCES where the kernel refuses to follow
+ * it (protected_symlinks), ELOOP, or EAGAIN when the two walks disagree (the
+ * link changed in between). */
+static int kernel_follows(const char *path, const char *target)
+{
+	int fd = open(path, O_PATH | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -1;
+	struct stat reached, found;
+	int rc = fstat(fd, &reached);
+	int e = errno;
+	close(fd);
+	if (rc != 0) {
+		errno = e;
+		return -1;
+	}
+	if (lstat(target, &found) != 0 || found.st_dev != reached.st_dev || found.st_ino != reached.st_ino) {
+		errno = EAGAIN;
+		return -1;
+	}
+	return 0;
+}
+
+/* TARGET.tmp. and 12 random characters, created with O_EXCL: a name no one
+ * can plant anything at in advance, and never anything already there. */
+static int create_temporary(output_file *file)
+{
+	static const char alphabet[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	for (int attempt = 0; attempt < 100; attempt++) {
+		unsigned char bytes[12];
+		if (getrandom(bytes, sizeof bytes, 0) != (ssize_t)sizeof bytes)
+			return -1;
+		char suffix[sizeof bytes + 1];
+		for (size_t i = 0; i < sizeof bytes; i++)
+			suffix[i] = alphabet[bytes[i] % (sizeof alphabet - 1)];
+		suffix[sizeof bytes] = 0;
+		free(file->temporary);
+		if (asprintf(&file->temporary, "%s.tmp.%s", file->target, suffix) < 0)
+			file->temporary = checked(NULL);
+		/* Registered before it exists, so a signal can never leave it behind. */
+		interrupt_add_path(file->temporary, false);
+		int fd = open(file->temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0666);
+		if (fd >= 0 || errno != EEXIST)
+			return fd;
+		interrupt_remove_path(file->temporary);
+	}
+	errno = EEXIST;
+	return -1;
+}
+
 int output_file_open(output_file *file, const char *path, plumb_status *status)
 {
 	memset(file, 0, sizeof *file);
 	file->path = checked(strdup(path));
 	bool descriptor;
 	file->target = follow_symlinks(path, &descriptor);
-	struct stat info;
+	struct stat info, link_info;
 	bool exists = stat(file->target, &info) == 0;
 	int fd;
 	if (exists && S_ISDIR(info.st_mode)) {
@@ -750,14 +964,17 @@ int output_file_open(output_file *file, const char *path, plumb_status *status)
 		 * after what it already holds. */
 		fd = open(file->target, O_WRONLY | O_APPEND | O_NOCTTY | O_CLOEXEC);
 	} else if (exists && !S_ISREG(info.st_mode)) {
-		/* A device, FIFO or socket: written in place, never created or truncated. */
-		fd = open(file->target, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+		/* A device, FIFO or socket: written in place, never created or
+		 * truncated, and opened through path so the kernel follows any link. */
+		fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+	} else if (lstat(path, &link_info) == 0 && S_ISLNK(link_info.st_mode) && kernel_follows(path, file->target) != 0) {
+		fd = -1;
+		if (errno == EAGAIN) {
+			file_clear(file);
+			return plumb_fail(status, EAGAIN, "cannot create '%s': the symbolic link changed while it was opened", path);
+		}
 	} else {
-		if (asprintf(&file->temporary, "%s.tmp.%ld", file->target, (long)getpid()) < 0)
-			file->temporary = checked(NULL);
-		/* Registered before it exists, so a signal can never leave it behind. */
-		interrupt_add_path(file->temporary, false);
-		fd = open(file->temporary, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666);
+		fd = create_temporary(file);
 		/* The replacement keeps the permissions of the file it replaces. */
 		if (fd >= 0 && exists)
 			fchmod(fd, info.st_mode & 07777);

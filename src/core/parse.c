@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include "plumb/parse.h"
 
 static int is_blank(const char *s)
@@ -12,16 +11,32 @@ static int is_blank(const char *s)
 	return !s || !*s;
 }
 
+/* The first character after leading white space: strtoull and strtol skip
+ * it, so a sign is looked for there (" -1" must not wrap to 2^64 - 1). */
+static const char *after_spaces(const char *text)
+{
+	while (isspace((unsigned char)*text))
+		text++;
+	return text;
+}
+
+/* Numbers are decimal unless written 0x: "010" is ten, not eight. */
+static int integer_base(const char *digits)
+{
+	return digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X') ? 16 : 10;
+}
+
 int parse_u64(const char *text, uint64_t min, uint64_t max, uint64_t *out, plumb_status *status)
 {
 	if (is_blank(text))
 		return plumb_fail(status, EINVAL, "empty number");
-	if (text[0] == '-')
+	const char *first = after_spaces(text);
+	if (*first == '-' || *first == '+')
 		return plumb_fail(status, EINVAL, "'%s' is not a non-negative integer", text);
 	char *end;
 	errno = 0;
-	unsigned long long v = strtoull(text, &end, 0);
-	if (end == text || *end)
+	unsigned long long v = strtoull(first, &end, integer_base(first));
+	if (end == first || *end)
 		return plumb_fail(status, EINVAL, "'%s' is not an integer", text);
 	if (errno == ERANGE || v < min || v > max)
 		return plumb_fail(status, ERANGE, "'%s' is out of range [%llu, %llu]", text,
@@ -34,10 +49,12 @@ int parse_int(const char *text, long min, long max, long *out, plumb_status *sta
 {
 	if (is_blank(text))
 		return plumb_fail(status, EINVAL, "empty number");
+	const char *first = after_spaces(text);
+	const char *digits = first + (*first == '-' || *first == '+');
 	char *end;
 	errno = 0;
-	long v = strtol(text, &end, 0);
-	if (end == text || *end)
+	long v = strtol(first, &end, integer_base(digits));
+	if (end == first || *end || !isxdigit((unsigned char)*digits))
 		return plumb_fail(status, EINVAL, "'%s' is not an integer", text);
 	if (errno == ERANGE || v < min || v > max)
 		return plumb_fail(status, ERANGE, "'%s' is out of range [%ld, %ld]", text, min, max);
@@ -77,15 +94,18 @@ int parse_size(const char *text, uint64_t *out, plumb_status *status)
 	double v = strtod(text, &end);
 	if (end == text || !isfinite(v) || errno == ERANGE)
 		return plumb_fail(status, EINVAL, "'%s' is not a size (examples: 4096, 32K, 1MiB, 2G)", text);
+	/* Binary multiples only, spelt one way each: K or KiB, in capitals or
+	 * all in lower case.  "Kb" (kilobits?) and "KB" (1000 or 1024?) are
+	 * refused rather than guessed. */
 	static const struct { const char *suffix; double scale; } units[] = {
 		{ "", 1 }, { "B", 1 },
-		{ "K", 1024.0 }, { "KB", 1024.0 }, { "KiB", 1024.0 },
-		{ "M", 1048576.0 }, { "MB", 1048576.0 }, { "MiB", 1048576.0 },
-		{ "G", 1073741824.0 }, { "GB", 1073741824.0 }, { "GiB", 1073741824.0 },
-		{ "T", 1099511627776.0 }, { "TB", 1099511627776.0 }, { "TiB", 1099511627776.0 },
+		{ "K", 1024.0 }, { "KiB", 1024.0 }, { "k", 1024.0 }, { "kib", 1024.0 },
+		{ "M", 1048576.0 }, { "MiB", 1048576.0 }, { "m", 1048576.0 }, { "mib", 1048576.0 },
+		{ "G", 1073741824.0 }, { "GiB", 1073741824.0 }, { "g", 1073741824.0 }, { "gib", 1073741824.0 },
+		{ "T", 1099511627776.0 }, { "TiB", 1099511627776.0 }, { "t", 1099511627776.0 }, { "tib", 1099511627776.0 },
 	};
 	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
-		if (strcasecmp(end, units[i].suffix) != 0)
+		if (strcmp(end, units[i].suffix) != 0)
 			continue;
 		double bytes = v * units[i].scale;
 		if (bytes >= 18446744073709551616.0)
@@ -95,7 +115,7 @@ int parse_size(const char *text, uint64_t *out, plumb_status *status)
 		*out = (uint64_t)bytes;
 		return 0;
 	}
-	return plumb_fail(status, EINVAL, "'%s' has an unknown unit (use B, K, M, G, T, optionally KiB etc.)", text);
+	return plumb_fail(status, EINVAL, "'%s' has an unknown unit (use K, M, G, T or KiB, MiB, GiB, TiB)", text);
 }
 
 int parse_cpu_list(const char *text, int *cpus, int max, int *n, plumb_status *status)

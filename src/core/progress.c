@@ -11,6 +11,27 @@ void progress_begin(progress *p, const char *label, size_t total)
 	p->done = 0;
 	p->started_ns = timer_monotonic_ns();
 	p->last_ns = 0;
+	p->weights = NULL;
+}
+
+void progress_set_weights(progress *p, const double *weights)
+{
+	p->weights = weights;
+}
+
+/* The fraction of the expected work that the done steps are. */
+static double fraction_done(const progress *p, size_t done)
+{
+	if (!p->weights)
+		return (double)done / (double)p->total;
+	double all = 0, finished = 0;
+	for (size_t i = 0; i < p->total; i++) {
+		double w = p->weights[i] > 0 ? p->weights[i] : 0;
+		all += w;
+		if (i < done)
+			finished += w;
+	}
+	return all > 0 ? finished / all : (double)done / (double)p->total;
 }
 
 /* H:MM:SS, or M:SS under an hour. */
@@ -35,12 +56,14 @@ void progress_format(const progress *p, unsigned long long now_ns, char *buffer,
 		return;
 	}
 	size_t done = p->done < p->total ? p->done : p->total;
+	double fraction = fraction_done(p, done);
 	int used = snprintf(buffer, length, "%s: %zu/%zu (%.0f%%), %s elapsed", p->label, done, p->total,
-	                    100.0 * (double)done / (double)p->total, spent);
-	/* The time left at the rate so far: shown once a step is done. */
-	if (done > 0 && done < p->total && used > 0 && (size_t)used < length) {
+	                    100.0 * fraction, spent);
+	/* The time left at the rate so far (in expected cost, when steps are
+	 * weighted): shown once a step is done. */
+	if (done > 0 && done < p->total && fraction > 0 && used > 0 && (size_t)used < length) {
 		char left[32];
-		duration_text(elapsed * (double)(p->total - done) / (double)done, left, sizeof left);
+		duration_text(elapsed * (1 - fraction) / fraction, left, sizeof left);
 		snprintf(buffer + used, length - (size_t)used, ", about %s left", left);
 	}
 }

@@ -1,3 +1,4 @@
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -9,8 +10,12 @@ static int status_fill(plumb_status *status, int code, int with_errno, const cha
 		return -1;
 	status->code = code;
 	int n = vsnprintf(status->message, sizeof status->message, format, ap);
+	/* EFBIG from a write is the file size limit (ulimit -f, or the largest
+	 * file the file system holds); strerror's "File too large" reads as if
+	 * plumb's output were too large for plumb. */
 	if (with_errno && n >= 0 && (size_t)n < sizeof status->message)
-		snprintf(status->message + n, sizeof status->message - (size_t)n, ": %s", strerror(code));
+		snprintf(status->message + n, sizeof status->message - (size_t)n, ": %s",
+		         code == EFBIG ? "file size limit reached (ulimit -f)" : strerror(code));
 	/* One line: a message must never carry a newline into a table or log. */
 	for (char *p = status->message; *p; p++)
 		if (*p == '\n' || *p == '\r')

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -26,6 +27,10 @@ typedef struct perf_slot {
 	uint64_t id;            /* PERF_FORMAT_ID, to find the value in a group read */
 	volatile struct perf_event_mmap_page *page;   /* for rdpmc; NULL if not mapped */
 	counter_value opened;
+	/* duration_time, perf's tool event: wall time while the set is
+	 * enabled, from the monotonic clock (no file descriptor). */
+	bool tool, tool_running;
+	uint64_t tool_ns, tool_since;
 } perf_slot;
 
 typedef struct perf_instance {
@@ -35,6 +40,15 @@ typedef struct perf_instance {
 	const char *method;
 	perf_slot slot[];
 } perf_instance;
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);   /* async-signal-safe: pause and resume call it */
+	return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+}
+
+static void tools_switch(perf_instance *instance, bool on, bool reset);
 
 static long perf_event_open_call(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd,
                                  unsigned long flags)
@@ -93,6 +107,13 @@ static int perf_open(void **out, const char *const *events, size_t n, const coun
 		char reason[COUNTER_REASON_MAX];
 		if (perf_event_resolve(events[i], &spec, reason, sizeof reason) != 0) {
 			counter_value_unsupported(&slot->opened, "%s", reason);
+			opened[i] = slot->opened;
+			continue;
+		}
+		if (spec.kind == PERF_EVENT_KIND_TOOL) {
+			slot->tool = true;
+			slot->opened.state = COUNTER_OK;
+			slot->opened.value = 0;
 			opened[i] = slot->opened;
 			continue;
 		}
@@ -157,11 +178,31 @@ static int group_ioctl(perf_instance *instance, unsigned long request, const cha
 	return 0;
 }
 
+static void tools_switch(perf_instance *instance, bool on, bool reset)
+{
+	uint64_t now = monotonic_ns();
+	for (size_t i = 0; i < instance->n; i++) {
+		perf_slot *slot = &instance->slot[i];
+		if (!slot->tool)
+			continue;
+		if (reset)
+			slot->tool_ns = 0;
+		if (slot->tool_running && !on)
+			slot->tool_ns += now - slot->tool_since;
+		else if (!slot->tool_running && on)
+			slot->tool_since = now;
+		slot->tool_running = on;
+	}
+}
+
 static int perf_start(void *opaque, plumb_status *status)
 {
 	perf_instance *instance = opaque;
 	if (group_ioctl(instance, PERF_EVENT_IOC_RESET, "reset", status) != 0)
 		return -1;
+	/* duration_time runs from here, also with enable_on_exec: perf's runs
+	 * from the start of the command as well. */
+	tools_switch(instance, true, true);
 	/* With enable_on_exec the kernel enables the events at the target's exec. */
 	if (instance->options.enable_on_exec)
 		return 0;
@@ -170,6 +211,7 @@ static int perf_start(void *opaque, plumb_status *status)
 
 static int perf_stop(void *opaque, plumb_status *status)
 {
+	tools_switch(opaque, false, false);
 	return group_ioctl(opaque, PERF_EVENT_IOC_DISABLE, "disable", status);
 }
 
@@ -186,8 +228,17 @@ static int group_ioctl_quiet(perf_instance *instance, unsigned long request)
 	return rc;
 }
 
-static int perf_pause(void *opaque) { return group_ioctl_quiet(opaque, PERF_EVENT_IOC_DISABLE); }
-static int perf_resume(void *opaque) { return group_ioctl_quiet(opaque, PERF_EVENT_IOC_ENABLE); }
+static int perf_pause(void *opaque)
+{
+	tools_switch(opaque, false, false);
+	return group_ioctl_quiet(opaque, PERF_EVENT_IOC_DISABLE);
+}
+
+static int perf_resume(void *opaque)
+{
+	tools_switch(opaque, true, false);
+	return group_ioctl_quiet(opaque, PERF_EVENT_IOC_ENABLE);
+}
 
 static void finish_value(counter_value *value)
 {
@@ -264,9 +315,17 @@ static int perf_read(void *opaque, counter_value *values, plumb_status *status)
 			    read_group(instance, i, values, status) != 0)
 				return -1;
 	}
-	for (size_t i = 0; i < instance->n; i++)
-		if (instance->slot[i].fd >= 0)
+	uint64_t now = monotonic_ns();
+	for (size_t i = 0; i < instance->n; i++) {
+		const perf_slot *slot = &instance->slot[i];
+		if (slot->tool) {
+			uint64_t ns = slot->tool_ns + (slot->tool_running ? now - slot->tool_since : 0);
+			values[i].raw = ns;
+			values[i].time_enabled = values[i].time_running = ns;
+		}
+		if (slot->fd >= 0 || slot->tool)
 			finish_value(&values[i]);
+	}
 	return 0;
 }
 

@@ -30,6 +30,9 @@ const char *counter_event_encoding(const char *backend, const char *name)
 	case PERF_EVENT_KIND_RAW: return "raw";
 	case PERF_EVENT_KIND_PRESET: return "papi-preset";
 	case PERF_EVENT_KIND_NATIVE: return "native";
+	case PERF_EVENT_KIND_PMU: return "pmu";
+	case PERF_EVENT_KIND_TRACEPOINT: return "tracepoint";
+	case PERF_EVENT_KIND_TOOL: return "tool";
 	}
 	return "unknown";
 }

@@ -49,7 +49,7 @@ static bool has_perfmon_capability(void)
 	return (caps >> 38 & 1) || (caps >> 21 & 1);
 }
 
-static void cpu_identity(char *out, size_t length)
+void counter_cpu_identity(char *out, size_t length)
 {
 	unsigned a, b, c, d;
 	char vendor[13] = { 0 };
@@ -75,7 +75,7 @@ void counter_environment_read(counter_environment *out)
 	out->perf_event_paranoid = read_paranoid();
 	out->cpu_pmu_present = cpu_pmu_present();
 	out->privileged = has_perfmon_capability();
-	cpu_identity(out->cpu_identity, sizeof out->cpu_identity);
+	counter_cpu_identity(out->cpu_identity, sizeof out->cpu_identity);
 }
 
 void counter_explain_errno(int err, const counter_environment *env, char *reason, size_t length)

@@ -93,7 +93,6 @@ static void catalogue_rows(output_table *table, const counter_catalogue_entry *e
                            const char *kind, const counter_verification *records, size_t record_count,
                            const char *cpu)
 {
-	counter_vendor here = counter_vendor_of(cpu);
 	for (size_t i = 0; i < n; i++) {
 		const counter_catalogue_entry *e = &entries[i];
 		output_row(table);
@@ -112,21 +111,45 @@ static void catalogue_rows(output_table *table, const counter_catalogue_entry *e
 		    counter_verification_find(records, record_count, e->preset, cpu, e->preset))
 			papi = e->preset;
 		cell_verification(table, records, record_count, e->preset, cpu, papi ? papi : e->papi_native);
-		for (int v = 0; v < COUNTER_VENDOR_COUNT; v++) {
-			const char *native = e->native[v];
-			if (!native) {
-				output_cell_empty(table);
-				output_cell_empty(table);
-				continue;
-			}
-			output_cell_text(table, native);
-			/* Verdicts are per CPU; only this machine's CPU can be looked up. */
-			if (v == (int)here)
-				cell_verification(table, records, record_count, e->preset, cpu, native);
-			else
-				output_cell_text(table, "unverified");
+		/* This CPU's candidate only, or why there is none: another
+		 * vendor's names are in the natives table, never offered here. */
+		char native[256], reason[COUNTER_REASON_MAX];
+		const char *name = counter_catalogue_native(e, cpu, native, sizeof native, reason, sizeof reason);
+		if (name) {
+			output_cell_text(table, name);
+			cell_verification(table, records, record_count, e->preset, cpu, name);
+		} else if (!strncmp(e->preset, "PAPI_", 5)) {
+			output_cell_status(table, "unsupported", reason);
+			output_cell_empty(table);
+		} else {
+			output_cell_empty(table);   /* a software event: the kernel counts it on every CPU */
+			output_cell_empty(table);
 		}
 	}
+}
+
+/* Every table's candidates, one row each (the catalogue's other CPUs). */
+static void add_natives(output_report *report)
+{
+	output_table *table = output_table_add(report, "natives",
+	                                       "Candidate native events of every CPU the catalogue knows (unverified "
+	                                       "unless a validation run on that CPU checked them)");
+	output_column(table, "preset", NULL, 0);
+	output_column(table, "pmu", NULL, 0);
+	output_column(table, "native", NULL, 0);
+	size_t n;
+	const counter_catalogue_entry *entries = counter_catalogue(&n);
+	for (size_t i = 0; i < n; i++)
+		for (int v = 0; v < COUNTER_VENDOR_COUNT; v++) {
+			if (!entries[i].native[v])
+				continue;
+			char name[256];
+			snprintf(name, sizeof name, "%s::%s", counter_vendor_name((counter_vendor)v), entries[i].native[v]);
+			output_row(table);
+			output_cell_text(table, entries[i].preset);
+			output_cell_text(table, counter_vendor_name((counter_vendor)v));
+			output_cell_text(table, name);
+		}
 }
 
 /* Every mapping a validation run recorded for this CPU, last verdict per
@@ -192,16 +215,25 @@ static void add_catalogue(output_report *report, const char *verification_path, 
 	output_column(table, "relation", NULL, 0);
 	output_column(table, "papi_native", NULL, 0);
 	output_column(table, "papi_verification", NULL, 0);
-	output_column(table, "zen4_native", NULL, 0);
-	output_column(table, "zen4_verification", NULL, 0);
-	output_column(table, "icelake_native", NULL, 0);
-	output_column(table, "icelake_verification", NULL, 0);
+	output_column(table, "native", NULL, 0);
+	output_column(table, "native_verification", NULL, 0);
 	size_t n;
 	const counter_catalogue_entry *entries = counter_catalogue(&n);
 	catalogue_rows(table, entries, n, "preset", records, record_count, environment.cpu_identity);
 	entries = counter_catalogue_software(&n);
 	catalogue_rows(table, entries, n, "software", records, record_count, environment.cpu_identity);
 	add_records(report, records, record_count, environment.cpu_identity);
+	add_natives(report);
+	counter_cpu_table cpu_table;
+	counter_cpu_native_table(environment.cpu_identity, &cpu_table);
+	if (cpu_table.known) {
+		output_meta_text(report, "native_pmu", cpu_table.pmu);
+		output_note(report, "native candidates for this CPU, %s, from libpfm4's %s table%s%s", cpu_table.description,
+		            cpu_table.pmu, cpu_table.caveat ? "; " : "", cpu_table.caveat ? cpu_table.caveat : "");
+	} else {
+		output_note(report, "no native-event catalogue for this CPU, %s: the native column is empty "
+		            "(the natives table lists the CPUs plumb has candidates for)", cpu_table.description);
+	}
 	output_note(report, "mappings are 'unverified' until a validation run on this CPU (%s) compares their "
 	            "counts with a prediction (plumb validate records it)", environment.cpu_identity);
 	free(records);

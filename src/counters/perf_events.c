@@ -66,6 +66,9 @@ const char *perf_event_kind_name(perf_event_kind kind)
 	case PERF_EVENT_KIND_RAW: return "raw";
 	case PERF_EVENT_KIND_PRESET: return "preset";
 	case PERF_EVENT_KIND_NATIVE: return "native";
+	case PERF_EVENT_KIND_PMU: return "pmu";
+	case PERF_EVENT_KIND_TRACEPOINT: return "tracepoint";
+	case PERF_EVENT_KIND_TOOL: return "tool";
 	}
 	return "unknown";
 }
@@ -200,9 +203,15 @@ int perf_event_resolve(const char *name, perf_event_spec *spec, char *reason, si
 			return -1;
 		}
 		if (!entry->perf_generic) {
-			snprintf(reason, length, "%s has no perf generic event (%s)%s%s", name, entry->relation,
-			         entry->native[0] ? "; candidate native (unverified): " : "",
-			         entry->native[0] ? entry->native[0] : "");
+			/* A suggestion for this CPU only: another vendor's event
+			 * names would only mislead. */
+			char identity[64], native[256], why[COUNTER_REASON_MAX];
+			counter_cpu_identity(identity, sizeof identity);
+			if (counter_catalogue_native(entry, identity, native, sizeof native, why, sizeof why))
+				snprintf(reason, length, "%s has no perf generic event (%s); candidate native for this CPU "
+				         "(unverified): %s", name, entry->relation, native);
+			else
+				snprintf(reason, length, "%s has no perf generic event (%s); %s", name, entry->relation, why);
 			return -1;
 		}
 		if (resolve_named(entry->perf_generic, spec) != 0 && resolve_cache(entry->perf_generic, spec) != 0) {
@@ -212,7 +221,21 @@ int perf_event_resolve(const char *name, perf_event_spec *spec, char *reason, si
 		spec->kind = PERF_EVENT_KIND_PRESET;
 		return 0;
 	}
-	return resolve_native(name, spec, reason, length);
+	char kernel_reason[COUNTER_REASON_MAX] = "";
+	int kernel = perf_event_resolve_kernel(name, spec, kernel_reason, sizeof kernel_reason);
+	if (kernel <= 0) {
+		if (kernel < 0)
+			snprintf(reason, length, "%s", kernel_reason);
+		return kernel;
+	}
+	if (resolve_native(name, spec, reason, length) == 0)
+		return 0;
+	/* A SUBSYS:NAME that is neither a tracepoint nor a native: both words. */
+	if (kernel_reason[0]) {
+		size_t used = strlen(reason);
+		snprintf(reason + used, length - used, "; %s", kernel_reason);
+	}
+	return -1;
 }
 
 const char *perf_event_papi_name(const char *name, char *buffer, size_t length)
@@ -220,7 +243,8 @@ const char *perf_event_papi_name(const char *name, char *buffer, size_t length)
 	perf_event_spec spec;
 	char reason[COUNTER_REASON_MAX];
 	if (perf_event_resolve(name, &spec, reason, sizeof reason) != 0 || !spec.canonical[0] ||
-	    spec.kind == PERF_EVENT_KIND_RAW || spec.kind == PERF_EVENT_KIND_PRESET)
+	    (spec.kind != PERF_EVENT_KIND_HARDWARE && spec.kind != PERF_EVENT_KIND_SOFTWARE &&
+	     spec.kind != PERF_EVENT_KIND_CACHE))
 		return NULL;
 	/* libpfm4's perf PMU spells perf's names in capitals: page-faults is
 	 * perf::PAGE-FAULTS, L1-dcache-load-misses is perf::L1-DCACHE-LOAD-MISSES. */
@@ -254,6 +278,7 @@ void perf_event_list(counter_list_fn emit, void *argument, bool with_natives)
 	const counter_catalogue_entry *catalogue = counter_catalogue(&n);
 	for (size_t i = 0; i < n; i++)
 		emit(argument, catalogue[i].preset, "preset", catalogue[i].description);
+	perf_event_list_kernel(emit, argument);
 #ifdef PLUMB_HAVE_PFM
 	if (!with_natives)
 		return;

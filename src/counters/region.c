@@ -103,7 +103,7 @@ static void region_thread_exit(void *record)
 
 static void region_at_exit(void)
 {
-	const char *quiet = getenv("PLUMB_REGION_QUIET");
+	const char *quiet = secure_getenv("PLUMB_REGION_QUIET");
 	if (quiet && !strcmp(quiet, "1"))
 		return;
 	plumb_region_report();
@@ -132,8 +132,8 @@ static void region_after_fork_in_child(void)
 
 static void region_configure(void)
 {
-	const char *events = getenv("PLUMB_EVENTS");
-	const char *backend = getenv("PLUMB_BACKEND");
+	const char *events = secure_getenv("PLUMB_EVENTS");
+	const char *backend = secure_getenv("PLUMB_BACKEND");
 	plumb_status status;
 	if (!events || !events[0])
 		events = "task-clock,page-faults";
@@ -510,14 +510,14 @@ void plumb_region_report(void)
 		return;
 	}
 	output_meta_text(report, "backend", runtime.backend);
-	output_meta_text(report, "events", getenv("PLUMB_EVENTS") && getenv("PLUMB_EVENTS")[0]
-	                                   ? getenv("PLUMB_EVENTS") : "task-clock,page-faults");
+	output_meta_text(report, "events", secure_getenv("PLUMB_EVENTS") && secure_getenv("PLUMB_EVENTS")[0]
+	                                   ? secure_getenv("PLUMB_EVENTS") : "task-clock,page-faults");
 	output_meta_integer(report, "pid", (int64_t)getpid());
 	add_summary_table(report);
 	add_totals_table(report);
 	add_configuration_error(report);
 	plumb_status status;
-	const char *json = getenv("PLUMB_REGION_JSON");
+	const char *json = secure_getenv("PLUMB_REGION_JSON");
 	if (json && json[0]) {
 		if (output_write_file(report, OUTPUT_JSON, json, &status) != 0)
 			fprintf(stderr, "plumb regions: %s\n", status.message);

@@ -83,13 +83,13 @@ static void agent_finish(void)
 __attribute__((constructor))
 static void agent_start(void)
 {
-	const char *fd_text = getenv(STAT_AGENT_FD_ENV);
+	const char *fd_text = secure_getenv(STAT_AGENT_FD_ENV);
 	if (!fd_text)
 		return;
 	char *end;
 	long fd = strtol(fd_text, &end, 10);
-	const char *events = getenv(STAT_AGENT_EVENTS_ENV);
-	const char *backend = getenv(STAT_AGENT_BACKEND_ENV);
+	const char *events = secure_getenv(STAT_AGENT_EVENTS_ENV);
+	const char *backend = secure_getenv(STAT_AGENT_BACKEND_ENV);
 	if (*end || fd < 0 || fd > 65535 || fcntl((int)fd, F_GETFD) < 0)
 		return;
 	agent.fd = (int)fd;

@@ -162,6 +162,11 @@ output_report *counter_stat_report(const counter_stat_request *request, const co
 		if (WIFSIGNALED(w))
 			output_note(report, "the command was killed by signal %d in %zu of %zu runs", WTERMSIG(w),
 			            result->failed_runs, result->runs);
+		else if (WEXITSTATUS(w) == 126 || WEXITSTATUS(w) == 127)
+			output_note(report, "the command did not start in %zu of %zu runs (exit status %d: a missing shared "
+			            "library, file or interpreter? its own message went to standard error): the figures of "
+			            "those runs are of a failed start, not of the program's work",
+			            result->failed_runs, result->runs, WEXITSTATUS(w));
 		else
 			output_note(report, "the command exited with status %d in %zu of %zu runs", WEXITSTATUS(w),
 			            result->failed_runs, result->runs);
@@ -210,12 +215,15 @@ void counter_stat_print(FILE *f, const counter_stat_request *request, const coun
 		char line[256], rate[64] = "";
 		if (ev->clock)
 			snprintf(line, sizeof line, "%18.2f msec %-24s", ev->mean / 1e6, name);
+		else if (!strcmp(name, "duration_time"))
+			snprintf(line, sizeof line, "%18.0f ns   %-24s", ev->mean, name);
 		else
 			snprintf(line, sizeof line, "%18.0f      %-24s", ev->mean, name);
 		if (ev->rate_unit && !isnan(ev->rate))
 			rate_text(ev->rate, ev->rate_unit, rate, sizeof rate);
 		char whole[512];
-		int used = snprintf(whole, sizeof whole, "%s # %-24s", line, rate);
+		int used = rate[0] ? snprintf(whole, sizeof whole, "%s # %-24s", line, rate)
+		                   : snprintf(whole, sizeof whole, "%s   %-24s", line, "");
 		if (!isnan(ev->mean_error_percent))
 			used += snprintf(whole + used, sizeof whole - (size_t)used, "  ( +- %5.2f%% )", ev->mean_error_percent);
 		if (ev->multiplexed)

@@ -33,7 +33,7 @@ static int run_once(const char *backend, const char *const *events, size_t n, co
 	if (pipe2(go, O_CLOEXEC) != 0 || pipe2(failed, O_CLOEXEC) != 0)
 		return plumb_fail_errno(status, errno, "pipe");
 	fflush(NULL);
-	pid_t child = interrupt_fork(false);
+	pid_t child = interrupt_fork_command();
 	if (child < 0)
 		return plumb_fail_errno(status, errno, "fork");
 	if (child == 0) {
@@ -112,7 +112,7 @@ static int run_once_agent(const char *backend, const char *const *events, size_t
 		return plumb_fail_errno(status, errno, "pipe");
 	fflush(NULL);
 	uint64_t begin = monotonic_ns();
-	pid_t child = interrupt_fork(false);
+	pid_t child = interrupt_fork_command();
 	if (child < 0)
 		return plumb_fail_errno(status, errno, "fork");
 	if (child == 0) {
@@ -124,7 +124,7 @@ static int run_once_agent(const char *backend, const char *const *events, size_t
 			char fd_text[16], preload[8192];
 			fcntl(data[1], F_SETFD, 0);
 			snprintf(fd_text, sizeof fd_text, "%d", data[1]);
-			const char *previous = getenv("LD_PRELOAD");
+			const char *previous = secure_getenv("LD_PRELOAD");
 			snprintf(preload, sizeof preload, "%s%s%s", library, previous && previous[0] ? ":" : "",
 			         previous ? previous : "");
 			setenv(STAT_AGENT_FD_ENV, fd_text, 1);
@@ -271,8 +271,8 @@ static void summarize(const counter_stat_request *request, counter_stat_result *
 	double seconds = !isnan(task_clock_ns) ? task_clock_ns / 1e9 : elapsed.mean / 1e9;
 	for (size_t e = 0; e < n; e++) {
 		counter_stat_event *ev = &result->events[e];
-		if (ev->counted == 0)
-			continue;
+		if (ev->counted == 0 || !strcmp(request->events[e], "duration_time"))
+			continue;   /* wall time needs no rate, as in perf */
 		if (ev->clock) {
 			if (elapsed.mean > 0) {
 				ev->rate = ev->mean / elapsed.mean;

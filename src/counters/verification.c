@@ -13,6 +13,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include "plumb/counters.h"
+#include "plumb/read_file.h"
 
 const char *counter_verdict_name(counter_verdict verdict)
 {
@@ -87,7 +88,7 @@ int counter_verification_parse(const char *text, size_t length, const char *orig
 {
 	*records = NULL;
 	*n = 0;
-	size_t capacity = 0, line_number = 0, offset = 0;
+	size_t capacity = 0, line_number = 0, offset = read_file_bom_length(text, length);
 	while (offset < length) {
 		const char *start = text + offset;
 		const char *newline = memchr(start, '\n', length - offset);
@@ -133,41 +134,13 @@ int counter_verification_load(const char *path, counter_verification **records, 
 {
 	*records = NULL;
 	*n = 0;
-	FILE *f = fopen(path, "r");
-	if (!f) {
-		if (errno == ENOENT)
-			return 0;
-		return plumb_fail_errno(status, errno, "cannot read verification records %s", path);
-	}
-	char *text = NULL;
-	size_t length = 0, capacity = 0;
-	for (;;) {
-		if (length + 4096 > capacity) {
-			capacity = capacity ? 2 * capacity : 65536;
-			if (capacity > ((size_t)64 << 20)) {
-				free(text);
-				fclose(f);
-				return plumb_fail(status, EFBIG, "%s: verification records larger than 64 MiB", path);
-			}
-			char *grown = realloc(text, capacity);
-			if (!grown) {
-				free(text);
-				fclose(f);
-				return plumb_fail(status, ENOMEM, "out of memory reading %s", path);
-			}
-			text = grown;
-		}
-		size_t got = fread(text + length, 1, capacity - length, f);
-		length += got;
-		if (got == 0)
-			break;
-	}
-	int err = ferror(f) ? (errno ? errno : EIO) : 0;
-	fclose(f);
-	if (err) {
-		free(text);
-		return plumb_fail_errno(status, err, "cannot read verification records %s", path);
-	}
+	if (access(path, F_OK) != 0 && errno == ENOENT)
+		return 0;
+	char *text;
+	size_t length;
+	plumb_status read_status;
+	if (read_file_limited(path, READ_FILE_MAX_BYTES, &text, &length, &read_status) != 0)
+		return plumb_fail(status, read_status.code, "verification records: %s", read_status.message);
 	int rc = counter_verification_parse(text ? text : "", length, path, records, n, status);
 	free(text);
 	return rc;
@@ -368,19 +341,15 @@ int counter_verification_append(const char *path, const counter_verification *re
 
 int counter_verification_default_path(char *out, size_t length, plumb_status *status)
 {
-	const char *explicit_path = getenv("PLUMB_VERIFICATION");
-	const char *data = getenv("XDG_DATA_HOME");
-	const char *home = getenv("HOME");
-	int n;
-	if (explicit_path && explicit_path[0])
-		n = snprintf(out, length, "%s", explicit_path);
-	else if (data && data[0] == '/')   /* the XDG spec ignores relative values */
-		n = snprintf(out, length, "%s/plumb/verification.tsv", data);
-	else if (home && home[0])
-		n = snprintf(out, length, "%s/.local/share/plumb/verification.tsv", home);
-	else
-		return plumb_fail(status, ENOENT, "no place for verification records: set PLUMB_VERIFICATION, "
-		                  "XDG_DATA_HOME or HOME");
+	/* Only a file the user named: a validation run once appended to a file
+	 * under the user's home on every run, a side effect nobody asked for.
+	 * secure_getenv: a setuid program linked with libplumb must not write
+	 * where its caller's environment says. */
+	const char *explicit_path = secure_getenv("PLUMB_VERIFICATION");
+	if (!explicit_path || !explicit_path[0])
+		return plumb_fail(status, ENOENT, "no verification records file asked for (give --verification FILE "
+		                  "or set PLUMB_VERIFICATION)");
+	int n = snprintf(out, length, "%s", explicit_path);
 	if (n < 0 || (size_t)n >= length)
 		return plumb_fail(status, ENAMETOOLONG, "verification records path too long");
 	return 0;

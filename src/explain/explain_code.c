@@ -59,6 +59,8 @@ typedef struct code_context {
 	unsigned depth;
 	unsigned ids[MAX_DEPTH];    /* region ids (into names), outermost first */
 	uint64_t lines, strided_lines;   /* new lines referenced, and those by a constant-stride instruction */
+	uint64_t *uses;                  /* per definition of the compact stream: its uses in this context */
+	size_t use_capacity;
 } code_context;
 
 typedef struct code_thread {
@@ -66,6 +68,19 @@ typedef struct code_thread {
 	unsigned ids[MAX_DEPTH];
 	unsigned context;
 } code_thread;
+
+/* A definition of plumbgrind's compact stream (trace_compact), copied from
+ * its templates: its fetches and the instruction addresses of its data
+ * references, in order. */
+typedef struct code_definition {
+	uint32_t fetch_first, data_first;
+	uint8_t fetch_count, data_count;
+} code_definition;
+
+typedef struct code_fetch {
+	uint64_t address;
+	uint16_t size;
+} code_fetch;
 
 typedef struct code_mapping {
 	uint64_t start, end, offset;
@@ -86,6 +101,14 @@ struct explain_code {
 	size_t thread_count;
 	code_mapping *maps;
 	size_t map_count, map_capacity;
+	/* the compact stream's definitions (explain_code_compact) */
+	uint64_t stream;
+	code_definition *definitions;
+	size_t definition_count, definition_capacity;
+	code_fetch *fetches;
+	size_t fetch_count, fetch_capacity;
+	uint64_t *data_pcs;
+	size_t data_count, data_capacity;
 	unsigned line_shift;
 	bool failed;                        /* out of memory: no prices */
 };
@@ -181,6 +204,11 @@ void explain_code_free(explain_code *c)
 		free(c->names[i]);
 	for (size_t i = 0; i < c->map_count; i++)
 		free(c->maps[i].path);
+	for (size_t i = 0; i < c->context_count; i++)
+		free(c->contexts[i].uses);
+	free(c->definitions);
+	free(c->fetches);
+	free(c->data_pcs);
 	free(c->names);
 	free(c->maps);
 	free(c->contexts);
@@ -210,7 +238,7 @@ static bool grow_slots(explain_code *c)
 	return true;
 }
 
-static void count_fetch(explain_code *c, unsigned context, uint64_t address, uint16_t size)
+static void count_fetch(explain_code *c, unsigned context, uint64_t address, uint16_t size, uint64_t times)
 {
 	uint64_t key = ((uint64_t)context << 48) | (address & 0xffffffffffffULL);
 	if (!key)
@@ -224,14 +252,14 @@ static void count_fetch(explain_code *c, unsigned context, uint64_t address, uin
 				c->failed = true;
 				return;
 			}
-			count_fetch(c, context, address, size);
+			count_fetch(c, context, address, size, times);
 			return;
 		}
 		c->slots[i].key = key;
 		c->slots[i].size = size;
 		c->slot_used++;
 	}
-	c->slots[i].count++;
+	c->slots[i].count += times;
 }
 
 static bool grow_strides(explain_code *c)
@@ -365,7 +393,7 @@ void explain_code_batch(explain_code *c, const trace_record *records, size_t n)
 			return;
 		switch (rec->kind) {
 		case TRACE_INSTRUCTION:
-			count_fetch(c, t->context, rec->address, rec->size);
+			count_fetch(c, t->context, rec->address, rec->size, 1);
 			break;
 		case TRACE_READ:
 		case TRACE_WRITE:
@@ -398,6 +426,125 @@ void explain_code_batch(explain_code *c, const trace_record *records, size_t n)
 		default:
 			break;
 		}
+	}
+}
+
+/* The compact stream's uses counted so far, as the fetches they stand for
+ * (each definition's once per context), and the counts cleared. */
+static void flush_uses(explain_code *c)
+{
+	for (size_t k = 0; k < c->context_count && !c->failed; k++) {
+		code_context *x = &c->contexts[k];
+		size_t n = x->use_capacity < c->definition_count ? x->use_capacity : c->definition_count;
+		for (size_t d = 0; d < n && !c->failed; d++) {
+			uint64_t times = x->uses[d];
+			if (!times)
+				continue;
+			const code_definition *def = &c->definitions[d];
+			for (unsigned i = 0; i < def->fetch_count; i++)
+				count_fetch(c, (unsigned)k, c->fetches[def->fetch_first + i].address,
+				            c->fetches[def->fetch_first + i].size, times);
+			x->uses[d] = 0;
+		}
+	}
+}
+
+/* array with room for need elements of size (the new ones zero), or NULL
+ * (array kept) when out of memory. */
+static void *grow(void *array, size_t *capacity, size_t need, size_t size)
+{
+	if (need <= *capacity)
+		return array;
+	size_t count = *capacity ? *capacity : 1024;
+	while (count < need)
+		count *= 2;
+	unsigned char *grown = realloc(array, count * size);
+	if (!grown)
+		return NULL;
+	memset(grown + *capacity * size, 0, (count - *capacity) * size);
+	*capacity = count;
+	return grown;
+}
+
+/* The run's new definitions, copied from its templates. */
+static bool learn_definitions(explain_code *c, const trace_compact *run)
+{
+	if (run->stream != c->stream || run->definitions < c->definition_count) {
+		/* another stream: its numbers mean other code */
+		flush_uses(c);
+		c->stream = run->stream;
+		c->definition_count = c->fetch_count = c->data_count = 0;
+	}
+	if (run->definitions == c->definition_count)
+		return true;
+	code_definition *definitions = grow(c->definitions, &c->definition_capacity, run->definitions,
+	                                    sizeof *definitions);
+	if (!definitions)
+		return false;
+	c->definitions = definitions;
+	for (size_t d = c->definition_count; d < run->definitions; d++) {
+		const trace_record *t = run->templates + run->first[d];
+		size_t count = run->count[d];
+		code_fetch *fetches = grow(c->fetches, &c->fetch_capacity, c->fetch_count + count, sizeof *fetches);
+		if (fetches)
+			c->fetches = fetches;
+		uint64_t *data_pcs = grow(c->data_pcs, &c->data_capacity, c->data_count + count, sizeof *data_pcs);
+		if (data_pcs)
+			c->data_pcs = data_pcs;
+		if (!fetches || !data_pcs)
+			return false;
+		code_definition *def = &c->definitions[d];
+		*def = (code_definition){ .fetch_first = (uint32_t)c->fetch_count, .data_first = (uint32_t)c->data_count };
+		for (size_t i = 0; i < count; i++) {
+			if (t[i].kind == TRACE_INSTRUCTION) {
+				c->fetches[c->fetch_count++] = (code_fetch){ .address = t[i].address, .size = t[i].size };
+				def->fetch_count++;
+			} else {
+				c->data_pcs[c->data_count++] = (t[i].flags & TRACE_HAS_INSTRUCTION_ADDRESS) ? t[i].instruction_address : 0;
+				def->data_count++;
+			}
+		}
+	}
+	c->definition_count = run->definitions;
+	/* new code ran: perhaps from a file mapped since */
+	read_maps(c);
+	return true;
+}
+
+void explain_code_compact(explain_code *c, const trace_compact *run)
+{
+	if (!c || c->failed || !run->words)
+		return;
+	if (run->filtered) {
+		c->failed = true;   /* the L1 filter's entries do not say which instructions ran */
+		return;
+	}
+	trace_compact settled;
+	if (run->unchecked) {
+		settled = *run;
+		trace_compact_settle(&settled);
+		run = &settled;
+	}
+	code_thread *t = thread_of(c, run->thread);
+	if (!t || !learn_definitions(c, run)) {
+		c->failed = true;
+		return;
+	}
+	code_context *x = &c->contexts[t->context];
+	uint64_t *uses = grow(x->uses, &x->use_capacity, c->definition_count, sizeof *uses);
+	if (!uses) {
+		c->failed = true;
+		return;
+	}
+	x->uses = uses;
+	for (const uint64_t *w = run->words; w < run->end;) {
+		uint32_t id = (uint32_t)w[0];
+		size_t data = (size_t)(w[0] >> 32) & 0xff;
+		uses[id]++;
+		const uint64_t *pc = c->data_pcs + c->definitions[id].data_first;
+		for (size_t i = 0; i < data; i++)
+			watch_stride(c, t->context, pc[i], w[1 + i]);
+		w += 1 + data;
 	}
 }
 
@@ -1232,6 +1379,7 @@ int explain_code_finish(explain_code *c, explain_result *result, bool price_bloc
 {
 	if (!c)
 		return 0;
+	flush_uses(c);
 	/* what the strides said, per region */
 	for (size_t k = 0; k < c->context_count; k++) {
 		code_context *x = &c->contexts[k];

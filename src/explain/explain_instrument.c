@@ -1,13 +1,17 @@
 /* The instrumented source, and the simulated one from the same run: the
  * program runs once under plumbgrind, whose summary gives the exact counts
- * per region and whose reference trace (with the region markers) streams
- * through a pipe into the simulation (explain_simulate_trace). */
+ * per region and whose references (with the region markers) come through
+ * its binary ring of shared memory into the simulation
+ * (explain_simulate_trace), as under plumb sim. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "plumb/explain.h"
+#include "plumb/interrupt.h"
+#include "plumb/tempdir.h"
 #include "plumb/trace.h"
 #include "explain/explain_internal.h"
 
@@ -43,82 +47,128 @@ static int take_summary(explain_result *result, const instrument_summary *summar
 }
 
 /* The program's own counters are off under Valgrind: no summary file of the
- * markers, and no counter reads (rdpmc is not emulated).  The environment
- * is the only channel to the child valgrind starts; plumb is one thread
- * here, and the values are put back at once. */
-typedef struct saved_environment {
-	char *value[4];
-	bool had[4];
-} saved_environment;
+ * markers, and no counter reads (rdpmc is not emulated); and, as in the
+ * measured runs (explain_measure.c), no lazy binding inside a region.  Set
+ * in the child only (trace_launch.environment). */
+static const char *const valgrind_environment[] = { "PLUMB_BACKEND=none", "PLUMB_REGION_QUIET=1",
+                                                    "PLUMB_REGION_JSON", "LD_BIND_NOW=1", NULL };
 
-static const char *const environment_names[4] = { "PLUMB_BACKEND", "PLUMB_REGION_QUIET", "PLUMB_REGION_JSON",
-                                                  "LD_BIND_NOW" };
-
-static void environment_for_valgrind(saved_environment *saved)
+/* Reads the trace to its end without simulating (--no-simulate). */
+static int drain(trace_reader *reader, plumb_status *status)
 {
-	for (int i = 0; i < 4; i++) {
-		const char *value = getenv(environment_names[i]);
-		saved->had[i] = value != NULL;
-		saved->value[i] = value ? strdup(value) : NULL;
-	}
-	setenv("PLUMB_BACKEND", "none", 1);
-	setenv("PLUMB_REGION_QUIET", "1", 1);
-	unsetenv("PLUMB_REGION_JSON");
-	/* As in the measured runs (explain_measure.c): no lazy binding inside a region. */
-	setenv("LD_BIND_NOW", "1", 1);
+	const trace_record *batch;
+	trace_compact compact;
+	long got;
+	/* the ring's runs of entries as they come, not expanded into records */
+	while ((got = trace_reader_view_compact(reader, &batch, &compact, 65536, status)) > 0)
+		;
+	return got < 0 ? -1 : 0;
 }
 
-static void environment_restore(saved_environment *saved)
+static void remove_folder(const char *folder, const char *summary)
 {
-	for (int i = 0; i < 4; i++) {
-		if (saved->had[i] && saved->value[i])
-			setenv(environment_names[i], saved->value[i], 1);
-		else
-			unsetenv(environment_names[i]);
-		free(saved->value[i]);
-	}
+	unlink(summary);
+	rmdir(folder);
+	interrupt_remove_path(summary);
+	interrupt_remove_path(folder);
 }
 
+/* One run under plumbgrind through the launcher every command shares
+ * (trace_reader_open_launch): its binary ring feeds the simulation while
+ * the tool counts exactly, and its summary gives the counts at the end. */
 int explain_instrument(char *const argv[], const explain_options *options, explain_result *result,
                        plumb_status *status)
 {
-	instrument_options run_options;
-	instrument_options_init(&run_options);
-	run_options.valgrind = options->valgrind;
-	run_options.program_stdout = options->program_stdout;
-	instrument_summary summary;
-	saved_environment saved;
 	bool simulate = options->simulate && explain_simulation_available(result->simulate_error,
 	                                                                  sizeof result->simulate_error);
-	environment_for_valgrind(&saved);
-	if (!simulate) {
-		int rc = instrument_run(argv, &run_options, &summary, status);
-		environment_restore(&saved);
-		if (rc != 0)
-			return -1;
-	} else {
-		instrument_process process;
-		int rc = instrument_start(argv, &run_options, 1, &process, status);
-		environment_restore(&saved);
-		if (rc != 0)
-			return -1;
-		char path[64];
-		snprintf(path, sizeof path, "/proc/self/fd/%d", process.trace_fd);
-		plumb_status simulate_status;
-		trace_reader *reader = NULL;
-		if (trace_reader_open(&reader, path, TRACE_FORMAT_LACKEY, &simulate_status) != 0 ||
-		    explain_simulate_trace(reader, options, result, process.pid, &simulate_status) != 0)
-			snprintf(result->simulate_error, sizeof result->simulate_error, "%s", simulate_status.message);
-		if (reader)
-			trace_reader_close(reader, NULL);
-		if (instrument_finish(&process, &summary, status) != 0)
-			return -1;
-		if (summary.trace_error && !result->simulate_error[0])
-			snprintf(result->simulate_error, sizeof result->simulate_error, "the trace is incomplete: %s",
-			         summary.trace_error);
+	char folder[PATH_MAX - 32], summary_path[PATH_MAX];
+	if (temp_folder(folder, sizeof folder, "plumb-explain-vg.XXXXXX", status) != 0)
+		return -1;
+	snprintf(summary_path, sizeof summary_path, "%s/summary", folder);
+	interrupt_add_path(summary_path, false);
+	/* with plumbgrind's code map, which places the executable's symbols
+	 * (explain_name_data) and tells an exit from an exec */
+	const char *valgrind_options[4];
+	size_t n = 0;
+	if (options->fair_sched)
+		valgrind_options[n++] = "--fair-sched=yes";
+	valgrind_options[n] = NULL;
+	trace_launch_exit exit_info;
+	trace_launch launch;
+	trace_launch_init(&launch);
+	launch.valgrind_options = valgrind_options;
+	launch.valgrind = options->valgrind;
+	launch.summary_path = summary_path;
+	launch.program_stdout = options->program_stdout >= 0 ? options->program_stdout : STDOUT_FILENO;
+	launch.environment = valgrind_environment;
+	launch.exit = &exit_info;
+	trace_reader *reader;
+	if (trace_reader_open_launch(&reader, argv, &launch, status) != 0) {
+		remove_folder(folder, summary_path);
+		return -1;
 	}
-	int rc = take_summary(result, &summary, status);
+	plumb_status simulate_status;
+	int traced = simulate ? explain_simulate_trace(reader, options, result, &simulate_status)
+	                      : drain(reader, &simulate_status);
+	/* An exec: the trace and the counts end there (trace_reader_code_map says so). */
+	trace_code_map *map = NULL;
+	plumb_status exec_status;
+	bool exec = false;
+	if (traced == 0 && trace_reader_code_map(reader, &map, &exec_status) != 0) {
+		exec = exec_status.code == ENOENT;
+		traced = -1;
+		simulate_status = exec_status;
+	}
+	if (traced == 0 && simulate && result->shared_count) {
+		explain_name_data(argv[0], map, result->shared, result->shared_count);
+		for (size_t i = 0; i < result->shared_count; i++) {
+			const explain_shared_line *line = &result->shared[i];
+			explain_result_note(result, "simulated: %s shared line: 0x%llx, %s: %llu false-sharing and %llu "
+			                    "true-sharing misses, %llu invalidations", i == 0 ? "the hottest" : "another",
+			                    (unsigned long long)line->address, line->variable,
+			                    (unsigned long long)line->false_sharing, (unsigned long long)line->true_sharing,
+			                    (unsigned long long)line->invalidations);
+		}
+	}
+	trace_code_map_free(map);
+	plumb_status ignored;
+	if (traced != 0 && !exec)
+		drain(reader, &ignored);   /* the counts still come when the program ends */
+	plumb_status close_status;
+	int closed = trace_reader_close(reader, &close_status);
+	if (exec) {
+		remove_folder(folder, summary_path);
+		return plumb_fail(status, EXDEV, "%s", exec_status.message);
+	}
+	if (exit_info.exec_failed) {
+		remove_folder(folder, summary_path);
+		return plumb_fail(status, ECHILD, "%s", close_status.message);
+	}
+	if (traced != 0) {
+		if (simulate)
+			snprintf(result->simulate_error, sizeof result->simulate_error, "%s", simulate_status.message);
+		else {
+			remove_folder(folder, summary_path);
+			*status = simulate_status;
+			return -1;
+		}
+	}
+	if (closed != 0 && !exit_info.ended) {
+		remove_folder(folder, summary_path);
+		*status = close_status;
+		return -1;
+	}
+	instrument_summary summary;
+	int rc = instrument_summary_read(&summary, summary_path, status);
+	remove_folder(folder, summary_path);
+	if (rc != 0)
+		return -1;
+	summary.exit_code = exit_info.code;
+	summary.exit_signal = exit_info.signal;
+	if (summary.trace_error && !result->simulate_error[0])
+		snprintf(result->simulate_error, sizeof result->simulate_error, "the trace is incomplete: %s",
+		         summary.trace_error);
+	rc = take_summary(result, &summary, status);
 	instrument_summary_free(&summary);
 	return rc;
 }
-

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 #include <json-c/json.h>
+#include "plumb/read_file.h"
 #include "plumb/arena.h"
 #include "plumb/bandwidth.h"
 #include "plumb/chase.h"
@@ -353,32 +354,11 @@ static bool from_machine_report(json_object *root, explain_machine *m)
 int explain_machine_load(const char *path, explain_machine *out, plumb_status *status)
 {
 	machine_clear(out);
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return plumb_fail_errno(status, errno, "--machine: cannot open '%s'", path);
-	size_t length = 0, capacity = 1 << 16;
-	char *text = malloc(capacity + 1);
-	for (;;) {
-		if (!text)
-			break;
-		length += fread(text + length, 1, capacity - length, f);
-		if (length < capacity)
-			break;
-		capacity *= 2;
-		char *bigger = realloc(text, capacity + 1);
-		if (!bigger)
-			free(text);
-		text = bigger;
-	}
-	bool failed = ferror(f);
-	fclose(f);
-	if (!text)
-		return plumb_fail(status, ENOMEM, "out of memory reading '%s'", path);
-	if (failed) {
-		free(text);
-		return plumb_fail(status, EIO, "--machine: cannot read '%s'", path);
-	}
-	text[length] = 0;
+	char *text;
+	size_t length;
+	plumb_status read_status;
+	if (read_file_limited(path, READ_FILE_MAX_BYTES, &text, &length, &read_status) != 0)
+		return plumb_fail(status, read_status.code, "--machine: %s", read_status.message);
 	json_object *root = json_tokener_parse(text);
 	if (root && from_machine_report(root, out)) {
 		json_object_put(root);

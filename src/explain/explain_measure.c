@@ -15,6 +15,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "plumb/read_file.h"
+#include "plumb/tempdir.h"
 #include "plumb/explain.h"
 #include "plumb/interrupt.h"
 
@@ -154,28 +156,9 @@ int explain_measure_add_regions(explain_result *result, const output_report *reg
 
 static char *read_whole_file(const char *path)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	size_t length = 0, capacity = 65536;
-	char *text = malloc(capacity + 1);
-	while (text) {
-		size_t got = fread(text + length, 1, capacity - length, f);
-		length += got;
-		if (length < capacity)
-			break;
-		capacity *= 2;
-		char *bigger = realloc(text, capacity + 1);
-		if (!bigger) {
-			free(text);
-			text = NULL;
-		}
-		text = bigger;
-	}
-	fclose(f);
-	if (text)
-		text[length] = 0;
-	return text;
+	char *text;
+	size_t length;
+	return read_file_limited(path, READ_FILE_MAX_BYTES, &text, &length, NULL) == 0 ? text : NULL;
 }
 
 typedef struct one_run {
@@ -202,7 +185,7 @@ static int run_once(char *const argv[], const explain_options *options, explain_
 	fflush(NULL);
 	/* Registered for plumb's signal handling (interrupt.h); in plumb's own
 	 * process group, like plumb stat's, so the terminal reaches it. */
-	pid_t child = interrupt_fork(false);
+	pid_t child = interrupt_fork_command();
 	if (child < 0) {
 		int error = errno;
 		close(go[0]), close(go[1]), close(failed[0]), close(failed[1]);
@@ -281,18 +264,17 @@ int explain_measure(char *const argv[], const explain_options *options, explain_
 			strcat(events, ",");
 		strcat(events, result->events[e]);
 	}
-	const char *tmp = getenv("TMPDIR");
 	char folder[4096];
-	snprintf(folder, sizeof folder, "%s/plumb-explain.XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
-	if (!mkdtemp(folder))
-		return plumb_fail_errno(status, errno, "cannot create a temporary folder in %s", tmp && tmp[0] ? tmp : "/tmp");
+	if (temp_folder(folder, sizeof folder, "plumb-explain.XXXXXX", status) != 0)
+		return -1;
 	char json_path[4200];
 	snprintf(json_path, sizeof json_path, "%s/regions.json", folder);
-	interrupt_add_path(folder, true);
 	interrupt_add_path(json_path, false);
 	explain_region *program = explain_result_region(result, EXPLAIN_PROGRAM);
 	int rc = 0;
 	bool any_regions = false;
+	unsigned failed_runs = 0, start_failures = 0;   /* non-zero exits; of them 126 and 127 */
+	int first_failure = 0;
 	for (unsigned r = 0; rc == 0 && r < result->runs; r++) {
 		one_run run;
 		unlink(json_path);
@@ -323,8 +305,10 @@ int explain_measure(char *const argv[], const explain_options *options, explain_
 		if (WIFSIGNALED(run.wait_status))
 			explain_result_note(result, "run %u: the program was killed by signal %d (%s)", r + 1,
 			                    WTERMSIG(run.wait_status), strsignal(WTERMSIG(run.wait_status)));
-		else if (result->exit_code != 0)
-			explain_result_note(result, "the program exited with status %d", result->exit_code);
+		if (result->exit_code != 0 && failed_runs++ == 0)
+			first_failure = result->exit_code;
+		if (WIFEXITED(run.wait_status) && (result->exit_code == 126 || result->exit_code == 127))
+			start_failures++;
 		char *text = read_whole_file(json_path);
 		if (!text)
 			continue;
@@ -346,6 +330,21 @@ int explain_measure(char *const argv[], const explain_options *options, explain_
 	interrupt_remove_path(folder);
 	if (rc != 0)
 		return -1;
+	/* A program that never ran to a good end measured nothing of its work:
+	 * its times are those of a failure (a loader that found no library, a
+	 * missing file), and presenting them beside a prediction would be a
+	 * wrong number. */
+	if (failed_runs == result->runs && start_failures == result->runs)
+		return plumb_fail(status, ECHILD, "'%s' did not start: it exited with status %d in all %u runs (a missing "
+		                  "shared library, file or interpreter? its own message is above); nothing was measured",
+		                  argv[0], first_failure, result->runs);
+	if (failed_runs == result->runs && !result->exit_signal)
+		return plumb_fail(status, ECHILD, "'%s' exited with status %d in all %u runs: a failed run is not a "
+		                  "measurement (its own message is above)", argv[0], first_failure, result->runs);
+	if (failed_runs > 0)
+		explain_result_note(result, "the program exited with a non-zero status in %u of %u runs (status %d%s)",
+		                    failed_runs, result->runs, result->exit_code,
+		                    start_failures ? "; 126 and 127 mean it did not start" : "");
 	/* The other backend, in one line: what it would count here. */
 	const char *other = !strcmp(result->backend, "papi") ? "perf" : !strcmp(result->backend, "perf") ? "papi" : NULL;
 	plumb_status usable;

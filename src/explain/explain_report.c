@@ -216,15 +216,17 @@ static void add_simulated(output_report *report, const explain_result *r)
 	output_column(t, "invalidations", NULL, 0);
 	output_column(t, "transfers", NULL, 0);
 	output_column(t, "upgrades", NULL, 0);
+	output_column(t, "true_sharing", NULL, 0);
+	output_column(t, "false_sharing", NULL, 0);
 	for (size_t i = 0; i < r->region_count; i++) {
 		const explain_region *region = &r->regions[i];
 		const explain_simulated *s = &region->simulated;
 		output_row(t);
 		output_cell_text(t, region->name);
-		uint64_t values[11] = { s->references, s->l1i_misses, s->misses[0], s->misses[1], s->misses[2],
+		uint64_t values[13] = { s->references, s->l1i_misses, s->misses[0], s->misses[1], s->misses[2],
 		                        s->sequential_misses[0], s->memory_reads, s->memory_writes, s->invalidations,
-		                        s->transfers, s->upgrades };
-		for (int c = 0; c < 11; c++)
+		                        s->transfers, s->upgrades, s->true_sharing, s->false_sharing };
+		for (int c = 0; c < 13; c++)
 			cell_count(t, s->done, values[c], simulate_reason(r));
 	}
 }

@@ -28,6 +28,7 @@ void explain_options_init(explain_options *options)
 	options->instrument = true;
 	options->simulate = true;
 	options->program_stdout = -1;
+	options->interleave = 1;
 	explain_machine_options_init(&options->machine);
 }
 
@@ -40,7 +41,7 @@ int explain_result_init(explain_result *result, char *const argv[], const explai
 	if (!strchr(argv[0], '/')) {
 		/* As execvp will look it up, so that a mistyped name fails before
 		 * anything is measured. */
-		const char *path = getenv("PATH");
+		const char *path = secure_getenv("PATH");
 		bool found = false;
 		for (const char *p = path && path[0] ? path : "/usr/bin:/bin"; !found && *p;) {
 			const char *colon = strchr(p, ':');

@@ -1,6 +1,7 @@
 /* The whole job of plumb explain: the machine, the measured runs, the
  * Valgrind run (exact counts and the simulation), then the predictions.
  * Above every step; the steps write into the result (explain_result.c). */
+#include <errno.h>
 #include <stdio.h>
 #include "plumb/explain.h"
 
@@ -35,6 +36,14 @@ int explain_run(char *const argv[], const explain_options *options, explain_resu
 			snprintf(out->simulate_error, sizeof out->simulate_error, "not asked for (--no-simulate)");
 		/* One Valgrind run gives both the exact counts and the trace. */
 		if (explain_instrument(argv, options, out, &step) != 0) {
+			/* A program that exec'd another: what ran under Valgrind was
+			 * only its part before the exec, and it would be presented as
+			 * the whole program (plumb sim and trace record refuse too). */
+			if (step.code == EXDEV) {
+				*status = step;
+				explain_result_free(out);
+				return -1;
+			}
 			snprintf(out->instrument_error, sizeof out->instrument_error, "%s", step.message);
 			if (!out->simulate_error[0])
 				snprintf(out->simulate_error, sizeof out->simulate_error, "%s", step.message);

@@ -44,6 +44,66 @@ static void take_core(explain_simulated *into, const sim_core_stats *core, uint6
 	into->done = true;
 }
 
+/* The third simulator, of the threads' sharing: the plain one's caches with
+ * the misses classified (true and false sharing, hot lines), made when a
+ * second thread appears.  Classification slows every reference, so a
+ * program of one thread never pays for it. */
+static int make_sharing(const char *preset, sim **sharing, plumb_status *status)
+{
+	sim_config config;
+	if (sim_preset(&config, preset, status) != 0)
+		return -1;
+	config.classify = true;
+	config.check = false;
+	if (sim_config_validate(&config, status) != 0)
+		return -1;
+	return sim_new(sharing, &config, status);
+}
+
+static uint64_t sharing_misses(const sim_core_stats *core, bool true_sharing)
+{
+	uint64_t n = 0;
+	/* the L1s' (a miss there goes on to the L2, which counts it again) */
+	for (int level = SIM_L1I; level <= SIM_L1D; level++)
+		n += true_sharing ? core->cache[level].coherence_true : core->cache[level].coherence_false;
+	return n;
+}
+
+/* The sharing simulator's regions and hottest shared lines into the result. */
+static void take_sharing(const sim *sharing, explain_result *result)
+{
+	const sim_stats *all = sim_statistics(sharing);
+	explain_simulated *program = &result->regions[0].simulated;
+	for (uint32_t c = 0; c < all->cores; c++) {
+		program->true_sharing += sharing_misses(&all->core[c], true);
+		program->false_sharing += sharing_misses(&all->core[c], false);
+	}
+	for (size_t i = 0; i < sim_region_count(sharing); i++) {
+		const sim_region_stats *region = sim_region(sharing, i);
+		explain_region *into = explain_result_region(result, region->name);
+		if (!into)
+			continue;
+		into->simulated.true_sharing += sharing_misses(&region->stats, true);
+		into->simulated.false_sharing += sharing_misses(&region->stats, false);
+	}
+	sim_line_stats lines[16];
+	size_t n = sim_hot_lines(sharing, lines, 16);
+	result->shared_count = 0;
+	for (size_t i = 0; i < n && result->shared_count < EXPLAIN_SHARED_LINES; i++) {
+		const sim_line_stats *line = &lines[i];
+		/* shared: more than one core took part, and lost it to another's write */
+		if ((line->cores & (line->cores - 1)) == 0 || line->coherence_true + line->coherence_false == 0)
+			continue;
+		explain_shared_line *into = &result->shared[result->shared_count++];
+		memset(into, 0, sizeof *into);
+		into->address = line->address;
+		into->bytes = sim_configuration(sharing)->cache[SIM_L1D].line;
+		into->true_sharing = line->coherence_true;
+		into->false_sharing = line->coherence_false;
+		into->invalidations = line->invalidations;
+	}
+}
+
 static int make_sims(const char *preset, sim **plain, sim **prefetching, plumb_status *status)
 {
 	sim_config config;
@@ -67,26 +127,74 @@ static int make_sims(const char *preset, sim **plain, sim **prefetching, plumb_s
 }
 
 int explain_simulate_trace(trace_reader *reader, const explain_options *options, explain_result *result,
-                           int pid, plumb_status *status)
+                           plumb_status *status)
 {
 	sim *plain, *prefetching;
 	if (make_sims(result->preset, &plain, &prefetching, status) != 0)
 		return -1;
+	/* Threads in lockstep (plumb sim --interleave): under Valgrind they take
+	 * turns of a scheduling quantum, and lines they share would move between
+	 * cores a few times instead of as often as on hardware. */
+	trace_interleaver *interleaver = NULL;
+	if (options->interleave &&
+	    trace_interleaver_new(&interleaver, options->interleave, TRACE_INTERLEAVE_WINDOW, status) != 0) {
+		sim_free(plain);
+		sim_free(prefetching);
+		return -1;
+	}
 	/* the executed code per region, for its in-core time (explain_code.c) */
 	explain_code *code = NULL;
-	if (explain_code_new(&code, pid, sim_configuration(plain)->cache[SIM_L1D].line) != 0)
+	if (explain_code_new(&code, trace_reader_pid(reader), sim_configuration(plain)->cache[SIM_L1D].line) != 0)
 		snprintf(result->core_error, sizeof result->core_error, "out of memory");
 	int rc = 0;
+	/* While one thread runs there is nothing to interleave: plumbgrind's
+	 * entries go to the simulators as they come through the ring, as under
+	 * plumb sim; from the first reference of a second thread on, the
+	 * interleaver's records, and a third simulator classifies the sharing. */
+	bool threads = false, seen = false;
+	uint32_t first_thread = 0;
+	sim *sharing = NULL;
 	for (;;) {
 		const trace_record *batch;
-		long got = trace_reader_view(reader, &batch, BATCH, status);
+		trace_compact compact = { 0 };
+		long got = threads && interleaver ? trace_interleaver_view(interleaver, reader, &batch, BATCH, status)
+		                                  : trace_reader_view_compact(reader, &batch, &compact, BATCH, status);
 		if (got <= 0) {
 			rc = got < 0 ? -1 : 0;
 			break;
 		}
-		explain_code_batch(code, batch, (size_t)got);
-		if (sim_access_batch(plain, batch, (size_t)got, status) != 0 ||
-		    sim_access_batch(prefetching, batch, (size_t)got, status) != 0) {
+		if (!threads) {
+			if (!seen) {
+				first_thread = compact.words ? compact.thread : batch[0].thread;
+				seen = true;
+			}
+			if (compact.words)
+				threads = compact.thread != first_thread;
+			for (long i = 0; !compact.words && !threads && i < got; i++)
+				threads = batch[i].thread != first_thread;
+			uint32_t core;
+			if (threads && (make_sharing(result->preset, &sharing, status) != 0 ||
+			                sim_thread_enter(sharing, first_thread, &core, status) != 0)) {
+				rc = -1;
+				break;
+			}
+		}
+		/* the block model counts what the simulators see, in their order */
+		if (compact.words)
+			explain_code_compact(code, &compact);
+		else
+			explain_code_batch(code, batch, (size_t)got);
+		if (compact.words) {
+			trace_compact twin = compact, third = compact;
+			if (sim_access_compact(plain, &compact, status) != 0 ||
+			    sim_access_compact(prefetching, &twin, status) != 0 ||
+			    (sharing && sim_access_compact(sharing, &third, status) != 0)) {
+				rc = -1;
+				break;
+			}
+		} else if (sim_access_batch(plain, batch, (size_t)got, status) != 0 ||
+		           sim_access_batch(prefetching, batch, (size_t)got, status) != 0 ||
+		           (sharing && sim_access_batch(sharing, batch, (size_t)got, status) != 0)) {
 			rc = -1;
 			break;
 		}
@@ -121,19 +229,41 @@ int explain_simulate_trace(trace_reader *reader, const explain_options *options,
 			}
 			into->simulated.sequential_misses[0] += removed;
 		}
+		if (sharing)
+			take_sharing(sharing, result);
 		if (sim_region_mismatches(plain))
 			explain_result_note(result, "simulated: %llu region end(s) did not match the innermost open region",
 			                    (unsigned long long)sim_region_mismatches(plain));
 		if (sim_region_folded(plain))
 			explain_result_note(result, "simulated: more threads than simulated cores, so a region also counts the "
 			                    "references of the threads that share its core");
+		char threads_text[160] = "threads in Valgrind's order (--interleave none)";
+		if (options->interleave)
+			snprintf(threads_text, sizeof threads_text, "threads in lockstep, %llu reference(s) of each in turn "
+			         "(--interleave)%s", (unsigned long long)options->interleave,
+			         options->fair_sched ? ", Valgrind's --fair-sched=yes" : "");
+		else if (options->fair_sched)
+			snprintf(threads_text, sizeof threads_text, "threads in Valgrind's order (--interleave none, "
+			         "--fair-sched=yes)");
 		snprintf(result->simulate_source, sizeof result->simulate_source,
-		         "the %s preset, %u core(s), from the region's references under plumbgrind", result->preset,
-		         sim_configuration(plain)->cores);
+		         "the %s preset, %u core(s), from the region's references under plumbgrind, %s", result->preset,
+		         sim_configuration(plain)->cores, threads_text);
+		if (sim_thread_count(plain) > 1) {
+			if (options->interleave)
+				explain_result_note(result, "simulated: the threads' references were interleaved %llu of each in "
+				                    "turn (--interleave), as threads that run at once share lines; Valgrind ran "
+				                    "them by turns", (unsigned long long)options->interleave);
+			else
+				explain_result_note(result, "simulated: the threads' references in Valgrind's order (--interleave "
+				                    "none): each thread ran for a scheduling quantum at a time, so lines they "
+				                    "share moved between cores less often than on hardware");
+		}
 	}
 	if (rc == 0)
 		explain_code_finish(code, result, options->ipc_base <= 0);
 	explain_code_free(code);
+	trace_interleaver_free(interleaver);
+	sim_free(sharing);
 	sim_free(plain);
 	sim_free(prefetching);
 	return rc;

@@ -21,8 +21,13 @@ int geometry_probe_conflict(const geometry_options *options, uint64_t stride, un
 	if (geometry_curve_init(curve, max_count, status) != 0)
 		return -1;
 	arena buffer;
+	/* Only max_count lines are ever touched, one 2 MiB page each: a
+	 * stride of a 260 MiB L3's 512 MiB spans 20 GiB of address space, which
+	 * the kernel reserves nothing for (MAP_NORESERVE), and was refused as
+	 * if it had to be resident. */
 	arena_request request = { .size = stride * max_count, .pages = ARENA_PAGES_THP,
-	                          .fault = ARENA_FAULT_FIRST_TOUCH, .alignment = 2u << 20 };
+	                          .fault = ARENA_FAULT_FIRST_TOUCH, .alignment = 2u << 20,
+	                          .touched = (size_t)max_count * (2u << 20) };
 	uint32_t *order = malloc(max_count * sizeof *order);
 	void ***slots = malloc(max_count * sizeof *slots);
 	if (!order || !slots || arena_create(&buffer, &request, status) != 0) {

@@ -80,6 +80,10 @@ output_report *instrument_report(const instrument_summary *summary, const char *
 	if (ran && summary->exit_signal)
 		output_note(report, "the command was killed by signal %d (%s)", summary->exit_signal,
 		            strsignal(summary->exit_signal));
+	else if (ran && (summary->exit_code == 126 || summary->exit_code == 127))
+		output_note(report, "the command did not start (exit status %d: a missing shared library, file or "
+		            "interpreter? its own message went to standard error): the counts are of a failed start, "
+		            "not of the program's work", summary->exit_code);
 	else if (ran && summary->exit_code != 0)
 		output_note(report, "the command exited with status %d", summary->exit_code);
 	return report;

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "plumb/tempdir.h"
 #include "plumb/interrupt.h"
 #include "plumb/output.h"
 #include "plumb/instrument.h"
@@ -42,7 +43,7 @@ static int program_runnable(const char *name)
 {
 	if (strchr(name, '/'))
 		return access(name, X_OK) == 0 ? 0 : -1;
-	const char *path = getenv("PATH");
+	const char *path = secure_getenv("PATH");
 	if (!path || !path[0])
 		path = "/usr/local/bin:/usr/bin:/bin";
 	int error = ENOENT;
@@ -71,7 +72,7 @@ int instrument_find_valgrind(const char *name, char *out, size_t size, plumb_sta
 		snprintf(out, size, "%s", name);
 		return 0;
 	}
-	const char *path = getenv("PATH");
+	const char *path = secure_getenv("PATH");
 	if (!path || !path[0])
 		path = "/usr/local/bin:/usr/bin:/bin";
 	while (*path) {
@@ -131,22 +132,19 @@ int instrument_start(char *const argv[], const instrument_options *options, int 
 	} else if (instrument_find_tool(tool_dir, sizeof tool_dir, status) < 0) {
 		return -1;
 	}
-	const char *tmp = getenv("TMPDIR");
 	char folder[PATH_MAX];
-	snprintf(folder, sizeof folder, "%s/plumbgrind.XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
-	if (!mkdtemp(folder))
-		return plumb_fail_errno(status, errno, "cannot create a temporary folder for the summary in %s",
-		                        tmp && tmp[0] ? tmp : "/tmp");
+	if (temp_folder(folder, sizeof folder, "plumbgrind.XXXXXX", status) != 0)
+		return -1;
 	process->folder = strdup(folder);
 	process->summary = malloc(strlen(folder) + 16);
 	if (!process->folder || !process->summary) {
 		rmdir(folder);
+		interrupt_remove_path(folder);
 		process_clear(process);
 		return plumb_fail(status, ENOMEM, "out of memory starting valgrind");
 	}
 	sprintf(process->summary, "%s/summary", folder);
-	/* A signal removes both (plumb/interrupt.h). */
-	interrupt_add_path(folder, true);
+	/* A signal removes both (plumb/interrupt.h; the folder is registered). */
 	interrupt_add_path(process->summary, false);
 
 	/* The pipe's write end must survive valgrind's own exec of the tool, so
@@ -216,7 +214,7 @@ int instrument_start(char *const argv[], const instrument_options *options, int 
 	arguments[k] = NULL;
 
 	fflush(NULL);
-	pid_t child = interrupt_fork(false);
+	pid_t child = interrupt_fork_command();
 	if (child == 0) {
 		setenv("VALGRIND_LIB", tool_dir, 1);
 		if (options->program_stdout >= 0 && options->program_stdout != STDOUT_FILENO &&

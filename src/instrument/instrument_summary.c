@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "plumb/read_file.h"
 #include "plumb/instrument.h"
 
 static const char *const counter_names[INSTRUMENT_COUNTERS] = {
@@ -262,7 +263,7 @@ int instrument_summary_parse(instrument_summary *out, const char *text, size_t l
 {
 	memset(out, 0, sizeof *out);
 	parser in = { .name = name ? name : "summary", .status = status };
-	const char *p = text, *end = text + length;
+	const char *p = text + read_file_bom_length(text, length), *end = text + length;
 	bool seen_header = false, seen_end = false, seen_total = false, seen_fields = false;
 	while (p < end) {
 		const char *newline = memchr(p, '\n', (size_t)(end - p));
@@ -341,32 +342,13 @@ fail:
 int instrument_summary_read(instrument_summary *out, const char *path, plumb_status *status)
 {
 	memset(out, 0, sizeof *out);
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return plumb_fail_errno(status, errno, "cannot open the summary '%s'", path);
-	char *text = NULL;
-	size_t length = 0, capacity = 0;
-	for (;;) {
-		if (length == capacity) {
-			capacity = capacity ? 2 * capacity : 65536;
-			char *bigger = realloc(text, capacity);
-			if (!bigger) {
-				free(text);
-				fclose(f);
-				return plumb_fail(status, ENOMEM, "out of memory reading '%s'", path);
-			}
-			text = bigger;
-		}
-		size_t n = fread(text + length, 1, capacity - length, f);
-		length += n;
-		if (n == 0)
-			break;
-	}
-	int read_error = ferror(f);
-	fclose(f);
-	if (read_error) {
-		free(text);
-		return plumb_fail(status, EIO, "cannot read the summary '%s'", path);
+	char *text;
+	size_t length;
+	plumb_status read_status;
+	if (read_file_limited(path, READ_FILE_MAX_BYTES, &text, &length, &read_status) != 0) {
+		if (!strncmp(read_status.message, "cannot open ", 12))
+			return plumb_fail(status, read_status.code, "cannot open the summary %s", read_status.message + 12);
+		return plumb_fail(status, read_status.code, "%s", read_status.message);
 	}
 	int result = instrument_summary_parse(out, text, length, path, status);
 	free(text);

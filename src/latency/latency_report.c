@@ -31,7 +31,8 @@ static void add_meta(output_report *report, const latency_run_options *o, const 
 	output_meta_text(report, "cycles", "TSC cycles at the nominal TSC rate (ns x timer_ticks_per_ns), not core clocks");
 	output_meta_real(report, "core_clock_ghz_estimate", r->work_unit.ns > 0 ? 1.0 / r->work_unit.ns : NAN);
 	output_meta_text(report, "pattern", chase_pattern_name(o->pattern));
-	if (o->pattern == CHASE_PAGE_GROUPED || o->pattern == CHASE_LMBENCH || o->pattern == CHASE_MULTICHASE)
+	if (o->pattern == CHASE_PAGE_GROUPED || o->pattern == CHASE_LMBENCH || o->pattern == CHASE_LMBENCH_THRASH ||
+	    o->pattern == CHASE_MULTICHASE)
 		output_meta_integer(report, "page_group_bytes",
 		                    (int64_t)(o->page_group_bytes ? o->page_group_bytes
 		                              : r->have_topology && r->topo.base_page_size ? r->topo.base_page_size : 4096));

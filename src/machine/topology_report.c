@@ -24,6 +24,13 @@ output_report *topology_report(const topology *t, const timer_calibration *cal, 
 	output_row(m); output_cell_text(m, "vendor"); output_cell_text(m, f->vendor);
 	snprintf(buffer, sizeof buffer, "%u/%u/%u", f->family, f->model, f->stepping);
 	output_row(m); output_cell_text(m, "family/model/stepping"); output_cell_text(m, buffer);
+	/* The generation by name: a guest's brand string often hides it. */
+	const char *generation = cpu_generation_name(f->vendor, f->family, f->model);
+	output_row(m); output_cell_text(m, "generation");
+	if (generation)
+		output_cell_text(m, generation);
+	else
+		output_cell_status(m, "unknown", "plumb's table of x86 generations does not know this family and model");
 	output_row(m); output_cell_text(m, "virtualised"); output_cell_text(m, t->hypervisor ? "yes (CPUID hypervisor bit)" : "no");
 	snprintf(buffer, sizeof buffer, "%d", t->cpus);
 	output_row(m); output_cell_text(m, "cpus"); output_cell_text(m, buffer);
@@ -47,7 +54,9 @@ output_report *topology_report(const topology *t, const timer_calibration *cal, 
 	output_column(ct, "line", "bytes", 0);
 	output_column(ct, "ways", NULL, 0);
 	output_column(ct, "instances", NULL, 0);
-	output_column(ct, "shared_by_cpus", NULL, 0);
+	/* The CPUs of one instance, as a list ("0-1"): a column named
+	 * shared_by_cpus read "shared by 0 CPUs" for a private cache. */
+	output_column(ct, "cpu_list", NULL, 0);
 	for (int i = 0; i < t->cache_count; i++) {
 		const topology_cache *k = &t->caches[i];
 		output_row(ct);

@@ -12,8 +12,9 @@
 #include <strings.h>
 #include <json-c/json.h>
 #include "plumb/model.h"
+#include "plumb/read_file.h"
 
-#define INPUT_MAX_BYTES (64u << 20)
+#define INPUT_MAX_BYTES READ_FILE_MAX_BYTES
 #define INPUT_MAX_FIELDS 64
 #define INPUT_MAX_LINE 4096
 
@@ -441,6 +442,9 @@ int model_input_parse(const char *text, size_t length, const char *name, model_i
                       plumb_status *status)
 {
 	*out = (model_input){ 0 };
+	size_t bom = read_file_bom_length(text, length);
+	text += bom;
+	length -= bom;
 	if (memchr(text, 0, length))
 		return plumb_fail(status, EINVAL, "%s: contains NUL bytes; expected text (CSV or JSON)", name);
 	size_t first = 0;
@@ -449,7 +453,7 @@ int model_input_parse(const char *text, size_t length, const char *name, model_i
 	if (first == length)
 		return plumb_fail(status, EINVAL, "%s: is empty", name);
 	if (length > INPUT_MAX_BYTES)
-		return plumb_fail(status, EFBIG, "%s: larger than %u MiB", name, INPUT_MAX_BYTES >> 20);
+		return plumb_fail(status, EFBIG, "%s: larger than %zu MiB", name, INPUT_MAX_BYTES >> 20);
 	int rc = text[first] == '{' || text[first] == '['
 	         ? parse_json(text, length, name, out, status)
 	         : parse_csv(text, length, name, out, status);
@@ -462,38 +466,9 @@ int model_input_read(const char *path, model_input *out, plumb_status *status)
 {
 	*out = (model_input){ 0 };
 	bool standard_input = !strcmp(path, "-");
-	FILE *file = standard_input ? stdin : fopen(path, "rb");
-	if (!file)
-		return plumb_fail_errno(status, errno, "cannot open '%s'", path);
-	size_t capacity = 1 << 16, length = 0;
-	char *text = malloc(capacity);
-	int rc = 0;
-	for (;;) {
-		if (!text) {
-			rc = plumb_fail(status, ENOMEM, "model input: out of memory");
-			break;
-		}
-		size_t got = fread(text + length, 1, capacity - length, file);
-		length += got;
-		if (got == 0) {
-			if (ferror(file))
-				rc = plumb_fail_errno(status, errno ? errno : EIO, "cannot read '%s'", path);
-			break;
-		}
-		if (length == capacity) {
-			if (capacity > INPUT_MAX_BYTES) {
-				rc = plumb_fail(status, EFBIG, "%s: larger than %u MiB", path, INPUT_MAX_BYTES >> 20);
-				break;
-			}
-			capacity *= 2;
-			char *grown = realloc(text, capacity);
-			if (!grown)
-				free(text);
-			text = grown;
-		}
-	}
-	if (!standard_input)
-		fclose(file);
+	char *text;
+	size_t length;
+	int rc = read_file_limited(path, INPUT_MAX_BYTES, &text, &length, status);
 	if (rc == 0)
 		rc = model_input_parse(text, length, standard_input ? "<stdin>" : path, out, status);
 	free(text);

@@ -11,8 +11,10 @@
  *     interval (f stays f), and pauses the "excluded" counter set (the
  *     thesis's second correction: counters disabled inside the handler);
  *  3. touches the footprint a real drain would (data lines, fresh pages,
- *     code), then spins a calibrated loop for t (t = 0: entry and exit only);
- *  4. counts the halt and the signals that arrived meanwhile, and resumes.
+ *     code), then spins a calibrated loop until t of the thread's CPU time
+ *     has passed (t = 0: entry and exit only);
+ *  4. counts the halt, its wall length and CPU time, the context switches
+ *     in it and the signals that arrived meanwhile, and resumes.
  * A "raw" counter set runs throughout, handler included; the runner
  * subtracts a calibration of the handler from it (the first correction).
  *
@@ -35,12 +37,13 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include "perturb/perturb_internal.h"
 #include "plumb/timer.h"
 
 struct perturb_agent {
 	perturb_agent_spec spec;
-	uint64_t spin_iterations, spin_chunk;
+	uint64_t spin_chunk;
 	counter_sampler *sampler;
 	counter_set *raw, *excluded;
 	size_t n;
@@ -55,8 +58,10 @@ struct perturb_agent {
 	void *signal_stack;
 	bool signal_stack_set;
 	stack_t previous_stack;
-	volatile uint64_t halts, halted_ns, deferred;
-	uint64_t begin_ns, begin_tsc;
+	volatile uint64_t halts, halted_ns, halted_cpu_ns, longest_ns, preemptions, waits, deferred;
+	uint64_t begin_ns, begin_tsc, begin_cpu_ns;
+	clockid_t halted_thread_clock;   /* the CPU clock of the thread begin ran in */
+	bool have_thread_clock;
 };
 
 void perturb_spin(uint64_t iterations)
@@ -70,6 +75,30 @@ static uint64_t now_ns(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The calling thread's CPU time: what the program's running time is made
+ * of, and what a halt is bounded by (a halt takes t of the program's CPU,
+ * as on a CPU the program owns, however long the scheduler keeps it off). */
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return now_ns();
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Context switches of the calling thread so far: involuntary (the
+ * scheduler took its CPU) and voluntary (it waited, e.g. in a page fault).
+ * A hypervisor taking the virtual CPU is neither: it shows only as a halt
+ * longer on the wall clock than these explain. */
+static void context_switches(uint64_t *involuntary, uint64_t *voluntary)
+{
+	struct rusage usage;
+	if (getrusage(RUSAGE_THREAD, &usage) != 0)
+		memset(&usage, 0, sizeof usage);
+	*involuntary = (uint64_t)usage.ru_nivcsw;
+	*voluntary = (uint64_t)usage.ru_nvcsw;
 }
 
 static void touch_footprint(perturb_agent *a)
@@ -89,7 +118,8 @@ static void touch_footprint(perturb_agent *a)
 	}
 }
 
-/* Async-signal-safe only: ioctl, sigprocmask, clock_gettime, madvise. */
+/* Async-signal-safe only: ioctl, sigprocmask, clock_gettime, madvise,
+ * getrusage (a plain system call). */
 static void halt_handler(const counter_sample *sample, void *context)
 {
 	(void)sample;
@@ -100,23 +130,31 @@ static void halt_handler(const counter_sample *sample, void *context)
 	counter_pause(a->excluded);
 	if (a->sampler)
 		counter_sampler_pause(a->sampler);
-	uint64_t start = now_ns();
+	uint64_t start = now_ns(), start_cpu = thread_cpu_ns(), preempted, waited, preempted_end, waited_end;
+	context_switches(&preempted, &waited);
 	touch_footprint(a);
 	/* Watson's nested loop: an inner loop calibrated to a fixed time (1 ms
-	 * there; 1 us here, for scaled halts), run t / that many times.  On a
-	 * shared machine a preempted inner loop takes longer, so the outer loop
-	 * also stops once the clock says t has passed: a halt lasts t, not more. */
-	uint64_t done = 0;
-	while (done < a->spin_iterations) {
-		uint64_t chunk = a->spin_iterations - done < a->spin_chunk ? a->spin_iterations - done : a->spin_chunk;
-		perturb_spin(chunk);
-		done += chunk;
-		if (now_ns() - start >= a->spec.halt_ns)
-			break;
-	}
-	uint64_t end = now_ns();
+	 * there; 1 us here, for scaled halts), run until t has passed.  His
+	 * loop ran with interrupts disabled on a CPU nothing else could take;
+	 * here the scheduler can take the CPU in the middle of a halt (a 5 ms
+	 * halt bounded by the wall clock was measured at 14-21 ms on a shared
+	 * machine: the thread was switched out mid-spin and came back long
+	 * after t).  So the halt is bounded by the thread's own CPU clock: it
+	 * takes exactly t of the program's CPU, as it would on a CPU the program
+	 * owns; its wall length (t and the time the CPU was taken away) is
+	 * measured and reported beside it. */
+	if (a->spec.halt_ns > 0)
+		while (thread_cpu_ns() - start_cpu < a->spec.halt_ns)
+			perturb_spin(a->spin_chunk);
+	uint64_t end = now_ns(), end_cpu = thread_cpu_ns();
 	a->halts = a->halts + 1;
 	a->halted_ns = a->halted_ns + (end - start);
+	a->halted_cpu_ns = a->halted_cpu_ns + (end_cpu - start_cpu);
+	if (end - start > a->longest_ns)
+		a->longest_ns = end - start;
+	context_switches(&preempted_end, &waited_end);
+	a->preemptions = a->preemptions + (preempted_end - preempted);
+	a->waits = a->waits + (waited_end - waited);
 	if (sigpending(&pending) == 0)
 		for (int s = 1; s < NSIG; s++)
 			if (sigismember(&pending, s) == 1)
@@ -224,7 +262,6 @@ int perturb_agent_begin(const perturb_agent_spec *spec, perturb_agent **out, plu
 	if (!a)
 		return plumb_fail(status, ENOMEM, "out of memory");
 	a->spec = *spec;
-	a->spin_iterations = (uint64_t)llround((double)spec->halt_ns * spec->spin_per_ns);
 	a->spin_chunk = (uint64_t)llround(1000.0 * spec->spin_per_ns);
 	if (a->spin_chunk == 0)
 		a->spin_chunk = 1;
@@ -279,13 +316,17 @@ int perturb_agent_begin(const perturb_agent_spec *spec, perturb_agent **out, plu
 	 * their library symbols (lazy binding writes the GOT, a page fault in a
 	 * forked child) and would charge that to the first halted run only. */
 	halt_handler(NULL, a);
-	a->halts = a->halted_ns = a->deferred = 0;
+	a->halts = a->halted_ns = a->halted_cpu_ns = a->longest_ns = a->preemptions = a->waits = a->deferred = 0;
 	if (counter_start(a->raw, status) != 0 || counter_start(a->excluded, status) != 0 ||
 	    (a->sampler && counter_sampler_start(a->sampler, status) != 0)) {
 		agent_free(a);
 		return -1;
 	}
 	a->begin_ns = now_ns();
+	/* The halted thread's own clock, read at the end even where another
+	 * thread calls exit (a command's exit handler runs in the caller). */
+	a->have_thread_clock = pthread_getcpuclockid(pthread_self(), &a->halted_thread_clock) == 0;
+	a->begin_cpu_ns = thread_cpu_ns();
 	a->begin_tsc = timer_tsc_begin();
 	if (spec->calibrate_halts > 0)
 		for (int i = 0; i < spec->calibrate_halts; i++)
@@ -308,7 +349,10 @@ void perturb_agent_end(perturb_agent *a, perturb_agent_message *message)
 	message->magic = PERTURB_AGENT_MAGIC;
 	plumb_status status;
 	uint64_t end_tsc = timer_tsc_end();
-	uint64_t end = now_ns();
+	uint64_t end = now_ns(), end_cpu = thread_cpu_ns();
+	struct timespec ts;
+	if (a->have_thread_clock && clock_gettime(a->halted_thread_clock, &ts) == 0)
+		end_cpu = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 	/* The counters first: stopping the sampler drains its ring, which is
 	 * the agent's work, not the program's. */
 	counter_stop(a->raw, &status);
@@ -324,6 +368,11 @@ void perturb_agent_end(perturb_agent *a, perturb_agent_message *message)
 	message->count = (uint32_t)a->n;
 	message->halts = a->halts;
 	message->halted_ns = a->halted_ns;
+	message->halted_cpu_ns = a->halted_cpu_ns;
+	message->longest_halt_ns = a->longest_ns;
+	message->halt_preemptions = a->preemptions;
+	message->halt_waits = a->waits;
+	message->running_ns = end_cpu > a->begin_cpu_ns ? end_cpu - a->begin_cpu_ns : 0;
 	message->deferred_signals = a->deferred;
 	message->wall_ns = end - a->begin_ns;
 	message->tsc_cycles = end_tsc - a->begin_tsc;
@@ -370,8 +419,8 @@ static void preloaded_finish(void)
 __attribute__((constructor))
 static void preloaded_start(void)
 {
-	const char *fd_text = getenv(PERTURB_AGENT_FD_ENV), *spec_text = getenv(PERTURB_AGENT_SPEC_ENV),
-	           *pid_text = getenv(PERTURB_AGENT_PID_ENV);
+	const char *fd_text = secure_getenv(PERTURB_AGENT_FD_ENV), *spec_text = secure_getenv(PERTURB_AGENT_SPEC_ENV),
+	           *pid_text = secure_getenv(PERTURB_AGENT_PID_ENV);
 	if (!fd_text || !spec_text || !pid_text)
 		return;
 	/* The agent is the process the runner started, whatever it execs into

@@ -35,7 +35,8 @@ const char *perturb_view_name(perturb_view view)
 
 /* The value of measure source `kind` in one run: events in a view, or the run's own figures. */
 typedef enum source_kind { SOURCE_EVENT, SOURCE_WALL, SOURCE_TSC, SOURCE_INTERRUPTS, SOURCE_HALTS,
-	SOURCE_HALTED, SOURCE_DEFERRED } source_kind;
+	SOURCE_HALTED, SOURCE_DEFERRED, SOURCE_RUNNING, SOURCE_HALTED_CPU, SOURCE_PREEMPTIONS,
+	SOURCE_OUTSIDE } source_kind;
 
 static double run_value(const perturb_result *r, const perturb_run *run, source_kind kind, size_t event,
                         perturb_view view)
@@ -47,6 +48,11 @@ static double run_value(const perturb_result *r, const perturb_run *run, source_
 	case SOURCE_HALTS: return (double)run->halts;
 	case SOURCE_HALTED: return run->halted_seconds;
 	case SOURCE_DEFERRED: return (double)run->deferred_signals;
+	case SOURCE_RUNNING: return run->running_seconds > 0 ? run->running_seconds : NAN;
+	case SOURCE_HALTED_CPU: return run->halted_cpu_seconds;
+	case SOURCE_PREEMPTIONS: return (double)run->halt_preemptions;
+	/* The program's running time outside the handler's body. */
+	case SOURCE_OUTSIDE: return run->running_seconds > 0 ? run->running_seconds - run->halted_cpu_seconds : NAN;
 	default: break;
 	}
 	const counter_value *v = view == PERTURB_VIEW_EXCLUDED ? &run->excluded[event] : &run->raw[event];
@@ -145,8 +151,10 @@ static void classify(const perturb_result *r, perturb_measure *m, const double *
 	m->trend = PERTURB_TREND_IRREGULAR;
 }
 
+/* cost: subtracted h times from every run's value (the agent's own cost per
+ * halt, for the EVENT:program measures; 0 otherwise). */
 static void analyze_measure(const perturb_result *r, perturb_measure *m, source_kind kind, size_t event,
-                            perturb_view view, const double *halts)
+                            perturb_view view, const double *halts, double cost)
 {
 	const perturb_design *d = &r->design;
 	double *x = malloc(r->n_runs * sizeof *x), *hx = malloc(r->n_runs * sizeof *hx),
@@ -164,7 +172,7 @@ static void analyze_measure(const perturb_result *r, perturb_measure *m, source_
 		for (size_t i = 0; i < r->n_runs; i++) {
 			if (r->runs[i].config != c)
 				continue;
-			double v = run_value(r, &r->runs[i], kind, event, view);
+			double v = run_value(r, &r->runs[i], kind, event, view) - cost * (double)r->runs[i].halts;
 			if (isnan(v))
 				continue;
 			x[n++] = v;
@@ -227,6 +235,101 @@ static int compare_affected(const perturb_analysis *a, size_t i, size_t j)
 	return cx > cy ? -1 : cx < cy ? 1 : 0;
 }
 
+static const perturb_measure *find_measure(const perturb_analysis *a, const char *name)
+{
+	for (size_t i = 0; i < a->n_measures; i++)
+		if (!strcmp(a->measures[i].name, name))
+			return &a->measures[i];
+	return NULL;
+}
+
+static bool is_running_time_event(const char *name)
+{
+	return !strcmp(name, "task-clock") || !strcmp(name, "cpu-clock");
+}
+
+/* The agent's own cost per halt in one measure: the least-squares slope of
+ * its value against h over the baseline's runs and those of the t = 0
+ * configurations (the handler's entry and exit only).  NaN without a t = 0
+ * configuration that halted. */
+static double fit_t0_cost(const perturb_result *r, source_kind kind, size_t event, perturb_view view)
+{
+	const perturb_design *d = &r->design;
+	double *hx = malloc(r->n_runs * sizeof *hx), *hy = malloc(r->n_runs * sizeof *hy);
+	size_t n = 0;
+	bool halted = false;
+	double slope = NAN;
+	if (!hx || !hy)
+		goto done;
+	for (size_t i = 0; i < r->n_runs; i++) {
+		const perturb_run *run = &r->runs[i];
+		const perturb_config *c = &d->configs[run->config];
+		if (!c->baseline && c->halt != 0)
+			continue;
+		double v = run_value(r, run, kind, event, view);
+		if (isnan(v))
+			continue;
+		halted |= !c->baseline && run->halts > 0;
+		hx[n] = (double)run->halts;
+		hy[n++] = v;
+	}
+	double a, b, r2;
+	if (halted && stats_linear_fit(hx, hy, n, &a, &b, &r2) == 0)
+		slope = b;
+done:
+	free(hx);
+	free(hy);
+	return slope;
+}
+
+/* f*: the smallest interval such that it and every longer one show no
+ * significant difference at any halt time (significant[c] per config). */
+static bool f_star_of(const perturb_design *d, const size_t *significant, double *out)
+{
+	double intervals[PERTURB_MAX_CONFIGS];
+	size_t k = 0;
+	for (size_t c = 1; c < d->n; c++) {
+		bool seen = false;
+		for (size_t i = 0; i < k; i++)
+			seen |= intervals[i] == d->configs[c].interval;
+		if (!seen)
+			intervals[k++] = d->configs[c].interval;
+	}
+	for (size_t i = 1; i < k; i++)
+		for (size_t j = i; j > 0 && intervals[j] < intervals[j - 1]; j--) {
+			double s = intervals[j];
+			intervals[j] = intervals[j - 1];
+			intervals[j - 1] = s;
+		}
+	bool have = false;
+	for (size_t i = k; i-- > 0;) {
+		bool clean = true;
+		for (size_t c = 1; c < d->n; c++)
+			if (d->configs[c].interval == intervals[i] && significant[c] > 0)
+				clean = false;
+		if (!clean)
+			break;
+		have = true;
+		*out = intervals[i];
+	}
+	return have;
+}
+
+double perturb_bus_rate(uint64_t fills, uint64_t writebacks, double running_seconds)
+{
+	if (!(running_seconds > 0))
+		return NAN;
+	return ((double)fills + (double)writebacks) / running_seconds;
+}
+
+void perturb_analysis_rates(perturb_analysis *a, double reference_rate, double bus_rate)
+{
+	a->reference_rate = reference_rate > 0 ? reference_rate : 0;
+	a->bus_rate = bus_rate > 0 ? bus_rate : 0;
+	a->buffer_records = a->have_f_star && a->reference_rate > 0 ? a->f_star * a->reference_rate : NAN;
+	a->buffer_bus_transactions = a->have_f_star && a->bus_rate > 0 ? a->f_star * a->bus_rate : NAN;
+}
+
 void perturb_analyze(const perturb_result *r, double reference_rate, perturb_analysis *out)
 {
 	memset(out, 0, sizeof *out);
@@ -237,11 +340,13 @@ void perturb_analyze(const perturb_result *r, double reference_rate, perturb_ana
 	static const struct { const char *name; source_kind kind; } own[] = {
 		{ "halts", SOURCE_HALTS }, { "halted-seconds", SOURCE_HALTED }, { "wall-seconds", SOURCE_WALL },
 		{ "tsc-cycles", SOURCE_TSC }, { "interrupts", SOURCE_INTERRUPTS }, { "deferred-signals", SOURCE_DEFERRED },
+		{ "running-seconds", SOURCE_RUNNING }, { "halted-cpu-seconds", SOURCE_HALTED_CPU },
+		{ "halt-preemptions", SOURCE_PREEMPTIONS },
 	};
 	for (size_t i = 0; i < sizeof own / sizeof own[0]; i++) {
 		perturb_measure *m = add_measure(out, own[i].name);
 		if (m)
-			analyze_measure(r, m, own[i].kind, 0, PERTURB_VIEW_RAW, halts);
+			analyze_measure(r, m, own[i].kind, 0, PERTURB_VIEW_RAW, halts, 0);
 		if (m && !m->counted)
 			snprintf(m->reason, sizeof m->reason, "not measured on this machine");
 	}
@@ -259,12 +364,53 @@ void perturb_analyze(const perturb_result *r, double reference_rate, perturb_ana
 				         : counter_state_name(r->opened[e].state));
 				continue;
 			}
-			analyze_measure(r, m, SOURCE_EVENT, e, (perturb_view)v, halts);
+			analyze_measure(r, m, SOURCE_EVENT, e, (perturb_view)v, halts, 0);
 			if (!m->counted)
 				snprintf(m->reason, sizeof m->reason, "fewer than 2 baseline runs counted it");
 			m->judged = m->counted && v == PERTURB_VIEW_EXCLUDED;
 		}
 	}
+	/* The agent's own cost per halt: the program's running time outside the
+	 * handler, fitted over the baseline and the t = 0 configurations (by
+	 * task-clock's excluded view where counted, else by the agent's own
+	 * thread clock).  The running-time events are judged less that cost
+	 * (EVENT:program): it is the agent's time, not the program's. */
+	out->agent_cost_seconds = NAN;
+	for (size_t e = 0; e < r->n_events && isnan(out->agent_cost_seconds); e++)
+		if (!strcmp(r->events[e], "task-clock") && counter_value_usable(&r->opened[e])) {
+			out->agent_cost_seconds = fit_t0_cost(r, SOURCE_EVENT, e, PERTURB_VIEW_EXCLUDED) / 1e9;
+			snprintf(out->agent_cost_from, sizeof out->agent_cost_from, "task-clock:excluded");
+		}
+	if (isnan(out->agent_cost_seconds)) {
+		out->agent_cost_seconds = fit_t0_cost(r, SOURCE_OUTSIDE, 0, PERTURB_VIEW_RAW);
+		snprintf(out->agent_cost_from, sizeof out->agent_cost_from, "running time outside the handler");
+	}
+	if (isnan(out->agent_cost_seconds))
+		out->agent_cost_from[0] = 0;
+	bool program_view[PERTURB_MAX_MEASURES] = { false };
+	for (size_t e = 0; e < r->n_events; e++) {
+		if (!is_running_time_event(r->events[e]) || !counter_value_usable(&r->opened[e]))
+			continue;
+		double cost = fit_t0_cost(r, SOURCE_EVENT, e, PERTURB_VIEW_EXCLUDED);
+		if (isnan(cost))
+			continue;
+		char name[80];
+		snprintf(name, sizeof name, "%s:excluded", r->events[e]);
+		const perturb_measure *excluded = find_measure(out, name);
+		snprintf(name, sizeof name, "%s:program", r->events[e]);
+		perturb_measure *m = add_measure(out, name);
+		if (!m || !excluded || !excluded->counted)
+			continue;
+		analyze_measure(r, m, SOURCE_EVENT, e, PERTURB_VIEW_EXCLUDED, halts, cost);
+		m->judged = m->counted;
+		if (m->judged) {
+			/* judged in place of the excluded view */
+			size_t excluded_index = (size_t)(excluded - out->measures);
+			out->measures[excluded_index].judged = false;
+			program_view[excluded_index] = true;
+		}
+	}
+
 	/* Most to least affected, judged measures only. */
 	for (size_t i = 0; i < out->n_measures; i++)
 		if (out->measures[i].judged)
@@ -279,51 +425,69 @@ void perturb_analyze(const perturb_result *r, double reference_rate, perturb_ana
 		for (size_t i = 0; i < out->n_order; i++)
 			out->significant_in_config[c] += out->measures[out->order[i]].cells[c].significant;
 
-	/* Eq. 2.1 with x the baseline's wall time; h ≈ x/f with x its running
-	 * time by the halt clock (the excluded task-clock when counted). */
-	out->x_wall = out->measures[2].cells[0].stats.mean;
+	/* Eq. 2.1 with the halts counted (x/f is the number of halts; x a wall
+	 * time on a CPU the program does not own counts halts that never
+	 * happen): running time x_running + h·(t + agent cost) against the
+	 * measured running time, and the same served at the baseline's share of
+	 * the CPU against the wall time.  h ≈ x/(f −
+	 * agent cost) with x the baseline's running time by the halt clock (the
+	 * excluded task-clock when counted). */
+	const perturb_measure *wall = find_measure(out, "wall-seconds"), *running = find_measure(out, "running-seconds");
+	out->x_wall = wall->cells[0].stats.mean;
+	out->x_running = running && running->counted ? running->cells[0].stats.mean : NAN;
 	out->x_clock = NAN;
-	for (size_t i = 0; i < out->n_measures; i++)
-		if (!strcmp(out->measures[i].name, "task-clock:excluded") && out->measures[i].counted)
-			out->x_clock = out->measures[i].cells[0].stats.mean / 1e9;
+	const perturb_measure *clock = find_measure(out, "task-clock:excluded");
+	if (clock && clock->counted)
+		out->x_clock = clock->cells[0].stats.mean / 1e9;
 	if (isnan(out->x_clock))
-		out->x_clock = out->x_wall;
+		out->x_clock = isnan(out->x_running) ? out->x_wall : out->x_running;
+	double cost = isnan(out->agent_cost_seconds) || out->agent_cost_seconds < 0 ? 0 : out->agent_cost_seconds;
 	for (size_t c = 0; c < d->n; c++) {
 		const perturb_config *cfg = &d->configs[c];
-		out->measured_wall[c] = out->measures[2].cells[c].stats.mean;
+		double sum_halts = 0, sum_wall = 0, sum_cpu = 0, sum_preempted = 0, sum_waited = 0;
+		for (size_t i = 0; i < r->n_runs; i++)
+			if (r->runs[i].config == c) {
+				sum_halts += (double)r->runs[i].halts;
+				sum_wall += r->runs[i].halted_seconds;
+				sum_cpu += r->runs[i].halted_cpu_seconds;
+				sum_preempted += (double)r->runs[i].halt_preemptions;
+				sum_waited += (double)r->runs[i].halt_waits;
+			}
+		out->halt_length[c] = sum_halts > 0 ? sum_wall / sum_halts : NAN;
+		out->halt_cpu[c] = sum_halts > 0 ? sum_cpu / sum_halts : NAN;
+		out->halt_preemptions[c] = sum_halts > 0 ? sum_preempted / sum_halts : NAN;
+		out->halt_waits[c] = sum_halts > 0 ? sum_waited / sum_halts : NAN;
+		out->measured_wall[c] = wall->cells[c].stats.mean;
 		out->measured_halts[c] = halts[c];
-		out->predicted_wall[c] = cfg->baseline ? out->x_wall : perturb_total_time(out->x_wall, cfg->interval, cfg->halt);
-		out->expected_halts[c] = cfg->baseline ? 0 : perturb_expected_halts(out->x_clock, cfg->interval);
+		out->measured_running[c] = running && running->counted ? running->cells[c].stats.mean : NAN;
+		double h = cfg->baseline ? 0 : halts[c];
+		double length = h > 0 ? out->halt_length[c] : 0;
+		/* Wall time is running time served at the program's share of its
+		 * CPU, the baseline's x_running / x_wall (1 on a CPU it owns, where
+		 * this is Eq. 2.1 itself).  The halts' measured wall length is not
+		 * added: on a shared CPU it holds time the program would have waited
+		 * for its CPU anyway. */
+		out->predicted_wall[c] = out->x_running > 0 ? out->x_wall * (out->x_running + h * (cfg->halt + cost)) / out->x_running
+		                                            : out->x_wall + h * (length + cost);
+		out->predicted_running[c] = out->x_running + h * (cfg->halt + cost);
+		/* The halt clock counts the agent's entry and exit too (the sampler
+		 * is paused only inside the handler): f of clock holds f − cost of
+		 * the program's own running time. */
+		out->expected_halts[c] = cfg->baseline ? 0 : perturb_expected_halts(out->x_clock,
+		                                         cost < cfg->interval ? cfg->interval - cost : cfg->interval);
 	}
 
-	/* f*: the smallest interval such that it and every longer one show no
-	 * judged difference at any halt time. */
-	double intervals[PERTURB_MAX_CONFIGS];
-	size_t k = 0;
-	for (size_t c = 1; c < d->n; c++) {
-		bool seen = false;
-		for (size_t i = 0; i < k; i++)
-			seen |= intervals[i] == d->configs[c].interval;
-		if (!seen)
-			intervals[k++] = d->configs[c].interval;
-	}
-	for (size_t i = 1; i < k; i++)
-		for (size_t j = i; j > 0 && intervals[j] < intervals[j - 1]; j--) {
-			double s = intervals[j];
-			intervals[j] = intervals[j - 1];
-			intervals[j - 1] = s;
+	out->have_f_star = f_star_of(d, out->significant_in_config, &out->f_star);
+	/* The same without the agent's cost taken out: the excluded views judged. */
+	size_t with_agent[PERTURB_MAX_CONFIGS] = { 0 };
+	for (size_t c = 0; c < d->n; c++)
+		for (size_t i = 0; i < out->n_measures; i++) {
+			const perturb_measure *m = &out->measures[i];
+			bool judged_with_agent = (m->judged && !strstr(m->name, ":program")) || program_view[i];
+			if (judged_with_agent && m->counted)
+				with_agent[c] += m->cells[c].significant;
 		}
-	out->have_f_star = false;
-	for (size_t i = k; i-- > 0;) {
-		bool clean = true;
-		for (size_t c = 1; c < d->n; c++)
-			if (d->configs[c].interval == intervals[i] && out->significant_in_config[c] > 0)
-				clean = false;
-		if (!clean)
-			break;
-		out->have_f_star = true;
-		out->f_star = intervals[i];
-	}
-	out->reference_rate = reference_rate;
-	out->buffer_records = out->have_f_star && reference_rate > 0 ? out->f_star * reference_rate : NAN;
+	out->have_f_star_with_agent = f_star_of(d, with_agent, &out->f_star_with_agent);
+	out->f_star_bounded_by_agent = out->have_f_star && cost > 0 && out->f_star <= 4 * cost;
+	perturb_analysis_rates(out, reference_rate, 0);
 }

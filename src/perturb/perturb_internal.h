@@ -15,6 +15,11 @@ typedef struct perturb_agent_message {
 	int32_t failed;                    /* 1: the agent could not start; message says why */
 	char message[PLUMB_MESSAGE_MAX];
 	uint64_t halts, halted_ns, wall_ns, tsc_cycles, deferred_signals;
+	uint64_t halted_cpu_ns;            /* the thread's CPU time inside the halts */
+	uint64_t longest_halt_ns;          /* the longest halt, wall clock */
+	uint64_t halt_preemptions;         /* involuntary context switches inside the halts */
+	uint64_t halt_waits;               /* voluntary ones */
+	uint64_t running_ns;               /* the thread's CPU time from begin to end */
 	uint32_t count;
 	counter_value raw[PERTURB_MAX_EVENTS];
 	counter_value excluded[PERTURB_MAX_EVENTS];
@@ -35,7 +40,8 @@ void perturb_agent_fail_message(perturb_agent_message *message, const char *text
 /* Writes the whole message to fd (retrying short writes). */
 void perturb_agent_send(int fd, const perturb_agent_message *message);
 
-/* The spin loop of a halt: `iterations` trips of an empty loop. */
+/* The spin loop of a halt: `iterations` trips of an empty loop (a halt
+ * spins it in chunks of about 1 us until its CPU clock says t has passed). */
 void perturb_spin(uint64_t iterations);
 
 #endif

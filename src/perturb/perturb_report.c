@@ -41,15 +41,34 @@ int perturb_report_build(const perturb_result *r, const perturb_analysis *a, out
 	output_meta_real(report, "elapsed_seconds", r->elapsed_seconds);
 	output_meta_real(report, "baseline_wall_seconds", a->x_wall);
 	output_meta_real(report, "baseline_running_seconds", a->x_clock);
+	if (isfinite(a->x_running))
+		output_meta_real(report, "baseline_thread_cpu_seconds", a->x_running);
+	if (isfinite(a->agent_cost_seconds)) {
+		output_meta_real(report, "agent_cost_seconds", a->agent_cost_seconds);
+		output_meta_text(report, "agent_cost_from", a->agent_cost_from);
+	} else {
+		output_meta_text(report, "agent_cost_seconds", "not measured (no t = 0 configuration halted)");
+	}
 	if (a->have_f_star) {
 		output_meta_real(report, "f_star_seconds", a->f_star);
 	} else {
 		output_meta_text(report, "f_star_seconds", "not reached");
 	}
+	if (a->have_f_star)
+		output_meta_text(report, "f_star_bounded_by_agent", a->f_star_bounded_by_agent ? "yes" : "no");
+	if (a->have_f_star_with_agent)
+		output_meta_real(report, "f_star_with_agent_seconds", a->f_star_with_agent);
+	else
+		output_meta_text(report, "f_star_with_agent_seconds", "not reached");
 	if (a->reference_rate > 0) {
 		output_meta_real(report, "reference_rate", a->reference_rate);
 		if (a->have_f_star)
 			output_meta_real(report, "buffer_records", a->buffer_records);
+	}
+	if (a->bus_rate > 0) {
+		output_meta_real(report, "bus_transaction_rate", a->bus_rate);
+		if (a->have_f_star)
+			output_meta_real(report, "buffer_bus_transactions", a->buffer_bus_transactions);
 	}
 
 	output_table *t = output_table_add(report, "configurations", "Configurations: halts and total time");
@@ -64,6 +83,13 @@ int perturb_report_build(const perturb_result *r, const perturb_analysis *a, out
 	output_column(t, "slowdown", NULL, 3);
 	output_column(t, "halt_seconds", "s", 6);
 	output_column(t, "significant_events", NULL, 0);
+	output_column(t, "halt_length", "s", 6);
+	output_column(t, "halt_cpu", "s", 6);
+	output_column(t, "halt_preemptions", NULL, 3);
+	output_column(t, "halt_waits", NULL, 3);
+	output_column(t, "running", "s", 4);
+	output_column(t, "predicted_running", "s", 4);
+	output_column(t, "running_ratio", NULL, 3);
 	for (size_t c = 0; c < d->n; c++) {
 		const perturb_config *cfg = &d->configs[c];
 		output_row(t);
@@ -78,6 +104,14 @@ int perturb_report_build(const perturb_result *r, const perturb_analysis *a, out
 		output_cell_real(t, perturb_slowdown(cfg->baseline ? 0 : cfg->interval, cfg->halt));
 		cell_real_or(t, r->calibrations[c].seconds_per_halt, "n/a", "the baseline does not halt");
 		output_cell_integer(t, (int64_t)a->significant_in_config[c]);
+		cell_real_or(t, a->halt_length[c], "n/a", "no halt");
+		cell_real_or(t, a->halt_cpu[c], "n/a", "no halt");
+		cell_real_or(t, a->halt_preemptions[c], "n/a", "no halt");
+		cell_real_or(t, a->halt_waits[c], "n/a", "no halt");
+		cell_real_or(t, a->measured_running[c], "unsupported", "the thread's CPU clock was not read");
+		cell_real_or(t, a->predicted_running[c], "unsupported", "the thread's CPU clock was not read");
+		cell_real_or(t, a->predicted_running[c] > 0 ? a->measured_running[c] / a->predicted_running[c] : NAN,
+		             "unsupported", "the thread's CPU clock was not read");
 	}
 
 	t = output_table_add(report, "runs", "Every run, in the order they ran");
@@ -90,6 +124,11 @@ int perturb_report_build(const perturb_result *r, const perturb_analysis *a, out
 	output_column(t, "wall", "s", 4);
 	output_column(t, "halted", "s", 4);
 	output_column(t, "tsc", "cycles", 0);
+	output_column(t, "running", "s", 4);
+	output_column(t, "halted_cpu", "s", 4);
+	output_column(t, "longest_halt", "s", 6);
+	output_column(t, "halt_preemptions", NULL, 0);
+	output_column(t, "halt_waits", NULL, 0);
 	output_column(t, "interrupts", NULL, 0);
 	output_column(t, "deferred_signals", NULL, 0);
 	for (size_t e = 0; e < r->n_events; e++) {
@@ -110,6 +149,11 @@ int perturb_report_build(const perturb_result *r, const perturb_analysis *a, out
 		output_cell_real(t, run->wall_seconds);
 		output_cell_real(t, run->halted_seconds);
 		output_cell_real(t, run->tsc_cycles);
+		output_cell_real(t, run->running_seconds);
+		output_cell_real(t, run->halted_cpu_seconds);
+		output_cell_real(t, run->longest_halt_seconds);
+		output_cell_integer(t, (int64_t)run->halt_preemptions);
+		output_cell_integer(t, (int64_t)run->halt_waits);
 		cell_real_or(t, run->interrupts, "unsupported", "/proc/interrupts has no column for this CPU");
 		output_cell_integer(t, (int64_t)run->deferred_signals);
 		for (size_t e = 0; e < r->n_events; e++) {
@@ -205,6 +249,7 @@ int perturb_report_build(const perturb_result *r, const perturb_analysis *a, out
 	output_column(t, "configuration", NULL, 0);
 	output_column(t, "halt", "s", 6);
 	output_column(t, "seconds_per_halt", "s", 6);
+	output_column(t, "cpu_seconds_per_halt", "s", 6);
 	for (size_t e = 0; e < r->n_events; e++)
 		output_column(t, r->events[e], NULL, 3);
 	for (size_t c = 1; c < d->n; c++) {
@@ -212,6 +257,7 @@ int perturb_report_build(const perturb_result *r, const perturb_analysis *a, out
 		output_cell_text(t, d->configs[c].name);
 		output_cell_real(t, d->configs[c].halt);
 		output_cell_real(t, r->calibrations[c].seconds_per_halt);
+		output_cell_real(t, r->calibrations[c].cpu_seconds_per_halt);
 		for (size_t e = 0; e < r->n_events; e++)
 			if (!counter_value_usable(&r->opened[e]))
 				output_cell_status(t, counter_state_name(r->opened[e].state), r->opened[e].reason);
@@ -243,8 +289,49 @@ int perturb_report_build(const perturb_result *r, const perturb_analysis *a, out
 	else
 		output_note(report, "Even the longest interval tested changed some event significantly: no f* "
 		            "in this design.");
+	if (isfinite(a->agent_cost_seconds)) {
+		char with[96];
+		if (a->have_f_star_with_agent)
+			snprintf(with, sizeof with, "f* = %g s", a->f_star_with_agent);
+		else
+			snprintf(with, sizeof with, "no f*");
+		output_note(report, "The halting agent's own entry and exit (signal delivery, the sampler, "
+		            "sigreturn) cost %.3g us of the program's running time per halt (measured at t = 0, "
+		            "%s); it is subtracted from the running-time events before judging (EVENT:program). "
+		            "Judged with it, %s.", 1e6 * a->agent_cost_seconds, a->agent_cost_from, with);
+		if (a->f_star_bounded_by_agent)
+			output_note(report, "f* = %g s is bounded by the agent, not found in the program: its own %.3g us "
+			            "per halt is %.0f%% of that interval, and decides how often the program is halted "
+			            "(h = x/(f - c)). Only longer intervals, or a cheaper halting agent, measure the "
+			            "program there.", a->f_star, 1e6 * a->agent_cost_seconds,
+			            100 * a->agent_cost_seconds / a->f_star);
+	} else {
+		output_note(report, "The halting agent's own cost per halt was not measured (no t = 0 configuration "
+		            "halted): f* includes it, and cannot be told from it at intervals near that cost.");
+	}
+	/* How long the halts lasted: t of the program's CPU each, longer on the wall clock where
+	 * the CPU was taken away in the middle of one. */
+	double longest_ratio = 0;
+	size_t at = 0;
+	for (size_t c = 1; c < d->n; c++)
+		if (d->configs[c].halt > 0 && isfinite(a->halt_length[c]) &&
+		    a->halt_length[c] / d->configs[c].halt > longest_ratio) {
+			longest_ratio = a->halt_length[c] / d->configs[c].halt;
+			at = c;
+		}
+	if (at > 0 && longest_ratio > 1.1)
+		output_note(report, "Every halt took its t of the program's CPU; on the wall clock they lasted longer "
+		            "where the CPU was taken away mid-halt (%s: %.3g s per halt, %.2g involuntary and %.2g "
+		            "voluntary context switches per halt; the rest of the excess is the virtual CPU itself "
+		            "taken away, or waiting that is not a switch). Eq. 2.1 for wall time serves the running "
+		            "time at the baseline's share of the CPU.", d->configs[at].name,
+		            a->halt_length[at], a->halt_preemptions[at], a->halt_waits[at]);
 	if (a->have_f_star && a->reference_rate > 0)
-		output_note(report, "At %.4g references per second that is a trace buffer of at least %.4g records.",
-		            a->reference_rate, a->buffer_records);
+		output_note(report, "At %.4g CPU references per second that is a trace buffer of at least %.4g "
+		            "CPU references.", a->reference_rate, a->buffer_records);
+	if (a->have_f_star && a->bus_rate > 0)
+		output_note(report, "At %.4g bus transactions per second (simulated line fills from memory and "
+		            "write-backs, what a bus tracer records) that is a buffer of at least %.4g bus "
+		            "transactions.", a->bus_rate, a->buffer_bus_transactions);
 	return 0;
 }

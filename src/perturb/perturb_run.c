@@ -16,6 +16,7 @@
 #include "counters/stat_agent.h"
 #include "perturb/perturb_internal.h"
 #include "plumb/cpu.h"
+#include "plumb/interrupt.h"
 #include "plumb/progress.h"
 #include "plumb/timer.h"
 
@@ -134,7 +135,7 @@ static int run_child(const run_context *rc, const perturb_agent_spec *spec, pert
 		return plumb_fail_errno(status, errno, "pipe");
 	}
 	fflush(NULL);
-	pid_t child = fork();
+	pid_t child = interrupt_fork_command();
 	if (child < 0) {
 		int err = errno;
 		close(pipe_fds[0]); close(pipe_fds[1]); close(failed[0]); close(failed[1]);
@@ -178,7 +179,7 @@ static int run_child(const run_context *rc, const perturb_agent_spec *spec, pert
 		fcntl(pipe_fds[1], F_SETFD, 0);
 		snprintf(fd_text, sizeof fd_text, "%d", pipe_fds[1]);
 		perturb_agent_spec_format(spec, spec_text, sizeof spec_text);
-		const char *previous = getenv("LD_PRELOAD");
+		const char *previous = secure_getenv("LD_PRELOAD");
 		/* the guard first: its exec functions are the ones the command calls */
 		int length = snprintf(preload, sizeof preload, "%s:%s%s%s", rc->exec_guard, rc->library,
 		                      previous && previous[0] ? ":" : "", previous ? previous : "");
@@ -206,8 +207,7 @@ static int run_child(const run_context *rc, const perturb_agent_spec *spec, pert
 	ssize_t got = read(failed[0], &exec_errno, sizeof exec_errno);
 	close(failed[0]);
 	int wstatus = 0;
-	while (waitpid(child, &wstatus, 0) < 0 && errno == EINTR)
-		;
+	interrupt_waitpid(child, &wstatus);
 	*exit_status = wstatus;
 	int rc_read = read_message(pipe_fds[0], message);
 	close(pipe_fds[0]);
@@ -238,7 +238,7 @@ static int calibrate_spin(int cpu, double *per_ns, plumb_status *status)
 	int fds[2];
 	if (pipe2(fds, O_CLOEXEC) != 0)
 		return plumb_fail_errno(status, errno, "pipe");
-	pid_t child = fork();
+	pid_t child = interrupt_fork(true);
 	if (child < 0)
 		return plumb_fail_errno(status, errno, "fork");
 	if (child == 0) {
@@ -261,8 +261,7 @@ static int calibrate_spin(int cpu, double *per_ns, plumb_status *status)
 	ssize_t got = read(fds[0], &rate, sizeof rate);
 	close(fds[0]);
 	int wstatus;
-	while (waitpid(child, &wstatus, 0) < 0 && errno == EINTR)
-		;
+	interrupt_waitpid(child, &wstatus);
 	if (got != (ssize_t)sizeof rate || !(rate > 0))
 		return plumb_fail(status, EIO, "calibrating the spin loop failed");
 	*per_ns = rate;
@@ -330,6 +329,7 @@ static int calibrate_config(const run_context *rc, perturb_result *r, size_t ind
 		if (counter_value_usable(&m.raw[e]))
 			cal->per_halt[e] = m.raw[e].value / halts;
 	cal->seconds_per_halt = (double)m.halted_ns / 1e9 / halts;
+	cal->cpu_seconds_per_halt = (double)m.halted_cpu_ns / 1e9 / halts;
 	return 0;
 }
 
@@ -449,6 +449,11 @@ int perturb_experiment_run(const perturb_options *options, const perturb_design 
 			run->interrupts = interrupts_on(rc.cpu) - before;
 			run->halts = m.halts;
 			run->halted_seconds = (double)m.halted_ns / 1e9;
+			run->halted_cpu_seconds = (double)m.halted_cpu_ns / 1e9;
+			run->longest_halt_seconds = (double)m.longest_halt_ns / 1e9;
+			run->halt_preemptions = m.halt_preemptions;
+			run->halt_waits = m.halt_waits;
+			run->running_seconds = (double)m.running_ns / 1e9;
 			run->wall_seconds = (double)m.wall_ns / 1e9;
 			run->tsc_cycles = (double)m.tsc_cycles;
 			run->deferred_signals = m.deferred_signals;

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 #include <json-c/json.h>
+#include "plumb/read_file.h"
 #include "plumb/report.h"
 
 static int write_report(FILE *f, const output_report *r, plumb_status *status)
@@ -98,6 +99,17 @@ void report_bundle_free(report_bundle *b)
 	memset(b, 0, sizeof *b);
 }
 
+/* The member key of o when it is a JSON string, else NULL: a file from
+ * someone else may hold null, a number or an object anywhere. */
+static const char *string_member(json_object *o, const char *key)
+{
+	json_object *member = NULL;
+	if (!json_object_is_type(o, json_type_object) || !json_object_object_get_ex(o, key, &member) ||
+	    !json_object_is_type(member, json_type_string))
+		return NULL;
+	return json_object_get_string(member);
+}
+
 static int parse_object(json_object *o, output_report **out, plumb_status *status)
 {
 	return output_report_parse_json(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN), out, status);
@@ -106,38 +118,28 @@ static int parse_object(json_object *o, output_report **out, plumb_status *statu
 int report_bundle_read(const char *path, report_bundle *b, plumb_status *status)
 {
 	memset(b, 0, sizeof *b);
-	FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
-	if (!f)
-		return plumb_fail_errno(status, errno, "cannot open '%s'", path);
-	char *text = NULL;
-	size_t length = 0;
-	FILE *m = open_memstream(&text, &length);
-	char chunk[65536];
-	size_t n;
-	while (m && (n = fread(chunk, 1, sizeof chunk, f)) > 0)
-		fwrite(chunk, 1, n, m);
-	int bad = ferror(f);
-	if (f != stdin)
-		fclose(f);
-	if (m)
-		fclose(m);
-	if (!m || bad || !length) {
+	char *text;
+	size_t length;
+	if (read_file_limited(path, READ_FILE_MAX_BYTES, &text, &length, status) != 0)
+		return -1;
+	if (!length) {
 		free(text);
-		return plumb_fail(status, bad ? EIO : EINVAL, "cannot read '%s'%s", path, !bad && m ? ": empty file" : "");
+		return plumb_fail(status, EINVAL, "cannot read '%s': empty file", path);
 	}
 	json_object *root = json_tokener_parse(text);
-	json_object *schema = NULL, *sections = NULL;
+	json_object *sections = NULL;
 	if (!root) {
 		free(text);
 		return plumb_fail(status, EINVAL, "%s: not JSON (a report.json or a section's --json output)", path);
 	}
-	if (!json_object_object_get_ex(root, "schema", &schema)) {
+	const char *schema = string_member(root, "schema");
+	if (!schema) {
 		json_object_put(root);
 		free(text);
 		return plumb_fail(status, EINVAL, "%s: not a plumb report (JSON with a \"schema\")", path);
 	}
 	int rc = 0;
-	if (!strcmp(json_object_get_string(schema), "plumb-report")) {
+	if (!strcmp(schema, "plumb-report")) {
 		/* One section's own JSON. */
 		b->sections = calloc(1, sizeof *b->sections);
 		b->commands = calloc(1, sizeof *b->commands);
@@ -148,9 +150,9 @@ int report_bundle_read(const char *path, report_bundle *b, plumb_status *status)
 			b->commands[0] = strdup(output_report_command(b->sections[0]));
 			b->count = 1;
 		}
-	} else if (strcmp(json_object_get_string(schema), "plumb-machine-report") != 0 ||
+	} else if (strcmp(schema, "plumb-machine-report") != 0 ||
 	           !json_object_object_get_ex(root, "sections", &sections) || !json_object_is_type(sections, json_type_array)) {
-		rc = plumb_fail(status, EINVAL, "%s: not a plumb report (schema \"%s\")", path, json_object_get_string(schema));
+		rc = plumb_fail(status, EINVAL, "%s: not a plumb report (schema \"%.80s\")", path, schema);
 	} else {
 		size_t count = json_object_array_length(sections);
 		b->sections = calloc(count + 1, sizeof *b->sections);
@@ -159,17 +161,18 @@ int report_bundle_read(const char *path, report_bundle *b, plumb_status *status)
 		if (!b->sections || !b->commands || !b->failures)
 			rc = plumb_fail(status, ENOMEM, "out of memory");
 		for (size_t i = 0; i < count && rc == 0; i++, b->count++) {
-			json_object *s = json_object_array_get_idx(sections, i), *command = NULL, *report = NULL, *why = NULL;
-			if (!json_object_object_get_ex(s, "command", &command)) {
+			json_object *s = json_object_array_get_idx(sections, i), *report = NULL;
+			const char *command = string_member(s, "command");
+			if (!command) {
 				rc = plumb_fail(status, EINVAL, "%s: section %zu has no command", path, i + 1);
 				break;
 			}
-			b->commands[i] = strdup(json_object_get_string(command));
+			b->commands[i] = strdup(command);
 			if (json_object_object_get_ex(s, "report", &report) && json_object_is_type(report, json_type_object)) {
 				rc = parse_object(report, &b->sections[i], status);
 			} else {
-				json_object_object_get_ex(s, "reason", &why);
-				b->failures[i] = strdup(why ? json_object_get_string(why) : "not run");
+				const char *why = string_member(s, "reason");
+				b->failures[i] = strdup(why ? why : "not run");
 			}
 		}
 		json_object *summary = NULL;

@@ -8,8 +8,11 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "plumb/escape.h"
+#include "plumb/tempdir.h"
 #include "plumb/interrupt.h"
 #include "plumb/report.h"
+#include "plumb/spawn.h"
 
 /* No chart for validate: its 128 (event, benchmark, source) series made a
  * legend no one could read; the summary's verdict grid says it instead. */
@@ -33,24 +36,6 @@ const report_chart *report_known_charts(size_t *count)
 {
 	*count = sizeof known_charts / sizeof known_charts[0];
 	return known_charts;
-}
-
-/* gnuplot's data files are whitespace-separated; series names are quoted. */
-static void write_escaped(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++)
-		fputc(*s == '"' || *s == '\n' ? '\'' : *s, f);
-	fputc('"', f);
-}
-
-static void escape_gnuplot_string(char *out, size_t length, const char *in)
-{
-	size_t n = 0;
-	for (; *in && n + 2 < length; in++)
-		if (*in != '"' && *in != '\\' && *in != '\n')
-			out[n++] = *in;
-	out[n] = 0;
 }
 
 static int append_series(char ***names, size_t *count, const char *name)
@@ -110,7 +95,7 @@ static void size_tics(FILE *script, double lo, double hi)
 static void column_label(const output_table *t, int column, const char *name, const char *given, char *out, size_t length)
 {
 	if (given) {
-		escape_gnuplot_string(out, length, given);
+		snprintf(out, length, "%s", given);
 		return;
 	}
 	const char *unit = output_column_unit(t, (size_t)column);
@@ -124,9 +109,7 @@ static void column_label(const output_table *t, int column, const char *name, co
 			*p = ' ';
 	if (words[0] >= 'a' && words[0] <= 'z')
 		words[0] = (char)(words[0] - 'a' + 'A');
-	char label[192];
-	snprintf(label, sizeof label, "%s%s%s%s", words, unit ? " (" : "", unit ? unit : "", unit ? ")" : "");
-	escape_gnuplot_string(out, length, label);
+	snprintf(out, length, "%s%s%s%s", words, unit ? " (" : "", unit ? unit : "", unit ? ")" : "");
 }
 
 /* Whether a row passes the chart's "column=a|b" filter. */
@@ -192,7 +175,10 @@ int report_chart_svg_marked(const output_table *t, const report_chart *chart, co
 			series_columns[series_n++] = output_column_index(t, c);
 		}
 	}
-	char data_path[] = "/tmp/plumb-chart-XXXXXX";
+	char data_path[4096], script_path[4096];
+	if (temp_path(data_path, sizeof data_path, "plumb-chart-XXXXXX", status) != 0 ||
+	    temp_path(script_path, sizeof script_path, "plumb-chart-XXXXXX", status) != 0)
+		return -1;
 	int fd = mkstemp(data_path);
 	if (fd < 0)
 		return plumb_fail_errno(status, errno, "cannot create a temporary file for the chart");
@@ -250,7 +236,6 @@ int report_chart_svg_marked(const output_table *t, const report_chart *chart, co
 		free(series);
 		return plumb_fail(status, ENODATA, "table '%s' has no numeric points to plot", output_table_name(t));
 	}
-	char script_path[] = "/tmp/plumb-chart-XXXXXX";
 	fd = mkstemp(script_path);
 	if (fd >= 0)
 		interrupt_add_path(script_path, false);
@@ -263,14 +248,20 @@ int report_chart_svg_marked(const output_table *t, const report_chart *chart, co
 		return plumb_fail_errno(status, errno, "cannot create a temporary file for the chart");
 	}
 	FILE *script = fdopen(fd, "w");
-	char title[256], xl[192], yl[192];
-	escape_gnuplot_string(title, sizeof title, chart->title);
+	char xl[192], yl[192];
 	column_label(t, xi, chart->x, chart->x_label, xl, sizeof xl);
 	column_label(t, yi, chart->y, chart->y_label, yl, sizeof yl);
-	/* noenhanced: an underscore in a name is an underscore, not a subscript. */
-	fprintf(script, "set terminal svg size 760,400 dynamic font 'sans,11' noenhanced\n"
-	                "set title \"%s\"\nset xlabel \"%s\"\nset ylabel \"%s\"\n"
-	                "set grid\nset key %s\n", title, xl, yl,
+	/* noenhanced: an underscore in a name is an underscore, not a subscript.
+	 * Every text (titles, labels, series names: cells of a report that may
+	 * come from someone else's file) is a single-quoted gnuplot string, in
+	 * which gnuplot runs no `command` (plumb/escape.h). */
+	fputs("set terminal svg size 760,400 dynamic font 'sans,11' noenhanced\nset title ", script);
+	escape_gnuplot(script, chart->title);
+	fputs("\nset xlabel ", script);
+	escape_gnuplot(script, xl);
+	fputs("\nset ylabel ", script);
+	escape_gnuplot(script, yl);
+	fprintf(script, "\nset grid\nset key %s\n",
 	        series_count == 1 ? "off" : series_count > 6 ? "outside right top font ',9' spacing 0.9" : "inside top left box opaque");
 	if (chart->log_x)
 		fputs("set logscale x 2\n", script);
@@ -291,47 +282,43 @@ int report_chart_svg_marked(const output_table *t, const report_chart *chart, co
 	for (size_t m = 0; m < mark_count; m++) {
 		if (!(marks[m].x > 0))
 			continue;
-		char label[96];
-		escape_gnuplot_string(label, sizeof label, marks[m].label ? marks[m].label : "");
 		fprintf(script, "set arrow from %.17g, graph 0 to %.17g, graph 1 nohead lc rgb '%s' dt %d lw 1\n", marks[m].x, marks[m].x,
 		        marks[m].dashed ? "#777777" : "#cc3300", marks[m].dashed ? 2 : 1);
-		fprintf(script, "set label \"%s\" at %.17g, graph %s rotate by 90 right offset -0.4,0 font ',8' tc rgb '%s'\n", label, marks[m].x,
+		fputs("set label ", script);
+		escape_gnuplot(script, marks[m].label ? marks[m].label : "");
+		fprintf(script, " at %.17g, graph %s rotate by 90 right offset -0.4,0 font ',8' tc rgb '%s'\n", marks[m].x,
 		        marks[m].dashed ? "0.98" : "0.55", marks[m].dashed ? "#555555" : "#cc3300");
 	}
 	fputs("plot ", script);
 	for (size_t k = 0; k < series_count; k++) {
-		fprintf(script, "%s'%s' index %zu using 1:2 with linespoints lc %d pt %d dt %d lw %s title ", k ? ", " : "", data_path, k,
+		fputs(k ? ", " : "", script);
+		escape_gnuplot(script, data_path);
+		fprintf(script, " index %zu using 1:2 with linespoints lc %d pt %d dt %d lw %s title ", k,
 		        1 + (k < 64 ? colour[k] : (int)k) % 8, 1 + (k < 64 ? colour[k] : (int)k) % 13, 1 + (k < 64 ? dash[k] : 0),
 		        k < 64 && dash[k] ? "1.2" : "1.6");
-		write_escaped(script, series[k][0] ? series[k] : yl);
+		escape_gnuplot(script, series[k][0] ? series[k] : yl);
 		free(series[k]);
 	}
 	fputc('\n', script);
 	fclose(script);
 	free(series);
 
-	char command[512];
-	snprintf(command, sizeof command, "gnuplot %s 2>/dev/null", script_path);
-	FILE *pipe = popen(command, "r");
+	/* gnuplot started with an argument vector, never through a shell. */
+	char *argv[] = { "gnuplot", script_path, NULL };
 	char *text = NULL;
 	size_t length = 0;
-	FILE *sink = open_memstream(&text, &length);
-	if (pipe && sink) {
-		char chunk[8192];
-		size_t n;
-		while ((n = fread(chunk, 1, sizeof chunk, pipe)) > 0)
-			fwrite(chunk, 1, n, sink);
-	}
-	int rc = pipe ? pclose(pipe) : -1;
-	if (sink)
-		fclose(sink);
+	int wait_status = 0;
+	int rc = spawn_capture(argv, false, &text, &length, &wait_status);
+	int spawn_error = rc != 0 ? errno : 0;
+	if (rc == 0 && !(WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0))
+		rc = -1;
 	unlink(data_path);
 	unlink(script_path);
 	interrupt_remove_path(data_path);
 	interrupt_remove_path(script_path);
 	if (rc != 0 || !text || !strstr(text, "<svg")) {
 		free(text);
-		if (rc != -1 && WIFEXITED(rc) && WEXITSTATUS(rc) == 127)
+		if (spawn_error == ENOENT)
 			return plumb_fail(status, ENOENT, "gnuplot is not installed (apt-get install gnuplot-nox); charts omitted");
 		return plumb_fail(status, EIO, "gnuplot failed to draw '%s'", chart->title);
 	}

@@ -5,7 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "plumb/escape.h"
 #include "plumb/report.h"
+#include "plumb/tempdir.h"
 
 static const struct { const char *command, *title, *intro; } sections[] = {
 	{ "topo", "The machine", "What the system reports: CPUs, caches (from sysfs and CPUID through hwloc), pages, the timer and whether hardware counters open." },
@@ -43,34 +45,36 @@ static const char *section_intro(const char *command)
  * the user's file paths. */
 void report_html_text(FILE *f, const char *s)
 {
-	const char *home = getenv("HOME");
+	const char *home = secure_getenv("HOME");
 	size_t home_length = home && home[0] == '/' && home[1] ? strlen(home) : 0;
+	/* plumb's temporary folder ($TMPDIR, plumb/tempdir.h), and /tmp */
+	const char *tmp = temp_dir();
+	size_t tmp_length = strlen(tmp);
+	while (tmp_length > 1 && tmp[tmp_length - 1] == '/')
+		tmp_length--;
 	for (; s && *s; s++) {
-		if (home_length && !strncmp(s, home, home_length) && (s[home_length] == '/' || !s[home_length])) {
+		size_t prefix = !strncmp(s, "/tmp/", 5) ? 5
+		                : tmp_length > 1 && !strncmp(s, tmp, tmp_length) && s[tmp_length] == '/' ? tmp_length + 1
+		                                                                                          : 0;
+		if (!prefix && home_length && !strncmp(s, home, home_length) && (s[home_length] == '/' || !s[home_length])) {
 			fputc('~', f);
 			s += home_length - 1;
 			continue;
 		}
-		if (!strncmp(s, "/tmp/", 5)) {
-			const char *end = s + 5, *base = s + 5;
+		if (prefix) {
+			const char *end = s + prefix, *base = s + prefix;
 			while (*end && *end != ' ' && *end != '\'' && *end != '"' && *end != ')' && *end != ',' && *end != ';') {
 				if (*end == '/')
 					base = end + 1;
 				end++;
 			}
 			if (base < end) {
-				fprintf(f, "%.*s", (int)(end - base), base);
+				escape_html_span(f, base, (size_t)(end - base));
 				s = end - 1;
 				continue;
 			}
 		}
-		switch (*s) {
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '&': fputs("&amp;", f); break;
-		case '"': fputs("&quot;", f); break;
-		default: fputc(*s, f);
-		}
+		escape_html_span(f, s, 1);
 	}
 }
 
@@ -212,7 +216,9 @@ static size_t size_marks(const output_report *summary, report_chart_mark *marks,
 static void write_section(FILE *f, const char *command, const output_report *r, const char *failure,
                           const output_report *summary)
 {
-	fprintf(f, "<section id=\"%s\">\n<h2>", command);
+	fputs("<section id=\"", f);
+	html_text(f, command);
+	fputs("\">\n<h2>", f);
 	html_text(f, report_section_title(command));
 	fputs("</h2>\n<p class=intro>", f);
 	html_text(f, section_intro(command));
@@ -319,7 +325,11 @@ static void write_summary(FILE *f, const output_report *s)
 				output_meta_format(s, i, values[k], sizeof values[k]);
 	html_text(f, values[0][0] ? values[0] : "This machine");
 	if (values[1][0])
-		fprintf(f, ", %s CPUs", values[1]);
+	{
+		fputs(", ", f);
+		html_text(f, values[1]);
+		fputs(" CPUs", f);
+	}
 	if (!strcmp(values[2], "yes"))
 		fputs(", a virtual machine", f);
 	if (values[3][0])
@@ -336,7 +346,11 @@ static void write_summary(FILE *f, const output_report *s)
 		      "<th colspan=2>Read <span class=unit>GB/s</span></th><th colspan=2>Write <span class=unit>GB/s</span></th>"
 		      "<th rowspan=2>Bandwidth spread <span class=unit>(CV)</span></th></tr>\n<tr><th>sysfs</th><th>measured (range)</th>"
 		      "<th>ns (range)</th><th>core cycles</th>", f);
-		fprintf(f, "<th>1 thread</th><th>%s</th><th>1 thread</th><th>%s</th></tr>\n", threads, threads);
+		fputs("<th>1 thread</th><th>", f);
+		html_text(f, threads);
+		fputs("</th><th>1 thread</th><th>", f);
+		html_text(f, threads);
+		fputs("</th></tr>\n", f);
 		for (size_t r = 0; r < output_row_count(h); r++) {
 			fputs("<tr><th>", f);
 			html_text(f, cell_text(h, r, "level"));
@@ -559,7 +573,9 @@ int report_write_page(const char *path, const char *title, const output_report *
 	if (summary)
 		fputs("<a href=\"#summary\">Summary</a>", f);
 	for (size_t i = 0; i < count; i++) {
-		fprintf(f, "<a href=\"#%s\">", commands[i]);
+		fputs("<a href=\"#", f);
+		html_text(f, commands[i]);
+		fputs("\">", f);
 		html_text(f, report_section_title(commands[i]));
 		fputs("</a>", f);
 	}

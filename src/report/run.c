@@ -7,7 +7,9 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "plumb/tempdir.h"
 #include "plumb/interrupt.h"
+#include "plumb/read_file.h"
 #include "plumb/report.h"
 
 typedef struct text { char *data; size_t length; } text;
@@ -52,7 +54,9 @@ static int save_json(const char *path, const char *json, plumb_status *status)
  * child's report. */
 static int input_file(const char *input, plumb_status *status)
 {
-	char path[] = "/tmp/plumb-report-input-XXXXXX";
+	char path[4096];
+	if (temp_path(path, sizeof path, "plumb-report-input-XXXXXX", status) != 0)
+		return -1;
 	int fd = mkostemp(path, O_CLOEXEC);
 	if (fd < 0)
 		return plumb_fail_errno(status, errno, "cannot create a temporary file for a section's input");
@@ -222,12 +226,10 @@ int report_run_perturb_section(const char *program, const char *save_path, outpu
 		return plumb_fail(status, EINVAL, "too many perturb arguments");
 	memcpy(arguments, design, n * sizeof *arguments);
 	arguments[n] = NULL;
-	const char *tmp = getenv("TMPDIR");
 	char directory[512], trace[600], code[620];
-	snprintf(directory, sizeof directory, "%s/plumb-report-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
-	bool made = mkdtemp(directory) != NULL;
+	plumb_status made_status;
+	bool made = temp_folder(directory, sizeof directory, "plumb-report-XXXXXX", &made_status) == 0;
 	if (made) {
-		interrupt_add_path(directory, true);
 		snprintf(trace, sizeof trace, "%s/workload.ptrace", directory);
 		snprintf(code, sizeof code, "%s.code", trace);
 		/* the workload alone, once, as the experiment runs it: its references per second */
@@ -255,22 +257,15 @@ int report_run_perturb_section(const char *program, const char *save_path, outpu
 int report_read_file(const char *path, output_report **out, plumb_status *status)
 {
 	*out = NULL;
-	FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
-	if (!f)
-		return plumb_fail_errno(status, errno, "cannot open '%s'", path);
-	text t = { 0 };
-	char chunk[65536];
-	size_t n;
-	int oom = 0;
-	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-		oom |= text_append(&t, chunk, n);
-	int bad = ferror(f);
-	if (f != stdin)
-		fclose(f);
-	if (bad || oom || !t.data) {
-		free(t.data);
-		return plumb_fail(status, bad ? EIO : oom ? ENOMEM : EINVAL, "cannot read '%s'%s", path, t.data || bad ? "" : ": empty file");
+	char *data;
+	size_t length;
+	if (read_file_limited(path, READ_FILE_MAX_BYTES, &data, &length, status) != 0)
+		return -1;
+	if (!length) {
+		free(data);
+		return plumb_fail(status, EINVAL, "cannot read '%s': empty file", path);
 	}
+	text t = { .data = data, .length = length };
 	int rc = output_report_parse_json(t.data, out, status);
 	if (rc != 0) {
 		char message[PLUMB_MESSAGE_MAX];

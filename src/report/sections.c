@@ -27,6 +27,25 @@ const char *const *report_section_arguments_for(const char *command, bool quick)
 	return report_section_arguments(command);
 }
 
+/* Seconds each section took on a 2-CPU Intel VM (Emerald Rapids guest)
+ * under ordinary load, whole report runs of 2026-11-28 (docs/PERFORMANCE.md,
+ * "The report's sections"); only their ratios matter to the progress line. */
+static const struct section_cost {
+	const char *command;
+	double seconds, quick_seconds;
+} section_costs[] = {
+	{ "topo", 0.5, 0.5 }, { "lat", 14, 5 }, { "bw", 10, 4 }, { "geometry", 9, 9 }, { "c2c", 3, 3 },
+	{ "loaded", 5, 2 }, { "model", 0.5, 0.5 }, { "validate", 60, 60 }, { "perturb", 3, 3 },
+};
+
+double report_section_expected_seconds(const char *command, bool quick)
+{
+	for (size_t i = 0; i < sizeof section_costs / sizeof section_costs[0]; i++)
+		if (!strcmp(section_costs[i].command, command))
+			return quick ? section_costs[i].quick_seconds : section_costs[i].seconds;
+	return 5;   /* a section this table does not know yet */
+}
+
 /* The report of an earlier section that ran (NULL if none did). */
 static const output_report *section_before(const char *const *names, output_report *const *reports, size_t i,
                                            const char *command)
@@ -45,6 +64,13 @@ size_t report_run_sections(const char *program, const char *who, const char *con
 	snprintf(label, sizeof label, "plumb %s", who);
 	progress p;
 	progress_begin(&p, label, count);
+	/* Weighted by each section's expected cost: counted by sections, the
+	 * line said "0:19 left" with validate's 4:55 still to go. */
+	double *weights = calloc(count ? count : 1, sizeof *weights);
+	for (size_t i = 0; weights && i < count; i++)
+		weights[i] = report_section_expected_seconds(names[i], quick);
+	if (weights)
+		progress_set_weights(&p, weights);
 	for (size_t i = 0; i < count; i++) {
 		reports[i] = NULL;
 		failures[i][0] = 0;
@@ -107,5 +133,6 @@ size_t report_run_sections(const char *program, const char *who, const char *con
 	}
 	progress_step(&p, count);
 	progress_end(&p);
+	free(weights);
 	return failed;
 }

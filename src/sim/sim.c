@@ -72,7 +72,7 @@ int sim_new(sim **out, const sim_config *config, plumb_status *status)
 	 * (sim_shadow_worker.c) when there is a second CPU to run it;
 	 * PLUMB_SIM_SHADOW_THREAD=0: never, =1: always (tests).  The answers are
 	 * the same either way.  The TLBs' shadows stay here. */
-	const char *shadow_thread = getenv("PLUMB_SIM_SHADOW_THREAD");
+	const char *shadow_thread = secure_getenv("PLUMB_SIM_SHADOW_THREAD");
 	bool want_thread = shadow_thread && shadow_thread[0] ? strcmp(shadow_thread, "0") != 0
 	                                                     : sysconf(_SC_NPROCESSORS_ONLN) >= 2;
 	if (config->classify && want_thread && sim_shadow_worker_new(&s->shadow_worker) == 0) {

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 #include "plumb/parse.h"
+#include "plumb/read_file.h"
 #include "plumb/sim.h"
 
 static const char *const level_names[SIM_LEVEL_COUNT] = { "L1I", "L1D", "L2", "L3" };
@@ -343,39 +344,18 @@ int sim_config_parse(sim_config *config, const char *text, size_t length, const 
 
 int sim_config_load(sim_config *config, const char *path, plumb_status *status)
 {
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return plumb_fail_errno(status, errno, "%s", path);
-	size_t capacity = 4096, length = 0;
-	char *text = malloc(capacity);
-	if (!text) {
-		fclose(f);
-		return plumb_fail_errno(status, ENOMEM, "%s", path);
+	char *text;
+	size_t length;
+	plumb_status read_status;
+	if (read_file_limited(path, READ_FILE_MAX_CONFIG_BYTES, &text, &length, &read_status) != 0) {
+		if (read_status.code == EFBIG || read_status.code == ENOMEM)
+			return plumb_fail(status, read_status.code, "%s", read_status.message);
+		return plumb_fail_errno(status, read_status.code, "%s", path);
 	}
-	size_t got;
-	while ((got = fread(text + length, 1, capacity - length, f)) > 0) {
-		length += got;
-		if (length == capacity) {
-			if (capacity >= (1u << 20)) {
-				free(text);
-				fclose(f);
-				return plumb_fail(status, EFBIG, "%s: a configuration file larger than 1 MiB", path);
-			}
-			capacity *= 2;
-			char *bigger = realloc(text, capacity);
-			if (!bigger) {
-				free(text);
-				fclose(f);
-				return plumb_fail_errno(status, ENOMEM, "%s", path);
-			}
-			text = bigger;
-		}
-	}
-	bool error = ferror(f);
-	fclose(f);
-	if (error) {
-		free(text);
-		return plumb_fail(status, EIO, "%s: read error", path);
+	size_t bom = read_file_bom_length(text, length);
+	if (bom) {
+		memmove(text, text + bom, length - bom + 1);
+		length -= bom;
 	}
 	int rc = sim_config_parse(config, text, length, path, status);
 	free(text);

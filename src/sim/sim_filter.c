@@ -53,7 +53,7 @@ static uint8_t meta_of(const sim *s, sim_level level, uint64_t address)
 int sim_filter_option(const sim_config *config, char *option, size_t size, plumb_status *status)
 {
 	/* PLUMB_SIM_NO_FILTER=1: every reference crosses (tests, comparisons) */
-	const char *off = getenv("PLUMB_SIM_NO_FILTER");
+	const char *off = secure_getenv("PLUMB_SIM_NO_FILTER");
 	if (!filterable(config) || (off && off[0]))
 		return 0;
 	/* The metadata the engine gives a line: a scratch simulator of the same

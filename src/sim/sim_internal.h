@@ -434,7 +434,6 @@ static inline void sim_count_references(sim *s, uint32_t core, int kind, uint64_
 /* sim.c */
 void sim_program_free(struct sim_program *p);
 /* The thread's slot made current (a new thread gets the next core); its core. */
-int sim_thread_enter(sim *s, uint32_t thread, uint32_t *core, plumb_status *status);
 /* A hit of an access of this kind in an LRU L1 needs (meta & need) == want
  * and sets dirty (the MRU loops' and plumbgrind's L1 filter's rule). */
 void sim_mru_masks(sim_access_kind kind, bool write_back, uint8_t *need, uint8_t *want, uint8_t *dirty);

@@ -81,11 +81,12 @@ int sim_config_choose(sim_config *config, const char *preset, const char *path, 
 	return sim_config_validate(config, status);
 }
 
-int sim_run_reader(sim *s, trace_reader *reader, trace_interleaver *interleaver, uint64_t *records,
-                   plumb_status *status)
+int sim_run_reader(sim *s, trace_reader *reader, trace_interleaver *interleaver, bool show_progress,
+                   uint64_t *records, plumb_status *status)
 {
 	progress p;
 	progress_begin(&p, "plumb sim: records", 0);
+	p.enabled = p.enabled && show_progress;
 	int rc = 0;
 	/* the runs of uses checked as the simulator walks them, not walked twice */
 	if (!interleaver)

@@ -40,20 +40,29 @@ int trace_code_map_load(trace_code_map **out, const char *path, plumb_status *st
 	if (!f)
 		return plumb_fail_errno(status, errno, "cannot read the code map %s", path);
 	trace_code_map *map = calloc(1, sizeof *map);
-	char *text = NULL;
-	size_t capacity = 0;
-	ssize_t length;
+	/* A line of fixed most length, not getline's: a file of one endless
+	 * line (/dev/zero) would otherwise grow plumb without bound. */
+	enum { LINE_MAX_BYTES = 65536 };
+	char *text = malloc(LINE_MAX_BYTES + 2);
+	size_t length;
 	unsigned long number = 0;
 	bool ended = false;
 	int rc = 0;
-	if (!map) {
+	if (!map || !text) {
+		free(map);
+		free(text);
 		fclose(f);
 		return plumb_fail(status, ENOMEM, "out of memory for a code map");
 	}
-	while ((length = getline(&text, &capacity, f)) > 0) {
+	while (fgets(text, LINE_MAX_BYTES + 2, f)) {
 		number++;
-		if (text[length - 1] == '\n')
+		length = strlen(text);
+		if (length && text[length - 1] == '\n')
 			text[--length] = 0;
+		else if (length > LINE_MAX_BYTES || (length && !feof(f))) {
+			rc = code_error(status, path, number, "a line longer than 64 KiB");
+			break;
+		}
 		if (number == 1) {
 			if (strcmp(text, "plumbgrind-code 1") != 0) {
 				rc = code_error(status, path, number, "not a plumbgrind code map (version 1)");
@@ -133,6 +142,17 @@ int trace_code_map_lookup(const trace_code_map *map, uint64_t address, const cha
 	*file = r->file;
 	*line = r->line;
 	return 1;
+}
+
+int trace_code_map_function_start(const trace_code_map *map, const char *function, uint64_t *address)
+{
+	/* ranges are sorted by start: the first of the function's is its lowest */
+	for (size_t i = 0; map && i < map->count; i++)
+		if (!strcmp(map->ranges[i].function, function)) {
+			*address = map->ranges[i].start;
+			return 1;
+		}
+	return 0;
 }
 
 size_t trace_code_map_size(const trace_code_map *map)

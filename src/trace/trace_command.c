@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "plumb/tempdir.h"
 #include "plumb/interrupt.h"
 #include "plumb/status.h"
 #include "plumb/trace.h"
@@ -29,7 +30,7 @@ static int find_executable(const char *name)
 {
 	if (strchr(name, '/'))
 		return access(name, X_OK) == 0 ? 0 : -1;
-	const char *path = getenv("PATH");
+	const char *path = secure_getenv("PATH");
 	if (!path)
 		path = "/usr/bin:/bin";
 	while (*path) {
@@ -61,7 +62,45 @@ int trace_reader_open_command_options(trace_reader **out, char *const argv[], co
 int trace_reader_open_command_blocks(trace_reader **out, char *const argv[], const char *const valgrind_options[],
                                      size_t ring_blocks, size_t ring_block_bytes, plumb_status *status)
 {
+	trace_launch launch;
+	trace_launch_init(&launch);
+	launch.valgrind_options = valgrind_options;
+	launch.ring_blocks = ring_blocks;
+	launch.ring_block_bytes = ring_block_bytes;
+	return trace_reader_open_launch(out, argv, &launch, status);
+}
+
+void trace_launch_init(trace_launch *launch)
+{
+	memset(launch, 0, sizeof *launch);
+	launch->program_stdout = -1;
+}
+
+/* In the child: the caller's changes to the environment. */
+static void apply_environment(const char *const *environment)
+{
+	for (size_t i = 0; environment && environment[i]; i++) {
+		const char *equals = strchr(environment[i], '=');
+		if (!equals) {
+			unsetenv(environment[i]);
+			continue;
+		}
+		char name[256];
+		size_t length = (size_t)(equals - environment[i]);
+		if (length == 0 || length >= sizeof name)
+			continue;
+		memcpy(name, environment[i], length);
+		name[length] = 0;
+		setenv(name, equals + 1, 1);
+	}
+}
+
+int trace_reader_open_launch(trace_reader **out, char *const argv[], const trace_launch *launch,
+                             plumb_status *status)
+{
 	*out = NULL;
+	const char *const *valgrind_options = launch->valgrind_options;
+	size_t ring_blocks = launch->ring_blocks, ring_block_bytes = launch->ring_block_bytes;
 	if (ring_blocks == 0)
 		ring_blocks = TRACE_RING_BLOCKS;
 	if (ring_block_bytes == 0)
@@ -73,7 +112,9 @@ int trace_reader_open_command_blocks(trace_reader **out, char *const argv[], con
 		                  ring_block_bytes);
 	if (!argv || !argv[0] || !argv[0][0])
 		return plumb_fail(status, EINVAL, "no program to trace");
-	const char *valgrind = getenv("PLUMB_VALGRIND");
+	const char *valgrind = launch->valgrind;
+	if (!valgrind || !valgrind[0])
+		valgrind = secure_getenv("PLUMB_VALGRIND");
 	if (!valgrind || !valgrind[0])
 		valgrind = "valgrind";
 	if (find_executable(valgrind) < 0)
@@ -115,16 +156,26 @@ int trace_reader_open_command_blocks(trace_reader **out, char *const argv[], con
 	 * times faster; lackey remains when the tool is not built or installed,
 	 * or when PLUMB_TRACE_LACKEY is set. */
 	char tool_dir[PATH_MAX];
-	const char *force_lackey = getenv("PLUMB_TRACE_LACKEY");
+	const char *force_lackey = secure_getenv("PLUMB_TRACE_LACKEY");
 	bool plumbgrind = !(force_lackey && force_lackey[0]) && trace_tool_find(tool_dir, sizeof tool_dir, NULL) == 0;
+	if (launch->summary_path && !plumbgrind)
+		return plumb_fail(status, ENOENT, "the exact counts need plumbgrind, plumb's Valgrind tool, which was not "
+		                  "found%s (build/vg/lib, PREFIX/lib/plumb/valgrind, or PLUMB_VALGRIND_LIB)",
+		                  force_lackey && force_lackey[0] ? " or was set aside by PLUMB_TRACE_LACKEY" : "");
+	char out_option[PATH_MAX + 16];
+	if (launch->summary_path &&
+	    snprintf(out_option, sizeof out_option, "--plumb-out=%s", launch->summary_path) >= (int)sizeof out_option)
+		return plumb_fail(status, ENAMETOOLONG, "the summary's path is too long");
 	/* plumbgrind also names every instruction's function, file and line
 	 * (trace_reader_code_map), in a file of a private directory. */
-	char code_dir[] = "/tmp/plumb-code-XXXXXX", code_path[sizeof code_dir + 16], code_option[sizeof code_path + 16];
+	char code_dir[PATH_MAX - 64], code_path[sizeof code_dir + 16], code_option[sizeof code_path + 16];
+	if (temp_path(code_dir, sizeof code_dir, "plumb-code-XXXXXX", status) != 0)
+		return -1;
 	size_t first_argument = 6;
 	/* By default plumbgrind writes binary records into a ring of shared
 	 * memory that the reader lends to the caller in place (trace_ring.c,
 	 * vg/pg_ring.c); PLUMB_TRACE_TEXT keeps the lackey text through the pipe. */
-	const char *force_text = getenv("PLUMB_TRACE_TEXT");
+	const char *force_text = secure_getenv("PLUMB_TRACE_TEXT");
 	/* Without a code map the ring's last word tells an exit from an exec;
 	 * without the ring, only the code map's file does. */
 	bool skip_code = false;
@@ -137,7 +188,7 @@ int trace_reader_open_command_blocks(trace_reader **out, char *const argv[], con
 		snprintf(log_fd, sizeof log_fd, "--plumb-trace-fd=%d", trace_pipe[1]);
 		child_argv[1] = "--tool=plumbgrind";
 		child_argv[2] = "-q";
-		child_argv[3] = "--plumb-out=none";
+		child_argv[3] = launch->summary_path ? out_option : "--plumb-out=none";
 		if (skip_code) {
 			code_dir[0] = 0;
 		} else if (mkdtemp(code_dir)) {
@@ -184,7 +235,7 @@ int trace_reader_open_command_blocks(trace_reader **out, char *const argv[], con
 	for (size_t i = 0; i < argc; i++)
 		child_argv[first_argument + given + i] = argv[i];
 	fflush(NULL);
-	pid_t pid = interrupt_fork(false);
+	pid_t pid = interrupt_fork_command();
 	if (pid < 0) {
 		int error = errno;
 		free(child_argv);
@@ -204,7 +255,8 @@ int trace_reader_open_command_blocks(trace_reader **out, char *const argv[], con
 		 * traces hold the same references. */
 		unsetenv("PLUMB_TRACE_TEXT");
 		unsetenv("PLUMB_SIM_NO_FILTER");
-		dup2(STDERR_FILENO, STDOUT_FILENO);
+		apply_environment(launch->environment);
+		dup2(launch->program_stdout >= 0 ? launch->program_stdout : STDERR_FILENO, STDOUT_FILENO);
 		signal(SIGPIPE, SIG_DFL);
 		execvp(valgrind, child_argv);
 		int error = errno;
@@ -253,12 +305,16 @@ int trace_reader_open_command_blocks(trace_reader **out, char *const argv[], con
 	if (plumbgrind && code_dir[0])
 		reader->command.code_path = strdup(code_path);
 	reader->command.code_skipped = skip_code;
+	reader->command.lackey = !plumbgrind;
 	if (!plumbgrind && !(force_lackey && force_lackey[0]))
 		reader->command.tool_note = "plumbgrind, plumb's Valgrind tool, was not found beside this program "
 		                            "(build/vg/lib, PREFIX/lib/plumb/valgrind, or PLUMB_VALGRIND_LIB): "
 		                            "tracing with Valgrind's lackey, about 40 times slower and without source lines";
 	reader->command.pid = pid;
 	reader->command.running = true;
+	reader->command.exit = launch->exit;
+	if (launch->exit)
+		memset(launch->exit, 0, sizeof *launch->exit);
 	*out = reader;
 	return 0;
 }
@@ -266,6 +322,11 @@ int trace_reader_open_command_blocks(trace_reader **out, char *const argv[], con
 const char *trace_reader_tool_note(const trace_reader *reader)
 {
 	return reader ? reader->command.tool_note : NULL;
+}
+
+int trace_reader_pid(const trace_reader *reader)
+{
+	return reader && reader->command.running ? (int)reader->command.pid : 0;
 }
 
 int trace_reader_code_map(trace_reader *reader, trace_code_map **out, plumb_status *status)
@@ -284,10 +345,7 @@ int trace_reader_code_map(trace_reader *reader, trace_code_map **out, plumb_stat
 	struct stat info;
 	if (reader->command.code_skipped ? !trace_ring_program_exited(reader)
 	                                 : stat(reader->command.code_path, &info) != 0 && errno == ENOENT)
-		return plumb_fail(status, ENOENT,
-		                  "'%s' exec'd another program (a wrapper script?), which Valgrind does not follow: "
-		                  "the trace stopped there; give plumb the program itself",
-		                  reader->command.program);
+		return trace_command_exec_refusal(reader->command.program, trace_ring_exec_name(reader), ENOENT, status);
 	if (reader->command.code_skipped)
 		return 0;
 	return trace_code_map_load(out, reader->command.code_path, status);

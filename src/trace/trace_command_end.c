@@ -15,6 +15,21 @@
 
 int trace_command_finish(trace_reader *reader, plumb_status *status)
 {
+	return trace_command_finish_image(reader, true, NULL, status);
+}
+
+int trace_command_exec_refusal(const char *program, const char *exec_name, int code, plumb_status *status)
+{
+	if (exec_name)
+		return plumb_fail(status, code, "'%s' exec'd %s, which Valgrind does not follow: the trace stopped there; "
+		                  "plumb follows one program image: run plumb on %s directly", program, exec_name, exec_name);
+	return plumb_fail(status, code, "'%s' exec'd another program (a wrapper script?), which Valgrind does not "
+	                  "follow: the trace stopped there; plumb follows one program image: give plumb the program "
+	                  "itself", program);
+}
+
+int trace_command_finish_image(trace_reader *reader, bool image_ended, const char *exec_name, plumb_status *status)
+{
 	trace_command_state *c = &reader->command;
 	/* Closed before the end (the caller had enough, or the trace was bad):
 	 * stop the run rather than wait for a program lackey slows a
@@ -31,8 +46,16 @@ int trace_command_finish(trace_reader *reader, plumb_status *status)
 		return plumb_fail_errno(status, errno, "waiting for valgrind");
 	if (early)
 		return 0;
+	if (c->exit) {
+		c->exit->ended = WIFEXITED(wait_status) || WIFSIGNALED(wait_status);
+		c->exit->signal = WIFSIGNALED(wait_status) ? WTERMSIG(wait_status) : 0;
+		c->exit->code = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 128 + c->exit->signal;
+		c->exit->exec_failed = WIFEXITED(wait_status) && (c->exit->code == 126 || c->exit->code == 127);
+	}
 	if (WIFEXITED(wait_status)) {
 		int code = WEXITSTATUS(wait_status);
+		if (!image_ended && code != 126 && code != 127)
+			return trace_command_exec_refusal(c->program, exec_name, EXDEV, status);
 		if (code == 0)
 			return 0;
 		if (code == 127 || code == 126)

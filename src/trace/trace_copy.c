@@ -80,7 +80,8 @@ static void sleep_unless_interrupted(void *context, uint64_t ns)
 
 /* Closes both ends after a successful copy: plumbgrind's names of the
  * program's code go beside the trace (OUT.code). */
-static int finish(trace_reader *reader, trace_writer *writer, const char *out, plumb_status *status)
+static int finish(trace_reader *reader, trace_writer *writer, const char *out, trace_copy_result *result,
+                  plumb_status *status)
 {
 	trace_code_map *code_map = NULL;
 	char code_path[4096];
@@ -100,6 +101,12 @@ static int finish(trace_reader *reader, trace_writer *writer, const char *out, p
 	}
 	if (!code_map)
 		return 0;
+	/* Never OUT.code beside a device or FIFO (/dev/null.code in /dev). */
+	if (!output_path_takes_siblings(out)) {
+		result->code_map_skipped = true;
+		trace_code_map_free(code_map);
+		return 0;
+	}
 	int saved = trace_code_map_path_for(out, code_path, sizeof code_path)
 	            ? trace_code_map_save(code_map, code_path, status)
 	            : plumb_fail(status, ENAMETOOLONG, "%s.code: name too long", out);
@@ -185,7 +192,7 @@ int trace_copy(trace_reader *reader, trace_writer *writer, const char *out, trac
 		trace_reader_close(reader, NULL);
 		return -1;
 	}
-	if (finish(reader, writer, out, status) != 0)
+	if (finish(reader, writer, out, result, status) != 0)
 		return -1;
 	result->seconds = seconds_now() - start;
 	return 0;
@@ -219,6 +226,9 @@ void trace_copy_write_notes(const trace_copy_result *result, const char *prefix,
 	if (result->info.truncated)
 		fprintf(stream, "%s: warning: the input was cut short; %llu bytes of an incomplete block were ignored\n",
 		        prefix, (unsigned long long)result->info.truncated_bytes);
+	if (result->code_map_skipped)
+		fprintf(stream, "%s: note: the code map (names of the program's code) is not written beside the trace, "
+		        "which is not a regular file\n", prefix);
 	if (result->buffer.region_markers_lost)
 		fprintf(stream, "%s: note: wrap keeps references only: %llu region markers were dropped\n", prefix,
 		        (unsigned long long)result->buffer.region_markers_lost);

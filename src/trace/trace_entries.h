@@ -17,25 +17,26 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "plumb/ring_format.h"
 #include "plumb/trace.h"
 
-/* An entry's tag is the top 4 bits of its first word. */
-#define TRACE_ENTRY_TAG_SHIFT 60
-#define TRACE_ENTRY_USE 1u      /* 1<<60 | data<<32 | id, then the data addresses: one per data event of
+/* An entry's tag is the top 4 bits of its first word (plumb/ring_format.h). */
+#define TRACE_ENTRY_TAG_SHIFT PLUMB_RING_TAG_SHIFT
+#define TRACE_ENTRY_USE PLUMB_RING_USE      /* 1<<60 | data<<32 | id, then the data addresses: one per data event of
                                  * the definition, data (its count, 0-255) of them, so that a walk
                                  * steps from a use to the next without looking its definition up */
-#define TRACE_ENTRY_DEFINE 2u   /* 2<<60 | n<<32 | id, then n words iaddr | size<<48 | kind<<62 */
-#define TRACE_ENTRY_THREAD 3u   /* 3<<60 | thread */
-#define TRACE_ENTRY_SINGLE 4u   /* 4<<60 | kind<<16 | size, address, iaddr */
-#define TRACE_ENTRY_MARKER 5u   /* 5<<60 | begin<<56 | length<<32 | thread, then the name, zero-padded words */
-#define TRACE_ENTRY_CALL 6u     /* 6<<60, call instruction, target */
-#define TRACE_ENTRY_RETURN 7u   /* 7<<60 | frames */
+#define TRACE_ENTRY_DEFINE PLUMB_RING_DEFINE   /* 2<<60 | n<<32 | id, then n words iaddr | size<<48 | kind<<62 */
+#define TRACE_ENTRY_THREAD PLUMB_RING_THREAD   /* 3<<60 | thread */
+#define TRACE_ENTRY_SINGLE PLUMB_RING_SINGLE   /* 4<<60 | kind<<16 | size, address, iaddr */
+#define TRACE_ENTRY_MARKER PLUMB_RING_MARKER   /* 5<<60 | begin<<56 | length<<32 | thread, then the name, zero-padded words */
+#define TRACE_ENTRY_CALL PLUMB_RING_CALL     /* 6<<60, call instruction, target */
+#define TRACE_ENTRY_RETURN PLUMB_RING_RETURN   /* 7<<60 | frames */
 /* With plumbgrind's L1 filter (--plumb-filter, vg/pg_filter.h has the
  * layout) the ring holds no definitions, uses, singles, calls or returns,
  * but thread switches, markers and: */
-#define TRACE_ENTRY_COUNTS 8u   /* 8<<60, fetches, reads, writes settled by the tool's L1s, straddles among
+#define TRACE_ENTRY_COUNTS PLUMB_RING_COUNTS   /* 8<<60, fetches, reads, writes settled by the tool's L1s, straddles among
                                  * them, trace records since the last COUNTS */
-#define TRACE_ENTRY_GENERAL 9u  /* 9<<60 | lines<<32 | kind<<16 | size, address, then per line the least
+#define TRACE_ENTRY_GENERAL PLUMB_RING_GENERAL  /* 9<<60 | lines<<32 | kind<<16 | size, address, then per line the least
                                  * recent way of its set in the tool's L1: meta<<56 | line */
 
 typedef struct trace_names trace_names;

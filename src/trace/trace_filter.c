@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include "plumb/parse.h"
 #include "plumb/status.h"
 #include "plumb/trace.h"
 
@@ -14,15 +15,10 @@ static int parse_address(const char *text, const char *end, uint64_t *out)
 	char copy[48];
 	memcpy(copy, text, (size_t)(end - text));
 	copy[end - text] = 0;
-	if (copy[0] == '-' || copy[0] == '+' || copy[0] == ' ')
+	if (copy[0] == ' ')
 		return -1;
-	char *stop;
-	errno = 0;
-	unsigned long long value = strtoull(copy, &stop, 0);
-	if (*stop || errno)
-		return -1;
-	*out = value;
-	return 0;
+	/* Decimal unless written 0x, as every number plumb reads: "010" is ten. */
+	return parse_u64(copy, 0, UINT64_MAX, out, NULL);
 }
 
 int trace_filter_add_range(trace_filter *filter, const char *text, plumb_status *status)

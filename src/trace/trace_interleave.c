@@ -94,7 +94,10 @@ static thread_queue *queue_of(trace_interleaver *iv, uint32_t thread, plumb_stat
 static int queue_push(thread_queue *q, const trace_record *records, size_t n, plumb_status *status)
 {
 	if (q->tail + n > q->capacity) {
-		if (q->head > 0) {   /* slide the queued records to the front first */
+		/* Slide the queued records to the front first, when that moves no
+		 * more than it frees: the reader lends a few thousand records at a
+		 * time, and sliding a window of millions for each was quadratic. */
+		if (q->head > 0 && q->head >= q->tail - q->head) {
 			memmove(q->records, q->records + q->head, (q->tail - q->head) * sizeof *q->records);
 			q->tail -= q->head;
 			q->head = 0;
@@ -177,6 +180,27 @@ long trace_interleaver_view(trace_interleaver *iv, trace_reader *reader, const t
 			continue;
 		}
 		size_t n = q->tail - q->head;
+		if (n == iv->total) {
+			/* Only this thread has records queued: its turns follow each
+			 * other, so take them at once and keep the count of the turn. */
+			if (n > max - done)
+				n = max - done;
+			if (!iv->at_end && n > iv->total - iv->window / 2)
+				n = iv->total - iv->window / 2;
+			if (n > iv->left) {
+				uint64_t past = (n - iv->left) % iv->quantum;
+				iv->left = past ? iv->quantum - past : 0;
+			} else {
+				iv->left -= n;
+			}
+			memcpy(iv->out + done, q->records + q->head, n * sizeof *q->records);
+			q->head += n;
+			if (q->head == q->tail)
+				q->head = q->tail = 0;
+			iv->total -= n;
+			done += n;
+			continue;
+		}
 		if (n > iv->left)
 			n = (size_t)iv->left;
 		if (n > max - done)

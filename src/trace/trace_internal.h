@@ -184,6 +184,7 @@ typedef struct trace_text_state {
 	uint64_t last_fetch_address;
 	bool have_fetch;               /* a lackey I line seen since the last thread switch */
 	uint64_t pid;                  /* lackey: the process whose ==PID== / --PID-- lines came first */
+	bool exited;                   /* lackey: its "Exit code:" line came (the program exited) */
 } trace_text_state;
 
 typedef struct trace_command_state {
@@ -193,6 +194,8 @@ typedef struct trace_command_state {
 	char *code_path;               /* plumbgrind's --plumb-code file, removed at close */
 	bool code_skipped;             /* none asked for (TRACE_NO_CODE_MAP): the ring tells an exit */
 	const char *tool_note;         /* why lackey traces, when plumbgrind was not found (static text) */
+	bool lackey;                   /* Valgrind's lackey writes the trace (its exit line tells an exit) */
+	trace_launch_exit *exit;       /* the caller's, filled when the program is waited for */
 } trace_command_state;
 
 struct trace_reader {
@@ -263,6 +266,8 @@ int trace_ring_reader_init(trace_reader *reader, trace_ring *ring, plumb_status 
 /* At the trace's end: the tool said the program exited (rather than exec'd
  * another program or died without a word). */
 bool trace_ring_program_exited(const trace_reader *reader);
+/* The program the traced one last called execve on, when the tool said (NULL: none). */
+const char *trace_ring_exec_name(const trace_reader *reader);
 /* The ring's next block of entries whole and unchecked (a native writer
  * checks them, trace_entries_scan): 1 with the words, 0 at the end, -1 on an
  * error (the reader's failure).  Gives the previous block back.  Only for a
@@ -275,6 +280,12 @@ int trace_reader_open_ring(trace_reader **out, trace_ring *ring, const char *pro
 /* trace_command_end.c: waits for the child; fails if valgrind or the
  * program failed. */
 int trace_command_finish(trace_reader *reader, plumb_status *status);
+/* The same when the trace ended without the tool's word that the program
+ * exited (image_ended false): a program that exits normally then exec'd
+ * another, which Valgrind does not follow; that is an error. */
+int trace_command_finish_image(trace_reader *reader, bool image_ended, const char *exec_name, plumb_status *status);
+/* The refusal of a program that exec'd another (exec_name NULL: not known). */
+int trace_command_exec_refusal(const char *program, const char *exec_name, int code, plumb_status *status);
 /* Removes plumbgrind's code file (reader_free). */
 void trace_command_forget_code(trace_reader *reader);
 int trace_lackey_reader_init(trace_reader *reader, plumb_status *status);

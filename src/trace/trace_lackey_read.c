@@ -17,7 +17,11 @@
  * Region markers (plumbgrind, plumb's lackey writer) are message lines too,
  * "--PID--   REGION[begin]: NAME" and "--PID--   REGION[end]: NAME" (NAME
  * is the rest of the line): the current thread enters or leaves NAME.  Other
- * lackey readers skip them as Valgrind messages. */
+ * lackey readers skip them as Valgrind messages.  The scheduler's
+ * "SCHEDSETJMP(...)" lines, printed without a prefix around a signal's
+ * delivery, are messages too; lackey's "==PID== Exit code:" line says the
+ * program exited (trace_reader_close refuses a run that exec'd another
+ * program, whose trace ends without it). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -167,8 +171,19 @@ static int lackey_line(trace_reader *reader, const unsigned char *line, const un
 	}
 	if (length == 0)
 		return 0;
-	if (length >= 2 && line[0] == '=' && line[1] == '=')
+	if (length >= 2 && line[0] == '=' && line[1] == '=') {
+		/* lackey's last words when the program exits: a trace without them
+		 * ended at an exec (or a crash of valgrind) */
+		static const char exit_line[] = "Exit code:";
+		if (memmem(line, length, exit_line, sizeof exit_line - 1))
+			reader->text.exited = true;
 		return check_pid(reader, line, line_end);
+	}
+	/* --trace-sched=yes prints this one without the --PID-- prefix when a
+	 * signal is delivered (Valgrind's scheduler.c) */
+	static const char setjmp_line[] = "SCHEDSETJMP(";
+	if (length >= sizeof setjmp_line - 1 && !memcmp(line, setjmp_line, sizeof setjmp_line - 1))
+		return 0;
 	if (length >= 2 && line[0] == '-' && line[1] == '-') {
 		if (check_pid(reader, line, line_end) < 0)
 			return -1;

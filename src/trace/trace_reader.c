@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "plumb/read_file.h"
 #include "plumb/status.h"
 #include "plumb/trace.h"
 #include "trace/trace_internal.h"
@@ -81,6 +82,15 @@ int trace_detect_format(trace_input *input, trace_format *out, plumb_status *sta
 
 static int reader_setup(trace_reader *reader, trace_format format, plumb_status *status)
 {
+	/* A text trace saved by an editor may start with a UTF-8 byte-order
+	 * mark: skipped, so that its first line is read and not refused. */
+	if (format != TRACE_FORMAT_NATIVE) {
+		long have = trace_input_fill(&reader->input, 3, status);
+		if (have < 0)
+			return -1;
+		reader->input.start += read_file_bom_length((const char *)reader->input.data + reader->input.start,
+		                                            (size_t)have);
+	}
 	if (format == TRACE_FORMAT_AUTO && trace_detect_format(&reader->input, &format, status) < 0)
 		return -1;
 	reader->format = format;
@@ -332,8 +342,14 @@ int trace_reader_close(trace_reader *reader, plumb_status *status)
 	if (!reader)
 		return 0;
 	int result = 0;
-	if (reader->command.running)
-		result = trace_command_finish(reader, status);
+	if (reader->command.running) {
+		/* plumbgrind's ring, or lackey's exit line, says the program exited
+		 * rather than exec'd another (plumbgrind's text: its code map does) */
+		bool image_ended = !reader->input.at_eof || reader->failed ||
+		                   (reader->ring ? trace_ring_program_exited(reader)
+		                                 : !reader->command.lackey || reader->text.exited);
+		result = trace_command_finish_image(reader, image_ended, trace_ring_exec_name(reader), status);
+	}
 	reader_free(reader);
 	return result;
 }

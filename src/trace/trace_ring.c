@@ -38,12 +38,13 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#include "plumb/ring_format.h"
 #include "plumb/status.h"
 #include "trace/trace_entries.h"
 #include "trace/trace_internal.h"
 
 #define OUT_RECORDS 4096u
-#define RING_END 0xffffffffu           /* vg/pg_ring.c PG_RING_END */
+#define RING_END PLUMB_RING_END
 
 
 struct trace_ring {
@@ -56,6 +57,7 @@ struct trace_ring {
 	const uint64_t *word, *end;    /* the rest of the block being expanded */
 	bool holding;                  /* a block is being read, not yet given back */
 	bool ended;                    /* RING_END came: the program exited */
+	char exec_name[PLUMB_RING_EXEC_NAME_MAX + 1];   /* the last program it called execve on ("": none) */
 	trace_entries entries;         /* what the entries have said (trace_entries.c) */
 	trace_record *out;             /* expanded records, lent to the caller */
 	size_t out_count, out_position;
@@ -178,17 +180,48 @@ static int next_block(trace_reader *reader)
 	}
 	if (ring->ended)
 		return 0;
-	long have = trace_input_fill(&reader->input, 4, &reader->failure);
-	if (have < 0) {
-		reader->failed = true;
-		return -1;
+	long have;
+	uint32_t words;
+	for (;;) {
+		have = trace_input_fill(&reader->input, 4, &reader->failure);
+		if (have < 0) {
+			reader->failed = true;
+			return -1;
+		}
+		if (have == 0)
+			return 0;
+		if (have < 4)
+			return (int)ring_fail(reader, "cut short inside a block's length");
+		words = trace_get_u32(reader->input.data + reader->input.start);
+		trace_input_consume(&reader->input, 4);
+		if (words != PLUMB_RING_EXEC)
+			break;
+		/* the program calls execve: the name (the trace ends here if it succeeds) */
+		have = trace_input_fill(&reader->input, 4, &reader->failure);
+		if (have < 0) {
+			reader->failed = true;
+			return -1;
+		}
+		if (have < 4)
+			return (int)ring_fail(reader, "cut short inside an exec's name");
+		uint32_t length = trace_get_u32(reader->input.data + reader->input.start);
+		if (length > PLUMB_RING_EXEC_NAME_MAX)
+			return (int)ring_fail(reader, "an exec's name longer than the tool sends");
+		trace_input_consume(&reader->input, 4);
+		have = length ? trace_input_fill(&reader->input, length, &reader->failure) : 0;
+		if (have < 0) {
+			reader->failed = true;
+			return -1;
+		}
+		if ((uint32_t)have < length)
+			return (int)ring_fail(reader, "cut short inside an exec's name");
+		memcpy(ring->exec_name, reader->input.data + reader->input.start, length);
+		ring->exec_name[length] = 0;
+		for (uint32_t i = 0; i < length; i++)
+			if ((unsigned char)ring->exec_name[i] < 0x20)
+				ring->exec_name[i] = '?';
+		trace_input_consume(&reader->input, length);
 	}
-	if (have == 0)
-		return 0;
-	if (have < 4)
-		return (int)ring_fail(reader, "cut short inside a block's length");
-	uint32_t words = trace_get_u32(reader->input.data + reader->input.start);
-	trace_input_consume(&reader->input, 4);
 	if (words == RING_END) {
 		have = trace_input_fill(&reader->input, 1, &reader->failure);
 		if (have < 0) {
@@ -293,6 +326,11 @@ static long ring_read(trace_reader *reader, trace_record *records, size_t capaci
 bool trace_ring_program_exited(const trace_reader *reader)
 {
 	return reader->ring && reader->ring->ended;
+}
+
+const char *trace_ring_exec_name(const trace_reader *reader)
+{
+	return reader->ring && reader->ring->exec_name[0] ? reader->ring->exec_name : NULL;
 }
 
 int trace_ring_take_block(trace_reader *reader, const uint64_t **words, size_t *count)

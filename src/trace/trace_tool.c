@@ -29,7 +29,7 @@ bool trace_tool_present(const char *dir)
 
 int trace_tool_find(char *dir, size_t size, plumb_status *status)
 {
-	const char *forced = getenv("PLUMB_VALGRIND_LIB");
+	const char *forced = secure_getenv("PLUMB_VALGRIND_LIB");
 	if (forced && forced[0]) {
 		if (!trace_tool_present(forced))
 			return plumb_fail(status, ENOENT, "PLUMB_VALGRIND_LIB=%s holds no " TRACE_TOOL_FILE

@@ -6,16 +6,16 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <stdlib.h>
+#include "plumb/escape.h"
+#include "plumb/spawn.h"
 #include "plumb/validate.h"
 
+/* Every path and title is a single-quoted gnuplot string (plumb/escape.h):
+ * a folder named with a quote or a `command` stays a name. */
 static void quoted(FILE *f, const char *s)
 {
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\') fputc('\\', f);
-		fputc(*s, f);
-	}
-	fputc('"', f);
+	escape_gnuplot(f, s);
 }
 
 int validate_plot(const validate_results *results, const char *directory, const char *format,
@@ -78,21 +78,29 @@ int validate_plot(const validate_results *results, const char *directory, const 
 	}
 	if (output_file_commit(&script, status) != 0) return -1;
 
-	char command[8192 + 64];
-	snprintf(command, sizeof command, "'%s' '%s' 2>&1", gnuplot ? gnuplot : "gnuplot", script_path);
-	FILE *pipe = popen(command, "r");
-	if (!pipe) return plumb_fail_errno(status, errno, "cannot run gnuplot");
-	char line[512], last[512] = "";
-	while (fgets(line, sizeof line, pipe)) snprintf(last, sizeof last, "%s", line);
-	int rc = pclose(pipe);
-	last[strcspn(last, "\n")] = 0;
-	if (rc != 0) {
-		if (WIFEXITED(rc) && WEXITSTATUS(rc) == 127)
+	/* gnuplot started with an argument vector, never through a shell: the
+	 * folder's name reaches it as one argument, whatever it holds. */
+	char *argv[] = { (char *)(gnuplot ? gnuplot : "gnuplot"), script_path, NULL };
+	char *text = NULL;
+	size_t length = 0;
+	int rc = 0;
+	if (spawn_capture(argv, true, &text, &length, &rc) != 0) {
+		if (errno == ENOENT)
 			return plumb_fail(status, ENOENT, "gnuplot is not installed (apt-get install gnuplot-nox); "
 			                  "the data and script are in %s and %s", data_path, script_path);
-		return plumb_fail(status, EIO, "gnuplot failed (%s); the script is %s", last[0] ? last : "no message",
-		                  script_path);
+		return plumb_fail_errno(status, errno, "cannot run gnuplot");
 	}
+	/* Its last line of output, for the message. */
+	while (length > 0 && (text[length - 1] == '\n' || text[length - 1] == '\r'))
+		text[--length] = 0;
+	const char *last = strrchr(text, '\n');
+	last = last ? last + 1 : text;
+	if (!(WIFEXITED(rc) && WEXITSTATUS(rc) == 0)) {
+		rc = plumb_fail(status, EIO, "gnuplot failed (%.400s); the script is %s", last[0] ? last : "no message", script_path);
+		free(text);
+		return rc;
+	}
+	free(text);
 	snprintf(written, written_length, "%s", image_path);
 	return 0;
 }

@@ -251,7 +251,7 @@ bool validate_plumbgrind_available(char *reason, size_t length)
 {
 	char dir[PATH_MAX], valgrind[PATH_MAX];
 	plumb_status status;
-	const char *name = getenv("PLUMB_VALGRIND");
+	const char *name = secure_getenv("PLUMB_VALGRIND");
 	if (instrument_find_valgrind(name && name[0] ? name : "valgrind", valgrind, sizeof valgrind, &status) != 0 ||
 	    instrument_find_tool(dir, sizeof dir, &status) != 0) {
 		snprintf(reason, length, "%s", status.message);

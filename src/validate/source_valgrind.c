@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "plumb/tempdir.h"
 #include "plumb/interrupt.h"
 #include "validate/native.h"
 
@@ -155,14 +156,11 @@ int validate_instrumented_counts(const validate_benchmark *benchmark, const vali
 	char self[PATH_MAX];
 	if (self_program(self_path, self, sizeof self, status) != 0) return -1;
 	/* In $TMPDIR like every temporary folder plumb makes (plumbgrind's too). */
-	const char *tmp = getenv("TMPDIR");
 	char directory[PATH_MAX - 64];
-	snprintf(directory, sizeof directory, "%s/plumb-validate-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
-	if (!mkdtemp(directory)) return plumb_fail_errno(status, errno, "cannot create a temporary folder %s", directory);
+	if (temp_folder(directory, sizeof directory, "plumb-validate-XXXXXX", status) != 0) return -1;
 	char out[sizeof directory + 32], out_option[sizeof out + 32];
 	snprintf(out, sizeof out, "%s/cachegrind.out", directory);
 	/* A signal removes both (plumb/interrupt.h). */
-	interrupt_add_path(directory, true);
 	interrupt_add_path(out, false);
 	snprintf(out_option, sizeof out_option, "--cachegrind-out-file=%s", out);
 	const validate_machine *m = params->machine;

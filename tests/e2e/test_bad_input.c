@@ -4,7 +4,7 @@
  * one line, starting "plumb", containing the expected text; no sanitizer
  * report, no crash, no child process left running, and nothing left in the
  * case's working folder (an output that was asked for and failed, or its
- * FILE.tmp.PID, must not stay behind).
+ * FILE.tmp.RANDOM, must not stay behind).
  *
  * docs/bad-input.md lists the same cases: the test doc_matches_the_table
  * fails when they drift apart, and rewrites the doc's table when run with
@@ -70,7 +70,11 @@ typedef struct bad_case {
 static const bad_case cases[] = {
 	/* The top level. */
 	CASE("top-unknown-command", 0, USAGE, "'frobnicate' is not a command", "frobnicate"),
-	CASE("top-misspelled-command", 0, USAGE, "'stats' is not a command", "stats", "-e", "page-faults", "--", "true"),
+	CASE("top-misspelled-command", 0, USAGE, "'stats' is not a command; did you mean 'stat'?", "stats", "-e", "page-faults", "--", "true"),
+	CASE("sim-short-s", 0, USAGE, "-s is not an option of sim (in other commands it is --sizes); give a setting with --set KEY=VALUE", "sim", "-s", "l1d.size=32K", "t.lackey"),
+	CASE("validate-max-size-is-bytes-elsewhere", 0, USAGE, "--max-size is a size in bytes elsewhere; validate's cap is a count of events: --max-count N", "validate", "--max-size", "100"),
+	CASE("top-transposed-command", 0, USAGE, "'lta' is not a command; did you mean 'lat'?", "lta"),
+	CASE("top-help-misspelled-command", 0, USAGE, "'explian' is not a command; did you mean 'explain'?", "help", "explian"),
 	CASE("top-unknown-option", 0, USAGE, "'--bogus' is not a command", "--bogus"),
 	CASE("top-help-unknown-command", 0, USAGE, "'nosuch' is not a command", "help", "nosuch"),
 	/* topo */
@@ -78,6 +82,8 @@ static const bad_case cases[] = {
 	CASE("topo-extra-argument", 0, USAGE, "unexpected argument 'extra'", "topo", "extra"),
 	CASE("topo-output-needs-value", 0, USAGE, "option '-o' needs a value", "topo", "-o"),
 	CASE("topo-output-long-needs-value", 0, USAGE, "option '--output' needs a value", "topo", "--output"),
+	/* Hostile input (the security section): nothing made beside a device. */
+	CASE("topo-csv-to-a-device", 0, 0, "are not written beside it, as it is not a regular file", "topo", "--csv", "-o", "/dev/null"),
 	CASE("topo-output-missing-folder", 0, 1, "cannot create 'nodir/t.txt': No such file or directory", "topo", "-o", "nodir/t.txt"),
 	CASE("topo-output-read-only", 0, 1, "Permission denied", "topo", "-o", RO),
 	CASE("topo-output-full", FULL, 1, "No space left on device", "topo", "-o", "%F"),
@@ -105,6 +111,13 @@ static const bad_case cases[] = {
 	CASE("lat-from-missing-file", 0, 1, "cannot open 'nosuch.json': No such file or directory", "lat", "--from", "nosuch.json"),
 	CASE("lat-from-not-a-report", 0, 1, "not-loaded.json: not a plumb report", "lat", "--from", "not-loaded.json"),
 	CASE("geometry-levels-from-missing-file", 0, 1, "cannot open 'nosuch.json': No such file or directory", "geometry", "--levels-from", "nosuch.json"),
+	CASE("lat-from-endless", 0, 1, "/dev/zero: larger than 64 MiB", "lat", "--from", "/dev/zero"),
+	CASE("geometry-levels-from-endless", 0, 1, "/dev/zero: larger than 64 MiB", "geometry", "--levels-from", "/dev/zero"),
+	CASE("lat-cpu-negative-after-space", 0, USAGE, "' -1' is not a non-negative integer", "lat", "--cpu", " -1"),
+	CASE("lat-min-size-kilobits", 0, USAGE, "'64Kb' has an unknown unit", "lat", "--min-size", "64Kb"),
+	CASE("lat-min-size-kb", 0, USAGE, "'64KB' has an unknown unit", "lat", "--min-size", "64KB"),
+	CASE("lat-csv-and-json", 0, USAGE, "--csv and --json ask for two output formats; give one", "lat", "--csv", "--json"),
+	CASE("lat-table-and-json", 0, USAGE, "--table and --json ask for two output formats; give one", "lat", "--table", "latency", "--json"),
 	CASE("lat-cpu-outside-mask", ONE_CPU, USAGE, "is not one this process may run on (allowed: ", "lat", "--cpu", "%C1"),
 	CASE("lat-cpu-does-not-exist", 0, USAGE, "CPU 4095 is not one this process may run on", "lat", "--cpu", "4095"),
 	/* bw */
@@ -145,6 +158,7 @@ static const bad_case cases[] = {
 	CASE("loaded-size-beyond-limit", 0, USAGE, "--size must be between 4KiB and 64GiB", "loaded", "--size", "64T"),
 	CASE("loaded-samples-zero", 0, USAGE, "'0' is out of range [1, 1000]", "loaded", "--samples", "0"),
 	CASE("loaded-chunk-zero", 0, USAGE, "'0' is out of range [1, 1000000000]", "loaded", "--chunk", "0"),
+	CASE("loaded-generators-beyond-cpus", ONE_CPU, USAGE, "--generators 5: only 0 CPUs are left for generators", "loaded", "--generators", "5"),
 	/* model */
 	CASE("model-nothing-to-do", 0, USAGE, "give --from FILE to fit, or both --service and --l0", "model"),
 	CASE("model-from-needs-value", 0, USAGE, "option '--from' needs a value", "model", "--from"),
@@ -176,11 +190,14 @@ static const bad_case cases[] = {
 	CASE_REPORT("stat-papi-disabled", NO_PAPI, 3, "1 of 1 events cannot be counted here", "component is disabled", "stat", "-o", "-", "--backend", "papi", "-e", "perf::MINOR-FAULTS", "--", "true"),
 	CASE("stat-backend-unknown", 0, USAGE, "unknown backend 'nosuch'", "stat", "--backend", "nosuch", "--", "true"),
 	CASE("stat-repeat-zero", 0, USAGE, "-r: '0' is out of range", "stat", "-r", "0", "--", "true"),
+	CASE("stat-repeat-negative-after-space", 0, USAGE, "-r: ' -1' is not a non-negative integer", "stat", "-r", " -1", "--", "true"),
+	CASE("stat-repeat-plus-sign", 0, USAGE, "-r: '+3' is not a non-negative integer", "stat", "-r", "+3", "--", "true"),
 	CASE("stat-program-missing", 0, 1, "cannot run '/nonexistent/program': No such file or directory", "stat", "-e", "page-faults", "--", "/nonexistent/program"),
 	CASE("stat-program-not-executable", 0, 1, "cannot run './t.lackey': Permission denied", "stat", "-e", "page-faults", "--", "./t.lackey"),
 	CASE_REPORT("stat-program-segfaults", 0, 1, "the command failed in 1 of 1 runs", "killed by signal 11", "stat", "-o", "-", "-e", "page-faults", "--", "sh", "-c", "kill -SEGV $$"),
 	CASE_REPORT("stat-program-aborts", 0, 1, "the command failed in 1 of 1 runs", "killed by signal 6", "stat", "-o", "-", "-e", "page-faults", "--", "sh", "-c", "kill -ABRT $$"),
 	CASE_REPORT("stat-program-killed", 0, 1, "the command failed in 1 of 1 runs", "killed by signal 9", "stat", "-o", "-", "-e", "page-faults", "--", "sh", "-c", "kill -KILL $$"),
+	CASE_REPORT("stat-program-does-not-start", 0, 1, "the command did not start in 1 of 1 runs (exit status 127", "the command did not start in 1 of 1 runs", "stat", "-o", "-", "-e", "page-faults", "--", "sh", "-c", "exit 127"),
 	CASE_REPORT("stat-program-fails", 0, 1, "the command failed in 1 of 1 runs", "exited with status 1", "stat", "-o", "-", "-e", "page-faults", "--", "false"),
 	CASE("stat-output-read-only", 0, 1, "Permission denied", "stat", "-e", "page-faults", "-o", RO, "--", "true"),
 	CASE("stat-output-full", FULL, 1, "No space left on device", "stat", "-e", "page-faults", "-o", "%F", "--", "true"),
@@ -202,6 +219,10 @@ static const bad_case cases[] = {
 	CASE("sim-trace-foreign", 0, 1, "foreign.elf: cannot detect the trace format", "sim", "foreign.elf"),
 	CASE("sim-trace-not-native", 0, 1, "not a plumb native trace (bad magic)", "sim", "-f", "native", "t.lackey"),
 	CASE("sim-lackey-bad-address", 0, 1, "lackey line 2: bad address", "sim", "bad.lackey"),
+	CASE("sim-curve-level", 0, USAGE, "--curve: 'l4' is not a level: l1d, l1i, l2 or l3", "sim", "--curve", "l4", "t.lackey"),
+	CASE("sim-curve-not-lru", 0, USAGE, "not plru replacement in the L1D; for exact figures run one configuration per size: plumb sim --sweep", "sim", "-p", "default", "--set", "l1d.replacement=plru", "--curve", "l1d", "t.lackey"),
+	CASE("sim-curve-no-l3", 0, USAGE, "the configuration has no L3", "sim", "-p", "default", "--curve", "l3", "t.lackey"),
+	CASE("sim-curve-max-alone", 0, USAGE, "--curve-max goes with --curve LEVEL", "sim", "--curve-max", "1M", "t.lackey"),
 	CASE("sim-lackey-size-zero", 0, 1, "lackey line 1: bad size (want 1..65535", "sim", "zero-size.lackey"),
 	CASE("sim-lackey-wraps", 0, 1, "lackey line 2: the access runs past the end of the 64-bit address space", "sim", "wraps.lackey"),
 	CASE("sim-trace-endless-zeros", 0, 1, "/dev/zero: cannot detect the trace format", "sim", "/dev/zero"),
@@ -261,6 +282,7 @@ static const bad_case cases[] = {
 	CASE("trace-record-program-missing", VALGRIND, 1, "cannot run '/nonexistent/program'", "trace", "record", "out.ptrace", "--", "/nonexistent/program"),
 	CASE("trace-record-program-killed", VALGRIND, 1, "the traced program 'sh' was killed by signal 11", "trace", "record", "out.ptrace", "--", "sh", "-c", "kill -SEGV $$"),
 	CASE("trace-record-read-only", VALGRIND, 1, "Permission denied", "trace", "record", RO ".ptrace", "--", "true"),
+	CASE("trace-record-to-a-device", PLUMBGRIND, 0, "the code map (names of the program's code) is not written beside the trace", "trace", "record", "--to", "native", "/dev/null", "--", "true"),
 	CASE("trace-record-full", VALGRIND | FULL, 1, "No space left on device", "trace", "record", "%F", "--to", "lackey", "--", "true"),
 	CASE("trace-record-buffer-zero", 0, USAGE, "--buffer: '0' is out of range", "trace", "record", "--buffer", "0", "out.ptrace", "--", "true"),
 	CASE("trace-record-buffer-not-a-number", 0, USAGE, "--buffer: 'lots' is not an integer", "trace", "record", "--buffer", "lots", "out.ptrace", "--", "true"),
@@ -282,9 +304,11 @@ static const bad_case cases[] = {
 	CASE("instrument-summary-missing", 0, 1, "cannot open the summary 'nosuch.out'", "instrument", "--summary", "nosuch.out"),
 	CASE("instrument-summary-empty", 0, 1, "empty.trace: empty summary", "instrument", "--summary", "empty.trace"),
 	CASE("instrument-summary-foreign", 0, 1, "not a plumbgrind summary", "instrument", "--summary", "t.lackey"),
+	CASE("instrument-summary-endless", 0, 1, "/dev/zero: larger than 64 MiB", "instrument", "--summary", "/dev/zero"),
 	CASE("instrument-valgrind-missing", PLUMBGRIND, 1, "cannot run valgrind '/nonexistent/valgrind'", "instrument", "--valgrind", "/nonexistent/valgrind", "--", "true"),
 	CASE("instrument-program-missing", PLUMBGRIND, 1, "cannot run '/nonexistent/program': No such file or directory", "instrument", "--", "/nonexistent/program"),
 	CASE("instrument-program-not-executable", PLUMBGRIND, 1, "cannot run './t.lackey': Permission denied", "instrument", "--", "./t.lackey"),
+	CASE_REPORT("instrument-program-does-not-start", PLUMBGRIND, 1, "the command 'sh' did not start (exit status 127", "the command did not start (exit status 127", "instrument", "--", "sh", "-c", "exit 127"),
 	CASE_REPORT("instrument-program-fails", PLUMBGRIND, 1, "the command 'false' exited with status 1", "exited with status 1", "instrument", "--", "false"),
 	CASE_REPORT("instrument-program-killed", PLUMBGRIND, 1, "the command 'sh' was killed by signal 9 (Killed)", "killed by signal 9", "instrument", "--", "sh", "-c", "kill -KILL $$"),
 	CASE_REPORT("instrument-program-aborts", PLUMBGRIND, 1, "was killed by signal 6 (Aborted)", "killed by signal 6", "instrument", "--", "%T", "abort"),
@@ -339,10 +363,14 @@ static const bad_case cases[] = {
 	CASE("explain-ipc-out-of-range", 0, USAGE, "--ipc: '-1' is out of range", "explain", "--ipc", "-1", "--", "true"),
 	CASE("explain-machine-missing", 0, 1, "--machine: cannot open 'nosuch.json': No such file or directory", "explain", "--machine", "nosuch.json", "--", "true"),
 	CASE("explain-machine-not-json", 0, 1, "--machine: 't.lackey' is not a plumb JSON report", "explain", "--machine", "t.lackey", "--", "true"),
+	CASE("explain-machine-endless", 0, 1, "--machine: /dev/zero: larger than 64 MiB", "explain", "--machine", "/dev/zero", "--", "true"),
 	CASE("explain-program-missing", 0, 1, "cannot run '/nonexistent/program': No such file or directory", "explain", "--", "/nonexistent/program"),
+	/* issue 30: a program that never started, or failed every run, is no measurement */
+	CASE("explain-program-does-not-start", 0, 1, "'sh' did not start: it exited with status 127 in all 2 runs", "explain", "-r", "2", "--machine", "machine.json", "--no-valgrind", "--", "sh", "-c", "exit 127"),
+	CASE("explain-program-fails-every-run", 0, 1, "'false' exited with status 1 in all 2 runs: a failed run is not a measurement", "explain", "-r", "2", "--machine", "machine.json", "--no-valgrind", "--", "false"),
 	CASE("explain-event-unknown", 0, USAGE, "-e: unknown event 'nosuch'", "explain", "-e", "page-faults,nosuch", "--", "true"),
 	CASE("explain-preset-unknown", 0, USAGE, "--preset: unknown preset 'nosuch'", "explain", "--preset", "nosuch", "--", "true"),
-	CASE_REPORT("explain-program-crashes", 0, 1, "the program 'sh' was killed by signal 11", "killed by signal 11", "explain", "--no-valgrind", "-r", "1", "--", "sh", "-c", "kill -SEGV $$"),
+	CASE_REPORT("explain-program-crashes", 0, 1, "the program 'sh' was killed by signal 11", "killed by signal 11", "explain", "--machine", "machine.json", "--no-valgrind", "-r", "1", "--", "sh", "-c", "kill -SEGV $$"),
 	/* report */
 	CASE("report-section-unknown", 0, USAGE, "'nosuch' is not a plumb command", "report", "--sections", "nosuch"),
 	CASE("report-sections-empty", 0, USAGE, "--sections names no command", "report", "--sections", ","),
@@ -353,10 +381,17 @@ static const bad_case cases[] = {
 	CASE("report-from-not-json", 0, 1, "t.lackey: not JSON", "report", "--from", "t.lackey", "-o", "r.html"),
 	CASE("report-from-empty", 0, 1, "empty file", "report", "--from", "empty.trace", "-o", "r.html"),
 	CASE("report-from-not-a-report", 0, 1, "not-loaded.json: not a plumb report", "report", "--from", "not-loaded.json", "-o", "r.html"),
+	CASE("report-from-endless", 0, 1, "/dev/zero: larger than 64 MiB", "report", "--from", "/dev/zero", "-o", "r.html"),
+	CASE("report-compare-endless", 0, 1, "/dev/zero: larger than 64 MiB", "report", "--compare", "/dev/zero", "not-loaded.json"),
 	CASE("report-output-dir-missing", 0, USAGE, "--output-dir 'nodir/d' cannot be created or written", "report", "--output-dir", "nodir/d", "--sections", "topo", "-o", "r.html"),
 	CASE("report-output-missing-folder", 0, 1, "cannot create 'nodir/r.html'", "report", "--sections", "topo", "-o", "nodir/r.html"),
 	CASE("report-output-read-only", 0, 1, "Permission denied", "report", "--sections", "topo", "-o", RO),
 	CASE("report-output-full", FULL, 1, "No space left on device", "report", "--sections", "topo", "-o", "%F"),
+	/* A report file with a gnuplot `command` in a chart's series name (a
+	 * PWNED file would change the folder), written to a device: no
+	 * report.json beside it. */
+	CASE("report-from-null-schema", 0, 1, "null-schema.json: not a plumb report", "report", "--from", "null-schema.json", "-o", "r.html"),
+	CASE("report-from-backquotes-to-a-device", 0, 0, "'/dev/null.json' is not written beside '/dev/null'", "report", "--from", "backquote.json", "-o", "/dev/null"),
 	/* cluster (refused before MPI starts) */
 	CASE("cluster-without-output", 0, USAGE, "give the output folder: -o DIR", "cluster", "--sections", "topo"),
 	CASE("cluster-share-unknown", 0, USAGE, "--share must be turns or split, not 'halves'", "cluster", "--share", "halves", "-o", "c"),
@@ -677,6 +712,15 @@ static void make_fixtures(const char *dir, unsigned flags)
 	write_text(dir, "three-columns.csv", "first,second,third\n100,50,1\n200,60,2\n");
 	write_file(dir, "binary.csv", "100,50\n\0\0\0\n", 11);
 	write_text(dir, "not-loaded.json", "{\"command\": \"lat\", \"tables\": []}\n");
+	write_text(dir, "null-schema.json", "{\"schema\": null}\n");   /* crashed report --from (found by fuzzing) */
+	write_text(dir, "backquote.json",
+	           "{\"schema\": \"plumb-report\", \"schema_version\": 1, \"command\": \"lat\", \"meta\": {},\n"
+	           " \"tables\": [{\"name\": \"mlp_curve\", \"title\": \"t\", \"columns\": [{\"name\": \"chains\"},\n"
+	           "   {\"name\": \"bandwidth\", \"unit\": \"GB/s\"}, {\"name\": \"level\"}],\n"
+	           "   \"rows\": [{\"chains\": 1, \"bandwidth\": 1, \"level\": \"`touch PWNED`\"},\n"
+	           "            {\"chains\": 2, \"bandwidth\": 2, \"level\": \"`touch PWNED`\"}]}], \"notes\": []}\n");
+	/* a machine of no figures, for explain --machine: no probe of 2 s or more */
+	write_text(dir, "machine.json", "{\"schema\": \"plumb-report\", \"schema_version\": 1, \"command\": \"bw\", \"tables\": []}\n");
 	if (flags & TRACES) {
 		const char *argv[] = { "trace", "convert", "t.lackey", "t.ptrace", NULL };
 		outcome o = run_plumb(dir, argv, -1, 0, false);

@@ -1,8 +1,14 @@
 #include <criterion/criterion.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <json-c/json.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include "run.h"
+#include "../capability.h"
 
 Test(core_cli, help_and_version)
 {
@@ -121,7 +127,7 @@ Test(core_cli, an_option_error_names_the_option_as_typed)
 {
 	OPTION_ERROR_IS("plumb lat: option '--min' needs a value (see 'plumb lat --help')\n", "lat", "--min");
 	OPTION_ERROR_IS("plumb sim: option '--set' needs a value (see 'plumb sim --help')\n", "sim", "--set");
-	OPTION_ERROR_IS("plumb sim: option '-s' needs a value (see 'plumb sim --help')\n", "sim", "-s");
+	OPTION_ERROR_IS("plumb bw: option '-s' needs a value (see 'plumb bw --help')\n", "bw", "-s");
 	OPTION_ERROR_IS("plumb model: option '--from' needs a value (see 'plumb model --help')\n", "model", "--from");
 	OPTION_ERROR_IS("plumb bw: option '--cpu' needs a value (see 'plumb bw --help')\n", "bw", "--cpu");
 	OPTION_ERROR_IS("plumb validate: option '--set' needs a value (see 'plumb validate --help')\n", "validate",
@@ -133,4 +139,82 @@ Test(core_cli, an_option_error_names_the_option_as_typed)
 	OPTION_ERROR_IS("plumb lat: unknown option '--bogus' (see 'plumb lat --help')\n", "lat", "--bogus=1");
 	OPTION_ERROR_IS("plumb lat: unknown option '-Q' (see 'plumb lat --help')\n", "lat", "-Q");
 	OPTION_ERROR_IS("plumb lat: option '--help' does not take a value (see 'plumb lat --help')\n", "lat", "--help=3");
+}
+
+/* Runs plumb with argv under an address-space limit (0: none), stderr to a
+ * pipe; its exit code, its stderr in err, its peak resident size in KiB. */
+static int run_limited(const char *const argv[], unsigned long address_space_mib, char *err, size_t length,
+                       long *max_rss_kib)
+{
+	const char *program = getenv("PLUMB_BIN");
+	cr_assert_not_null(program);
+	int pipe_fds[2];
+	cr_assert_eq(pipe(pipe_fds), 0);
+	pid_t pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		dup2(pipe_fds[1], 2);
+		close(pipe_fds[0]);
+		int null = open("/dev/null", O_RDWR);
+		dup2(null, 0);
+		dup2(null, 1);
+		if (address_space_mib) {
+			struct rlimit limit = { (rlim_t)address_space_mib << 20, (rlim_t)address_space_mib << 20 };
+			if (setrlimit(RLIMIT_AS, &limit) != 0)
+				_exit(125);
+		}
+		const char *args[16] = { program };
+		for (int i = 0; argv[i] && i < 14; i++)
+			args[i + 1] = argv[i];
+		execv(program, (char *const *)args);
+		_exit(127);
+	}
+	close(pipe_fds[1]);
+	size_t used = 0;
+	ssize_t n;
+	while (used < length - 1 && (n = read(pipe_fds[0], err + used, length - 1 - used)) > 0)
+		used += (size_t)n;
+	err[used] = 0;
+	close(pipe_fds[0]);
+	int status;
+	struct rusage usage;
+	cr_assert_eq(wait4(pid, &status, 0, &usage), pid);
+	*max_rss_kib = usage.ru_maxrss;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* Issue 29: every command that reads a whole file stops at a limit.  From
+ * /dev/zero they grew to 9.7 GB resident; under `ulimit -v` some looped for
+ * ever, appending to memory they could not get.  Each now fails with one
+ * line and exit 1, resident well under the 64 MiB limit's double, and under
+ * an address-space limit it fails the same way instead of hanging (the
+ * test's timeout catches a hang). */
+Test(core_cli, endless_inputs_fail_with_one_line_and_bounded_memory, .timeout = 120)
+{
+	static const char *const commands[][8] = {
+		{ "lat", "--from", "/dev/zero", NULL },
+		{ "report", "--from", "/dev/zero", "-o", "/dev/null", NULL },
+		{ "report", "--compare", "/dev/zero", "/dev/zero", NULL },
+		{ "geometry", "--levels-from", "/dev/zero", NULL },
+		{ "explain", "--machine", "/dev/zero", "--", "true", NULL },
+		{ "instrument", "--summary", "/dev/zero", NULL },
+		{ "model", "--from", "/dev/zero", NULL },
+	};
+	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+		char err[2048];
+		long rss;
+		int code = run_limited(commands[i], 0, err, sizeof err, &rss);
+		cr_assert_eq(code, 1, "plumb %s: exit %d: %s", commands[i][0], code, err);
+		cr_assert(strstr(err, "/dev/zero: larger than 64 MiB"), "plumb %s: %s", commands[i][0], err);
+		cr_assert(strchr(err, '\n') == err + strlen(err) - 1, "plumb %s: not one line: %s", commands[i][0], err);
+		cr_assert_lt(rss, 512L << 10, "plumb %s grew to %ld KiB reading /dev/zero", commands[i][0], rss);
+#if !PLUMB_TEST_ASAN
+		/* AddressSanitizer reserves terabytes of address space: only
+		 * the plain build can run under a limit. */
+		code = run_limited(commands[i], 96, err, sizeof err, &rss);
+		cr_assert_eq(code, 1, "plumb %s under a 96 MiB address space: exit %d: %s", commands[i][0], code, err);
+		cr_assert(strstr(err, "/dev/zero: "), "plumb %s: %s", commands[i][0], err);
+		cr_assert(strchr(err, '\n') == err + strlen(err) - 1, "plumb %s: not one line: %s", commands[i][0], err);
+#endif
+	}
 }

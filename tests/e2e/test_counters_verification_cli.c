@@ -220,3 +220,26 @@ Test(counters_verification_cli, unwritable_records_warn_and_keep_the_table)
 	cr_assert_eq(r.exit_code, 2);
 	cli_run_free(&r);
 }
+
+/* A validation run writes no history unless asked: it used to append to
+ * ~/.local/share/plumb/verification.tsv on every run, and the report then
+ * printed that file's path. */
+Test(counters_verification_cli, nothing_is_recorded_unless_asked)
+{
+	const char *home = cli_temp_path("home");
+	cr_assert_eq(mkdir(home, 0700), 0);
+	setenv("HOME", home, 1);
+	setenv("XDG_DATA_HOME", home, 1);
+	unsetenv("PLUMB_VERIFICATION");
+	cli_run r = cli_run_plumbv(NULL, "validate", "page-faults", "--backend", "perf", "--runs", "3", "--sizes",
+	                           "1,10,100", "--no-progress", NULL);
+	cr_assert_eq(r.exit_code, 0, "stderr: %s", r.err);
+	cr_assert(strstr(r.out, "verdicts not recorded") && strstr(r.out, "--verification"), "%s", r.out);
+	struct stat st;
+	char path[4096];
+	snprintf(path, sizeof path, "%s/.local", home);
+	cr_assert_neq(stat(path, &st), 0, "validate wrote under HOME");
+	snprintf(path, sizeof path, "%s/plumb", home);
+	cr_assert_neq(stat(path, &st), 0, "validate wrote under XDG_DATA_HOME");
+	cli_run_free(&r);
+}

@@ -154,21 +154,33 @@ Test(lat_cli, named_patterns_of_other_tools, .timeout = 60)
 	json_object_put(root);
 	cli_run_free(&r);
 
-	r = cli_run_plumbv(NULL, "lat", "--pages", "thp", "--line-size", "128", "--pattern", "lmbench", "--min-size",
+	r = cli_run_plumbv(NULL, "lat", "--pages", "thp", "--line-size", "128", "--pattern", "lmbench-thrash", "--min-size",
 	                   "1M", "--max-size", "1M", "--single-pass", "--time-cap", "20", "--json", NULL);
 	cr_assert_eq(r.exit_code, 0, "%s", r.err);
 	root = json_tokener_parse(r.out);
 	cr_assert(json_object_object_get_ex(root, "meta", &meta));
-	cr_expect_str_eq(meta_text(meta, "pattern"), "lmbench");
+	cr_expect_str_eq(meta_text(meta, "pattern"), "lmbench-thrash");
 	cr_expect_eq(number(meta, "line_bytes"), 128, "lmbench's stride is --line-size");
 	cr_expect_eq(number(meta, "page_group_bytes"), 4096);
 	cr_expect_str_eq(meta_text(meta, "pages_requested"), "thp");
 	json_object_put(root);
 	cli_run_free(&r);
 
+	/* lat_mem_rd's default: a forward walk, no page group. */
+	r = cli_run_plumbv(NULL, "lat", "--pattern", "lmbench", "--min-size", "1M", "--max-size", "1M", "--single-pass",
+	                   "--time-cap", "20", "--json", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	root = json_tokener_parse(r.out);
+	cr_assert(json_object_object_get_ex(root, "meta", &meta));
+	cr_expect_str_eq(meta_text(meta, "pattern"), "lmbench");
+	cr_expect_eq(number(meta, "line_bytes"), 64);
+	cr_expect_str_eq(meta_text(meta, "pages_requested"), "default");
+	json_object_put(root);
+	cli_run_free(&r);
+
 	r = cli_run_plumbv(NULL, "lat", "--pattern", "stream", NULL);
 	cr_expect_eq(r.exit_code, 2);
-	cr_expect(strstr(r.err, "lmbench, lmbench2, multichase") != NULL, "%s", r.err);
+	cr_expect(strstr(r.err, "lmbench, lmbench-thrash, lmbench-line, lmbench2, multichase") != NULL, "%s", r.err);
 	cli_run_free(&r);
 }
 

@@ -373,3 +373,27 @@ Test(mp_cli, coherence_kernels_disassemble_as_claimed)
 	cr_expect(cmpxchg, "no lock cmpxchg in coherence_time_access");
 	cr_expect(mfence, "no mfence in coherence_time_access");
 }
+
+/* Issue 29: a UTF-8 byte-order mark (what spreadsheets put before a saved
+ * CSV) is skipped.  It made the first row's number unreadable, and that row
+ * was taken for a header and dropped: the fit then used one point less. */
+Test(mp_cli, model_csv_with_a_byte_order_mark)
+{
+	const char *rows = "0,338\n41,371\n121,421\n233,483\n336,572\n484,915\n538,1462\n";
+	const char *plain = cli_temp_path("plain.csv"), *marked = cli_temp_path("marked.csv");
+	FILE *f = fopen(plain, "w");
+	fputs(rows, f);
+	fclose(f);
+	f = fopen(marked, "w");
+	fputs("\xEF\xBB\xBF", f);
+	fputs(rows, f);
+	fclose(f);
+	cli_run a = cli_run_plumbv(NULL, "model", "--from", plain, "--line", "128", "--csv", "--table", "points", NULL);
+	cli_run b = cli_run_plumbv(NULL, "model", "--from", marked, "--line", "128", "--csv", "--table", "points", NULL);
+	cr_assert_eq(a.exit_code, 0, "%s", a.err);
+	cr_assert_eq(b.exit_code, 0, "%s", b.err);
+	cr_assert_str_eq(b.out, a.out, "with the mark:\n%s\nwithout:\n%s", b.out, a.out);
+	cr_assert(strstr(a.out, "338") != NULL, "%s", a.out);
+	cli_run_free(&a);
+	cli_run_free(&b);
+}

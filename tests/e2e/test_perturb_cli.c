@@ -380,3 +380,122 @@ Test(perturb_cli, report_section_gives_f_star_and_its_buffer, .timeout = 180)
 	}
 	json_object_put(root);
 }
+
+/* A halt takes t of the program's CPU whether or not the CPU is shared (a
+ * halt bounded by the wall clock ran 3-4 times t where the thread was
+ * switched out mid-spin), its wall length is measured and at least that,
+ * and Eq. 2.1 with the halts counted reads about 1 in running time (on a
+ * busy machine too: the program's running time does not depend on how much
+ * of the CPU it gets). */
+Test(perturb_cli, halts_take_t_of_cpu_and_eq_2_1_reads_one_in_running_time, .timeout = 120)
+{
+	require_task_clock_sampling();
+	const char *args[] = { "--workload", "spin", "--size", "20000000", "--intervals", "1ms,4ms",
+	                       "--halts", "0,2ms", "-r", "3", "-e", "task-clock", NULL };
+	json_object *root = perturb_json(args);
+	json_object *rows = cli_json_rows(root, "configurations");
+	const char *names[] = { "f=0.001s t=0s", "f=0.001s t=0.002s", "f=0.004s t=0s", "f=0.004s t=0.002s" };
+	for (size_t i = 0; i < 4; i++) {
+		json_object *row = row_where(rows, "configuration", names[i]);
+		double t = number(row, "halt"), cpu = number(row, "halt_cpu"), length = number(row, "halt_length");
+		cr_assert_gt(number(row, "halts"), 2, "%s halts", names[i]);
+		if (t > 0) {   /* (at t = 0 both are a few us, within the clocks' reading costs) */
+			cr_assert(cpu >= 0.99 * t && cpu < 1.5 * t, "%s: a halt took %g s of CPU for t = %g s", names[i], cpu, t);
+			cr_assert_geq(length, 0.99 * cpu, "%s: wall length %g below its CPU time %g", names[i], length, cpu);
+		}
+		double ratio = number(row, "running_ratio");
+		cr_assert(ratio > 0.75 && ratio < 1.33, "%s: running time / Eq. 2.1 = %g", names[i], ratio);
+		/* h follows x/(f − the agent's cost). */
+		double h = number(row, "halts"), expected = number(row, "expected_halts");
+		cr_assert(h > 0.6 * expected && h < 1.5 * expected, "%s: halts %g, expected %g", names[i], h, expected);
+	}
+	/* t = 2 ms costs the program's CPU 2 ms per halt more than t = 0. */
+	double r0 = number(row_where(rows, "configuration", "f=0.001s t=0s"), "running");
+	double r2 = number(row_where(rows, "configuration", "f=0.001s t=0.002s"), "running");
+	cr_assert_gt(r2, r0 * 1.5, "running time %g at t = 2 ms, %g at t = 0", r2, r0);
+	/* The agent's cost was measured at t = 0 and reported, with both f*. */
+	json_object *meta, *cost;
+	cr_assert(json_object_object_get_ex(root, "meta", &meta));
+	cr_assert(json_object_object_get_ex(meta, "agent_cost_seconds", &cost));
+	cr_assert(json_object_is_type(cost, json_type_double), "%s", json_object_to_json_string(cost));
+	cr_assert(json_object_get_double(cost) < 0.001, "agent cost %g s per halt", json_object_get_double(cost));
+	cr_assert(json_object_object_get_ex(meta, "f_star_with_agent_seconds", &cost));
+	cr_assert_not_null(row_where(cli_json_rows(root, "events"), "measure", "task-clock:program"));
+	json_object_put(root);
+}
+
+/* The buffer recommendation in CPU references and in bus transactions (the
+ * trace's line fills from memory and write-backs, simulated): a made-up
+ * trace of 20000 distinct lines read once through the default caches is
+ * 20000 references and 20000 fills, so both buffers are the same number. */
+Test(perturb_cli, buffer_in_references_and_bus_transactions, .timeout = 120)
+{
+	require_task_clock_sampling();
+	const char *path = cli_temp_path("rate.din");
+	FILE *f = fopen(path, "w");
+	cr_assert_not_null(f);
+	for (unsigned i = 0; i < 20000; i++)
+		fprintf(f, "0 %x\n", 0x400000 + 64 * i);
+	cr_assert_eq(fclose(f), 0);
+	const char *args[] = { "--workload", "spin", "--size", "5000000", "--intervals", "100s", "--halts", "0",
+	                       "-r", "2", "-e", "page-faults", "--rate-trace", path, "--preset", "default", NULL };
+	json_object *root = perturb_json(args);
+	json_object *meta, *v;
+	cr_assert(json_object_object_get_ex(root, "meta", &meta));
+	cr_assert(json_object_object_get_ex(meta, "trace_references", &v));
+	cr_assert_eq(json_object_get_int64(v), 20000);
+	cr_assert(json_object_object_get_ex(meta, "trace_line_fills", &v));
+	cr_assert_eq(json_object_get_int64(v), 20000);
+	cr_assert(json_object_object_get_ex(meta, "trace_writebacks", &v));
+	cr_assert_eq(json_object_get_int64(v), 0);
+	double records, bus;
+	cr_assert(json_object_object_get_ex(meta, "buffer_records", &v));
+	records = json_object_get_double(v);
+	cr_assert(json_object_object_get_ex(meta, "buffer_bus_transactions", &v));
+	bus = json_object_get_double(v);
+	cr_assert(records > 0 && fabs(bus - records) < 1e-6 * records, "references %g, bus transactions %g", records, bus);
+	bool noted = false;
+	json_object *notes;
+	cr_assert(json_object_object_get_ex(root, "notes", &notes));
+	for (size_t i = 0; i < json_object_array_length(notes); i++)
+		noted |= strstr(json_object_get_string(json_object_array_get_idx(notes, i)), "bus transactions") != NULL;
+	cr_assert(noted, "no note gives the buffer in bus transactions");
+	json_object_put(root);
+}
+
+/* --simulate on a preset without TLBs gets plumb's documented default TLBs
+ * and says so; --no-default-tlbs leaves the TLB columns unsupported. */
+Test(perturb_cli, simulate_says_which_tlbs)
+{
+	const char *path = cli_temp_path("tlb.din");
+	FILE *f = fopen(path, "w");
+	cr_assert_not_null(f);
+	for (int pass = 0; pass < 20; pass++)
+		for (unsigned a = 0; a < 48; a++)
+			fprintf(f, "0 %x\n", 0x100000 + 4096 * a);
+	cr_assert_eq(fclose(f), 0);
+	for (int plain = 0; plain < 2; plain++) {
+		cli_run r = plain ? cli_run_plumbv(NULL, "perturb", "--simulate", path, "--buffers", "1K", "--preset", "default",
+		                                   "--no-default-tlbs", "--json", NULL)
+		                  : cli_run_plumbv(NULL, "perturb", "--simulate", path, "--buffers", "1K", "--preset", "default",
+		                                   "--footprint", "8,64,4K", "--json", NULL);
+		cr_assert_eq(r.exit_code, 0, "%s", r.err);
+		json_object *root = json_tokener_parse(r.out);
+		json_object *meta, *tlbs, *cell;
+		cr_assert(json_object_object_get_ex(root, "meta", &meta));
+		cr_assert(json_object_object_get_ex(meta, "tlbs", &tlbs));
+		json_object *row = json_object_array_get_idx(cli_json_rows(root, "buffers"), 0);
+		cr_assert(json_object_object_get_ex(row, "DTLB_extra_per_halt", &cell));
+		if (plain) {
+			cr_assert(strstr(json_object_get_string(tlbs), "none"), "%s", json_object_get_string(tlbs));
+			cr_assert(json_object_is_type(cell, json_type_object), "unsupported: %s", json_object_to_json_string(cell));
+		} else {
+			cr_assert(strstr(json_object_get_string(tlbs), "default"), "%s", json_object_get_string(tlbs));
+			/* 48 pages fit a 64-entry DTLB; the drain's 64 pages evict them. */
+			cr_assert(json_object_is_type(cell, json_type_double) && json_object_get_double(cell) > 0,
+			          "%s", json_object_to_json_string(cell));
+		}
+		json_object_put(root);
+		cli_run_free(&r);
+	}
+}

@@ -136,3 +136,34 @@ Test(progress_cli, nothing_is_drawn_when_stderr_is_not_a_terminal)
 	cr_assert_null(strchr(r.out, '\r'));
 	cli_run_free(&r);
 }
+
+/* The terminal fits: plumb sim -- ls in an 80-column tmux window, captured
+ * as a person sees it.  Its tables were about 330 columns wide; now the
+ * columns that do not fit are left out, named, and --wide brings them back. */
+Test(progress_cli, sim_fits_an_80_column_terminal)
+{
+	if (system("command -v tmux > /dev/null 2>&1") != 0)
+		cr_skip_test("tmux is not installed (make deps installs it)");
+	const char *bin = getenv("PLUMB_BIN");
+	char socket[64], command[2048], capture[128];
+	snprintf(socket, sizeof socket, "plumb-test-%ld", (long)getpid());
+	snprintf(capture, sizeof capture, "%s/capture.txt", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	/* A tall window and a finished pane kept open, then the whole history. */
+	snprintf(command, sizeof command,
+	         "tmux -L %s new-session -d -x 80 -y 500 \"env -u COLUMNS '%s' sim -- ls /; echo PLUMB-DONE; sleep 600\" && "
+	         "for i in $(seq 1 600); do tmux -L %s capture-pane -p -S - -E - | grep -q PLUMB-DONE && break; sleep 0.2; "
+	         "done; tmux -L %s capture-pane -p -J -S - -E - > '%s'; tmux -L %s kill-server",
+	         socket, bin, socket, socket, capture, socket);
+	cr_assert_eq(system(command), 0, "%s", command);
+	char *text = cli_read_file(capture, NULL);
+	cr_assert_not_null(text);
+	cr_assert(strstr(text, "PLUMB-DONE"), "plumb sim did not finish in the window: %s", text);
+	cr_assert(strstr(text, "Summary") && strstr(text, "left out to fit 80 columns"), "%s", text);
+	for (const char *line = text; *line;) {
+		size_t length = strcspn(line, "\n");
+		cr_assert_leq(length, 80, "a line of %zu columns: %.*s", length, (int)length, line);
+		line += length + (line[length] == '\n');
+	}
+	free(text);
+	unlink(capture);
+}

@@ -4,7 +4,13 @@
  * note where a kernel-side event is counted in user space only, and the
  * default event list not being a request (exit 0 with <not supported>). */
 #include <criterion/criterion.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/wait.h>
 #include <json-c/json.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -176,4 +182,88 @@ Test(stat_cli, the_default_list_is_not_a_request)
 	r = cli_run_plumbv(NULL, "stat", "-e", "cycles", "--", "true", NULL);
 	cr_assert_eq(r.exit_code, 3, "%s", r.err);
 	cli_run_free(&r);
+}
+
+/* Issue 29: "-r 010" is ten runs.  Numbers were read with base 0, so a
+ * leading zero made octal and this ran the command 8 times.  The command
+ * counts its own runs by appending a line to a file. */
+Test(stat_cli, a_leading_zero_is_decimal)
+{
+	const char *tally = cli_temp_path("runs");
+	char script[PATH_MAX + 32];
+	snprintf(script, sizeof script, "echo run >> '%s'", tally);
+	cli_run r = cli_run_plumbv(NULL, "stat", "-r", "010", "-e", "task-clock", "--json", "-o", "-", "--", "sh", "-c", script, NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	char *text = cli_read_file(tally, NULL);
+	cr_assert_not_null(text);
+	int lines = 0;
+	for (const char *p = text; *p; p++)
+		lines += *p == '\n';
+	cr_assert_eq(lines, 10, "the command ran %d times for -r 010", lines);
+	json_object *root = json_tokener_parse(r.out);
+	cr_assert_not_null(root);
+	cr_assert_str_eq(meta_text(root, "runs"), "10");
+	json_object_put(root);
+	free(text);
+	cli_run_free(&r);
+}
+
+/* The counted command runs in a process group of its own (so that an
+ * interrupted run stops what it started too), except when plumb is the
+ * foreground job of a terminal: then, as under perf stat, it stays in
+ * plumb's group and can read the terminal.  In a group of its own it would
+ * be stopped (SIGTTIN) at its first read and the run would hang.  Here
+ * plumb runs on a pseudo-terminal of its own, in its foreground. */
+Test(stat_cli, a_command_reading_the_terminal_still_reads_it, .timeout = 60)
+{
+	int master = posix_openpt(O_RDWR | O_NOCTTY);
+	cr_assert_geq(master, 0);
+	cr_assert_eq(grantpt(master), 0);
+	cr_assert_eq(unlockpt(master), 0);
+	char slave_name[128];
+	cr_assert_eq(ptsname_r(master, slave_name, sizeof slave_name), 0);
+	const char *program = getenv("PLUMB_BIN");
+	cr_assert_not_null(program);
+	pid_t pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		setsid();
+		int slave = open(slave_name, O_RDWR);
+		if (slave < 0 || ioctl(slave, TIOCSCTTY, 0) != 0)
+			_exit(125);
+		dup2(slave, 0);
+		dup2(slave, 1);
+		dup2(slave, 2);
+		close(master);
+		signal(SIGTTIN, SIG_DFL);
+		signal(SIGTTOU, SIG_DFL);
+		execl(program, program, "stat", "-e", "task-clock", "--", "sh", "-c", "read word; echo got-$word",
+		      (char *)NULL);
+		_exit(127);
+	}
+	cr_assert_eq(write(master, "hello\n", 6), 6);
+	char text[8192];
+	size_t used = 0;
+	for (;;) {
+		struct pollfd p = { master, POLLIN, 0 };
+		if (poll(&p, 1, 20000) <= 0)
+			break;
+		ssize_t n = read(master, text + used, sizeof text - 1 - used);
+		if (n <= 0)
+			break;
+		used += (size_t)n;
+		text[used] = 0;
+		if (used >= sizeof text - 1)
+			break;
+	}
+	text[used] = 0;
+	int status;
+	pid_t r = waitpid(pid, &status, WNOHANG);
+	if (r == 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+	}
+	close(master);
+	cr_assert(strstr(text, "got-hello") != NULL, "the command did not read the terminal: %s", text);
+	cr_assert(r == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0, "plumb stat did not finish: %s", text);
 }

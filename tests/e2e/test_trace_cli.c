@@ -496,3 +496,18 @@ Test(trace_cli, recorded_entries_read_as_their_records, .timeout = 180)
 	unlink(code_a);
 	unlink(code_b);
 }
+
+/* Issue 29: a text trace saved with a UTF-8 byte-order mark reads like one
+ * without; its first line was refused as neither lackey nor din. */
+Test(trace_cli, a_byte_order_mark_is_skipped)
+{
+	const char *path = cli_temp_path("marked.lackey");
+	FILE *f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fputs("\xEF\xBB\xBF L 1000,8\n S 2000,8\n", f);
+	fclose(f);
+	cli_run r = cli_run_plumbv(NULL, "trace", "stats", path, NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	cr_assert(strstr(r.out, "format: lackey") && strstr(r.out, "records: 2\n"), "%s", r.out);
+	cli_run_free(&r);
+}

@@ -83,3 +83,27 @@ Test(wording_cli, readme_and_man_pages_cite_authors)
 	closedir(d);
 	cr_assert_geq(pages, 10, "only %d man pages in %s", pages, dir);
 }
+
+/* Every section-1 page shows how the command is used: bw, geometry, report,
+ * topo and plumb(1) itself had no EXAMPLES. */
+Test(wording_cli, every_man_page_has_examples)
+{
+	char dir[4096], path[4096 + 512];
+	snprintf(dir, sizeof dir, "%s/man", cli_source_dir());
+	DIR *d = opendir(dir);
+	cr_assert_not_null(d, "cannot open %s", dir);
+	int pages = 0;
+	for (struct dirent *e; (e = readdir(d)) != NULL;) {
+		size_t n = strlen(e->d_name);
+		if (n < 3 || strcmp(e->d_name + n - 2, ".1") != 0)
+			continue;
+		snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+		char *text = cli_read_file(path, NULL);
+		cr_assert_not_null(text, "cannot read %s", path);
+		cr_expect(strstr(text, "\n.SH EXAMPLES\n"), "%s has no EXAMPLES section", e->d_name);
+		free(text);
+		pages++;
+	}
+	closedir(d);
+	cr_assert_geq(pages, 10);
+}

@@ -247,3 +247,86 @@ Test(core_files, abort_leaves_no_temporary)
 	cr_assert_eq(access(path, F_OK), -1);
 	cr_assert_eq(temporaries_in(folder), 0);
 }
+
+/* The temporary's name was TARGET.tmp.PID, opened with O_CREAT|O_TRUNC:
+ * whatever someone planted there (a FIFO, which hung plumb; a hard link,
+ * whose target was overwritten) was written through.  Planted here under
+ * this process's pid, the name the old writer would have used. */
+Test(core_files, things_planted_at_the_old_temporary_name_are_left_alone)
+{
+	const char *target = in_folder("planted.txt");
+	char fifo[PATH_MAX], hard[PATH_MAX];
+	snprintf(fifo, sizeof fifo, "%s.tmp.%ld", target, (long)getpid());
+	cr_assert_eq(mkfifo(fifo, 0666), 0);
+	cr_assert_eq(write_file(target, "report\n", NULL), 0);
+	cr_assert_str_eq(read_text(target), "report\n");
+	struct stat info;
+	cr_assert_eq(lstat(fifo, &info), 0);
+	cr_assert(S_ISFIFO(info.st_mode));
+	cr_assert_eq(unlink(fifo), 0);
+
+	const char *precious = in_folder("precious.txt");
+	write_text(precious, "keep\n");
+	snprintf(hard, sizeof hard, "%s.tmp.%ld", target, (long)getpid());
+	cr_assert_eq(link(precious, hard), 0);
+	cr_assert_eq(write_file(target, "again\n", NULL), 0);
+	cr_assert_str_eq(read_text(precious), "keep\n", "the hard link's target was written");
+	cr_assert_str_eq(read_text(target), "again\n");
+	cr_assert_eq(unlink(hard), 0);
+}
+
+/* Unpredictable: two temporaries of one target in one process differ, and
+ * neither is named after the pid. */
+Test(core_files, temporary_names_are_unpredictable_and_honour_the_umask)
+{
+	const char *target = in_folder("random.txt");
+	output_file a, b;
+	mode_t old = umask(077);
+	cr_assert_eq(output_file_open(&a, target, NULL), 0);
+	cr_assert_eq(output_file_open(&b, target, NULL), 0);
+	umask(old);
+	cr_assert_str_neq(a.temporary, b.temporary);
+	char pid[32];
+	snprintf(pid, sizeof pid, ".tmp.%ld", (long)getpid());
+	cr_assert(!strstr(a.temporary, pid) || strlen(strstr(a.temporary, pid)) != strlen(pid), "%s", a.temporary);
+	struct stat info;
+	cr_assert_eq(stat(a.temporary, &info), 0);
+	cr_assert_eq(info.st_mode & 0777, 0600, "mode %o under umask 077", (unsigned)(info.st_mode & 0777));
+	output_file_abort(&b);
+	fputs("a\n", a.stream);
+	cr_assert_eq(output_file_commit(&a, NULL), 0);
+	cr_assert_eq(stat(target, &info), 0);
+	cr_assert_eq(info.st_mode & 0777, 0600);
+	cr_assert_eq(temporaries_in(folder), 0);
+}
+
+/* A symlink plumb would follow must be one the kernel follows too: a loop
+ * is refused with the kernel's ELOOP, not followed in user space. */
+Test(core_files, a_symlink_loop_is_refused)
+{
+	const char *a = in_folder("loop-a"), *b = in_folder("loop-b");
+	cr_assert_eq(symlink("loop-b", a), 0);
+	cr_assert_eq(symlink("loop-a", b), 0);
+	plumb_status status;
+	cr_assert_eq(write_file(a, "x\n", &status), -1);
+	cr_assert(strstr(status.message, "cannot create"), "%s", status.message);
+	cr_assert_eq(temporaries_in(folder), 0);
+}
+
+/* Files beside an output (PATH-NAME.csv, report.json, TRACE.code) only
+ * beside a regular file or a new name. */
+Test(core_files, siblings_only_beside_regular_files)
+{
+	cr_assert(output_path_takes_siblings(in_folder("new.csv")));
+	write_text(in_folder("old.csv"), "x\n");
+	cr_assert(output_path_takes_siblings(in_folder("old.csv")));
+	cr_assert_not(output_path_takes_siblings("/dev/null"));
+	cr_assert_not(output_path_takes_siblings("-"));
+	cr_assert_not(output_path_takes_siblings(folder));
+	const char *fifo = in_folder("pipe");
+	cr_assert_eq(mkfifo(fifo, 0600), 0);
+	cr_assert_not(output_path_takes_siblings(fifo));
+	const char *link = in_folder("to-null");
+	cr_assert_eq(symlink("/dev/null", link), 0);
+	cr_assert_not(output_path_takes_siblings(link));
+}

@@ -96,6 +96,28 @@ Test(core_machine, arena_first_touch_is_lazy)
 	arena_destroy(&a);
 }
 
+/* A sparse arena (geometry's set-conflict probe: 40 lines 512 MiB apart
+ * on a 260 MiB L3) spans more address space than the machine has memory;
+ * only what is touched is checked, and a dense request that large is
+ * still refused. */
+Test(core_machine, arena_sparse_request_is_checked_by_what_it_touches)
+{
+	arena a;
+	plumb_status st;
+	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+	cr_assert_gt(pages, 0);
+	size_t beyond = (size_t)pages * (size_t)page * 2;
+	arena_request dense = { .size = beyond, .pages = ARENA_PAGES_SMALL, .fault = ARENA_FAULT_FIRST_TOUCH };
+	cr_assert_neq(arena_create(&a, &dense, &st), 0);
+	cr_assert(strstr(st.message, "are available"), "%s", st.message);
+	arena_request sparse = dense;
+	sparse.touched = 4u << 20;
+	cr_assert_eq(arena_create(&a, &sparse, &st), 0, "%s", st.message);
+	((volatile char *)a.base)[0] = 1;
+	((volatile char *)a.base)[beyond - 1] = 1;
+	arena_destroy(&a);
+}
+
 Test(core_machine, arena_thp_aligned)
 {
 	arena a;

@@ -54,6 +54,41 @@ Test(core_output, table_shows_status_and_reason)
 	output_report_free(r);
 }
 
+/* People read bytes in binary units and long counts grouped; files keep
+ * the exact numbers.  topo printed an L3 of 272629760 bytes. */
+Test(core_output, tables_for_people_use_units_and_groups_files_keep_numbers)
+{
+	output_report *r = output_report_new("test");
+	output_table *t = output_table_add(r, "caches", "Caches");
+	output_column(t, "size", "bytes", 0);
+	output_column(t, "references", NULL, 0);
+	output_column(t, "year", NULL, 0);
+	int64_t sizes[] = { 49152, 272629760, 64, 1536, 3 * 1024 * 1024 + 1, 12800 };
+	for (int i = 0; i < 6; i++) {
+		output_row(t);
+		output_cell_integer(t, sizes[i]);
+		output_cell_integer(t, i == 0 ? 123456789 : i == 1 ? 4082 : -1234567);
+		output_cell_integer(t, 2026);
+	}
+	char *text = render(r, OUTPUT_TABLE);
+	cr_assert(strstr(text, "48 KiB") && strstr(text, "260 MiB") && strstr(text, "64 B") && strstr(text, "1536 B") &&
+	          strstr(text, "3.00 MiB") && strstr(text, "12.5 KiB"), "%s", text);
+	cr_assert(strstr(text, "123,456,789") && strstr(text, "-1,234,567") && strstr(text, "2026"), "%s", text);
+	/* A grouped column is grouped throughout, so its digits line up. */
+	cr_assert(strstr(text, "4,082") && !strstr(text, "2,026"), "%s", text);
+	cr_assert_null(strstr(text, "size[bytes]"), "%s", text);
+	cr_assert_null(strstr(text, "272629760"), "%s", text);
+	free(text);
+	text = render(r, OUTPUT_CSV);
+	cr_assert(strstr(text, "272629760") && strstr(text, "123456789") && !strstr(text, "MiB"), "%s", text);
+	cr_assert(strstr(text, "size[bytes]"), "%s", text);
+	free(text);
+	text = render(r, OUTPUT_JSON);
+	cr_assert(strstr(text, "272629760") && !strstr(text, "MiB"), "%s", text);
+	free(text);
+	output_report_free(r);
+}
+
 Test(core_output, csv)
 {
 	output_report *r = sample_report();
@@ -175,6 +210,57 @@ Test(core_output, rows_of_a_table_without_columns)
 	cr_assert_eq(output_row_count(t), 2);
 	char *text = render(r, OUTPUT_JSON);
 	cr_assert_not_null(text);
+	free(text);
+	output_report_free(r);
+}
+
+#include "plumb/cpu.h"
+/* A guest's brand string hides the model ("Intel(R) Xeon(R) Processor"):
+ * topo names the generation from CPUID's family and model. */
+Test(core_output, cpu_generations_are_named_from_family_and_model)
+{
+	cr_assert_str_eq(cpu_generation_name("GenuineIntel", 6, 207), "Emerald Rapids");
+	cr_assert_str_eq(cpu_generation_name("GenuineIntel", 6, 143), "Sapphire Rapids");
+	cr_assert_str_eq(cpu_generation_name("AuthenticAMD", 25, 17), "Zen 4");
+	cr_assert_str_eq(cpu_generation_name("AuthenticAMD", 26, 2), "Zen 5");
+	cr_assert_null(cpu_generation_name("GenuineIntel", 6, 1));
+	cr_assert_null(cpu_generation_name("HygonGenuine", 24, 0));
+	cr_assert_null(cpu_generation_name(NULL, 6, 207));
+}
+
+/* On a terminal of 40 columns the table keeps what fits from the left and
+ * names the rest; without a width (files, --wide) every column. */
+Test(core_output, a_table_fits_the_terminal_it_is_given)
+{
+	output_report *r = output_report_new("test");
+	output_table *t = output_table_add(r, "wide", "Wide");
+	const char *names[] = { "event", "total", "read", "write", "rate", "description" };
+	for (int j = 0; j < 6; j++)
+		output_column(t, names[j], NULL, 0);
+	output_row(t);
+	output_cell_text(t, "D1 misses");
+	output_cell_integer(t, 4082);
+	output_cell_integer(t, 3136);
+	output_cell_integer(t, 946);
+	output_cell_status(t, "unsupported", "the reason of a hidden column");
+	output_cell_text(t, "first-level data cache misses, as cachegrind counts them");
+	char *text = NULL;
+	size_t text_length = 0;
+	FILE *stream = open_memstream(&text, &text_length);
+	cr_assert_eq(output_write_fitted(r, stream, 40, NULL), 0);
+	fclose(stream);
+	const char *line = text;
+	while (*line) {
+		size_t length = strcspn(line, "\n");
+		cr_assert_leq(length, 40, "line of %zu: %.*s", length, (int)length, line);
+		line += length + (line[length] == '\n');
+	}
+	cr_assert(strstr(text, "columns left out to fit 40") && strstr(text, "rate description;") &&
+	          strstr(text, "--wide shows every"), "%s", text);
+	cr_assert_null(strstr(text, "the reason of a hidden column"), "%s", text);
+	free(text);
+	text = render(r, OUTPUT_TABLE);
+	cr_assert(strstr(text, "as cachegrind counts them") && !strstr(text, "left out"), "%s", text);
 	free(text);
 	output_report_free(r);
 }

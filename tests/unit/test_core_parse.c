@@ -11,7 +11,23 @@ Test(core_parse, sizes)
 	cr_assert_eq(parse_size("32KiB", &v, &st), 0); cr_assert_eq(v, 32768);
 	cr_assert_eq(parse_size("1.5M", &v, &st), 0); cr_assert_eq(v, 1572864);
 	cr_assert_eq(parse_size("2g", &v, &st), 0); cr_assert_eq(v, 2147483648u);
-	cr_assert_eq(parse_size("64MB", &v, &st), 0); cr_assert_eq(v, 64u << 20);
+	cr_assert_eq(parse_size("64mib", &v, &st), 0); cr_assert_eq(v, 64u << 20);
+	cr_assert_eq(parse_size("1GiB", &v, &st), 0); cr_assert_eq(v, 1u << 30);
+	cr_assert_eq(parse_size("3k", &v, &st), 0); cr_assert_eq(v, 3072);
+	cr_assert_eq(parse_size("010K", &v, &st), 0); cr_assert_eq(v, 10240);
+}
+
+/* Issue 29: a suffix is K or KiB (or all lower case), nothing else: "64Kb"
+ * once meant 64 KiB, "KB" is 1000 or 1024 depending on who reads it. */
+Test(core_parse, size_suffixes_are_exact)
+{
+	uint64_t v;
+	plumb_status st;
+	const char *bad[] = { "64Kb", "64KB", "64kB", "64MB", "1GB", "4Kib", "4KIB", "4kiB", "2Gb", "1b", "4 KiB" };
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		cr_assert_eq(parse_size(bad[i], &v, &st), -1, "accepted '%s' as %llu", bad[i], (unsigned long long)v);
+		cr_assert(strstr(st.message, "unknown unit") || strstr(st.message, "not a size"), "%s", st.message);
+	}
 }
 
 Test(core_parse, bad_sizes)
@@ -44,6 +60,40 @@ Test(core_parse, integers)
 	cr_assert_eq(parse_double("0.25", 0, 1, &d, &st), 0); cr_assert_float_eq(d, 0.25, 1e-12);
 	cr_assert_eq(parse_double("nan", 0, 1, &d, &st), -1);
 	cr_assert_eq(parse_double("2", 0, 1, &d, &st), -1);
+}
+
+/* Issue 29: numbers are decimal unless written 0x ("010" once meant 8:
+ * `stat -r 010` did 8 runs), and a sign after leading white space is still
+ * a sign (" -1" once became 2^64 - 1). */
+Test(core_parse, integers_are_decimal_unless_0x)
+{
+	uint64_t u;
+	long l;
+	plumb_status st;
+	cr_assert_eq(parse_u64("010", 0, 100, &u, &st), 0); cr_assert_eq(u, 10);
+	cr_assert_eq(parse_u64("0x10", 0, 100, &u, &st), 0); cr_assert_eq(u, 16);
+	cr_assert_eq(parse_u64("0X1f", 0, 100, &u, &st), 0); cr_assert_eq(u, 31);
+	cr_assert_eq(parse_u64("08", 0, 100, &u, &st), 0); cr_assert_eq(u, 8);
+	cr_assert_eq(parse_u64("0", 0, 100, &u, &st), 0); cr_assert_eq(u, 0);
+	cr_assert_eq(parse_int("010", -100, 100, &l, &st), 0); cr_assert_eq(l, 10);
+	cr_assert_eq(parse_int("-010", -100, 100, &l, &st), 0); cr_assert_eq(l, -10);
+	cr_assert_eq(parse_int("-0x10", -100, 100, &l, &st), 0); cr_assert_eq(l, -16);
+	cr_assert_eq(parse_int("0x", -100, 100, &l, &st), -1);
+	cr_assert_eq(parse_u64("0x", 0, 100, &u, &st), -1);
+	cr_assert_eq(parse_u64("0x-5", 0, 100, &u, &st), -1);
+}
+
+Test(core_parse, unsigned_refuses_any_sign)
+{
+	uint64_t u = 12345;
+	plumb_status st;
+	const char *bad[] = { "-1", " -1", "\t-1", "\r\n-1", "+1", " +1", "- 1", "1-", "0x-1" };
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		cr_assert_eq(parse_u64(bad[i], 0, UINT64_MAX, &u, &st), -1, "accepted '%s' as %llu", bad[i],
+		             (unsigned long long)u);
+		cr_assert_null(strchr(st.message, '\n'));
+	}
+	cr_assert_eq(u, 12345, "a refused number was stored");
 }
 
 Test(core_parse, cpu_lists)

@@ -42,3 +42,21 @@ Test(core_progress, skipped_work_comes_off_the_total)
 	cr_assert_eq(p.total, 9);
 	cr_assert_eq(p.done, 4);
 }
+
+/* A report's sections are of very unequal length: counting sections said
+ * "0:19 left" with 4:55 to go (validate last).  Weighted by each step's
+ * expected cost, the time left follows the cost still ahead. */
+Test(core_progress, weighted_steps_estimate_by_expected_cost)
+{
+	static const double seconds[] = { 1, 10, 10, 60 };
+	progress p = at(3, 4);
+	progress_set_weights(&p, seconds);
+	char line[256];
+	/* 21 s for 21 expected seconds: 60 expected seconds are ahead */
+	progress_format(&p, 1000 + 21000000000ull, line, sizeof line);
+	cr_assert_str_eq(line, "plumb validate: 3/4 (26%), 0:21 elapsed, about 1:00 left");
+	/* Unweighted, the same moment reads 0:07 left. */
+	p.weights = NULL;
+	progress_format(&p, 1000 + 21000000000ull, line, sizeof line);
+	cr_assert_str_eq(line, "plumb validate: 3/4 (75%), 0:21 elapsed, about 0:07 left");
+}

@@ -34,9 +34,10 @@ Test(counters_events_report, the_catalogue_survives_a_damaged_verification_file)
 	output_report *report = counter_events_report(&request, warning, sizeof warning);
 	cr_assert_not_null(report);
 	cr_expect(strstr(warning, "verification records ignored: ") == warning, "%s", warning);
-	cr_assert_eq(output_table_count(report), 2);
+	cr_assert_eq(output_table_count(report), 3);
 	cr_expect_str_eq(output_table_name(output_table_at(report, 0)), "catalogue");
 	cr_expect_str_eq(output_table_name(output_table_at(report, 1)), "verification");
+	cr_expect_str_eq(output_table_name(output_table_at(report, 2)), "natives");
 	const output_table *catalogue = output_table_find(report, "catalogue");
 	cr_expect_gt(output_row_count(catalogue), 10);
 	int column = output_column_index(catalogue, "perf_verification");

@@ -123,3 +123,110 @@ Test(explain_code, column_walks_are_constant_strides_and_random_walks_are_not)
 	cr_expect_not(column->core.done);   /* not priced: no llvm-mca asked for */
 	explain_result_free(&result);
 }
+
+/* A use of definition id with one data address, as plumbgrind's ring has it. */
+static size_t put_use(uint64_t *words, size_t n, uint32_t id, uint64_t address)
+{
+	words[n++] = (uint64_t)1 << 60 | (uint64_t)1 << 32 | id;
+	words[n++] = address;
+	return n;
+}
+
+static void expect_same_core(const explain_core *a, const explain_core *b, const char *what)
+{
+	cr_expect_eq(a->instructions, b->instructions, "%s: instructions", what);
+	cr_expect_eq(a->blocks, b->blocks, "%s: blocks", what);
+	cr_expect_eq(a->lines, b->lines, "%s: lines", what);
+	cr_expect_eq(a->strided_lines, b->strided_lines, "%s: strided lines", what);
+	cr_expect_eq(a->watched, b->watched, "%s: watched", what);
+}
+
+/* plumbgrind's ring gives runs of uses of superblock definitions, not
+ * records (explain's simulation feeds them as they come): counted per
+ * definition and region, they give what the same trace's records give,
+ * region by region, across runs split anywhere and a change of stream. */
+Test(explain_code, compact_runs_count_what_their_records_count)
+{
+	char *argv[] = { "/bin/true", NULL };
+	explain_options options;
+	explain_options_init(&options);
+	explain_result by_records, by_runs;
+	plumb_status status;
+	cr_assert_eq(explain_result_init(&by_records, argv, &options, &status), 0, "%s", status.message);
+	cr_assert_eq(explain_result_init(&by_runs, argv, &options, &status), 0, "%s", status.message);
+	size_t steps = 1000;
+	/* the records */
+	trace_record *trace = calloc(8 * steps + 8, sizeof *trace);
+	cr_assert_not_null(trace);
+	size_t n = 0;
+	trace_region_marker(&trace[n++], 1, 0, "column");
+	for (size_t i = 0; i < steps; i++) {
+		trace[n++] = fetch(0x1000, 4);
+		trace[n++] = load(0x1000, 0x100000 + i * 1600);
+		trace[n++] = fetch(0x1004, 3);
+		trace[n++] = fetch(0x1007, 2);
+	}
+	trace_region_marker(&trace[n++], 0, 0, "column");
+	trace_region_marker(&trace[n++], 1, 0, "random");
+	uint64_t state = 88172645463325252ull, *addresses = calloc(steps, sizeof *addresses);
+	cr_assert_not_null(addresses);
+	for (size_t i = 0; i < steps; i++) {
+		state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+		addresses[i] = 0x4000000 + (state % (1u << 24)) * 64;
+		trace[n++] = fetch(0x2000, 4);
+		trace[n++] = load(0x2000, addresses[i]);
+	}
+	trace_region_marker(&trace[n++], 0, 0, "random");
+	explain_code *code;
+	cr_assert_eq(explain_code_new(&code, 0, 64), 0);
+	explain_code_batch(code, trace, n);
+	cr_assert_eq(explain_code_finish(code, &by_records, false), 0);
+	explain_code_free(code);
+	/* the same as definitions and their uses: the column's loop is
+	 * definition 0 of one stream, the random walk's definition 0 of another */
+	trace_record templates[6] = { fetch(0x1000, 4), load(0x1000, 0), fetch(0x1004, 3), fetch(0x1007, 2),
+	                              fetch(0x2000, 4), load(0x2000, 0) };
+	uint32_t first_a[1] = { 0 }, first_b[1] = { 4 };
+	uint8_t count_a[1] = { 4 }, count_b[1] = { 2 }, data[1] = { 1 };
+	uint64_t *words = calloc(2 * steps, sizeof *words);
+	cr_assert_not_null(words);
+	cr_assert_eq(explain_code_new(&code, 0, 64), 0);
+	explain_code_batch(code, &trace[0], 1);   /* the markers come as records */
+	size_t w = 0;
+	for (size_t i = 0; i < steps; i++)
+		w = put_use(words, w, 0, 0x100000 + i * 1600);
+	trace_compact run = { .words = words, .end = words + 2 * 300, .thread = 0, .records = 4 * 300,
+	                      .templates = templates, .first = first_a, .count = count_a, .data = data,
+	                      .definitions = 1, .stream = 1 };
+	explain_code_compact(code, &run);   /* in two runs, as the ring's blocks cut them */
+	run.words = run.end;
+	run.end = words + w;
+	run.records = 4 * (steps - 300);
+	explain_code_compact(code, &run);
+	explain_code_batch(code, &trace[1 + 4 * steps], 2);
+	w = 0;
+	for (size_t i = 0; i < steps; i++)
+		w = put_use(words, w, 0, addresses[i]);
+	run = (trace_compact){ .words = words, .end = words + w, .thread = 0, .records = 2 * steps,
+	                       .templates = templates, .first = first_b, .count = count_b, .data = data,
+	                       .definitions = 1, .stream = 2 };
+	explain_code_compact(code, &run);
+	explain_code_batch(code, &trace[n - 1], 1);
+	cr_assert_eq(explain_code_finish(code, &by_runs, false), 0);
+	explain_code_free(code);
+	cr_assert_str_empty(by_runs.core_error);
+	expect_same_core(&by_runs.regions[0].core, &by_records.regions[0].core, "program");
+	const char *names[] = { "column", "random" };
+	for (size_t i = 0; i < 2; i++) {
+		explain_region *a = explain_result_region(&by_runs, names[i]), *b = explain_result_region(&by_records, names[i]);
+		cr_assert(a && b);
+		expect_same_core(&a->core, &b->core, names[i]);
+	}
+	cr_expect_eq(explain_result_region(&by_runs, "column")->core.instructions, 3 * steps);
+	cr_expect_eq(explain_result_region(&by_runs, "random")->core.instructions, steps);
+	free(words);
+	free(addresses);
+	free(trace);
+	explain_result_free(&by_records);
+	explain_result_free(&by_runs);
+}

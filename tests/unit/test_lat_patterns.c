@@ -74,6 +74,74 @@ Test(lat_patterns, lmbench_order_is_random_pages_of_bit_reversed_lines)
 	free(order);
 }
 
+/* lmbench 3.0-a9's thrash_initialize, written out as lib_mem.c writes it:
+ * pointers between pages[i] + words[(i + j) % n] and pages[i + 1] +
+ * words[(i + j + 1) % n], the last page back to page 0 at words[(j + 1) % n];
+ * the walk from pages[0] + words[0], with plumb's page order as pages[]. */
+static void lmbench_thrash_walk(const uint32_t *page_order, size_t pages, size_t n, size_t *walk)
+{
+	size_t count = pages * n;
+	size_t *next = malloc(count * sizeof *next);
+	cr_assert_not_null(next);
+	for (size_t i = 0; i + 1 < pages; i++)
+		for (size_t j = 0; j < n; j++)
+			next[page_order[i] * n + lmbench_word((i + j) % n, n)] =
+				page_order[i + 1] * n + lmbench_word((i + j + 1) % n, n);
+	size_t i = pages - 1;
+	for (size_t j = 0; j < n; j++)
+		next[page_order[i] * n + lmbench_word((i + j) % n, n)] = page_order[0] * n + lmbench_word((j + 1) % n, n);
+	size_t at = page_order[0] * n;
+	for (size_t k = 0; k < count; k++) {
+		walk[k] = at;
+		at = next[at];
+	}
+	free(next);
+}
+
+/* --pattern lmbench-thrash is lat_mem_rd -t; --pattern lmbench its default
+ * forward walk.  The old --pattern lmbench (line_initialize, now
+ * lmbench-line) matched neither of lat_mem_rd's modes. */
+Test(lat_patterns, lmbench_thrash_is_lat_mem_rd_dash_t)
+{
+	const size_t n = 64, pages = 10, count = pages * n;
+	uint32_t *order = malloc(count * sizeof *order);
+	cr_assert_eq(permutation_lmbench_thrash(order, count, n, 7, NULL), 0);
+	cr_assert(permutation_is_complete(order, count));
+	/* The page order plumb chose: the pages of the first round. */
+	uint32_t page_order[10];
+	for (size_t i = 0; i < pages; i++)
+		page_order[i] = order[i] / (uint32_t)n;
+	size_t *walk = malloc(count * sizeof *walk);
+	lmbench_thrash_walk(page_order, pages, n, walk);
+	for (size_t k = 0; k < count; k++)
+		cr_assert_eq(order[k], walk[k], "step %zu", k);
+	/* Every step lands on another page. */
+	for (size_t k = 0; k + 1 < count; k++)
+		cr_assert_neq(order[k] / n, order[k + 1] / n, "step %zu", k);
+	/* Not whole pages: one bit-reversed run, as lmbench does; else refused. */
+	uint32_t small[32];
+	cr_assert_eq(permutation_lmbench_thrash(small, 32, 64, 7, NULL), 0);
+	for (size_t k = 0; k < 32; k++)
+		cr_assert_eq(small[k], lmbench_word(k, 32));
+	plumb_status status;
+	cr_expect_eq(permutation_lmbench_thrash(order, 100, 64, 7, &status), -1);
+	cr_expect(strstr(status.message, "whole pages") != NULL, "%s", status.message);
+	/* lmbench's default: a forward walk at the stride. */
+	chase_layout layout = { .pattern = CHASE_FORWARD, .bytes = 8 * 64, .slot_bytes = 64 };
+	void *memory = aligned_alloc(64, 8 * 64);
+	chase_chain chain;
+	cr_assert_eq(chase_build_layout(&chain, memory, 8 * 64, &layout, NULL), 0);
+	char *at = chain.start;
+	for (int k = 0; k < 8; k++) {
+		cr_assert_eq(at, (char *)memory + 64 * k);
+		at = *(char **)at;
+	}
+	cr_assert_eq(at, (char *)memory);
+	free(memory);
+	free(walk);
+	free(order);
+}
+
 Test(lat_patterns, lmbench2_is_a_backward_walk)
 {
 	uint32_t order[5];
@@ -142,9 +210,18 @@ Test(lat_patterns, named_patterns_bring_the_tools_parameters)
 	cr_expect(p->set_pages && p->pages == ARENA_PAGES_SMALL);
 	p = latency_pattern_find("lmbench");
 	cr_assert_not_null(p);
-	cr_expect_eq(p->pattern, CHASE_LMBENCH);
+	cr_expect_eq(p->pattern, CHASE_FORWARD);
 	cr_expect_eq(p->line_bytes, 64);
 	cr_expect(p->set_pages && p->pages == ARENA_PAGES_DEFAULT);
+	cr_expect_str_eq(chase_pattern_name(CHASE_FORWARD), "lmbench");
+	p = latency_pattern_find("lmbench-thrash");
+	cr_assert_not_null(p);
+	cr_expect_eq(p->pattern, CHASE_LMBENCH_THRASH);
+	cr_expect_eq(p->line_bytes, 64);
+	p = latency_pattern_find("lmbench-line");
+	cr_assert_not_null(p);
+	cr_expect_eq(p->pattern, CHASE_LMBENCH);
+	cr_expect_str_eq(chase_pattern_name(CHASE_LMBENCH), "lmbench-line");
 	p = latency_pattern_find("lmbench2");
 	cr_assert_not_null(p);
 	cr_expect_eq(p->pattern, CHASE_BACKWARD);

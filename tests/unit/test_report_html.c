@@ -122,3 +122,54 @@ Test(report_html, huge_tables_are_summarised)
 	unlink(path);
 	output_report_free(r);
 }
+
+/* A name under /tmp/ shows as its base name, and that base name was printed
+ * unescaped: a report file or a program path could put an element into
+ * every page (plumb report, --compare, cluster, explain --html). */
+Test(report_html, shortened_temporary_names_are_escaped_too)
+{
+	char *text = NULL;
+	size_t length = 0;
+	FILE *f = open_memstream(&text, &length);
+	cr_assert_not_null(f);
+	report_html_text(f, "run /tmp/x/<img src=x onerror=alert(1)> and /tmp/a&b \"q\" 'p'");
+	fclose(f);
+	cr_assert_str_eq(text, "run &lt;img src=x onerror=alert(1)&gt; and a&amp;b &quot;q&quot; &#39;p&#39;");
+	free(text);
+}
+
+/* Section names reach an id and a link: a report file names them. */
+Test(report_html, section_names_from_a_file_are_escaped)
+{
+	char path[] = "/tmp/plumb-report-XXXXXX";
+	int fd = mkstemp(path);
+	cr_assert_geq(fd, 0);
+	close(fd);
+	output_report *r = latency_like();
+	output_report *reports[] = { r };
+	const char *commands[] = { "\"><script>alert(1)</script>" };
+	plumb_status st;
+	cr_assert_eq(report_write_page(path, "t", NULL, NULL, reports, commands, NULL, 1, &st), 0, "%s", st.message);
+	char *html = slurp(path);
+	cr_assert_null(strstr(html, "<script"));
+	cr_assert(strstr(html, "id=\"&quot;&gt;&lt;script&gt;"));
+	free(html);
+	unlink(path);
+	output_report_free(r);
+}
+
+/* A temporary path shows as its base name, under /tmp and under $TMPDIR
+ * alike (plumb makes its temporary files there, plumb/tempdir.h). */
+Test(report_html, temporary_paths_show_their_base_name_under_tmpdir_too)
+{
+	char *text = NULL;
+	size_t size = 0;
+	setenv("TMPDIR", "/var/scratch/", 1);
+	FILE *f = open_memstream(&text, &size);
+	cr_assert_not_null(f);
+	report_html_text(f, "read /var/scratch/plumb-report-ab12/workload.ptrace and /tmp/x/y.json, not /var/scratchy/z");
+	fclose(f);
+	unsetenv("TMPDIR");
+	cr_assert_str_eq(text, "read workload.ptrace and y.json, not /var/scratchy/z");
+	free(text);
+}

@@ -528,3 +528,45 @@ Test(report_summary, perturb_without_f_star_or_rate_says_why)
 	output_report_free(s);
 	output_report_free(reports[0]);
 }
+
+/* Found by the report_bundle fuzzer: a schema, command or reason that is
+ * null or not a string crashed plumb report --from (strcmp and strdup of
+ * NULL).  Each is now refused, or read as missing, with one line. */
+Test(report_summary, a_bundle_with_members_of_the_wrong_type_is_refused)
+{
+	static const struct { const char *json, *message; } cases[] = {
+		{ "{\"schema\": null}", "not a plumb report" },
+		{ "{\"schema\": 5}", "not a plumb report" },
+		{ "{\"schema\": [\"plumb-report\"]}", "not a plumb report" },
+		{ "[1, 2]", "not a plumb report" },
+		{ "{\"schema\": \"plumb-machine-report\", \"sections\": [{\"command\": null}]}", "section 1 has no command" },
+		{ "{\"schema\": \"plumb-machine-report\", \"sections\": [{\"command\": {}}]}", "section 1 has no command" },
+		{ "{\"schema\": \"plumb-machine-report\", \"sections\": [5]}", "section 1 has no command" },
+	};
+	char dir[] = "/tmp/plumb-bundle-XXXXXX";
+	cr_assert_not_null(mkdtemp(dir));
+	char path[256];
+	snprintf(path, sizeof path, "%s/r.json", dir);
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		FILE *f = fopen(path, "w");
+		cr_assert_not_null(f);
+		fputs(cases[i].json, f);
+		fclose(f);
+		report_bundle b;
+		plumb_status st;
+		cr_assert_eq(report_bundle_read(path, &b, &st), -1, "read %s", cases[i].json);
+		cr_assert(strstr(st.message, cases[i].message), "%s: %s", cases[i].json, st.message);
+	}
+	/* A reason that is not a string reads as "not run". */
+	FILE *f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fputs("{\"schema\": \"plumb-machine-report\", \"sections\": [{\"command\": \"lat\", \"reason\": null}]}", f);
+	fclose(f);
+	report_bundle b;
+	plumb_status st;
+	cr_assert_eq(report_bundle_read(path, &b, &st), 0, "%s", st.message);
+	cr_assert_str_eq(b.failures[0], "not run");
+	report_bundle_free(&b);
+	unlink(path);
+	rmdir(dir);
+}

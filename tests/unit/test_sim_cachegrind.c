@@ -153,7 +153,7 @@ static void compare_with_filter(const char *dir, const char *i1, const char *d1,
 	long got;
 	if (filter) {
 		uint64_t records = 0;
-		cr_assert_eq(sim_run_reader(s, reader, NULL, &records, &status), 0, "%s", status.message);
+		cr_assert_eq(sim_run_reader(s, reader, NULL, false, &records, &status), 0, "%s", status.message);
 		got = 0;
 	} else {
 		trace_record batch[4096];

@@ -76,7 +76,7 @@ Test(sim_run, a_reader_runs_through_the_simulator)
 	cr_assert_eq(trace_reader_open_memory(&reader, lackey, sizeof lackey - 1, TRACE_FORMAT_LACKEY, &status), 0,
 	             "%s", status.message);
 	uint64_t records = 0;
-	cr_assert_eq(sim_run_reader(s, reader, NULL, &records, &status), 0, "%s", status.message);
+	cr_assert_eq(sim_run_reader(s, reader, NULL, false, &records, &status), 0, "%s", status.message);
 	cr_expect_eq(records, 4);
 	const sim_stats *stats = sim_statistics(s);
 	cr_expect_eq(stats->core[0].cache[SIM_L1D].accesses[SIM_READ], 2);

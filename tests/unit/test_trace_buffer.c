@@ -310,6 +310,22 @@ Test(trace_buffer, filter_removes_markers_and_ranges)
 	cr_assert_str_eq(status.message, "'0x10-0x20junk' is not an address range LOW-HIGH (such as 0x400000-0x401000)");
 }
 
+/* Issue 29: a leading zero is decimal, as in every number plumb reads
+ * ("010-020" was 8-16). */
+Test(trace_buffer, a_range_with_leading_zeros_is_decimal)
+{
+	trace_filter filter;
+	memset(&filter, 0, sizeof filter);
+	plumb_status status;
+	cr_assert_eq(trace_filter_add_range(&filter, "010-020", &status), 0, "%s", status.message);
+	cr_assert_eq(filter.low[0], 10);
+	cr_assert_eq(filter.high[0], 20);
+	cr_assert_eq(trace_filter_add_range(&filter, "0x10-0x20", &status), 0, "%s", status.message);
+	cr_assert_eq(filter.low[1], 16);
+	cr_assert_eq(filter.high[1], 32);
+	cr_assert_eq(trace_filter_add_range(&filter, "5-+9", &status), -1);
+}
+
 Test(trace_buffer, a_bad_collector_marker_is_an_error_naming_it)
 {
 	/* header 0x80, control: collector, type 2 (unknown) */

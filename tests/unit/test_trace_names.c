@@ -79,3 +79,25 @@ Test(trace_names, a_large_code_map_names_every_range, .timeout = 60)
 	}
 	trace_code_map_free(map);
 }
+
+/* Issue 29: a code map of one endless line (/dev/zero, or a file without a
+ * newline) is refused at 64 KiB; getline grew plumb without bound. */
+Test(trace_names, a_code_map_line_has_a_limit)
+{
+	char path[] = "/tmp/plumb-code-map-XXXXXX";
+	int fd = mkstemp(path);
+	cr_assert_geq(fd, 0);
+	FILE *f = fdopen(fd, "w");
+	fputs("plumbgrind-code 1\n1000 1fff 3 a.c\t", f);
+	for (int i = 0; i < 100000; i++)
+		fputc('f', f);
+	fputs("\nend\n", f);
+	fclose(f);
+	trace_code_map *map = NULL;
+	plumb_status status;
+	cr_assert_eq(trace_code_map_load(&map, path, &status), -1);
+	unlink(path);
+	cr_assert(strstr(status.message, "line 2: a line longer than 64 KiB"), "%s", status.message);
+	cr_assert_eq(trace_code_map_load(&map, "/dev/zero", &status), -1);
+	cr_assert_null(map);
+}

@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include "plumb/instrument.h"
 #include "plumb/output.h"
+#include "plumb/ring_format.h"
 #include "plumb/sim.h"
 #include "plumb/trace.h"
 #include "trace/trace_internal.h"
@@ -487,6 +488,43 @@ Test(trace_ring, the_last_word_says_the_program_exited)
 	}
 }
 
+/* Before an execve the tool sends PLUMB_RING_EXEC, the name's length and the
+ * name: kept when the trace then ends without the end word (the exec
+ * succeeded), harmless when the end word follows (it failed); a name longer
+ * than the tool sends, or cut short, is an error. */
+Test(trace_ring, an_exec_names_its_program)
+{
+	uint64_t words[8];
+	size_t n = definition_and_uses(words, 1);
+	/* tag, length, "/usr/bin/env" (12 bytes: 3 words), then the end word or not */
+	uint32_t message[6] = { PLUMB_RING_EXEC, 12, 0, 0, 0, PLUMB_RING_END };
+	memcpy(&message[2], "/usr/bin/env", 12);
+	for (int ended = 0; ended < 2; ended++) {
+		trace_reader *reader = hand_written_ring_ending(words, (uint32_t)n, false, message, ended ? 6 : 5);
+		trace_record records[16];
+		plumb_status status;
+		cr_assert_eq(trace_reader_read(reader, records, 16, &status), 4);
+		cr_assert_eq(trace_reader_read(reader, records, 16, &status), 0, "%s", status.message);
+		/* the exec failed when the end word came: the program went on and exited */
+		cr_assert_eq(trace_ring_program_exited(reader), ended == 1);
+		cr_assert_str_eq(trace_ring_exec_name(reader), "/usr/bin/env");
+		trace_reader_close(reader, &status);
+	}
+	/* a name longer than the tool sends, or cut short: an error */
+	static const uint32_t too_long[] = { PLUMB_RING_EXEC, PLUMB_RING_EXEC_NAME_MAX + 1 };
+	static const uint32_t cut[] = { PLUMB_RING_EXEC, 12, 0 };
+	for (int k = 0; k < 2; k++) {
+		trace_reader *reader = hand_written_ring_ending(words, (uint32_t)n, false, k ? cut : too_long, k ? 3 : 2);
+		trace_record records[16];
+		plumb_status status;
+		cr_assert_eq(trace_reader_read(reader, records, 16, &status), 4);
+		cr_assert_eq(trace_reader_read(reader, records, 16, &status), -1);
+		cr_assert(strstr(status.message, k ? "cut short inside an exec's name" : "an exec's name longer"), "%s",
+		          status.message);
+		trace_reader_close(reader, &status);
+	}
+}
+
 /* A use whose data count is not its definition's, or of a definition not
  * sent, or cut by the block's end, is an error naming the block, never a
  * wrong number: compact runs and records alike. */
@@ -583,7 +621,7 @@ Test(trace_ring, plumb_sims_loop_reports_a_bad_use)
 			sim *s;
 			cr_assert_eq(sim_new(&s, &config, &status), 0, "%s", status.message);
 			uint64_t records = 0;
-			int rc = sim_run_reader(s, reader, NULL, &records, &status);
+			int rc = sim_run_reader(s, reader, NULL, false, &records, &status);
 			if (bad[b].says) {
 				cr_assert_neq(rc, 0, "bad use %zu (classify %d) is accepted", b, classify);
 				cr_assert(strstr(status.message, bad[b].says) && strstr(status.message, "block 0"),
@@ -646,7 +684,7 @@ static char *report_on(trace_reader *reader, sim_config config)
 	sim *s;
 	cr_assert_eq(sim_new(&s, &config, &status), 0, "%s", status.message);
 	uint64_t records = 0;
-	cr_assert_eq(sim_run_reader(s, reader, NULL, &records, &status), 0, "%s", status.message);
+	cr_assert_eq(sim_run_reader(s, reader, NULL, false, &records, &status), 0, "%s", status.message);
 	cr_assert_eq(trace_reader_close(reader, &status), 0, "%s", status.message);
 	sim_run_facts facts = { .trace = "program", .format = TRACE_FORMAT_NATIVE, .records = records };
 	output_report *report = sim_run_report(s, &facts, 10, &status);
@@ -733,7 +771,7 @@ Test(trace_ring, a_bad_filter_entry_is_an_error)
 		sim *s;
 		cr_assert_eq(sim_new(&s, &config, &status), 0, "%s", status.message);
 		uint64_t records = 0;
-		cr_assert_neq(sim_run_reader(s, reader, NULL, &records, &status), 0, "entry %zu is accepted", b);
+		cr_assert_neq(sim_run_reader(s, reader, NULL, false, &records, &status), 0, "entry %zu is accepted", b);
 		cr_assert(strstr(status.message, bad[b].says), "entry %zu: %s", b, status.message);
 		sim_free(s);
 		trace_reader_close(reader, NULL);

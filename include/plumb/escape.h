@@ -1,0 +1,34 @@
+/* One escaping function per language plumb writes text into.  Every string
+ * that reaches a gnuplot script, an HTML page or a CSV file goes through the
+ * function of that sink, so a name taken from a file, a folder or a report
+ * someone handed over is shown as text and never runs as a command, a script
+ * or a formula.  JSON needs none here: every JSON string plumb writes is made
+ * by json-c, which escapes it. */
+#ifndef PLUMB_ESCAPE_H
+#define PLUMB_ESCAPE_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+/* A gnuplot string, quotes included: single-quoted, where gnuplot
+ * substitutes nothing (no backquote command, no @macro, no backslash
+ * escape), and where the text holds a quote, a parenthesised concatenation
+ * ('it'."'".'s') that gnuplot accepts wherever it takes a string (titles,
+ * labels, file names).  A line break would end the command, so CR and LF
+ * become spaces; so do the other control characters. */
+void escape_gnuplot(FILE *f, const char *text);
+
+/* Text for an HTML page, in an element or in a quoted attribute:
+ * & < > " ' become entities.  escape_html_span writes the first length
+ * bytes of text (fewer if it ends first). */
+void escape_html(FILE *f, const char *text);
+void escape_html_span(FILE *f, const char *text, size_t length);
+
+/* One CSV field (RFC 4180): quoted when it holds a comma, a quote, CR or LF,
+ * a quote written twice.  A field a spreadsheet would read as a formula
+ * (starting with = + - @, a tab or a CR, and not simply a number such as
+ * -2.5) is written quoted with a leading apostrophe, so the spreadsheet
+ * shows the text instead of computing it. */
+void escape_csv(FILE *f, const char *text);
+
+#endif

@@ -1,0 +1,248 @@
+/* plumb explain's Valgrind run (issues 25, 27, 29, 30): the one launcher
+ * and binary ring it shares with plumb sim, so that its exact counts equal
+ * plumb instrument's and its simulated misses plumb sim's; threads that
+ * share a line (true and false sharing, the variable named); a program that
+ * exec's another, refused by explain, sim and trace record alike, with
+ * plumbgrind and with lackey; a handled signal under lackey. */
+#include <criterion/criterion.h>
+#include <json-c/json.h>
+#include <libgen.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "run.h"
+
+static const char *build_dir(void)
+{
+	static char dir[4096];
+	char copy[4096];
+	snprintf(copy, sizeof copy, "%s", getenv("PLUMB_BIN"));
+	snprintf(dir, sizeof dir, "%s", dirname(copy));
+	return dir;
+}
+
+static void need_plumbgrind(void)
+{
+	char tool[4200], library[4200];
+	snprintf(tool, sizeof tool, "%s/vg/lib/plumbgrind-amd64-linux", build_dir());
+	if (access(tool, X_OK) != 0)
+		cr_skip_test("plumbgrind is not built here (needs valgrind's tool libraries)");
+	snprintf(library, sizeof library, "%s/libplumb.so", build_dir());
+	size_t size;
+	char *text = cli_read_file(library, &size);
+	bool sanitized = text && memmem(text, size, "__asan_init", 11) != NULL;
+	free(text);
+	if (sanitized)
+		cr_skip_test("the sanitizer build's library cannot run under Valgrind");
+}
+
+/* tests/data/NAME.c compiled against the built library into the test's folder. */
+static const char *compile(const char *name)
+{
+	static char program[4200];
+	char dir[4096], command[32768];
+	snprintf(dir, sizeof dir, "%s", cli_temp_path("programs"));
+	snprintf(program, sizeof program, "%s/%s", dir, name);
+	snprintf(command, sizeof command,
+	         "mkdir -p %s && ln -sf %s/libplumb.so %s/libplumb.so.0 && "
+	         "cc -O2 -pthread -I%s/include -o %s %s/tests/data/%s.c %s/libplumb.so -Wl,-rpath,%s",
+	         dir, build_dir(), dir, cli_source_dir(), program, cli_source_dir(), name, build_dir(), dir);
+	cr_assert_eq(system(command), 0, "%s", command);
+	return program;
+}
+
+/* A machine of no figures: no probe (the predictions say why they are missing). */
+static const char *machine_file(void)
+{
+	static char path[4200];
+	snprintf(path, sizeof path, "%s", cli_temp_path("machine.json"));
+	FILE *f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fputs("{\"schema\": \"plumb-report\", \"schema_version\": 1, \"command\": \"bw\", \"tables\": []}\n", f);
+	fclose(f);
+	return path;
+}
+
+static json_object *parse(const char *text)
+{
+	json_object *root = json_tokener_parse(text);
+	cr_assert_not_null(root, "not JSON: %.500s", text);
+	return root;
+}
+
+static json_object *row_where(json_object *rows, const char *column, const char *value)
+{
+	for (size_t i = 0; i < json_object_array_length(rows); i++) {
+		json_object *row = json_object_array_get_idx(rows, i), *cell;
+		if (json_object_object_get_ex(row, column, &cell) && !strcmp(json_object_get_string(cell), value))
+			return row;
+	}
+	return NULL;
+}
+
+static int64_t count(json_object *row, const char *column)
+{
+	json_object *cell;
+	cr_assert(json_object_object_get_ex(row, column, &cell), "no column %s", column);
+	cr_assert(json_object_is_type(cell, json_type_int), "%s is not a count: %s", column,
+	          json_object_to_json_string(cell));
+	return json_object_get_int64(cell);
+}
+
+static bool notes_hold(json_object *root, const char *text)
+{
+	json_object *notes;
+	if (!json_object_object_get_ex(root, "notes", &notes))
+		return false;
+	for (size_t i = 0; i < json_object_array_length(notes); i++)
+		if (strstr(json_object_get_string(json_object_array_get_idx(notes, i)), text))
+			return true;
+	return false;
+}
+
+/* The environment explain gives the program under Valgrind, so that plumb
+ * instrument and plumb sim run exactly the same references. */
+static void explain_environment(void)
+{
+	setenv("LD_BIND_NOW", "1", 1);
+	setenv("PLUMB_BACKEND", "none", 1);
+	setenv("PLUMB_REGION_QUIET", "1", 1);
+	unsetenv("PLUMB_REGION_JSON");
+}
+
+Test(explain_valgrind, counts_equal_instrument_and_misses_equal_sim, .timeout = 300)
+{
+	need_plumbgrind();
+	const char *program = compile("explain_target");
+	const char *machine = machine_file();
+	/* a sweep of 1 MiB, a chase of 256 KiB walked once, 10^4 multiply-adds */
+	cli_run e = cli_run_plumbv(NULL, "explain", "--runs", "1", "--machine", machine, "--json", "--", program,
+	                           "1048576", "262144", "1", "10000", NULL);
+	cr_assert_eq(e.exit_code, 0, "%s", e.err);
+	explain_environment();
+	cli_run s = cli_run_plumbv(NULL, "sim", "--json", "--", program, "1048576", "262144", "1", "10000", NULL);
+	cli_run i = cli_run_plumbv(NULL, "instrument", "--json", "--", program, "1048576", "262144", "1", "10000",
+	                           NULL);
+	cr_assert_eq(s.exit_code, 0, "%s", s.err);
+	cr_assert_eq(i.exit_code, 0, "%s", i.err);
+	json_object *er = parse(e.out), *sr = parse(s.out), *ir = parse(i.out);
+	json_object *regions = cli_json_rows(er, "regions"), *simulated = cli_json_rows(er, "simulated");
+	json_object *sim_regions = cli_json_rows(sr, "regions"), *counted = cli_json_rows(ir, "regions");
+	static const char *const names[] = { "sweep", "chase", "compute" };
+	for (int k = 0; k < 3; k++) {
+		json_object *mine = row_where(regions, "region", names[k]), *ins = row_where(counted, "region", names[k]);
+		json_object *sim_mine = row_where(simulated, "region", names[k]);
+		json_object *sims = row_where(sim_regions, "region", names[k]);
+		cr_assert(mine && ins && sim_mine && sims, "region %s missing", names[k]);
+		/* exact: plumbgrind's summary, as plumb instrument gives it */
+		cr_expect_eq(count(mine, "instructions"), count(ins, "instructions"), "%s", names[k]);
+		cr_expect_eq(count(mine, "loads"), count(ins, "loads"), "%s", names[k]);
+		cr_expect_eq(count(mine, "stores"), count(ins, "stores"), "%s", names[k]);
+		/* simulated: the same references through the same caches as plumb sim */
+		cr_expect_eq(count(sim_mine, "l1d_misses"), count(sims, "l1d_misses"), "%s", names[k]);
+		cr_expect_eq(count(sim_mine, "l2_misses"), count(sims, "l2_misses"), "%s", names[k]);
+		cr_expect_eq(count(sim_mine, "l1i_misses"), count(sims, "l1i_misses"), "%s", names[k]);
+		int64_t llc = count(sims, "l3_accesses") > 0 ? count(sims, "l3_misses") : count(sims, "l2_misses");
+		cr_expect_eq(count(sim_mine, "llc_misses"), llc, "%s", names[k]);
+	}
+	json_object *all = row_where(cli_json_rows(ir, "threads"), "thread", "all");
+	cr_assert_not_null(all);
+	cr_expect_eq(count(row_where(regions, "region", "(program)"), "instructions"), count(all, "instructions"));
+	json_object_put(er);
+	json_object_put(sr);
+	json_object_put(ir);
+	cli_run_free(&e);
+	cli_run_free(&s);
+	cli_run_free(&i);
+}
+
+/* Two threads adding into two counters of one struct (false sharing), or
+ * into one counter (true sharing): the simulation interleaves them finely by
+ * default, counts the sharing in the region, and names the variable. */
+static void sharing(const char *mode, const char *kind, const char *variable)
+{
+	need_plumbgrind();
+	const char *program = compile("explain_sharing");
+	cli_run r = cli_run_plumbv(NULL, "explain", "--runs", "1", "--machine", machine_file(), "--json", "--", program,
+	                           mode, "5000", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	json_object *root = parse(r.out);
+	json_object *work = row_where(cli_json_rows(root, "simulated"), "region", "work");
+	cr_assert_not_null(work);
+	int64_t wanted = count(work, kind), other = count(work, !strcmp(kind, "true_sharing") ? "false_sharing"
+	                                                                                        : "true_sharing");
+	/* each add of one thread finds the line taken by the other's: about one
+	 * miss per add of either thread; half is plenty */
+	cr_expect_geq(wanted, 5000, "%s: %lld", kind, (long long)wanted);
+	cr_expect_lt(other, wanted / 10, "the other kind: %lld", (long long)other);
+	char expected[256];
+	snprintf(expected, sizeof expected, "the hottest shared line: 0x");
+	cr_expect(notes_hold(root, expected), "%s", r.out);
+	cr_expect(notes_hold(root, variable), "no note names %s: %s", variable, r.out);
+	cr_expect(notes_hold(root, "interleaved 1 of each in turn"), "%s", r.out);
+	json_object_put(root);
+	cli_run_free(&r);
+}
+
+Test(explain_valgrind, false_sharing_is_found_and_its_variable_named, .timeout = 300)
+{
+	sharing("false", "false_sharing", "pair (16 bytes, at byte 0 of the line)");
+}
+
+Test(explain_valgrind, true_sharing_is_found_and_its_variable_named, .timeout = 300)
+{
+	sharing("true", "true_sharing", "shared_total (8 bytes, at byte 0 of the line)");
+}
+
+/* Valgrind does not follow an exec: explain refuses instead of presenting
+ * the part before the exec as the whole program, as sim and trace record
+ * do, with plumbgrind and with lackey. */
+Test(explain_valgrind, a_program_that_execs_is_refused_everywhere, .timeout = 300)
+{
+	need_plumbgrind();
+	const char *machine = machine_file();
+	char trace[4200];
+	snprintf(trace, sizeof trace, "%s", cli_temp_path("exec.ptrace"));
+	for (int lackey = 0; lackey < 2; lackey++) {
+		if (lackey)
+			setenv("PLUMB_TRACE_LACKEY", "1", 1);
+		cli_run runs[3] = {
+			cli_run_plumbv(NULL, "sim", "--", "sh", "-c", "exec /bin/true", NULL),
+			cli_run_plumbv(NULL, "trace", "record", trace, "--", "sh", "-c", "exec /bin/true", NULL),
+			lackey ? cli_run_plumbv(NULL, "--version", NULL)
+			       : cli_run_plumbv(NULL, "explain", "--runs", "1", "--machine", machine, "--", "sh", "-c",
+			                        "exec /bin/true", NULL),
+		};
+		for (int k = 0; k < (lackey ? 2 : 3); k++) {
+			cr_expect_eq(runs[k].exit_code, 1, "lackey %d, run %d: %s", lackey, k, runs[k].err);
+			/* plumbgrind's ring names the program exec'd; lackey cannot */
+			cr_expect(strstr(runs[k].err, lackey ? "'sh' exec'd another program"
+			                                     : "'sh' exec'd /bin/true, which Valgrind does not follow"),
+			          "lackey %d, run %d: %s", lackey, k, runs[k].err);
+			if (!lackey)
+				cr_expect(strstr(runs[k].err, "run plumb on /bin/true directly"), "%s", runs[k].err);
+			cr_expect(strstr(runs[k].err, "plumb follows one program image"), "%s", runs[k].err);
+			cr_expect_str_eq(runs[k].out, "", "no report of half a program");
+		}
+		for (int k = 0; k < 3; k++)
+			cli_run_free(&runs[k]);
+		unsetenv("PLUMB_TRACE_LACKEY");
+	}
+	cr_expect_neq(access(trace, F_OK), 0, "a trace of half a program was kept");
+}
+
+/* A signal delivered under lackey with --trace-sched=yes prints a line
+ * without the --PID-- prefix; the trace goes on past it. */
+Test(explain_valgrind, lackey_takes_a_handled_signal, .timeout = 300)
+{
+	need_plumbgrind();
+	const char *program = compile("raise_handled");
+	setenv("PLUMB_TRACE_LACKEY", "1", 1);
+	cli_run r = cli_run_plumbv(NULL, "sim", "--csv", "--", program, NULL);
+	unsetenv("PLUMB_TRACE_LACKEY");
+	cr_expect_eq(r.exit_code, 0, "%s", r.err);
+	cr_expect_null(strstr(r.err, "not a lackey trace line"), "%s", r.err);
+	cli_run_free(&r);
+}
