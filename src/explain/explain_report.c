@@ -365,6 +365,13 @@ size_t explain_diagnose(const explain_result *r, const explain_region *region, c
 			SAY("; suspect the kernel: %.0f page faults a run, about %.2g ms at ~0.7 us each (%.0f%% of the "
 			    "measured time)", faults, kernel / 1e6, 100 * kernel / measured);
 		}
+		double l3 = p->latency_ns[EXPLAIN_L3] + p->stream_ns[EXPLAIN_L3];
+		if (l3 > 0.2 * p->total_ns && r->have_machine)
+			SAY("; suspect the L3: %.0f%% of the prediction is lines the simulated L3 (%.0f MiB, from sysfs) "
+			    "serves at its measured bandwidth, but a virtual machine's share of it may be far smaller, and "
+			    "those lines then come from memory (%.1f against %.1f GB/s here)", 100 * l3 / p->total_ns,
+			    (double)r->machine.size_bytes[EXPLAIN_L3] / 1048576.0, r->machine.bandwidth_gbps[EXPLAIN_MEMORY],
+			    r->machine.bandwidth_gbps[EXPLAIN_L3]);
 		if (isfinite(switches) && switches >= 1)
 			SAY("; suspect preemption: %.0f context switches a run", switches);
 		if (isfinite(migrations) && migrations >= 1)
@@ -424,7 +431,7 @@ static void add_disagreement(output_report *report, const explain_result *r)
 	            ratio, dominant_term(&worst->predicted));
 	/* every region off by more than 25%: the term suspected, and the evidence */
 	for (size_t i = 0; i < r->region_count; i++) {
-		char why[1024];
+		char why[2048];
 		if (explain_diagnose(r, &r->regions[i], why, sizeof why))
 			output_note(report, "why: %s", why);
 	}
