@@ -5,7 +5,7 @@
 # builds, and plumb cluster says what to install.  libudev-dev: plumb.pc names
 # hwloc in Requires.private, and hwloc.pc's static link asks for -ludev.
 set -e
-pkgs="build-essential clang pkg-config libcriterion-dev libhwloc-dev libudev-dev libzstd-dev libjson-c-dev libgsl-dev
+pkgs="build-essential clang llvm pkg-config libcriterion-dev libhwloc-dev libudev-dev libzstd-dev libjson-c-dev libgsl-dev
       libpapi-dev libpfm4-dev papi-tools gnuplot-nox valgrind linux-perf
       chromium poppler-utils libopenmpi-dev openmpi-bin tmux"
 missing=""

@@ -84,6 +84,7 @@ typedef struct explain_counter {
 	size_t observed;                     /* runs that reported it */
 	size_t n;                            /* runs that counted it */
 	double sum, sum_squares;             /* over those runs, for mean and ci95 */
+	double min;                          /* the lowest of those runs */
 } explain_counter;
 
 /* Simulated counts of one region (summed over its threads).  misses[l] is
@@ -105,6 +106,27 @@ typedef struct explain_simulated {
 	uint64_t true_sharing, false_sharing;
 } explain_simulated;
 
+/* The region's own code (explain_code.c): its executed instructions grouped
+ * into basic blocks, each priced by LLVM's scheduling model of this CPU
+ * (llvm-mca), and the constant-stride streams of its loads and stores. */
+typedef struct explain_core {
+	bool done;                           /* cycles priced */
+	double cycles;                       /* in-core cycles: each block's steady-state cycles x its executions */
+	uint64_t instructions;               /* executed (from the trace's instruction fetches) */
+	uint64_t priced_instructions;        /* of those, in blocks llvm-mca priced (the rest at their average) */
+	uint64_t blocks;                     /* distinct blocks executed */
+	uint64_t chained_loads;              /* executed loads whose address register is their own destination */
+	uint64_t decoded_loads;              /* executed instructions with a memory source, in priced blocks */
+	bool watched;                        /* lines below were counted */
+	uint64_t lines;                      /* new lines referenced, per load or store instruction */
+	uint64_t strided_lines;              /* of those, by an instruction in a constant stride */
+} explain_core;
+
+/* LLVM CPU names for a CPUID vendor, family and model, nearest first
+ * (e.g. GenuineIntel 6/207: emeraldrapids, sapphirerapids); the count
+ * (<= max).  The last is always "x86-64". */
+size_t explain_llvm_cpus(const char *vendor, unsigned family, unsigned model, const char **names, size_t max);
+
 /* A line two threads' cores took from each other, among the hottest. */
 typedef struct explain_shared_line {
 	uint64_t address;                    /* of the line */
@@ -117,12 +139,19 @@ typedef struct explain_shared_line {
 typedef struct explain_prediction {
 	bool done;
 	char reason[160];                    /* why not, when !done */
-	double compute_ns;                   /* instructions / (IPC_base x clock) */
+	double compute_ns;                   /* in-core time: the blocks' llvm-mca cycles / clock, or
+	                                        instructions / (IPC x clock) */
+	double ipc;                          /* instructions per in-core cycle that compute_ns implies */
+	bool ipc_from_code;                  /* compute_ns from the region's blocks (not a base IPC) */
+	double sequential;                   /* the prefetchable fraction of its misses */
+	double chained;                      /* the fraction of its loads that chain (pointer chase) */
 	double latency_ns[EXPLAIN_LEVELS];   /* irregular misses served at the level x latency / overlap */
-	double stream_ns[EXPLAIN_LEVELS];    /* sequential misses served at the level x line / bandwidth */
-	double bandwidth_bound_ns;           /* all lines moved from memory / memory bandwidth */
-	double total_ns;                     /* the prediction */
-	double overlapped_ns;                /* the same with the measured MLP for irregular misses */
+	double stream_ns[EXPLAIN_LEVELS];    /* prefetchable misses (and write-backs) at the level x line / bandwidth */
+	double transfer_ns;                  /* the sum of stream_ns: the data transfers that overlap the core */
+	double stall_ns;                     /* the sum of latency_ns: what does not overlap */
+	double bandwidth_bound_ns;           /* all lines moved from and to memory / memory bandwidth */
+	double total_ns;                     /* the prediction: max(compute, transfers, memory bound) + stalls */
+	double overlapped_ns;                /* with every irregular miss overlapped by the measured MLP */
 } explain_prediction;
 
 typedef struct explain_region {
@@ -138,6 +167,7 @@ typedef struct explain_region {
 	instrument_counts counts;
 	/* simulated */
 	explain_simulated simulated;
+	explain_core core;
 	/* predicted */
 	explain_prediction predicted;
 } explain_region;
@@ -151,7 +181,8 @@ typedef struct explain_options {
 	const char *machine_file;            /* NULL: measure this machine */
 	explain_machine_options machine;
 	const char *preset;                  /* the simulator's configuration ("host") */
-	double ipc_base;                     /* instructions per cycle outside misses (1.0) */
+	double ipc_base;                     /* instructions per cycle outside misses; 0 (default): each
+	                                        block's throughput from llvm-mca, else 1.0 */
 	bool instrument;                     /* run the program under plumbgrind (true) */
 	bool simulate;                       /* ... and simulate its references (true) */
 	const char *valgrind;                /* NULL: valgrind on PATH */
@@ -187,6 +218,8 @@ typedef struct explain_result {
 	char simulate_error[PLUMB_MESSAGE_MAX];     /* empty when simulated */
 	char machine_error[PLUMB_MESSAGE_MAX];      /* empty when the machine is known */
 	char simulate_source[256];                  /* how the per-region simulation was done */
+	char core_source[160];                      /* how blocks were priced ("llvm-mca -mcpu=..."), or empty */
+	char core_error[PLUMB_MESSAGE_MAX];         /* why they were not */
 	explain_shared_line shared[EXPLAIN_SHARED_LINES];   /* the hottest shared lines, hottest first */
 	size_t shared_count;
 	char **notes;
@@ -235,6 +268,10 @@ output_report *explain_report(const explain_result *result);
 /* What a region's prediction is compared with (the ratio column): its CPU
  * time (task-clock) when counted (*cpu set), else its median wall time. */
 double explain_region_compared_ns(const explain_result *result, const explain_region *region, bool *cpu);
+/* Why a region's prediction misses its measurement by more than 25%: the
+ * term suspected and the evidence (page faults, preemption, CPU against wall
+ * time, the terms' shares), one line into out; 0 when it does not miss. */
+size_t explain_diagnose(const explain_result *result, const explain_region *region, char *out, size_t size);
 /* The same as one HTML page through the report's renderer. */
 int explain_write_html(output_report *report, const char *path, plumb_status *status);
 

@@ -339,6 +339,10 @@ int trace_reader_code_map(trace_reader *reader, trace_code_map **out, plumb_stat
  * lackey (slower, no source lines) traces it instead, for the caller to show
  * the user.  NULL too when PLUMB_TRACE_LACKEY chose lackey on purpose. */
 const char *trace_reader_tool_note(const trace_reader *reader);
+/* For a program run with trace_reader_open_launch, while it runs: Valgrind's
+ * process, which holds the program's own mappings at the program's
+ * addresses (/proc/PID/maps names the files its code came from); else 0. */
+int trace_reader_pid(const trace_reader *reader);
 int trace_code_map_load(trace_code_map **out, const char *path, plumb_status *status);
 /* 1 and the names (valid until the map is freed; "???" and line 0 where the
  * debug information has none, as in cachegrind) if address is an

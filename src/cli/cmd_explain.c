@@ -34,7 +34,7 @@ static void usage(FILE *f)
 	        "      --machine FILE    take the latencies, bandwidths and MLP from a saved report\n"
 	        "                        (plumb report's report.json, plumb explain --json, or plumb lat\n"
 	        "                        --mlp --json) instead of measuring them now (about 2 s)\n"
-	        "      --ipc X           instructions per cycle outside misses (default 1)\n"
+	        "      --ipc X           instructions per cycle outside misses (default: each executed\n                        block priced by llvm-mca for this CPU; 1 without llvm-mca)\n"
 	        "      --preset NAME     the simulator's caches (default host: this machine's, from sysfs)\n"
 	        "      --interleave K    simulate the threads in lockstep, K references of each in\n"
 	        "                        turn (default 1: as threads that run at once, so true and\n"

@@ -54,6 +54,8 @@ static void counter_add(explain_region *region, size_t event, counter_state stat
 	if (c->observed++ == 0 || state_rank(state) > state_rank(c->state))
 		c->state = state;
 	if ((state == COUNTER_OK || state == COUNTER_MULTIPLEXED) && isfinite(value)) {
+		if (c->n == 0 || value < c->min)
+			c->min = value;
 		c->n++;
 		c->sum += value;
 		c->sum_squares += value * value;

@@ -1,24 +1,28 @@
-/* The model behind the "predicted" column (docs/explain.md).
+/* The model behind the "predicted" column (docs/explain.md), in the manner
+ * of the execution-cache-memory (ECM) model of Hager, Treibig and Wellein
+ * (Treibig and Hager 2010; Stengel et al. 2015): the in-core time and the
+ * data transfers overlap, and only what cannot overlap adds.
  *
- * Time = the instructions at a base rate, plus the time each miss costs at
- * the level that serves it, in the manner of Hennessy and Patterson's
- * CPU time = instructions x CPI_base + memory stall cycles (average memory
- * access time):
+ *   T_core     the region's blocks priced by LLVM's scheduling model of this
+ *              CPU (llvm-mca, loads hitting the L1), or I / (IPC x f) when
+ *              --ipc is given or llvm-mca is missing;
+ *   T_transfer sum over L2, L3, memory of the prefetchable lines served
+ *              there (and memory's write-backs) x line / the level's measured
+ *              one-thread bandwidth (plumb bw's read kernel, which already
+ *              holds the transfers through the levels above it);
+ *   T_stall    sum over the levels of the irregular misses served there x
+ *              latency x (chained + (1 - chained) / MLP): a load whose
+ *              address comes from its own previous result (a pointer chase)
+ *              waits a whole latency, the others overlap by the measured
+ *              memory-level parallelism (Chou, Fahs and Abraham 2004);
  *
- *   t = I / (IPC_base x f)
- *     + sum over L2, L3, memory of
- *         sequential misses served there x line / bandwidth of the level
- *       + irregular misses served there x latency of the level / overlap
- *   bounded below by (lines from memory x line) / memory bandwidth.
+ *   t = max(T_core, T_transfer, lines to and from memory x line / B_memory) + T_stall
  *
- * "Sequential" misses are the ones a stride prefetcher removes in a second
- * simulation of the same references: hardware prefetchers turn such a stream
- * into a bandwidth-bound transfer, which plumb bw measures.  Irregular misses
- * pay the latency plumb lat measures; the overlap is 1 (each miss waits for
- * the previous one, as in a pointer chase) for the prediction, and the
- * measured memory-level parallelism (the misses in flight that k independent
- * chains reach, Chou et al. 2004 call it MLP) for the overlapped variant,
- * which bounds the prediction from below for independent misses. */
+ * "Prefetchable" is the larger of two figures: the share of the new lines
+ * the region's load and store instructions reach at a constant stride
+ * (instruction-pointer stride prefetchers train per instruction: a column
+ * walk counts), and the share of L1D misses a stride prefetcher removes in a
+ * second simulation of the same references. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -48,7 +52,7 @@ void explain_predict(const explain_machine *machine, double ipc_base, const expl
 		snprintf(out->reason, sizeof out->reason, "no simulated misses");
 		return;
 	}
-	if (!machine || !known(machine->clock_ghz) || !(ipc_base > 0)) {
+	if (!machine || !known(machine->clock_ghz) || !(ipc_base >= 0)) {
 		snprintf(out->reason, sizeof out->reason, "the core clock of this machine is not known");
 		return;
 	}
@@ -60,18 +64,37 @@ void explain_predict(const explain_machine *machine, double ipc_base, const expl
 	served[EXPLAIN_L2] = m1 - m2;
 	served[EXPLAIN_L3] = m2 - m3;
 	served[EXPLAIN_MEMORY] = m3;
-	/* The fraction of L1D misses a stride prefetcher removed; applied to
-	 * every level, since a stream is a stream wherever it is served from. */
+	/* The prefetchable fraction, applied to every level: a stream is a
+	 * stream wherever it is served from. */
 	double sequential = m1 ? (double)sim->sequential_misses[0] / (double)m1 : 0;
+	const explain_core *core = &region->core;
+	if (core->watched && core->lines > 0) {
+		double strided = (double)core->strided_lines / (double)core->lines;
+		if (strided > sequential)
+			sequential = strided;
+	}
 	if (sequential > 1)
 		sequential = 1;
+	out->sequential = sequential;
+	double chained = core->decoded_loads ? (double)core->chained_loads / (double)core->decoded_loads : 0;
+	out->chained = chained > 1 ? 1 : chained;
 	double line = machine->line_bytes ? machine->line_bytes : 64;
-	out->compute_ns = (double)region->counts.value[INSTRUMENT_INSTRUCTIONS] / (ipc_base * machine->clock_ghz);
-	double total = out->compute_ns, overlapped = out->compute_ns;
+	double instructions = (double)region->counts.value[INSTRUMENT_INSTRUCTIONS];
+	if (ipc_base <= 0 && core->done && core->cycles > 0) {
+		out->compute_ns = core->cycles / machine->clock_ghz;
+		out->ipc_from_code = true;
+		out->ipc = (double)core->instructions / core->cycles;
+	} else {
+		out->ipc = ipc_base > 0 ? ipc_base : 1.0;
+		out->compute_ns = instructions / (out->ipc * machine->clock_ghz);
+	}
+	double stall = 0, overlapped_stall = 0, transfer = 0;
 	for (int l = EXPLAIN_L2; l < EXPLAIN_LEVELS; l++) {
-		if (served[l] == 0)
-			continue;
 		double streamed = sequential * (double)served[l], irregular = (double)served[l] - streamed;
+		if (l == EXPLAIN_MEMORY)
+			streamed += (double)sim->memory_writes;   /* write-backs share memory's bandwidth */
+		if (streamed <= 0 && irregular <= 0)
+			continue;
 		if (irregular > 0 && !known(machine->latency_ns[l])) {
 			snprintf(out->reason, sizeof out->reason, "the %s latency of this machine is not known",
 			         explain_level_name((explain_level)l));
@@ -82,17 +105,26 @@ void explain_predict(const explain_machine *machine, double ipc_base, const expl
 			         explain_level_name((explain_level)l));
 			return;
 		}
-		out->stream_ns[l] = streamed > 0 ? streamed * line / machine->bandwidth_gbps[l] : 0;
-		out->latency_ns[l] = irregular > 0 ? irregular * machine->latency_ns[l] : 0;
 		double mlp = known(machine->mlp[l]) && machine->mlp[l] > 1 ? machine->mlp[l] : 1;
-		total += out->stream_ns[l] + out->latency_ns[l];
-		overlapped += out->stream_ns[l] + out->latency_ns[l] / mlp;
+		out->stream_ns[l] = streamed > 0 ? streamed * line / machine->bandwidth_gbps[l] : 0;
+		double wait = irregular > 0 ? irregular * machine->latency_ns[l] : 0;
+		out->latency_ns[l] = wait * (out->chained + (1 - out->chained) / mlp);
+		transfer += out->stream_ns[l];
+		stall += out->latency_ns[l];
+		overlapped_stall += wait / mlp;
 	}
-	uint64_t lines = sim->memory_reads;
+	uint64_t lines = sim->memory_reads + sim->memory_writes;
 	if (lines > 0 && known(machine->bandwidth_gbps[EXPLAIN_MEMORY]))
 		out->bandwidth_bound_ns = (double)lines * line / machine->bandwidth_gbps[EXPLAIN_MEMORY];
-	out->total_ns = total > out->bandwidth_bound_ns ? total : out->bandwidth_bound_ns;
-	out->overlapped_ns = overlapped > out->bandwidth_bound_ns ? overlapped : out->bandwidth_bound_ns;
+	out->transfer_ns = transfer;
+	out->stall_ns = stall;
+	double overlap = out->compute_ns;
+	if (transfer > overlap)
+		overlap = transfer;
+	if (out->bandwidth_bound_ns > overlap)
+		overlap = out->bandwidth_bound_ns;
+	out->total_ns = overlap + stall;
+	out->overlapped_ns = overlap + overlapped_stall;
 	out->done = true;
 }
 

@@ -101,6 +101,7 @@ static void add_regions(output_report *report, const explain_result *r)
 	output_column(t, "ci95_ns", "ns", 0);
 	output_column(t, "best_ns", "ns", 0);
 	output_column(t, "cpu_ns", "ns", 0);
+	output_column(t, "cpu_best_ns", "ns", 0);
 	output_column(t, "instructions", NULL, 0);
 	output_column(t, "loads", NULL, 0);
 	output_column(t, "stores", NULL, 0);
@@ -129,11 +130,13 @@ static void add_regions(output_report *report, const explain_result *r)
 				output_cell_status(t, "unsupported", why);
 		}
 		int cpu = cpu_event(r);
-		if (cpu >= 0 && counter_counted(&region->counters[cpu]))
-			output_cell_real(t, region->counters[cpu].mean);
-		else
-			output_cell_status(t, "unsupported", cpu < 0 ? "task-clock is not among the events"
-			                   : event_reason(r, region, (size_t)cpu));
+		for (int k = 0; k < 2; k++) {
+			if (cpu >= 0 && counter_counted(&region->counters[cpu]))
+				output_cell_real(t, k ? region->counters[cpu].min : region->counters[cpu].mean);
+			else
+				output_cell_status(t, "unsupported", cpu < 0 ? "task-clock is not among the events"
+				                   : event_reason(r, region, (size_t)cpu));
+		}
 		static const instrument_counter exact[3] = { INSTRUMENT_INSTRUCTIONS, INSTRUMENT_LOADS, INSTRUMENT_STORES };
 		for (int c = 0; c < 3; c++)
 			cell_count(t, region->instrumented, region->counts.value[exact[c]], instrument_reason(r));
@@ -161,10 +164,14 @@ static void add_terms(output_report *report, const explain_result *r)
 	output_table *t = output_table_add(report, "prediction", "The predicted time, term by term (docs/explain.md)");
 	output_column(t, "region", NULL, 0);
 	output_column(t, "compute_ns", "ns", 0);
+	output_column(t, "ipc", "instructions/cycle", 2);
 	output_column(t, "l2_ns", "ns", 0);
 	output_column(t, "l3_ns", "ns", 0);
 	output_column(t, "memory_ns", "ns", 0);
 	output_column(t, "sequential", "fraction", 2);
+	output_column(t, "chained", "fraction", 2);
+	output_column(t, "transfer_ns", "ns", 0);
+	output_column(t, "stall_ns", "ns", 0);
 	output_column(t, "bandwidth_bound_ns", "ns", 0);
 	output_column(t, "predicted_ns", "ns", 0);
 	output_column(t, "overlapped_ns", "ns", 0);
@@ -175,14 +182,17 @@ static void add_terms(output_report *report, const explain_result *r)
 		output_row(t);
 		output_cell_text(t, region->name);
 		if (!p->done) {
-			for (int c = 0; c < 8; c++)
+			for (int c = 0; c < 12; c++)
 				output_cell_status(t, "unsupported", predict_reason(r, region));
 		} else {
 			output_cell_real(t, p->compute_ns);
+			output_cell_real(t, p->ipc);
 			for (int l = EXPLAIN_L2; l < EXPLAIN_LEVELS; l++)
 				output_cell_real(t, p->latency_ns[l] + p->stream_ns[l]);
-			const explain_simulated *s = &region->simulated;
-			output_cell_real(t, s->misses[0] ? (double)s->sequential_misses[0] / (double)s->misses[0] : 0.0);
+			output_cell_real(t, p->sequential);
+			output_cell_real(t, p->chained);
+			output_cell_real(t, p->transfer_ns);
+			output_cell_real(t, p->stall_ns);
 			output_cell_real(t, p->bandwidth_bound_ns);
 			output_cell_real(t, p->total_ns);
 			output_cell_real(t, p->overlapped_ns);
@@ -310,13 +320,87 @@ static const char *dominant_term(const explain_prediction *p)
 	double terms[5] = { p->compute_ns, p->latency_ns[EXPLAIN_L2] + p->stream_ns[EXPLAIN_L2],
 	                    p->latency_ns[EXPLAIN_L3] + p->stream_ns[EXPLAIN_L3],
 	                    p->latency_ns[EXPLAIN_MEMORY] + p->stream_ns[EXPLAIN_MEMORY], p->bandwidth_bound_ns };
-	static const char *const names[5] = { "instructions at the base rate", "misses served by L2",
-	                                      "misses served by L3", "misses served by memory", "memory bandwidth" };
+	static const char *const names[5] = { "in-core time", "misses served by L2", "misses served by L3",
+	                                      "misses served by memory", "memory bandwidth" };
 	int best = 0;
 	for (int i = 1; i < 5; i++)
 		if (terms[i] > terms[best])
 			best = i;
 	return names[best];
+}
+
+static double counter_mean(const explain_result *r, const explain_region *region, const char *name)
+{
+	for (size_t e = 0; e < r->event_count; e++)
+		if (!strcmp(r->events[e], name) && counter_counted(&region->counters[e]))
+			return region->counters[e].mean;
+	return NAN;
+}
+
+size_t explain_diagnose(const explain_result *r, const explain_region *region, char *out, size_t size)
+{
+	out[0] = 0;
+	const explain_prediction *p = &region->predicted;
+	bool cpu;
+	double measured = explain_region_compared_ns(r, region, &cpu);
+	if (!p->done || !isfinite(measured) || measured <= 0)
+		return 0;
+	double ratio = p->total_ns / measured;
+	if (ratio >= 0.8 && ratio <= 1.25)
+		return 0;
+	size_t used = 0;
+#define SAY(...) do { int n_ = snprintf(out + used, size - used, __VA_ARGS__); \
+	if (n_ > 0) used = (size_t)n_ < size - used ? used + (size_t)n_ : size - 1; } while (0)
+	SAY("%s: predicted/measured %.2f; the prediction is mostly %s", region->name, ratio, dominant_term(p));
+	double faults = counter_mean(r, region, "page-faults");
+	double switches = counter_mean(r, region, "context-switches");
+	double migrations = counter_mean(r, region, "cpu-migrations");
+	double task = counter_mean(r, region, "task-clock");
+	double wall = region->runs > 0 ? region->wall.median : NAN;
+	if (ratio < 1) {
+		/* the program took longer than the model says: what it left out */
+		if (isfinite(faults) && faults >= 1) {
+			/* a minor fault costs about 0.5-1 us of kernel time (zeroing a page, the fault path) */
+			double kernel = faults * 700;
+			SAY("; suspect the kernel: %.0f page faults a run, about %.2g ms at ~0.7 us each (%.0f%% of the "
+			    "measured time)", faults, kernel / 1e6, 100 * kernel / measured);
+		}
+		double l3 = p->latency_ns[EXPLAIN_L3] + p->stream_ns[EXPLAIN_L3];
+		if (l3 > 0.2 * p->total_ns && r->have_machine)
+			SAY("; suspect the L3: %.0f%% of the prediction is lines the simulated L3 (%.0f MiB, from sysfs) "
+			    "serves at its measured bandwidth, but a virtual machine's share of it may be far smaller, and "
+			    "those lines then come from memory (%.1f against %.1f GB/s here)", 100 * l3 / p->total_ns,
+			    (double)r->machine.size_bytes[EXPLAIN_L3] / 1048576.0, r->machine.bandwidth_gbps[EXPLAIN_MEMORY],
+			    r->machine.bandwidth_gbps[EXPLAIN_L3]);
+		if (isfinite(switches) && switches >= 1)
+			SAY("; suspect preemption: %.0f context switches a run", switches);
+		if (isfinite(migrations) && migrations >= 1)
+			SAY("; %.0f CPU migrations a run (caches refilled elsewhere)", migrations);
+		if (p->stall_ns > 0.3 * p->total_ns && p->chained < 0.5)
+			SAY("; or a dependency chain the block model cannot see: %.0f%% of the prediction is misses assumed "
+			    "to overlap by the measured memory-level parallelism", 100 * p->stall_ns / p->total_ns);
+		if (p->ipc_from_code && p->compute_ns > 0.5 * p->total_ns)
+			SAY("; the in-core time assumes every load hits the L1 and every branch is predicted (llvm-mca)");
+		if (!cpu && isfinite(task) && isfinite(wall) && wall > 1.25 * task)
+			SAY("; wall time %.2g ms against %.2g ms of CPU time: the program waited or was preempted", wall / 1e6,
+			    task / 1e6);
+	} else {
+		/* the program ran faster than the model says: what it overlapped */
+		if (p->transfer_ns > 0.5 * p->total_ns)
+			SAY("; suspect the bandwidths: the levels' one-thread read bandwidth was measured at the start "
+			    "(plumb bw); under load, or with more of the lines hitting than the simulated caches say, the "
+			    "transfers take less");
+		if (p->stall_ns > 0.3 * p->total_ns)
+			SAY("; suspect the latency terms: %.0f%% of the prediction is irregular misses; the hardware "
+			    "prefetched or overlapped more of them (sequential %.2f, chained %.2f)",
+			    100 * p->stall_ns / p->total_ns, p->sequential, p->chained);
+		if (p->compute_ns > 0.5 * p->total_ns)
+			SAY("; suspect the in-core time (%s IPC %.2f)", p->ipc_from_code ? "llvm-mca's" : "the base", p->ipc);
+		if (isfinite(task) && isfinite(wall) && cpu && wall > 1.25 * task)
+			SAY("; compared with CPU time (%.2g ms; wall %.2g ms)", task / 1e6, wall / 1e6);
+	}
+#undef SAY
+	return used;
 }
 
 static void add_disagreement(output_report *report, const explain_result *r)
@@ -337,25 +421,20 @@ static void add_disagreement(output_report *report, const explain_result *r)
 		output_note(report, "predicted and measured: no region has both (see the unsupported cells' reasons)");
 		return;
 	}
-	/* What the counters saw that the model leaves out. */
-	char seen[160] = "";
-	static const char *const kernel_events[] = { "page-faults", "context-switches", "cpu-migrations" };
-	for (size_t k = 0; k < sizeof kernel_events / sizeof kernel_events[0]; k++)
-		for (size_t e = 0; e < r->event_count; e++)
-			if (!strcmp(r->events[e], kernel_events[k]) && counter_counted(&worst->counters[e]) &&
-			    worst->counters[e].mean >= 1 && !seen[0])
-				snprintf(seen, sizeof seen, "; it took %.0f %s a run, kernel work the model leaves out",
-				         worst->counters[e].mean, kernel_events[k]);
 	char predicted[32], measured[32];
 	bool cpu;
 	format_ns(predicted, sizeof predicted, worst->predicted.total_ns);
 	format_ns(measured, sizeof measured, explain_region_compared_ns(r, worst, &cpu));
 	double ratio = ratio_of(r, worst);
 	output_note(report, "predicted and measured disagree most in %s: predicted %s, measured %s%s (predicted/measured "
-	            "%.2f; the prediction is mostly %s%s)%s", worst->name, predicted, measured, cpu ? " of CPU time" : "",
-	            ratio, dominant_term(&worst->predicted), seen,
-	            ratio < 0.5 ? ": the program waits on something the model leaves out (docs/explain.md)"
-	            : ratio > 2 ? ": the machine overlaps more than the model assumes (docs/explain.md)" : "");
+	            "%.2f; the prediction is mostly %s)", worst->name, predicted, measured, cpu ? " of CPU time" : "",
+	            ratio, dominant_term(&worst->predicted));
+	/* every region off by more than 25%: the term suspected, and the evidence */
+	for (size_t i = 0; i < r->region_count; i++) {
+		char why[2048];
+		if (explain_diagnose(r, &r->regions[i], why, sizeof why))
+			output_note(report, "why: %s", why);
+	}
 }
 
 output_report *explain_report(const explain_result *r)
@@ -380,13 +459,21 @@ output_report *explain_report(const explain_result *r)
 	add_counters(report, r);
 	add_machine(report, r);
 	add_disagreement(report, r);
+	char core[320];
+	if (r->ipc_base > 0)
+		snprintf(core, sizeof core, "instructions at %.2f per cycle (--ipc)", r->ipc_base);
+	else if (r->core_source[0])
+		snprintf(core, sizeof core, "each executed block's cycles from %s", r->core_source);
+	else
+		snprintf(core, sizeof core, "instructions at 1.00 per cycle (%s)",
+		         r->core_error[0] ? r->core_error : "the blocks were not priced");
+	output_meta_text(report, "in_core", core);
 	output_note(report, "measured: wall time per region over %u run(s): the median, the mean with its 95%% confidence "
 	            "interval, and the best run; "
-	            "instrumented: plumbgrind's exact counts; simulated: the %s preset; predicted: instructions at "
-	            "%.2f per cycle plus each miss at the latency (or, in a stream, the bandwidth) of the level "
-	            "that serves it, in the manner of the average memory access time of Hennessy and Patterson, "
-	            "with the memory-level parallelism of Chou et al. (2004) in overlapped_ns", r->runs, r->preset,
-	            r->ipc_base);
+	            "instrumented: plumbgrind's exact counts; simulated: the %s preset; predicted: the in-core time "
+	            "(%s) overlapped with the data transfers at each level's measured bandwidth, plus the latency of "
+	            "the misses that cannot overlap, in the manner of the ECM model of Hager, Treibig and Wellein, "
+	            "with the memory-level parallelism of Chou et al. (2004)", r->runs, r->preset, core);
 	if (r->measure_note[0])
 		output_note(report, "measured: %s", r->measure_note);
 	if (r->program_counters_error[0])

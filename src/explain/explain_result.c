@@ -24,7 +24,7 @@ void explain_options_init(explain_options *options)
 	options->runs = 5;
 	options->backend = "perf";
 	options->preset = "host";
-	options->ipc_base = 1.0;
+	options->ipc_base = 0;   /* from the region's code (llvm-mca) */
 	options->instrument = true;
 	options->simulate = true;
 	options->program_stdout = -1;
@@ -58,8 +58,8 @@ int explain_result_init(explain_result *result, char *const argv[], const explai
 	}
 	if (options->runs < 1 || options->runs > EXPLAIN_RUNS_MAX)
 		return plumb_fail(status, EINVAL, "the number of runs must be 1..%d", EXPLAIN_RUNS_MAX);
-	if (!(options->ipc_base > 0) || options->ipc_base > 16)
-		return plumb_fail(status, EINVAL, "the base IPC must be above 0 and at most 16");
+	if (!(options->ipc_base >= 0) || options->ipc_base > 16)
+		return plumb_fail(status, EINVAL, "the base IPC must be above 0 and at most 16 (0: from the code)");
 	const char *backend = options->backend ? options->backend : "perf";
 	if (strcmp(backend, "perf") && strcmp(backend, "papi") && strcmp(backend, "none"))
 		return plumb_fail(status, EINVAL, "unknown counter backend '%s' (perf, papi or none)", backend);

@@ -142,6 +142,10 @@ int explain_simulate_trace(trace_reader *reader, const explain_options *options,
 		sim_free(prefetching);
 		return -1;
 	}
+	/* the executed code per region, for its in-core time (explain_code.c) */
+	explain_code *code = NULL;
+	if (explain_code_new(&code, trace_reader_pid(reader), sim_configuration(plain)->cache[SIM_L1D].line) != 0)
+		snprintf(result->core_error, sizeof result->core_error, "out of memory");
 	int rc = 0;
 	/* While one thread runs there is nothing to interleave: plumbgrind's
 	 * entries go to the simulators as they come through the ring, as under
@@ -175,6 +179,11 @@ int explain_simulate_trace(trace_reader *reader, const explain_options *options,
 				break;
 			}
 		}
+		/* the block model counts what the simulators see, in their order */
+		if (compact.words)
+			explain_code_compact(code, &compact);
+		else
+			explain_code_batch(code, batch, (size_t)got);
 		if (compact.words) {
 			trace_compact twin = compact, third = compact;
 			if (sim_access_compact(plain, &compact, status) != 0 ||
@@ -250,6 +259,9 @@ int explain_simulate_trace(trace_reader *reader, const explain_options *options,
 				                    "share moved between cores less often than on hardware");
 		}
 	}
+	if (rc == 0)
+		explain_code_finish(code, result, options->ipc_base <= 0);
+	explain_code_free(code);
 	trace_interleaver_free(interleaver);
 	sim_free(sharing);
 	sim_free(plain);

@@ -11,6 +11,9 @@
  *              CHASE_BYTES (huge pages where available), walked CHASE_LAPS
  *              times after one untimed lap: 3 instructions and 1 dependent
  *              load per step.
+ *   "stride"   (with STRIDE_BYTES) the same load as the sweep, 17 lines
+ *              apart, column after column: every line once, 4 instructions
+ *              and 1 load per line.
  *   "compute"  x = x * a + c, COMPUTE_ITERATIONS times: 4 instructions, no
  *              memory reference; the multiply and add depend on the last
  *              iteration, so about 4 cycles per iteration (IPC about 1).
@@ -86,8 +89,8 @@ static uint64_t compute(uint64_t x, size_t iterations)
 
 int main(int argc, char **argv)
 {
-	if (argc != 5) {
-		fprintf(stderr, "usage: explain_target SWEEP_BYTES CHASE_BYTES CHASE_LAPS COMPUTE_ITERATIONS\n");
+	if (argc != 5 && argc != 6) {
+		fprintf(stderr, "usage: explain_target SWEEP_BYTES CHASE_BYTES CHASE_LAPS COMPUTE_ITERATIONS [STRIDE_BYTES]\n");
 		return 2;
 	}
 	size_t sweep_bytes = strtoull(argv[1], NULL, 0), chase_bytes = strtoull(argv[2], NULL, 0);
@@ -137,6 +140,23 @@ int main(int argc, char **argv)
 		plumb_region_end("chase");
 		result += (uintptr_t)p & 1;
 		munmap(buffer, chase_bytes);
+	}
+
+	/* "stride": the first 8 bytes of every line of STRIDE_BYTES, once, in
+	 * column order: 17 lines apart (past a page every few steps), one column
+	 * after another: a constant-stride stream per column. */
+	size_t stride_bytes = argc == 6 ? strtoull(argv[5], NULL, 0) : 0, stride = 17 * line;
+	if (stride_bytes >= stride) {
+		char *buffer = map(stride_bytes);
+		madvise(buffer, stride_bytes, MADV_NOHUGEPAGE);
+		for (size_t offset = 0; offset < stride_bytes; offset += page)
+			buffer[offset] = 1;
+		size_t rows = stride_bytes / stride;
+		plumb_region_begin("stride");
+		for (size_t column = 0; column < 17; column++)
+			result += sweep(buffer + column * line, rows, stride);
+		plumb_region_end("stride");
+		munmap(buffer, stride_bytes);
 	}
 
 	plumb_region_begin("compute");

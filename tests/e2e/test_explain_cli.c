@@ -172,17 +172,18 @@ Test(explain_cli, sweep_chase_and_compute_against_their_closed_forms, .timeout =
 	 * sysfs describes), walked twice. */
 	uint64_t sweep = llc, chase = 4 * l2, laps = 2, iterations = 1000000;
 	uint64_t sweep_lines = sweep / line, chase_steps = laps * (chase / line);
-	char program[4200], a1[32], a2[32], a3[32], a4[32];
+	char program[4200], a1[32], a2[32], a3[32], a4[32], a5[32];
 	snprintf(program, sizeof program, "%s/target", dir);
 	snprintf(a1, sizeof a1, "%llu", (unsigned long long)sweep);
 	snprintf(a2, sizeof a2, "%llu", (unsigned long long)chase);
 	snprintf(a3, sizeof a3, "%llu", (unsigned long long)laps);
 	snprintf(a4, sizeof a4, "%llu", (unsigned long long)iterations);
+	snprintf(a5, sizeof a5, "%llu", (unsigned long long)sweep);   /* the strided walk: as much as the sweep */
 	char json[4200], html[4200];
 	snprintf(json, sizeof json, "%s/explain.json", dir);
 	snprintf(html, sizeof html, "%s/explain.html", dir);
 	cli_run r = cli_run_plumbv(NULL, "explain", "--runs", "3", "--json", "-o", json, "--html", html, "--", program,
-	                           a1, a2, a3, a4, NULL);
+	                           a1, a2, a3, a4, a5, NULL);
 	cr_assert_eq(r.exit_code, 0, "%s", r.err);
 	cli_run_free(&r);
 	FILE *f = fopen(json, "r");
@@ -248,6 +249,19 @@ Test(explain_cli, sweep_chase_and_compute_against_their_closed_forms, .timeout =
 	for (int i = 0; i < 3; i++) {
 		double ratio = number(measured[i], "ratio");
 		double predicted = number(measured[i], "predicted_ns"), cpu = number(measured[i], "cpu_ns");
+		if (i == 0 && ratio > 2.0) {
+			/* The sweep is priced at memory's bandwidth as the probe found
+			 * it; if the sweep itself streamed faster than that, the probe
+			 * ran while a neighbour held the memory bus (seen at load 18:
+			 * ratio 2.9), and the ratio says nothing about the model. */
+			double probe = number(row_of_level(machine, "memory"), "bandwidth_gbps");
+			double achieved = (double)sweep_lines * line / cpu;
+			if (achieved > probe) {
+				cr_log_info("sweep: streamed %.1f GB/s, the probe found memory at %.1f GB/s: ratio %.2f not checked",
+				            achieved, probe, ratio);
+				continue;
+			}
+		}
 		if (i != 1) {
 			cr_expect(ratio >= 0.5 && ratio <= 2.0, "%s: predicted/measured %.2f (predicted %.0f ns, CPU %.0f ns)",
 			          names[i], ratio, predicted, cpu);
@@ -263,6 +277,42 @@ Test(explain_cli, sweep_chase_and_compute_against_their_closed_forms, .timeout =
 			cr_log_info("chase: the L3 was busy when probed (%.1f ns, L2 %.1f ns): ratio %.2f not checked", l3_ns,
 			            l2_ns, ratio);
 	}
+
+	/* The model's own figures, from the programs' code: the compute loop's
+	 * in-core rate (imul then add on the previous result: 4 instructions in
+	 * about 4 cycles) from llvm-mca; the sweep and the 17-line strided walk
+	 * prefetchable (constant stride per instruction); the chase's load
+	 * chained to itself, not prefetchable. */
+	json_object *terms = cli_json_rows(root, "prediction"), *meta = NULL, *in_core = NULL;
+	json_object_object_get_ex(root, "meta", &meta);
+	if (meta)
+		json_object_object_get_ex(meta, "in_core", &in_core);
+	const char *core = in_core ? json_object_get_string(in_core) : "";
+	json_object *stride_row = row_of(rows, "stride");
+	cr_expect(number(row_of(terms, "sweep"), "sequential") >= 0.9, "sweep: sequential %.2f",
+	          number(row_of(terms, "sweep"), "sequential"));
+	cr_expect(number(row_of(terms, "stride"), "sequential") >= 0.9, "stride: sequential %.2f",
+	          number(row_of(terms, "stride"), "sequential"));
+	cr_expect(number(row_of(terms, "chase"), "sequential") <= 0.2, "chase: sequential %.2f",
+	          number(row_of(terms, "chase"), "sequential"));
+	/* The strided walk's ratio is logged, not checked: its buffer reuses the
+	 * sweep's addresses, which the host preset's L3 (sysfs's size, far more
+	 * than a VM's share) still holds, while the machine serves them from
+	 * memory (docs/explain.md, "Where they disagree"). */
+	double ratio = number(stride_row, "ratio");
+	cr_log_info("stride: predicted/measured %.2f (predicted %.0f ns, CPU %.0f ns)", ratio,
+	            number(stride_row, "predicted_ns"), number(stride_row, "cpu_ns"));
+	if (strstr(core, "llvm-mca")) {
+		cr_expect(number(row_of(terms, "chase"), "chained") >= 0.9, "chase: chained %.2f",
+		          number(row_of(terms, "chase"), "chained"));
+		double ipc = number(row_of(terms, "compute"), "ipc");
+		cr_expect(ipc >= 0.7 && ipc <= 1.4, "compute: llvm-mca's IPC %.2f, about 1 expected", ipc);
+		/* CPU time of a loop without memory references: little for load to change */
+		ratio = number(compute_row, "ratio");
+		cr_expect(ratio >= 0.75 && ratio <= 1.25, "compute: predicted/measured %.2f", ratio);
+	} else {
+		cr_log_info("the blocks were not priced (%s): llvm-mca's figures not checked", core);
+	}
 	json_object_put(root);
 
 	char *page = cli_read_file(html, NULL);
@@ -271,4 +321,34 @@ Test(explain_cli, sweep_chase_and_compute_against_their_closed_forms, .timeout =
 	cr_expect(strstr(page, "<table") && strstr(page, "sweep") && (strstr(page, "predicted_ns") || strstr(page, "predicted ns")),
 	          "the page lacks the table");
 	free(page);
+}
+
+/* Without llvm-mca the in-core time falls back to one instruction per cycle,
+ * and the report says why instead of a silently different number. */
+Test(explain_cli, without_llvm_mca_the_base_rate_and_the_reason, .timeout = 120)
+{
+	char tool[4200];
+	snprintf(tool, sizeof tool, "%s/vg/lib/plumbgrind-amd64-linux", build_dir());
+	if (access(tool, X_OK) != 0)
+		cr_skip_test("plumbgrind is not built here (needs valgrind's tool libraries)");
+	setenv("PLUMB_LLVM_MCA", "/nonexistent/llvm-mca", 1);
+	char json[4200];
+	snprintf(json, sizeof json, "%s", cli_temp_path("explain-no-mca.json"));
+	cli_run r = cli_run_plumbv(NULL, "explain", "--runs", "1", "--json", "-o", json, "--", "/bin/true", NULL);
+	unsetenv("PLUMB_LLVM_MCA");
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	cli_run_free(&r);
+	json_object *root = json_object_from_file(json);
+	cr_assert_not_null(root);
+	json_object *meta = NULL, *in_core = NULL;
+	cr_assert(json_object_object_get_ex(root, "meta", &meta));
+	cr_assert(json_object_object_get_ex(meta, "in_core", &in_core));
+	const char *core = json_object_get_string(in_core);
+	cr_expect(strstr(core, "1.00 per cycle") && strstr(core, "llvm-mca was not found"), "%s", core);
+	json_object *terms = cli_json_rows(root, "prediction");
+	json_object *program = row_of(terms, "(program)");
+	json_object *ipc = NULL;
+	if (json_object_object_get_ex(program, "ipc", &ipc) && json_object_is_type(ipc, json_type_double))
+		cr_expect_float_eq(json_object_get_double(ipc), 1.0, 1e-9);
+	json_object_put(root);
 }

@@ -52,7 +52,7 @@ Test(explain_model, compute_only_is_instructions_over_ipc_and_clock)
 	cr_expect_float_eq(p.total_ns, 1000.0, 1e-9);
 }
 
-Test(explain_model, irregular_misses_pay_the_latency_of_the_level_that_serves_them)
+Test(explain_model, irregular_misses_overlap_by_the_mlp_unless_their_loads_chain)
 {
 	explain_machine m = machine();
 	/* 100 L1D misses: 40 hit the L2, 50 the L3, 10 go to memory. */
@@ -60,17 +60,29 @@ Test(explain_model, irregular_misses_pay_the_latency_of_the_level_that_serves_th
 	explain_prediction p;
 	explain_predict(&m, 1.0, &r, &p);
 	cr_assert(p.done, "%s", p.reason);
-	cr_expect_float_eq(p.latency_ns[EXPLAIN_L2], 40 * 4.0, 1e-9);
-	cr_expect_float_eq(p.latency_ns[EXPLAIN_L3], 50 * 10.0, 1e-9);
-	cr_expect_float_eq(p.latency_ns[EXPLAIN_MEMORY], 10 * 100.0, 1e-9);
-	cr_expect_float_eq(p.total_ns, 160 + 500 + 1000.0, 1e-9);
-	/* The overlapped variant divides by the measured MLP. */
-	cr_expect_float_eq(p.overlapped_ns, 16 + 50 + 50.0, 1e-9);
-	/* The bandwidth bound: 10 lines from memory at 16 GB/s. */
+	/* Independent misses: latency / MLP each. */
+	cr_expect_float_eq(p.latency_ns[EXPLAIN_L2], 40 * 4.0 / 10, 1e-9);
+	cr_expect_float_eq(p.latency_ns[EXPLAIN_L3], 50 * 10.0 / 10, 1e-9);
+	cr_expect_float_eq(p.latency_ns[EXPLAIN_MEMORY], 10 * 100.0 / 20, 1e-9);
+	cr_expect_float_eq(p.stall_ns, 16 + 50 + 50.0, 1e-9);
+	/* The bandwidth bound: 10 lines from memory at 16 GB/s; the stalls add to it. */
 	cr_expect_float_eq(p.bandwidth_bound_ns, 10 * 64 / 16.0, 1e-9);
+	cr_expect_float_eq(p.total_ns, 40 + 116.0, 1e-9);
+	/* Every load a pointer chase: each miss waits a whole latency. */
+	r.core.decoded_loads = 8;
+	r.core.chained_loads = 8;
+	explain_predict(&m, 1.0, &r, &p);
+	cr_expect_float_eq(p.chained, 1.0, 1e-12);
+	cr_expect_float_eq(p.stall_ns, 160 + 500 + 1000.0, 1e-9);
+	cr_expect_float_eq(p.total_ns, 40 + 1660.0, 1e-9);
+	cr_expect_float_eq(p.overlapped_ns, 40 + 116.0, 1e-9);
+	/* Half of them: halfway. */
+	r.core.chained_loads = 4;
+	explain_predict(&m, 1.0, &r, &p);
+	cr_expect_float_eq(p.latency_ns[EXPLAIN_MEMORY], 10 * 100.0 * (0.5 + 0.5 / 20), 1e-9);
 }
 
-Test(explain_model, sequential_misses_stream_at_the_bandwidth_and_the_bound_holds)
+Test(explain_model, transfers_overlap_the_core_and_the_bound_holds)
 {
 	explain_machine m = machine();
 	/* A sweep from memory: every L1D miss is sequential. */
@@ -80,13 +92,69 @@ Test(explain_model, sequential_misses_stream_at_the_bandwidth_and_the_bound_hold
 	cr_assert(p.done, "%s", p.reason);
 	cr_expect_float_eq(p.latency_ns[EXPLAIN_MEMORY], 0.0, 1e-9);
 	cr_expect_float_eq(p.stream_ns[EXPLAIN_MEMORY], 1000 * 64 / 16.0, 1e-9);
-	cr_expect_float_eq(p.total_ns, 200 + 4000.0, 1e-9);
-	/* A faster memory stream than the bound allows is lifted to the bound. */
-	m.bandwidth_gbps[EXPLAIN_MEMORY] = 16;
-	r.simulated.memory_reads = 4000;   /* write-backs and prefetches beyond the demand misses */
+	cr_expect_float_eq(p.transfer_ns, 4000.0, 1e-9);
+	/* max(in-core 200 ns, transfers 4000 ns): they overlap (ECM) */
+	cr_expect_float_eq(p.total_ns, 4000.0, 1e-9);
+	/* In-core time beyond the transfers is the prediction. */
+	explain_predict(&m, 0.01, &r, &p);
+	cr_expect_float_eq(p.total_ns, 400 / (0.01 * 2.0), 1e-6);
+	/* Write-backs share memory's bandwidth. */
+	r.simulated.memory_writes = 500;
+	explain_predict(&m, 1.0, &r, &p);
+	cr_expect_float_eq(p.stream_ns[EXPLAIN_MEMORY], 1500 * 64 / 16.0, 1e-9);
+	cr_expect_float_eq(p.bandwidth_bound_ns, 1500 * 64 / 16.0, 1e-9);
+	/* More lines than the demand misses (prefetches): lifted to the bound. */
+	r.simulated.memory_writes = 0;
+	r.simulated.memory_reads = 4000;
 	explain_predict(&m, 1.0, &r, &p);
 	cr_expect_float_eq(p.bandwidth_bound_ns, 4000 * 64 / 16.0, 1e-9);
 	cr_expect_float_eq(p.total_ns, p.bandwidth_bound_ns, 1e-9);
+}
+
+Test(explain_model, constant_stride_lines_make_misses_prefetchable)
+{
+	explain_machine m = machine();
+	/* 100 misses served by the L2; the prefetching simulation removed none
+	 * (a column walk), but 90 of 100 new lines came at a constant stride. */
+	explain_region r = region(0, 100, 0, 0, 0);
+	r.core.watched = true;
+	r.core.lines = 100;
+	r.core.strided_lines = 90;
+	explain_prediction p;
+	explain_predict(&m, 1.0, &r, &p);
+	cr_assert(p.done, "%s", p.reason);
+	cr_expect_float_eq(p.sequential, 0.9, 1e-12);
+	cr_expect_float_eq(p.stream_ns[EXPLAIN_L2], 90 * 64 / 100.0, 1e-9);
+	cr_expect_float_eq(p.latency_ns[EXPLAIN_L2], 10 * 4.0 / 10, 1e-9);
+	/* The simulation's figure wins when it is the larger. */
+	r.simulated.sequential_misses[0] = 95;
+	explain_predict(&m, 1.0, &r, &p);
+	cr_expect_float_eq(p.sequential, 0.95, 1e-12);
+}
+
+Test(explain_model, in_core_time_comes_from_the_priced_blocks_unless_ipc_is_given)
+{
+	explain_machine m = machine();
+	explain_region r = region(4000, 0, 0, 0, 0);
+	r.core.done = true;
+	r.core.cycles = 1600;   /* 4000 instructions in 1600 cycles: IPC 2.5 */
+	r.core.instructions = 4000;
+	r.core.priced_instructions = 4000;
+	explain_prediction p;
+	explain_predict(&m, 0, &r, &p);
+	cr_assert(p.done, "%s", p.reason);
+	cr_expect(p.ipc_from_code);
+	cr_expect_float_eq(p.compute_ns, 800.0, 1e-9);
+	cr_expect_float_eq(p.ipc, 2.5, 1e-12);
+	/* --ipc overrides the blocks. */
+	explain_predict(&m, 4.0, &r, &p);
+	cr_expect_not(p.ipc_from_code);
+	cr_expect_float_eq(p.compute_ns, 500.0, 1e-9);
+	/* Without priced blocks the base rate is 1. */
+	r.core.done = false;
+	explain_predict(&m, 0, &r, &p);
+	cr_expect_not(p.ipc_from_code);
+	cr_expect_float_eq(p.compute_ns, 2000.0, 1e-9);
 }
 
 Test(explain_model, instruction_misses_count_below_the_l1)
@@ -96,8 +164,69 @@ Test(explain_model, instruction_misses_count_below_the_l1)
 	r.simulated.l1i_misses = 5;   /* 15 L1 misses, 12 miss the unified L2 too */
 	explain_prediction p;
 	explain_predict(&m, 1.0, &r, &p);
-	cr_expect_float_eq(p.latency_ns[EXPLAIN_L2], 3 * 4.0, 1e-9);
-	cr_expect_float_eq(p.latency_ns[EXPLAIN_L3], 12 * 10.0, 1e-9);
+	cr_expect_float_eq(p.latency_ns[EXPLAIN_L2], 3 * 4.0 / 10, 1e-9);
+	cr_expect_float_eq(p.latency_ns[EXPLAIN_L3], 12 * 10.0 / 10, 1e-9);
+}
+
+Test(explain_model, llvm_cpu_names_follow_cpuid_nearest_first)
+{
+	const char *names[8];
+	size_t n = explain_llvm_cpus("GenuineIntel", 6, 207, names, 8);
+	cr_assert_geq(n, 3);
+	cr_expect_str_eq(names[0], "emeraldrapids");
+	cr_expect_str_eq(names[1], "sapphirerapids");
+	cr_expect_str_eq(names[n - 1], "x86-64");
+	n = explain_llvm_cpus("AuthenticAMD", 0x19, 0x61, names, 8);   /* Zen 4 */
+	cr_expect_str_eq(names[0], "znver4");
+	cr_expect_str_eq(names[1], "znver3");
+	n = explain_llvm_cpus("AuthenticAMD", 0x19, 0x21, names, 8);   /* Zen 3 */
+	cr_expect_str_eq(names[0], "znver3");
+	n = explain_llvm_cpus("AuthenticAMD", 0x1A, 0x44, names, 8);   /* Zen 5 */
+	cr_expect_str_eq(names[0], "znver5");
+	cr_expect_str_eq(names[1], "znver4");
+	n = explain_llvm_cpus("GenuineIntel", 6, 0x55, names, 8);
+	cr_expect_str_eq(names[0], "cascadelake");
+	n = explain_llvm_cpus("SomethingElse", 1, 2, names, 8);
+	cr_expect_eq(n, 1);
+	cr_expect_str_eq(names[0], "x86-64");
+	cr_expect_eq(explain_llvm_cpus("AuthenticAMD", 0x19, 0x61, names, 1), 1);
+}
+
+Test(explain_model, a_miss_names_the_term_and_the_evidence)
+{
+	char *argv[] = { "/bin/true", NULL };
+	explain_options options;
+	explain_options_init(&options);
+	options.events = "task-clock,page-faults,context-switches";
+	explain_result result;
+	plumb_status status;
+	cr_assert_eq(explain_result_init(&result, argv, &options, &status), 0, "%s", status.message);
+	explain_region *r = explain_result_region(&result, "work");
+	cr_assert_not_null(r);
+	r->runs = 1;
+	r->wall.median = 2e6;
+	for (int e = 0; e < 3; e++) {
+		r->counters[e].state = COUNTER_OK;
+		r->counters[e].n = r->counters[e].observed = 1;
+	}
+	r->counters[0].mean = 1e6;    /* 1 ms of CPU time against 2 ms of wall time */
+	r->counters[1].mean = 800;    /* page faults */
+	r->counters[2].mean = 3;
+	r->predicted.done = true;
+	r->predicted.total_ns = r->predicted.compute_ns = 0.5e6;
+	char why[1024];
+	cr_assert_gt(explain_diagnose(&result, r, why, sizeof why), 0);
+	cr_expect(strstr(why, "page faults"), "%s", why);
+	cr_expect(strstr(why, "context switches"), "%s", why);
+	/* Within 25%: nothing to say. */
+	r->predicted.total_ns = 1.1e6;
+	cr_expect_eq(explain_diagnose(&result, r, why, sizeof why), 0);
+	/* Predicted too long, mostly transfers: the bandwidths are suspected. */
+	r->predicted.total_ns = r->predicted.transfer_ns = 3e6;
+	r->predicted.compute_ns = 1e6;
+	cr_assert_gt(explain_diagnose(&result, r, why, sizeof why), 0);
+	cr_expect(strstr(why, "bandwidth"), "%s", why);
+	explain_result_free(&result);
 }
 
 Test(explain_model, a_missing_figure_is_a_reason_never_a_zero)

@@ -1,0 +1,1586 @@
+/* The in-core time of a region from its own code (docs/explain.md, "The
+ * in-core time"): the instruction fetches of the trace the simulator sees
+ * are counted per address and per region, grouped into basic blocks
+ * (contiguous instructions executed the same number of times), and the
+ * hottest blocks (99% of the executed instructions) are priced by LLVM's
+ * scheduling model of this CPU: llvm-mc disassembles their bytes, read from
+ * the files the program had mapped, and llvm-mca gives each block's
+ * steady-state cycles per execution.  A region's in-core cycles are the sum
+ * of its blocks' cycles times their executions; the few blocks left over are
+ * priced at the priced ones' average cycles per instruction.
+ *
+ * The same pass watches each load and store instruction's addresses: a
+ * reference to a new line by an instruction whose address moved by the same
+ * stride as the time before is a constant-stride stream, the kind the
+ * instruction-pointer stride prefetchers of current cores (and the L2
+ * streamers for unit stride) fetch ahead; the share of new lines such
+ * streams touch is the region's prefetchable fraction.
+ *
+ * llvm-mc and llvm-mca run through an argument vector (posix_spawnp, never
+ * a shell) with a time limit; without them the region keeps the base rate
+ * and the result says why. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "plumb/cpu.h"
+#include "explain/explain_internal.h"
+
+extern char **environ;
+
+#define MAX_DEPTH 16            /* open regions per thread that are told apart */
+#define MAX_THREADS 4096
+#define MAX_BLOCK 256           /* instructions per priced block */
+#define MAX_PRICED 4000         /* blocks given to llvm-mca */
+#define COVER 0.99              /* of the executed instructions, priced by their own block */
+#define TOOL_TIMEOUT_S 120
+
+typedef struct code_slot {
+	uint64_t key;               /* context << 48 | address; 0: empty */
+	uint64_t count;
+	uint16_t size;
+} code_slot;
+
+typedef struct stride_slot {
+	uint64_t pc;                /* 0: empty */
+	uint64_t last;              /* the previous address */
+	int64_t stride;
+	uint32_t confirmed;
+} stride_slot;
+
+typedef struct code_context {
+	unsigned depth;
+	unsigned ids[MAX_DEPTH];    /* region ids (into names), outermost first */
+	uint64_t lines, strided_lines;   /* new lines referenced, and those by a constant-stride instruction */
+	uint64_t *uses;                  /* per definition of the compact stream: its uses in this context */
+	size_t use_capacity;
+} code_context;
+
+typedef struct code_thread {
+	unsigned depth;
+	unsigned ids[MAX_DEPTH];
+	unsigned context;
+} code_thread;
+
+/* A definition of plumbgrind's compact stream (trace_compact), copied from
+ * its templates: its fetches and the instruction addresses of its data
+ * references, in order. */
+typedef struct code_definition {
+	uint32_t fetch_first, data_first;
+	uint8_t fetch_count, data_count;
+} code_definition;
+
+typedef struct code_fetch {
+	uint64_t address;
+	uint16_t size;
+} code_fetch;
+
+typedef struct code_mapping {
+	uint64_t start, end, offset;
+	char *path;
+} code_mapping;
+
+struct explain_code {
+	int pid;
+	code_slot *slots;
+	size_t slot_count, slot_used;      /* slot_count a power of two */
+	stride_slot *strides;
+	size_t stride_count, stride_used;
+	code_context *contexts;
+	size_t context_count, context_capacity;
+	char **names;
+	size_t name_count, name_capacity;
+	code_thread *threads;
+	size_t thread_count;
+	code_mapping *maps;
+	size_t map_count, map_capacity;
+	/* the compact stream's definitions (explain_code_compact) */
+	uint64_t stream;
+	code_definition *definitions;
+	size_t definition_count, definition_capacity;
+	code_fetch *fetches;
+	size_t fetch_count, fetch_capacity;
+	uint64_t *data_pcs;
+	size_t data_count, data_capacity;
+	unsigned line_shift;
+	bool failed;                        /* out of memory: no prices */
+};
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	return x ^ (x >> 33);
+}
+
+static unsigned intern_name(explain_code *c, const char *name)
+{
+	for (size_t i = 0; i < c->name_count; i++)
+		if (!strcmp(c->names[i], name))
+			return (unsigned)i;
+	if (c->name_count == c->name_capacity) {
+		size_t capacity = c->name_capacity ? 2 * c->name_capacity : 16;
+		char **grown = realloc(c->names, capacity * sizeof *grown);
+		if (!grown) {
+			c->failed = true;
+			return 0;
+		}
+		c->names = grown;
+		c->name_capacity = capacity;
+	}
+	char *copy = strdup(name);
+	if (!copy) {
+		c->failed = true;
+		return 0;
+	}
+	c->names[c->name_count] = copy;
+	return (unsigned)c->name_count++;
+}
+
+/* The context of a stack of open regions (context 0: none open). */
+static unsigned intern_context(explain_code *c, const unsigned *ids, unsigned depth)
+{
+	for (size_t i = 0; i < c->context_count; i++)
+		if (c->contexts[i].depth == depth && !memcmp(c->contexts[i].ids, ids, depth * sizeof *ids))
+			return (unsigned)i;
+	if (c->context_count >= 0xffff) {
+		c->failed = true;
+		return 0;
+	}
+	if (c->context_count == c->context_capacity) {
+		size_t capacity = c->context_capacity ? 2 * c->context_capacity : 16;
+		code_context *grown = realloc(c->contexts, capacity * sizeof *grown);
+		if (!grown) {
+			c->failed = true;
+			return 0;
+		}
+		c->contexts = grown;
+		c->context_capacity = capacity;
+	}
+	code_context *k = &c->contexts[c->context_count];
+	memset(k, 0, sizeof *k);
+	k->depth = depth;
+	memcpy(k->ids, ids, depth * sizeof *ids);
+	return (unsigned)c->context_count++;
+}
+
+int explain_code_new(explain_code **out, int pid, unsigned line_bytes)
+{
+	*out = NULL;
+	explain_code *c = calloc(1, sizeof *c);
+	if (!c)
+		return -1;
+	c->pid = pid;
+	c->slot_count = 1u << 16;
+	c->slots = calloc(c->slot_count, sizeof *c->slots);
+	c->stride_count = 1u << 12;
+	c->strides = calloc(c->stride_count, sizeof *c->strides);
+	c->line_shift = 6;
+	while (line_bytes > 1 && (1u << c->line_shift) < line_bytes && c->line_shift < 12)
+		c->line_shift++;
+	if (!c->slots || !c->strides) {
+		explain_code_free(c);
+		return -1;
+	}
+	intern_context(c, NULL, 0);
+	*out = c;
+	return 0;
+}
+
+void explain_code_free(explain_code *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->name_count; i++)
+		free(c->names[i]);
+	for (size_t i = 0; i < c->map_count; i++)
+		free(c->maps[i].path);
+	for (size_t i = 0; i < c->context_count; i++)
+		free(c->contexts[i].uses);
+	free(c->definitions);
+	free(c->fetches);
+	free(c->data_pcs);
+	free(c->names);
+	free(c->maps);
+	free(c->contexts);
+	free(c->threads);
+	free(c->slots);
+	free(c->strides);
+	free(c);
+}
+
+static bool grow_slots(explain_code *c)
+{
+	size_t count = 2 * c->slot_count;
+	code_slot *slots = calloc(count, sizeof *slots);
+	if (!slots)
+		return false;
+	for (size_t i = 0; i < c->slot_count; i++) {
+		if (!c->slots[i].key)
+			continue;
+		size_t j = mix(c->slots[i].key) & (count - 1);
+		while (slots[j].key)
+			j = (j + 1) & (count - 1);
+		slots[j] = c->slots[i];
+	}
+	free(c->slots);
+	c->slots = slots;
+	c->slot_count = count;
+	return true;
+}
+
+static void count_fetch(explain_code *c, unsigned context, uint64_t address, uint16_t size, uint64_t times)
+{
+	uint64_t key = ((uint64_t)context << 48) | (address & 0xffffffffffffULL);
+	if (!key)
+		return;
+	size_t mask = c->slot_count - 1, i = mix(key) & mask;
+	while (c->slots[i].key && c->slots[i].key != key)
+		i = (i + 1) & mask;
+	if (!c->slots[i].key) {
+		if (2 * (c->slot_used + 1) > c->slot_count) {
+			if (!grow_slots(c)) {
+				c->failed = true;
+				return;
+			}
+			count_fetch(c, context, address, size, times);
+			return;
+		}
+		c->slots[i].key = key;
+		c->slots[i].size = size;
+		c->slot_used++;
+	}
+	c->slots[i].count += times;
+}
+
+static bool grow_strides(explain_code *c)
+{
+	size_t count = 2 * c->stride_count;
+	stride_slot *slots = calloc(count, sizeof *slots);
+	if (!slots)
+		return false;
+	for (size_t i = 0; i < c->stride_count; i++) {
+		if (!c->strides[i].pc)
+			continue;
+		size_t j = mix(c->strides[i].pc) & (count - 1);
+		while (slots[j].pc)
+			j = (j + 1) & (count - 1);
+		slots[j] = c->strides[i];
+	}
+	free(c->strides);
+	c->strides = slots;
+	c->stride_count = count;
+	return true;
+}
+
+/* A data reference by instruction pc: a new line for this instruction, and
+ * whether it continues a constant stride (confirmed once before). */
+static void watch_stride(explain_code *c, unsigned context, uint64_t pc, uint64_t address)
+{
+	if (!pc)
+		return;
+	size_t mask = c->stride_count - 1, i = mix(pc) & mask;
+	while (c->strides[i].pc && c->strides[i].pc != pc)
+		i = (i + 1) & mask;
+	stride_slot *s = &c->strides[i];
+	if (!s->pc) {
+		if (2 * (c->stride_used + 1) > c->stride_count) {
+			if (grow_strides(c))
+				watch_stride(c, context, pc, address);
+			return;
+		}
+		s->pc = pc;
+		s->last = address;
+		c->stride_used++;
+		c->contexts[context].lines++;
+		return;
+	}
+	int64_t stride = (int64_t)(address - s->last);
+	bool new_line = (address >> c->line_shift) != (s->last >> c->line_shift);
+	if (stride == s->stride && stride != 0) {
+		if (s->confirmed < 8)
+			s->confirmed++;
+	} else {
+		s->confirmed = 0;
+		s->stride = stride;
+	}
+	s->last = address;
+	if (new_line) {
+		c->contexts[context].lines++;
+		if (s->confirmed >= 1)
+			c->contexts[context].strided_lines++;
+	}
+}
+
+static code_thread *thread_of(explain_code *c, uint32_t thread)
+{
+	size_t t = thread % MAX_THREADS;
+	if (t >= c->thread_count) {
+		size_t count = t + 1 > 2 * c->thread_count ? t + 1 : 2 * c->thread_count;
+		if (count > MAX_THREADS)
+			count = MAX_THREADS;
+		code_thread *grown = realloc(c->threads, count * sizeof *grown);
+		if (!grown) {
+			c->failed = true;
+			return NULL;
+		}
+		memset(grown + c->thread_count, 0, (count - c->thread_count) * sizeof *grown);
+		c->threads = grown;
+		c->thread_count = count;
+	}
+	return &c->threads[t];
+}
+
+/* The program's executable file mappings now (/proc/PID/maps), added to
+ * those seen before. */
+static void read_maps(explain_code *c)
+{
+	if (c->pid <= 0)
+		return;
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/maps", c->pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return;
+	char line[4352];
+	while (fgets(line, sizeof line, f)) {
+		unsigned long long start, end, offset;
+		char perms[8], file[4096];
+		file[0] = 0;
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %4095[^\n]", &start, &end, perms, &offset, file) < 4)
+			continue;
+		if (perms[2] != 'x' || file[0] != '/')
+			continue;
+		bool seen = false;
+		for (size_t i = 0; i < c->map_count && !seen; i++)
+			seen = c->maps[i].start == start && c->maps[i].end == end && !strcmp(c->maps[i].path, file);
+		if (seen)
+			continue;
+		if (c->map_count == c->map_capacity) {
+			size_t capacity = c->map_capacity ? 2 * c->map_capacity : 32;
+			code_mapping *grown = realloc(c->maps, capacity * sizeof *grown);
+			if (!grown)
+				break;
+			c->maps = grown;
+			c->map_capacity = capacity;
+		}
+		char *copy = strdup(file);
+		if (!copy)
+			break;
+		c->maps[c->map_count++] = (code_mapping){ .start = start, .end = end, .offset = offset, .path = copy };
+	}
+	fclose(f);
+}
+
+void explain_code_batch(explain_code *c, const trace_record *records, size_t n)
+{
+	if (!c || c->failed)
+		return;
+	read_maps(c);
+	for (size_t r = 0; r < n && !c->failed; r++) {
+		const trace_record *rec = &records[r];
+		code_thread *t = thread_of(c, rec->thread);
+		if (!t)
+			return;
+		switch (rec->kind) {
+		case TRACE_INSTRUCTION:
+			count_fetch(c, t->context, rec->address, rec->size, 1);
+			break;
+		case TRACE_READ:
+		case TRACE_WRITE:
+		case TRACE_MODIFY:
+			if (rec->flags & TRACE_HAS_INSTRUCTION_ADDRESS)
+				watch_stride(c, t->context, rec->instruction_address, rec->address);
+			break;
+		case TRACE_REGION_BEGIN: {
+			unsigned id = intern_name(c, trace_region_name(rec));
+			bool open = false;
+			for (unsigned i = 0; i < t->depth; i++)
+				open = open || t->ids[i] == id;
+			if (!open && t->depth < MAX_DEPTH)
+				t->ids[t->depth++] = id;
+			t->context = intern_context(c, t->ids, t->depth);
+			break;
+		}
+		case TRACE_REGION_END: {
+			unsigned id = intern_name(c, trace_region_name(rec));
+			for (unsigned i = t->depth; i-- > 0;) {
+				if (t->ids[i] != id)
+					continue;
+				memmove(&t->ids[i], &t->ids[i + 1], (t->depth - i - 1) * sizeof t->ids[0]);
+				t->depth--;
+				break;
+			}
+			t->context = intern_context(c, t->ids, t->depth);
+			break;
+		}
+		default:
+			break;
+		}
+	}
+}
+
+/* The compact stream's uses counted so far, as the fetches they stand for
+ * (each definition's once per context), and the counts cleared. */
+static void flush_uses(explain_code *c)
+{
+	for (size_t k = 0; k < c->context_count && !c->failed; k++) {
+		code_context *x = &c->contexts[k];
+		size_t n = x->use_capacity < c->definition_count ? x->use_capacity : c->definition_count;
+		for (size_t d = 0; d < n && !c->failed; d++) {
+			uint64_t times = x->uses[d];
+			if (!times)
+				continue;
+			const code_definition *def = &c->definitions[d];
+			for (unsigned i = 0; i < def->fetch_count; i++)
+				count_fetch(c, (unsigned)k, c->fetches[def->fetch_first + i].address,
+				            c->fetches[def->fetch_first + i].size, times);
+			x->uses[d] = 0;
+		}
+	}
+}
+
+/* array with room for need elements of size (the new ones zero), or NULL
+ * (array kept) when out of memory. */
+static void *grow(void *array, size_t *capacity, size_t need, size_t size)
+{
+	if (need <= *capacity)
+		return array;
+	size_t count = *capacity ? *capacity : 1024;
+	while (count < need)
+		count *= 2;
+	unsigned char *grown = realloc(array, count * size);
+	if (!grown)
+		return NULL;
+	memset(grown + *capacity * size, 0, (count - *capacity) * size);
+	*capacity = count;
+	return grown;
+}
+
+/* The run's new definitions, copied from its templates. */
+static bool learn_definitions(explain_code *c, const trace_compact *run)
+{
+	if (run->stream != c->stream || run->definitions < c->definition_count) {
+		/* another stream: its numbers mean other code */
+		flush_uses(c);
+		c->stream = run->stream;
+		c->definition_count = c->fetch_count = c->data_count = 0;
+	}
+	if (run->definitions == c->definition_count)
+		return true;
+	code_definition *definitions = grow(c->definitions, &c->definition_capacity, run->definitions,
+	                                    sizeof *definitions);
+	if (!definitions)
+		return false;
+	c->definitions = definitions;
+	for (size_t d = c->definition_count; d < run->definitions; d++) {
+		const trace_record *t = run->templates + run->first[d];
+		size_t count = run->count[d];
+		code_fetch *fetches = grow(c->fetches, &c->fetch_capacity, c->fetch_count + count, sizeof *fetches);
+		if (fetches)
+			c->fetches = fetches;
+		uint64_t *data_pcs = grow(c->data_pcs, &c->data_capacity, c->data_count + count, sizeof *data_pcs);
+		if (data_pcs)
+			c->data_pcs = data_pcs;
+		if (!fetches || !data_pcs)
+			return false;
+		code_definition *def = &c->definitions[d];
+		*def = (code_definition){ .fetch_first = (uint32_t)c->fetch_count, .data_first = (uint32_t)c->data_count };
+		for (size_t i = 0; i < count; i++) {
+			if (t[i].kind == TRACE_INSTRUCTION) {
+				c->fetches[c->fetch_count++] = (code_fetch){ .address = t[i].address, .size = t[i].size };
+				def->fetch_count++;
+			} else {
+				c->data_pcs[c->data_count++] = (t[i].flags & TRACE_HAS_INSTRUCTION_ADDRESS) ? t[i].instruction_address : 0;
+				def->data_count++;
+			}
+		}
+	}
+	c->definition_count = run->definitions;
+	/* new code ran: perhaps from a file mapped since */
+	read_maps(c);
+	return true;
+}
+
+void explain_code_compact(explain_code *c, const trace_compact *run)
+{
+	if (!c || c->failed || !run->words)
+		return;
+	if (run->filtered) {
+		c->failed = true;   /* the L1 filter's entries do not say which instructions ran */
+		return;
+	}
+	trace_compact settled;
+	if (run->unchecked) {
+		settled = *run;
+		trace_compact_settle(&settled);
+		run = &settled;
+	}
+	code_thread *t = thread_of(c, run->thread);
+	if (!t || !learn_definitions(c, run)) {
+		c->failed = true;
+		return;
+	}
+	code_context *x = &c->contexts[t->context];
+	uint64_t *uses = grow(x->uses, &x->use_capacity, c->definition_count, sizeof *uses);
+	if (!uses) {
+		c->failed = true;
+		return;
+	}
+	x->uses = uses;
+	for (const uint64_t *w = run->words; w < run->end;) {
+		uint32_t id = (uint32_t)w[0];
+		size_t data = (size_t)(w[0] >> 32) & 0xff;
+		uses[id]++;
+		const uint64_t *pc = c->data_pcs + c->definitions[id].data_first;
+		for (size_t i = 0; i < data; i++)
+			watch_stride(c, t->context, pc[i], w[1 + i]);
+		w += 1 + data;
+	}
+}
+
+/* ------------------------------------------------------ the LLVM CPU name */
+
+size_t explain_llvm_cpus(const char *vendor, unsigned family, unsigned model, const char **names, size_t max)
+{
+	size_t n = 0;
+#define ADD(x) do { if (n < max) names[n++] = (x); } while (0)
+	if (!strcmp(vendor, "GenuineIntel") && family == 6) {
+		switch (model) {
+		case 0xCF: ADD("emeraldrapids"); ADD("sapphirerapids"); break;
+		case 0x8F: ADD("sapphirerapids"); break;
+		case 0xAD: case 0xAE: ADD("graniterapids"); ADD("sapphirerapids"); break;
+		case 0x97: case 0x9A: case 0xB7: case 0xBA: case 0xBF:
+			ADD("alderlake"); break;
+		case 0x6A: case 0x6C: ADD("icelake-server"); break;
+		case 0x7D: case 0x7E: ADD("icelake-client"); break;
+		case 0x8C: case 0x8D: ADD("tigerlake"); ADD("icelake-client"); break;
+		case 0xA7: ADD("rocketlake"); ADD("icelake-client"); break;
+		case 0x55: ADD("cascadelake"); ADD("skylake-avx512"); break;
+		case 0x4E: case 0x5E: case 0x8E: case 0x9E: case 0xA5: case 0xA6:
+			ADD("skylake"); break;
+		case 0x3D: case 0x47: case 0x4F: case 0x56: ADD("broadwell"); break;
+		case 0x3C: case 0x3F: case 0x45: case 0x46: ADD("haswell"); break;
+		case 0x3A: case 0x3E: ADD("ivybridge"); break;
+		case 0x2A: case 0x2D: ADD("sandybridge"); break;
+		case 0x5C: case 0x5F: case 0x7A: ADD("goldmont"); break;
+		default: break;
+		}
+		if (model >= 0x8F)
+			ADD("sapphirerapids");
+		ADD("skylake");
+	} else if (!strcmp(vendor, "AuthenticAMD") || !strcmp(vendor, "HygonGenuine")) {
+		if (family >= 0x1A) {
+			ADD("znver5"); ADD("znver4"); ADD("znver3");
+		} else if (family == 0x19) {
+			bool zen4 = (model >= 0x10 && model <= 0x1F) || (model >= 0x60 && model <= 0x7F) ||
+			            (model >= 0xA0 && model <= 0xAF);
+			if (zen4)
+				ADD("znver4");
+			ADD("znver3");
+		} else if (family == 0x17) {
+			if (model >= 0x30)
+				ADD("znver2");
+			ADD("znver1");
+		} else if (family == 0x16) {
+			ADD("btver2");
+		} else if (family == 0x15) {
+			ADD("bdver2");
+		}
+		ADD("znver3");
+	}
+	ADD("x86-64");
+#undef ADD
+	return n;
+}
+
+/* ------------------------------------------------------ running llvm tools */
+
+/* Runs argv with stdin from `in` and stdout, stderr to `out`, `err`
+ * (paths), killed after timeout_s.  0 and *exit_code, or -1 with why. */
+static int run_tool(char *const argv[], const char *in, const char *out, const char *err, int timeout_s,
+                    int *exit_code, char *why, size_t why_size)
+{
+	posix_spawn_file_actions_t actions;
+	if (posix_spawn_file_actions_init(&actions) != 0) {
+		snprintf(why, why_size, "out of memory");
+		return -1;
+	}
+	posix_spawn_file_actions_addopen(&actions, 0, in, O_RDONLY, 0);
+	posix_spawn_file_actions_addopen(&actions, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	posix_spawn_file_actions_addopen(&actions, 2, err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	pid_t pid;
+	int rc = posix_spawnp(&pid, argv[0], &actions, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&actions);
+	if (rc != 0) {
+		snprintf(why, why_size, "%s: %s", argv[0], strerror(rc));
+		return -1;
+	}
+	struct timespec start, now;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (;;) {
+		int wstatus;
+		pid_t got = waitpid(pid, &wstatus, WNOHANG);
+		if (got == pid) {
+			if (WIFEXITED(wstatus)) {
+				*exit_code = WEXITSTATUS(wstatus);
+				/* posix_spawnp reports a missing program as exit 127 */
+				if (*exit_code == 127) {
+					snprintf(why, why_size, "%s could not be run (exit status 127)", argv[0]);
+					return -1;
+				}
+				return 0;
+			}
+			snprintf(why, why_size, "%s was killed by signal %d", argv[0],
+			         WIFSIGNALED(wstatus) ? WTERMSIG(wstatus) : 0);
+			return -1;
+		}
+		if (got < 0 && errno != EINTR) {
+			snprintf(why, why_size, "waitpid: %s", strerror(errno));
+			return -1;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec - start.tv_sec >= timeout_s) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &wstatus, 0);
+			snprintf(why, why_size, "%s took more than %d s and was stopped", argv[0], timeout_s);
+			return -1;
+		}
+		nanosleep(&(struct timespec){ .tv_nsec = 2000000 }, NULL);
+	}
+}
+
+/* The tool's program: $PLUMB_LLVM_MCA / $PLUMB_LLVM_MC, else the first of
+ * the names found on PATH. */
+static bool find_tool(const char *variable, const char *const *names, char *out, size_t size)
+{
+	const char *given = getenv(variable);
+	if (given && given[0]) {
+		snprintf(out, size, "%s", given);
+		return access(given, X_OK) == 0;
+	}
+	const char *path = getenv("PATH");
+	if (!path || !path[0])
+		path = "/usr/bin:/bin";
+	for (size_t n = 0; names[n]; n++) {
+		const char *p = path;
+		while (*p) {
+			const char *colon = strchr(p, ':');
+			size_t len = colon ? (size_t)(colon - p) : strlen(p);
+			char candidate[4096];
+			if (len > 0 && len < 3000) {
+				snprintf(candidate, sizeof candidate, "%.*s/%s", (int)len, p, names[n]);
+				if (access(candidate, X_OK) == 0) {
+					snprintf(out, size, "%s", candidate);
+					return true;
+				}
+			}
+			p += len + (colon ? 1 : 0);
+		}
+	}
+	return false;
+}
+
+static char *read_all(const char *path, size_t *length)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return NULL;
+	size_t capacity = 1 << 16, used = 0;
+	char *text = malloc(capacity);
+	while (text) {
+		if (used + 4096 + 1 > capacity) {
+			char *grown = realloc(text, capacity * 2);
+			if (!grown) {
+				free(text);
+				text = NULL;
+				break;
+			}
+			text = grown;
+			capacity *= 2;
+		}
+		size_t got = fread(text + used, 1, capacity - used - 1, f);
+		used += got;
+		if (got == 0)
+			break;
+	}
+	fclose(f);
+	if (text) {
+		text[used] = 0;
+		if (length)
+			*length = used;
+	}
+	return text;
+}
+
+/* ------------------------------------------------------------- pricing */
+
+typedef struct code_entry {
+	unsigned context;
+	uint64_t address, count;
+	uint16_t size;
+} code_entry;
+
+typedef struct code_block {
+	uint64_t start;
+	uint32_t bytes, instructions;
+	uint64_t weight;            /* executed instructions, all contexts */
+	double cycles;              /* per execution (llvm-mca); < 0: not priced */
+	uint32_t chained_loads;     /* loads whose address register is their destination */
+	uint32_t loads;
+	bool through_memory;        /* a value carried from one execution to the next through memory */
+	uint16_t carried[8][2];     /* (load, store) line pairs that carry it */
+	bool has_fadd;              /* an SSE/AVX floating-point add or subtract */
+	double fast_cycles;         /* per execution with those adds at latency 1 (fast adders) */
+	unsigned carried_count;
+	char *text;                 /* the disassembly, one instruction a line */
+} code_block;
+
+typedef struct code_use {
+	unsigned context;
+	size_t block;
+	uint64_t count;
+} code_use;
+
+static int by_context_address(const void *a, const void *b)
+{
+	const code_entry *x = a, *y = b;
+	if (x->context != y->context)
+		return x->context < y->context ? -1 : 1;
+	return x->address < y->address ? -1 : x->address > y->address;
+}
+
+static int by_start(const void *a, const void *b)
+{
+	const code_block *x = a, *y = b;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->bytes < y->bytes ? -1 : x->bytes > y->bytes;
+}
+
+static int by_weight(const void *a, const void *b)
+{
+	const code_block *const *x = a, *const *y = b;
+	return (*x)->weight > (*y)->weight ? -1 : (*x)->weight < (*y)->weight;
+}
+
+/* "%rax", "%eax", "%ax", "%al" -> "a"; "%r8", "%r8d" -> "r8"; else "". */
+static void register_family(const char *reg, size_t len, char *out, size_t size)
+{
+	out[0] = 0;
+	if (len < 2 || reg[0] != '%')
+		return;
+	reg++, len--;
+	if (reg[0] == 'r' && len >= 2 && reg[1] >= '0' && reg[1] <= '9') {
+		size_t n = 1;
+		while (n < len && reg[n] >= '0' && reg[n] <= '9')
+			n++;
+		snprintf(out, size, "%.*s", (int)n, reg);
+		return;
+	}
+	if ((reg[0] == 'r' || reg[0] == 'e') && len == 3)
+		reg++, len--;
+	if (len == 2 && (reg[1] == 'x' || reg[1] == 'l' || reg[1] == 'h'))
+		len = 1;   /* ax, al, ah -> a */
+	else if (len == 2 && reg[1] == 'i')
+		len = 2;   /* si, di */
+	else if (len == 3 && reg[2] == 'l')
+		len = 2;   /* sil, dil, spl, bpl */
+	snprintf(out, size, "%.*s", (int)len, reg);
+}
+
+/* A load whose address depends on its own previous result: "mov (%rax),
+ * %rax", "mov 8(%rdx,%rcx), %rdx" (a pointer chase), counted per block. */
+bool explain_block_chained_load(const char *line)
+{
+	while (*line == ' ' || *line == '\t')
+		line++;
+	if (!strncmp(line, "lea", 3) || !strncmp(line, "nop", 3) || !strncmp(line, "prefetch", 8))
+		return false;
+	const char *open = strchr(line, '('), *close = open ? strchr(open, ')') : NULL;
+	const char *last = strrchr(line, ',');
+	if (!open || !close || !last || last < close)
+		return false;   /* no memory operand, or it is the destination */
+	const char *dest = last + 1;
+	while (*dest == ' ')
+		dest++;
+	size_t dlen = strcspn(dest, " \t#\n");
+	char want[8], have[8];
+	register_family(dest, dlen, want, sizeof want);
+	if (!want[0])
+		return false;
+	for (const char *p = open + 1; p < close;) {
+		size_t len = strcspn(p, ",)");
+		register_family(p, len, have, sizeof have);
+		if (have[0] && !strcmp(have, want))
+			return true;
+		p += len + 1;
+	}
+	return false;
+}
+
+static bool has_memory_source(const char *line)
+{
+	while (*line == ' ' || *line == '\t')
+		line++;
+	if (!strncmp(line, "lea", 3) || !strncmp(line, "nop", 3))
+		return false;
+	const char *open = strchr(line, '('), *last = strrchr(line, ',');
+	return open && last && open < last;
+}
+
+/* Replaces what llvm-mca cannot model as straight-line code (calls and
+ * returns: "a latency of 100cy"; jumps) by a nop of the same slot. */
+static const char *mca_line(const char *line)
+{
+	while (*line == ' ' || *line == '\t')
+		line++;
+	if (!strncmp(line, "call", 4) || !strncmp(line, "ret", 3) || !strncmp(line, "jmp", 3) ||
+	    !strncmp(line, "syscall", 7) || !strncmp(line, "ud2", 3) || !strncmp(line, "int", 3) ||
+	    !strncmp(line, "hlt", 3) || !strncmp(line, "cpuid", 5) || !strncmp(line, "rdtsc", 5) ||
+	    !strncmp(line, "endbr", 5) || !strncmp(line, "rep", 3) || !strncmp(line, "lock", 4) ||
+	    !strncmp(line, "xgetbv", 6) || !strncmp(line, "xsave", 5) || !strncmp(line, "xrstor", 6))
+		return "nop";
+	return line;
+}
+
+/* The operands of one AT&T line (commas inside parentheses kept), into
+ * operand[] as [start, end) pairs; the count. */
+static int split_operands(const char *line, const char **begin, const char **end, int max)
+{
+	while (*line == ' ' || *line == '\t')
+		line++;
+	while (*line && *line != ' ' && *line != '\t')
+		line++;   /* the mnemonic */
+	int n = 0, depth = 0;
+	const char *start = NULL;
+	for (const char *p = line;; p++) {
+		if (!start && *p && *p != ' ' && *p != '\t' && *p != ',')
+			start = p;
+		if (*p == '(')
+			depth++;
+		else if (*p == ')')
+			depth--;
+		if (!*p || *p == '\n' || (*p == ',' && depth == 0)) {
+			if (start && n < max) {
+				const char *e = p;
+				while (e > start && (e[-1] == ' ' || e[-1] == '\t'))
+					e--;
+				begin[n] = start, end[n] = e, n++;
+			}
+			start = NULL;
+			if (!*p || *p == '\n')
+				break;
+		}
+	}
+	return n;
+}
+
+static bool register_in(const char *begin, const char *end, const char *family)
+{
+	for (const char *p = begin; p < end; p++) {
+		if (*p != '%')
+			continue;
+		size_t len = strcspn(p, ",) \t\n");
+		if (p + len > end)
+			len = (size_t)(end - p);
+		char have[8];
+		register_family(p, len, have, sizeof have);
+		if (have[0] && !strcmp(have, family))
+			return true;
+	}
+	return false;
+}
+
+/* Whether a block carries a value from one execution to the next through
+ * memory: a store to an address whose registers the block never writes,
+ * and a load of the same address ("addsd (%rdx), %xmm0; movsd %xmm0,
+ * (%rdx)": an accumulator the compiler keeps in memory).  llvm-mca assumes
+ * loads and stores do not alias unless told otherwise (-noalias=false). */
+bool explain_block_carries_through_memory(const char *text, uint16_t pairs[8][2], unsigned *pair_count)
+{
+	*pair_count = 0;
+	int store_line[MAX_BLOCK], load_line[MAX_BLOCK], index = 0;
+	enum { LINES = MAX_BLOCK };
+	const char *stores[LINES], *store_ends[LINES], *loads[LINES], *load_ends[LINES];
+	char written[LINES][8];
+	int store_count = 0, load_count = 0, written_count = 0;
+	for (const char *line = text; *line && store_count < LINES && load_count < LINES && written_count < LINES;) {
+		const char *nl = strchr(line, '\n');
+		const char *b[4], *e[4];
+		int n = split_operands(line, b, e, 4);
+		const char *mnemonic = line;
+		while (*mnemonic == ' ' || *mnemonic == '\t')
+			mnemonic++;
+		bool lea = !strncmp(mnemonic, "lea", 3) || !strncmp(mnemonic, "nop", 3);
+		bool mov = !strncmp(mnemonic, "mov", 3) || !strncmp(mnemonic, "vmov", 4);
+		for (int k = 0; k < n && !lea; k++) {
+			if (!memchr(b[k], '(', (size_t)(e[k] - b[k])))
+				continue;
+			if (k == n - 1) {
+				store_line[store_count] = index;
+				stores[store_count] = b[k], store_ends[store_count++] = e[k];
+				if (!mov && load_count < LINES) {   /* read-modify-write */
+					load_line[load_count] = index;
+					loads[load_count] = b[k], load_ends[load_count++] = e[k];
+				}
+			} else {
+				load_line[load_count] = index;
+				loads[load_count] = b[k], load_ends[load_count++] = e[k];
+			}
+		}
+		if (n > 0 && b[n - 1][0] == '%') {
+			register_family(b[n - 1], (size_t)(e[n - 1] - b[n - 1]), written[written_count], 8);
+			if (written[written_count][0])
+				written_count++;
+		}
+		index++;
+		if (!nl)
+			break;
+		line = nl + 1;
+	}
+	for (int st = 0; st < store_count; st++) {
+		size_t len = (size_t)(store_ends[st] - stores[st]);
+		bool moves = false;
+		for (int w = 0; w < written_count && !moves; w++)
+			moves = register_in(stores[st], store_ends[st], written[w]);
+		if (moves)
+			continue;
+		for (int ld = 0; ld < load_count && *pair_count < 8; ld++)
+			if ((size_t)(load_ends[ld] - loads[ld]) == len && !memcmp(loads[ld], stores[st], len) &&
+			    load_line[ld] <= store_line[st]) {
+				pairs[*pair_count][0] = (uint16_t)load_line[ld];
+				pairs[*pair_count][1] = (uint16_t)store_line[st];
+				(*pair_count)++;
+			}
+	}
+	return *pair_count > 0;
+}
+
+/* The FP add or subtract's integer twin (same operands, latency 1 in every
+ * LLVM x86 model), or NULL: "addsd" -> "paddq", "vsubpd" -> "vpsubq". */
+const char *explain_block_fadd_twin(const char *line, size_t *mnemonic_length)
+{
+	static const char *const adds[] = { "addsd", "addss", "addpd", "addps", NULL };
+	static const char *const subs[] = { "subsd", "subss", "subpd", "subps", NULL };
+	while (*line == ' ' || *line == '\t')
+		line++;
+	size_t len = strcspn(line, " \t\n");
+	*mnemonic_length = len;
+	bool vex = line[0] == 'v';
+	const char *m = vex ? line + 1 : line;
+	size_t mlen = vex ? len - 1 : len;
+	for (int k = 0; adds[k]; k++) {
+		if (mlen == 5 && !strncmp(m, adds[k], 5))
+			return vex ? "vpaddq" : "paddq";
+		if (mlen == 5 && !strncmp(m, subs[k], 5))
+			return vex ? "vpsubq" : "psubq";
+	}
+	return NULL;
+}
+
+typedef struct file_cache {
+	const char *path;
+	int fd;
+} file_cache;
+
+/* The block's bytes from the file mapped at its addresses (false if none). */
+static bool block_bytes(const explain_code *c, const code_block *b, file_cache *files, size_t *file_count,
+                        size_t file_max, unsigned char *out)
+{
+	for (size_t m = 0; m < c->map_count; m++) {
+		const code_mapping *map = &c->maps[m];
+		if (b->start < map->start || b->start + b->bytes > map->end)
+			continue;
+		int fd = -1;
+		for (size_t f = 0; f < *file_count && fd < 0; f++)
+			if (!strcmp(files[f].path, map->path))
+				fd = files[f].fd;
+		if (fd < 0) {
+			fd = open(map->path, O_RDONLY | O_CLOEXEC);
+			if (fd < 0)
+				continue;
+			if (*file_count < file_max)
+				files[(*file_count)++] = (file_cache){ map->path, fd };
+			else {
+				ssize_t got = pread(fd, out, b->bytes, (off_t)(b->start - map->start + map->offset));
+				close(fd);
+				return got == (ssize_t)b->bytes;
+			}
+		}
+		ssize_t got = pread(fd, out, b->bytes, (off_t)(b->start - map->start + map->offset));
+		if (got == (ssize_t)b->bytes)
+			return true;
+	}
+	return false;
+}
+
+/* The disassembly of each block (llvm-mc), a ud2 between blocks. */
+static int disassemble(const char *mc, const char *dir, code_block **blocks, size_t n, const explain_code *c,
+                       char *why, size_t why_size)
+{
+	char in[4200], out[4200], err[4200];
+	snprintf(in, sizeof in, "%s/blocks.hex", dir);
+	snprintf(out, sizeof out, "%s/blocks.s", dir);
+	snprintf(err, sizeof err, "%s/mc.err", dir);
+	FILE *f = fopen(in, "w");
+	if (!f) {
+		snprintf(why, why_size, "%.200s: %s", in, strerror(errno));
+		return -1;
+	}
+	file_cache files[64];
+	size_t file_count = 0;
+	unsigned char bytes[MAX_BLOCK * 16];
+	bool *have = calloc(n ? n : 1, sizeof *have);
+	if (!have) {
+		fclose(f);
+		snprintf(why, why_size, "out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (blocks[i]->bytes > sizeof bytes)
+			continue;
+		have[i] = block_bytes(c, blocks[i], files, &file_count, 64, bytes);
+		if (!have[i])
+			continue;
+		for (uint32_t k = 0; k < blocks[i]->bytes; k++)
+			fprintf(f, "0x%02x ", bytes[k]);
+		fprintf(f, "0x0f 0x0b\n");
+	}
+	for (size_t k = 0; k < file_count; k++)
+		close(files[k].fd);
+	if (fclose(f) != 0) {
+		free(have);
+		snprintf(why, why_size, "%.200s: %s", in, strerror(errno));
+		return -1;
+	}
+	char *argv[] = { (char *)mc, "--disassemble", "-triple=x86_64-unknown-linux-gnu", NULL };
+	int code;
+	if (run_tool(argv, in, out, err, TOOL_TIMEOUT_S, &code, why, why_size) != 0) {
+		free(have);
+		return -1;
+	}
+	char *text = read_all(out, NULL);
+	if (!text) {
+		free(have);
+		snprintf(why, why_size, "%.200s gave no output", mc);
+		return -1;
+	}
+	/* Split at the ud2s: block i's lines must be its instruction count. */
+	size_t i = 0;
+	while (i < n && !have[i])
+		i++;
+	char *block_text = NULL;
+	size_t block_len = 0, lines = 0;
+	FILE *acc = open_memstream(&block_text, &block_len);
+	for (char *line = strtok(text, "\n"); line && acc && i < n; line = strtok(NULL, "\n")) {
+		char *p = line;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (!*p || *p == '.' || *p == '#')
+			continue;
+		char *hash = strchr(p, '#');
+		if (hash)
+			*hash = 0;
+		if (!strncmp(p, "ud2", 3)) {
+			fclose(acc);
+			acc = NULL;
+			if (lines == blocks[i]->instructions) {
+				blocks[i]->through_memory = explain_block_carries_through_memory(block_text, blocks[i]->carried,
+				                                                    &blocks[i]->carried_count);
+				blocks[i]->text = block_text;
+				block_text = NULL;
+			} else {
+				free(block_text);
+				block_text = NULL;
+			}
+			do
+				i++;
+			while (i < n && !have[i]);
+			lines = 0;
+			acc = open_memstream(&block_text, &block_len);
+			continue;
+		}
+		fprintf(acc, "\t%s\n", p);
+		lines++;
+		size_t mnemonic_length;
+		if (explain_block_fadd_twin(p, &mnemonic_length))
+			blocks[i]->has_fadd = true;
+		if (explain_block_chained_load(p))
+			blocks[i]->chained_loads++;
+		if (has_memory_source(p))
+			blocks[i]->loads++;
+	}
+	if (acc)
+		fclose(acc);
+	free(block_text);
+	free(text);
+	free(have);
+	return 0;
+}
+
+/* Each block's cycles per execution (llvm-mca's total cycles over its
+ * iterations, steady state). */
+enum { PRICE_PLAIN, PRICE_CARRIED, PRICE_FAST_ADD };
+
+static int price(const char *mca, const char *cpu, const char *dir, code_block **blocks, size_t n, int mode,
+                 char *why, size_t why_size)
+{
+	bool aliasing = mode == PRICE_CARRIED, fast = mode == PRICE_FAST_ADD;
+	char in[4200], out[4200], err[4200], mcpu[64];
+	snprintf(in, sizeof in, "%s/blocks.mca.s", dir);
+	snprintf(out, sizeof out, "%s/mca.out", dir);
+	snprintf(err, sizeof err, "%s/mca.err", dir);
+	snprintf(mcpu, sizeof mcpu, "-mcpu=%s", cpu);
+	bool *skip = calloc(n ? n : 1, sizeof *skip);
+	if (!skip) {
+		snprintf(why, why_size, "out of memory");
+		return -1;
+	}
+	int rc = -1;
+	for (int attempt = 0; attempt < 40; attempt++) {
+		FILE *f = fopen(in, "w");
+		if (!f) {
+			snprintf(why, why_size, "%.200s: %s", in, strerror(errno));
+			break;
+		}
+		/* line numbers of each block's text, to find the block an error names */
+		size_t line_no = 1, *first = calloc(n + 1, sizeof *first);
+		if (!first) {
+			fclose(f);
+			break;
+		}
+		size_t regions = 0;
+		for (size_t i = 0; i < n; i++) {
+			first[i] = line_no;
+			if (!blocks[i]->text || skip[i] || (aliasing && !blocks[i]->through_memory) ||
+			    (fast && !blocks[i]->has_fadd) || ((aliasing || fast) && !(blocks[i]->cycles > 0)))
+				continue;
+			fprintf(f, "# LLVM-MCA-BEGIN b%zu\n", i);
+			line_no++;
+			for (const char *p = blocks[i]->text; *p;) {
+				const char *nl = strchr(p, '\n');
+				size_t len = nl ? (size_t)(nl - p) : strlen(p);
+				char one[512];
+				snprintf(one, sizeof one, "%.*s", (int)(len < 500 ? len : 500), p);
+				size_t mnemonic_length;
+				const char *twin = fast ? explain_block_fadd_twin(one, &mnemonic_length) : NULL;
+				if (twin) {
+					const char *rest = one;
+					while (*rest == ' ' || *rest == '\t')
+						rest++;
+					fprintf(f, "\t%s%s\n", twin, rest + mnemonic_length);
+				} else {
+					fprintf(f, "\t%s\n", mca_line(one));
+				}
+				line_no++;
+				p += len + (nl ? 1 : 0);
+			}
+			fprintf(f, "# LLVM-MCA-END b%zu\n", i);
+			line_no++;
+			regions++;
+		}
+		first[n] = line_no;
+		fclose(f);
+		if (!regions) {
+			free(first);
+			if (aliasing || fast) {
+				rc = 0;   /* no such block */
+				break;
+			}
+			snprintf(why, why_size, "no block could be disassembled");
+			break;
+		}
+		char *argv[] = { (char *)mca, mcpu, "-iterations=100", "-resource-pressure=false",
+		                 aliasing ? "-instruction-info=true" : "-instruction-info=false", NULL };
+		int code;
+		if (run_tool(argv, in, out, err, TOOL_TIMEOUT_S, &code, why, why_size) != 0) {
+			free(first);
+			break;
+		}
+		if (code != 0) {
+			/* "<stdin>:LINE:COL: error: ...": leave that block out and retry */
+			char *message = read_all(err, NULL);
+			const char *at = message ? strstr(message, "<stdin>:") : NULL;
+			size_t bad = at ? strtoul(at + 8, NULL, 10) : 0;
+			size_t culprit = n;
+			for (size_t i = 0; bad && i < n; i++)
+				if (bad >= first[i] && bad < first[i + 1])
+					culprit = i;
+			if (culprit == n) {
+				char *nl = message ? strchr(message, '\n') : NULL;
+				if (nl)
+					*nl = 0;
+				snprintf(why, why_size, "llvm-mca failed: %.200s", message ? message : "(no message)");
+				free(message);
+				free(first);
+				break;
+			}
+			free(message);
+			free(first);
+			skip[culprit] = true;
+			continue;
+		}
+		free(first);
+		char *text = read_all(out, NULL);
+		if (!text) {
+			snprintf(why, why_size, "llvm-mca gave no output");
+			break;
+		}
+		for (const char *p = strstr(text, "Code Region - b"); p; p = strstr(p + 1, "Code Region - b")) {
+			size_t i = strtoul(p + 15, NULL, 10);
+			const char *iter = strstr(p, "Iterations:"), *cycles = strstr(p, "Total Cycles:");
+			if (i >= n || !iter || !cycles)
+				continue;
+			double iterations = strtod(iter + 11, NULL), total = strtod(cycles + 13, NULL);
+			if (fast) {
+				if (iterations > 0 && total > 0)
+					blocks[i]->fast_cycles = total / iterations;
+				continue;
+			}
+			if (iterations > 0 && total > 0 && total / iterations > blocks[i]->cycles)
+				blocks[i]->cycles = total / iterations;
+			const char *info = aliasing ? strstr(p, "Instructions:\n") : NULL;
+			const char *next = strstr(p + 1, "Code Region - b");
+			if (info && (!next || info < next) && blocks[i]->carried_count) {
+				/* llvm-mca takes loads and stores not to alias: a value
+				 * carried through memory costs, per execution, at least the
+				 * latency of the load that reads it (with the operation it
+				 * feeds) and of the store that writes it back */
+				double latency[MAX_BLOCK] = { 0 };
+				unsigned rows = 0;
+				const char *q = strchr(info, '\n') + 1;
+				while (rows < MAX_BLOCK && q && *q == ' ') {
+					unsigned uops;
+					double lat;
+					if (sscanf(q, " %u %lf", &uops, &lat) == 2)
+						latency[rows++] = lat;
+					else
+						break;
+					q = strchr(q, '\n');
+					q = q ? q + 1 : NULL;
+				}
+				for (unsigned k = 0; k < blocks[i]->carried_count; k++) {
+					unsigned ld = blocks[i]->carried[k][0], st = blocks[i]->carried[k][1];
+					if (ld >= rows || st >= rows)
+						continue;
+					double chain = latency[ld] + (st != ld ? latency[st] : 0);
+					if (chain > blocks[i]->cycles)
+						blocks[i]->cycles = chain;
+				}
+			}
+		}
+		free(text);
+		rc = 0;
+		break;
+	}
+	free(skip);
+	return rc;
+}
+
+/* LLVM's major version from `llvm-mca --version` ("LLVM version 14.0.6"), 0 if unknown. */
+static int llvm_version(const char *mca, const char *dir)
+{
+	char in[4200], out[4200], err[4200], why[256];
+	snprintf(in, sizeof in, "/dev/null");
+	snprintf(out, sizeof out, "%s/probe.out", dir);
+	snprintf(err, sizeof err, "%s/probe.err", dir);
+	char *argv[] = { (char *)mca, "--version", NULL };
+	int code;
+	if (run_tool(argv, in, out, err, 30, &code, why, sizeof why) != 0)
+		return 0;
+	char *text = read_all(out, NULL);
+	const char *at = text ? strstr(text, "LLVM version ") : NULL;
+	int major = at ? atoi(at + 13) : 0;
+	free(text);
+	return major;
+}
+
+/* Golden Cove and later Intel P-cores (Alder Lake, Sapphire and Emerald
+ * Rapids, Raptor Lake) add and subtract floating point in 2 cycles on their
+ * fast adders; LLVM before 16 prices them with Ice Lake's 4 (measured here:
+ * a chain of dependent addsd runs at 2.0 cycles each).  For such a CPU each
+ * block with FP adds is priced again with them at latency 1 (their integer
+ * twins), and its cycles taken at latency 2 by linear interpolation:
+ * c(2) = c(1) + (c(4) - c(1)) / 3.  Exact for a block bound by an add
+ * chain, and no change for one bound by throughput. */
+static int fast_adders(const char *mca, const char *chosen, const cpu_features *cpu, const char *dir,
+                       code_block **blocks, size_t n, bool *applied, char *why, size_t why_size)
+{
+	*applied = false;
+	static const unsigned golden_cove[] = { 0x8F, 0xCF, 0xAD, 0xAE, 0x97, 0x9A, 0xB7, 0xBA, 0xBF, 0xAA, 0xAC };
+	bool fast = false;
+	if (!strcmp(cpu->vendor, "GenuineIntel") && cpu->family == 6)
+		for (size_t k = 0; k < sizeof golden_cove / sizeof golden_cove[0]; k++)
+			fast = fast || cpu->model == golden_cove[k];
+	if (!fast || llvm_version(mca, dir) >= 16)
+		return 0;
+	if (price(mca, chosen, dir, blocks, n, PRICE_FAST_ADD, why, why_size) != 0)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		code_block *b = blocks[i];
+		if (b->has_fadd && b->cycles > 0 && b->fast_cycles > 0 && b->fast_cycles < b->cycles)
+			b->cycles = b->fast_cycles + (b->cycles - b->fast_cycles) / 3;
+	}
+	*applied = true;
+	return 0;
+}
+
+static void remove_dir(const char *dir)
+{
+	static const char *const files[] = { "blocks.hex", "blocks.s", "mc.err", "blocks.mca.s", "mca.out", "mca.err",
+	                                     "probe.s", "probe.out", "probe.err" };
+	char path[4200];
+	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+		snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+		unlink(path);
+	}
+	rmdir(dir);
+}
+
+/* The first of the candidate CPUs this llvm-mca knows. */
+static const char *choose_cpu(const char *mca, const char *dir, const char *const *names, size_t n)
+{
+	char in[4200], out[4200], err[4200];
+	snprintf(in, sizeof in, "%s/probe.s", dir);
+	snprintf(out, sizeof out, "%s/probe.out", dir);
+	snprintf(err, sizeof err, "%s/probe.err", dir);
+	FILE *f = fopen(in, "w");
+	if (!f)
+		return NULL;
+	fputs("\taddq %rax, %rbx\n", f);
+	fclose(f);
+	for (size_t i = 0; i < n; i++) {
+		char mcpu[64], why[256];
+		snprintf(mcpu, sizeof mcpu, "-mcpu=%s", names[i]);
+		char *argv[] = { (char *)mca, mcpu, "-iterations=1", NULL };
+		int code;
+		if (run_tool(argv, in, out, err, 30, &code, why, sizeof why) != 0 || code != 0)
+			continue;
+		char *message = read_all(err, NULL);
+		bool unknown = message && strstr(message, "not a recognized processor");
+		free(message);
+		if (!unknown)
+			return names[i];
+	}
+	return NULL;
+}
+
+int explain_code_finish(explain_code *c, explain_result *result, bool price_blocks)
+{
+	if (!c)
+		return 0;
+	flush_uses(c);
+	/* what the strides said, per region */
+	for (size_t k = 0; k < c->context_count; k++) {
+		code_context *x = &c->contexts[k];
+		for (unsigned d = 0; d < x->depth; d++) {
+			explain_region *r = explain_result_region(result, c->names[x->ids[d]]);
+			if (r) {
+				r->core.lines += x->lines;
+				r->core.strided_lines += x->strided_lines;
+				r->core.watched = true;
+			}
+		}
+		explain_region *program = &result->regions[0];
+		program->core.lines += x->lines;
+		program->core.strided_lines += x->strided_lines;
+		program->core.watched = true;
+	}
+	if (c->failed) {
+		snprintf(result->core_error, sizeof result->core_error, "out of memory counting the executed code");
+		return 0;
+	}
+	/* the entries, sorted by context and address */
+	code_entry *entries = malloc((c->slot_used ? c->slot_used : 1) * sizeof *entries);
+	if (!entries) {
+		snprintf(result->core_error, sizeof result->core_error, "out of memory");
+		return 0;
+	}
+	size_t n = 0;
+	for (size_t i = 0; i < c->slot_count; i++)
+		if (c->slots[i].key)
+			entries[n++] = (code_entry){ .context = (unsigned)(c->slots[i].key >> 48),
+			                             .address = c->slots[i].key & 0xffffffffffffULL,
+			                             .count = c->slots[i].count,
+			                             .size = c->slots[i].size };
+	qsort(entries, n, sizeof *entries, by_context_address);
+	/* blocks: contiguous, executed equally often */
+	code_use *uses = malloc((n ? n : 1) * sizeof *uses);
+	code_block *blocks = malloc((n ? n : 1) * sizeof *blocks);
+	if (!uses || !blocks) {
+		free(entries), free(uses), free(blocks);
+		snprintf(result->core_error, sizeof result->core_error, "out of memory");
+		return 0;
+	}
+	size_t use_count = 0, block_count = 0;
+	for (size_t i = 0; i < n;) {
+		size_t j = i + 1;
+		uint64_t end = entries[i].address + entries[i].size;
+		while (j < n && j - i < MAX_BLOCK && entries[j].context == entries[i].context && entries[j].address == end &&
+		       entries[j].count == entries[i].count) {
+			end += entries[j].size;
+			j++;
+		}
+		blocks[block_count] = (code_block){ .start = entries[i].address, .bytes = (uint32_t)(end - entries[i].address),
+		                                    .instructions = (uint32_t)(j - i), .cycles = -1 };
+		uses[use_count++] = (code_use){ .context = entries[i].context, .block = block_count, .count = entries[i].count };
+		block_count++;
+		i = j;
+	}
+	free(entries);
+	/* one block per code range, whatever regions ran it */
+	size_t *order = malloc((block_count ? block_count : 1) * sizeof *order);
+	code_block *unique = malloc((block_count ? block_count : 1) * sizeof *unique);
+	if (!order || !unique) {
+		free(uses), free(blocks), free(order), free(unique);
+		snprintf(result->core_error, sizeof result->core_error, "out of memory");
+		return 0;
+	}
+	memcpy(unique, blocks, block_count * sizeof *unique);
+	qsort(unique, block_count, sizeof *unique, by_start);
+	size_t unique_count = 0;
+	for (size_t i = 0; i < block_count; i++)
+		if (!unique_count || unique[unique_count - 1].start != unique[i].start ||
+		    unique[unique_count - 1].bytes != unique[i].bytes)
+			unique[unique_count++] = unique[i];
+	for (size_t u = 0; u < use_count; u++) {
+		const code_block *b = &blocks[uses[u].block];
+		size_t lo = 0, hi = unique_count;
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+			if (by_start(&unique[mid], b) < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		uses[u].block = lo;
+		unique[lo].weight += uses[u].count * unique[lo].instructions;
+	}
+	free(blocks);
+	free(order);
+	uint64_t total = 0;
+	for (size_t u = 0; u < use_count; u++)
+		total += uses[u].count * unique[uses[u].block].instructions;
+
+	if (price_blocks) {
+		code_block **hot = malloc((unique_count ? unique_count : 1) * sizeof *hot);
+		char dir[4096];
+		const char *tmp = getenv("TMPDIR");
+		snprintf(dir, sizeof dir, "%s/plumb-explain-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+		char mca[4096], mc[4096];
+		static const char *const mca_names[] = { "llvm-mca", "llvm-mca-19", "llvm-mca-18", "llvm-mca-17",
+		                                         "llvm-mca-16", "llvm-mca-15", "llvm-mca-14", NULL };
+		static const char *const mc_names[] = { "llvm-mc", "llvm-mc-19", "llvm-mc-18", "llvm-mc-17",
+		                                        "llvm-mc-16", "llvm-mc-15", "llvm-mc-14", NULL };
+		char why[PLUMB_MESSAGE_MAX] = "";
+		if (!hot) {
+			snprintf(why, sizeof why, "out of memory");
+		} else if (!find_tool("PLUMB_LLVM_MCA", mca_names, mca, sizeof mca)) {
+			snprintf(why, sizeof why, "llvm-mca was not found (Debian package llvm; or $PLUMB_LLVM_MCA)");
+		} else if (!find_tool("PLUMB_LLVM_MC", mc_names, mc, sizeof mc)) {
+			snprintf(why, sizeof why, "llvm-mc was not found (Debian package llvm; or $PLUMB_LLVM_MC)");
+		} else if (!mkdtemp(dir)) {
+			snprintf(why, sizeof why, "%.200s: %s", dir, strerror(errno));
+		} else {
+			cpu_features cpu;
+			cpu_features_detect(&cpu);
+			const char *names[8];
+			size_t count = explain_llvm_cpus(cpu.vendor, cpu.family, cpu.model, names, 8);
+			const char *chosen = choose_cpu(mca, dir, names, count);
+			if (!chosen) {
+				snprintf(why, sizeof why, "%.120s knows none of the CPU names for %s family %u model %u", mca,
+				         cpu.vendor, cpu.family, cpu.model);
+			} else {
+				size_t hot_count = 0;
+				for (size_t i = 0; i < unique_count; i++)
+					hot[hot_count++] = &unique[i];
+				qsort(hot, hot_count, sizeof *hot, by_weight);
+				uint64_t covered = 0;
+				size_t take = 0;
+				bool fast = false;
+				while (take < hot_count && take < MAX_PRICED && (double)covered < COVER * (double)total)
+					covered += hot[take++]->weight;
+				if (disassemble(mc, dir, hot, take, c, why, sizeof why) == 0 &&
+				    price(mca, chosen, dir, hot, take, PRICE_PLAIN, why, sizeof why) == 0 &&
+				    fast_adders(mca, chosen, &cpu, dir, hot, take, &fast, why, sizeof why) == 0 &&
+				    price(mca, chosen, dir, hot, take, PRICE_CARRIED, why, sizeof why) == 0) {
+					why[0] = 0;
+					char nearest[96] = "";
+					if (chosen != names[0])
+						snprintf(nearest, sizeof nearest, "; %s is the nearest it knows to %s", chosen, names[0]);
+					snprintf(result->core_source, sizeof result->core_source,
+					         "llvm-mca -mcpu=%s for %s family %u model %u%s%s", chosen, cpu.vendor, cpu.family,
+					         cpu.model, nearest, fast ? "; FP adds at this core's 2 cycles" : "");
+				}
+			}
+			/* $PLUMB_EXPLAIN_KEEP_BLOCKS: leave the listings for a person to read */
+			const char *keep = getenv("PLUMB_EXPLAIN_KEEP_BLOCKS");
+			if (keep && keep[0] == '1')
+				explain_result_note(result, "in-core: the blocks and llvm-mca's output are in %s", dir);
+			else
+				remove_dir(dir);
+		}
+		free(hot);
+		if (why[0])
+			snprintf(result->core_error, sizeof result->core_error, "%s", why);
+	}
+	/* per region: priced cycles, and the rest at the priced average */
+	for (size_t k = 0; k < c->context_count; k++) {
+		explain_core sum = { 0 };
+		for (size_t u = 0; u < use_count; u++) {
+			if (uses[u].context != k)
+				continue;
+			const code_block *b = &unique[uses[u].block];
+			uint64_t executed = uses[u].count * b->instructions;
+			sum.instructions += executed;
+			sum.blocks++;
+			if (b->cycles > 0) {
+				sum.cycles += (double)uses[u].count * b->cycles;
+				sum.priced_instructions += executed;
+				sum.chained_loads += uses[u].count * b->chained_loads;
+				sum.decoded_loads += uses[u].count * b->loads;
+			}
+		}
+		const code_context *x = &c->contexts[k];
+		size_t into[MAX_DEPTH + 1];
+		unsigned m = 0;
+		into[m++] = 0;
+		for (unsigned d = 0; d < x->depth; d++) {
+			explain_region *r = explain_result_region(result, c->names[x->ids[d]]);
+			if (r)
+				into[m++] = (size_t)(r - result->regions);
+		}
+		for (unsigned i = 0; i < m; i++) {
+			explain_core *core = &result->regions[into[i]].core;
+			core->instructions += sum.instructions;
+			core->priced_instructions += sum.priced_instructions;
+			core->cycles += sum.cycles;
+			core->blocks += sum.blocks;
+			core->chained_loads += sum.chained_loads;
+			core->decoded_loads += sum.decoded_loads;
+		}
+	}
+	for (size_t r = 0; r < result->region_count; r++) {
+		explain_core *core = &result->regions[r].core;
+		if (core->priced_instructions > 0 && core->cycles > 0) {
+			double cpi = core->cycles / (double)core->priced_instructions;
+			core->cycles += cpi * (double)(core->instructions - core->priced_instructions);
+			core->done = true;
+		}
+	}
+	for (size_t i = 0; i < unique_count; i++)
+		free(unique[i].text);
+	free(unique);
+	free(uses);
+	return 0;
+}
