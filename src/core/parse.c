@@ -127,15 +127,16 @@ int parse_cpu_list(const char *text, int *cpus, int max, int *n, plumb_status *s
 	while (*p) {
 		char *end;
 		errno = 0;
-		long first = strtol(p, &end, 10);
-		if (end == p || first < 0 || first > 65535 || errno)
+		/* digits only: strtol would also take white space and a sign ("+1") */
+		long first = isdigit((unsigned char)*p) ? strtol(p, &end, 10) : -1;
+		if (first < 0 || end == p || first > 65535 || errno)
 			return plumb_fail(status, EINVAL, "bad CPU list '%s' (example: 0-3,6)", text);
 		long last = first;
 		p = end;
 		if (*p == '-') {
 			p++;
-			last = strtol(p, &end, 10);
-			if (end == p || last < first || last > 65535)
+			last = isdigit((unsigned char)*p) ? strtol(p, &end, 10) : -1;
+			if (last < 0 || end == p || last < first || last > 65535)
 				return plumb_fail(status, EINVAL, "bad CPU range in '%s'", text);
 			p = end;
 		}

@@ -119,3 +119,15 @@ Test(core_parse, format_size)
 	cr_assert_str_eq(format_size(1572864, b, sizeof b), "1.5MiB");
 	cr_assert_str_eq(format_size(100, b, sizeof b), "100B");
 }
+
+/* Found by the core_parse fuzz target: strtol took "+1" and " 1" as CPU 1. */
+Test(core_parse, a_cpu_list_is_digits_only)
+{
+	int cpus[8], n = 0;
+	plumb_status status;
+	const char *bad[] = { "+1", " 1", "1-+2", "1- 2", "-1", "0,+1" };
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		cr_expect_neq(parse_cpu_list(bad[i], cpus, 8, &n, &status), 0, "'%s' was taken", bad[i]);
+	cr_assert_eq(parse_cpu_list("0-2,5", cpus, 8, &n, &status), 0, "%s", status.message);
+	cr_assert_eq(n, 4);
+}
