@@ -169,7 +169,8 @@ static unsigned intern_context(explain_code *c, const unsigned *ids, unsigned de
 	code_context *k = &c->contexts[c->context_count];
 	memset(k, 0, sizeof *k);
 	k->depth = depth;
-	memcpy(k->ids, ids, depth * sizeof *ids);
+	if (depth)   /* the program outside every region: no ids, and memcpy may not take NULL */
+		memcpy(k->ids, ids, depth * sizeof *ids);
 	return (unsigned)c->context_count++;
 }
 
@@ -1446,8 +1447,10 @@ int explain_code_finish(explain_code *c, explain_result *result, bool price_bloc
 		snprintf(result->core_error, sizeof result->core_error, "out of memory");
 		return 0;
 	}
-	memcpy(unique, blocks, block_count * sizeof *unique);
-	qsort(unique, block_count, sizeof *unique, by_start);
+	if (block_count) {   /* memcpy and qsort may not take NULL, even for nothing */
+		memcpy(unique, blocks, block_count * sizeof *unique);
+		qsort(unique, block_count, sizeof *unique, by_start);
+	}
 	size_t unique_count = 0;
 	for (size_t i = 0; i < block_count; i++)
 		if (!unique_count || unique[unique_count - 1].start != unique[i].start ||
