@@ -103,6 +103,10 @@ void output_cell_format(const output_table *table, size_t row, size_t column, ch
 size_t output_meta_count(const output_report *report);
 const char *output_meta_key(const output_report *report, size_t index);
 void output_meta_format(const output_report *report, size_t index, char *buffer, size_t length);
+/* The metadata value KEY as a number (NaN when absent or not a number) and
+ * as text ("" when absent; the last of equal keys); report may be NULL. */
+double output_meta_number_of(const output_report *report, const char *key);
+void output_meta_text_of(const output_report *report, const char *key, char *out, size_t length);
 size_t output_note_count(const output_report *report);
 const char *output_note_at(const output_report *report, size_t index);
 

@@ -1147,6 +1147,27 @@ void output_meta_format(const output_report *r, size_t i, char *buffer, size_t l
 	format_meta(&r->metas[i].value, buffer, length);
 }
 
+double output_meta_number_of(const output_report *r, const char *key)
+{
+	char buffer[256];
+	for (size_t i = 0; r && i < output_meta_count(r); i++)
+		if (!strcmp(output_meta_key(r, i), key)) {
+			output_meta_format(r, i, buffer, sizeof buffer);
+			char *end;
+			double v = strtod(buffer, &end);
+			return end != buffer ? v : NAN;
+		}
+	return NAN;
+}
+
+void output_meta_text_of(const output_report *r, const char *key, char *out, size_t length)
+{
+	out[0] = 0;
+	for (size_t i = 0; r && i < output_meta_count(r); i++)
+		if (!strcmp(output_meta_key(r, i), key))
+			output_meta_format(r, i, out, length);
+}
+
 /* JSON reals lose their print precision; 3 decimals is the table default. */
 #define PARSED_DECIMALS 3
 

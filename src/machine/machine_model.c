@@ -210,26 +210,6 @@ static const char *string(const output_table *t, long row, const char *column)
 	return c < 0 ? NULL : output_cell_string(t, (size_t)row, (size_t)c);
 }
 
-static double meta_number(const output_report *r, const char *key)
-{
-	char buffer[256];
-	for (size_t i = 0; r && i < output_meta_count(r); i++)
-		if (!strcmp(output_meta_key(r, i), key)) {
-			output_meta_format(r, i, buffer, sizeof buffer);
-			char *end;
-			double v = strtod(buffer, &end);
-			return end != buffer ? v : NAN;
-		}
-	return NAN;
-}
-
-static void meta_text(const output_report *r, const char *key, char *out, size_t length)
-{
-	out[0] = 0;
-	for (size_t i = 0; r && i < output_meta_count(r); i++)
-		if (!strcmp(output_meta_key(r, i), key))
-			output_meta_format(r, i, out, length);
-}
 
 /* The data caches' nominal sizes: topo's cache table, else lat's record
  * of the sysfs sizes it judged against. */
@@ -254,7 +234,7 @@ static size_t nominal_sizes(const output_report *topo, const output_report *lat,
 	if (n)
 		return n;
 	char text[256];
-	meta_text(lat, "sysfs_data_caches", text, sizeof text);
+	output_meta_text_of(lat, "sysfs_data_caches", text, sizeof text);
 	for (char *s = text; *s && n < capacity;) {
 		char *end;
 		double v = strtod(s, &end);
@@ -349,7 +329,7 @@ static void levels_from_lat(machine_model *m, const output_report *lat, const do
 	int level_of[MACHINE_MODEL_LEVELS * 2];
 	bool hidden[16] = { false };
 	plumb_status ignored;
-	double swept = meta_number(lat, "max_bytes");
+	double swept = output_meta_number_of(lat, "max_bytes");
 	if (plateaus == 0 ||
 	    machine_match_levels(flat, ends, plateaus, nominal, caches, isfinite(swept) ? swept : 0, level_of, hidden, &ignored) != 0) {
 		plateaus = 0;
@@ -458,15 +438,15 @@ int machine_model_build(machine_model *m, const output_report *topo, const outpu
 	snprintf(m->source, sizeof m->source, "measured: the report's sections");
 	double nominal[8];
 	size_t caches = nominal_sizes(topo, lat, nominal, 8);
-	double ghz = meta_number(lat, "core_clock_ghz_estimate");
+	double ghz = output_meta_number_of(lat, "core_clock_ghz_estimate");
 	m->clock_ghz = ghz;
-	m->clock_low = meta_number(lat, "core_clock_ghz_low");
-	m->clock_high = meta_number(lat, "core_clock_ghz_high");
+	m->clock_low = output_meta_number_of(lat, "core_clock_ghz_low");
+	m->clock_high = output_meta_number_of(lat, "core_clock_ghz_high");
 	if (!isfinite(m->clock_low))
 		m->clock_low = ghz;
 	if (!isfinite(m->clock_high))
 		m->clock_high = ghz;
-	double line = meta_number(lat, "line_bytes");
+	double line = output_meta_number_of(lat, "line_bytes");
 	if (line >= 8 && line <= 4096)
 		m->line_bytes = (unsigned)line;
 	const output_table *pages = topo ? output_table_find(topo, "pages") : NULL;
@@ -823,26 +803,26 @@ int machine_model_from_report(const output_report *r, machine_model *m, plumb_st
 	const output_table *t = r ? output_table_find(r, "machine") : NULL;
 	if (!t || output_column_index(t, "usable_bytes") < 0)
 		return plumb_fail(status, ENOENT, "the report holds no machine model (table \"machine\")");
-	meta_text(r, "machine_source", m->source, sizeof m->source);
-	m->clock_ghz = meta_number(r, "machine_clock_ghz");
-	m->clock_low = meta_number(r, "machine_clock_ghz_low");
-	m->clock_high = meta_number(r, "machine_clock_ghz_high");
-	double v = meta_number(r, "machine_line_bytes");
+	output_meta_text_of(r, "machine_source", m->source, sizeof m->source);
+	m->clock_ghz = output_meta_number_of(r, "machine_clock_ghz");
+	m->clock_low = output_meta_number_of(r, "machine_clock_ghz_low");
+	m->clock_high = output_meta_number_of(r, "machine_clock_ghz_high");
+	double v = output_meta_number_of(r, "machine_line_bytes");
 	if (v >= 8 && v <= 4096)
 		m->line_bytes = (unsigned)v;
-	v = meta_number(r, "machine_page_bytes");
+	v = output_meta_number_of(r, "machine_page_bytes");
 	if (v >= 4096)
 		m->page_bytes = (uint64_t)v;
-	v = meta_number(r, "machine_vector_bytes");
+	v = output_meta_number_of(r, "machine_vector_bytes");
 	if (v >= 8 && v <= 256)
 		m->vector_bytes = (unsigned)v;
-	m->threads_all = meta_number(r, "machine_threads_all");
-	m->service_ns = meta_number(r, "machine_service_ns");
-	m->service_low = meta_number(r, "machine_service_ns_low");
-	m->service_high = meta_number(r, "machine_service_ns_high");
-	m->peak_mb_s = meta_number(r, "machine_peak_mb_s");
+	m->threads_all = output_meta_number_of(r, "machine_threads_all");
+	m->service_ns = output_meta_number_of(r, "machine_service_ns");
+	m->service_low = output_meta_number_of(r, "machine_service_ns_low");
+	m->service_high = output_meta_number_of(r, "machine_service_ns_high");
+	m->peak_mb_s = output_meta_number_of(r, "machine_peak_mb_s");
 	char shape[32];
-	meta_text(r, "machine_service_fit", shape, sizeof shape);
+	output_meta_text_of(r, "machine_service_fit", shape, sizeof shape);
 	m->service_flat = !strcmp(shape, "flat");
 	for (size_t row = 0; row < output_row_count(t) && m->level_count < MACHINE_MODEL_LEVELS; row++) {
 		machine_level *l = &m->levels[m->level_count++];

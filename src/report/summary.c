@@ -65,26 +65,6 @@ static long geometry_row(const output_table *t, const char *property, const char
 }
 
 /* Meta values are only readable formatted; numbers parse back exactly. */
-static double meta_number(const output_report *r, const char *key)
-{
-	char buffer[256];
-	for (size_t i = 0; r && i < output_meta_count(r); i++)
-		if (!strcmp(output_meta_key(r, i), key)) {
-			output_meta_format(r, i, buffer, sizeof buffer);
-			char *end;
-			double v = strtod(buffer, &end);
-			return end != buffer ? v : NAN;
-		}
-	return NAN;
-}
-
-static void meta_text(const output_report *r, const char *key, char *out, size_t length)
-{
-	out[0] = 0;
-	for (size_t i = 0; r && i < output_meta_count(r); i++)
-		if (!strcmp(output_meta_key(r, i), key))
-			output_meta_format(r, i, out, length);
-}
 
 const char *report_format_bytes(double bytes, char *buffer, size_t length)
 {
@@ -230,7 +210,7 @@ static void add_hierarchy(output_report *s, const output_report *topo, const out
 	const output_table *levels = lat ? output_table_find(lat, "levels") : NULL;
 	const output_table *g = geometry ? output_table_find(geometry, "geometry") : NULL;
 	const output_table *bl = bw ? output_table_find(bw, "levels") : NULL, *bt = bw ? output_table_find(bw, "bandwidth") : NULL;
-	double clock = meta_number(lat, "core_clock_ghz_estimate"), all = max_threads(bl);
+	double clock = output_meta_number_of(lat, "core_clock_ghz_estimate"), all = max_threads(bl);
 	static const char *const names[] = { "L1", "L2", "L3", "DRAM" };
 	for (size_t i = 0; i < 4; i++) {
 		const char *name = names[i], *lat_name = i == 3 ? "memory" : name;
@@ -493,13 +473,13 @@ static void add_figures(output_report *s, const output_report *c2c, const output
 	if (perturb) {
 		/* Watson's conclusion drawn for the workload: f*, and the buffer it implies */
 		char program[256];
-		meta_text(perturb, "program", program, sizeof program);
-		double f_star = meta_number(perturb, "f_star_seconds"), rate = meta_number(perturb, "reference_rate");
-		double buffer = meta_number(perturb, "buffer_records");
+		output_meta_text_of(perturb, "program", program, sizeof program);
+		double f_star = output_meta_number_of(perturb, "f_star_seconds"), rate = output_meta_number_of(perturb, "reference_rate");
+		double buffer = output_meta_number_of(perturb, "buffer_records");
 		snprintf(detail, sizeof detail,
 		         "the shortest interval between halts at which no event of '%s' differs significantly from unhalted runs "
 		         "(Watson's method, 2004: %.0f configurations, %.0f runs each)", program,
-		         meta_number(perturb, "configurations"), meta_number(perturb, "runs_per_configuration"));
+		         output_meta_number_of(perturb, "configurations"), output_meta_number_of(perturb, "runs_per_configuration"));
 		figure(t, "halts that do not perturb (f*)", 1e3 * f_star, "ms", detail,
 		       "no interval tested left every event unchanged: the program needs halts further apart than the longest tried");
 		snprintf(detail, sizeof detail, "f* x the workload's %.3g references per second (from a recording of it): a tracer's buffer "
@@ -741,7 +721,7 @@ static void add_simulated(output_report *s, const output_report *validate, const
 	}
 	/* What was simulated: the preset, and this machine's caches as hwloc gives them. */
 	char text[512] = "", preset[128];
-	meta_text(validate, "sim_preset", preset, sizeof preset);
+	output_meta_text_of(validate, "sim_preset", preset, sizeof preset);
 	const output_table *caches = topo ? output_table_find(topo, "caches") : NULL;
 	size_t n = 0;
 	for (size_t r = 0; caches && r < output_row_count(caches) && n < sizeof text; r++) {
@@ -777,9 +757,9 @@ output_report *report_summary_build(output_report *const *sections, const char *
 	const char *virt = string(machine, find_row(machine, "property", "virtualised"), "value");
 	char text[256];
 	if (!cpu) {
-		meta_text(validate, "cpu_model", text, sizeof text);
+		output_meta_text_of(validate, "cpu_model", text, sizeof text);
 		if (!text[0])
-			meta_text(bw, "cpu", text, sizeof text);
+			output_meta_text_of(bw, "cpu", text, sizeof text);
 		cpu = text[0] ? text : NULL;
 	}
 	if (cpu)
@@ -789,7 +769,7 @@ output_report *report_summary_build(output_report *const *sections, const char *
 	bool virtualised = virt && !strncmp(virt, "yes", 3);
 	if (virt)
 		output_meta_text(s, "virtualised", virtualised ? "yes" : "no");
-	double clock = meta_number(lat, "core_clock_ghz_estimate");
+	double clock = output_meta_number_of(lat, "core_clock_ghz_estimate");
 	if (isfinite(clock))
 		output_meta_real(s, "core_clock_ghz", clock);
 	/* One machine model from the sections, every figure held against
@@ -835,7 +815,7 @@ static void text_value(const output_table *t, size_t row, const char *column, co
 
 static const char *meta_or(const output_report *r, const char *key, char *buffer, size_t length)
 {
-	meta_text(r, key, buffer, length);
+	output_meta_text_of(r, key, buffer, length);
 	return buffer;
 }
 
@@ -844,9 +824,9 @@ int report_summary_write_text(const output_report *s, FILE *f)
 	char cpu[256], cpus[64], clock[64];
 	meta_or(s, "cpu", cpu, sizeof cpu);
 	meta_or(s, "cpus", cpus, sizeof cpus);
-	double ghz = meta_number(s, "core_clock_ghz");
+	double ghz = output_meta_number_of(s, "core_clock_ghz");
 	clock[0] = 0;
-	double ghz_low = meta_number(s, "core_clock_ghz_low"), ghz_high = meta_number(s, "core_clock_ghz_high");
+	double ghz_low = output_meta_number_of(s, "core_clock_ghz_low"), ghz_high = output_meta_number_of(s, "core_clock_ghz_high");
 	if (isfinite(ghz) && isfinite(ghz_low) && isfinite(ghz_high) && ghz_high - ghz_low >= 0.005)
 		snprintf(clock, sizeof clock, ", core clock about %.2f GHz (%.2f-%.2f)", ghz, ghz_low, ghz_high);
 	else if (isfinite(ghz))
@@ -933,7 +913,7 @@ int report_summary_write_text(const output_report *s, FILE *f)
 		}
 	}
 	char trust[1024];
-	meta_text(s, "counters", trust, sizeof trust);
+	output_meta_text_of(s, "counters", trust, sizeof trust);
 	if (trust[0])
 		fprintf(f, "\nCan I trust my counters? %s\n", trust);
 	return ferror(f) ? -1 : 0;
