@@ -524,10 +524,20 @@ void pg_ring_forget(void)
  * END at the position the ring had at the marker's first no-op, moving the
  * words written since (entries are whole there: the no-op's helper runs after
  * a flush), unless a block was sent in between (then at the end). */
+#define MARKER_ROOM (64ull << 10)
+
 void pg_ring_here(ULong *at_sequence, Addr *at_cursor)
 {
 	if (pg_filter_enabled && !stopped)
 		pg_filter_counts();
+	/* Room for the marker's code in this block: where a block ends depends
+	 * on how the threads were interleaved, so without it the same marker
+	 * went to its place in one run and to the end of its code in another
+	 * (and elsewhere than in the text trace of the same run).  A marker's
+	 * code is a client request and perhaps a clock read: far below this. */
+	ULong room = block_bytes / 4 < MARKER_ROOM ? block_bytes / 4 : MARKER_ROOM;
+	if (pg_ring_live && !stopped && pg_ring_cursor + room > pg_ring_limit)
+		next_block();
 	*at_sequence = sequence;
 	*at_cursor = pg_ring_live ? pg_ring_cursor : saved_cursor;
 }

@@ -22,6 +22,7 @@
 #include "plumbgrind.h"
 
 #define TRACE_BUFFER (1u << 20)
+#define MARKER_ROOM (128u << 10)   /* kept free at a marker's first no-op */
 #define TRACE_LINE_MAX 64
 
 Bool pg_tracing;
@@ -164,6 +165,11 @@ void pg_trace_thread_switch(UInt thread)
  * the line goes at the end instead. */
 pg_trace_position pg_trace_here(void)
 {
+	/* Room for the marker's code before the next flush, as pg_ring_here
+	 * makes in the ring: the marker then goes to its place in both, however
+	 * the threads were interleaved before it. */
+	if (buffer && pg_trace_active && !error && used > TRACE_BUFFER - MARKER_ROOM)
+		flush();
 	pg_trace_position at = { used, flushes, 0, 0 };
 	pg_ring_here(&at.ring_sequence, &at.ring_cursor);
 	return at;
