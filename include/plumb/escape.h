@@ -2,7 +2,7 @@
  * that reaches a gnuplot script, an HTML page or a CSV file goes through the
  * function of that sink, so a name taken from a file, a folder or a report
  * someone handed over is shown as text and never runs as a command, a script
- * or a formula.  JSON needs none here: every JSON string plumb writes is made
+ * or a formula, nor as a terminal's escape sequence.  JSON needs none here: every JSON string plumb writes is made
  * by json-c, which escapes it. */
 #ifndef PLUMB_ESCAPE_H
 #define PLUMB_ESCAPE_H
@@ -30,5 +30,13 @@ void escape_html_span(FILE *f, const char *text, size_t length);
  * -2.5) is written quoted with a leading apostrophe, so the spreadsheet
  * shows the text instead of computing it. */
 void escape_csv(FILE *f, const char *text);
+
+/* Text for a terminal: the first length bytes of text (fewer if it ends
+ * first) with every control character (C0, DEL, and C1 as UTF-8 encodes it,
+ * U+0080 to U+009F) written as '?', so a region, file or event name cannot
+ * move the cursor, retitle the window or hide the lines above it with an
+ * escape sequence.  escape_terminal_in_place does the same to a string. */
+void escape_terminal_span(FILE *f, const char *text, size_t length);
+void escape_terminal_in_place(char *text);
 
 #endif

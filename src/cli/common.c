@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
+#include "plumb/escape.h"
 #include "cli/command.h"
 
 /* The format an option asks for: --table NAME is CSV too. */
@@ -116,18 +117,24 @@ int cli_output_emit(const cli_output *out, const output_report *report)
 
 int cli_usage_error(const char *command, const char *format, ...)
 {
+	/* the words come from the command line: shown as text (plumb/escape.h) */
+	char line[1024];
 	va_list ap;
-	fprintf(stderr, "plumb %s: ", command);
 	va_start(ap, format);
-	vfprintf(stderr, format, ap);
+	vsnprintf(line, sizeof line, format, ap);
 	va_end(ap);
-	fprintf(stderr, " (see 'plumb %s --help')\n", command);
+	escape_terminal_in_place(line);
+	fprintf(stderr, "plumb %s: %s (see 'plumb %s --help')\n", command, line, command);
 	return CLI_EXIT_USAGE;
 }
 
 int cli_error(const char *command, const plumb_status *status)
 {
-	fprintf(stderr, "plumb %s: %s\n", command, status && status->message[0] ? status->message : "failed");
+	/* a message may name a file, a region or a program from a trace */
+	char message[sizeof status->message];
+	snprintf(message, sizeof message, "%s", status && status->message[0] ? status->message : "failed");
+	escape_terminal_in_place(message);
+	fprintf(stderr, "plumb %s: %s\n", command, message);
 	return CLI_EXIT_FAILURE;
 }
 

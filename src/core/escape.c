@@ -78,3 +78,49 @@ void escape_csv(FILE *f, const char *text)
 	}
 	fputc('"', f);
 }
+
+/* length of the control character at s (of at most n bytes), 0 if none */
+static size_t control_length(const unsigned char *s, size_t n)
+{
+	if (s[0] < 0x20 || s[0] == 0x7f)
+		return 1;
+	if (s[0] == 0xc2 && n >= 2 && s[1] >= 0x80 && s[1] <= 0x9f)
+		return 2;
+	return 0;
+}
+
+void escape_terminal_span(FILE *f, const char *text, size_t length)
+{
+	const unsigned char *s = (const unsigned char *)(text ? text : "");
+	size_t i = 0;
+	while (i < length && s[i]) {
+		size_t n = control_length(s + i, length - i);
+		if (n) {
+			fputc('?', f);
+			i += n;
+		} else {
+			fputc(s[i], f);
+			i++;
+		}
+	}
+}
+
+void escape_terminal_in_place(char *text)
+{
+	if (!text)
+		return;
+	unsigned char *s = (unsigned char *)text, *out = s;
+	size_t left = strlen(text);
+	while (*s) {
+		size_t n = control_length(s, left);
+		if (n) {
+			*out++ = '?';
+			s += n;
+			left -= n;
+		} else {
+			*out++ = *s++;
+			left--;
+		}
+	}
+	*out = 0;
+}

@@ -373,9 +373,10 @@ static void header_text(const table_column *c, bool for_people, char *buffer, si
 static void write_wrapped(FILE *f, const char *prefix, const char *text, unsigned width, unsigned indent)
 {
 	size_t column = strlen(prefix);
-	fputs(prefix, f);
+	escape_terminal_span(f, prefix, column);
 	if (!width) {
-		fprintf(f, "%s\n", text);
+		escape_terminal_span(f, text, strlen(text));
+		fputc('\n', f);
 		return;
 	}
 	const char *p = text;
@@ -389,7 +390,7 @@ static void write_wrapped(FILE *f, const char *prefix, const char *text, unsigne
 			fputc(' ', f);
 			column++;
 		}
-		fwrite(p, 1, word, f);
+		escape_terminal_span(f, p, word);
 		column += word;
 		first = false;
 		p += word;
@@ -413,11 +414,13 @@ static void write_table_text(const output_table *t, FILE *f, unsigned terminal_w
 	char buffer[CELL_TEXT_MAX];
 	for (size_t j = 0; j < n; j++) {
 		header_text(&t->columns[j], true, buffer, sizeof buffer);
+		escape_terminal_in_place(buffer);
 		width[j] = strlen(buffer);
 	}
 	for (size_t i = 0; i < t->row_count; i++)
 		for (size_t j = 0; j < n; j++) {
 			format_cell_for_people(&t->cells[i * n + j], &t->columns[j], grouped[j], buffer, sizeof buffer);
+			escape_terminal_in_place(buffer);
 			size_t w = strlen(buffer);
 			if (w > width[j])
 				width[j] = w;
@@ -434,6 +437,7 @@ static void write_table_text(const output_table *t, FILE *f, unsigned terminal_w
 	write_wrapped(f, "", t->title, terminal_width, 2);
 	for (size_t j = 0; j < shown; j++) {
 		header_text(&t->columns[j], true, buffer, sizeof buffer);
+		escape_terminal_in_place(buffer);
 		fprintf(f, "  %-*s", j + 1 < shown ? (int)width[j] : 0, buffer);
 	}
 	fputc('\n', f);
@@ -444,6 +448,7 @@ static void write_table_text(const output_table *t, FILE *f, unsigned terminal_w
 		for (size_t j = 0; j < last; j++) {
 			const cell *c = &t->cells[i * n + j];
 			format_cell_for_people(c, &t->columns[j], grouped[j], buffer, sizeof buffer);
+			escape_terminal_in_place(buffer);
 			int right = c->kind == CELL_INTEGER || c->kind == CELL_REAL;
 			if (j + 1 == last && !right)
 				fprintf(f, "  %s", buffer);
@@ -460,7 +465,7 @@ static void write_table_text(const output_table *t, FILE *f, unsigned terminal_w
 			fprintf(list, "(%zu column%s left out to fit %u columns:", n - shown, n - shown == 1 ? "" : "s",
 			        terminal_width);
 			for (size_t j = shown; j < n; j++)
-				fprintf(list, " %s", t->columns[j].name);
+				fprintf(list, " %s", t->columns[j].name);   /* escaped by write_wrapped */
 			fprintf(list, "; --wide shows every column)");
 			fclose(list);
 			write_wrapped(f, "  ", names, terminal_width, 3);
@@ -478,8 +483,13 @@ static void write_table_text(const output_table *t, FILE *f, unsigned terminal_w
 			const cell *d = &t->cells[k];
 			seen = d->kind == CELL_STATUS && !strcmp(d->text, c->text) && !strcmp(d->reason, c->reason);
 		}
-		if (!seen)
-			fprintf(f, "  %s: %s\n", c->text, c->reason);
+		if (!seen) {
+			fputs("  ", f);
+			escape_terminal_span(f, c->text, strlen(c->text));
+			fputs(": ", f);
+			escape_terminal_span(f, c->reason, strlen(c->reason));
+			fputc('\n', f);
+		}
 	}
 	free(width);
 	free(grouped);

@@ -407,3 +407,32 @@ Test(hostile_input, no_source_file_starts_a_program_through_a_shell)
 	cr_assert_eq(nftw(path, scan_source, 16, FTW_PHYS), 0);
 	cr_assert_eq(shell_calls, 0, "%d calls through a shell, the last %s", shell_calls, shell_call_at);
 }
+
+/* A file name or an option's value with escape sequences: printed in an
+ * error line, it retitled the terminal (OSC 0), cleared it and moved the
+ * cursor.  Now every error line, table, note and meta line shows it as text
+ * (tests/unit/test_core_output.c has the tables). */
+Test(hostile_input, escape_sequences_in_names_do_not_reach_the_terminal)
+{
+	const char *missing[] = { "sim", in_folder("no\x1b]0;PWNED\x07such"), NULL };
+	cli_run r = run_in_folder(missing);
+	cr_assert_neq(r.exit_code, 0);
+	cr_assert(strstr(r.err, "no?]0;PWNED?such"), "%s", r.err);
+	cr_assert_null(strchr(r.err, '\x1b'), "an escape sequence reached the terminal in the error line");
+	cli_run_free(&r);
+	const char *usage[] = { "lat", "--min-size", "4K\x1b[2J\x1b[H", NULL };
+	r = run_in_folder(usage);
+	cr_assert_neq(r.exit_code, 0);
+	cr_assert(strstr(r.err, "?[2J?[H"), "%s", r.err);
+	cr_assert_null(strchr(r.err, '\x1b'), "an escape sequence reached the terminal in the usage error");
+	cli_run_free(&r);
+	/* a trace's region name is refused, and named as text */
+	const char *trace = in_folder("t.lackey");
+	write_text(trace, "--77--   REGION[begin]: \x1b]0;PWNED\x07\n");
+	const char *sim[] = { "sim", "--format", "lackey", trace, NULL };
+	r = run_in_folder(sim);
+	cr_assert_neq(r.exit_code, 0);
+	cr_assert_null(strchr(r.err, '\x1b'));
+	cr_assert_null(strchr(r.out, '\x1b'));
+	cli_run_free(&r);
+}

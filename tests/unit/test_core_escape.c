@@ -115,3 +115,23 @@ Test(core_escape, csv_formulas_are_shown_as_text)
 	cr_assert_str_eq(escaped(escape_csv, "-inf"), "-inf");
 	cr_assert_str_eq(escaped(escape_csv, "-"), "-");
 }
+
+static void terminal(FILE *f, const char *text)
+{
+	escape_terminal_span(f, text, strlen(text));
+}
+
+Test(core_escape, terminal_control_characters_become_question_marks)
+{
+	/* OSC retitles the window, CSI moves the cursor and erases, CR and a
+	 * C1 CSI (U+009B) overwrite the line; UTF-8 letters stay */
+	cr_assert_str_eq(escaped(terminal, "a\x1b]0;PWNED\x07z"), "a?]0;PWNED?z");
+	cr_assert_str_eq(escaped(terminal, "\x1b[2J\x1b[H\r\n\t\x7f"), "?[2J?[H????");
+	cr_assert_str_eq(escaped(terminal, "caf\xc3\xa9 \xc2\x9b" "31m \xc2\xa0"), "caf\xc3\xa9 ?31m \xc2\xa0");
+	char text[] = "x\x1b[31my\xc2\x9bz";
+	escape_terminal_in_place(text);
+	cr_assert_str_eq(text, "x?[31my?z");
+	char lone[] = "end\xc2";
+	escape_terminal_in_place(lone);
+	cr_assert_str_eq(lone, "end\xc2", "a cut UTF-8 sequence is left as it is");
+}

@@ -264,3 +264,31 @@ Test(core_output, a_table_fits_the_terminal_it_is_given)
 	free(text);
 	output_report_free(r);
 }
+
+/* Names come from traces, reports and programs someone handed over: in the
+ * table a person reads, an escape sequence in a title, a cell, a reason, a
+ * meta value or a note is shown as text, never sent to the terminal; the
+ * JSON keeps the name as it is. */
+Test(core_output, text_for_a_terminal_holds_no_escape_sequence)
+{
+	output_report *r = output_report_new("test");
+	output_meta_text(r, "program", "ls\x1b]0;PWNED\x07");
+	output_table *t = output_table_add(r, "regions", "Regions of \x1b[2Jthe run");
+	output_column(t, "region", NULL, 0);
+	output_column(t, "misses", NULL, 0);
+	output_row(t);
+	output_cell_text(t, "hot\x1b[31m\rloop");
+	output_cell_status(t, "unsupported", "no PMU\x1b[A");
+	output_note(r, "note \x1b[H\xc2\x9b" "1m");
+	char *text = render(r, OUTPUT_TABLE);
+	cr_assert_null(strchr(text, '\x1b'), "%s", text);
+	cr_assert_null(strchr(text, '\r'));
+	cr_assert_null(strstr(text, "\xc2\x9b"));
+	cr_assert(strstr(text, "hot?[31m?loop") && strstr(text, "ls?]0;PWNED?") && strstr(text, "Regions of ?[2Jthe run") &&
+	          strstr(text, "unsupported: no PMU?[A") && strstr(text, "note ?[H?1m"), "%s", text);
+	free(text);
+	char *json = render(r, OUTPUT_JSON);
+	cr_assert(strstr(json, "hot\\u001b[31m\\rloop"), "%s", json);
+	free(json);
+	output_report_free(r);
+}
