@@ -9,24 +9,11 @@
 #include <string.h>
 #include "plumb/latency_run.h"
 
-static bool meta_get(const output_report *report, const char *key, char *buffer, size_t length)
+/* A meta value as text, "" when absent (output_meta_text_of); true when present. */
+static bool meta_text(const output_report *report, const char *key, char *buffer, size_t length)
 {
-	for (size_t i = 0; i < output_meta_count(report); i++)
-		if (!strcmp(output_meta_key(report, i), key)) {
-			output_meta_format(report, i, buffer, length);
-			return true;
-		}
-	buffer[0] = 0;
-	return false;
-}
-
-static double meta_number(const output_report *report, const char *key)
-{
-	char buffer[256], *end;
-	if (!meta_get(report, key, buffer, sizeof buffer))
-		return NAN;
-	double v = strtod(buffer, &end);
-	return end != buffer ? v : NAN;
+	output_meta_text_of(report, key, buffer, length);
+	return buffer[0] != 0;
 }
 
 /* v when it is a number in [low, high], else fallback: a saved report is
@@ -55,43 +42,43 @@ int latency_run_from_report(const output_report *report, latency_run_options *o,
 	int p10_column = sweep ? output_column_index(sweep, "p10") : -1;
 	if (bytes_column < 0 || p10_column < 0 || output_row_count(sweep) == 0)
 		return plumb_fail(status, EINVAL, "the lat report has no sweep table with bytes and p10 columns");
-	double ppo = meta_number(report, "points_per_octave");
+	double ppo = output_meta_number_of(report, "points_per_octave");
 	if (!(ppo >= 1 && ppo <= 64))
 		return plumb_fail(status, EINVAL, "the lat report does not say its points per octave");
 	o->points_per_octave = (unsigned)ppo;
 	char text[512];
-	if (meta_get(report, "pattern", text, sizeof text))
+	if (meta_text(report, "pattern", text, sizeof text))
 		for (int p = 0; p < 16; p++)
 			if (!strcmp(chase_pattern_name((chase_pattern)p), text))
 				o->pattern = (chase_pattern)p;
-	if (meta_get(report, "seed", text, sizeof text))
+	if (meta_text(report, "seed", text, sizeof text))
 		o->seed = strtoull(text, NULL, 10);
-	o->repeats = (unsigned)within(meta_number(report, "repeats"), 0, 64, o->repeats);
-	o->measure.time_cap_ns = (uint64_t)(within(meta_number(report, "time_cap_ms"), 0, 1e9, 150) * 1e6);
-	o->measure.target_relative_ci = within(meta_number(report, "target_ci95_relative"), 0, 100, 0.02);
-	r->cpu = (int)within(meta_number(report, "cpu"), -1, 1 << 20, -1);
-	r->line_bytes = (size_t)within(meta_number(report, "line_bytes"), 0, 1 << 30, 0);
+	o->repeats = (unsigned)within(output_meta_number_of(report, "repeats"), 0, 64, o->repeats);
+	o->measure.time_cap_ns = (uint64_t)(within(output_meta_number_of(report, "time_cap_ms"), 0, 1e9, 150) * 1e6);
+	o->measure.target_relative_ci = within(output_meta_number_of(report, "target_ci95_relative"), 0, 100, 0.02);
+	r->cpu = (int)within(output_meta_number_of(report, "cpu"), -1, 1 << 20, -1);
+	r->line_bytes = (size_t)within(output_meta_number_of(report, "line_bytes"), 0, 1 << 30, 0);
 	/* The meta holds the TSC rate to 6 digits; the sweep's cycles and ns
 	 * columns give it to the last bit. */
-	r->timer.ticks_per_ns = meta_number(report, "timer_ticks_per_ns");
+	r->timer.ticks_per_ns = output_meta_number_of(report, "timer_ticks_per_ns");
 	int cycles_column = output_column_index(sweep, "tsc_cycles"), ns_column = output_column_index(sweep, "latency");
 	double cycles = cell(sweep, 0, cycles_column), first_ns = cell(sweep, 0, ns_column);
 	if (cycles > 0 && first_ns > 0)
 		r->timer.ticks_per_ns = cycles / first_ns;
-	double ghz = meta_number(report, "core_clock_ghz_estimate");
+	double ghz = output_meta_number_of(report, "core_clock_ghz_estimate");
 	r->work_unit.ns = ghz > 0 ? 1 / ghz : NAN;
 	r->clock_ghz = ghz > 0 ? ghz : NAN;
-	r->clock_low_ghz = meta_number(report, "core_clock_ghz_low");
-	r->clock_high_ghz = meta_number(report, "core_clock_ghz_high");
+	r->clock_low_ghz = output_meta_number_of(report, "core_clock_ghz_low");
+	r->clock_high_ghz = output_meta_number_of(report, "core_clock_ghz_high");
 	if (!(r->clock_low_ghz > 0))
 		r->clock_low_ghz = r->clock_ghz;
 	if (!(r->clock_high_ghz > 0))
 		r->clock_high_ghz = r->clock_ghz;
-	r->sweep_seconds = meta_number(report, "sweep_seconds");
-	r->total_seconds = meta_number(report, "total_seconds");
-	r->remeasured = (size_t)within(meta_number(report, "remeasured_points"), 0, 1e12, 0);
-	meta_get(report, "pages_obtained", r->pages_obtained, sizeof r->pages_obtained);
-	if (meta_get(report, "sysfs_data_caches", text, sizeof text)) {
+	r->sweep_seconds = output_meta_number_of(report, "sweep_seconds");
+	r->total_seconds = output_meta_number_of(report, "total_seconds");
+	r->remeasured = (size_t)within(output_meta_number_of(report, "remeasured_points"), 0, 1e12, 0);
+	meta_text(report, "pages_obtained", r->pages_obtained, sizeof r->pages_obtained);
+	if (meta_text(report, "sysfs_data_caches", text, sizeof text)) {
 		char *cursor = text;
 		while (*cursor && r->sysfs_levels < 8) {
 			char *end;
