@@ -7,7 +7,8 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
-#include "sim/sim_internal.h"
+#include "sim/sim_engine.h"
+#include "sim/sim_loop.h"
 
 #define MAX_THREAD_ID (1u << 20)
 

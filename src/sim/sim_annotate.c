@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "sim/sim_internal.h"
+#include "sim/sim_state.h"
 
 int sim_annotate(sim *s, plumb_status *status)
 {

@@ -9,7 +9,7 @@
  * cut references, thread switches, definitions that appear as the stream
  * goes, and a second stream with other definitions under the same numbers. */
 #include "sim_test_util.h"
-#include "sim/sim_internal.h"
+#include "sim/sim_loop.h"
 #include "../../vg/pg_filter.h"
 
 static uint64_t next(uint64_t *x)
