@@ -36,6 +36,10 @@ typedef struct sim_core {
 	uint64_t stream_clock;
 } sim_core;
 
+/* A loop variant (sim_loop.h): records, or plumbgrind's entries. */
+typedef int (*sim_batch_loop)(sim *s, const trace_record *records, size_t n, plumb_status *status);
+typedef int (*sim_compact_loop)(sim *s, trace_compact *c, plumb_status *status);
+
 typedef struct sim_thread_slot {
 	sim_thread_stats stats;
 	bool used;
@@ -61,7 +65,12 @@ struct sim {
 	sim_thread_stats *current_thread;
 	uint64_t current_ip;
 	bool fast;                      /* no classification, no TLB: the hit path is a few instructions */
-	bool narrow_sets;               /* tests: sim_access_compact's portable loop even with AVX-512 */
+	bool narrow_sets;               /* tests: the entries' portable loops even with AVX-512 (then
+	                                 * sim_loop_choose again) */
+	sim_batch_loop batch_loop;      /* the variants sim_loop_choose picked: for records, */
+	sim_compact_loop compact_loop;  /* for plumbgrind's entries, */
+	bool compact_program;           /* which walks s->program (the definitions made into ops), */
+	bool compact_checks;            /* and checks an unchecked run as it walks */
 	bool lean;                      /* no classification, check or prefetcher: one-line references
 	                                 * take sim_engine.c's reference_one_line */
 	struct sim_regions *regions;    /* sim_regions.c; NULL until the first marker */
