@@ -6,11 +6,12 @@
  * (sim_loop_general.c) counts; tests/unit/test_sim_fastpath.c and
  * test_sim_compact.c compare each with it.
  *
- *   records                                  plumbgrind's entries
- *   sim_loop_general.c   --check, annotation  sim_loop_general.c  expanded into records
- *   sim_loop_hint.c      TLBs, classification, sim_loop_compact.c  one core or more, no classification
- *                        other L1 policies    sim_loop_classify.c classification
- *   sim_loop_mru.c       LRU L1s, the plain case
+ *   records:  sim_loop_mru.c      LRU L1s with power-of-two sets, no classes or TLBs
+ *             sim_loop_hint.c     TLBs, classification, other L1 policies
+ *             sim_loop_general.c  --check, annotation
+ *   entries:  sim_loop_compact.c  the same L1s as sim_loop_mru.c, no classes
+ *             sim_loop_classify.c the same with classification
+ *             sim_loop_general.c  everything else, expanded into records
  *
  * A new variant: a file of its own with a function of sim_batch_loop's or
  * sim_compact_loop's type, declared here, and a line in sim_loop_choose. */
