@@ -451,6 +451,42 @@ int sim_write_callgrind(const sim *s, const trace_code_map *map, const char *com
  * plumbgrind sends them for the callgrind file's inclusive costs). */
 uint64_t sim_call_records(const sim *s);
 
+/* ---- Feeding a trace reader to simulators ---- */
+
+/* The one loop from a trace reader (a native file, lackey or din text, the
+ * ring of a program run under plumbgrind) into any number of simulators
+ * (several configurations, say): each batch the reader gives goes to every
+ * simulator in turn, as records or as plumbgrind's entries as they are
+ * (sim_access_batch, sim_access_compact, sim_access_filtered), each through
+ * the loop variant chosen when it was made.  plumb sim, the sweep, explain
+ * and the API's plumb_sim_run_trace all read through it:
+ *   sim *sims[2] = { a, b };
+ *   sim_feed feed = { .sims = sims, .count = 2 };
+ *   if (sim_feed_reader(&feed, reader, &status) != 0) ...   // feed.records: the records read */
+typedef struct sim_feed sim_feed;
+/* Called with each batch before the simulators take it: n records, or (with
+ * n 0) plumbgrind's entries in compact, which it must not change.  It may
+ * add simulators to sims (count, within the array's room) and set the
+ * interleaver for the batches after.  Non-zero stops the feed (status filled). */
+typedef int (*sim_feed_observer)(sim_feed *feed, const trace_record *records, size_t n, const trace_compact *compact,
+                                 plumb_status *status);
+struct sim_feed {
+	sim **sims;                     /* fed in this order */
+	size_t count;
+	trace_interleaver *interleaver; /* the threads in lockstep (NULL: the reader's order) */
+	bool records_only;              /* records (trace_reader_view), never entries: for an observer that reads records */
+	bool show_progress;             /* a progress line on a terminal */
+	size_t batch;                   /* records a read at most (0: 65536) */
+	sim_feed_observer observe;      /* NULL: none */
+	void *context;                  /* the observer's */
+	uint64_t records;               /* out: the records read */
+};
+/* Reads reader to its end into feed's simulators.  With one simulator, no
+ * interleaver and no observer, plumbgrind's runs of uses are checked as the
+ * simulator walks them (trace_reader_want_unchecked_runs).  0, or -1 with
+ * status filled (the reader's error or a simulator's). */
+int sim_feed_reader(sim_feed *feed, trace_reader *reader, plumb_status *status);
+
 /* ---- Running a trace (plumb sim) ---- */
 
 /* Feeds everything reader gives through s (the interleaver's lockstep

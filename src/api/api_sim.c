@@ -89,17 +89,8 @@ int plumb_sim_run_trace(plumb_sim *handle, const char *path, plumb_error *error)
 	trace_reader *reader;
 	if (trace_reader_open(&reader, path, TRACE_FORMAT_AUTO, &status) != 0)
 		return api_error(error, &status);
-	int rc = 0;
-	for (;;) {
-		const trace_record *records;
-		long n = trace_reader_view(reader, &records, 65536, &status);
-		if (n < 0 || (n > 0 && sim_access_batch(handle->s, records, (size_t)n, &status) != 0)) {
-			rc = -1;
-			break;
-		}
-		if (n == 0)
-			break;
-	}
+	sim_feed feed = { .sims = &handle->s, .count = 1 };
+	int rc = sim_feed_reader(&feed, reader, &status);
 	plumb_status closing;
 	api_status_init(&closing);
 	if (trace_reader_close(reader, &closing) != 0 && rc == 0) {

@@ -13,8 +13,6 @@
 #include "plumb/sim.h"
 #include "explain/explain_internal.h"
 
-#define BATCH 65536
-
 bool explain_simulation_available(char *reason, size_t size)
 {
 	(void)reason, (void)size;
@@ -126,6 +124,48 @@ static int make_sims(const char *preset, sim **plain, sim **prefetching, plumb_s
 	return 0;
 }
 
+/* What explain's feed watches in each batch before the simulators take it:
+ * the executed code (the block model counts what the simulators see, in
+ * their order), and the first reference of a second thread, which adds the
+ * sharing simulator and, with --interleave, puts the threads in lockstep
+ * from the next batch on. */
+typedef struct watch {
+	explain_code *code;
+	const char *preset;
+	trace_interleaver *interleaver;
+	bool threads, seen;
+	uint32_t first_thread;
+} watch;
+
+static int watch_threads(sim_feed *feed, const trace_record *batch, size_t n, const trace_compact *compact,
+                         plumb_status *status)
+{
+	watch *w = feed->context;
+	if (!w->threads) {
+		if (!w->seen) {
+			w->first_thread = compact ? compact->thread : batch[0].thread;
+			w->seen = true;
+		}
+		if (compact)
+			w->threads = compact->thread != w->first_thread;
+		for (size_t i = 0; !compact && !w->threads && i < n; i++)
+			w->threads = batch[i].thread != w->first_thread;
+		if (w->threads) {
+			uint32_t core;
+			if (make_sharing(w->preset, &feed->sims[2], status) != 0 ||
+			    sim_thread_enter(feed->sims[2], w->first_thread, &core, status) != 0)
+				return -1;
+			feed->count = 3;
+			feed->interleaver = w->interleaver;
+		}
+	}
+	if (compact)
+		explain_code_compact(w->code, compact);
+	else
+		explain_code_batch(w->code, batch, n);
+	return 0;
+}
+
 int explain_simulate_trace(trace_reader *reader, const explain_options *options, explain_result *result,
                            plumb_status *status)
 {
@@ -146,59 +186,16 @@ int explain_simulate_trace(trace_reader *reader, const explain_options *options,
 	explain_code *code = NULL;
 	if (explain_code_new(&code, trace_reader_pid(reader), sim_configuration(plain)->cache[SIM_L1D].line) != 0)
 		snprintf(result->core_error, sizeof result->core_error, "out of memory");
-	int rc = 0;
 	/* While one thread runs there is nothing to interleave: plumbgrind's
 	 * entries go to the simulators as they come through the ring, as under
 	 * plumb sim; from the first reference of a second thread on, the
-	 * interleaver's records, and a third simulator classifies the sharing. */
-	bool threads = false, seen = false;
-	uint32_t first_thread = 0;
-	sim *sharing = NULL;
-	for (;;) {
-		const trace_record *batch;
-		trace_compact compact = { 0 };
-		long got = threads && interleaver ? trace_interleaver_view(interleaver, reader, &batch, BATCH, status)
-		                                  : trace_reader_view_compact(reader, &batch, &compact, BATCH, status);
-		if (got <= 0) {
-			rc = got < 0 ? -1 : 0;
-			break;
-		}
-		if (!threads) {
-			if (!seen) {
-				first_thread = compact.words ? compact.thread : batch[0].thread;
-				seen = true;
-			}
-			if (compact.words)
-				threads = compact.thread != first_thread;
-			for (long i = 0; !compact.words && !threads && i < got; i++)
-				threads = batch[i].thread != first_thread;
-			uint32_t core;
-			if (threads && (make_sharing(result->preset, &sharing, status) != 0 ||
-			                sim_thread_enter(sharing, first_thread, &core, status) != 0)) {
-				rc = -1;
-				break;
-			}
-		}
-		/* the block model counts what the simulators see, in their order */
-		if (compact.words)
-			explain_code_compact(code, &compact);
-		else
-			explain_code_batch(code, batch, (size_t)got);
-		if (compact.words) {
-			trace_compact twin = compact, third = compact;
-			if (sim_access_compact(plain, &compact, status) != 0 ||
-			    sim_access_compact(prefetching, &twin, status) != 0 ||
-			    (sharing && sim_access_compact(sharing, &third, status) != 0)) {
-				rc = -1;
-				break;
-			}
-		} else if (sim_access_batch(plain, batch, (size_t)got, status) != 0 ||
-		           sim_access_batch(prefetching, batch, (size_t)got, status) != 0 ||
-		           (sharing && sim_access_batch(sharing, batch, (size_t)got, status) != 0)) {
-			rc = -1;
-			break;
-		}
-	}
+	 * interleaver's records, and a third simulator classifies the sharing
+	 * (watch_threads). */
+	watch watching = { .code = code, .preset = result->preset, .interleaver = interleaver };
+	sim *sims[3] = { plain, prefetching, NULL };
+	sim_feed feed = { .sims = sims, .count = 2, .observe = watch_threads, .context = &watching };
+	int rc = sim_feed_reader(&feed, reader, status);
+	sim *sharing = sims[2];
 	bool have_l3 = sim_configuration(plain)->cache[SIM_L3].size > 0;
 	if (rc == 0) {
 		const sim_stats *all = sim_statistics(plain), *all_prefetched = sim_statistics(prefetching);

@@ -9,18 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "sim/sim_internal.h"
-
-int sim_annotate(sim *s, plumb_status *status)
-{
-	if (s->annotate)
-		return 0;
-	if (sim_table_init(&s->annotation, sizeof(sim_annotation), 4096) != 0)
-		return plumb_fail_errno(status, ENOMEM, "annotation table");
-	s->annotate = true;
-	s->fast = false;   /* every reference through the engine, which charges it */
-	return 0;
-}
+#include "sim/sim_state.h"
 
 /* ---- calls (TRACE_CALL / TRACE_RETURN records, plumbgrind --plumb-calls) ----
  * callgrind's rule: the cost of a call is what its thread was charged

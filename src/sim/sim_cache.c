@@ -3,7 +3,7 @@
  * cache behaves the same under all of them until it is full. */
 #include <stdlib.h>
 #include <string.h>
-#include "sim/sim_internal.h"
+#include "sim/sim_cache.h"
 
 static unsigned log2_exact(uint64_t v)
 {

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include "sim/sim_core_state.h"
+#include "sim/sim_engine.h"
 
 typedef struct problem {
 	char text[PLUMB_MESSAGE_MAX];

@@ -7,7 +7,8 @@
 #ifndef PLUMB_SIM_CORE_STATE_H
 #define PLUMB_SIM_CORE_STATE_H
 
-#include "sim/sim_internal.h"
+#include "sim/sim_state.h"
+#include "sim/sim_prefetch.h"
 
 /* Calls fn on each way of cache c holding a line inside the granule. */
 #define FOR_LINES_IN_GRANULE(s, c, granule, way, body) do { \

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "plumb/counters.h"
-#include "sim/sim_internal.h"
+#include "sim/sim_state.h"
 
 typedef struct sim_counter_instance {
 	sim *simulator;

@@ -18,7 +18,7 @@
 #include <strings.h>
 #include "plumb/progress.h"
 #include "plumb/sim_curve.h"
-#include "sim/sim_internal.h"
+#include "sim/sim_state.h"
 
 #define BATCH 65536
 #define MAX_THREAD_ID (1u << 20)

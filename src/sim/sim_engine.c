@@ -9,6 +9,7 @@
  * docs/simulator.md states the model and the counting rules. */
 #include <string.h>
 #include "sim/sim_core_state.h"
+#include "sim/sim_engine.h"
 
 enum { LEVEL_FIRST = 0, LEVEL_SECOND = 1, LEVEL_THIRD = 2 };
 /* CLASS_SHADOWED: capacity or conflict, counted by the shadow's answer

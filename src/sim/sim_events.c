@@ -3,7 +3,7 @@
  * R10000's coherence events).  Each entry says exactly what it counts. */
 #include <errno.h>
 #include <string.h>
-#include "sim/sim_internal.h"
+#include "sim/sim_state.h"
 
 typedef uint64_t (*event_getter)(const sim *s, const sim_core_stats *c);
 

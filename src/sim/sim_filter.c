@@ -14,7 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "sim/sim_internal.h"
+#include "sim/sim_engine.h"
+#include "sim/sim_loop.h"
 
 #define TAG_COUNTS 8u
 #define TAG_GENERAL 9u

@@ -25,6 +25,7 @@
  * lookups the engine makes of it are below the engine, in
  * sim_prefetch_state.c. */
 #include "sim/sim_core_state.h"
+#include "sim/sim_engine.h"
 
 /* ------------------------------------------------------------- streams */
 

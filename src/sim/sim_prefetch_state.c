@@ -4,7 +4,7 @@
  * both the engine and the prefetchers (sim_prefetch.c): nothing here calls
  * either. */
 #include <stdlib.h>
-#include "sim/sim_internal.h"
+#include "sim/sim_state.h"
 
 int sim_prefetch_init(sim *s, sim_core *core)
 {

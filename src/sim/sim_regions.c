@@ -6,7 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "sim/sim_internal.h"
+#include "sim/sim_state.h"
 
 _Static_assert(sizeof(sim_core_stats) % sizeof(uint64_t) == 0, "sim_core_stats is made of uint64_t counters");
 #define CORE_COUNTERS (sizeof(sim_core_stats) / sizeof(uint64_t))

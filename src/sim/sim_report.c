@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "sim/sim_internal.h"
+#include "sim/sim_state.h"
 
 static const char *const kind_names[SIM_KIND_COUNT] = { "ifetch", "read", "write" };
 

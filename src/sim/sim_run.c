@@ -8,11 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 #include "plumb/output.h"
-#include "plumb/progress.h"
 #include "plumb/machine_model.h"
 #include "plumb/sim.h"
-
-#define BATCH 65536
 
 int sim_config_set_geometry(sim_config *config, const char *level, const char *text, plumb_status *status)
 {
@@ -114,40 +111,9 @@ int sim_config_choose_machine(sim_config *config, const char *preset, const char
 int sim_run_reader(sim *s, trace_reader *reader, trace_interleaver *interleaver, bool show_progress,
                    uint64_t *records, plumb_status *status)
 {
-	progress p;
-	progress_begin(&p, "plumb sim: records", 0);
-	p.enabled = p.enabled && show_progress;
-	int rc = 0;
-	/* the runs of uses checked as the simulator walks them, not walked twice */
-	if (!interleaver)
-		trace_reader_want_unchecked_runs(reader);
-	for (;;) {
-		/* Lent, not copied: a native file's records come straight from the
-		 * reader's background decoder (docs/trace-format.md). */
-		const trace_record *batch;
-		trace_compact compact = { 0 };
-		long got = interleaver ? trace_interleaver_view(interleaver, reader, &batch, BATCH, status)
-		                       : trace_reader_view_compact(reader, &batch, &compact, BATCH, status);
-		if (got < 0) {
-			rc = -1;
-			break;
-		}
-		if (got == 0)
-			break;
-		/* plumbgrind's entries as they came through the ring (its L1 filter's
-		 * when it kept the L1s), or records */
-		if (compact.filtered ? sim_access_filtered(s, &compact, status) != 0
-		    : compact.words  ? sim_access_compact(s, &compact, status) != 0
-		                     : sim_access_batch(s, batch, (size_t)got, status) != 0) {
-			rc = -1;
-			break;
-		}
-		if (compact.words && !compact.filtered)
-			trace_reader_compact_taken(reader, &compact);
-		*records += compact.words ? compact.records : (uint64_t)got;
-		progress_step(&p, (size_t)*records);
-	}
-	progress_end(&p);
+	sim_feed feed = { .sims = &s, .count = 1, .interleaver = interleaver, .show_progress = show_progress };
+	int rc = sim_feed_reader(&feed, reader, status);
+	*records += feed.records;
 	return rc;
 }
 

@@ -15,7 +15,8 @@
  * compare and a store in the simulator's loop, and the lookups of a run of
  * touches are made together, one list move per line. */
 #include <stdlib.h>
-#include "sim/sim_internal.h"
+#include <string.h>
+#include "sim/sim_shadow.h"
 
 #define NONE UINT32_MAX
 #define UNLISTED (UINT32_MAX - 1)   /* previous[] of a node made for a logged line, not yet in the list */

@@ -22,7 +22,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include "sim/sim_internal.h"
+#include "sim/sim_state.h"
 
 #define ITEMS (1u << 14)
 #define RING_LINES (1u << 16)    /* per shadow: 512 KiB */

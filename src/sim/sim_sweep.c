@@ -12,8 +12,6 @@
 #include "plumb/sim_sweep.h"
 #include "plumb/trace.h"
 
-#define BATCH 65536
-
 static int split(const char *list, char ***out, size_t *count, const char *what, plumb_status *status)
 {
 	*out = NULL;
@@ -124,20 +122,8 @@ static int simulate(const char *trace_path, const char *config_spec, uint64_t fi
 		trace_reader_close(reader, NULL);
 		return -1;
 	}
-	int rc = 0;
-	for (;;) {
-		const trace_record *batch;
-		trace_compact compact = { 0 };
-		long got = trace_reader_view_compact(reader, &batch, &compact, BATCH, status);
-		if (got <= 0) {
-			rc = got < 0 ? -1 : 0;
-			break;
-		}
-		if (compact.words ? sim_access_compact(s, &compact, status) != 0 : sim_access_batch(s, batch, (size_t)got, status) != 0) {
-			rc = -1;
-			break;
-		}
-	}
+	sim_feed feed = { .sims = &s, .count = 1 };
+	int rc = sim_feed_reader(&feed, reader, status);
 	plumb_status close_status;
 	if (trace_reader_close(reader, &close_status) != 0 && rc == 0) {
 		*status = close_status;

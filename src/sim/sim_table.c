@@ -3,7 +3,7 @@
  * multiplicative hash is enough; line addresses are dense and sequential. */
 #include <stdlib.h>
 #include <string.h>
-#include "sim/sim_internal.h"
+#include "sim/sim_table.h"
 
 static inline size_t table_slot(const sim_table *t, uint64_t key)
 {

@@ -235,6 +235,50 @@ static bool is_region_marker(const trace_record *r)
 	return name && strcmp(name, REGION_NAME) == 0;
 }
 
+/* What the run's records tell besides the simulation: thread 0's region
+ * markers, and inside the region each code address's counts and the
+ * references the kernel made (the stream compared with the emitter's). */
+typedef struct kernel_watch {
+	code_table table;
+	stream real;
+	int depth;
+	uint64_t last_instruction, markers;
+	bool has_instructions;   /* the emitter's stream has fetches */
+} kernel_watch;
+
+static int watch_kernel(sim_feed *feed, const trace_record *records, size_t n, const trace_compact *compact,
+                        plumb_status *status)
+{
+	(void)compact;   /* records_only */
+	kernel_watch *w = feed->context;
+	for (size_t i = 0; i < n; i++) {
+		const trace_record *r = &records[i];
+		if (r->thread != 0) continue;
+		if (trace_is_marker(r)) {
+			if (is_region_marker(r)) {
+				w->depth += r->kind == TRACE_REGION_BEGIN ? 1 : -1;
+				w->markers++;
+			}
+			continue;
+		}
+		if (r->kind == TRACE_INSTRUCTION) w->last_instruction = r->address;
+		if (w->depth <= 0) continue;
+		uint64_t code = r->kind == TRACE_INSTRUCTION ? r->address
+		              : (r->flags & TRACE_HAS_INSTRUCTION_ADDRESS) && r->instruction_address ? r->instruction_address
+		              : w->last_instruction;
+		code_count *c = code_slot(&w->table, code);
+		/* Without the emitter's fetches, only data is kept, so a spin
+		 * loop's reads are consecutive and count once. */
+		if (!c || ((r->kind != TRACE_INSTRUCTION || w->has_instructions) &&
+		           stream_add(&w->real, r->address, code, r->size, r->kind) != 0))
+			return plumb_fail(status, ENOMEM, "out of memory for the traced region");
+		if (r->kind == TRACE_INSTRUCTION) c->executions++;
+		if (r->kind == TRACE_READ || r->kind == TRACE_MODIFY) c->reads++;
+		if (r->kind == TRACE_WRITE || r->kind == TRACE_MODIFY) c->writes++;
+	}
+	return 0;
+}
+
 static int self_program(const char *self_path, char *self, size_t length, plumb_status *status)
 {
 	if (self_path) {
@@ -320,51 +364,14 @@ int validate_plumbgrind_trace(const validate_benchmark *benchmark, const validat
 		free(emitted.items);
 		return -1;
 	}
-	code_table table = { 0 };
-	stream real = { 0 };
-	int rc = 0, depth = 0;
-	uint64_t last_instruction = 0, markers = 0;
-	for (;;) {
-		const trace_record *records;
-		long n = trace_reader_view(reader, &records, 4096, status);
-		if (n < 0) {
-			rc = -1;
-			break;
-		}
-		if (n == 0) break;
-		if (sim_access_batch(simulator, records, (size_t)n, status) != 0) {
-			rc = -1;
-			break;
-		}
-		for (long i = 0; i < n && rc == 0; i++) {
-			const trace_record *r = &records[i];
-			if (r->thread != 0) continue;
-			if (trace_is_marker(r)) {
-				if (is_region_marker(r)) {
-					depth += r->kind == TRACE_REGION_BEGIN ? 1 : -1;
-					markers++;
-				}
-				continue;
-			}
-			if (r->kind == TRACE_INSTRUCTION) last_instruction = r->address;
-			if (depth <= 0) continue;
-			uint64_t code = r->kind == TRACE_INSTRUCTION ? r->address
-			              : (r->flags & TRACE_HAS_INSTRUCTION_ADDRESS) && r->instruction_address ? r->instruction_address
-			              : last_instruction;
-			code_count *c = code_slot(&table, code);
-			/* Without the emitter's fetches, only data is kept, so a spin
-			 * loop's reads are consecutive and count once. */
-			if (!c || ((r->kind != TRACE_INSTRUCTION || emitted.has_instructions) &&
-			           stream_add(&real, r->address, code, r->size, r->kind) != 0)) {
-				rc = plumb_fail(status, ENOMEM, "out of memory for the traced region");
-				break;
-			}
-			if (r->kind == TRACE_INSTRUCTION) c->executions++;
-			if (r->kind == TRACE_READ || r->kind == TRACE_MODIFY) c->reads++;
-			if (r->kind == TRACE_WRITE || r->kind == TRACE_MODIFY) c->writes++;
-		}
-		if (rc != 0) break;
-	}
+	kernel_watch watch = { .has_instructions = emitted.has_instructions };
+	/* records, which the watch reads, in batches of 4096 */
+	sim_feed feed = { .sims = &simulator, .count = 1, .records_only = true, .batch = 4096,
+	                  .observe = watch_kernel, .context = &watch };
+	int rc = sim_feed_reader(&feed, reader, status);
+	code_table table = watch.table;
+	stream real = watch.real;
+	uint64_t markers = watch.markers;
 	trace_code_map *map = NULL;
 	if (rc == 0 && trace_reader_code_map(reader, &map, status) != 0) rc = -1;
 	plumb_status close_status;

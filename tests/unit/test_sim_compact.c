@@ -9,7 +9,7 @@
  * cut references, thread switches, definitions that appear as the stream
  * goes, and a second stream with other definitions under the same numbers. */
 #include "sim_test_util.h"
-#include "sim/sim_internal.h"
+#include "sim/sim_loop.h"
 #include "../../vg/pg_filter.h"
 
 static uint64_t next(uint64_t *x)
@@ -205,7 +205,22 @@ static void same_statistics(const sim *a, const sim *b)
 	cr_assert(memcmp(lines_a, lines_b, na * sizeof *lines_a) == 0, "line tables differ");
 }
 
-static void compact_case(unsigned variant, uint64_t seed, bool unchecked)
+/* The entries' loop variants (sim_loop.h), as compact_case reports which it ran. */
+enum { RAN_EXPANDED = 1, RAN_MRU = 2, RAN_MRU_WIDE = 4, RAN_CLASSIFY = 8, RAN_CLASSIFY_WIDE = 16 };
+
+static unsigned compact_variant(const sim *s)
+{
+	return s->compact_loop == sim_compact_expanded ? RAN_EXPANDED
+	       : s->compact_loop == sim_compact_mru_narrow ? RAN_MRU
+	       : s->compact_loop == sim_compact_classify_narrow ? RAN_CLASSIFY
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+	       : s->compact_loop == sim_compact_mru_wide ? RAN_MRU_WIDE
+	       : s->compact_loop == sim_compact_classify_wide ? RAN_CLASSIFY_WIDE
+#endif
+	       : 0;
+}
+
+static unsigned compact_case(unsigned variant, uint64_t seed, bool unchecked)
 {
 	sim_config c;
 	uint32_t cores = 1 + variant % 2;
@@ -294,6 +309,15 @@ static void compact_case(unsigned variant, uint64_t seed, bool unchecked)
 	cr_assert_eq(sim_new(&compact, &c, &status), 0, "%s", status.message);
 	cr_assert_eq(sim_new(&records, &c, &status), 0, "%s", status.message);
 	compact->narrow_sets = variant == 17 || variant >= 20;
+	sim_loop_choose(compact);   /* the variant is chosen when the simulator is made */
+	unsigned ran = compact_variant(compact);
+	bool expanded = variant == 5 || variant == 6 || variant == 7 || variant == 10;
+	cr_assert_eq(ran == RAN_EXPANDED, expanded, "case %u: entries expanded only for TLBs, FIFO, --check, 12 sets",
+	             variant);
+	cr_assert(expanded || ((ran & (RAN_CLASSIFY | RAN_CLASSIFY_WIDE)) != 0) == c.classify,
+	          "case %u: the classifying loop exactly when classifying", variant);
+	if (compact->narrow_sets || c.cache[SIM_L1D].assoc != 8)
+		cr_assert((ran & (RAN_MRU_WIDE | RAN_CLASSIFY_WIDE)) == 0, "case %u: no vector search", variant);
 	feed_compact(compact, stream, 1, unchecked);
 	cr_assert_eq(sim_access_batch(records, stream->records.records, stream->records.count, &status), 0, "%s",
 	             status.message);
@@ -312,13 +336,23 @@ static void compact_case(unsigned variant, uint64_t seed, bool unchecked)
 	}
 	free(stream);
 	free(other);
+	return ran;
 }
 
 Test(sim_compact, counts_what_the_records_count)
 {
+	unsigned ran = 0;
 	for (unsigned variant = 0; variant < 26; variant++)
 		for (uint64_t seed = 1; seed <= 3; seed++)
-			compact_case(variant, seed + 10 * (uint64_t)variant, false);
+			ran |= compact_case(variant, seed + 10 * (uint64_t)variant, false);
+	/* every loop variant for entries was compared (the vector ones where
+	 * this CPU has AVX-512) */
+	unsigned every = RAN_EXPANDED | RAN_MRU | RAN_CLASSIFY;
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+	if (__builtin_cpu_supports("avx512f"))
+		every |= RAN_MRU_WIDE | RAN_CLASSIFY_WIDE;
+#endif
+	cr_expect_eq(ran, every, "variants compared: %#x of %#x", ran, every);
 }
 
 /* Runs handed out unchecked (trace_reader_want_unchecked_runs): the

@@ -4,6 +4,7 @@
  * sim_reference) give the same accesses, misses, classes, TLB counts,
  * coherence events and transitions, with classification off and on. */
 #include "sim_test_util.h"
+#include "sim/sim_loop.h"
 
 static uint64_t next(uint64_t *x)
 {
@@ -301,4 +302,76 @@ Test(sim_fastpath, one_line_path_counts_what_the_general_path_counts)
 {
 	for (unsigned variant = 0; variant < 48; variant++)
 		one_line_case(variant, 100 + variant);
+}
+
+/* Each loop variant for records (src/sim/sim_loop.h), chosen when the
+ * simulator is made from its configuration alone, counts what the general
+ * loop counts on the same trace; and --check or annotation take the general
+ * loop whatever else is configured. */
+typedef struct variant_case {
+	const char *name;
+	sim_batch_loop expected;
+	bool classify, tlb, annotate;
+	sim_replacement l1;
+	uint32_t max_access_size, cores;
+} variant_case;
+
+static void variant_counts(const variant_case *v, uint64_t seed)
+{
+	sim_config c;
+	small_config(&c, v->cores, SIM_MESI);
+	c.cache[SIM_L1I].size = c.cache[SIM_L1D].size = 1024;
+	c.cache[SIM_L1I].assoc = c.cache[SIM_L1D].assoc = 2;
+	c.cache[SIM_L1I].replacement = c.cache[SIM_L1D].replacement = v->l1;
+	c.classify = v->classify;
+	c.max_access_size = v->max_access_size;
+	if (v->tlb) {
+		c.tlb[SIM_DTLB].entries = 4;
+		c.tlb[SIM_ITLB].entries = 2;
+		c.tlb[SIM_DTLB].page_size = c.tlb[SIM_ITLB].page_size = 512;
+	}
+	sim_trace t = { 0 };
+	uint64_t x = seed * 0x9E3779B97F4A7C15ull + 7;
+	uint32_t thread = 0;
+	for (int i = 0; i < 20000; i++) {
+		uint64_t r = next(&x);
+		if (r % 64 == 0)
+			thread = (uint32_t)((r >> 8) % (v->cores + 1));
+		trace_kind kind = (trace_kind)((r >> 12) % 4);
+		uint64_t address = kind == TRACE_INSTRUCTION ? 0x400000 + ((r >> 16) % 2048)
+		                                            : 0x10000 + ((r >> 20) % 6000);
+		trace_add(&t, thread, kind, address, (uint16_t)(1u << ((r >> 40) % 4)));
+	}
+	plumb_status status;
+	sim *fast;
+	c.check = false;
+	cr_assert_eq(sim_new(&fast, &c, &status), 0, "%s", status.message);
+	if (v->annotate)
+		cr_assert_eq(sim_annotate(fast, &status), 0, "%s", status.message);
+	cr_assert(fast->batch_loop == v->expected, "%s: not the loop its configuration chooses", v->name);
+	cr_assert_eq(sim_access_batch(fast, t.records, t.count, &status), 0, "%s", status.message);
+	c.check = true;
+	sim *general = run_trace(&c, &t);
+	cr_assert(general->batch_loop == sim_loop_general, "%s: --check takes the general loop", v->name);
+	same_statistics(fast, general, v->cores, v->classify);
+	sim_free(fast);
+	sim_free(general);
+	trace_release(&t);
+}
+
+Test(sim_fastpath, every_loop_variant_counts_what_the_general_loop_counts)
+{
+	static const variant_case cases[] = {
+		{ "LRU L1s", sim_loop_mru, .l1 = SIM_LRU, .cores = 1 },
+		{ "LRU L1s, two cores", sim_loop_mru, .l1 = SIM_LRU, .cores = 2 },
+		{ "LRU L1s, accesses cut", sim_loop_mru_cut, .l1 = SIM_LRU, .max_access_size = 2, .cores = 2 },
+		{ "FIFO L1s", sim_loop_hint_plain, .l1 = SIM_FIFO, .cores = 2 },
+		{ "PLRU L1s", sim_loop_hint_plain, .l1 = SIM_PLRU, .cores = 1 },
+		{ "TLBs", sim_loop_hint_tlb, .tlb = true, .l1 = SIM_LRU, .cores = 2 },
+		{ "classification", sim_loop_hint_classify, .classify = true, .l1 = SIM_LRU, .cores = 2 },
+		{ "classification, TLBs", sim_loop_hint_classify, .classify = true, .tlb = true, .l1 = SIM_LRU, .cores = 1 },
+		{ "annotation", sim_loop_general, .annotate = true, .l1 = SIM_LRU, .cores = 1 },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+		variant_counts(&cases[i], 300 + i);
 }

@@ -182,3 +182,142 @@ Test(sim_run, the_command_text_is_one_line)
 	cr_expect_str_eq(text, "");
 	free(text);
 }
+
+/* A lackey text of two threads taking turns: fetches, loads, stores and
+ * modifies near each other, some far, some shared. */
+static char *two_thread_lackey(size_t references)
+{
+	char *text = malloc(references * 32 + 64), *p = text;
+	cr_assert_not_null(text);
+	uint64_t x = 88172645463325252ull;
+	unsigned thread = 1;
+	for (size_t i = 0; i < references; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		if (i % 500 == 0) {
+			thread = 3 - thread;
+			p += sprintf(p, "--1--   SCHED[%u]: thread %u\n", thread, thread);
+		}
+		static const char *const kinds[] = { "I ", " L", " S", " M" };
+		unsigned kind = (unsigned)(x >> 8) % 4;
+		uint64_t address = kind == 0 ? 0x400000 + (x >> 16) % 4096 : 0x10000 + (x >> 20) % 40000;
+		p += sprintf(p, "%s %08llx,%u\n", kinds[kind], (unsigned long long)address, 1u << ((x >> 40) % 4));
+	}
+	return text;
+}
+
+static sim *made(const char *preset, uint32_t cores, bool classify, bool check)
+{
+	sim_config config;
+	plumb_status status;
+	cr_assert_eq(sim_preset(&config, preset, &status), 0, "%s", status.message);
+	config.cores = cores;
+	config.classify = classify;
+	config.check = check;
+	sim *s;
+	cr_assert_eq(sim_new(&s, &config, &status), 0, "%s", status.message);
+	return s;
+}
+
+static void same_run(const sim *a, const sim *b)
+{
+	cr_assert(memcmp(sim_statistics(a), sim_statistics(b), sizeof(sim_stats)) == 0, "statistics differ");
+	cr_assert_eq(sim_thread_count(a), sim_thread_count(b));
+	for (size_t i = 0; i < sim_thread_count(a); i++)
+		cr_assert(memcmp(sim_thread(a, i), sim_thread(b, i), sizeof(sim_thread_stats)) == 0, "thread %zu", i);
+}
+
+/* One feed of several simulators (sim_feed_reader) gives each what a run of
+ * its own gives, whatever the batch size. */
+Test(sim_run, one_feed_gives_every_simulator_what_a_run_of_its_own_gives)
+{
+	char *text = two_thread_lackey(20000);
+	plumb_status status;
+	sim *together[3] = { made("cachegrind", 1, false, false), made("franz08", 2, true, false),
+	                     made("zen4", 2, false, true) };
+	trace_reader *reader;
+	cr_assert_eq(trace_reader_open_memory(&reader, text, strlen(text), TRACE_FORMAT_LACKEY, &status), 0);
+	sim_feed feed = { .sims = together, .count = 3, .batch = 777 };
+	cr_assert_eq(sim_feed_reader(&feed, reader, &status), 0, "%s", status.message);
+	cr_expect_eq(feed.records, 20000);
+	trace_reader_close(reader, NULL);
+	sim *alone[3] = { made("cachegrind", 1, false, false), made("franz08", 2, true, false),
+	                  made("zen4", 2, false, true) };
+	for (int i = 0; i < 3; i++) {
+		cr_assert_eq(trace_reader_open_memory(&reader, text, strlen(text), TRACE_FORMAT_LACKEY, &status), 0);
+		uint64_t records = 0;
+		cr_assert_eq(sim_run_reader(alone[i], reader, NULL, false, &records, &status), 0, "%s", status.message);
+		cr_expect_eq(records, 20000);
+		trace_reader_close(reader, NULL);
+		same_run(together[i], alone[i]);
+		sim_free(together[i]);
+		sim_free(alone[i]);
+	}
+	free(text);
+}
+
+typedef struct watcher {
+	uint64_t seen;
+	size_t batches;
+	sim *late;           /* added after the first batch */
+	size_t fail_at;      /* the batch whose observation fails (0: none) */
+} watcher;
+
+static int watch(sim_feed *feed, const trace_record *records, size_t n, const trace_compact *compact,
+                 plumb_status *status)
+{
+	watcher *w = feed->context;
+	cr_assert_null(compact, "lackey text has no entries");
+	cr_assert(n == 0 || records != NULL);
+	w->seen += n;
+	if (++w->batches == w->fail_at)
+		return plumb_fail(status, EIO, "the watcher stops at batch %zu", w->batches);
+	if (w->batches == 2 && w->late) {
+		feed->sims[feed->count++] = w->late;
+		w->late = NULL;
+	}
+	return 0;
+}
+
+/* The observer sees every batch before the simulators do, may add a
+ * simulator between batches, and its error stops the feed. */
+Test(sim_run, a_feed_observer_sees_every_batch_and_may_add_a_simulator)
+{
+	char *text = two_thread_lackey(5000);
+	plumb_status status;
+	sim *sims[2] = { made("cachegrind", 1, false, false), NULL };
+	sim *late = made("cachegrind", 1, false, false);
+	watcher w = { .late = late };
+	trace_reader *reader;
+	cr_assert_eq(trace_reader_open_memory(&reader, text, strlen(text), TRACE_FORMAT_LACKEY, &status), 0);
+	sim_feed feed = { .sims = sims, .count = 1, .batch = 1000, .observe = watch, .context = &w };
+	cr_assert_eq(sim_feed_reader(&feed, reader, &status), 0, "%s", status.message);
+	trace_reader_close(reader, NULL);
+	cr_expect_eq(w.seen, 5000);
+	cr_expect_eq(feed.records, 5000);
+	cr_expect_eq(w.batches, 5);
+	cr_assert_eq(feed.count, 2);
+	/* the late one took the last four batches: 4000 references */
+	const sim_stats *all = sim_statistics(sims[0]), *part = sim_statistics(late);
+	uint64_t a = 0, b = 0;
+	for (int k = 0; k < SIM_KIND_COUNT; k++) {
+		a += all->references[k];
+		b += part->references[k];
+	}
+	cr_expect_gt(a, b);
+	cr_expect_geq(b, 4000, "every record after the first batch, modifies counted twice");
+
+	watcher failing = { .fail_at = 3 };
+	sim *one = made("cachegrind", 1, false, false);
+	cr_assert_eq(trace_reader_open_memory(&reader, text, strlen(text), TRACE_FORMAT_LACKEY, &status), 0);
+	sim_feed stopped = { .sims = &one, .count = 1, .batch = 1000, .observe = watch, .context = &failing };
+	cr_expect_eq(sim_feed_reader(&stopped, reader, &status), -1);
+	cr_expect_str_eq(status.message, "the watcher stops at batch 3");
+	cr_expect_eq(stopped.records, 2000, "two batches went through");
+	trace_reader_close(reader, NULL);
+	sim_free(one);
+	sim_free(sims[0]);
+	sim_free(late);
+	free(text);
+}

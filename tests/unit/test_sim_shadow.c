@@ -10,7 +10,7 @@
  * but not their high ones. */
 #include <criterion/criterion.h>
 #include <stdlib.h>
-#include "sim/sim_internal.h"
+#include "sim/sim_shadow.h"
 
 typedef struct brute_lru {
 	uint64_t *line;         /* most recent first */

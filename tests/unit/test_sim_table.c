@@ -3,7 +3,7 @@
  * while invalidate_others counts the line's invalidations into them), so an
  * insert that finds its key must not grow the table and move the values. */
 #include <criterion/criterion.h>
-#include "sim/sim_internal.h"
+#include "sim/sim_shadow.h"
 
 Test(sim_table, inserting_a_present_key_moves_no_value)
 {
