@@ -655,6 +655,55 @@ Test(trace_ring, plumb_sims_loop_reports_a_bad_use)
 	}
 }
 
+/* One feed of several simulators (sim_feed_reader) on the ring's entries:
+ * each walks its own copy of every run (the classifying loop, the plain
+ * entries' loop, the records they stand for under --check) and counts what
+ * a run of its own counts; a bad use is still the reader's error. */
+Test(trace_ring, a_feed_of_several_simulators_gives_each_its_own_run)
+{
+	plumb_status status;
+	sim_config config[3];
+	for (int i = 0; i < 3; i++) {
+		cr_assert_eq(sim_preset(&config[i], "default", &status), 0, "%s", status.message);
+		config[i].cores = 1;
+		config[i].classify = i == 0;
+		config[i].check = i == 2;
+	}
+	uint64_t words[600];
+	size_t n = definition_and_uses(words, 150);
+	sim *together[3], *alone[3];
+	for (int i = 0; i < 3; i++) {
+		cr_assert_eq(sim_new(&together[i], &config[i], &status), 0, "%s", status.message);
+		cr_assert_eq(sim_new(&alone[i], &config[i], &status), 0, "%s", status.message);
+	}
+	trace_reader *reader = hand_written_ring(words, (uint32_t)n);
+	sim_feed feed = { .sims = together, .count = 3 };
+	cr_assert_eq(sim_feed_reader(&feed, reader, &status), 0, "%s", status.message);
+	cr_assert_eq(feed.records, 600, "150 uses of four records (%llu)", (unsigned long long)feed.records);
+	trace_reader_close(reader, NULL);
+	for (int i = 0; i < 3; i++) {
+		reader = hand_written_ring(words, (uint32_t)n);
+		uint64_t records = 0;
+		cr_assert_eq(sim_run_reader(alone[i], reader, NULL, false, &records, &status), 0, "%s", status.message);
+		cr_assert_eq(records, 600);
+		trace_reader_close(reader, NULL);
+		cr_assert(memcmp(sim_statistics(together[i]), sim_statistics(alone[i]), sizeof(sim_stats)) == 0,
+		          "simulator %d: fed with the others, it counts differently", i);
+		cr_assert_eq(sim_statistics(together[i])->references[SIM_IFETCH], 300);
+		sim_free(alone[i]);
+	}
+	n = definition_and_uses(words, 3);
+	words[n++] = USE(1, 0);   /* one data word where the definition has two */
+	words[n++] = 0x7040;
+	reader = hand_written_ring(words, (uint32_t)n);
+	sim_feed bad = { .sims = together, .count = 2 };
+	cr_assert_neq(sim_feed_reader(&bad, reader, &status), 0, "a bad use is accepted");
+	cr_assert(strstr(status.message, "data count") && strstr(status.message, "block 0"), "%s", status.message);
+	trace_reader_close(reader, NULL);
+	for (int i = 0; i < 3; i++)
+		sim_free(together[i]);
+}
+
 /* ---- plumbgrind's L1 filter (--plumb-filter, vg/pg_filter.h) ---- */
 
 static sim_config basic_cachegrind(void)
