@@ -210,7 +210,7 @@ static int map_grow(curve_stacks *t)
 }
 
 /* The ids of line's block (line % BLOCK_LINES in it); NULL: out of memory. */
-static inline uint32_t *line_ids(curve_stacks *t, uint64_t line)
+static inline __attribute__((always_inline)) uint32_t *line_ids(curve_stacks *t, uint64_t line)
 {
 	uint64_t key = line / BLOCK_LINES + 1;
 	if (key == t->cached_key)
@@ -253,7 +253,7 @@ static int nodes_grow(curve_stacks *t)
 
 /* Mattson's stack: id x (group g, or beyond + 1 for a line never seen, of
  * which there were `before`) to the top; returns its bucket. */
-static unsigned lru_to_top(curve_stacks *t, uint32_t x, unsigned g, unsigned beyond, uint64_t before)
+static inline __attribute__((always_inline)) unsigned lru_to_top(curve_stacks *t, uint32_t x, unsigned g, unsigned beyond, uint64_t before)
 {
 	curve_node *node = t->node;
 	if (g <= beyond) {
@@ -751,6 +751,22 @@ static inline __attribute__((always_inline)) int count_body(sim_curve *c, uint32
 	return 0;
 }
 
+/* One reference of one line (not the last one) to t, counted in v. */
+#if CURVE_WIDE
+static __attribute__((target("avx512f"))) int count_line_wide(curve_stacks *t, unsigned bits, uint64_t *v,
+                                                              uint64_t line)
+{
+	v[0]++;
+	return stacks_reference(t, bits, line, NULL, v + 1, true);
+}
+#endif
+
+static int count_line_narrow(curve_stacks *t, unsigned bits, uint64_t *v, uint64_t line)
+{
+	v[0]++;
+	return stacks_reference(t, bits, line, NULL, v + 1, false);
+}
+
 #if CURVE_WIDE
 static __attribute__((target("avx512f"))) int count_wide(sim_curve *c, uint32_t core, curve_stacks *t,
                                                          const reference_lines *lines)
@@ -928,10 +944,14 @@ int sim_curve_batch(sim_curve *c, const trace_record *records, size_t n, plumb_s
  * sim_curve_batch cuts it. */
 typedef struct curve_op {
 	uint64_t address;               /* a fetch's address (the definition's own) */
+	uint64_t line;                  /* a fetch inside one line: its line */
 	uint32_t size;
+	uint32_t front;                 /* and below the L1s: the front way of its L1I set */
+	uint32_t repeat;                /* and the fetches of the same line right after it */
 	uint8_t fetch;                  /* 1: an instruction fetch; 0: a data reference, its address the use's word */
 	uint8_t word;                   /* a data reference's address: the use's data word */
 	uint8_t twice;                  /* a modify read and then written (modify = read-write) */
+	uint8_t one_line;               /* a fetch inside one line (line, front and repeat are set) */
 } curve_op;
 
 typedef struct curve_definition {
@@ -978,6 +998,10 @@ static int program_define(const sim_curve *c, curve_program *p, const trace_reco
 		p->op_capacity = capacity;
 	}
 	const uint32_t max_size = c->config.max_access_size;
+	const sim_cache_config *l1i = &c->config.cache[SIM_L1I];
+	uint64_t l1i_sets = l1i->size && l1i->assoc ? l1i->size / ((uint64_t)l1i->line * l1i->assoc) : 1;
+	if (l1i_sets == 0)
+		l1i_sets = 1;
 	curve_definition *def = &p->definition[p->definitions];
 	def->first = (uint32_t)p->op_count;
 	def->count = 0;
@@ -998,10 +1022,25 @@ static int program_define(const sim_curve *c, curve_program *p, const trace_reco
 		uint32_t size = r->size;
 		if (max_size && size > max_size)
 			size = max_size;
-		p->ops[p->op_count + def->count++] = (curve_op){
+		curve_op op = {
 			.address = fetch ? r->address : 0, .size = size, .fetch = fetch, .word = (uint8_t)at,
 			.twice = r->kind == TRACE_MODIFY && c->config.modify == SIM_MODIFY_READ_WRITE,
 		};
+		uint64_t last_byte = r->address + (size ? size : 1) - 1;
+		if (fetch && (c->level <= SIM_L1D || l1i->size) && last_byte >= r->address &&
+		    last_byte >> c->line_bits == r->address >> c->line_bits) {
+			op.one_line = 1;
+			op.line = r->address >> c->line_bits;
+			op.front = (uint32_t)((op.line % l1i_sets) * l1i->assoc);
+			/* a fetch of the line the op before fetched: at distance 0, or an
+			 * L1 hit on the front way (nothing came between) */
+			curve_op *before = def->count ? &p->ops[p->op_count + def->count - 1] : NULL;
+			if (before && before->one_line && before->line == op.line && before->repeat < UINT32_MAX) {
+				before->repeat++;
+				continue;
+			}
+		}
+		p->ops[p->op_count + def->count++] = op;
 	}
 	p->op_count += def->count;
 	p->definitions++;
@@ -1072,6 +1111,28 @@ int sim_curve_compact(sim_curve *c, trace_compact *cp, plumb_status *status)
 			continue;
 		}
 		for (const curve_op *op = p->ops + def->first, *end = op + def->count; op < end; op++) {
+			if (op->one_line) {
+				if (private_l1) {
+					/* the L1I's: the line, then its repeats at distance 0 */
+					if (op->line != k->stacks->last_line) {
+#if CURVE_WIDE
+						int rc = c->wide ? count_line_wide(k->stacks, c->bits, v, op->line)
+						                 : count_line_narrow(k->stacks, c->bits, v, op->line);
+#else
+						int rc = count_line_narrow(k->stacks, c->bits, v, op->line);
+#endif
+						if (rc != 0)
+							return plumb_fail_errno(status, ENOMEM, "curve: stacks");
+						v[0] += op->repeat;
+					} else {
+						v[0] += 1u + op->repeat;
+					}
+					continue;
+				}
+				/* below the L1s: the repeats hit the front way */
+				if (k->l1[0].tags[op->front] == op->line)
+					continue;
+			}
 			uint64_t address = op->fetch ? op->address : d[op->word];
 			uint32_t size = op->size ? op->size : 1;
 			uint64_t last_byte = address + size - 1, line = address >> line_bits;
@@ -1079,8 +1140,21 @@ int sim_curve_compact(sim_curve *c, trace_compact *cp, plumb_status *status)
 			/* the common cases first: the level's most recent line, or an
 			 * L1 hit on the front way, which move nothing */
 			if (private_l1) {
-				if (one_line && line == k->stacks->last_line) {
-					v[0] += 1u + op->twice;
+				if (one_line) {
+					/* the level's most recent line at distance 0, another counted at once */
+					if (line != k->stacks->last_line) {
+#if CURVE_WIDE
+						int rc = c->wide ? count_line_wide(k->stacks, c->bits, v, line)
+						                 : count_line_narrow(k->stacks, c->bits, v, line);
+#else
+						int rc = count_line_narrow(k->stacks, c->bits, v, line);
+#endif
+						if (rc != 0)
+							return plumb_fail_errno(status, ENOMEM, "curve: stacks");
+						v[0] += op->twice;
+					} else {
+						v[0] += 1u + op->twice;
+					}
 					continue;
 				}
 			} else if (one_line && l1_at_front(&k->l1[!op->fetch], line)) {
