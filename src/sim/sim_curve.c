@@ -577,6 +577,11 @@ int sim_curve_new(sim_curve **out, const sim_config *config, sim_level level, ui
 	return 0;
 }
 
+void sim_curve_narrow_rows(sim_curve *c)
+{
+	c->wide = false;
+}
+
 void sim_curve_free(sim_curve *c)
 {
 	if (!c)

@@ -507,4 +507,9 @@ bool sim_prefetch_fetch(sim *s, uint32_t core, uint64_t line, unsigned *state);
 void sim_stream_release(sim *s, uint32_t core, uint64_t line, unsigned state);
 bool sim_line_held_elsewhere(const sim *s, uint32_t core, uint64_t granule);
 
+/* Tests: the curve moves its sets' rows with the portable code even where
+ * the CPU has AVX-512 (sim_curve.c). */
+struct sim_curve;
+void sim_curve_narrow_rows(struct sim_curve *c);
+
 #endif
