@@ -5,8 +5,8 @@
  * one LRU stack gives the misses of every fully associative size at once
  * (a reference misses a cache of C lines exactly when C distinct lines were
  * referenced since its line was last referenced: its stack distance).  The
- * stack distance is kept in O(log n) per reference: a hash map from a line
- * to the time of its last reference and a Fenwick tree over those times.
+ * stack distance's power-of-two bucket is kept in O(log distance) per
+ * reference: the stack as a list cut into groups at the buckets' bounds.
  * Hill and Smith (1989): with bit-selection set indexing, the same holds in
  * each set, so one LRU stack per set gives every associativity of a set
  * count at once; one pass keeps one stack per set for every power-of-two
