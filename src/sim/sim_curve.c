@@ -756,22 +756,6 @@ static inline __attribute__((always_inline)) int count_body(sim_curve *c, uint32
 	return 0;
 }
 
-/* One reference of one line (not the last one) to t, counted in v. */
-#if CURVE_WIDE
-static __attribute__((target("avx512f"))) int count_line_wide(curve_stacks *t, unsigned bits, uint64_t *v,
-                                                              uint64_t line)
-{
-	v[0]++;
-	return stacks_reference(t, bits, line, NULL, v + 1, true);
-}
-#endif
-
-static int count_line_narrow(curve_stacks *t, unsigned bits, uint64_t *v, uint64_t line)
-{
-	v[0]++;
-	return stacks_reference(t, bits, line, NULL, v + 1, false);
-}
-
 #if CURVE_WIDE
 static __attribute__((target("avx512f"))) int count_wide(sim_curve *c, uint32_t core, curve_stacks *t,
                                                          const reference_lines *lines)
@@ -1087,19 +1071,10 @@ static int use_expanded(sim_curve *c, const trace_compact *cp, const uint64_t *w
 	return sim_curve_batch(c, records, cp->count[id], status);
 }
 
-int sim_curve_compact(sim_curve *c, trace_compact *cp, plumb_status *status)
+/* The uses of a run on core's stacks (wide: AVX-512 rows). */
+static inline __attribute__((always_inline)) int compact_walk(sim_curve *c, const trace_compact *cp, uint32_t core,
+                                                              plumb_status *status, const bool wide)
 {
-	if (cp->filtered)
-		return plumb_fail(status, EINVAL, "plumbgrind's L1-filtered entries cannot feed a curve (they leave out "
-		                  "the L1s' hits)");
-	trace_compact_settle(cp);
-	if (cp->words == cp->end)
-		return 0;
-	if (program_update(c, cp, status) != 0)
-		return -1;
-	uint32_t core;
-	if (thread_core(c, cp->thread, &core, status) != 0)
-		return -1;
 	const curve_program *p = c->program;
 	curve_core *k = &c->cores[core];
 	uint64_t *v = c->counts[core].v;
@@ -1120,12 +1095,8 @@ int sim_curve_compact(sim_curve *c, trace_compact *cp, plumb_status *status)
 				if (private_l1) {
 					/* the L1I's: the line, then its repeats at distance 0 */
 					if (op->line != k->stacks->last_line) {
-#if CURVE_WIDE
-						int rc = c->wide ? count_line_wide(k->stacks, c->bits, v, op->line)
-						                 : count_line_narrow(k->stacks, c->bits, v, op->line);
-#else
-						int rc = count_line_narrow(k->stacks, c->bits, v, op->line);
-#endif
+						v[0]++;
+						int rc = stacks_reference(k->stacks, c->bits, op->line, NULL, v + 1, wide);
 						if (rc != 0)
 							return plumb_fail_errno(status, ENOMEM, "curve: stacks");
 						v[0] += op->repeat;
@@ -1148,12 +1119,8 @@ int sim_curve_compact(sim_curve *c, trace_compact *cp, plumb_status *status)
 				if (one_line) {
 					/* the level's most recent line at distance 0, another counted at once */
 					if (line != k->stacks->last_line) {
-#if CURVE_WIDE
-						int rc = c->wide ? count_line_wide(k->stacks, c->bits, v, line)
-						                 : count_line_narrow(k->stacks, c->bits, v, line);
-#else
-						int rc = count_line_narrow(k->stacks, c->bits, v, line);
-#endif
+						v[0]++;
+						int rc = stacks_reference(k->stacks, c->bits, line, NULL, v + 1, wide);
 						if (rc != 0)
 							return plumb_fail_errno(status, ENOMEM, "curve: stacks");
 						v[0] += op->twice;
@@ -1172,6 +1139,39 @@ int sim_curve_compact(sim_curve *c, trace_compact *cp, plumb_status *status)
 		}
 	}
 	return 0;
+}
+
+#if CURVE_WIDE
+static __attribute__((target("avx512f"))) int compact_wide(sim_curve *c, const trace_compact *cp, uint32_t core,
+                                                           plumb_status *status)
+{
+	return compact_walk(c, cp, core, status, true);
+}
+#endif
+
+static int compact_narrow(sim_curve *c, const trace_compact *cp, uint32_t core, plumb_status *status)
+{
+	return compact_walk(c, cp, core, status, false);
+}
+
+int sim_curve_compact(sim_curve *c, trace_compact *cp, plumb_status *status)
+{
+	if (cp->filtered)
+		return plumb_fail(status, EINVAL, "plumbgrind's L1-filtered entries cannot feed a curve (they leave out "
+		                  "the L1s' hits)");
+	trace_compact_settle(cp);
+	if (cp->words == cp->end)
+		return 0;
+	if (program_update(c, cp, status) != 0)
+		return -1;
+	uint32_t core;
+	if (thread_core(c, cp->thread, &core, status) != 0)
+		return -1;
+#if CURVE_WIDE
+	if (c->wide)
+		return compact_wide(c, cp, core, status);
+#endif
+	return compact_narrow(c, cp, core, status);
 }
 
 int sim_curve_run_reader(sim_curve *c, trace_reader *reader, trace_interleaver *interleaver, uint64_t *records,
