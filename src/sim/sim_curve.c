@@ -72,6 +72,7 @@ typedef struct curve_stacks {
 	/* Hill and Smith: for set count 2^k (k >= 1), 2^k stacks of depth[k]
 	 * ids + 1 (0 empty), most recent first */
 	uint32_t *sets[32];
+	void *sets_allocated[32];       /* sets[k] is this, moved up to a cache line's start */
 	uint32_t depth[32];
 	uint64_t last_line;             /* the most recent line: at the top of every stack */
 	uint64_t second_line;           /* the one before it (EMPTY_OWNER: none) */
@@ -149,7 +150,7 @@ static void stacks_free(curve_stacks *t)
 	free(t->blocks);
 	free(t->node);
 	for (int k = 0; k < 32; k++)
-		free(t->sets[k]);
+		free(t->sets_allocated[k]);
 	free(t);
 }
 
@@ -174,10 +175,13 @@ static curve_stacks *stacks_new(unsigned bits)
 			depth = SIM_CURVE_MAX_WAYS;
 		t->depth[k] = (uint32_t)depth;
 		/* zeroed pages come when a set is first used */
-		if (!(t->sets[k] = calloc(((size_t)1 << k) * (size_t)depth, sizeof *t->sets[k]))) {
+		/* each 16-way row in one cache line */
+		size_t bytes = ((size_t)1 << k) * (size_t)depth * sizeof *t->sets[k];
+		if (!(t->sets_allocated[k] = calloc(1, bytes + 64))) {
 			stacks_free(t);
 			return NULL;
 		}
+		t->sets[k] = (uint32_t *)(((uintptr_t)t->sets_allocated[k] + 63) & ~(uintptr_t)63);
 	}
 	return t;
 }
