@@ -5,8 +5,8 @@
  * one LRU stack gives the misses of every fully associative size at once
  * (a reference misses a cache of C lines exactly when C distinct lines were
  * referenced since its line was last referenced: its stack distance).  The
- * stack distance is kept in O(log n) per reference: a hash map from a line
- * to the time of its last reference and a Fenwick tree over those times.
+ * stack distance's power-of-two bucket is kept in O(log distance) per
+ * reference: the stack as a list cut into groups at the buckets' bounds.
  * Hill and Smith (1989): with bit-selection set indexing, the same holds in
  * each set, so one LRU stack per set gives every associativity of a set
  * count at once; one pass keeps one stack per set for every power-of-two
@@ -60,6 +60,12 @@ void sim_curve_free(sim_curve *c);
 /* Records in order, as sim_access_batch takes them (threads onto cores as
  * the simulator maps them, region markers, modify as configured). */
 int sim_curve_batch(sim_curve *c, const trace_record *records, size_t n, plumb_status *status);
+/* A run of plumbgrind's compact entries (trace_reader_view_compact), as
+ * sim_curve_batch takes the records they stand for; an unchecked run is
+ * settled first (trace_compact_settle).  The definitions are made into the
+ * level's own references once, so a use costs its references at the level
+ * only (an L1D curve skips the fetches). */
+int sim_curve_compact(sim_curve *c, trace_compact *compact, plumb_status *status);
 /* Everything reader gives (in the interleaver's order when not NULL);
  * *records counts what was read. */
 int sim_curve_run_reader(sim_curve *c, trace_reader *reader, trace_interleaver *interleaver, uint64_t *records,

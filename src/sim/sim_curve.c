@@ -16,8 +16,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#endif
 #include "plumb/progress.h"
 #include "plumb/sim_curve.h"
+#include "sim/sim_curve_internal.h"
 #include "sim/sim_state.h"
 
 #define BATCH 65536
@@ -26,22 +33,50 @@
 
 /* ------------------------------------------------------------ the stacks */
 
+#define NO_NODE UINT32_MAX
+#define BLOCK_LINES 16
+
 /* One cache of the level (a core's private one, or the shared L3): every
- * grid point's state at once. */
+ * grid point's state at once.  Lines are numbered in the order they first
+ * come (their id); the stacks hold ids. */
+typedef struct curve_slot {
+	uint64_t key;
+	uint32_t id;
+} curve_slot;
+
+typedef struct curve_node {
+	uint32_t prev, next;            /* its neighbours in Mattson's stack, NO_NODE: none */
+	uint32_t group;
+} curve_node;
+
 typedef struct curve_stacks {
-	/* Mattson: line -> time of its last reference (open addressing; key
-	 * line + 1, 0 empty), and a Fenwick tree over times holding 1 where a
-	 * time is some line's last.  The times are renumbered when they run out. */
-	uint64_t *keys;
-	uint32_t *stamps;
+	/* line -> id + 1 (0: never seen), in blocks of BLOCK_LINES neighbouring
+	 * lines: a map from a block (open addressing; key block + 1, 0 empty)
+	 * to its ids, and the block used last */
+	curve_slot *map;
 	size_t map_capacity, map_used;
-	uint32_t *tree;                 /* 1-based Fenwick tree of capacity entries */
-	uint64_t *owner;                /* time -> line, EMPTY_OWNER when no longer a last reference */
-	uint32_t clock, capacity;
-	/* Hill and Smith: for set count 2^k (k >= 1), 2^k stacks of depth[k] lines, most recent first */
-	uint64_t *sets[32];
+	uint32_t *blocks;
+	size_t block_capacity;
+	uint64_t cached_key;
+	uint32_t cached_block;
+	uint32_t used;                  /* ids given: the distinct lines */
+	/* Mattson: the fully associative LRU stack as a list, most recent
+	 * first, cut into the buckets' groups: group 0 holds position 0,
+	 * group g (1 .. bits) positions 2^(g-1) .. 2^g - 1, group bits + 1 the
+	 * rest.  A line's group is its bucket; moving it to the top moves the
+	 * deepest line of each group above it one group down, so a reference
+	 * costs one step per group above it, not a walk of the stack. */
+	curve_node *node;               /* per id */
+	size_t node_capacity;
+	uint32_t head;
+	uint32_t last[34];              /* the deepest id of each group */
+	/* Hill and Smith: for set count 2^k (k >= 1), 2^k stacks of depth[k]
+	 * ids + 1 (0 empty), most recent first */
+	uint32_t *sets[32];
+	void *sets_allocated[32];       /* sets[k] is this, moved up to a cache line's start */
 	uint32_t depth[32];
 	uint64_t last_line;             /* the most recent line: at the top of every stack */
+	uint64_t second_line;           /* the one before it (EMPTY_OWNER: none) */
 } curve_stacks;
 
 /* The counts of one core: references, and buckets[k][b] (b = 0 .. bits + 1, the last "beyond"). */
@@ -68,12 +103,13 @@ typedef struct curve_region {
 	uint64_t *sum;
 } curve_region;
 
+typedef struct curve_program curve_program;
+static void program_free(curve_program *p);
+
 typedef struct curve_core {
 	sim_cache l1[2];                /* L1I, L1D: the levels above an L2 or L3 */
 	sim_cache l2;                   /* the level above an L3 */
 	bool ready;
-	/* the line each L1 hit last when nothing below moved: at the front of its set */
-	uint64_t l1_last[2];
 	curve_stacks *stacks;           /* private levels: this core's cache of the level */
 } curve_core;
 
@@ -93,6 +129,8 @@ struct sim_curve {
 	curve_region *regions;
 	size_t region_count, region_capacity;
 	uint64_t mismatches;
+	curve_program *program;         /* plumbgrind's definitions made into the level's ops */
+	bool wide;                      /* the sets' rows searched and moved with AVX-512 */
 };
 
 static unsigned bucket_of(uint64_t distance)
@@ -109,12 +147,11 @@ static void stacks_free(curve_stacks *t)
 {
 	if (!t)
 		return;
-	free(t->keys);
-	free(t->stamps);
-	free(t->tree);
-	free(t->owner);
+	free(t->map);
+	free(t->blocks);
+	free(t->node);
 	for (int k = 0; k < 32; k++)
-		free(t->sets[k]);
+		free(t->sets_allocated[k]);
 	free(t);
 }
 
@@ -124,13 +161,12 @@ static curve_stacks *stacks_new(unsigned bits)
 	if (!t)
 		return NULL;
 	t->map_capacity = 1024;
-	t->capacity = 1024;
-	t->keys = calloc(t->map_capacity, sizeof *t->keys);
-	t->stamps = calloc(t->map_capacity, sizeof *t->stamps);
-	t->tree = calloc((size_t)t->capacity + 1, sizeof *t->tree);
-	t->owner = malloc((size_t)t->capacity * sizeof *t->owner);
-	t->last_line = EMPTY_OWNER;
-	if (!t->keys || !t->stamps || !t->tree || !t->owner) {
+	t->node_capacity = 512;
+	t->map = calloc(t->map_capacity, sizeof *t->map);
+	t->node = malloc(t->node_capacity * sizeof *t->node);
+	t->last_line = t->second_line = EMPTY_OWNER;
+	t->head = NO_NODE;
+	if (!t->map || !t->node) {
 		stacks_free(t);
 		return NULL;
 	}
@@ -139,13 +175,14 @@ static curve_stacks *stacks_new(unsigned bits)
 		if (depth > SIM_CURVE_MAX_WAYS)
 			depth = SIM_CURVE_MAX_WAYS;
 		t->depth[k] = (uint32_t)depth;
-		size_t slots = ((size_t)1 << k) * (size_t)depth;
-		t->sets[k] = malloc(slots * sizeof *t->sets[k]);
-		if (!t->sets[k]) {
+		/* zeroed pages come when a set is first used */
+		/* each 16-way row in one cache line */
+		size_t bytes = ((size_t)1 << k) * (size_t)depth * sizeof *t->sets[k];
+		if (!(t->sets_allocated[k] = calloc(1, bytes + 64))) {
 			stacks_free(t);
 			return NULL;
 		}
-		memset(t->sets[k], 0xff, slots * sizeof *t->sets[k]);
+		t->sets[k] = (uint32_t *)(((uintptr_t)t->sets_allocated[k] + 63) & ~(uintptr_t)63);
 	}
 	return t;
 }
@@ -155,7 +192,7 @@ static size_t map_slot(const curve_stacks *t, uint64_t line)
 {
 	size_t mask = t->map_capacity - 1;
 	size_t i = (size_t)(hash_line(line) >> 20) & mask;
-	while (t->keys[i] && t->keys[i] != line + 1)
+	while (t->map[i].key && t->map[i].key != line + 1)
 		i = (i + 1) & mask;
 	return i;
 }
@@ -163,143 +200,269 @@ static size_t map_slot(const curve_stacks *t, uint64_t line)
 static int map_grow(curve_stacks *t)
 {
 	size_t capacity = t->map_capacity * 2;
-	uint64_t *keys = calloc(capacity, sizeof *keys);
-	uint32_t *stamps = calloc(capacity, sizeof *stamps);
-	if (!keys || !stamps) {
-		free(keys);
-		free(stamps);
+	curve_slot *map = calloc(capacity, sizeof *map);
+	if (!map)
 		return -1;
-	}
-	uint64_t *old_keys = t->keys;
-	uint32_t *old_stamps = t->stamps;
+	curve_slot *old = t->map;
 	size_t old_capacity = t->map_capacity;
-	t->keys = keys;
-	t->stamps = stamps;
+	t->map = map;
 	t->map_capacity = capacity;
-	for (size_t i = 0; i < old_capacity; i++) {
-		if (!old_keys[i])
-			continue;
-		size_t j = map_slot(t, old_keys[i] - 1);
-		t->keys[j] = old_keys[i];
-		t->stamps[j] = old_stamps[i];
-	}
-	free(old_keys);
-	free(old_stamps);
+	for (size_t i = 0; i < old_capacity; i++)
+		if (old[i].key)
+			t->map[map_slot(t, old[i].key - 1)] = old[i];
+	free(old);
 	return 0;
 }
 
-static void tree_add(curve_stacks *t, uint32_t time, int delta)
+/* The ids of line's block (line % BLOCK_LINES in it); NULL: out of memory. */
+static inline __attribute__((always_inline)) uint32_t *line_ids(curve_stacks *t, uint64_t line)
 {
-	for (size_t i = (size_t)time + 1; i <= t->capacity; i += i & (~i + 1))
-		t->tree[i] = (uint32_t)((int64_t)t->tree[i] + delta);
+	uint64_t key = line / BLOCK_LINES + 1;
+	if (key == t->cached_key)
+		return t->blocks + (size_t)t->cached_block * BLOCK_LINES;
+	if (2 * (t->map_used + 1) > t->map_capacity && map_grow(t) != 0)
+		return NULL;
+	size_t slot = map_slot(t, key - 1);
+	if (!t->map[slot].key) {
+		if (t->map_used == t->block_capacity) {
+			size_t capacity = t->block_capacity ? 2 * t->block_capacity : 1024;
+			if (capacity > UINT32_MAX)
+				return NULL;
+			uint32_t *blocks = realloc(t->blocks, capacity * BLOCK_LINES * sizeof *blocks);
+			if (!blocks)
+				return NULL;
+			memset(blocks + t->block_capacity * BLOCK_LINES, 0,
+			       (capacity - t->block_capacity) * BLOCK_LINES * sizeof *blocks);
+			t->blocks = blocks;
+			t->block_capacity = capacity;
+		}
+		t->map[slot] = (curve_slot){ .key = key, .id = (uint32_t)t->map_used++ };
+	}
+	t->cached_key = key;
+	t->cached_block = t->map[slot].id;
+	return t->blocks + (size_t)t->cached_block * BLOCK_LINES;
 }
 
-/* Last references at times 0 .. time. */
-static uint64_t tree_prefix(const curve_stacks *t, uint32_t time)
+static int nodes_grow(curve_stacks *t)
 {
-	uint64_t sum = 0;
-	for (size_t i = (size_t)time + 1; i > 0; i -= i & (~i + 1))
-		sum += t->tree[i];
-	return sum;
-}
-
-/* The times ran out: the live ones are renumbered 0 .. live - 1 in order,
- * in a range at least twice as large as the lines known. */
-static int renumber(curve_stacks *t)
-{
-	uint64_t live = t->map_used;
-	uint64_t capacity = t->capacity;
-	while (capacity < 2 * live + 1024)
-		capacity *= 2;
-	if (capacity > UINT32_MAX)
+	if (t->node_capacity >= NO_NODE / 2)
 		return -1;
-	uint64_t *owner = malloc((size_t)capacity * sizeof *owner);
-	uint32_t *tree = calloc((size_t)capacity + 1, sizeof *tree);
-	if (!owner || !tree) {
-		free(owner);
-		free(tree);
+	size_t capacity = t->node_capacity * 2;
+	curve_node *node = realloc(t->node, capacity * sizeof *node);
+	if (!node)
 		return -1;
-	}
-	uint32_t next = 0;
-	for (uint32_t time = 0; time < t->clock; time++) {
-		if (t->owner[time] == EMPTY_OWNER)
-			continue;
-		t->stamps[map_slot(t, t->owner[time])] = next;
-		owner[next++] = t->owner[time];
-	}
-	/* a Fenwick tree of ones at 0 .. next - 1, built in linear time */
-	for (size_t i = 1; i <= capacity; i++) {
-		if (i <= next)
-			tree[i] += 1;
-		size_t parent = i + (i & (~i + 1));
-		if (parent <= capacity)
-			tree[parent] += tree[i];
-	}
-	free(t->owner);
-	free(t->tree);
-	t->owner = owner;
-	t->tree = tree;
-	t->capacity = (uint32_t)capacity;
-	t->clock = next;
+	t->node = node;
+	t->node_capacity = capacity;
 	return 0;
 }
+
+/* Mattson's stack: id x (group g, or beyond + 1 for a line never seen, of
+ * which there were `before`) to the top; returns its bucket. */
+static inline __attribute__((always_inline)) unsigned lru_to_top(curve_stacks *t, uint32_t x, unsigned g, unsigned beyond, uint64_t before)
+{
+	curve_node *node = t->node;
+	if (g <= beyond) {
+		/* out of its place (group g keeps its deepest unless x was it) */
+		uint32_t p = node[x].prev, n = node[x].next;
+		if (t->last[g] == x)
+			t->last[g] = p;
+		node[p].next = n;
+		if (n != NO_NODE)
+			node[n].prev = p;
+		node[t->head].prev = x;
+		node[x] = (curve_node){ .prev = NO_NODE, .next = t->head, .group = 0 };
+		t->head = x;
+		/* every group above it full: each gives its deepest to the next */
+		for (unsigned i = 0; i < g; i++) {
+			uint32_t y = t->last[i];
+			node[y].group = i + 1;
+			t->last[i] = node[y].prev;
+		}
+		return g;
+	}
+	node[x] = (curve_node){ .prev = NO_NODE, .next = t->head, .group = 0 };
+	if (t->head == NO_NODE) {
+		t->head = t->last[0] = x;
+		return beyond;
+	}
+	node[t->head].prev = x;
+	t->head = x;
+	/* the full groups (group i holds 2^i - 1 and above when full) each
+	 * give their deepest to the next; the first that was not full keeps it */
+	for (unsigned i = 0; i < beyond && before > (1ull << i) - 1; i++) {
+		uint32_t y = t->last[i];
+		node[y].group = i + 1;
+		t->last[i] = node[y].prev;
+		if (before == 1ull << i)
+			t->last[i + 1] = y;   /* it was empty */
+	}
+	return beyond;
+}
+
+/* The position of key in row (depth entries), depth when it is not there. */
+static inline uint32_t row_find(const uint32_t *row, uint32_t depth, uint32_t key)
+{
+#ifdef __SSE2__
+	if (depth == 16) {
+		/* one compare per four ways */
+		__m128i k = _mm_set1_epi32((int)key);
+		__m128i a = _mm_packs_epi32(_mm_cmpeq_epi32(_mm_loadu_si128((const __m128i *)row), k),
+		                            _mm_cmpeq_epi32(_mm_loadu_si128((const __m128i *)(row + 4)), k));
+		__m128i b = _mm_packs_epi32(_mm_cmpeq_epi32(_mm_loadu_si128((const __m128i *)(row + 8)), k),
+		                            _mm_cmpeq_epi32(_mm_loadu_si128((const __m128i *)(row + 12)), k));
+		unsigned mask = (unsigned)_mm_movemask_epi8(_mm_packs_epi16(a, b));
+		return mask ? (uint32_t)__builtin_ctz(mask) : 16;
+	}
+#endif
+	uint32_t p = 0;
+	while (p < depth && row[p] != key)
+		p++;
+	return p;
+}
+
+/* key to the top of row: the entries above position move one down (the
+ * entry at position leaves: key, or the least recent line). */
+static inline void row_to_top(uint32_t *row, uint32_t depth, uint32_t position, uint32_t key)
+{
+#ifdef __SSE2__
+	if (depth == 16) {
+		/* every way at once: way i takes way i - 1 up to position, keeps its own below */
+		__m128i v0 = _mm_loadu_si128((const __m128i *)row), v1 = _mm_loadu_si128((const __m128i *)(row + 4));
+		__m128i v2 = _mm_loadu_si128((const __m128i *)(row + 8)), v3 = _mm_loadu_si128((const __m128i *)(row + 12));
+		__m128i s0 = _mm_or_si128(_mm_slli_si128(v0, 4), _mm_cvtsi32_si128((int)key));
+		__m128i s1 = _mm_or_si128(_mm_slli_si128(v1, 4), _mm_srli_si128(v0, 12));
+		__m128i s2 = _mm_or_si128(_mm_slli_si128(v2, 4), _mm_srli_si128(v1, 12));
+		__m128i s3 = _mm_or_si128(_mm_slli_si128(v3, 4), _mm_srli_si128(v2, 12));
+		__m128i limit = _mm_set1_epi32((int)position + 1), four = _mm_set1_epi32(4);
+		__m128i lane = _mm_setr_epi32(0, 1, 2, 3);
+		__m128i m0 = _mm_cmplt_epi32(lane, limit);
+		lane = _mm_add_epi32(lane, four);
+		__m128i m1 = _mm_cmplt_epi32(lane, limit);
+		lane = _mm_add_epi32(lane, four);
+		__m128i m2 = _mm_cmplt_epi32(lane, limit);
+		lane = _mm_add_epi32(lane, four);
+		__m128i m3 = _mm_cmplt_epi32(lane, limit);
+		_mm_storeu_si128((__m128i *)row, _mm_or_si128(_mm_and_si128(m0, s0), _mm_andnot_si128(m0, v0)));
+		_mm_storeu_si128((__m128i *)(row + 4), _mm_or_si128(_mm_and_si128(m1, s1), _mm_andnot_si128(m1, v1)));
+		_mm_storeu_si128((__m128i *)(row + 8), _mm_or_si128(_mm_and_si128(m2, s2), _mm_andnot_si128(m2, v2)));
+		_mm_storeu_si128((__m128i *)(row + 12), _mm_or_si128(_mm_and_si128(m3, s3), _mm_andnot_si128(m3, v3)));
+		return;
+	}
+#endif
+	for (uint32_t i = position; i > 0; i--)
+		row[i] = row[i - 1];
+	row[0] = key;
+}
+
+/* A 16-way row in one AVX-512 register (the CPU is asked once, in
+ * sim_curve_new): key to the top, the entries above its position one down;
+ * returns its position, 16 when it was not there (the last entry left). */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define CURVE_WIDE 1
+static inline __attribute__((target("avx512f"))) uint32_t wide_row_to_top(uint32_t *row, uint32_t key)
+{
+	__m512i v = _mm512_loadu_si512(row);
+	unsigned found = (unsigned)_mm512_cmpeq_epi32_mask(v, _mm512_set1_epi32((int)key));
+	uint32_t position = (uint32_t)__builtin_ctz(found | 0x10000u);
+	uint32_t moved = position < 16 ? position : 15;
+	v = _mm512_mask_mov_epi32(v, (__mmask16)((2u << moved) - 1), _mm512_alignr_epi32(v, v, 15));
+	_mm512_storeu_si512(row, _mm512_mask_set1_epi32(v, 1, (int)key));
+	return position;
+}
+#else
+#define CURVE_WIDE 0
+static inline uint32_t wide_row_to_top(uint32_t *row, uint32_t key)
+{
+	(void)row, (void)key;
+	return 0;
+}
+#endif
 
 /* One reference of line to this cache: its bucket at every set count into
- * worst[] (the largest so far of the reference's lines).  -1: out of memory. */
-static int stacks_reference(curve_stacks *t, unsigned bits, uint64_t line, unsigned *worst)
+ * worst[] (the largest so far of the reference's lines), or when the
+ * reference has one line, straight into its core's counts (count: v + 1,
+ * a row of bits + 2 buckets per set count).  -1: out of memory. */
+static inline __attribute__((always_inline)) void note_bucket(unsigned *worst, uint64_t *count, unsigned bits,
+                                                              unsigned k, unsigned b)
+{
+	if (count)
+		count[(size_t)k * (bits + 2) + b]++;
+	else if (b > worst[k])
+		worst[k] = b;
+}
+
+static inline __attribute__((always_inline)) int stacks_reference(curve_stacks *t, unsigned bits, uint64_t line,
+                                                                  unsigned *worst, uint64_t *count, const bool wide)
 {
 	if (line == t->last_line)
 		return 0;   /* distance 0 everywhere: bucket 0 changes no maximum */
-	t->last_line = line;
 	const unsigned beyond = bits + 1;
-	/* Mattson: the fully associative stack (set count 1) */
-	if (t->clock == t->capacity && renumber(t) != 0)
-		return -1;
-	if (2 * (t->map_used + 1) > t->map_capacity && map_grow(t) != 0)
-		return -1;
-	size_t slot = map_slot(t, line);
-	unsigned b;
-	if (t->keys[slot]) {
-		uint32_t last = t->stamps[slot];
-		uint64_t distance = t->map_used - tree_prefix(t, last);
-		b = distance >= (1ull << bits) ? beyond : bucket_of(distance);
-		tree_add(t, last, -1);
-		t->owner[last] = EMPTY_OWNER;
-	} else {
-		b = beyond;
-		t->keys[slot] = line + 1;
-		t->map_used++;
+	if (line == t->second_line) {
+		/* the line before the last one (a third of the references of
+		 * real programs): it and the last line change places at the top
+		 * of every stack they share, which are known without a search */
+		uint32_t x = t->node[t->head].next, y = t->head;
+		t->second_line = t->last_line;
+		t->last_line = line;
+		lru_to_top(t, x, 1, beyond, 0);
+		note_bucket(worst, count, bits, 0, 1);
+		uint64_t differ = line ^ t->second_line;
+		unsigned shared = (unsigned)__builtin_ctzll(differ);   /* lines differ: never 0 */
+		if (shared > bits)
+			shared = bits;
+		for (unsigned k = 1; k <= shared; k++) {
+			uint32_t *row = t->sets[k] + (size_t)(line & ((1ull << k) - 1)) * t->depth[k];
+			row[0] = x + 1;
+			unsigned kb = 1;
+			if (t->depth[k] > 1)
+				row[1] = y + 1;
+			else
+				kb = beyond;   /* one way: the other line leaves */
+			note_bucket(worst, count, bits, k, kb);
+		}
+		return 0;
 	}
-	t->stamps[slot] = t->clock;
-	t->owner[t->clock] = line;
-	tree_add(t, t->clock, 1);
-	t->clock++;
-	if (b > worst[0])
-		worst[0] = b;
+	uint32_t *ids = line_ids(t, line);
+	if (!ids)
+		return -1;
+	uint32_t x;
+	unsigned g;
+	if (ids[line % BLOCK_LINES]) {
+		x = ids[line % BLOCK_LINES] - 1;
+		g = t->node[x].group;
+	} else {
+		if (t->used == t->node_capacity && nodes_grow(t) != 0)
+			return -1;
+		x = t->used++;
+		ids[line % BLOCK_LINES] = x + 1;
+		g = beyond + 1;
+	}
+	t->second_line = t->last_line;
+	t->last_line = line;
+	unsigned b = lru_to_top(t, x, g, beyond, (uint64_t)t->used - 1);
+	note_bucket(worst, count, bits, 0, b);
 	/* Hill and Smith: one stack per set of every larger set count */
+	const uint32_t key = x + 1;
 	for (unsigned k = 1; k <= bits; k++) {
 		uint32_t depth = t->depth[k];
-		uint64_t *set = t->sets[k] + (size_t)(line & ((1ull << k) - 1)) * depth;
-		uint32_t position = 0;
-		while (position < depth && set[position] != line && set[position] != SIM_NO_TAG)
-			position++;
+		uint32_t *row = t->sets[k] + (size_t)(line & ((1ull << k) - 1)) * depth;
+		if (row[0] == key)
+			break;   /* Hill and Smith's inclusion: at the top of its set here, at the top at every larger set count */
 		unsigned kb;
-		if (position == 0 && set[0] == line) {
-			/* Hill and Smith's inclusion: at the top of its set here, it is
-			 * at the top of its set at every larger set count too */
-			break;
-		}
-		if (position < depth && set[position] == line) {
-			kb = bucket_of(position);
+		if (wide && depth == 16) {
+			uint32_t position = wide_row_to_top(row, key);
+			kb = position < depth ? bucket_of(position) : beyond;
 		} else {
-			kb = beyond;
-			if (position == depth)
+			uint32_t position = row_find(row, depth, key);
+			if (position < depth) {
+				kb = bucket_of(position);
+			} else {
+				kb = beyond;
 				position = depth - 1;   /* the least recent line leaves */
+			}
+			row_to_top(row, depth, position, key);
 		}
-		memmove(set + 1, set, position * sizeof *set);
-		set[0] = line;
-		if (kb > worst[k])
-			worst[k] = kb;
+		note_bucket(worst, count, bits, k, kb);
 	}
 	return 0;
 }
@@ -397,6 +560,9 @@ int sim_curve_new(sim_curve **out, const sim_config *config, sim_level level, ui
 	c->bits = log2_floor(max_size / line);
 	c->counter_count = 1 + (size_t)(c->bits + 1) * (c->bits + 2);
 	c->has_l2 = config->cache[SIM_L2].size > 0;
+#if CURVE_WIDE
+	c->wide = __builtin_cpu_supports("avx512f");
+#endif
 	c->cores = calloc(config->cores, sizeof *c->cores);
 	c->counts = calloc(config->cores, sizeof *c->counts);
 	if (!c->cores || !c->counts) {
@@ -414,6 +580,11 @@ int sim_curve_new(sim_curve **out, const sim_config *config, sim_level level, ui
 	}
 	*out = c;
 	return 0;
+}
+
+void sim_curve_narrow_rows(sim_curve *c)
+{
+	c->wide = false;
 }
 
 void sim_curve_free(sim_curve *c)
@@ -441,6 +612,7 @@ void sim_curve_free(sim_curve *c)
 		free(c->regions[i].sum);
 	}
 	stacks_free(c->shared);
+	program_free(c->program);
 	free(c->regions);
 	free(c->threads);
 	free(c->cores);
@@ -469,7 +641,6 @@ static int core_ready(sim_curve *c, uint32_t core)
 	}
 	if (c->level != SIM_L3 && !(k->stacks = stacks_new(c->bits)))
 		return -1;
-	k->l1_last[0] = k->l1_last[1] = SIM_NO_TAG;
 	k->ready = true;
 	return 0;
 }
@@ -571,20 +742,52 @@ typedef struct reference_lines {
 	unsigned n;
 } reference_lines;
 
-static int count_reference(sim_curve *c, uint32_t core, curve_stacks *t, const reference_lines *lines)
+static inline __attribute__((always_inline)) int count_body(sim_curve *c, uint32_t core, curve_stacks *t,
+                                                            const reference_lines *lines, const bool wide)
 {
-	unsigned worst[32] = { 0 };
-	for (unsigned i = 0; i < lines->n; i++)
-		if (stacks_reference(t, c->bits, lines->line[i], worst) != 0)
-			return -1;
 	uint64_t *v = c->counts[core].v;
 	v[0]++;
+	if (lines->n == 1)
+		return stacks_reference(t, c->bits, lines->line[0], NULL, v + 1, wide);
+	unsigned worst[32] = { 0 };
+	for (unsigned i = 0; i < lines->n; i++)
+		if (stacks_reference(t, c->bits, lines->line[i], worst, NULL, wide) != 0)
+			return -1;
 	size_t row = c->bits + 2;
 	/* a line's distance never grows with the set count, and its walk stops
 	 * at the first 0: the first empty bucket ends the reference's */
 	for (unsigned k = 0; k <= c->bits && worst[k]; k++)
 		v[1 + k * row + worst[k]]++;
 	return 0;
+}
+
+#if CURVE_WIDE
+static __attribute__((target("avx512f"))) int count_wide(sim_curve *c, uint32_t core, curve_stacks *t,
+                                                         const reference_lines *lines)
+{
+	return count_body(c, core, t, lines, true);
+}
+#endif
+
+static int count_narrow(sim_curve *c, uint32_t core, curve_stacks *t, const reference_lines *lines)
+{
+	return count_body(c, core, t, lines, false);
+}
+
+static int count_reference(sim_curve *c, uint32_t core, curve_stacks *t, const reference_lines *lines)
+{
+#if CURVE_WIDE
+	if (c->wide)
+		return count_wide(c, core, t, lines);
+#endif
+	return count_narrow(c, core, t, lines);
+}
+
+/* The line is the most recent of its L1 set (LRU keeps the ways in order):
+ * a lookup hits and moves nothing. */
+static inline bool l1_at_front(const sim_cache *l1, uint64_t line)
+{
+	return l1->tags[(size_t)sim_cache_set(l1, line) * l1->assoc] == line;
 }
 
 /* An L1 lookup as the engine's pass 1 makes it: touch, or fill (the victim simply leaves). */
@@ -641,20 +844,16 @@ static int one_reference(sim_curve *c, uint32_t core, sim_access_kind kind, uint
 	/* below the L1s: pass 1, the L1 lookups; pass 2, every line of a
 	 * reference one of whose lines missed (cachegrind's straddle rule) */
 	int which = kind == SIM_IFETCH ? 0 : 1;
-	if (n == 1 && first == k->l1_last[which])
-		return 0;   /* a hit on the front way: nothing changes */
 	sim_cache *l1 = &k->l1[which];
+	if (n == 1 && l1_at_front(l1, first))
+		return 0;   /* a hit on the front way: nothing changes */
 	bool hit[SIM_MAX_LINES], missed = false;
 	for (unsigned i = 0; i < n; i++) {
 		hit[i] = l1_reference(l1, first + i);
 		missed |= !hit[i];
 	}
-	if (!missed) {
-		k->l1_last[which] = last;
+	if (!missed)
 		return 0;
-	}
-	/* the levels below may take lines from either L1 (back-invalidation) */
-	k->l1_last[0] = k->l1_last[1] = SIM_NO_TAG;
 	lines.n = 0;
 	if (c->level == SIM_L2) {
 		for (unsigned i = 0; i < n; i++)
@@ -731,6 +930,255 @@ int sim_curve_batch(sim_curve *c, const trace_record *records, size_t n, plumb_s
 	return 0;
 }
 
+/* ------------------------------------------- plumbgrind's compact entries */
+
+/* What a use of one of plumbgrind's definitions does at the level, made
+ * once per definition (as the simulator makes its ops, sim.c): only the
+ * references that can reach the level, each with its size cut as
+ * sim_curve_batch cuts it. */
+typedef struct curve_op {
+	uint64_t address;               /* a fetch's address (the definition's own) */
+	uint64_t line;                  /* a fetch inside one line: its line */
+	uint32_t size;
+	uint32_t front;                 /* and below the L1s: the front way of its L1I set */
+	uint32_t repeat;                /* and the fetches of the same line right after it */
+	uint8_t fetch;                  /* 1: an instruction fetch; 0: a data reference, its address the use's word */
+	uint8_t word;                   /* a data reference's address: the use's data word */
+	uint8_t twice;                  /* a modify read and then written (modify = read-write) */
+	uint8_t one_line;               /* a fetch inside one line (line, front and repeat are set) */
+} curve_op;
+
+typedef struct curve_definition {
+	uint32_t first, count;          /* its ops */
+	bool expand;                    /* a record the ops do not take: the use goes as records */
+} curve_definition;
+
+struct curve_program {
+	uint64_t stream;                /* trace_compact's identity of the stream compiled */
+	size_t definitions;
+	curve_definition *definition;
+	size_t capacity;
+	curve_op *ops;
+	size_t op_count, op_capacity;
+};
+
+static void program_free(curve_program *p)
+{
+	if (!p)
+		return;
+	free(p->definition);
+	free(p->ops);
+	free(p);
+}
+
+static int program_define(const sim_curve *c, curve_program *p, const trace_record *t, size_t n)
+{
+	if (p->definitions == p->capacity) {
+		size_t capacity = p->capacity ? 2 * p->capacity : 4096;
+		curve_definition *definition = realloc(p->definition, capacity * sizeof *definition);
+		if (!definition)
+			return -1;
+		p->definition = definition;
+		p->capacity = capacity;
+	}
+	if (p->op_count + n > p->op_capacity) {
+		size_t capacity = p->op_capacity ? 2 * p->op_capacity : 65536;
+		while (capacity < p->op_count + n)
+			capacity *= 2;
+		curve_op *ops = realloc(p->ops, capacity * sizeof *ops);
+		if (!ops)
+			return -1;
+		p->ops = ops;
+		p->op_capacity = capacity;
+	}
+	const uint32_t max_size = c->config.max_access_size;
+	const sim_cache_config *l1i = &c->config.cache[SIM_L1I];
+	uint64_t l1i_sets = l1i->size && l1i->assoc ? l1i->size / ((uint64_t)l1i->line * l1i->assoc) : 1;
+	if (l1i_sets == 0)
+		l1i_sets = 1;
+	curve_definition *def = &p->definition[p->definitions];
+	def->first = (uint32_t)p->op_count;
+	def->count = 0;
+	def->expand = false;
+	unsigned word = 0;
+	for (size_t i = 0; i < n; i++) {
+		const trace_record *r = &t[i];
+		if (r->kind > TRACE_MODIFY) {
+			def->expand = true;
+			def->count = 0;
+			break;
+		}
+		bool fetch = r->kind == TRACE_INSTRUCTION;
+		unsigned at = fetch ? 0 : word++;
+		/* the level's own: an L1 takes only its kind, the levels below both */
+		if (c->level <= SIM_L1D && fetch != (c->level == SIM_L1I))
+			continue;
+		uint32_t size = r->size;
+		if (max_size && size > max_size)
+			size = max_size;
+		curve_op op = {
+			.address = fetch ? r->address : 0, .size = size, .fetch = fetch, .word = (uint8_t)at,
+			.twice = r->kind == TRACE_MODIFY && c->config.modify == SIM_MODIFY_READ_WRITE,
+		};
+		uint64_t last_byte = r->address + (size ? size : 1) - 1;
+		if (fetch && (c->level <= SIM_L1D || l1i->size) && last_byte >= r->address &&
+		    last_byte >> c->line_bits == r->address >> c->line_bits) {
+			op.one_line = 1;
+			op.line = r->address >> c->line_bits;
+			op.front = (uint32_t)((op.line % l1i_sets) * l1i->assoc);
+			/* a fetch of the line the op before fetched: at distance 0, or an
+			 * L1 hit on the front way (nothing came between) */
+			curve_op *before = def->count ? &p->ops[p->op_count + def->count - 1] : NULL;
+			if (before && before->one_line && before->line == op.line && before->repeat < UINT32_MAX) {
+				before->repeat++;
+				continue;
+			}
+		}
+		p->ops[p->op_count + def->count++] = op;
+	}
+	p->op_count += def->count;
+	p->definitions++;
+	return 0;
+}
+
+static int program_update(sim_curve *c, const trace_compact *cp, plumb_status *status)
+{
+	curve_program *p = c->program;
+	if (!p && !(p = c->program = calloc(1, sizeof *p)))
+		return plumb_fail_errno(status, ENOMEM, "curve: plumbgrind's definitions");
+	if (p->stream != cp->stream || cp->definitions < p->definitions) {
+		/* another stream: start again */
+		p->stream = cp->stream;
+		p->definitions = 0;
+		p->op_count = 0;
+	}
+	while (p->definitions < cp->definitions) {
+		size_t d = p->definitions;
+		if (cp->count[d] == 0 || program_define(c, p, cp->templates + cp->first[d], cp->count[d]) != 0)
+			return plumb_fail_errno(status, ENOMEM, "curve: plumbgrind's definitions");
+	}
+	return 0;
+}
+
+/* A use the ops do not take, as its records. */
+static int use_expanded(sim_curve *c, const trace_compact *cp, const uint64_t *w, plumb_status *status)
+{
+	uint32_t id = (uint32_t)w[0];
+	const trace_record *t = cp->templates + cp->first[id];
+	trace_record records[256];
+	const uint64_t *d = w + 1;
+	for (size_t i = 0; i < cp->count[id]; i++) {
+		records[i] = t[i];
+		records[i].thread = cp->thread;
+		if (records[i].kind != TRACE_INSTRUCTION)
+			records[i].address = *d++;
+	}
+	return sim_curve_batch(c, records, cp->count[id], status);
+}
+
+/* The uses of a run on core's stacks (wide: AVX-512 rows). */
+static inline __attribute__((always_inline)) int compact_walk(sim_curve *c, const trace_compact *cp, uint32_t core,
+                                                              plumb_status *status, const bool wide)
+{
+	const curve_program *p = c->program;
+	curve_core *k = &c->cores[core];
+	uint64_t *v = c->counts[core].v;
+	const unsigned line_bits = c->line_bits;
+	const bool private_l1 = c->level <= SIM_L1D;
+	for (const uint64_t *w = cp->words; w < cp->end;) {
+		const uint64_t *entry = w;
+		const uint64_t *d = w + 1;
+		w = d + ((w[0] >> 32) & 0xff);
+		const curve_definition *def = &p->definition[(uint32_t)entry[0]];
+		if (__builtin_expect(def->expand, 0)) {
+			if (use_expanded(c, cp, entry, status) != 0)
+				return -1;
+			continue;
+		}
+		for (const curve_op *op = p->ops + def->first, *end = op + def->count; op < end; op++) {
+			if (op->one_line) {
+				if (private_l1) {
+					/* the L1I's: the line, then its repeats at distance 0 */
+					if (op->line != k->stacks->last_line) {
+						v[0]++;
+						int rc = stacks_reference(k->stacks, c->bits, op->line, NULL, v + 1, wide);
+						if (rc != 0)
+							return plumb_fail_errno(status, ENOMEM, "curve: stacks");
+						v[0] += op->repeat;
+					} else {
+						v[0] += 1u + op->repeat;
+					}
+					continue;
+				}
+				/* below the L1s: the repeats hit the front way */
+				if (k->l1[0].tags[op->front] == op->line)
+					continue;
+			}
+			uint64_t address = op->fetch ? op->address : d[op->word];
+			uint32_t size = op->size ? op->size : 1;
+			uint64_t last_byte = address + size - 1, line = address >> line_bits;
+			bool one_line = last_byte >= address && last_byte >> line_bits == line;
+			/* the common cases first: the level's most recent line, or an
+			 * L1 hit on the front way, which move nothing */
+			if (private_l1) {
+				if (one_line) {
+					/* the level's most recent line at distance 0, another counted at once */
+					if (line != k->stacks->last_line) {
+						v[0]++;
+						int rc = stacks_reference(k->stacks, c->bits, line, NULL, v + 1, wide);
+						if (rc != 0)
+							return plumb_fail_errno(status, ENOMEM, "curve: stacks");
+						v[0] += op->twice;
+					} else {
+						v[0] += 1u + op->twice;
+					}
+					continue;
+				}
+			} else if (one_line && l1_at_front(&k->l1[!op->fetch], line)) {
+				continue;
+			}
+			sim_access_kind kind = op->fetch ? SIM_IFETCH : SIM_READ;
+			if (one_reference(c, core, kind, address, size) != 0 ||
+			    (op->twice && one_reference(c, core, SIM_WRITE, address, size) != 0))
+				return plumb_fail_errno(status, ENOMEM, "curve: stacks");
+		}
+	}
+	return 0;
+}
+
+#if CURVE_WIDE
+static __attribute__((target("avx512f"))) int compact_wide(sim_curve *c, const trace_compact *cp, uint32_t core,
+                                                           plumb_status *status)
+{
+	return compact_walk(c, cp, core, status, true);
+}
+#endif
+
+static int compact_narrow(sim_curve *c, const trace_compact *cp, uint32_t core, plumb_status *status)
+{
+	return compact_walk(c, cp, core, status, false);
+}
+
+int sim_curve_compact(sim_curve *c, trace_compact *cp, plumb_status *status)
+{
+	if (cp->filtered)
+		return plumb_fail(status, EINVAL, "plumbgrind's L1-filtered entries cannot feed a curve (they leave out "
+		                  "the L1s' hits)");
+	trace_compact_settle(cp);
+	if (cp->words == cp->end)
+		return 0;
+	if (program_update(c, cp, status) != 0)
+		return -1;
+	uint32_t core;
+	if (thread_core(c, cp->thread, &core, status) != 0)
+		return -1;
+#if CURVE_WIDE
+	if (c->wide)
+		return compact_wide(c, cp, core, status);
+#endif
+	return compact_narrow(c, cp, core, status);
+}
+
 int sim_curve_run_reader(sim_curve *c, trace_reader *reader, trace_interleaver *interleaver, uint64_t *records,
                          plumb_status *status)
 {
@@ -738,20 +1186,23 @@ int sim_curve_run_reader(sim_curve *c, trace_reader *reader, trace_interleaver *
 	progress_begin(&p, "plumb sim: records", 0);
 	int rc = 0;
 	for (;;) {
+		/* plumbgrind's entries as they came through its ring, or records */
 		const trace_record *batch;
+		trace_compact compact = { 0 };
 		long got = interleaver ? trace_interleaver_view(interleaver, reader, &batch, BATCH, status)
-		                       : trace_reader_view(reader, &batch, BATCH, status);
+		                       : trace_reader_view_compact(reader, &batch, &compact, BATCH, status);
 		if (got < 0) {
 			rc = -1;
 			break;
 		}
 		if (got == 0)
 			break;
-		if (sim_curve_batch(c, batch, (size_t)got, status) != 0) {
+		if (compact.words ? sim_curve_compact(c, &compact, status) != 0
+		                  : sim_curve_batch(c, batch, (size_t)got, status) != 0) {
 			rc = -1;
 			break;
 		}
-		*records += (uint64_t)got;
+		*records += compact.words ? compact.records : (uint64_t)got;
 		progress_step(&p, (size_t)*records);
 	}
 	progress_end(&p);
@@ -763,11 +1214,11 @@ int sim_curve_run_reader(sim_curve *c, trace_reader *reader, trace_interleaver *
 uint64_t sim_curve_footprint(const sim_curve *c)
 {
 	if (c->shared)
-		return c->shared->map_used;
+		return c->shared->used;
 	uint64_t most = 0;
 	for (uint32_t i = 0; i < c->config.cores; i++)
-		if (c->cores[i].stacks && c->cores[i].stacks->map_used > most)
-			most = c->cores[i].stacks->map_used;
+		if (c->cores[i].stacks && c->cores[i].stacks->used > most)
+			most = c->cores[i].stacks->used;
 	return most;
 }
 

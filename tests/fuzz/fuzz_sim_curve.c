@@ -5,7 +5,8 @@
  * repeated, some straddling) or a region marker.  For the L1D and L1I the
  * curve must equal plumb's simulator, run once per grid point with that one
  * configuration (the whole program and every region); the lower levels
- * must run clean under ASan and UBSan. */
+ * must run clean under ASan and UBSan, and every level's curve must be
+ * the same with the sets' rows moved the portable way. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 #include "plumb/sim.h"
 #include "plumb/sim_curve.h"
+#include "sim/sim_curve_internal.h"
 
 #define MAX_RECORDS 2048
 
@@ -75,6 +77,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (sim_curve_batch(curve, records, n / 2, &status) != 0 ||
 	    sim_curve_batch(curve, records + n / 2, n - n / 2, &status) != 0)
 		abort();   /* thread ids and kinds here are all good */
+	/* the sets' rows moved the portable way (AVX-512 above, where the CPU
+	 * has it): every point of every level the same */
+	sim_curve *narrow;
+	if (sim_curve_new(&narrow, &config, level, max_size, &status) != 0)
+		abort();
+	sim_curve_narrow_rows(narrow);
+	if (sim_curve_batch(narrow, records, n, &status) != 0)
+		abort();
+	if (sim_curve_footprint(narrow) != sim_curve_footprint(curve))
+		abort();
+	for (uint64_t bytes = 64; bytes <= sim_curve_max_size(curve); bytes *= 2)
+		for (uint32_t ways = 0; ways <= SIM_CURVE_MAX_WAYS; ways = ways ? 2 * ways : 1) {
+			uint64_t a_misses, a_accesses, b_misses, b_accesses;
+			int a_rc = sim_curve_point(curve, SIZE_MAX, bytes, ways, &a_misses, &a_accesses);
+			if (a_rc != sim_curve_point(narrow, SIZE_MAX, bytes, ways, &b_misses, &b_accesses))
+				abort();
+			if (a_rc == 0 && (a_misses != b_misses || a_accesses != b_accesses))
+				fail("portable rows", bytes, ways, b_misses, a_misses);
+		}
+	sim_curve_free(narrow);
 	output_report *report = sim_curve_report(curve, NULL, &status);
 	if (!report)
 		abort();

@@ -229,7 +229,7 @@ Test(sim_curve, several_cores_private_levels)
 	trace_release(&t);
 }
 
-/* The footprint past the map's and the clock's first capacity (renumbering). */
+/* The footprint past the map's and the list's first capacities. */
 Test(sim_curve, large_footprint_and_long_trace)
 {
 	sim_config c;
