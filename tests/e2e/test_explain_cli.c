@@ -352,3 +352,40 @@ Test(explain_cli, without_llvm_mca_the_base_rate_and_the_reason, .timeout = 120)
 		cr_expect_float_eq(json_object_get_double(ipc), 1.0, 1e-9);
 	json_object_put(root);
 }
+
+/* Under the host preset explain simulated the shared cache at sysfs's size
+ * while it priced the misses with the usable size the machine figures
+ * measured (a VM's guest used 8 MiB of a 260 MiB L3, and a 32 MiB chase
+ * showed no LLC miss).  Now the simulators take the usable size and the
+ * simulation's note says so. */
+Test(explain_cli, the_simulated_shared_cache_has_the_usable_size, .timeout = 120)
+{
+	char tool[4200];
+	snprintf(tool, sizeof tool, "%s/vg/lib/plumbgrind-amd64-linux", build_dir());
+	if (access(tool, X_OK) != 0)
+		cr_skip_test("plumbgrind is not built here (needs valgrind's tool libraries)");
+	uint64_t l2 = sysfs_cache(2, NULL), l3 = sysfs_cache(3, NULL);
+	if (!l3 || l3 < (4u << 20) || l3 <= l2)
+		cr_skip_test("sysfs describes no L3 of 4 MiB or more here");
+	char machine[4200];
+	snprintf(machine, sizeof machine, "%s", cli_temp_path("explain-usable.json"));
+	FILE *f = fopen(machine, "w");
+	cr_assert_not_null(f);
+	fputs("{\"schema\": \"plumb-report\", \"schema_version\": 1, \"plumb_version\": \"0.1.0\", \"command\": \"explain\",\n"
+	      " \"meta\": {\"clock_ghz\": 3.0, \"line_bytes\": 64},\n"
+	      " \"tables\": [{\"name\": \"machine\", \"title\": \"This machine\", \"columns\": [{\"name\": \"level\", \"unit\": null},"
+	      " {\"name\": \"size_bytes\", \"unit\": \"bytes\"}, {\"name\": \"latency_ns\", \"unit\": \"ns\"}],\n"
+	      " \"rows\": [{\"level\": \"L3\", \"size_bytes\": 1048576, \"latency_ns\": 30},"
+	      " {\"level\": \"memory\", \"size_bytes\": 0, \"latency_ns\": 100}]}], \"notes\": []}\n", f);
+	cr_assert_eq(fclose(f), 0);
+	cli_run r = cli_run_plumbv(NULL, "explain", "--runs", "1", "--machine", machine, "--", "/bin/true", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	cr_assert(strstr(r.out, "L3 at its usable 1.0 MiB of the nominal"), "%s", r.out);
+	cli_run_free(&r);
+	r = cli_run_plumbv(NULL, "explain", "--runs", "1", "--machine", machine, "--preset", "host-nominal", "--", "/bin/true",
+	                   NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	cr_assert_null(strstr(r.out, "at its usable"), "host-nominal keeps sysfs's size: %s", r.out);
+	cli_run_free(&r);
+	unlink(machine);
+}
