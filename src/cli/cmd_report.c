@@ -18,8 +18,8 @@ const char cmd_report_summary[] = "run the characterisation and write one HTML r
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: plumb report [-o FILE] [--sections LIST] [--quick] [-d DIR]\n"
-	           "       plumb report [-o FILE] --from REPORT.json...\n"
+	fprintf(f, "usage: plumb report [options] [-o FILE] [--sections LIST] [--quick] [-d DIR]\n"
+	           "       plumb report [options] [-o FILE] --from REPORT.json...\n"
 	           "       plumb report --compare A.json B.json [--csv | --json | --html] [-o FILE]\n\n"
 	           "Runs each section's command (as 'plumb COMMAND --json', one process each) and\n"
 	           "writes one self-contained HTML file that opens with a summary: the hierarchy\n"

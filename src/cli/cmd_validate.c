@@ -25,8 +25,8 @@ enum {
 static void usage(FILE *f)
 {
 	fprintf(f,
-	        "usage: plumb validate [EVENTS|BENCHMARKS|all] [--backend LIST] [--runs R] [--sizes LIST]\n"
-	        "                      [--max-count N] [--preset NAME] [--set KEY=VALUE]...\n"
+	        "usage: plumb validate [options] [EVENTS|BENCHMARKS|all] [--backend LIST] [--runs R]\n"
+	        "                      [--sizes LIST] [--max-count N] [--preset NAME] [--set KEY=VALUE]...\n"
 	        "                      [-d DIR] [--plot-format png|svg]\n"
 	        "                      [--cases] [--csv | --json] [-o FILE]\n\n"
 	        "Runs validation microbenchmarks whose event counts have a closed form\n"
