@@ -819,17 +819,17 @@ static void cell_value_or_dash(output_table *t, double v)
 		output_cell_text(t, "-");
 }
 
-/* The hierarchy as a table for the fitted writer (output_write_fitted): its
- * columns in the order they are left out from the right on a narrow
- * terminal (docs/report.md, "The summary on a terminal"): level, sizes,
- * latency and read bandwidth stay on 80 columns; write bandwidth, the
- * ranges, the latency in cycles and the bandwidth's spread go first. */
+/* The hierarchy as a table for the fitted writer (output_write_fitted),
+ * which leaves columns out from the right on a narrow terminal (man
+ * plumb-report, DESCRIPTION): level, sizes, latency and read bandwidth stay
+ * on 80 columns; the bandwidth's spread goes first, then the latency in
+ * cycles, the ranges and write bandwidth. */
 static output_report *hierarchy_display(const output_table *h)
 {
 	output_report *d = output_report_new("summary");
 	if (!d)
 		return NULL;
-	/* The names of the summary's own columns in report.json. */
+	/* Named as the summary's own columns in report.json, where it has them. */
 	output_table *t = output_table_add(d, "hierarchy", "The hierarchy, level by level (bandwidth from 1 thread and from all)");
 	output_column(t, "level", NULL, 0);
 	output_column(t, "sysfs_size", NULL, 0);
