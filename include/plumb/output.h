@@ -54,6 +54,11 @@ int output_write(const output_report *report, output_format format, FILE *stream
  * names the ones left out; columns 0 shows every column, as output_write
  * and files do.  CSV and JSON are never cut. */
 int output_write_fitted(const output_report *report, FILE *stream, unsigned columns, plumb_status *status);
+/* PREFIX then TEXT, broken at spaces into lines of at most COLUMNS
+ * characters (0: one line), the lines after the first indented by INDENT
+ * spaces; a word longer than a line stands alone.  The fitted tables' notes
+ * use it, and so does any text that goes with them (the report's summary). */
+void output_write_wrapped(FILE *stream, const char *prefix, const char *text, unsigned columns, unsigned indent);
 /* Renders to path through output_file_open/commit (atomically for a regular
  * file, in place for a device or FIFO). "-" = stdout. */
 int output_write_file(const output_report *report, output_format format, const char *path, plumb_status *status);

@@ -15,6 +15,7 @@ typedef struct progress {
 	const char *label;         /* "plumb COMMAND" or "plumb COMMAND: phase" */
 	size_t total, done;        /* total 0: not known */
 	unsigned long long started_ns, last_ns;
+	unsigned long long step_ns;  /* when step done began (progress_step); 0: not known */
 	const double *weights;     /* NULL, or each step's expected cost (progress_set_weights) */
 } progress;
 
@@ -34,7 +35,12 @@ void progress_skip(progress *p, size_t steps);
  * the progress. */
 void progress_set_weights(progress *p, const double *weights);
 void progress_end(progress *p);
-/* The line progress_step draws, at NOW_NS (timer_monotonic_ns()); for tests. */
+/* The line progress_step draws, at NOW_NS (timer_monotonic_ns()); for tests.
+ * The time left: the rate so far (seconds per unit of expected cost over the
+ * steps done, up to when the current step began) times the cost ahead, less
+ * the time already spent in the current step, and never less than the
+ * steps after it at that rate: so it falls while a long step runs instead
+ * of growing with the elapsed time. */
 void progress_format(const progress *p, unsigned long long now_ns, char *buffer, size_t length);
 
 #endif

@@ -73,8 +73,12 @@ void report_html_end(FILE *f);
  * "counters" (event x source verdict grid) and "unsupported_reasons" (each
  * reason once), and the meta "counters" (one sentence).  NULL if out of memory. */
 output_report *report_summary_build(output_report *const *sections, const char *const *commands, size_t count);
-/* The summary for a terminal. */
-int report_summary_write_text(const output_report *summary, FILE *f);
+/* The summary for a terminal of COLUMNS characters: the hierarchy through
+ * the fitted table writer (columns left out from the right and named:
+ * bandwidth's spread, latency in cycles, the ranges, write bandwidth, in
+ * that order) and every other line wrapped; COLUMNS 0 (--wide, a file or a
+ * pipe) gives every column and unwrapped lines. */
+int report_summary_write_text(const output_report *summary, FILE *f, unsigned columns);
 /* "48 KiB", "1 MiB", "2.8 MiB". */
 const char *report_format_bytes(double bytes, char *buffer, size_t length);
 

@@ -16,8 +16,8 @@ const char cmd_cluster_summary[] = "run the characterisation on every node under
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: mpirun -n N plumb cluster [--quick] [--sections LIST] [--share turns|split] -o DIR\n"
-	           "       srun plumb cluster [--quick] [--sections LIST] -o DIR\n\n"
+	fprintf(f, "usage: mpirun -n N plumb cluster [options] [--quick] [--sections LIST] -o DIR\n"
+	           "       srun plumb cluster [options] [--quick] [--sections LIST] -o DIR\n\n"
 	           "Every MPI rank runs the report's sections (as plumb report runs them) on its\n"
 	           "node's CPUs; rank 0 gathers the results and writes DIR/cluster.json and\n"
 	           "DIR/cluster.html: every node's headline figures side by side, the node-to-node\n"

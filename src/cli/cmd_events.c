@@ -11,8 +11,9 @@ const char cmd_events_summary[] = "list the events each counter backend knows, a
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: plumb events [--backend perf|papi] [--natives] [--no-probe] [--catalogue]\n"
-	           "                    [--verification FILE] [--csv | --json] [-o FILE]\n\n"
+	fprintf(f, "usage: plumb events [options] [--backend perf|papi] [--natives] [--no-probe]\n"
+	           "                    [--catalogue] [--verification FILE] [--csv | --json]\n"
+	           "                    [-o FILE]\n\n"
 	           "Lists the events of each backend and opens each one to see whether it counts\n"
 	           "here: 'works', or 'unsupported' with the reason (errno, perf_event_paranoid,\n"
 	           "missing PMU, PAPI error).  Then the catalogue: each PAPI preset studied by\n"

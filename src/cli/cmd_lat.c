@@ -16,7 +16,7 @@ const char cmd_lat_summary[] = "measure load latency per cache level, restart la
 static void usage(FILE *f)
 {
 	fprintf(f,
-	        "usage: plumb lat [OPTIONS] [--csv | --json] [-o FILE]\n\n"
+	        "usage: plumb lat [options] [--csv | --json] [-o FILE]\n\n"
 	        "Times chains of dependent loads (random cyclic permutations at cache-line\n"
 	        "granularity, so prefetchers cannot help) over a working-set sweep, reports ns\n"
 	        "and TSC cycles per load, and finds each level's plateau latency and the\n"

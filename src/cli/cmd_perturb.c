@@ -17,9 +17,9 @@ const char cmd_perturb_summary[] = "halt a program every f seconds for t seconds
 static void usage(FILE *f)
 {
 	fprintf(f,
-	        "usage: plumb perturb [OPTIONS] (--design NAME | --intervals LIST --halts LIST)\n"
+	        "usage: plumb perturb [options] (--design NAME | --intervals LIST --halts LIST)\n"
 	        "                     (--workload NAME | -- COMMAND [ARGS...])\n"
-	        "       plumb perturb --simulate TRACE --buffers LIST [OPTIONS]\n"
+	        "       plumb perturb --simulate TRACE --buffers LIST [options]\n"
 	        "       plumb perturb --workload NAME --once      (run a workload once, e.g. to record it)\n"
 	        "       plumb perturb --list-workloads\n"
 	        "\n"

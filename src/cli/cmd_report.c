@@ -18,8 +18,8 @@ const char cmd_report_summary[] = "run the characterisation and write one HTML r
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: plumb report [-o FILE] [--sections LIST] [--quick] [-d DIR]\n"
-	           "       plumb report [-o FILE] --from REPORT.json...\n"
+	fprintf(f, "usage: plumb report [options] [-o FILE] [--sections LIST] [--quick] [-d DIR]\n"
+	           "       plumb report [options] [-o FILE] --from REPORT.json...\n"
 	           "       plumb report --compare A.json B.json [--csv | --json | --html] [-o FILE]\n\n"
 	           "Runs each section's command (as 'plumb COMMAND --json', one process each) and\n"
 	           "writes one self-contained HTML file that opens with a summary: the hierarchy\n"
@@ -38,6 +38,8 @@ static void usage(FILE *f)
 	           "  --quick              a shorter run: sections " QUICK_SECTIONS "\n"
 	           "                       with shorter time caps (about half a minute)\n"
 	           "  -d, --output-dir DIR also keep each section's JSON report in DIR\n"
+	           "  --wide               the summary with every column on a terminal (it otherwise\n"
+	           "                       fits the terminal's width, the columns left out named)\n"
 	           "  --from               build the report from a saved report.json or section JSON reports\n"
 	           "  --compare A B        two report.json files side by side; differences beyond the\n"
 	           "                       spread of either run are flagged (text, --csv, --json, --html)\n"
@@ -218,7 +220,7 @@ int cmd_report(int argc, char **argv)
 		exit_code = cli_error("report", &status);
 	} else {
 		if (summary)
-			report_summary_write_text(summary, stdout);
+			report_summary_write_text(summary, stdout, cli_output_columns(&out));
 		size_t failed = 0;
 		for (size_t i = 0; i < count; i++)
 			failed += failures[i] != NULL;

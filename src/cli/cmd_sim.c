@@ -21,8 +21,8 @@ const char cmd_sim_summary[] = "simulate caches, TLBs and coherence on a trace o
 static void usage(FILE *f)
 {
 	fprintf(f,
-	        "usage: plumb sim [OPTIONS] [TRACE]\n"
-	        "       plumb sim [OPTIONS] -- PROGRAM [ARGS...]\n"
+	        "usage: plumb sim [options] [TRACE]\n"
+	        "       plumb sim [options] -- PROGRAM [ARGS...]\n"
 	        "       [mpirun -n N] plumb sim --sweep CONFIGS --traces LIST -o DIR\n"
 	        "                        every trace through every configuration, one table;\n"
 	        "                        spread over MPI ranks under mpirun (--sweep X --help)\n\n"

@@ -11,7 +11,7 @@ const char cmd_topo_summary[] = "show CPUs, caches, pages, timer and counter ava
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: plumb topo [--csv | --json] [-o FILE]\n\n"
+	fprintf(f, "usage: plumb topo [options] [--csv | --json] [-o FILE]\n\n"
 	           "Shows CPUs, cores, sockets and NUMA nodes; each cache level's size, line,\n"
 	           "associativity and sharing; page sizes and THP mode; the calibrated timer;\n"
 	           "perf_event_paranoid; and whether hardware counters really open.\n\n"

@@ -42,7 +42,8 @@ static void print_usage(FILE *stream)
 	        "  filter    copy a trace without the collector's halt and loss markers\n"
 	        "            (--drop-collector) or the references of an address range (--drop-range)\n"
 	        "  stats     references by kind and thread, distinct lines and pages, address ranges,\n"
-	        "            sizes, and the read throughput\n\n"
+	        "            sizes, and the read throughput\n"
+	        "  -h, --help  this help (after trace or after any subcommand)\n\n"
 	        "See 'man plumb-trace' for the formats and the exact meaning of each figure.\n");
 }
 

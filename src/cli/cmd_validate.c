@@ -25,9 +25,9 @@ enum {
 static void usage(FILE *f)
 {
 	fprintf(f,
-	        "usage: plumb validate [EVENTS|BENCHMARKS|all] [--backend LIST] [--runs R] [--sizes LIST]\n"
-	        "                      [--max-count N] [--preset NAME] [--set KEY=VALUE]...\n"
-	        "                      [-d DIR] [--plot-format png|svg]\n"
+	        "usage: plumb validate [options] [EVENTS|BENCHMARKS|all] [--backend LIST]\n"
+	        "                      [--runs R] [--sizes LIST] [--max-count N] [--preset NAME]\n"
+	        "                      [--set KEY=VALUE]... [-d DIR] [--plot-format png|svg]\n"
 	        "                      [--cases] [--csv | --json] [-o FILE]\n\n"
 	        "Runs validation microbenchmarks whose event counts have a closed form\n"
 	        "(Salayandia 2002; Aguilera et al. 2005), R times each in fresh processes,\n"

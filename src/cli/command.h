@@ -52,6 +52,10 @@ int cli_output_option(const char *command, cli_output *out, int option, const ch
  * --table NAME; with -o FILE every other table goes to FILE-NAME.csv beside
  * it, and on stdout one line on stderr names the others. */
 int cli_output_emit(const cli_output *out, const output_report *report);
+/* The width text on standard output should fit: the terminal's ($COLUMNS,
+ * else the terminal's own), 0 (every column) with --wide or when standard
+ * output is a file or a pipe. */
+unsigned cli_output_columns(const cli_output *out);
 
 /* Prints "plumb CMD: message" on stderr; returns the exit code 2 (usage) or 1. */
 int cli_usage_error(const char *command, const char *format, ...)

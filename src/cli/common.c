@@ -97,6 +97,11 @@ static unsigned terminal_columns(void)
 	return 0;
 }
 
+unsigned cli_output_columns(const cli_output *out)
+{
+	return out->wide ? 0 : terminal_columns();
+}
+
 int cli_output_emit(const cli_output *out, const output_report *report)
 {
 	plumb_status status;

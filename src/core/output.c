@@ -370,7 +370,7 @@ static void header_text(const table_column *c, bool for_people, char *buffer, si
 /* prefix then text, broken at spaces into lines of at most width
  * characters (0: one line), the lines after the first indented by indent
  * spaces.  A word longer than a line stands alone on its line. */
-static void write_wrapped(FILE *f, const char *prefix, const char *text, unsigned width, unsigned indent)
+void output_write_wrapped(FILE *f, const char *prefix, const char *text, unsigned width, unsigned indent)
 {
 	size_t column = strlen(prefix);
 	escape_terminal_span(f, prefix, column);
@@ -434,7 +434,7 @@ static void write_table_text(const output_table *t, FILE *f, unsigned terminal_w
 				break;
 			}
 		}
-	write_wrapped(f, "", t->title, terminal_width, 2);
+	output_write_wrapped(f, "", t->title, terminal_width, 2);
 	for (size_t j = 0; j < shown; j++) {
 		header_text(&t->columns[j], true, buffer, sizeof buffer);
 		escape_terminal_in_place(buffer);
@@ -468,7 +468,7 @@ static void write_table_text(const output_table *t, FILE *f, unsigned terminal_w
 				fprintf(list, " %s", t->columns[j].name);   /* escaped by write_wrapped */
 			fprintf(list, "; --wide shows every column)");
 			fclose(list);
-			write_wrapped(f, "  ", names, terminal_width, 3);
+			output_write_wrapped(f, "  ", names, terminal_width, 3);
 		}
 		free(names);
 	}
@@ -501,7 +501,7 @@ static void write_text(const output_report *r, FILE *f, unsigned terminal_width)
 	for (size_t i = 0; i < r->meta_count; i++) {
 		format_meta(&r->metas[i].value, buffer, sizeof buffer);
 		snprintf(key, sizeof key, "%s: ", r->metas[i].key);
-		write_wrapped(f, key, buffer, terminal_width, 4);
+		output_write_wrapped(f, key, buffer, terminal_width, 4);
 	}
 	for (size_t t = 0; t < r->table_count; t++) {
 		if (t || r->meta_count)
@@ -511,7 +511,7 @@ static void write_text(const output_report *r, FILE *f, unsigned terminal_width)
 	if (r->note_count)
 		fputc('\n', f);
 	for (size_t i = 0; i < r->note_count; i++)
-		write_wrapped(f, "note: ", r->notes[i], terminal_width, 6);
+		output_write_wrapped(f, "note: ", r->notes[i], terminal_width, 6);
 }
 
 /* RFC 4180, and a cell a spreadsheet would compute shown as text (plumb/escape.h). */

@@ -11,6 +11,7 @@ void progress_begin(progress *p, const char *label, size_t total)
 	p->done = 0;
 	p->started_ns = timer_monotonic_ns();
 	p->last_ns = 0;
+	p->step_ns = p->started_ns;
 	p->weights = NULL;
 }
 
@@ -19,19 +20,24 @@ void progress_set_weights(progress *p, const double *weights)
 	p->weights = weights;
 }
 
-/* The fraction of the expected work that the done steps are. */
-static double fraction_done(const progress *p, size_t done)
+/* The expected cost of the done steps, of step done itself (the current
+ * one) and of all the steps; unweighted, each step costs 1. */
+static void costs(const progress *p, size_t done, double *finished, double *current, double *all)
 {
-	if (!p->weights)
-		return (double)done / (double)p->total;
-	double all = 0, finished = 0;
+	*finished = *current = *all = 0;
 	for (size_t i = 0; i < p->total; i++) {
-		double w = p->weights[i] > 0 ? p->weights[i] : 0;
-		all += w;
+		double w = p->weights ? (p->weights[i] > 0 ? p->weights[i] : 0) : 1;
+		*all += w;
 		if (i < done)
-			finished += w;
+			*finished += w;
+		else if (i == done)
+			*current = w;
 	}
-	return all > 0 ? finished / all : (double)done / (double)p->total;
+	if (p->weights && *all <= 0) {   /* no usable weights: count steps */
+		*finished = (double)done;
+		*current = done < p->total ? 1 : 0;
+		*all = (double)p->total;
+	}
 }
 
 /* H:MM:SS, or M:SS under an hour. */
@@ -56,14 +62,23 @@ void progress_format(const progress *p, unsigned long long now_ns, char *buffer,
 		return;
 	}
 	size_t done = p->done < p->total ? p->done : p->total;
-	double fraction = fraction_done(p, done);
+	double finished, current, all;
+	costs(p, done, &finished, &current, &all);
+	double fraction = all > 0 ? finished / all : 0;
 	int used = snprintf(buffer, length, "%s: %zu/%zu (%.0f%%), %s elapsed", p->label, done, p->total,
 	                    100.0 * fraction, spent);
 	/* The time left at the rate so far (in expected cost, when steps are
-	 * weighted): shown once a step is done. */
-	if (done > 0 && done < p->total && fraction > 0 && used > 0 && (size_t)used < length) {
+	 * weighted), less what the current step has run: shown once a step is
+	 * done. */
+	if (done > 0 && done < p->total && finished > 0 && used > 0 && (size_t)used < length) {
+		unsigned long long step = p->step_ns > p->started_ns && p->step_ns <= now_ns ? p->step_ns : now_ns;
+		double before = step > p->started_ns ? (double)(step - p->started_ns) / 1e9 : elapsed;
+		double into = (double)(now_ns - step) / 1e9, rate = before / finished;
+		double after = all - finished - current, seconds = rate * (current + after) - into;
+		if (seconds < rate * after)
+			seconds = rate * after;   /* the current step overran its share: the rest still lies ahead */
 		char left[32];
-		duration_text(elapsed * (1 - fraction) / fraction, left, sizeof left);
+		duration_text(seconds, left, sizeof left);
 		snprintf(buffer + used, length - (size_t)used, ", about %s left", left);
 	}
 }
@@ -84,6 +99,8 @@ static void draw(progress *p, bool force)
 
 void progress_step(progress *p, size_t done)
 {
+	if (done != p->done)
+		p->step_ns = timer_monotonic_ns();
 	p->done = done;
 	draw(p, p->total && done >= p->total);
 }

@@ -96,7 +96,12 @@ static void add_regions(output_report *report, const explain_result *r)
 	output_column(t, "region", NULL, 0);
 	output_column(t, "entries", NULL, 0);
 	output_column(t, "runs", NULL, 0);
+	/* The answer first, predicted beside measured and their ratio: last
+	 * of seventeen columns, the ratio was off a screen's width in the page
+	 * and the first column a narrow terminal left out. */
 	output_column(t, "measured_ns", "ns", 0);
+	output_column(t, "predicted_ns", "ns", 0);
+	output_column(t, "ratio", "predicted/measured", 2);   /* cpu_ns, else measured_ns */
 	output_column(t, "mean_ns", "ns", 0);
 	output_column(t, "ci95_ns", "ns", 0);
 	output_column(t, "best_ns", "ns", 0);
@@ -108,8 +113,6 @@ static void add_regions(output_report *report, const explain_result *r)
 	output_column(t, "l1d_misses", NULL, 0);
 	output_column(t, "l2_misses", NULL, 0);
 	output_column(t, "llc_misses", NULL, 0);
-	output_column(t, "predicted_ns", "ns", 0);
-	output_column(t, "ratio", "predicted/measured", 2);   /* cpu_ns, else measured_ns */
 	for (size_t e = 0; e < r->event_count; e++)
 		if (event_counted_anywhere(r, e))
 			output_column(t, r->events[e], NULL, 0);
@@ -119,14 +122,22 @@ static void add_regions(output_report *report, const explain_result *r)
 		output_cell_text(t, region->name);
 		output_cell_integer(t, (int64_t)region->entries);
 		output_cell_integer(t, (int64_t)region->runs);
-		if (region->runs > 0) {
+		const char *why = r->measure_note[0] ? r->measure_note : "the region did not run natively";
+		if (region->runs > 0)
 			output_cell_real(t, region->wall.median);
+		else
+			output_cell_status(t, "unsupported", why);
+		if (region->predicted.done)
+			output_cell_real(t, region->predicted.total_ns);
+		else
+			output_cell_status(t, "unsupported", predict_reason(r, region));
+		output_cell_real(t, ratio_of(r, region));
+		if (region->runs > 0) {
 			output_cell_real(t, region->wall.mean);
 			output_cell_real(t, region->wall.n > 1 ? region->wall.ci95 : NAN);
 			output_cell_real(t, region->wall.min);
 		} else {
-			const char *why = r->measure_note[0] ? r->measure_note : "the region did not run natively";
-			for (int c = 0; c < 4; c++)
+			for (int c = 0; c < 3; c++)
 				output_cell_status(t, "unsupported", why);
 		}
 		int cpu = cpu_event(r);
@@ -142,11 +153,6 @@ static void add_regions(output_report *report, const explain_result *r)
 			cell_count(t, region->instrumented, region->counts.value[exact[c]], instrument_reason(r));
 		for (int l = 0; l < 3; l++)
 			cell_count(t, region->simulated.done, region->simulated.misses[l], simulate_reason(r));
-		if (region->predicted.done)
-			output_cell_real(t, region->predicted.total_ns);
-		else
-			output_cell_status(t, "unsupported", predict_reason(r, region));
-		output_cell_real(t, ratio_of(r, region));
 		for (size_t e = 0; e < r->event_count; e++) {
 			if (!event_counted_anywhere(r, e))
 				continue;

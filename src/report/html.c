@@ -95,6 +95,73 @@ static void html_name(FILE *f, const char *s)
 	html_text(f, buffer);
 }
 
+/* A column's header: its name as words, without a last word that repeats
+ * the unit shown beside it ("latency_ns" in ns read "latency ns ns"). */
+static void html_header_name(FILE *f, const char *name, const char *unit)
+{
+	static const struct { const char *suffix, *unit; } repeats[] = {
+		{ "_ns", "ns" }, { "_bytes", "bytes" }, { "_gbps", "GB/s" }, { "_mbps", "MB/s" }, { "_cycles", "cycles" },
+		{ "_lines", "lines" }, { "_seconds", "s" }, { "_percent", "%" },
+	};
+	size_t n = strlen(name ? name : "");
+	for (size_t i = 0; unit && i < sizeof repeats / sizeof repeats[0]; i++) {
+		size_t k = strlen(repeats[i].suffix);
+		if (n > k && !strcmp(name + n - k, repeats[i].suffix) && !strcmp(unit, repeats[i].unit)) {
+			char buffer[256];
+			snprintf(buffer, sizeof buffer, "%.*s", (int)(n - k), name);
+			html_name(f, buffer);
+			return;
+		}
+	}
+	html_name(f, name);
+}
+
+/* Reasons a table shows on hover (title=) are also footnotes under it,
+ * numbered in the order they first appear, each once, so they survive
+ * print and PDF where nothing hovers. */
+typedef struct footnotes {
+	const char **text;
+	size_t count, capacity;
+} footnotes;
+
+/* A reason's number (from 1), written as a superscript after the cell's text. */
+static void footnote_mark(FILE *f, footnotes *notes, const char *reason)
+{
+	if (!reason || !*reason)
+		return;
+	size_t i = 0;
+	while (i < notes->count && strcmp(notes->text[i], reason))
+		i++;
+	if (i == notes->count) {
+		if (notes->count == notes->capacity) {
+			size_t capacity = notes->capacity ? 2 * notes->capacity : 8;
+			const char **grown = realloc(notes->text, capacity * sizeof *grown);
+			if (!grown)
+				return;   /* out of memory: the hover still says it */
+			notes->text = grown;
+			notes->capacity = capacity;
+		}
+		notes->text[notes->count++] = reason;
+	}
+	fprintf(f, "<sup class=fn>%zu</sup>", i + 1);
+}
+
+/* The footnotes under the table, then the list is emptied. */
+static void footnotes_write(FILE *f, footnotes *notes)
+{
+	if (notes->count) {
+		fputs("<ol class=footnotes>\n", f);
+		for (size_t i = 0; i < notes->count; i++) {
+			fputs("<li>", f);
+			html_text(f, notes->text[i]);
+			fputs("</li>\n", f);
+		}
+		fputs("</ol>\n", f);
+	}
+	free(notes->text);
+	*notes = (footnotes){ 0 };
+}
+
 /* A section's note for people: a column name it mentions ("gbps_with_allocate
  * adds ...") reads as words, as the table's headers do.  Names a reader
  * types as they are (perf_event, libpfm4's pmu::EVENT, PAPI_L1_DCM) stay. */
@@ -152,7 +219,7 @@ void report_html_table(FILE *f, const output_table *t, bool collapsed)
 	fputs("<div class=scroll><table>\n<tr>", f);
 	for (size_t j = 0; j < output_column_count(t); j++) {
 		fputs("<th>", f);
-		html_name(f, output_column_name(t, j));
+		html_header_name(f, output_column_name(t, j), output_column_unit(t, j));
 		if (output_column_unit(t, j)) {
 			fputs(" <span class=unit>", f);
 			html_text(f, output_column_unit(t, j));
@@ -161,18 +228,20 @@ void report_html_table(FILE *f, const output_table *t, bool collapsed)
 		fputs("</th>", f);
 	}
 	fputs("</tr>\n", f);
+	footnotes notes = { 0 };
 	for (size_t r = 0; r < output_row_count(t); r++) {
 		fputs("<tr>", f);
 		for (size_t j = 0; j < output_column_count(t); j++) {
 			cell_kind k = output_cell_kind(t, r, j);
 			output_cell_format(t, r, j, buffer, sizeof buffer);
 			if (k == CELL_STATUS) {
-				/* The reason once per distinct text in a column would
-				 * need state; as a tooltip it costs no page space. */
+				/* The reason on hover, and as a numbered footnote
+				 * under the table for print and PDF. */
 				fputs("<td class=status title=\"", f);
 				html_text(f, output_cell_reason(t, r, j));
 				fputs("\">", f);
 				html_text(f, buffer);
+				footnote_mark(f, &notes, output_cell_reason(t, r, j));
 			} else {
 				fputs(k == CELL_INTEGER || k == CELL_REAL ? "<td class=num>" : "<td>", f);
 				html_text(f, buffer);
@@ -182,6 +251,7 @@ void report_html_table(FILE *f, const output_table *t, bool collapsed)
 		fputs("</tr>\n", f);
 	}
 	fputs("</table></div>\n", f);
+	footnotes_write(f, &notes);
 	if (collapsed)
 		fputs("</details>\n", f);
 }
@@ -291,7 +361,8 @@ static const char *cell_text(const output_table *t, size_t row, const char *colu
 	return c < 0 ? NULL : output_cell_string(t, row, (size_t)c);
 }
 
-static void number_cell(FILE *f, const output_table *t, size_t row, const char *column, const char *format)
+static void number_cell(FILE *f, const output_table *t, size_t row, const char *column, const char *format,
+                        footnotes *notes)
 {
 	double v = cell_value(t, row, column);
 	if (isfinite(v)) {
@@ -303,14 +374,15 @@ static void number_cell(FILE *f, const output_table *t, size_t row, const char *
 		fputs("<td class=num title=\"", f);
 		html_text(f, why ? why : "not measured");
 		fputs("\">-", f);
+		footnote_mark(f, notes, why ? why : "not measured");
 	}
 	fputs("</td>", f);
 }
 
-static void bandwidth_cell(FILE *f, const output_table *t, size_t row, const char *column)
+static void bandwidth_cell(FILE *f, const output_table *t, size_t row, const char *column, footnotes *notes)
 {
 	double v = cell_value(t, row, column);
-	number_cell(f, t, row, column, isfinite(v) && v >= 100 ? "%.0f" : "%.1f");
+	number_cell(f, t, row, column, isfinite(v) && v >= 100 ? "%.0f" : "%.1f", notes);
 }
 
 static void write_summary(FILE *f, const output_report *s)
@@ -354,6 +426,7 @@ static void write_summary(FILE *f, const output_report *s)
 		fputs("</th><th>1 thread</th><th>", f);
 		html_text(f, threads);
 		fputs("</th></tr>\n", f);
+		footnotes notes = { 0 };
 		for (size_t r = 0; r < output_row_count(h); r++) {
 			fputs("<tr><th>", f);
 			html_text(f, cell_text(h, r, "level"));
@@ -383,15 +456,17 @@ static void write_summary(FILE *f, const output_report *s)
 			} else {
 				fputs("<td class=num>-</td>", f);
 			}
-			number_cell(f, h, r, "latency_cycles", "%.0f");
-			bandwidth_cell(f, h, r, "read_1");
-			bandwidth_cell(f, h, r, "read_all");
-			bandwidth_cell(f, h, r, "write_1");
-			bandwidth_cell(f, h, r, "write_all");
-			number_cell(f, h, r, "bandwidth_cv", cell_value(h, r, "bandwidth_cv") < 1 ? "&plusmn;%.1f%%" : "&plusmn;%.0f%%");
+			number_cell(f, h, r, "latency_cycles", "%.0f", &notes);
+			bandwidth_cell(f, h, r, "read_1", &notes);
+			bandwidth_cell(f, h, r, "read_all", &notes);
+			bandwidth_cell(f, h, r, "write_1", &notes);
+			bandwidth_cell(f, h, r, "write_all", &notes);
+			number_cell(f, h, r, "bandwidth_cv", cell_value(h, r, "bandwidth_cv") < 1 ? "&plusmn;%.1f%%" : "&plusmn;%.0f%%",
+			            &notes);
 			fputs("</tr>\n", f);
 		}
 		fputs("</table>\n", f);
+		footnotes_write(f, &notes);
 		for (size_t r = 0; r < output_row_count(h); r++) {
 			const char *note = cell_text(h, r, "note");
 			if (note && note[0]) {
@@ -530,6 +605,7 @@ static void write_simulated(FILE *f, const output_report *s)
 	fputs("<table class=grid>\n<tr><th>Benchmark</th><th>Event</th><th>Size</th><th>Predicted</th><th>Simulated</th>"
 	      "<th>perf_event</th><th>PAPI</th><th>Instrumented</th></tr>\n", f);
 	char buffer[128];
+	footnotes notes = { 0 };
 	for (size_t r = 0; r < output_row_count(t); r++) {
 		fputs("<tr>", f);
 		for (size_t j = 0; j < output_column_count(t); j++) {
@@ -547,11 +623,15 @@ static void write_simulated(FILE *f, const output_report *s)
 				}
 			}
 			html_text(f, buffer);
+			if (k == CELL_STATUS)
+				footnote_mark(f, &notes, output_cell_reason(t, r, j));
 			fputs("</td>", f);
 		}
 		fputs("</tr>\n", f);
 	}
-	fputs("</table>\n<p class=note>unsupported: the summary's footnotes give each source's reason.</p>\n</section>\n", f);
+	fputs("</table>\n", f);
+	footnotes_write(f, &notes);
+	fputs("</section>\n", f);
 }
 
 void report_html_begin(FILE *f, const char *title)
@@ -566,7 +646,7 @@ void report_html_begin(FILE *f, const char *title)
 	      ".failure{color:#a40}.intro{color:#444}section{border-top:2px solid #ddd;margin-top:1.5em}\n"
 	      ".note{color:#444;font-size:.9em}.trust{font-weight:bold}\n"
 	      ".grid td,.grid th{font-size:.85em}.grid .ok{background:#e6f4e6}.grid .no{background:#f4f4f4;color:#777}.grid .warn{background:#fbf0d9}\n"
-	      ".reasons{font-size:.8em;color:#444}details{margin:.3em 0}summary{cursor:pointer;color:#135}\n"
+	      ".reasons,.footnotes{font-size:.8em;color:#444}sup.fn{color:#666;font-size:.7em}details{margin:.3em 0}summary{cursor:pointer;color:#135}\n"
 	      ".scroll{overflow-x:auto}figure{margin:.5em 0}figure svg{max-width:100%;height:auto}\n"
 	      "nav a{margin-right:1em}\n"
 	      "@media print{body{margin:0;max-width:none;font-size:11px}section{break-inside:auto}figure,table.summary,.grid{break-inside:avoid}"

@@ -804,24 +804,100 @@ output_report *report_summary_build(output_report *const *sections, const char *
 }
 
 /* The summary as a person reads it on a terminal. */
-static void text_value(const output_table *t, size_t row, const char *column, const char *format, char *out, size_t length)
-{
-	double v = number(t, (long)row, column);
-	if (isfinite(v))
-		snprintf(out, length, format, v);
-	else
-		snprintf(out, length, "-");
-}
-
 static const char *meta_or(const output_report *r, const char *key, char *buffer, size_t length)
 {
 	output_meta_text_of(r, key, buffer, length);
 	return buffer;
 }
 
-int report_summary_write_text(const output_report *s, FILE *f)
+/* A number (the column's decimals), or "-" where there is none. */
+static void cell_value_or_dash(output_table *t, double v)
 {
-	char cpu[256], cpus[64], clock[64];
+	if (isfinite(v))
+		output_cell_real(t, v);
+	else
+		output_cell_text(t, "-");
+}
+
+/* The hierarchy as a table for the fitted writer (output_write_fitted),
+ * which leaves columns out from the right on a narrow terminal (man
+ * plumb-report, DESCRIPTION): level, sizes, latency and read bandwidth stay
+ * on 80 columns; the bandwidth's spread goes first, then the latency in
+ * cycles, the ranges and write bandwidth. */
+static output_report *hierarchy_display(const output_table *h)
+{
+	output_report *d = output_report_new("summary");
+	if (!d)
+		return NULL;
+	/* Named as the summary's own columns in report.json, where it has them. */
+	output_table *t = output_table_add(d, "hierarchy", "The hierarchy, level by level (bandwidth from 1 thread and from all)");
+	output_column(t, "level", NULL, 0);
+	output_column(t, "sysfs_size", NULL, 0);
+	output_column(t, "measured_size", NULL, 0);
+	output_column(t, "latency", "ns", 3);
+	output_column(t, "read_1", "GB/s", 1);
+	output_column(t, "read_all", "GB/s", 1);
+	output_column(t, "write_1", "GB/s", 1);
+	output_column(t, "write_all", "GB/s", 1);
+	output_column(t, "latency_range", "ns", 0);
+	output_column(t, "size_range", NULL, 0);
+	output_column(t, "latency_cycles", NULL, 0);
+	output_column(t, "bandwidth_cv", NULL, 0);
+	for (size_t r = 0; r < output_row_count(h); r++) {
+		char text[128], a[32], b[32];
+		long row = (long)r;
+		output_row(t);
+		const char *level = string(h, row, "level");
+		output_cell_text(t, level ? level : "-");
+		double sz = number(h, row, "sysfs_size"), m = number(h, row, "measured_size");
+		output_cell_text(t, isfinite(sz) ? report_format_bytes(sz, text, sizeof text) : "-");
+		output_cell_text(t, isfinite(m) ? report_format_bytes(m, text, sizeof text) : "-");
+		double l = number(h, row, "latency");
+		if (isfinite(l)) {
+			snprintf(text, sizeof text, "%.3g", l);
+			output_cell_text(t, text);
+		} else {
+			output_cell_text(t, "-");
+		}
+		cell_value_or_dash(t, number(h, row, "read_1"));
+		cell_value_or_dash(t, number(h, row, "read_all"));
+		cell_value_or_dash(t, number(h, row, "write_1"));
+		cell_value_or_dash(t, number(h, row, "write_all"));
+		double llo = number(h, row, "latency_low"), lhi = number(h, row, "latency_high");
+		if (isfinite(l) && isfinite(llo) && isfinite(lhi))
+			snprintf(text, sizeof text, "%.3g-%.3g", llo, lhi);
+		else
+			snprintf(text, sizeof text, "-");
+		output_cell_text(t, text);
+		double lo = number(h, row, "measured_size_low"), hi = number(h, row, "measured_size_high");
+		const char *stability = string(h, row, "size_stability");
+		bool unstable = stability && !strcmp(stability, "unstable");
+		if (isfinite(m) && isfinite(lo) && isfinite(hi) && lo != hi)
+			snprintf(text, sizeof text, "%s-%s%s", report_format_bytes(lo, a, sizeof a),
+			         report_format_bytes(hi, b, sizeof b), unstable ? " unstable" : "");
+		else
+			snprintf(text, sizeof text, "-");
+		output_cell_text(t, text);
+		double cycles = number(h, row, "latency_cycles");
+		if (isfinite(cycles)) {
+			snprintf(text, sizeof text, "%.0f", cycles);
+			output_cell_text(t, text);
+		} else {
+			output_cell_text(t, "-");
+		}
+		double cv = number(h, row, "bandwidth_cv");
+		if (isfinite(cv))
+			snprintf(text, sizeof text, cv < 1 ? "%.1f%%" : "%.0f%%", cv);
+		else
+			snprintf(text, sizeof text, "-");
+		output_cell_text(t, text);
+	}
+	return d;
+}
+
+int report_summary_write_text(const output_report *s, FILE *f, unsigned columns)
+{
+	char cpu[256], cpus[64], clock[64], line[2048];
 	meta_or(s, "cpu", cpu, sizeof cpu);
 	meta_or(s, "cpus", cpus, sizeof cpus);
 	double ghz = output_meta_number_of(s, "core_clock_ghz");
@@ -831,52 +907,23 @@ int report_summary_write_text(const output_report *s, FILE *f)
 		snprintf(clock, sizeof clock, ", core clock about %.2f GHz (%.2f-%.2f)", ghz, ghz_low, ghz_high);
 	else if (isfinite(ghz))
 		snprintf(clock, sizeof clock, ", core clock about %.2f GHz", ghz);
-	fprintf(f, "Summary: %s%s%s%s%s\n", cpu[0] ? cpu : "this machine", cpus[0] ? ", " : "", cpus, cpus[0] ? " CPUs" : "", clock);
+	snprintf(line, sizeof line, "%s%s%s%s%s", cpu[0] ? cpu : "this machine", cpus[0] ? ", " : "", cpus, cpus[0] ? " CPUs" : "", clock);
+	output_write_wrapped(f, "Summary: ", line, columns, 4);
 	const output_table *h = output_table_find(s, "hierarchy");
 	if (h) {
-		double all = NAN;
-		fprintf(f, "\n%-5s %8s %-40s %-20s %7s %-17s %-17s %6s\n", "", "size", "  size", "latency", "latency", " read GB/s", " write GB/s", "bw");
-		fprintf(f, "%-5s %8s %-40s %-20s %7s %8s %8s %8s %8s %6s\n", "level", "(sysfs)", "  (measured, range)", "ns (range)", "cycles",
-		        "1 thread", "all", "1 thread", "all", "CV");
-		(void)all;
-		for (size_t r = 0; r < output_row_count(h); r++) {
-			char sys[32], meas[128], a[32], b[32], c[32], ns[48], cyc[24], r1[24], ra[24], w1[24], wa[24], cv[24];
-			double sz = number(h, (long)r, "sysfs_size"), m = number(h, (long)r, "measured_size");
-			if (isfinite(sz))
-				report_format_bytes(sz, sys, sizeof sys);
-			else
-				snprintf(sys, sizeof sys, "-");
-			if (isfinite(m)) {
-				double lo = number(h, (long)r, "measured_size_low"), hi = number(h, (long)r, "measured_size_high");
-				report_format_bytes(m, a, sizeof a);
-				report_format_bytes(lo, b, sizeof b);
-				report_format_bytes(hi, c, sizeof c);
-				const char *stability = string(h, (long)r, "size_stability");
-				bool unstable = stability && !strcmp(stability, "unstable");
-				if (lo != hi)
-					snprintf(meas, sizeof meas, "%s (%s-%s)%s", a, b, c, unstable ? " unstable" : "");
-				else
-					snprintf(meas, sizeof meas, "%s", a);
-			} else {
-				snprintf(meas, sizeof meas, "-");
-			}
-			double l = number(h, (long)r, "latency"), llo = number(h, (long)r, "latency_low"), lhi = number(h, (long)r, "latency_high");
-			if (isfinite(l))
-				snprintf(ns, sizeof ns, "%.3g (%.3g-%.3g)", l, llo, lhi);
-			else
-				snprintf(ns, sizeof ns, "-");
-			text_value(h, r, "latency_cycles", "%.0f", cyc, sizeof cyc);
-			text_value(h, r, "read_1", "%.1f", r1, sizeof r1);
-			text_value(h, r, "read_all", "%.1f", ra, sizeof ra);
-			text_value(h, r, "write_1", "%.1f", w1, sizeof w1);
-			text_value(h, r, "write_all", "%.1f", wa, sizeof wa);
-			text_value(h, r, "bandwidth_cv", number(h, (long)r, "bandwidth_cv") < 1 ? "%.1f%%" : "%.0f%%", cv, sizeof cv);
-			fprintf(f, "%-5s %8s   %-38s %-20s %7s %8s %8s %8s %8s %6s\n", string(h, (long)r, "level"), sys, meas, ns, cyc, r1, ra, w1, wa, cv);
-		}
+		output_report *display = hierarchy_display(h);
+		plumb_status ignored;
+		fputc('\n', f);
+		if (display)
+			output_write_fitted(display, f, columns, &ignored);
+		output_report_free(display);
 		for (size_t r = 0; r < output_row_count(h); r++) {
 			const char *note = string(h, (long)r, "note");
-			if (note && note[0])
-				fprintf(f, "  %s: %s\n", string(h, (long)r, "level"), note);
+			if (note && note[0]) {
+				const char *level = string(h, (long)r, "level");
+				snprintf(line, sizeof line, "  %s: ", level ? level : "");
+				output_write_wrapped(f, line, note, columns, 4);
+			}
 		}
 	}
 	const output_table *fig = output_table_find(s, "figures");
@@ -885,13 +932,15 @@ int report_summary_write_text(const output_report *s, FILE *f)
 		for (size_t r = 0; r < output_row_count(fig); r++) {
 			double v = number(fig, (long)r, "value");
 			const char *q = string(fig, (long)r, "quantity"), *u = string(fig, (long)r, "unit"), *d = string(fig, (long)r, "detail");
-			if (isfinite(v))
-				fprintf(f, v >= 100 ? "%s: %.0f %s%s%s\n" : "%s: %.3g %s%s%s\n", q, v, u ? u : "", d && d[0] ? " - " : "", d ? d : "");
-			else
-			{
-				const char *status = string(fig, (long)r, "value");
-				fprintf(f, "%s: %s (%s)\n", q, status ? status : "unsupported", reason(fig, (long)r, "value"));
+			char prefix[256];
+			snprintf(prefix, sizeof prefix, "%s: ", q ? q : "");
+			if (isfinite(v)) {
+				snprintf(line, sizeof line, v >= 100 ? "%.0f %s%s%s" : "%.3g %s%s%s", v, u ? u : "", d && d[0] ? " - " : "", d ? d : "");
+			} else {
+				const char *status = string(fig, (long)r, "value"), *why = reason(fig, (long)r, "value");
+				snprintf(line, sizeof line, "%s (%s)", status ? status : "unsupported", why ? why : "no reason given");
 			}
+			output_write_wrapped(f, prefix, line, columns, 4);
 		}
 	}
 	const output_table *checks = output_table_find(s, "checks");
@@ -902,19 +951,25 @@ int report_summary_write_text(const output_report *s, FILE *f)
 			flagged += verdict && !strcmp(verdict, "flagged");
 		}
 		if (flagged)
-			fprintf(f, "\nPhysics: %zu of %zu figures break a limit that applies to them:\n", flagged, rows);
+			snprintf(line, sizeof line, "%zu of %zu figures break a limit that applies to them:", flagged, rows);
 		else
-			fprintf(f, "\nPhysics: all %zu figures are within the limits that apply to them.\n", rows);
+			snprintf(line, sizeof line, "all %zu figures are within the limits that apply to them.", rows);
+		fputc('\n', f);
+		output_write_wrapped(f, "Physics: ", line, columns, 4);
 		for (size_t r = 0; r < rows; r++) {
 			const char *verdict = string(checks, (long)r, "verdict");
-			if (verdict && !strcmp(verdict, "flagged"))
-				fprintf(f, "  %s: %.4g %s is %s\n", string(checks, (long)r, "figure"), number(checks, (long)r, "value"),
-				        string(checks, (long)r, "unit"), string(checks, (long)r, "rule"));
+			if (verdict && !strcmp(verdict, "flagged")) {
+				snprintf(line, sizeof line, "%s: %.4g %s is %s", string(checks, (long)r, "figure"),
+				         number(checks, (long)r, "value"), string(checks, (long)r, "unit"), string(checks, (long)r, "rule"));
+				output_write_wrapped(f, "  ", line, columns, 4);
+			}
 		}
 	}
 	char trust[1024];
 	output_meta_text_of(s, "counters", trust, sizeof trust);
-	if (trust[0])
-		fprintf(f, "\nCan I trust my counters? %s\n", trust);
+	if (trust[0]) {
+		fputc('\n', f);
+		output_write_wrapped(f, "Can I trust my counters? ", trust, columns, 4);
+	}
 	return ferror(f) ? -1 : 0;
 }

@@ -137,33 +137,80 @@ Test(progress_cli, nothing_is_drawn_when_stderr_is_not_a_terminal)
 	cli_run_free(&r);
 }
 
-/* The terminal fits: plumb sim -- ls in an 80-column tmux window, captured
- * as a person sees it.  Its tables were about 330 columns wide; now the
- * columns that do not fit are left out, named, and --wide brings them back. */
-Test(progress_cli, sim_fits_an_80_column_terminal)
+/* COMMAND run in an 80-column tmux window, its whole history captured as a
+ * person sees it (a tall window and a finished pane kept open); the text,
+ * which the caller frees, or NULL with the test skipped without tmux. */
+static char *capture_80_columns(const char *command_line)
 {
 	if (system("command -v tmux > /dev/null 2>&1") != 0)
 		cr_skip_test("tmux is not installed (make deps installs it)");
-	const char *bin = getenv("PLUMB_BIN");
-	char socket[64], command[2048], capture[128];
+	char socket[64], command[4096], capture[128];
 	snprintf(socket, sizeof socket, "plumb-test-%ld", (long)getpid());
-	snprintf(capture, sizeof capture, "%s/capture.txt", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	/* A tall window and a finished pane kept open, then the whole history. */
+	snprintf(capture, sizeof capture, "%s/capture-%ld.txt", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (long)getpid());
 	snprintf(command, sizeof command,
-	         "tmux -L %s new-session -d -x 80 -y 500 \"env -u COLUMNS '%s' sim -- ls /; echo PLUMB-DONE; sleep 600\" && "
+	         "tmux -L %s new-session -d -x 80 -y 500 \"env -u COLUMNS %s; echo PLUMB-DONE; sleep 600\" && "
 	         "for i in $(seq 1 600); do tmux -L %s capture-pane -p -S - -E - | grep -q PLUMB-DONE && break; sleep 0.2; "
 	         "done; tmux -L %s capture-pane -p -J -S - -E - > '%s'; tmux -L %s kill-server",
-	         socket, bin, socket, socket, capture, socket);
+	         socket, command_line, socket, socket, capture, socket);
 	cr_assert_eq(system(command), 0, "%s", command);
 	char *text = cli_read_file(capture, NULL);
 	cr_assert_not_null(text);
-	cr_assert(strstr(text, "PLUMB-DONE"), "plumb sim did not finish in the window: %s", text);
-	cr_assert(strstr(text, "Summary") && strstr(text, "left out to fit 80 columns"), "%s", text);
+	unlink(capture);
+	cr_assert(strstr(text, "PLUMB-DONE"), "the command did not finish in the window: %s", text);
+	return text;
+}
+
+static void assert_fits_80_columns(const char *text)
+{
 	for (const char *line = text; *line;) {
 		size_t length = strcspn(line, "\n");
 		cr_assert_leq(length, 80, "a line of %zu columns: %.*s", length, (int)length, line);
 		line += length + (line[length] == '\n');
 	}
+}
+
+/* The terminal fits: plumb sim -- ls in an 80-column tmux window, captured
+ * as a person sees it.  Its tables were about 330 columns wide; now the
+ * columns that do not fit are left out, named, and --wide brings them back. */
+Test(progress_cli, sim_fits_an_80_column_terminal)
+{
+	char command[1024];
+	snprintf(command, sizeof command, "'%s' sim -- ls /", getenv("PLUMB_BIN"));
+	char *text = capture_80_columns(command);
+	cr_assert(strstr(text, "Summary") && strstr(text, "left out to fit 80 columns"), "%s", text);
+	assert_fits_80_columns(text);
 	free(text);
-	unlink(capture);
+}
+
+/* The report's summary was hand-formatted about 140 columns wide; on an
+ * 80-column terminal its hierarchy goes through the fitted tables (size,
+ * latency and read bandwidth kept, the rest named) and its sentences wrap.
+ * Built from saved sections (--from), so no measurement runs. */
+Test(progress_cli, report_summary_fits_an_80_column_terminal)
+{
+	char command[8192], dir[1024], page[256];
+	snprintf(dir, sizeof dir, "%s/tests/data/report_vm_xeon", cli_source_dir());
+	snprintf(page, sizeof page, "%s/summary-%ld.html", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (long)getpid());
+	snprintf(command, sizeof command, "'%s' report -o '%s' --from '%s'/topo.json '%s'/lat.json '%s'/bw.json "
+	         "'%s'/loaded.json '%s'/model.json", getenv("PLUMB_BIN"), page, dir, dir, dir, dir, dir);
+	char *text = capture_80_columns(command);
+	cr_assert(strstr(text, "Summary:") && strstr(text, "The hierarchy"), "%s", text);
+	cr_assert(strstr(text, "read_1[GB/s]") && strstr(text, "left out to fit 80 columns"), "%s", text);
+	cr_assert(strstr(text, "Can I trust my counters?") || strstr(text, "queueing model"), "%s", text);
+	assert_fits_80_columns(text);
+	free(text);
+	/* A pipe (and a file, and --wide) gets every column, as before. */
+	char files[5][1100];
+	const char *names[] = { "topo", "lat", "bw", "loaded", "model" };
+	for (int i = 0; i < 5; i++)
+		snprintf(files[i], sizeof files[i], "%s/%s.json", dir, names[i]);
+	cli_run r = cli_run_plumbv(NULL, "report", "-o", page, "--from", files[0], files[1], files[2], files[3], files[4], NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	cr_assert(strstr(r.out, "bandwidth_cv") && strstr(r.out, "write_all[GB/s]"), "%s", r.out);
+	cr_assert_null(strstr(r.out, "left out to fit"), "%s", r.out);
+	cli_run_free(&r);
+	unlink(page);
+	char json[300];
+	snprintf(json, sizeof json, "%.*s.json", (int)(strlen(page) - 5), page);
+	unlink(json);
 }

@@ -60,3 +60,21 @@ Test(core_progress, weighted_steps_estimate_by_expected_cost)
 	progress_format(&p, 1000 + 21000000000ull, line, sizeof line);
 	cr_assert_str_eq(line, "plumb validate: 3/4 (75%), 0:21 elapsed, about 0:07 left");
 }
+
+/* Within a long step the time left falls as the step runs: it said what it
+ * said when the step began, and grew with the elapsed time if redrawn. */
+Test(core_progress, time_left_falls_while_a_long_step_runs)
+{
+	static const double seconds[] = { 10, 10, 80 };
+	progress p = at(2, 3);
+	progress_set_weights(&p, seconds);
+	p.step_ns = 1000 + 20000000000ull;   /* the last step began at 0:20, on time */
+	char line[256];
+	progress_format(&p, 1000 + 20000000000ull, line, sizeof line);
+	cr_assert_str_eq(line, "plumb validate: 2/3 (20%), 0:20 elapsed, about 1:20 left");
+	progress_format(&p, 1000 + 60000000000ull, line, sizeof line);
+	cr_assert_str_eq(line, "plumb validate: 2/3 (20%), 1:00 elapsed, about 0:40 left");
+	/* overrun: nothing else is ahead, so no time is promised past the step */
+	progress_format(&p, 1000 + 130000000000ull, line, sizeof line);
+	cr_assert_str_eq(line, "plumb validate: 2/3 (20%), 2:10 elapsed, about 0:00 left");
+}
