@@ -14,15 +14,15 @@
 # plumb-1core's I refs and D1 misses equal cachegrind's (both run with the
 # same VALGRIND_LIB, so the programs see the same environment).
 #   bench/sim-vs-cachegrind.sh [-n RUNS] [-p PROGRAMS] [-b PLUMB] [-t TOOLS]   (from the source tree, after make)
-# -t TOOLS runs only these of plumb-1core plumb-1core-c plumb-1core-b plumb-2core plumb-2core-b
+# -t TOOLS runs only these of plumb-1core plumb-1core-c plumb-1core-b plumb-1core-c-b plumb-2core plumb-2core-b
 # (cachegrind always runs: the ratios are to it).
 # The figures in docs/PERFORMANCE.md come from this, in a checkout of main built with
 # make and an older checkout built in OLD (the same command on a quiet machine for wall times):
 #   BEFORE_VALGRIND_LIB=OLD/build/vg/lib bench/sim-vs-cachegrind.sh -n 3 -b OLD/build/plumb
-# -b PLUMB adds plumb-1core-b and plumb-2core-b: the same one-core and
-# two-core runs with another plumb binary (an older build, for a before/after
+# -b PLUMB adds plumb-1core-b, plumb-1core-c-b and plumb-2core-b: the same
+# one-core (without and with classification) and two-core runs with another plumb binary (an older build, for a before/after
 # in the same minutes; its tool from BEFORE_VALGRIND_LIB, default VALGRIND_LIB).
-# Both two-core runs then name their tool in PLUMB_VALGRIND_LIB, so the
+# Both classified one-core runs and both two-core runs then name their tool in PLUMB_VALGRIND_LIB, so the
 # program sees the same environment and the outputs are equal when the two
 # tool directories' paths have the same length (the environment is on the
 # program's stack: a longer one moves its addresses).
@@ -100,11 +100,14 @@ run_tool() {   # run_tool TOOL PROGRAM
 		timed "$work/$2.$1" "$plumb" sim -p cachegrind --basic --l1i $I1 --l1d $D1 --l3 $LL --csv -o "$work/$2.p1.csv" \
 			-- $cmd < "$stdin" 2> "$work/out" ;;
 	plumb-1core-c)
-		timed "$work/$2.$1" "$plumb" sim -p cachegrind --l1i $I1 --l1d $D1 --l3 $LL --csv -o "$work/$2.p1c.csv" \
+		PLUMB_VALGRIND_LIB=${before:+$VALGRIND_LIB} timed "$work/$2.$1" "$plumb" sim -p cachegrind --l1i $I1 --l1d $D1 --l3 $LL --csv -o "$work/$2.p1c.csv" \
 			-- $cmd < "$stdin" 2> "$work/out" ;;
 	plumb-1core-b)
 		PLUMB_VALGRIND_LIB=${BEFORE_VALGRIND_LIB:-$VALGRIND_LIB} timed "$work/$2.$1" "$before" sim -p cachegrind --basic --l1i $I1 --l1d $D1 --l3 $LL --csv \
 			-o "$work/$2.pb.csv" -- $cmd < "$stdin" 2> "$work/out" ;;
+	plumb-1core-c-b)
+		PLUMB_VALGRIND_LIB=${BEFORE_VALGRIND_LIB:-$VALGRIND_LIB} timed "$work/$2.$1" "$before" sim -p cachegrind --l1i $I1 --l1d $D1 --l3 $LL --csv \
+			-o "$work/$2.pcb.csv" -- $cmd < "$stdin" 2> "$work/out" ;;
 	plumb-2core)
 		PLUMB_VALGRIND_LIB=${before:+$VALGRIND_LIB} timed "$work/$2.$1" "$plumb" sim -p default --cores 2 --protocol mesi --l3 $LL --csv -o "$work/$2.p2.csv" \
 			-- $cmd < "$stdin" 2> "$work/out" ;;
@@ -117,14 +120,14 @@ run_tool() {   # run_tool TOOL PROGRAM
 # the median of column $2 (the lower middle one for an even count)
 median() { sort -n -k"$2" "$1" | awk -v c="$2" '{ v[NR] = $c } END { print v[int((NR + 1) / 2)] }'; }
 tools="cachegrind plumb-1core plumb-1core-c plumb-2core"
-[ -n "$before" ] && tools="cachegrind plumb-1core plumb-1core-c plumb-1core-b plumb-2core plumb-2core-b"
+[ -n "$before" ] && tools="cachegrind plumb-1core plumb-1core-c plumb-1core-b plumb-1core-c-b plumb-2core plumb-2core-b"
 if [ -n "$only" ]; then
 	tools=cachegrind
 	for tool in $only; do
 		case $tool in
 		cachegrind) ;;
 		plumb-1core | plumb-1core-c | plumb-2core) tools="$tools $tool" ;;
-		plumb-1core-b | plumb-2core-b) [ -n "$before" ] || { echo "$0: $tool needs -b PLUMB" >&2; exit 2; }; tools="$tools $tool" ;;
+		plumb-1core-b | plumb-1core-c-b | plumb-2core-b) [ -n "$before" ] || { echo "$0: $tool needs -b PLUMB" >&2; exit 2; }; tools="$tools $tool" ;;
 		*) echo "$0: -t: unknown tool $tool" >&2; exit 2 ;;
 		esac
 	done
@@ -154,6 +157,7 @@ for program in $programs; do
 		wall=$(median "$work/$program.$tool" 1)
 		cpu=$(median "$work/$program.$tool" 2)
 		figures=
+		[ $tool = plumb-1core-c-b ] && [ "$program" != sort-threads ] && figures="classified output $(cmp -s "$work/$program.p1c.csv" "$work/$program.pcb.csv" && echo equal to plumb-1core-c || echo DIFFERENT from plumb-1core-c)"
 		[ $tool = plumb-2core-b ] && figures="two-core output $(cmp -s "$work/$program.p2.csv" "$work/$program.p2b.csv" && echo equal to plumb-2core || echo DIFFERENT from plumb-2core)"
 		[ $tool = plumb-1core ] && [ "$program" != sort-threads ] && figures="I refs $p_irefs/$cg_irefs, D1 misses $p_d1/$cg_d1 ($([ "$p_irefs" = "$cg_irefs" ] && [ "$p_d1" = "$cg_d1" ] && echo equal || echo DIFFERENT))"
 		printf '%-8s %-13s %-24s %-24s %8.2f %8.2f %s\n' "$program" $tool "$walls" "$cpus" \

@@ -53,12 +53,25 @@ static void transition(sim *s, uint32_t core, int cause, unsigned from, unsigned
 		s->stats.core[core].coherence.transitions[cause][from][to]++;
 }
 
+/* Whether a line of the hot-lines table can ever be hot (sim_hot_lines
+ * reports only lines with coherence misses, invalidations, transfers or
+ * upgrades).  With one core there are no other holders to invalidate, to
+ * transfer from or to cause coherence misses, and only MSI puts a line in S
+ * (O comes from another core's read), so only MSI has upgrades: elsewhere
+ * a line's reads and writes would be counted for nothing to read them. */
+static inline bool lines_can_heat(const sim *s)
+{
+	return s->config.cores > 1 || s->config.protocol == SIM_MSI;
+}
+
 /* An update of the hot-lines or hot-code table (classify only): made on the
  * shadows' thread when there is one, which nothing here waits for. */
 static void note(sim *s, uint32_t op, uint64_t key, uint32_t bits, uint64_t amount)
 {
 	if (!s->config.classify)
 		return;
+	if ((op == SIM_NOTE_READ || op == SIM_NOTE_WRITE) && !lines_can_heat(s))
+		return;   /* one core: one table update (a hash insert) less per miss */
 	if (s->shadow_worker)
 		sim_shadow_worker_note(s->shadow_worker, op, key, bits, amount);
 	else

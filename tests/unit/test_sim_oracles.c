@@ -334,3 +334,38 @@ Test(sim_oracles, conflict_and_capacity_misses_below_the_l1)
 		cr_assert_eq(e.core[0].cache[SIM_L2].capacity, 2048 * 4);
 	}
 }
+
+/* One core: only MSI makes a line hot (a read leaves it in S, the write
+ * after it is an upgrade), and its reads and writes are counted, while with
+ * MESI nothing is hot (the one-core runs skip the hot-lines table's reads
+ * and writes for that reason, sim_engine.c). */
+Test(sim_oracles, one_core_hot_lines_only_with_msi)
+{
+	for (int protocol = 0; protocol < 2; protocol++) {
+		sim_config c;
+		small_config(&c, 1, protocol ? SIM_MSI : SIM_MESI);
+		sim_trace t = { 0 };
+		for (int i = 0; i < 3; i++)
+			trace_add(&t, 0, TRACE_READ, X + 4096 * (uint64_t)i, 4);
+		trace_add(&t, 0, TRACE_WRITE, X, 4);
+		trace_add(&t, 0, TRACE_WRITE, X + 4096, 4);
+		sim *s = run_trace(&c, &t);
+		sim_line_stats hot[4];
+		size_t n = sim_hot_lines(s, hot, 4);
+		if (!protocol) {
+			cr_assert_eq(n, 0, "MESI, one core: no line is hot");
+		} else {
+			cr_assert_eq(n, 2, "MSI, one core: the two lines written after a read");
+			for (size_t i = 0; i < n; i++) {
+				cr_assert_eq(hot[i].upgrades, 1);
+				cr_assert_eq(hot[i].reads, 1, "the read miss that brought it in S");
+				cr_assert_eq(hot[i].writes, 1);
+				cr_assert_eq(hot[i].cores, 1);
+			}
+			cr_assert_eq(hot[0].address, X);
+			cr_assert_eq(hot[1].address, X + 4096);
+		}
+		sim_free(s);
+		trace_release(&t);
+	}
+}
