@@ -190,7 +190,7 @@ test-unit: $(UNIT) test-layers
 # and every landing (scripts/land.sh) keep the layers.  Takes a second.
 test-layers: $(LIB_OBJ) $(CLI_OBJ) $(MPI_OBJ)
 	$(SAY) "  LAYERS  $(BUILD)/src against docs/DESIGN.md"
-	$(Q)sh scripts/check-layers.sh docs/DESIGN.md $(LIB_OBJ) $(CLI_OBJ) $(MPI_OBJ)
+	$(Q)sh scripts/check-layers.sh docs/DESIGN.md $(LIB_OBJ) $(CLI_OBJ) $(MPI_OBJ) $(VG_LAYER_OBJ)
 	$(Q)CC="$(CC)" sh tests/check-layers-test.sh $(LIB_OBJ) $(CLI_OBJ) $(MPI_OBJ)
 test-e2e: $(E2E)
 	PLUMB_BIN=$(abspath $(PLUMB)) PLUMB_SRCDIR=$(abspath .) sh tests/run-suite.sh $(E2E) --jobs 2 $(TESTFLAGS)

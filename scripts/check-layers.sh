@@ -4,7 +4,8 @@
 #
 #   sh scripts/check-layers.sh TABLE OBJECT...
 #
-# OBJECT is BUILD/src/FOLDER/FILE.o (any BUILD).  A file calls another when
+# OBJECT is BUILD/src/FOLDER/FILE.o or BUILD/vg/FILE.o (plumbgrind, the
+# folder "vg"; any BUILD).  A file calls another when
 # one of its undefined symbols (nm: U, w) is a global symbol the other
 # defines (T D B R C G S V W i u); a folder calls another when one of its
 # files does.  Fails, naming the circle or the call, when
@@ -15,7 +16,7 @@
 #     folder has objects but no line in TABLE;
 #   - TABLE itself lets folders call in a circle.
 # TABLE is the fenced block of docs/DESIGN.md that opens with ```layers:
-#   src/NAME -> FOLDER FOLDER ...   # comment      (* = every folder)
+#   src/NAME -> FOLDER FOLDER ...   # comment      (* = every folder; vg: plumbgrind)
 #   circle FOLDER/FILE FOLDER/FILE ... # why       (an accepted file circle)
 # Lines of the block that start otherwise are drawing and are ignored.
 # POSIX sh, nm and awk only (mawk and gawk).
@@ -33,21 +34,26 @@ trap 'rm -rf "$tmp"' EXIT INT TERM
 # object; -P: the portable format "object: symbol type ...").
 for object in "$@"; do
 	case "$object" in
-	*/src/*/*.o) ;;
-	*) echo "layers: $object is not BUILD/src/FOLDER/FILE.o" >&2; exit 2 ;;
+	*/src/*/*.o|*/vg/*.o) ;;
+	*) echo "layers: $object is not BUILD/src/FOLDER/FILE.o or BUILD/vg/FILE.o" >&2; exit 2 ;;
 	esac
 	[ -r "$object" ] || { echo "layers: cannot read $object (build first)" >&2; exit 2; }
 done
 "$NM" -A -P "$@" > "$tmp/nm" || { echo "layers: $NM failed" >&2; exit 2; }
 for object in "$@"; do echo "$object"; done > "$tmp/objects"
 awk '
-	function file_of(path) { sub(/.*\/src\//, "", path); sub(/\.o:?$/, "", path); return path }
+	function file_of(path) {
+		if (path ~ /\/src\/[^\/]+\/[^\/]+\.o:?$/) sub(/.*\/src\//, "", path); else sub(/.*\/vg\//, "vg/", path)
+		sub(/\.o:?$/, "", path); return path
+	}
 	FNR == NR { print "O", file_of($0); next }
 	$3 == "U" || $3 == "w" || $3 == "v" { print "U", file_of($1), $2; next }
 	$3 ~ /^[TDBRCGSVWiu]$/ { print "D", file_of($1), $2 }' "$tmp/objects" "$tmp/nm" > "$tmp/symbols"
 
 awk -v table="$table" '
 function folder_of(file,   i) { i = index(file, "/"); return substr(file, 1, i - 1) }
+# How a folder is named to the reader: src/NAME, or vg (plumbgrind, the tool).
+function shown(folder) { return folder == "vg" ? "vg" : "src/" folder }
 
 # Tarjan: the strongly connected components of the graph in out[], nout[].
 function strong(v,   i, w, members, k) {
@@ -106,11 +112,11 @@ BEGIN {
 			accepted[key] = 1
 			continue
 		}
-		if (word[first] !~ /^src\//) continue
+		if (word[first] !~ /^src\// && word[first] != "vg") continue
 		if (word[first + 1] != "->") {
 			print "layers: " table ": \"" word[first] "\" has no arrow (src/NAME -> FOLDER ...)"; bad_table = 1; continue
 		}
-		name = substr(word[first], 5); listed[name] = 1; rows++
+		name = word[first] == "vg" ? "vg" : substr(word[first], 5); listed[name] = 1; rows++
 		for (i = first + 2; i <= n; i++) {
 			if (word[i] == "" || word[i] == "nothing") continue
 			if (word[i] == "*") { any[name] = 1; continue }
@@ -170,7 +176,7 @@ END {
 
 	# Folder calls against the table.
 	for (f in folders) if (!(f in listed)) {
-		print "layers: src/" f " has objects but no line in the table (" table ")"; failures++
+		print "layers: " shown(f) " has objects but no line in the table (" table ")"; failures++
 	}
 	for (pair in edge) {
 		split(pair, ends, SUBSEP)
@@ -181,13 +187,13 @@ END {
 	}
 	for (i = 1; i <= nreported; i++) {
 		split(order[i], ends, SUBSEP)
-		print "layers: src/" ends[1] " calls src/" ends[2] ", which the table does not allow:" calls[ends[1], ends[2]]
+		print "layers: " shown(ends[1]) " calls " shown(ends[2]) ", which the table does not allow:" calls[ends[1], ends[2]]
 		failures++
 	}
 	for (pair in allowed) {
 		split(pair, ends, SUBSEP); used = 0
 		for (e in edge) { split(e, fe, SUBSEP); if (folder_of(fe[1]) == ends[1] && folder_of(fe[2]) == ends[2]) { used = 1; break } }
-		if (!used && (ends[1] in folders)) print "layers: note: the table lets src/" ends[1] " call src/" ends[2] ", which it does not"
+		if (!used && (ends[1] in folders)) print "layers: note: the table lets " shown(ends[1]) " call " shown(ends[2]) ", which it does not"
 	}
 
 	# The table itself must not let folders call in a circle.

@@ -86,6 +86,30 @@ EOF
 expect fail table_circle "$tmp/circle.md" "the table lets these folders call each other in a circle" \
 	"$tmp/build/src/low/base.o" "$tmp/build/src/high/top.o"
 
+# plumbgrind's folder (BUILD/vg/FILE.o, the folder "vg"): its files call one
+# way too, and it calls nothing the table does not give it.
+plant_vg() {
+	mkdir -p "$tmp/build/vg"
+	printf '%s\n' "$2" > "$tmp/source.c"
+	"$CC" -c -o "$tmp/build/vg/$1.o" "$tmp/source.c"
+}
+plant low/base 'int base(int x) { return x + 1; }'
+plant_vg pg_a 'int pg_b(int); int pg_a(int x) { return x > 0 ? pg_b(x - 1) : 0; }'
+plant_vg pg_b 'int pg_a(int); int pg_b(int x) { return x > 0 ? pg_a(x - 1) : 0; }'
+table vg.md <<'EOF'
+ src/low   -> nothing
+ vg        -> nothing
+EOF
+expect fail vg_file_circle "$tmp/vg.md" "files call each other in a circle: vg/pg_a vg/pg_b" \
+	"$tmp/build/src/low/base.o" "$tmp/build/vg/pg_a.o" "$tmp/build/vg/pg_b.o"
+plant_vg pg_b 'int base(int); int pg_b(int x) { return base(x); }'
+expect fail vg_call_not_allowed "$tmp/vg.md" "vg calls src/low, which the table does not allow" \
+	"$tmp/build/src/low/base.o" "$tmp/build/vg/pg_b.o"
+expect fail vg_not_in_table "$tmp/ok.md" "vg has objects but no line in the table" \
+	"$tmp/build/src/low/base.o" "$tmp/build/vg/pg_b.o"
+plant_vg pg_b 'int pg_b(int x) { return x; }'
+expect pass vg_one_way "$tmp/vg.md" "no circle" "$tmp/build/src/low/base.o" "$tmp/build/vg/pg_a.o" "$tmp/build/vg/pg_b.o"
+
 # The real library with one planted object: src/core calling the simulator.
 if [ $# -gt 0 ]; then
 	plant core/planted_layers_test 'struct sim; int sim_new(struct sim **, const void *, void *);

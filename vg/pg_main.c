@@ -34,15 +34,6 @@
 
 #define PG_NAME_MAX 255
 
-const HChar *pg_clo_out = "plumbgrind.out.%p";
-Bool pg_counting = True;
-const HChar *pg_clo_trace = NULL;
-Long pg_clo_trace_fd = -1;
-const HChar *pg_clo_code = NULL;
-Bool pg_clo_collect = True;
-Bool pg_clo_calls = False;
-Bool pg_clo_vector = True;
-
 static Int start_pid;
 static Bool forked_child;
 
@@ -198,37 +189,6 @@ static void append_argument(HChar *line, SizeT capacity, const HChar *s)
 	for (; *s && n + 1 < capacity; s++)
 		line[n++] = (*s == '\n' || *s == '\r') ? ' ' : *s;
 	line[n] = 0;
-}
-
-/* Writes length bytes to the file an option names (expanded, %p and all),
- * through FILE.tmp.PID and a rename, so an interrupted run never leaves a
- * file that looks complete.  what names the file in messages. */
-void pg_write_file(const HChar *option, const HChar *value, const HChar *what, const HChar *data, SizeT length)
-{
-	HChar *path = VG_(expand_file_name)(option, value);
-	HChar *temporary = VG_(malloc)("pg.path", VG_(strlen)(path) + 32);
-	VG_(sprintf)(temporary, "%s.tmp.%d", path, VG_(getpid)());
-	Int fd = VG_(fd_open)(temporary, VKI_O_CREAT | VKI_O_WRONLY | VKI_O_TRUNC, 0644);
-	if (fd < 0) {
-		VG_(umsg)("plumbgrind: cannot create the %s file '%s'\n", what, temporary);
-		return;
-	}
-	SizeT done = 0;
-	while (done < length) {
-		Int n = VG_(write)(fd, data + done, (Int)(length - done));
-		if (n <= 0) {
-			VG_(umsg)("plumbgrind: writing the %s file '%s' failed\n", what, temporary);
-			VG_(close)(fd);
-			VG_(unlink)(temporary);
-			return;
-		}
-		done += (SizeT)n;
-	}
-	VG_(close)(fd);
-	if (VG_(rename)(temporary, path) != 0) {
-		VG_(umsg)("plumbgrind: cannot rename '%s' to '%s'\n", temporary, path);
-		VG_(unlink)(temporary);
-	}
 }
 
 static void write_summary(Int exit_code)

@@ -78,9 +78,6 @@ extern Int VG_(safe_fd)(Int oldfd);
 #define ENTRY_MAX_WORDS (2 + 256 / 8 + GROUP_MAX)
 #define SCRATCH_WORDS (ENTRY_MAX_WORDS + 8)
 
-const HChar *pg_clo_ring = NULL;
-const HChar *pg_clo_filter = NULL;
-Bool pg_ring_enabled;
 Addr pg_ring_cursor, pg_ring_limit;
 
 static UChar *memory;

@@ -23,8 +23,6 @@ const HChar *const pg_counter_names[PG_COUNTERS] = {
 };
 
 ULong pg_live[PG_COUNTERS];
-Bool pg_collecting;
-UInt pg_running_thread;
 
 typedef struct {
 	ULong counts[PG_COUNTERS];

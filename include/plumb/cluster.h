@@ -30,14 +30,15 @@ size_t cluster_robust_z(const double *values, size_t n, double *z);
 
 /* ------------------------------------------------------------ one node's row */
 
-/* The sections plumb cluster runs on each node, and with --quick. */
-#define CLUSTER_DEFAULT_SECTIONS "topo,lat,bw,c2c,loaded,validate"
-#define CLUSTER_QUICK_SECTIONS "topo,lat,bw,c2c,loaded"
+/* The sections plumb cluster may run on each node, and those it runs by
+ * default and with --quick, are the report's section table's
+ * (report_section_list, REPORT_SECTION_CLUSTER*, plumb/report.h). */
 #define CLUSTER_MAX_SECTIONS 12
 
 /* Parses a --sections list into names (pointing into list, which is
- * modified): each must be one of topo, lat, bw, geometry, c2c, loaded, model,
- * validate, at most once; model brings loaded before it.  Fails with one line. */
+ * modified): each a section the table lets a cluster run
+ * (REPORT_SECTION_CLUSTER), at most once; a section that needs an earlier
+ * one's report (model, loaded's) brings it before it.  Fails with one line. */
 int cluster_sections_parse(char *list, const char **names, size_t max, size_t *count, plumb_status *status);
 
 /* Where one rank ran: its host, its rank, the CPUs it was pinned to and how

@@ -104,6 +104,45 @@ void report_bundle_free(report_bundle *bundle);
 output_report *report_compare(const output_report *a, const output_report *b, const char *name_a, const char *name_b);
 int report_write_compare_html(const char *path, const output_report *compare, plumb_status *status);
 
+/* ---- One record per section: everything plumb knows about a section of
+ * `plumb report` (and of a `plumb cluster` node), in one entry of the table
+ * in src/report/section_table.c.  A new section is one new entry there. */
+
+/* Which default lists a section is in (report_section.lists). */
+enum {
+	REPORT_SECTION_DEFAULT = 1,    /* plumb report */
+	REPORT_SECTION_QUICK = 2,      /* plumb report --quick */
+	REPORT_SECTION_CLUSTER = 4,    /* plumb cluster may run it on a node */
+	REPORT_SECTION_CLUSTER_DEFAULT = 8,
+	REPORT_SECTION_CLUSTER_QUICK = 16,
+};
+
+typedef struct report_section {
+	const char *name;                        /* its command ("lat") */
+	const char *title, *intro;               /* its heading, and the paragraph under it ("": none) */
+	const char *const *arguments;            /* the report's arguments for the command (NULL: none) */
+	const char *const *quick_arguments;      /* with --quick (NULL: arguments) */
+	double seconds, quick_seconds;           /* expected cost: the progress line's weights (0: unknown) */
+	/* An earlier section whose JSON report this one reads on stdin, with
+	 * input_arguments; input_required: it cannot run without it (the plan
+	 * adds the input before it), else it runs alone with arguments (the
+	 * plan moves a listed input before it).  plan_note says the change;
+	 * input_missing why the section failed when its input did not run. */
+	const char *input;
+	bool input_required;
+	const char *const *input_arguments;
+	const char *plan_note, *input_missing;
+	bool recorded;                           /* recorded first for its reference rate (report_run_perturb_section) */
+	unsigned lists;                          /* REPORT_SECTION_* */
+} report_section;
+
+/* The table, in the report's order; the entry for name, or NULL. */
+const report_section *report_section_table(size_t *count);
+const report_section *report_section_find(const char *name);
+/* The names of the sections whose lists have every bit of mask, in the
+ * table's order, joined by separator ("topo,lat,..."). */
+void report_section_list(unsigned mask, const char *separator, char *out, size_t length);
+
 /* The arguments report gives a section's command by default (NULL-terminated;
  * validate runs fewer repeats than its own default so the report stays short). */
 const char *const *report_section_arguments(const char *command);

@@ -183,6 +183,9 @@ typedef struct trace_launch {
 	 * into this file; NULL: none.  Needs plumbgrind: refused when lackey would run. */
 	const char *summary_path;
 	int program_stdout;                    /* the program's standard output; -1: plumb's standard error */
+	/* the folder to use as VALGRIND_LIB, holding plumbgrind (plumb instrument
+	 * --tool-dir); NULL: found as trace_tool_find finds it */
+	const char *tool_dir;
 	/* "NAME=VALUE" set, "NAME" removed, in the child only; NULL-terminated or NULL */
 	const char *const *environment;
 	/* filled when the reader is closed (trace_reader_close); NULL: not wanted */

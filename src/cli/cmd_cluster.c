@@ -8,6 +8,7 @@
 #include "cli/command.h"
 #include "plumb/cluster.h"
 #include "plumb/parse.h"
+#include "plumb/report.h"
 #ifdef PLUMB_HAVE_MPI
 #include "cluster/cluster_mpi.h"
 #endif
@@ -16,7 +17,11 @@ const char cmd_cluster_summary[] = "run the characterisation on every node under
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: mpirun -n N plumb cluster [options] [--quick] [--sections LIST] -o DIR\n"
+	/* the default lists are the section table's (src/report/section_table.c) */
+	char sections[256], quick_sections[256];
+	report_section_list(REPORT_SECTION_CLUSTER_DEFAULT, ",", sections, sizeof sections);
+	report_section_list(REPORT_SECTION_CLUSTER_QUICK, ",", quick_sections, sizeof quick_sections);
+	fprintf(f, "usage: mpirun -n N plumb cluster [options] [--quick] [--sections LIST] [--share turns|split] -o DIR\n"
 	           "       srun plumb cluster [options] [--quick] [--sections LIST] -o DIR\n\n"
 	           "Every MPI rank runs the report's sections (as plumb report runs them) on its\n"
 	           "node's CPUs; rank 0 gathers the results and writes DIR/cluster.json and\n"
@@ -25,15 +30,15 @@ static void usage(FILE *f)
 	           "configuration that differs between nodes (CPU model, caches, THP, kernel,\n"
 	           "counter availability). Run one rank per node (docs/cluster.md).\n\n"
 	           "  -o, --output DIR     folder for cluster.json and cluster.html (required)\n"
-	           "  --sections LIST      comma-separated sections (default " CLUSTER_DEFAULT_SECTIONS ";\n"
+	           "  --sections LIST      comma-separated sections (default %s;\n"
 	           "                       also geometry, model)\n"
-	           "  --quick              sections " CLUSTER_QUICK_SECTIONS " with shorter time caps\n"
+	           "  --quick              sections %s with shorter time caps\n"
 	           "                       (under a minute per node)\n"
 	           "  --share turns|split  ranks on one node take turns, each on all its CPUs\n"
 	           "                       (default), or split its CPUs and measure at once\n"
 	           "  --rank-timeout S     give a rank up after S seconds without a sign of life\n"
 	           "                       (default 120; 0: wait for ever)\n"
-	           "  -h, --help           this help\n");
+	           "  -h, --help           this help\n", sections, quick_sections);
 }
 
 /* Returns -1 when the options are good (filled in), else the exit code. */

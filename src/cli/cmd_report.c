@@ -12,12 +12,14 @@
 
 const char cmd_report_summary[] = "run the characterisation and write one HTML report with its summary";
 
-#define DEFAULT_SECTIONS "topo,lat,bw,geometry,c2c,loaded,model,validate"
-#define QUICK_SECTIONS "topo,lat,bw,c2c,loaded,model"
 #define MAX_SECTIONS 32
 
 static void usage(FILE *f)
 {
+	/* the default lists are the section table's (src/report/section_table.c) */
+	char sections[256], quick_sections[256];
+	report_section_list(REPORT_SECTION_DEFAULT, ",", sections, sizeof sections);
+	report_section_list(REPORT_SECTION_QUICK, ",", quick_sections, sizeof quick_sections);
 	fprintf(f, "usage: plumb report [options] [-o FILE] [--sections LIST] [--quick] [-d DIR]\n"
 	           "       plumb report [options] [-o FILE] --from REPORT.json...\n"
 	           "       plumb report --compare A.json B.json [--csv | --json | --html] [-o FILE]\n\n"
@@ -30,12 +32,12 @@ static void usage(FILE *f)
 	           "that cannot run on this machine is kept, with the reason.\n\n"
 	           "  -o, --output FILE    HTML file to write (default plumb-report.html), atomically;\n"
 	           "                       the JSON goes beside it (FILE with .json for .html)\n"
-	           "  --sections LIST      comma-separated commands (default " DEFAULT_SECTIONS ");\n"
+	           "  --sections LIST      comma-separated commands (default %s);\n"
 	           "                       model runs on loaded's measurements (loaded is added if missing)\n"
 	           "                       perturb (not by default; about 5 s, valgrind for the rate):\n"
 	           "                       Watson's halting experiment on a built-in workload, and the\n"
 	           "                       trace buffer that halts it rarely enough to change nothing\n"
-	           "  --quick              a shorter run: sections " QUICK_SECTIONS "\n"
+	           "  --quick              a shorter run: sections %s\n"
 	           "                       with shorter time caps (about half a minute)\n"
 	           "  -d, --output-dir DIR also keep each section's JSON report in DIR\n"
 	           "  --wide               the summary with every column on a terminal (it otherwise\n"
@@ -43,7 +45,7 @@ static void usage(FILE *f)
 	           "  --from               build the report from a saved report.json or section JSON reports\n"
 	           "  --compare A B        two report.json files side by side; differences beyond the\n"
 	           "                       spread of either run are flagged (text, --csv, --json, --html)\n"
-	           "  -h, --help           this help\n");
+	           "  -h, --help           this help\n", sections, quick_sections);
 }
 
 static bool command_exists(const char *name)
@@ -96,7 +98,8 @@ int cmd_report(int argc, char **argv)
 		{ "html", no_argument, 0, OPT_HTML }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
 	const char *save_dir = NULL;
 	cli_output out = { .format = OUTPUT_TABLE };
-	char list[512] = DEFAULT_SECTIONS;
+	char list[512];
+	report_section_list(REPORT_SECTION_DEFAULT, ",", list, sizeof list);
 	int from = 0, quick = 0, compare = 0, html = 0, sections_given = 0, c;
 	optind = 1;
 	opterr = 0;
@@ -130,7 +133,7 @@ int cmd_report(int argc, char **argv)
 	if (from && optind == argc)
 		return cli_usage_error("report", "--from needs at least one JSON report");
 	if (quick && !sections_given)
-		snprintf(list, sizeof list, "%s", QUICK_SECTIONS);
+		report_section_list(REPORT_SECTION_QUICK, ",", list, sizeof list);
 	if (save_dir && (mkdir(save_dir, 0777) != 0 && access(save_dir, W_OK) != 0))
 		return cli_usage_error("report", "--output-dir '%s' cannot be created or written", save_dir);
 	const char *path = out.path && strcmp(out.path, "-") ? out.path : "plumb-report.html";

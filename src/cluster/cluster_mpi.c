@@ -322,7 +322,10 @@ int cluster_mpi_main(const char *program, const cluster_options *o)
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
 	char list[512];
-	snprintf(list, sizeof list, "%s", o->sections ? o->sections : o->quick ? CLUSTER_QUICK_SECTIONS : CLUSTER_DEFAULT_SECTIONS);
+	if (o->sections)
+		snprintf(list, sizeof list, "%s", o->sections);
+	else
+		report_section_list(o->quick ? REPORT_SECTION_CLUSTER_QUICK : REPORT_SECTION_CLUSTER_DEFAULT, ",", list, sizeof list);
 	const char *names[CLUSTER_MAX_SECTIONS];
 	size_t count = 0;
 	plumb_status status = { 0 };

@@ -12,29 +12,30 @@
 #include "plumb/counters.h"
 #include "plumb/report.h"
 
-static const char *const known_sections[] = { "topo", "lat", "bw", "geometry", "c2c", "loaded", "model", "validate" };
-
 int cluster_sections_parse(char *list, const char **names, size_t max, size_t *count, plumb_status *status)
 {
 	*count = 0;
-	bool has_loaded = false;
 	for (char *save = NULL, *s = strtok_r(list, ",", &save); s; s = strtok_r(NULL, ",", &save)) {
-		bool known = false;
-		for (size_t k = 0; k < sizeof known_sections / sizeof *known_sections; k++)
-			known |= !strcmp(s, known_sections[k]);
-		if (!known)
-			return plumb_fail(status, EINVAL, "'%s' is not a cluster section (topo, lat, bw, geometry, c2c, loaded, model, validate)", s);
+		const report_section *section = report_section_find(s);
+		if (!section || !(section->lists & REPORT_SECTION_CLUSTER)) {
+			char known[256];
+			report_section_list(REPORT_SECTION_CLUSTER, ", ", known, sizeof known);
+			return plumb_fail(status, EINVAL, "'%s' is not a cluster section (%s)", s, known);
+		}
 		for (size_t k = 0; k < *count; k++)
 			if (!strcmp(names[k], s))
 				return plumb_fail(status, EINVAL, "section '%s' is listed twice", s);
 		if (*count + 2 > max)
 			return plumb_fail(status, EINVAL, "at most %zu sections", max - 1);
-		/* The model is fitted to loaded's measurements. */
-		if (!strcmp(s, "model") && !has_loaded) {
-			names[(*count)++] = "loaded";
-			has_loaded = true;
+		/* A section that cannot run without an earlier one's report (the
+		 * model, fitted to loaded's measurements) gets it before it. */
+		if (section->input && section->input_required) {
+			bool listed = false;
+			for (size_t k = 0; k < *count; k++)
+				listed |= !strcmp(names[k], section->input);
+			if (!listed)
+				names[(*count)++] = section->input;
 		}
-		has_loaded |= !strcmp(s, "loaded");
 		names[(*count)++] = s;
 	}
 	if (!*count)

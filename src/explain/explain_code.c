@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "plumb/cpu.h"
+#include "plumb/tempdir.h"
 #include "explain/explain_internal.h"
 
 extern char **environ;
@@ -1478,8 +1479,7 @@ int explain_code_finish(explain_code *c, explain_result *result, bool price_bloc
 	if (price_blocks) {
 		code_block **hot = malloc((unique_count ? unique_count : 1) * sizeof *hot);
 		char dir[4096];
-		const char *tmp = getenv("TMPDIR");
-		snprintf(dir, sizeof dir, "%s/plumb-explain-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+		snprintf(dir, sizeof dir, "%s/plumb-explain-XXXXXX", temp_dir());
 		char mca[4096], mc[4096];
 		static const char *const mca_names[] = { "llvm-mca", "llvm-mca-19", "llvm-mca-18", "llvm-mca-17",
 		                                         "llvm-mca-16", "llvm-mca-15", "llvm-mca-14", NULL };

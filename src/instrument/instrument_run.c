@@ -293,62 +293,88 @@ static bool native_trace(const char *path)
 static int run_native_trace(char *const argv[], const instrument_options *options, instrument_summary *out,
                             plumb_status *status)
 {
-	trace_ring *ring;
-	char ring_option[128];
-	if (trace_ring_new(&ring, TRACE_RING_BLOCKS, TRACE_RING_BLOCK_BYTES, status) < 0)
+	/* checked as instrument_start checks them, for the same messages */
+	if (!argv || !argv[0] || !argv[0][0])
+		return plumb_fail(status, EINVAL, "no command to run under plumbgrind");
+	if (program_runnable(argv[0]) != 0)
+		return plumb_fail_errno(status, errno, "cannot run '%s'", argv[0]);
+	char valgrind[PATH_MAX];
+	if (instrument_find_valgrind(options->valgrind ? options->valgrind : "valgrind", valgrind, sizeof valgrind, status) < 0)
 		return -1;
-	if (trace_ring_tool_option(ring, ring_option, sizeof ring_option) < 0) {
-		trace_ring_free(ring);
-		return plumb_fail(status, EINVAL, "the trace ring's option is too long");
-	}
+	char folder[PATH_MAX - 16], summary[PATH_MAX];
+	if (temp_folder(folder, sizeof folder, "plumbgrind.XXXXXX", status) != 0)
+		return -1;
+	snprintf(summary, sizeof summary, "%s/summary", folder);
+	/* A signal removes both (plumb/interrupt.h; the folder is registered). */
+	interrupt_add_path(summary, false);
 	size_t extra = 0;
 	while (options->extra_arguments && options->extra_arguments[extra])
 		extra++;
-	char **arguments = calloc(extra + 2, sizeof *arguments);
-	trace_writer *writer;
-	if (!arguments) {
-		trace_ring_free(ring);
+	const char **valgrind_options = calloc(extra + 3, sizeof *valgrind_options);
+	if (!valgrind_options) {
+		remove_folder(folder, summary);
 		return plumb_fail(status, ENOMEM, "out of memory starting valgrind");
 	}
+	/* plumbgrind's entries as they are, without a code map, as before */
+	size_t n = 0;
+	valgrind_options[n++] = TRACE_NO_CODE_MAP;
+	if (!options->collect_at_start)
+		valgrind_options[n++] = "--plumb-collect=no";
 	for (size_t i = 0; i < extra; i++)
-		arguments[i] = options->extra_arguments[i];
-	arguments[extra] = ring_option;
-	instrument_options ring_options = *options;
-	ring_options.trace_path = NULL;
-	ring_options.extra_arguments = arguments;
+		valgrind_options[n++] = options->extra_arguments[i];
+	valgrind_options[n] = NULL;
+	/* The one launcher (trace_reader_open_launch): plumbgrind writes the ring
+	 * (src/trace/trace_ring.c) and its summary of exact counts. */
+	trace_launch_exit exit_info = { 0 };
+	trace_launch launch;
+	trace_launch_init(&launch);
+	launch.valgrind_options = valgrind_options;
+	launch.valgrind = valgrind;
+	launch.summary_path = summary;
+	launch.tool_dir = options->tool_dir;
+	launch.program_stdout = options->program_stdout >= 0 ? options->program_stdout : STDOUT_FILENO;
+	launch.exit = &exit_info;
+	trace_writer *writer;
 	if (trace_writer_open(&writer, options->trace_path, TRACE_FORMAT_NATIVE, status) < 0) {
-		free(arguments);
-		trace_ring_free(ring);
-		return -1;
-	}
-	/* The child (valgrind) inherits the ring's three descriptors: made
-	 * inheritable around the fork (the CLI has one thread). */
-	trace_ring_child_keep(ring);
-	instrument_process process;
-	int started = instrument_start(argv, &ring_options, 0, &process, status);
-	free(arguments);
-	trace_ring_parent_started(ring);
-	if (started < 0) {
-		trace_writer_abort(writer);
-		trace_ring_free(ring);
+		free(valgrind_options);
+		remove_folder(folder, summary);
 		return -1;
 	}
 	trace_reader *reader;
-	int rc = trace_reader_open_ring(&reader, ring, argv[0], status);
-	if (rc == 0) {
-		/* plumbgrind's entries as they are (format 1.3, "Entry blocks") */
-		long n;
-		while ((n = trace_writer_take_entries(writer, reader, status)) > 0)
-			;
-		rc = n < 0 ? -1 : 0;
-		trace_reader_close(reader, NULL);
+	int rc = trace_reader_open_launch(&reader, argv, &launch, status);
+	free(valgrind_options);
+	if (rc != 0) {
+		trace_writer_abort(writer);
+		remove_folder(folder, summary);
+		return -1;
 	}
-	plumb_status finish_status;
-	int finished = instrument_finish(&process, out, &finish_status);
-	if (rc == 0 && finished != 0) {
-		*status = finish_status;
+	/* plumbgrind's entries as they are (format 1.3, "Entry blocks") */
+	long taken;
+	while ((taken = trace_writer_take_entries(writer, reader, status)) > 0)
+		;
+	rc = taken < 0 ? -1 : 0;
+	plumb_status close_status;
+	int closed = trace_reader_close(reader, &close_status);
+	/* The program's own exit status is the summary's, not a failure. */
+	if (rc == 0 && closed != 0 && (!exit_info.ended || close_status.code == EXDEV)) {
+		*status = close_status;
 		rc = -1;
 	}
+	if (rc == 0 && access(summary, F_OK) != 0) {
+		if (exit_info.signal)
+			rc = plumb_fail(status, EIO, "valgrind died of signal %d before writing the summary", exit_info.signal);
+		else
+			rc = plumb_fail(status, EIO, "plumbgrind wrote no summary (valgrind exited with status %d: the "
+			                "program could not be started, or valgrind failed; see its message above)",
+			                exit_info.ended ? exit_info.code : -1);
+	} else if (rc == 0) {
+		rc = instrument_summary_read(out, summary, status);
+		if (rc == 0) {
+			out->exit_code = exit_info.code;
+			out->exit_signal = exit_info.signal;
+		}
+	}
+	remove_folder(folder, summary);
 	if (rc == 0)
 		rc = trace_writer_close(writer, status);
 	else

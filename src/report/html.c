@@ -9,35 +9,16 @@
 #include "plumb/report.h"
 #include "plumb/tempdir.h"
 
-static const struct { const char *command, *title, *intro; } sections[] = {
-	{ "topo", "The machine", "What the system reports: CPUs, caches (from sysfs and CPUID through hwloc), pages, the timer and whether hardware counters open." },
-	{ "lat", "Latency", "Dependent loads over random cyclic chains, so neither prefetchers nor out-of-order execution can hide the latency. Plateaus are the levels the program can really use." },
-	{ "bw", "Bandwidth", "Read, write, copy and triad kernels per working-set size, one thread and all threads. GB/s counts the bytes the kernel names, as STREAM does." },
-	{ "geometry", "Geometry inferred from timing", "Line size, capacities, associativity and TLB reach from timing alone, beside what the system claims. Capacities and level latencies are plumb lat's measurement and detector (the latency section's own run when the report has one), so both sections give one figure." },
-	{ "c2c", "Coherence costs between cores", "What an access costs when another core holds the line in each state." },
-	{ "loaded", "Latency under load", "Pointer-chase latency while other cores generate traffic at increasing rates, with two checks: the idle point against the latency probe's own loop on the same chain, and whether the rise can be queueing at the memory system at all." },
-	{ "model", "Queueing model", "Hristea et al.'s closed queueing model (1997) fitted to the loaded-latency curve: the service time is what the memory system spends per request; the model then predicts latency at loads not measured." },
-	{ "validate", "Can I trust my counters?", "Microbenchmarks whose counts have a closed form, read through each counter source (perf_event, PAPI, the simulator, Valgrind instrumentation); each event's error class and the region size from which it is reliable. The summary's grid is the short answer." },
-	{ "perturb", "Does halting to drain a trace buffer perturb a program?", "Watson's experiment (2004) on a built-in workload that pressures the ITLB and I-cache: every f of its running time it is halted for t, as a hardware tracer halts the machine to drain its buffer, and every event is compared with unhalted runs (95% confidence intervals). f* is the shortest interval at which nothing changes; times the workload's reference rate (from a recording) it is the trace buffer a tracer needs. Milliseconds here stand for Watson's seconds." },
-	{ "stat", "Counts", "" },
-	{ "sim", "Simulation", "" },
-	{ "explain", "Your program's regions: four sources", "Per marked region: wall time and counters measured over several runs, exact counts from plumbgrind, misses simulated on this machine's caches, and a time predicted from them and this machine's latencies and bandwidths (docs/explain.md)." },
-};
-
 const char *report_section_title(const char *command)
 {
-	for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++)
-		if (!strcmp(sections[i].command, command))
-			return sections[i].title;
-	return command;
+	const report_section *section = report_section_find(command);
+	return section ? section->title : command;
 }
 
 static const char *section_intro(const char *command)
 {
-	for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++)
-		if (!strcmp(sections[i].command, command))
-			return sections[i].intro;
-	return "";
+	const report_section *section = report_section_find(command);
+	return section ? section->intro : "";
 }
 
 /* Escapes text for HTML.  The user's home directory shows as "~" and a

@@ -11,7 +11,6 @@ int report_plan_sections(char *list, bool (*known)(const char *name), const char
 	*count = 0;
 	notes[0][0] = notes[1][0] = '\0';
 	size_t note_count = 0;
-	bool has_loaded = false;
 	for (char *save = NULL, *s = strtok_r(list, ",", &save); s; s = strtok_r(NULL, ",", &save)) {
 		if (*count + 1 >= capacity)
 			return plumb_fail(status, EINVAL, "at most %zu sections", capacity - 1);
@@ -22,33 +21,41 @@ int report_plan_sections(char *list, bool (*known)(const char *name), const char
 		for (size_t k = 0; k < *count; k++)
 			if (!strcmp(names[k], s))
 				return plumb_fail(status, EINVAL, "section '%s' is listed twice", s);
-		/* The model is fitted to loaded's measurements: run loaded first
-		 * when the list does not. */
-		if (!strcmp(s, "model") && !has_loaded) {
-			names[(*count)++] = "loaded";
-			has_loaded = true;
-			snprintf(notes[note_count++], PLUMB_MESSAGE_MAX,
-			         "the model section needs loaded's measurements; adding the loaded section before it");
+		/* A section that cannot run without an earlier one's report (the
+		 * model, fitted to loaded's measurements) gets it before it. */
+		const report_section *section = report_section_find(s);
+		if (section && section->input && section->input_required) {
+			bool listed = false;
+			for (size_t k = 0; k < *count; k++)
+				listed |= !strcmp(names[k], section->input);
+			if (!listed) {
+				if (*count + 2 >= capacity)
+					return plumb_fail(status, EINVAL, "at most %zu sections", capacity - 1);
+				names[(*count)++] = section->input;
+				if (note_count < 2)
+					snprintf(notes[note_count++], PLUMB_MESSAGE_MAX, "%s", section->plan_note ? section->plan_note : "");
+			}
 		}
-		has_loaded |= !strcmp(s, "loaded");
 		names[(*count)++] = s;
 	}
-	/* geometry takes its capacities and level latencies from lat's
-	 * measurement (one figure per quantity): run lat first. */
-	size_t at_geometry = *count, at_lat = *count;
-	for (size_t k = 0; k < *count; k++) {
-		if (!strcmp(names[k], "geometry"))
-			at_geometry = k;
-		if (!strcmp(names[k], "lat"))
-			at_lat = k;
-	}
-	if (at_lat < *count && at_geometry < at_lat) {
-		const char *lat = names[at_lat];
-		for (size_t k = at_lat; k > at_geometry; k--)
+	/* A section that reads an earlier one's report when the list has it
+	 * (geometry, lat's capacities and level latencies) runs after it. */
+	for (size_t at = 0; at < *count; at++) {
+		const report_section *section = report_section_find(names[at]);
+		if (!section || !section->input || section->input_required)
+			continue;
+		size_t at_input = *count;
+		for (size_t k = at + 1; k < *count; k++)
+			if (!strcmp(names[k], section->input))
+				at_input = k;
+		if (at_input == *count)
+			continue;
+		const char *input = names[at_input];
+		for (size_t k = at_input; k > at; k--)
 			names[k] = names[k - 1];
-		names[at_geometry] = lat;
-		snprintf(notes[note_count++], PLUMB_MESSAGE_MAX,
-		         "the geometry section reads the latency section's measurement; running lat before it");
+		names[at] = input;
+		if (note_count < 2)
+			snprintf(notes[note_count++], PLUMB_MESSAGE_MAX, "%s", section->plan_note ? section->plan_note : "");
 	}
 	return 0;
 }

@@ -191,28 +191,11 @@ int report_run_section_input(const char *program, const char *command, const cha
 	return rc;
 }
 
-/* validate's own default is 100 runs per case (about 80 s here); the report
- * runs 20, enough to classify every event, so the whole report stays near
- * a minute and a half on two cores. */
-static const char *const validate_arguments[] = { "--runs", "20", NULL };
-static const char *const no_arguments[] = { NULL };
-/* Watson's halting experiment (2004), scaled to milliseconds: the code
- * workload (ITLB and I-cache pressure, the events his halts disturbed most)
- * for about 9 ms of running time, halted every 0.2, 1 or 4 ms for 0 or
- * 0.2 ms, each halt touching what a drain would; five runs each.  About 2 s
- * on two loaded cores (docs/perturbation.md, "In the report"). */
-static const char *const perturb_arguments[] = {
-	"--workload", "code", "--size", "2000", "--intervals", "200us,1ms,4ms", "--halts", "0,200us",
-	"--footprint", "64,8,16K", "--runs", "5", "--events", "task-clock,page-faults,context-switches", NULL
-};
-
 const char *const *report_section_arguments(const char *command)
 {
-	if (!strcmp(command, "validate"))
-		return validate_arguments;
-	if (!strcmp(command, "perturb"))
-		return perturb_arguments;
-	return no_arguments;
+	static const char *const no_arguments[] = { NULL };
+	const report_section *section = report_section_find(command);
+	return section && section->arguments ? section->arguments : no_arguments;
 }
 
 int report_run_perturb_section(const char *program, const char *save_path, output_report **out, plumb_status *status)

@@ -3,6 +3,7 @@
  * measurements.  plumb report and plumb cluster (on every node) both run
  * their sections here, so a node's figures come from the same runs as a
  * report's. */
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,41 +11,20 @@
 #include "plumb/progress.h"
 #include "plumb/report.h"
 
-/* --quick: shorter time caps, so a whole quick report (or a cluster node's
- * quick run) stays near half a minute on two cores. */
-static const char *const quick_lat[] = { "--time-cap", "40", NULL };
-static const char *const quick_bw[] = { "--time-cap", "40", NULL };
-static const char *const quick_loaded[] = { "--samples", "3", "--loads", "50000", NULL };
-
 const char *const *report_section_arguments_for(const char *command, bool quick)
 {
-	if (quick && !strcmp(command, "lat"))
-		return quick_lat;
-	if (quick && !strcmp(command, "bw"))
-		return quick_bw;
-	if (quick && !strcmp(command, "loaded"))
-		return quick_loaded;
+	const report_section *section = report_section_find(command);
+	if (quick && section && section->quick_arguments)
+		return section->quick_arguments;
 	return report_section_arguments(command);
 }
 
-/* Seconds each section took in a whole report on a 2-CPU Intel VM
- * (Emerald Rapids guest) at load about 5, 2026-11-28 04:00 UTC (the
- * sections' file times under plumb report -d; docs/PERFORMANCE.md, "The
- * report's sections"); only their ratios matter to the progress line. */
-static const struct section_cost {
-	const char *command;
-	double seconds, quick_seconds;
-} section_costs[] = {
-	{ "topo", 0.3, 0.3 }, { "lat", 12, 5 }, { "bw", 12, 4 }, { "geometry", 2, 2 }, { "c2c", 1, 1 },
-	{ "loaded", 1, 1 }, { "model", 0.3, 0.3 }, { "validate", 197, 197 }, { "perturb", 15, 15 },
-};
-
 double report_section_expected_seconds(const char *command, bool quick)
 {
-	for (size_t i = 0; i < sizeof section_costs / sizeof section_costs[0]; i++)
-		if (!strcmp(section_costs[i].command, command))
-			return quick ? section_costs[i].quick_seconds : section_costs[i].seconds;
-	return 5;   /* a section this table does not know yet */
+	const report_section *section = report_section_find(command);
+	if (!section || section->seconds <= 0)
+		return 5;   /* a section the table gives no cost yet */
+	return quick ? section->quick_seconds : section->seconds;
 }
 
 /* The report of an earlier section that ran (NULL if none did). */
@@ -85,42 +65,32 @@ size_t report_run_sections(const char *program, const char *who, const char *con
 		}
 		plumb_status status = { 0 };
 		int rc;
-		if (!strcmp(names[i], "model")) {
-			static const char *const model_arguments[] = { "--from", "-", NULL };
-			const output_report *loaded = NULL;
-			for (size_t k = 0; k < i; k++)
-				if (!strcmp(names[k], "loaded"))
-					loaded = reports[k];
-			char *input = NULL;
-			size_t input_length = 0;
-			FILE *m = loaded ? open_memstream(&input, &input_length) : NULL;
+		const report_section *section = report_section_find(names[i]);
+		const output_report *input = section && section->input ? section_before(names, reports, i, section->input)
+		                                                       : NULL;
+		if (section && section->input && (input || section->input_required)) {
+			/* fed an earlier section's report on stdin (the model fitted
+			 * to loaded's; geometry taking lat's capacities and level
+			 * latencies, so the two sections and the summary give one
+			 * figure) */
+			char *text = NULL;
+			size_t text_length = 0;
+			FILE *m = input ? open_memstream(&text, &text_length) : NULL;
 			if (m) {
-				output_write(loaded, OUTPUT_JSON, m, &status);
+				output_write(input, OUTPUT_JSON, m, &status);
 				fclose(m);
 			}
-			if (!input) {
-				snprintf(status.message, sizeof status.message, "the loaded section did not run, and the model is fitted to its measurements");
-				rc = -1;
-			} else {
-				rc = report_run_section_input(program, names[i], model_arguments, input, save, &reports[i], &status);
-			}
-			free(input);
-		} else if (!strcmp(names[i], "geometry") && section_before(names, reports, i, "lat")) {
-			/* One measurement for capacities and level latencies:
-			 * geometry takes lat's instead of sweeping again, so
-			 * the two sections and the summary give one figure. */
-			static const char *const geometry_arguments[] = { "--levels-from", "-", NULL };
-			char *input = NULL;
-			size_t input_length = 0;
-			FILE *m = open_memstream(&input, &input_length);
-			if (m) {
-				output_write(section_before(names, reports, i, "lat"), OUTPUT_JSON, m, &status);
-				fclose(m);
-			}
-			rc = input ? report_run_section_input(program, names[i], geometry_arguments, input, save, &reports[i], &status)
-			           : report_run_section(program, names[i], report_section_arguments_for(names[i], quick), save, &reports[i], &status);
-			free(input);
-		} else if (!strcmp(names[i], "perturb")) {
+			if (text)
+				rc = report_run_section_input(program, names[i], section->input_arguments, text, save, &reports[i],
+				                              &status);
+			else if (section->input_required)
+				rc = plumb_fail(&status, EINVAL, "%s", section->input_missing ? section->input_missing
+				                                                              : "an earlier section did not run");
+			else
+				rc = report_run_section(program, names[i], report_section_arguments_for(names[i], quick), save,
+				                        &reports[i], &status);
+			free(text);
+		} else if (section && section->recorded) {
 			/* recorded once for its reference rate, then halted */
 			rc = report_run_perturb_section(program, save, &reports[i], &status);
 		} else {

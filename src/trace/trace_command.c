@@ -157,7 +157,16 @@ int trace_reader_open_launch(trace_reader **out, char *const argv[], const trace
 	 * or when PLUMB_TRACE_LACKEY is set. */
 	char tool_dir[PATH_MAX];
 	const char *force_lackey = secure_getenv("PLUMB_TRACE_LACKEY");
-	bool plumbgrind = !(force_lackey && force_lackey[0]) && trace_tool_find(tool_dir, sizeof tool_dir, NULL) == 0;
+	bool plumbgrind;
+	if (launch->tool_dir) {
+		if (!trace_tool_present(launch->tool_dir) ||
+		    snprintf(tool_dir, sizeof tool_dir, "%s", launch->tool_dir) >= (int)sizeof tool_dir)
+			return plumb_fail(status, ENOENT, "%s holds no " TRACE_TOOL_FILE " with valgrind's files beside it",
+			                  launch->tool_dir);
+		plumbgrind = true;
+	} else {
+		plumbgrind = !(force_lackey && force_lackey[0]) && trace_tool_find(tool_dir, sizeof tool_dir, NULL) == 0;
+	}
 	if (launch->summary_path && !plumbgrind)
 		return plumb_fail(status, ENOENT, "the exact counts need plumbgrind, plumb's Valgrind tool, which was not "
 		                  "found%s (build/vg/lib, PREFIX/lib/plumb/valgrind, or PLUMB_VALGRIND_LIB)",

@@ -435,3 +435,44 @@ Test(instrument_tool, command_reader_uses_plumbgrind, .init = find_target_and_to
 	cr_expect_eq(kinds[TRACE_REGION_END], 1);
 	instrument_summary_free(&s);
 }
+
+/* A .ptrace file is written through the one launcher (trace_reader_open_launch,
+ * as plumb sim -- and plumb explain run plumbgrind): the summary's exact
+ * counts and the program's exit status come with it, --tool-dir is honoured,
+ * and a folder without the tool is one clear error with no file left. */
+Test(instrument_tool, native_trace_goes_through_the_launcher, .init = find_target_and_tool, .timeout = 120)
+{
+	char dir[] = "/tmp/plumb-native-XXXXXX";
+	cr_assert_not_null(mkdtemp(dir));
+	char path[PATH_MAX];
+	snprintf(path, sizeof path, "%s/run.ptrace", dir);
+	instrument_options options;
+	instrument_options_init(&options);
+	options.trace_path = path;
+	options.tool_dir = tool_dir;
+	instrument_summary s;
+	run(&s, &options, "exit", "3", NULL);
+	cr_expect_eq(s.exit_code, 3, "the program's status is the summary's, not a failure");
+	cr_expect_gt(s.total.value[INSTRUMENT_INSTRUCTIONS], 0);
+	trace_reader *reader;
+	plumb_status status;
+	cr_assert_eq(trace_reader_open(&reader, path, TRACE_FORMAT_NATIVE, &status), 0, "%s", status.message);
+	trace_record records[4096];
+	uint64_t instructions = 0;
+	long n;
+	while ((n = trace_reader_read(reader, records, 4096, &status)) > 0)
+		for (long i = 0; i < n; i++)
+			instructions += records[i].kind == TRACE_INSTRUCTION;
+	cr_expect_eq(n, 0, "%s", status.message);
+	trace_reader_close(reader, NULL);
+	cr_expect_eq(instructions, s.total.value[INSTRUMENT_INSTRUCTIONS], "every instruction of the summary is in the file");
+	instrument_summary_free(&s);
+	unlink(path);
+
+	options.tool_dir = "/nonexistent";
+	char *argv[] = { target, "exit", "0", NULL };
+	cr_assert_eq(instrument_run(argv, &options, &s, &status), -1);
+	cr_expect(strstr(status.message, "/nonexistent holds no plumbgrind"), "%s", status.message);
+	cr_expect_neq(access(path, F_OK), 0, "no trace file from a run that did not start");
+	rmdir(dir);
+}
