@@ -192,6 +192,9 @@ typedef struct explain_options {
 	 * that share lines do so as often as on hardware); 0: Valgrind's order. */
 	uint64_t interleave;
 	bool fair_sched;                     /* Valgrind's --fair-sched=yes */
+	/* "l1d", "l1i", "l2" or "l3": the miss-ratio curve of that level per
+	 * region (plumb/sim_curve.h) from the simulated references; NULL: none. */
+	const char *curve_level;
 } explain_options;
 
 extern const char explain_default_events[];
@@ -226,6 +229,9 @@ typedef struct explain_result {
 	size_t note_count;
 	int exit_code;                       /* the program's, in the last measured run */
 	int exit_signal;                     /* the signal that killed it in a measured run, or 0 */
+	struct sim_curve *curve;             /* options->curve_level's curve, or NULL */
+	char curve_level[8];                 /* its level ("l1d" ...) */
+	char curve_error[PLUMB_MESSAGE_MAX]; /* why there is none when one was asked for */
 } explain_result;
 
 /* The whole job.  Fails for bad options or when the program cannot be run
@@ -256,6 +262,11 @@ void explain_predict(const explain_machine *machine, double ipc_base, const expl
 void explain_predict_all(explain_result *result);
 /* The region named so, created when absent (NULL when out of memory). */
 explain_region *explain_result_region(explain_result *result, const char *name);
+/* A region's knee on result->curve (region: sim_curve's index, SIZE_MAX for
+ * the whole program): the smallest capacity of the fully associative curve
+ * whose misses lie within a tenth of the way from the largest capacity's
+ * (*least) to one line's (*most); 0 when no capacity removes a miss. */
+uint64_t explain_curve_knee(const struct sim_curve *c, size_t region, uint64_t *most, uint64_t *least);
 void explain_result_note(explain_result *result, const char *format, ...) __attribute__((format(printf, 2, 3)));
 
 /* The report: tables "regions" (region, measured_ns, ci95_ns, runs,

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "plumb/sim.h"
+#include "plumb/sim_curve.h"
 #include "explain/explain_internal.h"
 
 #define BATCH 65536
@@ -146,6 +147,17 @@ int explain_simulate_trace(trace_reader *reader, const explain_options *options,
 	explain_code *code = NULL;
 	if (explain_code_new(&code, trace_reader_pid(reader), sim_configuration(plain)->cache[SIM_L1D].line) != 0)
 		snprintf(result->core_error, sizeof result->core_error, "out of memory");
+	/* The miss-ratio curve asked for (--curve LEVEL) of the same references
+	 * on the plain simulator's configuration; one that cannot be had is
+	 * said in curve_error and the rest goes on. */
+	sim_curve *curve = NULL;
+	if (options->curve_level) {
+		sim_level level;
+		plumb_status why = { 0 };
+		if (sim_curve_level_parse(options->curve_level, &level, &why) != 0 ||
+		    sim_curve_new(&curve, sim_configuration(plain), level, 0, &why) != 0)
+			snprintf(result->curve_error, sizeof result->curve_error, "%s", why.message);
+	}
 	int rc = 0;
 	/* While one thread runs there is nothing to interleave: plumbgrind's
 	 * entries go to the simulators as they come through the ring, as under
@@ -157,7 +169,9 @@ int explain_simulate_trace(trace_reader *reader, const explain_options *options,
 	for (;;) {
 		const trace_record *batch;
 		trace_compact compact = { 0 };
+		/* the curve takes records, not compact runs */
 		long got = threads && interleaver ? trace_interleaver_view(interleaver, reader, &batch, BATCH, status)
+		           : curve                ? trace_reader_view(reader, &batch, BATCH, status)
 		                                  : trace_reader_view_compact(reader, &batch, &compact, BATCH, status);
 		if (got <= 0) {
 			rc = got < 0 ? -1 : 0;
@@ -184,6 +198,10 @@ int explain_simulate_trace(trace_reader *reader, const explain_options *options,
 			explain_code_compact(code, &compact);
 		else
 			explain_code_batch(code, batch, (size_t)got);
+		if (curve && !compact.words && sim_curve_batch(curve, batch, (size_t)got, status) != 0) {
+			rc = -1;
+			break;
+		}
 		if (compact.words) {
 			trace_compact twin = compact, third = compact;
 			if (sim_access_compact(plain, &compact, status) != 0 ||
@@ -259,6 +277,12 @@ int explain_simulate_trace(trace_reader *reader, const explain_options *options,
 				                    "share moved between cores less often than on hardware");
 		}
 	}
+	if (rc == 0 && curve) {
+		result->curve = curve;
+		snprintf(result->curve_level, sizeof result->curve_level, "%s", options->curve_level);
+		curve = NULL;
+	}
+	sim_curve_free(curve);
 	if (rc == 0)
 		explain_code_finish(code, result, options->ipc_base <= 0);
 	explain_code_free(code);

@@ -324,3 +324,57 @@ Test(explain_valgrind, lackey_takes_a_handled_signal, .timeout = 300)
 	cr_expect_null(strstr(r.err, "not a lackey trace line"), "%s", r.err);
 	cli_run_free(&r);
 }
+
+/* Issue 28: a program of two working sets, 24 KiB and 3 MiB, each reread 16
+ * times: explain --curve puts each region's knee at the smallest capacity of
+ * the grid that holds its set (32 KiB and 4 MiB: the grid's sizes are powers
+ * of two), whatever this machine's caches, and every point of its curve
+ * equals plumb sim --curve's on the same program. */
+Test(explain_valgrind, curve_knees_sit_at_the_working_sets, .timeout = 300)
+{
+	need_plumbgrind();
+	const char *program = compile("working_sets");
+	cli_run e = cli_run_plumbv(NULL, "explain", "--runs", "1", "--machine", machine_file(), "--curve", "l1d",
+	                           "--json", "--", program, "24576", "3145728", "16", NULL);
+	cr_assert_eq(e.exit_code, 0, "%s", e.err);
+	explain_environment();
+	cli_run s = cli_run_plumbv(NULL, "sim", "--curve", "l1d", "--json", "--", program, "24576", "3145728", "16",
+	                           NULL);
+	cr_assert_eq(s.exit_code, 0, "%s", s.err);
+	json_object *er = parse(e.out), *sr = parse(s.out);
+	json_object *knees = cli_json_rows(er, "knees");
+	json_object *small = row_where(knees, "region", "small"), *large = row_where(knees, "region", "large");
+	cr_assert(small && large, "no knee per region: %.2000s", e.out);
+	cr_expect_eq(count(small, "knee_bytes"), 32768);
+	cr_expect_eq(count(large, "knee_bytes"), 4194304);
+	json_object *mine = cli_json_rows(er, "curve"), *theirs = cli_json_rows(sr, "curve");
+	size_t compared = 0;
+	for (size_t i = 0; i < json_object_array_length(mine); i++) {
+		json_object *row = json_object_array_get_idx(mine, i);
+		const char *region = json_object_get_string(json_object_object_get(row, "region"));
+		if (!strcmp(region, "(program)"))
+			continue;
+		for (size_t j = 0; j < json_object_array_length(theirs); j++) {
+			json_object *other = json_object_array_get_idx(theirs, j);
+			if (strcmp(json_object_get_string(json_object_object_get(other, "region")), region) ||
+			    count(other, "size_bytes") != count(row, "size_bytes") || count(other, "ways") != count(row, "ways"))
+				continue;
+			cr_expect_eq(count(row, "misses"), count(other, "misses"), "%s at %lld B, %lld ways", region,
+			             (long long)count(row, "size_bytes"), (long long)count(row, "ways"));
+			compared++;
+		}
+	}
+	cr_expect_gt(compared, 100, "only %zu points compared", compared);
+	json_object_put(er);
+	json_object_put(sr);
+	cli_run_free(&e);
+	cli_run_free(&s);
+}
+
+Test(explain_valgrind, curve_level_is_checked_before_the_run)
+{
+	cli_run r = cli_run_plumbv(NULL, "explain", "--curve", "l4", "--", "true", NULL);
+	cr_expect_eq(r.exit_code, 2, "%s", r.err);
+	cr_expect(strstr(r.err, "--curve"), "%s", r.err);
+	cli_run_free(&r);
+}
