@@ -489,6 +489,17 @@ static void add_curve(output_report *report, const explain_result *r, const char
 	output_column(t, "sets", NULL, 0);
 	output_column(t, "misses", NULL, 0);
 	output_column(t, "miss_ratio", NULL, 4);
+	/* the simulated caches' sizes, which the HTML chart marks */
+	output_table *sizes = output_table_add(report, "caches", "The simulated caches");
+	output_column(sizes, "level", NULL, 0);
+	output_column(sizes, "size_bytes", "B", 0);
+	static const char *const names[4] = { "L1i", "L1d", "L2", "L3" };
+	for (int l = 0; l < 4; l++)
+		if (r->cache_bytes[l]) {
+			output_row(sizes);
+			output_cell_text(sizes, names[l]);
+			output_cell_integer(sizes, (int64_t)r->cache_bytes[l]);
+		}
 	size_t n = sim_curve_region_count(c);
 	for (size_t i = 0; i <= n; i++) {
 		size_t region = i == 0 ? SIZE_MAX : i - 1;

@@ -218,6 +218,8 @@ int explain_simulate_trace(trace_reader *reader, const explain_options *options,
 		}
 	}
 	bool have_l3 = sim_configuration(plain)->cache[SIM_L3].size > 0;
+	for (int level = SIM_L1I; level <= SIM_L3; level++)
+		result->cache_bytes[level] = sim_configuration(plain)->cache[level].size;
 	if (rc == 0) {
 		const sim_stats *all = sim_statistics(plain), *all_prefetched = sim_statistics(prefetching);
 		explain_simulated *program = &result->regions[0].simulated;

@@ -334,9 +334,21 @@ Test(explain_valgrind, curve_knees_sit_at_the_working_sets, .timeout = 300)
 {
 	need_plumbgrind();
 	const char *program = compile("working_sets");
+	char html[4200];
+	snprintf(html, sizeof html, "%s", cli_temp_path("curve.html"));
 	cli_run e = cli_run_plumbv(NULL, "explain", "--runs", "1", "--machine", machine_file(), "--curve", "l1d",
-	                           "--json", "--", program, "24576", "3145728", "16", NULL);
+	                           "--html", html, "--json", "--", program, "24576", "3145728", "16", NULL);
 	cr_assert_eq(e.exit_code, 0, "%s", e.err);
+	/* the HTML's chart of the curves, the simulated caches marked */
+	size_t size;
+	char *page = cli_read_file(html, &size);
+	cr_assert_not_null(page);
+	if (system("command -v gnuplot >/dev/null 2>&1") == 0) {
+		const char *chart = strstr(page, "Miss-ratio curve per region, fully associative");
+		cr_expect(chart && strstr(page, "<svg"), "no curve chart in the HTML");
+		cr_expect(strstr(page, "L1d "), "the L1D's size is not marked");
+	}
+	free(page);
 	explain_environment();
 	cli_run s = cli_run_plumbv(NULL, "sim", "--curve", "l1d", "--json", "--", program, "24576", "3145728", "16",
 	                           NULL);
