@@ -170,6 +170,9 @@ typedef struct explain_region {
 	explain_core core;
 	/* predicted */
 	explain_prediction predicted;
+	/* on the other machine (--on): its caches' misses and its prediction */
+	explain_simulated other_simulated;
+	explain_prediction other_predicted;
 } explain_region;
 
 /* ------------------------------------------------------------------ a run */
@@ -195,6 +198,10 @@ typedef struct explain_options {
 	/* "l1d", "l1i", "l2" or "l3": the miss-ratio curve of that level per
 	 * region (plumb/sim_curve.h) from the simulated references; NULL: none. */
 	const char *curve_level;
+	/* Another machine's report.json (plumb report wrote it there): the same
+	 * references through its caches and each region's time predicted with
+	 * its figures, beside this machine's; NULL: none. */
+	const char *other_file;
 } explain_options;
 
 extern const char explain_default_events[];
@@ -232,6 +239,12 @@ typedef struct explain_result {
 	struct sim_curve *curve;             /* options->curve_level's curve, or NULL */
 	char curve_level[8];                 /* its level ("l1d" ...) */
 	uint64_t cache_bytes[4];             /* the simulated L1I, L1D, L2, L3 (0: none or not simulated) */
+	/* the other machine (options->other_file) */
+	bool have_other;                     /* its caches are simulated */
+	explain_machine other_machine;       /* its figures, for its prediction */
+	struct sim_config *other_config;     /* its caches */
+	char other_caches[256];              /* the caches simulated for it, in words */
+	char other_error[PLUMB_MESSAGE_MAX]; /* why there is no column for it */
 	char curve_error[PLUMB_MESSAGE_MAX]; /* why there is none when one was asked for */
 } explain_result;
 
@@ -240,6 +253,13 @@ typedef struct explain_result {
  * leaves its columns unsupported with the reason, and the rest is done. */
 int explain_run(char *const argv[], const explain_options *options, explain_result *out, plumb_status *status);
 void explain_result_free(explain_result *result);
+
+/* The other machine of options->other_file: its caches (the topo section,
+ * at the usable capacity its machine model measured), its figures, and
+ * notes in result for what cannot be carried over (another instruction
+ * set: refused; another CPU model: the in-core cycles stay this CPU's).
+ * Fails when the file is not a report.json with a topo section. */
+int explain_other_load(const char *path, explain_result *result, plumb_status *status);
 
 /* The steps explain_run takes, in order. */
 int explain_result_init(explain_result *result, char *const argv[], const explain_options *options,

@@ -542,6 +542,48 @@ static void add_curve(output_report *report, const explain_result *r, const char
 	}
 }
 
+/* The other machine (--on) beside this one: per region, the misses of both
+ * simulations, this machine's measurement and both predictions. */
+static void add_other(output_report *report, const explain_result *r)
+{
+	output_table *t = output_table_add(report, "other_machine", "On the other machine (--on), beside this one");
+	output_column(t, "region", NULL, 0);
+	output_column(t, "measured_ns", "ns", 0);
+	output_column(t, "predicted_ns", "ns", 0);
+	output_column(t, "other_predicted_ns", "ns", 0);
+	output_column(t, "l1d_misses", NULL, 0);
+	output_column(t, "other_l1d_misses", NULL, 0);
+	output_column(t, "l2_misses", NULL, 0);
+	output_column(t, "other_l2_misses", NULL, 0);
+	output_column(t, "llc_misses", NULL, 0);
+	output_column(t, "other_llc_misses", NULL, 0);
+	output_column(t, "other_memory_reads", "lines", 0);
+	for (size_t i = 0; i < r->region_count; i++) {
+		const explain_region *region = &r->regions[i];
+		output_row(t);
+		output_cell_text(t, region->name);
+		if (region->wall.n > 0)
+			output_cell_real(t, region->wall.median);
+		else
+			output_cell_status(t, "n/a", "not measured");
+		if (region->predicted.done)
+			output_cell_real(t, region->predicted.total_ns);
+		else
+			output_cell_status(t, "unsupported", region->predicted.reason);
+		if (region->other_predicted.done)
+			output_cell_real(t, region->other_predicted.total_ns);
+		else
+			output_cell_status(t, "unsupported", region->other_predicted.reason[0] ? region->other_predicted.reason
+			                                                                       : "not simulated");
+		const explain_simulated *here = &region->simulated, *there = &region->other_simulated;
+		for (int level = 0; level < 3; level++) {
+			cell_count(t, here->done, here->misses[level], simulate_reason(r));
+			cell_count(t, there->done, there->misses[level], simulate_reason(r));
+		}
+		cell_count(t, there->done, there->memory_reads, simulate_reason(r));
+	}
+}
+
 output_report *explain_report(const explain_result *r)
 {
 	output_report *report = output_report_new("explain");
@@ -561,6 +603,8 @@ output_report *explain_report(const explain_result *r)
 	add_regions(report, r);
 	add_terms(report, r);
 	add_simulated(report, r);
+	if (r->have_other)
+		add_other(report, r);
 	if (r->curve)
 		add_curve(report, r, r->curve_level);
 	add_counters(report, r);
@@ -591,6 +635,11 @@ output_report *explain_report(const explain_result *r)
 		output_note(report, "simulated: %s", r->simulate_error);
 	else if (r->simulate_source[0])
 		output_note(report, "simulated: %s", r->simulate_source);
+	if (r->other_error[0])
+		output_note(report, "other machine: %s", r->other_error);
+	else if (r->have_other)
+		output_note(report, "other machine (--on): its caches simulated as %s; its figures from %s", r->other_caches,
+		            r->other_machine.source[0] ? r->other_machine.source : "nowhere (see the notes)");
 	if (r->curve_error[0])
 		output_note(report, "curve: %s", r->curve_error);
 	if (!r->have_machine)

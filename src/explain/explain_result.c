@@ -104,6 +104,7 @@ void explain_result_free(explain_result *result)
 		free(result->notes[i]);
 	free(result->notes);
 	sim_curve_free(result->curve);
+	free(result->other_config);
 	memset(result, 0, sizeof *result);
 }
 

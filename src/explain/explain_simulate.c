@@ -105,11 +105,8 @@ static void take_sharing(const sim *sharing, explain_result *result)
 	}
 }
 
-static int make_sims(const char *preset, sim **plain, sim **prefetching, plumb_status *status)
+static int make_sims_of(sim_config config, sim **plain, sim **prefetching, plumb_status *status)
 {
-	sim_config config;
-	if (sim_preset(&config, preset, status) != 0)
-		return -1;
 	config.classify = false;
 	config.check = false;
 	sim_config with = config;
@@ -127,6 +124,56 @@ static int make_sims(const char *preset, sim **plain, sim **prefetching, plumb_s
 	return 0;
 }
 
+static int make_sims(const char *preset, sim **plain, sim **prefetching, plumb_status *status)
+{
+	sim_config config;
+	if (sim_preset(&config, preset, status) != 0)
+		return -1;
+	return make_sims_of(config, plain, prefetching, status);
+}
+
+/* A region's simulated counts: this machine's, or the other machine's. */
+static explain_simulated *counts_of(explain_region *region, bool other)
+{
+	return other ? &region->other_simulated : &region->simulated;
+}
+
+/* The plain simulator's counts per region and for the whole program, with
+ * the L1D misses the prefetching twin removes as the sequential ones. */
+static int take_sims(const sim *plain, const sim *prefetching, bool other, explain_result *result,
+                     plumb_status *status)
+{
+	bool have_l3 = sim_configuration(plain)->cache[SIM_L3].size > 0;
+	const sim_stats *all = sim_statistics(plain), *all_prefetched = sim_statistics(prefetching);
+	explain_simulated *program = counts_of(&result->regions[0], other);
+	memset(program, 0, sizeof *program);
+	uint64_t l1d_prefetched = 0;
+	for (uint32_t c = 0; c < all->cores; c++) {
+		take_core(program, &all->core[c], all->core[c].l3_misses, have_l3);
+		l1d_prefetched += kinds(all_prefetched->core[c].cache[SIM_L1D].misses, true);
+	}
+	program->sequential_misses[0] = program->misses[0] > l1d_prefetched ? program->misses[0] - l1d_prefetched : 0;
+	for (size_t i = 0; i < sim_region_count(plain); i++) {
+		const sim_region_stats *region = sim_region(plain, i);
+		explain_region *into = explain_result_region(result, region->name);
+		if (!into)
+			return plumb_fail(status, ENOMEM, "out of memory (or a region name of %d bytes or more)",
+			                  EXPLAIN_NAME_MAX);
+		explain_simulated *counts = counts_of(into, other);
+		uint64_t before = counts->misses[0];
+		take_core(counts, &region->stats, sim_region_misses(region, SIM_L3), have_l3);
+		uint64_t added = counts->misses[0] - before, removed = 0;
+		/* The same trace: the same regions in the same order. */
+		const sim_region_stats *twin = i < sim_region_count(prefetching) ? sim_region(prefetching, i) : NULL;
+		if (twin && twin->thread == region->thread && !strcmp(twin->name, region->name)) {
+			uint64_t left = sim_region_misses(twin, SIM_L1D);
+			removed = added > left ? added - left : 0;
+		}
+		counts->sequential_misses[0] += removed;
+	}
+	return 0;
+}
+
 int explain_simulate_trace(trace_reader *reader, const explain_options *options, explain_result *result,
                            plumb_status *status)
 {
@@ -139,6 +186,14 @@ int explain_simulate_trace(trace_reader *reader, const explain_options *options,
 	trace_interleaver *interleaver = NULL;
 	if (options->interleave &&
 	    trace_interleaver_new(&interleaver, options->interleave, TRACE_INTERLEAVE_WINDOW, status) != 0) {
+		sim_free(plain);
+		sim_free(prefetching);
+		return -1;
+	}
+	/* the other machine's caches (--on), the same pair */
+	sim *other_plain = NULL, *other_prefetching = NULL;
+	if (result->have_other && make_sims_of(*result->other_config, &other_plain, &other_prefetching, status) != 0) {
+		trace_interleaver_free(interleaver);
 		sim_free(plain);
 		sim_free(prefetching);
 		return -1;
@@ -203,52 +258,30 @@ int explain_simulate_trace(trace_reader *reader, const explain_options *options,
 			break;
 		}
 		if (compact.words) {
-			trace_compact twin = compact, third = compact;
+			trace_compact twin = compact, third = compact, fourth = compact, fifth = compact;
 			if (sim_access_compact(plain, &compact, status) != 0 ||
 			    sim_access_compact(prefetching, &twin, status) != 0 ||
-			    (sharing && sim_access_compact(sharing, &third, status) != 0)) {
+			    (sharing && sim_access_compact(sharing, &third, status) != 0) ||
+			    (other_plain && (sim_access_compact(other_plain, &fourth, status) != 0 ||
+			                     sim_access_compact(other_prefetching, &fifth, status) != 0))) {
 				rc = -1;
 				break;
 			}
 		} else if (sim_access_batch(plain, batch, (size_t)got, status) != 0 ||
 		           sim_access_batch(prefetching, batch, (size_t)got, status) != 0 ||
-		           (sharing && sim_access_batch(sharing, batch, (size_t)got, status) != 0)) {
+		           (sharing && sim_access_batch(sharing, batch, (size_t)got, status) != 0) ||
+		           (other_plain && (sim_access_batch(other_plain, batch, (size_t)got, status) != 0 ||
+		                            sim_access_batch(other_prefetching, batch, (size_t)got, status) != 0))) {
 			rc = -1;
 			break;
 		}
 	}
-	bool have_l3 = sim_configuration(plain)->cache[SIM_L3].size > 0;
 	for (int level = SIM_L1I; level <= SIM_L3; level++)
 		result->cache_bytes[level] = sim_configuration(plain)->cache[level].size;
 	if (rc == 0) {
-		const sim_stats *all = sim_statistics(plain), *all_prefetched = sim_statistics(prefetching);
-		explain_simulated *program = &result->regions[0].simulated;
-		memset(program, 0, sizeof *program);
-		uint64_t l1d_prefetched = 0;
-		for (uint32_t c = 0; c < all->cores; c++) {
-			take_core(program, &all->core[c], all->core[c].l3_misses, have_l3);
-			l1d_prefetched += kinds(all_prefetched->core[c].cache[SIM_L1D].misses, true);
-		}
-		program->sequential_misses[0] = program->misses[0] > l1d_prefetched ? program->misses[0] - l1d_prefetched : 0;
-		for (size_t i = 0; i < sim_region_count(plain); i++) {
-			const sim_region_stats *region = sim_region(plain, i);
-			explain_region *into = explain_result_region(result, region->name);
-			if (!into) {
-				rc = plumb_fail(status, ENOMEM, "out of memory (or a region name of %d bytes or more)",
-				                EXPLAIN_NAME_MAX);
-				break;
-			}
-			uint64_t before = into->simulated.misses[0];
-			take_core(&into->simulated, &region->stats, sim_region_misses(region, SIM_L3), have_l3);
-			uint64_t added = into->simulated.misses[0] - before, removed = 0;
-			/* The same trace: the same regions in the same order. */
-			const sim_region_stats *twin = i < sim_region_count(prefetching) ? sim_region(prefetching, i) : NULL;
-			if (twin && twin->thread == region->thread && !strcmp(twin->name, region->name)) {
-				uint64_t left = sim_region_misses(twin, SIM_L1D);
-				removed = added > left ? added - left : 0;
-			}
-			into->simulated.sequential_misses[0] += removed;
-		}
+		rc = take_sims(plain, prefetching, false, result, status);
+		if (rc == 0 && other_plain)
+			rc = take_sims(other_plain, other_prefetching, true, result, status);
 		if (sharing)
 			take_sharing(sharing, result);
 		if (sim_region_mismatches(plain))
@@ -292,5 +325,7 @@ int explain_simulate_trace(trace_reader *reader, const explain_options *options,
 	sim_free(sharing);
 	sim_free(plain);
 	sim_free(prefetching);
+	sim_free(other_plain);
+	sim_free(other_prefetching);
 	return rc;
 }
