@@ -126,7 +126,9 @@ int sim_preset_apply_machine(sim_config *config, const struct machine_model *mod
  * report wrote there (its table "caches": level, type, size, line, ways;
  * its "machine" property cores), set as the host preset sets this
  * machine's: one simulated core per core (at most SIM_MAX_CORES), a
- * non-inclusive L3 shared by all, LRU.  Fails naming what is missing. */
+ * non-inclusive L3 shared by all, LRU.  Fails naming what is missing;
+ * sim_config_validate checks the rest (a size that is no whole number of
+ * sets, say). */
 struct output_report;
 int sim_preset_from_topo(sim_config *config, const struct output_report *topo, plumb_status *status);
 /* A one-line description of a configuration's caches, e.g. "L1d 48 KiB

@@ -75,7 +75,7 @@ int explain_other_load(const char *path, explain_result *result, plumb_status *s
 		output_report_free(topo);
 		return plumb_fail(status, ENOMEM, "out of memory");
 	}
-	if (sim_preset_from_topo(config, topo, &why) != 0) {
+	if (sim_preset_from_topo(config, topo, &why) != 0 || sim_config_validate(config, &why) != 0) {
 		free(config);
 		output_report_free(topo);
 		return plumb_fail(status, why.code ? why.code : EINVAL, "--on: %s: %s", path, why.message);

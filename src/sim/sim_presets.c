@@ -365,8 +365,6 @@ int sim_preset_from_topo(sim_config *config, const output_report *topo, plumb_st
 			c.cores = cores > SIM_MAX_CORES ? SIM_MAX_CORES : (uint32_t)cores;
 	}
 	c.l3_inclusion = SIM_NON_INCLUSIVE;
-	if (sim_config_validate(&c, status) != 0)
-		return -1;
 	snprintf(c.name, sizeof c.name, "report");
 	*config = c;
 	return 0;
