@@ -499,3 +499,26 @@ Test(explain_valgrind, on_refuses_a_file_that_is_not_a_report)
 	cr_expect_eq(strchr(r.err, '\n'), r.err + strlen(r.err) - 1, "not one line: %s", r.err);
 	cli_run_free(&r);
 }
+
+/* A machine of another instruction set runs other instructions: no column,
+ * and the note says why. */
+Test(explain_valgrind, on_another_instruction_set_is_said_not_guessed)
+{
+	char path[4200];
+	snprintf(path, sizeof path, "%s", cli_temp_path("arm-report.json"));
+	FILE *f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fputs("{\"schema\": \"plumb-machine-report\", \"schema_version\": 1, \"summary\": null, \"sections\": ["
+	      "{\"command\": \"topo\", \"status\": \"ok\", \"report\": {\"schema\": \"plumb-report\", \"schema_version\": 1,"
+	      " \"command\": \"topo\", \"tables\": [{\"name\": \"machine\", \"columns\": [{\"name\": \"property\"},"
+	      " {\"name\": \"value\"}], \"rows\": [{\"property\": \"isa\", \"value\": \"aarch64\"}]}]}}]}\n", f);
+	fclose(f);
+	cli_run r = cli_run_plumbv(NULL, "explain", "--no-valgrind", "--runs", "1", "--on", path, "--json", "--", "true",
+	                           NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	json_object *root = parse(r.out);
+	cr_expect(notes_hold(root, "is aarch64"), "%.2000s", r.out);
+	cr_expect_null(strstr(r.out, "\"other_machine\""), "a column for a machine of another instruction set");
+	json_object_put(root);
+	cli_run_free(&r);
+}
