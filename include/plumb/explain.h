@@ -170,6 +170,9 @@ typedef struct explain_region {
 	explain_core core;
 	/* predicted */
 	explain_prediction predicted;
+	/* on the other machine (--on): its caches' misses and its prediction */
+	explain_simulated other_simulated;
+	explain_prediction other_predicted;
 } explain_region;
 
 /* ------------------------------------------------------------------ a run */
@@ -192,6 +195,13 @@ typedef struct explain_options {
 	 * that share lines do so as often as on hardware); 0: Valgrind's order. */
 	uint64_t interleave;
 	bool fair_sched;                     /* Valgrind's --fair-sched=yes */
+	/* "l1d", "l1i", "l2" or "l3": the miss-ratio curve of that level per
+	 * region (plumb/sim_curve.h) from the simulated references; NULL: none. */
+	const char *curve_level;
+	/* Another machine's report.json (plumb report wrote it there): the same
+	 * references through its caches and each region's time predicted with
+	 * its figures, beside this machine's; NULL: none. */
+	const char *other_file;
 } explain_options;
 
 extern const char explain_default_events[];
@@ -226,6 +236,16 @@ typedef struct explain_result {
 	size_t note_count;
 	int exit_code;                       /* the program's, in the last measured run */
 	int exit_signal;                     /* the signal that killed it in a measured run, or 0 */
+	struct sim_curve *curve;             /* options->curve_level's curve, or NULL */
+	char curve_level[8];                 /* its level ("l1d" ...) */
+	uint64_t cache_bytes[4];             /* the simulated L1I, L1D, L2, L3 (0: none or not simulated) */
+	/* the other machine (options->other_file) */
+	bool have_other;                     /* its caches are simulated */
+	explain_machine other_machine;       /* its figures, for its prediction */
+	struct sim_config *other_config;     /* its caches */
+	char other_caches[256];              /* the caches simulated for it, in words */
+	char other_error[PLUMB_MESSAGE_MAX]; /* why there is no column for it */
+	char curve_error[PLUMB_MESSAGE_MAX]; /* why there is none when one was asked for */
 } explain_result;
 
 /* The whole job.  Fails for bad options or when the program cannot be run
@@ -233,6 +253,13 @@ typedef struct explain_result {
  * leaves its columns unsupported with the reason, and the rest is done. */
 int explain_run(char *const argv[], const explain_options *options, explain_result *out, plumb_status *status);
 void explain_result_free(explain_result *result);
+
+/* The other machine of options->other_file: its caches (the topo section,
+ * at the usable capacity its machine model measured), its figures, and
+ * notes in result for what cannot be carried over (another instruction
+ * set: refused; another CPU model: the in-core cycles stay this CPU's).
+ * Fails when the file is not a report.json with a topo section. */
+int explain_other_load(const char *path, explain_result *result, plumb_status *status);
 
 /* The steps explain_run takes, in order. */
 int explain_result_init(explain_result *result, char *const argv[], const explain_options *options,
@@ -256,6 +283,11 @@ void explain_predict(const explain_machine *machine, double ipc_base, const expl
 void explain_predict_all(explain_result *result);
 /* The region named so, created when absent (NULL when out of memory). */
 explain_region *explain_result_region(explain_result *result, const char *name);
+/* A region's knee on result->curve (region: sim_curve's index, SIZE_MAX for
+ * the whole program): the smallest capacity of the fully associative curve
+ * whose misses lie within a tenth of the way from the largest capacity's
+ * (*least) to one line's (*most); 0 when no capacity removes a miss. */
+uint64_t explain_curve_knee(const struct sim_curve *c, size_t region, uint64_t *most, uint64_t *least);
 void explain_result_note(explain_result *result, const char *format, ...) __attribute__((format(printf, 2, 3)));
 
 /* The report: tables "regions" (region, measured_ns, ci95_ns, runs,

@@ -143,4 +143,9 @@ int machine_model_note_differences(output_report *lat, const char *path, plumb_s
  * sections the file holds. */
 int machine_model_load(const char *path, machine_model *m, plumb_status *status);
 
+/* The section a report.json holds for command ("topo", "lat", ...), parsed
+ * (the caller frees it); NULL with the reason when the file is not a
+ * report.json or holds no such section. */
+output_report *machine_report_section(const char *path, const char *command, plumb_status *status);
+
 #endif

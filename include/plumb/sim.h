@@ -122,6 +122,15 @@ int sim_preset(sim_config *config, const char *name, plumb_status *status);
  * 1 when the size changed.  host-nominal is the preset that never does. */
 struct machine_model;
 int sim_preset_apply_machine(sim_config *config, const struct machine_model *model, char *note, size_t length);
+/* Another machine's caches, from the topo section of the report.json plumb
+ * report wrote there (its table "caches": level, type, size, line, ways;
+ * its "machine" property cores), set as the host preset sets this
+ * machine's: one simulated core per core (at most SIM_MAX_CORES), a
+ * non-inclusive L3 shared by all, LRU.  Fails naming what is missing;
+ * sim_config_validate checks the rest (a size that is no whole number of
+ * sets, say). */
+struct output_report;
+int sim_preset_from_topo(sim_config *config, const struct output_report *topo, plumb_status *status);
 /* A one-line description of a configuration's caches, e.g. "L1d 48 KiB
  * 12-way, L1i 32 KiB 8-way, L2 1 MiB 16-way, L3 32 MiB 16-way shared,
  * 64 B lines, 2 cores" (levels in that order, absent ones left out; line

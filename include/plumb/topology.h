@@ -10,6 +10,14 @@
 #include "plumb/status.h"
 
 #define TOPOLOGY_MAX_CACHES 16
+/* The instruction set plumb was built for, as plumb topo names it. */
+#if defined(__x86_64__)
+#define TOPOLOGY_ISA "x86-64"
+#elif defined(__aarch64__)
+#define TOPOLOGY_ISA "aarch64"
+#else
+#define TOPOLOGY_ISA "unknown"
+#endif
 #define TOPOLOGY_MAX_PAGE_SIZES 8
 #define TOPOLOGY_CPU_LIST_MAX 256
 

@@ -9,6 +9,7 @@
 #include "cli/command.h"
 #include "plumb/counters.h"
 #include "plumb/explain.h"
+#include "plumb/sim_curve.h"
 #include "plumb/parse.h"
 #include "plumb/sim.h"
 
@@ -41,6 +42,13 @@ static void usage(FILE *f)
 	        "                        false sharing show), or none: Valgrind's order (turns of\n"
 	        "                        a scheduling quantum)\n"
 	        "      --fair-sched      Valgrind's --fair-sched=yes (threads take turns fairly)\n"
+	        "      --on FILE         also the program on another machine: FILE is the report.json\n"
+	        "                        plumb report wrote there; its caches simulated and each\n"
+	        "                        region's time predicted with its figures, beside this\n"
+	        "                        machine's (--machine stays this machine's figures)\n"
+	        "      --curve LEVEL     also the miss-ratio curve of l1d, l1i, l2 or l3 per region\n"
+	        "                        (as plumb sim --curve) and each region's knee: the smallest\n"
+	        "                        capacity that removes most of its misses\n"
 	        "      --no-simulate     no simulation (and so no prediction)\n"
 	        "      --no-valgrind     neither plumbgrind nor the simulation: measured only\n"
 	        "      --valgrind PROG   the valgrind program (default: valgrind on PATH)\n"
@@ -54,7 +62,7 @@ static void usage(FILE *f)
 }
 
 enum { OPT_BACKEND = 0x2001, OPT_MACHINE, OPT_IPC, OPT_PRESET, OPT_NO_SIMULATE, OPT_NO_VALGRIND, OPT_VALGRIND,
-       OPT_HTML, OPT_INTERLEAVE, OPT_FAIR_SCHED };
+       OPT_HTML, OPT_INTERLEAVE, OPT_FAIR_SCHED, OPT_CURVE, OPT_ON };
 
 int cmd_explain(int argc, char **argv)
 {
@@ -66,6 +74,7 @@ int cmd_explain(int argc, char **argv)
 		{ "no-simulate", no_argument, 0, OPT_NO_SIMULATE }, { "no-valgrind", no_argument, 0, OPT_NO_VALGRIND },
 		{ "valgrind", required_argument, 0, OPT_VALGRIND }, { "html", required_argument, 0, OPT_HTML },
 		{ "interleave", required_argument, 0, OPT_INTERLEAVE }, { "fair-sched", no_argument, 0, OPT_FAIR_SCHED },
+		{ "curve", required_argument, 0, OPT_CURVE }, { "on", required_argument, 0, OPT_ON },
 		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
 	cli_output out = { .format = OUTPUT_TABLE };
 	explain_options run;
@@ -113,6 +122,14 @@ int cmd_explain(int argc, char **argv)
 				                       status.message);
 			break;
 		case OPT_FAIR_SCHED: run.fair_sched = true; break;
+		case OPT_ON: run.other_file = optarg; break;
+		case OPT_CURVE: {
+			sim_level level;
+			if (sim_curve_level_parse(optarg, &level, &status) != 0)
+				return cli_usage_error("explain", "--curve: %s", status.message);
+			run.curve_level = optarg;
+			break;
+		}
 		default:
 			if (!cli_output_option("explain", &out, c, optarg))
 				return cli_bad_option("explain", c, argv);

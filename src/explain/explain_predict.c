@@ -130,7 +130,14 @@ void explain_predict(const explain_machine *machine, double ipc_base, const expl
 
 void explain_predict_all(explain_result *result)
 {
-	for (size_t i = 0; i < result->region_count; i++)
+	for (size_t i = 0; i < result->region_count; i++) {
 		explain_predict(result->have_machine ? &result->machine : NULL, result->ipc_base, &result->regions[i],
 		                &result->regions[i].predicted);
+		if (result->have_other) {
+			/* the same region with the other machine's misses, at its figures */
+			explain_region there = result->regions[i];
+			there.simulated = result->regions[i].other_simulated;
+			explain_predict(&result->other_machine, result->ipc_base, &there, &result->regions[i].other_predicted);
+		}
+	}
 }

@@ -1,10 +1,12 @@
 /* plumb explain's report: the four sources side by side, per region. */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "plumb/explain.h"
 #include "plumb/report.h"
+#include "plumb/sim_curve.h"
 
 static void cell_count(output_table *table, bool have, uint64_t value, const char *reason)
 {
@@ -443,6 +445,151 @@ static void add_disagreement(output_report *report, const explain_result *r)
 	}
 }
 
+/* The curve's smallest size (one line), or 0 when its grid is empty. */
+static uint64_t curve_line(const sim_curve *c)
+{
+	uint64_t misses, accesses;
+	for (uint64_t size = 1; size && size <= sim_curve_shown_size(c); size <<= 1)
+		if (sim_curve_point(c, SIZE_MAX, size, 0, &misses, &accesses) == 0)
+			return size;
+	return 0;
+}
+
+/* The knee of a region's fully associative curve: the smallest size whose
+ * misses are within a tenth of the way from the largest size's (what no
+ * capacity of the grid removes: first references) to the smallest size's;
+ * 0 when no capacity removes any miss. */
+uint64_t explain_curve_knee(const sim_curve *c, size_t region, uint64_t *most, uint64_t *least)
+{
+	uint64_t line = curve_line(c), top = sim_curve_shown_size(c), accesses;
+	*most = *least = 0;
+	if (!line || sim_curve_point(c, region, line, 0, most, &accesses) != 0 ||
+	    sim_curve_point(c, region, top, 0, least, &accesses) != 0 || *most <= *least)
+		return 0;
+	for (uint64_t size = line; size <= top; size <<= 1) {
+		uint64_t misses;
+		if (sim_curve_point(c, region, size, 0, &misses, &accesses) == 0 && (misses - *least) * 10 <= *most - *least)
+			return size;
+	}
+	return top;
+}
+
+static void add_curve(output_report *report, const explain_result *r, const char *level)
+{
+	const sim_curve *c = r->curve;
+	uint64_t line = curve_line(c), top = sim_curve_shown_size(c);
+	output_table *k = output_table_add(report, "knees", "Each region's knee: the smallest capacity that removes "
+	                                   "nine tenths of the misses that capacity can remove (fully associative LRU)");
+	output_column(k, "region", NULL, 0);
+	output_column(k, "thread", NULL, 0);
+	output_column(k, "level", NULL, 0);
+	output_column(k, "misses_one_line", NULL, 0);
+	output_column(k, "misses_largest", NULL, 0);
+	output_column(k, "knee_bytes", "B", 0);
+	output_table *t = output_table_add(report, "curve", "Miss-ratio curve per region (Mattson et al. 1970; Hill and "
+	                                   "Smith 1989)");
+	output_column(t, "region", NULL, 0);
+	output_column(t, "level", NULL, 0);
+	output_column(t, "size_bytes", "B", 0);
+	output_column(t, "ways", NULL, 0);
+	output_column(t, "sets", NULL, 0);
+	output_column(t, "misses", NULL, 0);
+	output_column(t, "miss_ratio", NULL, 4);
+	/* the simulated caches' sizes, which the HTML chart marks */
+	output_table *sizes = output_table_add(report, "caches", "The simulated caches");
+	output_column(sizes, "level", NULL, 0);
+	output_column(sizes, "size_bytes", "B", 0);
+	static const char *const names[4] = { "L1i", "L1d", "L2", "L3" };
+	for (int l = 0; l < 4; l++)
+		if (r->cache_bytes[l]) {
+			output_row(sizes);
+			output_cell_text(sizes, names[l]);
+			output_cell_integer(sizes, (int64_t)r->cache_bytes[l]);
+		}
+	size_t n = sim_curve_region_count(c);
+	for (size_t i = 0; i <= n; i++) {
+		size_t region = i == 0 ? SIZE_MAX : i - 1;
+		uint32_t thread = 0;
+		uint64_t entries = 0;
+		const char *name = i == 0 ? "(program)" : sim_curve_region_name(c, region, &thread, &entries);
+		uint64_t most, least, knee = explain_curve_knee(c, region, &most, &least);
+		output_row(k);
+		output_cell_text(k, name);
+		if (i == 0)
+			output_cell_empty(k);
+		else
+			output_cell_integer(k, thread);
+		output_cell_text(k, level);
+		output_cell_integer(k, (int64_t)most);
+		output_cell_integer(k, (int64_t)least);
+		if (knee)
+			output_cell_integer(k, (int64_t)knee);
+		else
+			output_cell_status(k, "n/a", "no capacity of the grid removes a miss");
+		static const uint32_t grid_ways[] = { 1, 2, 4, 8, 16, 0 };
+		for (uint64_t size = line; line && size <= top; size <<= 1)
+			for (size_t w = 0; w < sizeof grid_ways / sizeof grid_ways[0]; w++) {
+				uint32_t ways = grid_ways[w];
+				uint64_t misses, accesses;
+				/* a fully associative size of at most 16 lines is its 1-set row already */
+				if ((ways == 0 && size / line <= SIM_CURVE_MAX_WAYS) ||
+				    sim_curve_point(c, region, size, ways, &misses, &accesses) != 0)
+					continue;
+				output_row(t);
+				output_cell_text(t, name);
+				output_cell_text(t, level);
+				output_cell_integer(t, (int64_t)size);
+				/* fully associative: one set of every line, as plumb sim --curve writes it */
+				output_cell_integer(t, ways ? (int64_t)ways : (int64_t)(size / line));
+				output_cell_integer(t, (int64_t)(ways ? size / ((uint64_t)ways * line) : 1));
+				output_cell_integer(t, (int64_t)misses);
+				output_cell_real(t, accesses ? (double)misses / (double)accesses : NAN);
+			}
+	}
+}
+
+/* The other machine (--on) beside this one: per region, the misses of both
+ * simulations, this machine's measurement and both predictions. */
+static void add_other(output_report *report, const explain_result *r)
+{
+	output_table *t = output_table_add(report, "other_machine", "On the other machine (--on), beside this one");
+	output_column(t, "region", NULL, 0);
+	output_column(t, "measured_ns", "ns", 0);
+	output_column(t, "predicted_ns", "ns", 0);
+	output_column(t, "other_predicted_ns", "ns", 0);
+	output_column(t, "l1d_misses", NULL, 0);
+	output_column(t, "other_l1d_misses", NULL, 0);
+	output_column(t, "l2_misses", NULL, 0);
+	output_column(t, "other_l2_misses", NULL, 0);
+	output_column(t, "llc_misses", NULL, 0);
+	output_column(t, "other_llc_misses", NULL, 0);
+	output_column(t, "other_memory_reads", "lines", 0);
+	for (size_t i = 0; i < r->region_count; i++) {
+		const explain_region *region = &r->regions[i];
+		output_row(t);
+		output_cell_text(t, region->name);
+		if (region->wall.n > 0)
+			output_cell_real(t, region->wall.median);
+		else
+			output_cell_status(t, "n/a", "not measured");
+		if (region->predicted.done)
+			output_cell_real(t, region->predicted.total_ns);
+		else
+			output_cell_status(t, "unsupported", region->predicted.reason);
+		if (region->other_predicted.done)
+			output_cell_real(t, region->other_predicted.total_ns);
+		else
+			output_cell_status(t, "unsupported", region->other_predicted.reason[0] ? region->other_predicted.reason
+			                                                                       : "not simulated");
+		const explain_simulated *here = &region->simulated, *there = &region->other_simulated;
+		for (int level = 0; level < 3; level++) {
+			cell_count(t, here->done, here->misses[level], simulate_reason(r));
+			cell_count(t, there->done, there->misses[level], simulate_reason(r));
+		}
+		cell_count(t, there->done, there->memory_reads, simulate_reason(r));
+	}
+}
+
 output_report *explain_report(const explain_result *r)
 {
 	output_report *report = output_report_new("explain");
@@ -462,6 +609,10 @@ output_report *explain_report(const explain_result *r)
 	add_regions(report, r);
 	add_terms(report, r);
 	add_simulated(report, r);
+	if (r->have_other)
+		add_other(report, r);
+	if (r->curve)
+		add_curve(report, r, r->curve_level);
 	add_counters(report, r);
 	add_machine(report, r);
 	add_disagreement(report, r);
@@ -490,6 +641,13 @@ output_report *explain_report(const explain_result *r)
 		output_note(report, "simulated: %s", r->simulate_error);
 	else if (r->simulate_source[0])
 		output_note(report, "simulated: %s", r->simulate_source);
+	if (r->other_error[0])
+		output_note(report, "other machine: %s", r->other_error);
+	else if (r->have_other)
+		output_note(report, "other machine (--on): its caches simulated as %s; its figures from %s", r->other_caches,
+		            r->other_machine.source[0] ? r->other_machine.source : "nowhere (see the notes)");
+	if (r->curve_error[0])
+		output_note(report, "curve: %s", r->curve_error);
 	if (!r->have_machine)
 		output_note(report, "predicted: %s", r->machine_error);
 	for (size_t i = 0; i < r->note_count; i++)

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "plumb/explain.h"
+#include "plumb/sim_curve.h"
 
 /* Everything a region marker can count through perf_event or PAPI that
  * bears on memory: software events (exact here), the generic hardware
@@ -102,6 +103,8 @@ void explain_result_free(explain_result *result)
 	for (size_t i = 0; i < result->note_count; i++)
 		free(result->notes[i]);
 	free(result->notes);
+	sim_curve_free(result->curve);
+	free(result->other_config);
 	memset(result, 0, sizeof *result);
 }
 

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "plumb/sim.h"
+#include "plumb/sim_curve.h"
 #include "explain/explain_internal.h"
 
 bool explain_simulation_available(char *reason, size_t size)
@@ -131,12 +132,8 @@ static void take_sharing(const sim *sharing, explain_result *result)
 	}
 }
 
-static int make_sims(const explain_result *result, sim **plain, sim **prefetching, char *note, size_t length,
-                     plumb_status *status)
+static int make_sims_of(sim_config config, sim **plain, sim **prefetching, plumb_status *status)
 {
-	sim_config config;
-	if (explain_sim_config(result, &config, note, length, status) != 0)
-		return -1;
 	config.classify = false;
 	config.check = false;
 	sim_config with = config;
@@ -163,8 +160,10 @@ typedef struct watch {
 	explain_code *code;
 	const explain_result *result;
 	trace_interleaver *interleaver;
+	sim_curve *curve;              /* --curve: fed the records (the feed gives records only) */
 	bool threads, seen;
 	uint32_t first_thread;
+	size_t sharing;                /* the sharing simulator's place in the feed, once made */
 } watch;
 
 static int watch_threads(sim_feed *feed, const trace_record *batch, size_t n, const trace_compact *compact,
@@ -182,10 +181,11 @@ static int watch_threads(sim_feed *feed, const trace_record *batch, size_t n, co
 			w->threads = batch[i].thread != w->first_thread;
 		if (w->threads) {
 			uint32_t core;
-			if (make_sharing(w->result, &feed->sims[2], status) != 0 ||
-			    sim_thread_enter(feed->sims[2], w->first_thread, &core, status) != 0)
+			w->sharing = feed->count;
+			if (make_sharing(w->result, &feed->sims[w->sharing], status) != 0 ||
+			    sim_thread_enter(feed->sims[w->sharing], w->first_thread, &core, status) != 0)
 				return -1;
-			feed->count = 3;
+			feed->count++;
 			feed->interleaver = w->interleaver;
 		}
 	}
@@ -193,6 +193,59 @@ static int watch_threads(sim_feed *feed, const trace_record *batch, size_t n, co
 		explain_code_compact(w->code, compact);
 	else
 		explain_code_batch(w->code, batch, n);
+	if (w->curve && !compact && sim_curve_batch(w->curve, batch, n, status) != 0)
+		return -1;
+	return 0;
+}
+
+static int make_sims(const explain_result *result, sim **plain, sim **prefetching, char *note, size_t length,
+                     plumb_status *status)
+{
+	sim_config config;
+	if (explain_sim_config(result, &config, note, length, status) != 0)
+		return -1;
+	return make_sims_of(config, plain, prefetching, status);
+}
+
+/* A region's simulated counts: this machine's, or the other machine's. */
+static explain_simulated *counts_of(explain_region *region, bool other)
+{
+	return other ? &region->other_simulated : &region->simulated;
+}
+
+/* The plain simulator's counts per region and for the whole program, with
+ * the L1D misses the prefetching twin removes as the sequential ones. */
+static int take_sims(const sim *plain, const sim *prefetching, bool other, explain_result *result,
+                     plumb_status *status)
+{
+	bool have_l3 = sim_configuration(plain)->cache[SIM_L3].size > 0;
+	const sim_stats *all = sim_statistics(plain), *all_prefetched = sim_statistics(prefetching);
+	explain_simulated *program = counts_of(&result->regions[0], other);
+	memset(program, 0, sizeof *program);
+	uint64_t l1d_prefetched = 0;
+	for (uint32_t c = 0; c < all->cores; c++) {
+		take_core(program, &all->core[c], all->core[c].l3_misses, have_l3);
+		l1d_prefetched += kinds(all_prefetched->core[c].cache[SIM_L1D].misses, true);
+	}
+	program->sequential_misses[0] = program->misses[0] > l1d_prefetched ? program->misses[0] - l1d_prefetched : 0;
+	for (size_t i = 0; i < sim_region_count(plain); i++) {
+		const sim_region_stats *region = sim_region(plain, i);
+		explain_region *into = explain_result_region(result, region->name);
+		if (!into)
+			return plumb_fail(status, ENOMEM, "out of memory (or a region name of %d bytes or more)",
+			                  EXPLAIN_NAME_MAX);
+		explain_simulated *counts = counts_of(into, other);
+		uint64_t before = counts->misses[0];
+		take_core(counts, &region->stats, sim_region_misses(region, SIM_L3), have_l3);
+		uint64_t added = counts->misses[0] - before, removed = 0;
+		/* The same trace: the same regions in the same order. */
+		const sim_region_stats *twin = i < sim_region_count(prefetching) ? sim_region(prefetching, i) : NULL;
+		if (twin && twin->thread == region->thread && !strcmp(twin->name, region->name)) {
+			uint64_t left = sim_region_misses(twin, SIM_L1D);
+			removed = added > left ? added - left : 0;
+		}
+		counts->sequential_misses[0] += removed;
+	}
 	return 0;
 }
 
@@ -213,50 +266,46 @@ int explain_simulate_trace(trace_reader *reader, const explain_options *options,
 		sim_free(prefetching);
 		return -1;
 	}
+	/* the other machine's caches (--on), the same pair */
+	sim *other_plain = NULL, *other_prefetching = NULL;
+	if (result->have_other && make_sims_of(*result->other_config, &other_plain, &other_prefetching, status) != 0) {
+		trace_interleaver_free(interleaver);
+		sim_free(plain);
+		sim_free(prefetching);
+		return -1;
+	}
 	/* the executed code per region, for its in-core time (explain_code.c) */
 	explain_code *code = NULL;
 	if (explain_code_new(&code, trace_reader_pid(reader), sim_configuration(plain)->cache[SIM_L1D].line) != 0)
 		snprintf(result->core_error, sizeof result->core_error, "out of memory");
+	/* The miss-ratio curve asked for (--curve LEVEL) of the same references
+	 * on the plain simulator's configuration; one that cannot be had is
+	 * said in curve_error and the rest goes on. */
+	sim_curve *curve = NULL;
+	if (options->curve_level) {
+		sim_level level;
+		plumb_status why = { 0 };
+		if (sim_curve_level_parse(options->curve_level, &level, &why) != 0 ||
+		    sim_curve_new(&curve, sim_configuration(plain), level, 0, &why) != 0)
+			snprintf(result->curve_error, sizeof result->curve_error, "%s", why.message);
+	}
 	/* While one thread runs there is nothing to interleave: plumbgrind's
 	 * entries go to the simulators as they come through the ring, as under
 	 * plumb sim; from the first reference of a second thread on, the
-	 * interleaver's records, and a third simulator classifies the sharing
-	 * (watch_threads). */
-	watch watching = { .code = code, .result = result, .interleaver = interleaver };
-	sim *sims[3] = { plain, prefetching, NULL };
-	sim_feed feed = { .sims = sims, .count = 2, .observe = watch_threads, .context = &watching };
+	 * interleaver's records, and a classifying simulator of the sharing
+	 * (watch_threads).  The other machine's pair (--on) takes the same. */
+	watch watching = { .code = code, .result = result, .interleaver = interleaver, .curve = curve };
+	sim *sims[5] = { plain, prefetching, other_plain, other_prefetching, NULL };
+	sim_feed feed = { .sims = sims, .count = other_plain ? 4 : 2, .observe = watch_threads, .context = &watching,
+	                  .records_only = curve != NULL };
 	int rc = sim_feed_reader(&feed, reader, status);
-	sim *sharing = sims[2];
-	bool have_l3 = sim_configuration(plain)->cache[SIM_L3].size > 0;
+	sim *sharing = watching.sharing ? sims[watching.sharing] : NULL;
+	for (int level = SIM_L1I; level <= SIM_L3; level++)
+		result->cache_bytes[level] = sim_configuration(plain)->cache[level].size;
 	if (rc == 0) {
-		const sim_stats *all = sim_statistics(plain), *all_prefetched = sim_statistics(prefetching);
-		explain_simulated *program = &result->regions[0].simulated;
-		memset(program, 0, sizeof *program);
-		uint64_t l1d_prefetched = 0;
-		for (uint32_t c = 0; c < all->cores; c++) {
-			take_core(program, &all->core[c], all->core[c].l3_misses, have_l3);
-			l1d_prefetched += kinds(all_prefetched->core[c].cache[SIM_L1D].misses, true);
-		}
-		program->sequential_misses[0] = program->misses[0] > l1d_prefetched ? program->misses[0] - l1d_prefetched : 0;
-		for (size_t i = 0; i < sim_region_count(plain); i++) {
-			const sim_region_stats *region = sim_region(plain, i);
-			explain_region *into = explain_result_region(result, region->name);
-			if (!into) {
-				rc = plumb_fail(status, ENOMEM, "out of memory (or a region name of %d bytes or more)",
-				                EXPLAIN_NAME_MAX);
-				break;
-			}
-			uint64_t before = into->simulated.misses[0];
-			take_core(&into->simulated, &region->stats, sim_region_misses(region, SIM_L3), have_l3);
-			uint64_t added = into->simulated.misses[0] - before, removed = 0;
-			/* The same trace: the same regions in the same order. */
-			const sim_region_stats *twin = i < sim_region_count(prefetching) ? sim_region(prefetching, i) : NULL;
-			if (twin && twin->thread == region->thread && !strcmp(twin->name, region->name)) {
-				uint64_t left = sim_region_misses(twin, SIM_L1D);
-				removed = added > left ? added - left : 0;
-			}
-			into->simulated.sequential_misses[0] += removed;
-		}
+		rc = take_sims(plain, prefetching, false, result, status);
+		if (rc == 0 && other_plain)
+			rc = take_sims(other_plain, other_prefetching, true, result, status);
 		if (sharing)
 			take_sharing(sharing, result);
 		if (sim_region_mismatches(plain))
@@ -287,6 +336,12 @@ int explain_simulate_trace(trace_reader *reader, const explain_options *options,
 				                    "share moved between cores less often than on hardware");
 		}
 	}
+	if (rc == 0 && curve) {
+		result->curve = curve;
+		snprintf(result->curve_level, sizeof result->curve_level, "%s", options->curve_level);
+		curve = NULL;
+	}
+	sim_curve_free(curve);
 	if (rc == 0)
 		explain_code_finish(code, result, options->ipc_base <= 0);
 	explain_code_free(code);
@@ -294,5 +349,7 @@ int explain_simulate_trace(trace_reader *reader, const explain_options *options,
 	sim_free(sharing);
 	sim_free(plain);
 	sim_free(prefetching);
+	sim_free(other_plain);
+	sim_free(other_prefetching);
 	return rc;
 }

@@ -917,6 +917,43 @@ int machine_model_load(const char *path, machine_model *m, plumb_status *status)
 	return rc;
 }
 
+output_report *machine_report_section(const char *path, const char *command, plumb_status *status)
+{
+	json_object *root = json_object_from_file(path), *schema = NULL, *sections = NULL;
+	if (!root) {
+		FILE *f = fopen(path, "r");
+		if (!f) {
+			plumb_fail_errno(status, errno, "cannot open '%s'", path);
+			return NULL;
+		}
+		fclose(f);
+		plumb_fail(status, EINVAL, "'%s' is not JSON (give plumb report's report.json)", path);
+		return NULL;
+	}
+	const char *name = json_object_object_get_ex(root, "schema", &schema) ? json_object_get_string(schema) : NULL;
+	if (!name || strcmp(name, "plumb-machine-report") != 0) {
+		plumb_fail(status, EINVAL, "'%s' is not plumb report's report.json (schema \"%s\")", path, name ? name : "none");
+		json_object_put(root);
+		return NULL;
+	}
+	output_report *found = NULL;
+	if (json_object_object_get_ex(root, "sections", &sections) && json_object_is_type(sections, json_type_array))
+		for (size_t i = 0; !found && i < json_object_array_length(sections); i++) {
+			json_object *inner = NULL;
+			if (!json_object_object_get_ex(json_object_array_get_idx(sections, i), "report", &inner))
+				continue;
+			output_report *r = embedded(inner);
+			if (r && !strcmp(output_report_command(r), command))
+				found = r;
+			else
+				output_report_free(r);
+		}
+	json_object_put(root);
+	if (!found)
+		plumb_fail(status, ENOENT, "'%s' holds no %s section", path, command);
+	return found;
+}
+
 /* ------------------------------------------------- fresh against saved */
 
 static bool apart(double a, double a_low, double a_high, double b, double b_low, double b_high)

@@ -21,6 +21,9 @@ output_report *topology_report(const topology *t, const timer_calibration *cal, 
 	output_column(m, "property", NULL, 0);
 	output_column(m, "value", NULL, 0);
 	output_row(m); output_cell_text(m, "cpu_model"); output_cell_text(m, t->cpu_model);
+	/* the instruction set, so that a report read on another machine (plumb
+	 * explain --on) can say whether its programs run the same instructions */
+	output_row(m); output_cell_text(m, "isa"); output_cell_text(m, TOPOLOGY_ISA);
 	output_row(m); output_cell_text(m, "vendor"); output_cell_text(m, f->vendor);
 	snprintf(buffer, sizeof buffer, "%u/%u/%u", f->family, f->model, f->stepping);
 	output_row(m); output_cell_text(m, "family/model/stepping"); output_cell_text(m, buffer);

@@ -28,6 +28,9 @@ static const report_chart known_charts[] = {
 	  "Working-set size per thread", "Bandwidth (GB/s, median; log scale)", false, true, "kernel=read|write|copy|triad" },
 	{ "loaded", "loaded", "total_bandwidth", "latency", NULL, false, false, "Latency under load (against achieved bandwidth)",
 	  "Total memory bandwidth (MB/s)", "Latency per load (ns)", true, false, NULL },
+	{ "explain", "curve", "size_bytes", "miss_ratio", "region", true, false,
+	  "Miss-ratio curve per region, fully associative LRU (marks: the simulated caches)", "Cache capacity",
+	  "Miss ratio", true, true, "sets=1" },
 	{ "model", "predict_contention", "contention", "latency", NULL, false, false, "Queueing model: predicted latency against contention",
 	  "Bandwidth of the other cores (MB/s)", "Predicted latency (ns)", true, false, NULL },
 };

@@ -238,9 +238,28 @@ void report_html_table(FILE *f, const output_table *t, bool collapsed)
 }
 
 /* Marks on the size charts: the sysfs size of each cache (dashed) and where
- * the measurements saw the level end (solid), from the summary. */
-static size_t size_marks(const output_report *summary, report_chart_mark *marks, char labels[][48], size_t max)
+ * the measurements saw the level end (solid), from the summary; without one,
+ * the caches a section names in its table "caches" (level, size_bytes:
+ * plumb explain's simulated caches), dashed. */
+static size_t size_marks(const output_report *summary, const output_report *section, report_chart_mark *marks,
+                         char labels[][48], size_t max)
 {
+	const output_table *own = !summary && section ? output_table_find(section, "caches") : NULL;
+	if (own) {
+		int lc = output_column_index(own, "level"), sc = output_column_index(own, "size_bytes");
+		size_t n = 0;
+		char size[32];
+		for (size_t r = 0; lc >= 0 && sc >= 0 && r < output_row_count(own) && n < max; r++) {
+			const char *level = output_cell_string(own, r, (size_t)lc);
+			double bytes = output_cell_number(own, r, (size_t)sc);
+			if (!isfinite(bytes) || bytes <= 0)
+				continue;
+			snprintf(labels[n], 48, "%s %s", level ? level : "", report_format_bytes(bytes, size, sizeof size));
+			marks[n] = (report_chart_mark){ bytes, labels[n], true };
+			n++;
+		}
+		return n;
+	}
 	const output_table *h = summary ? output_table_find(summary, "hierarchy") : NULL;
 	int lc = h ? output_column_index(h, "level") : -1, sc = h ? output_column_index(h, "sysfs_size") : -1;
 	int mc = h ? output_column_index(h, "measured_size") : -1;
@@ -292,7 +311,7 @@ static void write_section(FILE *f, const char *command, const output_report *r, 
 			continue;
 		char *svg = NULL;
 		plumb_status st;
-		size_t mark_count = charts[i].size_x ? size_marks(summary, marks, labels, 16) : 0;
+		size_t mark_count = charts[i].size_x ? size_marks(summary, r, marks, labels, 16) : 0;
 		if (report_chart_svg_marked(t, &charts[i], marks, mark_count, &svg, &st) == 0) {
 			fputs("<figure>", f);
 			fputs(svg, f);

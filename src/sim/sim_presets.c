@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <math.h>
 #include "plumb/machine_model.h"
@@ -312,6 +313,59 @@ int sim_preset(sim_config *config, const char *name, plumb_status *status)
 		                  "intel, cachegrind, franz08, default)", name);
 	}
 	snprintf(c.name, sizeof c.name, "%s", name);
+	*config = c;
+	return 0;
+}
+
+int sim_preset_from_topo(sim_config *config, const output_report *topo, plumb_status *status)
+{
+	sim_config c;
+	sim_config_default(&c);
+	const output_table *caches = topo ? output_table_find(topo, "caches") : NULL;
+	int lc = caches ? output_column_index(caches, "level") : -1, tc = caches ? output_column_index(caches, "type") : -1;
+	int sc = caches ? output_column_index(caches, "size") : -1, nc = caches ? output_column_index(caches, "line") : -1;
+	int wc = caches ? output_column_index(caches, "ways") : -1;
+	if (lc < 0 || tc < 0 || sc < 0 || nc < 0 || wc < 0)
+		return plumb_fail(status, ENOENT, "the topo section has no table of caches (level, type, size, line, ways)");
+	level(&c, SIM_L2, 0, 64, 1, 14);
+	level(&c, SIM_L3, 0, 64, 1, 50);
+	bool have_l1i = false, have_l1d = false;
+	for (size_t r = 0; r < output_row_count(caches); r++) {
+		const char *name = output_cell_string(caches, r, (size_t)lc), *type = output_cell_string(caches, r, (size_t)tc);
+		double size = output_cell_number(caches, r, (size_t)sc), line = output_cell_number(caches, r, (size_t)nc);
+		double ways = output_cell_number(caches, r, (size_t)wc);
+		if (!name || !type)
+			continue;
+		sim_level l;
+		if (!strcmp(name, "L1"))
+			l = !strcmp(type, "instruction") ? SIM_L1I : SIM_L1D;
+		else if (!strcmp(name, "L2"))
+			l = SIM_L2;
+		else if (!strcmp(name, "L3"))
+			l = SIM_L3;
+		else
+			continue;
+		if (!(size > 0) || !(line > 0) || size > 1e12 || line > 4096)
+			return plumb_fail(status, EINVAL, "the topo section's %s %s cache has no size or line size", name, type);
+		c.cache[l].size = (uint64_t)size;
+		c.cache[l].line = (uint32_t)line;
+		c.cache[l].assoc = ways > 0 && ways < 1e6 ? (uint32_t)ways : 0;
+		have_l1i |= l == SIM_L1I;
+		have_l1d |= l == SIM_L1D;
+	}
+	if (!have_l1i || !have_l1d)
+		return plumb_fail(status, ENOENT, "the topo section does not describe the L1 caches");
+	const output_table *machine = output_table_find(topo, "machine");
+	int pc = machine ? output_column_index(machine, "property") : -1, vc = machine ? output_column_index(machine, "value") : -1;
+	c.cores = 1;
+	for (size_t r = 0; pc >= 0 && vc >= 0 && r < output_row_count(machine); r++) {
+		const char *property = output_cell_string(machine, r, (size_t)pc), *value = output_cell_string(machine, r, (size_t)vc);
+		long cores = property && value && !strcmp(property, "cores") ? strtol(value, NULL, 10) : 0;
+		if (cores > 0)
+			c.cores = cores > SIM_MAX_CORES ? SIM_MAX_CORES : (uint32_t)cores;
+	}
+	c.l3_inclusion = SIM_NON_INCLUSIVE;
+	snprintf(c.name, sizeof c.name, "report");
 	*config = c;
 	return 0;
 }

@@ -324,3 +324,201 @@ Test(explain_valgrind, lackey_takes_a_handled_signal, .timeout = 300)
 	cr_expect_null(strstr(r.err, "not a lackey trace line"), "%s", r.err);
 	cli_run_free(&r);
 }
+
+/* Issue 28: a program of two working sets, 24 KiB and 3 MiB, each reread 16
+ * times: explain --curve puts each region's knee at the smallest capacity of
+ * the grid that holds its set (32 KiB and 4 MiB: the grid's sizes are powers
+ * of two), whatever this machine's caches, and every point of its curve
+ * equals plumb sim --curve's on the same program. */
+Test(explain_valgrind, curve_knees_sit_at_the_working_sets, .timeout = 300)
+{
+	need_plumbgrind();
+	const char *program = compile("working_sets");
+	char html[4200];
+	snprintf(html, sizeof html, "%s", cli_temp_path("curve.html"));
+	cli_run e = cli_run_plumbv(NULL, "explain", "--runs", "1", "--machine", machine_file(), "--curve", "l1d",
+	                           "--html", html, "--json", "--", program, "24576", "3145728", "16", NULL);
+	cr_assert_eq(e.exit_code, 0, "%s", e.err);
+	/* the HTML's chart of the curves, the simulated caches marked */
+	size_t size;
+	char *page = cli_read_file(html, &size);
+	cr_assert_not_null(page);
+	if (system("command -v gnuplot >/dev/null 2>&1") == 0) {
+		const char *chart = strstr(page, "Miss-ratio curve per region, fully associative");
+		cr_expect(chart && strstr(page, "<svg"), "no curve chart in the HTML");
+		cr_expect(strstr(page, "L1d "), "the L1D's size is not marked");
+	}
+	free(page);
+	explain_environment();
+	cli_run s = cli_run_plumbv(NULL, "sim", "--curve", "l1d", "--json", "--", program, "24576", "3145728", "16",
+	                           NULL);
+	cr_assert_eq(s.exit_code, 0, "%s", s.err);
+	json_object *er = parse(e.out), *sr = parse(s.out);
+	json_object *knees = cli_json_rows(er, "knees");
+	json_object *small = row_where(knees, "region", "small"), *large = row_where(knees, "region", "large");
+	cr_assert(small && large, "no knee per region: %.2000s", e.out);
+	cr_expect_eq(count(small, "knee_bytes"), 32768);
+	cr_expect_eq(count(large, "knee_bytes"), 4194304);
+	json_object *mine = cli_json_rows(er, "curve"), *theirs = cli_json_rows(sr, "curve");
+	size_t compared = 0;
+	for (size_t i = 0; i < json_object_array_length(mine); i++) {
+		json_object *row = json_object_array_get_idx(mine, i);
+		const char *region = json_object_get_string(json_object_object_get(row, "region"));
+		if (!strcmp(region, "(program)"))
+			continue;
+		for (size_t j = 0; j < json_object_array_length(theirs); j++) {
+			json_object *other = json_object_array_get_idx(theirs, j);
+			if (strcmp(json_object_get_string(json_object_object_get(other, "region")), region) ||
+			    count(other, "size_bytes") != count(row, "size_bytes") || count(other, "ways") != count(row, "ways"))
+				continue;
+			cr_expect_eq(count(row, "misses"), count(other, "misses"), "%s at %lld B, %lld ways", region,
+			             (long long)count(row, "size_bytes"), (long long)count(row, "ways"));
+			compared++;
+		}
+	}
+	cr_expect_gt(compared, 100, "only %zu points compared", compared);
+	json_object_put(er);
+	json_object_put(sr);
+	cli_run_free(&e);
+	cli_run_free(&s);
+}
+
+Test(explain_valgrind, curve_level_is_checked_before_the_run)
+{
+	cli_run r = cli_run_plumbv(NULL, "explain", "--curve", "l4", "--", "true", NULL);
+	cr_expect_eq(r.exit_code, 2, "%s", r.err);
+	cr_expect(strstr(r.err, "--curve"), "%s", r.err);
+	cli_run_free(&r);
+}
+
+/* A report.json of a machine B made from this machine's own topo section
+ * with the L2 halved, and a machine model of round figures (clock,
+ * latencies, bandwidths, MLP): what plumb report writes, the sizes taken
+ * from here so that the test holds on any machine.  *l2 gets this
+ * machine's L2 size (0: it has none). */
+static const char *half_l2_report(uint64_t *l2)
+{
+	static char path[4200];
+	cli_run topo = cli_run_plumbv(NULL, "topo", "--json", NULL);
+	cr_assert_eq(topo.exit_code, 0, "%s", topo.err);
+	json_object *root = parse(topo.out), *caches = cli_json_rows(root, "caches");
+	*l2 = 0;
+	for (size_t i = 0; caches && i < json_object_array_length(caches); i++) {
+		json_object *row = json_object_array_get_idx(caches, i);
+		if (strcmp(json_object_get_string(json_object_object_get(row, "level")), "L2"))
+			continue;
+		*l2 = (uint64_t)count(row, "size");
+		json_object_object_add(row, "size", json_object_new_int64((int64_t)(*l2 / 2)));
+	}
+	static const char summary[] =
+	    "{\"schema\": \"plumb-report\", \"schema_version\": 1, \"command\": \"summary\","
+	    " \"meta\": {\"machine_clock_ghz\": 3.0, \"machine_line_bytes\": 64}, \"tables\": [{\"name\": \"machine\","
+	    " \"title\": \"machine\", \"columns\": [{\"name\": \"level\"}, {\"name\": \"cache_level\"}, {\"name\": \"state\"},"
+	    " {\"name\": \"nominal_bytes\"}, {\"name\": \"usable_bytes\"}, {\"name\": \"latency\"}, {\"name\": \"read_1\"},"
+	    " {\"name\": \"mlp\"}], \"rows\": ["
+	    "{\"level\": \"L1\", \"cache_level\": 1, \"state\": \"private\", \"nominal_bytes\": null, \"usable_bytes\": null,"
+	    " \"latency\": 1.5, \"read_1\": 200.0, \"mlp\": 10.0},"
+	    "{\"level\": \"L2\", \"cache_level\": 2, \"state\": \"private\", \"nominal_bytes\": null, \"usable_bytes\": null,"
+	    " \"latency\": 5.0, \"read_1\": 100.0, \"mlp\": 10.0},"
+	    "{\"level\": \"L3\", \"cache_level\": 3, \"state\": \"shared\", \"nominal_bytes\": null, \"usable_bytes\": null,"
+	    " \"latency\": 20.0, \"read_1\": 50.0, \"mlp\": 10.0},"
+	    "{\"level\": \"DRAM\", \"cache_level\": 0, \"state\": \"memory\", \"nominal_bytes\": null, \"usable_bytes\": null,"
+	    " \"latency\": 100.0, \"read_1\": 10.0, \"mlp\": 10.0}]}]}";
+	json_object *report = json_object_new_object(), *sections = json_object_new_array(), *section = json_object_new_object();
+	json_object_object_add(report, "schema", json_object_new_string("plumb-machine-report"));
+	json_object_object_add(report, "schema_version", json_object_new_int(1));
+	json_object_object_add(report, "summary", parse(summary));
+	json_object_object_add(section, "command", json_object_new_string("topo"));
+	json_object_object_add(section, "status", json_object_new_string("ok"));
+	json_object_object_add(section, "report", root);
+	json_object_array_add(sections, section);
+	json_object_object_add(report, "sections", sections);
+	snprintf(path, sizeof path, "%s", cli_temp_path("b-report.json"));
+	cr_assert_eq(json_object_to_file(path, report), 0);
+	json_object_put(report);
+	cli_run_free(&topo);
+	return path;
+}
+
+/* Issue 28's proof: a region whose working set is three quarters of this
+ * machine's L2, reread: on a machine B with half the L2 (its report.json),
+ * explain --on predicts its L2 misses rising (and its time), and B's misses
+ * are plumb sim's on B's configuration. */
+Test(explain_valgrind, on_a_machine_with_half_the_l2_misses_rise_as_sim_says, .timeout = 300)
+{
+	need_plumbgrind();
+	uint64_t l2;
+	const char *b = half_l2_report(&l2);
+	if (l2 < 64 * 1024)
+		cr_skip_test("this machine's topo lists no L2 (or one under 64 KiB)");
+	const char *program = compile("working_sets");
+	char large[32], half[32];
+	snprintf(large, sizeof large, "%llu", (unsigned long long)(l2 / 4 * 3 / 64 * 64));
+	snprintf(half, sizeof half, "l2.size=%llu", (unsigned long long)(l2 / 2));
+	/* B's figures price both columns, so that only the caches differ */
+	cli_run e = cli_run_plumbv(NULL, "explain", "--runs", "1", "--machine", b, "--on", b, "--json", "--", program,
+	                           "24576", large, "16", NULL);
+	cr_assert_eq(e.exit_code, 0, "%s", e.err);
+	explain_environment();
+	cli_run s = cli_run_plumbv(NULL, "sim", "--set", half, "--json", "--", program, "24576", large, "16", NULL);
+	cli_run here = cli_run_plumbv(NULL, "sim", "--json", "--", program, "24576", large, "16", NULL);
+	cr_assert_eq(s.exit_code, 0, "%s", s.err);
+	cr_assert_eq(here.exit_code, 0, "%s", here.err);
+	json_object *er = parse(e.out), *sr = parse(s.out), *hr = parse(here.out);
+	json_object *mine = row_where(cli_json_rows(er, "other_machine"), "region", "large");
+	json_object *theirs = row_where(cli_json_rows(sr, "regions"), "region", "large");
+	json_object *ours = row_where(cli_json_rows(hr, "regions"), "region", "large");
+	cr_assert(mine && theirs && ours, "region large missing: %.3000s", e.out);
+	/* rising: the set fits this L2, not B's */
+	cr_expect_gt(count(mine, "other_l2_misses"), 4 * count(mine, "l2_misses"));
+	/* B's misses are plumb sim's of B's configuration, this machine's plumb sim's of its own */
+	cr_expect_eq(count(mine, "other_l1d_misses"), count(theirs, "l1d_misses"));
+	cr_expect_eq(count(mine, "other_l2_misses"), count(theirs, "l2_misses"));
+	cr_expect_eq(count(mine, "l2_misses"), count(ours, "l2_misses"));
+	json_object *predicted, *other;
+	cr_assert(json_object_object_get_ex(mine, "predicted_ns", &predicted) &&
+	          json_object_object_get_ex(mine, "other_predicted_ns", &other));
+	cr_expect(json_object_is_type(other, json_type_double) && json_object_is_type(predicted, json_type_double) &&
+	          json_object_get_double(other) > json_object_get_double(predicted),
+	          "B's time does not rise: %s against %s", json_object_to_json_string(other),
+	          json_object_to_json_string(predicted));
+	json_object_put(er);
+	json_object_put(sr);
+	json_object_put(hr);
+	cli_run_free(&e);
+	cli_run_free(&s);
+	cli_run_free(&here);
+}
+
+Test(explain_valgrind, on_refuses_a_file_that_is_not_a_report)
+{
+	const char *machine = machine_file();
+	cli_run r = cli_run_plumbv(NULL, "explain", "--no-valgrind", "--runs", "1", "--on", machine, "--", "true", NULL);
+	cr_expect_neq(r.exit_code, 0);
+	cr_expect(strstr(r.err, "--on"), "%s", r.err);
+	cr_expect_eq(strchr(r.err, '\n'), r.err + strlen(r.err) - 1, "not one line: %s", r.err);
+	cli_run_free(&r);
+}
+
+/* A machine of another instruction set runs other instructions: no column,
+ * and the note says why. */
+Test(explain_valgrind, on_another_instruction_set_is_said_not_guessed)
+{
+	char path[4200];
+	snprintf(path, sizeof path, "%s", cli_temp_path("arm-report.json"));
+	FILE *f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fputs("{\"schema\": \"plumb-machine-report\", \"schema_version\": 1, \"summary\": null, \"sections\": ["
+	      "{\"command\": \"topo\", \"status\": \"ok\", \"report\": {\"schema\": \"plumb-report\", \"schema_version\": 1,"
+	      " \"command\": \"topo\", \"tables\": [{\"name\": \"machine\", \"columns\": [{\"name\": \"property\"},"
+	      " {\"name\": \"value\"}], \"rows\": [{\"property\": \"isa\", \"value\": \"aarch64\"}]}]}}]}\n", f);
+	fclose(f);
+	cli_run r = cli_run_plumbv(NULL, "explain", "--no-valgrind", "--runs", "1", "--on", path, "--json", "--", "true",
+	                           NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	json_object *root = parse(r.out);
+	cr_expect(notes_hold(root, "is aarch64"), "%.2000s", r.out);
+	cr_expect_null(strstr(r.out, "\"other_machine\""), "a column for a machine of another instruction set");
+	json_object_put(root);
+	cli_run_free(&r);
+}

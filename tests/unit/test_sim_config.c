@@ -235,3 +235,49 @@ Test(sim_config, a_bad_number_names_its_key_once)
 	cr_assert_eq(sim_config_parse(&c, "[l1d]\nassoc = 0\n", 19, "my.cfg", &status), -1);
 	cr_assert_str_eq(status.message, "my.cfg: line 2: l1d.assoc: '0' is out of range [1, 1048576]");
 }
+
+/* explain --on: another machine's caches from its report's topo section */
+static output_report *topo_of(const char *caches_rows)
+{
+	char text[4096];
+	snprintf(text, sizeof text,
+	         "{\"schema\": \"plumb-report\", \"schema_version\": 1, \"command\": \"topo\", \"tables\": ["
+	         "{\"name\": \"machine\", \"columns\": [{\"name\": \"property\"}, {\"name\": \"value\"}],"
+	         " \"rows\": [{\"property\": \"cores\", \"value\": \"4\"}]},"
+	         "{\"name\": \"caches\", \"columns\": [{\"name\": \"level\"}, {\"name\": \"type\"}, {\"name\": \"size\"},"
+	         " {\"name\": \"line\"}, {\"name\": \"ways\"}], \"rows\": [%s]}]}", caches_rows);
+	output_report *r = NULL;
+	plumb_status st;
+	cr_assert_eq(output_report_parse_json(text, &r, &st), 0, "%s", st.message);
+	return r;
+}
+
+Test(sim_config, preset_from_topo_takes_every_level)
+{
+	output_report *topo = topo_of(
+	    "{\"level\": \"L1\", \"type\": \"data\", \"size\": 32768, \"line\": 64, \"ways\": 8},"
+	    "{\"level\": \"L1\", \"type\": \"instruction\", \"size\": 65536, \"line\": 64, \"ways\": 4},"
+	    "{\"level\": \"L2\", \"type\": \"unified\", \"size\": 524288, \"line\": 64, \"ways\": 8},"
+	    "{\"level\": \"L3\", \"type\": \"unified\", \"size\": 8388608, \"line\": 64, \"ways\": 16}");
+	sim_config c;
+	plumb_status st;
+	cr_assert_eq(sim_preset_from_topo(&c, topo, &st), 0, "%s", st.message);
+	cr_expect_eq(c.cache[SIM_L1D].size, 32768);
+	cr_expect_eq(c.cache[SIM_L1I].assoc, 4);
+	cr_expect_eq(c.cache[SIM_L2].size, 524288);
+	cr_expect_eq(c.cache[SIM_L3].size, 8388608);
+	cr_expect_eq(c.cache[SIM_L3].assoc, 16);
+	cr_expect_eq(c.cores, 4);
+	cr_expect_eq(sim_config_validate(&c, &st), 0, "%s", st.message);
+	output_report_free(topo);
+}
+
+Test(sim_config, preset_from_topo_without_l1_says_so)
+{
+	output_report *topo = topo_of("{\"level\": \"L2\", \"type\": \"unified\", \"size\": 524288, \"line\": 64, \"ways\": 8}");
+	sim_config c;
+	plumb_status st;
+	cr_expect_eq(sim_preset_from_topo(&c, topo, &st), -1);
+	cr_expect(strstr(st.message, "L1"), "%s", st.message);
+	output_report_free(topo);
+}

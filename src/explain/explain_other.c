@@ -1,0 +1,99 @@
+/* plumb explain --on B.json: the program on another machine.  Its caches
+ * come from the topo section of the report.json plumb report wrote there
+ * (sizes, associativity, line size, cores), at the usable capacity its
+ * machine model measured for a shared cache (as plumb sim --machine does
+ * here); its latencies, bandwidths, MLP and clock from the same file's
+ * machine model.  What cannot be carried over is said: a program of another
+ * instruction set makes other references (no column); another CPU model
+ * keeps this CPU's in-core cycles (llvm-mca prices this machine's blocks
+ * for this CPU), which the note says. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "plumb/cpu.h"
+#include "plumb/explain.h"
+#include "plumb/machine_model.h"
+#include "plumb/sim.h"
+#include "plumb/topology.h"
+
+static const char *property(const output_report *topo, const char *name)
+{
+	const output_table *t = output_table_find(topo, "machine");
+	int pc = t ? output_column_index(t, "property") : -1, vc = t ? output_column_index(t, "value") : -1;
+	for (size_t r = 0; pc >= 0 && vc >= 0 && r < output_row_count(t); r++) {
+		const char *p = output_cell_string(t, r, (size_t)pc);
+		if (p && !strcmp(p, name))
+			return output_cell_string(t, r, (size_t)vc);
+	}
+	return NULL;
+}
+
+/* The in-core cycles on the other machine: this CPU's when the two are the
+ * same model, else said. */
+static void note_core(explain_result *result, const output_report *topo, const char *path)
+{
+	cpu_features here;
+	cpu_features_detect(&here);
+	const char *vendor = property(topo, "vendor"), *fms = property(topo, "family/model/stepping");
+	unsigned family = 0, model = 0, stepping = 0;
+	if (!vendor || !fms || sscanf(fms, "%u/%u/%u", &family, &model, &stepping) < 2) {
+		explain_result_note(result, "on %s: its report does not name its CPU model, so its in-core time is this "
+		                    "CPU's cycles at its clock", path);
+		return;
+	}
+	if (!strcmp(vendor, here.vendor) && family == here.family && model == here.model)
+		return;
+	const char *names[8];
+	size_t n = explain_llvm_cpus(vendor, family, model, names, 8);
+	if (n == 0)
+		explain_result_note(result, "on %s: llvm-mca knows no CPU for its %s family %u model %u, so its in-core time "
+		                    "is this CPU's cycles at its clock, not its own core's", path, vendor, family, model);
+	else
+		explain_result_note(result, "on %s: its core (%s family %u model %u, llvm-mca's %s) is not this one; its "
+		                    "in-core time is this CPU's cycles at its clock, not its own core's", path, vendor, family,
+		                    model, names[0]);
+}
+
+int explain_other_load(const char *path, explain_result *result, plumb_status *status)
+{
+	plumb_status why;
+	output_report *topo = machine_report_section(path, "topo", &why);
+	if (!topo)
+		return plumb_fail(status, why.code ? why.code : EINVAL, "--on: %s (its caches come from plumb report's "
+		                  "topo section)", why.message);
+	const char *isa = property(topo, "isa");
+	if (isa && strcmp(isa, TOPOLOGY_ISA) != 0) {
+		/* another instruction set runs other instructions: nothing here carries over */
+		snprintf(result->other_error, sizeof result->other_error, "%s is %s, this program's instructions are %s: "
+		         "its references and in-core time on that machine are not these", path, isa, TOPOLOGY_ISA);
+		output_report_free(topo);
+		return 0;
+	}
+	sim_config *config = malloc(sizeof *config);
+	if (!config) {
+		output_report_free(topo);
+		return plumb_fail(status, ENOMEM, "out of memory");
+	}
+	if (sim_preset_from_topo(config, topo, &why) != 0 || sim_config_validate(config, &why) != 0) {
+		free(config);
+		output_report_free(topo);
+		return plumb_fail(status, why.code ? why.code : EINVAL, "--on: %s: %s", path, why.message);
+	}
+	if (!isa)
+		explain_result_note(result, "on %s: its report does not name its instruction set (written before plumb topo "
+		                    "recorded it): these are %s references", path, TOPOLOGY_ISA);
+	note_core(result, topo, path);
+	output_report_free(topo);
+	machine_model model;
+	char usable[PLUMB_MESSAGE_MAX];
+	if (machine_model_load(path, &model, &why) == 0 && sim_preset_apply_machine(config, &model, usable, sizeof usable) > 0)
+		explain_result_note(result, "on %s: %s", path, usable);
+	if (explain_machine_load(path, &result->other_machine, &why) != 0)
+		explain_result_note(result, "on %s: no figures to predict with: %s", path, why.message);
+	char described[200];
+	snprintf(result->other_caches, sizeof result->other_caches, "%s", sim_config_describe(config, described, sizeof described));
+	result->other_config = config;
+	result->have_other = true;
+	return 0;
+}
