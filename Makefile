@@ -133,7 +133,7 @@ $(LIB_SO): $(LIB_OBJ) $(VERSION_SCRIPT)
 $(LIB_SONAME_LINK): $(LIB_SO)
 	$(Q)ln -sf libplumb.so $@
 
-$(EXEC_GUARD): preload/exec_guard.c src/perturb/perturb_internal.h include/plumb/counters.h
+$(EXEC_GUARD): preload/exec_guard.c src/perturb/perturb_internal.h src/counters/counters.h
 	@mkdir -p $(dir $@)
 	$(SAY) "  LD      $@"
 	$(Q)$(CC) -std=c11 -Wall -Wextra -Werror -O2 -fPIC -fvisibility=hidden -Iinclude -Isrc -shared -o $@ $< -ldl

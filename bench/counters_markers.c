@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "plumb/region.h"
-#include "plumb/stats.h"
-#include "plumb/timer.h"
+#include "core/stats.h"
+#include "core/timer.h"
 
 int main(int argc, char **argv)
 {

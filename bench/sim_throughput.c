@@ -33,8 +33,8 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
-#include "plumb/sim.h"
-#include "plumb/trace.h"
+#include "sim/sim.h"
+#include "trace/trace.h"
 
 #define BATCH 4096
 

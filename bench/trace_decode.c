@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
-#include "plumb/trace.h"
+#include "trace/trace.h"
 
 #define BATCH 4096
 

@@ -7,7 +7,7 @@
 #define PLUMB_TESTS_CAPABILITY_H
 
 #include <criterion/criterion.h>
-#include "plumb/counters.h"
+#include "counters/counters.h"
 
 #define REQUIRE_COUNTER_BACKEND(name)                                                         \
 	do {                                                                                      \

@@ -46,9 +46,9 @@ typedef unsigned long long pgf_u64;
 typedef unsigned int pgf_u32;
 typedef unsigned char pgf_u8;
 
-#include "plumb/ring_format.h"
+#include "trace/ring_format.h"
 
-#define PGF_TAG_COUNTS ((pgf_u64)PLUMB_RING_COUNTS)   /* include/plumb/ring_format.h */
+#define PGF_TAG_COUNTS ((pgf_u64)PLUMB_RING_COUNTS)   /* src/trace/ring_format.h */
 #define PGF_TAG_GENERAL ((pgf_u64)PLUMB_RING_GENERAL)
 #define PGF_TAG_SHIFT PLUMB_RING_TAG_SHIFT
 #define PGF_COUNTS_WORDS 6

@@ -53,14 +53,14 @@
 #include "pub_tool_vki.h"
 #include "pub_tool_vkiscnums.h"
 #include "plumbgrind.h"
-#include "plumb/ring_format.h"
+#include "trace/ring_format.h"
 
 /* Core functions the tool headers do not declare (libcoregrind exports
  * them; pub_core_aspacemgr.h, pub_core_libcfile.h). */
 extern SysRes VG_(am_shared_mmap_file_float_valgrind)(SizeT length, UInt prot, Int fd, Off64T offset);
 extern Int VG_(safe_fd)(Int oldfd);
 
-/* The words' tags and the end, shared with plumb (include/plumb/ring_format.h) */
+/* The words' tags and the end, shared with plumb (src/trace/ring_format.h) */
 #define TAG_USE ((ULong)PLUMB_RING_USE)
 #define TAG_DEFINE ((ULong)PLUMB_RING_DEFINE)
 #define TAG_THREAD ((ULong)PLUMB_RING_THREAD)

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "api_internal.h"
-#include "plumb/counters.h"
+#include "counters/counters.h"
 
 struct plumb_counters {
 	counter_set *set;

@@ -6,7 +6,7 @@
 
 #include <stdio.h>
 #include "plumb/plumb.h"
-#include "plumb/status.h"
+#include "core/status.h"
 
 /* Copies an internal failure into the caller's plumb_error; returns -1. */
 static inline int api_error(plumb_error *error, const plumb_status *status)

@@ -4,12 +4,12 @@
 #include <string.h>
 #include <unistd.h>
 #include "api_internal.h"
-#include "plumb/arena.h"
-#include "plumb/bandwidth.h"
-#include "plumb/chase.h"
-#include "plumb/cpu.h"
-#include "plumb/latency.h"
-#include "plumb/timer.h"
+#include "core/arena.h"
+#include "bandwidth/bandwidth.h"
+#include "chase/chase.h"
+#include "core/cpu.h"
+#include "latency/latency.h"
+#include "core/timer.h"
 
 #define API_TIMER_CALIBRATION_MS 50
 #define API_TIME_CAP_NS 1000000000ull

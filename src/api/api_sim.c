@@ -4,8 +4,8 @@
 #include <string.h>
 #include <unistd.h>
 #include "api_internal.h"
-#include "plumb/sim.h"
-#include "plumb/trace.h"
+#include "sim/sim.h"
+#include "trace/trace.h"
 
 struct plumb_sim {
 	sim *s;

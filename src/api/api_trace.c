@@ -3,7 +3,7 @@
 #include <stddef.h>
 #include <string.h>
 #include "api_internal.h"
-#include "plumb/trace.h"
+#include "trace/trace.h"
 
 _Static_assert(sizeof(plumb_trace_record) == sizeof(trace_record) &&
                offsetof(plumb_trace_record, address) == offsetof(trace_record, address) &&

@@ -1,7 +1,7 @@
 /* The kernel catalogue: which kernels exist for which ISA, run-time ISA
  * dispatch on CPUID, and the byte accounting every figure is based on. */
 #include <string.h>
-#include "plumb/bandwidth.h"
+#include "bandwidth/bandwidth.h"
 #include "bandwidth/bandwidth_kernels.h"
 
 static const char *const isa_names[BANDWIDTH_ISAS] = { "scalar", "avx2", "avx512" };

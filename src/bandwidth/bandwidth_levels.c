@@ -2,7 +2,7 @@
  * DRAM, and the default footprints that put one run in each. */
 #include <stdio.h>
 #include <string.h>
-#include "plumb/bandwidth.h"
+#include "bandwidth/bandwidth.h"
 
 int bandwidth_levels_from_topology(const topology *topo, int threads, bandwidth_level *levels, int max)
 {

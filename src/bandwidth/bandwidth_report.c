@@ -3,8 +3,8 @@
  * every point, what a GB/s counts). */
 #include <errno.h>
 #include <string.h>
-#include "plumb/bandwidth.h"
-#include "plumb/output.h"
+#include "bandwidth/bandwidth.h"
+#include "core/output.h"
 
 int bandwidth_kernels_resolve(const char *isa, const char *const *names, int name_count,
                               const cpu_features *features, const bandwidth_kernel **kernels, int capacity,

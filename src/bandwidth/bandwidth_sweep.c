@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "plumb/bandwidth.h"
+#include "bandwidth/bandwidth.h"
 
 int bandwidth_sweep_run(const bandwidth_sweep_request *request, bandwidth_sweep *sweep, plumb_status *status)
 {

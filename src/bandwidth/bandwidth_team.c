@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "plumb/bandwidth.h"
+#include "bandwidth/bandwidth.h"
 
 /* Arrays are offset by a line or two from each other so that their
  * streams do not alias modulo 4 KiB (which would add false store-to-load

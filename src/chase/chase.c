@@ -1,8 +1,8 @@
-/* Pointer-chase chains and the plain dependent-load loop (see include/plumb/chase.h). */
+/* Pointer-chase chains and the plain dependent-load loop (see src/chase/chase.h). */
 #include <errno.h>
 #include <stdlib.h>
-#include "plumb/chase.h"
-#include "plumb/permutation.h"
+#include "chase/chase.h"
+#include "chase/permutation.h"
 
 /* mixer == NULL: every pointer at offset; else slot x's at word mixer[x % 64]. */
 static int build_chain(chase_chain *chain, void *base, size_t capacity, size_t slot_bytes, size_t offset,

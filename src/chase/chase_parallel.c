@@ -8,7 +8,7 @@
  * registers while they fit (beyond ~12 the compiler keeps some on the
  * stack; those L1 accesses are independent of the misses and overlap). */
 #include <errno.h>
-#include "plumb/chase.h"
+#include "chase/chase.h"
 
 #define PARALLEL_KERNEL(K) \
 	static void chase_parallel_##K(void **positions, size_t steps) \

@@ -8,7 +8,7 @@
  * the adds are emitted by the assembler (.rept) so the compiler cannot
  * combine k adds into one multiply either.  One kernel is compiled per
  * work count, so no inner loop or branch sits next to the work. */
-#include "plumb/chase.h"
+#include "chase/chase.h"
 
 #define WORK_STEP(p, zero, K) \
 	do { \

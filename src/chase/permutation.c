@@ -1,8 +1,8 @@
-/* Visit orders for pointer-chase chains (see include/plumb/permutation.h). */
+/* Visit orders for pointer-chase chains (see src/chase/permutation.h). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "plumb/permutation.h"
+#include "chase/permutation.h"
 
 void permutation_rng_seed(permutation_rng *rng, uint64_t seed)
 {

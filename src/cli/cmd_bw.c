@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli/command.h"
-#include "plumb/bandwidth.h"
-#include "plumb/parse.h"
-#include "plumb/progress.h"
+#include "bandwidth/bandwidth.h"
+#include "core/parse.h"
+#include "core/progress.h"
 
 const char cmd_bw_summary[] = "bandwidth of each memory level: read, write, copy, triad (+ non-temporal)";
 

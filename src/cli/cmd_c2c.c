@@ -4,10 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli/command.h"
-#include "plumb/c2c.h"
-#include "plumb/cpu.h"
-#include "plumb/parse.h"
-#include "plumb/timer.h"
+#include "coherence/c2c.h"
+#include "core/cpu.h"
+#include "core/parse.h"
+#include "core/timer.h"
 
 const char cmd_c2c_summary[] = "cache-to-cache costs: access latency by MESI state, ping-pong, invalidation, false sharing";
 

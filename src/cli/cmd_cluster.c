@@ -6,9 +6,9 @@
 #include <string.h>
 #include <unistd.h>
 #include "cli/command.h"
-#include "plumb/cluster.h"
-#include "plumb/parse.h"
-#include "plumb/report.h"
+#include "cluster/cluster.h"
+#include "core/parse.h"
+#include "report/report.h"
 #ifdef PLUMB_HAVE_MPI
 #include "cluster/cluster_mpi.h"
 #endif

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli/command.h"
-#include "plumb/counters.h"
+#include "counters/counters.h"
 
 const char cmd_events_summary[] = "list the events each counter backend knows, and which work here";
 

@@ -7,11 +7,11 @@
 #include <string.h>
 #include <unistd.h>
 #include "cli/command.h"
-#include "plumb/counters.h"
-#include "plumb/explain.h"
-#include "plumb/sim_curve.h"
-#include "plumb/parse.h"
-#include "plumb/sim.h"
+#include "counters/counters.h"
+#include "explain/explain.h"
+#include "sim/sim_curve.h"
+#include "core/parse.h"
+#include "sim/sim.h"
 
 const char cmd_explain_summary[] = "measured, exact, simulated and predicted figures for your program's regions";
 

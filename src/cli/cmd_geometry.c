@@ -5,11 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli/command.h"
-#include "plumb/cpu.h"
-#include "plumb/geometry.h"
-#include "plumb/parse.h"
-#include "plumb/progress.h"
-#include "plumb/report.h"
+#include "core/cpu.h"
+#include "geometry/geometry.h"
+#include "core/parse.h"
+#include "core/progress.h"
+#include "report/report.h"
 
 const char cmd_geometry_summary[] = "infer line size, capacities, ways, TLB entries and page size from timing";
 

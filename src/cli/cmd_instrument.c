@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "cli/command.h"
-#include "plumb/instrument.h"
+#include "instrument/instrument.h"
 
 const char cmd_instrument_summary[] = "exact instruction, load and store counts per thread and region (Valgrind tool)";
 

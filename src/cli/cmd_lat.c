@@ -5,11 +5,11 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli/command.h"
-#include "plumb/cpu.h"
-#include "plumb/latency_run.h"
-#include "plumb/machine_model.h"
-#include "plumb/parse.h"
-#include "plumb/report.h"
+#include "core/cpu.h"
+#include "latency/latency_run.h"
+#include "machine/machine_model.h"
+#include "core/parse.h"
+#include "report/report.h"
 
 const char cmd_lat_summary[] = "measure load latency per cache level, restart latency and memory parallelism";
 

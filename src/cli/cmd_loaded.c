@@ -5,11 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli/command.h"
-#include "plumb/cpu.h"
-#include "plumb/loaded.h"
-#include "plumb/parse.h"
-#include "plumb/progress.h"
-#include "plumb/timer.h"
+#include "core/cpu.h"
+#include "loaded/loaded.h"
+#include "core/parse.h"
+#include "core/progress.h"
+#include "core/timer.h"
 
 const char cmd_loaded_summary[] = "loaded latency: pointer-chase latency against generator bandwidth (MLC-style)";
 

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli/command.h"
-#include "plumb/cpu.h"
-#include "plumb/model.h"
-#include "plumb/parse.h"
+#include "core/cpu.h"
+#include "model/model.h"
+#include "core/parse.h"
 
 const char cmd_model_summary[] = "closed M/D/1 queueing model: fit service time to loaded latency, predict";
 

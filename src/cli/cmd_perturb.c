@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli/command.h"
-#include "plumb/cpu.h"
-#include "plumb/parse.h"
-#include "plumb/perturb.h"
+#include "core/cpu.h"
+#include "core/parse.h"
+#include "perturb/perturb.h"
 
 const char cmd_perturb_summary[] = "halt a program every f seconds for t seconds: does it perturb the counts?";
 

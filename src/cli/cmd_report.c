@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "cli/command.h"
-#include "plumb/report.h"
+#include "report/report.h"
 
 const char cmd_report_summary[] = "run the characterisation and write one HTML report with its summary";
 

@@ -7,11 +7,11 @@
 #include <string.h>
 #include <unistd.h>
 #include "cli/command.h"
-#include "plumb/parse.h"
-#include "plumb/sim.h"
-#include "plumb/sim_curve.h"
-#include "plumb/sim_sweep.h"
-#include "plumb/trace.h"
+#include "core/parse.h"
+#include "sim/sim.h"
+#include "sim/sim_curve.h"
+#include "sim/sim_sweep.h"
+#include "trace/trace.h"
 #ifdef PLUMB_HAVE_MPI
 #include "cluster/cluster_mpi.h"
 #endif

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli/command.h"
-#include "plumb/counter_stat.h"
-#include "plumb/counters.h"
-#include "plumb/parse.h"
+#include "counters/counter_stat.h"
+#include "counters/counters.h"
+#include "core/parse.h"
 
 const char cmd_stat_summary[] = "count a command's events (perf or PAPI), or calibrate the counters";
 

@@ -2,10 +2,10 @@
 #include <getopt.h>
 #include <stdio.h>
 #include "cli/command.h"
-#include "plumb/cpu.h"
-#include "plumb/parse.h"
-#include "plumb/timer.h"
-#include "plumb/topology.h"
+#include "core/cpu.h"
+#include "core/parse.h"
+#include "core/timer.h"
+#include "machine/topology.h"
 
 const char cmd_topo_summary[] = "show CPUs, caches, pages, timer and counter availability";
 

@@ -10,11 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli/command.h"
-#include "plumb/interrupt.h"
-#include "plumb/parse.h"
-#include "plumb/perturb.h"
-#include "plumb/trace.h"
-#include "plumb/trace_copy.h"
+#include "core/interrupt.h"
+#include "core/parse.h"
+#include "perturb/perturb.h"
+#include "trace/trace.h"
+#include "trace/trace_copy.h"
 #include "trace/trace_stats.h"
 
 const char cmd_trace_summary[] = "convert, record and summarise memory reference traces";

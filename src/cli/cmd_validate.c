@@ -8,10 +8,10 @@
 #include <strings.h>
 #include <unistd.h>
 #include "cli/command.h"
-#include "plumb/instrument.h"
-#include "plumb/parse.h"
-#include "plumb/sim.h"
-#include "plumb/validate.h"
+#include "instrument/instrument.h"
+#include "core/parse.h"
+#include "sim/sim.h"
+#include "validate/validate.h"
 
 const char cmd_validate_summary[] = "check counters against microbenchmarks with predicted counts";
 

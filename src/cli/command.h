@@ -3,8 +3,8 @@
 #define PLUMB_CLI_COMMAND_H
 
 #include <stdio.h>
-#include "plumb/output.h"
-#include "plumb/status.h"
+#include "core/output.h"
+#include "core/status.h"
 
 struct cli_command {
 	const char *name;

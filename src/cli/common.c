@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
-#include "plumb/escape.h"
+#include "core/escape.h"
 #include "cli/command.h"
 
 /* The format an option asks for: --table NAME is CSV too. */

@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli/command.h"
-#include "plumb/interrupt.h"
+#include "core/interrupt.h"
 
 static void print_usage(FILE *stream)
 {
@@ -93,7 +93,7 @@ int main(int argc, char **argv)
 		if (!strcmp(c->name, name)) {
 			/* SIGINT, SIGTERM and SIGHUP stop every command cleanly: children
 			 * reaped, temporary files removed, exit 128 + the signal
-			 * (include/plumb/interrupt.h).  The state lives here, in main's
+			 * (src/core/interrupt.h).  The state lives here, in main's
 			 * frame, for the whole run. */
 			interrupt_state interrupts;
 			interrupt_install(&interrupts);

@@ -2,8 +2,8 @@
  * HTML pieces (its style, tables and escaping). */
 #include <stdio.h>
 #include <string.h>
-#include "plumb/cluster.h"
-#include "plumb/report.h"
+#include "cluster/cluster.h"
+#include "report/report.h"
 
 static void table_if(FILE *f, const output_report *c, const char *name, const char *intro, bool collapsed)
 {

@@ -28,9 +28,9 @@
 #include <time.h>
 #include <unistd.h>
 #include "cluster/cluster_mpi.h"
-#include "plumb/cluster.h"
-#include "plumb/cpu.h"
-#include "plumb/report.h"
+#include "cluster/cluster.h"
+#include "core/cpu.h"
+#include "report/report.h"
 
 enum { TAG_RESULT = 101, TAG_HEARTBEAT = 102, TAG_TURN = 103, TAG_FINISH = 104 };
 #define HOST_MAX 256

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
-#include "plumb/cluster.h"
-#include "plumb/counters.h"
-#include "plumb/report.h"
+#include "cluster/cluster.h"
+#include "counters/counters.h"
+#include "report/report.h"
 
 int cluster_sections_parse(char *list, const char **names, size_t max, size_t *count, plumb_status *status)
 {

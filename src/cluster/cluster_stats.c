@@ -4,7 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "plumb/cluster.h"
+#include "cluster/cluster.h"
 
 static int compare_double(const void *a, const void *b)
 {

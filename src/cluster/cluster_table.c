@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "plumb/cluster.h"
+#include "cluster/cluster.h"
 
 static void meta_text(const output_report *r, const char *key, char *out, size_t length)
 {

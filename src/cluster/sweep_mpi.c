@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 #include "cluster/cluster_mpi.h"
-#include "plumb/sim_sweep.h"
+#include "sim/sim_sweep.h"
 
 enum { TAG_ROW = 201 };
 

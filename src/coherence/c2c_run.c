@@ -7,8 +7,8 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include "plumb/c2c.h"
-#include "plumb/progress.h"
+#include "coherence/c2c.h"
+#include "core/progress.h"
 
 void c2c_run_options_default(c2c_run_options *options)
 {

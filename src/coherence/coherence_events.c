@@ -2,7 +2,7 @@
  * into trace records, so the simulator (or a counting harness) can replay
  * exactly what the real threads do. */
 #include <stdbool.h>
-#include "plumb/coherence.h"
+#include "coherence/coherence.h"
 
 static uint64_t line_address(const coherence_lines *lines, size_t i)
 {

@@ -23,9 +23,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "plumb/c2c.h"
-#include "plumb/cpu.h"
-#include "plumb/stats.h"
+#include "coherence/c2c.h"
+#include "core/cpu.h"
+#include "core/stats.h"
 
 typedef struct sharing_area {
 	_Alignas(256) _Atomic uint64_t counters[64];   /* [0] and [1] share a line; [0] and [32] do not */

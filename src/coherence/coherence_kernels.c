@@ -12,9 +12,9 @@
  *   lines themselves are still visited randomly).
  * Inline assembly pins the exact instructions; the compiler can neither
  * drop them nor turn the atomic of 0 into a plain load. */
-#include "plumb/chase.h"
-#include "plumb/cpu.h"
-#include "plumb/coherence.h"
+#include "chase/chase.h"
+#include "core/cpu.h"
+#include "coherence/coherence.h"
 
 static void *run_atomic_add(void *p, size_t count)
 {

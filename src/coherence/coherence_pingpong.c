@@ -9,9 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
-#include "plumb/c2c.h"
-#include "plumb/cpu.h"
-#include "plumb/stats.h"
+#include "coherence/c2c.h"
+#include "core/cpu.h"
+#include "core/stats.h"
 
 typedef struct pingpong_shared {
 	_Alignas(128) _Atomic uint64_t flag;

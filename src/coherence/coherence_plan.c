@@ -3,7 +3,7 @@
  * because the first step by B is a write (which invalidates every other
  * copy, including A's from the previous timed pass) or a flush. */
 #include <errno.h>
-#include "plumb/coherence.h"
+#include "coherence/coherence.h"
 
 static void add_step(coherence_plan *plan, int role, coherence_op op)
 {

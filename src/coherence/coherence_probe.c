@@ -17,12 +17,12 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include "plumb/arena.h"
-#include "plumb/c2c.h"
-#include "plumb/chase.h"
-#include "plumb/cpu.h"
-#include "plumb/permutation.h"
-#include "plumb/stats.h"
+#include "core/arena.h"
+#include "coherence/c2c.h"
+#include "chase/chase.h"
+#include "core/cpu.h"
+#include "chase/permutation.h"
+#include "core/stats.h"
 
 struct c2c_bench {
 	c2c_config config;

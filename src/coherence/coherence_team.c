@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "plumb/coherence.h"
-#include "plumb/cpu.h"
+#include "coherence/coherence.h"
+#include "core/cpu.h"
 
 #define MAILBOX_IDLE 0
 #define MAILBOX_READY 1

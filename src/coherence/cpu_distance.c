@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <hwloc.h>
-#include "plumb/c2c.h"
+#include "coherence/c2c.h"
 
 struct cpu_distance_map {
 	hwloc_topology_t topology;

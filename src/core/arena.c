@@ -4,7 +4,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#include "plumb/arena.h"
+#include "core/arena.h"
 
 #ifndef MAP_HUGETLB
 #define MAP_HUGETLB 0x40000

@@ -4,7 +4,7 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
-#include "plumb/cpu.h"
+#include "core/cpu.h"
 
 void cpu_features_detect(cpu_features *out)
 {

@@ -2,7 +2,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include "plumb/escape.h"
+#include "core/escape.h"
 
 /* gnuplot 5.4 reads '' in a single-quoted string as one quote, but not two
  * such pairs in a row ('a''''b' is a syntax error), so a text with a quote

@@ -1,5 +1,5 @@
 /* Signals stop plumb cleanly: children are stopped and reaped, temporary
- * files removed, and the exit status is 128 + the signal (include/plumb/interrupt.h).
+ * files removed, and the exit status is 128 + the signal (src/core/interrupt.h).
  *
  * Everything the handler touches is async-signal-safe: lock-free atomics in
  * fixed tables (a registration is complete before its slot is published),
@@ -12,7 +12,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include "plumb/interrupt.h"
+#include "core/interrupt.h"
 
 /* Every signal whose default action ends plumb (apart from SIGKILL, and the
  * synchronous faults SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGABRT, SIGSYS

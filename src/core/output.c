@@ -13,9 +13,9 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "plumb/interrupt.h"
-#include "plumb/escape.h"
-#include "plumb/output.h"
+#include "core/interrupt.h"
+#include "core/escape.h"
+#include "core/output.h"
 
 typedef struct cell {
 	cell_kind kind;

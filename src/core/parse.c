@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "plumb/parse.h"
+#include "core/parse.h"
 
 static int is_blank(const char *s)
 {

@@ -1,7 +1,7 @@
 #include <stdio.h>
 #include <unistd.h>
-#include "plumb/progress.h"
-#include "plumb/timer.h"
+#include "core/progress.h"
+#include "core/timer.h"
 
 void progress_begin(progress *p, const char *label, size_t total)
 {

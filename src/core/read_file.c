@@ -1,4 +1,4 @@
-/* Whole-file reads with a size limit (include/plumb/read_file.h). */
+/* Whole-file reads with a size limit (src/core/read_file.h). */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "plumb/read_file.h"
+#include "core/read_file.h"
 
 static int too_large(plumb_status *status, const char *name, size_t limit)
 {

@@ -3,8 +3,8 @@
  * above both; stats.c is plain arithmetic, and the timer's calibration uses
  * it (stats_median). */
 #include <math.h>
-#include "plumb/stats.h"
-#include "plumb/timer.h"
+#include "core/stats.h"
+#include "core/timer.h"
 
 long stats_repeat(stats_measure_fn measure, void *context, size_t min_runs, size_t max_runs,
                   double target_relative_ci, uint64_t time_cap_ns, double *samples,

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "plumb/interrupt.h"
-#include "plumb/spawn.h"
+#include "core/interrupt.h"
+#include "core/spawn.h"
 
 static void close_pair(int pair[2])
 {

@@ -6,7 +6,7 @@
 #include <gsl/gsl_cdf.h>
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
-#include "plumb/stats.h"
+#include "core/stats.h"
 
 double stats_median(const double *samples, size_t n)
 {

@@ -2,7 +2,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include "plumb/status.h"
+#include "core/status.h"
 
 static int status_fill(plumb_status *status, int code, int with_errno, const char *format, va_list ap)
 {

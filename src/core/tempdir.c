@@ -1,9 +1,9 @@
-/* Temporary paths under $TMPDIR (include/plumb/tempdir.h). */
+/* Temporary paths under $TMPDIR (src/core/tempdir.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include "plumb/interrupt.h"
-#include "plumb/tempdir.h"
+#include "core/interrupt.h"
+#include "core/tempdir.h"
 
 const char *temp_dir(void)
 {

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "plumb/stats.h"
-#include "plumb/timer.h"
+#include "core/stats.h"
+#include "core/timer.h"
 
 uint64_t timer_monotonic_ns(void)
 {

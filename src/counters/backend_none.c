@@ -2,7 +2,7 @@
  * dry run of a measurement (what would be opened, in which output shape) and
  * the reference for "unsupported is never a number" in the tests. */
 #include <stdlib.h>
-#include "plumb/counters.h"
+#include "counters/counters.h"
 
 static int none_open(void **instance, const char *const *events, size_t n, const counter_options *options,
                      counter_value *opened, plumb_status *status)

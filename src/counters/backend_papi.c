@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "plumb/counters.h"
+#include "counters/counters.h"
 #include "counters/perf_events.h"
 
 #ifndef PLUMB_HAVE_PAPI

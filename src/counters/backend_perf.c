@@ -19,7 +19,7 @@
 #include <sys/syscall.h>
 #include "counters/perf_events.h"
 #include "counters/rdpmc.h"
-#include "plumb/counters.h"
+#include "counters/counters.h"
 
 typedef struct perf_slot {
 	int fd;                 /* -1 when unsupported */

@@ -9,9 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "plumb/counters.h"
-#include "plumb/stats.h"
-#include "plumb/timer.h"
+#include "counters/counters.h"
+#include "core/stats.h"
+#include "core/timer.h"
 
 /* Calls are timed with the calibrated TSC (clock_gettime would add tens of
  * ns and a coarse step to calls that cost a few hundred); the cost of the

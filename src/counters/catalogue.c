@@ -15,7 +15,7 @@
  * those are the nearest requester-side events, and say so. */
 #include <stdio.h>
 #include <string.h>
-#include "plumb/counters.h"
+#include "counters/counters.h"
 
 static const counter_catalogue_entry catalogue[] = {
 	{ "PAPI_TLB_DM", "Data TLB misses", "dTLB-load-misses", "loads only",

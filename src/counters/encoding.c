@@ -5,7 +5,7 @@
  * is right, and a verdict for one says nothing about the others. */
 #include <errno.h>
 #include <string.h>
-#include "plumb/counters.h"
+#include "counters/counters.h"
 #include "perf_events.h"
 
 const char *counter_event_encoding(const char *backend, const char *name)

@@ -6,7 +6,7 @@
 #include <unistd.h>
 #include <dirent.h>
 #include <cpuid.h>
-#include "plumb/counters.h"
+#include "counters/counters.h"
 
 static int read_paranoid(void)
 {

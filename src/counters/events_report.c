@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "plumb/counters.h"
-#include "plumb/output.h"
+#include "counters/counters.h"
+#include "core/output.h"
 
 typedef struct events_listing {
 	output_table *table;

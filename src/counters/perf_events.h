@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 #include <linux/perf_event.h>
-#include "plumb/counters.h"
+#include "counters/counters.h"
 
 typedef enum perf_event_kind {
 	PERF_EVENT_KIND_HARDWARE, PERF_EVENT_KIND_SOFTWARE, PERF_EVENT_KIND_CACHE,

@@ -23,8 +23,8 @@
 #include <unistd.h>
 #include <sys/syscall.h>
 #include <time.h>
-#include "plumb/counters.h"
-#include "plumb/output.h"
+#include "counters/counters.h"
+#include "core/output.h"
 #include "plumb/region.h"
 #include "plumb/valgrind.h"
 

@@ -20,7 +20,7 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include "counters/perf_events.h"
-#include "plumb/counters.h"
+#include "counters/counters.h"
 
 struct counter_sampler {
 	int fd;

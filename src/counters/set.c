@@ -5,7 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "plumb/counters.h"
+#include "counters/counters.h"
 
 struct counter_set {
 	const counter_backend *backend;

@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "plumb/counters.h"
+#include "counters/counters.h"
 
 #define STAT_AGENT_FD_ENV "PLUMB_STAT_AGENT_FD"
 #define STAT_AGENT_EVENTS_ENV "PLUMB_STAT_AGENT_EVENTS"

@@ -1,10 +1,10 @@
 /* plumb stat --calibrate: an empty region counted through each backend (and
- * perf's two ways of reading), as one report (include/plumb/counter_stat.h). */
+ * perf's two ways of reading), as one report (src/counters/counter_stat.h). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-#include "plumb/counter_stat.h"
+#include "counters/counter_stat.h"
 
 static void calibration_rows(output_table *bias, output_table *cost, const char *label,
                              const char *const *events, size_t n, const counter_calibration *c)

@@ -1,9 +1,9 @@
-/* plumb stat's report and perf stat's text (include/plumb/counter_stat.h). */
+/* plumb stat's report and perf stat's text (src/counters/counter_stat.h). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
-#include "plumb/counter_stat.h"
+#include "counters/counter_stat.h"
 
 static void command_text(char **command, char *text, size_t length)
 {

@@ -1,6 +1,6 @@
 /* plumb stat's runs: the command counted from its exec to its exit, N
  * times, each a fresh process, and each event summarized over the runs the
- * way perf stat prints it (include/plumb/counter_stat.h). */
+ * way perf stat prints it (src/counters/counter_stat.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -11,9 +11,9 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/wait.h>
-#include "plumb/counter_stat.h"
-#include "plumb/interrupt.h"
-#include "plumb/stats.h"
+#include "counters/counter_stat.h"
+#include "core/interrupt.h"
+#include "core/stats.h"
 #include "counters/stat_agent.h"
 
 static uint64_t monotonic_ns(void)

@@ -4,7 +4,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include "plumb/counters.h"
+#include "counters/counters.h"
 
 const char *counter_state_name(counter_state state)
 {

@@ -12,8 +12,8 @@
 #include <unistd.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include "plumb/counters.h"
-#include "plumb/read_file.h"
+#include "counters/counters.h"
+#include "core/read_file.h"
 
 const char *counter_verdict_name(counter_verdict verdict)
 {

@@ -30,8 +30,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include "plumb/cpu.h"
-#include "plumb/tempdir.h"
+#include "core/cpu.h"
+#include "core/tempdir.h"
 #include "explain/explain_internal.h"
 
 extern char **environ;

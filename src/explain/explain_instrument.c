@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "plumb/explain.h"
-#include "plumb/interrupt.h"
-#include "plumb/tempdir.h"
-#include "plumb/trace.h"
+#include "explain/explain.h"
+#include "core/interrupt.h"
+#include "core/tempdir.h"
+#include "trace/trace.h"
 #include "explain/explain_internal.h"
 
 static void add_counts(instrument_counts *into, const instrument_counts *counts)

@@ -5,8 +5,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "plumb/explain.h"
-#include "plumb/trace.h"
+#include "explain/explain.h"
+#include "trace/trace.h"
 
 /* Whether per-region simulation can be done; if not, why (into reason). */
 bool explain_simulation_available(char *reason, size_t size);

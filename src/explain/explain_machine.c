@@ -14,17 +14,17 @@
 #include <string.h>
 #include <time.h>
 #include <json-c/json.h>
-#include "plumb/read_file.h"
-#include "plumb/arena.h"
-#include "plumb/bandwidth.h"
-#include "plumb/chase.h"
-#include "plumb/cpu.h"
-#include "plumb/explain.h"
-#include "plumb/latency.h"
-#include "plumb/latency_run.h"
-#include "plumb/machine_model.h"
-#include "plumb/timer.h"
-#include "plumb/topology.h"
+#include "core/read_file.h"
+#include "core/arena.h"
+#include "bandwidth/bandwidth.h"
+#include "chase/chase.h"
+#include "core/cpu.h"
+#include "explain/explain.h"
+#include "latency/latency.h"
+#include "latency/latency_run.h"
+#include "machine/machine_model.h"
+#include "core/timer.h"
+#include "machine/topology.h"
 
 void explain_machine_options_init(explain_machine_options *options)
 {

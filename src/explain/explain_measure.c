@@ -15,10 +15,10 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include "plumb/read_file.h"
-#include "plumb/tempdir.h"
-#include "plumb/explain.h"
-#include "plumb/interrupt.h"
+#include "core/read_file.h"
+#include "core/tempdir.h"
+#include "explain/explain.h"
+#include "core/interrupt.h"
 
 static uint64_t monotonic_ns(void)
 {

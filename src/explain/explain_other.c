@@ -11,11 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "plumb/cpu.h"
-#include "plumb/explain.h"
-#include "plumb/machine_model.h"
-#include "plumb/sim.h"
-#include "plumb/topology.h"
+#include "core/cpu.h"
+#include "explain/explain.h"
+#include "machine/machine_model.h"
+#include "sim/sim.h"
+#include "machine/topology.h"
 
 static const char *property(const output_report *topo, const char *name)
 {

@@ -26,7 +26,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include "plumb/explain.h"
+#include "explain/explain.h"
 
 const char *explain_level_name(explain_level level)
 {

@@ -4,9 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "plumb/explain.h"
-#include "plumb/report.h"
-#include "plumb/sim_curve.h"
+#include "explain/explain.h"
+#include "report/report.h"
+#include "sim/sim_curve.h"
 
 static void cell_count(output_table *table, bool have, uint64_t value, const char *reason)
 {

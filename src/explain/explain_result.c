@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "plumb/explain.h"
-#include "plumb/sim_curve.h"
+#include "explain/explain.h"
+#include "sim/sim_curve.h"
 
 /* Everything a region marker can count through perf_event or PAPI that
  * bears on memory: software events (exact here), the generic hardware

@@ -3,7 +3,7 @@
  * Above every step; the steps write into the result (explain_result.c). */
 #include <errno.h>
 #include <stdio.h>
-#include "plumb/explain.h"
+#include "explain/explain.h"
 
 int explain_run(char *const argv[], const explain_options *options, explain_result *out, plumb_status *status)
 {

@@ -1,6 +1,6 @@
 /* The simulated source: the program's references, region markers included,
  * through this machine's caches (the simulator's host preset: sysfs/hwloc),
- * per region (sim_region, include/plumb/sim.h).
+ * per region (sim_region, src/sim/sim.h).
  *
  * The same references also go through a second simulator that differs only
  * by a stride prefetcher in the L1D: the L1D misses it removes are the
@@ -10,8 +10,8 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include "plumb/sim.h"
-#include "plumb/sim_curve.h"
+#include "sim/sim.h"
+#include "sim/sim_curve.h"
 #include "explain/explain_internal.h"
 
 bool explain_simulation_available(char *reason, size_t size)

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "plumb/explain.h"
-#include "plumb/trace.h"
+#include "explain/explain.h"
+#include "trace/trace.h"
 #include "explain/explain_internal.h"
 
 /* The executable execvp would run for name. */

@@ -2,8 +2,8 @@
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
-#include "plumb/chase.h"
-#include "plumb/stats.h"
+#include "chase/chase.h"
+#include "core/stats.h"
 #include "geometry/geometry_chain.h"
 
 void geometry_options_defaults(geometry_options *options, const timer_calibration *timer)

@@ -6,8 +6,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "plumb/geometry.h"
-#include "plumb/latency.h"
+#include "geometry/geometry.h"
+#include "latency/latency.h"
 
 /* Links slots[order[0]] -> slots[order[1]] -> ... -> slots[order[0]]:
  * each slot receives the address of the next.  order NULL = as given.

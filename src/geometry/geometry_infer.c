@@ -5,8 +5,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "plumb/geometry.h"
-#include "plumb/stats.h"
+#include "geometry/geometry.h"
+#include "core/stats.h"
 #include "geometry/geometry_chain.h"
 
 int geometry_curve_init(geometry_curve *curve, size_t n, plumb_status *status)

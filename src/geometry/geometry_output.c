@@ -2,8 +2,8 @@
  * the curves they were read from, and what the notes must say. */
 #include <math.h>
 #include <stdio.h>
-#include "plumb/geometry.h"
-#include "plumb/output.h"
+#include "geometry/geometry.h"
+#include "core/output.h"
 
 static void cell_number_or_status(output_table *t, bool ok, double value, const char *status, const char *reason)
 {

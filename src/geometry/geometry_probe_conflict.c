@@ -8,8 +8,8 @@
  * the few pages in the TLB. */
 #include <errno.h>
 #include <stdlib.h>
-#include "plumb/arena.h"
-#include "plumb/permutation.h"
+#include "core/arena.h"
+#include "chase/permutation.h"
 #include "geometry/geometry_chain.h"
 
 int geometry_probe_conflict(const geometry_options *options, uint64_t stride, unsigned max_count,

@@ -10,8 +10,8 @@
  * blur the step. */
 #include <errno.h>
 #include <stdlib.h>
-#include "plumb/arena.h"
-#include "plumb/permutation.h"
+#include "core/arena.h"
+#include "chase/permutation.h"
 #include "geometry/geometry_chain.h"
 
 #define BLOCK 512u

@@ -24,8 +24,8 @@
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
-#include "plumb/arena.h"
-#include "plumb/permutation.h"
+#include "core/arena.h"
+#include "chase/permutation.h"
 #include "geometry/geometry_chain.h"
 
 static int make_arena(arena *a, size_t size, arena_pages pages, plumb_status *status)

@@ -5,7 +5,7 @@
 #include <cpuid.h>
 #include <stdio.h>
 #include <string.h>
-#include "plumb/geometry.h"
+#include "geometry/geometry.h"
 
 static int amd_ways(unsigned code)
 {

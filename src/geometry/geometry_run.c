@@ -8,10 +8,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-#include "plumb/geometry.h"
-#include "plumb/latency.h"
-#include "plumb/parse.h"
-#include "plumb/stats.h"
+#include "geometry/geometry.h"
+#include "latency/latency.h"
+#include "core/parse.h"
+#include "core/stats.h"
 #include <stdlib.h>
 
 const char *geometry_verdict_name(geometry_verdict verdict)

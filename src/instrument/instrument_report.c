@@ -3,8 +3,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
-#include "plumb/instrument.h"
-#include "plumb/output.h"
+#include "instrument/instrument.h"
+#include "core/output.h"
 
 static void counter_columns(output_table *table)
 {

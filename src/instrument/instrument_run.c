@@ -14,11 +14,11 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "plumb/tempdir.h"
-#include "plumb/interrupt.h"
-#include "plumb/output.h"
-#include "plumb/instrument.h"
-#include "plumb/trace.h"
+#include "core/tempdir.h"
+#include "core/interrupt.h"
+#include "core/output.h"
+#include "instrument/instrument.h"
+#include "trace/trace.h"
 #include "trace/trace_internal.h"
 
 void instrument_options_init(instrument_options *options)

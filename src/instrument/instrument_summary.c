@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "plumb/read_file.h"
-#include "plumb/instrument.h"
+#include "core/read_file.h"
+#include "instrument/instrument.h"
 
 static const char *const counter_names[INSTRUMENT_COUNTERS] = {
 	"instructions", "loads", "stores", "modifies", "bytes_read", "bytes_written"

@@ -4,8 +4,8 @@
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
-#include "plumb/latency.h"
-#include "plumb/stats.h"
+#include "latency/latency.h"
+#include "core/stats.h"
 
 void latency_measure_defaults(latency_measure_options *options)
 {

@@ -6,7 +6,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
-#include "plumb/latency.h"
+#include "latency/latency.h"
 
 static double median3(double a, double b, double c)
 {

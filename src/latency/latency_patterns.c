@@ -21,7 +21,7 @@
  *   of its slot (the mixer), mmap'd with MADV_NOHUGEPAGE unless -H. */
 #include <stddef.h>
 #include <string.h>
-#include "plumb/latency_run.h"
+#include "latency/latency_run.h"
 
 static const latency_pattern_preset presets[] = {
 	{ "random", CHASE_RANDOM, 0, 0, false, ARENA_PAGES_THP, "uniformly random over the whole working set" },

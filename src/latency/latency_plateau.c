@@ -31,8 +31,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "plumb/latency.h"
-#include "plumb/stats.h"
+#include "latency/latency.h"
+#include "core/stats.h"
 
 void latency_plateau_defaults(latency_plateau_options *options)
 {

@@ -3,8 +3,8 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include "plumb/latency_run.h"
-#include "plumb/parse.h"
+#include "latency/latency_run.h"
+#include "core/parse.h"
 
 static const char *pages_name(arena_pages pages)
 {

@@ -19,8 +19,8 @@
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
-#include "plumb/latency.h"
-#include "plumb/stats.h"
+#include "latency/latency.h"
+#include "core/stats.h"
 
 static double model(double b, double r, double c, double k)
 {

@@ -4,11 +4,11 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "plumb/cpu.h"
-#include "plumb/latency_run.h"
-#include "plumb/machine_model.h"
-#include "plumb/parse.h"
-#include "plumb/stats.h"
+#include "core/cpu.h"
+#include "latency/latency_run.h"
+#include "machine/machine_model.h"
+#include "core/parse.h"
+#include "core/stats.h"
 
 void latency_run_defaults(latency_run_options *options)
 {

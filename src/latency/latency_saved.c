@@ -7,7 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "plumb/latency_run.h"
+#include "latency/latency_run.h"
 
 /* A meta value as text, "" when absent (output_meta_text_of); true when present. */
 static bool meta_text(const output_report *report, const char *key, char *buffer, size_t length)

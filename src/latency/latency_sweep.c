@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
-#include "plumb/latency.h"
+#include "latency/latency.h"
 
 size_t latency_sweep_sizes(uint64_t min_bytes, uint64_t max_bytes, unsigned points_per_octave, size_t line,
                            uint64_t *sizes, size_t capacity)

@@ -12,12 +12,12 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
-#include "plumb/arena.h"
-#include "plumb/chase.h"
-#include "plumb/cpu.h"
-#include "plumb/latency.h"
-#include "plumb/loaded.h"
-#include "plumb/stats.h"
+#include "core/arena.h"
+#include "chase/chase.h"
+#include "core/cpu.h"
+#include "latency/latency.h"
+#include "loaded/loaded.h"
+#include "core/stats.h"
 
 /* Lines a generator streams between two looks at the flag: small enough
  * that the counting boundary error is negligible next to a sample. */

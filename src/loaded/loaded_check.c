@@ -2,8 +2,8 @@
  * point against lat's loop on the same chain, and whether the curve's rise
  * can be queueing at all under Hristea's closed M/D/1 model (1997). */
 #include <math.h>
-#include "plumb/loaded.h"
-#include "plumb/model.h"
+#include "loaded/loaded.h"
+#include "model/model.h"
 
 static const loaded_point *idle_point(const loaded_point *points, size_t count)
 {

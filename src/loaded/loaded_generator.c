@@ -4,7 +4,7 @@
  * (dependent register adds the compiler cannot remove or vectorise) then
  * spaces the accesses out to lower the injection rate. */
 #include <string.h>
-#include "plumb/loaded.h"
+#include "loaded/loaded.h"
 
 static inline uint64_t delay_loop(uint64_t value, unsigned delay)
 {

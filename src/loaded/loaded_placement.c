@@ -9,8 +9,8 @@
 #include <sched.h>
 #include <stdio.h>
 #include <time.h>
-#include "plumb/cpu.h"
-#include "plumb/loaded.h"
+#include "core/cpu.h"
+#include "loaded/loaded.h"
 
 static uint64_t now_ns(void)
 {

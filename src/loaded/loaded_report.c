@@ -4,8 +4,8 @@
  * queueing). */
 #include <math.h>
 #include <stdio.h>
-#include "plumb/loaded.h"
-#include "plumb/parse.h"
+#include "loaded/loaded.h"
+#include "core/parse.h"
 
 #define LOADED_COLUMNS 9
 

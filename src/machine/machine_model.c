@@ -6,9 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "plumb/machine_model.h"
+#include "machine/machine_model.h"
 #include <json-c/json.h>
-#include "plumb/stats.h"
+#include "core/stats.h"
 
 void machine_model_clear(machine_model *m)
 {

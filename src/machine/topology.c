@@ -10,8 +10,8 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#include "plumb/cpu.h"
-#include "plumb/topology.h"
+#include "core/cpu.h"
+#include "machine/topology.h"
 
 static int read_first_line(const char *path, char *buffer, size_t length)
 {

@@ -2,11 +2,11 @@
  * as the library reads them (hwloc, CPUID, sysfs, /proc). */
 #include <stdint.h>
 #include <stdio.h>
-#include "plumb/cpu.h"
-#include "plumb/output.h"
-#include "plumb/parse.h"
-#include "plumb/timer.h"
-#include "plumb/topology.h"
+#include "core/cpu.h"
+#include "core/output.h"
+#include "core/parse.h"
+#include "core/timer.h"
+#include "machine/topology.h"
 
 static const char *cache_type_name(cache_type type)
 {

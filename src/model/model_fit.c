@@ -13,7 +13,7 @@
 #include <gsl/gsl_matrix.h>
 #include <gsl/gsl_multifit_nlinear.h>
 #include <gsl/gsl_vector.h>
-#include "plumb/model.h"
+#include "model/model.h"
 
 #define FIT_GRID_STEPS 2000
 #define FIT_L0_GRID_STEPS 200

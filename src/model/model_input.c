@@ -11,8 +11,8 @@
 #include <string.h>
 #include <strings.h>
 #include <json-c/json.h>
-#include "plumb/model.h"
-#include "plumb/read_file.h"
+#include "model/model.h"
+#include "core/read_file.h"
 
 #define INPUT_MAX_BYTES READ_FILE_MAX_BYTES
 #define INPUT_MAX_FIELDS 64

@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
-#include "plumb/model.h"
+#include "model/model.h"
 
 static void add_prediction_row(output_table *t, const model_params *p, double contention, double measured_max)
 {

@@ -2,7 +2,7 @@
  * Pure arithmetic: no clocks, no threads, testable anywhere. */
 #include <errno.h>
 #include <math.h>
-#include "plumb/model.h"
+#include "model/model.h"
 
 /* MB/s (10^6 B/s) to lines per ns: C * 1e6 B/s / 1e9 ns/s / CLS. */
 static double lines_per_ns(const model_params *p, double contention_mb_s)

@@ -39,7 +39,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include "perturb/perturb_internal.h"
-#include "plumb/timer.h"
+#include "core/timer.h"
 
 struct perturb_agent {
 	perturb_agent_spec spec;

@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "plumb/perturb.h"
-#include "plumb/stats.h"
+#include "perturb/perturb.h"
+#include "core/stats.h"
 
 const char *perturb_trend_name(perturb_trend trend)
 {

@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "plumb/parse.h"
-#include "plumb/perturb.h"
+#include "core/parse.h"
+#include "perturb/perturb.h"
 
 int perturb_parse_seconds(const char *text, double *out, plumb_status *status)
 {

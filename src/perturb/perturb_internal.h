@@ -2,7 +2,7 @@
 #ifndef PLUMB_PERTURB_INTERNAL_H
 #define PLUMB_PERTURB_INTERNAL_H
 
-#include "plumb/perturb.h"
+#include "perturb/perturb.h"
 
 #define PERTURB_AGENT_FD_ENV "PLUMB_PERTURB_AGENT_FD"
 #define PERTURB_AGENT_SPEC_ENV "PLUMB_PERTURB_AGENT_SPEC"

@@ -6,7 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "plumb/perturb.h"
+#include "perturb/perturb.h"
 
 double perturb_total_time(double x, double interval, double halt)
 {

@@ -4,7 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include "plumb/perturb.h"
+#include "perturb/perturb.h"
 
 static void cell_value(output_table *t, const counter_value *v)
 {

@@ -15,10 +15,10 @@
 #include <sys/wait.h>
 #include "counters/stat_agent.h"
 #include "perturb/perturb_internal.h"
-#include "plumb/cpu.h"
-#include "plumb/interrupt.h"
-#include "plumb/progress.h"
-#include "plumb/timer.h"
+#include "core/cpu.h"
+#include "core/interrupt.h"
+#include "core/progress.h"
+#include "core/timer.h"
 
 static const char *const default_events[] = {
 	"task-clock", "page-faults", "minor-faults", "major-faults", "context-switches", "cpu-migrations",

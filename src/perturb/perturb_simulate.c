@@ -16,9 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "plumb/perturb.h"
-#include "plumb/sim.h"
-#include "plumb/trace.h"
+#include "perturb/perturb.h"
+#include "sim/sim.h"
+#include "trace/trace.h"
 
 /* Where the drain lives: far from any user address a trace holds. */
 #define DRAIN_BUFFER_BASE 0x7e0000000000ull

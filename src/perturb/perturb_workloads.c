@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include "plumb/perturb.h"
+#include "perturb/perturb.h"
 
 static uint64_t lcg(uint64_t *state)
 {

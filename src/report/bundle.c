@@ -6,8 +6,8 @@
 #include <string.h>
 #include <time.h>
 #include <json-c/json.h>
-#include "plumb/read_file.h"
-#include "plumb/report.h"
+#include "core/read_file.h"
+#include "report/report.h"
 
 static int write_report(FILE *f, const output_report *r, plumb_status *status)
 {

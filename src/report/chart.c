@@ -8,11 +8,11 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "plumb/escape.h"
-#include "plumb/tempdir.h"
-#include "plumb/interrupt.h"
-#include "plumb/report.h"
-#include "plumb/spawn.h"
+#include "core/escape.h"
+#include "core/tempdir.h"
+#include "core/interrupt.h"
+#include "report/report.h"
+#include "core/spawn.h"
 
 /* No chart for validate: its 128 (event, benchmark, source) series made a
  * legend no one could read; the summary's verdict grid says it instead. */

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "plumb/report.h"
+#include "report/report.h"
 
 /* A figure without its own spread (one measurement) is flagged past this. */
 #define COMPARE_DEFAULT_SPREAD 0.05

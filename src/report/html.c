@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "plumb/escape.h"
-#include "plumb/report.h"
-#include "plumb/tempdir.h"
+#include "core/escape.h"
+#include "report/report.h"
+#include "core/tempdir.h"
 
 const char *report_section_title(const char *command)
 {

@@ -1,9 +1,9 @@
 /* Which sections a report runs, in which order: some sections read an
- * earlier one's measurement (include/plumb/report.h). */
+ * earlier one's measurement (src/report/report.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include "plumb/report.h"
+#include "report/report.h"
 
 int report_plan_sections(char *list, bool (*known)(const char *name), const char **names, size_t capacity,
                          size_t *count, char notes[2][PLUMB_MESSAGE_MAX], plumb_status *status)

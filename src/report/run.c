@@ -7,10 +7,10 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "plumb/tempdir.h"
-#include "plumb/interrupt.h"
-#include "plumb/read_file.h"
-#include "plumb/report.h"
+#include "core/tempdir.h"
+#include "core/interrupt.h"
+#include "core/read_file.h"
+#include "report/report.h"
 
 typedef struct text { char *data; size_t length; } text;
 

@@ -1,4 +1,4 @@
-/* One record per section of plumb report (include/plumb/report.h,
+/* One record per section of plumb report (src/report/report.h,
  * report_section): its name, heading, introduction, arguments (and quick
  * ones), expected cost, the earlier section it reads, and the default lists
  * it is in.  The report's planner and runner, its page, and plumb cluster
@@ -6,7 +6,7 @@
  * summary rows, reading its report in summary.c; for charts, chart.c). */
 #include <stdio.h>
 #include <string.h>
-#include "plumb/report.h"
+#include "report/report.h"
 
 /* --quick: shorter time caps, so a whole quick report (or a cluster node's
  * quick run) stays near half a minute on two cores. */

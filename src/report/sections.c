@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "plumb/progress.h"
-#include "plumb/report.h"
+#include "core/progress.h"
+#include "report/report.h"
 
 const char *const *report_section_arguments_for(const char *command, bool quick)
 {

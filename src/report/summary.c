@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "plumb/machine_model.h"
-#include "plumb/report.h"
+#include "machine/machine_model.h"
+#include "report/report.h"
 
 static const output_report *section(output_report *const *sections, const char *const *commands, size_t count,
                                     const char *command)

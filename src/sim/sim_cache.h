@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
-#include "plumb/sim.h"
+#include "sim/sim.h"
 #include "sim/sim_shadow.h"
 
 /* Per-way metadata byte: the coherence state in the low bits, then flags. */

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include "plumb/parse.h"
-#include "plumb/read_file.h"
-#include "plumb/sim.h"
+#include "core/parse.h"
+#include "core/read_file.h"
+#include "sim/sim.h"
 
 static const char *const level_names[SIM_LEVEL_COUNT] = { "L1I", "L1D", "L2", "L3" };
 static const char *const level_keys[SIM_LEVEL_COUNT] = { "l1i", "l1d", "l2", "l3" };

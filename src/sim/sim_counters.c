@@ -8,7 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "plumb/counters.h"
+#include "counters/counters.h"
 #include "sim/sim_state.h"
 
 typedef struct sim_counter_instance {

@@ -22,8 +22,8 @@
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 #endif
-#include "plumb/progress.h"
-#include "plumb/sim_curve.h"
+#include "core/progress.h"
+#include "sim/sim_curve.h"
 #include "sim/sim_curve_internal.h"
 #include "sim/sim_state.h"
 

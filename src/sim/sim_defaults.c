@@ -4,7 +4,7 @@
  * other back. */
 #include <stdio.h>
 #include <string.h>
-#include "plumb/sim.h"
+#include "sim/sim.h"
 
 static void cache_default(sim_cache_config *c, uint64_t size, uint32_t assoc, uint32_t latency)
 {

@@ -1,9 +1,9 @@
-/* The one loop from a trace reader into simulators (include/plumb/sim.h,
+/* The one loop from a trace reader into simulators (src/sim/sim.h,
  * sim_feed_reader): every batch the reader gives, as records or as
  * plumbgrind's entries, to each simulator in turn through the loop variant
  * chosen when it was made (sim_loop.h). */
-#include "plumb/progress.h"
-#include "plumb/sim.h"
+#include "core/progress.h"
+#include "sim/sim.h"
 
 #define BATCH 65536
 

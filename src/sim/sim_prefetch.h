@@ -6,7 +6,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "plumb/sim.h"
+#include "sim/sim.h"
 
 typedef struct sim_core sim_core;
 

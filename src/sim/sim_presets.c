@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
-#include "plumb/machine_model.h"
-#include "plumb/sim.h"
-#include "plumb/topology.h"
+#include "machine/machine_model.h"
+#include "sim/sim.h"
+#include "machine/topology.h"
 
 static void level(sim_config *c, sim_level l, uint64_t size, uint32_t line, uint32_t assoc, uint32_t latency)
 {

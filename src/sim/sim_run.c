@@ -1,15 +1,15 @@
 /* What plumb sim does around the simulator: the configuration it runs
  * (this machine's caches unless told otherwise, then a file and settings),
  * a trace reader fed through it, the code map of the run, and the
- * annotation files (include/plumb/sim.h, "Running a trace"). */
+ * annotation files (src/sim/sim.h, "Running a trace"). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "plumb/output.h"
-#include "plumb/machine_model.h"
-#include "plumb/sim.h"
+#include "core/output.h"
+#include "machine/machine_model.h"
+#include "sim/sim.h"
 
 int sim_config_set_geometry(sim_config *config, const char *level, const char *text, plumb_status *status)
 {

@@ -7,7 +7,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "plumb/sim.h"
+#include "sim/sim.h"
 #include "sim/sim_table.h"
 
 /* A fully associative LRU cache of the same number of lines: a miss in the

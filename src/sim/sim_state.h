@@ -6,7 +6,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "plumb/sim.h"
+#include "sim/sim.h"
 #include "sim/sim_cache.h"
 #include "sim/sim_prefetch.h"
 #include "sim/sim_table.h"

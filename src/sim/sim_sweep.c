@@ -8,9 +8,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "plumb/sim.h"
-#include "plumb/sim_sweep.h"
-#include "plumb/trace.h"
+#include "sim/sim.h"
+#include "sim/sim_sweep.h"
+#include "trace/trace.h"
 
 static int split(const char *list, char ***out, size_t *count, const char *what, plumb_status *status)
 {

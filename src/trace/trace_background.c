@@ -26,7 +26,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include "plumb/status.h"
+#include "core/status.h"
 #include "trace/trace_internal.h"
 
 typedef struct trace_chunk {

@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "plumb/status.h"
-#include "plumb/trace.h"
+#include "core/status.h"
+#include "trace/trace.h"
 
 #define OUT_RECORDS 4096u
 

@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "plumb/output.h"
-#include "plumb/trace.h"
+#include "core/output.h"
+#include "trace/trace.h"
 #include "trace/trace_internal.h"
 
 typedef struct code_range {

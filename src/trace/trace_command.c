@@ -19,10 +19,10 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "plumb/tempdir.h"
-#include "plumb/interrupt.h"
-#include "plumb/status.h"
-#include "plumb/trace.h"
+#include "core/tempdir.h"
+#include "core/interrupt.h"
+#include "core/status.h"
+#include "trace/trace.h"
 #include "trace/trace_internal.h"
 
 /* 0 if name can be executed (directly if it has a '/', else through PATH). */

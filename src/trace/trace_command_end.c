@@ -9,8 +9,8 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "plumb/interrupt.h"
-#include "plumb/status.h"
+#include "core/interrupt.h"
+#include "core/status.h"
 #include "trace/trace_internal.h"
 
 int trace_command_finish(trace_reader *reader, plumb_status *status)

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "plumb/interrupt.h"
-#include "plumb/trace_copy.h"
+#include "core/interrupt.h"
+#include "trace/trace_copy.h"
 
 #define BATCH 4096
 

@@ -13,7 +13,7 @@
  * no threads: every record is thread 0.  Blank lines are skipped. */
 #include <errno.h>
 #include <string.h>
-#include "plumb/status.h"
+#include "core/status.h"
 #include "trace/trace_internal.h"
 
 static int din_error(trace_reader *reader, const unsigned char *line, const unsigned char *line_end, const char *what)

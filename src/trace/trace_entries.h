@@ -17,8 +17,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "plumb/ring_format.h"
-#include "plumb/trace.h"
+#include "trace/ring_format.h"
+#include "trace/trace.h"
 
 /* An entry's tag is the top 4 bits of its first word (plumb/ring_format.h). */
 #define TRACE_ENTRY_TAG_SHIFT PLUMB_RING_TAG_SHIFT

@@ -4,9 +4,9 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include "plumb/parse.h"
-#include "plumb/status.h"
-#include "plumb/trace.h"
+#include "core/parse.h"
+#include "core/status.h"
+#include "trace/trace.h"
 
 static int parse_address(const char *text, const char *end, uint64_t *out)
 {

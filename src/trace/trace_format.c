@@ -3,8 +3,8 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <string.h>
-#include "plumb/status.h"
-#include "plumb/trace.h"
+#include "core/status.h"
+#include "trace/trace.h"
 
 const char *trace_format_name(trace_format format)
 {

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "plumb/interrupt.h"
-#include "plumb/status.h"
+#include "core/interrupt.h"
+#include "core/status.h"
 #include "trace/trace_internal.h"
 
 /* Largest buffer a reader may ask for: one maximal compressed native block. */

@@ -20,8 +20,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "plumb/status.h"
-#include "plumb/trace.h"
+#include "core/status.h"
+#include "trace/trace.h"
 
 typedef struct thread_queue {
 	uint32_t thread;

@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/types.h>
-#include "plumb/trace.h"
+#include "trace/trace.h"
 
 /* ---- Byte input ------------------------------------------------------- */
 

@@ -25,7 +25,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include "plumb/status.h"
+#include "core/status.h"
 #include "trace/trace_internal.h"
 
 static int lackey_error(trace_reader *reader, const unsigned char *line, const unsigned char *line_end,

@@ -32,7 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zstd.h>
-#include "plumb/status.h"
+#include "core/status.h"
 #include "trace/trace_entries.h"
 #include "trace/trace_internal.h"
 

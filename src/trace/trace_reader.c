@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "plumb/read_file.h"
-#include "plumb/status.h"
-#include "plumb/trace.h"
+#include "core/read_file.h"
+#include "core/status.h"
+#include "trace/trace.h"
 #include "trace/trace_internal.h"
 
 /* Native traces start with a fixed magic; text formats are told apart by

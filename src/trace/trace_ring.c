@@ -38,8 +38,8 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
-#include "plumb/ring_format.h"
-#include "plumb/status.h"
+#include "trace/ring_format.h"
+#include "core/status.h"
 #include "trace/trace_entries.h"
 #include "trace/trace_internal.h"
 

@@ -10,9 +10,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "plumb/output.h"
-#include "plumb/status.h"
-#include "plumb/trace.h"
+#include "core/output.h"
+#include "core/status.h"
+#include "trace/trace.h"
 
 #define TRACE_STATS_SIZE_BUCKETS 8   /* 1, 2, 4, 8, 16, 32, 64 bytes, other */
 #define TRACE_STATS_HLL_BITS 14

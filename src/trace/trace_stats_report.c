@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
-#include "plumb/output.h"
+#include "core/output.h"
 #include "trace/trace_stats.h"
 
 #define BATCH 4096

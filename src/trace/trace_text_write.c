@@ -18,7 +18,7 @@
  * no place for them and drops them. */
 #include <errno.h>
 #include <stdlib.h>
-#include "plumb/status.h"
+#include "core/status.h"
 #include "trace/trace_internal.h"
 
 #define LINE_MAX_BYTES 96

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "plumb/status.h"
+#include "core/status.h"
 #include "trace/trace_internal.h"
 
 bool trace_tool_present(const char *dir)

@@ -2,9 +2,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "plumb/output.h"
-#include "plumb/status.h"
-#include "plumb/trace.h"
+#include "core/output.h"
+#include "core/status.h"
+#include "trace/trace.h"
 #include "trace/trace_internal.h"
 
 int trace_writer_open(trace_writer **out, const char *path, trace_format format, plumb_status *status)

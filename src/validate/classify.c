@@ -34,8 +34,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "plumb/parse.h"
-#include "plumb/validate.h"
+#include "core/parse.h"
+#include "validate/validate.h"
 
 void validate_thresholds_default(validate_thresholds *t)
 {

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "plumb/validate.h"
+#include "validate/validate.h"
 
 /* ---- Memory ---- */
 typedef struct validate_memory {

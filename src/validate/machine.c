@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "plumb/validate.h"
+#include "validate/validate.h"
 
 void validate_machine_default(validate_machine *out)
 {

@@ -15,8 +15,8 @@
 #include <unistd.h>
 #include <linux/hw_breakpoint.h>
 #include <linux/perf_event.h>
-#include "plumb/interrupt.h"
-#include "plumb/counters.h"
+#include "core/interrupt.h"
+#include "counters/counters.h"
 #include "validate/native.h"
 
 /* A run that takes longer is stuck (e.g. a spinning partner thread that

@@ -3,8 +3,8 @@
 #ifndef PLUMB_VALIDATE_NATIVE_H
 #define PLUMB_VALIDATE_NATIVE_H
 
-#include "plumb/sim.h"
-#include "plumb/validate.h"
+#include "sim/sim.h"
+#include "validate/validate.h"
 
 /* Source 0 = perf_event, 1 = PAPI. */
 typedef struct validate_native_support {

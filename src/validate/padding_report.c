@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
-#include "plumb/validate.h"
+#include "validate/validate.h"
 
 /* A row the table format may leave out: it agrees with the model, is not
  * at the aligned count, and its neighbours count the same (a plateau). */

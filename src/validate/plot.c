@@ -7,9 +7,9 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <stdlib.h>
-#include "plumb/escape.h"
-#include "plumb/spawn.h"
-#include "plumb/validate.h"
+#include "core/escape.h"
+#include "core/spawn.h"
+#include "validate/validate.h"
 
 /* Every path and title is a single-quoted gnuplot string (plumb/escape.h):
  * a folder named with a quote or a `command` stays a name. */

@@ -9,7 +9,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include "plumb/validate.h"
+#include "validate/validate.h"
 #include "native.h"
 
 static bool reject(char *why, size_t length, const char *text)

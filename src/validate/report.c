@@ -3,7 +3,7 @@
  * and every raw run. */
 #include <math.h>
 #include <stdio.h>
-#include "plumb/validate.h"
+#include "validate/validate.h"
 
 static const char *status_of(const validate_series *s)
 {

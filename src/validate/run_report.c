@@ -8,8 +8,8 @@
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
-#include "plumb/topology.h"
-#include "plumb/validate.h"
+#include "machine/topology.h"
+#include "validate/validate.h"
 
 output_table *validate_benchmarks_table(output_report *report)
 {

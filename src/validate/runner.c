@@ -12,9 +12,9 @@
 #include <strings.h>
 #include <string.h>
 #include <time.h>
-#include "plumb/counters.h"
-#include "plumb/cpu.h"
-#include "plumb/progress.h"
+#include "counters/counters.h"
+#include "core/cpu.h"
+#include "core/progress.h"
 #include "validate/native.h"
 
 void validate_options_default(validate_options *o)

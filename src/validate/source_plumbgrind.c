@@ -27,9 +27,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "plumb/instrument.h"
-#include "plumb/sim.h"
-#include "plumb/trace.h"
+#include "instrument/instrument.h"
+#include "sim/sim.h"
+#include "trace/trace.h"
 #include "plumb/valgrind.h"
 #include "validate/internal.h"
 #include "validate/native.h"

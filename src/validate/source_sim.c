@@ -14,13 +14,13 @@
 #include "validate/native.h"
 
 #if defined(__has_include)
-#if __has_include("plumb/sim.h")
+#if __has_include("sim/sim.h")
 #define VALIDATE_HAVE_SIM 1
 #endif
 #endif
 
 #ifdef VALIDATE_HAVE_SIM
-#include "plumb/sim.h"
+#include "sim/sim.h"
 
 typedef struct sim_sink {
 	sim *simulator;

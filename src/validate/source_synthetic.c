@@ -1,4 +1,4 @@
-/* The synthetic source (include/plumb/validate.h): counts made from the
+/* The synthetic source (src/validate/validate.h): counts made from the
  * prediction with one injected error, so the classifier can be checked on
  * the errors hardware makes even where no counter works.  Deterministic:
  * splitmix64 seeded from the seed, the suite's stream and the case size,
@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include "plumb/parse.h"
-#include "plumb/validate.h"
+#include "core/parse.h"
+#include "validate/validate.h"
 
 const char *validate_synthetic_kind_name(validate_synthetic_kind kind)
 {

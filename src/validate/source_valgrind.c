@@ -15,8 +15,8 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "plumb/tempdir.h"
-#include "plumb/interrupt.h"
+#include "core/tempdir.h"
+#include "core/interrupt.h"
 #include "validate/native.h"
 
 static int spawn(char *const argv[], plumb_status *status)

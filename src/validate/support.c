@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#include "plumb/arena.h"
+#include "core/arena.h"
 #include "validate/internal.h"
 
 int validate_memory_map(validate_memory *m, size_t size, bool prefault, plumb_status *status)

@@ -33,7 +33,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include "plumb/counters.h"
+#include "counters/counters.h"
 #include "run.h"
 
 enum {

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "plumb/bandwidth.h"
+#include "bandwidth/bandwidth.h"
 #include "run.h"
 
 Test(bw_cli, help)

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "plumb/output.h"
+#include "core/output.h"
 #include "run.h"
 
 static const char din_text[] = "2 400000 4\n0 1000 8\n1 2000 8\n0 1040 4\n3 44\n4 0\n2 400004 3\n";

@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "plumb/parse.h"
+#include "core/parse.h"
 
 static void refused_with_one_line(const plumb_status *status)
 {

@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "plumb/counters.h"
+#include "counters/counters.h"
 #include "counters/perf_events.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

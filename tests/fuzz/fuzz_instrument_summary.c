@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "plumb/instrument.h"
+#include "instrument/instrument.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "plumb/latency_run.h"
+#include "latency/latency_run.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

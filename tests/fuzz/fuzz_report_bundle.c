@@ -12,7 +12,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#include "plumb/report.h"
+#include "report/report.h"
 
 /* An in-memory file that report_bundle_read and output_file_open can name. */
 static int memory_file(const uint8_t *data, size_t size, char *path, size_t length)

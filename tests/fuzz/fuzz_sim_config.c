@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "plumb/sim.h"
+#include "sim/sim.h"
 
 static uint64_t total_lines(const sim_config *c)
 {

@@ -12,8 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "plumb/sim.h"
-#include "plumb/sim_curve.h"
+#include "sim/sim.h"
+#include "sim/sim_curve.h"
 #include "sim/sim_curve_internal.h"
 
 #define MAX_RECORDS 2048

@@ -8,7 +8,7 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include "plumb/trace.h"
+#include "trace/trace.h"
 #include "trace/trace_internal.h"
 
 static inline void fuzz_check_record(const trace_record *record)

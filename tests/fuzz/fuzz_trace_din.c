@@ -3,7 +3,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include "plumb/trace.h"
+#include "trace/trace.h"
 #include "fuzz_trace_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -21,7 +21,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "plumb/trace.h"
+#include "trace/trace.h"
 #include "trace/trace_entries.h"
 #include "trace/trace_internal.h"
 #include "fuzz_trace_check.h"

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "plumb/instrument.h"
+#include "instrument/instrument.h"
 
 /* target gets the program's path, tool_dir the tool's folder.  The trace
  * command's switches to lackey or text are cleared, so the tests take the

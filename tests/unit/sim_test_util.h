@@ -6,7 +6,7 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
-#include "plumb/sim.h"
+#include "sim/sim.h"
 
 typedef struct sim_trace {
 	trace_record *records;

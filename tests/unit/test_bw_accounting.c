@@ -4,7 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include "plumb/bandwidth.h"
+#include "bandwidth/bandwidth.h"
 
 static const bandwidth_kernel *kernel(const char *name)
 {

@@ -4,7 +4,7 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
-#include "plumb/bandwidth.h"
+#include "bandwidth/bandwidth.h"
 
 #define CAPACITY 4096
 

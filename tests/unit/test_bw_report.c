@@ -4,8 +4,8 @@
 #include <errno.h>
 #include <math.h>
 #include <string.h>
-#include "plumb/bandwidth.h"
-#include "plumb/output.h"
+#include "bandwidth/bandwidth.h"
+#include "core/output.h"
 
 Test(bw_report, kernels_by_name_and_isa)
 {

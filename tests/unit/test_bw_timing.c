@@ -1,6 +1,6 @@
 /* Timing orderings with wide margins only: the machine is shared. */
 #include <criterion/criterion.h>
-#include "plumb/bandwidth.h"
+#include "bandwidth/bandwidth.h"
 
 Test(bw_timing, l1_read_beats_dram_read_by_a_wide_margin, .timeout = 60)
 {

@@ -3,7 +3,7 @@
 #include <criterion/criterion.h>
 #include <math.h>
 #include <string.h>
-#include "plumb/cluster.h"
+#include "cluster/cluster.h"
 
 #define EPS 1e-12
 

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "plumb/escape.h"
+#include "core/escape.h"
 
 typedef void (*escape_function)(FILE *, const char *);
 

@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
-#include "plumb/output.h"
+#include "core/output.h"
 
 static char folder[64];
 

@@ -12,7 +12,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include "plumb/interrupt.h"
+#include "core/interrupt.h"
 
 typedef struct started {
 	pid_t program;      /* the process that installed the state */

@@ -3,11 +3,11 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-#include "plumb/arena.h"
-#include "plumb/cpu.h"
-#include "plumb/output.h"
-#include "plumb/timer.h"
-#include "plumb/topology.h"
+#include "core/arena.h"
+#include "core/cpu.h"
+#include "core/output.h"
+#include "core/timer.h"
+#include "machine/topology.h"
 
 Test(core_machine, topology_has_caches)
 {

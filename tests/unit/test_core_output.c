@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "plumb/output.h"
+#include "core/output.h"
 
 static output_report *sample_report(void)
 {
@@ -214,7 +214,7 @@ Test(core_output, rows_of_a_table_without_columns)
 	output_report_free(r);
 }
 
-#include "plumb/cpu.h"
+#include "core/cpu.h"
 /* A guest's brand string hides the model ("Intel(R) Xeon(R) Processor"):
  * topo names the generation from CPUID's family and model. */
 Test(core_output, cpu_generations_are_named_from_family_and_model)

@@ -1,6 +1,6 @@
 #include <criterion/criterion.h>
 #include <string.h>
-#include "plumb/parse.h"
+#include "core/parse.h"
 
 Test(core_parse, sizes)
 {

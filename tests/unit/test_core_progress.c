@@ -1,7 +1,7 @@
-/* The one progress format every long command draws (include/plumb/progress.h). */
+/* The one progress format every long command draws (src/core/progress.h). */
 #include <criterion/criterion.h>
 #include <string.h>
-#include "plumb/progress.h"
+#include "core/progress.h"
 
 static progress at(size_t done, size_t total)
 {

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
-#include "plumb/read_file.h"
+#include "core/read_file.h"
 
 static char folder[64];
 

@@ -1,6 +1,6 @@
 #include <criterion/criterion.h>
 #include <math.h>
-#include "plumb/stats.h"
+#include "core/stats.h"
 
 Test(core_stats, summary_exact)
 {

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "plumb/counters.h"
+#include "counters/counters.h"
 #include "counters/perf_events.h"
 
 Test(counters_catalogue, every_seed_event_is_catalogued)

@@ -1,6 +1,6 @@
 #include <criterion/criterion.h>
 #include <string.h>
-#include "plumb/counters.h"
+#include "counters/counters.h"
 #include "counters/perf_events.h"
 
 static perf_event_spec resolve_ok(const char *name)

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "plumb/counters.h"
-#include "plumb/output.h"
+#include "counters/counters.h"
+#include "core/output.h"
 
 Test(counters_events_report, an_event_that_does_not_exist_does_not_work_and_says_why)
 {

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "plumb/counters.h"
+#include "counters/counters.h"
 #include "counters/perf_events.h"
 
 static char root[64];

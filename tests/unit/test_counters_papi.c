@@ -2,7 +2,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <string.h>
-#include "plumb/counters.h"
+#include "counters/counters.h"
 #include "counters_test_pages.h"
 #include "../capability.h"
 

@@ -3,7 +3,7 @@
 #include <criterion/criterion.h>
 #include <stdatomic.h>
 #include <time.h>
-#include "plumb/counters.h"
+#include "counters/counters.h"
 #include "counters_test_pages.h"
 #include "../capability.h"
 

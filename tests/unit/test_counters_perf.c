@@ -2,7 +2,7 @@
 #include <math.h>
 #include <string.h>
 #include <sys/wait.h>
-#include "plumb/counters.h"
+#include "counters/counters.h"
 #include "counters_test_pages.h"
 
 static counter_set *open_or_fail(const char *backend, const char *const *events, size_t n,

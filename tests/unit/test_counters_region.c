@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/wait.h>
-#include "plumb/output.h"
+#include "core/output.h"
 #include "plumb/region.h"
 #include "counters_test_pages.h"
 #include "../capability.h"

@@ -4,7 +4,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/syscall.h>
-#include "plumb/counters.h"
+#include "counters/counters.h"
 #include "counters_test_pages.h"
 
 typedef struct sampling_log {

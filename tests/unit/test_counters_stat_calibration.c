@@ -3,7 +3,7 @@
  * not; whatever this machine's counters can do. */
 #include <criterion/criterion.h>
 #include <string.h>
-#include "plumb/counter_stat.h"
+#include "counters/counter_stat.h"
 
 Test(counters_stat_calibration, a_backend_not_calibrated_has_no_rows)
 {

@@ -2,7 +2,7 @@
 #include <errno.h>
 #include <math.h>
 #include <string.h>
-#include "plumb/counters.h"
+#include "counters/counters.h"
 #include "counters/rdpmc.h"
 
 Test(counters_value, full_time_is_ok_and_unscaled)

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-#include "plumb/explain.h"
+#include "explain/explain.h"
 
 static explain_machine machine(void)
 {

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "plumb/geometry.h"
+#include "geometry/geometry.h"
 
 /* plumb lat's grid at 4 points per octave from 4 KiB: 4096 * 2^(i/4),
  * rounded to whole 64-byte lines. */

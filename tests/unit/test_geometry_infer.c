@@ -3,7 +3,7 @@
  * real ones (a spike, a burst, a gradual edge). */
 #include <criterion/criterion.h>
 #include <math.h>
-#include "plumb/geometry.h"
+#include "geometry/geometry.h"
 
 /* The capacity sweep's own grid: from * 2^(i/ppo), rounded down to lines. */
 static double grid(double from, int i, int ppo)

@@ -4,8 +4,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "plumb/geometry.h"
-#include "plumb/output.h"
+#include "geometry/geometry.h"
+#include "core/output.h"
 
 static geometry_report *two_findings(void)
 {

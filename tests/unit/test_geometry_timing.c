@@ -1,7 +1,7 @@
 /* Geometry probes on the real machine: orderings with wide margins only. */
 #include <criterion/criterion.h>
-#include "plumb/cpu.h"
-#include "plumb/geometry.h"
+#include "core/cpu.h"
+#include "geometry/geometry.h"
 
 static void options(geometry_options *o, timer_calibration *timer)
 {

@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-#include "plumb/instrument.h"
-#include "plumb/output.h"
+#include "instrument/instrument.h"
+#include "core/output.h"
 
 #define HEAD "plumbgrind 1\ncommand ./a.out x y\npid 42\n" \
              "fields instructions loads stores modifies bytes_read bytes_written\n"

@@ -12,8 +12,8 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "plumb/instrument.h"
-#include "plumb/trace.h"
+#include "instrument/instrument.h"
+#include "trace/trace.h"
 #include "instrument_target.h"
 
 static char target[PATH_MAX + 64];

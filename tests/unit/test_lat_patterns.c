@@ -4,9 +4,9 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
-#include "plumb/chase.h"
-#include "plumb/latency_run.h"
-#include "plumb/permutation.h"
+#include "chase/chase.h"
+#include "latency/latency_run.h"
+#include "chase/permutation.h"
 
 /* lmbench's words_initialize, as lib_mem.c writes it: nbits from max >> 1,
  * then each index's bits reversed. */

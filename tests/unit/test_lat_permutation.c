@@ -4,8 +4,8 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
-#include "plumb/chase.h"
-#include "plumb/permutation.h"
+#include "chase/chase.h"
+#include "chase/permutation.h"
 
 static const size_t counts[] = { 1, 2, 3, 7, 64, 1000, 4096, 65537 };
 

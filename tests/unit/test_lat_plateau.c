@@ -2,7 +2,7 @@
  * right answer is known exactly. */
 #include <criterion/criterion.h>
 #include <math.h>
-#include "plumb/latency.h"
+#include "latency/latency.h"
 
 #define KiB 1024ull
 #define MiB (1024ull * 1024)

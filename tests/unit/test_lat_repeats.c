@@ -6,7 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "plumb/latency_run.h"
+#include "latency/latency_run.h"
 
 #define KiB 1024ull
 #define MiB (1024ull * 1024)

@@ -2,7 +2,7 @@
  * detection on synthetic bandwidth curves. */
 #include <criterion/criterion.h>
 #include <math.h>
-#include "plumb/latency.h"
+#include "latency/latency.h"
 
 static size_t synthetic(double b, double r, double c, double *ns, const unsigned **work)
 {

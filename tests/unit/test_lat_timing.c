@@ -12,9 +12,9 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
-#include "plumb/chase.h"
-#include "plumb/cpu.h"
-#include "plumb/latency.h"
+#include "chase/chase.h"
+#include "core/cpu.h"
+#include "latency/latency.h"
 
 /* Sanitizers put a shadow-memory check before every load, which changes
  * what a chase measures (and not equally in both chases): skip there. */

@@ -12,12 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "plumb/cluster.h"
-#include "plumb/explain.h"
-#include "plumb/latency_run.h"
-#include "plumb/machine_model.h"
-#include "plumb/report.h"
-#include "plumb/sim.h"
+#include "cluster/cluster.h"
+#include "explain/explain.h"
+#include "latency/latency_run.h"
+#include "machine/machine_model.h"
+#include "report/report.h"
+#include "sim/sim.h"
 
 #define KiB 1024.0
 #define MiB (1024.0 * 1024.0)

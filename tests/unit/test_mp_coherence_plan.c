@@ -5,8 +5,8 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
-#include "plumb/coherence.h"
-#include "plumb/cpu.h"
+#include "coherence/coherence.h"
+#include "core/cpu.h"
 
 /* ---- the counting harness: reference MESI over a few lines and roles ---- */
 enum { I_, S_, E_, M_ };

@@ -4,8 +4,8 @@
  * exactly the coherence traffic the state implies.  Deterministic counts. */
 #include <criterion/criterion.h>
 #include <stdlib.h>
-#include "plumb/coherence.h"
-#include "plumb/sim.h"
+#include "coherence/coherence.h"
+#include "sim/sim.h"
 
 #define LINES 64
 #define SPACING 128

@@ -2,8 +2,8 @@
  * made-up points, so exact verdicts (plumb/loaded.h). */
 #include <criterion/criterion.h>
 #include <math.h>
-#include "plumb/loaded.h"
-#include "plumb/model.h"
+#include "loaded/loaded.h"
+#include "model/model.h"
 
 static loaded_point idle_at(double ns)
 {

@@ -2,8 +2,8 @@
  * quietest allowed CPU first, the others kept for the generators. */
 #include <criterion/criterion.h>
 #include <string.h>
-#include "plumb/cpu.h"
-#include "plumb/loaded.h"
+#include "core/cpu.h"
+#include "loaded/loaded.h"
 
 Test(loaded_placement, one_cpu_has_nothing_to_measure)
 {

@@ -2,9 +2,9 @@
  * section 8.2): exact arithmetic, so exact assertions. */
 #include <criterion/criterion.h>
 #include <math.h>
-#include "plumb/model.h"
-#include "plumb/cpu.h"
-#include "plumb/loaded.h"
+#include "model/model.h"
+#include "core/cpu.h"
+#include "loaded/loaded.h"
 
 static const model_params memory = { .unloaded_latency_ns = 338, .service_ns = 195, .line_bytes = 128 };
 

@@ -2,7 +2,7 @@
  * every rejection names the line and the reason. */
 #include <criterion/criterion.h>
 #include <string.h>
-#include "plumb/model.h"
+#include "model/model.h"
 
 static int parse(const char *text, model_input *in, plumb_status *status)
 {

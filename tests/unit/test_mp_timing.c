@@ -6,10 +6,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "plumb/c2c.h"
-#include "plumb/cpu.h"
-#include "plumb/loaded.h"
-#include "plumb/output.h"
+#include "coherence/c2c.h"
+#include "core/cpu.h"
+#include "loaded/loaded.h"
+#include "core/output.h"
 
 #define RETRIES 5
 

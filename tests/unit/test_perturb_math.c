@@ -6,8 +6,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "plumb/perturb.h"
-#include "plumb/sim.h"
+#include "perturb/perturb.h"
+#include "sim/sim.h"
 
 Test(perturb_math, eq_2_1_slowdown_17x)
 {

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "plumb/perturb.h"
+#include "perturb/perturb.h"
 
 static const perturb_measure *measure(const perturb_analysis *a, const char *name)
 {

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "plumb/report.h"
+#include "report/report.h"
 
 static output_report *latency_like(void)
 {

@@ -5,8 +5,8 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include "plumb/progress.h"
-#include "plumb/report.h"
+#include "core/progress.h"
+#include "report/report.h"
 
 static bool known(const char *name)
 {

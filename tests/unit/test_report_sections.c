@@ -3,7 +3,7 @@
  * cluster read all come from the one table. */
 #include <criterion/criterion.h>
 #include <string.h>
-#include "plumb/report.h"
+#include "report/report.h"
 
 Test(report_sections, the_default_lists_come_from_the_table)
 {

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "plumb/report.h"
+#include "report/report.h"
 
 static output_report *topo(void)
 {

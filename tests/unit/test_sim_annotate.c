@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "plumb/sim.h"
+#include "sim/sim.h"
 #include "sim_test_util.h"
 
 static void add_at(sim_trace *t, uint32_t thread, trace_kind kind, uint64_t address, uint16_t size, uint64_t ip)

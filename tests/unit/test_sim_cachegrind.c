@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "plumb/instrument.h"
-#include "plumb/trace.h"
+#include "instrument/instrument.h"
+#include "trace/trace.h"
 #include "sim_test_util.h"
 
 typedef struct cachegrind_counts {

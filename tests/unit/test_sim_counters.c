@@ -2,7 +2,7 @@
  * interface gives the same numbers as the simulator's statistics, and an
  * event the simulator cannot model is unsupported, never 0. */
 #include <math.h>
-#include "plumb/counters.h"
+#include "counters/counters.h"
 #include "sim_test_util.h"
 
 Test(sim_counters, ping_pong_through_the_counter_interface)

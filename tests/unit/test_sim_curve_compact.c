@@ -11,8 +11,8 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
-#include "plumb/sim.h"
-#include "plumb/sim_curve.h"
+#include "sim/sim.h"
+#include "sim/sim_curve.h"
 #include "sim/sim_curve_internal.h"
 #include "sim_test_util.h"
 

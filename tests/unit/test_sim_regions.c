@@ -5,7 +5,7 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
-#include "plumb/sim.h"
+#include "sim/sim.h"
 #include "sim_test_util.h"
 
 static void add_marker(sim_trace *t, uint32_t thread, int begin, const char *name)

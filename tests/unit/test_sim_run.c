@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "plumb/sim.h"
+#include "sim/sim.h"
 
 Test(sim_run, a_geometry_sets_size_ways_and_line_or_removes_a_level)
 {

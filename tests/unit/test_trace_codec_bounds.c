@@ -5,7 +5,7 @@
  * after a long marker. */
 #include <criterion/criterion.h>
 #include <string.h>
-#include "plumb/trace.h"
+#include "trace/trace.h"
 #include "trace/trace_internal.h"
 
 /* BEFORE records, a marker with the longest name, AFTER records, the last

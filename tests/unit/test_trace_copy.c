@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "plumb/trace_copy.h"
+#include "trace/trace_copy.h"
 #include "trace/trace_stats.h"
 
 /* Five references of threads 0 and 1: a fetch (its own address as its

@@ -14,9 +14,9 @@
 #include <string.h>
 #include <unistd.h>
 #include <zstd.h>
-#include "plumb/instrument.h"
-#include "plumb/sim.h"
-#include "plumb/trace.h"
+#include "instrument/instrument.h"
+#include "sim/sim.h"
+#include "trace/trace.h"
 #include "trace/trace_entries.h"
 #include "trace/trace_internal.h"
 #include "trace/trace_stats.h"

@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "plumb/sim.h"
-#include "plumb/trace.h"
+#include "sim/sim.h"
+#include "trace/trace.h"
 
 /* A lackey trace: each thread's writes one after the other, as Valgrind
  * runs threads by turns (SCHED[n] = thread n-1). */

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "plumb/trace.h"
+#include "trace/trace.h"
 #include "trace/trace_internal.h"
 
 /* Enough names that the old search of every name (quadratic) takes minutes

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "plumb/trace.h"
+#include "trace/trace.h"
 #include "trace/trace_internal.h"
 #include "trace_test_util.h"
 

@@ -13,11 +13,11 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#include "plumb/instrument.h"
-#include "plumb/output.h"
-#include "plumb/ring_format.h"
-#include "plumb/sim.h"
-#include "plumb/trace.h"
+#include "instrument/instrument.h"
+#include "core/output.h"
+#include "trace/ring_format.h"
+#include "sim/sim.h"
+#include "trace/trace.h"
 #include "trace/trace_internal.h"
 #include "instrument_target.h"
 

@@ -7,7 +7,7 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "plumb/trace.h"
+#include "trace/trace.h"
 #include "trace_test_util.h"
 
 /* Forks a child that writes `records` generated records in `format` to a

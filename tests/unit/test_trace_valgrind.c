@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "plumb/trace.h"
+#include "trace/trace.h"
 #include "trace_test_util.h"
 
 /* Two threads alive at once (a barrier holds the first until the second

@@ -16,7 +16,7 @@
 #include <linux/perf_event.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
-#include "plumb/validate.h"
+#include "validate/validate.h"
 #include "validate/internal.h"
 #include "validate/kernels.h"
 #include "../capability.h"

@@ -3,7 +3,7 @@
 #include <criterion/criterion.h>
 #include <math.h>
 #include <string.h>
-#include "plumb/validate.h"
+#include "validate/validate.h"
 
 static validate_case make(double predicted, double mean, double stddev)
 {

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "plumb/validate.h"
+#include "validate/validate.h"
 
 /* Eight pads of a 32-byte page, the array 16 bytes past it, 4 pairs: the
  * pad 12 starts the first page and halves the faults; the last pad counts

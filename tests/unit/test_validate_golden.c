@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "plumb/validate.h"
+#include "validate/validate.h"
 
 #define MAX_CASES 16
 

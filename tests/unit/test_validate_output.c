@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "plumb/validate.h"
+#include "validate/validate.h"
 
 /* Two series of the page-fault benchmark: perf exact, PAPI unsupported. */
 static void fake_results(validate_results *r, double *values)

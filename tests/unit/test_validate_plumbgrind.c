@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-#include "plumb/validate.h"
+#include "validate/validate.h"
 #include "validate/native.h"
 #include "../capability.h"
 

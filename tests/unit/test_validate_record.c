@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/wait.h>
-#include "plumb/validate.h"
+#include "validate/validate.h"
 
 static double predict_size(const validate_params *p) { return (double)p->size; }
 

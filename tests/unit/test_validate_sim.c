@@ -3,7 +3,7 @@
 #include <criterion/criterion.h>
 #include <math.h>
 #include <string.h>
-#include "plumb/validate.h"
+#include "validate/validate.h"
 #include "validate/native.h"
 
 Test(validate_sim, simulator_counts_equal_the_predictions, .timeout = 120)

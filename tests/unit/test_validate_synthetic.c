@@ -6,7 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "plumb/validate.h"
+#include "validate/validate.h"
 
 typedef struct suite {
 	const char *name;

@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "plumb/trace.h"
+#include "trace/trace.h"
 
 /* A deterministic mix of every record shape the codec distinguishes. */
 void trace_test_records(trace_record *records, size_t count, uint64_t seed);

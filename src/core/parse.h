@@ -1,0 +1,24 @@
+/* Parsers for the values users type: sizes, counts, lists.  Each rejects
+ * trailing junk, overflow and empty input with a message naming the text. */
+#ifndef PLUMB_PARSE_H
+#define PLUMB_PARSE_H
+
+#include <stdint.h>
+#include "core/status.h"
+
+/* "4096", "4K", "4KiB", "64k", "64kib", "1M", "1MiB", "2G", "1.5M": binary
+ * multiples, the unit K/KiB, M/MiB, G/GiB, T/TiB in capitals or all in lower
+ * case (or B); "64Kb", "64KB" are refused.  No sign, also after white space. */
+int parse_size(const char *text, uint64_t *out, plumb_status *status);
+/* Integers are decimal unless written 0x ("010" is ten).  Unsigned integer
+ * in [min, max]: a sign anywhere, also after leading white space, is refused. */
+int parse_u64(const char *text, uint64_t min, uint64_t max, uint64_t *out, plumb_status *status);
+int parse_int(const char *text, long min, long max, long *out, plumb_status *status);
+/* Finite double in [min, max]. */
+int parse_double(const char *text, double min, double max, double *out, plumb_status *status);
+/* CPU list "0-3,6,8-9" into cpus[] (at most max entries); count in *n. */
+int parse_cpu_list(const char *text, int *cpus, int max, int *n, plumb_status *status);
+/* Formats a byte count as "32KiB", "1MiB", "1.5MiB", "4096B". */
+const char *format_size(uint64_t bytes, char *buffer, size_t length);
+
+#endif
