@@ -5,9 +5,12 @@
  * report's. */
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "core/progress.h"
 #include "report/report.h"
 
@@ -37,6 +40,64 @@ static const output_report *section_before(const char *const *names, output_repo
 	return NULL;
 }
 
+/* The progress line redrawn every second while a section runs: drawn only
+ * when a section began, it said "about 6:57 left" through validate's four
+ * minutes while the time left fell (progress_format takes the time spent in
+ * the running step off).  The thread only redraws; the main thread steps
+ * under the same lock, and signals stay with the main thread, whose
+ * handlers end the section's process. */
+typedef struct ticker {
+	progress *p;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	bool stop, running;
+	pthread_t thread;
+} ticker;
+
+static void *ticker_loop(void *argument)
+{
+	ticker *t = argument;
+	pthread_mutex_lock(&t->lock);
+	while (!t->stop) {
+		struct timespec at;
+		clock_gettime(CLOCK_REALTIME, &at);
+		at.tv_sec += 1;
+		pthread_cond_timedwait(&t->wake, &t->lock, &at);
+		if (!t->stop)
+			progress_step(t->p, t->p->done);
+	}
+	pthread_mutex_unlock(&t->lock);
+	return NULL;
+}
+
+static void ticker_start(ticker *t, progress *p)
+{
+	t->p = p;
+	t->stop = t->running = false;
+	pthread_mutex_init(&t->lock, NULL);
+	pthread_cond_init(&t->wake, NULL);
+	if (!p->enabled)
+		return;
+	sigset_t all, before;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &before);
+	t->running = pthread_create(&t->thread, NULL, ticker_loop, t) == 0;
+	pthread_sigmask(SIG_SETMASK, &before, NULL);
+}
+
+static void ticker_stop(ticker *t)
+{
+	if (t->running) {
+		pthread_mutex_lock(&t->lock);
+		t->stop = true;
+		pthread_cond_signal(&t->wake);
+		pthread_mutex_unlock(&t->lock);
+		pthread_join(t->thread, NULL);
+	}
+	pthread_cond_destroy(&t->wake);
+	pthread_mutex_destroy(&t->lock);
+}
+
 size_t report_run_sections(const char *program, const char *who, const char *const *names, size_t count, bool quick,
                            const char *save_dir, output_report **reports, char (*failures)[PLUMB_MESSAGE_MAX])
 {
@@ -52,12 +113,16 @@ size_t report_run_sections(const char *program, const char *who, const char *con
 		weights[i] = report_section_expected_seconds(names[i], quick);
 	if (weights)
 		progress_set_weights(&p, weights);
+	ticker tick;
+	ticker_start(&tick, &p);
 	for (size_t i = 0; i < count; i++) {
 		reports[i] = NULL;
 		failures[i][0] = 0;
+		pthread_mutex_lock(&tick.lock);
 		progress_step(&p, i);
 		if (p.enabled)
 			fprintf(stderr, "\r%s: section %zu/%zu: plumb %s\033[K\n", label, i + 1, count, names[i]);
+		pthread_mutex_unlock(&tick.lock);
 		char save_path[PATH_MAX], *save = NULL;
 		if (save_dir) {
 			snprintf(save_path, sizeof save_path, "%s/%s.json", save_dir, names[i]);
@@ -98,10 +163,13 @@ size_t report_run_sections(const char *program, const char *who, const char *con
 		}
 		if (rc != 0) {
 			snprintf(failures[i], PLUMB_MESSAGE_MAX, "%s", status.message[0] ? status.message : "the section failed");
-			fprintf(stderr, "plumb %s: section %s: %s\n", who, names[i], failures[i]);
+			pthread_mutex_lock(&tick.lock);
+			fprintf(stderr, "%splumb %s: section %s: %s\n", p.enabled ? "\r\033[K" : "", who, names[i], failures[i]);
+			pthread_mutex_unlock(&tick.lock);
 			failed++;
 		}
 	}
+	ticker_stop(&tick);
 	progress_step(&p, count);
 	progress_end(&p);
 	free(weights);
