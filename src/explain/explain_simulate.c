@@ -63,12 +63,12 @@ static int explain_sim_config(const explain_result *result, sim_config *config, 
 	if (strcmp(result->preset, "host") != 0 || !result->have_machine)
 		return 0;
 	sim_level level = config->cache[SIM_L3].size ? SIM_L3 : SIM_L2;
-	explain_level at = level == SIM_L3 ? EXPLAIN_L3 : EXPLAIN_L2;
-	uint64_t usable = result->machine.size_bytes[at], nominal = config->cache[level].size;
-	uint64_t way_bytes = (uint64_t)config->cache[level].line * (config->cache[level].assoc ? config->cache[level].assoc : 1);
-	if (!usable || !nominal || usable >= nominal / 2 || usable < way_bytes)
+	uint64_t usable = result->machine.size_bytes[level == SIM_L3 ? EXPLAIN_L3 : EXPLAIN_L2];
+	uint64_t nominal = config->cache[level].size;
+	/* plumb sim --machine's rule (threshold, whole sets); the note in
+	 * explain's words */
+	if (!usable || sim_preset_apply_usable(config, (double)usable, NULL, NULL, 0) == 0)
 		return 0;
-	config->cache[level].size = usable / way_bytes * way_bytes;
 	if (note && length)
 		snprintf(note, length, "; L%d at its usable %.1f MiB of the nominal %.0f MiB sysfs lists (--preset host-nominal "
 		         "simulates that)", level == SIM_L3 ? 3 : 2, (double)config->cache[level].size / 1048576,

@@ -122,6 +122,11 @@ int sim_preset(sim_config *config, const char *name, plumb_status *status);
  * 1 when the size changed.  host-nominal is the preset that never does. */
 struct machine_model;
 int sim_preset_apply_machine(sim_config *config, const struct machine_model *model, char *note, size_t length);
+/* The same rule for a usable size known otherwise (explain's machine
+ * figures): the shared cache (L3, else L2) takes usable_bytes, rounded down
+ * to whole sets, when that is under half the nominal size; the note names
+ * source (length 0: no note).  Returns 1 when the size changed. */
+int sim_preset_apply_usable(sim_config *config, double usable_bytes, const char *source, char *note, size_t length);
 /* Another machine's caches, from the topo section of the report.json plumb
  * report wrote there (its table "caches": level, type, size, line, ways;
  * its "machine" property cores), set as the host preset sets this

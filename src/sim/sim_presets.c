@@ -383,7 +383,7 @@ int sim_preset_apply_machine(sim_config *config, const machine_model *model, cha
 			shared = &model->levels[k];
 	if (!shared || !config->cache[level].size || !(shared->shared || shared->hidden))
 		return 0;
-	char a[32], b[32];
+	char a[32];
 	size_t used = 0;
 	if (shared->hidden) {
 		size_t written = 0;
@@ -392,22 +392,30 @@ int sim_preset_apply_machine(sim_config *config, const machine_model *model, cha
 		       "for it, so no usable size", cache_level, a, model->source);
 		return 0;
 	}
-	double usable = shared->usable_bytes, nominal = (double)config->cache[level].size;
+	return sim_preset_apply_usable(config, shared->usable_bytes, model->source, note, length);
+}
+
+int sim_preset_apply_usable(sim_config *config, double usable, const char *source, char *note, size_t length)
+{
+	if (length)
+		note[0] = 0;
+	sim_level level = config->cache[SIM_L3].size ? SIM_L3 : SIM_L2;
+	double nominal = (double)config->cache[level].size;
 	/* Far below: a sweep step is 1.19x and the passes spread by two;
 	 * half the nominal size is beyond any of that. */
-	if (!(usable > 0) || !isfinite(usable) || !(usable < nominal / 2))
+	if (!(nominal > 0) || !(usable > 0) || !isfinite(usable) || !(usable < nominal / 2))
 		return 0;
 	uint64_t way_bytes = (uint64_t)config->cache[level].line * (config->cache[level].assoc ? config->cache[level].assoc : 1);
 	uint64_t size = (uint64_t)(usable / (double)way_bytes) * way_bytes;
 	if (size < way_bytes)
 		size = way_bytes;
-	a[0] = b[0] = 0;
-	size_t ignored = 0;
+	char a[32] = "", b[32] = "";
+	size_t ignored = 0, used = 0;
 	append_size(a, sizeof a, &ignored, size);
 	ignored = 0;
 	append_size(b, sizeof b, &ignored, config->cache[level].size);
 	config->cache[level].size = size;
 	append(note, length, &used, "L%d at its usable %s, measured (%s), of the nominal %s sysfs lists (--preset host-nominal "
-	       "simulates that)", cache_level, a, model->source, b);
+	       "simulates that)", level == SIM_L3 ? 3 : 2, a, source, b);
 	return 1;
 }
