@@ -1,7 +1,9 @@
 #!/bin/sh
 # Runs one Criterion suite so that no skip is silent: Criterion prints a
 # skipped test and its reason only when verbose, and verbose also prints a
-# [RUN] and a [PASS] line per test; those two are dropped here.  The suite's
+# [RUN] and a [PASS] line per test; those two are dropped here.  The names of
+# failing and crashing tests are repeated after the synthesis, so that the
+# last lines of a long log (all a CI page may show) name them.  The suite's
 # exit status is kept.
 #   tests/run-suite.sh SUITE [CRITERION OPTIONS...]
 suite=$1
@@ -14,6 +16,8 @@ trap 'exit 143' TERM
 	awk '/^\[(RUN |PASS)\]/ { next }
 	     /^\[SKIP\]/ && /Test is disabled$/ { next }
 	     /^\[SKIP\]/ { skipped++ }
+	     /^\[FAIL\]/ || /CRASH/ || (/^\[----\]/ && failures < 60) { failed[++failures] = $0 }
 	     { print; fflush() }
-	     END { if (skipped) printf "[====] Skipped, with the reasons above: %d\n", skipped }'
+	     END { if (skipped) printf "[====] Skipped, with the reasons above: %d\n", skipped
+		   for (i = 1; i <= failures; i++) printf "[====] Failed: %s\n", failed[i] }'
 exit "$(cat "$status_file")"
