@@ -16,7 +16,8 @@ trap 'exit 143' TERM
 	awk '/^\[(RUN |PASS)\]/ { next }
 	     /^\[SKIP\]/ && /Test is disabled$/ { next }
 	     /^\[SKIP\]/ { skipped++ }
-	     /^\[FAIL\]/ || /CRASH/ || (/^\[----\]/ && failures < 60) { failed[++failures] = $0 }
+	     /Assertion Failed/ { context = 3 }
+	     /^\[FAIL\]/ || /CRASH/ || (/^\[----\]/ && context-- > 0 && failures < 60) { failed[++failures] = $0 }
 	     { print; fflush() }
 	     END { if (skipped) printf "[====] Skipped, with the reasons above: %d\n", skipped
 		   for (i = 1; i <= failures; i++) printf "[====] Failed: %s\n", failed[i] }'
