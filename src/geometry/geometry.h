@@ -72,6 +72,8 @@ typedef struct geometry_cache_estimate {
 	double ns;               /* plateau latency, ns per load */
 	double capacity_low;     /* largest working set that still fits */
 	double capacity_high;    /* smallest one that does not */
+	char name[16];           /* plumb lat's name ("L2", "level 3"); empty: "L" and its position */
+	int cache_level;         /* the sysfs data cache lat matched it to, -1 none, 0 unknown (by position) */
 } geometry_cache_estimate;
 
 int geometry_infer_levels(const geometry_curve *curve, int expected_levels, geometry_cache_estimate *levels,
@@ -258,6 +260,12 @@ typedef struct geometry_report {
 } geometry_report;
 
 int geometry_run(const geometry_run_request *request, geometry_report *report, plumb_status *status);
+/* Step 1 of geometry_run alone: the levels of a plumb lat measurement (its
+ * names: a plateau lat could not match to a sysfs cache keeps its "level N",
+ * never the next cache's name) and their latency and capacity findings
+ * against topo (NULL: no references). */
+int geometry_level_findings(geometry_report *report, const latency_run_result *lat, unsigned points_per_octave,
+                            const topology *topo, bool saved, plumb_status *status);
 void geometry_report_free(geometry_report *report);
 
 void geometry_tlb_reference_read(geometry_tlb_reference *out);

@@ -103,7 +103,10 @@ static void add_curves(output_report *report, const geometry_report *g)
 	for (int l = 0; l < g->conflict_count; l++)
 		for (size_t i = 0; i < g->conflict[l].n; i++) {
 			char level[16];
-			snprintf(level, sizeof level, "L%d", l + 1);
+			if (g->levels[l].name[0])
+				snprintf(level, sizeof level, "%s", g->levels[l].name);
+			else
+				snprintf(level, sizeof level, "L%d", l + 1);
 			output_row(t);
 			output_cell_text(t, level);
 			output_cell_integer(t, (int64_t)g->conflict_stride[l]);

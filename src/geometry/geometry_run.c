@@ -118,12 +118,23 @@ static void step(run_progress *p)
 		p->request->progress(p->request->progress_context, p->done, p->total);
 }
 
+/* Level i's name and its sysfs cache (NULL: none, or no topology). */
+static const topology_cache *level_of(const geometry_report *r, int i, const topology *topo, char *name, size_t size)
+{
+	const geometry_cache_estimate *e = &r->levels[i];
+	if (e->name[0])
+		snprintf(name, size, "%s", e->name);
+	else
+		snprintf(name, size, "L%d", i + 1);
+	int cache_level = e->cache_level == 0 ? i + 1 : e->cache_level;
+	return topo && cache_level > 0 ? topology_data_cache(topo, cache_level) : NULL;
+}
+
 static void capacity_findings(geometry_report *r, const topology *topo, int points_per_octave)
 {
 	for (int i = 0; i < r->level_count; i++) {
 		char level[16];
-		snprintf(level, sizeof level, "L%d", i + 1);
-		const topology_cache *cache = topo ? topology_data_cache(topo, i + 1) : NULL;
+		const topology_cache *cache = level_of(r, i, topo, level, sizeof level);
 		geometry_finding *f = add_finding(r, "latency", level, "ns");
 		if (f) {
 			set_measured(f, r->levels[i].ns, r->levels[i].ns, r->levels[i].ns);
@@ -184,7 +195,13 @@ static void capacity_findings(geometry_report *r, const topology *topo, int poin
 		int sysfs_levels = 0;
 		while (topology_data_cache(topo, sysfs_levels + 1))
 			sysfs_levels++;
-		for (int i = r->level_count; i < sysfs_levels; i++) {
+		for (int i = 0; i < sysfs_levels; i++) {
+			/* a sysfs cache no plateau was matched to */
+			bool matched = false;
+			for (int k = 0; k < r->level_count && !matched; k++)
+				matched = r->levels[k].cache_level == 0 ? k == i : r->levels[k].cache_level == i + 1;
+			if (matched)
+				continue;
 			char level[16];
 			snprintf(level, sizeof level, "L%d", i + 1);
 			geometry_finding *f = add_finding(r, "capacity", level, "bytes");
@@ -224,11 +241,10 @@ static void line_finding(geometry_report *r, const topology *topo)
 static void ways_finding(geometry_report *r, int level, double threshold, const topology *topo)
 {
 	char name[16];
-	snprintf(name, sizeof name, "L%d", level + 1);
+	const topology_cache *cache = level_of(r, level, topo, name, sizeof name);
 	geometry_finding *f = add_finding(r, "associativity", name, "ways");
 	if (!f)
 		return;
-	const topology_cache *cache = topo ? topology_data_cache(topo, level + 1) : NULL;
 	if (cache && cache->associativity > 0)
 		set_reference(f, cache->associativity, "sysfs");
 	double ways;
@@ -346,8 +362,25 @@ static int levels_of_latency(geometry_report *r, const latency_run_result *lat, 
 		e->ns = v->ns;
 		e->capacity_low = (double)lat->sizes[v->end_index];
 		e->capacity_high = v->end_index + 1 < lat->point_count ? (double)lat->sizes[v->end_index + 1] : NAN;
+		/* lat's names, matched to sysfs by capacity: a plateau it could not
+		 * match ("level 3" on a VM whose L3 shows an extra step) must not
+		 * take the next cache's name by its position */
+		snprintf(e->name, sizeof e->name, "%s", lat->levels[k].name);
+		e->cache_level = lat->levels[k].cache_level > 0 ? lat->levels[k].cache_level : -1;
 		r->spreads[r->level_count++] = lat->levels[k].spread;
 	}
+	return 0;
+}
+
+int geometry_level_findings(geometry_report *r, const latency_run_result *lat, unsigned points_per_octave,
+                            const topology *topo, bool saved, plumb_status *status)
+{
+	if (levels_of_latency(r, lat, points_per_octave, status) != 0)
+		return -1;
+	r->levels_saved = saved;
+	int first = r->finding_count;
+	capacity_findings(r, topo, r->points_per_octave);
+	mark_quality(r, first, &r->capacity, NULL);
 	return 0;
 }
 
@@ -371,16 +404,14 @@ int geometry_run(const geometry_run_request *request, geometry_report *r, plumb_
 		}
 		lat = &own;
 	}
-	int rc = levels_of_latency(r, lat, request->latency_options.points_per_octave, status);
-	r->levels_saved = request->levels_from != NULL;
+	int rc = geometry_level_findings(r, lat, request->latency_options.points_per_octave, topo,
+	                                 request->levels_from != NULL, status);
 	if (lat == &own)
 		latency_run_free(&own);
 	if (rc != 0)
 		goto fail;
 	step(&steps);
-	int first = r->finding_count;
-	capacity_findings(r, topo, r->points_per_octave);
-	mark_quality(r, first, &r->capacity, NULL);
+	int first;
 
 	/* 2. Line size: 512 blocks, 256 KiB, inside the first-level TLB reach. */
 	if (geometry_probe_line(o, 256u << 10, 256, &r->line, status) != 0)
@@ -393,7 +424,8 @@ int geometry_run(const geometry_run_request *request, geometry_report *r, plumb_
 	/* 3. Associativity of each level found, with lines one capacity
 	 * (rounded up to a power of two) apart. */
 	for (int i = 0; i < r->level_count && i < 3; i++) {
-		const topology_cache *cache = topo ? topology_data_cache(topo, i + 1) : NULL;
+		char name[16];
+		const topology_cache *cache = level_of(r, i, topo, name, sizeof name);
 		unsigned max_count = cache && cache->associativity > 0 ? 2u * (unsigned)cache->associativity + 8 : 40;
 		if (max_count < 24)
 			max_count = 24;

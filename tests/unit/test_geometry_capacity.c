@@ -268,3 +268,52 @@ Test(geometry_capacity, a_noisy_rise_is_not_a_flat_stride_curve)
 	cr_assert(!geometry_curve_is_flat(&c, 1.15));
 	geometry_curve_free(&c);
 }
+
+/* A VM whose L3 shows an extra step: plumb lat names its plateaus L1, L2,
+ * "level 3" (matched to no sysfs cache) and L3.  geometry named its
+ * findings by position, so its "L3" latency was lat's "level 3" and the
+ * report gave two figures for the L3's latency (geometry_cli's
+ * one_report_gives_one_figure_per_quantity failed under load).  Each
+ * finding now carries lat's name. */
+Test(geometry_capacity, levels_keep_the_names_plumb_lat_gave_them)
+{
+	static uint64_t sizes[10];
+	static latency_point points[10];
+	latency_run_result lat;
+	memset(&lat, 0, sizeof lat);
+	static const double ns[10] = { 1.5, 1.5, 1.5, 5, 5, 30, 30, 60, 60, 130 };
+	for (size_t i = 0; i < 10; i++) {
+		sizes[i] = (uint64_t)16384 << i;
+		points[i].bytes = sizes[i];
+		points[i].latency.ns_p10 = ns[i];
+	}
+	lat.sizes = sizes;
+	lat.points = points;
+	lat.point_count = 10;
+	static const char *const names[5] = { "L1", "L2", "level 3", "L3", "memory" };
+	static const int matched[5] = { 1, 2, -1, 3, 0 }, ends[5] = { 2, 4, 6, 8, 9 };
+	static const double level_ns[5] = { 1.5, 5, 30, 60, 130 };
+	for (int k = 0; k < 5; k++) {
+		lat.levels[k].level.ns = level_ns[k];
+		lat.levels[k].level.end_index = (size_t)ends[k];
+		snprintf(lat.levels[k].name, sizeof lat.levels[k].name, "%s", names[k]);
+		lat.levels[k].cache_level = matched[k];
+	}
+	lat.level_count = 5;
+	geometry_report r;
+	memset(&r, 0, sizeof r);
+	cr_assert_eq(geometry_level_findings(&r, &lat, 4, NULL, true, NULL), 0);
+	int latencies = 0;
+	for (int i = 0; i < r.finding_count; i++) {
+		const geometry_finding *f = &r.findings[i];
+		if (strcmp(f->property, "latency") != 0)
+			continue;
+		latencies++;
+		for (int k = 0; k < 5; k++)
+			if (!strcmp(f->level, names[k]))
+				cr_expect_float_eq(f->measured, level_ns[k], 1e-9, "%s: %g", f->level, f->measured);
+		cr_expect(strcmp(f->level, "L4") != 0, "a level named by its position");
+	}
+	cr_expect_eq(latencies, 5);   /* four caches' plateaus and memory */
+	geometry_report_free(&r);
+}
