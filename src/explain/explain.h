@@ -228,7 +228,7 @@ typedef struct explain_result {
 	char simulate_error[PLUMB_MESSAGE_MAX];     /* empty when simulated */
 	char machine_error[PLUMB_MESSAGE_MAX];      /* empty when the machine is known */
 	char simulate_source[640];                  /* how the per-region simulation was done */
-	char core_source[160];                      /* how blocks were priced ("llvm-mca -mcpu=..."), or empty */
+	char core_source[320];                      /* how blocks were priced ("llvm-mca -mcpu=..."), or empty */
 	char core_error[PLUMB_MESSAGE_MAX];         /* why they were not */
 	explain_shared_line shared[EXPLAIN_SHARED_LINES];   /* the hottest shared lines, hottest first */
 	size_t shared_count;

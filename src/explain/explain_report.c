@@ -616,7 +616,7 @@ output_report *explain_report(const explain_result *r)
 	add_counters(report, r);
 	add_machine(report, r);
 	add_disagreement(report, r);
-	char core[320];
+	char core[400];
 	if (r->ipc_base > 0)
 		snprintf(core, sizeof core, "instructions at %.2f per cycle (--ipc)", r->ipc_base);
 	else if (r->core_source[0])
