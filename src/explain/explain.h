@@ -54,6 +54,7 @@ typedef struct explain_machine {
 	double bandwidth_gbps[EXPLAIN_LEVELS]; /* one thread's read bandwidth from the level (10^9 B/s) */
 	double mlp[EXPLAIN_LEVELS];          /* misses in flight at the peak (random chains; Little's law) */
 	uint64_t size_bytes[EXPLAIN_LEVELS]; /* the cache sizes the probes used (sysfs); 0 for memory */
+	double fault_ns;                     /* the kernel's time for one minor page fault (measured now) */
 } explain_machine;
 
 typedef struct explain_machine_options {
@@ -74,6 +75,10 @@ int explain_machine_measure(const explain_machine_options *options, explain_mach
  * plumb explain's own (table "machine"), or plumb lat --mlp's (tables
  * "levels" and "mlp"; bandwidth then unknown). */
 int explain_machine_load(const char *path, explain_machine *out, plumb_status *status);
+/* The kernel's time (thread CPU time) for one minor page fault: fresh
+ * anonymous pages (no huge pages) written once each, the fastest of a few
+ * rounds; NaN if it cannot be measured.  About 50 ms. */
+double explain_machine_fault_ns(void);
 
 /* -------------------------------------------------------------- a region */
 
@@ -150,7 +155,9 @@ typedef struct explain_prediction {
 	double transfer_ns;                  /* the sum of stream_ns: the data transfers that overlap the core */
 	double stall_ns;                     /* the sum of latency_ns: what does not overlap */
 	double bandwidth_bound_ns;           /* all lines moved from and to memory / memory bandwidth */
-	double total_ns;                     /* the prediction: max(compute, transfers, memory bound) + stalls */
+	double kernel_ns;                    /* the region's page faults x one fault's kernel time */
+	double total_ns;                     /* the prediction: max(compute, transfers, memory bound) + stalls
+	                                        + kernel */
 	double overlapped_ns;                /* with every irregular miss overlapped by the measured MLP */
 } explain_prediction;
 
@@ -162,6 +169,7 @@ typedef struct explain_region {
 	double wall_ns[EXPLAIN_RUNS_MAX];    /* per run, summed over entries and threads */
 	stats_summary wall;
 	explain_counter counters[COUNTER_MAX_EVENTS];
+	double page_faults;                  /* per run (the page-faults counter's mean), NaN if not counted */
 	/* instrumented */
 	bool instrumented;
 	instrument_counts counts;

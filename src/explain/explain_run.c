@@ -29,6 +29,9 @@ int explain_run(char *const argv[], const explain_options *options, explain_resu
 	} else {
 		snprintf(out->machine_error, sizeof out->machine_error, "%s", step.message);
 	}
+	/* a page fault's kernel time: quick, and not in a saved report */
+	if (out->have_machine)
+		out->machine.fault_ns = explain_machine_fault_ns();
 	/* the other machine's file before anything runs: a bad one is one error */
 	if (options->other_file && explain_other_load(options->other_file, out, status) != 0) {
 		explain_result_free(out);
