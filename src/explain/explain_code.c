@@ -2054,12 +2054,16 @@ int explain_code_finish(explain_code *c, explain_result *result, bool price_bloc
 				snprintf(table, sizeof table, "%s/blocks.tsv", dir);
 				FILE *f = fopen(table, "w");
 				if (f) {
-					fprintf(f, "block\tstart\tinstructions\texecutions\tcycles\tfast_add_cycles\n");
+					fprintf(f, "block\tstart\tinstructions\texecutions\tcycles\tfast_add_cycles\tuops\tfused_uops"
+					           "\tpressure\tdispatch_width\tloop\n");
 					for (size_t i = 0; i < hot_count_kept; i++)
-						fprintf(f, "b%zu\t%#llx\t%u\t%llu\t%.3f\t%.3f\n", i, (unsigned long long)hot[i]->start,
-						        hot[i]->instructions,
+						fprintf(f, "b%zu\t%#llx\t%u\t%llu\t%.3f\t%.3f\t%.2f\t%.0f\t%.2f\t%.0f\t%d\n", i,
+						        (unsigned long long)hot[i]->start, hot[i]->instructions,
 						        (unsigned long long)(hot[i]->instructions ? hot[i]->weight / hot[i]->instructions : 0),
-						        hot[i]->cycles, hot[i]->fast_cycles);
+						        hot[i]->cycles, hot[i]->fast_cycles, hot[i]->uops,
+						        explain_block_fused_uops(hot[i]->text, hot[i]->instructions), hot[i]->pressure,
+						        hot[i]->dispatch_width,
+						        explain_block_jumps_to(hot[i]->text, hot[i]->start + hot[i]->bytes, hot[i]->start));
 					fclose(f);
 				}
 				explain_result_note(result, "in-core: the blocks and llvm-mca's output are in %s", dir);
