@@ -845,8 +845,11 @@ static bool has_memory_source(const char *line)
 }
 
 /* Replaces what llvm-mca cannot model as straight-line code (calls and
- * returns: "a latency of 100cy"; jumps) by a nop of the same slot. */
-static const char *mca_line(const char *line)
+ * returns: "a latency of 100cy"; jumps) by a nop of the same slot, and
+ * stack-pointer updates by what the core's stack engine makes of them
+ * (explain_block_stack_engine); the line to give llvm-mca, which may be
+ * `buffer`. */
+static const char *mca_line(const char *line, char *buffer, size_t size)
 {
 	while (*line == ' ' || *line == '\t')
 		line++;
@@ -856,7 +859,39 @@ static const char *mca_line(const char *line)
 	    !strncmp(line, "endbr", 5) || !strncmp(line, "rep", 3) || !strncmp(line, "lock", 4) ||
 	    !strncmp(line, "xgetbv", 6) || !strncmp(line, "xsave", 5) || !strncmp(line, "xrstor", 6))
 		return "nop";
-	return line;
+	const char *stack = explain_block_stack_engine(line, buffer, size);
+	return stack ? stack : line;
+}
+
+const char *explain_block_stack_engine(const char *line, char *buffer, size_t size)
+{
+	line += strspn(line, " \t");
+	size_t mnemonic = strcspn(line, " \t");
+	const char *operands = line + mnemonic;
+	operands += strspn(operands, " \t");
+	size_t operand = strcspn(operands, " \t\n#");
+	bool push = (mnemonic == 4 && !strncmp(line, "push", 4)) || (mnemonic == 5 && !strncmp(line, "pushq", 5));
+	bool pop = (mnemonic == 3 && !strncmp(line, "pop", 3)) || (mnemonic == 4 && !strncmp(line, "popq", 4));
+	/* a 64-bit register: %rax..%r15 (not %eax, %ax) */
+	bool full = operand >= 3 && operands[0] == '%' && operands[1] == 'r' && !memchr(operands, ',', operand) &&
+	            operands[operand - 1] != 'd' && operands[operand - 1] != 'w' && operands[operand - 1] != 'b';
+	if ((push || pop) && full) {
+		snprintf(buffer, size, push ? "movq\t%.*s, -8(%%rsp)" : "movq\t(%%rsp), %.*s", (int)operand, operands);
+		return buffer;
+	}
+	/* "addq $8, %rsp", "subq $4096, %rsp" */
+	bool adjust = (mnemonic == 3 || (mnemonic == 4 && line[3] == 'q')) &&
+	              (!strncmp(line, "add", 3) || !strncmp(line, "sub", 3));
+	if (adjust && operands[0] == '$') {
+		const char *comma = strchr(operands, ',');
+		if (comma) {
+			comma++;
+			comma += strspn(comma, " \t");
+			if (!strncmp(comma, "%rsp", 4) && strcspn(comma + 4, " \t\n#") == 0)
+				return "nop";
+		}
+	}
+	return NULL;
 }
 
 /* The operands of one AT&T line (commas inside parentheses kept), into
@@ -1417,7 +1452,7 @@ static int price(const char *mca, const char *cpu, const char *dir, code_block *
 			for (const char *p = blocks[i]->text; *p;) {
 				const char *nl = strchr(p, '\n');
 				size_t len = nl ? (size_t)(nl - p) : strlen(p);
-				char one[512];
+				char one[512], rewritten[600];
 				snprintf(one, sizeof one, "%.*s", (int)(len < 500 ? len : 500), p);
 				size_t mnemonic_length;
 				const char *twin = fast ? explain_block_fadd_twin(one, &mnemonic_length) : NULL;
@@ -1427,7 +1462,7 @@ static int price(const char *mca, const char *cpu, const char *dir, code_block *
 						rest++;
 					fprintf(f, "\t%s%s\n", twin, rest + mnemonic_length);
 				} else {
-					fprintf(f, "\t%s\n", mca_line(one));
+					fprintf(f, "\t%s\n", mca_line(one, rewritten, sizeof rewritten));
 				}
 				line_no++;
 				p += len + (nl ? 1 : 0);
@@ -1595,7 +1630,7 @@ static int price_texts(const char *mca, const char *cpu, const char *dir, char *
 			line_no++;
 			for (const char *p = texts[i]; *p;) {
 				size_t len = strcspn(p, "\n");
-				char one[512];
+				char one[512], rewritten[600];
 				snprintf(one, sizeof one, "%.*s", (int)(len < 500 ? len : 500), p);
 				size_t mnemonic_length;
 				const char *twin = fadd_twins ? explain_block_fadd_twin(one, &mnemonic_length) : NULL;
@@ -1603,7 +1638,7 @@ static int price_texts(const char *mca, const char *cpu, const char *dir, char *
 				if (twin)
 					fprintf(f, "\t%s%s\n", twin, rest + mnemonic_length);
 				else if (*rest)
-					fprintf(f, "\t%s\n", mca_line(one));
+					fprintf(f, "\t%s\n", mca_line(one, rewritten, sizeof rewritten));
 				else
 					fprintf(f, "\tnop\n");
 				line_no++;

@@ -39,6 +39,14 @@ void explain_code_free(explain_code *code);
 bool explain_block_chained_load(const char *line);
 bool explain_block_carries_through_memory(const char *text, uint16_t pairs[8][2], unsigned *pair_count);
 const char *explain_block_fadd_twin(const char *line, size_t *mnemonic_length);
+/* What the stack engine of every x86 core since the Pentium M makes of a
+ * stack-pointer update (tracked in the front end, no dependence through
+ * %rsp): "pushq %rbx" -> "movq %rbx, -8(%rsp)", "popq %rbx" -> "movq
+ * (%rsp), %rbx", "addq $8, %rsp" -> "nop"; into buffer, or a literal; NULL
+ * for any other line.  llvm-mca's models chain them through %rsp, so that a
+ * function's prologue or epilogue, repeated as llvm-mca repeats a block,
+ * costs a chain of 6 to 30 cycles that the core never waits for. */
+const char *explain_block_stack_engine(const char *line, char *buffer, size_t size);
 
 /* Loop nests (explain_nest.c): whether a listing's last instruction is a
  * conditional jump to target, its displacement counted from end_address

@@ -104,3 +104,33 @@ Test(explain_nest, a_value_carried_through_memory_costs_its_path)
 	/* lines beyond the listing: nothing */
 	cr_expect_float_eq(explain_block_memory_chain(through, through_latency, 4, 0, 9, NULL), 0, 1e-9);
 }
+
+/* sort's hottest epilogue ("add $0x2198, %rsp; pop x6; ret") cost 31
+ * cycles an execution in llvm-mca, a chain through %rsp that the stack
+ * engine removes: its pushes and pops become moves, its adjustments nops. */
+Test(explain_nest, the_stack_engine_takes_the_stack_pointer_off_the_chain)
+{
+	char buffer[128];
+	const char *line = explain_block_stack_engine("\tpopq\t%rbx", buffer, sizeof buffer);
+	cr_assert_not_null(line);
+	cr_expect_str_eq(line, "movq\t(%rsp), %rbx");
+	line = explain_block_stack_engine("pushq %r15", buffer, sizeof buffer);
+	cr_assert_not_null(line);
+	cr_expect_str_eq(line, "movq\t%r15, -8(%rsp)");
+	line = explain_block_stack_engine("push %rbp", buffer, sizeof buffer);
+	cr_assert_not_null(line);
+	cr_expect_str_eq(line, "movq\t%rbp, -8(%rsp)");
+	line = explain_block_stack_engine("\taddq\t$8600, %rsp", buffer, sizeof buffer);
+	cr_assert_not_null(line);
+	cr_expect_str_eq(line, "nop");
+	line = explain_block_stack_engine("subq $24, %rsp", buffer, sizeof buffer);
+	cr_assert_not_null(line);
+	cr_expect_str_eq(line, "nop");
+	cr_expect_null(explain_block_stack_engine("addq %rax, %rsp", buffer, sizeof buffer));   /* not a constant */
+	cr_expect_null(explain_block_stack_engine("addq $8, %rax", buffer, sizeof buffer));
+	cr_expect_null(explain_block_stack_engine("addq $8, %rspx", buffer, sizeof buffer));
+	cr_expect_null(explain_block_stack_engine("pushw %ax", buffer, sizeof buffer));
+	cr_expect_null(explain_block_stack_engine("pushq $1", buffer, sizeof buffer));
+	cr_expect_null(explain_block_stack_engine("popq %r12d", buffer, sizeof buffer));
+	cr_expect_null(explain_block_stack_engine("movq (%rsp), %rax", buffer, sizeof buffer));
+}
