@@ -180,6 +180,8 @@ typedef struct explain_region {
 	explain_prediction predicted;
 	/* on the other machine (--on): its caches' misses and its prediction */
 	explain_simulated other_simulated;
+	explain_core other_core;             /* in-core cycles priced for the other machine's core (--on), when
+	                                        it is another and llvm-mca prices it; else not done */
 	explain_prediction other_predicted;
 } explain_region;
 
@@ -252,6 +254,8 @@ typedef struct explain_result {
 	explain_machine other_machine;       /* its figures, for its prediction */
 	struct sim_config *other_config;     /* its caches */
 	char other_caches[256];              /* the caches simulated for it, in words */
+	char other_cpu[13];                  /* its CPU's vendor when it is not this one's model, else empty */
+	unsigned other_cpu_family, other_cpu_model;
 	char other_error[PLUMB_MESSAGE_MAX]; /* why there is no column for it */
 	char curve_error[PLUMB_MESSAGE_MAX]; /* why there is none when one was asked for */
 } explain_result;

@@ -1901,6 +1901,153 @@ static const char *choose_cpu(const char *mca, const char *dir, const char *cons
 	return NULL;
 }
 
+/* Each region's in-core cycles: its blocks' cycles (this CPU's, or the
+ * other machine's core's: `other`, per unique block) times their
+ * executions, the blocks left unpriced at the priced ones' average. */
+static void sum_cores(const explain_code *c, explain_result *result, const code_block *unique, const code_use *uses,
+                      size_t use_count, const double *other)
+{
+	for (size_t k = 0; k < c->context_count; k++) {
+		explain_core sum = { 0 };
+		for (size_t u = 0; u < use_count; u++) {
+			if (uses[u].context != k)
+				continue;
+			const code_block *b = &unique[uses[u].block];
+			uint64_t executed = uses[u].count * b->instructions;
+			sum.instructions += executed;
+			sum.blocks++;
+			double cycles = other ? other[uses[u].block] : b->cycles;
+			if (cycles > 0) {
+				sum.cycles += (double)uses[u].count * cycles;
+				sum.priced_instructions += executed;
+				sum.chained_loads += uses[u].count * b->chained_loads;
+				sum.decoded_loads += uses[u].count * b->loads;
+			}
+		}
+		const code_context *x = &c->contexts[k];
+		size_t into[MAX_DEPTH + 1];
+		unsigned m = 0;
+		into[m++] = 0;
+		for (unsigned d = 0; d < x->depth; d++) {
+			explain_region *r = explain_result_region(result, c->names[x->ids[d]]);
+			if (r)
+				into[m++] = (size_t)(r - result->regions);
+		}
+		for (unsigned i = 0; i < m; i++) {
+			explain_region *region = &result->regions[into[i]];
+			explain_core *core = other ? &region->other_core : &region->core;
+			core->instructions += sum.instructions;
+			core->priced_instructions += sum.priced_instructions;
+			core->cycles += sum.cycles;
+			core->blocks += sum.blocks;
+			core->chained_loads += sum.chained_loads;
+			core->decoded_loads += sum.decoded_loads;
+		}
+	}
+	for (size_t r = 0; r < result->region_count; r++) {
+		explain_core *core = other ? &result->regions[r].other_core : &result->regions[r].core;
+		if (core->priced_instructions > 0 && core->cycles > 0) {
+			double cpi = core->cycles / (double)core->priced_instructions;
+			core->cycles += cpi * (double)(core->instructions - core->priced_instructions);
+			core->done = true;
+		}
+	}
+}
+
+/* The hot blocks' cycles for one CPU: its llvm-mca name (or `forced`),
+ * then each pricing pass (docs/explain.md, "The in-core time"); how, in
+ * words, into source.  0, or -1 with why. */
+static int price_for_cpu(const char *mca, const char *mc, const char *dir, const cpu_features *cpu, const char *forced,
+                         code_block *unique, size_t unique_count, code_block **hot, size_t take, const explain_code *c,
+                         char *source, size_t source_size, char *why, size_t why_size)
+{
+	const char *names[8];
+	size_t count = explain_llvm_cpus(cpu->vendor, cpu->family, cpu->model, names, 8);
+	if (forced && forced[0]) {
+		names[0] = forced;
+		count = 1;
+	}
+	/* LLVM 16 has a Golden Cove model under "alderlake" (its
+	 * sapphirerapids is still Ice Lake's, 224-entry reorder buffer and
+	 * 4-cycle FP adds); LLVM 17 gave Sapphire Rapids its own */
+	const char *core_model = "";
+	if (!(forced && forced[0]) && golden_cove(cpu) && cpu->model != 0x97 && cpu->model != 0x9A &&
+	    cpu->model != 0xB7 && cpu->model != 0xBA && cpu->model != 0xBF && llvm_version(mca, dir) == 16 && count < 8) {
+		memmove(names + 1, names, count * sizeof *names);
+		names[0] = "alderlake";
+		count++;
+		core_model = " (LLVM 16's Golden Cove model; its sapphirerapids is Ice Lake's)";
+	}
+	const char *chosen = choose_cpu(mca, dir, names, count);
+	if (!chosen) {
+		snprintf(why, why_size, "%.120s knows none of the CPU names for %s family %u model %u", mca, cpu->vendor,
+		         cpu->family, cpu->model);
+		return -1;
+	}
+	double fadd_divisor = 0;
+	explain_chain_costs costs = { 0 };
+	if (price(mca, chosen, dir, hot, take, PRICE_PLAIN, NULL, why, why_size) != 0 ||
+	    fast_adders(mca, chosen, cpu, dir, hot, take, &fadd_divisor, why, why_size) != 0 ||
+	    chain_costs(mca, chosen, dir, fadd_divisor > 0, &costs) != 0 ||
+	    price(mca, chosen, dir, hot, take, PRICE_CARRIED, &costs, why, why_size) != 0)
+		return -1;
+	size_t nests = price_nests(mc, dir, c, unique, unique_count, hot, take);
+	char nearest[96] = "", nested[96] = "";
+	if (chosen != names[0])
+		snprintf(nearest, sizeof nearest, "; %s is the nearest it knows to %s", chosen, names[0]);
+	if (nests)
+		snprintf(nested, sizeof nested, "; %zu inner loop%s priced in %s nest", nests, nests == 1 ? "" : "s",
+		         nests == 1 ? "its" : "their");
+	snprintf(source, source_size, "llvm-mca -mcpu=%s%s for %s family %u model %u%s%s%s", chosen,
+	         chosen == names[0] ? core_model : "", cpu->vendor, cpu->family, cpu->model, nearest,
+	         fadd_divisor > 0 ? "; FP adds at this core's 2 cycles" : "", nested);
+	return 0;
+}
+
+/* The hot blocks priced again for the other machine's core: its cycles per
+ * unique block (NULL where that fails, with a note), this CPU's kept in the
+ * blocks.  Every figure a pass reads is reset first, so nothing of this
+ * CPU's model leaks into the other's. */
+static double *price_other(const char *mca, const char *mc, const char *dir, explain_result *result,
+                           code_block *unique, size_t unique_count, code_block **hot, size_t take, const explain_code *c)
+{
+	code_block *mine = malloc((unique_count ? unique_count : 1) * sizeof *mine);
+	double *other = malloc((unique_count ? unique_count : 1) * sizeof *other);
+	if (!mine || !other) {
+		free(mine), free(other);
+		return NULL;
+	}
+	memcpy(mine, unique, unique_count * sizeof *mine);
+	for (size_t i = 0; i < take; i++) {
+		code_block *b = hot[i];
+		b->cycles = -1;
+		b->fast_cycles = b->uops = b->pressure = b->dispatch_width = b->rob_entries = 0;
+	}
+	cpu_features cpu = { 0 };
+	snprintf(cpu.vendor, sizeof cpu.vendor, "%s", result->other_cpu);
+	cpu.family = result->other_cpu_family;
+	cpu.model = result->other_cpu_model;
+	char source[320], why[PLUMB_MESSAGE_MAX];
+	if (price_for_cpu(mca, mc, dir, &cpu, NULL, unique, unique_count, hot, take, c, source, sizeof source, why,
+	                  sizeof why) == 0) {
+		for (size_t i = 0; i < unique_count; i++)
+			other[i] = unique[i].cycles;
+		explain_result_note(result, "on the other machine: its core's cycles from %s", source);
+	} else {
+		explain_result_note(result, "on the other machine: its core could not be priced (%s), so its in-core time "
+		                    "is this CPU's cycles at its clock", why);
+		free(other);
+		other = NULL;
+	}
+	for (size_t i = 0; i < unique_count; i++) {   /* this CPU's figures back; the texts were never copied out */
+		char *text = unique[i].text;
+		unique[i] = mine[i];
+		unique[i].text = text;
+	}
+	free(mine);
+	return other;
+}
+
 int explain_code_finish(explain_code *c, explain_result *result, bool price_blocks)
 {
 	if (!c)
@@ -2000,6 +2147,7 @@ int explain_code_finish(explain_code *c, explain_result *result, bool price_bloc
 	for (size_t u = 0; u < use_count; u++)
 		total += uses[u].count * unique[uses[u].block].instructions;
 
+	double *other_cycles = NULL;   /* per unique block, for the other machine's core */
 	if (price_blocks) {
 		code_block **hot = malloc((unique_count ? unique_count : 1) * sizeof *hot);
 		char dir[4096];
@@ -2024,61 +2172,25 @@ int explain_code_finish(explain_code *c, explain_result *result, bool price_bloc
 		} else {
 			cpu_features cpu;
 			cpu_features_detect(&cpu);
-			const char *names[8];
-			size_t count = explain_llvm_cpus(cpu.vendor, cpu.family, cpu.model, names, 8);
+			size_t hot_count = 0;
+			for (size_t i = 0; i < unique_count; i++)
+				hot[hot_count++] = &unique[i];
+			qsort(hot, hot_count, sizeof *hot, by_weight);
+			uint64_t covered = 0;
+			size_t take = 0;
+			while (take < hot_count && take < MAX_PRICED && (double)covered < COVER * (double)total)
+				covered += hot[take++]->weight;
+			hot_count_kept = take;
 			/* $PLUMB_LLVM_CPU: the -mcpu a person chose (checked like the others) */
 			const char *forced = getenv("PLUMB_LLVM_CPU");
-			if (forced && forced[0]) {
-				names[0] = forced;
-				count = 1;
-			}
-			/* LLVM 16 has a Golden Cove model under "alderlake" (its
-			 * sapphirerapids is still Ice Lake's, 224-entry reorder buffer and
-			 * 4-cycle FP adds); LLVM 17 gave Sapphire Rapids its own */
-			const char *core_model = "";
-			if (!(forced && forced[0]) && golden_cove(&cpu) && cpu.model != 0x97 && cpu.model != 0x9A &&
-			    cpu.model != 0xB7 && cpu.model != 0xBA && cpu.model != 0xBF && llvm_version(mca, dir) == 16 &&
-			    count < 8) {
-				memmove(names + 1, names, count * sizeof *names);
-				names[0] = "alderlake";
-				count++;
-				core_model = " (LLVM 16's Golden Cove model; its sapphirerapids is Ice Lake's)";
-			}
-			const char *chosen = choose_cpu(mca, dir, names, count);
-			if (!chosen) {
-				snprintf(why, sizeof why, "%.120s knows none of the CPU names for %s family %u model %u", mca,
-				         cpu.vendor, cpu.family, cpu.model);
-			} else {
-				size_t hot_count = 0;
-				for (size_t i = 0; i < unique_count; i++)
-					hot[hot_count++] = &unique[i];
-				qsort(hot, hot_count, sizeof *hot, by_weight);
-				uint64_t covered = 0;
-				size_t take = 0;
-				double fadd_divisor = 0;
-				size_t nests = 0;
-				explain_chain_costs costs = { 0 };
-				while (take < hot_count && take < MAX_PRICED && (double)covered < COVER * (double)total)
-					covered += hot[take++]->weight;
-				hot_count_kept = take;
-				if (disassemble(mc, dir, hot, take, c, why, sizeof why) == 0 &&
-				    price(mca, chosen, dir, hot, take, PRICE_PLAIN, NULL, why, sizeof why) == 0 &&
-				    fast_adders(mca, chosen, &cpu, dir, hot, take, &fadd_divisor, why, sizeof why) == 0 &&
-				    chain_costs(mca, chosen, dir, fadd_divisor > 0, &costs) == 0 &&
-				    price(mca, chosen, dir, hot, take, PRICE_CARRIED, &costs, why, sizeof why) == 0) {
-					why[0] = 0;
-					nests = price_nests(mc, dir, c, unique, unique_count, hot, take);
-					char nearest[96] = "", nested[96] = "";
-					if (chosen != names[0])
-						snprintf(nearest, sizeof nearest, "; %s is the nearest it knows to %s", chosen, names[0]);
-					if (nests)
-						snprintf(nested, sizeof nested, "; %zu inner loop%s priced in %s nest", nests,
-						         nests == 1 ? "" : "s", nests == 1 ? "its" : "their");
-					snprintf(result->core_source, sizeof result->core_source,
-					         "llvm-mca -mcpu=%s%s for %s family %u model %u%s%s%s", chosen,
-					         chosen == names[0] ? core_model : "", cpu.vendor, cpu.family, cpu.model, nearest,
-					         fadd_divisor > 0 ? "; FP adds at this core's 2 cycles" : "", nested);
-				}
+			if (disassemble(mc, dir, hot, take, c, why, sizeof why) == 0 &&
+			    price_for_cpu(mca, mc, dir, &cpu, forced, unique, unique_count, hot, take, c, result->core_source,
+			                  sizeof result->core_source, why, sizeof why) == 0)
+				why[0] = 0;
+			if (!why[0] && result->have_other && result->other_cpu[0]) {
+				/* the other machine's core (--on), when it is not this one:
+				 * the same blocks, priced again for it */
+				other_cycles = price_other(mca, mc, dir, result, unique, unique_count, hot, take, c);
 			}
 			/* $PLUMB_EXPLAIN_KEEP_BLOCKS: leave the listings for a person to read */
 			const char *keep = getenv("PLUMB_EXPLAIN_KEEP_BLOCKS");
@@ -2111,49 +2223,10 @@ int explain_code_finish(explain_code *c, explain_result *result, bool price_bloc
 			snprintf(result->core_error, sizeof result->core_error, "%s", why);
 	}
 	/* per region: priced cycles, and the rest at the priced average */
-	for (size_t k = 0; k < c->context_count; k++) {
-		explain_core sum = { 0 };
-		for (size_t u = 0; u < use_count; u++) {
-			if (uses[u].context != k)
-				continue;
-			const code_block *b = &unique[uses[u].block];
-			uint64_t executed = uses[u].count * b->instructions;
-			sum.instructions += executed;
-			sum.blocks++;
-			if (b->cycles > 0) {
-				sum.cycles += (double)uses[u].count * b->cycles;
-				sum.priced_instructions += executed;
-				sum.chained_loads += uses[u].count * b->chained_loads;
-				sum.decoded_loads += uses[u].count * b->loads;
-			}
-		}
-		const code_context *x = &c->contexts[k];
-		size_t into[MAX_DEPTH + 1];
-		unsigned m = 0;
-		into[m++] = 0;
-		for (unsigned d = 0; d < x->depth; d++) {
-			explain_region *r = explain_result_region(result, c->names[x->ids[d]]);
-			if (r)
-				into[m++] = (size_t)(r - result->regions);
-		}
-		for (unsigned i = 0; i < m; i++) {
-			explain_core *core = &result->regions[into[i]].core;
-			core->instructions += sum.instructions;
-			core->priced_instructions += sum.priced_instructions;
-			core->cycles += sum.cycles;
-			core->blocks += sum.blocks;
-			core->chained_loads += sum.chained_loads;
-			core->decoded_loads += sum.decoded_loads;
-		}
-	}
-	for (size_t r = 0; r < result->region_count; r++) {
-		explain_core *core = &result->regions[r].core;
-		if (core->priced_instructions > 0 && core->cycles > 0) {
-			double cpi = core->cycles / (double)core->priced_instructions;
-			core->cycles += cpi * (double)(core->instructions - core->priced_instructions);
-			core->done = true;
-		}
-	}
+	sum_cores(c, result, unique, uses, use_count, NULL);
+	if (other_cycles)
+		sum_cores(c, result, unique, uses, use_count, other_cycles);
+	free(other_cycles);
 	for (size_t i = 0; i < unique_count; i++)
 		free(unique[i].text);
 	free(unique);

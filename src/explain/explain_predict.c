@@ -156,6 +156,14 @@ void explain_predict_all(explain_result *result)
 			/* the same region with the other machine's misses, at its figures */
 			explain_region there = result->regions[i];
 			there.simulated = result->regions[i].other_simulated;
+			if (there.other_core.done) {
+				/* its own core's cycles; the strides are the program's */
+				there.core.done = true;
+				there.core.cycles = there.other_core.cycles;
+				there.core.priced_instructions = there.other_core.priced_instructions;
+				there.core.chained_loads = there.other_core.chained_loads;
+				there.core.decoded_loads = there.other_core.decoded_loads;
+			}
 			explain_predict(&result->other_machine, result->ipc_base, &there, &result->regions[i].other_predicted);
 		}
 	}
