@@ -327,13 +327,14 @@ static void format_ns(char *buffer, size_t size, double ns)
 /* Which term dominates a prediction, in words. */
 static const char *dominant_term(const explain_prediction *p)
 {
-	double terms[5] = { p->compute_ns, p->latency_ns[EXPLAIN_L2] + p->stream_ns[EXPLAIN_L2],
+	double terms[6] = { p->compute_ns, p->latency_ns[EXPLAIN_L2] + p->stream_ns[EXPLAIN_L2],
 	                    p->latency_ns[EXPLAIN_L3] + p->stream_ns[EXPLAIN_L3],
-	                    p->latency_ns[EXPLAIN_MEMORY] + p->stream_ns[EXPLAIN_MEMORY], p->bandwidth_bound_ns };
-	static const char *const names[5] = { "in-core time", "misses served by L2", "misses served by L3",
-	                                      "misses served by memory", "memory bandwidth" };
+	                    p->latency_ns[EXPLAIN_MEMORY] + p->stream_ns[EXPLAIN_MEMORY], p->bandwidth_bound_ns,
+	                    p->kernel_ns };
+	static const char *const names[6] = { "in-core time", "misses served by L2", "misses served by L3",
+	                                      "misses served by memory", "memory bandwidth", "the kernel's page faults" };
 	int best = 0;
-	for (int i = 1; i < 5; i++)
+	for (int i = 1; i < 6; i++)
 		if (terms[i] > terms[best])
 			best = i;
 	return names[best];
