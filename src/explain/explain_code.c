@@ -747,6 +747,7 @@ typedef struct code_block {
 	double pressure;            /* the busiest resource's cycles per execution (llvm-mca) */
 	double dispatch_width;      /* llvm-mca's model: micro-ops dispatched per cycle */
 	double rob_entries;         /* llvm-mca's model: the reorder buffer */
+	bool in_loop;               /* priced with its neighbour as one loop (price_two_block_loops) */
 	unsigned carried_count;
 	char *text;                 /* the disassembly, one instruction a line */
 } code_block;
@@ -1783,6 +1784,117 @@ static int chain_costs(const char *mca, const char *cpu, const char *dir, bool f
 	return 0;
 }
 
+/* The blocks just before and after each hot block, disassembled where
+ * they are not among the priced ones: loop nests and two-block loops are
+ * read from them. */
+static void disassemble_neighbours(const char *mc, const char *dir, const explain_code *c, code_block *unique,
+                                   size_t unique_count, code_block **hot, size_t take)
+{
+	code_block **around = calloc(2 * (take ? take : 1), sizeof *around);
+	size_t around_count = 0;
+	for (size_t i = 0; around && i < take; i++) {
+		size_t at = (size_t)(hot[i] - unique);
+		if (!hot[i]->text)
+			continue;
+		code_block *outer[2] = { at > 0 ? &unique[at - 1] : NULL, at + 1 < unique_count ? &unique[at + 1] : NULL };
+		for (int k = 0; k < 2; k++) {
+			if (!outer[k])
+				continue;
+			bool listed = outer[k]->text != NULL || outer[k]->instructions > MAX_BLOCK;
+			for (size_t m = 0; m < around_count && !listed; m++)
+				listed = around[m] == outer[k];
+			if (!listed)
+				around[around_count++] = outer[k];
+		}
+	}
+	char why[PLUMB_MESSAGE_MAX];
+	if (around_count)
+		(void)disassemble(mc, dir, around, around_count, c, why, sizeof why);   /* without them, no nest */
+	free(around);
+}
+
+/* A loop of two blocks: a hot block A and the block B right after it,
+ * whose last instruction jumps back to A's start (a body that ends in a
+ * branch out, then the register moves and the jump back that compilers put
+ * after it).  Priced alone, each block loses the chain that runs through
+ * the other (deriche's recurrences: the moves that carry y[j-1] to the next
+ * iteration are in B, so A alone repeats with no chain at all); priced as
+ * one text, the loop's cycles per iteration C go to both blocks in the
+ * share that makes executions x cycles sum to C per iteration of A.  The
+ * count of loops priced so. */
+static size_t price_two_block_loops(const char *mca, const char *cpu, const char *dir, code_block *unique,
+                                    size_t unique_count, code_block **hot, size_t take, double fadd_divisor)
+{
+	enum { LOOPS = 256 };
+	code_block *first[LOOPS], *second[LOOPS];
+	char *texts[LOOPS];
+	double cycles[LOOPS], fast[LOOPS];
+	size_t n = 0;
+	bool any_fadd = false;
+	for (size_t i = 0; i < take && n < LOOPS; i++) {
+		code_block *a = hot[i];
+		size_t at = (size_t)(a - unique);
+		if (!a->text || a->in_loop || at + 1 >= unique_count || !a->instructions ||
+		    explain_block_jumps_to(a->text, a->start + a->bytes, a->start))
+			continue;
+		/* A, then B jumping back to A; or P, then A jumping back to P (the
+		 * loop entered at A the first time).  first and second in loop
+		 * order; A is run at least as often as the other */
+		code_block *b = &unique[at + 1], *p = at > 0 ? &unique[at - 1] : NULL;
+		uint64_t a_runs = a->weight / a->instructions, b_runs = b->instructions ? b->weight / b->instructions : 0;
+		uint64_t p_runs = p && p->instructions ? p->weight / p->instructions : 0;
+		code_block *head, *tail;
+		if (b->text && !b->in_loop && b->start == a->start + a->bytes && b_runs <= a_runs && 2 * b_runs >= a_runs &&
+		    explain_block_jumps_back(b->text, b->start + b->bytes, a->start)) {
+			head = a, tail = b;
+		} else if (p && p->text && !p->in_loop && p->start + p->bytes == a->start && p_runs <= a_runs &&
+		           2 * p_runs >= a_runs && explain_block_jumps_back(a->text, a->start + a->bytes, p->start)) {
+			head = p, tail = a;
+		} else {
+			continue;
+		}
+		size_t length = strlen(head->text) + strlen(tail->text) + 2;
+		char *text = malloc(length);
+		if (!text)
+			break;
+		size_t head_length = strlen(head->text);
+		snprintf(text, length, "%s%s%s", head->text, head_length && head->text[head_length - 1] != '\n' ? "\n" : "",
+		         tail->text);
+		first[n] = head, second[n] = tail, texts[n] = text;
+		any_fadd = any_fadd || head->has_fadd || tail->has_fadd;
+		head->in_loop = tail->in_loop = true;
+		n++;
+	}
+	size_t priced = 0;
+	char why[PLUMB_MESSAGE_MAX];
+	if (n && price_texts(mca, cpu, dir, texts, n, false, 100, cycles, why, sizeof why) == 0) {
+		if (fadd_divisor > 0 && any_fadd && price_texts(mca, cpu, dir, texts, n, true, 100, fast, why, sizeof why) == 0)
+			for (size_t k = 0; k < n; k++)
+				if (cycles[k] > 0 && fast[k] > 0 && fast[k] < cycles[k])
+					cycles[k] = fast[k] + (cycles[k] - fast[k]) / fadd_divisor;
+		for (size_t k = 0; k < n; k++) {
+			if (!(cycles[k] > 0))
+				continue;
+			double first_runs = (double)(first[k]->weight / first[k]->instructions);
+			double second_runs = (double)(second[k]->weight / second[k]->instructions);
+			double iterations = first_runs > second_runs ? first_runs : second_runs;
+			double share = cycles[k] * iterations / (first_runs + second_runs);
+			/* a value carried through memory (priced above, which llvm-mca
+			 * cannot see) keeps its chain */
+			for (int side = 0; side < 2; side++) {
+				const code_block *x = side ? second[k] : first[k];
+				if (x->through_memory && x->cycles > share)
+					share = x->cycles;
+			}
+			first[k]->cycles = second[k]->cycles = share;
+			priced++;
+		}
+	}
+	for (size_t k = 0; k < n; k++)
+		free(texts[k]);
+	return priced;
+}
+
 /* The hot one-block loops that sit in a two-level nest, their cycles
  * lowered by the overlap of consecutive runs (explain_nest.c says why);
  * the count of bodies priced so.  Every block is first held to its
@@ -1805,29 +1917,6 @@ static size_t price_nests(const char *mc, const char *dir, const explain_code *c
 				b->cycles = floor;
 		}
 	}
-	/* the blocks around each one-block loop, disassembled where they are
-	 * not among the priced ones */
-	code_block **around = calloc(2 * (take ? take : 1), sizeof *around);
-	size_t around_count = 0;
-	for (size_t i = 0; around && i < take; i++) {
-		code_block *body = hot[i];
-		size_t at = (size_t)(body - unique);
-		if (!body->text || at == 0 || at + 1 >= unique_count ||
-		    !explain_block_jumps_to(body->text, body->start + body->bytes, body->start))
-			continue;
-		code_block *outer[2] = { &unique[at - 1], &unique[at + 1] };
-		for (int k = 0; k < 2; k++) {
-			bool listed = outer[k]->text != NULL || outer[k]->instructions > MAX_BLOCK;
-			for (size_t m = 0; m < around_count && !listed; m++)
-				listed = around[m] == outer[k];
-			if (!listed)
-				around[around_count++] = outer[k];
-		}
-	}
-	char why[PLUMB_MESSAGE_MAX];
-	if (around_count)
-		(void)disassemble(mc, dir, around, around_count, c, why, sizeof why);   /* without them, no nest */
-	free(around);
 	size_t priced = 0;
 	for (size_t i = 0; i < take; i++) {
 		code_block *body = hot[i];
@@ -1991,13 +2080,15 @@ static int price_for_cpu(const char *mca, const char *mc, const char *dir, const
 	    chain_costs(mca, chosen, dir, fadd_divisor > 0, &costs) != 0 ||
 	    price(mca, chosen, dir, hot, take, PRICE_CARRIED, &costs, why, why_size) != 0)
 		return -1;
+	disassemble_neighbours(mc, dir, c, unique, unique_count, hot, take);
+	size_t loops = price_two_block_loops(mca, chosen, dir, unique, unique_count, hot, take, fadd_divisor);
 	size_t nests = price_nests(mc, dir, c, unique, unique_count, hot, take);
-	char nearest[96] = "", nested[96] = "";
+	char nearest[96] = "", nested[160] = "";
 	if (chosen != names[0])
 		snprintf(nearest, sizeof nearest, "; %s is the nearest it knows to %s", chosen, names[0]);
-	if (nests)
-		snprintf(nested, sizeof nested, "; %zu inner loop%s priced in %s nest", nests, nests == 1 ? "" : "s",
-		         nests == 1 ? "its" : "their");
+	if (nests || loops)
+		snprintf(nested, sizeof nested, "; %zu inner loop%s priced in %s nest, %zu two-block loop%s as one", nests,
+		         nests == 1 ? "" : "s", nests == 1 ? "its" : "their", loops, loops == 1 ? "" : "s");
 	snprintf(source, source_size, "llvm-mca -mcpu=%s%s for %s family %u model %u%s%s%s", chosen,
 	         chosen == names[0] ? core_model : "", cpu->vendor, cpu->family, cpu->model, nearest,
 	         fadd_divisor > 0 ? "; FP adds at this core's 2 cycles" : "", nested);
@@ -2022,6 +2113,7 @@ static double *price_other(const char *mca, const char *mc, const char *dir, exp
 		code_block *b = hot[i];
 		b->cycles = -1;
 		b->fast_cycles = b->uops = b->pressure = b->dispatch_width = b->rob_entries = 0;
+		b->in_loop = false;
 	}
 	cpu_features cpu = { 0 };
 	snprintf(cpu.vendor, sizeof cpu.vendor, "%s", result->other_cpu);

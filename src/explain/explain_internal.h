@@ -57,6 +57,8 @@ const char *explain_block_stack_engine(const char *line, char *buffer, size_t si
  * iterations overlap in a reorder buffer of rob_entries fused micro-ops,
  * never below floor (its throughput) nor above cycles. */
 bool explain_block_jumps_to(const char *text, uint64_t end_address, uint64_t target);
+/* The same for any jump, jmp too (the jump back of a two-block loop). */
+bool explain_block_jumps_back(const char *text, uint64_t end_address, uint64_t target);
 bool explain_nest_runs_independent(const char *before, const char *body);
 /* The cycles a value carried through memory (loaded by line `load`,
  * stored by line `store` of the listing) takes per execution: the store's

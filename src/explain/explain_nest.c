@@ -45,15 +45,16 @@ static void last_line(const char *text, char *out, size_t size)
 	out[len] = 0;
 }
 
-bool explain_block_jumps_to(const char *text, uint64_t end_address, uint64_t target)
+static bool jumps(const char *text, uint64_t end_address, uint64_t target, bool conditional_only)
 {
 	if (!text)
 		return false;
 	char line[256];
 	last_line(text, line, sizeof line);
-	/* a conditional jump: j<cc> but not jmp; llvm-mc writes its operand as
-	 * the displacement from the end of the instruction ("jne -33") */
-	if (line[0] != 'j' || !strncmp(line, "jmp", 3))
+	/* a conditional jump: j<cc> but not jmp (unless any will do);
+	 * llvm-mc writes its operand as the displacement from the end of the
+	 * instruction ("jne -33") */
+	if (line[0] != 'j' || (conditional_only && !strncmp(line, "jmp", 3)))
 		return false;
 	const char *operand = line + strcspn(line, " \t");
 	operand += strspn(operand, " \t");
@@ -64,6 +65,16 @@ bool explain_block_jumps_to(const char *text, uint64_t end_address, uint64_t tar
 	if (rest == operand || (*rest && *rest != ' ' && *rest != '\t'))
 		return false;   /* "jne *%rax", a symbol: not a displacement */
 	return end_address + (uint64_t)displacement == target;
+}
+
+bool explain_block_jumps_to(const char *text, uint64_t end_address, uint64_t target)
+{
+	return jumps(text, end_address, target, true);
+}
+
+bool explain_block_jumps_back(const char *text, uint64_t end_address, uint64_t target)
+{
+	return jumps(text, end_address, target, false);
 }
 
 double explain_nest_overlap_cycles(double cycles, double floor, double rob_entries, double fused_uops, double trips)

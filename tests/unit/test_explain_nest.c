@@ -27,6 +27,11 @@ Test(explain_nest, a_loop_jumps_back_to_its_own_start)
 	cr_expect_not(explain_block_jumps_to("\tjne\t*%rax\n", 100, 80));
 	cr_expect_not(explain_block_jumps_to("\taddq\t$1, %rax\n", 100, 80));
 	cr_expect_not(explain_block_jumps_to(NULL, 100, 80));
+	/* a two-block loop's jump back may be unconditional */
+	cr_expect(explain_block_jumps_back("\tmovaps\t%xmm0, %xmm10\n\tjmp\t-20\n", 100, 80));
+	cr_expect(explain_block_jumps_back(doitgen_after, 0x1939 + 13, 0x1900));
+	cr_expect_not(explain_block_jumps_back("\tjmp\t-20\n", 100, 70));
+	cr_expect_not(explain_block_jumps_back("\tjmp\t*%rax\n", 100, 80));
 }
 
 Test(explain_nest, a_compare_and_its_branch_are_one_micro_op)
