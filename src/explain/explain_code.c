@@ -1411,211 +1411,31 @@ static void read_model_view(const char *region, const char *next, double iterati
 	b->pressure = busiest;
 }
 
-/* Each block's cycles per execution (llvm-mca's total cycles over its
- * iterations, steady state). */
-enum { PRICE_PLAIN, PRICE_CARRIED, PRICE_FAST_ADD };
-
-static int price(const char *mca, const char *cpu, const char *dir, code_block **blocks, size_t n, int mode,
-                 const explain_chain_costs *costs, char *why, size_t why_size)
+/* Runs llvm-mca over texts[0..n) as the regions "r<i>" (a NULL text left
+ * out), each line as mca_line gives it (FP adds as their integer twins with
+ * fadd_twins); a text llvm-mca rejects ("<stdin>:LINE:COL: error") is left
+ * out and the rest run again.  views: the resource pressure and retire
+ * statistics too; instruction_info: each instruction's latency.  Its
+ * output (malloc'd), or NULL: with why set when llvm-mca could not run,
+ * empty when no text was left to run. */
+static char *run_mca(const char *mca, const char *cpu, const char *dir, char *const *texts, size_t n, bool fadd_twins,
+                     unsigned iterations, bool views, bool instruction_info, char *why, size_t why_size)
 {
-	bool aliasing = mode == PRICE_CARRIED, fast = mode == PRICE_FAST_ADD;
-	char in[4200], out[4200], err[4200], mcpu[64];
+	char in[4200], out[4200], err[4200], mcpu[64], runs[32];
 	snprintf(in, sizeof in, "%s/blocks.mca.s", dir);
 	snprintf(out, sizeof out, "%s/mca.out", dir);
 	snprintf(err, sizeof err, "%s/mca.err", dir);
 	snprintf(mcpu, sizeof mcpu, "-mcpu=%s", cpu);
-	bool *skip = calloc(n ? n : 1, sizeof *skip);
-	if (!skip) {
-		snprintf(why, why_size, "out of memory");
-		return -1;
-	}
-	int rc = -1;
-	for (int attempt = 0; attempt < 40; attempt++) {
-		FILE *f = fopen(in, "w");
-		if (!f) {
-			snprintf(why, why_size, "%.200s: %s", in, strerror(errno));
-			break;
-		}
-		/* line numbers of each block's text, to find the block an error names */
-		size_t line_no = 1, *first = calloc(n + 1, sizeof *first);
-		if (!first) {
-			fclose(f);
-			break;
-		}
-		size_t regions = 0;
-		for (size_t i = 0; i < n; i++) {
-			first[i] = line_no;
-			if (!blocks[i]->text || skip[i] || (aliasing && !blocks[i]->through_memory) ||
-			    (fast && !blocks[i]->has_fadd) || ((aliasing || fast) && !(blocks[i]->cycles > 0)))
-				continue;
-			fprintf(f, "# LLVM-MCA-BEGIN b%zu\n", i);
-			line_no++;
-			for (const char *p = blocks[i]->text; *p;) {
-				const char *nl = strchr(p, '\n');
-				size_t len = nl ? (size_t)(nl - p) : strlen(p);
-				char one[512], rewritten[600];
-				snprintf(one, sizeof one, "%.*s", (int)(len < 500 ? len : 500), p);
-				size_t mnemonic_length;
-				const char *twin = fast ? explain_block_fadd_twin(one, &mnemonic_length) : NULL;
-				if (twin) {
-					const char *rest = one;
-					while (*rest == ' ' || *rest == '\t')
-						rest++;
-					fprintf(f, "\t%s%s\n", twin, rest + mnemonic_length);
-				} else {
-					fprintf(f, "\t%s\n", mca_line(one, rewritten, sizeof rewritten));
-				}
-				line_no++;
-				p += len + (nl ? 1 : 0);
-			}
-			fprintf(f, "# LLVM-MCA-END b%zu\n", i);
-			line_no++;
-			regions++;
-		}
-		first[n] = line_no;
-		fclose(f);
-		if (!regions) {
-			free(first);
-			if (aliasing || fast) {
-				rc = 0;   /* no such block */
-				break;
-			}
-			snprintf(why, why_size, "no block could be disassembled");
-			break;
-		}
-		bool plain = !aliasing && !fast;
-		char *argv[] = { (char *)mca, mcpu, "-iterations=100",
-		                 plain ? "-resource-pressure=true" : "-resource-pressure=false",
-		                 aliasing ? "-instruction-info=true" : "-instruction-info=false",
-		                 plain ? "-retire-stats" : NULL, NULL };
-		int code;
-		if (run_tool(argv, in, out, err, TOOL_TIMEOUT_S, &code, why, why_size) != 0) {
-			free(first);
-			break;
-		}
-		if (code != 0) {
-			/* "<stdin>:LINE:COL: error: ...": leave that block out and retry */
-			char *message = read_all(err, NULL);
-			const char *at = message ? strstr(message, "<stdin>:") : NULL;
-			size_t bad = at ? strtoul(at + 8, NULL, 10) : 0;
-			size_t culprit = n;
-			for (size_t i = 0; bad && i < n; i++)
-				if (bad >= first[i] && bad < first[i + 1])
-					culprit = i;
-			if (culprit == n) {
-				char *nl = message ? strchr(message, '\n') : NULL;
-				if (nl)
-					*nl = 0;
-				snprintf(why, why_size, "llvm-mca failed: %.200s", message ? message : "(no message)");
-				free(message);
-				free(first);
-				break;
-			}
-			free(message);
-			free(first);
-			skip[culprit] = true;
-			continue;
-		}
-		free(first);
-		char *text = read_all(out, NULL);
-		if (!text) {
-			snprintf(why, why_size, "llvm-mca gave no output");
-			break;
-		}
-		for (const char *p = strstr(text, "Code Region - b"); p; p = strstr(p + 1, "Code Region - b")) {
-			size_t i = strtoul(p + 15, NULL, 10);
-			const char *iter = strstr(p, "Iterations:"), *cycles = strstr(p, "Total Cycles:");
-			if (i >= n || !iter || !cycles)
-				continue;
-			double iterations = strtod(iter + 11, NULL), total = strtod(cycles + 13, NULL);
-			if (fast) {
-				if (iterations > 0 && total > 0)
-					blocks[i]->fast_cycles = total / iterations;
-				continue;
-			}
-			if (iterations > 0 && total > 0 && total / iterations > blocks[i]->cycles)
-				blocks[i]->cycles = total / iterations;
-			if (plain)
-				read_model_view(p, strstr(p + 1, "Code Region - b"), iterations, blocks[i]);
-			const char *info = aliasing ? strstr(p, "Instructions:\n") : NULL;
-			const char *next = strstr(p + 1, "Code Region - b");
-			if (info && (!next || info < next) && blocks[i]->carried_count) {
-				/* llvm-mca takes loads and stores not to alias: a value
-				 * carried through memory costs, per execution, at least the
-				 * latency of the load that reads it (with the operation it
-				 * feeds) and of the store that writes it back */
-				double latency[MAX_BLOCK] = { 0 };
-				unsigned rows = 0;
-				const char *q = strchr(info, '\n') + 1;
-				while (rows < MAX_BLOCK && q && *q == ' ') {
-					unsigned uops;
-					double lat;
-					if (sscanf(q, " %u %lf", &uops, &lat) == 2)
-						latency[rows++] = lat;
-					else
-						break;
-					q = strchr(q, '\n');
-					q = q ? q + 1 : NULL;
-				}
-				for (unsigned k = 0; k < blocks[i]->carried_count; k++) {
-					unsigned ld = blocks[i]->carried[k][0], st = blocks[i]->carried[k][1];
-					if (ld >= rows || st >= rows)
-						continue;
-					double chain = explain_block_memory_chain(blocks[i]->text, latency, rows, ld, st, costs);
-					if (chain > blocks[i]->cycles)
-						blocks[i]->cycles = chain;
-				}
-			}
-		}
-		free(text);
-		rc = 0;
-		break;
-	}
-	free(skip);
-	return rc;
-}
-
-/* LLVM's major version from `llvm-mca --version` ("LLVM version 14.0.6"), 0 if unknown. */
-static int llvm_version(const char *mca, const char *dir)
-{
-	char in[4200], out[4200], err[4200], why[256];
-	snprintf(in, sizeof in, "/dev/null");
-	snprintf(out, sizeof out, "%s/probe.out", dir);
-	snprintf(err, sizeof err, "%s/probe.err", dir);
-	char *argv[] = { (char *)mca, "--version", NULL };
-	int code;
-	if (run_tool(argv, in, out, err, 30, &code, why, sizeof why) != 0)
-		return 0;
-	char *text = read_all(out, NULL);
-	const char *at = text ? strstr(text, "LLVM version ") : NULL;
-	int major = at ? atoi(at + 13) : 0;
-	free(text);
-	return major;
-}
-
-/* Cycles per run of each text (llvm-mca, `iterations` runs) into cycles[]
- * (-1 where llvm-mca could not price it: that text is left out and the rest
- * priced again); with fadd_twins, each FP add or subtract priced as its
- * integer twin (latency 1).  0, or -1 with why when llvm-mca cannot run. */
-static int price_texts(const char *mca, const char *cpu, const char *dir, char *const *texts, size_t n,
-                       bool fadd_twins, unsigned iterations, double *cycles, char *why, size_t why_size)
-{
-	char in[4200], out[4200], err[4200], mcpu[64], runs[32];
-	snprintf(in, sizeof in, "%s/texts.mca.s", dir);
-	snprintf(out, sizeof out, "%s/texts.out", dir);
-	snprintf(err, sizeof err, "%s/texts.err", dir);
-	snprintf(mcpu, sizeof mcpu, "-mcpu=%s", cpu);
 	snprintf(runs, sizeof runs, "-iterations=%u", iterations);
-	for (size_t i = 0; i < n; i++)
-		cycles[i] = -1;
+	why[0] = 0;
 	bool *skip = calloc(n ? n : 1, sizeof *skip);
-	size_t *first = calloc(n + 1, sizeof *first);
+	size_t *first = calloc(n + 1, sizeof *first);   /* each text's first line, to find the one an error names */
 	if (!skip || !first) {
 		free(skip), free(first);
 		snprintf(why, why_size, "out of memory");
-		return -1;
+		return NULL;
 	}
-	int rc = -1;
+	char *output = NULL;
 	for (int attempt = 0; attempt < 40; attempt++) {
 		FILE *f = fopen(in, "w");
 		if (!f) {
@@ -1654,11 +1474,11 @@ static int price_texts(const char *mca, const char *cpu, const char *dir, char *
 			snprintf(why, why_size, "%.200s: %s", in, strerror(errno));
 			break;
 		}
-		if (!regions) {
-			rc = 0;
-			break;
-		}
-		char *argv[] = { (char *)mca, mcpu, runs, "-resource-pressure=false", "-instruction-info=false", NULL };
+		if (!regions)
+			break;   /* nothing to run: not an error */
+		char *argv[] = { (char *)mca, mcpu, runs, views ? "-resource-pressure=true" : "-resource-pressure=false",
+		                 instruction_info ? "-instruction-info=true" : "-instruction-info=false",
+		                 views ? "-retire-stats" : NULL, NULL };
 		int code;
 		if (run_tool(argv, in, out, err, TOOL_TIMEOUT_S, &code, why, why_size) != 0)
 			break;
@@ -1669,34 +1489,145 @@ static int price_texts(const char *mca, const char *cpu, const char *dir, char *
 			for (size_t i = 0; bad && i < n; i++)
 				if (bad >= first[i] && bad < first[i + 1])
 					culprit = i;
-			free(message);
 			if (culprit == n) {
-				snprintf(why, why_size, "llvm-mca failed on a loop nest");
+				char *nl = message ? strchr(message, '\n') : NULL;
+				if (nl)
+					*nl = 0;
+				snprintf(why, why_size, "llvm-mca failed: %.200s", message ? message : "(no message)");
+				free(message);
 				break;
 			}
+			free(message);
 			skip[culprit] = true;
 			continue;
 		}
-		char *text = read_all(out, NULL);
-		if (!text) {
+		output = read_all(out, NULL);
+		if (!output)
 			snprintf(why, why_size, "llvm-mca gave no output");
-			break;
-		}
-		for (const char *p = strstr(text, "Code Region - r"); p; p = strstr(p + 1, "Code Region - r")) {
-			size_t i = strtoul(p + 15, NULL, 10);
-			const char *iter = strstr(p, "Iterations:"), *total = strstr(p, "Total Cycles:");
-			if (i >= n || !iter || !total)
-				continue;
-			double runs_done = strtod(iter + 11, NULL), sum = strtod(total + 13, NULL);
-			if (runs_done > 0 && sum > 0)
-				cycles[i] = sum / runs_done;
-		}
-		free(text);
-		rc = 0;
 		break;
 	}
 	free(skip), free(first);
-	return rc;
+	return output;
+}
+
+/* Each block's cycles per execution (llvm-mca's total cycles over its
+ * iterations, steady state). */
+enum { PRICE_PLAIN, PRICE_CARRIED, PRICE_FAST_ADD };
+
+static int price(const char *mca, const char *cpu, const char *dir, code_block **blocks, size_t n, int mode,
+                 const explain_chain_costs *costs, char *why, size_t why_size)
+{
+	bool aliasing = mode == PRICE_CARRIED, fast = mode == PRICE_FAST_ADD, plain = !aliasing && !fast;
+	char **texts = calloc(n ? n : 1, sizeof *texts);
+	if (!texts) {
+		snprintf(why, why_size, "out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (blocks[i]->text && !(aliasing && !blocks[i]->through_memory) && !(fast && !blocks[i]->has_fadd) &&
+		    !((aliasing || fast) && !(blocks[i]->cycles > 0)))
+			texts[i] = blocks[i]->text;
+	char *text = run_mca(mca, cpu, dir, texts, n, fast, 100, plain, aliasing, why, why_size);
+	free(texts);
+	if (!text) {
+		if (why[0])
+			return -1;
+		if (plain) {
+			snprintf(why, why_size, "no block could be disassembled");
+			return -1;
+		}
+		return 0;   /* no such block */
+	}
+	for (const char *p = strstr(text, "Code Region - r"); p; p = strstr(p + 1, "Code Region - r")) {
+		size_t i = strtoul(p + 15, NULL, 10);
+		const char *iter = strstr(p, "Iterations:"), *cycles = strstr(p, "Total Cycles:");
+		if (i >= n || !iter || !cycles)
+			continue;
+		double iterations = strtod(iter + 11, NULL), total = strtod(cycles + 13, NULL);
+		if (fast) {
+			if (iterations > 0 && total > 0)
+				blocks[i]->fast_cycles = total / iterations;
+			continue;
+		}
+		if (iterations > 0 && total > 0 && total / iterations > blocks[i]->cycles)
+			blocks[i]->cycles = total / iterations;
+		if (plain)
+			read_model_view(p, strstr(p + 1, "Code Region - r"), iterations, blocks[i]);
+		const char *info = aliasing ? strstr(p, "Instructions:\n") : NULL;
+		const char *next = strstr(p + 1, "Code Region - r");
+		if (info && (!next || info < next) && blocks[i]->carried_count) {
+			/* llvm-mca takes loads and stores not to alias: a value
+			 * carried through memory costs, per execution, at least the
+			 * latency of the load that reads it (with the operation it
+			 * feeds) and of the store that writes it back */
+			double latency[MAX_BLOCK] = { 0 };
+			unsigned rows = 0;
+			const char *q = strchr(info, '\n') + 1;
+			while (rows < MAX_BLOCK && q && *q == ' ') {
+				unsigned uops;
+				double lat;
+				if (sscanf(q, " %u %lf", &uops, &lat) == 2)
+					latency[rows++] = lat;
+				else
+					break;
+				q = strchr(q, '\n');
+				q = q ? q + 1 : NULL;
+			}
+			for (unsigned k = 0; k < blocks[i]->carried_count; k++) {
+				unsigned ld = blocks[i]->carried[k][0], st = blocks[i]->carried[k][1];
+				if (ld >= rows || st >= rows)
+					continue;
+				double chain = explain_block_memory_chain(blocks[i]->text, latency, rows, ld, st, costs);
+				if (chain > blocks[i]->cycles)
+					blocks[i]->cycles = chain;
+			}
+		}
+	}
+	free(text);
+	return 0;
+}
+
+/* LLVM's major version from `llvm-mca --version` ("LLVM version 14.0.6"), 0 if unknown. */
+static int llvm_version(const char *mca, const char *dir)
+{
+	char in[4200], out[4200], err[4200], why[256];
+	snprintf(in, sizeof in, "/dev/null");
+	snprintf(out, sizeof out, "%s/probe.out", dir);
+	snprintf(err, sizeof err, "%s/probe.err", dir);
+	char *argv[] = { (char *)mca, "--version", NULL };
+	int code;
+	if (run_tool(argv, in, out, err, 30, &code, why, sizeof why) != 0)
+		return 0;
+	char *text = read_all(out, NULL);
+	const char *at = text ? strstr(text, "LLVM version ") : NULL;
+	int major = at ? atoi(at + 13) : 0;
+	free(text);
+	return major;
+}
+
+/* Cycles per run of each text (llvm-mca, `iterations` runs) into cycles[]
+ * (-1 where llvm-mca could not price it: that text is left out and the rest
+ * priced again); with fadd_twins, each FP add or subtract priced as its
+ * integer twin (latency 1).  0, or -1 with why when llvm-mca cannot run. */
+static int price_texts(const char *mca, const char *cpu, const char *dir, char *const *texts, size_t n,
+                       bool fadd_twins, unsigned iterations, double *cycles, char *why, size_t why_size)
+{
+	for (size_t i = 0; i < n; i++)
+		cycles[i] = -1;
+	char *text = run_mca(mca, cpu, dir, texts, n, fadd_twins, iterations, false, false, why, why_size);
+	if (!text)
+		return why[0] ? -1 : 0;
+	for (const char *p = strstr(text, "Code Region - r"); p; p = strstr(p + 1, "Code Region - r")) {
+		size_t i = strtoul(p + 15, NULL, 10);
+		const char *iter = strstr(p, "Iterations:"), *total = strstr(p, "Total Cycles:");
+		if (i >= n || !iter || !total)
+			continue;
+		double runs_done = strtod(iter + 11, NULL), sum = strtod(total + 13, NULL);
+		if (runs_done > 0 && sum > 0)
+			cycles[i] = sum / runs_done;
+	}
+	free(text);
+	return 0;
 }
 
 /* Golden Cove and later Intel P-cores (Alder Lake, Sapphire and Emerald
@@ -1952,8 +1883,8 @@ static size_t price_nests(const char *mc, const char *dir, const explain_code *c
 static void remove_dir(const char *dir)
 {
 	static const char *const files[] = { "blocks.hex", "blocks.s", "mc.err", "blocks.mca.s", "mca.out", "mca.err",
-	                                     "probe.s", "probe.out", "probe.err", "texts.mca.s", "texts.out",
-	                                     "texts.err", "blocks.tsv" };
+	                                     "probe.s", "probe.out", "probe.err",
+	                                     "blocks.tsv" };
 	char path[4200];
 	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
 		snprintf(path, sizeof path, "%s/%s", dir, files[i]);
