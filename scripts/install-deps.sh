@@ -8,6 +8,13 @@ set -e
 pkgs="build-essential clang llvm pkg-config libcriterion-dev libhwloc-dev libudev-dev libzstd-dev libjson-c-dev libgsl-dev
       libpapi-dev libpfm4-dev papi-tools gnuplot-nox valgrind linux-perf
       chromium poppler-utils libopenmpi-dev openmpi-bin tmux"
+# llvm-16 beside Debian 12's default LLVM 14: plumb explain prices code with
+# the newest llvm-mca installed, and LLVM 16 models Golden Cove cores.  Asked
+# for only where the distribution has it (Debian 12 does, also before its
+# first apt-get update, when apt-cache knows nothing yet).
+if grep -q '^VERSION_CODENAME=bookworm' /etc/os-release 2>/dev/null || apt-cache show llvm-16 >/dev/null 2>&1; then
+	pkgs="$pkgs llvm-16"
+fi
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -54,6 +54,7 @@ typedef struct explain_machine {
 	double bandwidth_gbps[EXPLAIN_LEVELS]; /* one thread's read bandwidth from the level (10^9 B/s) */
 	double mlp[EXPLAIN_LEVELS];          /* misses in flight at the peak (random chains; Little's law) */
 	uint64_t size_bytes[EXPLAIN_LEVELS]; /* the cache sizes the probes used (sysfs); 0 for memory */
+	double fault_ns;                     /* the kernel's time for one minor page fault (measured now) */
 } explain_machine;
 
 typedef struct explain_machine_options {
@@ -74,6 +75,10 @@ int explain_machine_measure(const explain_machine_options *options, explain_mach
  * plumb explain's own (table "machine"), or plumb lat --mlp's (tables
  * "levels" and "mlp"; bandwidth then unknown). */
 int explain_machine_load(const char *path, explain_machine *out, plumb_status *status);
+/* The kernel's time (thread CPU time) for one minor page fault: fresh
+ * anonymous pages (no huge pages) written once each, the fastest of a few
+ * rounds; NaN if it cannot be measured.  About 50 ms. */
+double explain_machine_fault_ns(void);
 
 /* -------------------------------------------------------------- a region */
 
@@ -150,7 +155,9 @@ typedef struct explain_prediction {
 	double transfer_ns;                  /* the sum of stream_ns: the data transfers that overlap the core */
 	double stall_ns;                     /* the sum of latency_ns: what does not overlap */
 	double bandwidth_bound_ns;           /* all lines moved from and to memory / memory bandwidth */
-	double total_ns;                     /* the prediction: max(compute, transfers, memory bound) + stalls */
+	double kernel_ns;                    /* the region's page faults x one fault's kernel time */
+	double total_ns;                     /* the prediction: max(compute, transfers, memory bound) + stalls
+	                                        + kernel */
 	double overlapped_ns;                /* with every irregular miss overlapped by the measured MLP */
 } explain_prediction;
 
@@ -162,6 +169,7 @@ typedef struct explain_region {
 	double wall_ns[EXPLAIN_RUNS_MAX];    /* per run, summed over entries and threads */
 	stats_summary wall;
 	explain_counter counters[COUNTER_MAX_EVENTS];
+	double page_faults;                  /* per run (the page-faults counter's mean), NaN if not counted */
 	/* instrumented */
 	bool instrumented;
 	instrument_counts counts;
@@ -172,6 +180,8 @@ typedef struct explain_region {
 	explain_prediction predicted;
 	/* on the other machine (--on): its caches' misses and its prediction */
 	explain_simulated other_simulated;
+	explain_core other_core;             /* in-core cycles priced for the other machine's core (--on), when
+	                                        it is another and llvm-mca prices it; else not done */
 	explain_prediction other_predicted;
 } explain_region;
 
@@ -228,7 +238,7 @@ typedef struct explain_result {
 	char simulate_error[PLUMB_MESSAGE_MAX];     /* empty when simulated */
 	char machine_error[PLUMB_MESSAGE_MAX];      /* empty when the machine is known */
 	char simulate_source[640];                  /* how the per-region simulation was done */
-	char core_source[160];                      /* how blocks were priced ("llvm-mca -mcpu=..."), or empty */
+	char core_source[320];                      /* how blocks were priced ("llvm-mca -mcpu=..."), or empty */
 	char core_error[PLUMB_MESSAGE_MAX];         /* why they were not */
 	explain_shared_line shared[EXPLAIN_SHARED_LINES];   /* the hottest shared lines, hottest first */
 	size_t shared_count;
@@ -244,6 +254,8 @@ typedef struct explain_result {
 	explain_machine other_machine;       /* its figures, for its prediction */
 	struct sim_config *other_config;     /* its caches */
 	char other_caches[256];              /* the caches simulated for it, in words */
+	char other_cpu[13];                  /* its CPU's vendor when it is not this one's model, else empty */
+	unsigned other_cpu_family, other_cpu_model;
 	char other_error[PLUMB_MESSAGE_MAX]; /* why there is no column for it */
 	char curve_error[PLUMB_MESSAGE_MAX]; /* why there is none when one was asked for */
 } explain_result;

@@ -743,6 +743,11 @@ typedef struct code_block {
 	uint16_t carried[8][2];     /* (load, store) line pairs that carry it */
 	bool has_fadd;              /* an SSE/AVX floating-point add or subtract */
 	double fast_cycles;         /* per execution with those adds at latency 1 (fast adders) */
+	double uops;                /* per execution, as llvm-mca counts them (unfused) */
+	double pressure;            /* the busiest resource's cycles per execution (llvm-mca) */
+	double dispatch_width;      /* llvm-mca's model: micro-ops dispatched per cycle */
+	double rob_entries;         /* llvm-mca's model: the reorder buffer */
+	bool in_loop;               /* priced with its neighbour as one loop (price_two_block_loops) */
 	unsigned carried_count;
 	char *text;                 /* the disassembly, one instruction a line */
 } code_block;
@@ -841,8 +846,11 @@ static bool has_memory_source(const char *line)
 }
 
 /* Replaces what llvm-mca cannot model as straight-line code (calls and
- * returns: "a latency of 100cy"; jumps) by a nop of the same slot. */
-static const char *mca_line(const char *line)
+ * returns: "a latency of 100cy"; jumps) by a nop of the same slot, and
+ * stack-pointer updates by what the core's stack engine makes of them
+ * (explain_block_stack_engine); the line to give llvm-mca, which may be
+ * `buffer`. */
+static const char *mca_line(const char *line, char *buffer, size_t size)
 {
 	while (*line == ' ' || *line == '\t')
 		line++;
@@ -852,7 +860,39 @@ static const char *mca_line(const char *line)
 	    !strncmp(line, "endbr", 5) || !strncmp(line, "rep", 3) || !strncmp(line, "lock", 4) ||
 	    !strncmp(line, "xgetbv", 6) || !strncmp(line, "xsave", 5) || !strncmp(line, "xrstor", 6))
 		return "nop";
-	return line;
+	const char *stack = explain_block_stack_engine(line, buffer, size);
+	return stack ? stack : line;
+}
+
+const char *explain_block_stack_engine(const char *line, char *buffer, size_t size)
+{
+	line += strspn(line, " \t");
+	size_t mnemonic = strcspn(line, " \t");
+	const char *operands = line + mnemonic;
+	operands += strspn(operands, " \t");
+	size_t operand = strcspn(operands, " \t\n#");
+	bool push = (mnemonic == 4 && !strncmp(line, "push", 4)) || (mnemonic == 5 && !strncmp(line, "pushq", 5));
+	bool pop = (mnemonic == 3 && !strncmp(line, "pop", 3)) || (mnemonic == 4 && !strncmp(line, "popq", 4));
+	/* a 64-bit register: %rax..%r15 (not %eax, %ax) */
+	bool full = operand >= 3 && operands[0] == '%' && operands[1] == 'r' && !memchr(operands, ',', operand) &&
+	            operands[operand - 1] != 'd' && operands[operand - 1] != 'w' && operands[operand - 1] != 'b';
+	if ((push || pop) && full) {
+		snprintf(buffer, size, push ? "movq\t%.*s, -8(%%rsp)" : "movq\t(%%rsp), %.*s", (int)operand, operands);
+		return buffer;
+	}
+	/* "addq $8, %rsp", "subq $4096, %rsp" */
+	bool adjust = (mnemonic == 3 || (mnemonic == 4 && line[3] == 'q')) &&
+	              (!strncmp(line, "add", 3) || !strncmp(line, "sub", 3));
+	if (adjust && operands[0] == '$') {
+		const char *comma = strchr(operands, ',');
+		if (comma) {
+			comma++;
+			comma += strspn(comma, " \t");
+			if (!strncmp(comma, "%rsp", 4) && strcspn(comma + 4, " \t\n#") == 0)
+				return "nop";
+		}
+	}
+	return NULL;
 }
 
 /* The operands of one AT&T line (commas inside parentheses kept), into
@@ -966,6 +1006,207 @@ bool explain_block_carries_through_memory(const char *text, uint16_t pairs[8][2]
 			}
 	}
 	return *pair_count > 0;
+}
+
+/* x ^ x, x - x: a new value, whatever x held (the core does not wait for x) */
+static bool zero_idiom(const char *mnemonic, int n, const char *const *b, const char *const *e)
+{
+	bool zeroing = !strncmp(mnemonic, "xor", 3) || !strncmp(mnemonic, "pxor", 4) || !strncmp(mnemonic, "sub", 3) ||
+	               !strncmp(mnemonic, "vxor", 4) || !strncmp(mnemonic, "vpxor", 5) || !strncmp(mnemonic, "psub", 4);
+	return zeroing && n >= 2 && e[n - 1] - b[n - 1] == e[n - 2] - b[n - 2] &&
+	       !memcmp(b[n - 1], b[n - 2], (size_t)(e[n - 1] - b[n - 1]));
+}
+
+/* Whether an AT&T instruction with n operands also reads its destination
+ * (the last): two-operand arithmetic does; moves, loads of an address,
+ * conversions, zero idioms ("pxor %xmm1, %xmm1") and three-operand VEX
+ * forms other than FMA write it only; compares and tests write nothing. */
+static bool reads_destination(const char *mnemonic, int n, const char *const *b, const char *const *e)
+{
+	static const char *const write_only[] = { "mov", "vmov", "lea", "cvt", "vcvt", "set", "pop", "vbroadcast",
+	                                          "pmovzx", "pmovsx", "vpmovzx", "vpmovsx", "pinsr", NULL };
+	for (int k = 0; write_only[k]; k++)
+		if (!strncmp(mnemonic, write_only[k], strlen(write_only[k])))
+			return false;
+	if (zero_idiom(mnemonic, n, b, e))
+		return false;
+	if (mnemonic[0] == 'v' && n >= 3 && strncmp(mnemonic, "vfmadd", 6) && strncmp(mnemonic, "vfmsub", 6) &&
+	    strncmp(mnemonic, "vfnmadd", 7) && strncmp(mnemonic, "vfnmsub", 7))
+		return false;
+	return true;
+}
+
+static bool writes_nothing(const char *mnemonic)
+{
+	return !strncmp(mnemonic, "cmp", 3) || !strncmp(mnemonic, "test", 4) || !strncmp(mnemonic, "ucomis", 6) ||
+	       !strncmp(mnemonic, "comis", 5) || !strncmp(mnemonic, "vucomis", 7) || !strncmp(mnemonic, "vcomis", 6) ||
+	       mnemonic[0] == 'j' || !strncmp(mnemonic, "nop", 3) || !strncmp(mnemonic, "push", 4) ||
+	       !strncmp(mnemonic, "prefetch", 8);
+}
+
+/* A step by a constant: "addq $8, %r15", "subl $1, %eax", "incq %rcx". */
+static bool steps_by_constant(const char *mnemonic, int n, const char *const *b)
+{
+	if (!strncmp(mnemonic, "inc", 3) || !strncmp(mnemonic, "dec", 3) || !strncmp(mnemonic, "lea", 3))
+		return true;
+	return (!strncmp(mnemonic, "add", 3) || !strncmp(mnemonic, "sub", 3)) && n == 2 && b[0][0] == '$';
+}
+
+enum { REGISTER_UNSEEN, REGISTER_READ_FIRST, REGISTER_WRITTEN_FIRST };
+
+typedef struct register_use {
+	char family[8];
+	int first;             /* REGISTER_* */
+	bool written, stepped_only, written_fresh;
+} register_use;
+
+static register_use *use_of(register_use *uses, int *count, int max, const char *begin, const char *end)
+{
+	char family[8];
+	register_family(begin, (size_t)(end - begin), family, sizeof family);
+	if (!family[0])
+		return NULL;
+	for (int k = 0; k < *count; k++)
+		if (!strcmp(uses[k].family, family))
+			return &uses[k];
+	if (*count >= max)
+		return NULL;
+	register_use *u = &uses[(*count)++];
+	*u = (register_use){ .first = REGISTER_UNSEEN, .stepped_only = true };
+	snprintf(u->family, sizeof u->family, "%s", family);
+	return u;
+}
+
+/* Every register operand of [begin, end) (a register, or the registers of
+ * an address) marked read. */
+static void mark_reads(register_use *uses, int *count, int max, const char *begin, const char *end)
+{
+	for (const char *p = begin; p < end; p++) {
+		if (*p != '%')
+			continue;
+		size_t len = strcspn(p, ",) \t\n");
+		if (p + len > end)
+			len = (size_t)(end - p);
+		register_use *u = use_of(uses, count, max, p, p + len);
+		if (u && u->first == REGISTER_UNSEEN)
+			u->first = REGISTER_READ_FIRST;
+		p += len ? len - 1 : 0;
+	}
+}
+
+/* The registers of a listing: which are read before written, which are
+ * written, whether only by steps by a constant, whether by an instruction
+ * that does not read them.  The count. */
+static int register_uses(const char *text, register_use *uses, int max)
+{
+	int count = 0;
+	for (const char *line = text; line && *line;) {
+		const char *nl = strchr(line, '\n');
+		const char *mnemonic = line + strspn(line, " \t");
+		const char *b[4], *e[4];
+		int n = split_operands(line, b, e, 4);
+		if (*mnemonic && !writes_nothing(mnemonic) && n > 0 && b[n - 1][0] == '%') {
+			bool reads = reads_destination(mnemonic, n, b, e), zeroing = zero_idiom(mnemonic, n, b, e);
+			for (int k = 0; k < n - 1 && !zeroing; k++)
+				mark_reads(uses, &count, max, b[k], e[k]);
+			if (reads)
+				mark_reads(uses, &count, max, b[n - 1], e[n - 1]);
+			register_use *u = use_of(uses, &count, max, b[n - 1], e[n - 1]);
+			for (int k = 0; k < n - 1 && u && !reads && !zeroing; k++)
+				reads = register_in(b[k], e[k], u->family);   /* "vaddsd %xmm2, %xmm1, %xmm1" */
+			if (u) {
+				if (u->first == REGISTER_UNSEEN)
+					u->first = REGISTER_WRITTEN_FIRST;
+				u->written = true;
+				u->stepped_only = u->stepped_only && steps_by_constant(mnemonic, n, b);
+				u->written_fresh = u->written_fresh || !reads;
+			}
+		} else {
+			for (int k = 0; k < n; k++)
+				mark_reads(uses, &count, max, b[k], e[k]);
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	return count;
+}
+
+bool explain_nest_runs_independent(const char *before, const char *body)
+{
+	if (!before || !body)
+		return false;
+	register_use in_body[64], in_before[64];
+	int body_count = register_uses(body, in_body, 64), before_count = register_uses(before, in_before, 64);
+	int chains = 0;
+	for (int k = 0; k < body_count; k++) {
+		const register_use *u = &in_body[k];
+		if (u->first != REGISTER_READ_FIRST || !u->written || u->stepped_only)
+			continue;   /* not carried, or a counter */
+		chains++;
+		bool reset = false;
+		for (int j = 0; j < before_count && !reset; j++)
+			reset = !strcmp(in_before[j].family, u->family) && in_before[j].written_fresh;
+		if (!reset)
+			return false;   /* the chain goes on from the last run */
+	}
+	return chains > 0;
+}
+
+double explain_block_memory_chain(const char *text, const double *latency, unsigned rows, unsigned load,
+                                  unsigned store, const explain_chain_costs *costs)
+{
+	if (!text || load >= rows || store >= rows)
+		return 0;
+	double chain = 0;
+	/* follow the loaded value from register to register up to the store */
+	char carrier[8] = "";
+	unsigned line_no = 0;
+	for (const char *line = text; line && *line && line_no <= store; line_no++) {
+		const char *nl = strchr(line, '\n');
+		const char *mnemonic = line + strspn(line, " \t");
+		const char *b[4], *e[4];
+		int n = split_operands(line, b, e, 4);
+		bool destination_register = n > 0 && b[n - 1][0] == '%';
+		size_t twin_length;
+		bool fadd = explain_block_fadd_twin(mnemonic, &twin_length) != NULL;
+		if (line_no == load) {
+			/* the value comes back from the store (forwarding); a load that
+			 * also operates adds the operation's own latency */
+			double forward = costs && costs->forward > 0 ? costs->forward : latency[load];
+			bool plain = !strncmp(mnemonic, "mov", 3) || !strncmp(mnemonic, "vmov", 4);
+			double operation = 0;
+			if (!plain) {
+				size_t length = nl ? (size_t)(nl - line) : strlen(line);
+				bool vector = memmem(line, length, "%xmm", 4) || memmem(line, length, "%ymm", 4) ||
+				              memmem(line, length, "%zmm", 4);
+				double load_only = costs ? (vector ? costs->fp_load : costs->int_load) : 0;
+				operation = load_only > 0 && latency[load] > load_only ? latency[load] - load_only : 1;
+				if (fadd && costs && costs->fadd > 0 && operation > costs->fadd)
+					operation = costs->fadd;
+			}
+			chain = (costs && costs->forward > 0) || plain ? forward + operation : latency[load];
+			if (store == load)
+				return chain;   /* one read-modify-write instruction */
+			if (destination_register)
+				register_family(b[n - 1], (size_t)(e[n - 1] - b[n - 1]), carrier, sizeof carrier);
+		} else if (line_no > load && carrier[0] && n > 0) {
+			bool reads = false;
+			for (int k = 0; k < n - 1 && !reads; k++)   /* the last is the destination */
+				reads = register_in(b[k], e[k], carrier);
+			if (!reads && destination_register && reads_destination(mnemonic, n, b, e))
+				reads = register_in(b[n - 1], e[n - 1], carrier);
+			if (line_no < store && reads && destination_register && !writes_nothing(mnemonic)) {
+				double cost = latency[line_no];
+				if (fadd && costs && costs->fadd > 0 && cost > costs->fadd)
+					cost = costs->fadd;
+				chain += cost;
+				register_family(b[n - 1], (size_t)(e[n - 1] - b[n - 1]), carrier, sizeof carrier);
+			}
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	/* the store's own latency in some models (12 cycles in LLVM 16's Golden
+	 * Cove) is the time to write the cache, off the chain: a cycle */
+	return chain + 1;
 }
 
 /* The FP add or subtract's integer twin (same operands, latency 1 in every
@@ -1130,91 +1371,121 @@ static int disassemble(const char *mc, const char *dir, code_block **blocks, siz
 	return 0;
 }
 
-/* Each block's cycles per execution (llvm-mca's total cycles over its
- * iterations, steady state). */
-enum { PRICE_PLAIN, PRICE_CARRIED, PRICE_FAST_ADD };
-
-static int price(const char *mca, const char *cpu, const char *dir, code_block **blocks, size_t n, int mode,
-                 char *why, size_t why_size)
+/* From one region of llvm-mca's output ([region, next), next NULL for the
+ * last): micro-ops per execution, the dispatch width, the reorder buffer's
+ * entries and the busiest resource's cycles per execution ("Resource
+ * pressure per iteration": a row of names, then a row of cycles or "-"). */
+static void read_model_view(const char *region, const char *next, double iterations, code_block *b)
 {
-	bool aliasing = mode == PRICE_CARRIED, fast = mode == PRICE_FAST_ADD;
-	char in[4200], out[4200], err[4200], mcpu[64];
+	const char *end = next ? next : region + strlen(region);
+	const char *at = strstr(region, "Total uOps:");
+	if (at && at < end && iterations > 0)
+		b->uops = strtod(at + 11, NULL) / iterations;
+	at = strstr(region, "Dispatch Width:");
+	if (at && at < end)
+		b->dispatch_width = strtod(at + 15, NULL);
+	at = strstr(region, "Total ROB Entries:");
+	if (at && at < end)
+		b->rob_entries = strtod(at + 18, NULL);
+	at = strstr(region, "Resource pressure per iteration:");
+	if (!at || at >= end)
+		return;
+	const char *row = strchr(at, '\n');
+	row = row ? strchr(row + 1, '\n') : NULL;   /* past the names */
+	if (!row || row >= end)
+		return;
+	row++;
+	double busiest = 0;
+	for (const char *p = row; *p && *p != '\n';) {
+		p += strspn(p, " \t");
+		char *after;
+		double cycles = strtod(p, &after);
+		if (after == p) {
+			p += strcspn(p, " \t\n");   /* "-" */
+			continue;
+		}
+		if (cycles > busiest)
+			busiest = cycles;
+		p = after;
+	}
+	b->pressure = busiest;
+}
+
+/* Runs llvm-mca over texts[0..n) as the regions "r<i>" (a NULL text left
+ * out), each line as mca_line gives it (FP adds as their integer twins with
+ * fadd_twins); a text llvm-mca rejects ("<stdin>:LINE:COL: error") is left
+ * out and the rest run again.  views: the resource pressure and retire
+ * statistics too; instruction_info: each instruction's latency.  Its
+ * output (malloc'd), or NULL: with why set when llvm-mca could not run,
+ * empty when no text was left to run. */
+static char *run_mca(const char *mca, const char *cpu, const char *dir, char *const *texts, size_t n, bool fadd_twins,
+                     unsigned iterations, bool views, bool instruction_info, char *why, size_t why_size)
+{
+	char in[4200], out[4200], err[4200], mcpu[64], runs[32];
 	snprintf(in, sizeof in, "%s/blocks.mca.s", dir);
 	snprintf(out, sizeof out, "%s/mca.out", dir);
 	snprintf(err, sizeof err, "%s/mca.err", dir);
 	snprintf(mcpu, sizeof mcpu, "-mcpu=%s", cpu);
+	snprintf(runs, sizeof runs, "-iterations=%u", iterations);
+	why[0] = 0;
 	bool *skip = calloc(n ? n : 1, sizeof *skip);
-	if (!skip) {
+	size_t *first = calloc(n + 1, sizeof *first);   /* each text's first line, to find the one an error names */
+	if (!skip || !first) {
+		free(skip), free(first);
 		snprintf(why, why_size, "out of memory");
-		return -1;
+		return NULL;
 	}
-	int rc = -1;
+	char *output = NULL;
 	for (int attempt = 0; attempt < 40; attempt++) {
 		FILE *f = fopen(in, "w");
 		if (!f) {
 			snprintf(why, why_size, "%.200s: %s", in, strerror(errno));
 			break;
 		}
-		/* line numbers of each block's text, to find the block an error names */
-		size_t line_no = 1, *first = calloc(n + 1, sizeof *first);
-		if (!first) {
-			fclose(f);
-			break;
-		}
-		size_t regions = 0;
+		size_t line_no = 1, regions = 0;
 		for (size_t i = 0; i < n; i++) {
 			first[i] = line_no;
-			if (!blocks[i]->text || skip[i] || (aliasing && !blocks[i]->through_memory) ||
-			    (fast && !blocks[i]->has_fadd) || ((aliasing || fast) && !(blocks[i]->cycles > 0)))
+			if (!texts[i] || skip[i])
 				continue;
-			fprintf(f, "# LLVM-MCA-BEGIN b%zu\n", i);
+			fprintf(f, "# LLVM-MCA-BEGIN r%zu\n", i);
 			line_no++;
-			for (const char *p = blocks[i]->text; *p;) {
-				const char *nl = strchr(p, '\n');
-				size_t len = nl ? (size_t)(nl - p) : strlen(p);
-				char one[512];
+			for (const char *p = texts[i]; *p;) {
+				size_t len = strcspn(p, "\n");
+				char one[512], rewritten[600];
 				snprintf(one, sizeof one, "%.*s", (int)(len < 500 ? len : 500), p);
 				size_t mnemonic_length;
-				const char *twin = fast ? explain_block_fadd_twin(one, &mnemonic_length) : NULL;
-				if (twin) {
-					const char *rest = one;
-					while (*rest == ' ' || *rest == '\t')
-						rest++;
+				const char *twin = fadd_twins ? explain_block_fadd_twin(one, &mnemonic_length) : NULL;
+				const char *rest = one + strspn(one, " \t");
+				if (twin)
 					fprintf(f, "\t%s%s\n", twin, rest + mnemonic_length);
-				} else {
-					fprintf(f, "\t%s\n", mca_line(one));
-				}
+				else if (*rest)
+					fprintf(f, "\t%s\n", mca_line(one, rewritten, sizeof rewritten));
+				else
+					fprintf(f, "\tnop\n");
 				line_no++;
-				p += len + (nl ? 1 : 0);
+				p += len + (p[len] == '\n');
 			}
-			fprintf(f, "# LLVM-MCA-END b%zu\n", i);
+			fprintf(f, "# LLVM-MCA-END r%zu\n", i);
 			line_no++;
 			regions++;
 		}
 		first[n] = line_no;
-		fclose(f);
-		if (!regions) {
-			free(first);
-			if (aliasing || fast) {
-				rc = 0;   /* no such block */
-				break;
-			}
-			snprintf(why, why_size, "no block could be disassembled");
+		if (fclose(f) != 0) {
+			snprintf(why, why_size, "%.200s: %s", in, strerror(errno));
 			break;
 		}
-		char *argv[] = { (char *)mca, mcpu, "-iterations=100", "-resource-pressure=false",
-		                 aliasing ? "-instruction-info=true" : "-instruction-info=false", NULL };
+		if (!regions)
+			break;   /* nothing to run: not an error */
+		char *argv[] = { (char *)mca, mcpu, runs, views ? "-resource-pressure=true" : "-resource-pressure=false",
+		                 instruction_info ? "-instruction-info=true" : "-instruction-info=false",
+		                 views ? "-retire-stats" : NULL, NULL };
 		int code;
-		if (run_tool(argv, in, out, err, TOOL_TIMEOUT_S, &code, why, why_size) != 0) {
-			free(first);
+		if (run_tool(argv, in, out, err, TOOL_TIMEOUT_S, &code, why, why_size) != 0)
 			break;
-		}
 		if (code != 0) {
-			/* "<stdin>:LINE:COL: error: ...": leave that block out and retry */
 			char *message = read_all(err, NULL);
 			const char *at = message ? strstr(message, "<stdin>:") : NULL;
-			size_t bad = at ? strtoul(at + 8, NULL, 10) : 0;
-			size_t culprit = n;
+			size_t bad = at ? strtoul(at + 8, NULL, 10) : 0, culprit = n;
 			for (size_t i = 0; bad && i < n; i++)
 				if (bad >= first[i] && bad < first[i + 1])
 					culprit = i;
@@ -1224,69 +1495,96 @@ static int price(const char *mca, const char *cpu, const char *dir, code_block *
 					*nl = 0;
 				snprintf(why, why_size, "llvm-mca failed: %.200s", message ? message : "(no message)");
 				free(message);
-				free(first);
 				break;
 			}
 			free(message);
-			free(first);
 			skip[culprit] = true;
 			continue;
 		}
-		free(first);
-		char *text = read_all(out, NULL);
-		if (!text) {
+		output = read_all(out, NULL);
+		if (!output)
 			snprintf(why, why_size, "llvm-mca gave no output");
-			break;
-		}
-		for (const char *p = strstr(text, "Code Region - b"); p; p = strstr(p + 1, "Code Region - b")) {
-			size_t i = strtoul(p + 15, NULL, 10);
-			const char *iter = strstr(p, "Iterations:"), *cycles = strstr(p, "Total Cycles:");
-			if (i >= n || !iter || !cycles)
-				continue;
-			double iterations = strtod(iter + 11, NULL), total = strtod(cycles + 13, NULL);
-			if (fast) {
-				if (iterations > 0 && total > 0)
-					blocks[i]->fast_cycles = total / iterations;
-				continue;
-			}
-			if (iterations > 0 && total > 0 && total / iterations > blocks[i]->cycles)
-				blocks[i]->cycles = total / iterations;
-			const char *info = aliasing ? strstr(p, "Instructions:\n") : NULL;
-			const char *next = strstr(p + 1, "Code Region - b");
-			if (info && (!next || info < next) && blocks[i]->carried_count) {
-				/* llvm-mca takes loads and stores not to alias: a value
-				 * carried through memory costs, per execution, at least the
-				 * latency of the load that reads it (with the operation it
-				 * feeds) and of the store that writes it back */
-				double latency[MAX_BLOCK] = { 0 };
-				unsigned rows = 0;
-				const char *q = strchr(info, '\n') + 1;
-				while (rows < MAX_BLOCK && q && *q == ' ') {
-					unsigned uops;
-					double lat;
-					if (sscanf(q, " %u %lf", &uops, &lat) == 2)
-						latency[rows++] = lat;
-					else
-						break;
-					q = strchr(q, '\n');
-					q = q ? q + 1 : NULL;
-				}
-				for (unsigned k = 0; k < blocks[i]->carried_count; k++) {
-					unsigned ld = blocks[i]->carried[k][0], st = blocks[i]->carried[k][1];
-					if (ld >= rows || st >= rows)
-						continue;
-					double chain = latency[ld] + (st != ld ? latency[st] : 0);
-					if (chain > blocks[i]->cycles)
-						blocks[i]->cycles = chain;
-				}
-			}
-		}
-		free(text);
-		rc = 0;
 		break;
 	}
-	free(skip);
-	return rc;
+	free(skip), free(first);
+	return output;
+}
+
+/* Each block's cycles per execution (llvm-mca's total cycles over its
+ * iterations, steady state). */
+enum { PRICE_PLAIN, PRICE_CARRIED, PRICE_FAST_ADD };
+
+static int price(const char *mca, const char *cpu, const char *dir, code_block **blocks, size_t n, int mode,
+                 const explain_chain_costs *costs, char *why, size_t why_size)
+{
+	bool aliasing = mode == PRICE_CARRIED, fast = mode == PRICE_FAST_ADD, plain = !aliasing && !fast;
+	char **texts = calloc(n ? n : 1, sizeof *texts);
+	if (!texts) {
+		snprintf(why, why_size, "out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (blocks[i]->text && !(aliasing && !blocks[i]->through_memory) && !(fast && !blocks[i]->has_fadd) &&
+		    !((aliasing || fast) && !(blocks[i]->cycles > 0)))
+			texts[i] = blocks[i]->text;
+	char *text = run_mca(mca, cpu, dir, texts, n, fast, 100, plain, aliasing, why, why_size);
+	free(texts);
+	if (!text) {
+		if (why[0])
+			return -1;
+		if (plain) {
+			snprintf(why, why_size, "no block could be disassembled");
+			return -1;
+		}
+		return 0;   /* no such block */
+	}
+	for (const char *p = strstr(text, "Code Region - r"); p; p = strstr(p + 1, "Code Region - r")) {
+		size_t i = strtoul(p + 15, NULL, 10);
+		const char *iter = strstr(p, "Iterations:"), *cycles = strstr(p, "Total Cycles:");
+		if (i >= n || !iter || !cycles)
+			continue;
+		double iterations = strtod(iter + 11, NULL), total = strtod(cycles + 13, NULL);
+		if (fast) {
+			if (iterations > 0 && total > 0)
+				blocks[i]->fast_cycles = total / iterations;
+			continue;
+		}
+		if (iterations > 0 && total > 0 && total / iterations > blocks[i]->cycles)
+			blocks[i]->cycles = total / iterations;
+		if (plain)
+			read_model_view(p, strstr(p + 1, "Code Region - r"), iterations, blocks[i]);
+		const char *info = aliasing ? strstr(p, "Instructions:\n") : NULL;
+		const char *next = strstr(p + 1, "Code Region - r");
+		if (info && (!next || info < next) && blocks[i]->carried_count) {
+			/* llvm-mca takes loads and stores not to alias: a value
+			 * carried through memory costs, per execution, at least the
+			 * latency of the load that reads it (with the operation it
+			 * feeds) and of the store that writes it back */
+			double latency[MAX_BLOCK] = { 0 };
+			unsigned rows = 0;
+			const char *q = strchr(info, '\n') + 1;
+			while (rows < MAX_BLOCK && q && *q == ' ') {
+				unsigned uops;
+				double lat;
+				if (sscanf(q, " %u %lf", &uops, &lat) == 2)
+					latency[rows++] = lat;
+				else
+					break;
+				q = strchr(q, '\n');
+				q = q ? q + 1 : NULL;
+			}
+			for (unsigned k = 0; k < blocks[i]->carried_count; k++) {
+				unsigned ld = blocks[i]->carried[k][0], st = blocks[i]->carried[k][1];
+				if (ld >= rows || st >= rows)
+					continue;
+				double chain = explain_block_memory_chain(blocks[i]->text, latency, rows, ld, st, costs);
+				if (chain > blocks[i]->cycles)
+					blocks[i]->cycles = chain;
+			}
+		}
+	}
+	free(text);
+	return 0;
 }
 
 /* LLVM's major version from `llvm-mca --version` ("LLVM version 14.0.6"), 0 if unknown. */
@@ -1307,40 +1605,286 @@ static int llvm_version(const char *mca, const char *dir)
 	return major;
 }
 
+/* Cycles per run of each text (llvm-mca, `iterations` runs) into cycles[]
+ * (-1 where llvm-mca could not price it: that text is left out and the rest
+ * priced again); with fadd_twins, each FP add or subtract priced as its
+ * integer twin (latency 1).  0, or -1 with why when llvm-mca cannot run. */
+static int price_texts(const char *mca, const char *cpu, const char *dir, char *const *texts, size_t n,
+                       bool fadd_twins, unsigned iterations, double *cycles, char *why, size_t why_size)
+{
+	for (size_t i = 0; i < n; i++)
+		cycles[i] = -1;
+	char *text = run_mca(mca, cpu, dir, texts, n, fadd_twins, iterations, false, false, why, why_size);
+	if (!text)
+		return why[0] ? -1 : 0;
+	for (const char *p = strstr(text, "Code Region - r"); p; p = strstr(p + 1, "Code Region - r")) {
+		size_t i = strtoul(p + 15, NULL, 10);
+		const char *iter = strstr(p, "Iterations:"), *total = strstr(p, "Total Cycles:");
+		if (i >= n || !iter || !total)
+			continue;
+		double runs_done = strtod(iter + 11, NULL), sum = strtod(total + 13, NULL);
+		if (runs_done > 0 && sum > 0)
+			cycles[i] = sum / runs_done;
+	}
+	free(text);
+	return 0;
+}
+
 /* Golden Cove and later Intel P-cores (Alder Lake, Sapphire and Emerald
  * Rapids, Raptor Lake) add and subtract floating point in 2 cycles on their
- * fast adders; LLVM before 16 prices them with Ice Lake's 4 (measured here:
- * a chain of dependent addsd runs at 2.0 cycles each).  For such a CPU each
- * block with FP adds is priced again with them at latency 1 (their integer
- * twins), and its cycles taken at latency 2 by linear interpolation:
- * c(2) = c(1) + (c(4) - c(1)) / 3.  Exact for a block bound by an add
+ * fast adders (measured here: a chain of dependent addsd runs at 2.0 cycles
+ * each); LLVM prices them at its model's latency L, probed here (Ice Lake's
+ * 4 in LLVM 14's sapphirerapids, 3 in LLVM 16's alderlake).  For such a CPU
+ * each block with FP adds is priced again with them at latency 1 (their
+ * integer twins), and its cycles taken at latency 2 by linear
+ * interpolation: c(2) = c(1) + (c(L) - c(1)) / (L - 1), kept in *divisor
+ * (L - 1; 0 when no correction applies).  Exact for a block bound by an add
  * chain, and no change for one bound by throughput. */
-static int fast_adders(const char *mca, const char *chosen, const cpu_features *cpu, const char *dir,
-                       code_block **blocks, size_t n, bool *applied, char *why, size_t why_size)
+static bool golden_cove(const cpu_features *cpu)
 {
-	*applied = false;
-	static const unsigned golden_cove[] = { 0x8F, 0xCF, 0xAD, 0xAE, 0x97, 0x9A, 0xB7, 0xBA, 0xBF, 0xAA, 0xAC };
-	bool fast = false;
-	if (!strcmp(cpu->vendor, "GenuineIntel") && cpu->family == 6)
-		for (size_t k = 0; k < sizeof golden_cove / sizeof golden_cove[0]; k++)
-			fast = fast || cpu->model == golden_cove[k];
-	if (!fast || llvm_version(mca, dir) >= 16)
+	static const unsigned models[] = { 0x8F, 0xCF, 0xAD, 0xAE, 0x97, 0x9A, 0xB7, 0xBA, 0xBF, 0xAA, 0xAC };
+	if (strcmp(cpu->vendor, "GenuineIntel") || cpu->family != 6)
+		return false;
+	for (size_t k = 0; k < sizeof models / sizeof models[0]; k++)
+		if (cpu->model == models[k])
+			return true;
+	return false;
+}
+
+static int fast_adders(const char *mca, const char *chosen, const cpu_features *cpu, const char *dir,
+                       code_block **blocks, size_t n, double *divisor, char *why, size_t why_size)
+{
+	*divisor = 0;
+	if (!golden_cove(cpu))
 		return 0;
-	if (price(mca, chosen, dir, blocks, n, PRICE_FAST_ADD, why, why_size) != 0)
+	char *probe[] = { "\taddsd\t%xmm1, %xmm0\n" };
+	double latency;
+	if (price_texts(mca, chosen, dir, probe, 1, false, 100, &latency, why, why_size) != 0)
 		return -1;
+	latency = (double)(long)(latency + 0.5);   /* 100 runs: 403 cycles is 4 */
+	if (!(latency > 2))
+		return 0;   /* the model already knows the fast adders */
+	if (price(mca, chosen, dir, blocks, n, PRICE_FAST_ADD, NULL, why, why_size) != 0)
+		return -1;
+	*divisor = latency - 1;
 	for (size_t i = 0; i < n; i++) {
 		code_block *b = blocks[i];
 		if (b->has_fadd && b->cycles > 0 && b->fast_cycles > 0 && b->fast_cycles < b->cycles)
-			b->cycles = b->fast_cycles + (b->cycles - b->fast_cycles) / 3;
+			b->cycles = b->fast_cycles + (b->cycles - b->fast_cycles) / *divisor;
 	}
-	*applied = true;
 	return 0;
+}
+
+/* The model's latencies a value carried through memory needs
+ * (explain_block_memory_chain): an integer load (taken as the store's
+ * forwarding to the next load), an FP load; FP adds at 2 cycles where the
+ * core has fast adders.  Zeros where llvm-mca does not say. */
+static int chain_costs(const char *mca, const char *cpu, const char *dir, bool fast_adders,
+                       explain_chain_costs *costs)
+{
+	*costs = (explain_chain_costs){ .fadd = fast_adders ? 2 : 0 };
+	char in[4200], out[4200], err[4200], mcpu[64], why[256];
+	snprintf(in, sizeof in, "%s/probe.s", dir);
+	snprintf(out, sizeof out, "%s/probe.out", dir);
+	snprintf(err, sizeof err, "%s/probe.err", dir);
+	snprintf(mcpu, sizeof mcpu, "-mcpu=%s", cpu);
+	FILE *f = fopen(in, "w");
+	if (!f)
+		return 0;
+	fputs("\tmovq\t(%rax), %rax\n\tmovsd\t(%rax), %xmm0\n", f);
+	if (fclose(f) != 0)
+		return 0;
+	char *argv[] = { (char *)mca, mcpu, "-iterations=1", "-resource-pressure=false", "-instruction-info=true", NULL };
+	int code;
+	if (run_tool(argv, in, out, err, TOOL_TIMEOUT_S, &code, why, sizeof why) != 0 || code != 0)
+		return 0;
+	char *text = read_all(out, NULL);
+	const char *info = text ? strstr(text, "Instructions:\n") : NULL;
+	const char *row = info ? strchr(info, '\n') + 1 : NULL;
+	double latency[2] = { 0, 0 };
+	for (int k = 0; k < 2 && row && *row == ' '; k++) {
+		unsigned uops;
+		if (sscanf(row, " %u %lf", &uops, &latency[k]) != 2)
+			break;
+		row = strchr(row, '\n');
+		row = row ? row + 1 : NULL;
+	}
+	free(text);
+	costs->int_load = costs->forward = latency[0];
+	costs->fp_load = latency[1];
+	return 0;
+}
+
+/* The blocks just before and after each hot block, disassembled where
+ * they are not among the priced ones: loop nests and two-block loops are
+ * read from them. */
+static void disassemble_neighbours(const char *mc, const char *dir, const explain_code *c, code_block *unique,
+                                   size_t unique_count, code_block **hot, size_t take)
+{
+	code_block **around = calloc(2 * (take ? take : 1), sizeof *around);
+	size_t around_count = 0;
+	for (size_t i = 0; around && i < take; i++) {
+		size_t at = (size_t)(hot[i] - unique);
+		if (!hot[i]->text)
+			continue;
+		code_block *outer[2] = { at > 0 ? &unique[at - 1] : NULL, at + 1 < unique_count ? &unique[at + 1] : NULL };
+		for (int k = 0; k < 2; k++) {
+			if (!outer[k])
+				continue;
+			bool listed = outer[k]->text != NULL || outer[k]->instructions > MAX_BLOCK;
+			for (size_t m = 0; m < around_count && !listed; m++)
+				listed = around[m] == outer[k];
+			if (!listed)
+				around[around_count++] = outer[k];
+		}
+	}
+	char why[PLUMB_MESSAGE_MAX];
+	if (around_count)
+		(void)disassemble(mc, dir, around, around_count, c, why, sizeof why);   /* without them, no nest */
+	free(around);
+}
+
+/* A loop of two blocks: a hot block A and the block B right after it,
+ * whose last instruction jumps back to A's start (a body that ends in a
+ * branch out, then the register moves and the jump back that compilers put
+ * after it).  Priced alone, each block loses the chain that runs through
+ * the other (deriche's recurrences: the moves that carry y[j-1] to the next
+ * iteration are in B, so A alone repeats with no chain at all); priced as
+ * one text, the loop's cycles per iteration C go to both blocks in the
+ * share that makes executions x cycles sum to C per iteration of A.  The
+ * count of loops priced so. */
+static size_t price_two_block_loops(const char *mca, const char *cpu, const char *dir, code_block *unique,
+                                    size_t unique_count, code_block **hot, size_t take, double fadd_divisor)
+{
+	enum { LOOPS = 256 };
+	code_block *first[LOOPS], *second[LOOPS];
+	char *texts[LOOPS];
+	double cycles[LOOPS], fast[LOOPS];
+	size_t n = 0;
+	bool any_fadd = false;
+	for (size_t i = 0; i < take && n < LOOPS; i++) {
+		code_block *a = hot[i];
+		size_t at = (size_t)(a - unique);
+		if (!a->text || a->in_loop || at + 1 >= unique_count || !a->instructions ||
+		    explain_block_jumps_to(a->text, a->start + a->bytes, a->start))
+			continue;
+		/* A, then B jumping back to A; or P, then A jumping back to P (the
+		 * loop entered at A the first time).  first and second in loop
+		 * order; A is run at least as often as the other */
+		code_block *b = &unique[at + 1], *p = at > 0 ? &unique[at - 1] : NULL;
+		uint64_t a_runs = a->weight / a->instructions, b_runs = b->instructions ? b->weight / b->instructions : 0;
+		uint64_t p_runs = p && p->instructions ? p->weight / p->instructions : 0;
+		code_block *head, *tail;
+		if (b->text && !b->in_loop && b->start == a->start + a->bytes && b_runs <= a_runs && 2 * b_runs >= a_runs &&
+		    explain_block_jumps_back(b->text, b->start + b->bytes, a->start)) {
+			head = a, tail = b;
+		} else if (p && p->text && !p->in_loop && p->start + p->bytes == a->start && p_runs <= a_runs &&
+		           2 * p_runs >= a_runs && explain_block_jumps_back(a->text, a->start + a->bytes, p->start)) {
+			head = p, tail = a;
+		} else {
+			continue;
+		}
+		size_t length = strlen(head->text) + strlen(tail->text) + 2;
+		char *text = malloc(length);
+		if (!text)
+			break;
+		size_t head_length = strlen(head->text);
+		snprintf(text, length, "%s%s%s", head->text, head_length && head->text[head_length - 1] != '\n' ? "\n" : "",
+		         tail->text);
+		first[n] = head, second[n] = tail, texts[n] = text;
+		any_fadd = any_fadd || head->has_fadd || tail->has_fadd;
+		head->in_loop = tail->in_loop = true;
+		n++;
+	}
+	size_t priced = 0;
+	char why[PLUMB_MESSAGE_MAX];
+	if (n && price_texts(mca, cpu, dir, texts, n, false, 100, cycles, why, sizeof why) == 0) {
+		if (fadd_divisor > 0 && any_fadd && price_texts(mca, cpu, dir, texts, n, true, 100, fast, why, sizeof why) == 0)
+			for (size_t k = 0; k < n; k++)
+				if (cycles[k] > 0 && fast[k] > 0 && fast[k] < cycles[k])
+					cycles[k] = fast[k] + (cycles[k] - fast[k]) / fadd_divisor;
+		for (size_t k = 0; k < n; k++) {
+			if (!(cycles[k] > 0))
+				continue;
+			double first_runs = (double)(first[k]->weight / first[k]->instructions);
+			double second_runs = (double)(second[k]->weight / second[k]->instructions);
+			double iterations = first_runs > second_runs ? first_runs : second_runs;
+			double share = cycles[k] * iterations / (first_runs + second_runs);
+			/* a value carried through memory (priced above, which llvm-mca
+			 * cannot see) keeps its chain */
+			for (int side = 0; side < 2; side++) {
+				const code_block *x = side ? second[k] : first[k];
+				if (x->through_memory && x->cycles > share)
+					share = x->cycles;
+			}
+			first[k]->cycles = second[k]->cycles = share;
+			priced++;
+		}
+	}
+	for (size_t k = 0; k < n; k++)
+		free(texts[k]);
+	return priced;
+}
+
+/* The hot one-block loops that sit in a two-level nest, their cycles
+ * lowered by the overlap of consecutive runs (explain_nest.c says why);
+ * the count of bodies priced so.  Every block is first held to its
+ * fused-domain dispatch: llvm-mca dispatches the unfused micro-ops (a load
+ * and its operation are two), the core its fused ones, so a block that
+ * llvm-mca finds bound by dispatch runs at the larger of its busiest
+ * resource and its fused micro-ops over the width. */
+static size_t price_nests(const char *mc, const char *dir, const explain_code *c, code_block *unique,
+                          size_t unique_count, code_block **hot, size_t take)
+{
+	for (size_t i = 0; i < take; i++) {
+		code_block *b = hot[i];
+		if (!b->text || !(b->cycles > 0) || !(b->uops > 0) || !(b->dispatch_width > 0))
+			continue;
+		double fused = explain_block_fused_uops(b->text, b->instructions);
+		double unfused_bound = b->uops / b->dispatch_width, fused_bound = fused / b->dispatch_width;
+		if (fused < b->uops && b->cycles <= 1.02 * unfused_bound) {
+			double floor = b->pressure > fused_bound ? b->pressure : fused_bound;
+			if (floor < b->cycles)
+				b->cycles = floor;
+		}
+	}
+	size_t priced = 0;
+	for (size_t i = 0; i < take; i++) {
+		code_block *body = hot[i];
+		if (!body->text || !(body->cycles > 0) || body->instructions == 0 || !(body->rob_entries > 0) ||
+		    !explain_block_jumps_to(body->text, body->start + body->bytes, body->start))
+			continue;
+		size_t at = (size_t)(body - unique);
+		if (at == 0 || at + 1 >= unique_count)
+			continue;
+		code_block *before = &unique[at - 1], *after = &unique[at + 1];
+		if (before->start + before->bytes != body->start || after->start != body->start + body->bytes ||
+		    !before->instructions || !after->instructions || !before->text || !after->text)
+			continue;
+		uint64_t entries = before->weight / before->instructions;
+		if (!entries || after->weight / after->instructions != entries ||
+		    !explain_block_jumps_to(after->text, after->start + after->bytes, before->start) ||
+		    !explain_nest_runs_independent(before->text, body->text))
+			continue;
+		double trips = (double)(body->weight / body->instructions) / (double)entries;
+		double fused = explain_block_fused_uops(body->text, body->instructions);
+		double floor = body->dispatch_width > 0 ? fused / body->dispatch_width : 0;
+		if (body->pressure > floor)
+			floor = body->pressure;
+		double cycles = explain_nest_overlap_cycles(body->cycles, floor, body->rob_entries, fused, trips);
+		if (cycles < body->cycles) {
+			body->cycles = cycles;
+			priced++;
+		}
+	}
+	return priced;
 }
 
 static void remove_dir(const char *dir)
 {
 	static const char *const files[] = { "blocks.hex", "blocks.s", "mc.err", "blocks.mca.s", "mca.out", "mca.err",
-	                                     "probe.s", "probe.out", "probe.err" };
+	                                     "probe.s", "probe.out", "probe.err",
+	                                     "blocks.tsv" };
 	char path[4200];
 	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
 		snprintf(path, sizeof path, "%s/%s", dir, files[i]);
@@ -1375,6 +1919,156 @@ static const char *choose_cpu(const char *mca, const char *dir, const char *cons
 			return names[i];
 	}
 	return NULL;
+}
+
+/* Each region's in-core cycles: its blocks' cycles (this CPU's, or the
+ * other machine's core's: `other`, per unique block) times their
+ * executions, the blocks left unpriced at the priced ones' average. */
+static void sum_cores(const explain_code *c, explain_result *result, const code_block *unique, const code_use *uses,
+                      size_t use_count, const double *other)
+{
+	for (size_t k = 0; k < c->context_count; k++) {
+		explain_core sum = { 0 };
+		for (size_t u = 0; u < use_count; u++) {
+			if (uses[u].context != k)
+				continue;
+			const code_block *b = &unique[uses[u].block];
+			uint64_t executed = uses[u].count * b->instructions;
+			sum.instructions += executed;
+			sum.blocks++;
+			double cycles = other ? other[uses[u].block] : b->cycles;
+			if (cycles > 0) {
+				sum.cycles += (double)uses[u].count * cycles;
+				sum.priced_instructions += executed;
+				sum.chained_loads += uses[u].count * b->chained_loads;
+				sum.decoded_loads += uses[u].count * b->loads;
+			}
+		}
+		const code_context *x = &c->contexts[k];
+		size_t into[MAX_DEPTH + 1];
+		unsigned m = 0;
+		into[m++] = 0;
+		for (unsigned d = 0; d < x->depth; d++) {
+			explain_region *r = explain_result_region(result, c->names[x->ids[d]]);
+			if (r)
+				into[m++] = (size_t)(r - result->regions);
+		}
+		for (unsigned i = 0; i < m; i++) {
+			explain_region *region = &result->regions[into[i]];
+			explain_core *core = other ? &region->other_core : &region->core;
+			core->instructions += sum.instructions;
+			core->priced_instructions += sum.priced_instructions;
+			core->cycles += sum.cycles;
+			core->blocks += sum.blocks;
+			core->chained_loads += sum.chained_loads;
+			core->decoded_loads += sum.decoded_loads;
+		}
+	}
+	for (size_t r = 0; r < result->region_count; r++) {
+		explain_core *core = other ? &result->regions[r].other_core : &result->regions[r].core;
+		if (core->priced_instructions > 0 && core->cycles > 0) {
+			double cpi = core->cycles / (double)core->priced_instructions;
+			core->cycles += cpi * (double)(core->instructions - core->priced_instructions);
+			core->done = true;
+		}
+	}
+}
+
+/* The hot blocks' cycles for one CPU: its llvm-mca name (or `forced`),
+ * then each pricing pass (docs/explain.md, "The in-core time"); how, in
+ * words, into source.  0, or -1 with why. */
+static int price_for_cpu(const char *mca, const char *mc, const char *dir, const cpu_features *cpu, const char *forced,
+                         code_block *unique, size_t unique_count, code_block **hot, size_t take, const explain_code *c,
+                         char *source, size_t source_size, char *why, size_t why_size)
+{
+	const char *names[8];
+	size_t count = explain_llvm_cpus(cpu->vendor, cpu->family, cpu->model, names, 8);
+	if (forced && forced[0]) {
+		names[0] = forced;
+		count = 1;
+	}
+	/* LLVM 16 has a Golden Cove model under "alderlake" (its
+	 * sapphirerapids is still Ice Lake's, 224-entry reorder buffer and
+	 * 4-cycle FP adds); LLVM 17 gave Sapphire Rapids its own */
+	const char *core_model = "";
+	if (!(forced && forced[0]) && golden_cove(cpu) && cpu->model != 0x97 && cpu->model != 0x9A &&
+	    cpu->model != 0xB7 && cpu->model != 0xBA && cpu->model != 0xBF && llvm_version(mca, dir) == 16 && count < 8) {
+		memmove(names + 1, names, count * sizeof *names);
+		names[0] = "alderlake";
+		count++;
+		core_model = " (LLVM 16's Golden Cove model; its sapphirerapids is Ice Lake's)";
+	}
+	const char *chosen = choose_cpu(mca, dir, names, count);
+	if (!chosen) {
+		snprintf(why, why_size, "%.120s knows none of the CPU names for %s family %u model %u", mca, cpu->vendor,
+		         cpu->family, cpu->model);
+		return -1;
+	}
+	double fadd_divisor = 0;
+	explain_chain_costs costs = { 0 };
+	if (price(mca, chosen, dir, hot, take, PRICE_PLAIN, NULL, why, why_size) != 0 ||
+	    fast_adders(mca, chosen, cpu, dir, hot, take, &fadd_divisor, why, why_size) != 0 ||
+	    chain_costs(mca, chosen, dir, fadd_divisor > 0, &costs) != 0 ||
+	    price(mca, chosen, dir, hot, take, PRICE_CARRIED, &costs, why, why_size) != 0)
+		return -1;
+	disassemble_neighbours(mc, dir, c, unique, unique_count, hot, take);
+	size_t loops = price_two_block_loops(mca, chosen, dir, unique, unique_count, hot, take, fadd_divisor);
+	size_t nests = price_nests(mc, dir, c, unique, unique_count, hot, take);
+	char nearest[96] = "", nested[160] = "";
+	if (chosen != names[0])
+		snprintf(nearest, sizeof nearest, "; %s is the nearest it knows to %s", chosen, names[0]);
+	if (nests || loops)
+		snprintf(nested, sizeof nested, "; %zu inner loop%s priced in %s nest, %zu two-block loop%s as one", nests,
+		         nests == 1 ? "" : "s", nests == 1 ? "its" : "their", loops, loops == 1 ? "" : "s");
+	snprintf(source, source_size, "llvm-mca -mcpu=%s%s for %s family %u model %u%s%s%s", chosen,
+	         chosen == names[0] ? core_model : "", cpu->vendor, cpu->family, cpu->model, nearest,
+	         fadd_divisor > 0 ? "; FP adds at this core's 2 cycles" : "", nested);
+	return 0;
+}
+
+/* The hot blocks priced again for the other machine's core: its cycles per
+ * unique block (NULL where that fails, with a note), this CPU's kept in the
+ * blocks.  Every figure a pass reads is reset first, so nothing of this
+ * CPU's model leaks into the other's. */
+static double *price_other(const char *mca, const char *mc, const char *dir, explain_result *result,
+                           code_block *unique, size_t unique_count, code_block **hot, size_t take, const explain_code *c)
+{
+	code_block *mine = malloc((unique_count ? unique_count : 1) * sizeof *mine);
+	double *other = malloc((unique_count ? unique_count : 1) * sizeof *other);
+	if (!mine || !other) {
+		free(mine), free(other);
+		return NULL;
+	}
+	memcpy(mine, unique, unique_count * sizeof *mine);
+	for (size_t i = 0; i < take; i++) {
+		code_block *b = hot[i];
+		b->cycles = -1;
+		b->fast_cycles = b->uops = b->pressure = b->dispatch_width = b->rob_entries = 0;
+		b->in_loop = false;
+	}
+	cpu_features cpu = { 0 };
+	snprintf(cpu.vendor, sizeof cpu.vendor, "%s", result->other_cpu);
+	cpu.family = result->other_cpu_family;
+	cpu.model = result->other_cpu_model;
+	char source[320], why[PLUMB_MESSAGE_MAX];
+	if (price_for_cpu(mca, mc, dir, &cpu, NULL, unique, unique_count, hot, take, c, source, sizeof source, why,
+	                  sizeof why) == 0) {
+		for (size_t i = 0; i < unique_count; i++)
+			other[i] = unique[i].cycles;
+		explain_result_note(result, "on the other machine: its core's cycles from %s", source);
+	} else {
+		explain_result_note(result, "on the other machine: its core could not be priced (%s), so its in-core time "
+		                    "is this CPU's cycles at its clock", why);
+		free(other);
+		other = NULL;
+	}
+	for (size_t i = 0; i < unique_count; i++) {   /* this CPU's figures back; the texts were never copied out */
+		char *text = unique[i].text;
+		unique[i] = mine[i];
+		unique[i].text = text;
+	}
+	free(mine);
+	return other;
 }
 
 int explain_code_finish(explain_code *c, explain_result *result, bool price_blocks)
@@ -1476,16 +2170,20 @@ int explain_code_finish(explain_code *c, explain_result *result, bool price_bloc
 	for (size_t u = 0; u < use_count; u++)
 		total += uses[u].count * unique[uses[u].block].instructions;
 
+	double *other_cycles = NULL;   /* per unique block, for the other machine's core */
 	if (price_blocks) {
 		code_block **hot = malloc((unique_count ? unique_count : 1) * sizeof *hot);
 		char dir[4096];
 		snprintf(dir, sizeof dir, "%s/plumb-explain-XXXXXX", temp_dir());
 		char mca[4096], mc[4096];
-		static const char *const mca_names[] = { "llvm-mca", "llvm-mca-19", "llvm-mca-18", "llvm-mca-17",
-		                                         "llvm-mca-16", "llvm-mca-15", "llvm-mca-14", NULL };
-		static const char *const mc_names[] = { "llvm-mc", "llvm-mc-19", "llvm-mc-18", "llvm-mc-17",
-		                                        "llvm-mc-16", "llvm-mc-15", "llvm-mc-14", NULL };
+		/* the newest LLVM first: its models of recent cores are better
+		 * (Debian 12's default llvm is 14, and it has llvm-16 beside it) */
+		static const char *const mca_names[] = { "llvm-mca-19", "llvm-mca-18", "llvm-mca-17", "llvm-mca-16",
+		                                         "llvm-mca", "llvm-mca-15", "llvm-mca-14", NULL };
+		static const char *const mc_names[] = { "llvm-mc-19", "llvm-mc-18", "llvm-mc-17", "llvm-mc-16",
+		                                        "llvm-mc", "llvm-mc-15", "llvm-mc-14", NULL };
 		char why[PLUMB_MESSAGE_MAX] = "";
+		size_t hot_count_kept = 0;   /* the blocks given to llvm-mca */
 		if (!hot) {
 			snprintf(why, sizeof why, "out of memory");
 		} else if (!find_tool("PLUMB_LLVM_MCA", mca_names, mca, sizeof mca)) {
@@ -1497,39 +2195,49 @@ int explain_code_finish(explain_code *c, explain_result *result, bool price_bloc
 		} else {
 			cpu_features cpu;
 			cpu_features_detect(&cpu);
-			const char *names[8];
-			size_t count = explain_llvm_cpus(cpu.vendor, cpu.family, cpu.model, names, 8);
-			const char *chosen = choose_cpu(mca, dir, names, count);
-			if (!chosen) {
-				snprintf(why, sizeof why, "%.120s knows none of the CPU names for %s family %u model %u", mca,
-				         cpu.vendor, cpu.family, cpu.model);
-			} else {
-				size_t hot_count = 0;
-				for (size_t i = 0; i < unique_count; i++)
-					hot[hot_count++] = &unique[i];
-				qsort(hot, hot_count, sizeof *hot, by_weight);
-				uint64_t covered = 0;
-				size_t take = 0;
-				bool fast = false;
-				while (take < hot_count && take < MAX_PRICED && (double)covered < COVER * (double)total)
-					covered += hot[take++]->weight;
-				if (disassemble(mc, dir, hot, take, c, why, sizeof why) == 0 &&
-				    price(mca, chosen, dir, hot, take, PRICE_PLAIN, why, sizeof why) == 0 &&
-				    fast_adders(mca, chosen, &cpu, dir, hot, take, &fast, why, sizeof why) == 0 &&
-				    price(mca, chosen, dir, hot, take, PRICE_CARRIED, why, sizeof why) == 0) {
-					why[0] = 0;
-					char nearest[96] = "";
-					if (chosen != names[0])
-						snprintf(nearest, sizeof nearest, "; %s is the nearest it knows to %s", chosen, names[0]);
-					snprintf(result->core_source, sizeof result->core_source,
-					         "llvm-mca -mcpu=%s for %s family %u model %u%s%s", chosen, cpu.vendor, cpu.family,
-					         cpu.model, nearest, fast ? "; FP adds at this core's 2 cycles" : "");
-				}
+			size_t hot_count = 0;
+			for (size_t i = 0; i < unique_count; i++)
+				hot[hot_count++] = &unique[i];
+			qsort(hot, hot_count, sizeof *hot, by_weight);
+			uint64_t covered = 0;
+			size_t take = 0;
+			while (take < hot_count && take < MAX_PRICED && (double)covered < COVER * (double)total)
+				covered += hot[take++]->weight;
+			hot_count_kept = take;
+			/* $PLUMB_LLVM_CPU: the -mcpu a person chose (checked like the others) */
+			const char *forced = getenv("PLUMB_LLVM_CPU");
+			if (disassemble(mc, dir, hot, take, c, why, sizeof why) == 0 &&
+			    price_for_cpu(mca, mc, dir, &cpu, forced, unique, unique_count, hot, take, c, result->core_source,
+			                  sizeof result->core_source, why, sizeof why) == 0)
+				why[0] = 0;
+			if (!why[0] && result->have_other && result->other_cpu[0]) {
+				/* the other machine's core (--on), when it is not this one:
+				 * the same blocks, priced again for it */
+				other_cycles = price_other(mca, mc, dir, result, unique, unique_count, hot, take, c);
 			}
 			/* $PLUMB_EXPLAIN_KEEP_BLOCKS: leave the listings for a person to read */
 			const char *keep = getenv("PLUMB_EXPLAIN_KEEP_BLOCKS");
-			if (keep && keep[0] == '1')
+			if (keep && keep[0] == '1') {
+				/* each priced block's executions and cycles, so that another
+				 * model's cycles for blocks.mca.s can be weighed by hand */
+				char table[4200];
+				snprintf(table, sizeof table, "%s/blocks.tsv", dir);
+				FILE *f = fopen(table, "w");
+				if (f) {
+					fprintf(f, "block\tstart\tinstructions\texecutions\tcycles\tfast_add_cycles\tuops\tfused_uops"
+					           "\tpressure\tdispatch_width\tloop\n");
+					for (size_t i = 0; i < hot_count_kept; i++)
+						fprintf(f, "b%zu\t%#llx\t%u\t%llu\t%.3f\t%.3f\t%.2f\t%.0f\t%.2f\t%.0f\t%d\n", i,
+						        (unsigned long long)hot[i]->start, hot[i]->instructions,
+						        (unsigned long long)(hot[i]->instructions ? hot[i]->weight / hot[i]->instructions : 0),
+						        hot[i]->cycles, hot[i]->fast_cycles, hot[i]->uops,
+						        explain_block_fused_uops(hot[i]->text, hot[i]->instructions), hot[i]->pressure,
+						        hot[i]->dispatch_width,
+						        explain_block_jumps_to(hot[i]->text, hot[i]->start + hot[i]->bytes, hot[i]->start));
+					fclose(f);
+				}
 				explain_result_note(result, "in-core: the blocks and llvm-mca's output are in %s", dir);
+			}
 			else
 				remove_dir(dir);
 		}
@@ -1538,49 +2246,10 @@ int explain_code_finish(explain_code *c, explain_result *result, bool price_bloc
 			snprintf(result->core_error, sizeof result->core_error, "%s", why);
 	}
 	/* per region: priced cycles, and the rest at the priced average */
-	for (size_t k = 0; k < c->context_count; k++) {
-		explain_core sum = { 0 };
-		for (size_t u = 0; u < use_count; u++) {
-			if (uses[u].context != k)
-				continue;
-			const code_block *b = &unique[uses[u].block];
-			uint64_t executed = uses[u].count * b->instructions;
-			sum.instructions += executed;
-			sum.blocks++;
-			if (b->cycles > 0) {
-				sum.cycles += (double)uses[u].count * b->cycles;
-				sum.priced_instructions += executed;
-				sum.chained_loads += uses[u].count * b->chained_loads;
-				sum.decoded_loads += uses[u].count * b->loads;
-			}
-		}
-		const code_context *x = &c->contexts[k];
-		size_t into[MAX_DEPTH + 1];
-		unsigned m = 0;
-		into[m++] = 0;
-		for (unsigned d = 0; d < x->depth; d++) {
-			explain_region *r = explain_result_region(result, c->names[x->ids[d]]);
-			if (r)
-				into[m++] = (size_t)(r - result->regions);
-		}
-		for (unsigned i = 0; i < m; i++) {
-			explain_core *core = &result->regions[into[i]].core;
-			core->instructions += sum.instructions;
-			core->priced_instructions += sum.priced_instructions;
-			core->cycles += sum.cycles;
-			core->blocks += sum.blocks;
-			core->chained_loads += sum.chained_loads;
-			core->decoded_loads += sum.decoded_loads;
-		}
-	}
-	for (size_t r = 0; r < result->region_count; r++) {
-		explain_core *core = &result->regions[r].core;
-		if (core->priced_instructions > 0 && core->cycles > 0) {
-			double cpi = core->cycles / (double)core->priced_instructions;
-			core->cycles += cpi * (double)(core->instructions - core->priced_instructions);
-			core->done = true;
-		}
-	}
+	sum_cores(c, result, unique, uses, use_count, NULL);
+	if (other_cycles)
+		sum_cores(c, result, unique, uses, use_count, other_cycles);
+	free(other_cycles);
 	for (size_t i = 0; i < unique_count; i++)
 		free(unique[i].text);
 	free(unique);

@@ -39,6 +39,45 @@ void explain_code_free(explain_code *code);
 bool explain_block_chained_load(const char *line);
 bool explain_block_carries_through_memory(const char *text, uint16_t pairs[8][2], unsigned *pair_count);
 const char *explain_block_fadd_twin(const char *line, size_t *mnemonic_length);
+/* What the stack engine of every x86 core since the Pentium M makes of a
+ * stack-pointer update (tracked in the front end, no dependence through
+ * %rsp): "pushq %rbx" -> "movq %rbx, -8(%rsp)", "popq %rbx" -> "movq
+ * (%rsp), %rbx", "addq $8, %rsp" -> "nop"; into buffer, or a literal; NULL
+ * for any other line.  llvm-mca's models chain them through %rsp, so that a
+ * function's prologue or epilogue, repeated as llvm-mca repeats a block,
+ * costs a chain of 6 to 30 cycles that the core never waits for. */
+const char *explain_block_stack_engine(const char *line, char *buffer, size_t size);
+
+/* Loop nests (explain_nest.c): whether a listing's last instruction is a
+ * conditional jump to target, its displacement counted from end_address
+ * (the block's end); whether a loop body's runs are independent: every
+ * register it carries from one iteration to the next, other than counters
+ * stepped by a constant, is written afresh (not read) by the block before
+ * it; a chained body's cycles per iteration when runs of `trips`
+ * iterations overlap in a reorder buffer of rob_entries fused micro-ops,
+ * never below floor (its throughput) nor above cycles. */
+bool explain_block_jumps_to(const char *text, uint64_t end_address, uint64_t target);
+/* The same for any jump, jmp too (the jump back of a two-block loop). */
+bool explain_block_jumps_back(const char *text, uint64_t end_address, uint64_t target);
+bool explain_nest_runs_independent(const char *before, const char *body);
+/* The cycles a value carried through memory (loaded by line `load`,
+ * stored by line `store` of the listing) takes per execution: the store's
+ * forwarding to the next load (costs->forward, the model's integer load
+ * latency; the load's own latency where 0), the operation of a load that
+ * also operates (its latency less the model's load latency, fp_load or
+ * int_load), each instruction the value passes through on its way to the
+ * store (FP adds at costs->fadd where > 0: the fast adders), and a cycle
+ * for the store.  costs may be NULL: the model's latencies as they are. */
+typedef struct explain_chain_costs {
+	double forward, int_load, fp_load, fadd;
+} explain_chain_costs;
+double explain_block_memory_chain(const char *text, const double *latency, unsigned rows, unsigned load,
+                                  unsigned store, const explain_chain_costs *costs);
+double explain_nest_overlap_cycles(double cycles, double floor, double rob_entries, double fused_uops, double trips);
+/* The block's micro-ops in the core's fused domain: one per instruction,
+ * less one where its closing conditional jump fuses with the instruction
+ * before (cmp, test, add, sub, and, inc, dec). */
+double explain_block_fused_uops(const char *text, unsigned instructions);
 
 /* Names the variable of each shared line (explain_symbols.c): the
  * executable's symbol, placed by the code map's main; "unknown (why)". */

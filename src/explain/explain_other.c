@@ -30,7 +30,7 @@ static const char *property(const output_report *topo, const char *name)
 }
 
 /* The in-core cycles on the other machine: this CPU's when the two are the
- * same model, else said. */
+ * same model, else its own core's (its CPU recorded for explain_code). */
 static void note_core(explain_result *result, const output_report *topo, const char *path)
 {
 	cpu_features here;
@@ -44,15 +44,11 @@ static void note_core(explain_result *result, const output_report *topo, const c
 	}
 	if (!strcmp(vendor, here.vendor) && family == here.family && model == here.model)
 		return;
-	const char *names[8];
-	size_t n = explain_llvm_cpus(vendor, family, model, names, 8);
-	if (n == 0)
-		explain_result_note(result, "on %s: llvm-mca knows no CPU for its %s family %u model %u, so its in-core time "
-		                    "is this CPU's cycles at its clock, not its own core's", path, vendor, family, model);
-	else
-		explain_result_note(result, "on %s: its core (%s family %u model %u, llvm-mca's %s) is not this one; its "
-		                    "in-core time is this CPU's cycles at its clock, not its own core's", path, vendor, family,
-		                    model, names[0]);
+	/* its blocks are priced again for its core (explain_code.c), which
+	 * says how, or why not */
+	snprintf(result->other_cpu, sizeof result->other_cpu, "%s", vendor);
+	result->other_cpu_family = family;
+	result->other_cpu_model = model;
 }
 
 int explain_other_load(const char *path, explain_result *result, plumb_status *status)

@@ -16,7 +16,12 @@
  *              waits a whole latency, the others overlap by the measured
  *              memory-level parallelism (Chou, Fahs and Abraham 2004);
  *
- *   t = max(T_core, T_transfer, lines to and from memory x line / B_memory) + T_stall
+ *   T_kernel   the region's page faults (counted in the measured runs) x
+ *              one minor fault's kernel time, measured now: the kernel is
+ *              not in the cache model, and a program's first touch of its
+ *              memory is mostly this (about 2 us a page on a KVM guest);
+ *
+ *   t = max(T_core, T_transfer, lines to and from memory x line / B_memory) + T_stall + T_kernel
  *
  * "Prefetchable" is the larger of two figures: the share of the new lines
  * the region's load and store instructions reach at a constant stride
@@ -123,20 +128,42 @@ void explain_predict(const explain_machine *machine, double ipc_base, const expl
 		overlap = transfer;
 	if (out->bandwidth_bound_ns > overlap)
 		overlap = out->bandwidth_bound_ns;
-	out->total_ns = overlap + stall;
-	out->overlapped_ns = overlap + overlapped_stall;
+	if (known(machine->fault_ns) && isfinite(region->page_faults) && region->page_faults > 0)
+		out->kernel_ns = region->page_faults * machine->fault_ns;
+	out->total_ns = overlap + stall + out->kernel_ns;
+	out->overlapped_ns = overlap + overlapped_stall + out->kernel_ns;
 	out->done = true;
+}
+
+/* The mean of a counted event over the runs, NaN if it did not count. */
+static double counted_mean(const explain_result *result, const explain_region *region, const char *name)
+{
+	for (size_t e = 0; e < result->event_count; e++) {
+		const explain_counter *c = &region->counters[e];
+		if (!strcmp(result->events[e], name) && (c->state == COUNTER_OK || c->state == COUNTER_MULTIPLEXED) && c->n > 0)
+			return c->mean;
+	}
+	return NAN;
 }
 
 void explain_predict_all(explain_result *result)
 {
 	for (size_t i = 0; i < result->region_count; i++) {
+		result->regions[i].page_faults = counted_mean(result, &result->regions[i], "page-faults");
 		explain_predict(result->have_machine ? &result->machine : NULL, result->ipc_base, &result->regions[i],
 		                &result->regions[i].predicted);
 		if (result->have_other) {
 			/* the same region with the other machine's misses, at its figures */
 			explain_region there = result->regions[i];
 			there.simulated = result->regions[i].other_simulated;
+			if (there.other_core.done) {
+				/* its own core's cycles; the strides are the program's */
+				there.core.done = true;
+				there.core.cycles = there.other_core.cycles;
+				there.core.priced_instructions = there.other_core.priced_instructions;
+				there.core.chained_loads = there.other_core.chained_loads;
+				there.core.decoded_loads = there.other_core.decoded_loads;
+			}
 			explain_predict(&result->other_machine, result->ipc_base, &there, &result->regions[i].other_predicted);
 		}
 	}

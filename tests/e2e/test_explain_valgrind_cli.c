@@ -396,12 +396,21 @@ Test(explain_valgrind, curve_level_is_checked_before_the_run)
  * latencies, bandwidths, MLP): what plumb report writes, the sizes taken
  * from here so that the test holds on any machine.  *l2 gets this
  * machine's L2 size (0: it has none). */
-static const char *half_l2_report(uint64_t *l2)
+static const char *half_l2_report_of(uint64_t *l2, const char *vendor, const char *family_model_stepping)
 {
 	static char path[4200];
 	cli_run topo = cli_run_plumbv(NULL, "topo", "--json", NULL);
 	cr_assert_eq(topo.exit_code, 0, "%s", topo.err);
 	json_object *root = parse(topo.out), *caches = cli_json_rows(root, "caches");
+	json_object *properties = cli_json_rows(root, "machine");
+	for (size_t i = 0; vendor && properties && i < json_object_array_length(properties); i++) {
+		json_object *row = json_object_array_get_idx(properties, i);
+		const char *name = json_object_get_string(json_object_object_get(row, "property"));
+		if (name && !strcmp(name, "vendor"))
+			json_object_object_add(row, "value", json_object_new_string(vendor));
+		else if (name && !strcmp(name, "family/model/stepping"))
+			json_object_object_add(row, "value", json_object_new_string(family_model_stepping));
+	}
 	*l2 = 0;
 	for (size_t i = 0; caches && i < json_object_array_length(caches); i++) {
 		json_object *row = json_object_array_get_idx(caches, i);
@@ -438,6 +447,48 @@ static const char *half_l2_report(uint64_t *l2)
 	json_object_put(report);
 	cli_run_free(&topo);
 	return path;
+}
+
+static const char *half_l2_report(uint64_t *l2)
+{
+	return half_l2_report_of(l2, NULL, NULL);
+}
+
+/* Machine B with another core (a Zen 4: AuthenticAMD family 25 model 97):
+ * the region's blocks are priced again with llvm-mca for that core, and the
+ * result says so; on a B with this machine's own core, no second pricing. */
+Test(explain_valgrind, on_another_core_its_blocks_are_priced_for_it, .timeout = 300)
+{
+	need_plumbgrind();
+	uint64_t l2;
+	const char *b = half_l2_report_of(&l2, "AuthenticAMD", "25/97/2");
+	const char *program = compile("explain_target");
+	cli_run e = cli_run_plumbv(NULL, "explain", "--runs", "1", "--machine", b, "--on", b, "--json", "--", program,
+	                           "1048576", "262144", "1", "10000", NULL);
+	cr_assert_eq(e.exit_code, 0, "%s", e.err);
+	json_object *root = parse(e.out), *meta = NULL, *in_core = NULL;
+	cr_assert(json_object_object_get_ex(root, "meta", &meta) && json_object_object_get_ex(meta, "in_core", &in_core));
+	const char *core = json_object_get_string(in_core);
+	if (strstr(core, "was not found") || strstr(core, "knows none of the CPU names")) {
+		json_object_put(root);
+		cli_run_free(&e);
+		cr_skip_test("LLVM's tools cannot price blocks here: %s", core);
+	}
+	cr_expect(notes_hold(root, "on the other machine: its core's cycles from llvm-mca -mcpu=znver"), "%.4000s", e.out);
+	json_object *row = row_where(cli_json_rows(root, "other_machine"), "region", "compute"), *other;
+	cr_assert(row && json_object_object_get_ex(row, "other_predicted_ns", &other), "%.3000s", e.out);
+	cr_expect(json_object_is_type(other, json_type_double), "%s", json_object_to_json_string(other));
+	json_object_put(root);
+	cli_run_free(&e);
+	/* this machine's own core: one pricing, no note */
+	b = half_l2_report(&l2);
+	e = cli_run_plumbv(NULL, "explain", "--runs", "1", "--machine", b, "--on", b, "--json", "--", program, "1048576",
+	                   "262144", "1", "10000", NULL);
+	cr_assert_eq(e.exit_code, 0, "%s", e.err);
+	root = parse(e.out);
+	cr_expect_not(notes_hold(root, "on the other machine: its core"), "%.4000s", e.out);
+	json_object_put(root);
+	cli_run_free(&e);
 }
 
 /* Issue 28's proof: a region whose working set is three quarters of this

@@ -52,6 +52,39 @@ Test(explain_model, compute_only_is_instructions_over_ipc_and_clock)
 	cr_expect_float_eq(p.total_ns, 1000.0, 1e-9);
 }
 
+/* The kernel is not in the cache model: a region's page faults add their
+ * measured cost after everything that overlaps; unknown cost or no count,
+ * nothing added. */
+Test(explain_model, page_faults_add_their_kernel_time)
+{
+	explain_machine m = machine();
+	m.fault_ns = 2000;
+	explain_region r = region(4000, 0, 0, 0, 0);
+	r.page_faults = 1000;
+	explain_prediction p;
+	explain_predict(&m, 1.0, &r, &p);
+	cr_assert(p.done, "%s", p.reason);
+	cr_expect_float_eq(p.kernel_ns, 2e6, 1e-6);
+	cr_expect_float_eq(p.total_ns, 2000.0 + 2e6, 1e-6);
+	cr_expect_float_eq(p.overlapped_ns, 2000.0 + 2e6, 1e-6);
+	r.page_faults = NAN;
+	explain_predict(&m, 1.0, &r, &p);
+	cr_expect_float_eq(p.total_ns, 2000.0, 1e-9);
+	r.page_faults = 1000;
+	m.fault_ns = NAN;
+	explain_predict(&m, 1.0, &r, &p);
+	cr_expect_float_eq(p.total_ns, 2000.0, 1e-9);
+}
+
+/* A fresh page written once is one minor fault: a few hundred ns to tens of
+ * us of kernel time on any machine plumb runs on. */
+Test(explain_model, a_page_fault_costs_kernel_time)
+{
+	double ns = explain_machine_fault_ns();
+	cr_assert(isfinite(ns), "the fault cost could not be measured");
+	cr_expect(ns > 50 && ns < 100000, "%g ns per fault", ns);
+}
+
 Test(explain_model, irregular_misses_overlap_by_the_mlp_unless_their_loads_chain)
 {
 	explain_machine m = machine();

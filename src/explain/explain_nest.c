@@ -1,0 +1,121 @@
+/* Loops priced in the loop around them (docs/explain.md, "Loop nests").
+ *
+ * llvm-mca prices a block as if it ran forever: a loop body whose
+ * iterations are chained (a sum, "sum += a[s] * c[s][p]") costs the chain's
+ * latency per iteration.  On an out-of-order core that is only true of a
+ * long loop.  When the loop runs T iterations and the loop around it enters
+ * it again with the sum reset, the next run's chain does not wait for this
+ * one, and the reorder buffer (512 entries on Golden Cove, 320 on Zen 4)
+ * holds the end of one run and the start of the next: 1 + W/T runs are in
+ * flight, W the iterations the buffer holds.  PolyBench's doitgen runs its
+ * 8-instruction chained body 60 times per entry: alone, 2 cycles per
+ * iteration (the add's latency); run, 1.4.
+ *
+ * llvm-mca itself cannot show this: its buffer holds unfused micro-ops (a
+ * load and its operation are two, a compare and its branch two) where the
+ * core's holds fused ones, so it sees a third fewer iterations in flight,
+ * and no option sets its size.  So the overlap is computed here from its
+ * model's buffer size and the block's fused micro-ops, for a hot one-block
+ * loop entered from the block before it and left to the block after it,
+ * which jumps back to the one before (the shape compilers give a loop
+ * inside another), when every register the body carries (other than its
+ * counters) is written afresh by the block before: a sum carried on from
+ * the last run (not reset) keeps its chain. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "explain/explain_internal.h"
+
+/* The last line of an AT&T listing (one instruction a line), into out. */
+static void last_line(const char *text, char *out, size_t size)
+{
+	out[0] = 0;
+	const char *end = text + strlen(text);
+	while (end > text && (end[-1] == '\n' || end[-1] == ' ' || end[-1] == '\t'))
+		end--;
+	const char *start = end;
+	while (start > text && start[-1] != '\n')
+		start--;
+	while (start < end && (*start == ' ' || *start == '\t'))
+		start++;
+	size_t len = (size_t)(end - start);
+	if (len >= size)
+		len = size - 1;
+	memcpy(out, start, len);
+	out[len] = 0;
+}
+
+static bool jumps(const char *text, uint64_t end_address, uint64_t target, bool conditional_only)
+{
+	if (!text)
+		return false;
+	char line[256];
+	last_line(text, line, sizeof line);
+	/* a conditional jump: j<cc> but not jmp (unless any will do);
+	 * llvm-mc writes its operand as the displacement from the end of the
+	 * instruction ("jne -33") */
+	if (line[0] != 'j' || (conditional_only && !strncmp(line, "jmp", 3)))
+		return false;
+	const char *operand = line + strcspn(line, " \t");
+	operand += strspn(operand, " \t");
+	if (!*operand)
+		return false;
+	char *rest;
+	long long displacement = strtoll(operand, &rest, 0);
+	if (rest == operand || (*rest && *rest != ' ' && *rest != '\t'))
+		return false;   /* "jne *%rax", a symbol: not a displacement */
+	return end_address + (uint64_t)displacement == target;
+}
+
+bool explain_block_jumps_to(const char *text, uint64_t end_address, uint64_t target)
+{
+	return jumps(text, end_address, target, true);
+}
+
+bool explain_block_jumps_back(const char *text, uint64_t end_address, uint64_t target)
+{
+	return jumps(text, end_address, target, false);
+}
+
+double explain_nest_overlap_cycles(double cycles, double floor, double rob_entries, double fused_uops, double trips)
+{
+	if (!(cycles > 0) || !(rob_entries > 0) || !(fused_uops > 0) || !(trips > 0))
+		return cycles;
+	/* the buffer holds `window` iterations: while one run's chain ends, the
+	 * next run's first window - trips iterations, and so on: 1 + window /
+	 * trips runs in flight, each at the chain's pace */
+	double window = rob_entries / fused_uops;
+	double overlapped = cycles / (1 + window / trips);
+	if (overlapped < floor)
+		overlapped = floor;
+	return overlapped < cycles ? overlapped : cycles;
+}
+
+double explain_block_fused_uops(const char *text, unsigned instructions)
+{
+	if (!text || instructions == 0)
+		return instructions;
+	/* the line before the last: a compare, test or simple arithmetic that
+	 * fuses with the conditional jump after it (Intel since Sandy Bridge
+	 * fuses cmp, test, add, sub, and, inc and dec; AMD since Zen cmp and
+	 * test, which are what loops end with) */
+	const char *end = text + strlen(text);
+	while (end > text && (end[-1] == '\n' || end[-1] == ' ' || end[-1] == '\t'))
+		end--;
+	const char *last = end;
+	while (last > text && last[-1] != '\n')
+		last--;
+	if (last == text)
+		return instructions;
+	const char *previous = last - 1;
+	while (previous > text && previous[-1] != '\n')
+		previous--;
+	last += strspn(last, " \t");
+	previous += strspn(previous, " \t");
+	static const char *const fusing[] = { "cmp", "test", "add", "sub", "and", "inc", "dec", NULL };
+	bool jump = last[0] == 'j' && strncmp(last, "jmp", 3) != 0;
+	bool fuses = false;
+	for (int k = 0; fusing[k] && jump; k++)
+		fuses = fuses || !strncmp(previous, fusing[k], strlen(fusing[k]));
+	return fuses && instructions > 1 ? instructions - 1.0 : instructions;
+}
