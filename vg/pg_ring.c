@@ -22,13 +22,13 @@
  * first word's top 4 bits (src/trace/ring_format.h), are described in
  * pg_entries.c.
  *
- * A flush (pg_ring_emit, pg_entries.c) is inline code with no helper call: load the cursor,
- * call pg_ring_room only if the entry does not fit before the limit (a guarded
- * call), store the entry's words and the advanced cursor; a superblock's parts
- * across its side exits make one use ("Groups", below).  While not
- * collecting (and after an error, or in a forked child) the cursor and limit
- * point at a private scratch area, so the same code writes there and
- * pg_ring_room resets the cursor: no test in the common path. */
+ * A flush (pg_ring_emit, pg_entries.c) is inline code with no helper call:
+ * load the cursor, call pg_ring_room only if the entry does not fit before
+ * the limit (a guarded call), store the entry's words and the advanced
+ * cursor.  While not collecting (and after an error, or in a forked child)
+ * the cursor and limit point at a private scratch area, so the same code
+ * writes there and pg_ring_room resets the cursor: no test in the common
+ * path. */
 #include "pub_tool_basics.h"
 #include "pub_tool_aspacemgr.h"
 #include "pub_tool_libcbase.h"
