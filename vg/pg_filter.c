@@ -1,7 +1,8 @@
 /* The L1 filter: plumbgrind keeps the L1I and L1D of a one-core machine
  * (--plumb-filter, which plumb sim passes when its machine is one;
  * vg/pg_filter.h has the model and its rules), so that only what they do
- * not settle crosses to plumb through the ring (pg_ring.c).
+ * not settle crosses to plumb through the ring (pg_ring.c, its transport; pg_entries.c
+ * calls this file, never the other way).
  *
  * Why inline checks: cachegrind calls a helper for every instruction and
  * pays about a nanosecond a call before it simulates anything.  Nearly
@@ -41,7 +42,6 @@
 #include "pg_filter.h"
 #include <immintrin.h>
 
-Bool pg_filter_enabled;
 static pgf_model model;
 static Bool meta_checked[3];             /* per access kind: a hit depends on the line's metadata */
 static ULong singles_counted;            /* records pgf_record counted in total_records since the last COUNTS */

@@ -26,12 +26,13 @@ const HChar *pg_clo_filter = NULL;
 
 /* The switches every part reads and one part sets: whether references are
  * collected (pg_threads.c sets it), the running thread's number (set on a
- * thread switch, pg_threads.c) and whether the trace goes to plumb's ring
- * (pg_ring.c).  Defined here, so that reading one is no call into the
+ * thread switch, pg_threads.c), whether the trace goes to plumb's ring
+ * (pg_ring.c) and whether the L1 filter is on (pg_filter.c).  Defined here, so that reading one is no call into the
  * file that sets it. */
 Bool pg_collecting;
 UInt pg_running_thread;
 Bool pg_ring_enabled;
+Bool pg_filter_enabled;
 
 /* Writes length bytes to the file an option names (expanded, %p and all),
  * through FILE.tmp.PID and a rename, so an interrupted run never leaves a

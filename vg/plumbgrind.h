@@ -4,9 +4,12 @@
  *   pg_instrument.c the IR instrumentation (counting inline, tracing by helper)
  *   pg_trace.c      the reference trace in lackey's text format
  *   pg_debuginfo.c  function, file and line of every instruction run (--plumb-code)
- *   pg_ring.c       the reference trace as binary records in a ring shared with plumb
+ *   pg_entries.c    the reference trace as binary records (definitions, uses,
+ *                   threads, markers, calls) in the ring shared with plumb
  *   pg_filter.c     the L1s of a one-core machine, checked inline; only what they
  *                   do not settle goes into the ring
+ *   pg_ring.c       the ring's transport: its blocks, the room for an entry, the
+ *                   end (pg_entries.c and pg_filter.c write through it)
  *
  * Valgrind runs one guest thread at a time (the big lock), so the counts of
  * the running thread live in one global array, pg_live, that the instrumented
@@ -137,9 +140,7 @@ void pg_code_block_end(void);
 /* At exit, before the trace is closed. */
 void pg_code_write(void);
 
-/* ---- pg_ring.c ---- */
-extern Bool pg_ring_enabled;          /* the trace goes to plumb's shared ring as binary records */
-extern Addr pg_ring_cursor, pg_ring_limit;
+/* ---- pg_entries.c: what goes into the ring ---- */
 Bool pg_ring_open(void);              /* False after a message if --plumb-ring is unusable */
 void pg_ring_collect_changed(void);
 /* Emits the inline stores of one flushed event list (in order), a part of
@@ -147,15 +148,9 @@ void pg_ring_collect_changed(void);
  * which the group goes on.  pg_ring_block_begin: a superblock starts. */
 void pg_ring_emit(IRSB *out, const pg_event *events, Int count, Bool group_continues);
 void pg_ring_block_begin(void);
-VG_REGPARM(1) void pg_ring_room(UWord bytes);
 VG_REGPARM(3) void pg_ring_single(Addr address, UWord size_kind, Addr instruction);
 void pg_ring_thread_switch(UInt thread);   /* the running thread changed */
 void pg_ring_close(void);
-void pg_ring_forget(void);
-/* Syscall wrappers: before an execve, plumb is told the program's name
- * (PLUMB_RING_EXEC), so that it can say which program the trace stopped at. */
-void pg_ring_pre_syscall(ThreadId tid, UInt syscallno, UWord *args, UInt nArgs);
-void pg_ring_post_syscall(ThreadId tid, UInt syscallno, UWord *args, UInt nArgs, SysRes res);
 /* Where the next record goes; a region marker inserted at such a position. */
 void pg_ring_here(ULong *sequence, Addr *cursor);
 void pg_ring_region(Bool begin, const HChar *name, ULong at_sequence, Addr at_cursor, Bool at_given);
@@ -168,7 +163,18 @@ ULong pg_ring_records(void);
  * at the next call or return) leaves, as callgrind unwinds. */
 VG_REGPARM(3) void pg_ring_call(Addr site, Addr target, Addr sp);
 VG_REGPARM(1) void pg_ring_return(Addr sp);
-const HChar *pg_ring_error(void);
+/* The most events one use holds (a superblock's group of parts). */
+#define PG_RING_GROUP_MAX 64
+
+/* ---- pg_ring.c: the ring's transport ---- */
+extern Bool pg_ring_enabled;          /* the trace goes to plumb's shared ring as binary records */
+extern Addr pg_ring_cursor, pg_ring_limit;
+/* Maps the ring --plumb-ring names (pg_ring_enabled; True and nothing done
+ * without the option); False after a message if it is unusable. */
+Bool pg_ring_map(void);
+ULong pg_ring_block_size(void);
+Bool pg_ring_stopped(void);           /* an error, a fork or the end: nothing more is written */
+VG_REGPARM(1) void pg_ring_room(UWord bytes);
 /* Room for `words` in the ring whether or not collecting; returns where to
  * write, or NULL after an error.  pg_ring_done(n) then advances past the n
  * words written (at most `words`). */
@@ -176,9 +182,25 @@ ULong *pg_ring_reserve(UInt words);
 void pg_ring_done(UInt words);
 /* Collecting into the ring (not stopped, not switched off). */
 extern Bool pg_ring_live;
+void pg_ring_set_live(Bool now);      /* the collection switch, as pg_collecting changed */
+/* Definition id has data data events and fetches fetches (the summary's count). */
+void pg_ring_defined(UInt id, UInt data, UInt fetches);
+/* Where the next entry goes (after making room for a marker's code), and
+ * room for words at such a position (see pg_ring.c). */
+void pg_ring_position(ULong *sequence, Addr *cursor);
+ULong *pg_ring_reserve_at(UInt words, ULong at_sequence, Addr at_cursor, Bool at_given);
+void pg_ring_finish(void);            /* the last block, the end word; closes the pipes */
+void pg_ring_forget(void);            /* in a forked child */
+/* Syscall wrappers: before an execve, plumb is told the program's name
+ * (PLUMB_RING_EXEC), so that it can say which program the trace stopped at. */
+void pg_ring_pre_syscall(ThreadId tid, UInt syscallno, UWord *args, UInt nArgs);
+void pg_ring_post_syscall(ThreadId tid, UInt syscallno, UWord *args, UInt nArgs, SysRes res);
+ULong pg_ring_counted(void);          /* references sent, without the filter */
+const HChar *pg_ring_error(void);
+
 
 /* ---- pg_filter.c ---- */
-extern Bool pg_filter_enabled;
+extern Bool pg_filter_enabled;         /* set by pg_filter_open, defined in pg_options.c */
 Bool pg_filter_open(const HChar *option);   /* False: not a machine the model can be */
 /* Instrumentation: a superblock starts; a flushed event list, in order. */
 void pg_filter_block_begin(void);

@@ -36,8 +36,9 @@ static void usage(FILE *f)
 	           "      --json           JSON output (schema: docs/output-schema.md)\n"
 	           "  -o, --output FILE    write to FILE (atomically) instead of stdout\n"
 	           "  -h, --help           this help\n\n"
-	           "The tool is found in PLUMB_VALGRIND_LIB, the build tree (build/vg/lib) or\n"
-	           "PREFIX/lib/plumb/valgrind.  See plumb-instrument(1) and docs/valgrind-tool.md.\n");
+	           "The tool is found in PLUMB_VALGRIND_LIB, the build tree (build/vg/lib),\n"
+	           "PREFIX/lib/plumb/valgrind or VALGRIND_LIB.  See plumb-instrument(1) and\n"
+	           "docs/valgrind-tool.md.\n");
 }
 
 int cmd_instrument(int argc, char **argv)

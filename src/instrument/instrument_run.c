@@ -165,12 +165,10 @@ int instrument_start(char *const argv[], const instrument_options *options, int 
 		trace_fd = pipe_fds[1];
 	}
 
-	size_t count = 0, extra = 0;
-	while (argv[count])
-		count++;
+	size_t extra = 0;
 	while (options->extra_arguments && options->extra_arguments[extra])
 		extra++;
-	char **arguments = calloc(count + extra + 12, sizeof *arguments);
+	const char **arguments = calloc(extra + 8, sizeof *arguments);
 	char *out_option = malloc(strlen(process->summary) + 16);
 	char *trace_option = NULL;
 	if (options->trace_path) {
@@ -196,9 +194,6 @@ int instrument_start(char *const argv[], const instrument_options *options, int 
 	}
 	sprintf(out_option, "--plumb-out=%s", process->summary);
 	size_t k = 0;
-	arguments[k++] = valgrind;
-	arguments[k++] = "--tool=plumbgrind";
-	arguments[k++] = "--vgdb=no";   /* no gdbserver FIFOs left in TMPDIR by a valgrind killed on a signal */
 	if (options->quiet)
 		arguments[k++] = "-q";
 	arguments[k++] = out_option;
@@ -208,34 +203,27 @@ int instrument_start(char *const argv[], const instrument_options *options, int 
 		arguments[k++] = "--plumb-collect=no";
 	for (size_t i = 0; i < extra; i++)
 		arguments[k++] = options->extra_arguments[i];
-	arguments[k++] = "--";
-	for (size_t i = 0; i < count; i++)
-		arguments[k++] = argv[i];
 	arguments[k] = NULL;
 
-	fflush(NULL);
-	pid_t child = interrupt_fork_command();
-	if (child == 0) {
-		setenv("VALGRIND_LIB", tool_dir, 1);
-		if (options->program_stdout >= 0 && options->program_stdout != STDOUT_FILENO &&
-		    dup2(options->program_stdout, STDOUT_FILENO) < 0)
-			_exit(127);
-		execv(valgrind, arguments);
-		fprintf(stderr, "plumb: cannot run %s: %s\n", valgrind, strerror(errno));
-		_exit(127);
-	}
-	int fork_error = errno;
+	/* The one launcher (trace_valgrind_start); the trace's descriptor
+	 * survives valgrind's own exec of the tool. */
+	trace_valgrind run = {
+		.valgrind = valgrind, .tool = "plumbgrind", .tool_dir = tool_dir, .options = arguments, .argv = argv,
+		.program_stdout = options->program_stdout, .keep = &trace_fd, .keep_count = trace_fd >= 0 ? 1 : 0,
+	};
+	pid_t child;
+	int started = trace_valgrind_start(&run, &child, status);
 	free(arguments);
 	free(out_option);
 	free(trace_option);
 	if (trace_pipe)
 		close(pipe_fds[1]);   /* so the reader sees the end when valgrind exits */
-	if (child < 0) {
+	if (started != 0) {
 		if (trace_pipe)
 			close(pipe_fds[0]);
 		remove_folder(process->folder, process->summary);
 		process_clear(process);
-		return plumb_fail_errno(status, fork_error, "fork");
+		return -1;
 	}
 	process->pid = child;
 	process->trace_fd = trace_pipe ? pipe_fds[0] : -1;

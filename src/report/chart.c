@@ -14,33 +14,6 @@
 #include "report/report.h"
 #include "core/spawn.h"
 
-/* No chart for validate: its 128 (event, benchmark, source) series made a
- * legend no one could read; the summary's verdict grid says it instead. */
-static const report_chart known_charts[] = {
-	{ "lat", "sweep", "bytes", "latency", NULL, true, true, "Dependent-load latency against working-set size",
-	  "Working-set size", "Latency per load (ns, log scale)", false, true, NULL },
-	{ "lat", "mlp_curve", "chains", "bandwidth", "level", false, false, "Memory-level parallelism: bandwidth against interleaved chains",
-	  "Interleaved chains", NULL, true, false, NULL },
-	{ "lat", "restart_curve", "work", "latency", "level", false, false, "Restart latency: time per load against dependent work after it",
-	  "Dependent work after each load", NULL, true, false, NULL },
-	{ "bw", "bandwidth", "footprint_per_thread", "gbps_median", "kernel,threads", true, true,
-	  "Bandwidth against working-set size (solid: 1 thread, dashed: all threads)",
-	  "Working-set size per thread", "Bandwidth (GB/s, median; log scale)", false, true, "kernel=read|write|copy|triad" },
-	{ "loaded", "loaded", "total_bandwidth", "latency", NULL, false, false, "Latency under load (against achieved bandwidth)",
-	  "Total memory bandwidth (MB/s)", "Latency per load (ns)", true, false, NULL },
-	{ "explain", "curve", "size_bytes", "miss_ratio", "region", true, false,
-	  "Miss-ratio curve per region, fully associative LRU (marks: the simulated caches)", "Cache capacity",
-	  "Miss ratio", true, true, "sets=1" },
-	{ "model", "predict_contention", "contention", "latency", NULL, false, false, "Queueing model: predicted latency against contention",
-	  "Bandwidth of the other cores (MB/s)", "Predicted latency (ns)", true, false, NULL },
-};
-
-const report_chart *report_known_charts(size_t *count)
-{
-	*count = sizeof known_charts / sizeof known_charts[0];
-	return known_charts;
-}
-
 static int append_series(char ***names, size_t *count, const char *name)
 {
 	for (size_t i = 0; i < *count; i++)

@@ -299,13 +299,12 @@ static void write_section(FILE *f, const char *command, const output_report *r, 
 		fputs("</p>\n</section>\n", f);
 		return;
 	}
-	size_t chart_count;
-	const report_chart *charts = report_known_charts(&chart_count);
+	const report_section *record = report_section_find(command);
+	const report_chart *charts = record ? record->charts : NULL;
+	size_t chart_count = record ? record->chart_count : 0;
 	report_chart_mark marks[16];
 	char labels[16][48];
 	for (size_t i = 0; i < chart_count; i++) {
-		if (strcmp(charts[i].command, command) != 0)
-			continue;
 		const output_table *t = output_table_find(r, charts[i].table);
 		if (!t)
 			continue;

@@ -10,8 +10,7 @@
 /* A chart of one table: y against x, one line per distinct value of the
  * series column (or one line if series is NULL). */
 typedef struct report_chart {
-	const char *command;   /* the section's command ("lat") */
-	const char *table;     /* table name */
+	const char *table;     /* table name (the section's record lists its charts) */
 	const char *x, *y, *series;
 	bool log_x, log_y;
 	const char *title;
@@ -33,8 +32,6 @@ typedef struct report_chart_mark {
 	bool dashed;           /* dashed: claimed (sysfs); solid: measured */
 } report_chart_mark;
 
-/* Charts plumb knows how to draw for its own commands' tables. */
-const report_chart *report_known_charts(size_t *count);
 
 /* Renders a chart as an SVG document through gnuplot.  Fails with a clear
  * message when gnuplot is missing or the table lacks the columns. */
@@ -108,6 +105,22 @@ int report_write_compare_html(const char *path, const output_report *compare, pl
  * `plumb report` (and of a `plumb cluster` node), in one entry of the table
  * in src/report/section_table.c.  A new section is one new entry there. */
 
+/* The sections' reports the summary reads (report_section.summary_input):
+ * the summary's rows are built from these. */
+typedef enum report_summary_input {
+	REPORT_SUMMARY_NONE,
+	REPORT_SUMMARY_TOPO,
+	REPORT_SUMMARY_LAT,
+	REPORT_SUMMARY_BW,
+	REPORT_SUMMARY_GEOMETRY,
+	REPORT_SUMMARY_C2C,
+	REPORT_SUMMARY_LOADED,
+	REPORT_SUMMARY_MODEL,
+	REPORT_SUMMARY_VALIDATE,
+	REPORT_SUMMARY_PERTURB,
+	REPORT_SUMMARY_INPUTS
+} report_summary_input;
+
 /* Which default lists a section is in (report_section.lists). */
 enum {
 	REPORT_SECTION_DEFAULT = 1,    /* plumb report */
@@ -134,11 +147,23 @@ typedef struct report_section {
 	const char *plan_note, *input_missing;
 	bool recorded;                           /* recorded first for its reference rate (report_run_perturb_section) */
 	unsigned lists;                          /* REPORT_SECTION_* */
+	/* The charts of its tables on the page, in order (src/report/chart.c
+	 * draws them; a chart whose table the report lacks is skipped). */
+	const report_chart *charts;
+	size_t chart_count;
+	/* What the summary reads its report as (report_summary_build;
+	 * REPORT_SUMMARY_NONE: nothing). */
+	report_summary_input summary_input;
 } report_section;
 
 /* The table, in the report's order; the entry for name, or NULL. */
 const report_section *report_section_table(size_t *count);
 const report_section *report_section_find(const char *name);
+/* The summary's inputs from sections[0..count) (commands[i] names each; NULL
+ * where it failed): in[k] is the first section whose record's summary_input
+ * is k, or NULL. */
+void report_section_summary_inputs(output_report *const *sections, const char *const *commands, size_t count,
+                                   const output_report *in[REPORT_SUMMARY_INPUTS]);
 /* The names of the sections whose lists have every bit of mask, in the
  * table's order, joined by separator ("topo,lat,..."). */
 void report_section_list(unsigned mask, const char *separator, char *out, size_t length);

@@ -1,9 +1,10 @@
 /* One record per section of plumb report (src/report/report.h,
  * report_section): its name, heading, introduction, arguments (and quick
  * ones), expected cost, the earlier section it reads, and the default lists
- * it is in.  The report's planner and runner, its page, and plumb cluster
- * read this table; adding a section is adding an entry here (and, for its
- * summary rows, reading its report in summary.c; for charts, chart.c). */
+ * it is in, its charts, and what the summary reads its report as.  The
+ * report's planner and runner, its page, its summary and plumb cluster read
+ * this table; adding a section is adding an entry here (and, for new
+ * summary rows, reading its report in summary.c). */
 #include <stdio.h>
 #include <string.h>
 #include "report/report.h"
@@ -32,6 +33,37 @@ static const char *const perturb_arguments[] = {
 static const char *const from_stdin[] = { "--from", "-", NULL };
 static const char *const levels_from_stdin[] = { "--levels-from", "-", NULL };
 
+/* The charts of each section's tables (src/report/chart.c draws them).  No
+ * chart for validate: its 128 (event, benchmark, source) series made a
+ * legend no one could read; the summary's verdict grid says it instead. */
+static const report_chart lat_charts[] = {
+	{ "sweep", "bytes", "latency", NULL, true, true, "Dependent-load latency against working-set size",
+	  "Working-set size", "Latency per load (ns, log scale)", false, true, NULL },
+	{ "mlp_curve", "chains", "bandwidth", "level", false, false, "Memory-level parallelism: bandwidth against interleaved chains",
+	  "Interleaved chains", NULL, true, false, NULL },
+	{ "restart_curve", "work", "latency", "level", false, false, "Restart latency: time per load against dependent work after it",
+	  "Dependent work after each load", NULL, true, false, NULL },
+};
+static const report_chart bw_charts[] = {
+	{ "bandwidth", "footprint_per_thread", "gbps_median", "kernel,threads", true, true,
+	  "Bandwidth against working-set size (solid: 1 thread, dashed: all threads)",
+	  "Working-set size per thread", "Bandwidth (GB/s, median; log scale)", false, true, "kernel=read|write|copy|triad" },
+};
+static const report_chart loaded_charts[] = {
+	{ "loaded", "total_bandwidth", "latency", NULL, false, false, "Latency under load (against achieved bandwidth)",
+	  "Total memory bandwidth (MB/s)", "Latency per load (ns)", true, false, NULL },
+};
+static const report_chart explain_charts[] = {
+	{ "curve", "size_bytes", "miss_ratio", "region", true, false,
+	  "Miss-ratio curve per region, fully associative LRU (marks: the simulated caches)", "Cache capacity",
+	  "Miss ratio", true, true, "sets=1" },
+};
+static const report_chart model_charts[] = {
+	{ "predict_contention", "contention", "latency", NULL, false, false, "Queueing model: predicted latency against contention",
+	  "Bandwidth of the other cores (MB/s)", "Predicted latency (ns)", true, false, NULL },
+};
+#define CHARTS(list) .charts = list, .chart_count = sizeof list / sizeof list[0]
+
 /* In the report's order.  seconds: what each section took in a whole report
  * on a 2-CPU Intel VM (Emerald Rapids guest) at load about 5, 2026-11-28
  * 04:00 UTC (the sections' file times under plumb report -d;
@@ -43,37 +75,43 @@ static const report_section sections[] = {
 	  .title = "The machine",
 	  .intro = "What the system reports: CPUs, caches (from sysfs and CPUID through hwloc), pages, the timer and whether hardware counters open.",
 	  .seconds = 0.3, .quick_seconds = 0.3,
-	  .lists = REPORT_SECTION_DEFAULT | REPORT_SECTION_QUICK | REPORT_SECTION_CLUSTER | REPORT_SECTION_CLUSTER_DEFAULT | REPORT_SECTION_CLUSTER_QUICK },
+	  .lists = REPORT_SECTION_DEFAULT | REPORT_SECTION_QUICK | REPORT_SECTION_CLUSTER | REPORT_SECTION_CLUSTER_DEFAULT | REPORT_SECTION_CLUSTER_QUICK,
+	  .summary_input = REPORT_SUMMARY_TOPO },
 	{ .name = "lat",
 	  .title = "Latency",
 	  .intro = "Dependent loads over random cyclic chains, so neither prefetchers nor out-of-order execution can hide the latency. Plateaus are the levels the program can really use.",
 	  .quick_arguments = quick_lat,
 	  .seconds = 12, .quick_seconds = 5,
-	  .lists = REPORT_SECTION_DEFAULT | REPORT_SECTION_QUICK | REPORT_SECTION_CLUSTER | REPORT_SECTION_CLUSTER_DEFAULT | REPORT_SECTION_CLUSTER_QUICK },
+	  .lists = REPORT_SECTION_DEFAULT | REPORT_SECTION_QUICK | REPORT_SECTION_CLUSTER | REPORT_SECTION_CLUSTER_DEFAULT | REPORT_SECTION_CLUSTER_QUICK,
+	  CHARTS(lat_charts), .summary_input = REPORT_SUMMARY_LAT },
 	{ .name = "bw",
 	  .title = "Bandwidth",
 	  .intro = "Read, write, copy and triad kernels per working-set size, one thread and all threads. GB/s counts the bytes the kernel names, as STREAM does.",
 	  .quick_arguments = quick_bw,
 	  .seconds = 12, .quick_seconds = 4,
-	  .lists = REPORT_SECTION_DEFAULT | REPORT_SECTION_QUICK | REPORT_SECTION_CLUSTER | REPORT_SECTION_CLUSTER_DEFAULT | REPORT_SECTION_CLUSTER_QUICK },
+	  .lists = REPORT_SECTION_DEFAULT | REPORT_SECTION_QUICK | REPORT_SECTION_CLUSTER | REPORT_SECTION_CLUSTER_DEFAULT | REPORT_SECTION_CLUSTER_QUICK,
+	  CHARTS(bw_charts), .summary_input = REPORT_SUMMARY_BW },
 	{ .name = "geometry",
 	  .title = "Geometry inferred from timing",
 	  .intro = "Line size, capacities, associativity and TLB reach from timing alone, beside what the system claims. Capacities and level latencies are plumb lat's measurement and detector (the latency section's own run when the report has one), so both sections give one figure.",
 	  .input = "lat", .input_arguments = levels_from_stdin,
 	  .plan_note = "the geometry section reads the latency section's measurement; running lat before it",
 	  .seconds = 2, .quick_seconds = 2,
-	  .lists = REPORT_SECTION_DEFAULT | REPORT_SECTION_CLUSTER },
+	  .lists = REPORT_SECTION_DEFAULT | REPORT_SECTION_CLUSTER,
+	  .summary_input = REPORT_SUMMARY_GEOMETRY },
 	{ .name = "c2c",
 	  .title = "Coherence costs between cores",
 	  .intro = "What an access costs when another core holds the line in each state.",
 	  .seconds = 1, .quick_seconds = 1,
-	  .lists = REPORT_SECTION_DEFAULT | REPORT_SECTION_QUICK | REPORT_SECTION_CLUSTER | REPORT_SECTION_CLUSTER_DEFAULT | REPORT_SECTION_CLUSTER_QUICK },
+	  .lists = REPORT_SECTION_DEFAULT | REPORT_SECTION_QUICK | REPORT_SECTION_CLUSTER | REPORT_SECTION_CLUSTER_DEFAULT | REPORT_SECTION_CLUSTER_QUICK,
+	  .summary_input = REPORT_SUMMARY_C2C },
 	{ .name = "loaded",
 	  .title = "Latency under load",
 	  .intro = "Pointer-chase latency while other cores generate traffic at increasing rates, with two checks: the idle point against the latency probe's own loop on the same chain, and whether the rise can be queueing at the memory system at all.",
 	  .quick_arguments = quick_loaded,
 	  .seconds = 1, .quick_seconds = 1,
-	  .lists = REPORT_SECTION_DEFAULT | REPORT_SECTION_QUICK | REPORT_SECTION_CLUSTER | REPORT_SECTION_CLUSTER_DEFAULT | REPORT_SECTION_CLUSTER_QUICK },
+	  .lists = REPORT_SECTION_DEFAULT | REPORT_SECTION_QUICK | REPORT_SECTION_CLUSTER | REPORT_SECTION_CLUSTER_DEFAULT | REPORT_SECTION_CLUSTER_QUICK,
+	  CHARTS(loaded_charts), .summary_input = REPORT_SUMMARY_LOADED },
 	{ .name = "model",
 	  .title = "Queueing model",
 	  .intro = "Hristea et al.'s closed queueing model (1997) fitted to the loaded-latency curve: the service time is what the memory system spends per request; the model then predicts latency at loads not measured.",
@@ -81,19 +119,22 @@ static const report_section sections[] = {
 	  .plan_note = "the model section needs loaded's measurements; adding the loaded section before it",
 	  .input_missing = "the loaded section did not run, and the model is fitted to its measurements",
 	  .seconds = 0.3, .quick_seconds = 0.3,
-	  .lists = REPORT_SECTION_DEFAULT | REPORT_SECTION_QUICK | REPORT_SECTION_CLUSTER },
+	  .lists = REPORT_SECTION_DEFAULT | REPORT_SECTION_QUICK | REPORT_SECTION_CLUSTER,
+	  CHARTS(model_charts), .summary_input = REPORT_SUMMARY_MODEL },
 	{ .name = "validate",
 	  .title = "Can I trust my counters?",
 	  .intro = "Microbenchmarks whose counts have a closed form, read through each counter source (perf_event, PAPI, the simulator, Valgrind instrumentation); each event's error class and the region size from which it is reliable. The summary's grid is the short answer.",
 	  .arguments = validate_arguments,
 	  .seconds = 197, .quick_seconds = 197,
-	  .lists = REPORT_SECTION_DEFAULT | REPORT_SECTION_CLUSTER | REPORT_SECTION_CLUSTER_DEFAULT },
+	  .lists = REPORT_SECTION_DEFAULT | REPORT_SECTION_CLUSTER | REPORT_SECTION_CLUSTER_DEFAULT,
+	  .summary_input = REPORT_SUMMARY_VALIDATE },
 	{ .name = "perturb",
 	  .title = "Does halting to drain a trace buffer perturb a program?",
 	  .intro = "Watson's experiment (2004) on a built-in workload that pressures the ITLB and I-cache: every f of its running time it is halted for t, as a hardware tracer halts the machine to drain its buffer, and every event is compared with unhalted runs (95% confidence intervals). f* is the shortest interval at which nothing changes; times the workload's reference rate (from a recording) it is the trace buffer a tracer needs. Milliseconds here stand for Watson's seconds.",
 	  .arguments = perturb_arguments, .recorded = true,
 	  .seconds = 15, .quick_seconds = 15,
-	  .lists = 0 },
+	  .lists = 0,
+	  .summary_input = REPORT_SUMMARY_PERTURB },
 	{ .name = "stat",
 	  .title = "Counts",
 	  .intro = "",
@@ -105,7 +146,8 @@ static const report_section sections[] = {
 	{ .name = "explain",
 	  .title = "Your program's regions: four sources",
 	  .intro = "Per marked region: wall time and counters measured over several runs, exact counts from plumbgrind, misses simulated on this machine's caches, and a time predicted from them and this machine's latencies and bandwidths (docs/explain.md).",
-	  .lists = 0 },
+	  .lists = 0,
+	  CHARTS(explain_charts) },
 };
 
 const report_section *report_section_table(size_t *count)
@@ -120,6 +162,18 @@ const report_section *report_section_find(const char *name)
 		if (!strcmp(sections[i].name, name))
 			return &sections[i];
 	return NULL;
+}
+
+void report_section_summary_inputs(output_report *const *reports, const char *const *commands, size_t count,
+                                   const output_report *in[REPORT_SUMMARY_INPUTS])
+{
+	for (size_t k = 0; k < REPORT_SUMMARY_INPUTS; k++)
+		in[k] = NULL;
+	for (size_t i = 0; i < count; i++) {
+		const report_section *section = reports[i] ? report_section_find(commands[i]) : NULL;
+		if (section && section->summary_input != REPORT_SUMMARY_NONE && !in[section->summary_input])
+			in[section->summary_input] = reports[i];
+	}
 }
 
 void report_section_list(unsigned mask, const char *separator, char *out, size_t length)

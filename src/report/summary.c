@@ -9,15 +9,6 @@
 #include "machine/machine_model.h"
 #include "report/report.h"
 
-static const output_report *section(output_report *const *sections, const char *const *commands, size_t count,
-                                    const char *command)
-{
-	for (size_t i = 0; i < count; i++)
-		if (sections[i] && commands[i] && !strcmp(commands[i], command))
-			return sections[i];
-	return NULL;
-}
-
 /* The first row whose text column `key` equals value, or -1. */
 static long find_row(const output_table *t, const char *key, const char *value)
 {
@@ -746,11 +737,12 @@ output_report *report_summary_build(output_report *const *sections, const char *
 	output_report *s = output_report_new("summary");
 	if (!s)
 		return NULL;
-	const output_report *topo = section(sections, commands, count, "topo"), *lat = section(sections, commands, count, "lat");
-	const output_report *bw = section(sections, commands, count, "bw"), *geometry = section(sections, commands, count, "geometry");
-	const output_report *c2c = section(sections, commands, count, "c2c"), *loaded = section(sections, commands, count, "loaded");
-	const output_report *model = section(sections, commands, count, "model"), *validate = section(sections, commands, count, "validate");
-	const output_report *perturb = section(sections, commands, count, "perturb");
+	const output_report *in[REPORT_SUMMARY_INPUTS];
+	report_section_summary_inputs(sections, commands, count, in);
+	const output_report *topo = in[REPORT_SUMMARY_TOPO], *lat = in[REPORT_SUMMARY_LAT], *bw = in[REPORT_SUMMARY_BW];
+	const output_report *geometry = in[REPORT_SUMMARY_GEOMETRY], *c2c = in[REPORT_SUMMARY_C2C];
+	const output_report *loaded = in[REPORT_SUMMARY_LOADED], *model = in[REPORT_SUMMARY_MODEL];
+	const output_report *validate = in[REPORT_SUMMARY_VALIDATE], *perturb = in[REPORT_SUMMARY_PERTURB];
 	const output_table *machine = topo ? output_table_find(topo, "machine") : NULL;
 	const char *cpu = string(machine, find_row(machine, "property", "cpu_model"), "value");
 	const char *cpus = string(machine, find_row(machine, "property", "cpus"), "value");

@@ -76,25 +76,6 @@ void trace_launch_init(trace_launch *launch)
 	launch->program_stdout = -1;
 }
 
-/* In the child: the caller's changes to the environment. */
-static void apply_environment(const char *const *environment)
-{
-	for (size_t i = 0; environment && environment[i]; i++) {
-		const char *equals = strchr(environment[i], '=');
-		if (!equals) {
-			unsetenv(environment[i]);
-			continue;
-		}
-		char name[256];
-		size_t length = (size_t)(equals - environment[i]);
-		if (length == 0 || length >= sizeof name)
-			continue;
-		memcpy(name, environment[i], length);
-		name[length] = 0;
-		setenv(name, equals + 1, 1);
-	}
-}
-
 int trace_reader_open_launch(trace_reader **out, char *const argv[], const trace_launch *launch,
                              plumb_status *status)
 {
@@ -122,35 +103,20 @@ int trace_reader_open_launch(trace_reader **out, char *const argv[], const trace
 		                  "Valgrind's lackey tool (Debian package valgrind)", valgrind);
 	if (find_executable(argv[0]) < 0)
 		return plumb_fail_errno(status, errno, "cannot run '%s'", argv[0]);
-	size_t argc = 0;
-	while (argv[argc])
-		argc++;
 	size_t option_count = 0;
 	while (valgrind_options && valgrind_options[option_count])
 		option_count++;
-	char **child_argv = calloc(argc + option_count + 8, sizeof *child_argv);
-	int trace_pipe[2] = { -1, -1 }, exec_pipe[2] = { -1, -1 };
-	if (!child_argv)
+	/* the options before the caller's: at most 5 of the tool's own */
+	const char **options = calloc(option_count + 8, sizeof *options);
+	int trace_pipe[2] = { -1, -1 };
+	if (!options)
 		return plumb_fail(status, ENOMEM, "out of memory");
-	if (pipe2(trace_pipe, O_CLOEXEC) < 0 || pipe2(exec_pipe, O_CLOEXEC) < 0) {
+	if (pipe2(trace_pipe, O_CLOEXEC) < 0) {
 		int error = errno;
-		free(child_argv);
-		if (trace_pipe[0] >= 0) {
-			close(trace_pipe[0]);
-			close(trace_pipe[1]);
-		}
+		free(options);
 		return plumb_fail_errno(status, error, "pipe");
 	}
 	char log_fd[32];
-	snprintf(log_fd, sizeof log_fd, "--log-fd=%d", trace_pipe[1]);
-	child_argv[0] = (char *)valgrind;
-	child_argv[1] = "--tool=lackey";
-	child_argv[2] = "--trace-mem=yes";
-	child_argv[3] = "--trace-sched=yes";
-	child_argv[4] = log_fd;
-	/* No gdbserver: its FIFOs in TMPDIR would outlive a valgrind that is
-	 * stopped with SIGKILL (an early close, a signal). */
-	child_argv[5] = "--vgdb=no";
 	/* plumbgrind, plumb's own Valgrind tool (docs/valgrind-tool.md), writes the
 	 * same lackey text with the same references and SCHED lines about 40
 	 * times faster; lackey remains when the tool is not built or installed,
@@ -160,27 +126,36 @@ int trace_reader_open_launch(trace_reader **out, char *const argv[], const trace
 	bool plumbgrind;
 	if (launch->tool_dir) {
 		if (!trace_tool_present(launch->tool_dir) ||
-		    snprintf(tool_dir, sizeof tool_dir, "%s", launch->tool_dir) >= (int)sizeof tool_dir)
+		    snprintf(tool_dir, sizeof tool_dir, "%s", launch->tool_dir) >= (int)sizeof tool_dir) {
+			free(options);
+			close(trace_pipe[0]); close(trace_pipe[1]);
 			return plumb_fail(status, ENOENT, "%s holds no " TRACE_TOOL_FILE " with valgrind's files beside it",
 			                  launch->tool_dir);
+		}
 		plumbgrind = true;
 	} else {
 		plumbgrind = !(force_lackey && force_lackey[0]) && trace_tool_find(tool_dir, sizeof tool_dir, NULL) == 0;
 	}
-	if (launch->summary_path && !plumbgrind)
-		return plumb_fail(status, ENOENT, "the exact counts need plumbgrind, plumb's Valgrind tool, which was not "
-		                  "found%s (build/vg/lib, PREFIX/lib/plumb/valgrind, or PLUMB_VALGRIND_LIB)",
-		                  force_lackey && force_lackey[0] ? " or was set aside by PLUMB_TRACE_LACKEY" : "");
 	char out_option[PATH_MAX + 16];
-	if (launch->summary_path &&
-	    snprintf(out_option, sizeof out_option, "--plumb-out=%s", launch->summary_path) >= (int)sizeof out_option)
+	if ((launch->summary_path && !plumbgrind) ||
+	    (launch->summary_path &&
+	     snprintf(out_option, sizeof out_option, "--plumb-out=%s", launch->summary_path) >= (int)sizeof out_option)) {
+		free(options);
+		close(trace_pipe[0]); close(trace_pipe[1]);
+		if (!plumbgrind)
+			return plumb_fail(status, ENOENT, "the exact counts need plumbgrind, plumb's Valgrind tool, which was not "
+			                  "found%s (build/vg/lib, PREFIX/lib/plumb/valgrind, VALGRIND_LIB or PLUMB_VALGRIND_LIB)",
+			                  force_lackey && force_lackey[0] ? " or was set aside by PLUMB_TRACE_LACKEY" : "");
 		return plumb_fail(status, ENAMETOOLONG, "the summary's path is too long");
+	}
 	/* plumbgrind also names every instruction's function, file and line
 	 * (trace_reader_code_map), in a file of a private directory. */
 	char code_dir[PATH_MAX - 64], code_path[sizeof code_dir + 16], code_option[sizeof code_path + 16];
-	if (temp_path(code_dir, sizeof code_dir, "plumb-code-XXXXXX", status) != 0)
+	if (temp_path(code_dir, sizeof code_dir, "plumb-code-XXXXXX", status) != 0) {
+		free(options);
+		close(trace_pipe[0]); close(trace_pipe[1]);
 		return -1;
-	size_t first_argument = 6;
+	}
 	/* By default plumbgrind writes binary records into a ring of shared
 	 * memory that the reader lends to the caller in place (trace_ring.c,
 	 * vg/pg_ring.c); PLUMB_TRACE_TEXT keeps the lackey text through the pipe. */
@@ -193,11 +168,24 @@ int trace_reader_open_launch(trace_reader **out, char *const argv[], const trace
 	skip_code = skip_code && plumbgrind && !(force_text && force_text[0]);
 	trace_ring *ring = NULL;
 	char ring_option[128];
+	size_t k = 0;
+	code_dir[0] = plumbgrind ? code_dir[0] : 0;
 	if (plumbgrind) {
 		snprintf(log_fd, sizeof log_fd, "--plumb-trace-fd=%d", trace_pipe[1]);
-		child_argv[1] = "--tool=plumbgrind";
-		child_argv[2] = "-q";
-		child_argv[3] = launch->summary_path ? out_option : "--plumb-out=none";
+		options[k++] = "-q";
+		options[k++] = launch->summary_path ? out_option : "--plumb-out=none";
+		if (!(force_text && force_text[0])) {
+			if (trace_ring_new(&ring, ring_blocks, ring_block_bytes, status) < 0 ||
+			    trace_ring_tool_option(ring, ring_option, sizeof ring_option) < 0) {
+				trace_ring_free(ring);
+				free(options);
+				close(trace_pipe[0]); close(trace_pipe[1]);
+				return ring ? plumb_fail(status, EINVAL, "the trace ring's option is too long") : -1;
+			}
+			options[k++] = ring_option;
+		} else {
+			options[k++] = log_fd;
+		}
 		if (skip_code) {
 			code_dir[0] = 0;
 		} else if (mkdtemp(code_dir)) {
@@ -206,30 +194,19 @@ int trace_reader_open_launch(trace_reader **out, char *const argv[], const trace
 			/* A signal removes both (plumb/interrupt.h). */
 			interrupt_add_path(code_dir, true);
 			interrupt_add_path(code_path, false);
-			child_argv[first_argument++] = code_option;
+			options[k++] = code_option;
 		} else {
 			code_dir[0] = 0;
 		}
-		if (!(force_text && force_text[0])) {
-			if (trace_ring_new(&ring, ring_blocks, ring_block_bytes, status) < 0 ||
-			    trace_ring_tool_option(ring, ring_option, sizeof ring_option) < 0) {
-				trace_ring_free(ring);
-				free(child_argv);
-				close(trace_pipe[0]); close(trace_pipe[1]); close(exec_pipe[0]); close(exec_pipe[1]);
-				if (code_dir[0]) {
-					rmdir(code_dir);
-					interrupt_remove_path(code_path);
-					interrupt_remove_path(code_dir);
-				}
-				return ring ? plumb_fail(status, EINVAL, "the trace ring's option is too long") : -1;
-			}
-			child_argv[4] = ring_option;
-		}
+	} else {
+		snprintf(log_fd, sizeof log_fd, "--log-fd=%d", trace_pipe[1]);
+		options[k++] = "--trace-mem=yes";
+		options[k++] = "--trace-sched=yes";
+		options[k++] = log_fd;
 	}
 	/* Options of plumbgrind's own (--plumb-...) are dropped when lackey runs;
 	 * the L1 filter (sim_filter_option) needs the ring, and the ring then
 	 * carries the filter's entries. */
-	size_t given = 0;
 	for (size_t i = 0; i < option_count; i++) {
 		if (strcmp(valgrind_options[i], TRACE_NO_CODE_MAP) == 0)
 			continue;
@@ -239,54 +216,26 @@ int trace_reader_open_launch(trace_reader **out, char *const argv[], const trace
 		if (filter)
 			trace_ring_set_filtered(ring);
 		if (plumbgrind || strncmp(valgrind_options[i], "--plumb-", 8) != 0)
-			child_argv[first_argument + given++] = (char *)valgrind_options[i];
+			options[k++] = valgrind_options[i];
 	}
-	for (size_t i = 0; i < argc; i++)
-		child_argv[first_argument + given + i] = argv[i];
-	fflush(NULL);
-	pid_t pid = interrupt_fork_command();
-	if (pid < 0) {
-		int error = errno;
-		free(child_argv);
-		close(trace_pipe[0]); close(trace_pipe[1]); close(exec_pipe[0]); close(exec_pipe[1]);
-		trace_ring_free(ring);
-		return plumb_fail_errno(status, error, "fork");
-	}
-	if (pid == 0) {
-		/* The log descriptor must survive exec; the program's stdout goes to stderr. */
-		if (ring)
-			trace_ring_child_keep(ring);
-		else
-			fcntl(trace_pipe[1], F_SETFD, 0);
-		if (plumbgrind)
-			setenv("VALGRIND_LIB", tool_dir, 1);
-		/* The program sees the same environment on either path, so both
-		 * traces hold the same references. */
-		unsetenv("PLUMB_TRACE_TEXT");
-		unsetenv("PLUMB_SIM_NO_FILTER");
-		apply_environment(launch->environment);
-		dup2(launch->program_stdout >= 0 ? launch->program_stdout : STDERR_FILENO, STDOUT_FILENO);
-		signal(SIGPIPE, SIG_DFL);
-		execvp(valgrind, child_argv);
-		int error = errno;
-		if (write(exec_pipe[1], &error, sizeof error) < 0)
-			_exit(126);
-		_exit(127);
-	}
-	free(child_argv);
+	options[k] = NULL;
+	/* The log descriptor must survive exec (the ring keeps its own); the
+	 * program's stdout goes to stderr. */
+	trace_valgrind run = {
+		.valgrind = valgrind, .tool = plumbgrind ? "plumbgrind" : "lackey", .tool_dir = plumbgrind ? tool_dir : NULL,
+		.options = options, .argv = argv, .environment = launch->environment,
+		.program_stdout = launch->program_stdout >= 0 ? launch->program_stdout : STDERR_FILENO,
+		.keep = ring ? NULL : &trace_pipe[1], .keep_count = ring ? 0 : 1, .ring = ring,
+	};
+	pid_t pid;
+	int started = trace_valgrind_start(&run, &pid, status);
+	free(options);
 	close(trace_pipe[1]);
-	close(exec_pipe[1]);
-	if (ring) {
+	if (started == 0 && ring) {
 		trace_ring_parent_started(ring);
 		close(trace_pipe[0]);
 	}
-	int exec_error = 0;
-	ssize_t n;
-	while ((n = read(exec_pipe[0], &exec_error, sizeof exec_error)) < 0 && errno == EINTR)
-		;
-	close(exec_pipe[0]);
-	if (n == (ssize_t)sizeof exec_error) {
-		interrupt_waitpid(pid, NULL);
+	if (started != 0) {
 		if (ring)
 			trace_ring_free(ring);
 		else
@@ -296,7 +245,7 @@ int trace_reader_open_launch(trace_reader **out, char *const argv[], const trace
 			interrupt_remove_path(code_path);
 			interrupt_remove_path(code_dir);
 		}
-		return plumb_fail_errno(status, exec_error, "cannot run %s", valgrind);
+		return -1;
 	}
 	trace_reader *reader;
 	if ((ring ? trace_reader_open_ring(&reader, ring, argv[0], status)
@@ -315,10 +264,20 @@ int trace_reader_open_launch(trace_reader **out, char *const argv[], const trace
 		reader->command.code_path = strdup(code_path);
 	reader->command.code_skipped = skip_code;
 	reader->command.lackey = !plumbgrind;
-	if (!plumbgrind && !(force_lackey && force_lackey[0]))
+	const char *inherited_lib = secure_getenv("VALGRIND_LIB");
+	if (!plumbgrind && !(force_lackey && force_lackey[0]) && inherited_lib && inherited_lib[0]) {
+		/* lackey then comes from that folder too: say which tool and why */
+		snprintf(reader->command.tool_note_text, sizeof reader->command.tool_note_text,
+		         "plumbgrind, plumb's Valgrind tool, is neither beside this program (build/vg/lib, "
+		         "PREFIX/lib/plumb/valgrind) nor in VALGRIND_LIB=%s: tracing with that folder's lackey, about 40 "
+		         "times slower and without source lines (PLUMB_VALGRIND_LIB names plumbgrind's folder)",
+		         inherited_lib);
+		reader->command.tool_note = reader->command.tool_note_text;
+	} else if (!plumbgrind && !(force_lackey && force_lackey[0])) {
 		reader->command.tool_note = "plumbgrind, plumb's Valgrind tool, was not found beside this program "
-		                            "(build/vg/lib, PREFIX/lib/plumb/valgrind, or PLUMB_VALGRIND_LIB): "
+		                            "(build/vg/lib, PREFIX/lib/plumb/valgrind, VALGRIND_LIB or PLUMB_VALGRIND_LIB): "
 		                            "tracing with Valgrind's lackey, about 40 times slower and without source lines";
+	}
 	reader->command.pid = pid;
 	reader->command.running = true;
 	reader->command.exit = launch->exit;

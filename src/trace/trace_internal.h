@@ -7,6 +7,7 @@
 #ifndef PLUMB_TRACE_INTERNAL_H
 #define PLUMB_TRACE_INTERNAL_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -193,7 +194,8 @@ typedef struct trace_command_state {
 	char *program;                 /* argv[0], for messages */
 	char *code_path;               /* plumbgrind's --plumb-code file, removed at close */
 	bool code_skipped;             /* none asked for (TRACE_NO_CODE_MAP): the ring tells an exit */
-	const char *tool_note;         /* why lackey traces, when plumbgrind was not found (static text) */
+	const char *tool_note;         /* why lackey traces, when plumbgrind was not found (static text or tool_note_text) */
+	char tool_note_text[PATH_MAX + 320];
 	bool lackey;                   /* Valgrind's lackey writes the trace (its exit line tells an exit) */
 	trace_launch_exit *exit;       /* the caller's, filled when the program is waited for */
 } trace_command_state;
@@ -357,5 +359,28 @@ bool trace_tool_present(const char *dir);
 /* The folder to use as VALGRIND_LIB (instrument_find_tool, plumb/instrument.h,
  * says where it looks). */
 int trace_tool_find(char *dir, size_t size, plumb_status *status);
+
+/* ---- The one launcher (trace_launcher.c) -------------------------------- */
+
+/* A program to run under Valgrind:
+ *   valgrind --tool=TOOL --vgdb=no OPTIONS... -- ARGV...
+ * with VALGRIND_LIB=tool_dir (plumbgrind's folder; NULL: as inherited). */
+typedef struct trace_valgrind {
+	const char *valgrind;              /* NULL or "": $PLUMB_VALGRIND, else valgrind on PATH */
+	const char *tool;                  /* "plumbgrind", "lackey", "cachegrind" */
+	const char *tool_dir;
+	const char *const *options;        /* NULL-terminated, or NULL */
+	char *const *argv;                 /* the program and its arguments */
+	const char *const *environment;    /* "NAME=VALUE" set, "NAME" removed, in the child; or NULL */
+	int program_stdout;                /* the program's stdout; -1: plumb's */
+	bool silent;                       /* stdin, stdout and stderr on /dev/null */
+	bool own_group;                    /* interrupt_fork(true), not interrupt_fork_command() */
+	const int *keep;                   /* descriptors the child inherits across exec */
+	size_t keep_count;
+	trace_ring *ring;                  /* a ring whose tool side the child keeps, or NULL */
+} trace_valgrind;
+/* Starts it (fork and exec; exec's failure comes back as "cannot run
+ * VALGRIND: ..."); *pid is valgrind's, for interrupt_waitpid. */
+int trace_valgrind_start(const trace_valgrind *run, pid_t *pid, plumb_status *status);
 
 #endif

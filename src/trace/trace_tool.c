@@ -5,7 +5,9 @@
  *
  * Valgrind finds a tool in the folder named by VALGRIND_LIB; plumbgrind's
  * folder holds the tool beside links to the stock tools' files
- * (vg/Makefile.inc). */
+ * (vg/Makefile.inc).  Looked for in PLUMB_VALGRIND_LIB, then beside the
+ * running program (its build tree or PREFIX/lib/plumb/valgrind), then in
+ * an inherited VALGRIND_LIB. */
 #include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -60,6 +62,19 @@ int trace_tool_find(char *dir, size_t size, plumb_status *status)
 			return 0;
 		}
 	}
+	/* A program copied out of its build tree (or installed elsewhere) with
+	 * VALGRIND_LIB naming plumbgrind's folder, as valgrind itself reads it. */
+	const char *inherited = secure_getenv("VALGRIND_LIB");
+	if (inherited && inherited[0] && trace_tool_present(inherited)) {
+		if (snprintf(dir, size, "%s", inherited) >= (int)size)
+			return plumb_fail(status, ENAMETOOLONG, "VALGRIND_LIB is too long");
+		return 0;
+	}
+	if (inherited && inherited[0])
+		return plumb_fail(status, ENOENT, "the Valgrind tool plumbgrind is not built or installed (looked in %s/vg/lib, "
+		                  "%s/../vg/lib, %s/../lib/plumb/valgrind and VALGRIND_LIB=%s; build it with make, which "
+		                  "needs the valgrind package's tool headers and libraries, or set PLUMB_VALGRIND_LIB)",
+		                  self, self, self, inherited);
 	return plumb_fail(status, ENOENT, "the Valgrind tool plumbgrind is not built or installed (looked in %s/vg/lib, "
 	                  "%s/../vg/lib and %s/../lib/plumb/valgrind; build it with make, which needs the valgrind "
 	                  "package's tool headers and libraries, or set PLUMB_VALGRIND_LIB)", self, self, self);

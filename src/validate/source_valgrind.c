@@ -17,8 +17,22 @@
 #include <unistd.h>
 #include "core/tempdir.h"
 #include "core/interrupt.h"
+#include "trace/trace_internal.h"
 #include "validate/native.h"
 
+/* Waits for a child started by spawn or run_valgrind: 0 when it exited 0. */
+static int wait_for(pid_t pid, const char *name, plumb_status *status)
+{
+	int wait_status;
+	if (interrupt_waitpid(pid, &wait_status) < 0) return plumb_fail_errno(status, errno, "waitpid");
+	if (!WIFEXITED(wait_status)) return plumb_fail(status, EIO, "%s died of a signal", name);
+	if (WEXITSTATUS(wait_status) == 127) return plumb_fail(status, ENOENT, "cannot run %s", name);
+	if (WEXITSTATUS(wait_status) != 0)
+		return plumb_fail(status, EIO, "%s exited with status %d", name, WEXITSTATUS(wait_status));
+	return 0;
+}
+
+/* A helper program, its output on /dev/null (valgrind --version). */
 static int spawn(char *const argv[], plumb_status *status)
 {
 	fflush(NULL);
@@ -34,13 +48,21 @@ static int spawn(char *const argv[], plumb_status *status)
 		execvp(argv[0], argv);
 		_exit(127);
 	}
-	int wait_status;
-	if (interrupt_waitpid(pid, &wait_status) < 0) return plumb_fail_errno(status, errno, "waitpid");
-	if (!WIFEXITED(wait_status)) return plumb_fail(status, EIO, "%s died of a signal", argv[0]);
-	if (WEXITSTATUS(wait_status) == 127) return plumb_fail(status, ENOENT, "cannot run %s", argv[0]);
-	if (WEXITSTATUS(wait_status) != 0)
-		return plumb_fail(status, EIO, "%s exited with status %d", argv[0], WEXITSTATUS(wait_status));
-	return 0;
+	return wait_for(pid, argv[0], status);
+}
+
+/* A program under Valgrind's tool, through the one launcher
+ * (trace_valgrind_start), its output on /dev/null. */
+static int run_valgrind(const char *valgrind, const char *tool, const char *const *options, char *const argv[],
+                        plumb_status *status)
+{
+	trace_valgrind run = {
+		.valgrind = valgrind ? valgrind : "valgrind", .tool = tool, .options = options, .argv = argv,
+		.program_stdout = -1, .silent = true, .own_group = true,
+	};
+	pid_t pid;
+	if (trace_valgrind_start(&run, &pid, status) != 0) return -1;
+	return wait_for(pid, run.valgrind, status);
 }
 
 static int self_program(const char *self_path, char *self, size_t length, plumb_status *status)
@@ -70,9 +92,8 @@ bool validate_valgrind_available(const char *valgrind, const char *self_path, ch
 		snprintf(reason, length, "%s", status.message);
 		return false;
 	}
-	char *probe[] = { (char *)(valgrind ? valgrind : "valgrind"), "--tool=none", "--vgdb=no", self, "validate", "--exec",
-	                  "loads", "--exec-size", "1", NULL };
-	if (spawn(probe, &status) != 0) {
+	char *probe[] = { self, "validate", "--exec", "loads", "--exec-size", "1", NULL };
+	if (run_valgrind(valgrind, "none", NULL, probe, &status) != 0) {
 		snprintf(reason, length, "valgrind cannot run this plumb program (an ASan build?): %s", status.message);
 		return false;
 	}
@@ -172,13 +193,12 @@ int validate_instrumented_counts(const validate_benchmark *benchmark, const vali
 	snprintf(pad, sizeof pad, "%llu", (unsigned long long)params->pad);
 	snprintf(base, sizeof base, "%llu", (unsigned long long)params->base_offset);
 	snprintf(trips, sizeof trips, "%u", params->inner_trips);
-	char *argv[] = { (char *)(valgrind ? valgrind : "valgrind"), "--tool=cachegrind", "--vgdb=no", "--cache-sim=yes",
-	                 "--branch-sim=yes", i1, d1, ll, out_option, "--", self, "validate", "--exec",
-	                 (char *)benchmark->name, "--exec-size", size, "--exec-pad", pad,
+	const char *options[] = { "--cache-sim=yes", "--branch-sim=yes", i1, d1, ll, out_option, NULL };
+	char *argv[] = { self, "validate", "--exec", (char *)benchmark->name, "--exec-size", size, "--exec-pad", pad,
 	                 "--exec-base-offset", base, "--exec-inner-trips", trips, NULL };
 	double totals[MAX_COLUMNS];
 	char events[512];
-	int rc = spawn(argv, status);
+	int rc = run_valgrind(valgrind, "cachegrind", options, argv, status);
 	if (rc == 0) rc = parse_cachegrind(out, function, totals, events, sizeof events, status);
 	unlink(out);
 	rmdir(directory);

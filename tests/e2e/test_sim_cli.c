@@ -160,6 +160,7 @@ Test(sim_cli, a_plumb_without_its_tool_says_lackey_traces, .timeout = 120)
 	setenv("PLUMB_BIN", copy, 1);
 	unsetenv("PLUMB_VALGRIND_LIB");
 	unsetenv("PLUMB_TRACE_LACKEY");
+	unsetenv("VALGRIND_LIB");
 	cli_run r = cli_run_plumbv(NULL, "sim", "--preset", "cachegrind", "--csv", "--", "/bin/true", NULL);
 	cr_assert_eq(r.exit_code, 0, "%s", r.err);
 	cr_assert(strstr(r.err, "plumb sim: note: plumbgrind, plumb's Valgrind tool, was not found") &&
@@ -172,6 +173,58 @@ Test(sim_cli, a_plumb_without_its_tool_says_lackey_traces, .timeout = 120)
 	cr_assert_eq(r.exit_code, 0, "%s", r.err);
 	cr_assert(!strstr(r.err, "note: plumbgrind"), "%s", r.err);
 	cli_run_free(&r);
+}
+
+/* A plumb copied out of its build tree with VALGRIND_LIB naming
+ * plumbgrind's folder (as valgrind reads it) and no PLUMB_VALGRIND_LIB fell
+ * back to lackey, and plumb instrument refused to run: both find plumbgrind
+ * there now.  With VALGRIND_LIB naming a folder without it (valgrind's own),
+ * plumb sim says in one line which tool traces and why, naming the folder. */
+Test(sim_cli, a_plumb_outside_its_tree_finds_plumbgrind_in_VALGRIND_LIB, .timeout = 180)
+{
+	if (system("valgrind --version > /dev/null 2>&1") != 0)
+		cr_skip_test("valgrind is not installed");
+	char tool_dir[4096], binary[4096];
+	snprintf(binary, sizeof binary, "%s", getenv("PLUMB_BIN"));
+	char *slash = strrchr(binary, '/');
+	snprintf(tool_dir, sizeof tool_dir, "%.*s/vg/lib", slash ? (int)(slash - binary) : 1, slash ? binary : ".");
+	char tool[4200], lackey[4200], stock[4096];
+	snprintf(tool, sizeof tool, "%s/plumbgrind-amd64-linux", tool_dir);
+	snprintf(lackey, sizeof lackey, "%s/lackey-amd64-linux", tool_dir);
+	if (access(tool, X_OK) != 0 || !realpath(lackey, stock))
+		cr_skip_test("plumbgrind is not built here (needs valgrind's tool libraries)");
+	*strrchr(stock, '/') = 0;   /* valgrind's own folder: lackey, no plumbgrind */
+	const char *copy = cli_temp_path("plumb-outside");
+	char command[8400];
+	snprintf(command, sizeof command, "cp '%s' '%s'", binary, copy);
+	cr_assert_eq(system(command), 0);
+	setenv("PLUMB_BIN", copy, 1);
+	unsetenv("PLUMB_VALGRIND_LIB");
+	unsetenv("PLUMB_TRACE_LACKEY");
+	setenv("VALGRIND_LIB", tool_dir, 1);
+	cli_run r = cli_run_plumbv(NULL, "sim", "--preset", "cachegrind", "--", "/bin/true", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	cr_assert_null(strstr(r.err, "lackey"), "%s", r.err);
+	cr_assert_null(strstr(r.out, "format: lackey"), "%s", r.out);
+	cli_run_free(&r);
+	r = cli_run_plumbv(NULL, "instrument", "--", "/bin/true", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	cli_run_free(&r);
+	setenv("VALGRIND_LIB", stock, 1);
+	r = cli_run_plumbv(NULL, "sim", "--preset", "cachegrind", "--", "/bin/true", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	char expected[4400];
+	snprintf(expected, sizeof expected, "nor in VALGRIND_LIB=%s: tracing with that folder's lackey", stock);
+	const char *note = strstr(r.err, "plumb sim: note: plumbgrind");
+	cr_assert(note && strstr(note, expected), "%s", r.err);
+	cr_assert(strchr(note, '\n') && !strstr(strchr(note, '\n'), "lackey"), "one line: %s", r.err);
+	cli_run_free(&r);
+	r = cli_run_plumbv(NULL, "instrument", "--", "/bin/true", NULL);
+	cr_assert_eq(r.exit_code, 1, "%s", r.err);
+	cr_assert(strstr(r.err, "VALGRIND_LIB="), "%s", r.err);
+	cli_run_free(&r);
+	unsetenv("VALGRIND_LIB");
+	unlink(copy);
 }
 
 /* A program that execs another (a wrapper script; pyenv's python3 is one)

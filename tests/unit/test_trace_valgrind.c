@@ -4,8 +4,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "trace/trace.h"
+#include "core/interrupt.h"
+#include "trace/trace_internal.h"
 #include "trace_test_util.h"
 
 /* Two threads alive at once (a barrier holds the first until the second
@@ -131,4 +134,41 @@ Test(trace_valgrind, closing_early_stops_the_program, .timeout = 60)
 	static trace_record batch[4096];
 	cr_assert_eq(trace_reader_read(reader, batch, 4096, &status), 4096, "%s", status.message);
 	cr_assert_eq(trace_reader_close(reader, &status), 0, "%s", status.message);
+}
+
+/* The one launcher (trace_valgrind_start) every Valgrind run goes through:
+ * its command line and environment reach the program, the program's stdout
+ * goes where asked, and a valgrind that cannot be run is one clear error. */
+Test(trace_valgrind, the_one_launcher_runs_a_stock_tool, .timeout = 120)
+{
+	char *bad_argv[] = { "/bin/true", NULL };
+	trace_valgrind bad = { .valgrind = "/nonexistent/valgrind", .tool = "none", .argv = bad_argv, .program_stdout = -1 };
+	pid_t pid;
+	plumb_status status;
+	cr_assert_eq(trace_valgrind_start(&bad, &pid, &status), -1);
+	cr_assert_str_eq(status.message, "cannot run /nonexistent/valgrind: No such file or directory");
+	cr_assert_eq(pid, -1);
+	if (system("valgrind --version > /dev/null 2>&1") != 0)
+		cr_skip_test("valgrind is not installed");
+	char out_path[] = "/tmp/plumb-launcher-XXXXXX";
+	int fd = mkstemp(out_path);
+	cr_assert_geq(fd, 0);
+	char *argv[] = { "/bin/sh", "-c", "echo \"$PLUMB_LAUNCH_TEST:${PLUMB_TRACE_TEXT-unset}\"", NULL };
+	static const char *const environment[] = { "PLUMB_LAUNCH_TEST=seen", NULL };
+	static const char *const options[] = { "-q", NULL };
+	setenv("PLUMB_TRACE_TEXT", "1", 1);
+	trace_valgrind run = { .tool = "none", .options = options, .argv = argv, .environment = environment,
+	                       .program_stdout = fd };
+	cr_assert_eq(trace_valgrind_start(&run, &pid, &status), 0, "%s", status.message);
+	unsetenv("PLUMB_TRACE_TEXT");
+	close(fd);
+	int wait_status;
+	cr_assert_eq(interrupt_waitpid(pid, &wait_status), pid);
+	cr_assert(WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0);
+	FILE *f = fopen(out_path, "r");
+	char line[64] = "";
+	cr_assert(f && fgets(line, sizeof line, f));
+	fclose(f);
+	unlink(out_path);
+	cr_assert_str_eq(line, "seen:unset\n");
 }
