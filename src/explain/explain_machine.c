@@ -67,7 +67,7 @@ static void from_model(const machine_model *model, explain_machine *m, char *cap
 		if (l == EXPLAIN_MEMORY || !(ml->nominal_bytes > 0))
 			continue;
 		double size = ml->nominal_bytes;
-		if (ml->shared && !ml->hidden && ml->usable_bytes > 0 && ml->usable_bytes < ml->nominal_bytes / 2) {
+		if (isfinite(machine_level_usable(ml))) {
 			size = ml->usable_bytes;
 			if (length)
 				snprintf(capacity_note, length, "; %s: usable %.1f MiB of the nominal %.0f MiB", ml->name, size / 1048576,

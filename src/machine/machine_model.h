@@ -107,6 +107,22 @@ int machine_model_build(machine_model *m, const output_report *topo, const outpu
 /* A level by name ("L1".., "DRAM"), or NULL. */
 const machine_level *machine_model_level(const machine_model *m, const char *name);
 
+/* plumb bw's per-level table ("levels": columns threads, kernel and one
+ * per level): the figure for (threads, kernel) at level, NaN when absent;
+ * the most threads any row ran. */
+double machine_bw_figure(const output_table *levels, double threads, const char *kernel, const char *level);
+double machine_bw_max_threads(const output_table *levels);
+
+/* The one usable-capacity rule: a shared cache whose measured end lies
+ * below half its nominal size (beyond a sweep step and the passes' spread)
+ * holds only the usable size for a program here, which every command then
+ * uses (the host preset, explain, bw's footprints, the summary's
+ * sentence).  machine_usable_bytes returns usable when the rule applies,
+ * else NaN; machine_level_usable applies it to a level of the model (a
+ * shared level with a plateau of its own; NaN for any other). */
+double machine_usable_bytes(double nominal, double usable);
+double machine_level_usable(const machine_level *level);
+
 /* The physical limits, and which figure breaks one. */
 typedef struct machine_check {
 	char figure[64];            /* "L1 read, 1 thread vs load ports" */

@@ -592,3 +592,22 @@ Test(machine_model, a_plateau_flat_past_every_cache_is_memory)
 	cr_expect_eq(level_of[3], -1);
 	cr_expect(hidden[2]);
 }
+
+/* The one usable-capacity rule that the host preset, explain, bw and the
+ * summary's "Usable:" sentence all apply. */
+Test(machine_model, one_usable_capacity_rule)
+{
+	cr_expect_float_eq(machine_usable_bytes(260 * MiB, 9.5 * MiB), 9.5 * MiB, 1e-9);
+	cr_expect(isnan(machine_usable_bytes(260 * MiB, 131 * MiB)), "half the nominal size or more is the nominal cache");
+	cr_expect(isnan(machine_usable_bytes(NAN, 9.5 * MiB)));
+	cr_expect(isnan(machine_usable_bytes(260 * MiB, NAN)));
+	cr_expect(isnan(machine_usable_bytes(260 * MiB, 0)));
+	machine_model m;
+	synthetic(&m);
+	m.levels[2].usable_bytes = 9.5 * MiB;
+	cr_expect_float_eq(machine_level_usable(&m.levels[2]), 9.5 * MiB, 1e-9);
+	m.levels[1].usable_bytes = 0.5 * MiB;
+	cr_expect(isnan(machine_level_usable(&m.levels[1])), "a private L2 is never shared by others");
+	m.levels[2].hidden = true;
+	cr_expect(isnan(machine_level_usable(&m.levels[2])), "a hidden level has no usable size");
+}
