@@ -5,7 +5,8 @@
  * level), so explain, the report and the simulator's host preset name the
  * same levels with the same capacities and latencies.  One thread's read
  * bandwidth per level is plumb bw's read kernel at its default footprint
- * per level. */
+ * per level (a shared cache's from its usable size, as plumb bw sizes it
+ * given the model). */
 #include <errno.h>
 #include <math.h>
 #include <sched.h>
@@ -140,7 +141,8 @@ static int measure_levels(const explain_machine_options *options, const topology
 	int threads[1] = { 1 }, cpus[1] = { cpu };
 	bandwidth_sweep_request sweep_request = { .topo = topo, .kernels = kernels, .kernel_count = 1,
 	                                          .thread_counts = threads, .thread_count_count = 1, .cpus = cpus,
-	                                          .cpu_count = 1, .pages = ARENA_PAGES_THP, .timer = &timer };
+	                                          .cpu_count = 1, .pages = ARENA_PAGES_THP, .timer = &timer,
+	                                          .model = &model };
 	bandwidth_measure_defaults(&sweep_request.options);
 	sweep_request.options.time_cap_ns = options->time_cap_ns;
 	sweep_request.options.max_runs = 20;
