@@ -978,11 +978,31 @@ size_t machine_model_compare(const machine_model *fresh, const machine_model *sa
 		if (n < capacity && apart(a->latency_ns, a->latency_low, a->latency_high, b->latency_ns, b->latency_low, b->latency_high))
 			snprintf(lines[n++], 256, "%s latency: %.3g ns (%.3g-%.3g) now, %.3g ns (%.3g-%.3g) saved", a->name,
 			         a->latency_ns, a->latency_low, a->latency_high, b->latency_ns, b->latency_low, b->latency_high);
+		/* one thread's read: the best sample, its spread two cv either side */
+		double acv = isfinite(a->bandwidth_cv) ? 2 * a->bandwidth_cv : 0, bcv = isfinite(b->bandwidth_cv) ? 2 * b->bandwidth_cv : 0;
+		if (n < capacity && apart(a->read_1, a->read_1 * (1 - acv), a->read_1 * (1 + acv), b->read_1, b->read_1 * (1 - bcv),
+		                          b->read_1 * (1 + bcv)))
+			snprintf(lines[n++], 256, "%s read, 1 thread: %.3g GB/s (%.3g-%.3g) now, %.3g GB/s (%.3g-%.3g) saved", a->name,
+			         a->read_1, a->read_1 * (1 - acv), a->read_1 * (1 + acv), b->read_1, b->read_1 * (1 - bcv),
+			         b->read_1 * (1 + bcv));
 		if (n < capacity && apart(a->usable_bytes, a->usable_low, a->usable_high, b->usable_bytes, b->usable_low, b->usable_high))
 			snprintf(lines[n++], 256, "%s usable size: %.3g MiB (%.3g-%.3g) now, %.3g MiB (%.3g-%.3g) saved", a->name,
 			         a->usable_bytes / 1048576, a->usable_low / 1048576, a->usable_high / 1048576, b->usable_bytes / 1048576,
 			         b->usable_low / 1048576, b->usable_high / 1048576);
 	}
+	return n;
+}
+
+size_t machine_model_difference_notes(const machine_model *fresh, const machine_model *saved, const char *path,
+                                      char notes[][400], size_t capacity)
+{
+	char lines[16][256];
+	size_t n = machine_model_compare(fresh, saved, lines, 16), k = 0;
+	for (size_t i = 0; i < n && k < capacity; i++)
+		snprintf(notes[k++], 400, "differs from the saved machine model (%.100s) beyond both spreads: %s", path, lines[i]);
+	if (!n && k < capacity)
+		snprintf(notes[k++], 400, "every level's latency, read bandwidth and usable size, and the clock, agree with the saved "
+		                          "machine model (%.100s) within their spreads", path);
 	return n;
 }
 
@@ -993,13 +1013,10 @@ int machine_model_note_differences(output_report *lat, const char *path, plumb_s
 		return -1;
 	if (machine_model_build(&fresh, NULL, lat, NULL, NULL, status) != 0)
 		return -1;
-	char lines[16][256];
-	size_t n = machine_model_compare(&fresh, &saved, lines, 16);
-	for (size_t i = 0; i < n; i++)
-		output_note(lat, "differs from the saved machine model (%s) beyond both spreads: %s", path, lines[i]);
-	if (!n)
-		output_note(lat, "every level's latency and usable size, and the clock, agree with the saved machine model (%s) "
-		                 "within their spreads", path);
+	char notes[17][400];
+	size_t n = machine_model_difference_notes(&fresh, &saved, path, notes, 17);
+	for (size_t i = 0; i < (n ? n : 1) && i < 17; i++)
+		output_note(lat, "%s", notes[i]);
 	output_meta_integer(lat, "differs_from_saved_model", (int64_t)n);
 	return 0;
 }

@@ -143,10 +143,18 @@ void machine_model_add_checks(output_report *r, const machine_check *checks, siz
 int machine_model_from_report(const output_report *r, machine_model *m, plumb_status *status);
 
 /* A fresh measurement against a saved model: one line per level figure
- * (latency, usable size) and for the clock whose ranges (the spread each
- * run measured, widened by 5% for rounding) do not overlap, written to
- * lines[0..capacity); returns how many differ. */
+ * (latency, one thread's read bandwidth, usable size) and for the clock
+ * whose ranges (the spread each run measured, widened by 5% for rounding;
+ * a bandwidth's is two cv either side of it) do not overlap, naming the
+ * figure, both values and both ranges, written to lines[0..capacity);
+ * returns how many differ.  A figure either side lacks is not compared. */
 size_t machine_model_compare(const machine_model *fresh, const machine_model *saved, char lines[][256], size_t capacity);
+
+/* The same as sentences for a command's notes: one per difference
+ * ("differs from the saved machine model (PATH) beyond both spreads: ..."),
+ * or one saying every figure agrees; returns how many differ. */
+size_t machine_model_difference_notes(const machine_model *fresh, const machine_model *saved, const char *path,
+                                      char notes[][400], size_t capacity);
 
 /* Adds to a plumb lat report a note per figure that differs from the
  * saved model's in path beyond both spreads (machine_model_compare), and

@@ -611,3 +611,35 @@ Test(machine_model, one_usable_capacity_rule)
 	m.levels[2].hidden = true;
 	cr_expect(isnan(machine_level_usable(&m.levels[2])), "a hidden level has no usable size");
 }
+
+/* plumb explain's fresh figures against a saved model: within both
+ * spreads no note; beyond them a note naming the figure with both values
+ * and both ranges (latency per level, one thread's read bandwidth, clock). */
+Test(machine_model, explain_notes_a_figure_beyond_both_spreads_with_both_values)
+{
+	machine_model saved, fresh;
+	synthetic(&saved);
+	synthetic(&fresh);
+	char notes[8][400];
+	/* L2 read 120 GB/s saved (cv 3%: 113-127); 126 now overlaps */
+	fresh.levels[1].read_1 = 126;
+	cr_expect_eq(machine_model_difference_notes(&fresh, &saved, "saved.json", notes, 8), 0);
+	cr_expect(strstr(notes[0], "agree with the saved machine model (saved.json)"), "%s", notes[0]);
+	/* half of it: beyond both spreads */
+	fresh.levels[1].read_1 = 60;
+	cr_assert_eq(machine_model_difference_notes(&fresh, &saved, "saved.json", notes, 8), 1);
+	cr_expect(strstr(notes[0], "saved.json") && strstr(notes[0], "L2 read, 1 thread: 60 GB/s (56.4-63.6) now, 120 GB/s "
+	          "(113-127) saved"), "%s", notes[0]);
+	/* a figure the fresh run lacks is not compared */
+	fresh.levels[1].read_1 = NAN;
+	cr_expect_eq(machine_model_difference_notes(&fresh, &saved, "saved.json", notes, 8), 0);
+	/* latency and clock, each with both values and ranges */
+	fresh.levels[0].latency_ns = fresh.levels[0].latency_low = fresh.levels[0].latency_high = 2.5;
+	fresh.clock_ghz = 2.5;
+	fresh.clock_low = 2.4;
+	fresh.clock_high = 2.6;
+	size_t n = machine_model_difference_notes(&fresh, &saved, "saved.json", notes, 8);
+	cr_assert_eq(n, 2);
+	cr_expect(strstr(notes[0], "core clock: 2.50 GHz (2.40-2.60) now, 2.99 GHz (2.99-2.99) saved"), "%s", notes[0]);
+	cr_expect(strstr(notes[1], "L1 latency: 2.5 ns (2.5-2.5) now, 1.67 ns (1.59-1.75) saved"), "%s", notes[1]);
+}
