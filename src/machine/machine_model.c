@@ -27,6 +27,7 @@ static void level_clear(machine_level *l)
 	l->nominal_bytes = l->usable_bytes = l->usable_low = l->usable_high = NAN;
 	l->latency_ns = l->latency_low = l->latency_high = l->latency_cycles = NAN;
 	l->read_1 = l->read_all = l->write_1 = l->write_all = l->bandwidth_cv = l->mlp = NAN;
+	l->footprint_all = NAN;
 }
 
 void machine_clock_estimate(double ns_p10, double ns_median, double ns_min, double *ghz, double *low, double *high)
@@ -471,6 +472,14 @@ int machine_model_build(machine_model *m, const output_report *topo, const outpu
 		if (m->threads_all > 1) {
 			l->read_all = machine_bw_figure(bl, m->threads_all, "read", l->name);
 			l->write_all = machine_bw_figure(bl, m->threads_all, "write", l->name);
+			/* the largest per-thread working set those rows ran */
+			for (size_t r = 0; bt && r < output_row_count(bt); r++) {
+				const char *level = output_text_at(bt, (long)r, "level");
+				double f = output_number_at(bt, (long)r, "footprint_per_thread");
+				if (output_number_at(bt, (long)r, "threads") == m->threads_all && level && !strcmp(level, l->name) &&
+				    f > 0 && !(f <= l->footprint_all))
+					l->footprint_all = f;
+			}
 		}
 		l->bandwidth_cv = bandwidth_cv(bt, l->name);
 	}
@@ -592,12 +601,22 @@ size_t machine_model_check(const machine_model *m, machine_check *checks, size_t
 			double floor = 0.9 * one;
 			snprintf(figure, sizeof figure, "%s %s vs one thread", l->name, bw[i + 1].label);
 			machine_check *c = add_check(checks, capacity, &n, figure, all, floor, "GB/s", all < floor);
+			/* bw's working sets together against the usable size, where both are known */
+			double together = l->footprint_all > 0 && m->threads_all > 0 ? l->footprint_all * m->threads_all : NAN;
+			bool outgrew = l->shared && isfinite(together) && l->usable_bytes > 0 && together > l->usable_bytes;
+			char why[200];
+			if (outgrew)
+				snprintf(why, sizeof why, "bw's %.0f threads x %.2f MiB outgrew the usable %.1f MiB, so the row is partly memory; "
+				         "plumb bw --machine report.json sizes them from it", m->threads_all, l->footprint_all / 1048576,
+				         l->usable_bytes / 1048576);
+			else
+				snprintf(why, sizeof why, "%s", l->shared && !isfinite(together)
+				                                    ? "the threads' footprints together outgrew the usable shared cache, or another program ran; re-measure"
+				                                    : "another program took the other CPUs; re-measure");
 			if (c)
 				snprintf(c->rule, sizeof c->rule, "%s%.1f GB/s, one thread's figure less 10%%: %s",
 				         all < floor ? "below one thread's: all threads must reach at least " : "at least ", floor,
-				         all < floor ? (l->shared ? "the threads' footprints together outgrew the usable shared cache, or another program ran; re-measure"
-				                                  : "another program took the other CPUs; re-measure")
-				                     : "one of the threads alone moves that much");
+				         all < floor ? why : "one of the threads alone moves that much");
 		}
 	}
 #undef FIELD

@@ -46,6 +46,8 @@ typedef struct machine_level {
 	double read_1, read_all, write_1, write_all;   /* GB/s (10^9 B/s); all = every thread bw ran */
 	double bandwidth_cv;        /* relative, one thread's read */
 	double mlp;                 /* misses in flight (plumb lat --mlp), NaN when not measured */
+	double footprint_all;       /* bytes per thread of bw's all-threads working sets in this level; 0 or NaN:
+	                               unknown (read from bw's report by machine_model_build, not saved) */
 } machine_level;
 
 typedef struct machine_model {

@@ -643,3 +643,27 @@ Test(machine_model, explain_notes_a_figure_beyond_both_spreads_with_both_values)
 	cr_expect(strstr(notes[0], "core clock: 2.50 GHz (2.40-2.60) now, 2.99 GHz (2.99-2.99) saved"), "%s", notes[0]);
 	cr_expect(strstr(notes[1], "L1 latency: 2.5 ns (2.5-2.5) now, 1.67 ns (1.59-1.75) saved"), "%s", notes[1]);
 }
+
+/* The all-threads row of a shared level below one thread's: when bw's
+ * working sets together outgrew the usable size the reason says so (the
+ * row is partly memory; bw --machine sizes them from it), otherwise
+ * another program ran. */
+Test(machine_model, all_threads_below_one_says_when_the_working_sets_outgrew_the_usable_cache)
+{
+	machine_model m;
+	synthetic(&m);
+	m.levels[2].usable_bytes = 6 * MiB;
+	m.levels[2].read_all = 28.4;   /* one thread: 45.4 */
+	m.levels[2].footprint_all = 4 * MiB;   /* the sysfs default, twice the L2: 8 MiB for two threads */
+	machine_check checks[MACHINE_MODEL_CHECKS];
+	size_t broken, n = machine_model_check(&m, checks, MACHINE_MODEL_CHECKS, &broken);
+	const machine_check *c = find_check(checks, n, "L3 read, all threads vs one thread");
+	cr_expect(c->broken);
+	cr_expect(strstr(c->rule, "bw's 2 threads x 4.00 MiB outgrew the usable 6.0 MiB") && strstr(c->rule, "--machine"), "%s",
+	          c->rule);
+	m.levels[2].footprint_all = 2.4 * MiB;   /* sized from the usable size: both fit */
+	n = machine_model_check(&m, checks, MACHINE_MODEL_CHECKS, &broken);
+	c = find_check(checks, n, "L3 read, all threads vs one thread");
+	cr_expect(c->broken);
+	cr_expect(strstr(c->rule, "another program") && !strstr(c->rule, "outgrew"), "%s", c->rule);
+}
