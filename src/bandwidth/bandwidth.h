@@ -95,7 +95,9 @@ typedef struct bandwidth_level {
  * each instance.  Returns the level count (>= 1: DRAM is always there). */
 int bandwidth_levels_from_topology(const topology *topo, int threads, bandwidth_level *levels, int max);
 /* The index of the level a per-thread footprint lands in: the first level
- * whose per-thread capacity holds it; the last (DRAM) otherwise. */
+ * whose per-thread capacity holds it; the last (DRAM) otherwise.  (The
+ * sweep keeps a default footprint sized from a level's usable size in that
+ * level.) */
 int bandwidth_level_of(const bandwidth_level *levels, int count, uint64_t footprint_per_thread);
 /* One default per-thread footprint per level: half of L1; for each later
  * cache min(half its capacity, twice the previous level's), which a

@@ -70,6 +70,11 @@ int bandwidth_sweep_run(const bandwidth_sweep_request *request, bandwidth_sweep 
 			snprintf(sweep->pages_obtained, sizeof sweep->pages_obtained, "%s", bandwidth_team_pages(team));
 		for (int f = 0; f < footprint_count; f++) {
 			int level = bandwidth_level_of(levels, level_count, footprints[f]);
+			/* a default sized from a level's usable size stays that level's,
+			 * also where every thread's share cannot hold it (the note says
+			 * the row is then partly memory), rather than blend into DRAM's */
+			if (!request->footprints && f < level_count && levels[f].usable_size)
+				level = f;
 			for (int k = 0; k < request->kernel_count; k++) {
 				bandwidth_point *point = &sweep->points[sweep->count];
 				point->threads = threads;
