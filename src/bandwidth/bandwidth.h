@@ -17,6 +17,7 @@
 #include "core/stats.h"
 #include "core/status.h"
 #include "core/timer.h"
+#include "machine/machine_model.h"
 #include "machine/topology.h"
 #include "core/arena.h"
 
@@ -85,6 +86,8 @@ typedef struct bandwidth_level {
 	int cache_level;               /* 1.., 0 for DRAM */
 	uint64_t cache_size;           /* one instance, bytes (0 for DRAM) */
 	uint64_t capacity_per_thread;  /* share of one instance each thread gets */
+	int sharing;                   /* CPUs that share one instance (sysfs) */
+	uint64_t usable_size;          /* one instance as the machine model measured it; 0: the nominal size */
 } bandwidth_level;
 
 /* Data/unified cache levels plus DRAM.  Threads are assumed placed one per
@@ -92,13 +95,38 @@ typedef struct bandwidth_level {
  * each instance.  Returns the level count (>= 1: DRAM is always there). */
 int bandwidth_levels_from_topology(const topology *topo, int threads, bandwidth_level *levels, int max);
 /* The index of the level a per-thread footprint lands in: the first level
- * whose per-thread capacity holds it; the last (DRAM) otherwise. */
+ * whose per-thread capacity holds it; the last (DRAM) otherwise.  (The
+ * sweep keeps a default footprint sized from a level's usable size in that
+ * level.) */
 int bandwidth_level_of(const bandwidth_level *levels, int count, uint64_t footprint_per_thread);
 /* One default per-thread footprint per level: half of L1; for each later
  * cache min(half its capacity, twice the previous level's), which a
  * streaming sweep evicts from the previous level entirely; and twice the
  * last-level cache for DRAM.  Returns the count (== level count). */
 int bandwidth_default_footprints(const bandwidth_level *levels, int count, uint64_t *footprints, int max);
+/* The usable capacity the machine model measured, in place of the nominal
+ * one, for each level the one rule applies to (machine_level_usable: a
+ * shared cache measured far below its nominal size, as on a VM whose host
+ * leaves the guest a few MiB of a large L3): each thread's share, and so
+ * the level a footprint lands in, come from it.  threads as for
+ * bandwidth_levels_from_topology; model may be NULL.  Returns how many
+ * levels changed. */
+int bandwidth_levels_use_model(bandwidth_level *levels, int count, int threads, const machine_model *model);
+/* bandwidth_default_footprints for a sweep whose most threads is
+ * max_threads, over one thread's levels (bandwidth_levels_use_model
+ * applied).  A level with a usable size gets a footprint for its share at
+ * max_threads, so that the all-threads row measures the level and not
+ * memory: min(half that share, twice the previous level), or, when that
+ * would not leave the previous level, the geometric mean of the previous
+ * level and the share (one thread's, when the share at max_threads is no
+ * larger than the previous level).  Levels with no usable size get the
+ * defaults. */
+int bandwidth_footprints_for(const bandwidth_level *levels, int count, int max_threads, uint64_t *footprints, int max);
+/* The sentence that says which levels were taken at their usable size
+ * (and, with footprints, the default footprint each got), from the model
+ * measured in source; "" when none was. */
+void bandwidth_usable_note(const bandwidth_level *levels, int count, const uint64_t *footprints, int max_threads,
+                           const char *source, char *note, size_t length);
 
 /* A team of pinned worker threads, each with its own buffer that it
  * first-touches itself (so its pages are local to its CPU). */
@@ -155,6 +183,7 @@ typedef struct bandwidth_sweep_request {
 	const bandwidth_kernel *const *kernels;
 	int kernel_count;
 	const uint64_t *footprints;    /* per thread; NULL = the defaults per level */
+	const machine_model *model;    /* usable capacities measured (may be NULL: sysfs's sizes) */
 	int footprint_count;
 	const int *thread_counts;
 	int thread_count_count;
@@ -181,6 +210,7 @@ typedef struct bandwidth_sweep {
 	char pages_obtained[96];
 	bandwidth_level levels[BANDWIDTH_MAX_LEVELS];   /* for one thread */
 	int level_count;
+	char usable_note[320];         /* the levels taken at their usable size, and the footprints chosen; "" if none */
 } bandwidth_sweep;
 
 int bandwidth_sweep_run(const bandwidth_sweep_request *request, bandwidth_sweep *sweep, plumb_status *status);

@@ -143,6 +143,13 @@ output_report *bandwidth_report(const bandwidth_sweep *sweep, const bandwidth_sw
 	add_results_table(report, sweep);
 	output_note(report, "GB/s = 10^9 bytes/s counted as STREAM does: read 8, write 8, copy 16, triad 24 bytes per element.");
 	output_note(report, "gbps_with_allocate adds the write-allocate read each ordinary stored line costs beyond L1; non-temporal (-nt) stores do not allocate.");
-	output_note(report, "Levels come from the topology (sysfs): on a VM the cache really usable can be smaller (see plumb geometry).");
+	if (sweep->usable_note[0]) {
+		output_meta_text(report, "usable_capacity", sweep->usable_note);
+		output_note(report, "Levels come from the topology (sysfs), a shared cache at the usable size the machine model measured: %s.",
+		            sweep->usable_note);
+	} else {
+		output_note(report, "Levels come from the topology (sysfs): on a VM the cache really usable can be smaller (plumb bw "
+		                    "--machine report.json or --levels-from a plumb lat report sizes the working sets from it).");
+	}
 	return report;
 }

@@ -18,14 +18,22 @@ int bandwidth_sweep_run(const bandwidth_sweep_request *request, bandwidth_sweep 
 			                  request->thread_counts[t], request->thread_counts[t] == 1 ? "" : "s",
 			                  request->cpu_count, request->cpu_count == 1 ? "" : "s");
 	sweep->level_count = bandwidth_levels_from_topology(request->topo, 1, sweep->levels, BANDWIDTH_MAX_LEVELS);
+	bandwidth_levels_use_model(sweep->levels, sweep->level_count, 1, request->model);
+	int most_threads = 1;
+	for (int t = 0; t < request->thread_count_count; t++)
+		if (request->thread_counts[t] > most_threads)
+			most_threads = request->thread_counts[t];
 
 	uint64_t defaults[BANDWIDTH_MAX_LEVELS];
 	const uint64_t *footprints = request->footprints;
 	int footprint_count = request->footprint_count;
 	if (!footprints) {
-		footprint_count = bandwidth_default_footprints(sweep->levels, sweep->level_count, defaults, BANDWIDTH_MAX_LEVELS);
+		footprint_count = bandwidth_footprints_for(sweep->levels, sweep->level_count, most_threads, defaults,
+		                                           BANDWIDTH_MAX_LEVELS);
 		footprints = defaults;
 	}
+	bandwidth_usable_note(sweep->levels, sweep->level_count, request->footprints ? NULL : footprints, most_threads,
+	                      request->model ? request->model->source : "", sweep->usable_note, sizeof sweep->usable_note);
 	uint64_t largest = 0;
 	for (int f = 0; f < footprint_count; f++)
 		if (footprints[f] > largest)
@@ -48,6 +56,7 @@ int bandwidth_sweep_run(const bandwidth_sweep_request *request, bandwidth_sweep 
 		int threads = request->thread_counts[t];
 		bandwidth_level levels[BANDWIDTH_MAX_LEVELS];
 		int level_count = bandwidth_levels_from_topology(request->topo, threads, levels, BANDWIDTH_MAX_LEVELS);
+		bandwidth_levels_use_model(levels, level_count, threads, request->model);
 		bandwidth_team_request team_request = {
 			.threads = threads, .cpus = request->cpus, .footprint = largest,
 			.pages = request->pages, .timer = request->timer,
@@ -61,6 +70,11 @@ int bandwidth_sweep_run(const bandwidth_sweep_request *request, bandwidth_sweep 
 			snprintf(sweep->pages_obtained, sizeof sweep->pages_obtained, "%s", bandwidth_team_pages(team));
 		for (int f = 0; f < footprint_count; f++) {
 			int level = bandwidth_level_of(levels, level_count, footprints[f]);
+			/* a default sized from a level's usable size stays that level's,
+			 * also where every thread's share cannot hold it (the note says
+			 * the row is then partly memory), rather than blend into DRAM's */
+			if (!request->footprints && f < level_count && levels[f].usable_size)
+				level = f;
 			for (int k = 0; k < request->kernel_count; k++) {
 				bandwidth_point *point = &sweep->points[sweep->count];
 				point->threads = threads;

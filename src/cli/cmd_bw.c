@@ -10,6 +10,8 @@
 #include "bandwidth/bandwidth.h"
 #include "core/parse.h"
 #include "core/progress.h"
+#include "machine/machine_model.h"
+#include "report/report.h"
 
 const char cmd_bw_summary[] = "bandwidth of each memory level: read, write, copy, triad (+ non-temporal)";
 
@@ -34,6 +36,10 @@ static void usage(FILE *stream)
 	        "      --time-cap MS    time limit per measurement (default 200)\n"
 	        "      --target-ci PCT  stop repeating when the 95%% CI is within +-PCT%% (default 2)\n"
 	        "      --min-samples N  samples per measurement at least (default 5)\n"
+	        "      --machine FILE   plumb report's report.json: a shared cache measured far\n"
+	        "                       below its sysfs size is taken at its usable size (the\n"
+	        "                       default working sets and the level each lands in)\n"
+	        "      --levels-from FILE  the same from a plumb lat JSON report (- for stdin)\n"
 	        "      --csv, --json    output format (default: aligned table)\n"
 	        "  -o, --output FILE    write the report to FILE\n"
 	        "  -h, --help           this help\n");
@@ -150,6 +156,8 @@ int cmd_bw(int argc, char **argv)
 		{ "target-ci", required_argument, 0, 0x2003 },
 		{ "min-samples", required_argument, 0, 0x2004 },
 		{ "min-runs", required_argument, 0, 0x2004 }, /* the old name (man plumb-bw) */
+		{ "machine", required_argument, 0, 0x2005 },
+		{ "levels-from", required_argument, 0, 0x2006 },
 		{ "help", no_argument, 0, 'h' },
 		CLI_OUTPUT_OPTIONS,
 		{ 0, 0, 0, 0 }
@@ -159,7 +167,7 @@ int cmd_bw(int argc, char **argv)
 	o.pages = ARENA_PAGES_THP;
 	bandwidth_measure_defaults(&o.measure);
 	cli_output output = { .format = OUTPUT_TABLE };
-	const char *cpu_list = NULL;
+	const char *cpu_list = NULL, *machine_path = NULL, *levels_from = NULL;
 	plumb_status status;
 	int option, rc;
 	optind = 1;
@@ -209,6 +217,8 @@ int cmd_bw(int argc, char **argv)
 				o.measure.max_runs = o.measure.min_runs;
 			break;
 		}
+		case 0x2005: machine_path = optarg; break;
+		case 0x2006: levels_from = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: return cli_bad_option("bw", option, argv);
 		}
@@ -237,6 +247,31 @@ int cmd_bw(int argc, char **argv)
 			return cli_usage_error("bw", "%d thread%s asked, but only %d CPU%s to pin them to", o.threads[t],
 			                       o.threads[t] == 1 ? "" : "s", o.cpu_count, o.cpu_count == 1 ? "" : "s");
 
+	if (machine_path && levels_from)
+		return cli_usage_error("bw", "give --machine or --levels-from, not both");
+	machine_model model;
+	if (machine_path && machine_model_load(machine_path, &model, &status) != 0) {
+		fprintf(stderr, "plumb bw: --machine: %s\n", status.message);
+		return 1;
+	}
+	if (levels_from) {
+		output_report *lat;
+		if (report_read_file(levels_from, &lat, &status) != 0) {
+			fprintf(stderr, "plumb bw: --levels-from: %s\n", status.message);
+			return 1;
+		}
+		int built = strcmp(output_report_command(lat), "lat") != 0
+		                    ? plumb_fail(&status, EINVAL, "'%s' is a plumb %s report, not plumb lat's", levels_from,
+		                                 output_report_command(lat))
+		                    : machine_model_build(&model, NULL, lat, NULL, NULL, &status);
+		output_report_free(lat);
+		if (built != 0) {
+			fprintf(stderr, "plumb bw: --levels-from: %s\n", status.message);
+			return 1;
+		}
+		snprintf(model.source, sizeof model.source, "%s", !strcmp(levels_from, "-") ? "plumb lat's report on stdin"
+		                                                                             : levels_from);
+	}
 	topology topo;
 	if (topology_read(&topo, &status) != 0)
 		return cli_error("bw", &status);
@@ -249,6 +284,7 @@ int cmd_bw(int argc, char **argv)
 	bandwidth_sweep_request request = {
 		.topo = &topo, .kernels = o.kernels, .kernel_count = o.kernel_count,
 		.footprints = o.size_count ? o.sizes : NULL, .footprint_count = o.size_count,
+		.model = machine_path || levels_from ? &model : NULL,
 		.thread_counts = o.threads, .thread_count_count = o.thread_count,
 		.cpus = o.cpus, .cpu_count = o.cpu_count, .pages = o.pages, .timer = &timer,
 		.options = o.measure, .progress = show_progress, .progress_context = &bar,

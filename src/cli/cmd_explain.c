@@ -9,6 +9,7 @@
 #include "cli/command.h"
 #include "counters/counters.h"
 #include "explain/explain.h"
+#include "machine/machine_model.h"
 #include "sim/sim_curve.h"
 #include "core/parse.h"
 #include "sim/sim.h"
@@ -35,6 +36,10 @@ static void usage(FILE *f)
 	        "      --machine FILE    take the latencies, bandwidths and MLP from a saved report\n"
 	        "                        (plumb report's report.json, plumb explain --json, or plumb lat\n"
 	        "                        --mlp --json) instead of measuring them now (about 2 s)\n"
+	        "      --compare-machine FILE\n"
+	        "                        measuring now: say where a latency, a read bandwidth, a\n"
+	        "                        usable size or the clock differs from the machine model\n"
+	        "                        in FILE (plumb report's report.json) beyond both spreads\n"
 	        "      --ipc X           instructions per cycle outside misses (default: each executed\n                        block priced by llvm-mca for this CPU; 1 without llvm-mca)\n"
 	        "      --preset NAME     the simulator's caches (default host: this machine's, from sysfs)\n"
 	        "      --interleave K    simulate the threads in lockstep, K references of each in\n"
@@ -62,7 +67,7 @@ static void usage(FILE *f)
 }
 
 enum { OPT_BACKEND = 0x2001, OPT_MACHINE, OPT_IPC, OPT_PRESET, OPT_NO_SIMULATE, OPT_NO_VALGRIND, OPT_VALGRIND,
-       OPT_HTML, OPT_INTERLEAVE, OPT_FAIR_SCHED, OPT_CURVE, OPT_ON };
+       OPT_HTML, OPT_INTERLEAVE, OPT_FAIR_SCHED, OPT_CURVE, OPT_ON, OPT_COMPARE_MACHINE };
 
 int cmd_explain(int argc, char **argv)
 {
@@ -75,6 +80,7 @@ int cmd_explain(int argc, char **argv)
 		{ "valgrind", required_argument, 0, OPT_VALGRIND }, { "html", required_argument, 0, OPT_HTML },
 		{ "interleave", required_argument, 0, OPT_INTERLEAVE }, { "fair-sched", no_argument, 0, OPT_FAIR_SCHED },
 		{ "curve", required_argument, 0, OPT_CURVE }, { "on", required_argument, 0, OPT_ON },
+		{ "compare-machine", required_argument, 0, OPT_COMPARE_MACHINE },
 		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
 	cli_output out = { .format = OUTPUT_TABLE };
 	explain_options run;
@@ -97,6 +103,7 @@ int cmd_explain(int argc, char **argv)
 		case 'e': run.events = optarg; break;
 		case OPT_BACKEND: run.backend = optarg; break;
 		case OPT_MACHINE: run.machine_file = optarg; break;
+		case OPT_COMPARE_MACHINE: run.compare_file = optarg; break;
 		case OPT_IPC:
 			if (parse_double(optarg, 0.01, 16, &run.ipc_base, &status) != 0)
 				return cli_usage_error("explain", "--ipc: %s", status.message);
@@ -155,6 +162,19 @@ int cmd_explain(int argc, char **argv)
 	}
 	if (html && !html[0])
 		return cli_usage_error("explain", "--html needs a file name");
+	if (run.compare_file && run.machine_file)
+		return cli_usage_error("explain", "--compare-machine holds a fresh measurement against a saved model; "
+		                                  "with --machine nothing is measured");
+	if (run.compare_file && !run.instrument)
+		return cli_usage_error("explain", "--compare-machine: with --no-valgrind the machine is not measured");
+	if (run.compare_file) {
+		/* a file that holds no model is one error now, not a note after the sweep */
+		machine_model saved;
+		if (machine_model_load(run.compare_file, &saved, &status) != 0) {
+			fprintf(stderr, "plumb explain: --compare-machine: %s\n", status.message);
+			return 1;
+		}
+	}
 	if (!out.path || !strcmp(out.path, "-"))
 		run.program_stdout = STDERR_FILENO;
 	explain_result result;

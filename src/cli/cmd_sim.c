@@ -384,6 +384,8 @@ int cmd_sim(int argc, char **argv)
 	if (chosen != 0)
 		return cli_usage_error("sim", "%s", status.message);
 	if (print_config) {
+		if (machine_path && origin.machine[0])
+			printf("# %s\n", origin.machine);   /* the usable size taken, with the nominal one */
 		sim_config_write(&config, stdout);
 		return 0;
 	}

@@ -1138,6 +1138,29 @@ const char *output_cell_reason(const output_table *t, size_t row, size_t column)
 	return c && c->kind == CELL_STATUS ? c->reason : NULL;
 }
 
+long output_row_where(const output_table *t, const char *column, const char *value)
+{
+	int k = t ? output_column_index(t, column) : -1;
+	for (size_t r = 0; k >= 0 && r < t->row_count; r++) {
+		const char *s = output_cell_string(t, r, (size_t)k);
+		if (s && !strcmp(s, value))
+			return (long)r;
+	}
+	return -1;
+}
+
+double output_number_at(const output_table *t, long row, const char *column)
+{
+	int c = t && row >= 0 ? output_column_index(t, column) : -1;
+	return c < 0 ? NAN : output_cell_number(t, (size_t)row, (size_t)c);
+}
+
+const char *output_text_at(const output_table *t, long row, const char *column)
+{
+	int c = t && row >= 0 ? output_column_index(t, column) : -1;
+	return c < 0 ? NULL : output_cell_string(t, (size_t)row, (size_t)c);
+}
+
 void output_cell_format(const output_table *t, size_t row, size_t column, char *buffer, size_t length)
 {
 	const cell *c = cell_at(t, row, column);

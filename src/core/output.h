@@ -103,6 +103,12 @@ double output_cell_number(const output_table *table, size_t row, size_t column);
 /* Text of a text cell, or the status word of a status cell; NULL otherwise. */
 const char *output_cell_string(const output_table *table, size_t row, size_t column);
 const char *output_cell_reason(const output_table *table, size_t row, size_t column);
+/* By name, for readers of a report (table may be NULL): the first row whose
+ * text column equals value (-1 if none), and a cell's number (NaN) or text
+ * (NULL) by row (-1: none) and column name. */
+long output_row_where(const output_table *table, const char *column, const char *value);
+double output_number_at(const output_table *table, long row, const char *column);
+const char *output_text_at(const output_table *table, long row, const char *column);
 /* The cell as the table format prints it. */
 void output_cell_format(const output_table *table, size_t row, size_t column, char *buffer, size_t length);
 size_t output_meta_count(const output_report *report);

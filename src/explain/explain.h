@@ -70,6 +70,12 @@ void explain_machine_options_init(explain_machine_options *options);
  * core clock), then one-thread read bandwidth per level (plumb bw's read
  * kernel).  10-20 s on a quiet 2-CPU machine. */
 int explain_machine_measure(const explain_machine_options *options, explain_machine *out, plumb_status *status);
+/* The same, and the fresh machine model it measured (fresh may be NULL),
+ * one thread's read bandwidth per level with its spread included, to be
+ * held against a saved one (machine_model_difference_notes). */
+struct machine_model;
+int explain_machine_measure_model(const explain_machine_options *options, explain_machine *out,
+                                  struct machine_model *fresh, plumb_status *status);
 /* Reads the figures from a saved JSON report: plumb report's report.json
  * (the summary's machine model; or, from before it had one, its sections),
  * plumb explain's own (table "machine"), or plumb lat --mlp's (tables
@@ -192,6 +198,8 @@ typedef struct explain_options {
 	const char *backend;                 /* counters: "perf" (default) or "papi" */
 	const char *events;                  /* comma-separated; NULL: explain_default_events */
 	const char *machine_file;            /* NULL: measure this machine */
+	const char *compare_file;            /* with machine_file NULL: plumb report's report.json whose machine model
+	                                        the fresh figures are held against (a note per difference); NULL: none */
 	explain_machine_options machine;
 	const char *preset;                  /* the simulator's configuration ("host") */
 	double ipc_base;                     /* instructions per cycle outside misses; 0 (default): each

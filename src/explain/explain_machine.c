@@ -5,7 +5,8 @@
  * level), so explain, the report and the simulator's host preset name the
  * same levels with the same capacities and latencies.  One thread's read
  * bandwidth per level is plumb bw's read kernel at its default footprint
- * per level. */
+ * per level (a shared cache's from its usable size, as plumb bw sizes it
+ * given the model). */
 #include <errno.h>
 #include <math.h>
 #include <sched.h>
@@ -70,7 +71,7 @@ static void from_model(const machine_model *model, explain_machine *m, char *cap
 		if (l == EXPLAIN_MEMORY || !(ml->nominal_bytes > 0))
 			continue;
 		double size = ml->nominal_bytes;
-		if (ml->shared && !ml->hidden && ml->usable_bytes > 0 && ml->usable_bytes < ml->nominal_bytes / 2) {
+		if (isfinite(machine_level_usable(ml))) {
 			size = ml->usable_bytes;
 			if (length)
 				snprintf(capacity_note, length, "; %s: usable %.1f MiB of the nominal %.0f MiB", ml->name, size / 1048576,
@@ -93,8 +94,8 @@ static void from_model(const machine_model *model, explain_machine *m, char *cap
 	}
 }
 
-static int measure_levels(const explain_machine_options *options, const topology *topo, int cpu,
-                          explain_machine *m, char *capacity_note, size_t note_length, plumb_status *status)
+static int measure_levels(const explain_machine_options *options, const topology *topo, int cpu, explain_machine *m,
+                          machine_model *fresh, char *capacity_note, size_t note_length, plumb_status *status)
 {
 	/* plumb lat's sweep, shorter: one pass, the caller's time cap per
 	 * point, a 4 s budget, MLP at each level's plateau. */
@@ -137,13 +138,17 @@ static int measure_levels(const explain_machine_options *options, const topology
 	cpu_features features;
 	cpu_features_detect(&features);
 	const bandwidth_kernel *kernel = bandwidth_kernel_find(BANDWIDTH_READ, false, bandwidth_isa_best(&features));
-	if (!kernel)
+	if (!kernel) {
+		if (fresh)
+			*fresh = model;
 		return 0;
+	}
 	const bandwidth_kernel *kernels[1] = { kernel };
 	int threads[1] = { 1 }, cpus[1] = { cpu };
 	bandwidth_sweep_request sweep_request = { .topo = topo, .kernels = kernels, .kernel_count = 1,
 	                                          .thread_counts = threads, .thread_count_count = 1, .cpus = cpus,
-	                                          .cpu_count = 1, .pages = ARENA_PAGES_THP, .timer = &timer };
+	                                          .cpu_count = 1, .pages = ARENA_PAGES_THP, .timer = &timer,
+	                                          .model = &model };
 	bandwidth_measure_defaults(&sweep_request.options);
 	sweep_request.options.time_cap_ns = options->time_cap_ns;
 	sweep_request.options.max_runs = 20;
@@ -159,13 +164,39 @@ static int measure_levels(const explain_machine_options *options, const topology
 		if (bandwidth_level_value(sweep.points, sweep.count, 1, kernel, sweep.levels[k].name, &value, &noisy) > 0)
 			m->bandwidth_gbps[l] = value;
 	}
+	/* the fresh model gets the bandwidths too, with their spread (the
+	 * median cv of the points in the level, as the report's model) */
+	for (size_t k = 0; fresh && k < model.level_count; k++) {
+		machine_level *ml = &model.levels[k];
+		double cv[BANDWIDTH_MAX_LEVELS * 4];
+		size_t n = 0;
+		for (size_t i = 0; i < sweep.count && n < sizeof cv / sizeof *cv; i++)
+			if (!strcmp(sweep.points[i].level, ml->name))
+				cv[n++] = sweep.points[i].result.gbps.cv;
+		double value;
+		bool noisy;
+		if (bandwidth_level_value(sweep.points, sweep.count, 1, kernel, ml->name, &value, &noisy) > 0) {
+			ml->read_1 = value;
+			ml->bandwidth_cv = n ? stats_median(cv, n) : NAN;
+		}
+	}
+	if (fresh)
+		*fresh = model;
 	bandwidth_sweep_free(&sweep);
 	return 0;
 }
 
 int explain_machine_measure(const explain_machine_options *options, explain_machine *out, plumb_status *status)
 {
+	return explain_machine_measure_model(options, out, NULL, status);
+}
+
+int explain_machine_measure_model(const explain_machine_options *options, explain_machine *out, machine_model *fresh,
+                                  plumb_status *status)
+{
 	machine_clear(out);
+	if (fresh)
+		machine_model_clear(fresh);
 	explain_machine_options defaults;
 	if (!options) {
 		explain_machine_options_init(&defaults);
@@ -184,7 +215,7 @@ int explain_machine_measure(const explain_machine_options *options, explain_mach
 	if (cpu_pin_self(cpu, status) != 0)
 		return -1;
 	char capacity[128];
-	int rc = measure_levels(options, &topo, cpu, out, capacity, sizeof capacity, status);
+	int rc = measure_levels(options, &topo, cpu, out, fresh, capacity, sizeof capacity, status);
 	if (have_before)
 		sched_setaffinity(0, sizeof before, &before);
 	snprintf(out->source, sizeof out->source, "measured now on CPU %d (plumb lat's sweep and MLP, read kernel)%s", cpu,

@@ -4,6 +4,23 @@
 #include <errno.h>
 #include <stdio.h>
 #include "explain/explain.h"
+#include "machine/machine_model.h"
+
+/* The fresh figures against a saved model: a note per figure that differs
+ * beyond both spreads, or one that they agree. */
+static void compare_with_saved(explain_result *out, const machine_model *fresh, const char *path)
+{
+	machine_model saved;
+	plumb_status why;
+	if (machine_model_load(path, &saved, &why) != 0) {
+		explain_result_note(out, "machine: not compared with a saved model: %s", why.message);
+		return;
+	}
+	char notes[17][400];
+	size_t n = machine_model_difference_notes(fresh, &saved, path, notes, 17);
+	for (size_t i = 0; i < (n ? n : 1) && i < 17; i++)
+		explain_result_note(out, "machine: %s", notes[i]);
+}
 
 int explain_run(char *const argv[], const explain_options *options, explain_result *out, plumb_status *status)
 {
@@ -12,6 +29,7 @@ int explain_run(char *const argv[], const explain_options *options, explain_resu
 		return -1;
 	}
 	plumb_status step;
+	machine_model fresh;
 	/* The machine first, while nothing else of ours runs. */
 	if (options->machine_file) {
 		if (explain_machine_load(options->machine_file, &out->machine, status) != 0) {
@@ -24,8 +42,10 @@ int explain_run(char *const argv[], const explain_options *options, explain_resu
 		 * the sweep (10-20 s) is not run */
 		snprintf(out->machine_error, sizeof out->machine_error,
 		         "not measured: without Valgrind's counts (--no-valgrind) there is nothing to predict");
-	} else if (explain_machine_measure(&options->machine, &out->machine, &step) == 0) {
+	} else if (explain_machine_measure_model(&options->machine, &out->machine, &fresh, &step) == 0) {
 		out->have_machine = true;
+		if (options->compare_file)
+			compare_with_saved(out, &fresh, options->compare_file);
 	} else {
 		snprintf(out->machine_error, sizeof out->machine_error, "%s", step.message);
 	}

@@ -27,6 +27,7 @@ static void level_clear(machine_level *l)
 	l->nominal_bytes = l->usable_bytes = l->usable_low = l->usable_high = NAN;
 	l->latency_ns = l->latency_low = l->latency_high = l->latency_cycles = NAN;
 	l->read_1 = l->read_all = l->write_1 = l->write_all = l->bandwidth_cv = l->mlp = NAN;
+	l->footprint_all = NAN;
 }
 
 void machine_clock_estimate(double ns_p10, double ns_median, double ns_min, double *ghz, double *low, double *high)
@@ -187,29 +188,6 @@ int machine_plateau_after(const double *bytes, const double *ns, size_t n, doubl
 
 /* --------------------------------------------------- reading the sections */
 
-static long find_row(const output_table *t, const char *key, const char *value)
-{
-	int k = t ? output_column_index(t, key) : -1;
-	for (size_t r = 0; k >= 0 && r < output_row_count(t); r++) {
-		const char *s = output_cell_string(t, r, (size_t)k);
-		if (s && !strcmp(s, value))
-			return (long)r;
-	}
-	return -1;
-}
-
-static double number(const output_table *t, long row, const char *column)
-{
-	int c = t && row >= 0 ? output_column_index(t, column) : -1;
-	return c < 0 ? NAN : output_cell_number(t, (size_t)row, (size_t)c);
-}
-
-static const char *string(const output_table *t, long row, const char *column)
-{
-	int c = t && row >= 0 ? output_column_index(t, column) : -1;
-	return c < 0 ? NULL : output_cell_string(t, (size_t)row, (size_t)c);
-}
-
 
 /* The data caches' nominal sizes: topo's cache table, else lat's record
  * of the sysfs sizes it judged against. */
@@ -225,7 +203,7 @@ static size_t nominal_sizes(const output_report *topo, const output_report *lat,
 		for (size_t r = 0; l >= 0 && ty >= 0 && r < output_row_count(t); r++) {
 			const char *a = output_cell_string(t, r, (size_t)l), *b = output_cell_string(t, r, (size_t)ty);
 			if (a && b && !strcmp(a, name) && strcmp(b, "instruction") != 0)
-				size = number(t, (long)r, "size");
+				size = output_number_at(t, (long)r, "size");
 		}
 		if (!(size > 0))
 			break;
@@ -246,8 +224,7 @@ static size_t nominal_sizes(const output_report *topo, const output_report *lat,
 	return n;
 }
 
-/* bw's per-level table: the figure for (threads, kernel) at level. */
-static double bandwidth(const output_table *t, double threads, const char *kernel, const char *level)
+double machine_bw_figure(const output_table *t, double threads, const char *kernel, const char *level)
 {
 	int th = t ? output_column_index(t, "threads") : -1, k = t ? output_column_index(t, "kernel") : -1;
 	int l = t ? output_column_index(t, level) : -1;
@@ -259,7 +236,7 @@ static double bandwidth(const output_table *t, double threads, const char *kerne
 	return NAN;
 }
 
-static double max_threads(const output_table *t)
+double machine_bw_max_threads(const output_table *t)
 {
 	int th = t ? output_column_index(t, "threads") : -1;
 	double m = NAN;
@@ -269,6 +246,22 @@ static double max_threads(const output_table *t)
 			m = x;
 	}
 	return m;
+}
+
+double machine_usable_bytes(double nominal, double usable)
+{
+	/* Far below: a sweep step is 1.19x and the passes spread by two;
+	 * half the nominal size is beyond any of that. */
+	if (!(nominal > 0) || !(usable > 0) || !isfinite(usable) || !(usable < nominal / 2))
+		return NAN;
+	return usable;
+}
+
+double machine_level_usable(const machine_level *l)
+{
+	if (!l || l->hidden || !l->shared)
+		return NAN;
+	return machine_usable_bytes(l->nominal_bytes, l->usable_bytes);
 }
 
 /* Median cv of one thread's read at a level in bw's per-size table. */
@@ -320,10 +313,10 @@ static void levels_from_lat(machine_model *m, const output_report *lat, const do
 	long row_of[MACHINE_MODEL_LEVELS * 2];
 	size_t plateaus = 0;
 	for (size_t r = 0; r < rows && plateaus < sizeof ends / sizeof *ends; r++) {
-		if (!isfinite(number(t, (long)r, "latency")))
+		if (!isfinite(output_number_at(t, (long)r, "latency")))
 			continue;   /* a hidden level's row: no plateau */
-		ends[plateaus] = number(t, (long)r, "ends_at");
-		flat[plateaus] = number(t, (long)r, "plateau_to");
+		ends[plateaus] = output_number_at(t, (long)r, "ends_at");
+		flat[plateaus] = output_number_at(t, (long)r, "plateau_to");
 		row_of[plateaus++] = (long)r;
 	}
 	int level_of[MACHINE_MODEL_LEVELS * 2];
@@ -375,16 +368,16 @@ static void levels_from_lat(machine_model *m, const output_report *lat, const do
 			set_name(l);
 		l->nominal_bytes = l->cache_level > 0 ? nominal[l->cache_level - 1] : NAN;
 		l->shared = l->cache_level > 0 && (size_t)l->cache_level == caches;
-		l->usable_bytes = l->cache_level != 0 ? number(t, r, "ends_at") : NAN;
-		l->usable_low = l->cache_level != 0 ? number(t, r, "ends_low") : NAN;
-		l->usable_high = l->cache_level != 0 ? number(t, r, "ends_high") : NAN;
+		l->usable_bytes = l->cache_level != 0 ? output_number_at(t, r, "ends_at") : NAN;
+		l->usable_low = l->cache_level != 0 ? output_number_at(t, r, "ends_low") : NAN;
+		l->usable_high = l->cache_level != 0 ? output_number_at(t, r, "ends_high") : NAN;
 		if (!isfinite(l->usable_low))
 			l->usable_low = l->usable_bytes;
 		if (!isfinite(l->usable_high))
 			l->usable_high = l->usable_bytes;
-		l->latency_ns = number(t, r, "latency");
-		l->latency_low = number(t, r, "low");
-		l->latency_high = number(t, r, "high");
+		l->latency_ns = output_number_at(t, r, "latency");
+		l->latency_low = output_number_at(t, r, "low");
+		l->latency_high = output_number_at(t, r, "high");
 		snprintf(l->latency_source, sizeof l->latency_source, "latency sweep (plateau, 10th percentile)");
 	}
 	/* DRAM latency from a plateau: the first flat run past twice the last
@@ -404,10 +397,10 @@ static void levels_from_lat(machine_model *m, const output_report *lat, const do
 		double *b = malloc(n * sizeof *b), *v = malloc(n * sizeof *v);
 		size_t used = 0;
 		for (size_t i = 0; b && v && i < n; i++) {
-			double x = number(sweep, (long)i, "p10");
+			double x = output_number_at(sweep, (long)i, "p10");
 			if (!isfinite(x))
-				x = number(sweep, (long)i, "latency");
-			b[used] = number(sweep, (long)i, "bytes");
+				x = output_number_at(sweep, (long)i, "latency");
+			b[used] = output_number_at(sweep, (long)i, "bytes");
 			v[used] = x;
 			used += isfinite(x) && isfinite(b[used]);
 		}
@@ -427,7 +420,7 @@ static void levels_from_lat(machine_model *m, const output_report *lat, const do
 	const output_table *mlp = lat ? output_table_find(lat, "mlp") : NULL;
 	for (size_t k = 0; k < m->level_count; k++) {
 		const char *lat_name = m->levels[k].cache_level == 0 ? "memory" : m->levels[k].name;
-		m->levels[k].mlp = number(mlp, find_row(mlp, "level", lat_name), "outstanding");
+		m->levels[k].mlp = output_number_at(mlp, output_row_where(mlp, "level", lat_name), "outstanding");
 	}
 }
 
@@ -450,7 +443,7 @@ int machine_model_build(machine_model *m, const output_report *topo, const outpu
 	if (line >= 8 && line <= 4096)
 		m->line_bytes = (unsigned)line;
 	const output_table *pages = topo ? output_table_find(topo, "pages") : NULL;
-	double page = number(pages, pages && output_row_count(pages) ? 0 : -1, "size");
+	double page = output_number_at(pages, pages && output_row_count(pages) ? 0 : -1, "size");
 	if (page >= 4096)
 		m->page_bytes = (uint64_t)page;
 	if (lat)
@@ -466,7 +459,7 @@ int machine_model_build(machine_model *m, const output_report *topo, const outpu
 		}
 	}
 	const output_table *bl = bw ? output_table_find(bw, "levels") : NULL, *bt = bw ? output_table_find(bw, "bandwidth") : NULL;
-	m->threads_all = max_threads(bl);
+	m->threads_all = machine_bw_max_threads(bl);
 	m->vector_bytes = vector_bytes(bl);
 	for (size_t k = 0; k < m->level_count; k++) {
 		machine_level *l = &m->levels[k];
@@ -474,21 +467,29 @@ int machine_model_build(machine_model *m, const output_report *topo, const outpu
 			l->latency_cycles = l->latency_ns * ghz;
 		if (!bl || l->cache_level < 0)
 			continue;
-		l->read_1 = bandwidth(bl, 1, "read", l->name);
-		l->write_1 = bandwidth(bl, 1, "write", l->name);
+		l->read_1 = machine_bw_figure(bl, 1, "read", l->name);
+		l->write_1 = machine_bw_figure(bl, 1, "write", l->name);
 		if (m->threads_all > 1) {
-			l->read_all = bandwidth(bl, m->threads_all, "read", l->name);
-			l->write_all = bandwidth(bl, m->threads_all, "write", l->name);
+			l->read_all = machine_bw_figure(bl, m->threads_all, "read", l->name);
+			l->write_all = machine_bw_figure(bl, m->threads_all, "write", l->name);
+			/* the largest per-thread working set those rows ran */
+			for (size_t r = 0; bt && r < output_row_count(bt); r++) {
+				const char *level = output_text_at(bt, (long)r, "level");
+				double f = output_number_at(bt, (long)r, "footprint_per_thread");
+				if (output_number_at(bt, (long)r, "threads") == m->threads_all && level && !strcmp(level, l->name) &&
+				    f > 0 && !(f <= l->footprint_all))
+					l->footprint_all = f;
+			}
 		}
 		l->bandwidth_cv = bandwidth_cv(bt, l->name);
 	}
 	const output_table *fit = model ? output_table_find(model, "fit") : NULL;
 	if (fit && output_row_count(fit)) {
-		m->service_ns = number(fit, 0, "service_time");
-		m->service_low = number(fit, 0, "service_time_low");
-		m->service_high = number(fit, 0, "service_time_high");
-		m->peak_mb_s = number(fit, 0, "peak_bandwidth");
-		const char *shape = string(fit, 0, "shape");
+		m->service_ns = output_number_at(fit, 0, "service_time");
+		m->service_low = output_number_at(fit, 0, "service_time_low");
+		m->service_high = output_number_at(fit, 0, "service_time_high");
+		m->peak_mb_s = output_number_at(fit, 0, "peak_bandwidth");
+		const char *shape = output_text_at(fit, 0, "shape");
 		m->service_flat = shape && !strcmp(shape, "flat");
 	}
 	(void)status;
@@ -600,12 +601,22 @@ size_t machine_model_check(const machine_model *m, machine_check *checks, size_t
 			double floor = 0.9 * one;
 			snprintf(figure, sizeof figure, "%s %s vs one thread", l->name, bw[i + 1].label);
 			machine_check *c = add_check(checks, capacity, &n, figure, all, floor, "GB/s", all < floor);
+			/* bw's working sets together against the usable size, where both are known */
+			double together = l->footprint_all > 0 && m->threads_all > 0 ? l->footprint_all * m->threads_all : NAN;
+			bool outgrew = l->shared && isfinite(together) && l->usable_bytes > 0 && together > l->usable_bytes;
+			char why[200];
+			if (outgrew)
+				snprintf(why, sizeof why, "bw's %.0f threads x %.2f MiB outgrew the usable %.1f MiB, so the row is partly memory; "
+				         "plumb bw --machine report.json sizes them from it", m->threads_all, l->footprint_all / 1048576,
+				         l->usable_bytes / 1048576);
+			else
+				snprintf(why, sizeof why, "%s", l->shared && !isfinite(together)
+				                                    ? "the threads' footprints together outgrew the usable shared cache, or another program ran; re-measure"
+				                                    : "another program took the other CPUs; re-measure");
 			if (c)
 				snprintf(c->rule, sizeof c->rule, "%s%.1f GB/s, one thread's figure less 10%%: %s",
 				         all < floor ? "below one thread's: all threads must reach at least " : "at least ", floor,
-				         all < floor ? (l->shared ? "the threads' footprints together outgrew the usable shared cache, or another program ran; re-measure"
-				                                  : "another program took the other CPUs; re-measure")
-				                     : "one of the threads alone moves that much");
+				         all < floor ? why : "one of the threads alone moves that much");
 		}
 	}
 #undef FIELD
@@ -827,28 +838,28 @@ int machine_model_from_report(const output_report *r, machine_model *m, plumb_st
 	for (size_t row = 0; row < output_row_count(t) && m->level_count < MACHINE_MODEL_LEVELS; row++) {
 		machine_level *l = &m->levels[m->level_count++];
 		level_clear(l);
-		const char *name = string(t, (long)row, "level"), *state = string(t, (long)row, "state");
+		const char *name = output_text_at(t, (long)row, "level"), *state = output_text_at(t, (long)row, "state");
 		snprintf(l->name, sizeof l->name, "%s", name ? name : "?");
-		double c = number(t, (long)row, "cache_level");
+		double c = output_number_at(t, (long)row, "cache_level");
 		l->cache_level = isfinite(c) ? (int)c : -1;
 		l->hidden = state && !strcmp(state, "hidden");
 		l->shared = state && !strcmp(state, "shared");
-		l->nominal_bytes = number(t, (long)row, "nominal_bytes");
-		l->usable_bytes = number(t, (long)row, "usable_bytes");
-		l->usable_low = number(t, (long)row, "usable_low");
-		l->usable_high = number(t, (long)row, "usable_high");
-		l->latency_ns = number(t, (long)row, "latency");
-		l->latency_low = number(t, (long)row, "latency_low");
-		l->latency_high = number(t, (long)row, "latency_high");
-		l->latency_cycles = number(t, (long)row, "latency_cycles");
-		const char *source = string(t, (long)row, "latency_source");
+		l->nominal_bytes = output_number_at(t, (long)row, "nominal_bytes");
+		l->usable_bytes = output_number_at(t, (long)row, "usable_bytes");
+		l->usable_low = output_number_at(t, (long)row, "usable_low");
+		l->usable_high = output_number_at(t, (long)row, "usable_high");
+		l->latency_ns = output_number_at(t, (long)row, "latency");
+		l->latency_low = output_number_at(t, (long)row, "latency_low");
+		l->latency_high = output_number_at(t, (long)row, "latency_high");
+		l->latency_cycles = output_number_at(t, (long)row, "latency_cycles");
+		const char *source = output_text_at(t, (long)row, "latency_source");
 		snprintf(l->latency_source, sizeof l->latency_source, "%s", source && strcmp(source, "-") ? source : "");
-		l->read_1 = number(t, (long)row, "read_1");
-		l->read_all = number(t, (long)row, "read_all");
-		l->write_1 = number(t, (long)row, "write_1");
-		l->write_all = number(t, (long)row, "write_all");
-		l->bandwidth_cv = number(t, (long)row, "bandwidth_cv");
-		l->mlp = number(t, (long)row, "mlp");
+		l->read_1 = output_number_at(t, (long)row, "read_1");
+		l->read_all = output_number_at(t, (long)row, "read_all");
+		l->write_1 = output_number_at(t, (long)row, "write_1");
+		l->write_all = output_number_at(t, (long)row, "write_all");
+		l->bandwidth_cv = output_number_at(t, (long)row, "bandwidth_cv");
+		l->mlp = output_number_at(t, (long)row, "mlp");
 	}
 	return 0;
 }
@@ -986,11 +997,31 @@ size_t machine_model_compare(const machine_model *fresh, const machine_model *sa
 		if (n < capacity && apart(a->latency_ns, a->latency_low, a->latency_high, b->latency_ns, b->latency_low, b->latency_high))
 			snprintf(lines[n++], 256, "%s latency: %.3g ns (%.3g-%.3g) now, %.3g ns (%.3g-%.3g) saved", a->name,
 			         a->latency_ns, a->latency_low, a->latency_high, b->latency_ns, b->latency_low, b->latency_high);
+		/* one thread's read: the best sample, its spread two cv either side */
+		double acv = isfinite(a->bandwidth_cv) ? 2 * a->bandwidth_cv : 0, bcv = isfinite(b->bandwidth_cv) ? 2 * b->bandwidth_cv : 0;
+		if (n < capacity && apart(a->read_1, a->read_1 * (1 - acv), a->read_1 * (1 + acv), b->read_1, b->read_1 * (1 - bcv),
+		                          b->read_1 * (1 + bcv)))
+			snprintf(lines[n++], 256, "%s read, 1 thread: %.3g GB/s (%.3g-%.3g) now, %.3g GB/s (%.3g-%.3g) saved", a->name,
+			         a->read_1, a->read_1 * (1 - acv), a->read_1 * (1 + acv), b->read_1, b->read_1 * (1 - bcv),
+			         b->read_1 * (1 + bcv));
 		if (n < capacity && apart(a->usable_bytes, a->usable_low, a->usable_high, b->usable_bytes, b->usable_low, b->usable_high))
 			snprintf(lines[n++], 256, "%s usable size: %.3g MiB (%.3g-%.3g) now, %.3g MiB (%.3g-%.3g) saved", a->name,
 			         a->usable_bytes / 1048576, a->usable_low / 1048576, a->usable_high / 1048576, b->usable_bytes / 1048576,
 			         b->usable_low / 1048576, b->usable_high / 1048576);
 	}
+	return n;
+}
+
+size_t machine_model_difference_notes(const machine_model *fresh, const machine_model *saved, const char *path,
+                                      char notes[][400], size_t capacity)
+{
+	char lines[16][256];
+	size_t n = machine_model_compare(fresh, saved, lines, 16), k = 0;
+	for (size_t i = 0; i < n && k < capacity; i++)
+		snprintf(notes[k++], 400, "differs from the saved machine model (%.100s) beyond both spreads: %s", path, lines[i]);
+	if (!n && k < capacity)
+		snprintf(notes[k++], 400, "every level's latency, read bandwidth and usable size, and the clock, agree with the saved "
+		                          "machine model (%.100s) within their spreads", path);
 	return n;
 }
 
@@ -1001,13 +1032,10 @@ int machine_model_note_differences(output_report *lat, const char *path, plumb_s
 		return -1;
 	if (machine_model_build(&fresh, NULL, lat, NULL, NULL, status) != 0)
 		return -1;
-	char lines[16][256];
-	size_t n = machine_model_compare(&fresh, &saved, lines, 16);
-	for (size_t i = 0; i < n; i++)
-		output_note(lat, "differs from the saved machine model (%s) beyond both spreads: %s", path, lines[i]);
-	if (!n)
-		output_note(lat, "every level's latency and usable size, and the clock, agree with the saved machine model (%s) "
-		                 "within their spreads", path);
+	char notes[17][400];
+	size_t n = machine_model_difference_notes(&fresh, &saved, path, notes, 17);
+	for (size_t i = 0; i < (n ? n : 1) && i < 17; i++)
+		output_note(lat, "%s", notes[i]);
 	output_meta_integer(lat, "differs_from_saved_model", (int64_t)n);
 	return 0;
 }

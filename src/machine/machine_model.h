@@ -46,6 +46,8 @@ typedef struct machine_level {
 	double read_1, read_all, write_1, write_all;   /* GB/s (10^9 B/s); all = every thread bw ran */
 	double bandwidth_cv;        /* relative, one thread's read */
 	double mlp;                 /* misses in flight (plumb lat --mlp), NaN when not measured */
+	double footprint_all;       /* bytes per thread of bw's all-threads working sets in this level; 0 or NaN:
+	                               unknown (read from bw's report by machine_model_build, not saved) */
 } machine_level;
 
 typedef struct machine_model {
@@ -107,6 +109,22 @@ int machine_model_build(machine_model *m, const output_report *topo, const outpu
 /* A level by name ("L1".., "DRAM"), or NULL. */
 const machine_level *machine_model_level(const machine_model *m, const char *name);
 
+/* plumb bw's per-level table ("levels": columns threads, kernel and one
+ * per level): the figure for (threads, kernel) at level, NaN when absent;
+ * the most threads any row ran. */
+double machine_bw_figure(const output_table *levels, double threads, const char *kernel, const char *level);
+double machine_bw_max_threads(const output_table *levels);
+
+/* The one usable-capacity rule: a shared cache whose measured end lies
+ * below half its nominal size (beyond a sweep step and the passes' spread)
+ * holds only the usable size for a program here, which every command then
+ * uses (the host preset, explain, bw's footprints, the summary's
+ * sentence).  machine_usable_bytes returns usable when the rule applies,
+ * else NaN; machine_level_usable applies it to a level of the model (a
+ * shared level with a plateau of its own; NaN for any other). */
+double machine_usable_bytes(double nominal, double usable);
+double machine_level_usable(const machine_level *level);
+
 /* The physical limits, and which figure breaks one. */
 typedef struct machine_check {
 	char figure[64];            /* "L1 read, 1 thread vs load ports" */
@@ -127,10 +145,18 @@ void machine_model_add_checks(output_report *r, const machine_check *checks, siz
 int machine_model_from_report(const output_report *r, machine_model *m, plumb_status *status);
 
 /* A fresh measurement against a saved model: one line per level figure
- * (latency, usable size) and for the clock whose ranges (the spread each
- * run measured, widened by 5% for rounding) do not overlap, written to
- * lines[0..capacity); returns how many differ. */
+ * (latency, one thread's read bandwidth, usable size) and for the clock
+ * whose ranges (the spread each run measured, widened by 5% for rounding;
+ * a bandwidth's is two cv either side of it) do not overlap, naming the
+ * figure, both values and both ranges, written to lines[0..capacity);
+ * returns how many differ.  A figure either side lacks is not compared. */
 size_t machine_model_compare(const machine_model *fresh, const machine_model *saved, char lines[][256], size_t capacity);
+
+/* The same as sentences for a command's notes: one per difference
+ * ("differs from the saved machine model (PATH) beyond both spreads: ..."),
+ * or one saying every figure agrees; returns how many differ. */
+size_t machine_model_difference_notes(const machine_model *fresh, const machine_model *saved, const char *path,
+                                      char notes[][400], size_t capacity);
 
 /* Adds to a plumb lat report a note per figure that differs from the
  * saved model's in path beyond both spreads (machine_model_compare), and

@@ -9,32 +9,6 @@
 #include "machine/machine_model.h"
 #include "report/report.h"
 
-/* The first row whose text column `key` equals value, or -1. */
-static long find_row(const output_table *t, const char *key, const char *value)
-{
-	int k = t ? output_column_index(t, key) : -1;
-	if (k < 0)
-		return -1;
-	for (size_t r = 0; r < output_row_count(t); r++) {
-		const char *s = output_cell_string(t, r, (size_t)k);
-		if (s && !strcmp(s, value))
-			return (long)r;
-	}
-	return -1;
-}
-
-static double number(const output_table *t, long row, const char *column)
-{
-	int c = t && row >= 0 ? output_column_index(t, column) : -1;
-	return c < 0 ? NAN : output_cell_number(t, (size_t)row, (size_t)c);
-}
-
-static const char *string(const output_table *t, long row, const char *column)
-{
-	int c = t && row >= 0 ? output_column_index(t, column) : -1;
-	return c < 0 ? NULL : output_cell_string(t, (size_t)row, (size_t)c);
-}
-
 static const char *reason(const output_table *t, long row, const char *column)
 {
 	int c = t && row >= 0 ? output_column_index(t, column) : -1;
@@ -113,33 +87,6 @@ static double bandwidth_spread(const output_table *t, double threads, const char
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-/* bw's per-level table: the figure for (threads, kernel) at level. */
-static double bandwidth(const output_table *t, double threads, const char *kernel, const char *level)
-{
-	int th = t ? output_column_index(t, "threads") : -1, k = t ? output_column_index(t, "kernel") : -1;
-	int l = t ? output_column_index(t, level) : -1;
-	if (th < 0 || k < 0 || l < 0)
-		return NAN;
-	for (size_t r = 0; r < output_row_count(t); r++) {
-		const char *kk = output_cell_string(t, r, (size_t)k);
-		if (output_cell_number(t, r, (size_t)th) == threads && kk && !strcmp(kk, kernel))
-			return output_cell_number(t, r, (size_t)l);
-	}
-	return NAN;
-}
-
-static double max_threads(const output_table *t)
-{
-	int th = t ? output_column_index(t, "threads") : -1;
-	double m = NAN;
-	for (size_t r = 0; th >= 0 && r < output_row_count(t); r++) {
-		double x = output_cell_number(t, r, (size_t)th);
-		if (isfinite(x) && !(x <= m))
-			m = x;
-	}
-	return m;
-}
-
 /* The sysfs size of a level from topo's cache table (data or unified). */
 static double sysfs_size(const output_report *topo, const output_report *lat, const char *level)
 {
@@ -152,7 +99,7 @@ static double sysfs_size(const output_report *topo, const output_report *lat, co
 			return output_cell_number(t, r, (size_t)s);
 	}
 	const output_table *levels = lat ? output_table_find(lat, "levels") : NULL;
-	return number(levels, find_row(levels, "level", level), "sysfs_size");
+	return output_number_at(levels, output_row_where(levels, "level", level), "sysfs_size");
 }
 
 static bool differ(double a, double b, double factor)
@@ -201,15 +148,15 @@ static void add_hierarchy(output_report *s, const output_report *topo, const out
 	const output_table *levels = lat ? output_table_find(lat, "levels") : NULL;
 	const output_table *g = geometry ? output_table_find(geometry, "geometry") : NULL;
 	const output_table *bl = bw ? output_table_find(bw, "levels") : NULL, *bt = bw ? output_table_find(bw, "bandwidth") : NULL;
-	double clock = output_meta_number_of(lat, "core_clock_ghz_estimate"), all = max_threads(bl);
+	double clock = output_meta_number_of(lat, "core_clock_ghz_estimate"), all = machine_bw_max_threads(bl);
 	static const char *const names[] = { "L1", "L2", "L3", "DRAM" };
 	for (size_t i = 0; i < 4; i++) {
 		const char *name = names[i], *lat_name = i == 3 ? "memory" : name;
 		double claimed = i == 3 ? NAN : sysfs_size(topo, lat, name);
-		long lr = find_row(levels, "level", lat_name);
+		long lr = output_row_where(levels, "level", lat_name);
 		long gc = geometry_row(g, "capacity", name), gl = geometry_row(g, "latency", lat_name);
 		const machine_level *ml = machine_model_level(model, name);
-		if (lr < 0 && gc < 0 && gl < 0 && !isfinite(claimed) && !isfinite(bandwidth(bl, 1, "read", name)) && !ml)
+		if (lr < 0 && gc < 0 && gl < 0 && !isfinite(claimed) && !isfinite(machine_bw_figure(bl, 1, "read", name)) && !ml)
 			continue;
 		char note[2048] = "", a[32], b[32];
 		output_row(t);
@@ -222,13 +169,13 @@ static void add_hierarchy(output_report *s, const output_report *topo, const out
 		 * its repeated passes; geometry reads the same when the report
 		 * runs it after lat).  The range is the end's spread over the
 		 * passes. */
-		double gv = number(g, gc, "measured"), glo = number(g, gc, "spread_low"), ghi = number(g, gc, "spread_high");
-		double lv = number(levels, lr, "ends_at"), llow = number(levels, lr, "ends_low"), lhigh = number(levels, lr, "ends_high");
-		const char *stability = string(levels, lr, "stability");
-		double passes = number(levels, lr, "passes");
+		double gv = output_number_at(g, gc, "measured"), glo = output_number_at(g, gc, "spread_low"), ghi = output_number_at(g, gc, "spread_high");
+		double lv = output_number_at(levels, lr, "ends_at"), llow = output_number_at(levels, lr, "ends_low"), lhigh = output_number_at(levels, lr, "ends_high");
+		const char *stability = output_text_at(levels, lr, "stability");
+		double passes = output_number_at(levels, lr, "passes");
 		if (!isfinite(lv)) {
-			stability = string(g, gc, "stability");
-			passes = number(g, gc, "passes");
+			stability = output_text_at(g, gc, "stability");
+			passes = output_number_at(g, gc, "passes");
 		}
 		double size = isfinite(lv) ? lv : gv;
 		double lo = isfinite(lv) ? llow : glo, hi = isfinite(lv) ? lhigh : ghi;
@@ -280,8 +227,8 @@ static void add_hierarchy(output_report *s, const output_report *topo, const out
 			         "%sHidden: sysfs lists a %s cache, but the latency sweep shows no plateau of its own for it (a virtual "
 			         "machine's host can leave a guest only a sliver of a shared cache); the other levels are named by capacity.",
 			         n ? " " : "", report_format_bytes(claimed, a, sizeof a));
-		} else if (ml && ml->shared && isfinite(size) && isfinite(claimed) && size < claimed / 2) {
-			/* the rule of sim_preset_apply_machine */
+		} else if (ml && ml->shared && isfinite(machine_usable_bytes(claimed, size))) {
+			/* the one rule (machine_usable_bytes), which sim_preset_apply_machine applies */
 			size_t n = strlen(note);
 			snprintf(note + n, sizeof note - n,
 			         "%sUsable: a program here can use about %s of the %s sysfs lists (other cores and guests share it); "
@@ -292,7 +239,7 @@ static void add_hierarchy(output_report *s, const output_report *topo, const out
 		 * its range over the plateau; geometry's only without lat.  The
 		 * machine model takes memory's from its plateau past the last
 		 * cache, also for a lat report saved before lat did. */
-		double lat_ns = number(levels, lr, "latency"), llo = number(levels, lr, "low"), lhi = number(levels, lr, "high");
+		double lat_ns = output_number_at(levels, lr, "latency"), llo = output_number_at(levels, lr, "low"), lhi = output_number_at(levels, lr, "high");
 		if (ml && isfinite(ml->latency_ns) && isfinite(lat_ns)) {
 			if (ml->latency_ns != lat_ns) {
 				size_t n = strlen(note);
@@ -304,7 +251,7 @@ static void add_hierarchy(output_report *s, const output_report *topo, const out
 				lhi = ml->latency_high;
 			}
 		}
-		double gns = number(g, gl, "measured");
+		double gns = output_number_at(g, gl, "measured");
 		const char *lsource = isfinite(lat_ns) ? "latency sweep" : isfinite(gns) ? "geometry" : NULL;
 		if (!isfinite(lat_ns)) {
 			lat_ns = gns;
@@ -331,11 +278,11 @@ static void add_hierarchy(output_report *s, const output_report *topo, const out
 			output_cell_status(t, "unsupported", isfinite(lat_ns) ? "the latency section did not estimate the core clock" : "no latency measured");
 		output_cell_text(t, lsource ? lsource : "-");
 		const char *no_bw = bw ? "the bandwidth section has no figure for this level" : "the bandwidth section did not run";
-		cell_number_or(t, bandwidth(bl, 1, "read", name), "unsupported", no_bw);
-		cell_number_or(t, isfinite(all) && all > 1 ? bandwidth(bl, all, "read", name) : NAN, "unsupported",
+		cell_number_or(t, machine_bw_figure(bl, 1, "read", name), "unsupported", no_bw);
+		cell_number_or(t, isfinite(all) && all > 1 ? machine_bw_figure(bl, all, "read", name) : NAN, "unsupported",
 		               isfinite(all) && all <= 1 ? "one CPU: no multi-thread run" : no_bw);
-		cell_number_or(t, bandwidth(bl, 1, "write", name), "unsupported", no_bw);
-		cell_number_or(t, isfinite(all) && all > 1 ? bandwidth(bl, all, "write", name) : NAN, "unsupported",
+		cell_number_or(t, machine_bw_figure(bl, 1, "write", name), "unsupported", no_bw);
+		cell_number_or(t, isfinite(all) && all > 1 ? machine_bw_figure(bl, all, "write", name) : NAN, "unsupported",
 		               isfinite(all) && all <= 1 ? "one CPU: no multi-thread run" : no_bw);
 		double cv = bandwidth_spread(bt, 1, "read", name);
 		cell_number_or(t, isfinite(cv) ? 100 * cv : NAN, "unsupported", no_bw);
@@ -377,22 +324,22 @@ static void add_figures(output_report *s, const output_report *c2c, const output
 		const output_table *p = output_table_find(c2c, "pairs");
 		long row = -1;
 		for (size_t r = 0; p && r < output_row_count(p); r++)
-			if (isfinite(number(p, (long)r, "load_from_modified"))) {
+			if (isfinite(output_number_at(p, (long)r, "load_from_modified"))) {
 				row = (long)r;
 				break;
 			}
-		const char *d = string(p, row, "distance");
+		const char *d = output_text_at(p, row, "distance");
 		snprintf(detail, sizeof detail, "a load of a line another core modified (%s, CPUs %.0f and %.0f); ping-pong round trip %.1f ns",
-		         d ? d : "?", number(p, row, "cpu_a"), number(p, row, "cpu_b"), number(p, row, "pingpong_round_trip"));
-		figure(t, "cache-to-cache transfer", number(p, row, "load_from_modified"), "ns", row >= 0 ? detail : "",
+		         d ? d : "?", output_number_at(p, row, "cpu_a"), output_number_at(p, row, "cpu_b"), output_number_at(p, row, "pingpong_round_trip"));
+		figure(t, "cache-to-cache transfer", output_number_at(p, row, "load_from_modified"), "ns", row >= 0 ? detail : "",
 		       p && output_row_count(p) ? reason(p, 0, "load_from_modified") : "the coherence section did not measure a pair");
 	}
 	if (loaded) {
 		const output_table *l = output_table_find(loaded, "loaded");
-		long idle = find_row(l, "delay", "idle"), top = -1;
+		long idle = output_row_where(l, "delay", "idle"), top = -1;
 		double best = -1;
 		for (size_t r = 0; l && r < output_row_count(l); r++) {
-			double bw = number(l, (long)r, "total_bandwidth");
+			double bw = output_number_at(l, (long)r, "total_bandwidth");
 			if (isfinite(bw) && bw > best && (long)r != idle) {
 				best = bw;
 				top = (long)r;
@@ -401,13 +348,13 @@ static void add_figures(output_report *s, const output_report *c2c, const output
 		/* The loaded section's own checks: its idle point against lat's
 		 * loop on the same chain, and whether the rise can be queueing. */
 		const output_table *checks = output_table_find(loaded, "checks");
-		long ic = find_row(checks, "check", "idle"), qc = find_row(checks, "check", "queueing");
-		const char *idle_verdict = string(checks, ic, "verdict"), *queueing = string(checks, qc, "verdict");
-		double reference_ns = number(checks, ic, "reference");
+		long ic = output_row_where(checks, "check", "idle"), qc = output_row_where(checks, "check", "queueing");
+		const char *idle_verdict = output_text_at(checks, ic, "verdict"), *queueing = output_text_at(checks, qc, "verdict");
+		double reference_ns = output_number_at(checks, ic, "reference");
 		/* The idle point is also the same quantity as the latency
 		 * section's memory plateau: say so when the two runs disagree. */
 		const output_table *levels = lat ? output_table_find(lat, "levels") : NULL;
-		double idle_ns = number(l, idle, "latency"), memory_ns = number(levels, find_row(levels, "level", "memory"), "latency");
+		double idle_ns = output_number_at(l, idle, "latency"), memory_ns = output_number_at(levels, output_row_where(levels, "level", "memory"), "latency");
 		size_t n = (size_t)snprintf(detail, sizeof detail, "pointer chase through 64 MiB with no other traffic");
 		if (idle_verdict && !strcmp(idle_verdict, "agrees") && isfinite(reference_ns))
 			n += (size_t)snprintf(detail + n, sizeof detail - n,
@@ -432,19 +379,19 @@ static void add_figures(output_report *s, const output_report *c2c, const output
 			         "; queueing check: a step of %.0f ns at %.0f MB/s that Hristea's queueing model (1997) cannot make (it allows "
 			         "%.0f ns there): something other than the generators' traffic made it (a sharer of the latency thread's core "
 			         "or time slices, or other programs' memory traffic), so this curve is not queueing behind the generators",
-			         number(checks, qc, "measured") - idle_ns, number(checks, qc, "at_bandwidth"), number(checks, qc, "reference"));
-		figure(t, "loaded latency, highest load", number(l, top, "latency"), "ns", top >= 0 ? detail : "",
+			         output_number_at(checks, qc, "measured") - idle_ns, output_number_at(checks, qc, "at_bandwidth"), output_number_at(checks, qc, "reference"));
+		figure(t, "loaded latency, highest load", output_number_at(l, top, "latency"), "ns", top >= 0 ? detail : "",
 		       "the loaded section has no loaded point");
 	}
 	if (model) {
 		const output_table *f = output_table_find(model, "fit");
-		double service = number(f, 0, "service_time"), service_low = number(f, 0, "service_time_low");
-		double service_high = number(f, 0, "service_time_high");
+		double service = output_number_at(f, 0, "service_time"), service_low = output_number_at(f, 0, "service_time_low");
+		double service_high = output_number_at(f, 0, "service_time_high");
 		size_t n = (size_t)snprintf(detail, sizeof detail, "Hristea et al.'s closed queueing model (1997) fitted to the loaded-latency curve");
 		if (isfinite(service_low) && isfinite(service_high))
 			n += (size_t)snprintf(detail + n, sizeof detail - n, "; 95%% interval %.3g-%.3g ns", service_low, service_high);
-		snprintf(detail + n, sizeof detail - n, "; peak %.0f MB/s, rms error %.0f ns", number(f, 0, "peak_bandwidth"),
-		         number(f, 0, "rms_error"));
+		snprintf(detail + n, sizeof detail - n, "; peak %.0f MB/s, rms error %.0f ns", output_number_at(f, 0, "peak_bandwidth"),
+		         output_number_at(f, 0, "rms_error"));
 		/* A fit the physics rules out is no headline figure: its value
 		 * goes with the reason, in the cell's status. */
 		char why[1024] = "";
@@ -520,8 +467,8 @@ static void add_counters(output_report *s, const output_report *validate, const 
 	int ce = v ? output_column_index(v, "event") : -1, cb = v ? output_column_index(v, "benchmark") : -1;
 	int cs = v ? output_column_index(v, "source") : -1, cc = v ? output_column_index(v, "class") : -1;
 	const output_table *tc = topo ? output_table_find(topo, "timing_and_counters") : NULL;
-	long hw = find_row(tc, "property", "hardware_counters");
-	const char *hw_status = string(tc, hw, "value"), *hw_reason = reason(tc, hw, "value");
+	long hw = output_row_where(tc, "property", "hardware_counters");
+	const char *hw_status = output_text_at(tc, hw, "value"), *hw_reason = reason(tc, hw, "value");
 	bool no_pmu = hw_reason != NULL;
 	trust[0] = 0;
 	if (!v || ce < 0 || cb < 0 || cs < 0 || cc < 0) {
@@ -716,8 +663,8 @@ static void add_simulated(output_report *s, const output_report *validate, const
 	const output_table *caches = topo ? output_table_find(topo, "caches") : NULL;
 	size_t n = 0;
 	for (size_t r = 0; caches && r < output_row_count(caches) && n < sizeof text; r++) {
-		const char *level = string(caches, (long)r, "level"), *type = string(caches, (long)r, "type");
-		double size = number(caches, (long)r, "size"), ways = number(caches, (long)r, "ways");
+		const char *level = output_text_at(caches, (long)r, "level"), *type = output_text_at(caches, (long)r, "type");
+		double size = output_number_at(caches, (long)r, "size"), ways = output_number_at(caches, (long)r, "ways");
 		char b[32];
 		if (!level || !type)
 			continue;
@@ -744,9 +691,9 @@ output_report *report_summary_build(output_report *const *sections, const char *
 	const output_report *loaded = in[REPORT_SUMMARY_LOADED], *model = in[REPORT_SUMMARY_MODEL];
 	const output_report *validate = in[REPORT_SUMMARY_VALIDATE], *perturb = in[REPORT_SUMMARY_PERTURB];
 	const output_table *machine = topo ? output_table_find(topo, "machine") : NULL;
-	const char *cpu = string(machine, find_row(machine, "property", "cpu_model"), "value");
-	const char *cpus = string(machine, find_row(machine, "property", "cpus"), "value");
-	const char *virt = string(machine, find_row(machine, "property", "virtualised"), "value");
+	const char *cpu = output_text_at(machine, output_row_where(machine, "property", "cpu_model"), "value");
+	const char *cpus = output_text_at(machine, output_row_where(machine, "property", "cpus"), "value");
+	const char *virt = output_text_at(machine, output_row_where(machine, "property", "virtualised"), "value");
 	char text[256];
 	if (!cpu) {
 		output_meta_text_of(validate, "cpu_model", text, sizeof text);
@@ -839,30 +786,30 @@ static output_report *hierarchy_display(const output_table *h)
 		char text[128], a[32], b[32];
 		long row = (long)r;
 		output_row(t);
-		const char *level = string(h, row, "level");
+		const char *level = output_text_at(h, row, "level");
 		output_cell_text(t, level ? level : "-");
-		double sz = number(h, row, "sysfs_size"), m = number(h, row, "measured_size");
+		double sz = output_number_at(h, row, "sysfs_size"), m = output_number_at(h, row, "measured_size");
 		output_cell_text(t, isfinite(sz) ? report_format_bytes(sz, text, sizeof text) : "-");
 		output_cell_text(t, isfinite(m) ? report_format_bytes(m, text, sizeof text) : "-");
-		double l = number(h, row, "latency");
+		double l = output_number_at(h, row, "latency");
 		if (isfinite(l)) {
 			snprintf(text, sizeof text, "%.3g", l);
 			output_cell_text(t, text);
 		} else {
 			output_cell_text(t, "-");
 		}
-		cell_value_or_dash(t, number(h, row, "read_1"));
-		cell_value_or_dash(t, number(h, row, "read_all"));
-		cell_value_or_dash(t, number(h, row, "write_1"));
-		cell_value_or_dash(t, number(h, row, "write_all"));
-		double llo = number(h, row, "latency_low"), lhi = number(h, row, "latency_high");
+		cell_value_or_dash(t, output_number_at(h, row, "read_1"));
+		cell_value_or_dash(t, output_number_at(h, row, "read_all"));
+		cell_value_or_dash(t, output_number_at(h, row, "write_1"));
+		cell_value_or_dash(t, output_number_at(h, row, "write_all"));
+		double llo = output_number_at(h, row, "latency_low"), lhi = output_number_at(h, row, "latency_high");
 		if (isfinite(l) && isfinite(llo) && isfinite(lhi))
 			snprintf(text, sizeof text, "%.3g-%.3g", llo, lhi);
 		else
 			snprintf(text, sizeof text, "-");
 		output_cell_text(t, text);
-		double lo = number(h, row, "measured_size_low"), hi = number(h, row, "measured_size_high");
-		const char *stability = string(h, row, "size_stability");
+		double lo = output_number_at(h, row, "measured_size_low"), hi = output_number_at(h, row, "measured_size_high");
+		const char *stability = output_text_at(h, row, "size_stability");
 		bool unstable = stability && !strcmp(stability, "unstable");
 		if (isfinite(m) && isfinite(lo) && isfinite(hi) && lo != hi)
 			snprintf(text, sizeof text, "%s-%s%s", report_format_bytes(lo, a, sizeof a),
@@ -870,14 +817,14 @@ static output_report *hierarchy_display(const output_table *h)
 		else
 			snprintf(text, sizeof text, "-");
 		output_cell_text(t, text);
-		double cycles = number(h, row, "latency_cycles");
+		double cycles = output_number_at(h, row, "latency_cycles");
 		if (isfinite(cycles)) {
 			snprintf(text, sizeof text, "%.0f", cycles);
 			output_cell_text(t, text);
 		} else {
 			output_cell_text(t, "-");
 		}
-		double cv = number(h, row, "bandwidth_cv");
+		double cv = output_number_at(h, row, "bandwidth_cv");
 		if (isfinite(cv))
 			snprintf(text, sizeof text, cv < 1 ? "%.1f%%" : "%.0f%%", cv);
 		else
@@ -910,9 +857,9 @@ int report_summary_write_text(const output_report *s, FILE *f, unsigned columns)
 			output_write_fitted(display, f, columns, &ignored);
 		output_report_free(display);
 		for (size_t r = 0; r < output_row_count(h); r++) {
-			const char *note = string(h, (long)r, "note");
+			const char *note = output_text_at(h, (long)r, "note");
 			if (note && note[0]) {
-				const char *level = string(h, (long)r, "level");
+				const char *level = output_text_at(h, (long)r, "level");
 				snprintf(line, sizeof line, "  %s: ", level ? level : "");
 				output_write_wrapped(f, line, note, columns, 4);
 			}
@@ -922,14 +869,14 @@ int report_summary_write_text(const output_report *s, FILE *f, unsigned columns)
 	if (fig) {
 		fputc('\n', f);
 		for (size_t r = 0; r < output_row_count(fig); r++) {
-			double v = number(fig, (long)r, "value");
-			const char *q = string(fig, (long)r, "quantity"), *u = string(fig, (long)r, "unit"), *d = string(fig, (long)r, "detail");
+			double v = output_number_at(fig, (long)r, "value");
+			const char *q = output_text_at(fig, (long)r, "quantity"), *u = output_text_at(fig, (long)r, "unit"), *d = output_text_at(fig, (long)r, "detail");
 			char prefix[256];
 			snprintf(prefix, sizeof prefix, "%s: ", q ? q : "");
 			if (isfinite(v)) {
 				snprintf(line, sizeof line, v >= 100 ? "%.0f %s%s%s" : "%.3g %s%s%s", v, u ? u : "", d && d[0] ? " - " : "", d ? d : "");
 			} else {
-				const char *status = string(fig, (long)r, "value"), *why = reason(fig, (long)r, "value");
+				const char *status = output_text_at(fig, (long)r, "value"), *why = reason(fig, (long)r, "value");
 				snprintf(line, sizeof line, "%s (%s)", status ? status : "unsupported", why ? why : "no reason given");
 			}
 			output_write_wrapped(f, prefix, line, columns, 4);
@@ -939,7 +886,7 @@ int report_summary_write_text(const output_report *s, FILE *f, unsigned columns)
 	if (checks) {
 		size_t flagged = 0, rows = output_row_count(checks);
 		for (size_t r = 0; r < rows; r++) {
-			const char *verdict = string(checks, (long)r, "verdict");
+			const char *verdict = output_text_at(checks, (long)r, "verdict");
 			flagged += verdict && !strcmp(verdict, "flagged");
 		}
 		if (flagged)
@@ -949,10 +896,10 @@ int report_summary_write_text(const output_report *s, FILE *f, unsigned columns)
 		fputc('\n', f);
 		output_write_wrapped(f, "Physics: ", line, columns, 4);
 		for (size_t r = 0; r < rows; r++) {
-			const char *verdict = string(checks, (long)r, "verdict");
+			const char *verdict = output_text_at(checks, (long)r, "verdict");
 			if (verdict && !strcmp(verdict, "flagged")) {
-				snprintf(line, sizeof line, "%s: %.4g %s is %s", string(checks, (long)r, "figure"),
-				         number(checks, (long)r, "value"), string(checks, (long)r, "unit"), string(checks, (long)r, "rule"));
+				snprintf(line, sizeof line, "%s: %.4g %s is %s", output_text_at(checks, (long)r, "figure"),
+				         output_number_at(checks, (long)r, "value"), output_text_at(checks, (long)r, "unit"), output_text_at(checks, (long)r, "rule"));
 				output_write_wrapped(f, "  ", line, columns, 4);
 			}
 		}

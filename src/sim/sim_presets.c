@@ -400,11 +400,8 @@ int sim_preset_apply_usable(sim_config *config, double usable, const char *sourc
 	if (length)
 		note[0] = 0;
 	sim_level level = config->cache[SIM_L3].size ? SIM_L3 : SIM_L2;
-	double nominal = (double)config->cache[level].size;
-	/* Far below: a sweep step is 1.19x and the passes spread by two;
-	 * half the nominal size is beyond any of that. */
-	if (!(nominal > 0) || !(usable > 0) || !isfinite(usable) || !(usable < nominal / 2))
-		return 0;
+	if (!isfinite(machine_usable_bytes((double)config->cache[level].size, usable)))
+		return 0;   /* not far below the nominal size: the one rule, machine_usable_bytes */
 	uint64_t way_bytes = (uint64_t)config->cache[level].line * (config->cache[level].assoc ? config->cache[level].assoc : 1);
 	uint64_t size = (uint64_t)(usable / (double)way_bytes) * way_bytes;
 	if (size < way_bytes)

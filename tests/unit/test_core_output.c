@@ -292,3 +292,26 @@ Test(core_output, text_for_a_terminal_holds_no_escape_sequence)
 	free(json);
 	output_report_free(r);
 }
+
+/* The readers' lookups by name (the summary and the machine model share
+ * them): a row by a text column, a cell by column name, and NaN/NULL for
+ * anything missing, a NULL table included. */
+Test(core_output, rows_and_cells_by_name)
+{
+	output_report *r = sample_report();
+	const output_table *t = output_table_find(r, "events");
+	cr_expect_eq(output_row_where(t, "event", "PAPI_L1_DCM"), 1);
+	cr_expect_eq(output_row_where(t, "event", "cycles"), -1);
+	cr_expect_eq(output_row_where(t, "nope", "page-faults"), -1);
+	cr_expect_eq(output_row_where(NULL, "event", "page-faults"), -1);
+	cr_expect_float_eq(output_number_at(t, 0, "count"), 1024, 1e-12);
+	cr_expect(isnan(output_number_at(t, 1, "count")), "a status cell is no number");
+	cr_expect(isnan(output_number_at(t, -1, "count")));
+	cr_expect(isnan(output_number_at(t, 0, "nope")));
+	cr_expect(isnan(output_number_at(NULL, 0, "count")));
+	cr_expect_str_eq(output_text_at(t, 0, "event"), "page-faults");
+	cr_expect_str_eq(output_text_at(t, 1, "count"), "unsupported");
+	cr_expect_null(output_text_at(t, -1, "event"));
+	cr_expect_null(output_text_at(NULL, 0, "event"));
+	output_report_free(r);
+}

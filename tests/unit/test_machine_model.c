@@ -592,3 +592,78 @@ Test(machine_model, a_plateau_flat_past_every_cache_is_memory)
 	cr_expect_eq(level_of[3], -1);
 	cr_expect(hidden[2]);
 }
+
+/* The one usable-capacity rule that the host preset, explain, bw and the
+ * summary's "Usable:" sentence all apply. */
+Test(machine_model, one_usable_capacity_rule)
+{
+	cr_expect_float_eq(machine_usable_bytes(260 * MiB, 9.5 * MiB), 9.5 * MiB, 1e-9);
+	cr_expect(isnan(machine_usable_bytes(260 * MiB, 131 * MiB)), "half the nominal size or more is the nominal cache");
+	cr_expect(isnan(machine_usable_bytes(NAN, 9.5 * MiB)));
+	cr_expect(isnan(machine_usable_bytes(260 * MiB, NAN)));
+	cr_expect(isnan(machine_usable_bytes(260 * MiB, 0)));
+	machine_model m;
+	synthetic(&m);
+	m.levels[2].usable_bytes = 9.5 * MiB;
+	cr_expect_float_eq(machine_level_usable(&m.levels[2]), 9.5 * MiB, 1e-9);
+	m.levels[1].usable_bytes = 0.5 * MiB;
+	cr_expect(isnan(machine_level_usable(&m.levels[1])), "a private L2 is never shared by others");
+	m.levels[2].hidden = true;
+	cr_expect(isnan(machine_level_usable(&m.levels[2])), "a hidden level has no usable size");
+}
+
+/* plumb explain's fresh figures against a saved model: within both
+ * spreads no note; beyond them a note naming the figure with both values
+ * and both ranges (latency per level, one thread's read bandwidth, clock). */
+Test(machine_model, explain_notes_a_figure_beyond_both_spreads_with_both_values)
+{
+	machine_model saved, fresh;
+	synthetic(&saved);
+	synthetic(&fresh);
+	char notes[8][400];
+	/* L2 read 120 GB/s saved (cv 3%: 113-127); 126 now overlaps */
+	fresh.levels[1].read_1 = 126;
+	cr_expect_eq(machine_model_difference_notes(&fresh, &saved, "saved.json", notes, 8), 0);
+	cr_expect(strstr(notes[0], "agree with the saved machine model (saved.json)"), "%s", notes[0]);
+	/* half of it: beyond both spreads */
+	fresh.levels[1].read_1 = 60;
+	cr_assert_eq(machine_model_difference_notes(&fresh, &saved, "saved.json", notes, 8), 1);
+	cr_expect(strstr(notes[0], "saved.json") && strstr(notes[0], "L2 read, 1 thread: 60 GB/s (56.4-63.6) now, 120 GB/s "
+	          "(113-127) saved"), "%s", notes[0]);
+	/* a figure the fresh run lacks is not compared */
+	fresh.levels[1].read_1 = NAN;
+	cr_expect_eq(machine_model_difference_notes(&fresh, &saved, "saved.json", notes, 8), 0);
+	/* latency and clock, each with both values and ranges */
+	fresh.levels[0].latency_ns = fresh.levels[0].latency_low = fresh.levels[0].latency_high = 2.5;
+	fresh.clock_ghz = 2.5;
+	fresh.clock_low = 2.4;
+	fresh.clock_high = 2.6;
+	size_t n = machine_model_difference_notes(&fresh, &saved, "saved.json", notes, 8);
+	cr_assert_eq(n, 2);
+	cr_expect(strstr(notes[0], "core clock: 2.50 GHz (2.40-2.60) now, 2.99 GHz (2.99-2.99) saved"), "%s", notes[0]);
+	cr_expect(strstr(notes[1], "L1 latency: 2.5 ns (2.5-2.5) now, 1.67 ns (1.59-1.75) saved"), "%s", notes[1]);
+}
+
+/* The all-threads row of a shared level below one thread's: when bw's
+ * working sets together outgrew the usable size the reason says so (the
+ * row is partly memory; bw --machine sizes them from it), otherwise
+ * another program ran. */
+Test(machine_model, all_threads_below_one_says_when_the_working_sets_outgrew_the_usable_cache)
+{
+	machine_model m;
+	synthetic(&m);
+	m.levels[2].usable_bytes = 6 * MiB;
+	m.levels[2].read_all = 28.4;   /* one thread: 45.4 */
+	m.levels[2].footprint_all = 4 * MiB;   /* the sysfs default, twice the L2: 8 MiB for two threads */
+	machine_check checks[MACHINE_MODEL_CHECKS];
+	size_t broken, n = machine_model_check(&m, checks, MACHINE_MODEL_CHECKS, &broken);
+	const machine_check *c = find_check(checks, n, "L3 read, all threads vs one thread");
+	cr_expect(c->broken);
+	cr_expect(strstr(c->rule, "bw's 2 threads x 4.00 MiB outgrew the usable 6.0 MiB") && strstr(c->rule, "--machine"), "%s",
+	          c->rule);
+	m.levels[2].footprint_all = 2.4 * MiB;   /* sized from the usable size: both fit */
+	n = machine_model_check(&m, checks, MACHINE_MODEL_CHECKS, &broken);
+	c = find_check(checks, n, "L3 read, all threads vs one thread");
+	cr_expect(c->broken);
+	cr_expect(strstr(c->rule, "another program") && !strstr(c->rule, "outgrew"), "%s", c->rule);
+}
