@@ -948,6 +948,131 @@ static bool register_in(const char *begin, const char *end, const char *family)
  * and a load of the same address ("addsd (%rdx), %xmm0; movsd %xmm0,
  * (%rdx)": an accumulator the compiler keeps in memory).  llvm-mca assumes
  * loads and stores do not alias unless told otherwise (-noalias=false). */
+static bool writes_nothing(const char *mnemonic);
+
+/* An AT&T memory operand, "disp(base,index,scale)": its parts (registers
+ * by family, "" when absent); false if [b, e) is not one. */
+typedef struct memory_operand {
+	long long displacement, scale;
+	char base[8], index[8];
+} memory_operand;
+
+static bool parse_memory(const char *b, const char *e, memory_operand *m)
+{
+	memset(m, 0, sizeof *m);
+	m->scale = 1;
+	const char *open = memchr(b, '(', (size_t)(e - b)), *close = open ? memchr(open, ')', (size_t)(e - open)) : NULL;
+	if (!open || !close || memchr(b, '%', (size_t)(open - b)))
+		return false;   /* no address, or a segment prefix */
+	if (open > b) {
+		char *end;
+		m->displacement = strtoll(b, &end, 0);
+		if (end != open)
+			return false;   /* a symbol */
+	}
+	const char *part = open + 1;
+	for (int k = 0; k < 3 && part < close; k++) {
+		size_t length = strcspn(part, ",)");
+		if (k < 2 && length)
+			register_family(part, length, k == 0 ? m->base : m->index, 8);
+		else if (k == 2)
+			m->scale = strtoll(part, NULL, 0);
+		part += length + 1;
+	}
+	return m->base[0] || m->index[0];
+}
+
+static bool pair_listed(uint16_t pairs[8][2], unsigned count, int load, int store)
+{
+	for (unsigned k = 0; k < count; k++)
+		if (pairs[k][0] == load && pairs[k][1] == store)
+			return true;
+	return false;
+}
+
+/* What a register is stepped by before line `line` of the listing (all of
+ * the listing: line < 0), and whether every write to it in the listing is
+ * such a step ("addq $8, %rax", "subq $1600, %rbp"). */
+static bool register_steps(const char *text, const char *family, int line, long long *step)
+{
+	*step = 0;
+	bool only_steps = true;
+	int index = 0;
+	for (const char *p = text; p && *p; index++) {
+		const char *nl = strchr(p, '\n');
+		const char *b[4], *e[4];
+		int n = split_operands(p, b, e, 4);
+		const char *mnemonic = p + strspn(p, " \t");
+		char written[8] = "";
+		if (n > 0 && b[n - 1][0] == '%' && !writes_nothing(mnemonic))
+			register_family(b[n - 1], (size_t)(e[n - 1] - b[n - 1]), written, sizeof written);
+		if (written[0] && !strcmp(written, family)) {
+			bool add = !strncmp(mnemonic, "add", 3), sub = !strncmp(mnemonic, "sub", 3);
+			if ((add || sub) && n == 2 && b[0][0] == '$') {
+				if (line < 0 || index < line)
+					*step += (sub ? -1 : 1) * strtoll(b[0] + 1, NULL, 0);
+			} else {
+				only_steps = false;
+			}
+		}
+		p = nl ? nl + 1 : NULL;
+	}
+	return only_steps;
+}
+
+/* A value one execution stores and the next loads through registers the
+ * block steps by constants: adi's "movsd %xmm1, 8(%rsi,%rax)" and, after
+ * "addq $8, %rax", the next execution's "movsd (%rsi,%rax), %xmm11" (q[j]
+ * from q[j-1]).  The store's address at its line in execution n equals the
+ * load's at its line in execution n + 1: d_st + steps before st ==
+ * d_ld + steps before ld + a whole execution's steps. */
+static void carried_by_steps(const char *text, const char *const *stores, const char *const *store_ends,
+                             const int *store_line, int store_count, const char *const *loads,
+                             const char *const *load_ends, const int *load_line, int load_count, uint16_t pairs[8][2],
+                             unsigned *pair_count)
+{
+	for (int st = 0; st < store_count; st++) {
+		memory_operand to;
+		if (!parse_memory(stores[st], store_ends[st], &to))
+			continue;
+		long long step_base = 0, step_index = 0, before_base = 0, before_index = 0;
+		if ((to.base[0] && !register_steps(text, to.base, -1, &step_base)) ||
+		    (to.index[0] && !register_steps(text, to.index, -1, &step_index)))
+			continue;
+		if (step_base == 0 && step_index == 0)
+			continue;   /* a fixed address: the identical-operand rule */
+		if (to.base[0])
+			register_steps(text, to.base, store_line[st], &before_base);
+		if (to.index[0])
+			register_steps(text, to.index, store_line[st], &before_index);
+		long long stored = to.displacement + before_base + to.scale * before_index;
+		for (int ld = 0; ld < load_count && *pair_count < 8; ld++) {
+			memory_operand from;
+			if (!parse_memory(loads[ld], load_ends[ld], &from))
+				continue;
+			if (from.scale == 1 && to.scale == 1 && !strcmp(from.base, to.index) && !strcmp(from.index, to.base)) {
+				char swap[8];   /* (%rdx,%rdi) is (%rdi,%rdx) */
+				memcpy(swap, from.base, sizeof swap);
+				memcpy(from.base, from.index, sizeof swap);
+				memcpy(from.index, swap, sizeof swap);
+			}
+			if (strcmp(from.base, to.base) || strcmp(from.index, to.index) || from.scale != to.scale)
+				continue;
+			long long load_base = 0, load_index = 0;
+			if (from.base[0])
+				register_steps(text, from.base, load_line[ld], &load_base);
+			if (from.index[0])
+				register_steps(text, from.index, load_line[ld], &load_index);
+			long long next = from.displacement + load_base + step_base + from.scale * (load_index + step_index);
+			if (next == stored && !pair_listed(pairs, *pair_count, load_line[ld], store_line[st])) {
+				pairs[*pair_count][0] = (uint16_t)load_line[ld];
+				pairs[*pair_count][1] = (uint16_t)store_line[st];
+				(*pair_count)++;
+			}
+		}
+	}
+}
+
 bool explain_block_carries_through_memory(const char *text, uint16_t pairs[8][2], unsigned *pair_count)
 {
 	*pair_count = 0;
@@ -990,6 +1115,8 @@ bool explain_block_carries_through_memory(const char *text, uint16_t pairs[8][2]
 			break;
 		line = nl + 1;
 	}
+	carried_by_steps(text, stores, store_ends, store_line, store_count, loads, load_ends, load_line, load_count, pairs,
+	                 pair_count);
 	for (int st = 0; st < store_count; st++) {
 		size_t len = (size_t)(store_ends[st] - stores[st]);
 		bool moves = false;
@@ -999,7 +1126,7 @@ bool explain_block_carries_through_memory(const char *text, uint16_t pairs[8][2]
 			continue;
 		for (int ld = 0; ld < load_count && *pair_count < 8; ld++)
 			if ((size_t)(load_ends[ld] - loads[ld]) == len && !memcmp(loads[ld], stores[st], len) &&
-			    load_line[ld] <= store_line[st]) {
+			    load_line[ld] <= store_line[st] && !pair_listed(pairs, *pair_count, load_line[ld], store_line[st])) {
 				pairs[*pair_count][0] = (uint16_t)load_line[ld];
 				pairs[*pair_count][1] = (uint16_t)store_line[st];
 				(*pair_count)++;

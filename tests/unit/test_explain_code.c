@@ -48,6 +48,38 @@ Test(explain_code, an_accumulator_in_memory_carries_a_value)
 	cr_expect_not(explain_block_carries_through_memory("\tmovq\t%rax, (%rbx)\n", pairs, &n));
 }
 
+/* adi's sweeps: q[j] computed from q[j-1], stored at 8(%rsi,%rax) and,
+ * after the step of %rax by 8, loaded by the next execution at
+ * (%rsi,%rax): a chain through memory across executions (store
+ * forwarding, a multiply, a subtract and a divide: 26 cycles, not the 4.4
+ * llvm-mca gives the block alone). */
+Test(explain_code, a_value_stored_for_the_next_step_of_a_pointer_carries)
+{
+	uint16_t pairs[8][2];
+	unsigned n;
+	const char *adi = "\tmovsd\t(%rsi,%rax), %xmm11\n\tmulsd\t%xmm3, %xmm11\n\tsubsd\t%xmm11, %xmm1\n"
+	                  "\tdivsd\t%xmm10, %xmm1\n\tmovsd\t%xmm1, 8(%rsi,%rax)\n\taddq\t$8, %rax\n"
+	                  "\tcmpq\t$1584, %rax\n\tjne\t-40\n";
+	cr_assert(explain_block_carries_through_memory(adi, pairs, &n));
+	cr_assert_eq(n, 1);
+	cr_expect_eq(pairs[0][0], 0);
+	cr_expect_eq(pairs[0][1], 4);
+	/* the other sweep writes the registers the other way round */
+	const char *swapped = "\tmovsd\t-8(%rdx,%rdi), %xmm11\n\tmulsd\t%xmm2, %xmm11\n\tsubsd\t%xmm11, %xmm1\n"
+	                      "\tmovsd\t%xmm1, (%rdi,%rdx)\n\taddq\t$8, %rdx\n\tcmpq\t$1592, %rdx\n\tjne\t-36\n";
+	cr_assert(explain_block_carries_through_memory(swapped, pairs, &n));
+	cr_expect_eq(pairs[0][0], 0);
+	cr_expect_eq(pairs[0][1], 3);
+	/* a load of an element ahead of the one stored carries nothing */
+	const char *ahead = "\tmovsd\t16(%rsi,%rax), %xmm11\n\taddsd\t%xmm11, %xmm1\n\tmovsd\t%xmm1, 8(%rsi,%rax)\n"
+	                    "\taddq\t$8, %rax\n\tjne\t-30\n";
+	cr_expect_not(explain_block_carries_through_memory(ahead, pairs, &n));
+	/* nor does an address register written other than by a constant step */
+	const char *moved = "\tmovsd\t(%rsi,%rax), %xmm11\n\taddsd\t%xmm11, %xmm1\n\tmovsd\t%xmm1, 8(%rsi,%rax)\n"
+	                    "\taddq\t%rbx, %rax\n\tjne\t-30\n";
+	cr_expect_not(explain_block_carries_through_memory(moved, pairs, &n));
+}
+
 Test(explain_code, fp_adds_have_integer_twins)
 {
 	size_t len;
