@@ -889,8 +889,10 @@ int machine_model_load(const char *path, machine_model *m, plumb_status *status)
 	json_object *schema = NULL, *summary = NULL, *sections = NULL;
 	const char *name = json_object_object_get_ex(root, "schema", &schema) ? json_object_get_string(schema) : NULL;
 	if (!name || strcmp(name, "plumb-machine-report") != 0) {
+		/* the message before the put: name lives in root */
+		plumb_fail(status, EINVAL, "'%s' is not plumb report's report.json (schema \"%s\")", path, name ? name : "none");
 		json_object_put(root);
-		return plumb_fail(status, EINVAL, "'%s' is not plumb report's report.json (schema \"%s\")", path, name ? name : "none");
+		return -1;
 	}
 	int rc = -1;
 	output_report *s = json_object_object_get_ex(root, "summary", &summary) ? embedded(summary) : NULL;
