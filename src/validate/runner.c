@@ -103,6 +103,60 @@ typedef struct benchmark_plan {
 
 static validate_case *case_of(validate_series *s, size_t i) { return &s->cases[i]; }
 
+/* What each step is expected to cost, in native runs (a fresh process, about
+ * 50 ms on a loaded 2-CPU VM): a simulated case costs a few plus its
+ * address stream, an instrumented one a Valgrind start (about a second)
+ * plus its kernel under Valgrind, per Valgrind run (cachegrind, plumbgrind).
+ * Timed on a whole default validate under load, where steps counted alike
+ * said 80% done at a fifth of the time; the progress line's fraction and
+ * the report's time left follow these costs (progress_set_cost). */
+static double sim_cost(uint64_t size) { return 2 + (double)size / 50000; }
+static double instrumented_run_cost(uint64_t size) { return 20 + (double)size / 20000; }
+
+/* The Valgrind runs an instrumented case takes (0: none), by its events. */
+static int instrumented_runs(const benchmark_plan *plan)
+{
+	bool exact = false, model = false;
+	for (int e = 0; e < plan->benchmark->event_count; e++) {
+		const validate_event *ev = &plan->benchmark->events[e];
+		if (!(plan->events & (1u << e)) || ev->instrumented == VALIDATE_INSTR_NONE) continue;
+		if (ev->instrumented == VALIDATE_INSTR_INSTRUCTIONS || ev->instrumented == VALIDATE_INSTR_READS ||
+		    ev->instrumented == VALIDATE_INSTR_WRITES)
+			exact = true;
+		else
+			model = true;
+	}
+	return exact + model;
+}
+
+static double instrumented_cost(const benchmark_plan *plan, size_t i)
+{
+	return instrumented_runs(plan) * instrumented_run_cost(plan->sizes[i]);
+}
+
+/* The cost of sizes from..size_count of a simulated or instrumented series. */
+static double cost_from(const benchmark_plan *plan, size_t from, bool simulated)
+{
+	double sum = 0;
+	for (size_t i = from; i < plan->size_count; i++)
+		sum += simulated ? sim_cost(plan->sizes[i]) : instrumented_cost(plan, i);
+	return sum;
+}
+
+/* Steps taken off the total, with their cost. */
+static void skip(progress *bar, size_t steps, double cost)
+{
+	progress_skip(bar, steps);
+	progress_drop_cost(bar, cost);
+}
+
+/* One step done, at its cost. */
+static void step(progress *bar, double cost)
+{
+	progress_add_cost(bar, cost);
+	progress_step(bar, bar->done + 1);
+}
+
 static int new_series(validate_results *r, benchmark_plan *plan, int event, validate_source source,
                       size_t runs, plumb_status *status)
 {
@@ -201,7 +255,7 @@ static int run_native(benchmark_plan *plan, const validate_options *o, validate_
 				if ((plan->events & (1u << e)) && want[s])
 					unsupported(plan->series[e][s], "needs %d CPUs; this process may use %d", b->threads,
 					            r->machine.cpu_count);
-		if (bar) progress_skip(bar, plan->size_count * o->runs);
+		skip(bar, plan->size_count * o->runs, (double)(plan->size_count * o->runs));
 		return 0;
 	}
 	validate_native_support support;
@@ -222,7 +276,7 @@ static int run_native(benchmark_plan *plan, const validate_options *o, validate_
 		}
 	}
 	if (!run_source[0] && !run_source[1]) {
-		if (bar) progress_skip(bar, plan->size_count * o->runs);
+		skip(bar, plan->size_count * o->runs, (double)(plan->size_count * o->runs));
 		return 0;
 	}
 	for (size_t i = 0; i < plan->size_count; i++) {
@@ -250,7 +304,7 @@ static int run_native(benchmark_plan *plan, const validate_options *o, validate_
 			plumb_status run_status;
 			int rc = validate_run_once(b, &plan->params[i], run_source, values, states, NULL, &run_status);
 			r->total_runs++;
-			if (bar) progress_step(bar, bar->done + 1);
+			step(bar, 1);
 			for (int e = 0; e < b->event_count; e++) {
 				if (!(plan->events & (1u << e))) continue;
 				for (int s = 0; s < 2; s++) {
@@ -270,7 +324,7 @@ static int run_native(benchmark_plan *plan, const validate_options *o, validate_
 			}
 			if (rc != 0) {
 				note(r, "%s at %llu: %s", b->name, (unsigned long long)plan->sizes[i], run_status.message);
-				if (bar) progress_skip(bar, (plan->size_count - i) * o->runs - (run + 1));
+				skip(bar, (plan->size_count - i) * o->runs - (run + 1), (double)((plan->size_count - i) * o->runs - (run + 1)));
 				return 0;
 			}
 		}
@@ -296,7 +350,7 @@ static int run_simulator(benchmark_plan *plan, const validate_options *o, valida
 		else any = true;
 	}
 	if (!any) {
-		if (bar) progress_skip(bar, plan->size_count);
+		skip(bar, plan->size_count, cost_from(plan, 0, true));
 		return 0;
 	}
 	for (size_t i = 0; i < plan->size_count; i++) {
@@ -305,7 +359,7 @@ static int run_simulator(benchmark_plan *plan, const validate_options *o, valida
 		plumb_status status;
 		int rc = validate_simulate(b, &plan->params[i], o->sim_preset, o->sim_settings, o->sim_setting_count,
 		                           values, reasons, &status);
-		if (bar) progress_step(bar, bar->done + 1);
+		step(bar, sim_cost(plan->sizes[i]));
 		for (int e = 0; e < b->event_count; e++) {
 			if (!(plan->events & (1u << e))) continue;
 			validate_series *series = plan->series[e][VALIDATE_SOURCE_SIMULATOR];
@@ -314,7 +368,7 @@ static int run_simulator(benchmark_plan *plan, const validate_options *o, valida
 		}
 		if (rc != 0) {
 			note(r, "simulator, %s at %llu: %s", b->name, (unsigned long long)plan->sizes[i], status.message);
-			if (bar) progress_skip(bar, plan->size_count - i - 1);
+			skip(bar, plan->size_count - i - 1, cost_from(plan, i + 1, true));
 			return 0;
 		}
 	}
@@ -370,7 +424,7 @@ static int run_instrumented(benchmark_plan *plan, const validate_options *o, val
 		else any_model = true;
 	}
 	if (!any_exact && !any_model) {
-		if (bar) progress_skip(bar, plan->size_count);
+		skip(bar, plan->size_count, cost_from(plan, 0, false));
 		return 0;
 	}
 	size_t agreed = 0, compared = 0;
@@ -395,7 +449,7 @@ static int run_instrumented(benchmark_plan *plan, const validate_options *o, val
 					         traced.comparison_text);
 			}
 		}
-		if (bar) progress_step(bar, bar->done + 1);
+		step(bar, instrumented_cost(plan, i));
 		for (int e = 0; e < b->event_count; e++) {
 			if (!(plan->events & (1u << e)) || b->events[e].instrumented == VALIDATE_INSTR_NONE) continue;
 			validate_series *series = plan->series[e][VALIDATE_SOURCE_INSTRUMENTED];
@@ -405,7 +459,7 @@ static int run_instrumented(benchmark_plan *plan, const validate_options *o, val
 		}
 		if (rc != 0) {
 			note(r, "instrumented, %s at %llu: %s", b->name, (unsigned long long)plan->sizes[i], status.message);
-			if (bar) progress_skip(bar, plan->size_count - i - 1);
+			skip(bar, plan->size_count - i - 1, cost_from(plan, i + 1, false));
 			return 0;
 		}
 	}
@@ -548,6 +602,7 @@ int validate_run(const validate_options *options, validate_results *out, plumb_s
 		return plumb_fail(status, ENOMEM, "out of memory");
 	}
 	size_t steps = 0;
+	double cost = 0;
 	for (size_t p = 0; p < plan_count; p++) {
 		for (int e = 0; e < plans[p].benchmark->event_count; e++) {
 			if (!(plans[p].events & (1u << e))) continue;
@@ -566,23 +621,31 @@ int validate_run(const validate_options *options, validate_results *out, plumb_s
 		steps += plans[p].size_count * ((native ? options->runs : 0) +
 		                                (options->sources[VALIDATE_SOURCE_SIMULATOR] ? 1 : 0) +
 		                                (options->sources[VALIDATE_SOURCE_INSTRUMENTED] ? 1 : 0));
+		cost += (native ? (double)(plans[p].size_count * options->runs) : 0) +
+		        (options->sources[VALIDATE_SOURCE_SIMULATOR] ? cost_from(&plans[p], 0, true) : 0) +
+		        (options->sources[VALIDATE_SOURCE_INSTRUMENTED] ? cost_from(&plans[p], 0, false) : 0);
 	}
-	progress bar = { 0 };
-	if (options->progress) progress_begin(&bar, "plumb validate", steps);
+	/* The bar runs even without a line to draw: its fraction also goes to
+	 * plumb report when validate runs as one of its sections. */
+	progress bar;
+	progress_begin(&bar, "plumb validate", steps);
+	bar.enabled = bar.enabled && options->progress;
+	progress_set_cost(&bar, cost);
+	progress_share(&bar, 0, 1);
 	int rc = 0;
 	valgrind_check check = { 0 };
 	for (size_t p = 0; p < plan_count && rc == 0; p++) {
 		if (options->sources[VALIDATE_SOURCE_PERF] || options->sources[VALIDATE_SOURCE_PAPI])
-			rc = run_native(&plans[p], options, out, options->progress ? &bar : NULL, status);
+			rc = run_native(&plans[p], options, out, &bar, status);
 		if (rc == 0 && options->sources[VALIDATE_SOURCE_SIMULATOR])
-			rc = run_simulator(&plans[p], options, out, options->progress ? &bar : NULL);
+			rc = run_simulator(&plans[p], options, out, &bar);
 		if (rc == 0 && options->sources[VALIDATE_SOURCE_INSTRUMENTED])
-			rc = run_instrumented(&plans[p], options, out, options->progress ? &bar : NULL, &check);
+			rc = run_instrumented(&plans[p], options, out, &bar, &check);
 		if (rc == 0 && options->sources[VALIDATE_SOURCE_SIMULATOR] && options->sources[VALIDATE_SOURCE_INSTRUMENTED])
 			check_emitter(&plans[p], options, out, &check);
 		if (rc == 0 && options->sources[VALIDATE_SOURCE_SYNTHETIC]) run_synthetic(&plans[p], options);
 	}
-	if (options->progress) progress_end(&bar);
+	progress_end(&bar);
 	for (size_t i = 0; i < out->series_count; i++) finish_series(&out->series[i], &options->thresholds);
 	free(plans);
 	out->seconds = now_seconds() - started;
