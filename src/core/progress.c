@@ -127,9 +127,11 @@ void progress_format(const progress *p, unsigned long long now_ns, char *buffer,
 			/* The step said how far it is: the rest of it at its own rate
 			 * (validate's runs under Valgrind go at a pace the sections
 			 * before it cannot predict), the steps after it at the rate of
-			 * all the work so far. */
-			double overall = (before + into) / (finished + part * current);
-			double own = into / part * (1 - part) + overall * after;
+			 * the steps done, as before: one step's pace says little of
+			 * another's (lat under load ran at seven times its expected
+			 * cost, validate at once). */
+			double own_rate = into / (part * current);
+			double own = own_rate * (1 - part) * current + (finished > 0 ? rate : own_rate) * after;
 			double trust = finished > 0 ? part / OWN_RATE_TRUSTED : 1;
 			seconds = trust >= 1 ? own : trust * own + (1 - trust) * seconds;
 		}
