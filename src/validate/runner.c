@@ -103,15 +103,43 @@ typedef struct benchmark_plan {
 
 static validate_case *case_of(validate_series *s, size_t i) { return &s->cases[i]; }
 
-/* What each step is expected to cost, in native runs (a fresh process, about
- * 50 ms on a loaded 2-CPU VM): a simulated case costs a few plus its
- * address stream, an instrumented one a Valgrind start (about a second)
- * plus its kernel under Valgrind, per Valgrind run (cachegrind, plumbgrind).
- * Timed on a whole default validate under load, where steps counted alike
- * said 80% done at a fifth of the time; the progress line's fraction and
- * the report's time left follow these costs (progress_set_cost). */
-static double sim_cost(uint64_t size) { return 2 + (double)size / 50000; }
-static double instrumented_run_cost(uint64_t size) { return 20 + (double)size / 20000; }
+/* What each step is expected to cost, in native runs (a fresh process,
+ * about 50 ms on a 2-CPU VM at load 12): a simulated case costs a start
+ * (about 0.45 s) plus its address stream, long for data-cache, TLB and
+ * coherence events (the whole working set, flushed and swept: 3 to 20 s at
+ * a million lines), shorter for instruction-cache ones, nothing to speak of
+ * for counts of instructions, loads and stores; an instrumented case a
+ * Valgrind start (about 1.9 s) plus its kernel under Valgrind, per Valgrind
+ * run (cachegrind, plumbgrind).  Timed step by step on a whole default
+ * validate (2026-11-28, load 12), where steps counted alike said 80% done
+ * at a fifth of the time; the progress line's fraction and the report's
+ * time left follow these costs (progress_set_cost). */
+static double sim_stream_cost(const benchmark_plan *plan)
+{
+	double per_element = 0;
+	for (int e = 0; e < plan->benchmark->event_count; e++) {
+		if (!(plan->events & (1u << e))) continue;
+		double cost;
+		switch (plan->benchmark->events[e].sim) {
+		case VALIDATE_SIM_NONE:
+		case VALIDATE_SIM_INSTRUCTIONS:
+		case VALIDATE_SIM_READS:
+		case VALIDATE_SIM_WRITES: cost = 0; break;
+		case VALIDATE_SIM_L1I_MISSES:
+		case VALIDATE_SIM_L2_INSTRUCTION_MISSES: cost = 1.0 / 20000; break;
+		default: cost = 1.0 / 5000; break;
+		}
+		if (cost > per_element) per_element = cost;
+	}
+	return per_element;
+}
+
+static double sim_cost(const benchmark_plan *plan, size_t i)
+{
+	return 9 + (double)plan->sizes[i] * sim_stream_cost(plan);
+}
+
+static double instrumented_run_cost(uint64_t size) { return 38 + (double)size / 30000; }
 
 /* The Valgrind runs an instrumented case takes (0: none), by its events. */
 static int instrumented_runs(const benchmark_plan *plan)
@@ -139,7 +167,7 @@ static double cost_from(const benchmark_plan *plan, size_t from, bool simulated)
 {
 	double sum = 0;
 	for (size_t i = from; i < plan->size_count; i++)
-		sum += simulated ? sim_cost(plan->sizes[i]) : instrumented_cost(plan, i);
+		sum += simulated ? sim_cost(plan, i) : instrumented_cost(plan, i);
 	return sum;
 }
 
@@ -359,7 +387,7 @@ static int run_simulator(benchmark_plan *plan, const validate_options *o, valida
 		plumb_status status;
 		int rc = validate_simulate(b, &plan->params[i], o->sim_preset, o->sim_settings, o->sim_setting_count,
 		                           values, reasons, &status);
-		step(bar, sim_cost(plan->sizes[i]));
+		step(bar, sim_cost(plan, i));
 		for (int e = 0; e < b->event_count; e++) {
 			if (!(plan->events & (1u << e))) continue;
 			validate_series *series = plan->series[e][VALIDATE_SOURCE_SIMULATOR];
