@@ -99,6 +99,12 @@ typedef struct benchmark_plan {
 	validate_params params[64];
 	bool in_domain[64];
 	validate_series *series[VALIDATE_MAX_EVENTS][VALIDATE_SOURCE_COUNT];
+	/* perf and PAPI probed before the runs (plan_cost), so that the
+	 * expected cost leaves out what cannot run: probed 1, or -1 with
+	 * probe_status when the probe failed; 0 not probed. */
+	int probed;
+	validate_native_support support;
+	plumb_status probe_status;
 } benchmark_plan;
 
 static validate_case *case_of(validate_series *s, size_t i) { return &s->cases[i]; }
@@ -141,33 +147,12 @@ static double sim_cost(const benchmark_plan *plan, size_t i)
 
 static double instrumented_run_cost(uint64_t size) { return 38 + (double)size / 30000; }
 
-/* The Valgrind runs an instrumented case takes (0: none), by its events. */
-static int instrumented_runs(const benchmark_plan *plan)
-{
-	bool exact = false, model = false;
-	for (int e = 0; e < plan->benchmark->event_count; e++) {
-		const validate_event *ev = &plan->benchmark->events[e];
-		if (!(plan->events & (1u << e)) || ev->instrumented == VALIDATE_INSTR_NONE) continue;
-		if (ev->instrumented == VALIDATE_INSTR_INSTRUCTIONS || ev->instrumented == VALIDATE_INSTR_READS ||
-		    ev->instrumented == VALIDATE_INSTR_WRITES)
-			exact = true;
-		else
-			model = true;
-	}
-	return exact + model;
-}
-
-static double instrumented_cost(const benchmark_plan *plan, size_t i)
-{
-	return instrumented_runs(plan) * instrumented_run_cost(plan->sizes[i]);
-}
-
-/* The cost of sizes from..size_count of a simulated or instrumented series. */
-static double cost_from(const benchmark_plan *plan, size_t from, bool simulated)
+/* The cost of sizes from..size_count of a simulated series. */
+static double sim_cost_from(const benchmark_plan *plan, size_t from)
 {
 	double sum = 0;
 	for (size_t i = from; i < plan->size_count; i++)
-		sum += simulated ? sim_cost(plan, i) : instrumented_cost(plan, i);
+		sum += sim_cost(plan, i);
 	return sum;
 }
 
@@ -283,28 +268,33 @@ static int run_native(benchmark_plan *plan, const validate_options *o, validate_
 				if ((plan->events & (1u << e)) && want[s])
 					unsupported(plan->series[e][s], "needs %d CPUs; this process may use %d", b->threads,
 					            r->machine.cpu_count);
-		skip(bar, plan->size_count * o->runs, (double)(plan->size_count * o->runs));
+		skip(bar, plan->size_count * o->runs, 0);   /* not in the cost (plan_cost) */
 		return 0;
 	}
-	validate_native_support support;
-	if (validate_native_probe(b, &support, status) != 0) return -1;
+	if (!plan->probed)
+		plan->probed = validate_native_probe(b, &plan->support, &plan->probe_status) == 0 ? 1 : -1;
+	if (plan->probed < 0) {
+		*status = plan->probe_status;
+		return -1;
+	}
+	const validate_native_support *support = &plan->support;
 	bool run_source[2] = { false, false };
 	for (int e = 0; e < b->event_count; e++) {
 		if (!(plan->events & (1u << e))) continue;
 		for (int s = 0; s < 2; s++) {
 			if (!want[s]) continue;
 			validate_series *series = plan->series[e][s];
-			series->calibration_bias = support.bias[s][e];
+			series->calibration_bias = support->bias[s][e];
 			snprintf(series->detail, sizeof series->detail, "%s",
 			         validate_native_event_name(&b->events[e], s));
-			if (!support.supported[s][e])
-				unsupported(series, "%s", support.reason[s][e][0] ? support.reason[s][e] : "cannot be opened");
+			if (!support->supported[s][e])
+				unsupported(series, "%s", support->reason[s][e][0] ? support->reason[s][e] : "cannot be opened");
 			else
 				run_source[s] = true;
 		}
 	}
 	if (!run_source[0] && !run_source[1]) {
-		skip(bar, plan->size_count * o->runs, (double)(plan->size_count * o->runs));
+		skip(bar, plan->size_count * o->runs, 0);   /* not in the cost (plan_cost) */
 		return 0;
 	}
 	for (size_t i = 0; i < plan->size_count; i++) {
@@ -324,6 +314,7 @@ static int run_native(benchmark_plan *plan, const validate_options *o, validate_
 				for (int s = 0; s < 2; s++)
 					if ((plan->events & (1u << e)) && run_source[s]) failed(plan->series[e][s], message);
 			note(r, "%s %s", b->name, message);
+			skip(bar, (plan->size_count - i) * o->runs, (double)((plan->size_count - i) * o->runs));
 			return 0;
 		}
 		for (size_t run = 0; run < o->runs; run++) {
@@ -378,7 +369,7 @@ static int run_simulator(benchmark_plan *plan, const validate_options *o, valida
 		else any = true;
 	}
 	if (!any) {
-		skip(bar, plan->size_count, cost_from(plan, 0, true));
+		skip(bar, plan->size_count, 0);   /* not in the cost (plan_cost) */
 		return 0;
 	}
 	for (size_t i = 0; i < plan->size_count; i++) {
@@ -396,7 +387,7 @@ static int run_simulator(benchmark_plan *plan, const validate_options *o, valida
 		}
 		if (rc != 0) {
 			note(r, "simulator, %s at %llu: %s", b->name, (unsigned long long)plan->sizes[i], status.message);
-			skip(bar, plan->size_count - i - 1, cost_from(plan, i + 1, true));
+			skip(bar, plan->size_count - i - 1, sim_cost_from(plan, i + 1));
 			return 0;
 		}
 	}
@@ -413,6 +404,42 @@ static bool exact_event(const validate_event *ev)
 {
 	return ev->instrumented == VALIDATE_INSTR_INSTRUCTIONS || ev->instrumented == VALIDATE_INSTR_READS ||
 	       ev->instrumented == VALIDATE_INSTR_WRITES;
+}
+
+static void check_valgrind(const validate_options *o, valgrind_check *check)
+{
+	if (check->checked) return;
+	check->available = validate_valgrind_available(o->valgrind, o->self_path, check->reason, sizeof check->reason);
+	check->plumbgrind =
+		check->available && validate_plumbgrind_available(check->plumbgrind_reason, sizeof check->plumbgrind_reason);
+	check->checked = true;
+}
+
+/* The Valgrind runs an instrumented case takes (0: none), by its events
+ * and what this machine's Valgrind can run. */
+static int instrumented_runs(const benchmark_plan *plan, const valgrind_check *check)
+{
+	bool exact = false, model = false;
+	for (int e = 0; e < plan->benchmark->event_count; e++) {
+		const validate_event *ev = &plan->benchmark->events[e];
+		if (!(plan->events & (1u << e)) || ev->instrumented == VALIDATE_INSTR_NONE) continue;
+		if (exact_event(ev)) exact = exact || check->plumbgrind;
+		else model = model || check->available;
+	}
+	return exact + model;
+}
+
+static double instrumented_cost(const benchmark_plan *plan, size_t i, const valgrind_check *check)
+{
+	return instrumented_runs(plan, check) * instrumented_run_cost(plan->sizes[i]);
+}
+
+static double instrumented_cost_from(const benchmark_plan *plan, size_t from, const valgrind_check *check)
+{
+	double sum = 0;
+	for (size_t i = from; i < plan->size_count; i++)
+		sum += instrumented_cost(plan, i, check);
+	return sum;
 }
 
 /* The instrumented source.  Exact counts (instructions, loads, stores) are
@@ -439,20 +466,14 @@ static int run_instrumented(benchmark_plan *plan, const validate_options *o, val
 			            : "no Valgrind tool counts this event exactly");
 			continue;
 		}
-		if (!check->checked) {
-			check->available = validate_valgrind_available(o->valgrind, o->self_path, check->reason,
-			                                               sizeof check->reason);
-			check->plumbgrind = check->available &&
-			                    validate_plumbgrind_available(check->plumbgrind_reason, sizeof check->plumbgrind_reason);
-			check->checked = true;
-		}
+		check_valgrind(o, check);
 		if (!check->available) unsupported(series, "%s", check->reason);
 		else if (exact_event(ev) && !check->plumbgrind) unsupported(series, "%s", check->plumbgrind_reason);
 		else if (exact_event(ev)) any_exact = true;
 		else any_model = true;
 	}
 	if (!any_exact && !any_model) {
-		skip(bar, plan->size_count, cost_from(plan, 0, false));
+		skip(bar, plan->size_count, instrumented_cost_from(plan, 0, check));
 		return 0;
 	}
 	size_t agreed = 0, compared = 0;
@@ -477,7 +498,7 @@ static int run_instrumented(benchmark_plan *plan, const validate_options *o, val
 					         traced.comparison_text);
 			}
 		}
-		step(bar, instrumented_cost(plan, i));
+		step(bar, instrumented_cost(plan, i, check));
 		for (int e = 0; e < b->event_count; e++) {
 			if (!(plan->events & (1u << e)) || b->events[e].instrumented == VALIDATE_INSTR_NONE) continue;
 			validate_series *series = plan->series[e][VALIDATE_SOURCE_INSTRUMENTED];
@@ -487,7 +508,7 @@ static int run_instrumented(benchmark_plan *plan, const validate_options *o, val
 		}
 		if (rc != 0) {
 			note(r, "instrumented, %s at %llu: %s", b->name, (unsigned long long)plan->sizes[i], status.message);
-			skip(bar, plan->size_count - i - 1, cost_from(plan, i + 1, false));
+			skip(bar, plan->size_count - i - 1, instrumented_cost_from(plan, i + 1, check));
 			return 0;
 		}
 	}
@@ -509,12 +530,7 @@ static void check_emitter(benchmark_plan *plan, const validate_options *o, valid
 	for (int e = 0; e < b->event_count; e++)
 		if ((plan->events & (1u << e)) && exact_event(&b->events[e]) && o->sources[VALIDATE_SOURCE_INSTRUMENTED])
 			return;   /* run_instrumented checked every size */
-	if (!check->checked) {
-		check->available = validate_valgrind_available(o->valgrind, o->self_path, check->reason, sizeof check->reason);
-		check->plumbgrind =
-			check->available && validate_plumbgrind_available(check->plumbgrind_reason, sizeof check->plumbgrind_reason);
-		check->checked = true;
-	}
+	check_valgrind(o, check);
 	if (!check->plumbgrind) {
 		if (!check->noted) {
 			note(r, "emitter check: not run: %s", check->available ? check->plumbgrind_reason : check->reason);
@@ -586,6 +602,39 @@ static void finish_series(validate_series *s, const validate_thresholds *t)
 	}
 }
 
+/* The expected cost of a plan's steps, as step and skip count them: perf
+ * and PAPI are probed now (run_native uses the probe), the simulator and
+ * Valgrind checked now, so that work that cannot run here is not in the
+ * total (left in, it came off only as each benchmark was reached, and the
+ * fraction done crept until the end). */
+static double plan_cost(benchmark_plan *plan, const validate_options *o, const validate_results *r,
+                        bool simulator, valgrind_check *check)
+{
+	const validate_benchmark *b = plan->benchmark;
+	double cost = 0;
+	bool want[2] = { o->sources[VALIDATE_SOURCE_PERF], o->sources[VALIDATE_SOURCE_PAPI] };
+	if ((want[0] || want[1]) && b->threads <= r->machine.cpu_count) {
+		plan->probed = validate_native_probe(b, &plan->support, &plan->probe_status) == 0 ? 1 : -1;
+		bool runs = plan->probed < 0;
+		for (int e = 0; e < b->event_count && !runs; e++)
+			for (int s = 0; s < 2; s++)
+				if ((plan->events & (1u << e)) && want[s] && plan->support.supported[s][e]) runs = true;
+		if (runs) cost += (double)(plan->size_count * o->runs);
+	}
+	bool simulated = false, instrumented = false;
+	for (int e = 0; e < b->event_count; e++) {
+		if (!(plan->events & (1u << e))) continue;
+		simulated = simulated || b->events[e].sim != VALIDATE_SIM_NONE;
+		instrumented = instrumented || b->events[e].instrumented != VALIDATE_INSTR_NONE;
+	}
+	if (o->sources[VALIDATE_SOURCE_SIMULATOR] && simulator && b->emit && simulated) cost += sim_cost_from(plan, 0);
+	if (o->sources[VALIDATE_SOURCE_INSTRUMENTED] && instrumented) {
+		check_valgrind(o, check);
+		cost += instrumented_cost_from(plan, 0, check);
+	}
+	return cost;
+}
+
 int validate_run(const validate_options *options, validate_results *out, plumb_status *status)
 {
 	memset(out, 0, sizeof *out);
@@ -631,6 +680,10 @@ int validate_run(const validate_options *options, validate_results *out, plumb_s
 	}
 	size_t steps = 0;
 	double cost = 0;
+	valgrind_check check = { 0 };
+	char simulator_reason[PLUMB_MESSAGE_MAX];
+	bool simulator = options->sources[VALIDATE_SOURCE_SIMULATOR] &&
+	                 validate_simulator_available(simulator_reason, sizeof simulator_reason);
 	for (size_t p = 0; p < plan_count; p++) {
 		for (int e = 0; e < plans[p].benchmark->event_count; e++) {
 			if (!(plans[p].events & (1u << e))) continue;
@@ -649,9 +702,7 @@ int validate_run(const validate_options *options, validate_results *out, plumb_s
 		steps += plans[p].size_count * ((native ? options->runs : 0) +
 		                                (options->sources[VALIDATE_SOURCE_SIMULATOR] ? 1 : 0) +
 		                                (options->sources[VALIDATE_SOURCE_INSTRUMENTED] ? 1 : 0));
-		cost += (native ? (double)(plans[p].size_count * options->runs) : 0) +
-		        (options->sources[VALIDATE_SOURCE_SIMULATOR] ? cost_from(&plans[p], 0, true) : 0) +
-		        (options->sources[VALIDATE_SOURCE_INSTRUMENTED] ? cost_from(&plans[p], 0, false) : 0);
+		cost += plan_cost(&plans[p], options, out, simulator, &check);
 	}
 	/* The bar runs even without a line to draw: its fraction also goes to
 	 * plumb report when validate runs as one of its sections. */
@@ -661,7 +712,6 @@ int validate_run(const validate_options *options, validate_results *out, plumb_s
 	progress_set_cost(&bar, cost);
 	progress_share(&bar, 0, 1);
 	int rc = 0;
-	valgrind_check check = { 0 };
 	for (size_t p = 0; p < plan_count && rc == 0; p++) {
 		if (options->sources[VALIDATE_SOURCE_PERF] || options->sources[VALIDATE_SOURCE_PAPI])
 			rc = run_native(&plans[p], options, out, &bar, status);
