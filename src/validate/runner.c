@@ -526,6 +526,31 @@ static int run_instrumented(benchmark_plan *plan, const validate_options *o, val
  * one plumbgrind run at one size (the smallest of 100 or more, else the
  * largest), so that the simulator column's stream is checked against the
  * real kernel at a cost of about a second per benchmark. */
+/* The size check_emitter traces, or -1 when it runs nothing (it needs
+ * plumbgrind, and a benchmark the instrumented source did not trace). */
+static long emitter_check_size(const benchmark_plan *plan, const validate_options *o, const valgrind_check *check)
+{
+	const validate_benchmark *b = plan->benchmark;
+	if (!b->emit || plan->size_count == 0 || !check->plumbgrind) return -1;
+	for (int e = 0; e < b->event_count; e++)
+		if ((plan->events & (1u << e)) && exact_event(&b->events[e]) && o->sources[VALIDATE_SOURCE_INSTRUMENTED])
+			return -1;
+	size_t pick = plan->size_count - 1;
+	for (size_t i = 0; i < plan->size_count; i++)
+		if (plan->sizes[i] >= 100 && plan->sizes[i] <= 100000) {
+			pick = i;
+			break;
+		}
+	return plan->sizes[pick] > 100000 ? -1 : (long)pick;
+}
+
+/* Its cost: one plumbgrind run, about a twentieth of a default validate. */
+static double emitter_check_cost(const benchmark_plan *plan, const validate_options *o, const valgrind_check *check)
+{
+	long pick = emitter_check_size(plan, o, check);
+	return pick < 0 ? 0 : instrumented_run_cost(plan->sizes[pick], true);
+}
+
 static void check_emitter(benchmark_plan *plan, const validate_options *o, validate_results *r, valgrind_check *check)
 {
 	const validate_benchmark *b = plan->benchmark;
@@ -635,6 +660,10 @@ static double plan_cost(benchmark_plan *plan, const validate_options *o, const v
 		check_valgrind(o, check);
 		cost += instrumented_cost_from(plan, 0, check);
 	}
+	if (o->sources[VALIDATE_SOURCE_SIMULATOR] && o->sources[VALIDATE_SOURCE_INSTRUMENTED] && b->emit) {
+		check_valgrind(o, check);
+		cost += emitter_check_cost(plan, o, check);
+	}
 	return cost;
 }
 
@@ -722,8 +751,10 @@ int validate_run(const validate_options *options, validate_results *out, plumb_s
 			rc = run_simulator(&plans[p], options, out, &bar);
 		if (rc == 0 && options->sources[VALIDATE_SOURCE_INSTRUMENTED])
 			rc = run_instrumented(&plans[p], options, out, &bar, &check);
-		if (rc == 0 && options->sources[VALIDATE_SOURCE_SIMULATOR] && options->sources[VALIDATE_SOURCE_INSTRUMENTED])
+		if (rc == 0 && options->sources[VALIDATE_SOURCE_SIMULATOR] && options->sources[VALIDATE_SOURCE_INSTRUMENTED]) {
 			check_emitter(&plans[p], options, out, &check);
+			progress_add_cost(&bar, emitter_check_cost(&plans[p], options, &check));
+		}
 		if (rc == 0 && options->sources[VALIDATE_SOURCE_SYNTHETIC]) run_synthetic(&plans[p], options);
 	}
 	progress_end(&bar);
