@@ -71,8 +71,8 @@ double progress_fraction(const progress *p);
  * grandchild (a program the section runs) sees another parent and stays
  * silent.  Each record is one line, "progress F\n", F the fraction of the
  * section's work done, from 0 to 1, in decimal; anything else on the
- * channel is ignored.  Records go at most four times a second, and at
- * progress_end. */
+ * channel is ignored.  Records go when progress_share begins, at most four
+ * times a second after, and at progress_end. */
 #define PROGRESS_CHANNEL_VARIABLE "PLUMB_PROGRESS"
 #define PROGRESS_RECORD_MAX 32
 /* The channel this process was given, or -1 (not given, malformed, given to
