@@ -27,6 +27,19 @@ double report_section_expected_seconds(const char *command, bool quick)
 	return quick ? section->quick_seconds : section->seconds;
 }
 
+/* A section's own arguments (the report's, or --quick's) then those that
+ * read an earlier section's report on stdin, into out (NULL-terminated). */
+static const char *const *with_input(const char *const *own, const char *const *input, const char **out, size_t max)
+{
+	size_t n = 0;
+	for (size_t k = 0; own && own[k] && n + 1 < max; k++)
+		out[n++] = own[k];
+	for (size_t k = 0; input && input[k] && n + 1 < max; k++)
+		out[n++] = input[k];
+	out[n] = NULL;
+	return out;
+}
+
 /* The report of an earlier section that ran (NULL if none did). */
 static const output_report *section_before(const char *const *names, output_report *const *reports, size_t i,
                                            const char *command)
@@ -92,7 +105,8 @@ size_t report_run_sections(const char *program, const char *who, const char *con
 			/* fed an earlier section's report on stdin (the model fitted
 			 * to loaded's; geometry taking lat's capacities and level
 			 * latencies, so the two sections and the summary give one
-			 * figure) */
+			 * figure; bw sizing its working sets from lat's usable
+			 * capacities), with its own arguments before */
 			char *text = NULL;
 			size_t text_length = 0;
 			FILE *m = input ? open_memstream(&text, &text_length) : NULL;
@@ -100,9 +114,12 @@ size_t report_run_sections(const char *program, const char *who, const char *con
 				output_write(input, OUTPUT_JSON, m, &status);
 				fclose(m);
 			}
+			const char *arguments[32];
 			if (text)
-				rc = report_run_section_watched(program, names[i], section->input_arguments, text, save, &watch,
-				                                &reports[i], &status);
+				rc = report_run_section_watched(program, names[i],
+				                                with_input(report_section_arguments_for(names[i], quick),
+				                                           section->input_arguments, arguments, 32),
+				                                text, save, &watch, &reports[i], &status);
 			else if (section->input_required)
 				rc = plumb_fail(&status, EINVAL, "%s", section->input_missing ? section->input_missing
 				                                                              : "an earlier section did not run");
