@@ -1,4 +1,11 @@
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "core/progress.h"
 #include "core/timer.h"
@@ -13,6 +20,12 @@ void progress_begin(progress *p, const char *label, size_t total)
 	p->last_ns = 0;
 	p->step_ns = p->started_ns;
 	p->weights = NULL;
+	p->step_fraction = 0;
+	p->cost_done = p->cost_total = 0;
+	p->channel = -1;
+	p->share_from = 0;
+	p->share_to = 1;
+	p->shared_ns = 0;
 }
 
 void progress_set_weights(progress *p, const double *weights)
@@ -52,6 +65,32 @@ static void duration_text(double seconds, char *buffer, size_t length)
 		snprintf(buffer, length, "%llu:%02llu", s / 60, s % 60);
 }
 
+/* The running step's own fraction done, when it said one. */
+static double step_part(const progress *p, double current)
+{
+	if (!(p->step_fraction > 0) || current <= 0 || p->cost_total > 0)
+		return 0;
+	return p->step_fraction < 1 ? p->step_fraction : 1;
+}
+
+double progress_fraction(const progress *p)
+{
+	if (p->cost_total > 0) {
+		double f = p->cost_done / p->cost_total;
+		return f < 0 ? 0 : f > 1 ? 1 : f;
+	}
+	if (!p->total)
+		return 0;
+	size_t done = p->done < p->total ? p->done : p->total;
+	double finished, current, all;
+	costs(p, done, &finished, &current, &all);
+	return all > 0 ? (finished + step_part(p, current) * current) / all : 0;
+}
+
+/* Below this fraction of its own, a step's own rate is blended with the
+ * rate of the steps before it: a step's first percent says little. */
+#define OWN_RATE_TRUSTED 0.1
+
 void progress_format(const progress *p, unsigned long long now_ns, char *buffer, size_t length)
 {
 	double elapsed = now_ns > p->started_ns ? (double)(now_ns - p->started_ns) / 1e9 : 0;
@@ -63,20 +102,39 @@ void progress_format(const progress *p, unsigned long long now_ns, char *buffer,
 	}
 	size_t done = p->done < p->total ? p->done : p->total;
 	double finished, current, all;
-	costs(p, done, &finished, &current, &all);
-	double fraction = all > 0 ? finished / all : 0;
+	if (p->cost_total > 0) {   /* the steps' own expected costs */
+		finished = p->cost_done < p->cost_total ? p->cost_done : p->cost_total;
+		current = 0;
+		all = p->cost_total;
+	} else {
+		costs(p, done, &finished, &current, &all);
+	}
+	double part = step_part(p, current);
+	double fraction = all > 0 ? (finished + part * current) / all : 0;
 	int used = snprintf(buffer, length, "%s: %zu/%zu (%.0f%%), %s elapsed", p->label, done, p->total,
 	                    100.0 * fraction, spent);
 	/* The time left at the rate so far (in expected cost, when steps are
 	 * weighted), less what the current step has run: shown once a step is
-	 * done. */
-	if (done > 0 && done < p->total && finished > 0 && used > 0 && (size_t)used < length) {
+	 * done, or the current one said how far it is. */
+	if (done < p->total && (finished > 0 || part > 0) && used > 0 && (size_t)used < length) {
 		unsigned long long step = p->step_ns > p->started_ns && p->step_ns <= now_ns ? p->step_ns : now_ns;
 		double before = step > p->started_ns ? (double)(step - p->started_ns) / 1e9 : elapsed;
-		double into = (double)(now_ns - step) / 1e9, rate = before / finished;
+		double into = (double)(now_ns - step) / 1e9, rate = finished > 0 ? before / finished : 0;
 		double after = all - finished - current, seconds = rate * (current + after) - into;
 		if (seconds < rate * after)
 			seconds = rate * after;   /* the current step overran its share: the rest still lies ahead */
+		if (part > 0) {
+			/* The step said how far it is: the rest of it at its own rate
+			 * (validate's runs under Valgrind go at a pace the sections
+			 * before it cannot predict), the steps after it at the rate of
+			 * the steps done, as before: one step's pace says little of
+			 * another's (lat under load ran at seven times its expected
+			 * cost, validate at once). */
+			double own_rate = into / (part * current);
+			double own = own_rate * (1 - part) * current + (finished > 0 ? rate : own_rate) * after;
+			double trust = finished > 0 ? part / OWN_RATE_TRUSTED : 1;
+			seconds = trust >= 1 ? own : trust * own + (1 - trust) * seconds;
+		}
 		char left[32];
 		duration_text(seconds, left, sizeof left);
 		snprintf(buffer + used, length - (size_t)used, ", about %s left", left);
@@ -97,12 +155,59 @@ static void draw(progress *p, bool force)
 	fflush(stderr);
 }
 
+/* The fraction on the channel, at most four times a second unless forced. */
+static void share(progress *p, bool force)
+{
+	if (p->channel <= STDERR_FILENO)
+		return;
+	unsigned long long now = timer_monotonic_ns();
+	if (!force && p->shared_ns && now - p->shared_ns < 250000000ull)
+		return;
+	p->shared_ns = now;
+	char record[PROGRESS_RECORD_MAX];
+	size_t n = progress_record_format(p->share_from + (p->share_to - p->share_from) * progress_fraction(p), record,
+	                                  sizeof record);
+	/* at most PIPE_BUF bytes: written whole or not at all (a full pipe) */
+	ssize_t written = write(p->channel, record, n);
+	(void)written;
+}
+
 void progress_step(progress *p, size_t done)
 {
-	if (done != p->done)
+	if (done != p->done) {
 		p->step_ns = timer_monotonic_ns();
+		p->step_fraction = 0;
+	}
 	p->done = done;
 	draw(p, p->total && done >= p->total);
+	share(p, false);
+}
+
+void progress_step_part(progress *p, double fraction)
+{
+	if (fraction >= 0 && fraction <= 1)
+		p->step_fraction = fraction;
+}
+
+void progress_set_cost(progress *p, double total)
+{
+	p->cost_total = total > 0 && isfinite(total) ? total : 0;
+	p->cost_done = 0;
+}
+
+void progress_add_cost(progress *p, double cost)
+{
+	if (cost > 0 && isfinite(cost))
+		p->cost_done += cost;
+}
+
+void progress_drop_cost(progress *p, double cost)
+{
+	if (!(cost > 0) || !isfinite(cost) || p->cost_total <= 0)
+		return;
+	p->cost_total -= cost;
+	if (p->cost_total < p->cost_done)
+		p->cost_total = p->cost_done > 0 ? p->cost_done : 0;
 }
 
 void progress_step_of(progress *p, size_t done, size_t total)
@@ -118,11 +223,107 @@ void progress_skip(progress *p, size_t steps)
 	size_t floor = p->done;
 	p->total = p->total > floor + steps ? p->total - steps : floor;
 	draw(p, p->total && p->done >= p->total);
+	share(p, false);
 }
 
 void progress_end(progress *p)
 {
+	share(p, true);
+	p->channel = -1;
 	if (p->enabled)
 		fprintf(stderr, "\r\033[K");
 	p->enabled = false;
+}
+
+int progress_channel_open(void)
+{
+	const char *value = getenv(PROGRESS_CHANNEL_VARIABLE);
+	if (!value)
+		return -1;
+	char *end;
+	errno = 0;
+	long fd = strtol(value, &end, 10);
+	if (errno || end == value || *end != ':' || fd <= STDERR_FILENO || fd > INT_MAX)
+		return -1;
+	const char *pid_text = end + 1;
+	long pid = strtol(pid_text, &end, 10);
+	if (errno || end == pid_text || *end || pid <= 1 || (pid_t)pid != getppid())
+		return -1;
+	struct stat st;
+	int flags = fcntl((int)fd, F_GETFL);
+	if (fstat((int)fd, &st) != 0 || !S_ISFIFO(st.st_mode) || flags < 0 || (flags & O_ACCMODE) != O_WRONLY)
+		return -1;
+	fcntl((int)fd, F_SETFD, FD_CLOEXEC);
+	fcntl((int)fd, F_SETFL, flags | O_NONBLOCK);
+	return (int)fd;
+}
+
+void progress_share(progress *p, double from, double to)
+{
+	p->channel = progress_channel_open();
+	p->share_from = from >= 0 && from <= 1 ? from : 0;
+	p->share_to = to >= p->share_from && to <= 1 ? to : 1;
+	p->shared_ns = 0;
+	share(p, true);
+}
+
+size_t progress_record_format(double fraction, char *buffer, size_t length)
+{
+	if (!(fraction >= 0))
+		fraction = 0;
+	if (fraction > 1)
+		fraction = 1;
+	int n = snprintf(buffer, length, "progress %.4f\n", fraction);
+	return n < 0 ? 0 : (size_t)n < length ? (size_t)n : length - 1;
+}
+
+bool progress_record_parse(const char *line, size_t length, double *fraction)
+{
+	static const char head[] = "progress ";
+	size_t h = sizeof head - 1;
+	if (length <= h || length >= PROGRESS_RECORD_MAX || memcmp(line, head, h))
+		return false;
+	/* digits and one point only: no sign, exponent, "nan" or "inf" */
+	char number[PROGRESS_RECORD_MAX];
+	size_t points = 0, digits = 0;
+	for (size_t i = h; i < length; i++) {
+		char c = line[i];
+		if (c == '.' && !points++ && i > h)
+			continue;
+		if (c < '0' || c > '9')
+			return false;
+		digits++;
+	}
+	if (!digits || line[length - 1] == '.')
+		return false;
+	memcpy(number, line + h, length - h);
+	number[length - h] = 0;
+	char *end;
+	double value = strtod(number, &end);
+	if (*end || !(value >= 0 && value <= 1))
+		return false;
+	*fraction = value;
+	return true;
+}
+
+bool progress_reader_feed(progress_reader *r, const char *data, size_t n, double *fraction)
+{
+	bool found = false;
+	for (size_t i = 0; i < n; i++) {
+		char c = data[i];
+		if (c == '\n') {
+			double value;
+			if (!r->overlong && progress_record_parse(r->line, r->used, &value)) {
+				*fraction = value;
+				found = true;
+			}
+			r->used = 0;
+			r->overlong = false;
+		} else if (r->overlong || r->used + 1 >= sizeof r->line) {
+			r->overlong = true;
+		} else {
+			r->line[r->used++] = c;
+		}
+	}
+	return found;
 }

@@ -188,6 +188,17 @@ double report_section_expected_seconds(const char *command, bool quick);
 size_t report_run_sections(const char *program, const char *who, const char *const *names, size_t count, bool quick,
                            const char *save_dir, output_report **reports, char (*failures)[PLUMB_MESSAGE_MAX]);
 
+/* What the report does while a section runs (report_run_section_watched):
+ * fraction(context, f) for each progress record the section sends on its
+ * progress channel (core/progress.h: the fraction of its own work done;
+ * NULL: no channel is given), and tick(context) about once a second (NULL:
+ * none), from the loop that reads the section's output. */
+typedef struct report_section_watch {
+	void (*fraction)(void *context, double fraction);
+	void (*tick)(void *context);
+	void *context;
+} report_section_watch;
+
 /* Runs `program COMMAND ARGS... --json` and parses its report.  Sections run
  * as separate processes so one section's crash, memory or pinned threads
  * cannot disturb the next.  On failure *out is NULL and status says why
@@ -199,12 +210,18 @@ int report_run_section(const char *program, const char *command, const char *con
  * model section reads loaded's JSON this way ("plumb model --from -"). */
 int report_run_section_input(const char *program, const char *command, const char *const *arguments,
                              const char *input, const char *save_path, output_report **out, plumb_status *status);
+/* The same, watched (watch may be NULL). */
+int report_run_section_watched(const char *program, const char *command, const char *const *arguments,
+                               const char *input, const char *save_path, const report_section_watch *watch,
+                               output_report **out, plumb_status *status);
 /* The perturb section: records the workload once under Valgrind (`plumb
  * trace record`) for its reference rate, then runs Watson's experiment on it
  * (report_section_arguments("perturb") and --rate-trace), so the summary can
  * give f* and the buffer it implies.  Without Valgrind the experiment still
- * runs, without the rate.  The recording is removed after. */
-int report_run_perturb_section(const char *program, const char *save_path, output_report **out, plumb_status *status);
+ * runs, without the rate.  The recording is removed after.  watch (may be
+ * NULL) watches both runs. */
+int report_run_perturb_section(const char *program, const char *save_path, const report_section_watch *watch,
+                               output_report **out, plumb_status *status);
 /* Reads a JSON report from a file ("-" = stdin). */
 int report_read_file(const char *path, output_report **out, plumb_status *status);
 /* The sections of `plumb report`, in the order they must run, from a

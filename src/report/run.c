@@ -9,7 +9,9 @@
 #include <unistd.h>
 #include "core/tempdir.h"
 #include "core/interrupt.h"
+#include "core/progress.h"
 #include "core/read_file.h"
+#include "core/timer.h"
 #include "report/report.h"
 
 typedef struct text { char *data; size_t length; } text;
@@ -84,11 +86,53 @@ static int input_file(const char *input, plumb_status *status)
 int report_run_section(const char *program, const char *command, const char *const *arguments,
                        const char *save_path, output_report **out, plumb_status *status)
 {
-	return report_run_section_input(program, command, arguments, NULL, save_path, out, status);
+	return report_run_section_watched(program, command, arguments, NULL, save_path, NULL, out, status);
 }
 
 int report_run_section_input(const char *program, const char *command, const char *const *arguments,
                              const char *input, const char *save_path, output_report **out, plumb_status *status)
+{
+	return report_run_section_watched(program, command, arguments, input, save_path, NULL, out, status);
+}
+
+extern char **environ;
+
+/* The child's environment: this one without any PLUMB_PROGRESS, plus the
+ * channel's (core/progress.h), "FD:PID" with this process's PID.  The
+ * strings are environ's own but for entry, which must outlive the exec. */
+static char **channel_environment(int fd, char *entry, size_t length)
+{
+	size_t n = 0;
+	while (environ && environ[n])
+		n++;
+	char **env = calloc(n + 2, sizeof *env);
+	if (!env)
+		return NULL;
+	size_t k = 0, name = strlen(PROGRESS_CHANNEL_VARIABLE);
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(environ[i], PROGRESS_CHANNEL_VARIABLE, name) || environ[i][name] != '=')
+			env[k++] = environ[i];
+	snprintf(entry, length, "%s=%d:%ld", PROGRESS_CHANNEL_VARIABLE, fd, (long)getpid());
+	env[k] = entry;
+	return env;
+}
+
+/* Milliseconds to the next tick (-1: no ticks), ticking when it is due. */
+static int tick_wait(const report_section_watch *watch, unsigned long long *next_ns)
+{
+	if (!watch || !watch->tick)
+		return -1;
+	unsigned long long now = timer_monotonic_ns();
+	if (now >= *next_ns) {
+		watch->tick(watch->context);
+		*next_ns = now + 1000000000ull;
+	}
+	return (int)((*next_ns - now + 999999) / 1000000);
+}
+
+int report_run_section_watched(const char *program, const char *command, const char *const *arguments,
+                               const char *input, const char *save_path, const report_section_watch *watch,
+                               output_report **out, plumb_status *status)
 {
 	*out = NULL;
 	int in = -1;
@@ -108,8 +152,37 @@ int report_run_section_input(const char *program, const char *command, const cha
 	for (size_t i = 0; i < argc; i++)
 		argv[2 + i] = (char *)arguments[i];
 	argv[2 + argc] = "--json";
-	int o[2], e[2];
-	if (pipe2(o, O_CLOEXEC) != 0 || pipe2(e, O_CLOEXEC) != 0) {
+	int o[2] = { -1, -1 }, e[2] = { -1, -1 }, c[2] = { -1, -1 };
+	char entry[64];
+	char **env = NULL;
+	bool pipes = pipe2(o, O_CLOEXEC) == 0 && pipe2(e, O_CLOEXEC) == 0;
+	/* The progress channel: a pipe of its own, so that nothing the section
+	 * prints can be taken for a record, nor a record for its output. */
+	if (pipes && watch && watch->fraction) {
+		pipes = pipe2(c, O_CLOEXEC) == 0;
+		if (pipes && !(env = channel_environment(c[1], entry, sizeof entry))) {
+			for (int i = 0; i < 2; i++) {
+				close(o[i]);
+				close(e[i]);
+				close(c[i]);
+			}
+			free(argv);
+			if (in >= 0)
+				close(in);
+			return plumb_fail(status, ENOMEM, "out of memory");
+		}
+	}
+	if (!pipes) {
+		int err = errno;
+		for (int i = 0; i < 2; i++) {
+			if (o[i] >= 0)
+				close(o[i]);
+			if (e[i] >= 0)
+				close(e[i]);
+			if (c[i] >= 0)
+				close(c[i]);
+		}
+		errno = err;
 		free(argv);
 		if (in >= 0)
 			close(in);
@@ -119,6 +192,7 @@ int report_run_section_input(const char *program, const char *command, const cha
 	if (pid < 0) {
 		int err = errno;
 		free(argv);
+		free(env);
 		if (in >= 0)
 			close(in);
 		return plumb_fail_errno(status, err, "fork");
@@ -129,41 +203,61 @@ int report_run_section_input(const char *program, const char *command, const cha
 		int null = in >= 0 ? in : open("/dev/null", O_RDONLY);
 		if (null >= 0)
 			dup2(null, 0);
-		execv(program, argv);
+		if (env) {
+			fcntl(c[1], F_SETFD, 0);   /* the channel stays open across exec */
+			execve(program, argv, env);
+		} else {
+			execv(program, argv);
+		}
 		_exit(127);
 	}
 	free(argv);
+	free(env);
 	if (in >= 0)
 		close(in);
 	close(o[1]);
 	close(e[1]);
+	if (c[1] >= 0)
+		close(c[1]);
 	text so = { 0 }, se = { 0 };
-	struct pollfd fds[2] = { { o[0], POLLIN, 0 }, { e[0], POLLIN, 0 } };
+	/* The section's stdout and stderr, and its progress channel: the run
+	 * ends when the first two do (a grandchild left holding the channel
+	 * cannot keep the report waiting).  poll wakes at least once a second
+	 * for the watch's tick. */
+	struct pollfd fds[3] = { { o[0], POLLIN, 0 }, { e[0], POLLIN, 0 }, { c[0], POLLIN, 0 } };
+	progress_reader reader = { .used = 0 };
+	unsigned long long next_tick = 0;
 	int open_count = 2, oom = 0;
 	while (open_count) {
-		if (poll(fds, 2, -1) < 0) {
+		if (poll(fds, c[0] >= 0 ? 3 : 2, tick_wait(watch, &next_tick)) < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
 		}
-		for (int i = 0; i < 2; i++) {
+		for (int i = 0; i < 3; i++) {
 			if (fds[i].fd < 0 || !fds[i].revents)
 				continue;
 			char chunk[65536];
 			ssize_t n = read(fds[i].fd, chunk, sizeof chunk);
-			if (n > 0) {
-				/* The child's stderr passes through: it carries progress
-				 * and warnings the user should see as they happen. */
+			if (n > 0 && i == 2) {
+				double fraction;
+				if (progress_reader_feed(&reader, chunk, (size_t)n, &fraction))
+					watch->fraction(watch->context, fraction);
+			} else if (n > 0) {
+				/* The child's stderr passes through: it carries warnings
+				 * the user should see as they happen. */
 				if (i == 1)
 					fwrite(chunk, 1, (size_t)n, stderr);
 				oom |= text_append(i ? &se : &so, chunk, (size_t)n);
 			} else if (n == 0 || errno != EINTR) {
 				close(fds[i].fd);
 				fds[i].fd = -1;
-				open_count--;
+				open_count -= i < 2;
 			}
 		}
 	}
+	if (fds[2].fd >= 0)
+		close(fds[2].fd);
 	int wstatus = 0;
 	interrupt_waitpid(pid, &wstatus);
 	int rc = -1;
@@ -198,7 +292,8 @@ const char *const *report_section_arguments(const char *command)
 	return section && section->arguments ? section->arguments : no_arguments;
 }
 
-int report_run_perturb_section(const char *program, const char *save_path, output_report **out, plumb_status *status)
+int report_run_perturb_section(const char *program, const char *save_path, const report_section_watch *watch,
+                               output_report **out, plumb_status *status)
 {
 	const char *const *design = report_section_arguments("perturb");
 	size_t n = 0;
@@ -220,14 +315,14 @@ int report_run_perturb_section(const char *program, const char *save_path, outpu
 		                         arguments[3], "--once", NULL };
 		output_report *recorded = NULL;
 		plumb_status ignored;
-		if (report_run_section(program, "trace", record, NULL, &recorded, &ignored) == 0) {
+		if (report_run_section_watched(program, "trace", record, NULL, NULL, watch, &recorded, &ignored) == 0) {
 			arguments[n++] = "--rate-trace";
 			arguments[n++] = trace;
 			arguments[n] = NULL;
 		}
 		output_report_free(recorded);
 	}
-	int rc = report_run_section(program, "perturb", arguments, save_path, out, status);
+	int rc = report_run_section_watched(program, "perturb", arguments, NULL, save_path, watch, out, status);
 	if (made) {
 		unlink(code);
 		unlink(trace);

@@ -88,6 +88,8 @@ static const report_section sections[] = {
 	  .title = "Bandwidth",
 	  .intro = "Read, write, copy and triad kernels per working-set size, one thread and all threads. GB/s counts the bytes the kernel names, as STREAM does.",
 	  .quick_arguments = quick_bw,
+	  .input = "lat", .input_arguments = levels_from_stdin,
+	  .plan_note = "the bandwidth section sizes its working sets from the latency section's usable capacities; running lat before it",
 	  .seconds = 12, .quick_seconds = 4,
 	  .lists = REPORT_SECTION_DEFAULT | REPORT_SECTION_QUICK | REPORT_SECTION_CLUSTER | REPORT_SECTION_CLUSTER_DEFAULT | REPORT_SECTION_CLUSTER_QUICK,
 	  CHARTS(bw_charts), .summary_input = REPORT_SUMMARY_BW },

@@ -5,12 +5,9 @@
  * report's. */
 #include <errno.h>
 #include <limits.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include "core/progress.h"
 #include "report/report.h"
 
@@ -30,6 +27,19 @@ double report_section_expected_seconds(const char *command, bool quick)
 	return quick ? section->quick_seconds : section->seconds;
 }
 
+/* A section's own arguments (the report's, or --quick's) then those that
+ * read an earlier section's report on stdin, into out (NULL-terminated). */
+static const char *const *with_input(const char *const *own, const char *const *input, const char **out, size_t max)
+{
+	size_t n = 0;
+	for (size_t k = 0; own && own[k] && n + 1 < max; k++)
+		out[n++] = own[k];
+	for (size_t k = 0; input && input[k] && n + 1 < max; k++)
+		out[n++] = input[k];
+	out[n] = NULL;
+	return out;
+}
+
 /* The report of an earlier section that ran (NULL if none did). */
 static const output_report *section_before(const char *const *names, output_report *const *reports, size_t i,
                                            const char *command)
@@ -40,62 +50,23 @@ static const output_report *section_before(const char *const *names, output_repo
 	return NULL;
 }
 
-/* The progress line redrawn every second while a section runs: drawn only
- * when a section began, it said "about 6:57 left" through validate's four
- * minutes while the time left fell (progress_format takes the time spent in
- * the running step off).  The thread only redraws; the main thread steps
- * under the same lock, and signals stay with the main thread, whose
- * handlers end the section's process. */
-typedef struct ticker {
-	progress *p;
-	pthread_mutex_t lock;
-	pthread_cond_t wake;
-	bool stop, running;
-	pthread_t thread;
-} ticker;
-
-static void *ticker_loop(void *argument)
+/* While a section runs, the report's progress line is redrawn every second
+ * (drawn only when a section began, it said "about 6:57 left" through
+ * validate's four minutes while the time left fell), and a section that
+ * says how far it is over its progress channel moves the running step's
+ * own fraction, so that the time left follows the section's own rate:
+ * validate, most of a report's time, runs at a pace the sections before it
+ * do not predict.  Both come from the loop that reads the section's output
+ * (report_run_section_watched): no thread, no lock. */
+static void section_fraction(void *context, double fraction)
 {
-	ticker *t = argument;
-	pthread_mutex_lock(&t->lock);
-	while (!t->stop) {
-		struct timespec at;
-		clock_gettime(CLOCK_REALTIME, &at);
-		at.tv_sec += 1;
-		pthread_cond_timedwait(&t->wake, &t->lock, &at);
-		if (!t->stop)
-			progress_step(t->p, t->p->done);
-	}
-	pthread_mutex_unlock(&t->lock);
-	return NULL;
+	progress_step_part(context, fraction);
 }
 
-static void ticker_start(ticker *t, progress *p)
+static void section_tick(void *context)
 {
-	t->p = p;
-	t->stop = t->running = false;
-	pthread_mutex_init(&t->lock, NULL);
-	pthread_cond_init(&t->wake, NULL);
-	if (!p->enabled)
-		return;
-	sigset_t all, before;
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &before);
-	t->running = pthread_create(&t->thread, NULL, ticker_loop, t) == 0;
-	pthread_sigmask(SIG_SETMASK, &before, NULL);
-}
-
-static void ticker_stop(ticker *t)
-{
-	if (t->running) {
-		pthread_mutex_lock(&t->lock);
-		t->stop = true;
-		pthread_cond_signal(&t->wake);
-		pthread_mutex_unlock(&t->lock);
-		pthread_join(t->thread, NULL);
-	}
-	pthread_cond_destroy(&t->wake);
-	pthread_mutex_destroy(&t->lock);
+	progress *p = context;
+	progress_step(p, p->done);
 }
 
 size_t report_run_sections(const char *program, const char *who, const char *const *names, size_t count, bool quick,
@@ -113,16 +84,13 @@ size_t report_run_sections(const char *program, const char *who, const char *con
 		weights[i] = report_section_expected_seconds(names[i], quick);
 	if (weights)
 		progress_set_weights(&p, weights);
-	ticker tick;
-	ticker_start(&tick, &p);
+	report_section_watch watch = { p.enabled ? section_fraction : NULL, p.enabled ? section_tick : NULL, &p };
 	for (size_t i = 0; i < count; i++) {
 		reports[i] = NULL;
 		failures[i][0] = 0;
-		pthread_mutex_lock(&tick.lock);
 		progress_step(&p, i);
 		if (p.enabled)
 			fprintf(stderr, "\r%s: section %zu/%zu: plumb %s\033[K\n", label, i + 1, count, names[i]);
-		pthread_mutex_unlock(&tick.lock);
 		char save_path[PATH_MAX], *save = NULL;
 		if (save_dir) {
 			snprintf(save_path, sizeof save_path, "%s/%s.json", save_dir, names[i]);
@@ -137,7 +105,8 @@ size_t report_run_sections(const char *program, const char *who, const char *con
 			/* fed an earlier section's report on stdin (the model fitted
 			 * to loaded's; geometry taking lat's capacities and level
 			 * latencies, so the two sections and the summary give one
-			 * figure) */
+			 * figure; bw sizing its working sets from lat's usable
+			 * capacities), with its own arguments before */
 			char *text = NULL;
 			size_t text_length = 0;
 			FILE *m = input ? open_memstream(&text, &text_length) : NULL;
@@ -145,31 +114,32 @@ size_t report_run_sections(const char *program, const char *who, const char *con
 				output_write(input, OUTPUT_JSON, m, &status);
 				fclose(m);
 			}
+			const char *arguments[32];
 			if (text)
-				rc = report_run_section_input(program, names[i], section->input_arguments, text, save, &reports[i],
-				                              &status);
+				rc = report_run_section_watched(program, names[i],
+				                                with_input(report_section_arguments_for(names[i], quick),
+				                                           section->input_arguments, arguments, 32),
+				                                text, save, &watch, &reports[i], &status);
 			else if (section->input_required)
 				rc = plumb_fail(&status, EINVAL, "%s", section->input_missing ? section->input_missing
 				                                                              : "an earlier section did not run");
 			else
-				rc = report_run_section(program, names[i], report_section_arguments_for(names[i], quick), save,
-				                        &reports[i], &status);
+				rc = report_run_section_watched(program, names[i], report_section_arguments_for(names[i], quick),
+				                                NULL, save, &watch, &reports[i], &status);
 			free(text);
 		} else if (section && section->recorded) {
 			/* recorded once for its reference rate, then halted */
-			rc = report_run_perturb_section(program, save, &reports[i], &status);
+			rc = report_run_perturb_section(program, save, &watch, &reports[i], &status);
 		} else {
-			rc = report_run_section(program, names[i], report_section_arguments_for(names[i], quick), save, &reports[i], &status);
+			rc = report_run_section_watched(program, names[i], report_section_arguments_for(names[i], quick), NULL, save,
+			                                &watch, &reports[i], &status);
 		}
 		if (rc != 0) {
 			snprintf(failures[i], PLUMB_MESSAGE_MAX, "%s", status.message[0] ? status.message : "the section failed");
-			pthread_mutex_lock(&tick.lock);
 			fprintf(stderr, "%splumb %s: section %s: %s\n", p.enabled ? "\r\033[K" : "", who, names[i], failures[i]);
-			pthread_mutex_unlock(&tick.lock);
 			failed++;
 		}
 	}
-	ticker_stop(&tick);
 	progress_step(&p, count);
 	progress_end(&p);
 	free(weights);

@@ -99,9 +99,82 @@ typedef struct benchmark_plan {
 	validate_params params[64];
 	bool in_domain[64];
 	validate_series *series[VALIDATE_MAX_EVENTS][VALIDATE_SOURCE_COUNT];
+	/* perf and PAPI probed before the runs (plan_cost), so that the
+	 * expected cost leaves out what cannot run: probed 1, or -1 with
+	 * probe_status when the probe failed; 0 not probed. */
+	int probed;
+	validate_native_support support;
+	plumb_status probe_status;
 } benchmark_plan;
 
 static validate_case *case_of(validate_series *s, size_t i) { return &s->cases[i]; }
+
+/* What each step is expected to cost, in native runs (a fresh process,
+ * about 50 ms on a 2-CPU VM at load 12): a simulated case costs a start
+ * (about 0.45 s) plus its address stream, long for data-cache, TLB and
+ * coherence events (the whole working set, flushed and swept: 3 to 20 s at
+ * a million lines), shorter for instruction-cache ones, nothing to speak of
+ * for counts of instructions, loads and stores; an instrumented case a
+ * Valgrind start (about 1.9 s) plus its kernel under Valgrind, per Valgrind
+ * run (cachegrind, plumbgrind).  Timed step by step on a whole default
+ * validate (2026-11-28, load 12), where steps counted alike said 80% done
+ * at a fifth of the time; the progress line's fraction and the report's
+ * time left follow these costs (progress_set_cost). */
+static double sim_stream_cost(const benchmark_plan *plan)
+{
+	double per_element = 0;
+	for (int e = 0; e < plan->benchmark->event_count; e++) {
+		if (!(plan->events & (1u << e))) continue;
+		double cost;
+		switch (plan->benchmark->events[e].sim) {
+		case VALIDATE_SIM_NONE:
+		case VALIDATE_SIM_INSTRUCTIONS:
+		case VALIDATE_SIM_READS:
+		case VALIDATE_SIM_WRITES: cost = 0; break;
+		case VALIDATE_SIM_L1I_MISSES:
+		case VALIDATE_SIM_L2_INSTRUCTION_MISSES: cost = 1.0 / 20000; break;
+		default: cost = 1.0 / 5000; break;
+		}
+		if (cost > per_element) per_element = cost;
+	}
+	return per_element;
+}
+
+static double sim_cost(const benchmark_plan *plan, size_t i)
+{
+	return 9 + (double)plan->sizes[i] * sim_stream_cost(plan);
+}
+
+/* A Valgrind run: plumbgrind's exact counts barely grow with the kernel
+ * (1.9 s at a million), cachegrind's cache model on a memory benchmark
+ * does (6 s). */
+static double instrumented_run_cost(uint64_t size, bool exact)
+{
+	return 38 + (double)size / (exact ? 500000 : 12000);
+}
+
+/* The cost of sizes from..size_count of a simulated series. */
+static double sim_cost_from(const benchmark_plan *plan, size_t from)
+{
+	double sum = 0;
+	for (size_t i = from; i < plan->size_count; i++)
+		sum += sim_cost(plan, i);
+	return sum;
+}
+
+/* Steps taken off the total, with their cost. */
+static void skip(progress *bar, size_t steps, double cost)
+{
+	progress_skip(bar, steps);
+	progress_drop_cost(bar, cost);
+}
+
+/* One step done, at its cost. */
+static void step(progress *bar, double cost)
+{
+	progress_add_cost(bar, cost);
+	progress_step(bar, bar->done + 1);
+}
 
 static int new_series(validate_results *r, benchmark_plan *plan, int event, validate_source source,
                       size_t runs, plumb_status *status)
@@ -201,28 +274,33 @@ static int run_native(benchmark_plan *plan, const validate_options *o, validate_
 				if ((plan->events & (1u << e)) && want[s])
 					unsupported(plan->series[e][s], "needs %d CPUs; this process may use %d", b->threads,
 					            r->machine.cpu_count);
-		if (bar) progress_skip(bar, plan->size_count * o->runs);
+		skip(bar, plan->size_count * o->runs, 0);   /* not in the cost (plan_cost) */
 		return 0;
 	}
-	validate_native_support support;
-	if (validate_native_probe(b, &support, status) != 0) return -1;
+	if (!plan->probed)
+		plan->probed = validate_native_probe(b, &plan->support, &plan->probe_status) == 0 ? 1 : -1;
+	if (plan->probed < 0) {
+		*status = plan->probe_status;
+		return -1;
+	}
+	const validate_native_support *support = &plan->support;
 	bool run_source[2] = { false, false };
 	for (int e = 0; e < b->event_count; e++) {
 		if (!(plan->events & (1u << e))) continue;
 		for (int s = 0; s < 2; s++) {
 			if (!want[s]) continue;
 			validate_series *series = plan->series[e][s];
-			series->calibration_bias = support.bias[s][e];
+			series->calibration_bias = support->bias[s][e];
 			snprintf(series->detail, sizeof series->detail, "%s",
 			         validate_native_event_name(&b->events[e], s));
-			if (!support.supported[s][e])
-				unsupported(series, "%s", support.reason[s][e][0] ? support.reason[s][e] : "cannot be opened");
+			if (!support->supported[s][e])
+				unsupported(series, "%s", support->reason[s][e][0] ? support->reason[s][e] : "cannot be opened");
 			else
 				run_source[s] = true;
 		}
 	}
 	if (!run_source[0] && !run_source[1]) {
-		if (bar) progress_skip(bar, plan->size_count * o->runs);
+		skip(bar, plan->size_count * o->runs, 0);   /* not in the cost (plan_cost) */
 		return 0;
 	}
 	for (size_t i = 0; i < plan->size_count; i++) {
@@ -242,6 +320,7 @@ static int run_native(benchmark_plan *plan, const validate_options *o, validate_
 				for (int s = 0; s < 2; s++)
 					if ((plan->events & (1u << e)) && run_source[s]) failed(plan->series[e][s], message);
 			note(r, "%s %s", b->name, message);
+			skip(bar, (plan->size_count - i) * o->runs, (double)((plan->size_count - i) * o->runs));
 			return 0;
 		}
 		for (size_t run = 0; run < o->runs; run++) {
@@ -250,7 +329,7 @@ static int run_native(benchmark_plan *plan, const validate_options *o, validate_
 			plumb_status run_status;
 			int rc = validate_run_once(b, &plan->params[i], run_source, values, states, NULL, &run_status);
 			r->total_runs++;
-			if (bar) progress_step(bar, bar->done + 1);
+			step(bar, 1);
 			for (int e = 0; e < b->event_count; e++) {
 				if (!(plan->events & (1u << e))) continue;
 				for (int s = 0; s < 2; s++) {
@@ -270,7 +349,7 @@ static int run_native(benchmark_plan *plan, const validate_options *o, validate_
 			}
 			if (rc != 0) {
 				note(r, "%s at %llu: %s", b->name, (unsigned long long)plan->sizes[i], run_status.message);
-				if (bar) progress_skip(bar, (plan->size_count - i) * o->runs - (run + 1));
+				skip(bar, (plan->size_count - i) * o->runs - (run + 1), (double)((plan->size_count - i) * o->runs - (run + 1)));
 				return 0;
 			}
 		}
@@ -296,7 +375,7 @@ static int run_simulator(benchmark_plan *plan, const validate_options *o, valida
 		else any = true;
 	}
 	if (!any) {
-		if (bar) progress_skip(bar, plan->size_count);
+		skip(bar, plan->size_count, 0);   /* not in the cost (plan_cost) */
 		return 0;
 	}
 	for (size_t i = 0; i < plan->size_count; i++) {
@@ -305,7 +384,7 @@ static int run_simulator(benchmark_plan *plan, const validate_options *o, valida
 		plumb_status status;
 		int rc = validate_simulate(b, &plan->params[i], o->sim_preset, o->sim_settings, o->sim_setting_count,
 		                           values, reasons, &status);
-		if (bar) progress_step(bar, bar->done + 1);
+		step(bar, sim_cost(plan, i));
 		for (int e = 0; e < b->event_count; e++) {
 			if (!(plan->events & (1u << e))) continue;
 			validate_series *series = plan->series[e][VALIDATE_SOURCE_SIMULATOR];
@@ -314,7 +393,7 @@ static int run_simulator(benchmark_plan *plan, const validate_options *o, valida
 		}
 		if (rc != 0) {
 			note(r, "simulator, %s at %llu: %s", b->name, (unsigned long long)plan->sizes[i], status.message);
-			if (bar) progress_skip(bar, plan->size_count - i - 1);
+			skip(bar, plan->size_count - i - 1, sim_cost_from(plan, i + 1));
 			return 0;
 		}
 	}
@@ -331,6 +410,39 @@ static bool exact_event(const validate_event *ev)
 {
 	return ev->instrumented == VALIDATE_INSTR_INSTRUCTIONS || ev->instrumented == VALIDATE_INSTR_READS ||
 	       ev->instrumented == VALIDATE_INSTR_WRITES;
+}
+
+static void check_valgrind(const validate_options *o, valgrind_check *check)
+{
+	if (check->checked) return;
+	check->available = validate_valgrind_available(o->valgrind, o->self_path, check->reason, sizeof check->reason);
+	check->plumbgrind =
+		check->available && validate_plumbgrind_available(check->plumbgrind_reason, sizeof check->plumbgrind_reason);
+	check->checked = true;
+}
+
+/* An instrumented case's cost: its Valgrind runs (plumbgrind for exact
+ * counts, cachegrind for modelled ones), by its events and what this
+ * machine's Valgrind can run; 0 when none can. */
+static double instrumented_cost(const benchmark_plan *plan, size_t i, const valgrind_check *check)
+{
+	bool exact = false, model = false;
+	for (int e = 0; e < plan->benchmark->event_count; e++) {
+		const validate_event *ev = &plan->benchmark->events[e];
+		if (!(plan->events & (1u << e)) || ev->instrumented == VALIDATE_INSTR_NONE) continue;
+		if (exact_event(ev)) exact = exact || check->plumbgrind;
+		else model = model || check->available;
+	}
+	return (exact ? instrumented_run_cost(plan->sizes[i], true) : 0) +
+	       (model ? instrumented_run_cost(plan->sizes[i], false) : 0);
+}
+
+static double instrumented_cost_from(const benchmark_plan *plan, size_t from, const valgrind_check *check)
+{
+	double sum = 0;
+	for (size_t i = from; i < plan->size_count; i++)
+		sum += instrumented_cost(plan, i, check);
+	return sum;
 }
 
 /* The instrumented source.  Exact counts (instructions, loads, stores) are
@@ -357,20 +469,14 @@ static int run_instrumented(benchmark_plan *plan, const validate_options *o, val
 			            : "no Valgrind tool counts this event exactly");
 			continue;
 		}
-		if (!check->checked) {
-			check->available = validate_valgrind_available(o->valgrind, o->self_path, check->reason,
-			                                               sizeof check->reason);
-			check->plumbgrind = check->available &&
-			                    validate_plumbgrind_available(check->plumbgrind_reason, sizeof check->plumbgrind_reason);
-			check->checked = true;
-		}
+		check_valgrind(o, check);
 		if (!check->available) unsupported(series, "%s", check->reason);
 		else if (exact_event(ev) && !check->plumbgrind) unsupported(series, "%s", check->plumbgrind_reason);
 		else if (exact_event(ev)) any_exact = true;
 		else any_model = true;
 	}
 	if (!any_exact && !any_model) {
-		if (bar) progress_skip(bar, plan->size_count);
+		skip(bar, plan->size_count, instrumented_cost_from(plan, 0, check));
 		return 0;
 	}
 	size_t agreed = 0, compared = 0;
@@ -395,7 +501,7 @@ static int run_instrumented(benchmark_plan *plan, const validate_options *o, val
 					         traced.comparison_text);
 			}
 		}
-		if (bar) progress_step(bar, bar->done + 1);
+		step(bar, instrumented_cost(plan, i, check));
 		for (int e = 0; e < b->event_count; e++) {
 			if (!(plan->events & (1u << e)) || b->events[e].instrumented == VALIDATE_INSTR_NONE) continue;
 			validate_series *series = plan->series[e][VALIDATE_SOURCE_INSTRUMENTED];
@@ -405,7 +511,7 @@ static int run_instrumented(benchmark_plan *plan, const validate_options *o, val
 		}
 		if (rc != 0) {
 			note(r, "instrumented, %s at %llu: %s", b->name, (unsigned long long)plan->sizes[i], status.message);
-			if (bar) progress_skip(bar, plan->size_count - i - 1);
+			skip(bar, plan->size_count - i - 1, instrumented_cost_from(plan, i + 1, check));
 			return 0;
 		}
 	}
@@ -420,6 +526,31 @@ static int run_instrumented(benchmark_plan *plan, const validate_options *o, val
  * one plumbgrind run at one size (the smallest of 100 or more, else the
  * largest), so that the simulator column's stream is checked against the
  * real kernel at a cost of about a second per benchmark. */
+/* The size check_emitter traces, or -1 when it runs nothing (it needs
+ * plumbgrind, and a benchmark the instrumented source did not trace). */
+static long emitter_check_size(const benchmark_plan *plan, const validate_options *o, const valgrind_check *check)
+{
+	const validate_benchmark *b = plan->benchmark;
+	if (!b->emit || plan->size_count == 0 || !check->plumbgrind) return -1;
+	for (int e = 0; e < b->event_count; e++)
+		if ((plan->events & (1u << e)) && exact_event(&b->events[e]) && o->sources[VALIDATE_SOURCE_INSTRUMENTED])
+			return -1;
+	size_t pick = plan->size_count - 1;
+	for (size_t i = 0; i < plan->size_count; i++)
+		if (plan->sizes[i] >= 100 && plan->sizes[i] <= 100000) {
+			pick = i;
+			break;
+		}
+	return plan->sizes[pick] > 100000 ? -1 : (long)pick;
+}
+
+/* Its cost: one plumbgrind run, about a twentieth of a default validate. */
+static double emitter_check_cost(const benchmark_plan *plan, const validate_options *o, const valgrind_check *check)
+{
+	long pick = emitter_check_size(plan, o, check);
+	return pick < 0 ? 0 : instrumented_run_cost(plan->sizes[pick], true);
+}
+
 static void check_emitter(benchmark_plan *plan, const validate_options *o, validate_results *r, valgrind_check *check)
 {
 	const validate_benchmark *b = plan->benchmark;
@@ -427,12 +558,7 @@ static void check_emitter(benchmark_plan *plan, const validate_options *o, valid
 	for (int e = 0; e < b->event_count; e++)
 		if ((plan->events & (1u << e)) && exact_event(&b->events[e]) && o->sources[VALIDATE_SOURCE_INSTRUMENTED])
 			return;   /* run_instrumented checked every size */
-	if (!check->checked) {
-		check->available = validate_valgrind_available(o->valgrind, o->self_path, check->reason, sizeof check->reason);
-		check->plumbgrind =
-			check->available && validate_plumbgrind_available(check->plumbgrind_reason, sizeof check->plumbgrind_reason);
-		check->checked = true;
-	}
+	check_valgrind(o, check);
 	if (!check->plumbgrind) {
 		if (!check->noted) {
 			note(r, "emitter check: not run: %s", check->available ? check->plumbgrind_reason : check->reason);
@@ -504,6 +630,43 @@ static void finish_series(validate_series *s, const validate_thresholds *t)
 	}
 }
 
+/* The expected cost of a plan's steps, as step and skip count them: perf
+ * and PAPI are probed now (run_native uses the probe), the simulator and
+ * Valgrind checked now, so that work that cannot run here is not in the
+ * total (left in, it came off only as each benchmark was reached, and the
+ * fraction done crept until the end). */
+static double plan_cost(benchmark_plan *plan, const validate_options *o, const validate_results *r,
+                        bool simulator, valgrind_check *check)
+{
+	const validate_benchmark *b = plan->benchmark;
+	double cost = 0;
+	bool want[2] = { o->sources[VALIDATE_SOURCE_PERF], o->sources[VALIDATE_SOURCE_PAPI] };
+	if ((want[0] || want[1]) && b->threads <= r->machine.cpu_count) {
+		plan->probed = validate_native_probe(b, &plan->support, &plan->probe_status) == 0 ? 1 : -1;
+		bool runs = plan->probed < 0;
+		for (int e = 0; e < b->event_count && !runs; e++)
+			for (int s = 0; s < 2; s++)
+				if ((plan->events & (1u << e)) && want[s] && plan->support.supported[s][e]) runs = true;
+		if (runs) cost += (double)(plan->size_count * o->runs);
+	}
+	bool simulated = false, instrumented = false;
+	for (int e = 0; e < b->event_count; e++) {
+		if (!(plan->events & (1u << e))) continue;
+		simulated = simulated || b->events[e].sim != VALIDATE_SIM_NONE;
+		instrumented = instrumented || b->events[e].instrumented != VALIDATE_INSTR_NONE;
+	}
+	if (o->sources[VALIDATE_SOURCE_SIMULATOR] && simulator && b->emit && simulated) cost += sim_cost_from(plan, 0);
+	if (o->sources[VALIDATE_SOURCE_INSTRUMENTED] && instrumented) {
+		check_valgrind(o, check);
+		cost += instrumented_cost_from(plan, 0, check);
+	}
+	if (o->sources[VALIDATE_SOURCE_SIMULATOR] && o->sources[VALIDATE_SOURCE_INSTRUMENTED] && b->emit) {
+		check_valgrind(o, check);
+		cost += emitter_check_cost(plan, o, check);
+	}
+	return cost;
+}
+
 int validate_run(const validate_options *options, validate_results *out, plumb_status *status)
 {
 	memset(out, 0, sizeof *out);
@@ -548,6 +711,11 @@ int validate_run(const validate_options *options, validate_results *out, plumb_s
 		return plumb_fail(status, ENOMEM, "out of memory");
 	}
 	size_t steps = 0;
+	double cost = 0;
+	valgrind_check check = { 0 };
+	char simulator_reason[PLUMB_MESSAGE_MAX];
+	bool simulator = options->sources[VALIDATE_SOURCE_SIMULATOR] &&
+	                 validate_simulator_available(simulator_reason, sizeof simulator_reason);
 	for (size_t p = 0; p < plan_count; p++) {
 		for (int e = 0; e < plans[p].benchmark->event_count; e++) {
 			if (!(plans[p].events & (1u << e))) continue;
@@ -566,23 +734,30 @@ int validate_run(const validate_options *options, validate_results *out, plumb_s
 		steps += plans[p].size_count * ((native ? options->runs : 0) +
 		                                (options->sources[VALIDATE_SOURCE_SIMULATOR] ? 1 : 0) +
 		                                (options->sources[VALIDATE_SOURCE_INSTRUMENTED] ? 1 : 0));
+		cost += plan_cost(&plans[p], options, out, simulator, &check);
 	}
-	progress bar = { 0 };
-	if (options->progress) progress_begin(&bar, "plumb validate", steps);
+	/* The bar runs even without a line to draw: its fraction also goes to
+	 * plumb report when validate runs as one of its sections. */
+	progress bar;
+	progress_begin(&bar, "plumb validate", steps);
+	bar.enabled = bar.enabled && options->progress;
+	progress_set_cost(&bar, cost);
+	progress_share(&bar, 0, 1);
 	int rc = 0;
-	valgrind_check check = { 0 };
 	for (size_t p = 0; p < plan_count && rc == 0; p++) {
 		if (options->sources[VALIDATE_SOURCE_PERF] || options->sources[VALIDATE_SOURCE_PAPI])
-			rc = run_native(&plans[p], options, out, options->progress ? &bar : NULL, status);
+			rc = run_native(&plans[p], options, out, &bar, status);
 		if (rc == 0 && options->sources[VALIDATE_SOURCE_SIMULATOR])
-			rc = run_simulator(&plans[p], options, out, options->progress ? &bar : NULL);
+			rc = run_simulator(&plans[p], options, out, &bar);
 		if (rc == 0 && options->sources[VALIDATE_SOURCE_INSTRUMENTED])
-			rc = run_instrumented(&plans[p], options, out, options->progress ? &bar : NULL, &check);
-		if (rc == 0 && options->sources[VALIDATE_SOURCE_SIMULATOR] && options->sources[VALIDATE_SOURCE_INSTRUMENTED])
+			rc = run_instrumented(&plans[p], options, out, &bar, &check);
+		if (rc == 0 && options->sources[VALIDATE_SOURCE_SIMULATOR] && options->sources[VALIDATE_SOURCE_INSTRUMENTED]) {
 			check_emitter(&plans[p], options, out, &check);
+			progress_add_cost(&bar, emitter_check_cost(&plans[p], options, &check));
+		}
 		if (rc == 0 && options->sources[VALIDATE_SOURCE_SYNTHETIC]) run_synthetic(&plans[p], options);
 	}
-	if (options->progress) progress_end(&bar);
+	progress_end(&bar);
 	for (size_t i = 0; i < out->series_count; i++) finish_series(&out->series[i], &options->thresholds);
 	free(plans);
 	out->seconds = now_seconds() - started;

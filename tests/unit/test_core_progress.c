@@ -1,6 +1,11 @@
 /* The one progress format every long command draws (src/core/progress.h). */
 #include <criterion/criterion.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "core/progress.h"
 
 static progress at(size_t done, size_t total)
@@ -77,4 +82,249 @@ Test(core_progress, time_left_falls_while_a_long_step_runs)
 	/* overrun: nothing else is ahead, so no time is promised past the step */
 	progress_format(&p, 1000 + 130000000000ull, line, sizeof line);
 	cr_assert_str_eq(line, "plumb validate: 2/3 (20%), 2:10 elapsed, about 0:00 left");
+}
+
+/* ---- In-section progress: a report whose last section runs at a rate the
+ * sections before it do not predict (validate under Valgrind: a clean-clone
+ * run said 1:30 left with 0:53 to go).  The section says how far it is, and
+ * the time left follows its own rate. */
+
+/* The seconds of "about M:SS left" (or H:MM:SS) in a line; -1 if none. */
+static double seconds_left(const char *line)
+{
+	const char *at = strstr(line, "about ");
+	if (!at)
+		return -1;
+	unsigned a = 0, b = 0, c = 0;
+	int n = sscanf(at, "about %u:%u:%u left", &a, &b, &c);
+	return n == 3 ? a * 3600.0 + b * 60.0 + c : n == 2 ? a * 60.0 + b : -1;
+}
+
+/* Sections of expected cost SECONDS (four); the first three run at 1 s per
+ * expected second, the last, most of the run, at SLOWER s per expected
+ * second.
+ * From halfway through the whole run to near its end, every time left
+ * (fake clock, the section's fraction as it would send it) is within 30%
+ * of the truth; without the fraction, returns how far off the worst was. */
+static double worst_error_from_halfway(const double seconds[4], double slower, bool told)
+{
+	const unsigned long long start = 1000, second = 1000000000ull;
+	double before = seconds[0] + seconds[1] + seconds[2], section = seconds[3] * slower;
+	double total = before + section, worst = 0;
+	for (int k = 0; k <= 9; k++) {
+		double now = total / 2 + k * (total / 2 - 2) / 9;   /* halfway to 2 s before the end */
+		progress p = at(3, 4);
+		progress_set_weights(&p, seconds);
+		p.step_ns = start + (unsigned long long)(before * 1e9);
+		if (told)
+			progress_step_part(&p, (now - before) / section);
+		char line[256];
+		progress_format(&p, start + (unsigned long long)(now * (double)second), line, sizeof line);
+		double left = seconds_left(line), truth = total - now;
+		cr_assert_geq(left, 0, "no time left in \"%s\"", line);
+		double error = fabs(left - truth) / truth;
+		if (told)
+			cr_expect_leq(error, 0.3, "%.0f s in, %.0f s to go (section %.1fx slower): \"%s\"", now, truth, slower,
+			              line);
+		if (error > worst)
+			worst = error;
+	}
+	return worst;
+}
+
+Test(core_progress, a_section_three_times_slower_is_estimated_within_30_percent_from_halfway)
+{
+	static const double seconds[] = { 1, 10, 10, 60 };
+	worst_error_from_halfway(seconds, 3, true);
+	/* today's estimate, which a section that says nothing keeps, was off by far more */
+	cr_assert_gt(worst_error_from_halfway(seconds, 3, false), 0.3);
+}
+
+Test(core_progress, a_section_three_times_faster_is_estimated_within_30_percent_from_halfway)
+{
+	static const double seconds[] = { 1, 2, 2, 60 };   /* the last section still most of the run */
+	worst_error_from_halfway(seconds, 1.0 / 3, true);
+	cr_assert_gt(worst_error_from_halfway(seconds, 1.0 / 3, false), 0.3);
+}
+
+/* A section that reports nothing keeps today's line, character for character. */
+Test(core_progress, a_silent_section_keeps_the_estimate_by_expected_cost)
+{
+	static const double seconds[] = { 10, 10, 80 };
+	progress p = at(2, 3);
+	progress_set_weights(&p, seconds);
+	p.step_ns = 1000 + 20000000000ull;
+	char line[256];
+	progress_format(&p, 1000 + 60000000000ull, line, sizeof line);
+	cr_assert_str_eq(line, "plumb validate: 2/3 (20%), 1:00 elapsed, about 0:40 left");
+	/* a fraction out of range is no fraction */
+	progress_step_part(&p, 1.5);
+	progress_step_part(&p, -0.5);
+	progress_step_part(&p, NAN);
+	progress_format(&p, 1000 + 60000000000ull, line, sizeof line);
+	cr_assert_str_eq(line, "plumb validate: 2/3 (20%), 1:00 elapsed, about 0:40 left");
+	/* told half: the percentage counts it, the time left is the step's own */
+	progress_step_part(&p, 0.5);
+	progress_format(&p, 1000 + 60000000000ull, line, sizeof line);
+	cr_assert_str_eq(line, "plumb validate: 2/3 (60%), 1:00 elapsed, about 0:40 left");
+	progress_step_part(&p, 0.8);
+	progress_format(&p, 1000 + 60000000000ull, line, sizeof line);
+	cr_assert_str_eq(line, "plumb validate: 2/3 (84%), 1:00 elapsed, about 0:10 left");
+	/* the next step forgets the last one's fraction */
+	p.enabled = false;
+	progress_step(&p, 3);
+	cr_assert_eq(p.step_fraction, 0);
+}
+
+/* Steps of unequal expected cost (validate: a Valgrind run costs hundreds of
+ * native ones): the fraction and the time left follow the cost. */
+Test(core_progress, costs_of_unequal_steps_set_the_fraction)
+{
+	progress p = at(0, 3);
+	progress_set_cost(&p, 100);
+	progress_add_cost(&p, 1);
+	p.done = 1;
+	cr_assert_float_eq(progress_fraction(&p), 0.01, 1e-12);
+	progress_drop_cost(&p, 49);   /* a source that cannot run */
+	cr_assert_float_eq(progress_fraction(&p), 1.0 / 51, 1e-12);
+	progress_drop_cost(&p, 1000); /* never below what is done */
+	cr_assert_float_eq(progress_fraction(&p), 1, 1e-12);
+	progress_add_cost(&p, NAN);
+	progress_add_cost(&p, -3);
+	cr_assert_float_eq(p.cost_done, 1, 1e-12);
+	p = at(1, 4);
+	progress_set_cost(&p, 40);
+	progress_add_cost(&p, 10);
+	p.step_ns = 1000 + 5000000000ull;
+	char line[256];
+	/* 10 of 40 in 5 s: 30 more are 15 s */
+	progress_format(&p, 1000 + 5000000000ull, line, sizeof line);
+	cr_assert_str_eq(line, "plumb validate: 1/4 (25%), 0:05 elapsed, about 0:15 left");
+}
+
+/* The channel's records: exactly "progress F", F a decimal from 0 to 1;
+ * everything else is ignored, whatever chunks it comes in. */
+Test(core_progress, records_are_parsed_strictly)
+{
+	double f = -1;
+	cr_assert(progress_record_parse("progress 0.5", 12, &f));
+	cr_assert_float_eq(f, 0.5, 1e-12);
+	cr_assert(progress_record_parse("progress 1", 10, &f));
+	cr_assert_float_eq(f, 1, 1e-12);
+	cr_assert(progress_record_parse("progress 0", 10, &f));
+	cr_assert_float_eq(f, 0, 1e-12);
+	static const char *const bad[] = {
+		"", "progress", "progress ", "progress 1.5", "progress -0.1", "progress nan", "progress inf",
+		"progress 0x0.8", "progress 5e-1", "progress .5", "progress 0.", "progress 0.5 ", " progress 0.5",
+		"progress  0.5", "progress 0..5", "progress 0.5.1", "Progress 0.5", "progress\t0.5", "progress +0.5",
+		"progress 0.5x", "progress 0.99999999999999999999999999",
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		f = -1;
+		cr_assert_not(progress_record_parse(bad[i], strlen(bad[i]), &f), "\"%s\" was taken", bad[i]);
+		cr_assert_eq(f, -1);
+	}
+	cr_assert_not(progress_record_parse("progress 0.5\0junk", 17, &f));   /* a NUL inside */
+
+	char buffer[PROGRESS_RECORD_MAX];
+	cr_assert_eq(progress_record_format(0.25, buffer, sizeof buffer), strlen("progress 0.2500\n"));
+	cr_assert_str_eq(buffer, "progress 0.2500\n");
+	progress_record_format(NAN, buffer, sizeof buffer);
+	cr_assert_str_eq(buffer, "progress 0.0000\n");
+	progress_record_format(7, buffer, sizeof buffer);
+	cr_assert_str_eq(buffer, "progress 1.0000\n");
+}
+
+Test(core_progress, the_reader_takes_records_in_any_chunks_and_skips_garbage)
+{
+	progress_reader r = { .used = 0 };
+	double f = -1;
+	/* a record split over three reads */
+	cr_assert_not(progress_reader_feed(&r, "progr", 5, &f));
+	cr_assert_not(progress_reader_feed(&r, "ess 0.2", 7, &f));
+	cr_assert(progress_reader_feed(&r, "5\n", 2, &f));
+	cr_assert_float_eq(f, 0.25, 1e-12);
+	/* garbage lines between records; the last valid record of a chunk wins */
+	const char chunk[] = "hello\nprogress 2\n\x01\xff\xfe\nprogress 0.5\nprogress 0.75\nprogress 0.9";
+	f = -1;
+	cr_assert(progress_reader_feed(&r, chunk, sizeof chunk - 1, &f));
+	cr_assert_float_eq(f, 0.75, 1e-12);
+	cr_assert(progress_reader_feed(&r, "\n", 1, &f));
+	cr_assert_float_eq(f, 0.9, 1e-12);
+	/* an overlong line that ends in a record's text is skipped whole */
+	char longer[300];
+	memset(longer, 'x', sizeof longer);
+	memcpy(longer + sizeof longer - 13, "progress 0.1\n", 13);
+	f = -1;
+	cr_assert_not(progress_reader_feed(&r, longer, sizeof longer, &f));
+	cr_assert_eq(f, -1);
+	cr_assert(progress_reader_feed(&r, "progress 0.3\n", 13, &f));
+	cr_assert_float_eq(f, 0.3, 1e-12);
+	/* random bytes, in random chunks: never a crash, never a fraction out of range */
+	unsigned long long state = 88172645463325252ull;
+	char noise[4096];
+	for (int round = 0; round < 200; round++) {
+		size_t n = 0;
+		while (n < sizeof noise) {
+			state ^= state << 13;
+			state ^= state >> 7;
+			state ^= state << 17;
+			/* mostly the record's own alphabet, so near misses are common */
+			static const char alphabet[] = "progress 0.123456789\n\n-+e.x\r\t";
+			noise[n++] = state % 5 ? alphabet[(state >> 8) % (sizeof alphabet - 1)] : (char)(state >> 16);
+		}
+		for (size_t at_byte = 0; at_byte < n;) {
+			size_t take = 1 + (size_t)((state >> (at_byte % 40)) % 97);
+			if (take > n - at_byte)
+				take = n - at_byte;
+			f = -1;
+			if (progress_reader_feed(&r, noise + at_byte, take, &f))
+				cr_assert(f >= 0 && f <= 1, "fraction %g", f);
+			cr_assert_lt(r.used, sizeof r.line);
+			at_byte += take;
+		}
+	}
+}
+
+/* The channel is this process's only when the variable names its parent and
+ * an open pipe's write end: a grandchild, or a stale or forged value, is
+ * silent. */
+Test(core_progress, the_channel_is_taken_only_when_given_to_this_process)
+{
+	int fds[2];
+	cr_assert_eq(pipe(fds), 0);
+	char value[64];
+	unsetenv(PROGRESS_CHANNEL_VARIABLE);
+	cr_assert_eq(progress_channel_open(), -1);
+	snprintf(value, sizeof value, "%d:%ld", fds[1], (long)getppid() + 1);
+	setenv(PROGRESS_CHANNEL_VARIABLE, value, 1);
+	cr_assert_eq(progress_channel_open(), -1, "another process's channel");
+	snprintf(value, sizeof value, "%d:%ld", fds[0], (long)getppid());
+	setenv(PROGRESS_CHANNEL_VARIABLE, value, 1);
+	cr_assert_eq(progress_channel_open(), -1, "the read end");
+	static const char *const malformed[] = { "", ":", "x:1", "5", "5:", "5:1x", "-5:1", "2:1", "99999999999999999999:1" };
+	for (size_t i = 0; i < sizeof malformed / sizeof malformed[0]; i++) {
+		setenv(PROGRESS_CHANNEL_VARIABLE, malformed[i], 1);
+		cr_assert_eq(progress_channel_open(), -1, "\"%s\"", malformed[i]);
+	}
+	snprintf(value, sizeof value, "%d:%ld", fds[1], (long)getppid());
+	setenv(PROGRESS_CHANNEL_VARIABLE, value, 1);
+	cr_assert_eq(progress_channel_open(), fds[1]);
+	cr_assert(fcntl(fds[1], F_GETFD) & FD_CLOEXEC, "a program the command runs must not inherit it");
+
+	/* shared: the fraction, mapped into the phase's range, then 1 at the end */
+	progress p;
+	progress_begin(&p, "plumb lat: sweep", 4);
+	p.enabled = false;
+	progress_share(&p, 0.5, 1);
+	progress_step(&p, 2);   /* within a quarter second of the first: not sent */
+	progress_end(&p);
+	char got[256] = "";
+	ssize_t n = read(fds[0], got, sizeof got - 1);
+	cr_assert_gt(n, 0);
+	got[n] = 0;
+	cr_assert_str_eq(got, "progress 0.5000\nprogress 0.7500\n");
+	unsetenv(PROGRESS_CHANNEL_VARIABLE);
+	close(fds[0]);
+	close(fds[1]);
 }

@@ -1,5 +1,5 @@
 /* The sections of plumb report in the order they must run, from the
- * library: loaded before model, lat before geometry, and one clear error
+ * library: loaded before model, lat before geometry and bw, and one clear error
  * for a list that cannot be run. */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -43,6 +43,10 @@ Test(report_plan, sections_run_after_what_they_read)
 	expect_order("loaded,model", "loaded,model", 0);
 	expect_order("geometry,bw,lat", "lat,geometry,bw", 1);
 	expect_order("geometry,model,lat", "lat,geometry,loaded,model", 2);
+	/* bw sizes its working sets from lat's usable capacities */
+	expect_order("bw,lat", "lat,bw", 1);
+	expect_order("bw,geometry,lat", "lat,bw,geometry", 1);
+	expect_order("bw,c2c", "bw,c2c", 0);   /* without lat it runs on its own */
 }
 
 static const char *plan_error(const char *list_text, size_t capacity)
