@@ -973,14 +973,23 @@ static int split_operands(const char *line, const char **begin, const char **end
 	return n;
 }
 
+/* The next register operand in [p, end) ("%rax", or one of an address's),
+ * *length its length; NULL when there is none. */
+static const char *next_register(const char *p, const char *end, size_t *length)
+{
+	while (p < end && *p != '%')
+		p++;
+	if (p >= end)
+		return NULL;
+	size_t len = strcspn(p, ",) \t\n");
+	*length = p + len > end ? (size_t)(end - p) : len;
+	return p;
+}
+
 static bool register_in(const char *begin, const char *end, const char *family)
 {
-	for (const char *p = begin; p < end; p++) {
-		if (*p != '%')
-			continue;
-		size_t len = strcspn(p, ",) \t\n");
-		if (p + len > end)
-			len = (size_t)(end - p);
+	size_t len;
+	for (const char *p = next_register(begin, end, &len); p; p = next_register(p + 1, end, &len)) {
 		char have[8];
 		register_family(p, len, have, sizeof have);
 		if (have[0] && !strcmp(have, family))
@@ -1254,16 +1263,11 @@ static register_use *use_of(register_use *uses, int *count, int max, const char 
  * an address) marked read. */
 static void mark_reads(register_use *uses, int *count, int max, const char *begin, const char *end)
 {
-	for (const char *p = begin; p < end; p++) {
-		if (*p != '%')
-			continue;
-		size_t len = strcspn(p, ",) \t\n");
-		if (p + len > end)
-			len = (size_t)(end - p);
+	size_t len;
+	for (const char *p = next_register(begin, end, &len); p; p = next_register(p + (len ? len : 1), end, &len)) {
 		register_use *u = use_of(uses, count, max, p, p + len);
 		if (u && u->first == REGISTER_UNSEEN)
 			u->first = REGISTER_READ_FIRST;
-		p += len ? len - 1 : 0;
 	}
 }
 

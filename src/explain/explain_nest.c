@@ -26,16 +26,24 @@
 #include <string.h>
 #include "explain/explain_internal.h"
 
-/* The last line of an AT&T listing (one instruction a line), into out. */
-static void last_line(const char *text, char *out, size_t size)
+/* The start of the line that ends at end (trailing blanks and newlines
+ * before end skipped), *line_end its end. */
+static const char *line_before(const char *text, const char *end, const char **line_end)
 {
-	out[0] = 0;
-	const char *end = text + strlen(text);
 	while (end > text && (end[-1] == '\n' || end[-1] == ' ' || end[-1] == '\t'))
 		end--;
 	const char *start = end;
 	while (start > text && start[-1] != '\n')
 		start--;
+	*line_end = end;
+	return start;
+}
+
+/* The last line of an AT&T listing (one instruction a line), into out. */
+static void last_line(const char *text, char *out, size_t size)
+{
+	const char *end;
+	const char *start = line_before(text, text + strlen(text), &end);
 	while (start < end && (*start == ' ' || *start == '\t'))
 		start++;
 	size_t len = (size_t)(end - start);
@@ -99,17 +107,11 @@ double explain_block_fused_uops(const char *text, unsigned instructions)
 	 * fuses with the conditional jump after it (Intel since Sandy Bridge
 	 * fuses cmp, test, add, sub, and, inc and dec; AMD since Zen cmp and
 	 * test, which are what loops end with) */
-	const char *end = text + strlen(text);
-	while (end > text && (end[-1] == '\n' || end[-1] == ' ' || end[-1] == '\t'))
-		end--;
-	const char *last = end;
-	while (last > text && last[-1] != '\n')
-		last--;
+	const char *end;
+	const char *last = line_before(text, text + strlen(text), &end);
 	if (last == text)
 		return instructions;
-	const char *previous = last - 1;
-	while (previous > text && previous[-1] != '\n')
-		previous--;
+	const char *previous = line_before(text, last, &end);
 	last += strspn(last, " \t");
 	previous += strspn(previous, " \t");
 	static const char *const fusing[] = { "cmp", "test", "add", "sub", "and", "inc", "dec", NULL };
