@@ -16,6 +16,7 @@
 #include <linux/perf_event.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
+#include <signal.h>
 #include "validate/validate.h"
 #include "validate/internal.h"
 #include "validate/kernels.h"
@@ -381,6 +382,32 @@ static int breakpoint_open(void *address, bool inherit, char *why, size_t length
 	return fd;
 }
 
+/* Criterion reports a test that dies of a signal as "CRASH!" without the
+ * signal or the step: the kernel tests run many benchmarks, so the step
+ * running is kept here and named on stderr before the signal ends the test
+ * (it ended one in CI once, under load, and never here).  A signal handler
+ * can only reach it through a static. */
+static char running_step[160];
+
+static void name_the_step_and_die(int signal_number)
+{
+	char line[256];
+	int length = snprintf(line, sizeof line, "signal %d (%s) while running %s\n", signal_number,
+	                      strsignal(signal_number), running_step);
+	if (length > 0) (void)!write(STDERR_FILENO, line, (size_t)length < sizeof line ? (size_t)length : sizeof line - 1);
+	raise(signal_number);
+}
+
+static void name_the_step_on_signals(void)
+{
+	static const int fatal[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGABRT };
+	struct sigaction action;
+	memset(&action, 0, sizeof action);
+	action.sa_handler = name_the_step_and_die;
+	action.sa_flags = (int)SA_RESETHAND;
+	for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++) sigaction(fatal[i], &action, NULL);
+}
+
 Test(validate_benchmarks, every_kernel_runs_the_iterations_its_model_expects, .timeout = 120)
 {
 	/* The kernel whose loop a benchmark's iterations are; for two-thread
@@ -424,6 +451,7 @@ Test(validate_benchmarks, every_kernel_runs_the_iterations_its_model_expects, .t
 		/* icache and icache-l2 jump through generated code, which objdump
 		 * cannot see: icache_chains_run_the_blocks_their_model_expects. */
 	};
+	name_the_step_on_signals();
 	validate_machine machine;
 	plumb_status status;
 	cr_assert_eq(validate_machine_detect(&machine, &status), 0);
@@ -431,6 +459,7 @@ Test(validate_benchmarks, every_kernel_runs_the_iterations_its_model_expects, .t
 	for (size_t k = 0; k < sizeof table / sizeof table[0]; k++) {
 		const validate_benchmark *b = validate_benchmark_find(table[k].benchmark);
 		cr_assert_not_null(b, "no benchmark %s", table[k].benchmark);
+		snprintf(running_step, sizeof running_step, "objdump of %s", table[k].kernel);
 		long offset = loop_branch_offset(table[k].kernel);
 		if (offset < 0)
 			cr_skip_test("objdump cannot disassemble %s in this test program", table[k].kernel);
@@ -450,6 +479,8 @@ Test(validate_benchmarks, every_kernel_runs_the_iterations_its_model_expects, .t
 			validate_params_init(&p, b, &machine, run_sizes[i]);
 			validate_run_info info;
 			memset(&info, 0, sizeof info);
+			snprintf(running_step, sizeof running_step, "%s at size %llu", b->name,
+			         (unsigned long long)run_sizes[i]);
 			int threads = thread_count();
 			cr_assert_eq(b->run(&p, &region, &info, &status), 0, "%s at %llu: %s", b->name,
 			             (unsigned long long)run_sizes[i], status.message);
