@@ -42,6 +42,7 @@ extern char **environ;
 #define MAX_PRICED 4000         /* blocks given to llvm-mca */
 #define COVER 0.99              /* of the executed instructions, priced by their own block */
 #define TOOL_TIMEOUT_S 120
+#define NEST_HEAD 3             /* blocks from a loop nest's head to its inner body */
 
 typedef struct code_slot {
 	uint64_t key;               /* context << 48 | address; 0: empty */
@@ -116,6 +117,7 @@ struct explain_code {
 	size_t data_slot_capacity;
 	uint32_t stride_generation;         /* grow_strides counts it up */
 	unsigned line_shift;
+	unsigned page_shift;                /* the base page's size, log 2 */
 	bool failed;                        /* out of memory: no prices */
 };
 
@@ -195,6 +197,11 @@ int explain_code_new(explain_code **out, int pid, unsigned line_bytes)
 	c->line_shift = 6;
 	while (line_bytes > 1 && (1u << c->line_shift) < line_bytes && c->line_shift < 12)
 		c->line_shift++;
+	/* the base page: hardware prefetchers stop at its boundary */
+	long page = sysconf(_SC_PAGESIZE);
+	c->page_shift = c->line_shift + 1;
+	while (page > 0 && (1l << c->page_shift) < page && c->page_shift < 30)
+		c->page_shift++;
 	if (!c->slots || !c->strides) {
 		explain_code_free(c);
 		return -1;
@@ -322,6 +329,16 @@ static void step_stride(explain_code *c, unsigned context, stride_slot *s, bool 
 	}
 	int64_t stride = (int64_t)(address - s->last);
 	bool new_line = (address >> c->line_shift) != (s->last >> c->line_shift);
+	/* A stride prefetcher fetches ahead within the page of the address
+	 * that trained it, never across (it works on physical addresses, and
+	 * the next page's frame is not known to it): a stride longer than a
+	 * line reaches a line on another page unfetched, and a stride of a
+	 * page or more never gets one fetched (a column walk with 2 KB rows
+	 * crosses a page every second step).  Consecutive lines are the L2
+	 * streamers' and the next-page prefetcher's, which follow a stream
+	 * into the next page. */
+	bool fetchable = (uint64_t)(stride < 0 ? -stride : stride) <= (1ull << c->line_shift) ||
+	                 (address >> c->page_shift) == (s->last >> c->page_shift);
 	if (stride == s->stride && stride != 0) {
 		if (s->confirmed < 8)
 			s->confirmed++;
@@ -332,7 +349,7 @@ static void step_stride(explain_code *c, unsigned context, stride_slot *s, bool 
 	s->last = address;
 	if (new_line) {
 		c->contexts[context].lines++;
-		if (s->confirmed >= 1)
+		if (s->confirmed >= 1 && fetchable)
 			c->contexts[context].strided_lines++;
 	}
 }
@@ -1898,14 +1915,18 @@ static int chain_costs(const char *mca, const char *cpu, const char *dir, bool f
 static void disassemble_neighbours(const char *mc, const char *dir, const explain_code *c, code_block *unique,
                                    size_t unique_count, code_block **hot, size_t take)
 {
-	code_block **around = calloc(2 * (take ? take : 1), sizeof *around);
+	code_block **around = calloc((NEST_HEAD + 1) * (take ? take : 1), sizeof *around);
 	size_t around_count = 0;
 	for (size_t i = 0; around && i < take; i++) {
 		size_t at = (size_t)(hot[i] - unique);
 		if (!hot[i]->text)
 			continue;
-		code_block *outer[2] = { at > 0 ? &unique[at - 1] : NULL, at + 1 < unique_count ? &unique[at + 1] : NULL };
-		for (int k = 0; k < 2; k++) {
+		/* the block after, and up to NEST_HEAD blocks before (a loop nest's
+		 * head and the test of the trip count between it and the body) */
+		code_block *outer[NEST_HEAD + 1] = { at + 1 < unique_count ? &unique[at + 1] : NULL };
+		for (size_t back = 1; back <= NEST_HEAD; back++)
+			outer[back] = at >= back ? &unique[at - back] : NULL;
+		for (int k = 0; k <= NEST_HEAD; k++) {
 			if (!outer[k])
 				continue;
 			bool listed = outer[k]->text != NULL || outer[k]->instructions > MAX_BLOCK;
@@ -2038,10 +2059,39 @@ static size_t price_nests(const char *mc, const char *dir, const explain_code *c
 		if (before->start + before->bytes != body->start || after->start != body->start + body->bytes ||
 		    !before->instructions || !after->instructions || !before->text || !after->text)
 			continue;
-		uint64_t entries = before->weight / before->instructions;
-		if (!entries || after->weight / after->instructions != entries ||
-		    !explain_block_jumps_to(after->text, after->start + after->bytes, before->start) ||
-		    !explain_nest_runs_independent(before->text, body->text))
+		/* the loop around jumps back to the block before, or to a head a
+		 * few blocks earlier (explain_nest.c) */
+		explain_nest_block chain[NEST_HEAD], next = { after->start, after->bytes, after->weight / after->instructions,
+		                                              after->text };
+		int listed = 0;
+		for (; listed < NEST_HEAD && (size_t)listed < at && unique[at - 1 - listed].instructions; listed++) {
+			const code_block *b = &unique[at - 1 - listed];
+			chain[listed] = (explain_nest_block){ b->start, b->bytes, b->weight / b->instructions, b->text };
+		}
+		int found = explain_nest_head(chain, listed, &next);
+		if (found < 0)
+			continue;
+		uint64_t entries = chain[0].runs;
+		size_t head = at - 1 - (size_t)found;
+		/* what the head and the blocks after it write afresh before each run */
+		size_t length = 1;
+		for (size_t k = head; k < at; k++)
+			length += strlen(unique[k].text) + 1;
+		char *entry = malloc(length);
+		if (!entry)
+			continue;
+		entry[0] = 0;
+		for (size_t k = head, used = 0; k < at; k++) {
+			size_t n = strlen(unique[k].text);
+			memcpy(entry + used, unique[k].text, n);
+			used += n;
+			if (n && unique[k].text[n - 1] != '\n')
+				entry[used++] = '\n';
+			entry[used] = 0;
+		}
+		bool independent = explain_nest_runs_independent(entry, body->text);
+		free(entry);
+		if (!independent)
 			continue;
 		double trips = (double)(body->weight / body->instructions) / (double)entries;
 		double fused = explain_block_fused_uops(body->text, body->instructions);

@@ -74,6 +74,21 @@ typedef struct explain_chain_costs {
 double explain_block_memory_chain(const char *text, const double *latency, unsigned rows, unsigned load,
                                   unsigned store, const explain_chain_costs *costs);
 double explain_nest_overlap_cycles(double cycles, double floor, double rob_entries, double fused_uops, double trips);
+/* A block as the nest rule sees it: its address, length in bytes, runs
+ * (executions) and listing. */
+typedef struct explain_nest_block {
+	uint64_t start, bytes, runs;
+	const char *text;
+} explain_nest_block;
+/* The head of the loop around a one-block inner loop: before[0] is the
+ * block just before the body, before[1] the one before it, and so on (n of
+ * them); after the block right after the body.  The head is the block
+ * after jumps back to: before[0], or one a few blocks earlier that falls
+ * through to it (a test of the trip count between them that skips an
+ * empty run).  It must run as often as after (once a round of the loop
+ * around), and before[0] no more often (once an entry of the body).  Its
+ * index in before, or -1 when the blocks are not such a nest. */
+int explain_nest_head(const explain_nest_block *before, int n, const explain_nest_block *after);
 /* The block's micro-ops in the core's fused domain: one per instruction,
  * less one where its closing conditional jump fuses with the instruction
  * before (cmp, test, add, sub, and, inc, dec). */

@@ -20,7 +20,11 @@
  * which jumps back to the one before (the shape compilers give a loop
  * inside another), when every register the body carries (other than its
  * counters) is written afresh by the block before: a sum carried on from
- * the last run (not reset) keeps its chain. */
+ * the last run (not reset) keeps its chain.  The loop around may also jump
+ * back to a head a block or two before that one, which tests the trip
+ * count and skips the body when it would run no iteration (a triangle's
+ * first or last row: PolyBench's trmm and cholesky); the head and the
+ * blocks up to the body then together reset the chain. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,6 +87,21 @@ bool explain_block_jumps_to(const char *text, uint64_t end_address, uint64_t tar
 bool explain_block_jumps_back(const char *text, uint64_t end_address, uint64_t target)
 {
 	return jumps(text, end_address, target, false);
+}
+
+int explain_nest_head(const explain_nest_block *before, int n, const explain_nest_block *after)
+{
+	if (!before || !after || n < 1 || !after->text || !before[0].text || !before[0].runs ||
+	    after->runs < before[0].runs)
+		return -1;
+	for (int k = 0; k < n; k++) {
+		const explain_nest_block *b = &before[k];
+		if (!b->text || (k > 0 && b->start + b->bytes != before[k - 1].start))
+			return -1;   /* not falling through to the one after it */
+		if (explain_block_jumps_to(after->text, after->start + after->bytes, b->start))
+			return b->runs == after->runs ? k : -1;
+	}
+	return -1;
 }
 
 double explain_nest_overlap_cycles(double cycles, double floor, double rob_entries, double fused_uops, double trips)

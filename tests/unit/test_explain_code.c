@@ -5,6 +5,7 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "explain/explain_internal.h"
 
 Test(explain_code, a_load_into_its_own_address_register_chains)
@@ -149,10 +150,61 @@ Test(explain_code, column_walks_are_constant_strides_and_random_walks_are_not)
 	cr_expect_eq(result.regions[0].core.instructions, 4 * steps);
 	cr_expect_eq(column->core.blocks, 1);   /* three contiguous instructions run equally often */
 	cr_expect_eq(column->core.lines, steps);
-	/* the first two references train the stride; every later one follows it */
-	cr_expect_geq(column->core.strided_lines, steps - 2);
+	/* the first two references train the stride; every later one follows
+	 * it, and is fetched ahead unless it is on another page than the one
+	 * before (a prefetcher stops at the page's end) */
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), same_page = 0;
+	for (size_t i = 2; i < steps; i++)
+		same_page += (0x100000 + i * 1600) / page == (0x100000 + (i - 1) * 1600) / page;
+	cr_expect_eq(column->core.strided_lines, same_page);
+	cr_expect_lt(column->core.strided_lines, steps * 3 / 4);
 	cr_expect_leq(random->core.strided_lines, steps / 100);
 	cr_expect_not(column->core.done);   /* not priced: no llvm-mca asked for */
+	explain_result_free(&result);
+}
+
+/* A stride prefetcher fetches ahead within a page, never across: a walk
+ * that steps a page or more is never fetched ahead, a sweep of
+ * consecutive addresses is (the streamers follow it into the next page),
+ * and so is a walk of two lines a step, up to the page's end. */
+Test(explain_code, strides_are_fetched_ahead_within_a_page_only)
+{
+	char *argv[] = { "/bin/true", NULL };
+	explain_options options;
+	explain_options_init(&options);
+	explain_result result;
+	plumb_status status;
+	cr_assert_eq(explain_result_init(&result, argv, &options, &status), 0, "%s", status.message);
+	explain_code *code;
+	cr_assert_eq(explain_code_new(&code, 0, 64), 0);
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	size_t steps = 4096, n = 0;
+	trace_record *trace = calloc(6 * steps + 8, sizeof *trace);
+	cr_assert_not_null(trace);
+	static const char *const names[] = { "pages", "sweep", "lines" };
+	const uint64_t strides[] = { page + 64, 8, 128 };
+	for (int r = 0; r < 3; r++) {
+		trace_region_marker(&trace[n++], 1, 0, names[r]);
+		for (size_t i = 0; i < steps; i++) {
+			trace[n++] = fetch(0x1000 + 0x100 * (uint64_t)r, 4);
+			trace[n++] = load(0x1000 + 0x100 * (uint64_t)r, 0x10000000 * (uint64_t)(r + 1) + i * strides[r]);
+		}
+		trace_region_marker(&trace[n++], 0, 0, names[r]);
+	}
+	explain_code_batch(code, trace, n);
+	cr_assert_eq(explain_code_finish(code, &result, false), 0);
+	explain_code_free(code);
+	free(trace);
+	explain_region *pages = explain_result_region(&result, "pages"), *sweep = explain_result_region(&result, "sweep"),
+	               *lines = explain_result_region(&result, "lines");
+	cr_expect_eq(pages->core.lines, steps);
+	cr_expect_eq(pages->core.strided_lines, 0);
+	cr_expect_eq(sweep->core.lines, steps * 8 / 64);
+	cr_expect_geq(sweep->core.strided_lines, sweep->core.lines - 1);   /* across every page */
+	/* 128-byte steps: all but the first line of each page, and the two that train */
+	uint64_t crossings = steps * 128 / page;
+	cr_expect_eq(lines->core.lines, steps);
+	cr_expect_eq(lines->core.strided_lines, steps - 2 - crossings + 1);
 	explain_result_free(&result);
 }
 

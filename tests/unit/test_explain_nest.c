@@ -6,6 +6,7 @@
  * memory.  The listings are gcc -O2's for PolyBench kernels. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 #include "explain/explain_internal.h"
 
 /* doitgen's innermost loop and the blocks around it (gcc 12 -O2) */
@@ -60,6 +61,50 @@ Test(explain_nest, a_sum_reset_before_each_run_makes_the_runs_independent)
 	                       "\tcmpq\t%rdx, %r15\n\tjne\t-20\n";
 	cr_expect(explain_nest_runs_independent("\tvxorpd\t%xmm1, %xmm1, %xmm1\n", avx_body));
 	cr_expect_not(explain_nest_runs_independent("\tvaddsd\t%xmm2, %xmm1, %xmm1\n", avx_body));
+}
+
+/* trmm's innermost loop (gcc 12 -O2): the loop around jumps back to a
+ * head that loads the sum and tests whether the run is empty (the
+ * triangle's last row), which falls through to the block before the body */
+static const char *const trmm_head = "\tmovsd\t(%rdx), %xmm0\n\tcmpq\t$199, %r8\n\tje\t54\n";
+static const char *const trmm_before = "\tleaq\t(%rdi,%rax), %r15\n\tmovq\t%rax, %rcx\n\tmovq\t%r10, %rsi\n"
+                                       "\tnopw\t(%rax,%rax)\n";
+static const char *const trmm_body = "\tmovsd\t(%rsi), %xmm1\n\tmulsd\t(%rcx), %xmm1\n\taddq\t$1920, %rcx\n"
+                                     "\taddq\t$1600, %rsi\n\taddsd\t%xmm1, %xmm0\n\tmovsd\t%xmm0, (%rdx)\n"
+                                     "\tcmpq\t%r15, %rcx\n\tjne\t-35\n";
+static const char *const trmm_after = "\tmulsd\t%xmm2, %xmm0\n\taddq\t$8, %rax\n\taddq\t$8, %rdx\n"
+                                      "\tmovsd\t%xmm0, -8(%rdx)\n\tcmpq\t%r9, %rax\n\tjne\t-89\n";
+
+Test(explain_nest, a_nest_may_test_its_trip_count_before_the_body)
+{
+	/* doitgen: the block after jumps back to the block before */
+	explain_nest_block doitgen[] = { { 0x1900, 0x18, 240, doitgen_before } };
+	explain_nest_block doitgen_next = { 0x1939, 13, 240, doitgen_after };
+	cr_expect_eq(explain_nest_head(doitgen, 1, &doitgen_next), 0);
+	/* trmm: to the head a block earlier, which runs once a round (48000)
+	 * where the block before runs once an entry (47760: 240 rounds skip) */
+	explain_nest_block trmm[] = { { 0x136d, 19, 47760, trmm_before }, { 0x1360, 13, 48000, trmm_head },
+	                              { 0x1338, 40, 200, "\tmovl\t%r11d, %ecx\n" } };
+	explain_nest_block trmm_next = { 0x13a3, 22, 48000, trmm_after };
+	cr_expect_eq(explain_nest_head(trmm, 3, &trmm_next), 1);
+	cr_expect_eq(explain_nest_head(trmm, 1, &trmm_next), -1);   /* the head not among those given */
+	/* the sum is reset in the head, not in the block before: the runs are
+	 * independent only with the head's listing */
+	char entry[512];
+	snprintf(entry, sizeof entry, "%s%s", trmm_head, trmm_before);
+	cr_expect(explain_nest_runs_independent(entry, trmm_body));
+	cr_expect_not(explain_nest_runs_independent(trmm_before, trmm_body));
+	/* a head that runs other than once a round is not the loop's */
+	explain_nest_block odd[] = { trmm[0], { 0x1360, 13, 47000, trmm_head } };
+	cr_expect_eq(explain_nest_head(odd, 2, &trmm_next), -1);
+	/* nor one that does not fall through to the block before */
+	explain_nest_block gap[] = { trmm[0], { 0x1350, 13, 48000, trmm_head } };
+	explain_nest_block gap_next = { 0x13a3, 22, 48000, "\tjne\t-99\n" };
+	cr_expect_eq(explain_nest_head(gap, 2, &gap_next), -1);
+	/* a block before that runs more often than the block after: no nest */
+	explain_nest_block busy[] = { { 0x136d, 19, 50000, trmm_before }, trmm[1] };
+	cr_expect_eq(explain_nest_head(busy, 2, &trmm_next), -1);
+	cr_expect_eq(explain_nest_head(NULL, 0, &trmm_next), -1);
 }
 
 Test(explain_nest, runs_overlap_as_the_reorder_buffer_allows)
