@@ -1942,6 +1942,65 @@ static void disassemble_neighbours(const char *mc, const char *dir, const explai
 	free(around);
 }
 
+/* The hot one-block loops at llvm-mca's steady state.  llvm-mca's total
+ * cycles for 100 iterations include the pipeline's fill: the first
+ * iteration's whole latency, a load, its operations and the store at the
+ * end (35 cycles for syrk's 9-instruction body, against 2 an iteration in
+ * the steady state), which the core pays once a run of the loop and
+ * overlaps with the code around it.  Each loop body is priced again as two
+ * copies of itself (200 iterations in 100): the difference is the steady
+ * state's cycles per iteration, and what the single text costs more is
+ * the fill, taken off its cycles (explain_loop_fill_cycles).  Bodies
+ * carrying a value through memory keep their chain, and a loop priced
+ * with its neighbour keeps that price.  The count of loops so priced. */
+static size_t price_steady_loops(const char *mca, const char *cpu, const char *dir, code_block **hot, size_t take)
+{
+	enum { LOOPS = 256 };
+	code_block *body[LOOPS];
+	char *texts[2 * LOOPS];
+	double cycles[2 * LOOPS];
+	size_t n = 0;
+	for (size_t i = 0; i < take && n < LOOPS; i++) {
+		code_block *b = hot[i];
+		if (!b->text || !(b->cycles > 0) || b->through_memory || b->in_loop ||
+		    !explain_block_jumps_to(b->text, b->start + b->bytes, b->start))
+			continue;
+		size_t length = strlen(b->text);
+		char *twice = malloc(2 * length + 2);
+		if (!twice)
+			break;
+		bool newline = length && b->text[length - 1] == '\n';
+		snprintf(twice, 2 * length + 2, "%s%s%s", b->text, newline ? "" : "\n", b->text);
+		body[n] = b, texts[n] = b->text, texts[LOOPS + n] = twice;
+		n++;
+	}
+	size_t priced = 0;
+	char why[PLUMB_MESSAGE_MAX];
+	/* the single and the doubled texts in one run of llvm-mca */
+	char *all[2 * LOOPS];
+	for (size_t k = 0; k < n; k++)
+		all[k] = texts[k], all[n + k] = texts[LOOPS + k];
+	if (n && price_texts(mca, cpu, dir, all, 2 * n, false, 100, cycles, why, sizeof why) == 0) {
+		for (size_t k = 0; k < n; k++) {
+			double fill = explain_loop_fill_cycles(cycles[k], cycles[n + k]);
+			/* never below its throughput: the busiest resource, and its
+			 * fused micro-ops over the width */
+			double floor = body[k]->pressure > 0 ? body[k]->pressure : 0;
+			if (body[k]->dispatch_width > 0 &&
+			    explain_block_fused_uops(body[k]->text, body[k]->instructions) / body[k]->dispatch_width > floor)
+				floor = explain_block_fused_uops(body[k]->text, body[k]->instructions) / body[k]->dispatch_width;
+			double steady = body[k]->cycles - fill < floor ? floor : body[k]->cycles - fill;
+			if (fill > 0 && steady < body[k]->cycles) {
+				body[k]->cycles = steady;
+				priced++;
+			}
+		}
+	}
+	for (size_t k = 0; k < n; k++)
+		free(texts[LOOPS + k]);
+	return priced;
+}
+
 /* A loop of two blocks: a hot block A and the block B right after it,
  * whose last instruction jumps back to A's start (a body that ends in a
  * branch out, then the register moves and the jump back that compilers put
@@ -2240,6 +2299,7 @@ static int price_for_cpu(const char *mca, const char *mc, const char *dir, const
 		return -1;
 	disassemble_neighbours(mc, dir, c, unique, unique_count, hot, take);
 	size_t loops = price_two_block_loops(mca, chosen, dir, unique, unique_count, hot, take, fadd_divisor);
+	(void)price_steady_loops(mca, chosen, dir, hot, take);
 	size_t nests = price_nests(mc, dir, c, unique, unique_count, hot, take);
 	char nearest[96] = "", nested[160] = "";
 	if (chosen != names[0])

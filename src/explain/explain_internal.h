@@ -89,6 +89,12 @@ typedef struct explain_nest_block {
  * around), and before[0] no more often (once an entry of the body).  Its
  * index in before, or -1 when the blocks are not such a nest. */
 int explain_nest_head(const explain_nest_block *before, int n, const explain_nest_block *after);
+/* The pipeline's fill in llvm-mca's cycles per execution of a loop body:
+ * once, its cycles per execution over N iterations; twice, the cycles per
+ * execution of the body written twice, over the same N.  2 once - twice
+ * (what the first iteration's latency adds to N iterations, over N), 0
+ * when the figures do not say. */
+double explain_loop_fill_cycles(double once, double twice);
 /* The block's micro-ops in the core's fused domain: one per instruction,
  * less one where its closing conditional jump fuses with the instruction
  * before (cmp, test, add, sub, and, inc, dec). */

@@ -140,3 +140,15 @@ double explain_block_fused_uops(const char *text, unsigned instructions)
 		fuses = fuses || !strncmp(previous, fusing[k], strlen(fusing[k]));
 	return fuses && instructions > 1 ? instructions - 1.0 : instructions;
 }
+
+double explain_loop_fill_cycles(double once, double twice)
+{
+	/* once: cycles per execution of the text over N iterations, fill
+	 * included; twice: of the text repeated, over the same N (2N bodies).
+	 * The steady state is twice - once per body, the fill N x once - N x
+	 * (twice - once), per execution 2 once - twice */
+	if (!(once > 0) || !(twice > 0) || twice <= once)
+		return 0;
+	double fill = 2 * once - twice;
+	return fill > 0 ? fill : 0;
+}
