@@ -135,6 +135,10 @@ enum {
 typedef struct report_section {
 	const char *name;                        /* its name, and the command it runs unless command says another ("lat") */
 	const char *command;                     /* the command it runs (NULL: name) */
+	/* With command: a saved report of that command is this section's when
+	 * it has this table (report --from DIR/NAME.json, whose own command is
+	 * the one it ran); NULL: never. */
+	const char *own_table;
 	const char *title, *intro;               /* its heading, and the paragraph under it ("": none) */
 	const char *const *arguments;            /* the report's arguments for the command (NULL: none) */
 	const char *const *quick_arguments;      /* with --quick (NULL: arguments) */
@@ -179,6 +183,10 @@ void report_section_list(unsigned mask, const char *separator, char *out, size_t
 #define REPORT_PROGRAM_SECTION "program"
 /* The command a section runs: its record's command, else its name. */
 const char *report_section_command(const char *name);
+/* The section a saved report of one command is (its record's name): the
+ * record that runs that command under another name and whose own_table
+ * the report has, else the command itself. */
+const char *report_section_of(const output_report *report);
 
 /* Where a program's working set lands (the summary's hierarchy, with
  * --program): for the cache levels in order, knee[i] is the knee of the

@@ -147,7 +147,7 @@ static const report_section sections[] = {
 	  .lists = 0,
 	  .summary_input = REPORT_SUMMARY_PERTURB },
 	{ .name = REPORT_PROGRAM_SECTION,
-	  .command = "sim",
+	  .command = "sim", .own_table = "knees",
 	  .title = "Your program's working set",
 	  .intro = "The program given with --program, run once under plumb's simulator (plumb sim --curve data, on this machine's caches): its miss-ratio curve at every data level in one pass (Mattson et al. 1970; Hill and Smith 1989). A level's knee is the smallest capacity that removes nine tenths of the misses any capacity removes; the summary's hierarchy says in which level the working set lands, the knee held against what the level holds for a program here.",
 	  .arguments = program_arguments, .program = true,
@@ -187,6 +187,16 @@ const char *report_section_command(const char *name)
 {
 	const report_section *section = report_section_find(name);
 	return section && section->command ? section->command : name;
+}
+
+const char *report_section_of(const output_report *report)
+{
+	const char *command = output_report_command(report);
+	for (size_t i = 0; command && i < sizeof sections / sizeof sections[0]; i++)
+		if (sections[i].command && sections[i].own_table && !strcmp(sections[i].command, command) &&
+		    output_table_find(report, sections[i].own_table))
+			return sections[i].name;
+	return command;
 }
 
 void report_section_summary_inputs(output_report *const *reports, const char *const *commands, size_t count,

@@ -116,7 +116,9 @@ Test(report_program, working_set_lands_in_the_level_that_holds_it, .timeout = 30
 	snprintf(json, sizeof json, "%s", cli_temp_path("program.json"));
 	/* the path's blank quoted as a shell would */
 	snprintf(line, sizeof line, "'%s' 24576 1000", program);
-	cli_run r = cli_run_plumbv(NULL, "report", "--sections", "topo", "--program", line, "-o", page, NULL);
+	char saved[4200];
+	snprintf(saved, sizeof saved, "%s", cli_temp_path("sections"));
+	cli_run r = cli_run_plumbv(NULL, "report", "--sections", "topo", "--program", line, "-o", page, "-d", saved, NULL);
 	cr_assert_eq(r.exit_code, 0, "%s", r.err);
 	const char *here = 32768 <= l1d ? "L1" : "L2";
 	char *text = cli_read_file(json, NULL);
@@ -164,6 +166,17 @@ Test(report_program, working_set_lands_in_the_level_that_holds_it, .timeout = 30
 	cr_assert_not_null(rebuilt);
 	cr_expect_str_eq(text_of(hierarchy_row(rebuilt, here), "program_lands"), "yes");
 	json_object_put(rebuilt);
+	cli_run_free(&r);
+
+	/* and from the sections' own files (-d): program.json is a plumb sim
+	 * report, which the report knows as the program's section by its table
+	 * of knees */
+	char topo_file[4300], program_file[4300];
+	snprintf(topo_file, sizeof topo_file, "%s/topo.json", saved);
+	snprintf(program_file, sizeof program_file, "%s/program.json", saved);
+	r = cli_run_plumbv(NULL, "report", "--from", topo_file, program_file, "-o", again, NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	cr_expect(strstr(r.out, expected), "%s", r.out);
 	json_object_put(report);
 	cli_run_free(&r);
 }

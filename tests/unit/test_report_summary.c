@@ -715,3 +715,22 @@ Test(report_summary, no_program_no_working_set_columns)
 	output_report_free(s);
 	free_sections();
 }
+
+/* A saved section's own JSON names the command it ran: a plumb sim report
+ * with a table of knees is the program's section (report --from
+ * DIR/program.json), another plumb sim report stays "sim". */
+Test(report_summary, a_saved_program_section_is_known_by_its_knees)
+{
+	output_report *program = program_section(32768, 0, 0);
+	cr_assert_str_eq(report_section_of(program), REPORT_PROGRAM_SECTION);
+	cr_assert_str_eq(report_section_command(REPORT_PROGRAM_SECTION), "sim");
+	output_report_free(program);
+	output_report *sim = output_report_new("sim");
+	output_table_add(sim, "levels", "Levels");
+	cr_assert_str_eq(report_section_of(sim), "sim");
+	output_report_free(sim);
+	output_report *lat = output_report_new("lat");
+	output_table_add(lat, "knees", "Not the program's");
+	cr_assert_str_eq(report_section_of(lat), "lat");
+	output_report_free(lat);
+}
