@@ -201,17 +201,10 @@ static int curve_command(const cli_output *out, const sim_config *config, const 
                          uint64_t interleave_window)
 {
 	plumb_status status;
-	sim_level levels[SIM_LEVEL_COUNT];
-	size_t count = 0;
-	if (sim_curve_levels_parse(level_name, config, levels, &count, &status) != 0)
-		return cli_usage_error("sim", "--curve: %s", status.message);
 	sim_curve *curves[SIM_LEVEL_COUNT] = { 0 };
-	for (size_t l = 0; l < count; l++)
-		if (sim_curve_new(&curves[l], config, levels[l], max_size, &status) != 0) {
-			for (size_t k = 0; k < l; k++)
-				sim_curve_free(curves[k]);
-			return cli_usage_error("sim", "--curve: %s", status.message);
-		}
+	size_t count = 0;
+	if (sim_curve_new_levels(curves, &count, config, level_name, max_size, &status) != 0)
+		return cli_usage_error("sim", "--curve: %s", status.message);
 	const char *valgrind_options[3] = { TRACE_NO_CODE_MAP, NULL, NULL };
 	if (fair_sched)
 		valgrind_options[1] = "--fair-sched=yes";

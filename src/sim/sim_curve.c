@@ -1390,6 +1390,24 @@ int sim_curve_levels_parse(const char *text, const sim_config *config, sim_level
 	}
 }
 
+int sim_curve_new_levels(sim_curve **curves, size_t *count, const sim_config *config, const char *levels,
+                         uint64_t max_size, plumb_status *status)
+{
+	sim_level list[SIM_LEVEL_COUNT];
+	*count = 0;
+	size_t n;
+	if (sim_curve_levels_parse(levels, config, list, &n, status) != 0)
+		return -1;
+	for (size_t l = 0; l < n; l++)
+		if (sim_curve_new(&curves[l], config, list[l], max_size, status) != 0) {
+			for (size_t k = 0; k < l; k++)
+				sim_curve_free(curves[k]);
+			return -1;
+		}
+	*count = n;
+	return 0;
+}
+
 output_report *sim_curve_report(const sim_curve *c, const sim_run_facts *facts, plumb_status *status)
 {
 	return sim_curve_report_all(&c, 1, facts, status);

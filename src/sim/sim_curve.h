@@ -53,6 +53,10 @@ int sim_curve_level_parse(const char *text, sim_level *level, plumb_status *stat
  * prefetcher, no-write-allocate, write-through levels above, an exclusive
  * L3, line sizes that differ) and the exact alternative (plumb sim --sweep). */
 int sim_curve_covers(const sim_config *config, sim_level level, plumb_status *status);
+/* A curve per level of --curve's list (sim_curve_levels_parse) into
+ * curves[0..*count) (room for SIM_LEVEL_COUNT); on failure none is left. */
+int sim_curve_new_levels(sim_curve **curves, size_t *count, const sim_config *config, const char *levels,
+                         uint64_t max_size, plumb_status *status);
 /* max_size: the largest size of the grid in bytes (0: the default). */
 int sim_curve_new(sim_curve **out, const sim_config *config, sim_level level, uint64_t max_size,
                   plumb_status *status);

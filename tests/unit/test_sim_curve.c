@@ -460,6 +460,14 @@ Test(sim_curve, levels_list)
 	cr_assert_eq(sim_curve_levels_parse("l1d,", &c, levels, &n, &status), -1);
 	cr_assert_eq(sim_curve_levels_parse("l1d,l4", &c, levels, &n, &status), -1);
 	cr_assert_eq(sim_curve_levels_parse("", &c, levels, &n, &status), -1);
+	/* made all, or none: this configuration has no L2 */
+	sim_curve *curves[SIM_LEVEL_COUNT];
+	cr_assert_eq(sim_curve_new_levels(curves, &n, &c, "l1d,l2", 0, &status), -1);
+	cr_assert_eq(n, 0);
+	cr_assert(strstr(status.message, "L2"), "%s", status.message);
+	cr_assert_eq(sim_curve_new_levels(curves, &n, &c, "data", 0, &status), 0, "%s", status.message);
+	cr_assert_eq(n, 1);
+	sim_curve_free(curves[0]);
 }
 
 /* Several levels in one pass over a reader (plumb sim --curve data, what
