@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "run.h"
 
@@ -489,6 +490,94 @@ Test(explain_valgrind, on_another_core_its_blocks_are_priced_for_it, .timeout = 
 	cr_expect_not(notes_hold(root, "on the other machine: its core"), "%.4000s", e.out);
 	json_object_put(root);
 	cli_run_free(&e);
+}
+
+/* A wrapper for LLVM's tool NAME (llvm-mca or llvm-mc) that logs each run's
+ * arguments, a line each, into LOG and runs the tool explain would have
+ * found (the newest on PATH). */
+static const char *tool_logger(const char *name, const char *log)
+{
+	static char paths[2][4200];
+	char *path = paths[!strcmp(name, "llvm-mc")];
+	snprintf(path, 4200, "%s", cli_temp_path(name));
+	FILE *f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fprintf(f, "#!/bin/sh\necho \"$*\" >> '%s'\n"
+	           "for t in %s-19 %s-18 %s-17 %s-16 %s %s-15 %s-14; do\n"
+	           "\tp=$(command -v $t) && exec \"$p\" \"$@\"\ndone\nexit 127\n",
+	        log, name, name, name, name, name, name, name);
+	fclose(f);
+	cr_assert_eq(chmod(path, 0700), 0);
+	return path;
+}
+
+/* Issue 25's fast path: pricing the blocks costs a fixed few runs of
+ * LLVM's tools, however many passes read their figures.  One llvm-mc run
+ * disassembles the hot blocks and their neighbours; per core priced (this
+ * one, and another with --on), one llvm-mca run prices every block, its FP
+ * adds' twins and the two-block loops; each CPU name is probed once (whether
+ * llvm-mca knows it, its FP add's and loads' latencies), and LLVM's version
+ * asked at most once.  Before, each pass and each probe was a run of its
+ * own, and the probes were asked again for each core. */
+Test(explain_valgrind, the_blocks_are_priced_in_few_tool_runs, .timeout = 300)
+{
+	need_plumbgrind();
+	uint64_t l2;
+	const char *b = half_l2_report_of(&l2, "AuthenticAMD", "25/97/2");
+	const char *program = compile("explain_target");
+	char mca_log[4200], mc_log[4200];
+	snprintf(mca_log, sizeof mca_log, "%s", cli_temp_path("mca.log"));
+	snprintf(mc_log, sizeof mc_log, "%s", cli_temp_path("mc.log"));
+	unlink(mca_log);
+	unlink(mc_log);
+	setenv("PLUMB_LLVM_MCA", tool_logger("llvm-mca", mca_log), 1);
+	setenv("PLUMB_LLVM_MC", tool_logger("llvm-mc", mc_log), 1);
+	cli_run e = cli_run_plumbv(NULL, "explain", "--runs", "1", "--machine", b, "--on", b, "--json", "--", program,
+	                           "1048576", "262144", "1", "10000", NULL);
+	unsetenv("PLUMB_LLVM_MCA");
+	unsetenv("PLUMB_LLVM_MC");
+	cr_assert_eq(e.exit_code, 0, "%s", e.err);
+	json_object *root = parse(e.out), *meta = NULL, *in_core = NULL;
+	cr_assert(json_object_object_get_ex(root, "meta", &meta) && json_object_object_get_ex(meta, "in_core", &in_core));
+	const char *core = json_object_get_string(in_core);
+	if (!strstr(core, "llvm-mca -mcpu=")) {
+		char reason[600];
+		snprintf(reason, sizeof reason, "%s", core);
+		json_object_put(root);
+		cli_run_free(&e);
+		cr_skip_test("LLVM's tools cannot price blocks here: %s", reason);
+	}
+	bool other = notes_hold(root, "on the other machine: its core's cycles from llvm-mca");
+	json_object_put(root);
+	cli_run_free(&e);
+	size_t size;
+	char *mc = cli_read_file(mc_log, &size), *mca = cli_read_file(mca_log, &size);
+	cr_assert(mc && mca, "no runs logged");
+	int mc_runs = 0, version = 0, pricing = 0;
+	for (const char *p = mc; *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : p + strlen(p))
+		mc_runs++;
+	char probed[16][128];
+	int probes = 0;
+	for (char *line = strtok(mca, "\n"); line; line = strtok(NULL, "\n")) {
+		if (strstr(line, "--version"))
+			version++;
+		else if (strstr(line, "-retire-stats"))
+			pricing++;
+		else {
+			const char *cpu = strstr(line, "-mcpu=");
+			cr_assert(cpu, "an llvm-mca run of no CPU: %s", line);
+			size_t length = strcspn(cpu, " ");
+			for (int k = 0; k < probes; k++)
+				cr_expect(strncmp(probed[k], cpu, length) || probed[k][length], "%.*s probed twice", (int)length, cpu);
+			cr_assert_lt(probes, 16);
+			snprintf(probed[probes++], sizeof probed[0], "%.*s", (int)length, cpu);
+		}
+	}
+	cr_expect_eq(mc_runs, 1, "llvm-mc ran %d times", mc_runs);
+	cr_expect_leq(version, 1, "LLVM's version asked %d times", version);
+	cr_expect_eq(pricing, other ? 2 : 1, "%d pricing runs of llvm-mca for %d core(s)", pricing, other ? 2 : 1);
+	free(mc);
+	free(mca);
 }
 
 /* Issue 28's proof: a region whose working set is three quarters of this
