@@ -17,8 +17,10 @@
  * streams touch is the region's prefetchable fraction.
  *
  * llvm-mc and llvm-mca run through an argument vector (posix_spawnp, never
- * a shell) with a time limit; without them the region keeps the base rate
- * and the result says why. */
+ * a shell) with a time limit, a few runs per pricing (many texts to a run),
+ * their answers kept in the user's cache folder (run_llvm); without them
+ * the region keeps the base rate and the result says why. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -795,6 +797,239 @@ static char *read_all(const char *path, size_t *length)
 	return text;
 }
 
+/* ------------------------------------------------ LLVM's tools, one run */
+
+/* What one CPU name's model says, asked once (probe_cpu): whether this
+ * llvm-mca knows the name, a dependent FP add's latency, and the load
+ * latencies a value carried through memory needs. */
+typedef struct mca_probe {
+	const char *cpu;
+	bool known;
+	double fadd;                /* an addsd's cycles in a chain of them (100 runs), -1 if not priced */
+	double int_load, fp_load;   /* the model's latencies of "movq (%rax), %rax" and "movsd (%rax), %xmm0"; 0 if unsaid */
+} mca_probe;
+
+/* One run of explain's pricing: the tools, their folder, the folder of
+ * their kept answers ("" for none: llvm_cache_open), and what was learnt of
+ * them (LLVM's version, each CPU name's probe), kept so that a second
+ * pricing (the other machine's core, --on) asks nothing twice. */
+typedef struct mca_context {
+	const char *mca, *mc, *dir;
+	char cache[4096];
+	int version;                /* LLVM's major version; -1: not asked yet, 0: unknown */
+	mca_probe probes[8];
+	size_t probe_count;
+} mca_context;
+
+/* A run of llvm-mca or llvm-mc is a function of the tool, its arguments
+ * and its input: the answers are kept, whole, in a folder of the user's
+ * own ($XDG_CACHE_HOME/plumb/llvm, else ~/.cache/plumb/llvm), so that
+ * explaining the same program again runs neither (on md5sum the blocks'
+ * run alone is 0.25 s of CPU).  An entry holds the tool's identity (its
+ * file's device, inode, size and time), the arguments and the input in
+ * full, and is used only when all three are equal: a hash names the file,
+ * never stands for its content.  The folders must be the user's own
+ * directories that no one else can write (no link, mode 0700 when made
+ * here); an entry must be a regular file of the user's.  Anything else, or
+ * $PLUMB_EXPLAIN_CACHE=0, and the tools run every time.  At most
+ * CACHE_ENTRIES entries are kept, the least recently used removed first. */
+#define CACHE_ENTRIES 400
+
+static bool private_folder(const char *path, bool make)
+{
+	if (make && mkdir(path, 0700) != 0 && errno != EEXIST)
+		return false;
+	struct stat st;
+	return lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() && (st.st_mode & 022) == 0;
+}
+
+static void llvm_cache_open(mca_context *x)
+{
+	x->cache[0] = 0;
+	const char *off = getenv("PLUMB_EXPLAIN_CACHE");
+	if (off && !strcmp(off, "0"))
+		return;
+	const char *xdg = secure_getenv("XDG_CACHE_HOME"), *home = secure_getenv("HOME");
+	char base[3900];
+	if (xdg && xdg[0] == '/')   /* the XDG rule: a relative path is ignored */
+		snprintf(base, sizeof base, "%.3800s", xdg);
+	else if (home && home[0] == '/')
+		snprintf(base, sizeof base, "%.3800s/.cache", home);
+	else
+		return;
+	char plumb[sizeof base + 16];
+	snprintf(plumb, sizeof plumb, "%s/plumb", base);
+	if ((mkdir(base, 0700) != 0 && errno != EEXIST) || !private_folder(plumb, true))
+		return;
+	snprintf(x->cache, sizeof x->cache, "%s/llvm", plumb);
+	if (!private_folder(x->cache, true))
+		x->cache[0] = 0;
+}
+
+static void hash_into(uint64_t h[2], const void *data, size_t length)
+{
+	const unsigned char *p = data;
+	for (size_t i = 0; i < length; i++) {
+		h[0] = (h[0] ^ p[i]) * 0x100000001b3ULL;            /* FNV-1a */
+		h[1] = (h[1] + p[i] + 1) * 0x9e3779b97f4a7c15ULL;    /* another, for the file's name only */
+	}
+}
+
+/* The key of a run: the tool's identity, its arguments and its input, in
+ * one malloc'd text (*length bytes); its entry's path into path.  NULL
+ * when the tool or the input cannot be read. */
+static char *cache_key(const mca_context *x, char *const argv[], const char *in, size_t *length, char *path,
+                       size_t path_size)
+{
+	struct stat st;
+	if (stat(argv[0], &st) != 0)
+		return NULL;
+	size_t input_length = 0;
+	char *input = NULL;
+	if (strcmp(in, "/dev/null") != 0 && !(input = read_all(in, &input_length)))
+		return NULL;
+	char *key = NULL;
+	FILE *f = open_memstream(&key, length);
+	if (!f) {
+		free(input);
+		return NULL;
+	}
+	fprintf(f, "plumb-llvm 1\n%llu %llu %lld %lld.%09ld\n", (unsigned long long)st.st_dev,
+	        (unsigned long long)st.st_ino, (long long)st.st_size, (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+	for (size_t i = 1; argv[i]; i++)
+		fprintf(f, "%s%c", argv[i], 0x1f);
+	fprintf(f, "\n%zu\n", input_length);
+	if (input_length)
+		fwrite(input, 1, input_length, f);
+	free(input);
+	if (fclose(f) != 0) {
+		free(key);
+		return NULL;
+	}
+	uint64_t h[2] = { 0xcbf29ce484222325ULL, 0x84222325cbf29ce4ULL };
+	hash_into(h, key, *length);
+	snprintf(path, path_size, "%s/%016llx%016llx", x->cache, (unsigned long long)h[0], (unsigned long long)h[1]);
+	return key;
+}
+
+/* An entry's output into out (and nothing into err) when the entry is
+ * there, the user's, and its key is key. */
+static bool cache_take(const char *path, const char *key, size_t key_length, const char *out, const char *err)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    (uint64_t)st.st_size < key_length || st.st_size > (1 << 30)) {
+		close(fd);
+		return false;
+	}
+	char *entry = malloc((size_t)st.st_size + 1);
+	ssize_t got = entry ? read(fd, entry, (size_t)st.st_size) : -1;
+	if (got == st.st_size)
+		futimens(fd, NULL);   /* used: the last to go */
+	close(fd);
+	bool taken = false;
+	if (got == st.st_size && !memcmp(entry, key, key_length)) {
+		int o = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		int e = open(err, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		size_t left = (size_t)st.st_size - key_length;
+		taken = o >= 0 && e >= 0 && write(o, entry + key_length, left) == (ssize_t)left;
+		if (o >= 0)
+			close(o);
+		if (e >= 0)
+			close(e);
+	}
+	free(entry);
+	return taken;
+}
+
+typedef struct cache_file {
+	time_t used;
+	char name[40];
+} cache_file;
+
+static int by_use(const void *a, const void *b)
+{
+	const cache_file *x = a, *y = b;
+	return (x->used > y->used) - (x->used < y->used);
+}
+
+/* The least recently used entries removed, down to 3/4 of CACHE_ENTRIES,
+ * once there are more than CACHE_ENTRIES. */
+static void cache_trim(const char *folder)
+{
+	DIR *d = opendir(folder);
+	if (!d)
+		return;
+	cache_file files[CACHE_ENTRIES + 64];
+	size_t n = 0, seen = 0;
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL) {
+		if (strlen(e->d_name) != 32 || e->d_name[0] == '.')
+			continue;
+		seen++;
+		struct stat st;
+		if (n < sizeof files / sizeof files[0] && fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+			files[n].used = st.st_mtime;
+			snprintf(files[n].name, sizeof files[n].name, "%s", e->d_name);
+			n++;
+		}
+	}
+	if (seen > CACHE_ENTRIES) {
+		qsort(files, n, sizeof *files, by_use);
+		for (size_t i = 0; i < n && seen > CACHE_ENTRIES * 3 / 4; i++, seen--)
+			unlinkat(dirfd(d), files[i].name, 0);
+	}
+	closedir(d);
+}
+
+/* A run's key and output kept as the entry at path (written aside, then
+ * renamed into place). */
+static void cache_keep(const char *folder, const char *path, const char *key, size_t key_length, const char *out)
+{
+	size_t length;
+	char *output = read_all(out, &length);
+	if (!output)
+		return;
+	char temp[4200];
+	snprintf(temp, sizeof temp, "%s/.new-XXXXXX", folder);
+	int fd = mkstemp(temp);
+	if (fd >= 0) {
+		bool written = write(fd, key, key_length) == (ssize_t)key_length &&
+		               write(fd, output, length) == (ssize_t)length;
+		if (close(fd) != 0 || !written || rename(temp, path) != 0)
+			unlink(temp);
+		else
+			cache_trim(folder);
+	}
+	free(output);
+}
+
+/* run_tool through the kept answers: an answer kept for the same tool,
+ * arguments and input is written to out (exit status 0, nothing on
+ * standard error); a run that exits 0 with nothing on standard error is
+ * kept. */
+static int run_llvm(const mca_context *x, char *const argv[], const char *in, const char *out, const char *err,
+                    int timeout_s, int *exit_code, char *why, size_t why_size)
+{
+	char path[4200];
+	size_t key_length = 0;
+	char *key = x->cache[0] ? cache_key(x, argv, in, &key_length, path, sizeof path) : NULL;
+	if (key && cache_take(path, key, key_length, out, err)) {
+		free(key);
+		*exit_code = 0;
+		return 0;
+	}
+	int rc = run_tool(argv, in, out, err, timeout_s, exit_code, why, why_size);
+	struct stat st;
+	if (key && rc == 0 && *exit_code == 0 && stat(err, &st) == 0 && st.st_size == 0)
+		cache_keep(x->cache, path, key, key_length, out);
+	free(key);
+	return rc;
+}
+
 /* ------------------------------------------------------------- pricing */
 
 typedef struct code_entry {
@@ -1470,9 +1705,10 @@ static bool block_bytes(const explain_code *c, const code_block *b, file_cache *
 }
 
 /* The disassembly of each block (llvm-mc), a ud2 between blocks. */
-static int disassemble(const char *mc, const char *dir, code_block **blocks, size_t n, const explain_code *c,
-                       char *why, size_t why_size)
+static int disassemble(const mca_context *x, code_block **blocks, size_t n, const explain_code *c, char *why,
+                       size_t why_size)
 {
+	const char *mc = x->mc, *dir = x->dir;
 	char in[4200], out[4200], err[4200];
 	snprintf(in, sizeof in, "%s/blocks.hex", dir);
 	snprintf(out, sizeof out, "%s/blocks.s", dir);
@@ -1510,7 +1746,7 @@ static int disassemble(const char *mc, const char *dir, code_block **blocks, siz
 	}
 	char *argv[] = { (char *)mc, "--disassemble", "-triple=x86_64-unknown-linux-gnu", NULL };
 	int code;
-	if (run_tool(argv, in, out, err, TOOL_TIMEOUT_S, &code, why, why_size) != 0) {
+	if (run_llvm(x, argv, in, out, err, TOOL_TIMEOUT_S, &code, why, why_size) != 0) {
 		free(have);
 		return -1;
 	}
@@ -1631,9 +1867,10 @@ typedef struct mca_text {
  * instruction_info: each instruction's latency.  Its output (malloc'd), or
  * NULL: with why set when llvm-mca could not run, empty when no text was
  * left to run. */
-static char *run_mca(const char *mca, const char *cpu, const char *dir, const mca_text *texts, size_t n,
-                     unsigned iterations, bool views, bool instruction_info, int attempts, char *why, size_t why_size)
+static char *run_mca(const mca_context *x, const char *cpu, const mca_text *texts, size_t n, unsigned iterations,
+                     bool views, bool instruction_info, int attempts, char *why, size_t why_size)
 {
+	const char *mca = x->mca, *dir = x->dir;
 	char in[4200], out[4200], err[4200], mcpu[64], runs[32];
 	snprintf(in, sizeof in, "%s/blocks.mca.s", dir);
 	snprintf(out, sizeof out, "%s/mca.out", dir);
@@ -1693,7 +1930,7 @@ static char *run_mca(const char *mca, const char *cpu, const char *dir, const mc
 		                 instruction_info ? "-instruction-info=true" : "-instruction-info=false",
 		                 views ? "-retire-stats" : NULL, NULL };
 		int code;
-		if (run_tool(argv, in, out, err, TOOL_TIMEOUT_S, &code, why, why_size) != 0)
+		if (run_llvm(x, argv, in, out, err, TOOL_TIMEOUT_S, &code, why, why_size) != 0)
 			break;
 		if (code != 0) {
 			char *message = read_all(err, NULL);
@@ -1724,15 +1961,16 @@ static char *run_mca(const char *mca, const char *cpu, const char *dir, const mc
 }
 
 /* LLVM's major version from `llvm-mca --version` ("LLVM version 14.0.6"), 0 if unknown. */
-static int llvm_version(const char *mca, const char *dir)
+static int llvm_version(const mca_context *x)
 {
+	const char *mca = x->mca, *dir = x->dir;
 	char in[4200], out[4200], err[4200], why[256];
 	snprintf(in, sizeof in, "/dev/null");
 	snprintf(out, sizeof out, "%s/probe.out", dir);
 	snprintf(err, sizeof err, "%s/probe.err", dir);
 	char *argv[] = { (char *)mca, "--version", NULL };
 	int code;
-	if (run_tool(argv, in, out, err, 30, &code, why, sizeof why) != 0)
+	if (run_llvm(x, argv, in, out, err, 30, &code, why, sizeof why) != 0)
 		return 0;
 	char *text = read_all(out, NULL);
 	const char *at = text ? strstr(text, "LLVM version ") : NULL;
@@ -1741,30 +1979,10 @@ static int llvm_version(const char *mca, const char *dir)
 	return major;
 }
 
-/* What one CPU name's model says, asked once (probe_cpu): whether this
- * llvm-mca knows the name, a dependent FP add's latency, and the load
- * latencies a value carried through memory needs. */
-typedef struct mca_probe {
-	const char *cpu;
-	bool known;
-	double fadd;                /* an addsd's cycles in a chain of them (100 runs), -1 if not priced */
-	double int_load, fp_load;   /* the model's latencies of "movq (%rax), %rax" and "movsd (%rax), %xmm0"; 0 if unsaid */
-} mca_probe;
-
-/* One run of explain's pricing: the tools, their folder, and what was
- * learnt of them (LLVM's version, each CPU name's probe), kept so that a
- * second pricing (the other machine's core, --on) asks nothing twice. */
-typedef struct mca_context {
-	const char *mca, *mc, *dir;
-	int version;                /* LLVM's major version; -1: not asked yet, 0: unknown */
-	mca_probe probes[8];
-	size_t probe_count;
-} mca_context;
-
 static int mca_version(mca_context *x)
 {
 	if (x->version < 0)
-		x->version = llvm_version(x->mca, x->dir);
+		x->version = llvm_version(x);
 	return x->version;
 }
 
@@ -1793,7 +2011,7 @@ static mca_probe probe_cpu(mca_context *x, const char *name)
 	char *argv[] = { (char *)x->mca, mcpu, "-iterations=100", "-resource-pressure=false", "-instruction-info=true",
 		         NULL };
 	int code;
-	if (run_tool(argv, in, out, err, TOOL_TIMEOUT_S, &code, why, sizeof why) != 0 || code != 0)
+	if (run_llvm(x, argv, in, out, err, TOOL_TIMEOUT_S, &code, why, sizeof why) != 0 || code != 0)
 		return probe;
 	char *message = read_all(err, NULL);
 	probe.known = !(message && strstr(message, "not a recognized processor"));
@@ -2034,7 +2252,7 @@ static int price_blocks(mca_context *x, const char *cpu, code_block **blocks, si
 				snprintf(texts[count++].name, sizeof texts[0].name, "m%zu", k);
 			}
 	}
-	char *text = run_mca(x->mca, cpu, x->dir, texts, count, 100, true, true, 40 * groups, why, why_size);
+	char *text = run_mca(x, cpu, texts, count, 100, true, true, 40 * groups, why, why_size);
 	free(texts);
 	if (!text) {
 		free(plain), free(fast), free(latency), free(rows);
@@ -2513,9 +2731,10 @@ int explain_code_finish(explain_code *c, explain_result *result, bool price_bloc
 				listed_count = add_neighbours(unique, unique_count, listed, take);
 			}
 			mca_context tools = { .mca = mca, .mc = mc, .dir = dir, .version = -1 };
+			llvm_cache_open(&tools);
 			if (!listed)
 				snprintf(why, sizeof why, "out of memory");
-			else if (disassemble(mc, dir, listed, listed_count, c, why, sizeof why) == 0 &&
+			else if (disassemble(&tools, listed, listed_count, c, why, sizeof why) == 0 &&
 			         price_for_cpu(&tools, &cpu, forced, unique, unique_count, hot, take, result->core_source,
 			                       sizeof result->core_source, why, sizeof why) == 0)
 				why[0] = 0;
