@@ -9,7 +9,12 @@
 suite=$1
 shift
 status_file=$(mktemp "${TMPDIR:-/tmp}/plumb-suite-status.XXXXXX") || exit 1
-trap 'rm -f "$status_file"' EXIT
+# explain keeps LLVM's answers in $XDG_CACHE_HOME/plumb/llvm: the tests keep
+# theirs in a folder of their own, never in the user's home.
+cache_dir=$(mktemp -d "${TMPDIR:-/tmp}/plumb-suite-cache.XXXXXX") || exit 1
+XDG_CACHE_HOME=$cache_dir
+export XDG_CACHE_HOME
+trap 'rm -f "$status_file"; rm -rf "$cache_dir"' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 { "$suite" --verbose "$@" 2>&1; echo $? > "$status_file"; } |

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "cli/command.h"
+#include "core/parse.h"
 #include "report/report.h"
 
 const char cmd_report_summary[] = "run the characterisation and write one HTML report with its summary";
@@ -21,6 +22,7 @@ static void usage(FILE *f)
 	report_section_list(REPORT_SECTION_DEFAULT, ",", sections, sizeof sections);
 	report_section_list(REPORT_SECTION_QUICK, ",", quick_sections, sizeof quick_sections);
 	fprintf(f, "usage: plumb report [options] [-o FILE] [--sections LIST] [--quick] [-d DIR]\n"
+	           "                    [--program 'PROGRAM ARGS']\n"
 	           "       plumb report [options] [-o FILE] --from REPORT.json...\n"
 	           "       plumb report --compare A.json B.json [--csv | --json | --html] [-o FILE]\n\n"
 	           "Runs each section's command (as 'plumb COMMAND --json', one process each) and\n"
@@ -39,6 +41,11 @@ static void usage(FILE *f)
 	           "                       trace buffer that halts it rarely enough to change nothing\n"
 	           "  --quick              a shorter run: sections %s\n"
 	           "                       with shorter time caps (about half a minute)\n"
+	           "  --program 'PROGRAM ARGS'\n"
+	           "                       also run PROGRAM once under plumb's simulator (valgrind):\n"
+	           "                       its miss-ratio curves, and the hierarchy's rows say which\n"
+	           "                       level its working set lands in (split into words as a\n"
+	           "                       shell quotes, but never run by a shell: no expansion)\n"
 	           "  -d, --output-dir DIR also keep each section's JSON report in DIR\n"
 	           "  --wide               the summary with every column on a terminal (it otherwise\n"
 	           "                       fits the terminal's width, the columns left out named)\n"
@@ -89,14 +96,15 @@ static int run_compare(int argc, char **argv, const cli_output *out, int html)
 
 int cmd_report(int argc, char **argv)
 {
-	enum { OPT_SECTIONS = 0x2001, OPT_SAVE_DIR, OPT_FROM, OPT_QUICK, OPT_COMPARE, OPT_HTML };
+	enum { OPT_SECTIONS = 0x2001, OPT_SAVE_DIR, OPT_FROM, OPT_QUICK, OPT_COMPARE, OPT_HTML, OPT_PROGRAM };
 	static const struct option options[] = {
 		CLI_OUTPUT_OPTIONS, { "sections", required_argument, 0, OPT_SECTIONS },
 		{ "output-dir", required_argument, 0, OPT_SAVE_DIR },
 		{ "save-dir", required_argument, 0, OPT_SAVE_DIR }, /* the old name (man plumb-report) */ { "from", no_argument, 0, OPT_FROM },
 		{ "quick", no_argument, 0, OPT_QUICK }, { "compare", no_argument, 0, OPT_COMPARE },
-		{ "html", no_argument, 0, OPT_HTML }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
-	const char *save_dir = NULL;
+		{ "html", no_argument, 0, OPT_HTML }, { "program", required_argument, 0, OPT_PROGRAM },
+		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
+	const char *save_dir = NULL, *program_line = NULL;
 	cli_output out = { .format = OUTPUT_TABLE };
 	char list[512];
 	report_section_list(REPORT_SECTION_DEFAULT, ",", list, sizeof list);
@@ -119,11 +127,15 @@ int cmd_report(int argc, char **argv)
 		case OPT_QUICK: quick = 1; break;
 		case OPT_COMPARE: compare = 1; break;
 		case OPT_HTML: html = 1; break;
+		case OPT_PROGRAM: program_line = optarg; break;
 		default: return cli_bad_option("report", c, argv);
 		}
 	}
 	if (compare && from)
 		return cli_usage_error("report", "--compare and --from cannot be combined");
+	if (program_line && (compare || from))
+		return cli_usage_error("report", "--program runs the program: it cannot be combined with %s (a saved "
+		                       "report keeps the program's section)", compare ? "--compare" : "--from");
 	if (compare)
 		return run_compare(argc - optind, argv + optind, &out, html);
 	if (out.format != OUTPUT_TABLE || html)
@@ -141,6 +153,11 @@ int cmd_report(int argc, char **argv)
 		return cli_usage_error("report", "the report is a file: give -o FILE.html");
 
 	plumb_status status;
+	/* The program's words, never a shell's string (docs/bad-input.md, "Security"). */
+	char **program_argv = NULL;
+	size_t program_argc = 0;
+	if (program_line && parse_command_line(program_line, &program_argv, &program_argc, &status) != 0)
+		return cli_usage_error("report", "--program: %s", status.message);
 	/* Fail before minutes of measuring, not after. */
 	char directory[PATH_MAX];
 	snprintf(directory, sizeof directory, "%s", path);
@@ -149,6 +166,7 @@ int cmd_report(int argc, char **argv)
 		*(slash == directory ? slash + 1 : slash) = 0;
 	if (access(slash ? directory : ".", W_OK) != 0) {
 		plumb_fail_errno(&status, errno, "cannot create '%s' (folder '%s')", path, slash ? directory : ".");
+		free(program_argv);
 		return cli_error("report", &status);
 	}
 
@@ -192,22 +210,31 @@ int cmd_report(int argc, char **argv)
 	} else {
 		char program[PATH_MAX];
 		ssize_t n = readlink("/proc/self/exe", program, sizeof program - 1);
-		if (n <= 0)
+		if (n <= 0) {
+			free(program_argv);
 			return cli_usage_error("report", "cannot find the plumb program (/proc/self/exe)");
+		}
 		program[n] = 0;
 		char notes[2][PLUMB_MESSAGE_MAX];
-		int planned = report_plan_sections(list, command_exists, names, MAX_SECTIONS, &count, notes, &status);
+		/* room for the program's section, which comes last */
+		int planned = report_plan_sections(list, command_exists, names, MAX_SECTIONS - (program_argv != NULL), &count,
+		                                   notes, &status);
 		for (int i = 0; i < 2; i++)
 			if (notes[i][0])
 				fprintf(stderr, "plumb report: %s\n", notes[i]);
-		if (planned != 0)
-			return cli_usage_error("report", "%s", status.message);
+		if (planned != 0 || count == 0) {
+			free(program_argv);
+			return cli_usage_error("report", "%s", planned != 0 ? status.message
+			                       : "--sections names no command (e.g. topo,lat)");
+		}
+		if (program_argv)
+			names[count++] = REPORT_PROGRAM_SECTION;
 		for (size_t i = 0; i < count; i++)
 			commands[i] = names[i];
-		if (count == 0)
-			return cli_usage_error("report", "--sections names no command (e.g. topo,lat)");
-		if (report_run_sections(program, "report", names, count, quick, save_dir, reports, failure_text) != 0)
+		if (report_run_sections_with(program, "report", names, count, quick, save_dir, program_argv, reports,
+		                             failure_text) != 0)
 			exit_code = 1;
+		free(program_argv);
 		for (size_t i = 0; i < count; i++)
 			if (failure_text[i][0])
 				failures[i] = failure_text[i];

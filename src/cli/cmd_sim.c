@@ -60,12 +60,14 @@ static void usage(FILE *f)
 	        "      --interleave-window N  records read ahead for --interleave (default 4M)\n"
 	        "      --fair-sched      with a program: Valgrind's --fair-sched=yes (threads take\n"
 	        "                        turns in a fair order; the turns stay long)\n"
-	        "      --curve LEVEL     miss-ratio curve of l1d, l1i, l2 or l3 instead of the\n"
+	        "      --curve LEVELS    miss-ratio curve of l1d, l1i, l2 or l3 instead of the\n"
 	        "                        report: the misses of every size (1 line up to the\n"
 	        "                        footprint) at 1..16 ways and fully associative, LRU,\n"
 	        "                        in one pass (Mattson et al. 1970; Hill and Smith 1989),\n"
-	        "                        for the program and per region; a level below the L1s\n"
-	        "                        sees what missed the configured levels above it\n"
+	        "                        for the program and per region, and each one's knee;\n"
+	        "                        a level below the L1s sees what missed the configured\n"
+	        "                        levels above it.  Several levels in the same pass:\n"
+	        "                        l1d,l2,l3, or data (l1d and every level below it)\n"
 	        "      --curve-max SIZE  the grid's largest size (default 64M, at most 256M)\n"
 	        "  -f, --format F        trace format: auto (default), native, lackey, din\n"
 	        "      --allow-truncated read a cut-short native trace up to its last block\n"
@@ -191,7 +193,7 @@ static int sweep_command(int argc, char **argv)
 	return rc;
 }
 
-/* plumb sim --curve LEVEL: the curve's one pass over the trace or the
+/* plumb sim --curve LEVELS: the curves' one pass over the trace or the
  * program's references (all of them: plumbgrind keeps no L1s itself). */
 static int curve_command(const cli_output *out, const sim_config *config, const sim_config_origin *origin,
                          const char *level_name, uint64_t max_size, char **program, const char *trace_path,
@@ -199,46 +201,47 @@ static int curve_command(const cli_output *out, const sim_config *config, const 
                          uint64_t interleave_window)
 {
 	plumb_status status;
-	sim_level level;
-	if (sim_curve_level_parse(level_name, &level, &status) != 0)
-		return cli_usage_error("sim", "--curve: %s", status.message);
-	sim_curve *curve;
-	if (sim_curve_new(&curve, config, level, max_size, &status) != 0)
+	sim_curve *curves[SIM_LEVEL_COUNT] = { 0 };
+	size_t count = 0;
+	if (sim_curve_new_levels(curves, &count, config, level_name, max_size, &status) != 0)
 		return cli_usage_error("sim", "--curve: %s", status.message);
 	const char *valgrind_options[3] = { TRACE_NO_CODE_MAP, NULL, NULL };
 	if (fair_sched)
 		valgrind_options[1] = "--fair-sched=yes";
-	trace_reader *reader;
+	trace_reader *reader = NULL;
 	int rc = program ? trace_reader_open_command_options(&reader, program, valgrind_options, &status)
 	                 : trace_reader_open(&reader, trace_path, format, &status);
-	if (rc != 0) {
-		sim_curve_free(curve);
-		return cli_error("sim", &status);
-	}
-	if (trace_reader_tool_note(reader))
-		fprintf(stderr, "plumb sim: note: %s\n", trace_reader_tool_note(reader));
-	if (allow_truncated)
-		trace_reader_allow_truncated(reader, 1);
 	trace_interleaver *interleaver = NULL;
-	if (interleave && trace_interleaver_new(&interleaver, interleave, (size_t)interleave_window, &status) != 0) {
-		trace_reader_close(reader, NULL);
-		sim_curve_free(curve);
-		return cli_error("sim", &status);
+	if (rc == 0) {
+		if (trace_reader_tool_note(reader))
+			fprintf(stderr, "plumb sim: note: %s\n", trace_reader_tool_note(reader));
+		if (allow_truncated)
+			trace_reader_allow_truncated(reader, 1);
+		if (interleave && trace_interleaver_new(&interleaver, interleave, (size_t)interleave_window, &status) != 0) {
+			trace_reader_close(reader, NULL);
+			rc = -1;
+		}
 	}
 	uint64_t records = 0;
-	rc = sim_curve_run_reader(curve, reader, interleaver, &records, &status);
-	trace_interleaver_free(interleaver);
-	trace_format used = trace_reader_format(reader);
-	plumb_status close_status;
-	int closed = trace_reader_close(reader, &close_status);
-	if (rc != 0 || closed != 0) {
-		sim_curve_free(curve);
-		return cli_error("sim", rc != 0 ? &status : &close_status);
+	trace_format used = format;
+	if (rc == 0) {
+		rc = sim_curve_run_reader_all(curves, count, reader, interleaver, &records, &status);
+		trace_interleaver_free(interleaver);
+		used = trace_reader_format(reader);
+		plumb_status close_status;
+		if (trace_reader_close(reader, &close_status) != 0 && rc == 0) {
+			status = close_status;
+			rc = -1;
+		}
 	}
-	sim_run_facts facts = { .trace = program ? program[0] : trace_path, .format = used, .records = records,
-		                    .origin = origin };
-	output_report *report = sim_curve_report(curve, &facts, &status);
-	sim_curve_free(curve);
+	output_report *report = NULL;
+	if (rc == 0) {
+		sim_run_facts facts = { .trace = program ? program[0] : trace_path, .format = used, .records = records,
+			                    .origin = origin };
+		report = sim_curve_report_all((const sim_curve *const *)curves, count, &facts, &status);
+	}
+	for (size_t l = 0; l < count; l++)
+		sim_curve_free(curves[l]);
 	if (!report)
 		return cli_error("sim", &status);
 	rc = cli_output_emit(out, report);

@@ -1,6 +1,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -173,4 +174,86 @@ const char *format_size(uint64_t bytes, char *buffer, size_t length)
 	else
 		snprintf(buffer, length, "%.3g%s", v, names[unit]);
 	return buffer;
+}
+
+int parse_command_line(const char *text, char ***argv, size_t *argc, plumb_status *status)
+{
+	*argv = NULL;
+	*argc = 0;
+	size_t length = strlen(text);
+	/* Words take at most the text's bytes and a terminator each; the
+	 * pointers (at most length / 2 + 2 words) go first. */
+	size_t most = length / 2 + 2;
+	char **words = malloc(most * sizeof *words + length + most);
+	if (!words)
+		return plumb_fail_errno(status, ENOMEM, "command line");
+	char *out = (char *)(words + most);
+	size_t n = 0;
+	const char *p = text;
+	for (;;) {
+		while (*p == ' ' || *p == '\t' || *p == '\n')
+			p++;
+		if (!*p)
+			break;
+		words[n++] = out;
+		bool start = true;
+		while (*p && *p != ' ' && *p != '\t' && *p != '\n') {
+			char c = *p;
+			if (c == '\'') {
+				const char *end = strchr(p + 1, '\'');
+				if (!end) {
+					free(words);
+					return plumb_fail(status, EINVAL, "'%s': a ' is not closed", text);
+				}
+				memcpy(out, p + 1, (size_t)(end - p - 1));
+				out += end - p - 1;
+				p = end + 1;
+			} else if (c == '"') {
+				for (p++; *p != '"'; p++) {
+					if (!*p) {
+						free(words);
+						return plumb_fail(status, EINVAL, "'%s': a \" is not closed", text);
+					}
+					if (*p == '$' || *p == '`') {
+						free(words);
+						return plumb_fail(status, EINVAL, "'%s': %c inside \"...\" would be expanded by a shell, "
+						                  "and no shell runs this command: write it inside '...'", text, *p);
+					}
+					if (*p == '\\' && p[1] == '\n') {
+						p++;
+						continue;
+					}
+					if (*p == '\\' && (p[1] == '"' || p[1] == '\\' || p[1] == '$' || p[1] == '`'))
+						p++;
+					*out++ = *p;
+				}
+				p++;
+			} else if (c == '\\') {
+				if (!p[1]) {
+					free(words);
+					return plumb_fail(status, EINVAL, "'%s': a \\ ends it", text);
+				}
+				if (p[1] != '\n')
+					*out++ = p[1];
+				p += 2;
+			} else if (strchr("|&;<>()$`*?[", c) || (start && (c == '#' || c == '~'))) {
+				free(words);
+				return plumb_fail(status, EINVAL, "'%s': %c means something to a shell, and no shell runs this "
+				                  "command: quote it ('%c') to pass it as it is", text, c, c);
+			} else {
+				*out++ = c;
+				p++;
+			}
+			start = false;
+		}
+		*out++ = 0;
+	}
+	if (n == 0) {
+		free(words);
+		return plumb_fail(status, EINVAL, "no command: the text is empty");
+	}
+	words[n] = NULL;
+	*argv = words;
+	*argc = n;
+	return 0;
 }

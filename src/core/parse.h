@@ -18,6 +18,16 @@ int parse_int(const char *text, long min, long max, long *out, plumb_status *sta
 int parse_double(const char *text, double min, double max, double *out, plumb_status *status);
 /* CPU list "0-3,6,8-9" into cpus[] (at most max entries); count in *n. */
 int parse_cpu_list(const char *text, int *cpus, int max, int *n, plumb_status *status);
+/* A command line typed as one word ("./prog --size '24 KiB' 3") into an
+ * argument vector, as a POSIX shell quotes, and nothing else: words split
+ * at blanks; '...' keeps everything; "..." keeps everything but \" \\ \$
+ * \` (backslash-newline is dropped); \ outside quotes keeps the next
+ * character.  No variable, glob, tilde or command is expanded, so what a
+ * shell would expand is refused rather than passed on changed: an
+ * unquoted | & ; < > ( ) $ ` * ? [ anywhere, or # ~ at a word's start,
+ * and an unclosed quote.  *argv (NULL-terminated, *argc words, at least
+ * one) is one allocation: free(*argv). */
+int parse_command_line(const char *text, char ***argv, size_t *argc, plumb_status *status);
 /* Formats a byte count as "32KiB", "1MiB", "1.5MiB", "4096B". */
 const char *format_size(uint64_t bytes, char *buffer, size_t length);
 

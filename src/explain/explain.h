@@ -303,11 +303,6 @@ void explain_predict(const explain_machine *machine, double ipc_base, const expl
 void explain_predict_all(explain_result *result);
 /* The region named so, created when absent (NULL when out of memory). */
 explain_region *explain_result_region(explain_result *result, const char *name);
-/* A region's knee on result->curve (region: sim_curve's index, SIZE_MAX for
- * the whole program): the smallest capacity of the fully associative curve
- * whose misses lie within a tenth of the way from the largest capacity's
- * (*least) to one line's (*most); 0 when no capacity removes a miss. */
-uint64_t explain_curve_knee(const struct sim_curve *c, size_t region, uint64_t *most, uint64_t *least);
 void explain_result_note(explain_result *result, const char *format, ...) __attribute__((format(printf, 2, 3)));
 
 /* The report: tables "regions" (region, measured_ns, ci95_ns, runs,

@@ -17,8 +17,10 @@
  * streams touch is the region's prefetchable fraction.
  *
  * llvm-mc and llvm-mca run through an argument vector (posix_spawnp, never
- * a shell) with a time limit; without them the region keeps the base rate
- * and the result says why. */
+ * a shell) with a time limit, a few runs per pricing (many texts to a run),
+ * their answers kept in the user's cache folder (run_llvm); without them
+ * the region keeps the base rate and the result says why. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -102,7 +104,7 @@ struct explain_code {
 	code_thread *threads;
 	size_t thread_count;
 	code_mapping *maps;
-	size_t map_count, map_capacity;
+	size_t map_count, map_capacity, map_hint;   /* map_hint: the mapping last found (mapped) */
 	/* the compact stream's definitions (explain_code_compact) */
 	uint64_t stream;
 	code_definition *definitions;
@@ -442,11 +444,32 @@ static void read_maps(explain_code *c)
 	fclose(f);
 }
 
+/* Whether address lies in an executable file mapping already read: the
+ * maps are read again (read_maps) only for code outside them.  Valgrind's
+ * process has hundreds of mappings, and reading them for every batch of new
+ * code was 5% of explain's CPU time on md5sum (3663 reads); a mapping read
+ * later than before is the same mapping, read while its code runs. */
+static bool mapped(explain_code *c, uint64_t address)
+{
+	if (c->map_hint < c->map_count && address >= c->maps[c->map_hint].start && address < c->maps[c->map_hint].end)
+		return true;
+	for (size_t m = 0; m < c->map_count; m++)
+		if (address >= c->maps[m].start && address < c->maps[m].end) {
+			c->map_hint = m;
+			return true;
+		}
+	return false;
+}
+
 void explain_code_batch(explain_code *c, const trace_record *records, size_t n)
 {
 	if (!c || c->failed)
 		return;
-	read_maps(c);
+	for (size_t r = 0; r < n; r++)
+		if (records[r].kind == TRACE_INSTRUCTION && !mapped(c, records[r].address)) {
+			read_maps(c);
+			break;
+		}
 	for (size_t r = 0; r < n && !c->failed; r++) {
 		const trace_record *rec = &records[r];
 		code_thread *t = thread_of(c, rec->thread);
@@ -570,9 +593,13 @@ static bool learn_definitions(explain_code *c, const trace_compact *run)
 			}
 		}
 	}
-	c->definition_count = run->definitions;
 	/* new code ran: perhaps from a file mapped since */
-	read_maps(c);
+	for (size_t f = c->definitions[c->definition_count].fetch_first; f < c->fetch_count; f++)
+		if (!mapped(c, c->fetches[f].address)) {
+			read_maps(c);
+			break;
+		}
+	c->definition_count = run->definitions;
 	return true;
 }
 
@@ -787,6 +814,239 @@ static char *read_all(const char *path, size_t *length)
 	return text;
 }
 
+/* ------------------------------------------------ LLVM's tools, one run */
+
+/* What one CPU name's model says, asked once (probe_cpu): whether this
+ * llvm-mca knows the name, a dependent FP add's latency, and the load
+ * latencies a value carried through memory needs. */
+typedef struct mca_probe {
+	const char *cpu;
+	bool known;
+	double fadd;                /* an addsd's cycles in a chain of them (100 runs), -1 if not priced */
+	double int_load, fp_load;   /* the model's latencies of "movq (%rax), %rax" and "movsd (%rax), %xmm0"; 0 if unsaid */
+} mca_probe;
+
+/* One run of explain's pricing: the tools, their folder, the folder of
+ * their kept answers ("" for none: llvm_cache_open), and what was learnt of
+ * them (LLVM's version, each CPU name's probe), kept so that a second
+ * pricing (the other machine's core, --on) asks nothing twice. */
+typedef struct mca_context {
+	const char *mca, *mc, *dir;
+	char cache[4096];
+	int version;                /* LLVM's major version; -1: not asked yet, 0: unknown */
+	mca_probe probes[8];
+	size_t probe_count;
+} mca_context;
+
+/* A run of llvm-mca or llvm-mc is a function of the tool, its arguments
+ * and its input: the answers are kept, whole, in a folder of the user's
+ * own ($XDG_CACHE_HOME/plumb/llvm, else ~/.cache/plumb/llvm), so that
+ * explaining the same program again runs neither (on md5sum the blocks'
+ * run alone is 0.25 s of CPU).  An entry holds the tool's identity (its
+ * file's device, inode, size and time), the arguments and the input in
+ * full, and is used only when all three are equal: a hash names the file,
+ * never stands for its content.  The folders must be the user's own
+ * directories that no one else can write (no link, mode 0700 when made
+ * here); an entry must be a regular file of the user's.  Anything else, or
+ * $PLUMB_EXPLAIN_CACHE=0, and the tools run every time.  At most
+ * CACHE_ENTRIES entries are kept, the least recently used removed first. */
+#define CACHE_ENTRIES 400
+
+static bool private_folder(const char *path, bool make)
+{
+	if (make && mkdir(path, 0700) != 0 && errno != EEXIST)
+		return false;
+	struct stat st;
+	return lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() && (st.st_mode & 022) == 0;
+}
+
+static void llvm_cache_open(mca_context *x)
+{
+	x->cache[0] = 0;
+	const char *off = getenv("PLUMB_EXPLAIN_CACHE");
+	if (off && !strcmp(off, "0"))
+		return;
+	const char *xdg = secure_getenv("XDG_CACHE_HOME"), *home = secure_getenv("HOME");
+	char base[3900];
+	if (xdg && xdg[0] == '/')   /* the XDG rule: a relative path is ignored */
+		snprintf(base, sizeof base, "%.3800s", xdg);
+	else if (home && home[0] == '/')
+		snprintf(base, sizeof base, "%.3800s/.cache", home);
+	else
+		return;
+	char plumb[sizeof base + 16];
+	snprintf(plumb, sizeof plumb, "%s/plumb", base);
+	if ((mkdir(base, 0700) != 0 && errno != EEXIST) || !private_folder(plumb, true))
+		return;
+	snprintf(x->cache, sizeof x->cache, "%s/llvm", plumb);
+	if (!private_folder(x->cache, true))
+		x->cache[0] = 0;
+}
+
+static void hash_into(uint64_t h[2], const void *data, size_t length)
+{
+	const unsigned char *p = data;
+	for (size_t i = 0; i < length; i++) {
+		h[0] = (h[0] ^ p[i]) * 0x100000001b3ULL;            /* FNV-1a */
+		h[1] = (h[1] + p[i] + 1) * 0x9e3779b97f4a7c15ULL;    /* another, for the file's name only */
+	}
+}
+
+/* The key of a run: the tool's identity, its arguments and its input, in
+ * one malloc'd text (*length bytes); its entry's path into path.  NULL
+ * when the tool or the input cannot be read. */
+static char *cache_key(const mca_context *x, char *const argv[], const char *in, size_t *length, char *path,
+                       size_t path_size)
+{
+	struct stat st;
+	if (stat(argv[0], &st) != 0)
+		return NULL;
+	size_t input_length = 0;
+	char *input = NULL;
+	if (strcmp(in, "/dev/null") != 0 && !(input = read_all(in, &input_length)))
+		return NULL;
+	char *key = NULL;
+	FILE *f = open_memstream(&key, length);
+	if (!f) {
+		free(input);
+		return NULL;
+	}
+	fprintf(f, "plumb-llvm 1\n%llu %llu %lld %lld.%09ld\n", (unsigned long long)st.st_dev,
+	        (unsigned long long)st.st_ino, (long long)st.st_size, (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+	for (size_t i = 1; argv[i]; i++)
+		fprintf(f, "%s%c", argv[i], 0x1f);
+	fprintf(f, "\n%zu\n", input_length);
+	if (input_length)
+		fwrite(input, 1, input_length, f);
+	free(input);
+	if (fclose(f) != 0) {
+		free(key);
+		return NULL;
+	}
+	uint64_t h[2] = { 0xcbf29ce484222325ULL, 0x84222325cbf29ce4ULL };
+	hash_into(h, key, *length);
+	snprintf(path, path_size, "%s/%016llx%016llx", x->cache, (unsigned long long)h[0], (unsigned long long)h[1]);
+	return key;
+}
+
+/* An entry's output into out (and nothing into err) when the entry is
+ * there, the user's, and its key is key. */
+static bool cache_take(const char *path, const char *key, size_t key_length, const char *out, const char *err)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    (uint64_t)st.st_size < key_length || st.st_size > (1 << 30)) {
+		close(fd);
+		return false;
+	}
+	char *entry = malloc((size_t)st.st_size + 1);
+	ssize_t got = entry ? read(fd, entry, (size_t)st.st_size) : -1;
+	if (got == st.st_size)
+		futimens(fd, NULL);   /* used: the last to go */
+	close(fd);
+	bool taken = false;
+	if (got == st.st_size && !memcmp(entry, key, key_length)) {
+		int o = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		int e = open(err, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		size_t left = (size_t)st.st_size - key_length;
+		taken = o >= 0 && e >= 0 && write(o, entry + key_length, left) == (ssize_t)left;
+		if (o >= 0)
+			close(o);
+		if (e >= 0)
+			close(e);
+	}
+	free(entry);
+	return taken;
+}
+
+typedef struct cache_file {
+	time_t used;
+	char name[40];
+} cache_file;
+
+static int by_use(const void *a, const void *b)
+{
+	const cache_file *x = a, *y = b;
+	return (x->used > y->used) - (x->used < y->used);
+}
+
+/* The least recently used entries removed, down to 3/4 of CACHE_ENTRIES,
+ * once there are more than CACHE_ENTRIES. */
+static void cache_trim(const char *folder)
+{
+	DIR *d = opendir(folder);
+	if (!d)
+		return;
+	cache_file files[CACHE_ENTRIES + 64];
+	size_t n = 0, seen = 0;
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL) {
+		if (strlen(e->d_name) != 32 || e->d_name[0] == '.')
+			continue;
+		seen++;
+		struct stat st;
+		if (n < sizeof files / sizeof files[0] && fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+			files[n].used = st.st_mtime;
+			snprintf(files[n].name, sizeof files[n].name, "%s", e->d_name);
+			n++;
+		}
+	}
+	if (seen > CACHE_ENTRIES) {
+		qsort(files, n, sizeof *files, by_use);
+		for (size_t i = 0; i < n && seen > CACHE_ENTRIES * 3 / 4; i++, seen--)
+			unlinkat(dirfd(d), files[i].name, 0);
+	}
+	closedir(d);
+}
+
+/* A run's key and output kept as the entry at path (written aside, then
+ * renamed into place). */
+static void cache_keep(const char *folder, const char *path, const char *key, size_t key_length, const char *out)
+{
+	size_t length;
+	char *output = read_all(out, &length);
+	if (!output)
+		return;
+	char temp[4200];
+	snprintf(temp, sizeof temp, "%s/.new-XXXXXX", folder);
+	int fd = mkstemp(temp);
+	if (fd >= 0) {
+		bool written = write(fd, key, key_length) == (ssize_t)key_length &&
+		               write(fd, output, length) == (ssize_t)length;
+		if (close(fd) != 0 || !written || rename(temp, path) != 0)
+			unlink(temp);
+		else
+			cache_trim(folder);
+	}
+	free(output);
+}
+
+/* run_tool through the kept answers: an answer kept for the same tool,
+ * arguments and input is written to out (exit status 0, nothing on
+ * standard error); a run that exits 0 with nothing on standard error is
+ * kept. */
+static int run_llvm(const mca_context *x, char *const argv[], const char *in, const char *out, const char *err,
+                    int timeout_s, int *exit_code, char *why, size_t why_size)
+{
+	char path[4200];
+	size_t key_length = 0;
+	char *key = x->cache[0] ? cache_key(x, argv, in, &key_length, path, sizeof path) : NULL;
+	if (key && cache_take(path, key, key_length, out, err)) {
+		free(key);
+		*exit_code = 0;
+		return 0;
+	}
+	int rc = run_tool(argv, in, out, err, timeout_s, exit_code, why, why_size);
+	struct stat st;
+	if (key && rc == 0 && *exit_code == 0 && stat(err, &st) == 0 && st.st_size == 0)
+		cache_keep(x->cache, path, key, key_length, out);
+	free(key);
+	return rc;
+}
+
 /* ------------------------------------------------------------- pricing */
 
 typedef struct code_entry {
@@ -812,6 +1072,8 @@ typedef struct code_block {
 	double rob_entries;         /* llvm-mca's model: the reorder buffer */
 	bool in_loop;               /* priced with its neighbour as one loop (price_two_block_loops) */
 	bool in_nest;               /* its runs overlapped in the loop around (price_nests) */
+	double once_cycles;         /* a one-block loop's cycles per execution as llvm-mca gave them, */
+	double twice_cycles;        /* and of its text written twice (price_steady_loops); 0: none */
 	unsigned carried_count;
 	char *text;                 /* the disassembly, one instruction a line */
 } code_block;
@@ -1463,9 +1725,10 @@ static bool block_bytes(const explain_code *c, const code_block *b, file_cache *
 }
 
 /* The disassembly of each block (llvm-mc), a ud2 between blocks. */
-static int disassemble(const char *mc, const char *dir, code_block **blocks, size_t n, const explain_code *c,
-                       char *why, size_t why_size)
+static int disassemble(const mca_context *x, code_block **blocks, size_t n, const explain_code *c, char *why,
+                       size_t why_size)
 {
+	const char *mc = x->mc, *dir = x->dir;
 	char in[4200], out[4200], err[4200];
 	snprintf(in, sizeof in, "%s/blocks.hex", dir);
 	snprintf(out, sizeof out, "%s/blocks.s", dir);
@@ -1503,7 +1766,7 @@ static int disassemble(const char *mc, const char *dir, code_block **blocks, siz
 	}
 	char *argv[] = { (char *)mc, "--disassemble", "-triple=x86_64-unknown-linux-gnu", NULL };
 	int code;
-	if (run_tool(argv, in, out, err, TOOL_TIMEOUT_S, &code, why, why_size) != 0) {
+	if (run_llvm(x, argv, in, out, err, TOOL_TIMEOUT_S, &code, why, why_size) != 0) {
 		free(have);
 		return -1;
 	}
@@ -1606,16 +1869,28 @@ static void read_model_view(const char *region, const char *next, double iterati
 	b->pressure = busiest;
 }
 
-/* Runs llvm-mca over texts[0..n) as the regions "r<i>" (a NULL text left
- * out), each line as mca_line gives it (FP adds as their integer twins with
- * fadd_twins); a text llvm-mca rejects ("<stdin>:LINE:COL: error") is left
- * out and the rest run again.  views: the resource pressure and retire
- * statistics too; instruction_info: each instruction's latency.  Its
- * output (malloc'd), or NULL: with why set when llvm-mca could not run,
- * empty when no text was left to run. */
-static char *run_mca(const char *mca, const char *cpu, const char *dir, char *const *texts, size_t n, bool fadd_twins,
-                     unsigned iterations, bool views, bool instruction_info, char *why, size_t why_size)
+/* One llvm-mca input text: its region's name ("r12": a letter and an
+ * index), and whether its FP adds and subtracts go as their integer twins
+ * (latency 1, explain_block_fadd_twin). */
+typedef struct mca_text {
+	const char *text;
+	char name[24];
+	bool twin;
+} mca_text;
+
+/* Runs llvm-mca over texts[0..n) as one region each, each line as mca_line
+ * gives it (or its FP add's twin); a text llvm-mca rejects
+ * ("<stdin>:LINE:COL: error") is left out and the rest run again, up to
+ * `attempts` runs.  llvm-mca prices each region alone (a pipeline of its
+ * own), so one run over many texts gives what a run per text gives, for
+ * one process.  views: the resource pressure and retire statistics too;
+ * instruction_info: each instruction's latency.  Its output (malloc'd), or
+ * NULL: with why set when llvm-mca could not run, empty when no text was
+ * left to run. */
+static char *run_mca(const mca_context *x, const char *cpu, const mca_text *texts, size_t n, unsigned iterations,
+                     bool views, bool instruction_info, int attempts, char *why, size_t why_size)
 {
+	const char *mca = x->mca, *dir = x->dir;
 	char in[4200], out[4200], err[4200], mcpu[64], runs[32];
 	snprintf(in, sizeof in, "%s/blocks.mca.s", dir);
 	snprintf(out, sizeof out, "%s/mca.out", dir);
@@ -1631,7 +1906,7 @@ static char *run_mca(const char *mca, const char *cpu, const char *dir, char *co
 		return NULL;
 	}
 	char *output = NULL;
-	for (int attempt = 0; attempt < 40; attempt++) {
+	for (int attempt = 0; attempt < attempts; attempt++) {
 		FILE *f = fopen(in, "w");
 		if (!f) {
 			snprintf(why, why_size, "%.200s: %s", in, strerror(errno));
@@ -1640,16 +1915,16 @@ static char *run_mca(const char *mca, const char *cpu, const char *dir, char *co
 		size_t line_no = 1, regions = 0;
 		for (size_t i = 0; i < n; i++) {
 			first[i] = line_no;
-			if (!texts[i] || skip[i])
+			if (!texts[i].text || skip[i])
 				continue;
-			fprintf(f, "# LLVM-MCA-BEGIN r%zu\n", i);
+			fprintf(f, "# LLVM-MCA-BEGIN %s\n", texts[i].name);
 			line_no++;
-			for (const char *p = texts[i]; *p;) {
+			for (const char *p = texts[i].text; *p;) {
 				size_t len = strcspn(p, "\n");
 				char one[512], rewritten[600];
 				snprintf(one, sizeof one, "%.*s", (int)(len < 500 ? len : 500), p);
 				size_t mnemonic_length;
-				const char *twin = fadd_twins ? explain_block_fadd_twin(one, &mnemonic_length) : NULL;
+				const char *twin = texts[i].twin ? explain_block_fadd_twin(one, &mnemonic_length) : NULL;
 				const char *rest = one + strspn(one, " \t");
 				if (twin)
 					fprintf(f, "\t%s%s\n", twin, rest + mnemonic_length);
@@ -1660,7 +1935,7 @@ static char *run_mca(const char *mca, const char *cpu, const char *dir, char *co
 				line_no++;
 				p += len + (p[len] == '\n');
 			}
-			fprintf(f, "# LLVM-MCA-END r%zu\n", i);
+			fprintf(f, "# LLVM-MCA-END %s\n", texts[i].name);
 			line_no++;
 			regions++;
 		}
@@ -1675,7 +1950,7 @@ static char *run_mca(const char *mca, const char *cpu, const char *dir, char *co
 		                 instruction_info ? "-instruction-info=true" : "-instruction-info=false",
 		                 views ? "-retire-stats" : NULL, NULL };
 		int code;
-		if (run_tool(argv, in, out, err, TOOL_TIMEOUT_S, &code, why, why_size) != 0)
+		if (run_llvm(x, argv, in, out, err, TOOL_TIMEOUT_S, &code, why, why_size) != 0)
 			break;
 		if (code != 0) {
 			char *message = read_all(err, NULL);
@@ -1705,93 +1980,17 @@ static char *run_mca(const char *mca, const char *cpu, const char *dir, char *co
 	return output;
 }
 
-/* Each block's cycles per execution (llvm-mca's total cycles over its
- * iterations, steady state). */
-enum { PRICE_PLAIN, PRICE_CARRIED, PRICE_FAST_ADD };
-
-static int price(const char *mca, const char *cpu, const char *dir, code_block **blocks, size_t n, int mode,
-                 const explain_chain_costs *costs, char *why, size_t why_size)
-{
-	bool aliasing = mode == PRICE_CARRIED, fast = mode == PRICE_FAST_ADD, plain = !aliasing && !fast;
-	char **texts = calloc(n ? n : 1, sizeof *texts);
-	if (!texts) {
-		snprintf(why, why_size, "out of memory");
-		return -1;
-	}
-	for (size_t i = 0; i < n; i++)
-		if (blocks[i]->text && !(aliasing && !blocks[i]->through_memory) && !(fast && !blocks[i]->has_fadd) &&
-		    !((aliasing || fast) && !(blocks[i]->cycles > 0)))
-			texts[i] = blocks[i]->text;
-	char *text = run_mca(mca, cpu, dir, texts, n, fast, 100, plain, aliasing, why, why_size);
-	free(texts);
-	if (!text) {
-		if (why[0])
-			return -1;
-		if (plain) {
-			snprintf(why, why_size, "no block could be disassembled");
-			return -1;
-		}
-		return 0;   /* no such block */
-	}
-	for (const char *p = strstr(text, "Code Region - r"); p; p = strstr(p + 1, "Code Region - r")) {
-		size_t i = strtoul(p + 15, NULL, 10);
-		const char *iter = strstr(p, "Iterations:"), *cycles = strstr(p, "Total Cycles:");
-		if (i >= n || !iter || !cycles)
-			continue;
-		double iterations = strtod(iter + 11, NULL), total = strtod(cycles + 13, NULL);
-		if (fast) {
-			if (iterations > 0 && total > 0)
-				blocks[i]->fast_cycles = total / iterations;
-			continue;
-		}
-		if (iterations > 0 && total > 0 && total / iterations > blocks[i]->cycles)
-			blocks[i]->cycles = total / iterations;
-		if (plain)
-			read_model_view(p, strstr(p + 1, "Code Region - r"), iterations, blocks[i]);
-		const char *info = aliasing ? strstr(p, "Instructions:\n") : NULL;
-		const char *next = strstr(p + 1, "Code Region - r");
-		if (info && (!next || info < next) && blocks[i]->carried_count) {
-			/* llvm-mca takes loads and stores not to alias: a value
-			 * carried through memory costs, per execution, at least the
-			 * latency of the load that reads it (with the operation it
-			 * feeds) and of the store that writes it back */
-			double latency[MAX_BLOCK] = { 0 };
-			unsigned rows = 0;
-			const char *q = strchr(info, '\n') + 1;
-			while (rows < MAX_BLOCK && q && *q == ' ') {
-				unsigned uops;
-				double lat;
-				if (sscanf(q, " %u %lf", &uops, &lat) == 2)
-					latency[rows++] = lat;
-				else
-					break;
-				q = strchr(q, '\n');
-				q = q ? q + 1 : NULL;
-			}
-			for (unsigned k = 0; k < blocks[i]->carried_count; k++) {
-				unsigned ld = blocks[i]->carried[k][0], st = blocks[i]->carried[k][1];
-				if (ld >= rows || st >= rows)
-					continue;
-				double chain = explain_block_memory_chain(blocks[i]->text, latency, rows, ld, st, costs);
-				if (chain > blocks[i]->cycles)
-					blocks[i]->cycles = chain;
-			}
-		}
-	}
-	free(text);
-	return 0;
-}
-
 /* LLVM's major version from `llvm-mca --version` ("LLVM version 14.0.6"), 0 if unknown. */
-static int llvm_version(const char *mca, const char *dir)
+static int llvm_version(const mca_context *x)
 {
+	const char *mca = x->mca, *dir = x->dir;
 	char in[4200], out[4200], err[4200], why[256];
 	snprintf(in, sizeof in, "/dev/null");
 	snprintf(out, sizeof out, "%s/probe.out", dir);
 	snprintf(err, sizeof err, "%s/probe.err", dir);
 	char *argv[] = { (char *)mca, "--version", NULL };
 	int code;
-	if (run_tool(argv, in, out, err, 30, &code, why, sizeof why) != 0)
+	if (run_llvm(x, argv, in, out, err, 30, &code, why, sizeof why) != 0)
 		return 0;
 	char *text = read_all(out, NULL);
 	const char *at = text ? strstr(text, "LLVM version ") : NULL;
@@ -1800,29 +1999,68 @@ static int llvm_version(const char *mca, const char *dir)
 	return major;
 }
 
-/* Cycles per run of each text (llvm-mca, `iterations` runs) into cycles[]
- * (-1 where llvm-mca could not price it: that text is left out and the rest
- * priced again); with fadd_twins, each FP add or subtract priced as its
- * integer twin (latency 1).  0, or -1 with why when llvm-mca cannot run. */
-static int price_texts(const char *mca, const char *cpu, const char *dir, char *const *texts, size_t n,
-                       bool fadd_twins, unsigned iterations, double *cycles, char *why, size_t why_size)
+static int mca_version(mca_context *x)
 {
-	for (size_t i = 0; i < n; i++)
-		cycles[i] = -1;
-	char *text = run_mca(mca, cpu, dir, texts, n, fadd_twins, iterations, false, false, why, why_size);
-	if (!text)
-		return why[0] ? -1 : 0;
-	for (const char *p = strstr(text, "Code Region - r"); p; p = strstr(p + 1, "Code Region - r")) {
-		size_t i = strtoul(p + 15, NULL, 10);
-		const char *iter = strstr(p, "Iterations:"), *total = strstr(p, "Total Cycles:");
-		if (i >= n || !iter || !total)
-			continue;
-		double runs_done = strtod(iter + 11, NULL), sum = strtod(total + 13, NULL);
+	if (x->version < 0)
+		x->version = llvm_version(x);
+	return x->version;
+}
+
+/* The name's probe: one llvm-mca run of two regions, a chain of FP adds
+ * (their latency, from 100 runs) and the two loads (their latencies, from
+ * the instruction info), which also says whether llvm-mca knows the name.
+ * Taken from the context when it was asked before. */
+static mca_probe probe_cpu(mca_context *x, const char *name)
+{
+	for (size_t i = 0; i < x->probe_count; i++)
+		if (!strcmp(x->probes[i].cpu, name))
+			return x->probes[i];
+	mca_probe probe = { .cpu = name, .fadd = -1 };
+	char in[4200], out[4200], err[4200], mcpu[64], why[256];
+	snprintf(in, sizeof in, "%s/probe.s", x->dir);
+	snprintf(out, sizeof out, "%s/probe.out", x->dir);
+	snprintf(err, sizeof err, "%s/probe.err", x->dir);
+	snprintf(mcpu, sizeof mcpu, "-mcpu=%s", name);
+	FILE *f = fopen(in, "w");
+	if (!f)
+		return probe;
+	fputs("# LLVM-MCA-BEGIN fadd\n\taddsd\t%xmm1, %xmm0\n# LLVM-MCA-END fadd\n"
+	      "# LLVM-MCA-BEGIN chain\n\tmovq\t(%rax), %rax\n\tmovsd\t(%rax), %xmm0\n# LLVM-MCA-END chain\n", f);
+	if (fclose(f) != 0)
+		return probe;
+	char *argv[] = { (char *)x->mca, mcpu, "-iterations=100", "-resource-pressure=false", "-instruction-info=true",
+		         NULL };
+	int code;
+	if (run_llvm(x, argv, in, out, err, TOOL_TIMEOUT_S, &code, why, sizeof why) != 0 || code != 0)
+		return probe;
+	char *message = read_all(err, NULL);
+	probe.known = !(message && strstr(message, "not a recognized processor"));
+	free(message);
+	char *text = read_all(out, NULL);
+	const char *fadd = text ? strstr(text, "Code Region - fadd") : NULL;
+	const char *chain = text ? strstr(text, "Code Region - chain") : NULL;
+	if (fadd) {
+		const char *iter = strstr(fadd, "Iterations:"), *total = strstr(fadd, "Total Cycles:");
+		double runs_done = iter ? strtod(iter + 11, NULL) : 0, sum = total ? strtod(total + 13, NULL) : 0;
 		if (runs_done > 0 && sum > 0)
-			cycles[i] = sum / runs_done;
+			probe.fadd = sum / runs_done;
+	}
+	const char *info = chain ? strstr(chain, "Instructions:\n") : NULL;
+	const char *row = info ? strchr(info, '\n') + 1 : NULL;
+	double latency[2] = { 0, 0 };
+	for (int k = 0; k < 2 && row && *row == ' '; k++) {
+		unsigned uops;
+		if (sscanf(row, " %u %lf", &uops, &latency[k]) != 2)
+			break;
+		row = strchr(row, '\n');
+		row = row ? row + 1 : NULL;
 	}
 	free(text);
-	return 0;
+	probe.int_load = latency[0];
+	probe.fp_load = latency[1];
+	if (x->probe_count < sizeof x->probes / sizeof x->probes[0])
+		x->probes[x->probe_count++] = probe;
+	return probe;
 }
 
 /* Golden Cove and later Intel P-cores (Alder Lake, Sapphire and Emerald
@@ -1846,101 +2084,15 @@ static bool golden_cove(const cpu_features *cpu)
 	return false;
 }
 
-static int fast_adders(const char *mca, const char *chosen, const cpu_features *cpu, const char *dir,
-                       code_block **blocks, size_t n, double *divisor, char *why, size_t why_size)
+/* The divisor of the fast adders' correction (golden_cove): the probed
+ * latency L less 1, or 0 when the core has no fast adders or the model
+ * already knows them. */
+static double fadd_divisor_of(const cpu_features *cpu, const mca_probe *probe)
 {
-	*divisor = 0;
 	if (!golden_cove(cpu))
 		return 0;
-	char *probe[] = { "\taddsd\t%xmm1, %xmm0\n" };
-	double latency;
-	if (price_texts(mca, chosen, dir, probe, 1, false, 100, &latency, why, why_size) != 0)
-		return -1;
-	latency = (double)(long)(latency + 0.5);   /* 100 runs: 403 cycles is 4 */
-	if (!(latency > 2))
-		return 0;   /* the model already knows the fast adders */
-	if (price(mca, chosen, dir, blocks, n, PRICE_FAST_ADD, NULL, why, why_size) != 0)
-		return -1;
-	*divisor = latency - 1;
-	for (size_t i = 0; i < n; i++) {
-		code_block *b = blocks[i];
-		if (b->has_fadd && b->cycles > 0 && b->fast_cycles > 0 && b->fast_cycles < b->cycles)
-			b->cycles = b->fast_cycles + (b->cycles - b->fast_cycles) / *divisor;
-	}
-	return 0;
-}
-
-/* The model's latencies a value carried through memory needs
- * (explain_block_memory_chain): an integer load (taken as the store's
- * forwarding to the next load), an FP load; FP adds at 2 cycles where the
- * core has fast adders.  Zeros where llvm-mca does not say. */
-static int chain_costs(const char *mca, const char *cpu, const char *dir, bool fast_adders,
-                       explain_chain_costs *costs)
-{
-	*costs = (explain_chain_costs){ .fadd = fast_adders ? 2 : 0 };
-	char in[4200], out[4200], err[4200], mcpu[64], why[256];
-	snprintf(in, sizeof in, "%s/probe.s", dir);
-	snprintf(out, sizeof out, "%s/probe.out", dir);
-	snprintf(err, sizeof err, "%s/probe.err", dir);
-	snprintf(mcpu, sizeof mcpu, "-mcpu=%s", cpu);
-	FILE *f = fopen(in, "w");
-	if (!f)
-		return 0;
-	fputs("\tmovq\t(%rax), %rax\n\tmovsd\t(%rax), %xmm0\n", f);
-	if (fclose(f) != 0)
-		return 0;
-	char *argv[] = { (char *)mca, mcpu, "-iterations=1", "-resource-pressure=false", "-instruction-info=true", NULL };
-	int code;
-	if (run_tool(argv, in, out, err, TOOL_TIMEOUT_S, &code, why, sizeof why) != 0 || code != 0)
-		return 0;
-	char *text = read_all(out, NULL);
-	const char *info = text ? strstr(text, "Instructions:\n") : NULL;
-	const char *row = info ? strchr(info, '\n') + 1 : NULL;
-	double latency[2] = { 0, 0 };
-	for (int k = 0; k < 2 && row && *row == ' '; k++) {
-		unsigned uops;
-		if (sscanf(row, " %u %lf", &uops, &latency[k]) != 2)
-			break;
-		row = strchr(row, '\n');
-		row = row ? row + 1 : NULL;
-	}
-	free(text);
-	costs->int_load = costs->forward = latency[0];
-	costs->fp_load = latency[1];
-	return 0;
-}
-
-/* The blocks just before and after each hot block, disassembled where
- * they are not among the priced ones: loop nests and two-block loops are
- * read from them. */
-static void disassemble_neighbours(const char *mc, const char *dir, const explain_code *c, code_block *unique,
-                                   size_t unique_count, code_block **hot, size_t take)
-{
-	code_block **around = calloc((NEST_HEAD + 1) * (take ? take : 1), sizeof *around);
-	size_t around_count = 0;
-	for (size_t i = 0; around && i < take; i++) {
-		size_t at = (size_t)(hot[i] - unique);
-		if (!hot[i]->text)
-			continue;
-		/* the block after, and up to NEST_HEAD blocks before (a loop nest's
-		 * head and the test of the trip count between it and the body) */
-		code_block *outer[NEST_HEAD + 1] = { at + 1 < unique_count ? &unique[at + 1] : NULL };
-		for (size_t back = 1; back <= NEST_HEAD; back++)
-			outer[back] = at >= back ? &unique[at - back] : NULL;
-		for (int k = 0; k <= NEST_HEAD; k++) {
-			if (!outer[k])
-				continue;
-			bool listed = outer[k]->text != NULL || outer[k]->instructions > MAX_BLOCK;
-			for (size_t m = 0; m < around_count && !listed; m++)
-				listed = around[m] == outer[k];
-			if (!listed)
-				around[around_count++] = outer[k];
-		}
-	}
-	char why[PLUMB_MESSAGE_MAX];
-	if (around_count)
-		(void)disassemble(mc, dir, around, around_count, c, why, sizeof why);   /* without them, no nest */
-	free(around);
+	double latency = (double)(long)(probe->fadd + 0.5);   /* 100 runs: 403 cycles is 4 */
+	return latency > 2 ? latency - 1 : 0;
 }
 
 /* The hot one-block loops at llvm-mca's steady state.  llvm-mca's total
@@ -1949,7 +2101,8 @@ static void disassemble_neighbours(const char *mc, const char *dir, const explai
  * end (35 cycles for syrk's 9-instruction body, against 2 an iteration in
  * the steady state), which the core pays once a run of the loop and
  * overlaps with the code around it.  Each loop body is priced again as two
- * copies of itself (200 iterations in 100): the difference is the steady
+ * copies of itself (200 iterations in 100), in the blocks' own llvm-mca run
+ * (price_blocks): the difference is the steady
  * state's cycles per iteration, and what the single text costs more is
  * the fill, taken off its cycles (explain_loop_fill_cycles).  Bodies
  * carrying a value through memory keep their chain, a loop priced with its
@@ -1959,51 +2112,25 @@ static void disassemble_neighbours(const char *mc, const char *dir, const explai
  * figures it gives, fill included (gemm's body, 1.66 cycles in llvm-mca's
  * steady state, 1.82 measured, is not held to its fused micro-ops' 1.17).
  * The count of loops so priced. */
-static size_t price_steady_loops(const char *mca, const char *cpu, const char *dir, code_block **hot, size_t take)
+static size_t price_steady_loops(code_block **hot, size_t take)
 {
-	enum { LOOPS = 256 };
-	code_block *body[LOOPS];
-	char *texts[2 * LOOPS];
-	double cycles[2 * LOOPS];
-	size_t n = 0;
-	for (size_t i = 0; i < take && n < LOOPS; i++) {
-		code_block *b = hot[i];
-		if (!b->text || !(b->cycles > 0) || b->through_memory || b->in_loop || b->in_nest ||
-		    !explain_block_jumps_to(b->text, b->start + b->bytes, b->start))
-			continue;
-		size_t length = strlen(b->text);
-		char *twice = malloc(2 * length + 2);
-		if (!twice)
-			break;
-		bool newline = length && b->text[length - 1] == '\n';
-		snprintf(twice, 2 * length + 2, "%s%s%s", b->text, newline ? "" : "\n", b->text);
-		body[n] = b, texts[n] = b->text, texts[LOOPS + n] = twice;
-		n++;
-	}
 	size_t priced = 0;
-	char why[PLUMB_MESSAGE_MAX];
-	/* the single and the doubled texts in one run of llvm-mca */
-	char *all[2 * LOOPS];
-	for (size_t k = 0; k < n; k++)
-		all[k] = texts[k], all[n + k] = texts[LOOPS + k];
-	if (n && price_texts(mca, cpu, dir, all, 2 * n, false, 100, cycles, why, sizeof why) == 0) {
-		for (size_t k = 0; k < n; k++) {
-			double fill = explain_loop_fill_cycles(cycles[k], cycles[n + k]);
-			/* never below its throughput: the busiest resource, and its
-			 * fused micro-ops over the width */
-			double floor = body[k]->pressure > 0 ? body[k]->pressure : 0;
-			if (body[k]->dispatch_width > 0 &&
-			    explain_block_fused_uops(body[k]->text, body[k]->instructions) / body[k]->dispatch_width > floor)
-				floor = explain_block_fused_uops(body[k]->text, body[k]->instructions) / body[k]->dispatch_width;
-			double steady = body[k]->cycles - fill < floor ? floor : body[k]->cycles - fill;
-			if (fill > 0 && steady < body[k]->cycles) {
-				body[k]->cycles = steady;
-				priced++;
-			}
+	for (size_t i = 0; i < take; i++) {
+		code_block *b = hot[i];
+		if (!b->text || !(b->cycles > 0) || b->through_memory || b->in_loop || b->in_nest)
+			continue;
+		double fill = explain_loop_fill_cycles(b->once_cycles, b->twice_cycles);
+		/* never below its throughput: the busiest resource, and its fused
+		 * micro-ops over the width */
+		double floor = b->pressure > 0 ? b->pressure : 0;
+		if (b->dispatch_width > 0 && explain_block_fused_uops(b->text, b->instructions) / b->dispatch_width > floor)
+			floor = explain_block_fused_uops(b->text, b->instructions) / b->dispatch_width;
+		double steady = b->cycles - fill < floor ? floor : b->cycles - fill;
+		if (fill > 0 && steady < b->cycles) {
+			b->cycles = steady;
+			priced++;
 		}
 	}
-	for (size_t k = 0; k < n; k++)
-		free(texts[LOOPS + k]);
 	return priced;
 }
 
@@ -2014,18 +2141,25 @@ static size_t price_steady_loops(const char *mca, const char *cpu, const char *d
  * the other (deriche's recurrences: the moves that carry y[j-1] to the next
  * iteration are in B, so A alone repeats with no chain at all); priced as
  * one text, the loop's cycles per iteration C go to both blocks in the
- * share that makes executions x cycles sum to C per iteration of A.  The
- * count of loops priced so. */
-static size_t price_two_block_loops(const char *mca, const char *cpu, const char *dir, code_block *unique,
-                                    size_t unique_count, code_block **hot, size_t take, double fadd_divisor)
-{
-	enum { LOOPS = 256 };
+ * share that makes executions x cycles sum to C per iteration of A.
+ * find_two_block_loops picks them (from the listings alone) and makes their
+ * texts, which llvm-mca prices in the blocks' run (price_blocks);
+ * apply_two_block_loops then shares their cycles. */
+enum { LOOPS = 256 };
+typedef struct two_block_loops {
 	code_block *first[LOOPS], *second[LOOPS];
 	char *texts[LOOPS];
-	double cycles[LOOPS], fast[LOOPS];
-	size_t n = 0;
-	bool any_fadd = false;
-	for (size_t i = 0; i < take && n < LOOPS; i++) {
+	double cycles[LOOPS], fast[LOOPS];   /* per iteration (llvm-mca); -1 where not priced */
+	size_t n;
+	bool any_fadd;
+} two_block_loops;
+
+static void find_two_block_loops(code_block *unique, size_t unique_count, code_block **hot, size_t take,
+                                 two_block_loops *loops)
+{
+	loops->n = 0;
+	loops->any_fadd = false;
+	for (size_t i = 0; i < take && loops->n < LOOPS; i++) {
 		code_block *a = hot[i];
 		size_t at = (size_t)(a - unique);
 		if (!a->text || a->in_loop || at + 1 >= unique_count || !a->instructions ||
@@ -2054,39 +2188,251 @@ static size_t price_two_block_loops(const char *mca, const char *cpu, const char
 		size_t head_length = strlen(head->text);
 		snprintf(text, length, "%s%s%s", head->text, head_length && head->text[head_length - 1] != '\n' ? "\n" : "",
 		         tail->text);
-		first[n] = head, second[n] = tail, texts[n] = text;
-		any_fadd = any_fadd || head->has_fadd || tail->has_fadd;
+		size_t n = loops->n++;
+		loops->first[n] = head, loops->second[n] = tail, loops->texts[n] = text;
+		loops->cycles[n] = loops->fast[n] = -1;
+		loops->any_fadd = loops->any_fadd || head->has_fadd || tail->has_fadd;
 		head->in_loop = tail->in_loop = true;
-		n++;
 	}
+}
+
+/* The count of loops priced so. */
+static size_t apply_two_block_loops(two_block_loops *loops, double fadd_divisor)
+{
 	size_t priced = 0;
-	char why[PLUMB_MESSAGE_MAX];
-	if (n && price_texts(mca, cpu, dir, texts, n, false, 100, cycles, why, sizeof why) == 0) {
-		if (fadd_divisor > 0 && any_fadd && price_texts(mca, cpu, dir, texts, n, true, 100, fast, why, sizeof why) == 0)
-			for (size_t k = 0; k < n; k++)
-				if (cycles[k] > 0 && fast[k] > 0 && fast[k] < cycles[k])
-					cycles[k] = fast[k] + (cycles[k] - fast[k]) / fadd_divisor;
-		for (size_t k = 0; k < n; k++) {
-			if (!(cycles[k] > 0))
-				continue;
-			double first_runs = (double)(first[k]->weight / first[k]->instructions);
-			double second_runs = (double)(second[k]->weight / second[k]->instructions);
-			double iterations = first_runs > second_runs ? first_runs : second_runs;
-			double share = cycles[k] * iterations / (first_runs + second_runs);
-			/* a value carried through memory (priced above, which llvm-mca
-			 * cannot see) keeps its chain */
-			for (int side = 0; side < 2; side++) {
-				const code_block *x = side ? second[k] : first[k];
-				if (x->through_memory && x->cycles > share)
-					share = x->cycles;
-			}
-			first[k]->cycles = second[k]->cycles = share;
-			priced++;
+	double *cycles = loops->cycles, *fast = loops->fast;
+	code_block **first = loops->first, **second = loops->second;
+	size_t n = loops->n;
+	if (fadd_divisor > 0 && loops->any_fadd)
+		for (size_t k = 0; k < n; k++)
+			if (cycles[k] > 0 && fast[k] > 0 && fast[k] < cycles[k])
+				cycles[k] = fast[k] + (cycles[k] - fast[k]) / fadd_divisor;
+	for (size_t k = 0; k < n; k++) {
+		if (!(cycles[k] > 0))
+			continue;
+		double first_runs = (double)(first[k]->weight / first[k]->instructions);
+		double second_runs = (double)(second[k]->weight / second[k]->instructions);
+		double iterations = first_runs > second_runs ? first_runs : second_runs;
+		double share = cycles[k] * iterations / (first_runs + second_runs);
+		/* a value carried through memory (priced above, which llvm-mca
+		 * cannot see) keeps its chain */
+		for (int side = 0; side < 2; side++) {
+			const code_block *x = side ? second[k] : first[k];
+			if (x->through_memory && x->cycles > share)
+				share = x->cycles;
+		}
+		first[k]->cycles = second[k]->cycles = share;
+		priced++;
+	}
+	return priced;
+}
+
+static void free_two_block_loops(two_block_loops *loops)
+{
+	for (size_t k = 0; k < loops->n; k++)
+		free(loops->texts[k]);
+	loops->n = 0;
+}
+
+/* The latencies of a block's instructions from llvm-mca's instruction
+ * info in [region, next): rows filled, at most MAX_BLOCK. */
+static unsigned read_latencies(const char *region, const char *next, double *latency)
+{
+	const char *info = strstr(region, "Instructions:\n");
+	if (!info || (next && info >= next))
+		return 0;
+	unsigned rows = 0;
+	const char *q = strchr(info, '\n') + 1;
+	while (rows < MAX_BLOCK && q && *q == ' ') {
+		unsigned uops;
+		double lat;
+		if (sscanf(q, " %u %lf", &uops, &lat) == 2)
+			latency[rows++] = lat;
+		else
+			break;
+		q = strchr(q, '\n');
+		q = q ? q + 1 : NULL;
+	}
+	return rows;
+}
+
+/* Each hot block's cycles per execution (llvm-mca's total cycles over its
+ * iterations, steady state), in one llvm-mca run with every other text a
+ * pass prices: each block with FP adds again at their twins' latency
+ * (fast adders, fadd_divisor > 0), and the two-block loops (and their
+ * twins).  Then, in the order of the passes: the fast adders' correction;
+ * a value carried through memory from one execution to the next, which
+ * llvm-mca takes not to alias: at least the latency of the load that reads
+ * it (with the operation it feeds) and of the store that writes it back
+ * (explain_block_memory_chain, from the instruction info); and the loops'
+ * cycles into loops->cycles and fast.  0, or -1 with why. */
+static int price_blocks(mca_context *x, const char *cpu, code_block **blocks, size_t n, two_block_loops *loops,
+                        double fadd_divisor, const explain_chain_costs *costs, char *why, size_t why_size)
+{
+	size_t capacity = 3 * n + 2 * loops->n, count = 0;
+	mca_text *texts = calloc(capacity ? capacity : 1, sizeof *texts);
+	char **doubled = calloc(n ? n : 1, sizeof *doubled);
+	double *plain = malloc((n ? n : 1) * sizeof *plain), *fast = malloc((n ? n : 1) * sizeof *fast);
+	double **latency = calloc(n ? n : 1, sizeof *latency);
+	unsigned *rows = calloc(n ? n : 1, sizeof *rows);
+	if (!texts || !plain || !fast || !latency || !rows || !doubled) {
+		free(texts), free(plain), free(fast), free(latency), free(rows), free(doubled);
+		snprintf(why, why_size, "out of memory");
+		return -1;
+	}
+	int groups = 1;
+	for (size_t i = 0; i < n; i++) {
+		plain[i] = fast[i] = -1;
+		if (blocks[i]->text) {
+			texts[count].text = blocks[i]->text;
+			snprintf(texts[count++].name, sizeof texts[0].name, "r%zu", i);
 		}
 	}
-	for (size_t k = 0; k < n; k++)
-		free(texts[k]);
-	return priced;
+	if (fadd_divisor > 0) {
+		groups++;
+		for (size_t i = 0; i < n; i++)
+			if (blocks[i]->text && blocks[i]->has_fadd) {
+				texts[count] = (mca_text){ .text = blocks[i]->text, .twin = true };
+				snprintf(texts[count++].name, sizeof texts[0].name, "f%zu", i);
+			}
+	}
+	if (loops->n) {
+		groups++;
+		for (size_t k = 0; k < loops->n; k++) {
+			texts[count].text = loops->texts[k];
+			snprintf(texts[count++].name, sizeof texts[0].name, "l%zu", k);
+		}
+	}
+	if (loops->n && fadd_divisor > 0 && loops->any_fadd) {
+		groups++;
+		/* a loop with no FP add is its own twin: its cycles would be the same */
+		for (size_t k = 0; k < loops->n; k++)
+			if (loops->first[k]->has_fadd || loops->second[k]->has_fadd) {
+				texts[count] = (mca_text){ .text = loops->texts[k], .twin = true };
+				snprintf(texts[count++].name, sizeof texts[0].name, "m%zu", k);
+			}
+	}
+	/* each one-block loop written twice, for its steady state
+	 * (price_steady_loops) */
+	bool any_doubled = false;
+	for (size_t i = 0; i < n; i++) {
+		code_block *b = blocks[i];
+		b->once_cycles = b->twice_cycles = 0;
+		if (!b->text || b->through_memory || b->in_loop || !explain_block_jumps_to(b->text, b->start + b->bytes, b->start))
+			continue;
+		size_t length = strlen(b->text);
+		if (!(doubled[i] = malloc(2 * length + 2)))
+			continue;
+		bool newline = length && b->text[length - 1] == '\n';
+		snprintf(doubled[i], 2 * length + 2, "%s%s%s", b->text, newline ? "" : "\n", b->text);
+		texts[count].text = doubled[i];
+		snprintf(texts[count++].name, sizeof texts[0].name, "d%zu", i);
+		any_doubled = true;
+	}
+	groups += any_doubled;
+	char *text = run_mca(x, cpu, texts, count, 100, true, true, 40 * groups, why, why_size);
+	free(texts);
+	for (size_t i = 0; i < n; i++)
+		free(doubled[i]);
+	free(doubled);
+	if (!text) {
+		free(plain), free(fast), free(latency), free(rows);
+		if (!why[0])
+			snprintf(why, why_size, "no block could be disassembled");
+		return -1;
+	}
+	for (const char *p = strstr(text, "Code Region - "); p;) {
+		const char *next = strstr(p + 1, "Code Region - ");
+		char kind = p[14];
+		size_t i = strtoul(p + 15, NULL, 10);
+		const char *iter = strstr(p, "Iterations:"), *total = strstr(p, "Total Cycles:");
+		double iterations = iter ? strtod(iter + 11, NULL) : 0, sum = total ? strtod(total + 13, NULL) : 0;
+		double cycles = iterations > 0 && sum > 0 ? sum / iterations : -1;
+		if (kind == 'd' && i < n) {
+			blocks[i]->twice_cycles = cycles > 0 ? cycles : 0;
+		} else if ((kind == 'r' || kind == 'f') && i < n) {
+			code_block *b = blocks[i];
+			if (kind == 'f') {
+				fast[i] = cycles;
+			} else {
+				plain[i] = cycles;
+				b->once_cycles = cycles > 0 ? cycles : 0;
+				if (cycles > b->cycles)
+					b->cycles = cycles;
+				read_model_view(p, next, iterations, b);
+				if (b->through_memory && b->carried_count) {
+					latency[i] = malloc(MAX_BLOCK * sizeof **latency);
+					if (latency[i])
+						rows[i] = read_latencies(p, next, latency[i]);
+				}
+			}
+		} else if ((kind == 'l' || kind == 'm') && i < loops->n) {
+			(kind == 'l' ? loops->cycles : loops->fast)[i] = cycles;
+		}
+		p = next;
+	}
+	free(text);
+	/* the fast adders: each block with FP adds, as priced with them at
+	 * latency 1, its cycles at latency 2 */
+	if (fadd_divisor > 0)
+		for (size_t i = 0; i < n; i++) {
+			code_block *b = blocks[i];
+			if (b->text && b->has_fadd && b->cycles > 0 && fast[i] > 0)
+				b->fast_cycles = fast[i];
+			if (b->has_fadd && b->cycles > 0 && b->fast_cycles > 0 && b->fast_cycles < b->cycles)
+				b->cycles = b->fast_cycles + (b->cycles - b->fast_cycles) / fadd_divisor;
+		}
+	/* a value carried through memory: the block's cycles as llvm-mca gave
+	 * them, and each chain's */
+	for (size_t i = 0; i < n; i++) {
+		code_block *b = blocks[i];
+		if (!b->text || !b->through_memory || !(b->cycles > 0))
+			continue;
+		if (plain[i] > b->cycles)
+			b->cycles = plain[i];
+		for (unsigned k = 0; latency[i] && k < b->carried_count; k++) {
+			unsigned ld = b->carried[k][0], st = b->carried[k][1];
+			if (ld >= rows[i] || st >= rows[i])
+				continue;
+			double chain = explain_block_memory_chain(b->text, latency[i], rows[i], ld, st, costs);
+			if (chain > b->cycles)
+				b->cycles = chain;
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		free(latency[i]);
+	free(plain), free(fast), free(latency), free(rows);
+	return 0;
+}
+
+/* The blocks just before and after each hot block, which loop nests and
+ * two-block loops are read from: into list after the take hot ones (where
+ * not among them), so that one llvm-mc run disassembles both; the new
+ * count. */
+static size_t add_neighbours(code_block *unique, size_t unique_count, code_block **list, size_t take)
+{
+	bool *listed = calloc(unique_count ? unique_count : 1, sizeof *listed);
+	if (!listed)
+		return take;
+	for (size_t i = 0; i < take; i++)
+		listed[list[i] - unique] = true;
+	size_t count = take;
+	for (size_t i = 0; i < take; i++) {
+		size_t at = (size_t)(list[i] - unique);
+		/* the block after, and up to NEST_HEAD blocks before (a loop nest's
+		 * head and the test of the trip count between it and the body) */
+		size_t outer[NEST_HEAD + 1] = { at + 1 };
+		for (size_t back = 1; back <= NEST_HEAD; back++)
+			outer[back] = at >= back ? at - back : unique_count;
+		for (int k = 0; k <= NEST_HEAD; k++) {
+			if (outer[k] >= unique_count || listed[outer[k]] || unique[outer[k]].instructions > MAX_BLOCK)
+				continue;
+			listed[outer[k]] = true;
+			list[count++] = &unique[outer[k]];
+		}
+	}
+	free(listed);
+	return count;
 }
 
 /* The hot one-block loops that sit in a two-level nest, their cycles
@@ -2186,29 +2532,12 @@ static void remove_dir(const char *dir)
 	rmdir(dir);
 }
 
-/* The first of the candidate CPUs this llvm-mca knows. */
-static const char *choose_cpu(const char *mca, const char *dir, const char *const *names, size_t n)
+/* The first of the candidate CPUs this llvm-mca knows (its probe into *probe). */
+static const char *choose_cpu(mca_context *x, const char *const *names, size_t n, mca_probe *probe)
 {
-	char in[4200], out[4200], err[4200];
-	snprintf(in, sizeof in, "%s/probe.s", dir);
-	snprintf(out, sizeof out, "%s/probe.out", dir);
-	snprintf(err, sizeof err, "%s/probe.err", dir);
-	FILE *f = fopen(in, "w");
-	if (!f)
-		return NULL;
-	fputs("\taddq %rax, %rbx\n", f);
-	fclose(f);
 	for (size_t i = 0; i < n; i++) {
-		char mcpu[64], why[256];
-		snprintf(mcpu, sizeof mcpu, "-mcpu=%s", names[i]);
-		char *argv[] = { (char *)mca, mcpu, "-iterations=1", NULL };
-		int code;
-		if (run_tool(argv, in, out, err, 30, &code, why, sizeof why) != 0 || code != 0)
-			continue;
-		char *message = read_all(err, NULL);
-		bool unknown = message && strstr(message, "not a recognized processor");
-		free(message);
-		if (!unknown)
+		*probe = probe_cpu(x, names[i]);
+		if (probe->known)
 			return names[i];
 	}
 	return NULL;
@@ -2269,10 +2598,11 @@ static void sum_cores(const explain_code *c, explain_result *result, const code_
 
 /* The hot blocks' cycles for one CPU: its llvm-mca name (or `forced`),
  * then each pricing pass (docs/explain.md, "The in-core time"); how, in
- * words, into source.  0, or -1 with why. */
-static int price_for_cpu(const char *mca, const char *mc, const char *dir, const cpu_features *cpu, const char *forced,
-                         code_block *unique, size_t unique_count, code_block **hot, size_t take, const explain_code *c,
-                         char *source, size_t source_size, char *why, size_t why_size)
+ * words, into source.  The hot blocks and their neighbours are
+ * disassembled.  0, or -1 with why. */
+static int price_for_cpu(mca_context *x, const cpu_features *cpu, const char *forced, code_block *unique,
+                         size_t unique_count, code_block **hot, size_t take, char *source, size_t source_size,
+                         char *why, size_t why_size)
 {
 	const char *names[8];
 	size_t count = explain_llvm_cpus(cpu->vendor, cpu->family, cpu->model, names, 8);
@@ -2285,35 +2615,48 @@ static int price_for_cpu(const char *mca, const char *mc, const char *dir, const
 	 * 4-cycle FP adds); LLVM 17 gave Sapphire Rapids its own */
 	const char *core_model = "";
 	if (!(forced && forced[0]) && golden_cove(cpu) && cpu->model != 0x97 && cpu->model != 0x9A &&
-	    cpu->model != 0xB7 && cpu->model != 0xBA && cpu->model != 0xBF && llvm_version(mca, dir) == 16 && count < 8) {
+	    cpu->model != 0xB7 && cpu->model != 0xBA && cpu->model != 0xBF && mca_version(x) == 16 && count < 8) {
 		memmove(names + 1, names, count * sizeof *names);
 		names[0] = "alderlake";
 		count++;
 		core_model = " (LLVM 16's Golden Cove model; its sapphirerapids is Ice Lake's)";
 	}
-	const char *chosen = choose_cpu(mca, dir, names, count);
+	mca_probe probe;
+	const char *chosen = choose_cpu(x, names, count, &probe);
 	if (!chosen) {
-		snprintf(why, why_size, "%.120s knows none of the CPU names for %s family %u model %u", mca, cpu->vendor,
+		snprintf(why, why_size, "%.120s knows none of the CPU names for %s family %u model %u", x->mca, cpu->vendor,
 		         cpu->family, cpu->model);
 		return -1;
 	}
-	double fadd_divisor = 0;
-	explain_chain_costs costs = { 0 };
-	if (price(mca, chosen, dir, hot, take, PRICE_PLAIN, NULL, why, why_size) != 0 ||
-	    fast_adders(mca, chosen, cpu, dir, hot, take, &fadd_divisor, why, why_size) != 0 ||
-	    chain_costs(mca, chosen, dir, fadd_divisor > 0, &costs) != 0 ||
-	    price(mca, chosen, dir, hot, take, PRICE_CARRIED, &costs, why, why_size) != 0)
+	double fadd_divisor = fadd_divisor_of(cpu, &probe);
+	/* the model's latencies a value carried through memory needs
+	 * (explain_block_memory_chain): an integer load (taken as the store's
+	 * forwarding to the next load), an FP load; FP adds at 2 cycles where
+	 * the core has fast adders */
+	explain_chain_costs costs = { .forward = probe.int_load, .int_load = probe.int_load, .fp_load = probe.fp_load,
+		                      .fadd = fadd_divisor > 0 ? 2 : 0 };
+	two_block_loops *loops = malloc(sizeof *loops);
+	if (!loops) {
+		snprintf(why, why_size, "out of memory");
 		return -1;
-	disassemble_neighbours(mc, dir, c, unique, unique_count, hot, take);
-	size_t loops = price_two_block_loops(mca, chosen, dir, unique, unique_count, hot, take, fadd_divisor);
-	size_t nests = price_nests(mc, dir, c, unique, unique_count, hot, take);
-	(void)price_steady_loops(mca, chosen, dir, hot, take);
+	}
+	find_two_block_loops(unique, unique_count, hot, take, loops);
+	if (price_blocks(x, chosen, hot, take, loops, fadd_divisor, &costs, why, why_size) != 0) {
+		free_two_block_loops(loops);
+		free(loops);
+		return -1;
+	}
+	size_t priced_loops = apply_two_block_loops(loops, fadd_divisor);
+	free_two_block_loops(loops);
+	free(loops);
+	size_t nests = price_nests(x->mc, x->dir, NULL, unique, unique_count, hot, take);
+	(void)price_steady_loops(hot, take);
 	char nearest[96] = "", nested[160] = "";
 	if (chosen != names[0])
 		snprintf(nearest, sizeof nearest, "; %s is the nearest it knows to %s", chosen, names[0]);
-	if (nests || loops)
+	if (nests || priced_loops)
 		snprintf(nested, sizeof nested, "; %zu inner loop%s priced in %s nest, %zu two-block loop%s as one", nests,
-		         nests == 1 ? "" : "s", nests == 1 ? "its" : "their", loops, loops == 1 ? "" : "s");
+		         nests == 1 ? "" : "s", nests == 1 ? "its" : "their", priced_loops, priced_loops == 1 ? "" : "s");
 	snprintf(source, source_size, "llvm-mca -mcpu=%s%s for %s family %u model %u%s%s%s", chosen,
 	         chosen == names[0] ? core_model : "", cpu->vendor, cpu->family, cpu->model, nearest,
 	         fadd_divisor > 0 ? "; FP adds at this core's 2 cycles" : "", nested);
@@ -2324,8 +2667,8 @@ static int price_for_cpu(const char *mca, const char *mc, const char *dir, const
  * unique block (NULL where that fails, with a note), this CPU's kept in the
  * blocks.  Every figure a pass reads is reset first, so nothing of this
  * CPU's model leaks into the other's. */
-static double *price_other(const char *mca, const char *mc, const char *dir, explain_result *result,
-                           code_block *unique, size_t unique_count, code_block **hot, size_t take, const explain_code *c)
+static double *price_other(mca_context *x, explain_result *result, code_block *unique, size_t unique_count,
+                           code_block **hot, size_t take)
 {
 	code_block *mine = malloc((unique_count ? unique_count : 1) * sizeof *mine);
 	double *other = malloc((unique_count ? unique_count : 1) * sizeof *other);
@@ -2338,6 +2681,7 @@ static double *price_other(const char *mca, const char *mc, const char *dir, exp
 		code_block *b = hot[i];
 		b->cycles = -1;
 		b->fast_cycles = b->uops = b->pressure = b->dispatch_width = b->rob_entries = 0;
+		b->once_cycles = b->twice_cycles = 0;
 		b->in_loop = b->in_nest = false;
 	}
 	cpu_features cpu = { 0 };
@@ -2345,8 +2689,7 @@ static double *price_other(const char *mca, const char *mc, const char *dir, exp
 	cpu.family = result->other_cpu_family;
 	cpu.model = result->other_cpu_model;
 	char source[320], why[PLUMB_MESSAGE_MAX];
-	if (price_for_cpu(mca, mc, dir, &cpu, NULL, unique, unique_count, hot, take, c, source, sizeof source, why,
-	                  sizeof why) == 0) {
+	if (price_for_cpu(x, &cpu, NULL, unique, unique_count, hot, take, source, sizeof source, why, sizeof why) == 0) {
 		for (size_t i = 0; i < unique_count; i++)
 			other[i] = unique[i].cycles;
 		explain_result_note(result, "on the other machine: its core's cycles from %s", source);
@@ -2500,14 +2843,26 @@ int explain_code_finish(explain_code *c, explain_result *result, bool price_bloc
 			hot_count_kept = take;
 			/* $PLUMB_LLVM_CPU: the -mcpu a person chose (checked like the others) */
 			const char *forced = getenv("PLUMB_LLVM_CPU");
-			if (disassemble(mc, dir, hot, take, c, why, sizeof why) == 0 &&
-			    price_for_cpu(mca, mc, dir, &cpu, forced, unique, unique_count, hot, take, c, result->core_source,
-			                  sizeof result->core_source, why, sizeof why) == 0)
+			/* the hot blocks and their neighbours, in one llvm-mc run */
+			code_block **listed = malloc(((NEST_HEAD + 2) * take + 1) * sizeof *listed);
+			size_t listed_count = 0;
+			if (listed) {
+				memcpy(listed, hot, take * sizeof *listed);
+				listed_count = add_neighbours(unique, unique_count, listed, take);
+			}
+			mca_context tools = { .mca = mca, .mc = mc, .dir = dir, .version = -1 };
+			llvm_cache_open(&tools);
+			if (!listed)
+				snprintf(why, sizeof why, "out of memory");
+			else if (disassemble(&tools, listed, listed_count, c, why, sizeof why) == 0 &&
+			         price_for_cpu(&tools, &cpu, forced, unique, unique_count, hot, take, result->core_source,
+			                       sizeof result->core_source, why, sizeof why) == 0)
 				why[0] = 0;
+			free(listed);
 			if (!why[0] && result->have_other && result->other_cpu[0]) {
 				/* the other machine's core (--on), when it is not this one:
 				 * the same blocks, priced again for it */
-				other_cycles = price_other(mca, mc, dir, result, unique, unique_count, hot, take, c);
+				other_cycles = price_other(&tools, result, unique, unique_count, hot, take);
 			}
 			/* $PLUMB_EXPLAIN_KEEP_BLOCKS: leave the listings for a person to read */
 			const char *keep = getenv("PLUMB_EXPLAIN_KEEP_BLOCKS");

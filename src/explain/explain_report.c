@@ -459,25 +459,6 @@ static uint64_t curve_line(const sim_curve *c)
 	return 0;
 }
 
-/* The knee of a region's fully associative curve: the smallest size whose
- * misses are within a tenth of the way from the largest size's (what no
- * capacity of the grid removes: first references) to the smallest size's;
- * 0 when no capacity removes any miss. */
-uint64_t explain_curve_knee(const sim_curve *c, size_t region, uint64_t *most, uint64_t *least)
-{
-	uint64_t line = curve_line(c), top = sim_curve_shown_size(c), accesses;
-	*most = *least = 0;
-	if (!line || sim_curve_point(c, region, line, 0, most, &accesses) != 0 ||
-	    sim_curve_point(c, region, top, 0, least, &accesses) != 0 || *most <= *least)
-		return 0;
-	for (uint64_t size = line; size <= top; size <<= 1) {
-		uint64_t misses;
-		if (sim_curve_point(c, region, size, 0, &misses, &accesses) == 0 && (misses - *least) * 10 <= *most - *least)
-			return size;
-	}
-	return top;
-}
-
 static void add_curve(output_report *report, const explain_result *r, const char *level)
 {
 	const sim_curve *c = r->curve;
@@ -516,7 +497,7 @@ static void add_curve(output_report *report, const explain_result *r, const char
 		uint32_t thread = 0;
 		uint64_t entries = 0;
 		const char *name = i == 0 ? "(program)" : sim_curve_region_name(c, region, &thread, &entries);
-		uint64_t most, least, knee = explain_curve_knee(c, region, &most, &least);
+		uint64_t most, least, knee = sim_curve_knee(c, region, &most, &least);
 		output_row(k);
 		output_cell_text(k, name);
 		if (i == 0)

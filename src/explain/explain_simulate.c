@@ -8,6 +8,7 @@
  * bandwidth of the level that serves them instead of its latency
  * (docs/explain.md). */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include "sim/sim.h"
@@ -151,19 +152,165 @@ static int make_sims_of(sim_config config, sim **plain, sim **prefetching, plumb
 	return 0;
 }
 
-/* What explain's feed watches in each batch before the simulators take it:
- * the executed code (the block model counts what the simulators see, in
- * their order), and the first reference of a second thread, which adds the
- * sharing simulator and, with --interleave, puts the threads in lockstep
- * from the next batch on. */
-typedef struct watch {
+/* The feed's second half, on a thread of its own: the prefetching twins
+ * and the executed code (the block model's counts and strides) take each
+ * batch while this thread's simulators take it too, so that the plain
+ * simulator, its twin and the code watch (about a third of explain's CPU
+ * time each on md5sum) run side by side instead of one after another.
+ * Each simulator sees the same batches in the same order as before: the
+ * counts are the same.  The batch is the reader's, lent until the feed
+ * asks for the next, so this thread waits for the helper before it
+ * returns it (helper_wait).  Without a thread (pthread_create failed) the
+ * job is done in place. */
+typedef struct helper {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t wake, finished;
+	bool started, has_job, quit;
+	sim *sims[2];                  /* the prefetching twins (this machine's, the other's) */
+	size_t sim_count;
 	explain_code *code;
+	/* the job: a batch of records, or plumbgrind's entries */
+	const trace_record *records;
+	size_t n;
+	trace_compact compact;
+	bool is_compact;
+	int rc;
+	plumb_status status;
+} helper;
+
+/* One batch into one simulator (as sim_feed_reader gives it). */
+static int feed_one(sim *s, const trace_record *records, size_t n, const trace_compact *compact, plumb_status *status)
+{
+	if (!compact)
+		return sim_access_batch(s, records, n, status);
+	trace_compact copy = *compact;   /* each walks its own copy of the run (a walk may settle it) */
+	if (copy.filtered)
+		return sim_access_filtered(s, &copy, status);
+	return sim_access_compact(s, &copy, status);
+}
+
+static void helper_job(helper *h)
+{
+	const trace_compact *compact = h->is_compact ? &h->compact : NULL;
+	h->rc = 0;
+	for (size_t i = 0; i < h->sim_count && h->rc == 0; i++)
+		h->rc = feed_one(h->sims[i], h->records, h->n, compact, &h->status);
+	if (compact)
+		explain_code_compact(h->code, compact);
+	else
+		explain_code_batch(h->code, h->records, h->n);
+}
+
+static void *helper_loop(void *arg)
+{
+	helper *h = arg;
+	pthread_mutex_lock(&h->lock);
+	for (;;) {
+		while (!h->has_job && !h->quit)
+			pthread_cond_wait(&h->wake, &h->lock);
+		if (h->has_job) {
+			pthread_mutex_unlock(&h->lock);
+			helper_job(h);
+			pthread_mutex_lock(&h->lock);
+			h->has_job = false;
+			pthread_cond_signal(&h->finished);
+			continue;
+		}
+		break;   /* quit, nothing left */
+	}
+	pthread_mutex_unlock(&h->lock);
+	return NULL;
+}
+
+static void helper_start(helper *h)
+{
+	h->started = false;
+	if (pthread_mutex_init(&h->lock, NULL) != 0)
+		return;
+	if (pthread_cond_init(&h->wake, NULL) != 0) {
+		pthread_mutex_destroy(&h->lock);
+		return;
+	}
+	if (pthread_cond_init(&h->finished, NULL) != 0) {
+		pthread_cond_destroy(&h->wake);
+		pthread_mutex_destroy(&h->lock);
+		return;
+	}
+	if (pthread_create(&h->thread, NULL, helper_loop, h) != 0) {
+		pthread_cond_destroy(&h->finished);
+		pthread_cond_destroy(&h->wake);
+		pthread_mutex_destroy(&h->lock);
+		return;
+	}
+	h->started = true;
+}
+
+static void helper_post(helper *h, const trace_record *records, size_t n, const trace_compact *compact)
+{
+	h->records = records;
+	h->n = n;
+	h->is_compact = compact != NULL;
+	if (compact)
+		h->compact = *compact;
+	if (!h->started) {
+		h->has_job = true;
+		return;
+	}
+	pthread_mutex_lock(&h->lock);
+	h->has_job = true;
+	pthread_cond_signal(&h->wake);
+	pthread_mutex_unlock(&h->lock);
+}
+
+/* The job posted, done; its result (status filled where -1). */
+static int helper_wait(helper *h, plumb_status *status)
+{
+	if (!h->started) {
+		if (h->has_job)
+			helper_job(h);
+		h->has_job = false;
+	} else {
+		pthread_mutex_lock(&h->lock);
+		while (h->has_job)
+			pthread_cond_wait(&h->finished, &h->lock);
+		pthread_mutex_unlock(&h->lock);
+	}
+	if (h->rc != 0)
+		*status = h->status;
+	return h->rc;
+}
+
+static void helper_stop(helper *h)
+{
+	if (!h->started)
+		return;
+	pthread_mutex_lock(&h->lock);
+	h->quit = true;
+	pthread_cond_signal(&h->wake);
+	pthread_mutex_unlock(&h->lock);
+	pthread_join(h->thread, NULL);
+	pthread_cond_destroy(&h->finished);
+	pthread_cond_destroy(&h->wake);
+	pthread_mutex_destroy(&h->lock);
+	h->started = false;
+}
+
+/* What explain's feed watches in each batch before the feed's own
+ * simulators take it (only the sharing simulator, once made): the first
+ * reference of a second thread, which adds the sharing simulator and, with
+ * --interleave, puts the threads in lockstep from the next batch on; then
+ * the batch to the helper (the twins, the executed code) and to the plain
+ * simulators here, both at once. */
+typedef struct watch {
 	const explain_result *result;
 	trace_interleaver *interleaver;
 	sim_curve *curve;              /* --curve: fed the records (the feed gives records only) */
-	bool threads, seen;
+	sim *own[2];                   /* the plain simulators (this machine's, the other's), walked here */
+	size_t own_count;
+	helper *helper;
+	bool threads, seen, sharing;   /* sharing: the sharing simulator made (the feed's first) */
 	uint32_t first_thread;
-	size_t sharing;                /* the sharing simulator's place in the feed, once made */
 } watch;
 
 static int watch_threads(sim_feed *feed, const trace_record *batch, size_t n, const trace_compact *compact,
@@ -181,21 +328,26 @@ static int watch_threads(sim_feed *feed, const trace_record *batch, size_t n, co
 			w->threads = batch[i].thread != w->first_thread;
 		if (w->threads) {
 			uint32_t core;
-			w->sharing = feed->count;
-			if (make_sharing(w->result, &feed->sims[w->sharing], status) != 0 ||
-			    sim_thread_enter(feed->sims[w->sharing], w->first_thread, &core, status) != 0)
+			if (make_sharing(w->result, &feed->sims[feed->count], status) != 0 ||
+			    sim_thread_enter(feed->sims[feed->count], w->first_thread, &core, status) != 0)
 				return -1;
 			feed->count++;
+			w->sharing = true;
 			feed->interleaver = w->interleaver;
 		}
 	}
-	if (compact)
-		explain_code_compact(w->code, compact);
-	else
-		explain_code_batch(w->code, batch, n);
-	if (w->curve && !compact && sim_curve_batch(w->curve, batch, n, status) != 0)
-		return -1;
-	return 0;
+	helper_post(w->helper, batch, n, compact);
+	int rc = 0;
+	for (size_t i = 0; i < w->own_count && rc == 0; i++)
+		rc = feed_one(w->own[i], batch, n, compact, status);
+	if (rc == 0 && w->curve && !compact)
+		rc = sim_curve_batch(w->curve, batch, n, status);
+	plumb_status helper_status;
+	if (helper_wait(w->helper, &helper_status) != 0 && rc == 0) {
+		*status = helper_status;
+		rc = -1;
+	}
+	return rc;
 }
 
 static int make_sims(const explain_result *result, sim **plain, sim **prefetching, char *note, size_t length,
@@ -294,12 +446,17 @@ int explain_simulate_trace(trace_reader *reader, const explain_options *options,
 	 * plumb sim; from the first reference of a second thread on, the
 	 * interleaver's records, and a classifying simulator of the sharing
 	 * (watch_threads).  The other machine's pair (--on) takes the same. */
-	watch watching = { .code = code, .result = result, .interleaver = interleaver, .curve = curve };
-	sim *sims[5] = { plain, prefetching, other_plain, other_prefetching, NULL };
-	sim_feed feed = { .sims = sims, .count = other_plain ? 4 : 2, .observe = watch_threads, .context = &watching,
+	helper help = { .sims = { prefetching, other_prefetching }, .sim_count = other_prefetching ? 2 : 1,
+	                .code = code };
+	helper_start(&help);
+	watch watching = { .result = result, .interleaver = interleaver, .curve = curve,
+	                   .own = { plain, other_plain }, .own_count = other_plain ? 2 : 1, .helper = &help };
+	sim *sims[1] = { NULL };   /* the sharing simulator, once made (watch_threads) */
+	sim_feed feed = { .sims = sims, .count = 0, .observe = watch_threads, .context = &watching,
 	                  .records_only = curve != NULL };
 	int rc = sim_feed_reader(&feed, reader, status);
-	sim *sharing = watching.sharing ? sims[watching.sharing] : NULL;
+	helper_stop(&help);
+	sim *sharing = watching.sharing ? sims[0] : NULL;
 	for (int level = SIM_L1I; level <= SIM_L3; level++)
 		result->cache_bytes[level] = sim_configuration(plain)->cache[level].size;
 	if (rc == 0) {

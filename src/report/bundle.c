@@ -147,7 +147,8 @@ int report_bundle_read(const char *path, report_bundle *b, plumb_status *status)
 		if (!b->sections || !b->commands || !b->failures) {
 			rc = plumb_fail(status, ENOMEM, "out of memory");
 		} else if ((rc = output_report_parse_json(text, &b->sections[0], status)) == 0) {
-			b->commands[0] = strdup(output_report_command(b->sections[0]));
+			/* its section: the program's is a plumb sim report */
+			b->commands[0] = strdup(report_section_of(b->sections[0]));
 			b->count = 1;
 		}
 	} else if (strcmp(schema, "plumb-machine-report") != 0 ||

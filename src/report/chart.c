@@ -88,30 +88,44 @@ static void column_label(const output_table *t, int column, const char *name, co
 	snprintf(out, length, "%s%s%s%s", words, unit ? " (" : "", unit ? unit : "", unit ? ")" : "");
 }
 
-/* Whether a row passes the chart's "column=a|b" filter. */
-static bool row_wanted(const output_table *t, size_t row, const report_chart *chart)
+/* Whether a row passes one "column=a|b" condition (text up to end). */
+static bool condition_holds(const output_table *t, size_t row, const char *text, const char *end)
 {
-	if (!chart->where)
-		return true;
-	const char *eq = strchr(chart->where, '=');
+	const char *eq = memchr(text, '=', (size_t)(end - text));
 	if (!eq)
 		return true;
 	char column[64];
-	snprintf(column, sizeof column, "%.*s", (int)(eq - chart->where), chart->where);
+	snprintf(column, sizeof column, "%.*s", (int)(eq - text), text);
 	int c = output_column_index(t, column);
 	if (c < 0)
 		return true;
 	char cell[128];
 	output_cell_format(t, row, (size_t)c, cell, sizeof cell);
 	size_t n = strlen(cell);
-	for (const char *v = eq + 1; *v;) {
-		const char *end = strchr(v, '|');
-		size_t length = end ? (size_t)(end - v) : strlen(v);
+	for (const char *v = eq + 1; v < end;) {
+		const char *bar = memchr(v, '|', (size_t)(end - v));
+		size_t length = bar ? (size_t)(bar - v) : (size_t)(end - v);
 		if (length == n && !strncmp(v, cell, n))
 			return true;
-		v += length + (end != NULL);
+		v += length + (bar != NULL);
 	}
 	return false;
+}
+
+/* Whether a row passes the chart's filter: "column=a|b" conditions joined by '&'. */
+static bool row_wanted(const output_table *t, size_t row, const report_chart *chart)
+{
+	if (!chart->where)
+		return true;
+	for (const char *p = chart->where; *p;) {
+		const char *amp = strchr(p, '&'), *end = amp ? amp : p + strlen(p);
+		if (!condition_holds(t, row, p, end))
+			return false;
+		if (!amp)
+			break;
+		p = amp + 1;
+	}
+	return true;
 }
 
 /* Index of value in a small list of distinct values, appended if new. */

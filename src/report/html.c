@@ -418,8 +418,13 @@ static void write_summary(FILE *f, const output_report *s)
 		}
 		fputs("<table class=summary>\n<tr><th rowspan=2>Level</th><th colspan=2>Size</th><th colspan=2>Latency</th>"
 		      "<th colspan=2>Read <span class=unit>GB/s</span></th><th colspan=2>Write <span class=unit>GB/s</span></th>"
-		      "<th rowspan=2>Bandwidth spread <span class=unit>(CV)</span></th></tr>\n<tr><th>sysfs</th><th>measured (range)</th>"
-		      "<th>ns (range)</th><th>core cycles</th>", f);
+		      "<th rowspan=2>Bandwidth spread <span class=unit>(CV)</span></th>", f);
+		/* with --program: where its working set lands */
+		bool program = output_column_index(h, "program_knee") >= 0;
+		if (program)
+			fputs("<th rowspan=2>Your program's working set <span class=unit>(knee of its curve / what the level "
+			      "holds)</span></th>", f);
+		fputs("</tr>\n<tr><th>sysfs</th><th>measured (range)</th><th>ns (range)</th><th>core cycles</th>", f);
 		fputs("<th>1 thread</th><th>", f);
 		html_text(f, threads);
 		fputs("</th><th>1 thread</th><th>", f);
@@ -462,6 +467,19 @@ static void write_summary(FILE *f, const output_report *s)
 			bandwidth_cell(f, h, r, "write_all", &notes);
 			number_cell(f, h, r, "bandwidth_cv", cell_value(h, r, "bandwidth_cv") < 1 ? "&plusmn;%.1f%%" : "&plusmn;%.0f%%",
 			            &notes);
+			if (program) {
+				double knee = cell_value(h, r, "program_knee"), holds = cell_value(h, r, "program_capacity");
+				const char *lands = cell_text(h, r, "program_lands");
+				bool here = lands && !strcmp(lands, "yes");
+				fputs(here ? "<td class=num><b>" : "<td class=num>", f);
+				if (isfinite(knee))
+					fprintf(f, "%s / %s", report_format_bytes(knee, a, sizeof a),
+					        isfinite(holds) ? report_format_bytes(holds, b, sizeof b) : "-");
+				else
+					fputs("-", f);
+				fputs(here ? (isfinite(knee) ? ": lands here</b>" : "lands here</b>") : "", f);
+				fputs("</td>", f);
+			}
 			fputs("</tr>\n", f);
 		}
 		fputs("</table>\n", f);
@@ -476,6 +494,14 @@ static void write_summary(FILE *f, const output_report *s)
 				fputs("</p>\n", f);
 			}
 		}
+		const char *meta_keys[] = { "working_set" };
+		for (size_t i = 0; i < output_meta_count(s); i++)
+			if (!strcmp(output_meta_key(s, i), meta_keys[0])) {
+				output_meta_format(s, i, buffer, sizeof buffer);
+				fputs("<p class=note><b>Your program:</b> ", f);
+				html_text(f, buffer);
+				fputs("</p>\n", f);
+			}
 		fputs("<p class=note>Latency is the plateau of dependent loads over a random chain (10th percentile; range: spread over "
 		      "the sweep points and the other sweep). Bandwidth is the best sample per size, median over the sizes in the level; "
 		      "the spread is the median coefficient of variation of the one-thread read samples.</p>\n", f);

@@ -20,7 +20,8 @@ typedef struct report_chart {
 	const char *x_label, *y_label;
 	bool y_from_zero;      /* linear y axis starting at 0 */
 	bool size_x;           /* x is a byte count: KiB/MiB/GiB ticks */
-	/* Rows drawn: "column=value|value" (NULL = all).  With two series
+	/* Rows drawn: "column=value|value" (NULL = all), several such
+	 * conditions joined by '&' (all must hold).  With two series
 	 * columns, the first picks the colour and the second the dash. */
 	const char *where;
 } report_chart;
@@ -118,6 +119,7 @@ typedef enum report_summary_input {
 	REPORT_SUMMARY_MODEL,
 	REPORT_SUMMARY_VALIDATE,
 	REPORT_SUMMARY_PERTURB,
+	REPORT_SUMMARY_PROGRAM,
 	REPORT_SUMMARY_INPUTS
 } report_summary_input;
 
@@ -131,7 +133,12 @@ enum {
 };
 
 typedef struct report_section {
-	const char *name;                        /* its command ("lat") */
+	const char *name;                        /* its name, and the command it runs unless command says another ("lat") */
+	const char *command;                     /* the command it runs (NULL: name) */
+	/* With command: a saved report of that command is this section's when
+	 * it has this table (report --from DIR/NAME.json, whose own command is
+	 * the one it ran); NULL: never. */
+	const char *own_table;
 	const char *title, *intro;               /* its heading, and the paragraph under it ("": none) */
 	const char *const *arguments;            /* the report's arguments for the command (NULL: none) */
 	const char *const *quick_arguments;      /* with --quick (NULL: arguments) */
@@ -146,6 +153,9 @@ typedef struct report_section {
 	const char *const *input_arguments;
 	const char *plan_note, *input_missing;
 	bool recorded;                           /* recorded first for its reference rate (report_run_perturb_section) */
+	/* runs the user's program (plumb report --program): its arguments,
+	 * then "--" and the program's argument vector (report_run_program_section) */
+	bool program;
 	unsigned lists;                          /* REPORT_SECTION_* */
 	/* The charts of its tables on the page, in order (src/report/chart.c
 	 * draws them; a chart whose table the report lacks is skipped). */
@@ -168,6 +178,27 @@ void report_section_summary_inputs(output_report *const *sections, const char *c
  * table's order, joined by separator ("topo,lat,..."). */
 void report_section_list(unsigned mask, const char *separator, char *out, size_t length);
 
+/* The section a program given to plumb report --program adds (its record's
+ * name): the program's miss-ratio curves of every data level in one run. */
+#define REPORT_PROGRAM_SECTION "program"
+/* The command a section runs: its record's command, else its name. */
+const char *report_section_command(const char *name);
+/* The section a saved report of one command is (its record's name): the
+ * record that runs that command under another name and whose own_table
+ * the report has, else the command itself. */
+const char *report_section_of(const output_report *report);
+
+/* Where a program's working set lands (the summary's hierarchy, with
+ * --program): for the cache levels in order, knee[i] is the knee of the
+ * program's miss-ratio curve of level i (sim_curve_knee: 0 when no
+ * capacity removes a miss, NaN when the level was not simulated) and
+ * capacity[i] what the level holds for a program here (its usable capacity,
+ * machine_usable_bytes, else its sysfs size; NaN: unknown; both NaN: the
+ * machine has no such level).  The first level whose knee is 0 or at most
+ * its capacity; count when none is (memory), or when one of a level's knee
+ * and capacity is unknown before that (*unknown set). */
+size_t report_working_set_level(const double *knee, const double *capacity, size_t count, bool *unknown);
+
 /* The arguments report gives a section's command by default (NULL-terminated;
  * validate runs fewer repeats than its own default so the report stays short). */
 const char *const *report_section_arguments(const char *command);
@@ -187,6 +218,12 @@ double report_section_expected_seconds(const char *command, bool quick);
  * Returns the number of sections that failed. */
 size_t report_run_sections(const char *program, const char *who, const char *const *names, size_t count, bool quick,
                            const char *save_dir, output_report **reports, char (*failures)[PLUMB_MESSAGE_MAX]);
+/* The same, a section whose record runs a program (report_section.program)
+ * given program_argv (NULL-terminated; NULL: such a section fails, saying
+ * it needs --program). */
+size_t report_run_sections_with(const char *program, const char *who, const char *const *names, size_t count,
+                                bool quick, const char *save_dir, char *const *program_argv, output_report **reports,
+                                char (*failures)[PLUMB_MESSAGE_MAX]);
 
 /* What the report does while a section runs (report_run_section_watched):
  * fraction(context, f) for each progress record the section sends on its
@@ -221,6 +258,13 @@ int report_run_section_watched(const char *program, const char *command, const c
  * runs, without the rate.  The recording is removed after.  watch (may be
  * NULL) watches both runs. */
 int report_run_perturb_section(const char *program, const char *save_path, const report_section_watch *watch,
+                               output_report **out, plumb_status *status);
+/* A section that runs the user's program: `program COMMAND ARGUMENTS...
+ * --json -- PROGRAM_ARGV...`, the program's argument vector passed as it
+ * is, never through a shell (plumb sim --curve data runs it under
+ * plumbgrind through trace_valgrind_start).  watch may be NULL. */
+int report_run_program_section(const char *program, const char *command, const char *const *arguments,
+                               char *const *program_argv, const char *save_path, const report_section_watch *watch,
                                output_report **out, plumb_status *status);
 /* Reads a JSON report from a file ("-" = stdin). */
 int report_read_file(const char *path, output_report **out, plumb_status *status);

@@ -130,18 +130,22 @@ static int tick_wait(const report_section_watch *watch, unsigned long long *next
 	return (int)((*next_ns - now + 999999) / 1000000);
 }
 
-int report_run_section_watched(const char *program, const char *command, const char *const *arguments,
-                               const char *input, const char *save_path, const report_section_watch *watch,
-                               output_report **out, plumb_status *status)
+/* `program COMMAND ARGUMENTS... --json TAIL...`: the tail (NULL: none) is
+ * what comes after --json, a user's program after "--". */
+static int run_watched(const char *program, const char *command, const char *const *arguments,
+                       char *const *tail, const char *input, const char *save_path,
+                       const report_section_watch *watch, output_report **out, plumb_status *status)
 {
 	*out = NULL;
 	int in = -1;
 	if (input && (in = input_file(input, status)) < 0)
 		return -1;
-	size_t argc = 0;
+	size_t argc = 0, tailc = 0;
 	while (arguments && arguments[argc])
 		argc++;
-	char **argv = calloc(argc + 4, sizeof *argv);
+	while (tail && tail[tailc])
+		tailc++;
+	char **argv = calloc(argc + tailc + 4, sizeof *argv);
 	if (!argv) {
 		if (in >= 0)
 			close(in);
@@ -152,6 +156,8 @@ int report_run_section_watched(const char *program, const char *command, const c
 	for (size_t i = 0; i < argc; i++)
 		argv[2 + i] = (char *)arguments[i];
 	argv[2 + argc] = "--json";
+	for (size_t i = 0; i < tailc; i++)
+		argv[3 + argc + i] = tail[i];
 	int o[2] = { -1, -1 }, e[2] = { -1, -1 }, c[2] = { -1, -1 };
 	char entry[64];
 	char **env = NULL;
@@ -282,6 +288,33 @@ int report_run_section_watched(const char *program, const char *command, const c
 	}
 	free(so.data);
 	free(se.data);
+	return rc;
+}
+
+int report_run_section_watched(const char *program, const char *command, const char *const *arguments,
+                               const char *input, const char *save_path, const report_section_watch *watch,
+                               output_report **out, plumb_status *status)
+{
+	return run_watched(program, command, arguments, NULL, input, save_path, watch, out, status);
+}
+
+int report_run_program_section(const char *program, const char *command, const char *const *arguments,
+                               char *const *program_argv, const char *save_path, const report_section_watch *watch,
+                               output_report **out, plumb_status *status)
+{
+	*out = NULL;
+	size_t n = 0;
+	while (program_argv && program_argv[n])
+		n++;
+	if (n == 0)
+		return plumb_fail(status, EINVAL, "this section runs a program: give plumb report --program 'PROGRAM ARGS'");
+	char **tail = calloc(n + 2, sizeof *tail);
+	if (!tail)
+		return plumb_fail(status, ENOMEM, "out of memory");
+	tail[0] = "--";
+	memcpy(tail + 1, program_argv, n * sizeof *tail);
+	int rc = run_watched(program, command, arguments, tail, NULL, save_path, watch, out, status);
+	free(tail);
 	return rc;
 }
 

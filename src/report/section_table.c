@@ -58,6 +58,15 @@ static const report_chart explain_charts[] = {
 	  "Miss-ratio curve per region, fully associative LRU (marks: the simulated caches)", "Cache capacity",
 	  "Miss ratio", true, true, "sets=1" },
 };
+/* The program's curve per level, whole program, fully associative: its
+ * knee against this machine's caches, which the chart marks. */
+static const report_chart program_charts[] = {
+	{ "curve", "size_bytes", "miss_ratio", "level", true, false,
+	  "Your program's miss-ratio curve per level, fully associative LRU (marks: this machine's caches)",
+	  "Cache capacity", "Miss ratio", true, true, "sets=1&region=(all)" },
+};
+/* Every data level's curve in the one run under plumbgrind. */
+static const char *const program_arguments[] = { "--curve", "data", NULL };
 static const report_chart model_charts[] = {
 	{ "predict_contention", "contention", "latency", NULL, false, false, "Queueing model: predicted latency against contention",
 	  "Bandwidth of the other cores (MB/s)", "Predicted latency (ns)", true, false, NULL },
@@ -137,6 +146,14 @@ static const report_section sections[] = {
 	  .seconds = 15, .quick_seconds = 15,
 	  .lists = 0,
 	  .summary_input = REPORT_SUMMARY_PERTURB },
+	{ .name = REPORT_PROGRAM_SECTION,
+	  .command = "sim", .own_table = "knees",
+	  .title = "Your program's working set",
+	  .intro = "The program given with --program, run once under plumb's simulator (plumb sim --curve data, on this machine's caches): its miss-ratio curve at every data level in one pass (Mattson et al. 1970; Hill and Smith 1989). A level's knee is the smallest capacity that removes nine tenths of the misses any capacity removes; the summary's hierarchy says in which level the working set lands, the knee held against what the level holds for a program here.",
+	  .arguments = program_arguments, .program = true,
+	  .seconds = 10, .quick_seconds = 10,
+	  .lists = 0,
+	  CHARTS(program_charts), .summary_input = REPORT_SUMMARY_PROGRAM },
 	{ .name = "stat",
 	  .title = "Counts",
 	  .intro = "",
@@ -164,6 +181,22 @@ const report_section *report_section_find(const char *name)
 		if (!strcmp(sections[i].name, name))
 			return &sections[i];
 	return NULL;
+}
+
+const char *report_section_command(const char *name)
+{
+	const report_section *section = report_section_find(name);
+	return section && section->command ? section->command : name;
+}
+
+const char *report_section_of(const output_report *report)
+{
+	const char *command = output_report_command(report);
+	for (size_t i = 0; command && i < sizeof sections / sizeof sections[0]; i++)
+		if (sections[i].command && sections[i].own_table && !strcmp(sections[i].command, command) &&
+		    output_table_find(report, sections[i].own_table))
+			return sections[i].name;
+	return command;
 }
 
 void report_section_summary_inputs(output_report *const *reports, const char *const *commands, size_t count,

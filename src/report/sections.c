@@ -72,6 +72,13 @@ static void section_tick(void *context)
 size_t report_run_sections(const char *program, const char *who, const char *const *names, size_t count, bool quick,
                            const char *save_dir, output_report **reports, char (*failures)[PLUMB_MESSAGE_MAX])
 {
+	return report_run_sections_with(program, who, names, count, quick, save_dir, NULL, reports, failures);
+}
+
+size_t report_run_sections_with(const char *program, const char *who, const char *const *names, size_t count,
+                                bool quick, const char *save_dir, char *const *program_argv, output_report **reports,
+                                char (*failures)[PLUMB_MESSAGE_MAX])
+{
 	size_t failed = 0;
 	char label[128];
 	snprintf(label, sizeof label, "plumb %s", who);
@@ -90,7 +97,8 @@ size_t report_run_sections(const char *program, const char *who, const char *con
 		failures[i][0] = 0;
 		progress_step(&p, i);
 		if (p.enabled)
-			fprintf(stderr, "\r%s: section %zu/%zu: plumb %s\033[K\n", label, i + 1, count, names[i]);
+			fprintf(stderr, "\r%s: section %zu/%zu: plumb %s\033[K\n", label, i + 1, count,
+			        report_section_command(names[i]));
 		char save_path[PATH_MAX], *save = NULL;
 		if (save_dir) {
 			snprintf(save_path, sizeof save_path, "%s/%s.json", save_dir, names[i]);
@@ -116,7 +124,7 @@ size_t report_run_sections(const char *program, const char *who, const char *con
 			}
 			const char *arguments[32];
 			if (text)
-				rc = report_run_section_watched(program, names[i],
+				rc = report_run_section_watched(program, report_section_command(names[i]),
 				                                with_input(report_section_arguments_for(names[i], quick),
 				                                           section->input_arguments, arguments, 32),
 				                                text, save, &watch, &reports[i], &status);
@@ -124,15 +132,22 @@ size_t report_run_sections(const char *program, const char *who, const char *con
 				rc = plumb_fail(&status, EINVAL, "%s", section->input_missing ? section->input_missing
 				                                                              : "an earlier section did not run");
 			else
-				rc = report_run_section_watched(program, names[i], report_section_arguments_for(names[i], quick),
-				                                NULL, save, &watch, &reports[i], &status);
+				rc = report_run_section_watched(program, report_section_command(names[i]),
+				                                report_section_arguments_for(names[i], quick), NULL, save, &watch,
+				                                &reports[i], &status);
 			free(text);
+		} else if (section && section->program) {
+			/* the user's program, its argument vector after "--" */
+			rc = report_run_program_section(program, report_section_command(names[i]),
+			                                report_section_arguments_for(names[i], quick), program_argv, save,
+			                                &watch, &reports[i], &status);
 		} else if (section && section->recorded) {
 			/* recorded once for its reference rate, then halted */
 			rc = report_run_perturb_section(program, save, &watch, &reports[i], &status);
 		} else {
-			rc = report_run_section_watched(program, names[i], report_section_arguments_for(names[i], quick), NULL, save,
-			                                &watch, &reports[i], &status);
+			rc = report_run_section_watched(program, report_section_command(names[i]),
+			                                report_section_arguments_for(names[i], quick), NULL, save, &watch,
+			                                &reports[i], &status);
 		}
 		if (rc != 0) {
 			snprintf(failures[i], PLUMB_MESSAGE_MAX, "%s", status.message[0] ? status.message : "the section failed");

@@ -121,9 +121,100 @@ static void append_flags(char *note, size_t length, const char *level, const mac
 	}
 }
 
+size_t report_working_set_level(const double *knee, const double *capacity, size_t count, bool *unknown)
+{
+	*unknown = false;
+	for (size_t i = 0; i < count; i++) {
+		if (knee[i] == 0)
+			return i;
+		if (!isfinite(knee[i]) && !isfinite(capacity[i]))
+			continue;   /* no such level: neither simulated nor listed */
+		if (!isfinite(knee[i]) || !isfinite(capacity[i])) {
+			*unknown = true;
+			return count;
+		}
+		if (knee[i] <= capacity[i])
+			return i;
+	}
+	return count;
+}
+
+/* The program section's (plumb sim --curve data) knee of the whole
+ * program's curve at a cache level (0: no capacity removes a miss; NaN: the
+ * level was not simulated). */
+static double program_knee(const output_report *program, size_t level)
+{
+	static const char *const words[] = { "l1d", "l2", "l3" };
+	const output_table *k = program ? output_table_find(program, "knees") : NULL;
+	int rc = k ? output_column_index(k, "region") : -1, lc = k ? output_column_index(k, "level") : -1;
+	for (size_t r = 0; rc >= 0 && lc >= 0 && level < 3 && r < output_row_count(k); r++) {
+		const char *region = output_cell_string(k, r, (size_t)rc), *word = output_cell_string(k, r, (size_t)lc);
+		if (region && word && !strcmp(region, "(all)") && !strcmp(word, words[level])) {
+			double knee = output_number_at(k, (long)r, "knee_bytes");
+			return isfinite(knee) ? knee : 0;
+		}
+	}
+	return NAN;
+}
+
+/* What a cache level holds for a program here: its usable capacity where
+ * the one rule applies (machine_usable_bytes), else its sysfs size. */
+static double program_capacity(const machine_model *model, const char *name, double claimed)
+{
+	const machine_level *ml = machine_model_level(model, name);
+	double usable = machine_level_usable(ml);
+	if (isfinite(usable))
+		return usable;
+	return isfinite(claimed) ? claimed : ml ? ml->nominal_bytes : NAN;
+}
+
+/* The sentence of where the program's working set lands (meta
+ * "working_set"), from the levels' knees and capacities. */
+static void working_set_sentence(const char *program, const double *knee, const double *capacity, size_t lands,
+                                 bool unknown, char *out, size_t length)
+{
+	static const char *const names[] = { "L1", "L2", "L3", "memory" };
+	static const char *const curves[] = { "L1D", "L2", "L3" };
+	char a[32], b[32];
+	size_t used = (size_t)snprintf(out, length, "The working set of %s ", program && program[0] ? program : "the program");
+	if (used >= length)
+		return;
+	if (unknown) {
+		for (size_t i = 0; i < 3; i++)
+			if (isfinite(knee[i]) != isfinite(capacity[i])) {
+				snprintf(out + used, length - used, "cannot be placed: the %s's %s is unknown%s", names[i],
+				         !isfinite(knee[i]) ? "curve" : "capacity",
+				         !isfinite(knee[i]) ? " (it was not simulated)" : " (the topo or lat section gives it)");
+				break;
+			}
+		return;
+	}
+	if (lands < 3 && knee[lands] == 0) {
+		snprintf(out + used, length - used, "lands in the %s: no capacity removes one of its %s misses, each is a "
+		         "line's first reference (it streams through its data, or reuses no more than a line).",
+		         names[lands], curves[lands]);
+		return;
+	}
+	if (lands < 3)
+		used += (size_t)snprintf(out + used, length - used, "lands in the %s: the knee of its %s curve, %s, is "
+		                         "within the %s the %s holds for a program here", names[lands], curves[lands],
+		                         report_format_bytes(knee[lands], a, sizeof a),
+		                         report_format_bytes(capacity[lands], b, sizeof b), names[lands]);
+	else
+		used += (size_t)snprintf(out + used, length - used, "lands in memory: no cache level holds it");
+	for (size_t i = 0; i < lands && i < 3 && used < length; i++)
+		if (isfinite(knee[i]))
+			used += (size_t)snprintf(out + used, length - used, "%s the %s's knee, %s, is beyond its %s",
+			                         i == 0 ? "; " : ", ", curves[i], report_format_bytes(knee[i], a, sizeof a),
+			                         report_format_bytes(capacity[i], b, sizeof b));
+	if (used + 1 < length)
+		snprintf(out + used, length - used, ".");
+}
+
 static void add_hierarchy(output_report *s, const output_report *topo, const output_report *lat,
                           const output_report *bw, const output_report *geometry, bool virtualised,
-                          const machine_model *model, const machine_check *checks, size_t check_count)
+                          const machine_model *model, const machine_check *checks, size_t check_count,
+                          const output_report *program)
 {
 	output_table *t = output_table_add(s, "hierarchy", "The memory hierarchy");
 	output_column(t, "level", NULL, 0);
@@ -145,6 +236,28 @@ static void add_hierarchy(output_report *s, const output_report *topo, const out
 	output_column(t, "write_all", "GB/s", 1);
 	output_column(t, "bandwidth_cv", "%", 1);
 	output_column(t, "note", NULL, 0);
+	/* With --program: each cache level's knee of the program's curve, what
+	 * the level holds for it, and the level its working set lands in. */
+	double knee[3], capacity[3];
+	size_t lands = 3;
+	bool unknown = false;
+	if (program) {
+		output_column(t, "program_knee", "bytes", 0);
+		output_column(t, "program_capacity", "bytes", 0);
+		output_column(t, "program_lands", NULL, 0);
+		static const char *const cache_names[] = { "L1", "L2", "L3" };
+		for (size_t i = 0; i < 3; i++) {
+			knee[i] = program_knee(program, i);
+			capacity[i] = program_capacity(model, cache_names[i], sysfs_size(topo, lat, cache_names[i]));
+		}
+		lands = report_working_set_level(knee, capacity, 3, &unknown);
+		char sentence[1024], name[256];
+		output_meta_text_of(program, "trace", name, sizeof name);
+		working_set_sentence(name, knee, capacity, lands, unknown, sentence, sizeof sentence);
+		if (name[0])
+			output_meta_text(s, "program", name);
+		output_meta_text(s, "working_set", sentence);
+	}
 	const output_table *levels = lat ? output_table_find(lat, "levels") : NULL;
 	const output_table *g = geometry ? output_table_find(geometry, "geometry") : NULL;
 	const output_table *bl = bw ? output_table_find(bw, "levels") : NULL, *bt = bw ? output_table_find(bw, "bandwidth") : NULL;
@@ -156,7 +269,8 @@ static void add_hierarchy(output_report *s, const output_report *topo, const out
 		long lr = output_row_where(levels, "level", lat_name);
 		long gc = geometry_row(g, "capacity", name), gl = geometry_row(g, "latency", lat_name);
 		const machine_level *ml = machine_model_level(model, name);
-		if (lr < 0 && gc < 0 && gl < 0 && !isfinite(claimed) && !isfinite(machine_bw_figure(bl, 1, "read", name)) && !ml)
+		if (lr < 0 && gc < 0 && gl < 0 && !isfinite(claimed) && !isfinite(machine_bw_figure(bl, 1, "read", name)) && !ml &&
+		    !(program && (i == 3 ? lands == 3 && !unknown : isfinite(knee[i]))))
 			continue;
 		char note[2048] = "", a[32], b[32];
 		output_row(t);
@@ -288,6 +402,20 @@ static void add_hierarchy(output_report *s, const output_report *topo, const out
 		cell_number_or(t, isfinite(cv) ? 100 * cv : NAN, "unsupported", no_bw);
 		append_flags(note, sizeof note, name, checks, check_count);
 		output_cell_text(t, note);
+		if (program) {
+			if (i == 3) {
+				output_cell_status(t, "n/a", "main memory has no cache size");
+				output_cell_status(t, "n/a", "main memory has no cache size");
+			} else {
+				if (isfinite(knee[i]) && knee[i] > 0)
+					output_cell_real(t, knee[i]);
+				else
+					output_cell_status(t, "n/a", isfinite(knee[i]) ? "no capacity removes a miss: every miss is a "
+					                   "line's first reference" : "the program's run simulated no such level");
+				cell_number_or(t, capacity[i], "unknown", "neither sysfs nor the latency sweep gives this level's size");
+			}
+			output_cell_text(t, unknown ? "unknown" : lands == i ? "yes" : "no");
+		}
 	}
 }
 
@@ -690,6 +818,7 @@ output_report *report_summary_build(output_report *const *sections, const char *
 	const output_report *geometry = in[REPORT_SUMMARY_GEOMETRY], *c2c = in[REPORT_SUMMARY_C2C];
 	const output_report *loaded = in[REPORT_SUMMARY_LOADED], *model = in[REPORT_SUMMARY_MODEL];
 	const output_report *validate = in[REPORT_SUMMARY_VALIDATE], *perturb = in[REPORT_SUMMARY_PERTURB];
+	const output_report *program = in[REPORT_SUMMARY_PROGRAM];
 	const output_table *machine = topo ? output_table_find(topo, "machine") : NULL;
 	const char *cpu = output_text_at(machine, output_row_where(machine, "property", "cpu_model"), "value");
 	const char *cpus = output_text_at(machine, output_row_where(machine, "property", "cpus"), "value");
@@ -725,8 +854,8 @@ output_report *report_summary_build(output_report *const *sections, const char *
 		}
 		check_count = machine_model_check(&m, checks, MACHINE_MODEL_CHECKS, &broken);
 	}
-	if (topo || lat || bw || geometry)
-		add_hierarchy(s, topo, lat, bw, geometry, virtualised, have_model ? &m : NULL, checks, check_count);
+	if (topo || lat || bw || geometry || program)
+		add_hierarchy(s, topo, lat, bw, geometry, virtualised, have_model ? &m : NULL, checks, check_count, program);
 	if (c2c || loaded || model || perturb)
 		add_figures(s, c2c, loaded, model, lat, perturb, checks, check_count);
 	if (have_model) {
@@ -774,6 +903,10 @@ static output_report *hierarchy_display(const output_table *h)
 	output_column(t, "sysfs_size", NULL, 0);
 	output_column(t, "measured_size", NULL, 0);
 	output_column(t, "latency", "ns", 3);
+	/* with --program: where its working set lands, beside the sizes */
+	bool program = output_column_index(h, "program_knee") >= 0;
+	if (program)
+		output_column(t, "program", NULL, 0);
 	output_column(t, "read_1", "GB/s", 1);
 	output_column(t, "read_all", "GB/s", 1);
 	output_column(t, "write_1", "GB/s", 1);
@@ -797,6 +930,17 @@ static output_report *hierarchy_display(const output_table *h)
 			output_cell_text(t, text);
 		} else {
 			output_cell_text(t, "-");
+		}
+		if (program) {
+			/* "knee 32 KiB, lands here" */
+			double knee = output_number_at(h, row, "program_knee");
+			const char *lands = output_text_at(h, row, "program_lands");
+			bool here = lands && !strcmp(lands, "yes");
+			if (isfinite(knee))
+				snprintf(text, sizeof text, "knee %s%s", report_format_bytes(knee, a, sizeof a), here ? ", lands here" : "");
+			else
+				snprintf(text, sizeof text, "%s", here ? "lands here" : "-");
+			output_cell_text(t, text);
 		}
 		cell_value_or_dash(t, output_number_at(h, row, "read_1"));
 		cell_value_or_dash(t, output_number_at(h, row, "read_all"));
@@ -863,6 +1007,12 @@ int report_summary_write_text(const output_report *s, FILE *f, unsigned columns)
 				snprintf(line, sizeof line, "  %s: ", level ? level : "");
 				output_write_wrapped(f, line, note, columns, 4);
 			}
+		}
+		char working_set[1024];
+		output_meta_text_of(s, "working_set", working_set, sizeof working_set);
+		if (working_set[0]) {
+			fputc('\n', f);
+			output_write_wrapped(f, "Working set: ", working_set, columns, 4);
 		}
 	}
 	const output_table *fig = output_table_find(s, "figures");

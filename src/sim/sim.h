@@ -118,8 +118,11 @@ int sim_preset(sim_config *config, const char *name, plumb_status *status);
 /* The host preset from a measured machine model (machine_model.h): when
  * the shared cache's usable size (where the latency sweep puts its end) is
  * under half its nominal size, config's shared cache takes the usable size
- * (rounded down to whole sets).  note gets what was done and why; returns
- * 1 when the size changed.  host-nominal is the preset that never does. */
+ * (rounded down to whole sets); every level the model measured, memory
+ * included, takes its measured latency in cycles (ns at the measured
+ * clock), so the simulator's cycle estimate prices hits as plumb lat
+ * measured them.  note gets what was done and why; returns 1 when the size
+ * changed.  host-nominal is the preset that never does. */
 struct machine_model;
 int sim_preset_apply_machine(sim_config *config, const struct machine_model *model, char *note, size_t length);
 /* The same rule for a usable size known otherwise (explain's machine

@@ -1182,6 +1182,14 @@ int sim_curve_compact(sim_curve *c, trace_compact *cp, plumb_status *status)
 int sim_curve_run_reader(sim_curve *c, trace_reader *reader, trace_interleaver *interleaver, uint64_t *records,
                          plumb_status *status)
 {
+	return sim_curve_run_reader_all(&c, 1, reader, interleaver, records, status);
+}
+
+/* Several levels' curves of one pass: each batch goes to every curve in
+ * turn (a compact run is settled by the first and read again by the others). */
+int sim_curve_run_reader_all(sim_curve *const *curves, size_t count, trace_reader *reader,
+                             trace_interleaver *interleaver, uint64_t *records, plumb_status *status)
+{
 	progress p;
 	progress_begin(&p, "plumb sim: records", 0);
 	int rc = 0;
@@ -1197,11 +1205,12 @@ int sim_curve_run_reader(sim_curve *c, trace_reader *reader, trace_interleaver *
 		}
 		if (got == 0)
 			break;
-		if (compact.words ? sim_curve_compact(c, &compact, status) != 0
-		                  : sim_curve_batch(c, batch, (size_t)got, status) != 0) {
-			rc = -1;
+		for (size_t i = 0; rc == 0 && i < count; i++)
+			if (compact.words ? sim_curve_compact(curves[i], &compact, status) != 0
+			                  : sim_curve_batch(curves[i], batch, (size_t)got, status) != 0)
+				rc = -1;
+		if (rc != 0)
 			break;
-		}
 		*records += compact.words ? compact.records : (uint64_t)got;
 		progress_step(&p, (size_t)*records);
 	}
@@ -1328,13 +1337,125 @@ static void add_rows(const sim_curve *c, output_table *t, size_t region, const c
 	}
 }
 
+/* The knee of a region's fully associative curve: the smallest size whose
+ * misses are within a tenth of the way from the largest size's (what no
+ * capacity of the grid removes: first references) to one line's; 0 when no
+ * capacity removes any miss. */
+uint64_t sim_curve_knee(const sim_curve *c, size_t region, uint64_t *most, uint64_t *least)
+{
+	uint64_t line = 1ull << c->line_bits, top = sim_curve_shown_size(c), accesses;
+	*most = *least = 0;
+	if (sim_curve_point(c, region, line, 0, most, &accesses) != 0 ||
+	    sim_curve_point(c, region, top, 0, least, &accesses) != 0 || *most <= *least)
+		return 0;
+	for (uint64_t size = line; size <= top; size <<= 1) {
+		uint64_t misses;
+		if (sim_curve_point(c, region, size, 0, &misses, &accesses) == 0 && (misses - *least) * 10 <= *most - *least)
+			return size;
+	}
+	return top;
+}
+
+int sim_curve_levels_parse(const char *text, const sim_config *config, sim_level *levels, size_t *count,
+                           plumb_status *status)
+{
+	*count = 0;
+	if (strcasecmp(text, "data") == 0) {
+		levels[(*count)++] = SIM_L1D;
+		if (config->cache[SIM_L2].size)
+			levels[(*count)++] = SIM_L2;
+		if (config->cache[SIM_L3].size)
+			levels[(*count)++] = SIM_L3;
+		return 0;
+	}
+	char word[16];
+	for (const char *p = text;;) {
+		const char *comma = strchr(p, ',');
+		size_t n = comma ? (size_t)(comma - p) : strlen(p);
+		if (n == 0 || n >= sizeof word)
+			return plumb_fail(status, EINVAL, "'%s' is not a list of levels: l1d, l1i, l2 or l3 separated by "
+			                  "commas, or data", text);
+		memcpy(word, p, n);
+		word[n] = 0;
+		sim_level level = SIM_L1D;
+		if (sim_curve_level_parse(word, &level, status) != 0)
+			return -1;
+		for (size_t i = 0; i < *count; i++)
+			if (levels[i] == level)
+				return plumb_fail(status, EINVAL, "'%s' names the %s twice", text, sim_level_name(level));
+		levels[(*count)++] = level;
+		if (!comma)
+			return 0;
+		p = comma + 1;
+	}
+}
+
+int sim_curve_new_levels(sim_curve **curves, size_t *count, const sim_config *config, const char *levels,
+                         uint64_t max_size, plumb_status *status)
+{
+	sim_level list[SIM_LEVEL_COUNT];
+	*count = 0;
+	size_t n;
+	if (sim_curve_levels_parse(levels, config, list, &n, status) != 0)
+		return -1;
+	for (size_t l = 0; l < n; l++)
+		if (sim_curve_new(&curves[l], config, list[l], max_size, status) != 0) {
+			for (size_t k = 0; k < l; k++)
+				sim_curve_free(curves[k]);
+			return -1;
+		}
+	*count = n;
+	return 0;
+}
+
 output_report *sim_curve_report(const sim_curve *c, const sim_run_facts *facts, plumb_status *status)
 {
+	return sim_curve_report_all(&c, 1, facts, status);
+}
+
+/* A region's name as the tables give it: with its thread where another
+ * thread has a region of the same name. */
+static void region_label(const sim_curve *c, size_t i, char *name, size_t length)
+{
+	bool shared_name = false;
+	for (size_t j = 0; j < c->region_count; j++)
+		shared_name |= j != i && strcmp(c->regions[j].name, c->regions[i].name) == 0;
+	if (shared_name)
+		snprintf(name, length, "%s (thread %u)", c->regions[i].name, c->regions[i].thread);
+	else
+		snprintf(name, length, "%s", c->regions[i].name);
+}
+
+static void add_knee(const sim_curve *c, output_table *k, size_t region, const char *name)
+{
+	uint64_t most, least, misses, accesses = 0, knee = sim_curve_knee(c, region, &most, &least);
+	sim_curve_point(c, region, 1ull << c->line_bits, 0, &misses, &accesses);
+	output_row(k);
+	output_cell_text(k, name);
+	output_cell_text(k, level_word(c->level));
+	output_cell_integer(k, (int64_t)accesses);
+	output_cell_integer(k, (int64_t)most);
+	output_cell_integer(k, (int64_t)least);
+	if (knee)
+		output_cell_integer(k, (int64_t)knee);
+	else
+		output_cell_status(k, "n/a", accesses ? "no capacity removes a miss: every miss is a line's first reference"
+		                                      : "no references reached the level");
+}
+
+output_report *sim_curve_report_all(const sim_curve *const *curves, size_t count, const sim_run_facts *facts,
+                                    plumb_status *status)
+{
+	if (count == 0) {
+		plumb_fail(status, EINVAL, "no curve");
+		return NULL;
+	}
 	output_report *report = output_report_new("sim");
 	if (!report) {
 		plumb_fail_errno(status, ENOMEM, "report");
 		return NULL;
 	}
+	const sim_curve *c = curves[0];
 	const sim_config *g = &c->config;
 	char text[600];
 	if (facts) {
@@ -1346,12 +1467,19 @@ output_report *sim_curve_report(const sim_curve *c, const sim_run_facts *facts, 
 	}
 	output_meta_text(report, "configuration", g->name);
 	output_meta_text(report, "machine simulated", sim_config_describe(g, text, sizeof text));
-	output_meta_text(report, "curve level", sim_level_name(c->level));
+	text[0] = 0;
+	for (size_t l = 0; l < count; l++)
+		snprintf(text + strlen(text), sizeof text - strlen(text), "%s%s", l ? ", " : "",
+		         sim_level_name(curves[l]->level));
+	output_meta_text(report, count > 1 ? "curve levels" : "curve level", text);
 	output_meta_integer(report, "line_bytes", (int64_t)1 << c->line_bits);
 	output_meta_integer(report, "footprint_lines", (int64_t)sim_curve_footprint(c));
 	output_meta_integer(report, "grid_max_bytes", (int64_t)sim_curve_max_size(c));
 	snprintf(text, sizeof text, "sizes 1 line to %" PRIu64 " B in powers of two; 1 to %d ways (powers of two) "
 	         "and fully associative; LRU", sim_curve_shown_size(c), SIM_CURVE_MAX_WAYS);
+	for (size_t l = 1; l < count; l++)
+		snprintf(text + strlen(text), sizeof text - strlen(text), "; the %s's to %" PRIu64 " B",
+		         sim_level_name(curves[l]->level), sim_curve_shown_size(curves[l]));
 	output_meta_text(report, "grid", text);
 
 	output_table *t = output_table_add(report, "curve", "Misses at every size and associativity (LRU, one pass: "
@@ -1363,30 +1491,42 @@ output_report *sim_curve_report(const sim_curve *c, const sim_run_facts *facts, 
 	output_column(t, "sets", NULL, 0);
 	output_column(t, "misses", NULL, 0);
 	output_column(t, "miss_ratio", NULL, 6);
-	add_rows(c, t, SIZE_MAX, "(all)");
-	for (size_t i = 0; i < c->region_count; i++) {
-		bool shared_name = false;
-		for (size_t j = 0; j < c->region_count; j++)
-			shared_name |= j != i && strcmp(c->regions[j].name, c->regions[i].name) == 0;
-		char name[TRACE_REGION_NAME_MAX + 32];
-		if (shared_name)
-			snprintf(name, sizeof name, "%s (thread %u)", c->regions[i].name, c->regions[i].thread);
-		else
-			snprintf(name, sizeof name, "%s", c->regions[i].name);
-		add_rows(c, t, i, name);
+	output_table *k = output_table_add(report, "knees", "Each region's knee: the smallest capacity that removes nine "
+	                                   "tenths of the misses any capacity of the grid removes (fully associative LRU)");
+	output_column(k, "region", NULL, 0);
+	output_column(k, "level", NULL, 0);
+	output_column(k, "references", NULL, 0);
+	output_column(k, "misses_one_line", NULL, 0);
+	output_column(k, "misses_largest", NULL, 0);
+	output_column(k, "knee_bytes", "B", 0);
+	for (size_t l = 0; l < count; l++) {
+		c = curves[l];
+		add_rows(c, t, SIZE_MAX, "(all)");
+		add_knee(c, k, SIZE_MAX, "(all)");
+		for (size_t i = 0; i < c->region_count; i++) {
+			char name[TRACE_REGION_NAME_MAX + 32];
+			region_label(c, i, name, sizeof name);
+			add_rows(c, t, i, name);
+			add_knee(c, k, i, name);
+		}
 	}
 
-	if (sim_curve_footprint(c) > (1ull << c->bits))
-		output_note(report, "the footprint (%" PRIu64 " lines) is larger than the grid (%" PRIu64 " B): "
-		            "raise --curve-max for larger sizes", sim_curve_footprint(c), sim_curve_max_size(c));
-	if (c->level == SIM_L2)
-		output_note(report, "the L2's input is what missed the configured L1s; the curve assumes the L2 never removes "
-		            "their lines (plumb's private L2 includes the L1s and does), so a size where plumb sim counts "
-		            "back-invalidations may differ");
-	if (c->level == SIM_L3)
-		output_note(report, "the L3's input is what missed the configured private levels of every core%s",
-		            g->l3_inclusion == SIM_INCLUSIVE ? "; the curve assumes the L3 never removes their lines (an "
-		            "inclusive L3 does: compare with l3.inclusion = non-inclusive)" : "");
+	for (size_t l = 0; l < count; l++) {
+		c = curves[l];
+		if (sim_curve_footprint(c) > (1ull << c->bits))
+			output_note(report, "the footprint%s%s (%" PRIu64 " lines) is larger than the grid (%" PRIu64 " B): "
+			            "raise --curve-max for larger sizes", count > 1 ? " at the " : "",
+			            count > 1 ? sim_level_name(c->level) : "", sim_curve_footprint(c), sim_curve_max_size(c));
+		if (c->level == SIM_L2)
+			output_note(report, "the L2's input is what missed the configured L1s; the curve assumes the L2 never removes "
+			            "their lines (plumb's private L2 includes the L1s and does), so a size where plumb sim counts "
+			            "back-invalidations may differ");
+		if (c->level == SIM_L3)
+			output_note(report, "the L3's input is what missed the configured private levels of every core%s",
+			            g->l3_inclusion == SIM_INCLUSIVE ? "; the curve assumes the L3 never removes their lines (an "
+			            "inclusive L3 does: compare with l3.inclusion = non-inclusive)" : "");
+	}
+	c = curves[0];
 	if (g->cores > 1 && c->next_core > 1)
 		output_note(report, "several cores: the curve leaves coherence out (lines lost to another core's write); "
 		            "it is exact when the threads write no line another core reads");

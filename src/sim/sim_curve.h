@@ -53,6 +53,10 @@ int sim_curve_level_parse(const char *text, sim_level *level, plumb_status *stat
  * prefetcher, no-write-allocate, write-through levels above, an exclusive
  * L3, line sizes that differ) and the exact alternative (plumb sim --sweep). */
 int sim_curve_covers(const sim_config *config, sim_level level, plumb_status *status);
+/* A curve per level of --curve's list (sim_curve_levels_parse) into
+ * curves[0..*count) (room for SIM_LEVEL_COUNT); on failure none is left. */
+int sim_curve_new_levels(sim_curve **curves, size_t *count, const sim_config *config, const char *levels,
+                         uint64_t max_size, plumb_status *status);
 /* max_size: the largest size of the grid in bytes (0: the default). */
 int sim_curve_new(sim_curve **out, const sim_config *config, sim_level level, uint64_t max_size,
                   plumb_status *status);
@@ -70,6 +74,14 @@ int sim_curve_compact(sim_curve *c, trace_compact *compact, plumb_status *status
  * *records counts what was read. */
 int sim_curve_run_reader(sim_curve *c, trace_reader *reader, trace_interleaver *interleaver, uint64_t *records,
                          plumb_status *status);
+/* The same for count curves (several levels) in one pass over the references. */
+int sim_curve_run_reader_all(sim_curve *const *curves, size_t count, trace_reader *reader,
+                             trace_interleaver *interleaver, uint64_t *records, plumb_status *status);
+/* --curve's list: "l1d", "l1d,l2", ... (each once), or "data": the L1D and
+ * every level below it that config has.  levels holds at least
+ * SIM_LEVEL_COUNT. */
+int sim_curve_levels_parse(const char *text, const struct sim_config *config, sim_level *levels, size_t *count,
+                           plumb_status *status);
 
 /* Distinct lines the level was referenced with (the largest over its caches). */
 uint64_t sim_curve_footprint(const sim_curve *c);
@@ -85,10 +97,23 @@ const char *sim_curve_region_name(const sim_curve *c, size_t index, uint32_t *th
  * -1 when the point is not in the grid or the region does not exist. */
 int sim_curve_point(const sim_curve *c, size_t region, uint64_t size, uint32_t ways, uint64_t *misses,
                     uint64_t *accesses);
-/* The report: meta (trace, records, level, grid) and the table "curve"
+/* The knee of a region's fully associative curve (region: an index, or
+ * SIZE_MAX for the whole program): the smallest capacity of the grid whose
+ * misses lie within a tenth of the way from the largest capacity's (*least:
+ * what no capacity removes, first references) to one line's (*most); 0 when
+ * no capacity removes a miss.  plumb explain names it per region, plumb
+ * report --program per level. */
+uint64_t sim_curve_knee(const sim_curve *c, size_t region, uint64_t *most, uint64_t *least);
+/* The report: meta (trace, records, level, grid), the table "curve"
  * (region, level, size_bytes, ways, sets, misses, miss_ratio), the whole
- * program first, then each region.  facts: the run's trace, format and
- * records (sim_run_facts; the rest is not used). */
+ * program ("(all)") first, then each region, and the table "knees"
+ * (region, level, references, misses_one_line, misses_largest, knee_bytes:
+ * sim_curve_knee).  facts: the run's trace, format and records
+ * (sim_run_facts; the rest is not used). */
 output_report *sim_curve_report(const sim_curve *c, const sim_run_facts *facts, plumb_status *status);
+/* The same for several levels' curves of one run (sim_curve_run_reader_all),
+ * level by level in both tables. */
+output_report *sim_curve_report_all(const sim_curve *const *curves, size_t count, const sim_run_facts *facts,
+                                    plumb_status *status);
 
 #endif

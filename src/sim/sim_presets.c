@@ -370,29 +370,73 @@ int sim_preset_from_topo(sim_config *config, const output_report *topo, plumb_st
 	return 0;
 }
 
+/* A measured level's hit latency in cycles (its ns at the measured clock
+ * when the model has no cycle figure); 0 when it has neither. */
+static uint32_t measured_cycles(const machine_model *model, const machine_level *l)
+{
+	double cycles = l->latency_cycles;
+	if (!(cycles > 0) && l->latency_ns > 0 && model->clock_ghz > 0)
+		cycles = l->latency_ns * model->clock_ghz;
+	return cycles > 0 && cycles < 1e6 ? (uint32_t)(cycles + 0.5) : 0;
+}
+
+/* The simulator's cycle costs from the measured latencies, so that its
+ * cycle estimate prices a hit where plumb lat measured it: the L1s, L2, L3
+ * and memory the model names.  note gets which ones. */
+static void apply_latencies(sim_config *config, const machine_model *model, char *note, size_t length, size_t *used)
+{
+	char said[160];
+	size_t said_used = 0;
+	said[0] = 0;
+	for (size_t k = 0; k < model->level_count; k++) {
+		const machine_level *l = &model->levels[k];
+		uint32_t cycles = l->hidden ? 0 : measured_cycles(model, l);
+		if (!cycles)
+			continue;
+		if (l->cache_level == 1) {
+			config->cache[SIM_L1D].latency = config->cache[SIM_L1I].latency = cycles;
+		} else if (l->cache_level == 2 && config->cache[SIM_L2].size) {
+			config->cache[SIM_L2].latency = cycles;
+		} else if (l->cache_level == 3 && config->cache[SIM_L3].size) {
+			config->cache[SIM_L3].latency = cycles;
+		} else if (l->cache_level == 0) {
+			config->memory_latency = cycles;
+		} else {
+			continue;
+		}
+		append(said, sizeof said, &said_used, "%s%s %u", said_used ? ", " : "", l->name, cycles);
+	}
+	if (said_used)
+		append(note, length, used, "%slatencies measured (%s): %s cycles", *used ? "; " : "", model->source, said);
+}
+
 int sim_preset_apply_machine(sim_config *config, const machine_model *model, char *note, size_t length)
 {
 	if (length)
 		note[0] = 0;
+	if (!model)
+		return 0;
 	/* the shared cache the simulator has: its L3, else its L2 */
 	sim_level level = config->cache[SIM_L3].size ? SIM_L3 : SIM_L2;
 	int cache_level = level == SIM_L3 ? 3 : 2;
 	const machine_level *shared = NULL;
-	for (size_t k = 0; model && k < model->level_count; k++)
+	for (size_t k = 0; k < model->level_count; k++)
 		if (model->levels[k].cache_level == cache_level)
 			shared = &model->levels[k];
-	if (!shared || !config->cache[level].size || !(shared->shared || shared->hidden))
-		return 0;
-	char a[32];
+	int changed = 0;
 	size_t used = 0;
-	if (shared->hidden) {
+	if (shared && config->cache[level].size && shared->hidden) {
+		char a[32];
 		size_t written = 0;
 		append_size(a, sizeof a, &written, config->cache[level].size);
 		append(note, length, &used, "L%d at the nominal %s sysfs lists: the measurement (%s) found no plateau of its own "
 		       "for it, so no usable size", cache_level, a, model->source);
-		return 0;
+	} else if (shared && config->cache[level].size && shared->shared) {
+		changed = sim_preset_apply_usable(config, shared->usable_bytes, model->source, note, length);
+		used = length ? strlen(note) : 0;
 	}
-	return sim_preset_apply_usable(config, shared->usable_bytes, model->source, note, length);
+	apply_latencies(config, model, note, length, &used);
+	return changed;
 }
 
 int sim_preset_apply_usable(sim_config *config, double usable, const char *source, char *note, size_t length)

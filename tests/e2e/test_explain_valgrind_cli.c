@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "run.h"
 
@@ -489,6 +490,147 @@ Test(explain_valgrind, on_another_core_its_blocks_are_priced_for_it, .timeout = 
 	cr_expect_not(notes_hold(root, "on the other machine: its core"), "%.4000s", e.out);
 	json_object_put(root);
 	cli_run_free(&e);
+}
+
+/* A wrapper for LLVM's tool NAME (llvm-mca or llvm-mc) that logs each run's
+ * arguments, a line each, into LOG and runs the tool explain would have
+ * found (the newest on PATH); made once per test. */
+static const char *tool_logger(const char *name, const char *log)
+{
+	static char paths[2][4200];
+	char *path = paths[!strcmp(name, "llvm-mc")];
+	snprintf(path, 4200, "%s", cli_temp_path(name));
+	if (access(path, X_OK) == 0)
+		return path;   /* the same file: the same tool to the cache (its identity is its file's) */
+	FILE *f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fprintf(f, "#!/bin/sh\necho \"$*\" >> '%s'\n"
+	           "for t in %s-19 %s-18 %s-17 %s-16 %s %s-15 %s-14; do\n"
+	           "\tp=$(command -v $t) && exec \"$p\" \"$@\"\ndone\nexit 127\n",
+	        log, name, name, name, name, name, name, name);
+	fclose(f);
+	cr_assert_eq(chmod(path, 0700), 0);
+	return path;
+}
+
+/* The runs of LLVM's tools one explain made, from the loggers' files
+ * (removed): llvm-mc's; llvm-mca's asking its version, pricing blocks
+ * (-retire-stats), and probing a CPU name (each name probed at most once). */
+typedef struct tool_runs {
+	int mc, version, pricing, probes;
+} tool_runs;
+
+static tool_runs tool_runs_logged(const char *mc_log, const char *mca_log)
+{
+	tool_runs runs = { 0 };
+	size_t size;
+	char *mc = cli_read_file(mc_log, &size), *mca = cli_read_file(mca_log, &size);
+	for (const char *p = mc; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : p + strlen(p))
+		runs.mc++;
+	char probed[16][128];
+	for (char *line = mca ? strtok(mca, "\n") : NULL; line; line = strtok(NULL, "\n")) {
+		if (strstr(line, "--version"))
+			runs.version++;
+		else if (strstr(line, "-retire-stats"))
+			runs.pricing++;
+		else {
+			const char *cpu = strstr(line, "-mcpu=");
+			cr_assert(cpu, "an llvm-mca run of no CPU: %s", line);
+			size_t length = strcspn(cpu, " ");
+			for (int k = 0; k < runs.probes; k++)
+				cr_expect(strncmp(probed[k], cpu, length) || probed[k][length], "%.*s probed twice", (int)length, cpu);
+			cr_assert_lt(runs.probes, 16);
+			snprintf(probed[runs.probes++], sizeof probed[0], "%.*s", (int)length, cpu);
+		}
+	}
+	free(mc);
+	free(mca);
+	unlink(mc_log);
+	unlink(mca_log);
+	return runs;
+}
+
+/* explain of explain_target on machine b, also --on b, with LLVM's tools
+ * logged; its in-core line into core, whether the other core was priced
+ * into *other, and region compute's in-core time into *compute_ns. */
+static tool_runs explain_logged(const char *b, const char *program, char *core, size_t core_size, bool *other,
+                                double *compute_ns)
+{
+	char mca_log[4200], mc_log[4200];
+	snprintf(mca_log, sizeof mca_log, "%s", cli_temp_path("mca.log"));
+	snprintf(mc_log, sizeof mc_log, "%s", cli_temp_path("mc.log"));
+	unlink(mca_log);
+	unlink(mc_log);
+	setenv("PLUMB_LLVM_MCA", tool_logger("llvm-mca", mca_log), 1);
+	setenv("PLUMB_LLVM_MC", tool_logger("llvm-mc", mc_log), 1);
+	cli_run e = cli_run_plumbv(NULL, "explain", "--runs", "1", "--machine", b, "--on", b, "--json", "--", program,
+	                           "1048576", "262144", "1", "10000", NULL);
+	unsetenv("PLUMB_LLVM_MCA");
+	unsetenv("PLUMB_LLVM_MC");
+	cr_assert_eq(e.exit_code, 0, "%s", e.err);
+	json_object *root = parse(e.out), *meta = NULL, *in_core = NULL;
+	cr_assert(json_object_object_get_ex(root, "meta", &meta) && json_object_object_get_ex(meta, "in_core", &in_core));
+	snprintf(core, core_size, "%s", json_object_get_string(in_core));
+	*other = notes_hold(root, "on the other machine: its core's cycles from llvm-mca");
+	json_object *term = row_where(cli_json_rows(root, "prediction"), "region", "compute");
+	cr_assert(term, "%.3000s", e.out);
+	*compute_ns = real(term, "compute_ns");
+	json_object_put(root);
+	cli_run_free(&e);
+	return tool_runs_logged(mc_log, mca_log);
+}
+
+/* Issue 25's fast path: pricing the blocks costs a fixed few runs of
+ * LLVM's tools, however many passes read their figures.  One llvm-mc run
+ * disassembles the hot blocks and their neighbours; per core priced (this
+ * one, and another with --on), one llvm-mca run prices every block, its FP
+ * adds' twins and the two-block loops; each CPU name is probed once (whether
+ * llvm-mca knows it, its FP add's and loads' latencies), and LLVM's version
+ * asked at most once.  Before, each pass and each probe was a run of its
+ * own, and the probes were asked again for each core.  Explained again, the
+ * same program runs no tool at all: their answers are kept in the user's
+ * cache folder ($XDG_CACHE_HOME/plumb/llvm), and give the same figures;
+ * unless that folder is one others may write, which is not read. */
+Test(explain_valgrind, the_blocks_are_priced_in_few_tool_runs, .timeout = 300)
+{
+	need_plumbgrind();
+	uint64_t l2;
+	const char *b = half_l2_report_of(&l2, "AuthenticAMD", "25/97/2");
+	const char *program = compile("explain_target");
+	char cache[4200], folder[4300], command[8800];
+	snprintf(cache, sizeof cache, "%s", cli_temp_path("cache"));
+	snprintf(command, sizeof command, "rm -rf '%s'", cache);
+	cr_assert_eq(system(command), 0);
+	setenv("XDG_CACHE_HOME", cache, 1);
+	char core[600], warm_core[600];
+	bool other, warm_other;
+	double compute_ns, warm_ns;
+	tool_runs cold = explain_logged(b, program, core, sizeof core, &other, &compute_ns);
+	if (!strstr(core, "llvm-mca -mcpu=")) {
+		unsetenv("XDG_CACHE_HOME");
+		cr_skip_test("LLVM's tools cannot price blocks here: %s", core);
+	}
+	cr_expect_eq(cold.mc, 1, "llvm-mc ran %d times", cold.mc);
+	cr_expect_leq(cold.version, 1, "LLVM's version asked %d times", cold.version);
+	cr_expect_eq(cold.pricing, other ? 2 : 1, "%d pricing runs of llvm-mca for %d core(s)", cold.pricing,
+	             other ? 2 : 1);
+	/* again: the kept answers, the same figures */
+	tool_runs warm = explain_logged(b, program, warm_core, sizeof warm_core, &warm_other, &warm_ns);
+	cr_expect_eq(warm.mc + warm.version + warm.pricing + warm.probes, 0,
+	             "explained again, LLVM's tools ran: llvm-mc %d, version %d, pricing %d, probes %d", warm.mc,
+	             warm.version, warm.pricing, warm.probes);
+	cr_expect_str_eq(warm_core, core);
+	cr_expect(warm_other == other);
+	cr_expect(warm_ns == compute_ns, "in-core time %.17g ns from the kept answers, %.17g ns from the tools", warm_ns,
+	          compute_ns);
+	/* a folder others may write is never read (nor written) */
+	snprintf(folder, sizeof folder, "%s/plumb/llvm", cache);
+	cr_assert_eq(chmod(folder, 0777), 0);
+	tool_runs open_folder = explain_logged(b, program, warm_core, sizeof warm_core, &warm_other, &warm_ns);
+	cr_expect_eq(open_folder.pricing, other ? 2 : 1, "a folder others may write was read: %d pricing runs",
+	             open_folder.pricing);
+	cr_expect(warm_ns == compute_ns);
+	unsetenv("XDG_CACHE_HOME");
 }
 
 /* Issue 28's proof: a region whose working set is three quarters of this

@@ -68,6 +68,18 @@ static double config_size(const char *config, const char *section)
 	return *end == 'K' ? v * 1024 : *end == 'M' ? v * 1048576 : *end == 'G' ? v * 1073741824.0 : v;
 }
 
+/* A level's hit latency in cycles in a printed configuration ("memory"
+ * for memory.latency); NaN when it has none. */
+static double config_latency(const char *config, const char *section)
+{
+	const char *at = !strcmp(section, "memory") ? strstr(config, "\nmemory.latency = ") : strstr(config, section);
+	if (at && strcmp(section, "memory") != 0)
+		at = strstr(at, "\nlatency = ");
+	if (!at)
+		return NAN;
+	return strtod(strchr(at, '=') + 1, NULL);
+}
+
 /* The proof of issue 26 on the machine the tests run on: plumb lat's sweep
  * (one pass, short time caps: the machine-figure step of plumb report,
  * which --quick runs with four repeat passes in about a minute under load),
@@ -141,6 +153,14 @@ Test(machine_cli, report_explain_and_sim_print_the_same_capacities_and_latencies
 		if (isfinite(latency) && !hidden) {
 			cr_expect_float_eq(number(e, "latency_ns"), latency, 1e-9 * latency, "%s: explain %g, model %g", levels[k],
 			                   number(e, "latency_ns"), latency);
+			compared++;
+		}
+		/* the simulator's cycle costs: the same latency at the same clock */
+		double simulated_latency = config_latency(config, k == 3 ? "memory" : sections[k]);
+		if (isfinite(latency) && !hidden && isfinite(clock_ghz) && isfinite(simulated_latency) &&
+		    (k == 3 || isfinite(config_size(config, sections[k])))) {
+			cr_expect_leq(fabs(simulated_latency - latency * clock_ghz), 1.0, "%s: simulated %g cycles, model %g ns at %g GHz",
+			              levels[k], simulated_latency, latency, clock_ghz);
 			compared++;
 		}
 		if (k < 3 && isfinite(capacity)) {

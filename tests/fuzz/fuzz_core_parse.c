@@ -2,7 +2,8 @@
  * first byte picks the parser, the rest is the text.  Any text must be
  * refused with one line, or read as exactly what it says: no sign for an
  * unsigned value (also after white space), decimal unless written 0x (so
- * "010" is ten), a size's unit one of the binary multiples plumb names.
+ * "010" is ten), a size's unit one of the binary multiples plumb names;
+ * a command line split into words as a shell quotes, nothing expanded.
  * Issue 29 ("silently wrong numbers") is what this holds in place. */
 #include <ctype.h>
 #include <stdint.h>
@@ -59,7 +60,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;   /* a C string ends at its first NUL: nothing to test past it */
 	plumb_status status;
 	memset(&status, 0, sizeof status);
-	switch (data[0] % 4) {
+	switch (data[0] % 5) {
 	case 0: {
 		uint64_t v = 12345, want;
 		if (parse_u64(text, 0, UINT64_MAX, &v, &status) == 0) {
@@ -123,6 +124,39 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					abort();
 		} else {
 			refused_with_one_line(&status);
+		}
+		break;
+	}
+	case 4: {
+		/* plumb report --program: words as a shell quotes them, nothing
+		 * a shell would expand passed on */
+		char **argv = (char **)&status;
+		size_t argc = 99;
+		if (parse_command_line(text, &argv, &argc, &status) == 0) {
+			size_t total = 0;
+			if (argc < 1 || !argv || argv[argc])
+				abort();
+			for (size_t i = 0; i < argc; i++)
+				total += strlen(argv[i]);
+			if (total > strlen(text))
+				abort();
+			if (!strpbrk(text, "'\"\\")) {
+				/* unquoted: the words are the blank-separated pieces, and none
+				 * holds what a shell would act on */
+				char copy[258];
+				memcpy(copy, text, strlen(text) + 1);
+				size_t i = 0;
+				for (char *save = NULL, *w = strtok_r(copy, " \t\n", &save); w; w = strtok_r(NULL, " \t\n", &save), i++)
+					if (i >= argc || strcmp(w, argv[i]) || strpbrk(w, "|&;<>()$`*?[") || w[0] == '#' || w[0] == '~')
+						abort();
+				if (i != argc)
+					abort();
+			}
+			free(argv);
+		} else {
+			refused_with_one_line(&status);
+			if (argv || argc)
+				abort();   /* nothing half made */
 		}
 		break;
 	}

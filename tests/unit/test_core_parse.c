@@ -1,4 +1,5 @@
 #include <criterion/criterion.h>
+#include <stdlib.h>
 #include <string.h>
 #include "core/parse.h"
 
@@ -130,4 +131,67 @@ Test(core_parse, a_cpu_list_is_digits_only)
 		cr_expect_neq(parse_cpu_list(bad[i], cpus, 8, &n, &status), 0, "'%s' was taken", bad[i]);
 	cr_assert_eq(parse_cpu_list("0-2,5", cpus, 8, &n, &status), 0, "%s", status.message);
 	cr_assert_eq(n, 4);
+}
+
+/* plumb report --program 'PROGRAM ARGS': words as a shell quotes them,
+ * nothing expanded, and what a shell would expand refused (issue 29: no
+ * command runs what a string says). */
+static void words_are(const char *text, const char *const *expected)
+{
+	char **argv;
+	size_t argc;
+	plumb_status status;
+	cr_assert_eq(parse_command_line(text, &argv, &argc, &status), 0, "%s: %s", text, status.message);
+	size_t n = 0;
+	while (expected[n])
+		n++;
+	cr_assert_eq(argc, n, "%s: %zu words", text, argc);
+	for (size_t i = 0; i < n; i++)
+		cr_assert_str_eq(argv[i], expected[i], "%s: word %zu", text, i);
+	cr_assert_null(argv[n]);
+	free(argv);
+}
+
+static void refused(const char *text, const char *said)
+{
+	char **argv = (char **)1;
+	size_t argc = 7;
+	plumb_status status;
+	cr_assert_eq(parse_command_line(text, &argv, &argc, &status), -1, "%s", text);
+	cr_assert_null(argv);
+	cr_assert_eq(argc, 0);
+	cr_assert(strstr(status.message, said), "%s: %s", text, status.message);
+}
+
+Test(core_parse, command_line_words)
+{
+	words_are("./prog 24576 64 200", (const char *const[]){ "./prog", "24576", "64", "200", NULL });
+	words_are("  prog\t a  \n b ", (const char *const[]){ "prog", "a", "b", NULL });
+	words_are("prog 'a b' \"c d\" e\\ f", (const char *const[]){ "prog", "a b", "c d", "e f", NULL });
+	words_are("prog '$(touch x)' '`id`' ';' '|' '*' '~' '#'",
+	          (const char *const[]){ "prog", "$(touch x)", "`id`", ";", "|", "*", "~", "#", NULL });
+	words_are("prog \"a\\\"b\\\\c\" x'y'\"z\" ''", (const char *const[]){ "prog", "a\"b\\c", "xyz", "", NULL });
+	words_are("prog \\$HOME a~b c#d", (const char *const[]){ "prog", "$HOME", "a~b", "c#d", NULL });
+	words_are("x", (const char *const[]){ "x", NULL });
+}
+
+Test(core_parse, command_line_refuses_what_a_shell_would_expand)
+{
+	refused("", "empty");
+	refused("   ", "empty");
+	refused("prog 'a", "not closed");
+	refused("prog \"a", "not closed");
+	refused("prog a\\", "ends it");
+	refused("prog; touch x", ";");
+	refused("prog | cat", "|");
+	refused("prog && x", "&");
+	refused("prog > out", ">");
+	refused("prog $(id)", "$");
+	refused("prog `id`", "`");
+	refused("prog $HOME", "$");
+	refused("prog \"$HOME\"", "$");
+	refused("prog \"`id`\"", "`");
+	refused("prog *.c", "*");
+	refused("prog ~/x", "~");
+	refused("prog #comment", "#");
 }

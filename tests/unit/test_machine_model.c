@@ -446,6 +446,43 @@ Test(machine_model, the_host_preset_takes_the_usable_size_from_a_saved_model)
 	cr_expect(strstr(note, "nominal"), "%s", note);
 }
 
+/* The host preset's cycle costs are the measured latencies (issue: the
+ * simulator priced an L3 hit at a fixed 50 cycles beside lat's figure). */
+Test(machine_model, the_host_preset_takes_the_measured_latencies_from_a_saved_model)
+{
+	sim_config config;
+	sim_config_default(&config);
+	config.cache[SIM_L3].size = 260ull << 20;
+	config.cache[SIM_L3].assoc = 20;
+	config.cache[SIM_L3].line = 64;
+	machine_model m;
+	synthetic(&m);
+	snprintf(m.source, sizeof m.source, "report.json");
+	char note[512];
+	sim_preset_apply_machine(&config, &m, note, sizeof note);
+	cr_expect_eq(config.cache[SIM_L1D].latency, 5);     /* 1.67 ns x 2.99 GHz */
+	cr_expect_eq(config.cache[SIM_L1I].latency, 5);
+	cr_expect_eq(config.cache[SIM_L2].latency, 16);     /* 5.3 ns */
+	cr_expect_eq(config.cache[SIM_L3].latency, 102);    /* 34 ns */
+	cr_expect_eq(config.memory_latency, 419);           /* 140 ns */
+	cr_expect(strstr(note, "latencies measured") && strstr(note, "L3 102") && strstr(note, "DRAM 419"), "%s", note);
+	/* a hidden level keeps the preset's figure; without cycles, ns x clock */
+	sim_config_default(&config);
+	config.cache[SIM_L3].size = 260ull << 20;
+	config.cache[SIM_L3].assoc = 20;
+	config.cache[SIM_L3].line = 64;
+	uint32_t preset_l3 = config.cache[SIM_L3].latency = 50;
+	m.levels[2].hidden = true;
+	m.levels[2].usable_bytes = NAN;
+	m.levels[1].latency_cycles = NAN;
+	sim_preset_apply_machine(&config, &m, note, sizeof note);
+	cr_expect_eq(config.cache[SIM_L3].latency, preset_l3);
+	cr_expect_eq(config.cache[SIM_L2].latency, 16);
+	cr_expect(strstr(note, "nominal") && strstr(note, "latencies measured"), "%s", note);
+	plumb_status status;
+	cr_expect_eq(sim_config_validate(&config, &status), 0, "%s", status.message);
+}
+
 /* report.json written as plumb report writes it, from the recorded
  * sections: explain, the simulator's host preset and the model read the
  * same capacities and latencies back. */

@@ -252,3 +252,47 @@ Test(report_html, temporary_paths_show_their_base_name_under_tmpdir_too)
 	cr_assert_str_eq(text, "read workload.ptrace and y.json, not /var/scratchy/z");
 	free(text);
 }
+
+/* A chart's filter of several conditions joined by '&' (the program
+ * section's curve: "sets=1&region=(all)") draws only the rows every
+ * condition holds for: with the region as the series, a region the second
+ * condition leaves out and the rows the first leaves out are not drawn. */
+Test(report_html, chart_filter_of_several_conditions)
+{
+	if (system("command -v gnuplot >/dev/null 2>&1") != 0)
+		cr_skip_test("gnuplot not installed");
+	output_report *r = output_report_new("sim");
+	output_table *t = output_table_add(r, "curve", "Curve");
+	const char *columns[] = { "region", "level", "size_bytes", "ways", "sets", "misses", "miss_ratio" };
+	for (size_t c = 0; c < 7; c++)
+		output_column(t, columns[c], NULL, 0);
+	const char *regions[] = { "kept-region", "other-kept-region", "dropped-region" };
+	for (int g = 0; g < 3; g++)
+		for (int sets = 1; sets <= 2; sets++)
+			for (int k = 0; k < 6; k++) {
+				output_row(t);
+				output_cell_text(t, sets == 1 ? regions[g] : "only-set-associative");
+				output_cell_text(t, "l1d");
+				output_cell_integer(t, 64 << k);
+				output_cell_integer(t, (1 << k) / sets ? (1 << k) / sets : 1);
+				output_cell_integer(t, sets);
+				output_cell_integer(t, 100 >> k);
+				output_cell_real(t, 1.0 / (1 + k));
+			}
+	report_chart chart = { "curve", "size_bytes", "miss_ratio", "region", true, false, "filtered", NULL, NULL, true,
+		                   true, "sets=1&region=kept-region|other-kept-region" };
+	char *svg = NULL;
+	plumb_status st;
+	cr_assert_eq(report_chart_svg(t, &chart, &svg, &st), 0, "%s", st.message);
+	cr_assert(strstr(svg, "other-kept-region"), "the wanted series are drawn");
+	cr_assert_null(strstr(svg, "dropped-region"), "the second condition is not applied");
+	cr_assert_null(strstr(svg, "only-set-associative"), "the first condition is not applied");
+	free(svg);
+	/* one condition, as before */
+	chart.where = "sets=1";
+	cr_assert_eq(report_chart_svg(t, &chart, &svg, &st), 0, "%s", st.message);
+	cr_assert(strstr(svg, "dropped-region"));
+	cr_assert_null(strstr(svg, "only-set-associative"));
+	free(svg);
+	output_report_free(r);
+}

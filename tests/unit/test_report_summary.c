@@ -570,3 +570,167 @@ Test(report_summary, a_bundle_with_members_of_the_wrong_type_is_refused)
 	unlink(path);
 	rmdir(dir);
 }
+
+/* Issue 28: where a program's working set lands (plumb report --program).
+ * The rule alone: the first level whose knee is at most what it holds;
+ * a knee of 0 (no capacity removes a miss) lands at once; a level neither
+ * simulated nor listed is skipped; one known without the other is unknown. */
+Test(report_summary, working_set_level_rule)
+{
+	bool unknown;
+	double capacity[3] = { 48 << 10, 2 << 20, 32 << 20 };
+	double fits_l1[3] = { 32 << 10, 4 << 20, 4 << 20 };
+	cr_assert_eq(report_working_set_level(fits_l1, capacity, 3, &unknown), 0);
+	cr_assert_not(unknown);
+	double exact[3] = { 48 << 10, 0, 0 };
+	cr_assert_eq(report_working_set_level(exact, capacity, 3, &unknown), 0, "a knee equal to the capacity fits");
+	double l2[3] = { 64 << 10, 1 << 20, 1 << 20 };
+	cr_assert_eq(report_working_set_level(l2, capacity, 3, &unknown), 1);
+	double l3[3] = { 4 << 20, 4 << 20, 4 << 20 };
+	cr_assert_eq(report_working_set_level(l3, capacity, 3, &unknown), 2);
+	double memory[3] = { 64 << 20, 64 << 20, 64 << 20 };
+	cr_assert_eq(report_working_set_level(memory, capacity, 3, &unknown), 3);
+	cr_assert_not(unknown);
+	double streams[3] = { 0, 0, 0 };
+	cr_assert_eq(report_working_set_level(streams, capacity, 3, &unknown), 0, "no capacity removes a miss");
+	double below[3] = { 64 << 10, 0, 8 << 20 };
+	cr_assert_eq(report_working_set_level(below, capacity, 3, &unknown), 1,
+	             "the L1's misses are the L2's first references only");
+	/* no L3 on the machine: past the L2 is memory */
+	double no_l3_capacity[3] = { 48 << 10, 2 << 20, NAN }, no_l3[3] = { 4 << 20, 4 << 20, NAN };
+	cr_assert_eq(report_working_set_level(no_l3, no_l3_capacity, 3, &unknown), 3);
+	cr_assert_not(unknown);
+	/* a capacity nobody gave: it cannot be placed past that level */
+	double no_size[3] = { 48 << 10, NAN, 32 << 20 };
+	cr_assert_eq(report_working_set_level(l3, no_size, 3, &unknown), 3);
+	cr_assert(unknown);
+	cr_assert_eq(report_working_set_level(fits_l1, no_size, 3, &unknown), 0, "placed before the unknown level");
+	cr_assert_not(unknown);
+}
+
+/* The program section's report as plumb sim --curve data writes it: the
+ * knees of the whole program ("(all)") per level, and a region's (which
+ * the hierarchy does not read).  NAN: the level was not simulated; 0: no
+ * capacity removes a miss (the cell is n/a). */
+static output_report *program_section(double l1d, double l2, double l3)
+{
+	output_report *r = output_report_new("sim");
+	output_meta_text(r, "trace", "./prog");
+	output_table *k = output_table_add(r, "knees", "Knees");
+	const char *columns[] = { "region", "level", "references", "misses_one_line", "misses_largest", "knee_bytes" };
+	for (size_t c = 0; c < 6; c++)
+		output_column(k, columns[c], NULL, 0);
+	const char *levels[] = { "l1d", "l2", "l3" };
+	double knees[] = { l1d, l2, l3 };
+	for (size_t l = 0; l < 3; l++) {
+		if (isnan(knees[l]))
+			continue;
+		for (int region = 0; region < 2; region++) {
+			output_row(k);
+			output_cell_text(k, region ? "inner" : "(all)");
+			output_cell_text(k, levels[l]);
+			output_cell_integer(k, 1000);
+			output_cell_integer(k, 900);
+			output_cell_integer(k, 100);
+			if (region)
+				output_cell_integer(k, 64);
+			else if (knees[l] > 0)
+				output_cell_integer(k, (int64_t)knees[l]);
+			else
+				output_cell_status(k, "n/a", "no capacity removes a miss");
+		}
+	}
+	return r;
+}
+
+static output_report *summary_with_program(output_report *program)
+{
+	output_report *reports[] = { topo(), lat(100), program };
+	const char *names[] = { "topo", "lat", REPORT_PROGRAM_SECTION };
+	output_report *s = report_summary_build(reports, names, 3);
+	for (size_t i = 0; i < 3; i++)
+		output_report_free(reports[i]);
+	cr_assert_not_null(s);
+	return s;
+}
+
+Test(report_summary, program_working_set_lands_in_a_level)
+{
+	/* topo: L1D 48 KiB, L2 1 MiB, L3 32 MiB in sysfs; lat: the L3 ends
+	 * at 3 MiB, below half of it, so it holds 3 MiB for a program here */
+	output_report *s = summary_with_program(program_section(512 << 10, 512 << 10, 512 << 10));
+	cr_assert_eq(cell(s, "hierarchy", "level", "L1", "program_knee"), 512 << 10);
+	cr_assert_eq(cell(s, "hierarchy", "level", "L1", "program_capacity"), 49152);
+	cr_assert_eq(cell(s, "hierarchy", "level", "L2", "program_capacity"), 1 << 20);
+	cr_assert_eq(cell(s, "hierarchy", "level", "L3", "program_capacity"), 3 << 20, "the usable capacity");
+	cr_assert_str_eq(text_cell(s, "hierarchy", "level", "L1", "program_lands"), "no");
+	cr_assert_str_eq(text_cell(s, "hierarchy", "level", "L2", "program_lands"), "yes");
+	cr_assert_str_eq(text_cell(s, "hierarchy", "level", "L3", "program_lands"), "no");
+	cr_assert_str_eq(text_cell(s, "hierarchy", "level", "DRAM", "program_lands"), "no");
+	char sentence[1024];
+	output_meta_text_of(s, "working_set", sentence, sizeof sentence);
+	cr_assert(strstr(sentence, "./prog lands in the L2"), "%s", sentence);
+	cr_assert(strstr(sentence, "512 KiB"), "%s", sentence);
+	cr_assert(strstr(sentence, "beyond its 48 KiB"), "%s", sentence);
+	/* the terminal's hierarchy names it too */
+	char *text = NULL;
+	size_t length = 0;
+	FILE *f = open_memstream(&text, &length);
+	cr_assert_eq(report_summary_write_text(s, f, 0), 0);
+	fclose(f);
+	cr_assert(strstr(text, "knee 512 KiB, lands here"), "%s", text);
+	cr_assert(strstr(text, "Working set: The working set of ./prog lands in the L2"), "%s", text);
+	free(text);
+	output_report_free(s);
+
+	/* 8 MiB fits the L3's 32 MiB in sysfs, not the 3 MiB it holds here */
+	s = summary_with_program(program_section(8 << 20, 8 << 20, 8 << 20));
+	cr_assert_str_eq(text_cell(s, "hierarchy", "level", "L3", "program_lands"), "no");
+	cr_assert_str_eq(text_cell(s, "hierarchy", "level", "DRAM", "program_lands"), "yes");
+	output_meta_text_of(s, "working_set", sentence, sizeof sentence);
+	cr_assert(strstr(sentence, "lands in memory"), "%s", sentence);
+	cr_assert(strstr(sentence, "the L3's knee, 8 MiB, is beyond its 3 MiB"), "%s", sentence);
+	output_report_free(s);
+
+	/* a program that streams: no capacity removes an L1D miss */
+	s = summary_with_program(program_section(0, 0, 0));
+	cr_assert_str_eq(text_cell(s, "hierarchy", "level", "L1", "program_lands"), "yes");
+	cr_assert(isnan(cell(s, "hierarchy", "level", "L1", "program_knee")));
+	output_meta_text_of(s, "working_set", sentence, sizeof sentence);
+	cr_assert(strstr(sentence, "first reference"), "%s", sentence);
+	output_report_free(s);
+}
+
+/* Without --program the hierarchy is what it was: no program's columns. */
+Test(report_summary, no_program_no_working_set_columns)
+{
+	make_sections(100);
+	output_report *s = report_summary_build(sections, commands, SECTIONS);
+	const output_table *h = output_table_find(s, "hierarchy");
+	cr_assert_lt(output_column_index(h, "program_knee"), 0);
+	cr_assert_lt(output_column_index(h, "program_lands"), 0);
+	char sentence[64];
+	output_meta_text_of(s, "working_set", sentence, sizeof sentence);
+	cr_assert_str_empty(sentence);
+	output_report_free(s);
+	free_sections();
+}
+
+/* A saved section's own JSON names the command it ran: a plumb sim report
+ * with a table of knees is the program's section (report --from
+ * DIR/program.json), another plumb sim report stays "sim". */
+Test(report_summary, a_saved_program_section_is_known_by_its_knees)
+{
+	output_report *program = program_section(32768, 0, 0);
+	cr_assert_str_eq(report_section_of(program), REPORT_PROGRAM_SECTION);
+	cr_assert_str_eq(report_section_command(REPORT_PROGRAM_SECTION), "sim");
+	output_report_free(program);
+	output_report *sim = output_report_new("sim");
+	output_table_add(sim, "levels", "Levels");
+	cr_assert_str_eq(report_section_of(sim), "sim");
+	output_report_free(sim);
+	output_report *lat = output_report_new("lat");
+	output_table_add(lat, "knees", "Not the program's");
+	cr_assert_str_eq(report_section_of(lat), "lat");
+	output_report_free(lat);
+}

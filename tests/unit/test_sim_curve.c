@@ -7,8 +7,10 @@
  * level (back-invalidation), at every point where the simulator counted
  * none. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "sim/sim.h"
 #include "sim/sim_curve.h"
 #include "sim_test_util.h"
@@ -431,5 +433,127 @@ Test(sim_curve, report_table)
 	}
 	output_report_free(report);
 	sim_curve_free(curve);
+	trace_release(&t);
+}
+
+/* --curve's list of levels: names once each, or "data" (the L1D and every
+ * level below it that the configuration has). */
+Test(sim_curve, levels_list)
+{
+	sim_config c;
+	sim_config_default(&c);
+	sim_level levels[SIM_LEVEL_COUNT];
+	size_t n;
+	plumb_status status;
+	cr_assert_eq(sim_curve_levels_parse("l1d,L2", &c, levels, &n, &status), 0, "%s", status.message);
+	cr_assert_eq(n, 2);
+	cr_assert_eq(levels[0], SIM_L1D);
+	cr_assert_eq(levels[1], SIM_L2);
+	cr_assert_eq(sim_curve_levels_parse("data", &c, levels, &n, &status), 0);
+	cr_assert_eq(n, 1 + (c.cache[SIM_L2].size > 0) + (c.cache[SIM_L3].size > 0));
+	cr_assert_eq(levels[0], SIM_L1D);
+	l1_only(&c, 1);
+	cr_assert_eq(sim_curve_levels_parse("data", &c, levels, &n, &status), 0);
+	cr_assert_eq(n, 1);
+	cr_assert_eq(sim_curve_levels_parse("l1d,l1d", &c, levels, &n, &status), -1);
+	cr_assert(strstr(status.message, "twice"), "%s", status.message);
+	cr_assert_eq(sim_curve_levels_parse("l1d,", &c, levels, &n, &status), -1);
+	cr_assert_eq(sim_curve_levels_parse("l1d,l4", &c, levels, &n, &status), -1);
+	cr_assert_eq(sim_curve_levels_parse("", &c, levels, &n, &status), -1);
+	/* made all, or none: this configuration has no L2 */
+	sim_curve *curves[SIM_LEVEL_COUNT];
+	cr_assert_eq(sim_curve_new_levels(curves, &n, &c, "l1d,l2", 0, &status), -1);
+	cr_assert_eq(n, 0);
+	cr_assert(strstr(status.message, "L2"), "%s", status.message);
+	cr_assert_eq(sim_curve_new_levels(curves, &n, &c, "data", 0, &status), 0, "%s", status.message);
+	cr_assert_eq(n, 1);
+	sim_curve_free(curves[0]);
+}
+
+/* Several levels in one pass over a reader (plumb sim --curve data, what
+ * plumb report --program runs): every point and every knee equal each
+ * level's own curve. */
+Test(sim_curve, several_levels_in_one_pass_equal_one_level_each)
+{
+	sim_config c;
+	sim_config_default(&c);
+	c.cores = 2;
+	c.cache[SIM_L2].size = 16 << 10;
+	c.cache[SIM_L2].assoc = 4;
+	c.cache[SIM_L3].size = 64 << 10;
+	c.cache[SIM_L3].assoc = 8;
+	c.l3_inclusion = SIM_NON_INCLUSIVE;
+	sim_trace t = { 0 };
+	regions_trace(&t, 3000, false, 41);
+	char path[] = "/tmp/plumb-curve-levels-XXXXXX";
+	int fd = mkstemp(path);
+	cr_assert_geq(fd, 0);
+	close(fd);
+	plumb_status status;
+	trace_writer *w;
+	cr_assert_eq(trace_writer_open(&w, path, TRACE_FORMAT_NATIVE, &status), 0, "%s", status.message);
+	cr_assert_eq(trace_writer_write(w, t.records, t.count, &status), 0, "%s", status.message);
+	cr_assert_eq(trace_writer_close(w, &status), 0, "%s", status.message);
+	sim_level levels[SIM_LEVEL_COUNT];
+	size_t n;
+	cr_assert_eq(sim_curve_levels_parse("data", &c, levels, &n, &status), 0);
+	cr_assert_eq(n, 3);
+	sim_curve *together[3];
+	for (size_t l = 0; l < n; l++)
+		cr_assert_eq(sim_curve_new(&together[l], &c, levels[l], 1 << 20, &status), 0, "%s", status.message);
+	trace_reader *reader;
+	cr_assert_eq(trace_reader_open(&reader, path, TRACE_FORMAT_NATIVE, &status), 0, "%s", status.message);
+	uint64_t records = 0;
+	cr_assert_eq(sim_curve_run_reader_all(together, n, reader, NULL, &records, &status), 0, "%s", status.message);
+	cr_assert_eq(trace_reader_close(reader, &status), 0);
+	unlink(path);
+	cr_assert_eq(records, t.count);
+	sim_run_facts facts = { .trace = "test", .format = TRACE_FORMAT_NATIVE, .records = t.count };
+	output_report *report = sim_curve_report_all((const sim_curve *const *)together, n, &facts, &status);
+	cr_assert_not_null(report);
+	const output_table *knees = output_table_find(report, "knees");
+	cr_assert_not_null(knees);
+	size_t compared = 0, knee_rows = 0;
+	for (size_t l = 0; l < n; l++) {
+		sim_curve *alone = run_curve(&c, levels[l], 1 << 20, &t);
+		cr_assert_eq(sim_curve_shown_size(alone), sim_curve_shown_size(together[l]));
+		for (size_t region = 0; region <= sim_curve_region_count(alone); region++) {
+			size_t r = region == sim_curve_region_count(alone) ? SIZE_MAX : region;
+			for (uint64_t size = 64; size <= sim_curve_shown_size(alone); size *= 2)
+				for (uint32_t ways = 0; ways <= SIM_CURVE_MAX_WAYS; ways = ways ? ways * 2 : 1) {
+					uint64_t a, b, aa, ba;
+					int ra = sim_curve_point(alone, r, size, ways, &a, &aa);
+					cr_assert_eq(sim_curve_point(together[l], r, size, ways, &b, &ba), ra);
+					if (ra == 0) {
+						cr_assert_eq(a, b, "%s at %llu B, %u ways", sim_level_name(levels[l]),
+						             (unsigned long long)size, ways);
+						cr_assert_eq(aa, ba);
+						compared++;
+					}
+				}
+			uint64_t most, least, most_together, least_together;
+			uint64_t knee = sim_curve_knee(alone, r, &most, &least);
+			cr_assert_eq(sim_curve_knee(together[l], r, &most_together, &least_together), knee);
+			/* the report's row of this region and level */
+			const char *word = levels[l] == SIM_L1D ? "l1d" : levels[l] == SIM_L2 ? "l2" : "l3";
+			const char *name = r == SIZE_MAX ? "(all)" : sim_curve_region_name(alone, r, NULL, NULL);
+			for (size_t row = 0; row < output_row_count(knees); row++) {
+				const char *region_cell = output_cell_string(knees, row, 0), *level_cell = output_cell_string(knees, row, 1);
+				if (strncmp(region_cell, name, strlen(name)) || strcmp(level_cell, word))
+					continue;
+				double cell = output_cell_number(knees, row, 5);
+				cr_assert(knee ? cell == (double)knee : isnan(cell), "%s %s: %g against %llu", name, word, cell,
+				          (unsigned long long)knee);
+				cr_assert_eq(output_cell_number(knees, row, 3), (double)most);
+				knee_rows++;
+				break;
+			}
+		}
+		sim_curve_free(alone);
+		sim_curve_free(together[l]);
+	}
+	cr_assert_gt(compared, 100);
+	cr_assert_eq(knee_rows, n * 5, "a knee per level for the program and its 4 regions");
+	output_report_free(report);
 	trace_release(&t);
 }
