@@ -107,8 +107,6 @@ typedef struct explain_simulated {
 	uint64_t instruction_fetches;
 	uint64_t l1i_misses;
 	uint64_t misses[3];                  /* L1D, L2, L3 data misses */
-	uint64_t sequential_misses[3];       /* of those, served by a stride prefetcher in a second
-	                                        simulation (docs/explain.md: prefetchable streams) */
 	uint64_t memory_reads, memory_writes;   /* lines */
 	uint64_t invalidations, transfers, upgrades;   /* coherence events */
 	/* Misses of lines another core's write took away (classified from the

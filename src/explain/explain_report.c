@@ -220,7 +220,6 @@ static void add_simulated(output_report *report, const explain_result *r)
 	output_column(t, "l1d_misses", NULL, 0);
 	output_column(t, "l2_misses", NULL, 0);
 	output_column(t, "llc_misses", NULL, 0);
-	output_column(t, "sequential_l1d_misses", NULL, 0);
 	output_column(t, "memory_reads", "lines", 0);
 	output_column(t, "memory_writes", "lines", 0);
 	output_column(t, "invalidations", NULL, 0);
@@ -233,10 +232,10 @@ static void add_simulated(output_report *report, const explain_result *r)
 		const explain_simulated *s = &region->simulated;
 		output_row(t);
 		output_cell_text(t, region->name);
-		uint64_t values[13] = { s->references, s->l1i_misses, s->misses[0], s->misses[1], s->misses[2],
-		                        s->sequential_misses[0], s->memory_reads, s->memory_writes, s->invalidations,
-		                        s->transfers, s->upgrades, s->true_sharing, s->false_sharing };
-		for (int c = 0; c < 13; c++)
+		uint64_t values[12] = { s->references, s->l1i_misses, s->misses[0], s->misses[1], s->misses[2],
+		                        s->memory_reads, s->memory_writes, s->invalidations, s->transfers, s->upgrades,
+		                        s->true_sharing, s->false_sharing };
+		for (int c = 0; c < 12; c++)
 			cell_count(t, s->done, values[c], simulate_reason(r));
 	}
 }

@@ -2,11 +2,11 @@
  * through this machine's caches (the simulator's host preset: sysfs/hwloc),
  * per region (sim_region, src/sim/sim.h).
  *
- * The same references also go through a second simulator that differs only
- * by a stride prefetcher in the L1D: the L1D misses it removes are the
- * region's sequential (prefetchable) misses, which the model prices at the
- * bandwidth of the level that serves them instead of its latency
- * (docs/explain.md). */
+ * Which misses are sequential (prefetchable) comes from the code watch's
+ * per-instruction strides (explain_code.c), not from a second simulator
+ * with a prefetcher: that twin cost a fifth of explain's CPU time and moved
+ * no PolyBench prediction by more than 1% (docs/PERFORMANCE.md, "The
+ * sequential fraction from the stride watch alone"). */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -133,32 +133,21 @@ static void take_sharing(const sim *sharing, explain_result *result)
 	}
 }
 
-static int make_sims_of(sim_config config, sim **plain, sim **prefetching, plumb_status *status)
+static int make_sim_of(sim_config config, sim **plain, plumb_status *status)
 {
 	config.classify = false;
 	config.check = false;
-	sim_config with = config;
-	with.prefetch.kind = SIM_PREFETCH_STRIDE;
-	with.prefetch.streams = 16;
-	with.prefetch.depth = 8;
-	if (sim_config_validate(&config, status) != 0 || sim_config_validate(&with, status) != 0)
+	if (sim_config_validate(&config, status) != 0)
 		return -1;
-	if (sim_new(plain, &config, status) != 0)
-		return -1;
-	if (sim_new(prefetching, &with, status) != 0) {
-		sim_free(*plain);
-		return -1;
-	}
-	return 0;
+	return sim_new(plain, &config, status);
 }
 
-/* The feed's second half, on a thread of its own: the prefetching twins
- * and the executed code (the block model's counts and strides) take each
- * batch while this thread's simulators take it too, so that the plain
- * simulator, its twin and the code watch (about a third of explain's CPU
- * time each on md5sum) run side by side instead of one after another.
- * Each simulator sees the same batches in the same order as before: the
- * counts are the same.  The batch is the reader's, lent until the feed
+/* The feed's second half, on a thread of its own: the executed code (the
+ * block model's counts and strides) takes each batch while this thread's
+ * simulators take it too, so that the simulator and the code watch run
+ * side by side instead of one after another.  Each sees the same batches
+ * in the same order as without the thread: the counts are the same.  The
+ * batch is the reader's, lent until the feed
  * asks for the next, so this thread waits for the helper before it
  * returns it (helper_wait).  Without a thread (pthread_create failed) the
  * job is done in place. */
@@ -167,16 +156,12 @@ typedef struct helper {
 	pthread_mutex_t lock;
 	pthread_cond_t wake, finished;
 	bool started, has_job, quit;
-	sim *sims[2];                  /* the prefetching twins (this machine's, the other's) */
-	size_t sim_count;
 	explain_code *code;
 	/* the job: a batch of records, or plumbgrind's entries */
 	const trace_record *records;
 	size_t n;
 	trace_compact compact;
 	bool is_compact;
-	int rc;
-	plumb_status status;
 } helper;
 
 /* One batch into one simulator (as sim_feed_reader gives it). */
@@ -193,9 +178,6 @@ static int feed_one(sim *s, const trace_record *records, size_t n, const trace_c
 static void helper_job(helper *h)
 {
 	const trace_compact *compact = h->is_compact ? &h->compact : NULL;
-	h->rc = 0;
-	for (size_t i = 0; i < h->sim_count && h->rc == 0; i++)
-		h->rc = feed_one(h->sims[i], h->records, h->n, compact, &h->status);
 	if (compact)
 		explain_code_compact(h->code, compact);
 	else
@@ -263,8 +245,8 @@ static void helper_post(helper *h, const trace_record *records, size_t n, const 
 	pthread_mutex_unlock(&h->lock);
 }
 
-/* The job posted, done; its result (status filled where -1). */
-static int helper_wait(helper *h, plumb_status *status)
+/* The job posted, done. */
+static void helper_wait(helper *h)
 {
 	if (!h->started) {
 		if (h->has_job)
@@ -276,9 +258,6 @@ static int helper_wait(helper *h, plumb_status *status)
 			pthread_cond_wait(&h->finished, &h->lock);
 		pthread_mutex_unlock(&h->lock);
 	}
-	if (h->rc != 0)
-		*status = h->status;
-	return h->rc;
 }
 
 static void helper_stop(helper *h)
@@ -300,8 +279,8 @@ static void helper_stop(helper *h)
  * simulators take it (only the sharing simulator, once made): the first
  * reference of a second thread, which adds the sharing simulator and, with
  * --interleave, puts the threads in lockstep from the next batch on; then
- * the batch to the helper (the twins, the executed code) and to the plain
- * simulators here, both at once. */
+ * the batch to the helper (the executed code) and to the plain simulators
+ * here, both at once. */
 typedef struct watch {
 	const explain_result *result;
 	trace_interleaver *interleaver;
@@ -342,21 +321,16 @@ static int watch_threads(sim_feed *feed, const trace_record *batch, size_t n, co
 		rc = feed_one(w->own[i], batch, n, compact, status);
 	if (rc == 0 && w->curve && !compact)
 		rc = sim_curve_batch(w->curve, batch, n, status);
-	plumb_status helper_status;
-	if (helper_wait(w->helper, &helper_status) != 0 && rc == 0) {
-		*status = helper_status;
-		rc = -1;
-	}
+	helper_wait(w->helper);
 	return rc;
 }
 
-static int make_sims(const explain_result *result, sim **plain, sim **prefetching, char *note, size_t length,
-                     plumb_status *status)
+static int make_sim(const explain_result *result, sim **plain, char *note, size_t length, plumb_status *status)
 {
 	sim_config config;
 	if (explain_sim_config(result, &config, note, length, status) != 0)
 		return -1;
-	return make_sims_of(config, plain, prefetching, status);
+	return make_sim_of(config, plain, status);
 }
 
 /* A region's simulated counts: this machine's, or the other machine's. */
@@ -365,38 +339,22 @@ static explain_simulated *counts_of(explain_region *region, bool other)
 	return other ? &region->other_simulated : &region->simulated;
 }
 
-/* The plain simulator's counts per region and for the whole program, with
- * the L1D misses the prefetching twin removes as the sequential ones. */
-static int take_sims(const sim *plain, const sim *prefetching, bool other, explain_result *result,
-                     plumb_status *status)
+/* The simulator's counts per region and for the whole program. */
+static int take_sims(const sim *plain, bool other, explain_result *result, plumb_status *status)
 {
 	bool have_l3 = sim_configuration(plain)->cache[SIM_L3].size > 0;
-	const sim_stats *all = sim_statistics(plain), *all_prefetched = sim_statistics(prefetching);
+	const sim_stats *all = sim_statistics(plain);
 	explain_simulated *program = counts_of(&result->regions[0], other);
 	memset(program, 0, sizeof *program);
-	uint64_t l1d_prefetched = 0;
-	for (uint32_t c = 0; c < all->cores; c++) {
+	for (uint32_t c = 0; c < all->cores; c++)
 		take_core(program, &all->core[c], all->core[c].l3_misses, have_l3);
-		l1d_prefetched += kinds(all_prefetched->core[c].cache[SIM_L1D].misses, true);
-	}
-	program->sequential_misses[0] = program->misses[0] > l1d_prefetched ? program->misses[0] - l1d_prefetched : 0;
 	for (size_t i = 0; i < sim_region_count(plain); i++) {
 		const sim_region_stats *region = sim_region(plain, i);
 		explain_region *into = explain_result_region(result, region->name);
 		if (!into)
 			return plumb_fail(status, ENOMEM, "out of memory (or a region name of %d bytes or more)",
 			                  EXPLAIN_NAME_MAX);
-		explain_simulated *counts = counts_of(into, other);
-		uint64_t before = counts->misses[0];
-		take_core(counts, &region->stats, sim_region_misses(region, SIM_L3), have_l3);
-		uint64_t added = counts->misses[0] - before, removed = 0;
-		/* The same trace: the same regions in the same order. */
-		const sim_region_stats *twin = i < sim_region_count(prefetching) ? sim_region(prefetching, i) : NULL;
-		if (twin && twin->thread == region->thread && !strcmp(twin->name, region->name)) {
-			uint64_t left = sim_region_misses(twin, SIM_L1D);
-			removed = added > left ? added - left : 0;
-		}
-		counts->sequential_misses[0] += removed;
+		take_core(counts_of(into, other), &region->stats, sim_region_misses(region, SIM_L3), have_l3);
 	}
 	return 0;
 }
@@ -404,9 +362,9 @@ static int take_sims(const sim *plain, const sim *prefetching, bool other, expla
 int explain_simulate_trace(trace_reader *reader, const explain_options *options, explain_result *result,
                            plumb_status *status)
 {
-	sim *plain, *prefetching;
+	sim *plain;
 	char usable_note[200];
-	if (make_sims(result, &plain, &prefetching, usable_note, sizeof usable_note, status) != 0)
+	if (make_sim(result, &plain, usable_note, sizeof usable_note, status) != 0)
 		return -1;
 	/* Threads in lockstep (plumb sim --interleave): under Valgrind they take
 	 * turns of a scheduling quantum, and lines they share would move between
@@ -415,15 +373,13 @@ int explain_simulate_trace(trace_reader *reader, const explain_options *options,
 	if (options->interleave &&
 	    trace_interleaver_new(&interleaver, options->interleave, TRACE_INTERLEAVE_WINDOW, status) != 0) {
 		sim_free(plain);
-		sim_free(prefetching);
 		return -1;
 	}
-	/* the other machine's caches (--on), the same pair */
-	sim *other_plain = NULL, *other_prefetching = NULL;
-	if (result->have_other && make_sims_of(*result->other_config, &other_plain, &other_prefetching, status) != 0) {
+	/* the other machine's caches (--on) */
+	sim *other_plain = NULL;
+	if (result->have_other && make_sim_of(*result->other_config, &other_plain, status) != 0) {
 		trace_interleaver_free(interleaver);
 		sim_free(plain);
-		sim_free(prefetching);
 		return -1;
 	}
 	/* the executed code per region, for its in-core time (explain_code.c) */
@@ -445,9 +401,8 @@ int explain_simulate_trace(trace_reader *reader, const explain_options *options,
 	 * entries go to the simulators as they come through the ring, as under
 	 * plumb sim; from the first reference of a second thread on, the
 	 * interleaver's records, and a classifying simulator of the sharing
-	 * (watch_threads).  The other machine's pair (--on) takes the same. */
-	helper help = { .sims = { prefetching, other_prefetching }, .sim_count = other_prefetching ? 2 : 1,
-	                .code = code };
+	 * (watch_threads).  The other machine's simulator (--on) takes the same. */
+	helper help = { .code = code };
 	helper_start(&help);
 	watch watching = { .result = result, .interleaver = interleaver, .curve = curve,
 	                   .own = { plain, other_plain }, .own_count = other_plain ? 2 : 1, .helper = &help };
@@ -460,9 +415,9 @@ int explain_simulate_trace(trace_reader *reader, const explain_options *options,
 	for (int level = SIM_L1I; level <= SIM_L3; level++)
 		result->cache_bytes[level] = sim_configuration(plain)->cache[level].size;
 	if (rc == 0) {
-		rc = take_sims(plain, prefetching, false, result, status);
+		rc = take_sims(plain, false, result, status);
 		if (rc == 0 && other_plain)
-			rc = take_sims(other_plain, other_prefetching, true, result, status);
+			rc = take_sims(other_plain, true, result, status);
 		if (sharing)
 			take_sharing(sharing, result);
 		if (sim_region_mismatches(plain))
@@ -505,8 +460,6 @@ int explain_simulate_trace(trace_reader *reader, const explain_options *options,
 	trace_interleaver_free(interleaver);
 	sim_free(sharing);
 	sim_free(plain);
-	sim_free(prefetching);
 	sim_free(other_plain);
-	sim_free(other_prefetching);
 	return rc;
 }

@@ -34,7 +34,11 @@ static explain_region region(uint64_t instructions, uint64_t l1d, uint64_t l2, u
 	r.simulated.misses[0] = l1d;
 	r.simulated.misses[1] = l2;
 	r.simulated.misses[2] = l3;
-	r.simulated.sequential_misses[0] = sequential;
+	if (sequential) {   /* that many of l1d new lines at a constant stride (the code watch) */
+		r.core.watched = true;
+		r.core.lines = l1d;
+		r.core.strided_lines = sequential;
+	}
 	r.simulated.memory_reads = l3;
 	return r;
 }
@@ -147,8 +151,8 @@ Test(explain_model, transfers_overlap_the_core_and_the_bound_holds)
 Test(explain_model, constant_stride_lines_make_misses_prefetchable)
 {
 	explain_machine m = machine();
-	/* 100 misses served by the L2; the prefetching simulation removed none
-	 * (a column walk), but 90 of 100 new lines came at a constant stride. */
+	/* 100 misses served by the L2; 90 of 100 new lines came at a constant
+	 * stride (a column walk within pages). */
 	explain_region r = region(0, 100, 0, 0, 0);
 	r.core.watched = true;
 	r.core.lines = 100;
@@ -159,10 +163,10 @@ Test(explain_model, constant_stride_lines_make_misses_prefetchable)
 	cr_expect_float_eq(p.sequential, 0.9, 1e-12);
 	cr_expect_float_eq(p.stream_ns[EXPLAIN_L2], 90 * 64 / 100.0, 1e-9);
 	cr_expect_float_eq(p.latency_ns[EXPLAIN_L2], 10 * 4.0 / 10, 1e-9);
-	/* The simulation's figure wins when it is the larger. */
-	r.simulated.sequential_misses[0] = 95;
+	/* Not watched (no code watch): nothing is taken as prefetchable. */
+	r.core.watched = false;
 	explain_predict(&m, 1.0, &r, &p);
-	cr_expect_float_eq(p.sequential, 0.95, 1e-12);
+	cr_expect_float_eq(p.sequential, 0.0, 1e-12);
 }
 
 Test(explain_model, in_core_time_comes_from_the_priced_blocks_unless_ipc_is_given)
