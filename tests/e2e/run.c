@@ -1,6 +1,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -124,6 +125,17 @@ const char *cli_temp_path(const char *name)
 	static char path[512];
 	snprintf(path, sizeof path, "%s/%s", temp_folder("/tmp/plumb-e2e"), name);
 	return path;
+}
+
+const char *cli_build_dir(void)
+{
+	static char dir[4096];
+	char copy[4096];
+	const char *program = getenv("PLUMB_BIN");
+	cr_assert(program != NULL, "PLUMB_BIN is not set (run through 'make test-e2e')");
+	snprintf(copy, sizeof copy, "%s", program);
+	snprintf(dir, sizeof dir, "%s", dirname(copy));
+	return dir;
 }
 
 const char *cli_source_dir(void)

@@ -20,6 +20,8 @@ cli_run cli_run_plumbv(const char *stdin_text, ...);
 void cli_run_free(cli_run *run);
 /* A path under a fresh temporary directory private to this test process. */
 const char *cli_temp_path(const char *name);
+/* The build folder: the one plumb (PLUMB_BIN) is in. */
+const char *cli_build_dir(void);
 /* The source tree (PLUMB_SRCDIR), for test data. */
 const char *cli_source_dir(void);
 /* The whole content of the file at PATH, in memory the caller frees, with a

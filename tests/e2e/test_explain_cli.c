@@ -7,7 +7,6 @@
  * seconds) serves every check. */
 #include <criterion/criterion.h>
 #include <json-c/json.h>
-#include <libgen.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -15,15 +14,6 @@
 #include <string.h>
 #include <unistd.h>
 #include "run.h"
-
-static const char *build_dir(void)
-{
-	static char dir[4096];
-	char copy[4096];
-	snprintf(copy, sizeof copy, "%s", getenv("PLUMB_BIN"));
-	snprintf(dir, sizeof dir, "%s", dirname(copy));
-	return dir;
-}
 
 /* A cache's size from sysfs: level 2, or the last level (level 0). */
 static uint64_t sysfs_cache(int level, unsigned *line)
@@ -105,7 +95,7 @@ static double number(json_object *row, const char *column)
 static bool library_is_sanitized(void)
 {
 	char path[4200];
-	snprintf(path, sizeof path, "%s/libplumb.so", build_dir());
+	snprintf(path, sizeof path, "%s/libplumb.so", cli_build_dir());
 	size_t size;
 	char *library = cli_read_file(path, &size);
 	bool found = library && memmem(library, size, "__asan_init", 11) != NULL;
@@ -143,11 +133,11 @@ Test(explain_cli, help_and_bad_input)
 Test(explain_cli, sweep_chase_and_compute_against_their_closed_forms, .timeout = 300)
 {
 	char tool[4200];
-	snprintf(tool, sizeof tool, "%s/vg/lib/plumbgrind-amd64-linux", build_dir());
+	snprintf(tool, sizeof tool, "%s/vg/lib/plumbgrind-amd64-linux", cli_build_dir());
 	if (access(tool, X_OK) != 0)
 		cr_skip_test("plumbgrind is not built here (needs valgrind's tool libraries)");
 	char library[4200];
-	snprintf(library, sizeof library, "%s/libplumb.so", build_dir());
+	snprintf(library, sizeof library, "%s/libplumb.so", cli_build_dir());
 	if (access(library, R_OK) != 0)
 		cr_skip_test("this build has no libplumb.so to link the test program with");
 	if (library_is_sanitized())
@@ -164,7 +154,7 @@ Test(explain_cli, sweep_chase_and_compute_against_their_closed_forms, .timeout =
 	         "mkdir -p %s && ln -sf %s/libplumb.so %s/libplumb.so.0 && "
 	         "cc -O2 -Wall -Wextra -Werror -I%s/include -o %s/target %s/tests/data/explain_target.c "
 	         "%s/libplumb.so -Wl,-rpath,%s",
-	         dir, build_dir(), dir, cli_source_dir(), dir, cli_source_dir(), build_dir(), dir);
+	         dir, cli_build_dir(), dir, cli_source_dir(), dir, cli_source_dir(), cli_build_dir(), dir);
 	cr_assert_eq(system(command), 0, "%s", command);
 
 	/* The sweep: the size of the last-level cache, read once; the chase: a
@@ -332,7 +322,7 @@ Test(explain_cli, sweep_chase_and_compute_against_their_closed_forms, .timeout =
 Test(explain_cli, without_llvm_mca_the_base_rate_and_the_reason, .timeout = 120)
 {
 	char tool[4200];
-	snprintf(tool, sizeof tool, "%s/vg/lib/plumbgrind-amd64-linux", build_dir());
+	snprintf(tool, sizeof tool, "%s/vg/lib/plumbgrind-amd64-linux", cli_build_dir());
 	if (access(tool, X_OK) != 0)
 		cr_skip_test("plumbgrind is not built here (needs valgrind's tool libraries)");
 	setenv("PLUMB_LLVM_MCA", "/nonexistent/llvm-mca", 1);
@@ -365,7 +355,7 @@ Test(explain_cli, without_llvm_mca_the_base_rate_and_the_reason, .timeout = 120)
 Test(explain_cli, the_simulated_shared_cache_has_the_usable_size, .timeout = 120)
 {
 	char tool[4200];
-	snprintf(tool, sizeof tool, "%s/vg/lib/plumbgrind-amd64-linux", build_dir());
+	snprintf(tool, sizeof tool, "%s/vg/lib/plumbgrind-amd64-linux", cli_build_dir());
 	if (access(tool, X_OK) != 0)
 		cr_skip_test("plumbgrind is not built here (needs valgrind's tool libraries)");
 	uint64_t l2 = sysfs_cache(2, NULL), l3 = sysfs_cache(3, NULL);

@@ -6,7 +6,6 @@
  * plumbgrind and with lackey; a handled signal under lackey. */
 #include <criterion/criterion.h>
 #include <json-c/json.h>
-#include <libgen.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,22 +14,13 @@
 #include <unistd.h>
 #include "run.h"
 
-static const char *build_dir(void)
-{
-	static char dir[4096];
-	char copy[4096];
-	snprintf(copy, sizeof copy, "%s", getenv("PLUMB_BIN"));
-	snprintf(dir, sizeof dir, "%s", dirname(copy));
-	return dir;
-}
-
 static void need_plumbgrind(void)
 {
 	char tool[4200], library[4200];
-	snprintf(tool, sizeof tool, "%s/vg/lib/plumbgrind-amd64-linux", build_dir());
+	snprintf(tool, sizeof tool, "%s/vg/lib/plumbgrind-amd64-linux", cli_build_dir());
 	if (access(tool, X_OK) != 0)
 		cr_skip_test("plumbgrind is not built here (needs valgrind's tool libraries)");
-	snprintf(library, sizeof library, "%s/libplumb.so", build_dir());
+	snprintf(library, sizeof library, "%s/libplumb.so", cli_build_dir());
 	size_t size;
 	char *text = cli_read_file(library, &size);
 	bool sanitized = text && memmem(text, size, "__asan_init", 11) != NULL;
@@ -45,7 +35,7 @@ static const char *compile(const char *name)
 	static char program[4200];
 	char dir[4096], command[32768], library[4200];
 	/* The sanitizer build makes no shared library (make sanitize). */
-	snprintf(library, sizeof library, "%s/libplumb.so", build_dir());
+	snprintf(library, sizeof library, "%s/libplumb.so", cli_build_dir());
 	if (access(library, R_OK) != 0)
 		cr_skip_test("this build has no libplumb.so to link the test program with");
 	snprintf(dir, sizeof dir, "%s", cli_temp_path("programs"));
@@ -53,7 +43,7 @@ static const char *compile(const char *name)
 	snprintf(command, sizeof command,
 	         "mkdir -p %s && ln -sf %s/libplumb.so %s/libplumb.so.0 && "
 	         "cc -O2 -pthread -I%s/include -o %s %s/tests/data/%s.c %s/libplumb.so -Wl,-rpath,%s",
-	         dir, build_dir(), dir, cli_source_dir(), program, cli_source_dir(), name, build_dir(), dir);
+	         dir, cli_build_dir(), dir, cli_source_dir(), program, cli_source_dir(), name, cli_build_dir(), dir);
 	cr_assert_eq(system(command), 0, "%s", command);
 	return program;
 }

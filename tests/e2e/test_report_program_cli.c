@@ -5,7 +5,6 @@
  * program's words never reach a shell (issue 29). */
 #include <criterion/criterion.h>
 #include <json-c/json.h>
-#include <libgen.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,19 +13,10 @@
 #include <unistd.h>
 #include "run.h"
 
-static const char *build_dir(void)
-{
-	static char dir[4096];
-	char copy[4096];
-	snprintf(copy, sizeof copy, "%s", getenv("PLUMB_BIN"));
-	snprintf(dir, sizeof dir, "%s", dirname(copy));
-	return dir;
-}
-
 static void need_plumbgrind(void)
 {
 	char tool[4200];
-	snprintf(tool, sizeof tool, "%s/vg/lib/plumbgrind-amd64-linux", build_dir());
+	snprintf(tool, sizeof tool, "%s/vg/lib/plumbgrind-amd64-linux", cli_build_dir());
 	if (access(tool, X_OK) != 0)
 		cr_skip_test("plumbgrind is not built here (needs valgrind's tool libraries)");
 }
