@@ -106,19 +106,26 @@ static trace_record load(uint64_t pc, uint64_t address)
 	                       .flags = TRACE_HAS_INSTRUCTION_ADDRESS };
 }
 
+/* An empty result for /bin/true and a code watch of 64-byte lines. */
+static explain_code *code_watch(explain_result *result)
+{
+	char *argv[] = { "/bin/true", NULL };
+	explain_options options;
+	explain_options_init(&options);
+	plumb_status status;
+	cr_assert_eq(explain_result_init(result, argv, &options, &status), 0, "%s", status.message);
+	explain_code *code;
+	cr_assert_eq(explain_code_new(&code, 0, 64), 0);
+	return code;
+}
+
 /* A loop of 3 instructions whose load (at 0x1000) walks a column (a
  * constant stride of 1600 bytes: 25 lines) in region "column", then one
  * whose load jumps about at random in region "random". */
 Test(explain_code, column_walks_are_constant_strides_and_random_walks_are_not)
 {
-	char *argv[] = { "/bin/true", NULL };
-	explain_options options;
-	explain_options_init(&options);
 	explain_result result;
-	plumb_status status;
-	cr_assert_eq(explain_result_init(&result, argv, &options, &status), 0, "%s", status.message);
-	explain_code *code;
-	cr_assert_eq(explain_code_new(&code, 0, 64), 0);
+	explain_code *code = code_watch(&result);
 	size_t steps = 1000, n = 0;
 	trace_record *trace = calloc(8 * steps + 8, sizeof *trace);
 	cr_assert_not_null(trace);
@@ -169,14 +176,8 @@ Test(explain_code, column_walks_are_constant_strides_and_random_walks_are_not)
  * and so is a walk of two lines a step, up to the page's end. */
 Test(explain_code, strides_are_fetched_ahead_within_a_page_only)
 {
-	char *argv[] = { "/bin/true", NULL };
-	explain_options options;
-	explain_options_init(&options);
 	explain_result result;
-	plumb_status status;
-	cr_assert_eq(explain_result_init(&result, argv, &options, &status), 0, "%s", status.message);
-	explain_code *code;
-	cr_assert_eq(explain_code_new(&code, 0, 64), 0);
+	explain_code *code = code_watch(&result);
 	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
 	size_t steps = 4096, n = 0;
 	trace_record *trace = calloc(6 * steps + 8, sizeof *trace);

@@ -414,13 +414,20 @@ Test(machine_model, the_summary_flags_the_degenerate_fit_and_keeps_the_model)
 	output_report_free(summary);
 }
 
+/* The simulator's default machine with the Xeon guest's L3 as sysfs lists
+ * it: 260 MiB, 20 ways, 64-byte lines. */
+static void nominal_xeon_l3(sim_config *config)
+{
+	sim_config_default(config);
+	config->cache[SIM_L3].size = 260ull << 20;
+	config->cache[SIM_L3].assoc = 20;
+	config->cache[SIM_L3].line = 64;
+}
+
 Test(machine_model, the_host_preset_takes_the_usable_size_from_a_saved_model)
 {
 	sim_config config;
-	sim_config_default(&config);
-	config.cache[SIM_L3].size = 260ull << 20;
-	config.cache[SIM_L3].assoc = 20;
-	config.cache[SIM_L3].line = 64;
+	nominal_xeon_l3(&config);
 	machine_model m;
 	synthetic(&m);
 	snprintf(m.source, sizeof m.source, "report.json");
@@ -451,10 +458,7 @@ Test(machine_model, the_host_preset_takes_the_usable_size_from_a_saved_model)
 Test(machine_model, the_host_preset_takes_the_measured_latencies_from_a_saved_model)
 {
 	sim_config config;
-	sim_config_default(&config);
-	config.cache[SIM_L3].size = 260ull << 20;
-	config.cache[SIM_L3].assoc = 20;
-	config.cache[SIM_L3].line = 64;
+	nominal_xeon_l3(&config);
 	machine_model m;
 	synthetic(&m);
 	snprintf(m.source, sizeof m.source, "report.json");
@@ -467,10 +471,7 @@ Test(machine_model, the_host_preset_takes_the_measured_latencies_from_a_saved_mo
 	cr_expect_eq(config.memory_latency, 419);           /* 140 ns */
 	cr_expect(strstr(note, "latencies measured") && strstr(note, "L3 102") && strstr(note, "DRAM 419"), "%s", note);
 	/* a hidden level keeps the preset's figure; without cycles, ns x clock */
-	sim_config_default(&config);
-	config.cache[SIM_L3].size = 260ull << 20;
-	config.cache[SIM_L3].assoc = 20;
-	config.cache[SIM_L3].line = 64;
+	nominal_xeon_l3(&config);
 	uint32_t preset_l3 = config.cache[SIM_L3].latency = 50;
 	m.levels[2].hidden = true;
 	m.levels[2].usable_bytes = NAN;
