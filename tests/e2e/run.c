@@ -138,6 +138,19 @@ const char *cli_build_dir(void)
 	return dir;
 }
 
+bool cli_plumbgrind_built(void)
+{
+	char tool[4200];
+	snprintf(tool, sizeof tool, "%s/vg/lib/plumbgrind-amd64-linux", cli_build_dir());
+	return access(tool, X_OK) == 0;
+}
+
+void cli_need_plumbgrind(void)
+{
+	if (!cli_plumbgrind_built())
+		cr_skip_test("plumbgrind is not built here (needs valgrind's tool libraries)");
+}
+
 const char *cli_source_dir(void)
 {
 	const char *s = getenv("PLUMB_SRCDIR");

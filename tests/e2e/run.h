@@ -3,6 +3,7 @@
 #ifndef PLUMB_TESTS_RUN_H
 #define PLUMB_TESTS_RUN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <json-c/json.h>
 
@@ -22,6 +23,11 @@ void cli_run_free(cli_run *run);
 const char *cli_temp_path(const char *name);
 /* The build folder: the one plumb (PLUMB_BIN) is in. */
 const char *cli_build_dir(void);
+/* Whether plumbgrind (VALGRIND_LIB's tool, built only where Valgrind's tool
+ * libraries are installed) is in the build folder; cli_need_plumbgrind skips
+ * the test, with that reason, when it is not. */
+bool cli_plumbgrind_built(void);
+void cli_need_plumbgrind(void);
 /* The source tree (PLUMB_SRCDIR), for test data. */
 const char *cli_source_dir(void);
 /* The whole content of the file at PATH, in memory the caller frees, with a

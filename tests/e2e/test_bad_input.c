@@ -804,8 +804,7 @@ static void require(const bad_case *c)
 	if ((c->flags & VALGRIND) && !on_path("valgrind"))
 		cr_skip_test("%s: needs valgrind, which is not installed", c->name);
 	if ((c->flags & PLUMBGRIND)
-	    && (access(built("vg/lib/plumbgrind-amd64-linux", path, sizeof path), X_OK) != 0
-	        || access(built("tests/data/instrument_target", path, sizeof path), X_OK) != 0))
+	    && (!cli_plumbgrind_built() || access(built("tests/data/instrument_target", path, sizeof path), X_OK) != 0))
 		cr_skip_test("%s: plumbgrind and its test program are not built here", c->name);
 	if (c->flags & FULL) {
 		char dir[] = "/tmp/plumb-bad-input-XXXXXX";

@@ -132,10 +132,7 @@ Test(explain_cli, help_and_bad_input)
 
 Test(explain_cli, sweep_chase_and_compute_against_their_closed_forms, .timeout = 300)
 {
-	char tool[4200];
-	snprintf(tool, sizeof tool, "%s/vg/lib/plumbgrind-amd64-linux", cli_build_dir());
-	if (access(tool, X_OK) != 0)
-		cr_skip_test("plumbgrind is not built here (needs valgrind's tool libraries)");
+	cli_need_plumbgrind();
 	char library[4200];
 	snprintf(library, sizeof library, "%s/libplumb.so", cli_build_dir());
 	if (access(library, R_OK) != 0)
@@ -321,10 +318,7 @@ Test(explain_cli, sweep_chase_and_compute_against_their_closed_forms, .timeout =
  * and the report says why instead of a silently different number. */
 Test(explain_cli, without_llvm_mca_the_base_rate_and_the_reason, .timeout = 120)
 {
-	char tool[4200];
-	snprintf(tool, sizeof tool, "%s/vg/lib/plumbgrind-amd64-linux", cli_build_dir());
-	if (access(tool, X_OK) != 0)
-		cr_skip_test("plumbgrind is not built here (needs valgrind's tool libraries)");
+	cli_need_plumbgrind();
 	setenv("PLUMB_LLVM_MCA", "/nonexistent/llvm-mca", 1);
 	char json[4200];
 	snprintf(json, sizeof json, "%s", cli_temp_path("explain-no-mca.json"));
@@ -354,10 +348,7 @@ Test(explain_cli, without_llvm_mca_the_base_rate_and_the_reason, .timeout = 120)
  * simulation's note says so. */
 Test(explain_cli, the_simulated_shared_cache_has_the_usable_size, .timeout = 120)
 {
-	char tool[4200];
-	snprintf(tool, sizeof tool, "%s/vg/lib/plumbgrind-amd64-linux", cli_build_dir());
-	if (access(tool, X_OK) != 0)
-		cr_skip_test("plumbgrind is not built here (needs valgrind's tool libraries)");
+	cli_need_plumbgrind();
 	uint64_t l2 = sysfs_cache(2, NULL), l3 = sysfs_cache(3, NULL);
 	if (!l3 || l3 < (4u << 20) || l3 <= l2)
 		cr_skip_test("sysfs describes no L3 of 4 MiB or more here");

@@ -14,12 +14,10 @@
 #include <unistd.h>
 #include "run.h"
 
-static void need_plumbgrind(void)
+static void need_plumbgrind_and_library(void)
 {
-	char tool[4200], library[4200];
-	snprintf(tool, sizeof tool, "%s/vg/lib/plumbgrind-amd64-linux", cli_build_dir());
-	if (access(tool, X_OK) != 0)
-		cr_skip_test("plumbgrind is not built here (needs valgrind's tool libraries)");
+	char library[4200];
+	cli_need_plumbgrind();
 	snprintf(library, sizeof library, "%s/libplumb.so", cli_build_dir());
 	size_t size;
 	char *text = cli_read_file(library, &size);
@@ -109,7 +107,7 @@ static void explain_environment(void)
 
 Test(explain_valgrind, counts_equal_instrument_and_misses_equal_sim, .timeout = 300)
 {
-	need_plumbgrind();
+	need_plumbgrind_and_library();
 	const char *program = compile("explain_target");
 	const char *machine = machine_file();
 	/* a sweep of 1 MiB, a chase of 256 KiB walked once, 10^4 multiply-adds */
@@ -158,7 +156,7 @@ Test(explain_valgrind, counts_equal_instrument_and_misses_equal_sim, .timeout = 
  * default, counts the sharing in the region, and names the variable. */
 static void sharing(const char *mode, const char *kind, const char *variable)
 {
-	need_plumbgrind();
+	need_plumbgrind_and_library();
 	const char *program = compile("explain_sharing");
 	cli_run r = cli_run_plumbv(NULL, "explain", "--runs", "1", "--machine", machine_file(), "--json", "--", program,
 	                           mode, "5000", NULL);
@@ -228,7 +226,7 @@ static double real(json_object *row, const char *column)
  * region by region, for one thread and for two interleaved. */
 Test(explain_valgrind, the_block_model_counts_every_executed_instruction, .timeout = 300)
 {
-	need_plumbgrind();
+	need_plumbgrind_and_library();
 	const char *machine = priced_machine_file();
 	static const char *const one[] = { "sweep", "chase", "compute", NULL }, *const two[] = { "work", NULL };
 	for (int k = 0; k < 2; k++) {
@@ -270,7 +268,7 @@ Test(explain_valgrind, the_block_model_counts_every_executed_instruction, .timeo
  * do, with plumbgrind and with lackey. */
 Test(explain_valgrind, a_program_that_execs_is_refused_everywhere, .timeout = 300)
 {
-	need_plumbgrind();
+	need_plumbgrind_and_library();
 	const char *machine = machine_file();
 	char trace[4200];
 	snprintf(trace, sizeof trace, "%s", cli_temp_path("exec.ptrace"));
@@ -306,7 +304,7 @@ Test(explain_valgrind, a_program_that_execs_is_refused_everywhere, .timeout = 30
  * without the --PID-- prefix; the trace goes on past it. */
 Test(explain_valgrind, lackey_takes_a_handled_signal, .timeout = 300)
 {
-	need_plumbgrind();
+	need_plumbgrind_and_library();
 	const char *program = compile("raise_handled");
 	setenv("PLUMB_TRACE_LACKEY", "1", 1);
 	cli_run r = cli_run_plumbv(NULL, "sim", "--csv", "--", program, NULL);
@@ -323,7 +321,7 @@ Test(explain_valgrind, lackey_takes_a_handled_signal, .timeout = 300)
  * equals plumb sim --curve's on the same program. */
 Test(explain_valgrind, curve_knees_sit_at_the_working_sets, .timeout = 300)
 {
-	need_plumbgrind();
+	need_plumbgrind_and_library();
 	const char *program = compile("working_sets");
 	char html[4200];
 	snprintf(html, sizeof html, "%s", cli_temp_path("curve.html"));
@@ -450,7 +448,7 @@ static const char *half_l2_report(uint64_t *l2)
  * result says so; on a B with this machine's own core, no second pricing. */
 Test(explain_valgrind, on_another_core_its_blocks_are_priced_for_it, .timeout = 300)
 {
-	need_plumbgrind();
+	need_plumbgrind_and_library();
 	uint64_t l2;
 	const char *b = half_l2_report_of(&l2, "AuthenticAMD", "25/97/2");
 	const char *program = compile("explain_target");
@@ -583,7 +581,7 @@ static tool_runs explain_logged(const char *b, const char *program, char *core, 
  * unless that folder is one others may write, which is not read. */
 Test(explain_valgrind, the_blocks_are_priced_in_few_tool_runs, .timeout = 300)
 {
-	need_plumbgrind();
+	need_plumbgrind_and_library();
 	uint64_t l2;
 	const char *b = half_l2_report_of(&l2, "AuthenticAMD", "25/97/2");
 	const char *program = compile("explain_target");
@@ -629,7 +627,7 @@ Test(explain_valgrind, the_blocks_are_priced_in_few_tool_runs, .timeout = 300)
  * are plumb sim's on B's configuration. */
 Test(explain_valgrind, on_a_machine_with_half_the_l2_misses_rise_as_sim_says, .timeout = 300)
 {
-	need_plumbgrind();
+	need_plumbgrind_and_library();
 	uint64_t l2;
 	const char *b = half_l2_report(&l2);
 	if (l2 < 64 * 1024)

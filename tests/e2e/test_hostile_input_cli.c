@@ -358,12 +358,7 @@ Test(hostile_input, report_json_is_not_made_beside_a_device)
 
 Test(hostile_input, a_code_map_is_not_made_beside_a_device)
 {
-	char tool[4096];
-	const char *program = getenv("PLUMB_BIN");
-	const char *slash = program ? strrchr(program, '/') : NULL;
-	snprintf(tool, sizeof tool, "%.*s/vg/lib/plumbgrind-amd64-linux", slash ? (int)(slash - program) : 1,
-	         slash ? program : ".");
-	if (access(tool, X_OK) != 0 || system("valgrind --version >/dev/null 2>&1") != 0)
+	if (!cli_plumbgrind_built() || system("valgrind --version >/dev/null 2>&1") != 0)
 		cr_skip_test("needs valgrind and plumbgrind (the code map is plumbgrind's)");
 	const char *device = null_device();
 	cli_run r = cli_run_plumbv(NULL, "trace", "record", "--to", "native", device, "--", "/bin/true", NULL);

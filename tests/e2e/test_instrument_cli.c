@@ -25,8 +25,9 @@ static const char *target(void)
 {
 	static char path[4096];
 	snprintf(path, sizeof path, "%s", built("tests/data/instrument_target"));
-	if (access(path, X_OK) != 0 || access(built("vg/lib/plumbgrind-amd64-linux"), X_OK) != 0)
-		cr_skip_test("plumbgrind is not built here (needs valgrind's tool libraries)");
+	cli_need_plumbgrind();
+	if (access(path, X_OK) != 0)
+		cr_skip_test("the plumbgrind test program is not built here");
 	return path;
 }
 

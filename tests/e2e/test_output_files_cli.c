@@ -151,20 +151,10 @@ Test(output_files_cli, full_device_is_an_error_with_its_cause)
 
 /* plumb instrument --trace FILE: plumbgrind writes the trace through a
  * descriptor plumb opened the same way, so the same rules hold. */
-static void require_plumbgrind(void)
-{
-	char tool[PATH_MAX];
-	const char *program = getenv("PLUMB_BIN");
-	const char *slash = program ? strrchr(program, '/') : NULL;
-	snprintf(tool, sizeof tool, "%.*s/vg/lib/plumbgrind-amd64-linux", slash ? (int)(slash - program) : 1,
-	         slash ? program : ".");
-	if (access(tool, X_OK) != 0)
-		cr_skip_test("plumbgrind is not built here (needs valgrind's tool libraries)");
-}
 
 Test(output_files_cli, instrument_trace_through_a_symlink_keeps_the_link)
 {
-	require_plumbgrind();
+	cli_need_plumbgrind();
 	char target[PATH_MAX], link[PATH_MAX];
 	in_folder(target, sizeof target, "real.lackey");
 	in_folder(link, sizeof link, "link.lackey");
@@ -185,7 +175,7 @@ Test(output_files_cli, instrument_trace_through_a_symlink_keeps_the_link)
 
 Test(output_files_cli, instrument_trace_to_a_full_device_is_an_error)
 {
-	require_plumbgrind();
+	cli_need_plumbgrind();
 	char full[PATH_MAX];
 	in_folder(full, sizeof full, "full");
 	if (mknod(full, S_IFCHR | 0666, makedev(1, 7)) != 0)

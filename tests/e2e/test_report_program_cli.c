@@ -13,14 +13,6 @@
 #include <unistd.h>
 #include "run.h"
 
-static void need_plumbgrind(void)
-{
-	char tool[4200];
-	snprintf(tool, sizeof tool, "%s/vg/lib/plumbgrind-amd64-linux", cli_build_dir());
-	if (access(tool, X_OK) != 0)
-		cr_skip_test("plumbgrind is not built here (needs valgrind's tool libraries)");
-}
-
 /* tests/data/reread.c, compiled into the test's folder as "re read" (a
  * blank in its path, which --program's quotes keep); it links nothing of plumb's. */
 static const char *compile_reread(void)
@@ -96,7 +88,7 @@ static double number_of(json_object *row, const char *column)
  * holds 32 KiB or more and in the L2 otherwise. */
 Test(report_program, working_set_lands_in_the_level_that_holds_it, .timeout = 300)
 {
-	need_plumbgrind();
+	cli_need_plumbgrind();
 	long l1d = l1d_bytes();
 	if (l1d <= 0)
 		cr_skip_test("sysfs gives no L1D size here");
