@@ -207,6 +207,31 @@ Test(machine_model, a_level_faster_than_the_one_nearer_the_core_is_flagged)
 	cr_expect(find_check(checks, n, "DRAM read, 1 thread vs L3")->broken);
 }
 
+/* A report under load: the L1's all-threads figure fell below its
+ * one-thread figure (another program held the other CPU).  That figure is
+ * flagged; the L2's all-threads figure, above the depressed L1 figure but
+ * below what one L1 thread moved, is physics and is not. */
+Test(machine_model, a_disturbed_nearer_level_flags_itself_not_the_level_below)
+{
+	machine_model m;
+	synthetic(&m);
+	m.levels[0].read_1 = 320.9;
+	m.levels[0].read_all = 112.7;
+	m.levels[0].bandwidth_cv = 0.30;
+	m.levels[1].read_all = 262.4;
+	machine_check checks[MACHINE_MODEL_CHECKS];
+	size_t broken, n = machine_model_check(&m, checks, MACHINE_MODEL_CHECKS, &broken);
+	cr_expect(find_check(checks, n, "L1 read, all threads vs one thread")->broken);
+	const machine_check *l2 = find_check(checks, n, "L2 read, all threads vs L1");
+	cr_expect(!l2->broken, "%s", l2->rule);
+	cr_expect(strstr(l2->rule, "one-thread figure"), "%s", l2->rule);
+	cr_expect_eq(broken, 1);
+	/* beyond even the one-thread bound it is flagged */
+	m.levels[1].read_all = 600;
+	n = machine_model_check(&m, checks, MACHINE_MODEL_CHECKS, &broken);
+	cr_expect(find_check(checks, n, "L2 read, all threads vs L1")->broken);
+}
+
 Test(machine_model, latency_that_does_not_grow_is_flagged)
 {
 	machine_model m;
