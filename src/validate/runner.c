@@ -110,16 +110,22 @@ typedef struct benchmark_plan {
 static validate_case *case_of(validate_series *s, size_t i) { return &s->cases[i]; }
 
 /* What each step is expected to cost, in native runs (a fresh process,
- * about 50 ms on a 2-CPU VM at load 12): a simulated case costs a start
- * (about 0.45 s) plus its address stream, long for data-cache, TLB and
- * coherence events (the whole working set, flushed and swept: 3 to 20 s at
- * a million lines), shorter for instruction-cache ones, nothing to speak of
- * for counts of instructions, loads and stores; an instrumented case a
- * Valgrind start (about 1.9 s) plus its kernel under Valgrind, per Valgrind
- * run (cachegrind, plumbgrind).  Timed step by step on a whole default
- * validate (2026-11-28, load 12), where steps counted alike said 80% done
- * at a fifth of the time; the progress line's fraction and the report's
- * time left follow these costs (progress_set_cost). */
+ * about 15 ms on a 2-CPU VM at load 3.5): a simulated case costs a start
+ * (about 0.15 s) plus its address stream, about 1 us a reference for a
+ * one-thread data-cache or TLB stream, 4-8 us where two threads' cores
+ * share a million lines (coherence on every line: shared, cln), a fraction
+ * of that for instruction streams, nothing to speak of for counts of
+ * instructions, loads and stores; an instrumented case a Valgrind run,
+ * about 0.5 s for cachegrind's model and 1.4 s for plumbgrind's exact
+ * counts (its trace is simulated too), each growing a little with the
+ * kernel.  Timed step by step on whole default validates (Intel VM,
+ * 2026-11-28, load 3.5-5): the costs before these (timed at load 12) put a
+ * plumbgrind run at a cachegrind one's and a one-thread reference at four
+ * times its time, so the last fifth (the exact counts) ran at half the rate
+ * the rest had and the time left read 30-50% short from halfway on; with
+ * these, within 20% on a run they were not fitted to.  The progress line's
+ * fraction and the report's time left follow these costs
+ * (progress_set_cost). */
 static double sim_stream_cost(const benchmark_plan *plan)
 {
 	double per_element = 0;
@@ -133,7 +139,10 @@ static double sim_stream_cost(const benchmark_plan *plan)
 		case VALIDATE_SIM_WRITES: cost = 0; break;
 		case VALIDATE_SIM_L1I_MISSES:
 		case VALIDATE_SIM_L2_INSTRUCTION_MISSES: cost = 1.0 / 20000; break;
-		default: cost = 1.0 / 5000; break;
+		case VALIDATE_SIM_L1D_MISSES:
+		case VALIDATE_SIM_L2_MISSES:
+		case VALIDATE_SIM_UPGRADES_CLEAN: cost = plan->benchmark->threads > 1 ? 1.0 / 3000 : 1.0 / 12000; break;
+		default: cost = 1.0 / 12000; break;   /* TLBs, and coherence on one line or a few thousand */
 		}
 		if (cost > per_element) per_element = cost;
 	}
@@ -145,12 +154,12 @@ static double sim_cost(const benchmark_plan *plan, size_t i)
 	return 9 + (double)plan->sizes[i] * sim_stream_cost(plan);
 }
 
-/* A Valgrind run: plumbgrind's exact counts barely grow with the kernel
- * (1.9 s at a million), cachegrind's cache model on a memory benchmark
- * does (6 s). */
+/* A Valgrind run: plumbgrind's exact counts and the simulation of its
+ * trace (1.3-1.6 s, 1.5-1.8 at a million), cachegrind's model (0.45-0.7 s,
+ * 0.7-1.0 at a million). */
 static double instrumented_run_cost(uint64_t size, bool exact)
 {
-	return 38 + (double)size / (exact ? 500000 : 12000);
+	return exact ? 90 + (double)size / 60000 : 34 + (double)size / 40000;
 }
 
 /* The cost of sizes from..size_count of a simulated series. */
