@@ -261,6 +261,7 @@ const validate_benchmark validate_bench_inv = {
 	.defeats = "library barriers (custom spin on the shared variable itself)",
 	.threads = 2,
 	.default_max_size = 1000000,
+	.hands_off_each_element = true,
 	.event_count = 2,
 	.events = {
 		{ .name = "PAPI_CA_INV", .papi_name = "PAPI_CA_INV", .sim = VALIDATE_SIM_INVALIDATIONS,

@@ -532,9 +532,10 @@ static int run_instrumented(benchmark_plan *plan, const validate_options *o, val
 }
 
 /* The emitter check for a benchmark the instrumented source did not trace:
- * one plumbgrind run at one size (the smallest of 100 or more, else the
- * largest), so that the simulator column's stream is checked against the
- * real kernel at a cost of about a second per benchmark. */
+ * one plumbgrind run at one size (the smallest of 100 or more, 10 or more
+ * for a kernel that hands off between its threads on every element, else
+ * the largest), so that the simulator column's stream is checked against
+ * the real kernel at a cost of about a second per benchmark. */
 /* The size check_emitter traces, or -1 when it runs nothing (it needs
  * plumbgrind, and a benchmark the instrumented source did not trace). */
 static long emitter_check_size(const benchmark_plan *plan, const validate_options *o, const valgrind_check *check)
@@ -545,12 +546,13 @@ static long emitter_check_size(const benchmark_plan *plan, const validate_option
 		if ((plan->events & (1u << e)) && exact_event(&b->events[e]) && o->sources[VALIDATE_SOURCE_INSTRUMENTED])
 			return -1;
 	size_t pick = plan->size_count - 1;
+	uint64_t smallest = b->hands_off_each_element ? 10 : 100;
 	for (size_t i = 0; i < plan->size_count; i++)
-		if (plan->sizes[i] >= 100 && plan->sizes[i] <= 100000) {
+		if (plan->sizes[i] >= smallest && plan->sizes[i] <= 100000) {
 			pick = i;
 			break;
 		}
-	return plan->sizes[pick] > 100000 ? -1 : (long)pick;
+	return plan->sizes[pick] > 100000 ? -1 : (long)pick;   /* too long under Valgrind for a check */
 }
 
 /* Its cost: one plumbgrind run, about a twentieth of a default validate. */
@@ -575,13 +577,8 @@ static void check_emitter(benchmark_plan *plan, const validate_options *o, valid
 		}
 		return;
 	}
-	size_t pick = plan->size_count - 1;
-	for (size_t i = 0; i < plan->size_count; i++)
-		if (plan->sizes[i] >= 100 && plan->sizes[i] <= 100000) {
-			pick = i;
-			break;
-		}
-	if (plan->sizes[pick] > 100000) return;   /* too long under Valgrind for a check */
+	long pick = emitter_check_size(plan, o, check);
+	if (pick < 0) return;
 	validate_traced traced;
 	plumb_status status;
 	if (validate_plumbgrind_trace(b, &plan->params[pick], o->self_path, o->sim_preset, o->sim_settings,

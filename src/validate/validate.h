@@ -163,6 +163,11 @@ typedef struct validate_benchmark {
 	int threads;                   /* 1 or 2 (pinned to machine->cpus) */
 	uint64_t default_max_size;     /* largest default suite size */
 	bool capacity_suite;           /* adds the seed's 1000-step suite 1000..10000 */
+	/* Each element hands a value to the other thread and spins for the
+	 * answer: under Valgrind, which runs one thread at a time, every
+	 * handoff waits out the spinner's time slice (100 ping-pong rounds:
+	 * 11-18 s), so the emitter check traces 10 elements instead of 100. */
+	bool hands_off_each_element;
 	int event_count;
 	validate_event events[VALIDATE_MAX_EVENTS];
 	/* Fills params for a suite size (base_offset, pad, ...). */
