@@ -2682,8 +2682,12 @@ static double *price_other(mca_context *x, explain_result *result, code_block *u
 		b->cycles = -1;
 		b->fast_cycles = b->uops = b->pressure = b->dispatch_width = b->rob_entries = 0;
 		b->once_cycles = b->twice_cycles = 0;
-		b->in_loop = b->in_nest = false;
 	}
+	/* every block's pairing, not only the hot ones': a neighbour this CPU's
+	 * pass paired into a two-block loop or a nest would otherwise refuse to
+	 * pair again for the other core */
+	for (size_t i = 0; i < unique_count; i++)
+		unique[i].in_loop = unique[i].in_nest = false;
 	cpu_features cpu = { 0 };
 	snprintf(cpu.vendor, sizeof cpu.vendor, "%s", result->other_cpu);
 	cpu.family = result->other_cpu_family;
