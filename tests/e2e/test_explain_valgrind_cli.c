@@ -653,7 +653,8 @@ Test(explain_valgrind, the_blocks_are_priced_in_few_tool_runs, .timeout = 300)
 {
 	need_plumbgrind_and_library();
 	uint64_t l2;
-	const char *b = half_l2_report_of(&l2, "AuthenticAMD", "25/97/2");
+	other_core other_cpu = other_core_than_this();
+	const char *b = half_l2_report_of(&l2, other_cpu.vendor, other_cpu.family_model_stepping);
 	const char *program = compile("explain_target");
 	char cache[4200], folder[4300], command[8800];
 	snprintf(cache, sizeof cache, "%s", cli_temp_path("cache"));
