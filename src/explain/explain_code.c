@@ -52,12 +52,22 @@ typedef struct code_slot {
 	uint16_t size;
 } code_slot;
 
+/* An instruction's stride state: its previous address and stride.  A
+ * reference continues a constant stride when its stride is the previous
+ * one (and not 0). */
+typedef struct stride_state {
+	uint64_t last;
+	int64_t stride;
+} stride_state;
+
+/* The hash of instructions to their states, which never move (states only
+ * grows), so that a definition's data reference keeps its state's index. */
 typedef struct stride_slot {
 	uint64_t pc;                /* 0: empty */
-	uint64_t last;              /* the previous address */
-	int64_t stride;
-	uint32_t confirmed;
+	uint32_t state;             /* index into states */
 } stride_slot;
+
+#define NO_STRIDE UINT32_MAX    /* a data reference without an instruction address */
 
 typedef struct code_context {
 	unsigned depth;
@@ -96,7 +106,9 @@ struct explain_code {
 	code_slot *slots;
 	size_t slot_count, slot_used;      /* slot_count a power of two */
 	stride_slot *strides;
-	size_t stride_count, stride_used;
+	size_t stride_count, stride_used;   /* stride_used: also the states in use */
+	stride_state *states;
+	size_t state_capacity;
 	code_context *contexts;
 	size_t context_count, context_capacity;
 	char **names;
@@ -113,11 +125,12 @@ struct explain_code {
 	size_t fetch_count, fetch_capacity;
 	uint64_t *data_pcs;
 	size_t data_count, data_capacity;
-	/* per data_pcs entry, its stride slot: generation << 32 | index + 1 (0:
-	 * not looked up), valid while the table has not grown since */
-	uint64_t *data_slots;
-	size_t data_slot_capacity;
-	uint32_t stride_generation;         /* grow_strides counts it up */
+	/* per data_pcs entry, its stride state's index + 1 (0: not looked up;
+	 * NO_STRIDE: no instruction address), so that a use costs no hash
+	 * lookup (the lookup per reference was an eighth of explain's time on
+	 * md5sum) */
+	uint32_t *data_states;
+	size_t data_state_capacity;
 	unsigned line_shift;
 	unsigned page_shift;                /* the base page's size, log 2 */
 	bool failed;                        /* out of memory: no prices */
@@ -194,8 +207,9 @@ int explain_code_new(explain_code **out, int pid, unsigned line_bytes)
 	c->slot_count = 1u << 16;
 	c->slots = calloc(c->slot_count, sizeof *c->slots);
 	c->stride_count = 1u << 12;
-	c->stride_generation = 1;
 	c->strides = calloc(c->stride_count, sizeof *c->strides);
+	c->state_capacity = c->stride_count / 2;
+	c->states = malloc(c->state_capacity * sizeof *c->states);
 	c->line_shift = 6;
 	while (line_bytes > 1 && (1u << c->line_shift) < line_bytes && c->line_shift < 12)
 		c->line_shift++;
@@ -204,7 +218,7 @@ int explain_code_new(explain_code **out, int pid, unsigned line_bytes)
 	c->page_shift = c->line_shift + 1;
 	while (page > 0 && (1l << c->page_shift) < page && c->page_shift < 30)
 		c->page_shift++;
-	if (!c->slots || !c->strides) {
+	if (!c->slots || !c->strides || !c->states) {
 		explain_code_free(c);
 		return -1;
 	}
@@ -226,13 +240,14 @@ void explain_code_free(explain_code *c)
 	free(c->definitions);
 	free(c->fetches);
 	free(c->data_pcs);
-	free(c->data_slots);
+	free(c->data_states);
 	free(c->names);
 	free(c->maps);
 	free(c->contexts);
 	free(c->threads);
 	free(c->slots);
 	free(c->strides);
+	free(c->states);
 	free(c);
 }
 
@@ -297,91 +312,94 @@ static bool grow_strides(explain_code *c)
 	free(c->strides);
 	c->strides = slots;
 	c->stride_count = count;
-	c->stride_generation++;   /* every slot a definition remembered has moved */
 	return true;
 }
 
-/* The stride slot of instruction pc, made if new (*fresh); NULL when the
- * table cannot grow. */
-static stride_slot *stride_of(explain_code *c, uint64_t pc, bool *fresh)
+/* The stride state of instruction pc, made if new (*fresh); NULL when the
+ * tables cannot grow.  A state made is at index stride_used - 1. */
+static stride_state *stride_of(explain_code *c, uint64_t pc, bool *fresh)
 {
 	*fresh = false;
 	size_t mask = c->stride_count - 1, i = mix(pc) & mask;
 	while (c->strides[i].pc && c->strides[i].pc != pc)
 		i = (i + 1) & mask;
 	if (c->strides[i].pc)
-		return &c->strides[i];
+		return &c->states[c->strides[i].state];
 	if (2 * (c->stride_used + 1) > c->stride_count)
 		return grow_strides(c) ? stride_of(c, pc, fresh) : NULL;
+	if (c->stride_used == c->state_capacity) {
+		stride_state *states = realloc(c->states, 2 * c->state_capacity * sizeof *states);
+		if (!states)
+			return NULL;
+		c->states = states;
+		c->state_capacity *= 2;
+	}
 	c->strides[i].pc = pc;
-	c->stride_used++;
+	c->strides[i].state = (uint32_t)c->stride_used;
 	*fresh = true;
-	return &c->strides[i];
+	return &c->states[c->stride_used++];
 }
 
-/* A data reference by the instruction of slot s: a new line for this
- * instruction, and whether it continues a constant stride (confirmed once
- * before). */
-static void step_stride(explain_code *c, unsigned context, stride_slot *s, bool fresh, uint64_t address)
+/* A data reference at address by the instruction of state s: whether it
+ * is a new line for this instruction (*lines), and whether that line
+ * continues a constant stride (*strided).  A stride prefetcher fetches
+ * ahead within the page of the address that trained it, never across (it
+ * works on physical addresses, and the next page's frame is not known to
+ * it): a stride longer than a line reaches a line on another page
+ * unfetched, and a stride of a page or more never gets one fetched (a
+ * column walk with 2 KB rows crosses a page every second step).
+ * Consecutive lines are the L2 streamers' and the next-page prefetcher's,
+ * which follow a stream into the next page.  Inline: one call per data
+ * reference was most of the watch's time. */
+static inline void step_stride(stride_state *s, uint64_t address, unsigned line_shift, unsigned page_shift,
+                               uint64_t *lines, uint64_t *strided)
 {
-	if (fresh) {
-		s->last = address;
-		c->contexts[context].lines++;
-		return;
-	}
-	int64_t stride = (int64_t)(address - s->last);
-	bool new_line = (address >> c->line_shift) != (s->last >> c->line_shift);
-	/* A stride prefetcher fetches ahead within the page of the address
-	 * that trained it, never across (it works on physical addresses, and
-	 * the next page's frame is not known to it): a stride longer than a
-	 * line reaches a line on another page unfetched, and a stride of a
-	 * page or more never gets one fetched (a column walk with 2 KB rows
-	 * crosses a page every second step).  Consecutive lines are the L2
-	 * streamers' and the next-page prefetcher's, which follow a stream
-	 * into the next page. */
-	bool fetchable = (uint64_t)(stride < 0 ? -stride : stride) <= (1ull << c->line_shift) ||
-	                 (address >> c->page_shift) == (s->last >> c->page_shift);
-	if (stride == s->stride && stride != 0) {
-		if (s->confirmed < 8)
-			s->confirmed++;
-	} else {
-		s->confirmed = 0;
-		s->stride = stride;
-	}
+	uint64_t last = s->last;
+	int64_t stride = (int64_t)(address - last);
+	bool constant = stride == s->stride && stride != 0;
+	s->stride = stride;
 	s->last = address;
-	if (new_line) {
-		c->contexts[context].lines++;
-		if (s->confirmed >= 1 && fetchable)
-			c->contexts[context].strided_lines++;
+	if ((address ^ last) >> line_shift) {
+		++*lines;
+		uint64_t distance = stride < 0 ? 0 - (uint64_t)stride : (uint64_t)stride;
+		if (constant && (distance <= (1ull << line_shift) || ((address ^ last) >> page_shift) == 0))
+			++*strided;
 	}
 }
 
 static void watch_stride(explain_code *c, unsigned context, uint64_t pc, uint64_t address)
 {
 	bool fresh;
-	stride_slot *s = pc ? stride_of(c, pc, &fresh) : NULL;
-	if (s)
-		step_stride(c, context, s, fresh, address);
-}
-
-/* The same for the k-th data reference of the compact stream's
- * definitions: its slot remembered, so that a use costs no hash lookup
- * (the lookup per reference was an eighth of explain's time on md5sum). */
-static void watch_stride_of_definition(explain_code *c, unsigned context, size_t k, uint64_t address)
-{
-	uint64_t pc = c->data_pcs[k], key = c->data_slots[k];
-	if (!pc)
-		return;
-	if (key >> 32 == c->stride_generation && (uint32_t)key) {
-		step_stride(c, context, &c->strides[(uint32_t)key - 1], false, address);
-		return;
-	}
-	bool fresh;
-	stride_slot *s = stride_of(c, pc, &fresh);
+	stride_state *s = pc ? stride_of(c, pc, &fresh) : NULL;
 	if (!s)
 		return;
-	c->data_slots[k] = (uint64_t)c->stride_generation << 32 | (uint32_t)(s - c->strides + 1);
-	step_stride(c, context, s, fresh, address);
+	code_context *x = &c->contexts[context];
+	if (fresh) {
+		s->last = address;
+		s->stride = 0;
+		x->lines++;
+		return;
+	}
+	step_stride(s, address, c->line_shift, c->page_shift, &x->lines, &x->strided_lines);
+}
+
+/* The state of the k-th data reference of the compact stream's
+ * definitions, looked up (and remembered) the first time: its index + 1,
+ * or NO_STRIDE (no instruction address, or the tables cannot grow).  A
+ * fresh state takes address as its first and counts a new line. */
+static uint32_t find_stride(explain_code *c, size_t k, uint64_t address, uint64_t *lines, bool *fresh)
+{
+	uint64_t pc = c->data_pcs[k];
+	*fresh = false;
+	stride_state *s = pc ? stride_of(c, pc, fresh) : NULL;
+	if (!s)
+		return c->data_states[k] = NO_STRIDE;
+	if (*fresh) {
+		s->last = address;
+		s->stride = 0;
+		++*lines;
+	}
+	return c->data_states[k] = (uint32_t)(s - c->states) + 1;
 }
 
 static code_thread *thread_of(explain_code *c, uint32_t thread)
@@ -575,10 +593,11 @@ static bool learn_definitions(explain_code *c, const trace_compact *run)
 		uint64_t *data_pcs = grow(c->data_pcs, &c->data_capacity, c->data_count + count, sizeof *data_pcs);
 		if (data_pcs)
 			c->data_pcs = data_pcs;
-		uint64_t *data_slots = grow(c->data_slots, &c->data_slot_capacity, c->data_count + count, sizeof *data_slots);
-		if (data_slots)
-			c->data_slots = data_slots;
-		if (!fetches || !data_pcs || !data_slots)
+		uint32_t *data_states = grow(c->data_states, &c->data_state_capacity, c->data_count + count,
+		                             sizeof *data_states);
+		if (data_states)
+			c->data_states = data_states;
+		if (!fetches || !data_pcs || !data_states)
 			return false;
 		code_definition *def = &c->definitions[d];
 		*def = (code_definition){ .fetch_first = (uint32_t)c->fetch_count, .data_first = (uint32_t)c->data_count };
@@ -587,7 +606,7 @@ static bool learn_definitions(explain_code *c, const trace_compact *run)
 				c->fetches[c->fetch_count++] = (code_fetch){ .address = t[i].address, .size = t[i].size };
 				def->fetch_count++;
 			} else {
-				c->data_slots[c->data_count] = 0;
+				c->data_states[c->data_count] = 0;
 				c->data_pcs[c->data_count++] = (t[i].flags & TRACE_HAS_INSTRUCTION_ADDRESS) ? t[i].instruction_address : 0;
 				def->data_count++;
 			}
@@ -629,15 +648,33 @@ void explain_code_compact(explain_code *c, const trace_compact *run)
 		return;
 	}
 	x->uses = uses;
+	/* the run's counts in locals, into its context at the end */
+	uint64_t lines = 0, strided = 0;
+	const unsigned line_shift = c->line_shift, page_shift = c->page_shift;
+	const code_definition *definitions = c->definitions;
+	uint32_t *data_states = c->data_states;   /* does not move here (learn_definitions grows it) */
+	stride_state *states = c->states;         /* moves when a state is made */
 	for (const uint64_t *w = run->words; w < run->end;) {
 		uint32_t id = (uint32_t)w[0];
 		size_t data = (size_t)(w[0] >> 32) & 0xff;
 		uses[id]++;
-		size_t first = c->definitions[id].data_first;
-		for (size_t i = 0; i < data; i++)
-			watch_stride_of_definition(c, t->context, first + i, w[1 + i]);
+		size_t first = definitions[id].data_first;
+		for (size_t i = 0; i < data; i++) {
+			uint32_t k = data_states[first + i];
+			if (__builtin_expect(k == 0, 0)) {
+				bool fresh;
+				k = find_stride(c, first + i, w[1 + i], &lines, &fresh);
+				states = c->states;
+				if (fresh)
+					continue;
+			}
+			if (k != NO_STRIDE)
+				step_stride(&states[k - 1], w[1 + i], line_shift, page_shift, &lines, &strided);
+		}
 		w += 1 + data;
 	}
+	c->contexts[t->context].lines += lines;
+	c->contexts[t->context].strided_lines += strided;
 }
 
 /* ------------------------------------------------------ the LLVM CPU name */
