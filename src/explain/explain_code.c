@@ -23,6 +23,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -134,7 +135,10 @@ struct explain_code {
 	unsigned line_shift;
 	unsigned page_shift;                /* the base page's size, log 2 */
 	bool failed;                        /* out of memory: no prices */
+	struct llvm_prep *prep;             /* LLVM's tools found and asked early (explain_code_prepare) */
 };
+
+static void llvm_prep_free(struct llvm_prep *p);
 
 static uint64_t mix(uint64_t x)
 {
@@ -248,6 +252,7 @@ void explain_code_free(explain_code *c)
 	free(c->slots);
 	free(c->strides);
 	free(c->states);
+	llvm_prep_free(c->prep);
 	free(c);
 }
 
@@ -2580,6 +2585,125 @@ static const char *choose_cpu(mca_context *x, const char *const *names, size_t n
 	return NULL;
 }
 
+/* The CPU names to try for cpu, best first (`forced`: the one a person
+ * chose), and, in *core_model, words for a first name that is not the
+ * CPU's own. */
+static size_t cpu_names(mca_context *x, const cpu_features *cpu, const char *forced, const char *names[8],
+                        const char **core_model)
+{
+	size_t count = explain_llvm_cpus(cpu->vendor, cpu->family, cpu->model, names, 8);
+	if (forced && forced[0]) {
+		names[0] = forced;
+		count = 1;
+	}
+	/* LLVM 16 has a Golden Cove model under "alderlake" (its
+	 * sapphirerapids is still Ice Lake's, 224-entry reorder buffer and
+	 * 4-cycle FP adds); LLVM 17 gave Sapphire Rapids its own */
+	*core_model = "";
+	if (!(forced && forced[0]) && golden_cove(cpu) && cpu->model != 0x97 && cpu->model != 0x9A &&
+	    cpu->model != 0xB7 && cpu->model != 0xBA && cpu->model != 0xBF && mca_version(x) == 16 && count < 8) {
+		memmove(names + 1, names, count * sizeof *names);
+		names[0] = "alderlake";
+		count++;
+		*core_model = " (LLVM 16's Golden Cove model; its sapphirerapids is Ice Lake's)";
+	}
+	return count;
+}
+
+static void remove_dir(const char *dir);
+
+/* What a pricing needs before the blocks are known, none of it the
+ * program's: the tools, their folder, LLVM's version and this CPU's name
+ * and probe.  explain_code_prepare asks it on a thread of its own while the
+ * program runs under Valgrind (two llvm-mca runs, about 0.1 s of wall time
+ * after the run on md5sum); explain_code_finish otherwise. */
+typedef struct llvm_prep {
+	pthread_t thread;
+	bool started;                 /* the thread runs (joined by llvm_prep_take) */
+	bool done;                    /* llvm_prepare ran */
+	char mca[4096], mc[4096], dir[4096];
+	bool have_dir;                /* dir made (and not yet removed) */
+	char why[PLUMB_MESSAGE_MAX];  /* "" when the tools are there */
+	mca_context tools;
+	cpu_features cpu;
+} llvm_prep;
+
+static void llvm_prepare(llvm_prep *p)
+{
+	/* the newest LLVM first: its models of recent cores are better
+	 * (Debian 12's default llvm is 14, and it has llvm-16 beside it) */
+	static const char *const mca_names[] = { "llvm-mca-19", "llvm-mca-18", "llvm-mca-17", "llvm-mca-16",
+	                                         "llvm-mca", "llvm-mca-15", "llvm-mca-14", NULL };
+	static const char *const mc_names[] = { "llvm-mc-19", "llvm-mc-18", "llvm-mc-17", "llvm-mc-16",
+	                                        "llvm-mc", "llvm-mc-15", "llvm-mc-14", NULL };
+	p->done = true;
+	p->why[0] = 0;
+	snprintf(p->dir, sizeof p->dir, "%s/plumb-explain-XXXXXX", temp_dir());
+	if (!find_tool("PLUMB_LLVM_MCA", mca_names, p->mca, sizeof p->mca)) {
+		snprintf(p->why, sizeof p->why, "llvm-mca was not found (Debian package llvm; or $PLUMB_LLVM_MCA)");
+		return;
+	}
+	if (!find_tool("PLUMB_LLVM_MC", mc_names, p->mc, sizeof p->mc)) {
+		snprintf(p->why, sizeof p->why, "llvm-mc was not found (Debian package llvm; or $PLUMB_LLVM_MC)");
+		return;
+	}
+	if (!mkdtemp(p->dir)) {
+		snprintf(p->why, sizeof p->why, "%.200s: %s", p->dir, strerror(errno));
+		return;
+	}
+	p->have_dir = true;
+	p->tools = (mca_context){ .mca = p->mca, .mc = p->mc, .dir = p->dir, .version = -1 };
+	llvm_cache_open(&p->tools);
+	cpu_features_detect(&p->cpu);
+	/* this CPU's name and probe, kept in the context: the pricing asks
+	 * choose_cpu again and finds them there */
+	const char *names[8], *core_model;
+	size_t count = cpu_names(&p->tools, &p->cpu, getenv("PLUMB_LLVM_CPU"), names, &core_model);
+	mca_probe probe;
+	(void)choose_cpu(&p->tools, names, count, &probe);
+}
+
+static void *llvm_prepare_thread(void *arg)
+{
+	llvm_prepare(arg);
+	return NULL;
+}
+
+/* The preparation, done: the thread's, joined, or made here. */
+static llvm_prep *llvm_prep_take(explain_code *c)
+{
+	if (!c->prep && !(c->prep = calloc(1, sizeof *c->prep)))
+		return NULL;
+	llvm_prep *p = c->prep;
+	if (p->started) {
+		pthread_join(p->thread, NULL);
+		p->started = false;
+	}
+	if (!p->done)
+		llvm_prepare(p);
+	return p;
+}
+
+/* A preparation no pricing took (the run failed, or the code watch did)
+ * is waited for and its folder removed. */
+static void llvm_prep_free(llvm_prep *p)
+{
+	if (!p)
+		return;
+	if (p->started)
+		pthread_join(p->thread, NULL);
+	if (p->have_dir)
+		remove_dir(p->dir);
+	free(p);
+}
+
+void explain_code_prepare(explain_code *c)
+{
+	if (!c || c->prep || !(c->prep = calloc(1, sizeof *c->prep)))
+		return;
+	c->prep->started = pthread_create(&c->prep->thread, NULL, llvm_prepare_thread, c->prep) == 0;
+}
+
 /* Each region's in-core cycles: its blocks' cycles (this CPU's, or the
  * other machine's core's: `other`, per unique block) times their
  * executions, the blocks left unpriced at the priced ones' average. */
@@ -2641,23 +2765,8 @@ static int price_for_cpu(mca_context *x, const cpu_features *cpu, const char *fo
                          size_t unique_count, code_block **hot, size_t take, char *source, size_t source_size,
                          char *why, size_t why_size)
 {
-	const char *names[8];
-	size_t count = explain_llvm_cpus(cpu->vendor, cpu->family, cpu->model, names, 8);
-	if (forced && forced[0]) {
-		names[0] = forced;
-		count = 1;
-	}
-	/* LLVM 16 has a Golden Cove model under "alderlake" (its
-	 * sapphirerapids is still Ice Lake's, 224-entry reorder buffer and
-	 * 4-cycle FP adds); LLVM 17 gave Sapphire Rapids its own */
-	const char *core_model = "";
-	if (!(forced && forced[0]) && golden_cove(cpu) && cpu->model != 0x97 && cpu->model != 0x9A &&
-	    cpu->model != 0xB7 && cpu->model != 0xBA && cpu->model != 0xBF && mca_version(x) == 16 && count < 8) {
-		memmove(names + 1, names, count * sizeof *names);
-		names[0] = "alderlake";
-		count++;
-		core_model = " (LLVM 16's Golden Cove model; its sapphirerapids is Ice Lake's)";
-	}
+	const char *names[8], *core_model;
+	size_t count = cpu_names(x, cpu, forced, names, &core_model);
 	mca_probe probe;
 	const char *chosen = choose_cpu(x, names, count, &probe);
 	if (!chosen) {
@@ -2847,28 +2956,16 @@ int explain_code_finish(explain_code *c, explain_result *result, bool price_bloc
 	double *other_cycles = NULL;   /* per unique block, for the other machine's core */
 	if (price_blocks) {
 		code_block **hot = malloc((unique_count ? unique_count : 1) * sizeof *hot);
-		char dir[4096];
-		snprintf(dir, sizeof dir, "%s/plumb-explain-XXXXXX", temp_dir());
-		char mca[4096], mc[4096];
-		/* the newest LLVM first: its models of recent cores are better
-		 * (Debian 12's default llvm is 14, and it has llvm-16 beside it) */
-		static const char *const mca_names[] = { "llvm-mca-19", "llvm-mca-18", "llvm-mca-17", "llvm-mca-16",
-		                                         "llvm-mca", "llvm-mca-15", "llvm-mca-14", NULL };
-		static const char *const mc_names[] = { "llvm-mc-19", "llvm-mc-18", "llvm-mc-17", "llvm-mc-16",
-		                                        "llvm-mc", "llvm-mc-15", "llvm-mc-14", NULL };
+		llvm_prep *prep = hot ? llvm_prep_take(c) : NULL;
 		char why[PLUMB_MESSAGE_MAX] = "";
 		size_t hot_count_kept = 0;   /* the blocks given to llvm-mca */
-		if (!hot) {
+		if (!hot || !prep) {
 			snprintf(why, sizeof why, "out of memory");
-		} else if (!find_tool("PLUMB_LLVM_MCA", mca_names, mca, sizeof mca)) {
-			snprintf(why, sizeof why, "llvm-mca was not found (Debian package llvm; or $PLUMB_LLVM_MCA)");
-		} else if (!find_tool("PLUMB_LLVM_MC", mc_names, mc, sizeof mc)) {
-			snprintf(why, sizeof why, "llvm-mc was not found (Debian package llvm; or $PLUMB_LLVM_MC)");
-		} else if (!mkdtemp(dir)) {
-			snprintf(why, sizeof why, "%.200s: %s", dir, strerror(errno));
+		} else if (prep->why[0]) {
+			snprintf(why, sizeof why, "%s", prep->why);
 		} else {
-			cpu_features cpu;
-			cpu_features_detect(&cpu);
+			const char *dir = prep->dir;
+			const cpu_features cpu = prep->cpu;
 			size_t hot_count = 0;
 			for (size_t i = 0; i < unique_count; i++)
 				hot[hot_count++] = &unique[i];
@@ -2887,8 +2984,7 @@ int explain_code_finish(explain_code *c, explain_result *result, bool price_bloc
 				memcpy(listed, hot, take * sizeof *listed);
 				listed_count = add_neighbours(unique, unique_count, listed, take);
 			}
-			mca_context tools = { .mca = mca, .mc = mc, .dir = dir, .version = -1 };
-			llvm_cache_open(&tools);
+			mca_context tools = prep->tools;
 			if (!listed)
 				snprintf(why, sizeof why, "out of memory");
 			else if (disassemble(&tools, listed, listed_count, c, why, sizeof why) == 0 &&
@@ -2926,6 +3022,7 @@ int explain_code_finish(explain_code *c, explain_result *result, bool price_bloc
 			}
 			else
 				remove_dir(dir);
+			prep->have_dir = false;
 		}
 		free(hot);
 		if (why[0])

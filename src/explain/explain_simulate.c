@@ -386,6 +386,8 @@ int explain_simulate_trace(trace_reader *reader, const explain_options *options,
 	explain_code *code = NULL;
 	if (explain_code_new(&code, trace_reader_pid(reader), sim_configuration(plain)->cache[SIM_L1D].line) != 0)
 		snprintf(result->core_error, sizeof result->core_error, "out of memory");
+	else if (options->ipc_base <= 0)
+		explain_code_prepare(code);   /* LLVM's questions that are not the program's, while it runs */
 	/* The miss-ratio curve asked for (--curve LEVEL) of the same references
 	 * on the plain simulator's configuration; one that cannot be had is
 	 * said in curve_error and the rest goes on. */
