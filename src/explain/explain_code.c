@@ -34,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "core/cpu.h"
+#include "core/interrupt.h"
 #include "core/tempdir.h"
 #include "explain/explain_internal.h"
 
@@ -2572,6 +2573,7 @@ static void remove_dir(const char *dir)
 		unlink(path);
 	}
 	rmdir(dir);
+	interrupt_remove_path(dir);
 }
 
 /* The first of the candidate CPUs this llvm-mca knows (its probe into *probe). */
@@ -2652,6 +2654,8 @@ static void llvm_prepare(llvm_prep *p)
 		return;
 	}
 	p->have_dir = true;
+	/* a signal during the Valgrind run removes it (empty by then, below) */
+	interrupt_add_path(p->dir, true);
 	p->tools = (mca_context){ .mca = p->mca, .mc = p->mc, .dir = p->dir, .version = -1 };
 	llvm_cache_open(&p->tools);
 	cpu_features_detect(&p->cpu);
@@ -2661,6 +2665,17 @@ static void llvm_prepare(llvm_prep *p)
 	size_t count = cpu_names(&p->tools, &p->cpu, getenv("PLUMB_LLVM_CPU"), names, &core_model);
 	mca_probe probe;
 	(void)choose_cpu(&p->tools, names, count, &probe);
+	/* the answers are in the context: the folder waits empty for the
+	 * blocks (kept for a person to read with $PLUMB_EXPLAIN_KEEP_BLOCKS) */
+	const char *keep = getenv("PLUMB_EXPLAIN_KEEP_BLOCKS");
+	if (!(keep && keep[0] == '1')) {
+		static const char *const probe_files[] = { "probe.s", "probe.out", "probe.err" };
+		char path[4200];
+		for (size_t i = 0; i < sizeof probe_files / sizeof probe_files[0]; i++) {
+			snprintf(path, sizeof path, "%s/%s", p->dir, probe_files[i]);
+			unlink(path);
+		}
+	}
 }
 
 static void *llvm_prepare_thread(void *arg)
@@ -3019,6 +3034,7 @@ int explain_code_finish(explain_code *c, explain_result *result, bool price_bloc
 					fclose(f);
 				}
 				explain_result_note(result, "in-core: the blocks and llvm-mca's output are in %s", dir);
+				interrupt_remove_path(dir);   /* kept */
 			}
 			else
 				remove_dir(dir);
