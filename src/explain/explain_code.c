@@ -636,12 +636,6 @@ void explain_code_compact(explain_code *c, const trace_compact *run)
 		c->failed = true;   /* the L1 filter's entries do not say which instructions ran */
 		return;
 	}
-	trace_compact settled;
-	if (run->unchecked) {
-		settled = *run;
-		trace_compact_settle(&settled);
-		run = &settled;
-	}
 	code_thread *t = thread_of(c, run->thread);
 	if (!t || !learn_definitions(c, run)) {
 		c->failed = true;
@@ -660,9 +654,19 @@ void explain_code_compact(explain_code *c, const trace_compact *run)
 	const code_definition *definitions = c->definitions;
 	uint32_t *data_states = c->data_states;   /* does not move here (learn_definitions grows it) */
 	stride_state *states = c->states;         /* moves when a state is made */
-	for (const uint64_t *w = run->words; w < run->end;) {
-		uint32_t id = (uint32_t)w[0];
-		size_t data = (size_t)(w[0] >> 32) & 0xff;
+	const uint64_t *end = run->end;
+	const size_t known = run->definitions;
+	const uint8_t *data_of = run->data;
+	for (const uint64_t *w = run->words; w < end;) {
+		/* a run handed out unchecked (trace_compact.unchecked) ends at its
+		 * first entry that is not a good use, as trace_compact_settle ends
+		 * it; a checked one never stops here */
+		uint64_t head = w[0];
+		uint32_t id = (uint32_t)head;
+		size_t data = (size_t)(head >> 32) & 0xff;
+		if (__builtin_expect((head >> 40) != TRACE_COMPACT_USE_HIGH || id >= known || data_of[id] != data ||
+		                     (size_t)(end - w) <= data, 0))
+			break;
 		uses[id]++;
 		size_t first = definitions[id].data_first;
 		for (size_t i = 0; i < data; i++) {
