@@ -24,7 +24,8 @@ int sim_feed_reader(sim_feed *feed, trace_reader *reader, plumb_status *status)
 	progress_begin(&p, "plumb sim: records", 0);
 	p.enabled = p.enabled && feed->show_progress;
 	size_t max = feed->batch ? feed->batch : BATCH;
-	/* One simulator and nothing else reading the runs of uses: they are
+	/* One simulator and nothing else reading the runs of uses (or an
+	 * observer that walks them through its own, observer_walks): they are
 	 * checked as the simulator walks them, not walked twice. */
 	bool unchecked = !feed->interleaver && !feed->records_only &&
 	                 ((feed->count == 1 && !feed->observe) || (feed->count == 0 && feed->observe && feed->observer_walks));
