@@ -48,6 +48,7 @@ static Bool process_option(const HChar *argument)
 	else if VG_STR_CLO(argument, "--plumb-filter", pg_clo_filter) {}
 	else if VG_BOOL_CLO(argument, "--plumb-calls", pg_clo_calls) {}
 	else if VG_BOOL_CLO(argument, "--plumb-vector", pg_clo_vector) {}
+	else if VG_BOOL_CLO(argument, "--plumb-count-records", pg_clo_count_records) {}
 	else
 		return False;
 	return True;
@@ -64,6 +65,8 @@ static void print_usage(void)
 
 "    --plumb-ring=M,F,R,N,B    binary records into plumb's shared ring (plumb passes it)\n"
 "    --plumb-calls=yes|no      calls and returns into the ring, for inclusive costs [no]\n"
+"    --plumb-count-records=yes|no  count the references sent into the ring for the\n"
+"                              summary's \"trace records\" (rereads every block) [yes]\n"
 "    --plumb-filter=...        the ring carries what a one-core machine's L1s do not settle\n"
 "                              (plumb sim passes it; vg/pg_filter.h)\n");
 }
@@ -209,6 +212,8 @@ static void write_summary(Int exit_code)
 	pg_threads_report(summary_line);
 	if (pg_trace_error())
 		VG_(snprintf)(line, sizeof line, "trace error %s", pg_trace_error());
+	else if (pg_clo_ring && !pg_clo_count_records && !pg_filter_enabled && !pg_clo_trace && pg_clo_trace_fd < 0)
+		VG_(strcpy)(line, "trace uncounted");
 	else if (pg_clo_trace || pg_clo_trace_fd >= 0 || pg_clo_ring)
 		VG_(sprintf)(line, "trace records %llu", pg_trace_records());
 	else

@@ -23,6 +23,7 @@ Bool pg_clo_calls = False;
 Bool pg_clo_vector = True;
 const HChar *pg_clo_ring = NULL;
 const HChar *pg_clo_filter = NULL;
+Bool pg_clo_count_records = True;
 
 /* The switches every part reads and one part sets: whether references are
  * collected (pg_threads.c sets it), the running thread's number (set on a

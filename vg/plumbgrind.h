@@ -51,6 +51,7 @@ extern const HChar *pg_clo_ring;      /* --plumb-ring=MEMFD,FULLFD,FREEFD,BLOCKS
 extern const HChar *pg_clo_filter;    /* --plumb-filter=...: the L1s of a one-core machine (vg/pg_filter.h) */
 extern Bool pg_clo_vector;            /* --plumb-vector=no: the filter's scalar path even with AVX-512 */
 extern Bool pg_clo_calls;             /* --plumb-calls=yes: calls and returns into the ring */
+extern Bool pg_clo_count_records;     /* --plumb-count-records=no: the ring's references not counted */
 
 /* ---- pg_threads.c ---- */
 void pg_threads_init(void);

@@ -23,6 +23,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -33,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "core/cpu.h"
+#include "core/interrupt.h"
 #include "core/tempdir.h"
 #include "explain/explain_internal.h"
 
@@ -52,12 +54,22 @@ typedef struct code_slot {
 	uint16_t size;
 } code_slot;
 
+/* An instruction's stride state: its previous address and stride.  A
+ * reference continues a constant stride when its stride is the previous
+ * one (and not 0). */
+typedef struct stride_state {
+	uint64_t last;
+	int64_t stride;
+} stride_state;
+
+/* The hash of instructions to their states, which never move (states only
+ * grows), so that a definition's data reference keeps its state's index. */
 typedef struct stride_slot {
 	uint64_t pc;                /* 0: empty */
-	uint64_t last;              /* the previous address */
-	int64_t stride;
-	uint32_t confirmed;
+	uint32_t state;             /* index into states */
 } stride_slot;
+
+#define NO_STRIDE UINT32_MAX    /* a data reference without an instruction address */
 
 typedef struct code_context {
 	unsigned depth;
@@ -96,7 +108,9 @@ struct explain_code {
 	code_slot *slots;
 	size_t slot_count, slot_used;      /* slot_count a power of two */
 	stride_slot *strides;
-	size_t stride_count, stride_used;
+	size_t stride_count, stride_used;   /* stride_used: also the states in use */
+	stride_state *states;
+	size_t state_capacity;
 	code_context *contexts;
 	size_t context_count, context_capacity;
 	char **names;
@@ -113,15 +127,19 @@ struct explain_code {
 	size_t fetch_count, fetch_capacity;
 	uint64_t *data_pcs;
 	size_t data_count, data_capacity;
-	/* per data_pcs entry, its stride slot: generation << 32 | index + 1 (0:
-	 * not looked up), valid while the table has not grown since */
-	uint64_t *data_slots;
-	size_t data_slot_capacity;
-	uint32_t stride_generation;         /* grow_strides counts it up */
+	/* per data_pcs entry, its stride state's index + 1 (0: not looked up;
+	 * NO_STRIDE: no instruction address), so that a use costs no hash
+	 * lookup (the lookup per reference was an eighth of explain's time on
+	 * md5sum) */
+	uint32_t *data_states;
+	size_t data_state_capacity;
 	unsigned line_shift;
 	unsigned page_shift;                /* the base page's size, log 2 */
 	bool failed;                        /* out of memory: no prices */
+	struct llvm_prep *prep;             /* LLVM's tools found and asked early (explain_code_prepare) */
 };
+
+static void llvm_prep_free(struct llvm_prep *p);
 
 static uint64_t mix(uint64_t x)
 {
@@ -194,8 +212,9 @@ int explain_code_new(explain_code **out, int pid, unsigned line_bytes)
 	c->slot_count = 1u << 16;
 	c->slots = calloc(c->slot_count, sizeof *c->slots);
 	c->stride_count = 1u << 12;
-	c->stride_generation = 1;
 	c->strides = calloc(c->stride_count, sizeof *c->strides);
+	c->state_capacity = c->stride_count / 2;
+	c->states = malloc(c->state_capacity * sizeof *c->states);
 	c->line_shift = 6;
 	while (line_bytes > 1 && (1u << c->line_shift) < line_bytes && c->line_shift < 12)
 		c->line_shift++;
@@ -204,7 +223,7 @@ int explain_code_new(explain_code **out, int pid, unsigned line_bytes)
 	c->page_shift = c->line_shift + 1;
 	while (page > 0 && (1l << c->page_shift) < page && c->page_shift < 30)
 		c->page_shift++;
-	if (!c->slots || !c->strides) {
+	if (!c->slots || !c->strides || !c->states) {
 		explain_code_free(c);
 		return -1;
 	}
@@ -226,13 +245,15 @@ void explain_code_free(explain_code *c)
 	free(c->definitions);
 	free(c->fetches);
 	free(c->data_pcs);
-	free(c->data_slots);
+	free(c->data_states);
 	free(c->names);
 	free(c->maps);
 	free(c->contexts);
 	free(c->threads);
 	free(c->slots);
 	free(c->strides);
+	free(c->states);
+	llvm_prep_free(c->prep);
 	free(c);
 }
 
@@ -297,91 +318,94 @@ static bool grow_strides(explain_code *c)
 	free(c->strides);
 	c->strides = slots;
 	c->stride_count = count;
-	c->stride_generation++;   /* every slot a definition remembered has moved */
 	return true;
 }
 
-/* The stride slot of instruction pc, made if new (*fresh); NULL when the
- * table cannot grow. */
-static stride_slot *stride_of(explain_code *c, uint64_t pc, bool *fresh)
+/* The stride state of instruction pc, made if new (*fresh); NULL when the
+ * tables cannot grow.  A state made is at index stride_used - 1. */
+static stride_state *stride_of(explain_code *c, uint64_t pc, bool *fresh)
 {
 	*fresh = false;
 	size_t mask = c->stride_count - 1, i = mix(pc) & mask;
 	while (c->strides[i].pc && c->strides[i].pc != pc)
 		i = (i + 1) & mask;
 	if (c->strides[i].pc)
-		return &c->strides[i];
+		return &c->states[c->strides[i].state];
 	if (2 * (c->stride_used + 1) > c->stride_count)
 		return grow_strides(c) ? stride_of(c, pc, fresh) : NULL;
+	if (c->stride_used == c->state_capacity) {
+		stride_state *states = realloc(c->states, 2 * c->state_capacity * sizeof *states);
+		if (!states)
+			return NULL;
+		c->states = states;
+		c->state_capacity *= 2;
+	}
 	c->strides[i].pc = pc;
-	c->stride_used++;
+	c->strides[i].state = (uint32_t)c->stride_used;
 	*fresh = true;
-	return &c->strides[i];
+	return &c->states[c->stride_used++];
 }
 
-/* A data reference by the instruction of slot s: a new line for this
- * instruction, and whether it continues a constant stride (confirmed once
- * before). */
-static void step_stride(explain_code *c, unsigned context, stride_slot *s, bool fresh, uint64_t address)
+/* A data reference at address by the instruction of state s: whether it
+ * is a new line for this instruction (*lines), and whether that line
+ * continues a constant stride (*strided).  A stride prefetcher fetches
+ * ahead within the page of the address that trained it, never across (it
+ * works on physical addresses, and the next page's frame is not known to
+ * it): a stride longer than a line reaches a line on another page
+ * unfetched, and a stride of a page or more never gets one fetched (a
+ * column walk with 2 KB rows crosses a page every second step).
+ * Consecutive lines are the L2 streamers' and the next-page prefetcher's,
+ * which follow a stream into the next page.  Inline: one call per data
+ * reference was most of the watch's time. */
+static inline void step_stride(stride_state *s, uint64_t address, unsigned line_shift, unsigned page_shift,
+                               uint64_t *lines, uint64_t *strided)
 {
-	if (fresh) {
-		s->last = address;
-		c->contexts[context].lines++;
-		return;
-	}
-	int64_t stride = (int64_t)(address - s->last);
-	bool new_line = (address >> c->line_shift) != (s->last >> c->line_shift);
-	/* A stride prefetcher fetches ahead within the page of the address
-	 * that trained it, never across (it works on physical addresses, and
-	 * the next page's frame is not known to it): a stride longer than a
-	 * line reaches a line on another page unfetched, and a stride of a
-	 * page or more never gets one fetched (a column walk with 2 KB rows
-	 * crosses a page every second step).  Consecutive lines are the L2
-	 * streamers' and the next-page prefetcher's, which follow a stream
-	 * into the next page. */
-	bool fetchable = (uint64_t)(stride < 0 ? -stride : stride) <= (1ull << c->line_shift) ||
-	                 (address >> c->page_shift) == (s->last >> c->page_shift);
-	if (stride == s->stride && stride != 0) {
-		if (s->confirmed < 8)
-			s->confirmed++;
-	} else {
-		s->confirmed = 0;
-		s->stride = stride;
-	}
+	uint64_t last = s->last;
+	int64_t stride = (int64_t)(address - last);
+	bool constant = stride == s->stride && stride != 0;
+	s->stride = stride;
 	s->last = address;
-	if (new_line) {
-		c->contexts[context].lines++;
-		if (s->confirmed >= 1 && fetchable)
-			c->contexts[context].strided_lines++;
+	if ((address ^ last) >> line_shift) {
+		++*lines;
+		uint64_t distance = stride < 0 ? 0 - (uint64_t)stride : (uint64_t)stride;
+		if (constant && (distance <= (1ull << line_shift) || ((address ^ last) >> page_shift) == 0))
+			++*strided;
 	}
 }
 
 static void watch_stride(explain_code *c, unsigned context, uint64_t pc, uint64_t address)
 {
 	bool fresh;
-	stride_slot *s = pc ? stride_of(c, pc, &fresh) : NULL;
-	if (s)
-		step_stride(c, context, s, fresh, address);
-}
-
-/* The same for the k-th data reference of the compact stream's
- * definitions: its slot remembered, so that a use costs no hash lookup
- * (the lookup per reference was an eighth of explain's time on md5sum). */
-static void watch_stride_of_definition(explain_code *c, unsigned context, size_t k, uint64_t address)
-{
-	uint64_t pc = c->data_pcs[k], key = c->data_slots[k];
-	if (!pc)
-		return;
-	if (key >> 32 == c->stride_generation && (uint32_t)key) {
-		step_stride(c, context, &c->strides[(uint32_t)key - 1], false, address);
-		return;
-	}
-	bool fresh;
-	stride_slot *s = stride_of(c, pc, &fresh);
+	stride_state *s = pc ? stride_of(c, pc, &fresh) : NULL;
 	if (!s)
 		return;
-	c->data_slots[k] = (uint64_t)c->stride_generation << 32 | (uint32_t)(s - c->strides + 1);
-	step_stride(c, context, s, fresh, address);
+	code_context *x = &c->contexts[context];
+	if (fresh) {
+		s->last = address;
+		s->stride = 0;
+		x->lines++;
+		return;
+	}
+	step_stride(s, address, c->line_shift, c->page_shift, &x->lines, &x->strided_lines);
+}
+
+/* The state of the k-th data reference of the compact stream's
+ * definitions, looked up (and remembered) the first time: its index + 1,
+ * or NO_STRIDE (no instruction address, or the tables cannot grow).  A
+ * fresh state takes address as its first and counts a new line. */
+static uint32_t find_stride(explain_code *c, size_t k, uint64_t address, uint64_t *lines, bool *fresh)
+{
+	uint64_t pc = c->data_pcs[k];
+	*fresh = false;
+	stride_state *s = pc ? stride_of(c, pc, fresh) : NULL;
+	if (!s)
+		return c->data_states[k] = NO_STRIDE;
+	if (*fresh) {
+		s->last = address;
+		s->stride = 0;
+		++*lines;
+	}
+	return c->data_states[k] = (uint32_t)(s - c->states) + 1;
 }
 
 static code_thread *thread_of(explain_code *c, uint32_t thread)
@@ -575,10 +599,11 @@ static bool learn_definitions(explain_code *c, const trace_compact *run)
 		uint64_t *data_pcs = grow(c->data_pcs, &c->data_capacity, c->data_count + count, sizeof *data_pcs);
 		if (data_pcs)
 			c->data_pcs = data_pcs;
-		uint64_t *data_slots = grow(c->data_slots, &c->data_slot_capacity, c->data_count + count, sizeof *data_slots);
-		if (data_slots)
-			c->data_slots = data_slots;
-		if (!fetches || !data_pcs || !data_slots)
+		uint32_t *data_states = grow(c->data_states, &c->data_state_capacity, c->data_count + count,
+		                             sizeof *data_states);
+		if (data_states)
+			c->data_states = data_states;
+		if (!fetches || !data_pcs || !data_states)
 			return false;
 		code_definition *def = &c->definitions[d];
 		*def = (code_definition){ .fetch_first = (uint32_t)c->fetch_count, .data_first = (uint32_t)c->data_count };
@@ -587,7 +612,7 @@ static bool learn_definitions(explain_code *c, const trace_compact *run)
 				c->fetches[c->fetch_count++] = (code_fetch){ .address = t[i].address, .size = t[i].size };
 				def->fetch_count++;
 			} else {
-				c->data_slots[c->data_count] = 0;
+				c->data_states[c->data_count] = 0;
 				c->data_pcs[c->data_count++] = (t[i].flags & TRACE_HAS_INSTRUCTION_ADDRESS) ? t[i].instruction_address : 0;
 				def->data_count++;
 			}
@@ -611,12 +636,6 @@ void explain_code_compact(explain_code *c, const trace_compact *run)
 		c->failed = true;   /* the L1 filter's entries do not say which instructions ran */
 		return;
 	}
-	trace_compact settled;
-	if (run->unchecked) {
-		settled = *run;
-		trace_compact_settle(&settled);
-		run = &settled;
-	}
 	code_thread *t = thread_of(c, run->thread);
 	if (!t || !learn_definitions(c, run)) {
 		c->failed = true;
@@ -629,15 +648,43 @@ void explain_code_compact(explain_code *c, const trace_compact *run)
 		return;
 	}
 	x->uses = uses;
-	for (const uint64_t *w = run->words; w < run->end;) {
-		uint32_t id = (uint32_t)w[0];
-		size_t data = (size_t)(w[0] >> 32) & 0xff;
+	/* the run's counts in locals, into its context at the end */
+	uint64_t lines = 0, strided = 0;
+	const unsigned line_shift = c->line_shift, page_shift = c->page_shift;
+	const code_definition *definitions = c->definitions;
+	uint32_t *data_states = c->data_states;   /* does not move here (learn_definitions grows it) */
+	stride_state *states = c->states;         /* moves when a state is made */
+	const uint64_t *end = run->end;
+	const size_t known = run->definitions;
+	const uint8_t *data_of = run->data;
+	for (const uint64_t *w = run->words; w < end;) {
+		/* a run handed out unchecked (trace_compact.unchecked) ends at its
+		 * first entry that is not a good use, as trace_compact_settle ends
+		 * it; a checked one never stops here */
+		uint64_t head = w[0];
+		uint32_t id = (uint32_t)head;
+		size_t data = (size_t)(head >> 32) & 0xff;
+		if (__builtin_expect((head >> 40) != TRACE_COMPACT_USE_HIGH || id >= known || data_of[id] != data ||
+		                     (size_t)(end - w) <= data, 0))
+			break;
 		uses[id]++;
-		size_t first = c->definitions[id].data_first;
-		for (size_t i = 0; i < data; i++)
-			watch_stride_of_definition(c, t->context, first + i, w[1 + i]);
+		size_t first = definitions[id].data_first;
+		for (size_t i = 0; i < data; i++) {
+			uint32_t k = data_states[first + i];
+			if (__builtin_expect(k == 0, 0)) {
+				bool fresh;
+				k = find_stride(c, first + i, w[1 + i], &lines, &fresh);
+				states = c->states;
+				if (fresh)
+					continue;
+			}
+			if (k != NO_STRIDE)
+				step_stride(&states[k - 1], w[1 + i], line_shift, page_shift, &lines, &strided);
+		}
 		w += 1 + data;
 	}
+	c->contexts[t->context].lines += lines;
+	c->contexts[t->context].strided_lines += strided;
 }
 
 /* ------------------------------------------------------ the LLVM CPU name */
@@ -2530,6 +2577,7 @@ static void remove_dir(const char *dir)
 		unlink(path);
 	}
 	rmdir(dir);
+	interrupt_remove_path(dir);
 }
 
 /* The first of the candidate CPUs this llvm-mca knows (its probe into *probe). */
@@ -2541,6 +2589,138 @@ static const char *choose_cpu(mca_context *x, const char *const *names, size_t n
 			return names[i];
 	}
 	return NULL;
+}
+
+/* The CPU names to try for cpu, best first (`forced`: the one a person
+ * chose), and, in *core_model, words for a first name that is not the
+ * CPU's own. */
+static size_t cpu_names(mca_context *x, const cpu_features *cpu, const char *forced, const char *names[8],
+                        const char **core_model)
+{
+	size_t count = explain_llvm_cpus(cpu->vendor, cpu->family, cpu->model, names, 8);
+	if (forced && forced[0]) {
+		names[0] = forced;
+		count = 1;
+	}
+	/* LLVM 16 has a Golden Cove model under "alderlake" (its
+	 * sapphirerapids is still Ice Lake's, 224-entry reorder buffer and
+	 * 4-cycle FP adds); LLVM 17 gave Sapphire Rapids its own */
+	*core_model = "";
+	if (!(forced && forced[0]) && golden_cove(cpu) && cpu->model != 0x97 && cpu->model != 0x9A &&
+	    cpu->model != 0xB7 && cpu->model != 0xBA && cpu->model != 0xBF && mca_version(x) == 16 && count < 8) {
+		memmove(names + 1, names, count * sizeof *names);
+		names[0] = "alderlake";
+		count++;
+		*core_model = " (LLVM 16's Golden Cove model; its sapphirerapids is Ice Lake's)";
+	}
+	return count;
+}
+
+static void remove_dir(const char *dir);
+
+/* What a pricing needs before the blocks are known, none of it the
+ * program's: the tools, their folder, LLVM's version and this CPU's name
+ * and probe.  explain_code_prepare asks it on a thread of its own while the
+ * program runs under Valgrind (two llvm-mca runs, about 0.1 s of wall time
+ * after the run on md5sum); explain_code_finish otherwise. */
+typedef struct llvm_prep {
+	pthread_t thread;
+	bool started;                 /* the thread runs (joined by llvm_prep_take) */
+	bool done;                    /* llvm_prepare ran */
+	char mca[4096], mc[4096], dir[4096];
+	bool have_dir;                /* dir made (and not yet removed) */
+	char why[PLUMB_MESSAGE_MAX];  /* "" when the tools are there */
+	mca_context tools;
+	cpu_features cpu;
+} llvm_prep;
+
+static void llvm_prepare(llvm_prep *p)
+{
+	/* the newest LLVM first: its models of recent cores are better
+	 * (Debian 12's default llvm is 14, and it has llvm-16 beside it) */
+	static const char *const mca_names[] = { "llvm-mca-19", "llvm-mca-18", "llvm-mca-17", "llvm-mca-16",
+	                                         "llvm-mca", "llvm-mca-15", "llvm-mca-14", NULL };
+	static const char *const mc_names[] = { "llvm-mc-19", "llvm-mc-18", "llvm-mc-17", "llvm-mc-16",
+	                                        "llvm-mc", "llvm-mc-15", "llvm-mc-14", NULL };
+	p->done = true;
+	p->why[0] = 0;
+	snprintf(p->dir, sizeof p->dir, "%s/plumb-explain-XXXXXX", temp_dir());
+	if (!find_tool("PLUMB_LLVM_MCA", mca_names, p->mca, sizeof p->mca)) {
+		snprintf(p->why, sizeof p->why, "llvm-mca was not found (Debian package llvm; or $PLUMB_LLVM_MCA)");
+		return;
+	}
+	if (!find_tool("PLUMB_LLVM_MC", mc_names, p->mc, sizeof p->mc)) {
+		snprintf(p->why, sizeof p->why, "llvm-mc was not found (Debian package llvm; or $PLUMB_LLVM_MC)");
+		return;
+	}
+	if (!mkdtemp(p->dir)) {
+		snprintf(p->why, sizeof p->why, "%.200s: %s", p->dir, strerror(errno));
+		return;
+	}
+	p->have_dir = true;
+	/* a signal during the Valgrind run removes it (empty by then, below) */
+	interrupt_add_path(p->dir, true);
+	p->tools = (mca_context){ .mca = p->mca, .mc = p->mc, .dir = p->dir, .version = -1 };
+	llvm_cache_open(&p->tools);
+	cpu_features_detect(&p->cpu);
+	/* this CPU's name and probe, kept in the context: the pricing asks
+	 * choose_cpu again and finds them there */
+	const char *names[8], *core_model;
+	size_t count = cpu_names(&p->tools, &p->cpu, getenv("PLUMB_LLVM_CPU"), names, &core_model);
+	mca_probe probe;
+	(void)choose_cpu(&p->tools, names, count, &probe);
+	/* the answers are in the context: the folder waits empty for the
+	 * blocks (kept for a person to read with $PLUMB_EXPLAIN_KEEP_BLOCKS) */
+	const char *keep = getenv("PLUMB_EXPLAIN_KEEP_BLOCKS");
+	if (!(keep && keep[0] == '1')) {
+		static const char *const probe_files[] = { "probe.s", "probe.out", "probe.err" };
+		char path[4200];
+		for (size_t i = 0; i < sizeof probe_files / sizeof probe_files[0]; i++) {
+			snprintf(path, sizeof path, "%s/%s", p->dir, probe_files[i]);
+			unlink(path);
+		}
+	}
+}
+
+static void *llvm_prepare_thread(void *arg)
+{
+	llvm_prepare(arg);
+	return NULL;
+}
+
+/* The preparation, done: the thread's, joined, or made here. */
+static llvm_prep *llvm_prep_take(explain_code *c)
+{
+	if (!c->prep && !(c->prep = calloc(1, sizeof *c->prep)))
+		return NULL;
+	llvm_prep *p = c->prep;
+	if (p->started) {
+		pthread_join(p->thread, NULL);
+		p->started = false;
+	}
+	if (!p->done)
+		llvm_prepare(p);
+	return p;
+}
+
+/* A preparation no pricing took (the run failed, or the code watch did)
+ * is waited for and its folder removed. */
+static void llvm_prep_free(llvm_prep *p)
+{
+	if (!p)
+		return;
+	if (p->started)
+		pthread_join(p->thread, NULL);
+	if (p->have_dir)
+		remove_dir(p->dir);
+	free(p);
+}
+
+void explain_code_prepare(explain_code *c)
+{
+	if (!c || c->prep || !(c->prep = calloc(1, sizeof *c->prep)))
+		return;
+	c->prep->started = pthread_create(&c->prep->thread, NULL, llvm_prepare_thread, c->prep) == 0;
 }
 
 /* Each region's in-core cycles: its blocks' cycles (this CPU's, or the
@@ -2604,23 +2784,8 @@ static int price_for_cpu(mca_context *x, const cpu_features *cpu, const char *fo
                          size_t unique_count, code_block **hot, size_t take, char *source, size_t source_size,
                          char *why, size_t why_size)
 {
-	const char *names[8];
-	size_t count = explain_llvm_cpus(cpu->vendor, cpu->family, cpu->model, names, 8);
-	if (forced && forced[0]) {
-		names[0] = forced;
-		count = 1;
-	}
-	/* LLVM 16 has a Golden Cove model under "alderlake" (its
-	 * sapphirerapids is still Ice Lake's, 224-entry reorder buffer and
-	 * 4-cycle FP adds); LLVM 17 gave Sapphire Rapids its own */
-	const char *core_model = "";
-	if (!(forced && forced[0]) && golden_cove(cpu) && cpu->model != 0x97 && cpu->model != 0x9A &&
-	    cpu->model != 0xB7 && cpu->model != 0xBA && cpu->model != 0xBF && mca_version(x) == 16 && count < 8) {
-		memmove(names + 1, names, count * sizeof *names);
-		names[0] = "alderlake";
-		count++;
-		core_model = " (LLVM 16's Golden Cove model; its sapphirerapids is Ice Lake's)";
-	}
+	const char *names[8], *core_model;
+	size_t count = cpu_names(x, cpu, forced, names, &core_model);
 	mca_probe probe;
 	const char *chosen = choose_cpu(x, names, count, &probe);
 	if (!chosen) {
@@ -2814,28 +2979,16 @@ int explain_code_finish(explain_code *c, explain_result *result, bool price_bloc
 	double *other_cycles = NULL;   /* per unique block, for the other machine's core */
 	if (price_blocks) {
 		code_block **hot = malloc((unique_count ? unique_count : 1) * sizeof *hot);
-		char dir[4096];
-		snprintf(dir, sizeof dir, "%s/plumb-explain-XXXXXX", temp_dir());
-		char mca[4096], mc[4096];
-		/* the newest LLVM first: its models of recent cores are better
-		 * (Debian 12's default llvm is 14, and it has llvm-16 beside it) */
-		static const char *const mca_names[] = { "llvm-mca-19", "llvm-mca-18", "llvm-mca-17", "llvm-mca-16",
-		                                         "llvm-mca", "llvm-mca-15", "llvm-mca-14", NULL };
-		static const char *const mc_names[] = { "llvm-mc-19", "llvm-mc-18", "llvm-mc-17", "llvm-mc-16",
-		                                        "llvm-mc", "llvm-mc-15", "llvm-mc-14", NULL };
+		llvm_prep *prep = hot ? llvm_prep_take(c) : NULL;
 		char why[PLUMB_MESSAGE_MAX] = "";
 		size_t hot_count_kept = 0;   /* the blocks given to llvm-mca */
-		if (!hot) {
+		if (!hot || !prep) {
 			snprintf(why, sizeof why, "out of memory");
-		} else if (!find_tool("PLUMB_LLVM_MCA", mca_names, mca, sizeof mca)) {
-			snprintf(why, sizeof why, "llvm-mca was not found (Debian package llvm; or $PLUMB_LLVM_MCA)");
-		} else if (!find_tool("PLUMB_LLVM_MC", mc_names, mc, sizeof mc)) {
-			snprintf(why, sizeof why, "llvm-mc was not found (Debian package llvm; or $PLUMB_LLVM_MC)");
-		} else if (!mkdtemp(dir)) {
-			snprintf(why, sizeof why, "%.200s: %s", dir, strerror(errno));
+		} else if (prep->why[0]) {
+			snprintf(why, sizeof why, "%s", prep->why);
 		} else {
-			cpu_features cpu;
-			cpu_features_detect(&cpu);
+			const char *dir = prep->dir;
+			const cpu_features cpu = prep->cpu;
 			size_t hot_count = 0;
 			for (size_t i = 0; i < unique_count; i++)
 				hot[hot_count++] = &unique[i];
@@ -2854,8 +3007,7 @@ int explain_code_finish(explain_code *c, explain_result *result, bool price_bloc
 				memcpy(listed, hot, take * sizeof *listed);
 				listed_count = add_neighbours(unique, unique_count, listed, take);
 			}
-			mca_context tools = { .mca = mca, .mc = mc, .dir = dir, .version = -1 };
-			llvm_cache_open(&tools);
+			mca_context tools = prep->tools;
 			if (!listed)
 				snprintf(why, sizeof why, "out of memory");
 			else if (disassemble(&tools, listed, listed_count, c, why, sizeof why) == 0 &&
@@ -2890,9 +3042,11 @@ int explain_code_finish(explain_code *c, explain_result *result, bool price_bloc
 					fclose(f);
 				}
 				explain_result_note(result, "in-core: the blocks and llvm-mca's output are in %s", dir);
+				interrupt_remove_path(dir);   /* kept */
 			}
 			else
 				remove_dir(dir);
+			prep->have_dir = false;
 		}
 		free(hot);
 		if (why[0])

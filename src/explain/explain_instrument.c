@@ -90,6 +90,9 @@ int explain_instrument(char *const argv[], const explain_options *options, expla
 	 * (explain_name_data) and tells an exit from an exec */
 	const char *valgrind_options[4];
 	size_t n = 0;
+	/* the summary's count of the ring's references is not read here, and
+	 * the tool would reread every block for it */
+	valgrind_options[n++] = "--plumb-count-records=no";
 	if (options->fair_sched)
 		valgrind_options[n++] = "--fair-sched=yes";
 	valgrind_options[n] = NULL;

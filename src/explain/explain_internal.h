@@ -31,6 +31,12 @@ void explain_code_compact(explain_code *code, const trace_compact *run);
  * result->core_source or core_error say how or why not). */
 int explain_code_finish(explain_code *code, explain_result *result, bool price_blocks);
 void explain_code_free(explain_code *code);
+/* Finds LLVM's tools and asks what a pricing needs of them before the
+ * blocks are known (LLVM's version, this CPU's name and probe: nothing of
+ * the program), on a thread of its own, so that it is done while the
+ * program runs under Valgrind; explain_code_finish waits for it.  Call it
+ * only when the blocks will be priced, and after the measured runs. */
+void explain_code_prepare(explain_code *code);
 /* What explain_code reads from a block's AT&T listing (one instruction a
  * line): a load whose address register is its own destination; whether a
  * store and a load of one address whose registers the block never writes

@@ -61,6 +61,7 @@ typedef struct instrument_summary {
 	char **warnings;              /* mismatched markers, regions open at exit, ... */
 	size_t warning_count;
 	int traced;                   /* a trace was requested */
+	int trace_uncounted;          /* its references were not counted (--plumb-count-records=no) */
 	uint64_t trace_records;
 	char *trace_error;            /* NULL, or why the trace stopped early */
 } instrument_summary;

@@ -29,7 +29,7 @@ output_report *instrument_report(const instrument_summary *summary, const char *
 	else
 		output_meta_text(report, "summary", source);
 	output_meta_integer(report, "threads", (int64_t)summary->thread_count);
-	if (summary->traced)
+	if (summary->traced && !summary->trace_uncounted)
 		output_meta_integer(report, "trace_records", (int64_t)summary->trace_records);
 
 	output_table *threads = output_table_add(report, "threads", "Per thread: everything executed");

@@ -236,13 +236,17 @@ static int parse_record(parser *in, instrument_summary *summary, const char *key
 		summary->traced = 1;
 		if (keyword_is(s, length, "records"))
 			return field_u64(in, &summary->trace_records, "bad record count") < 0 ? -1 : line_done(in);
+		if (keyword_is(s, length, "uncounted")) {
+			summary->trace_uncounted = 1;
+			return line_done(in);
+		}
 		if (keyword_is(s, length, "error")) {
 			/* One error per trace: a second would leak the first (fuzzer). */
 			if (summary->trace_error)
 				return parse_error(in, "a second trace error");
 			return (summary->trace_error = rest_copy(in, false)) ? 0 : -1;
 		}
-		return parse_error(in, "unknown trace record (want none, records or error)");
+		return parse_error(in, "unknown trace record (want none, records, uncounted or error)");
 	}
 	if (keyword_is(keyword, n, "warning")) {
 		char *text = rest_copy(in, false);

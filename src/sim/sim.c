@@ -213,7 +213,7 @@ void sim_loop_choose(sim *s)
 		s->batch_loop = sim_loop_hint_plain;
 	/* plumbgrind's entries */
 	s->compact_program = !(s->config.check || s->annotate || s->has_tlb || !l1s_ordered(s));
-	s->compact_checks = s->compact_program && s->config.classify;
+	s->compact_checks = s->compact_program;   /* both entry loops check an unchecked run as they walk */
 	if (!s->compact_program) {
 		s->compact_loop = sim_compact_expanded;
 		return;
@@ -243,7 +243,7 @@ int sim_access_compact(sim *s, trace_compact *c, plumb_status *status)
 {
 	if (c->filtered)
 		return plumb_fail(status, EINVAL, "plumbgrind's filtered entries go to sim_access_filtered");
-	/* only the classifying loop checks an unchecked run as it walks */
+	/* the entry loops check an unchecked run as they walk; the expanded one does not */
 	if (c->unchecked && !s->compact_checks)
 		trace_compact_settle(c);
 	if (c->words == c->end)

@@ -497,11 +497,19 @@ struct sim_feed {
 	sim_feed_observer observe;      /* NULL: none */
 	void *context;                  /* the observer's */
 	uint64_t records;               /* out: the records read */
+	/* The observer walks each run of uses through a simulator of its own
+	 * (sim_access_compact, whose entry loops check an unchecked run as they
+	 * walk it) and leaves its settled copy in `walked` (end and records):
+	 * while sims is empty, runs are then handed out unchecked too, and
+	 * anything else that reads a run must check it as it goes. */
+	bool observer_walks;
+	trace_compact walked;
 };
 /* Reads reader to its end into feed's simulators.  With one simulator, no
- * interleaver and no observer, plumbgrind's runs of uses are checked as the
- * simulator walks them (trace_reader_want_unchecked_runs).  0, or -1 with
- * status filled (the reader's error or a simulator's). */
+ * interleaver and no observer (or no simulator and an observer that walks
+ * the runs itself: observer_walks), plumbgrind's runs of uses are checked
+ * as the simulator walks them (trace_reader_want_unchecked_runs).  0, or
+ * -1 with status filled (the reader's error or a simulator's). */
 int sim_feed_reader(sim_feed *feed, trace_reader *reader, plumb_status *status);
 
 /* ---- Running a trace (plumb sim) ---- */

@@ -24,9 +24,11 @@ int sim_feed_reader(sim_feed *feed, trace_reader *reader, plumb_status *status)
 	progress_begin(&p, "plumb sim: records", 0);
 	p.enabled = p.enabled && feed->show_progress;
 	size_t max = feed->batch ? feed->batch : BATCH;
-	/* One simulator and nothing else reading the runs of uses: they are
+	/* One simulator and nothing else reading the runs of uses (or an
+	 * observer that walks them through its own, observer_walks): they are
 	 * checked as the simulator walks them, not walked twice. */
-	bool unchecked = feed->count == 1 && !feed->interleaver && !feed->observe && !feed->records_only;
+	bool unchecked = !feed->interleaver && !feed->records_only &&
+	                 ((feed->count == 1 && !feed->observe) || (feed->count == 0 && feed->observe && feed->observer_walks));
 	if (unchecked)
 		trace_reader_want_unchecked_runs(reader);
 	int rc = 0;
@@ -59,9 +61,11 @@ int sim_feed_reader(sim_feed *feed, trace_reader *reader, plumb_status *status)
 		}
 		if (rc != 0)
 			break;
+		/* the run as the first simulator that walked it left it (settled) */
+		const trace_compact *taken = feed->observer_walks && feed->count == 0 ? &feed->walked : &compact;
 		if (compact.words && !compact.filtered)
-			trace_reader_compact_taken(reader, &compact);
-		feed->records += compact.words ? compact.records : (uint64_t)got;
+			trace_reader_compact_taken(reader, taken);
+		feed->records += compact.words ? taken->records : (uint64_t)got;
 		progress_step(&p, (size_t)feed->records);
 	}
 	progress_end(&p);

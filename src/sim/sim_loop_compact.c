@@ -24,7 +24,7 @@ static __attribute__((noinline)) int compact_other(sim *s, mru_state *m, const s
 	return sim_mru_special(s, m, &r, index, thread, status);
 }
 
-static inline __attribute__((always_inline)) int compact_mru(sim *s, const trace_compact *c, plumb_status *status,
+static inline __attribute__((always_inline)) int compact_mru(sim *s, trace_compact *c, plumb_status *status,
                                                              const bool wide)
 {
 	const sim_program *p = s->program;
@@ -38,15 +38,28 @@ static inline __attribute__((always_inline)) int compact_mru(sim *s, const trace
 	const uint64_t *itags = m.l1[SIM_IFETCH].tags;
 	const uint8_t *imeta = m.l1[SIM_IFETCH].meta;
 	const uint8_t ineed = m.l1[SIM_IFETCH].need, iwant = m.l1[SIM_IFETCH].want;
-	uint64_t counts[SIM_KIND_COUNT] = { 0, 0, 0 }, straddles = 0;
+	uint64_t counts[SIM_KIND_COUNT] = { 0, 0, 0 }, straddles = 0, records = 0;
 	int rc = 0;
 	const uint64_t *w = c->words, *end = c->end;
+	const size_t definitions = p->definitions;
 	while (w < end) {
+		/* An unchecked run (trace_compact.unchecked) is checked here, use by
+		 * use, as trace_compact_settle checks it: it ends at the first entry
+		 * that is not a good use (the reader reports a bad one).  A checked
+		 * run never stops here. */
 		const uint64_t *entry = w;
-		const sim_definition def = p->definition[(uint32_t)w[0]];
+		const uint64_t head = w[0];
+		const uint32_t id = (uint32_t)head;
+		if (__builtin_expect(id >= definitions, 0))
+			break;
+		const sim_definition def = p->definition[id];
+		const uint32_t high = (uint32_t)(head >> 32);
+		const uint64_t *d = w + 1, *next = d + (high & 0xff);
+		if (__builtin_expect(high != def.head_high || next > end, 0))
+			break;
 		const sim_op *op = p->ops + def.first, *op_end = op + def.count;
-		const uint64_t *d = w + 1;
-		w = d + sim_use_data(w[0]);
+		w = next;
+		records += def.records;
 		if (__builtin_expect(def.lines != SIM_NO_FAST_FORM, 1)) {
 			const sim_fetch_line *fl = p->lines + def.line_first;
 			bool at_front = true;
@@ -123,6 +136,12 @@ static inline __attribute__((always_inline)) int compact_mru(sim *s, const trace
 		}
 		if (rc)
 			break;
+	}
+	if (c->unchecked && rc == 0) {
+		/* where the run ends: its uses walked once */
+		c->end = w;
+		c->records = records;
+		c->unchecked = false;
 	}
 	for (int k = 0; k < SIM_KIND_COUNT; k++)
 		m.references[k] += counts[k];

@@ -3,6 +3,7 @@
  * adds), and the per-region counts of a made-up trace: executed
  * instructions, and new lines reached at a constant stride. */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -314,4 +315,54 @@ Test(explain_code, compact_runs_count_what_their_records_count)
 	free(trace);
 	explain_result_free(&by_records);
 	explain_result_free(&by_runs);
+}
+
+/* The entries left in folder (., .. not counted). */
+static int entries_in(const char *folder)
+{
+	DIR *d = opendir(folder);
+	cr_assert_not_null(d);
+	int n = 0;
+	struct dirent *e;
+	while ((e = readdir(d)))
+		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	closedir(d);
+	return n;
+}
+
+/* LLVM's questions asked while the program runs (explain_code_prepare):
+ * the pricing says the same as without them, and a preparation no pricing
+ * takes (a failed run) is waited for and leaves no folder behind. */
+Test(explain_code, an_early_preparation_prices_alike_and_leaves_nothing)
+{
+	char folder[] = "/tmp/plumb-prepare-XXXXXX";
+	cr_assert_not_null(mkdtemp(folder));
+	cr_assert_eq(setenv("TMPDIR", folder, 1), 0);
+	cr_assert_eq(setenv("PLUMB_EXPLAIN_CACHE", "0", 1), 0);
+	char sources[2][320], errors[2][PLUMB_MESSAGE_MAX];
+	for (int prepared = 0; prepared < 2; prepared++) {
+		explain_result result;
+		explain_code *code = code_watch(&result);
+		if (prepared)
+			explain_code_prepare(code);
+		trace_record trace[] = { fetch(0x1000, 4), load(0x1000, 0x100000), fetch(0x1004, 3) };
+		explain_code_batch(code, trace, 3);
+		/* no process holds the code (pid 0): nothing can be disassembled */
+		cr_assert_eq(explain_code_finish(code, &result, true), 0);
+		explain_code_free(code);
+		snprintf(sources[prepared], sizeof sources[prepared], "%s", result.core_source);
+		snprintf(errors[prepared], sizeof errors[prepared], "%s", result.core_error);
+		explain_result_free(&result);
+		cr_expect_eq(entries_in(folder), 0, "the pricing's folder is removed");
+	}
+	cr_expect_str_eq(sources[1], sources[0]);
+	cr_expect_str_eq(errors[1], errors[0]);
+	cr_expect(errors[0][0], "code that cannot be read is not priced, and the result says why");
+	explain_result result;
+	explain_code *code = code_watch(&result);
+	explain_code_prepare(code);
+	explain_code_free(code);   /* the run failed: no pricing */
+	explain_result_free(&result);
+	cr_expect_eq(entries_in(folder), 0, "an untaken preparation's folder is removed");
+	cr_expect_eq(rmdir(folder), 0);
 }

@@ -1,6 +1,7 @@
 /* plumbgrind's summary reader: good files parse to the numbers written,
  * bad ones fail with the line and the reason, never a silently wrong count. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -162,6 +163,34 @@ Test(instrument_summary, the_report_has_every_thread_region_and_warning)
 	/* read from a file, not run: no word on how a command ended */
 	report = instrument_report(&s, "s.txt", false);
 	cr_expect(!has_note(report, "exited"));
+	output_report_free(report);
+	instrument_summary_free(&s);
+}
+
+/* A summary whose tool did not count the ring's references
+ * (--plumb-count-records=no, as plumb explain runs it): traced, no count,
+ * and the report gives no trace_records rather than a 0. */
+Test(instrument_summary, an_uncounted_trace_has_no_record_count)
+{
+	static const char text[] = HEAD "total 30 12 6 2 100 60\n"
+	                           "thread 0 42 30 12 6 2 100 60\n"
+	                           "trace uncounted\n"
+	                           "end\n";
+	instrument_summary s;
+	plumb_status status;
+	cr_assert_eq(parse(text, &s, &status), 0, "%s", status.message);
+	cr_expect_eq(s.traced, 1);
+	cr_expect_eq(s.trace_uncounted, 1);
+	cr_expect_eq(s.trace_records, 0);
+	output_report *report = instrument_report(&s, "s.txt", false);
+	cr_expect(isnan(output_meta_number_of(report, "trace_records")), "no trace_records for an uncounted trace");
+	cr_expect_eq(output_meta_number_of(report, "threads"), 1);
+	output_report_free(report);
+	instrument_summary_free(&s);
+	cr_assert_eq(parse(GOOD, &s, &status), 0, "%s", status.message);
+	cr_expect_eq(s.trace_uncounted, 0);
+	report = instrument_report(&s, "s.txt", false);
+	cr_expect_eq(output_meta_number_of(report, "trace_records"), 48);
 	output_report_free(report);
 	instrument_summary_free(&s);
 }

@@ -476,3 +476,49 @@ Test(instrument_tool, native_trace_goes_through_the_launcher, .init = find_targe
 	cr_expect_neq(access(path, F_OK), 0, "no trace file from a run that did not start");
 	rmdir(dir);
 }
+
+/* plumb explain's run: the ring with a summary whose tool does not reread
+ * the blocks to count them (--plumb-count-records=no).  The summary says
+ * so instead of giving a count, and its exact counts are the same as the
+ * references that came through the ring. */
+Test(instrument_tool, ring_with_uncounted_records_keeps_exact_counts, .init = find_target_and_tool, .timeout = 120)
+{
+	char dir[] = "/tmp/plumb-uncounted-XXXXXX";
+	cr_assert_not_null(mkdtemp(dir));
+	char summary_path[PATH_MAX];
+	snprintf(summary_path, sizeof summary_path, "%s/summary", dir);
+	const char *valgrind_options[] = { "--plumb-count-records=no", NULL };
+	trace_launch launch;
+	trace_launch_init(&launch);
+	launch.valgrind_options = valgrind_options;
+	launch.summary_path = summary_path;
+	launch.tool_dir = tool_dir;
+	char *argv[] = { target, "loop", "700", "2", NULL };
+	trace_reader *reader;
+	plumb_status status;
+	cr_assert_eq(trace_reader_open_launch(&reader, argv, &launch, &status), 0, "%s", status.message);
+	static trace_record records[4096];
+	uint64_t kinds[TRACE_REGION_END + 1] = { 0 };
+	long n;
+	while ((n = trace_reader_read(reader, records, 4096, &status)) > 0)
+		for (long i = 0; i < n; i++) {
+			cr_assert_leq(records[i].kind, TRACE_REGION_END);
+			kinds[records[i].kind]++;
+		}
+	cr_assert_eq(n, 0, "%s", status.message);
+	cr_assert_eq(trace_reader_close(reader, &status), 0, "%s", status.message);
+	instrument_summary s;
+	cr_assert_eq(instrument_summary_read(&s, summary_path, &status), 0, "%s", status.message);
+	cr_expect_eq(s.traced, 1);
+	cr_expect_eq(s.trace_uncounted, 1, "the summary says the references were not counted");
+	cr_expect_eq(kinds[TRACE_INSTRUCTION], s.total.value[INSTRUMENT_INSTRUCTIONS]);
+	cr_expect_eq(kinds[TRACE_READ], s.total.value[INSTRUMENT_LOADS]);
+	cr_expect_eq(kinds[TRACE_WRITE], s.total.value[INSTRUMENT_STORES]);
+	cr_expect_eq(kinds[TRACE_MODIFY], s.total.value[INSTRUMENT_MODIFIES]);
+	const instrument_region *r = instrument_summary_region(&s, "loop", 0);
+	cr_assert_not_null(r);
+	expect_loop(&r->counts, 1400, "loop");
+	instrument_summary_free(&s);
+	unlink(summary_path);
+	rmdir(dir);
+}

@@ -356,8 +356,8 @@ Test(sim_compact, counts_what_the_records_count)
 }
 
 /* Runs handed out unchecked (trace_reader_want_unchecked_runs): the
- * classifying loop checks each use as it walks, the others settle the run
- * first; either way the run ends before the first entry that is not a good
+ * entries' loops (classifying or not) check each use as they walk, the
+ * expanded one settles the run first; either way the run ends before the first entry that is not a good
  * use and counts what the checked run counts. */
 Test(sim_compact, an_unchecked_run_ends_before_the_first_entry_not_a_good_use)
 {

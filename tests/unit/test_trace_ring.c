@@ -704,6 +704,109 @@ Test(trace_ring, a_feed_of_several_simulators_gives_each_its_own_run)
 		sim_free(together[i]);
 }
 
+/* plumb explain's feed: no simulator in sims, an observer that walks each
+ * run through simulators of its own and gives back the first one's settled
+ * copy (observer_walks).  The runs come unchecked; each simulator counts
+ * what a feed of it alone counts, the plain entries' loop and the
+ * classifying one alike, the records are the uses', and a bad use after
+ * good ones is still the reader's error. */
+typedef struct walking_observer {
+	sim *own[2];
+	size_t unchecked;   /* runs that came unchecked */
+} walking_observer;
+
+static int walk_own(sim_feed *feed, const trace_record *records, size_t n, const trace_compact *compact,
+                    plumb_status *status)
+{
+	walking_observer *o = feed->context;
+	for (int i = 0; i < 2; i++) {
+		if (!compact) {
+			if (sim_access_batch(o->own[i], records, n, status) != 0)
+				return -1;
+			continue;
+		}
+		trace_compact copy = *compact;
+		o->unchecked += i == 0 && copy.unchecked;
+		if (sim_access_compact(o->own[i], &copy, status) != 0)
+			return -1;
+		if (i == 0)
+			feed->walked = copy;
+	}
+	return 0;
+}
+
+Test(trace_ring, an_observer_that_walks_the_runs_gets_them_unchecked)
+{
+	plumb_status status;
+	sim_config config[2];
+	for (int i = 0; i < 2; i++) {
+		cr_assert_eq(sim_preset(&config[i], "default", &status), 0, "%s", status.message);
+		config[i].cores = 1;
+		config[i].classify = i == 1;
+		config[i].check = false;
+	}
+	/* runs of uses between other entries: a thread switch, a second
+	 * definition, a single reference */
+	uint64_t words[600];
+	size_t n = definition_and_uses(words, 90);
+	words[n++] = 3ull << 60 | 0;   /* thread 0 again */
+	for (int i = 0; i < 40; i++) {
+		words[n++] = USE(2, 0);
+		words[n++] = 0x7000 + 64u * (unsigned)i;
+		words[n++] = 0x9000 + 64u * (unsigned)i;
+	}
+	words[n++] = 4ull << 60 | 2ull << 16 | 8;   /* SINGLE: a write of 8 bytes */
+	words[n++] = 0xa000;
+	words[n++] = 0x401003;
+	for (int i = 0; i < 20; i++) {
+		words[n++] = USE(2, 0);
+		words[n++] = 0xb000 + 64u * (unsigned)i;
+		words[n++] = 0x9000;
+	}
+	cr_assert_lt(n, 512, "one block");
+	walking_observer o;
+	for (int i = 0; i < 2; i++)
+		cr_assert_eq(sim_new(&o.own[i], &config[i], &status), 0, "%s", status.message);
+	o.unchecked = 0;
+	trace_reader *reader = hand_written_ring(words, (uint32_t)n);
+	sim *none[1] = { NULL };
+	sim_feed feed = { .sims = none, .count = 0, .observe = walk_own, .context = &o, .observer_walks = true };
+	cr_assert_eq(sim_feed_reader(&feed, reader, &status), 0, "%s", status.message);
+	cr_assert_eq(feed.records, 4 * 150 + 1, "150 uses of four records and a single (%llu)",
+	             (unsigned long long)feed.records);
+	cr_expect_geq(o.unchecked, 3, "the runs came unchecked (%zu)", o.unchecked);
+	trace_reader_info info;
+	trace_reader_get_info(reader, &info);
+	cr_expect_eq(info.records, 4 * 150 + 1);
+	trace_reader_close(reader, NULL);
+	for (int i = 0; i < 2; i++) {
+		sim *alone;
+		cr_assert_eq(sim_new(&alone, &config[i], &status), 0, "%s", status.message);
+		reader = hand_written_ring(words, (uint32_t)n);
+		sim_feed one = { .sims = &alone, .count = 1 };
+		cr_assert_eq(sim_feed_reader(&one, reader, &status), 0, "%s", status.message);
+		trace_reader_close(reader, NULL);
+		cr_assert(memcmp(sim_statistics(o.own[i]), sim_statistics(alone), sizeof(sim_stats)) == 0,
+		          "simulator %d: walked by the observer, it counts differently", i);
+		cr_assert_eq(sim_statistics(alone)->references[SIM_IFETCH], 2 * 150);
+		sim_free(alone);
+		sim_free(o.own[i]);
+	}
+	/* a bad use after good ones */
+	n = definition_and_uses(words, 3);
+	words[n++] = USE(1, 0);   /* one data word where the definition has two */
+	words[n++] = 0x7040;
+	for (int i = 0; i < 2; i++)
+		cr_assert_eq(sim_new(&o.own[i], &config[i], &status), 0, "%s", status.message);
+	reader = hand_written_ring(words, (uint32_t)n);
+	sim_feed bad = { .sims = none, .count = 0, .observe = walk_own, .context = &o, .observer_walks = true };
+	cr_assert_neq(sim_feed_reader(&bad, reader, &status), 0, "a bad use is accepted");
+	cr_assert(strstr(status.message, "data count") && strstr(status.message, "block 0"), "%s", status.message);
+	trace_reader_close(reader, NULL);
+	for (int i = 0; i < 2; i++)
+		sim_free(o.own[i]);
+}
+
 /* ---- plumbgrind's L1 filter (--plumb-filter, vg/pg_filter.h) ---- */
 
 static sim_config basic_cachegrind(void)
