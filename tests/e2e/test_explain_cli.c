@@ -298,9 +298,14 @@ Test(explain_cli, sweep_chase_and_compute_against_their_closed_forms, .timeout =
 		          number(row_of(terms, "chase"), "chained"));
 		double ipc = number(row_of(terms, "compute"), "ipc");
 		cr_expect(ipc >= 0.7 && ipc <= 1.4, "compute: llvm-mca's IPC %.2f, about 1 expected", ipc);
-		/* CPU time of a loop without memory references: little for load to change */
-		ratio = number(compute_row, "ratio");
-		cr_expect(ratio >= 0.75 && ratio <= 1.25, "compute: predicted/measured %.2f", ratio);
+		/* CPU time of a loop without memory references: little for load to
+		 * change, but a run the host held up (its vCPU taken away) counts
+		 * longer, so the fastest of the runs (a 0.66 against the median once
+		 * at load 5) */
+		double best = number(compute_row, "cpu_best_ns");
+		ratio = best > 0 ? number(compute_row, "predicted_ns") / best : number(compute_row, "ratio");
+		cr_expect(ratio >= 0.75 && ratio <= 1.25, "compute: predicted/measured %.2f (the fastest run's CPU time)",
+		          ratio);
 	} else {
 		cr_log_info("the blocks were not priced (%s): llvm-mca's figures not checked", core);
 	}
