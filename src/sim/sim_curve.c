@@ -361,13 +361,14 @@ static inline void row_to_top(uint32_t *row, uint32_t depth, uint32_t position, 
 #define CURVE_WIDE 1
 static inline __attribute__((target("avx512f"))) uint32_t wide_row_to_top(uint32_t *row, uint32_t key)
 {
-	__m512i v = _mm512_loadu_si512(row);
-	unsigned found = (unsigned)_mm512_cmpeq_epi32_mask(v, _mm512_set1_epi32((int)key));
-	uint32_t position = (uint32_t)__builtin_ctz(found | 0x10000u);
-	uint32_t moved = position < 16 ? position : 15;
-	v = _mm512_mask_mov_epi32(v, (__mmask16)((2u << moved) - 1), _mm512_alignr_epi32(v, v, 15));
-	_mm512_storeu_si512(row, _mm512_mask_set1_epi32(v, 1, (int)key));
-	return position;
+	__m512i v = _mm512_loadu_si512(row), k = _mm512_set1_epi32((int)key);
+	unsigned found = (unsigned)_mm512_cmpeq_epi32_mask(v, k);
+	/* the ways up to and including key's (all 16 when it is not there)
+	 * take the way before them, way 0 key itself: one masked align of the
+	 * row behind key's, the mask the found bit and those below it */
+	v = _mm512_mask_alignr_epi32(v, (__mmask16)(found ^ (found - 1)), v, k, 15);
+	_mm512_storeu_si512(row, v);
+	return (uint32_t)__builtin_ctz(found | 0x10000u);
 }
 #else
 #define CURVE_WIDE 0
@@ -450,8 +451,11 @@ static inline __attribute__((always_inline)) int stacks_reference(curve_stacks *
 			break;   /* Hill and Smith's inclusion: at the top of its set here, at the top at every larger set count */
 		unsigned kb;
 		if (wide && depth == 16) {
+			/* position 1 .. 15, or 16 when it was not there: the bucket
+			 * without a branch */
 			uint32_t position = wide_row_to_top(row, key);
-			kb = position < depth ? bucket_of(position) : beyond;
+			unsigned found = 32u - (unsigned)__builtin_clz(position);
+			kb = found + ((beyond - found) & (0u - (position >> 4)));
 		} else {
 			uint32_t position = row_find(row, depth, key);
 			if (position < depth) {
