@@ -954,6 +954,8 @@ typedef struct curve_op {
 
 typedef struct curve_definition {
 	uint32_t first, count;          /* its ops */
+	uint32_t head_high;             /* a good use's word, bits 32-63: the tag and the data count */
+	uint32_t records;               /* the records a use stands for */
 	bool expand;                    /* a record the ops do not take: the use goes as records */
 } curve_definition;
 
@@ -1060,6 +1062,8 @@ static int program_update(sim_curve *c, const trace_compact *cp, plumb_status *s
 		size_t d = p->definitions;
 		if (cp->count[d] == 0 || program_define(c, p, cp->templates + cp->first[d], cp->count[d]) != 0)
 			return plumb_fail_errno(status, ENOMEM, "curve: plumbgrind's definitions");
+		p->definition[d].head_high = (uint32_t)(TRACE_COMPACT_USE_HIGH << 8 | cp->data[d]);
+		p->definition[d].records = cp->count[d];
 	}
 	return 0;
 }
@@ -1081,7 +1085,7 @@ static int use_expanded(sim_curve *c, const trace_compact *cp, const uint64_t *w
 }
 
 /* The uses of a run on core's stacks (wide: AVX-512 rows). */
-static inline __attribute__((always_inline)) int compact_walk(sim_curve *c, const trace_compact *cp, uint32_t core,
+static inline __attribute__((always_inline)) int compact_walk(sim_curve *c, trace_compact *cp, uint32_t core,
                                                               plumb_status *status, const bool wide)
 {
 	const curve_program *p = c->program;
@@ -1089,11 +1093,26 @@ static inline __attribute__((always_inline)) int compact_walk(sim_curve *c, cons
 	uint64_t *v = c->counts[core].v;
 	const unsigned line_bits = c->line_bits;
 	const bool private_l1 = c->level <= SIM_L1D;
-	for (const uint64_t *w = cp->words; w < cp->end;) {
+	const uint64_t *w = cp->words, *const run_end = cp->end;
+	const size_t definitions = p->definitions;
+	uint64_t records = 0;
+	while (w < run_end) {
+		/* An unchecked run (trace_compact.unchecked) is checked here, use by
+		 * use, as trace_compact_settle checks it: it ends at the first entry
+		 * that is not a good use (the reader reports a bad one).  A checked
+		 * run passes every check. */
 		const uint64_t *entry = w;
-		const uint64_t *d = w + 1;
-		w = d + ((w[0] >> 32) & 0xff);
-		const curve_definition *def = &p->definition[(uint32_t)entry[0]];
+		const uint64_t head = w[0];
+		const uint32_t id = (uint32_t)head;
+		if (__builtin_expect(id >= definitions, 0))
+			break;
+		const curve_definition *def = &p->definition[id];
+		const uint32_t high = (uint32_t)(head >> 32);
+		const uint64_t *d = w + 1, *next = d + (high & 0xff);
+		if (__builtin_expect(high != def->head_high || next > run_end, 0))
+			break;
+		w = next;
+		records += def->records;
 		if (__builtin_expect(def->expand, 0)) {
 			if (use_expanded(c, cp, entry, status) != 0)
 				return -1;
@@ -1147,18 +1166,24 @@ static inline __attribute__((always_inline)) int compact_walk(sim_curve *c, cons
 				return plumb_fail_errno(status, ENOMEM, "curve: stacks");
 		}
 	}
+	if (cp->unchecked) {
+		/* where the run ends: the block's uses, walked once */
+		cp->end = w;
+		cp->records = records;
+		cp->unchecked = false;
+	}
 	return 0;
 }
 
 #if CURVE_WIDE
-static __attribute__((target("avx512f"))) int compact_wide(sim_curve *c, const trace_compact *cp, uint32_t core,
+static __attribute__((target("avx512f"))) int compact_wide(sim_curve *c, trace_compact *cp, uint32_t core,
                                                            plumb_status *status)
 {
 	return compact_walk(c, cp, core, status, true);
 }
 #endif
 
-static int compact_narrow(sim_curve *c, const trace_compact *cp, uint32_t core, plumb_status *status)
+static int compact_narrow(sim_curve *c, trace_compact *cp, uint32_t core, plumb_status *status)
 {
 	return compact_walk(c, cp, core, status, false);
 }
@@ -1168,7 +1193,6 @@ int sim_curve_compact(sim_curve *c, trace_compact *cp, plumb_status *status)
 	if (cp->filtered)
 		return plumb_fail(status, EINVAL, "plumbgrind's L1-filtered entries cannot feed a curve (they leave out "
 		                  "the L1s' hits)");
-	trace_compact_settle(cp);
 	if (cp->words == cp->end)
 		return 0;
 	if (program_update(c, cp, status) != 0)
@@ -1196,6 +1220,10 @@ int sim_curve_run_reader_all(sim_curve *const *curves, size_t count, trace_reade
 {
 	progress p;
 	progress_begin(&p, "plumb sim: records", 0);
+	/* the runs of uses checked as the first curve walks them, not walked
+	 * twice (the others see the run it settled) */
+	if (!interleaver)
+		trace_reader_want_unchecked_runs(reader);
 	int rc = 0;
 	for (;;) {
 		/* plumbgrind's entries as they came through its ring, or records */
@@ -1215,6 +1243,8 @@ int sim_curve_run_reader_all(sim_curve *const *curves, size_t count, trace_reade
 				rc = -1;
 		if (rc != 0)
 			break;
+		if (compact.words)
+			trace_reader_compact_taken(reader, &compact);
 		*records += compact.words ? compact.records : (uint64_t)got;
 		progress_step(&p, (size_t)*records);
 	}
