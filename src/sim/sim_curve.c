@@ -37,8 +37,10 @@
 #define BLOCK_LINES 16
 
 /* One cache of the level (a core's private one, or the shared L3): every
- * grid point's state at once.  Lines are numbered in the order they first
- * come (their id); the stacks hold ids. */
+ * grid point's state at once.  Lines are numbered by blocks of BLOCK_LINES
+ * neighbouring lines: the n-th block to come has ids n * BLOCK_LINES on
+ * (a line's id is its block's first plus its place in the block, so that
+ * finding it takes one map lookup); the stacks hold ids. */
 typedef struct curve_slot {
 	uint64_t key;
 	uint32_t id;
@@ -46,20 +48,20 @@ typedef struct curve_slot {
 
 typedef struct curve_node {
 	uint32_t prev, next;            /* its neighbours in Mattson's stack, NO_NODE: none */
-	uint32_t group;
+	uint32_t group;                 /* UNSEEN: a line of a known block never referenced */
 } curve_node;
 
+#define UNSEEN UINT32_MAX
+
 typedef struct curve_stacks {
-	/* line -> id + 1 (0: never seen), in blocks of BLOCK_LINES neighbouring
-	 * lines: a map from a block (open addressing; key block + 1, 0 empty)
-	 * to its ids, and the block used last */
+	/* line -> id, in blocks of BLOCK_LINES neighbouring lines: a map from a
+	 * block (open addressing; key block + 1, 0 empty) to its number, and
+	 * the block used last */
 	curve_slot *map;
 	size_t map_capacity, map_used;
-	uint32_t *blocks;
-	size_t block_capacity;
 	uint64_t cached_key;
-	uint32_t cached_block;
-	uint32_t used;                  /* ids given: the distinct lines */
+	uint32_t cached_base;           /* its first id */
+	uint32_t used;                  /* the distinct lines referenced */
 	/* Mattson: the fully associative LRU stack as a list, most recent
 	 * first, cut into the buckets' groups: group 0 holds position 0,
 	 * group g (1 .. bits) positions 2^(g-1) .. 2^g - 1, group bits + 1 the
@@ -148,7 +150,6 @@ static void stacks_free(curve_stacks *t)
 	if (!t)
 		return;
 	free(t->map);
-	free(t->blocks);
 	free(t->node);
 	for (int k = 0; k < 32; k++)
 		free(t->sets_allocated[k]);
@@ -214,33 +215,30 @@ static int map_grow(curve_stacks *t)
 	return 0;
 }
 
-/* The ids of line's block (line % BLOCK_LINES in it); NULL: out of memory. */
-static inline __attribute__((always_inline)) uint32_t *line_ids(curve_stacks *t, uint64_t line)
+static int nodes_grow(curve_stacks *t);
+
+/* The first id of line's block (line % BLOCK_LINES its place in it), a new
+ * block's nodes UNSEEN; NO_NODE: out of memory. */
+static inline __attribute__((always_inline)) uint32_t line_block(curve_stacks *t, uint64_t line)
 {
 	uint64_t key = line / BLOCK_LINES + 1;
 	if (key == t->cached_key)
-		return t->blocks + (size_t)t->cached_block * BLOCK_LINES;
+		return t->cached_base;
 	if (2 * (t->map_used + 1) > t->map_capacity && map_grow(t) != 0)
-		return NULL;
+		return NO_NODE;
 	size_t slot = map_slot(t, key - 1);
 	if (!t->map[slot].key) {
-		if (t->map_used == t->block_capacity) {
-			size_t capacity = t->block_capacity ? 2 * t->block_capacity : 1024;
-			if (capacity > UINT32_MAX)
-				return NULL;
-			uint32_t *blocks = realloc(t->blocks, capacity * BLOCK_LINES * sizeof *blocks);
-			if (!blocks)
-				return NULL;
-			memset(blocks + t->block_capacity * BLOCK_LINES, 0,
-			       (capacity - t->block_capacity) * BLOCK_LINES * sizeof *blocks);
-			t->blocks = blocks;
-			t->block_capacity = capacity;
-		}
+		size_t first = t->map_used * BLOCK_LINES;
+		while (first + BLOCK_LINES > t->node_capacity)
+			if (nodes_grow(t) != 0)
+				return NO_NODE;
+		for (size_t i = first; i < first + BLOCK_LINES; i++)
+			t->node[i].group = UNSEEN;
 		t->map[slot] = (curve_slot){ .key = key, .id = (uint32_t)t->map_used++ };
 	}
 	t->cached_key = key;
-	t->cached_block = t->map[slot].id;
-	return t->blocks + (size_t)t->cached_block * BLOCK_LINES;
+	t->cached_base = t->map[slot].id * BLOCK_LINES;
+	return t->cached_base;
 }
 
 static int nodes_grow(curve_stacks *t)
@@ -423,19 +421,13 @@ static inline __attribute__((always_inline)) int stacks_reference(curve_stacks *
 		}
 		return 0;
 	}
-	uint32_t *ids = line_ids(t, line);
-	if (!ids)
+	uint32_t base = line_block(t, line);
+	if (base == NO_NODE)
 		return -1;
-	uint32_t x;
-	unsigned g;
-	if (ids[line % BLOCK_LINES]) {
-		x = ids[line % BLOCK_LINES] - 1;
-		g = t->node[x].group;
-	} else {
-		if (t->used == t->node_capacity && nodes_grow(t) != 0)
-			return -1;
-		x = t->used++;
-		ids[line % BLOCK_LINES] = x + 1;
+	uint32_t x = base + (uint32_t)(line % BLOCK_LINES);
+	unsigned g = t->node[x].group;
+	if (g == UNSEEN) {
+		t->used++;
 		g = beyond + 1;
 	}
 	t->second_line = t->last_line;
