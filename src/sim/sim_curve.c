@@ -52,6 +52,8 @@ typedef struct curve_node {
 } curve_node;
 
 #define UNSEEN UINT32_MAX
+#define TOP (UINT32_MAX - 1)        /* a line in the stacks' top row */
+#define TOP_GROUPS 5                /* the top row holds groups 0 .. 4: positions 0 .. 15 */
 
 typedef struct curve_stacks {
 	/* line -> id, in blocks of BLOCK_LINES neighbouring lines: a map from a
@@ -72,6 +74,13 @@ typedef struct curve_stacks {
 	size_t node_capacity;
 	uint32_t head;
 	uint32_t last[34];              /* the deepest id of each group */
+	/* With a grid of 32 lines or more, the stack's first 16 positions
+	 * (groups 0 .. 4) are a row of ids + 1 instead (0 empty), moved as a
+	 * set's row is, and the list holds the rest from position 16 on
+	 * (head): a reference at a distance below 16 moves the row alone. */
+	bool use_top;
+	uint32_t *top;
+	uint32_t top_count;
 	/* Hill and Smith: for set count 2^k (k >= 1), 2^k stacks of depth[k]
 	 * ids + 1 (0 empty), most recent first */
 	uint32_t *sets[32];
@@ -151,6 +160,7 @@ static void stacks_free(curve_stacks *t)
 		return;
 	free(t->map);
 	free(t->node);
+	free(t->top);
 	for (int k = 0; k < 32; k++)
 		free(t->sets_allocated[k]);
 	free(t);
@@ -167,10 +177,13 @@ static curve_stacks *stacks_new(unsigned bits)
 	t->node = malloc(t->node_capacity * sizeof *t->node);
 	t->last_line = t->second_line = EMPTY_OWNER;
 	t->head = NO_NODE;
-	if (!t->map || !t->node) {
+	t->use_top = bits >= TOP_GROUPS;
+	t->top = aligned_alloc(64, 16 * sizeof *t->top);
+	if (!t->map || !t->node || !t->top) {
 		stacks_free(t);
 		return NULL;
 	}
+	memset(t->top, 0, 16 * sizeof *t->top);
 	for (unsigned k = 1; k <= bits; k++) {
 		uint64_t depth = 1ull << (bits - k);
 		if (depth > SIM_CURVE_MAX_WAYS)
@@ -377,6 +390,82 @@ static inline uint32_t wide_row_to_top(uint32_t *row, uint32_t key)
 }
 #endif
 
+/* Mattson's stack with its top row (use_top): id x (TOP, group g >= 5 in
+ * the list, or beyond + 1 for a line never seen, of which there were
+ * `before`) to the top; returns its bucket.  A line from the list (or a new
+ * one) pushes the row's last line z to the list's head, position 16. */
+static inline __attribute__((always_inline)) unsigned top_to_top(curve_stacks *t, uint32_t x, unsigned g,
+                                                                 unsigned beyond, uint64_t before, const bool wide)
+{
+	uint32_t *top = t->top;
+	const uint32_t key = x + 1;
+	if (g == TOP) {
+		uint32_t position;
+		if (wide) {
+			position = wide_row_to_top(top, key);
+		} else {
+			position = row_find(top, 16, key);
+			row_to_top(top, 16, position, key);
+		}
+		return bucket_of(position);
+	}
+	curve_node *node = t->node;
+	if (t->top_count < 16) {
+		/* a new line: the list stays empty until the row is full */
+		if (wide)
+			wide_row_to_top(top, key);
+		else
+			row_to_top(top, 16, 15, key);
+		t->top_count++;
+		node[x].group = TOP;
+		return beyond;
+	}
+	uint32_t z = top[15] - 1;
+	if (wide)
+		wide_row_to_top(top, key);
+	else
+		row_to_top(top, 16, 15, key);
+	if (g <= beyond) {
+		/* out of the list (group g keeps its deepest unless x was it) */
+		uint32_t p = node[x].prev, n = node[x].next;
+		if (t->last[g] == x)
+			t->last[g] = p;
+		if (p != NO_NODE)
+			node[p].next = n;
+		else
+			t->head = n;
+		if (n != NO_NODE)
+			node[n].prev = p;
+	}
+	node[x].group = TOP;
+	uint32_t h = t->head;
+	node[z] = (curve_node){ .prev = NO_NODE, .next = h, .group = TOP_GROUPS };
+	if (h != NO_NODE)
+		node[h].prev = z;
+	else
+		t->last[TOP_GROUPS] = z;   /* the list was empty, or x was all of it */
+	t->head = z;
+	if (g <= beyond) {
+		/* every group above x's full: each gives its deepest to the next */
+		for (unsigned i = TOP_GROUPS; i < g; i++) {
+			uint32_t y = t->last[i];
+			node[y].group = i + 1;
+			t->last[i] = node[y].prev;
+		}
+		return g;
+	}
+	/* the full groups each give their deepest to the next; the first that
+	 * was not full keeps it */
+	for (unsigned i = TOP_GROUPS; i < beyond && before > (1ull << i) - 1; i++) {
+		uint32_t y = t->last[i];
+		node[y].group = i + 1;
+		t->last[i] = node[y].prev;
+		if (before == 1ull << i)
+			t->last[i + 1] = y;   /* it was empty */
+	}
+	return beyond;
+}
+
 /* One reference of line to this cache: its bucket at every set count into
  * worst[] (the largest so far of the reference's lines), or when the
  * reference has one line, straight into its core's counts (count: v + 1,
@@ -400,10 +489,19 @@ static inline __attribute__((always_inline)) int stacks_reference(curve_stacks *
 		/* the line before the last one (a third of the references of
 		 * real programs): it and the last line change places at the top
 		 * of every stack they share, which are known without a search */
-		uint32_t x = t->node[t->head].next, y = t->head;
+		uint32_t x, y;
 		t->second_line = t->last_line;
 		t->last_line = line;
-		lru_to_top(t, x, 1, beyond, 0);
+		if (t->use_top) {
+			x = t->top[1] - 1;
+			y = t->top[0] - 1;
+			t->top[0] = x + 1;
+			t->top[1] = y + 1;
+		} else {
+			x = t->node[t->head].next;
+			y = t->head;
+			lru_to_top(t, x, 1, beyond, 0);
+		}
 		note_bucket(worst, count, bits, 0, 1);
 		uint64_t differ = line ^ t->second_line;
 		unsigned shared = (unsigned)__builtin_ctzll(differ);   /* lines differ: never 0 */
@@ -432,7 +530,8 @@ static inline __attribute__((always_inline)) int stacks_reference(curve_stacks *
 	}
 	t->second_line = t->last_line;
 	t->last_line = line;
-	unsigned b = lru_to_top(t, x, g, beyond, (uint64_t)t->used - 1);
+	unsigned b = t->use_top ? top_to_top(t, x, g, beyond, (uint64_t)t->used - 1, wide)
+	                        : lru_to_top(t, x, g, beyond, (uint64_t)t->used - 1);
 	note_bucket(worst, count, bits, 0, b);
 	/* Hill and Smith: one stack per set of every larger set count */
 	const uint32_t key = x + 1;

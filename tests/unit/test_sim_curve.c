@@ -266,6 +266,22 @@ Test(sim_curve, sparse_lines_each_a_block_of_their_own)
 	trace_release(&t);
 }
 
+/* Grids of 2 to 16 lines keep Mattson's whole stack as the list; from 32
+ * lines on its first 16 positions are a row of their own: every point of
+ * each equals the simulator. */
+Test(sim_curve, small_grids_and_the_top_row)
+{
+	sim_config c;
+	l1_only(&c, 1);
+	sim_trace t = { 0 };
+	uint64_t seed = 17;
+	add_references(&t, 0, 20000, 120, false, &seed);
+	for (uint64_t max_size = 128; max_size <= 4096; max_size *= 2)
+		cr_assert_gt(compare_grid(&c, SIM_L1D, max_size, &t, false), 0, "a grid of %llu B",
+		             (unsigned long long)max_size);
+	trace_release(&t);
+}
+
 /* The L2 sees what missed the configured L1s (one line size).  plumb's L2
  * includes the L1s, so at sizes where its victims removed L1 lines the
  * simulator may differ: compared where it counted none. */
