@@ -37,8 +37,10 @@
 #define BLOCK_LINES 16
 
 /* One cache of the level (a core's private one, or the shared L3): every
- * grid point's state at once.  Lines are numbered in the order they first
- * come (their id); the stacks hold ids. */
+ * grid point's state at once.  Lines are numbered by blocks of BLOCK_LINES
+ * neighbouring lines: the n-th block to come has ids n * BLOCK_LINES on
+ * (a line's id is its block's first plus its place in the block, so that
+ * finding it takes one map lookup); the stacks hold ids. */
 typedef struct curve_slot {
 	uint64_t key;
 	uint32_t id;
@@ -46,20 +48,22 @@ typedef struct curve_slot {
 
 typedef struct curve_node {
 	uint32_t prev, next;            /* its neighbours in Mattson's stack, NO_NODE: none */
-	uint32_t group;
+	uint32_t group;                 /* UNSEEN: a line of a known block never referenced */
 } curve_node;
 
+#define UNSEEN UINT32_MAX
+#define TOP (UINT32_MAX - 1)        /* a line in the stacks' top row */
+#define TOP_GROUPS 5                /* the top row holds groups 0 .. 4: positions 0 .. 15 */
+
 typedef struct curve_stacks {
-	/* line -> id + 1 (0: never seen), in blocks of BLOCK_LINES neighbouring
-	 * lines: a map from a block (open addressing; key block + 1, 0 empty)
-	 * to its ids, and the block used last */
+	/* line -> id, in blocks of BLOCK_LINES neighbouring lines: a map from a
+	 * block (open addressing; key block + 1, 0 empty) to its number, and
+	 * the block used last */
 	curve_slot *map;
 	size_t map_capacity, map_used;
-	uint32_t *blocks;
-	size_t block_capacity;
 	uint64_t cached_key;
-	uint32_t cached_block;
-	uint32_t used;                  /* ids given: the distinct lines */
+	uint32_t cached_base;           /* its first id */
+	uint32_t used;                  /* the distinct lines referenced */
 	/* Mattson: the fully associative LRU stack as a list, most recent
 	 * first, cut into the buckets' groups: group 0 holds position 0,
 	 * group g (1 .. bits) positions 2^(g-1) .. 2^g - 1, group bits + 1 the
@@ -70,6 +74,13 @@ typedef struct curve_stacks {
 	size_t node_capacity;
 	uint32_t head;
 	uint32_t last[34];              /* the deepest id of each group */
+	/* With a grid of 32 lines or more, the stack's first 16 positions
+	 * (groups 0 .. 4) are a row of ids + 1 instead (0 empty), moved as a
+	 * set's row is, and the list holds the rest from position 16 on
+	 * (head): a reference at a distance below 16 moves the row alone. */
+	bool use_top;
+	uint32_t *top;
+	uint32_t top_count;
 	/* Hill and Smith: for set count 2^k (k >= 1), 2^k stacks of depth[k]
 	 * ids + 1 (0 empty), most recent first */
 	uint32_t *sets[32];
@@ -148,8 +159,8 @@ static void stacks_free(curve_stacks *t)
 	if (!t)
 		return;
 	free(t->map);
-	free(t->blocks);
 	free(t->node);
+	free(t->top);
 	for (int k = 0; k < 32; k++)
 		free(t->sets_allocated[k]);
 	free(t);
@@ -166,10 +177,13 @@ static curve_stacks *stacks_new(unsigned bits)
 	t->node = malloc(t->node_capacity * sizeof *t->node);
 	t->last_line = t->second_line = EMPTY_OWNER;
 	t->head = NO_NODE;
-	if (!t->map || !t->node) {
+	t->use_top = bits >= TOP_GROUPS;
+	t->top = aligned_alloc(64, 16 * sizeof *t->top);
+	if (!t->map || !t->node || !t->top) {
 		stacks_free(t);
 		return NULL;
 	}
+	memset(t->top, 0, 16 * sizeof *t->top);
 	for (unsigned k = 1; k <= bits; k++) {
 		uint64_t depth = 1ull << (bits - k);
 		if (depth > SIM_CURVE_MAX_WAYS)
@@ -214,33 +228,30 @@ static int map_grow(curve_stacks *t)
 	return 0;
 }
 
-/* The ids of line's block (line % BLOCK_LINES in it); NULL: out of memory. */
-static inline __attribute__((always_inline)) uint32_t *line_ids(curve_stacks *t, uint64_t line)
+static int nodes_grow(curve_stacks *t);
+
+/* The first id of line's block (line % BLOCK_LINES its place in it), a new
+ * block's nodes UNSEEN; NO_NODE: out of memory. */
+static inline __attribute__((always_inline)) uint32_t line_block(curve_stacks *t, uint64_t line)
 {
 	uint64_t key = line / BLOCK_LINES + 1;
 	if (key == t->cached_key)
-		return t->blocks + (size_t)t->cached_block * BLOCK_LINES;
+		return t->cached_base;
 	if (2 * (t->map_used + 1) > t->map_capacity && map_grow(t) != 0)
-		return NULL;
+		return NO_NODE;
 	size_t slot = map_slot(t, key - 1);
 	if (!t->map[slot].key) {
-		if (t->map_used == t->block_capacity) {
-			size_t capacity = t->block_capacity ? 2 * t->block_capacity : 1024;
-			if (capacity > UINT32_MAX)
-				return NULL;
-			uint32_t *blocks = realloc(t->blocks, capacity * BLOCK_LINES * sizeof *blocks);
-			if (!blocks)
-				return NULL;
-			memset(blocks + t->block_capacity * BLOCK_LINES, 0,
-			       (capacity - t->block_capacity) * BLOCK_LINES * sizeof *blocks);
-			t->blocks = blocks;
-			t->block_capacity = capacity;
-		}
+		size_t first = t->map_used * BLOCK_LINES;
+		while (first + BLOCK_LINES > t->node_capacity)
+			if (nodes_grow(t) != 0)
+				return NO_NODE;
+		for (size_t i = first; i < first + BLOCK_LINES; i++)
+			t->node[i].group = UNSEEN;
 		t->map[slot] = (curve_slot){ .key = key, .id = (uint32_t)t->map_used++ };
 	}
 	t->cached_key = key;
-	t->cached_block = t->map[slot].id;
-	return t->blocks + (size_t)t->cached_block * BLOCK_LINES;
+	t->cached_base = t->map[slot].id * BLOCK_LINES;
+	return t->cached_base;
 }
 
 static int nodes_grow(curve_stacks *t)
@@ -361,13 +372,14 @@ static inline void row_to_top(uint32_t *row, uint32_t depth, uint32_t position, 
 #define CURVE_WIDE 1
 static inline __attribute__((target("avx512f"))) uint32_t wide_row_to_top(uint32_t *row, uint32_t key)
 {
-	__m512i v = _mm512_loadu_si512(row);
-	unsigned found = (unsigned)_mm512_cmpeq_epi32_mask(v, _mm512_set1_epi32((int)key));
-	uint32_t position = (uint32_t)__builtin_ctz(found | 0x10000u);
-	uint32_t moved = position < 16 ? position : 15;
-	v = _mm512_mask_mov_epi32(v, (__mmask16)((2u << moved) - 1), _mm512_alignr_epi32(v, v, 15));
-	_mm512_storeu_si512(row, _mm512_mask_set1_epi32(v, 1, (int)key));
-	return position;
+	__m512i v = _mm512_loadu_si512(row), k = _mm512_set1_epi32((int)key);
+	unsigned found = (unsigned)_mm512_cmpeq_epi32_mask(v, k);
+	/* the ways up to and including key's (all 16 when it is not there)
+	 * take the way before them, way 0 key itself: one masked align of the
+	 * row behind key's, the mask the found bit and those below it */
+	v = _mm512_mask_alignr_epi32(v, (__mmask16)(found ^ (found - 1)), v, k, 15);
+	_mm512_storeu_si512(row, v);
+	return (uint32_t)__builtin_ctz(found | 0x10000u);
 }
 #else
 #define CURVE_WIDE 0
@@ -377,6 +389,82 @@ static inline uint32_t wide_row_to_top(uint32_t *row, uint32_t key)
 	return 0;
 }
 #endif
+
+/* Mattson's stack with its top row (use_top): id x (TOP, group g >= 5 in
+ * the list, or beyond + 1 for a line never seen, of which there were
+ * `before`) to the top; returns its bucket.  A line from the list (or a new
+ * one) pushes the row's last line z to the list's head, position 16. */
+static inline __attribute__((always_inline)) unsigned top_to_top(curve_stacks *t, uint32_t x, unsigned g,
+                                                                 unsigned beyond, uint64_t before, const bool wide)
+{
+	uint32_t *top = t->top;
+	const uint32_t key = x + 1;
+	if (g == TOP) {
+		uint32_t position;
+		if (wide) {
+			position = wide_row_to_top(top, key);
+		} else {
+			position = row_find(top, 16, key);
+			row_to_top(top, 16, position, key);
+		}
+		return bucket_of(position);
+	}
+	curve_node *node = t->node;
+	if (t->top_count < 16) {
+		/* a new line: the list stays empty until the row is full */
+		if (wide)
+			wide_row_to_top(top, key);
+		else
+			row_to_top(top, 16, 15, key);
+		t->top_count++;
+		node[x].group = TOP;
+		return beyond;
+	}
+	uint32_t z = top[15] - 1;
+	if (wide)
+		wide_row_to_top(top, key);
+	else
+		row_to_top(top, 16, 15, key);
+	if (g <= beyond) {
+		/* out of the list (group g keeps its deepest unless x was it) */
+		uint32_t p = node[x].prev, n = node[x].next;
+		if (t->last[g] == x)
+			t->last[g] = p;
+		if (p != NO_NODE)
+			node[p].next = n;
+		else
+			t->head = n;
+		if (n != NO_NODE)
+			node[n].prev = p;
+	}
+	node[x].group = TOP;
+	uint32_t h = t->head;
+	node[z] = (curve_node){ .prev = NO_NODE, .next = h, .group = TOP_GROUPS };
+	if (h != NO_NODE)
+		node[h].prev = z;
+	else
+		t->last[TOP_GROUPS] = z;   /* the list was empty, or x was all of it */
+	t->head = z;
+	if (g <= beyond) {
+		/* every group above x's full: each gives its deepest to the next */
+		for (unsigned i = TOP_GROUPS; i < g; i++) {
+			uint32_t y = t->last[i];
+			node[y].group = i + 1;
+			t->last[i] = node[y].prev;
+		}
+		return g;
+	}
+	/* the full groups each give their deepest to the next; the first that
+	 * was not full keeps it */
+	for (unsigned i = TOP_GROUPS; i < beyond && before > (1ull << i) - 1; i++) {
+		uint32_t y = t->last[i];
+		node[y].group = i + 1;
+		t->last[i] = node[y].prev;
+		if (before == 1ull << i)
+			t->last[i + 1] = y;   /* it was empty */
+	}
+	return beyond;
+}
 
 /* One reference of line to this cache: its bucket at every set count into
  * worst[] (the largest so far of the reference's lines), or when the
@@ -401,10 +489,19 @@ static inline __attribute__((always_inline)) int stacks_reference(curve_stacks *
 		/* the line before the last one (a third of the references of
 		 * real programs): it and the last line change places at the top
 		 * of every stack they share, which are known without a search */
-		uint32_t x = t->node[t->head].next, y = t->head;
+		uint32_t x, y;
 		t->second_line = t->last_line;
 		t->last_line = line;
-		lru_to_top(t, x, 1, beyond, 0);
+		if (t->use_top) {
+			x = t->top[1] - 1;
+			y = t->top[0] - 1;
+			t->top[0] = x + 1;
+			t->top[1] = y + 1;
+		} else {
+			x = t->node[t->head].next;
+			y = t->head;
+			lru_to_top(t, x, 1, beyond, 0);
+		}
 		note_bucket(worst, count, bits, 0, 1);
 		uint64_t differ = line ^ t->second_line;
 		unsigned shared = (unsigned)__builtin_ctzll(differ);   /* lines differ: never 0 */
@@ -422,24 +519,19 @@ static inline __attribute__((always_inline)) int stacks_reference(curve_stacks *
 		}
 		return 0;
 	}
-	uint32_t *ids = line_ids(t, line);
-	if (!ids)
+	uint32_t base = line_block(t, line);
+	if (base == NO_NODE)
 		return -1;
-	uint32_t x;
-	unsigned g;
-	if (ids[line % BLOCK_LINES]) {
-		x = ids[line % BLOCK_LINES] - 1;
-		g = t->node[x].group;
-	} else {
-		if (t->used == t->node_capacity && nodes_grow(t) != 0)
-			return -1;
-		x = t->used++;
-		ids[line % BLOCK_LINES] = x + 1;
+	uint32_t x = base + (uint32_t)(line % BLOCK_LINES);
+	unsigned g = t->node[x].group;
+	if (g == UNSEEN) {
+		t->used++;
 		g = beyond + 1;
 	}
 	t->second_line = t->last_line;
 	t->last_line = line;
-	unsigned b = lru_to_top(t, x, g, beyond, (uint64_t)t->used - 1);
+	unsigned b = t->use_top ? top_to_top(t, x, g, beyond, (uint64_t)t->used - 1, wide)
+	                        : lru_to_top(t, x, g, beyond, (uint64_t)t->used - 1);
 	note_bucket(worst, count, bits, 0, b);
 	/* Hill and Smith: one stack per set of every larger set count */
 	const uint32_t key = x + 1;
@@ -450,8 +542,11 @@ static inline __attribute__((always_inline)) int stacks_reference(curve_stacks *
 			break;   /* Hill and Smith's inclusion: at the top of its set here, at the top at every larger set count */
 		unsigned kb;
 		if (wide && depth == 16) {
+			/* position 1 .. 15, or 16 when it was not there: the bucket
+			 * without a branch */
 			uint32_t position = wide_row_to_top(row, key);
-			kb = position < depth ? bucket_of(position) : beyond;
+			unsigned found = 32u - (unsigned)__builtin_clz(position);
+			kb = found + ((beyond - found) & (0u - (position >> 4)));
 		} else {
 			uint32_t position = row_find(row, depth, key);
 			if (position < depth) {
@@ -950,6 +1045,8 @@ typedef struct curve_op {
 
 typedef struct curve_definition {
 	uint32_t first, count;          /* its ops */
+	uint32_t head_high;             /* a good use's word, bits 32-63: the tag and the data count */
+	uint32_t records;               /* the records a use stands for */
 	bool expand;                    /* a record the ops do not take: the use goes as records */
 } curve_definition;
 
@@ -1056,6 +1153,8 @@ static int program_update(sim_curve *c, const trace_compact *cp, plumb_status *s
 		size_t d = p->definitions;
 		if (cp->count[d] == 0 || program_define(c, p, cp->templates + cp->first[d], cp->count[d]) != 0)
 			return plumb_fail_errno(status, ENOMEM, "curve: plumbgrind's definitions");
+		p->definition[d].head_high = (uint32_t)(TRACE_COMPACT_USE_HIGH << 8 | cp->data[d]);
+		p->definition[d].records = cp->count[d];
 	}
 	return 0;
 }
@@ -1077,7 +1176,7 @@ static int use_expanded(sim_curve *c, const trace_compact *cp, const uint64_t *w
 }
 
 /* The uses of a run on core's stacks (wide: AVX-512 rows). */
-static inline __attribute__((always_inline)) int compact_walk(sim_curve *c, const trace_compact *cp, uint32_t core,
+static inline __attribute__((always_inline)) int compact_walk(sim_curve *c, trace_compact *cp, uint32_t core,
                                                               plumb_status *status, const bool wide)
 {
 	const curve_program *p = c->program;
@@ -1085,11 +1184,26 @@ static inline __attribute__((always_inline)) int compact_walk(sim_curve *c, cons
 	uint64_t *v = c->counts[core].v;
 	const unsigned line_bits = c->line_bits;
 	const bool private_l1 = c->level <= SIM_L1D;
-	for (const uint64_t *w = cp->words; w < cp->end;) {
+	const uint64_t *w = cp->words, *const run_end = cp->end;
+	const size_t definitions = p->definitions;
+	uint64_t records = 0;
+	while (w < run_end) {
+		/* An unchecked run (trace_compact.unchecked) is checked here, use by
+		 * use, as trace_compact_settle checks it: it ends at the first entry
+		 * that is not a good use (the reader reports a bad one).  A checked
+		 * run passes every check. */
 		const uint64_t *entry = w;
-		const uint64_t *d = w + 1;
-		w = d + ((w[0] >> 32) & 0xff);
-		const curve_definition *def = &p->definition[(uint32_t)entry[0]];
+		const uint64_t head = w[0];
+		const uint32_t id = (uint32_t)head;
+		if (__builtin_expect(id >= definitions, 0))
+			break;
+		const curve_definition *def = &p->definition[id];
+		const uint32_t high = (uint32_t)(head >> 32);
+		const uint64_t *d = w + 1, *next = d + (high & 0xff);
+		if (__builtin_expect(high != def->head_high || next > run_end, 0))
+			break;
+		w = next;
+		records += def->records;
 		if (__builtin_expect(def->expand, 0)) {
 			if (use_expanded(c, cp, entry, status) != 0)
 				return -1;
@@ -1143,18 +1257,24 @@ static inline __attribute__((always_inline)) int compact_walk(sim_curve *c, cons
 				return plumb_fail_errno(status, ENOMEM, "curve: stacks");
 		}
 	}
+	if (cp->unchecked) {
+		/* where the run ends: the block's uses, walked once */
+		cp->end = w;
+		cp->records = records;
+		cp->unchecked = false;
+	}
 	return 0;
 }
 
 #if CURVE_WIDE
-static __attribute__((target("avx512f"))) int compact_wide(sim_curve *c, const trace_compact *cp, uint32_t core,
+static __attribute__((target("avx512f"))) int compact_wide(sim_curve *c, trace_compact *cp, uint32_t core,
                                                            plumb_status *status)
 {
 	return compact_walk(c, cp, core, status, true);
 }
 #endif
 
-static int compact_narrow(sim_curve *c, const trace_compact *cp, uint32_t core, plumb_status *status)
+static int compact_narrow(sim_curve *c, trace_compact *cp, uint32_t core, plumb_status *status)
 {
 	return compact_walk(c, cp, core, status, false);
 }
@@ -1164,7 +1284,6 @@ int sim_curve_compact(sim_curve *c, trace_compact *cp, plumb_status *status)
 	if (cp->filtered)
 		return plumb_fail(status, EINVAL, "plumbgrind's L1-filtered entries cannot feed a curve (they leave out "
 		                  "the L1s' hits)");
-	trace_compact_settle(cp);
 	if (cp->words == cp->end)
 		return 0;
 	if (program_update(c, cp, status) != 0)
@@ -1192,6 +1311,10 @@ int sim_curve_run_reader_all(sim_curve *const *curves, size_t count, trace_reade
 {
 	progress p;
 	progress_begin(&p, "plumb sim: records", 0);
+	/* the runs of uses checked as the first curve walks them, not walked
+	 * twice (the others see the run it settled) */
+	if (!interleaver)
+		trace_reader_want_unchecked_runs(reader);
 	int rc = 0;
 	for (;;) {
 		/* plumbgrind's entries as they came through its ring, or records */
@@ -1211,6 +1334,8 @@ int sim_curve_run_reader_all(sim_curve *const *curves, size_t count, trace_reade
 				rc = -1;
 		if (rc != 0)
 			break;
+		if (compact.words)
+			trace_reader_compact_taken(reader, &compact);
 		*records += compact.words ? compact.records : (uint64_t)got;
 		progress_step(&p, (size_t)*records);
 	}

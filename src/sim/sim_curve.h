@@ -66,7 +66,8 @@ void sim_curve_free(sim_curve *c);
 int sim_curve_batch(sim_curve *c, const trace_record *records, size_t n, plumb_status *status);
 /* A run of plumbgrind's compact entries (trace_reader_view_compact), as
  * sim_curve_batch takes the records they stand for; an unchecked run is
- * settled first (trace_compact_settle).  The definitions are made into the
+ * checked as it is walked and settled (end and records set, as
+ * trace_compact_settle would).  The definitions are made into the
  * level's own references once, so a use costs its references at the level
  * only (an L1D curve skips the fetches). */
 int sim_curve_compact(sim_curve *c, trace_compact *compact, plumb_status *status);

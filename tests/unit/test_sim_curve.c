@@ -243,6 +243,45 @@ Test(sim_curve, large_footprint_and_long_trace)
 	trace_release(&t);
 }
 
+/* Lines 17 lines apart (and a few neighbours): nearly every line a block
+ * of the map to itself, so the lines' numbers (a block's first plus the
+ * line's place in it) leave most numbers unused and the list's nodes grow
+ * far past the footprint. */
+Test(sim_curve, sparse_lines_each_a_block_of_their_own)
+{
+	sim_config c;
+	l1_only(&c, 1);
+	sim_trace t = { 0 };
+	uint64_t seed = 13;
+	for (size_t i = 0; i < 40000; i++) {
+		uint64_t r = next_random(&seed);
+		uint64_t line = (r >> 2) % 2 ? (r >> 8) % 200 : (r >> 8) % 2000;
+		uint64_t address = 0x400000 + (line * 17 + (r >> 30) % 2) * 64 + (r >> 40) % 64;
+		trace_add(&t, 0, (r >> 4) % 3 ? TRACE_READ : TRACE_WRITE, address, (uint16_t)(1u << (r >> 20) % 5));
+	}
+	sim_curve *curve = run_curve(&c, SIM_L1D, 1 << 20, &t);
+	cr_assert_gt(sim_curve_footprint(curve), 2000, "%llu lines", (unsigned long long)sim_curve_footprint(curve));
+	sim_curve_free(curve);
+	cr_assert_gt(compare_grid(&c, SIM_L1D, 1 << 20, &t, false), 50);
+	trace_release(&t);
+}
+
+/* Grids of 2 to 16 lines keep Mattson's whole stack as the list; from 32
+ * lines on its first 16 positions are a row of their own: every point of
+ * each equals the simulator. */
+Test(sim_curve, small_grids_and_the_top_row)
+{
+	sim_config c;
+	l1_only(&c, 1);
+	sim_trace t = { 0 };
+	uint64_t seed = 17;
+	add_references(&t, 0, 20000, 120, false, &seed);
+	for (uint64_t max_size = 128; max_size <= 4096; max_size *= 2)
+		cr_assert_gt(compare_grid(&c, SIM_L1D, max_size, &t, false), 0, "a grid of %llu B",
+		             (unsigned long long)max_size);
+	trace_release(&t);
+}
+
 /* The L2 sees what missed the configured L1s (one line size).  plumb's L2
  * includes the L1s, so at sizes where its victims removed L1 lines the
  * simulator may differ: compared where it counted none. */

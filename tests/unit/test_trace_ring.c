@@ -17,6 +17,7 @@
 #include "core/output.h"
 #include "trace/ring_format.h"
 #include "sim/sim.h"
+#include "sim/sim_curve.h"
 #include "trace/trace.h"
 #include "trace/trace_internal.h"
 #include "instrument_target.h"
@@ -650,6 +651,71 @@ Test(trace_ring, plumb_sims_loop_reports_a_bad_use)
 				cr_assert_eq(info.records, 12);
 			}
 			sim_free(s);
+			trace_reader_close(reader, NULL);
+		}
+	}
+}
+
+/* plumb sim --curve's loop (sim_curve_run_reader_all) takes the ring's runs
+ * unchecked and the first curve checks the uses as it walks them: a bad use
+ * after good ones is still the reader's error naming the block, with one
+ * curve and with two (the second sees the run the first settled); good uses
+ * count their records and their data references. */
+Test(trace_ring, plumb_sim_curves_loop_reports_a_bad_use)
+{
+	static const struct {
+		uint64_t use;
+		int words;
+		const char *says;
+	} bad[] = {
+		{ USE(1, 0), 1, "data count" },
+		{ USE(3, 0), 3, "data count" },
+		{ USE(2, 1), 2, "unknown definition" },
+		{ USE(2, 0) | 1ull << 45, 2, "unknown definition" },
+		{ USE(2, 0), 1, "cut by the block's end" },
+		{ 0, 0, NULL },   /* none: three good uses */
+	};
+	sim_config config;
+	plumb_status status;
+	cr_assert_eq(sim_preset(&config, "cachegrind", &status), 0, "%s", status.message);
+	for (int levels = 1; levels <= 2; levels++) {
+		for (size_t b = 0; b < sizeof bad / sizeof *bad; b++) {
+			uint64_t words[24];
+			size_t n = definition_and_uses(words, 2);
+			if (bad[b].says) {
+				words[n++] = bad[b].use;
+				for (int i = 0; i < bad[b].words; i++)
+					words[n++] = 0x7040;
+			} else {
+				words[n++] = USE(2, 0);
+				words[n++] = 0x7080;
+				words[n++] = 0x9000;
+			}
+			trace_reader *reader = hand_written_ring(words, (uint32_t)n);
+			sim_curve *curves[SIM_LEVEL_COUNT];
+			size_t count;
+			cr_assert_eq(sim_curve_new_levels(curves, &count, &config, levels == 1 ? "l1d" : "l1d,l3", 0, &status),
+			             0, "%s", status.message);
+			cr_assert_eq(count, (size_t)levels);
+			uint64_t records = 0;
+			int rc = sim_curve_run_reader_all(curves, count, reader, NULL, &records, &status);
+			if (bad[b].says) {
+				cr_assert_neq(rc, 0, "bad use %zu (%d curves) is accepted", b, levels);
+				cr_assert(strstr(status.message, bad[b].says) && strstr(status.message, "block 0"),
+				          "bad use %zu: %s", b, status.message);
+			} else {
+				cr_assert_eq(rc, 0, "%s", status.message);
+				cr_assert_eq(records, 12, "three uses of four records (%llu)", (unsigned long long)records);
+				uint64_t misses, accesses;
+				cr_assert_eq(sim_curve_point(curves[0], SIZE_MAX, 64, 0, &misses, &accesses), 0);
+				cr_assert_eq(accesses, 6, "the L1D's data references (%llu)", (unsigned long long)accesses);
+				cr_assert_eq(misses, 6, "a load and a store each time, one line apart");
+				trace_reader_info info;
+				trace_reader_get_info(reader, &info);
+				cr_assert_eq(info.records, 12);
+			}
+			for (size_t i = 0; i < count; i++)
+				sim_curve_free(curves[i]);
 			trace_reader_close(reader, NULL);
 		}
 	}
