@@ -253,7 +253,6 @@ typedef struct explain_result {
 	int exit_code;                       /* the program's, in the last measured run */
 	int exit_signal;                     /* the signal that killed it in a measured run, or 0 */
 	struct sim_curve *curve;             /* options->curve_level's curve, or NULL */
-	char curve_level[8];                 /* its level ("l1d" ...) */
 	uint64_t cache_bytes[4];             /* the simulated L1I, L1D, L2, L3 (0: none or not simulated) */
 	/* the other machine (options->other_file) */
 	bool have_other;                     /* its caches are simulated */

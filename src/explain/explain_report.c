@@ -458,18 +458,12 @@ static uint64_t curve_line(const sim_curve *c)
 	return 0;
 }
 
-static void add_curve(output_report *report, const explain_result *r, const char *level)
+static void add_curve(output_report *report, const explain_result *r)
 {
 	const sim_curve *c = r->curve;
+	const char *level = sim_curve_level_word(c);
 	uint64_t line = curve_line(c), top = sim_curve_shown_size(c);
-	output_table *k = output_table_add(report, "knees", "Each region's knee: the smallest capacity that removes "
-	                                   "nine tenths of the misses that capacity can remove (fully associative LRU)");
-	output_column(k, "region", NULL, 0);
-	output_column(k, "thread", NULL, 0);
-	output_column(k, "level", NULL, 0);
-	output_column(k, "misses_one_line", NULL, 0);
-	output_column(k, "misses_largest", NULL, 0);
-	output_column(k, "knee_bytes", "B", 0);
+	output_table *k = sim_curve_knees_table(report);   /* plumb sim --curve's, the same columns */
 	output_table *t = output_table_add(report, "curve", "Miss-ratio curve per region (Mattson et al. 1970; Hill and "
 	                                   "Smith 1989)");
 	output_column(t, "region", NULL, 0);
@@ -496,20 +490,7 @@ static void add_curve(output_report *report, const explain_result *r, const char
 		uint32_t thread = 0;
 		uint64_t entries = 0;
 		const char *name = i == 0 ? "(program)" : sim_curve_region_name(c, region, &thread, &entries);
-		uint64_t most, least, knee = sim_curve_knee(c, region, &most, &least);
-		output_row(k);
-		output_cell_text(k, name);
-		if (i == 0)
-			output_cell_empty(k);
-		else
-			output_cell_integer(k, thread);
-		output_cell_text(k, level);
-		output_cell_integer(k, (int64_t)most);
-		output_cell_integer(k, (int64_t)least);
-		if (knee)
-			output_cell_integer(k, (int64_t)knee);
-		else
-			output_cell_status(k, "n/a", "no capacity of the grid removes a miss");
+		sim_curve_knee_row(k, c, region, name);
 		static const uint32_t grid_ways[] = { 1, 2, 4, 8, 16, 0 };
 		for (uint64_t size = line; line && size <= top; size <<= 1)
 			for (size_t w = 0; w < sizeof grid_ways / sizeof grid_ways[0]; w++) {
@@ -598,7 +579,7 @@ output_report *explain_report(const explain_result *r)
 	if (r->have_other)
 		add_other(report, r);
 	if (r->curve)
-		add_curve(report, r, r->curve_level);
+		add_curve(report, r);
 	add_counters(report, r);
 	add_machine(report, r);
 	add_disagreement(report, r);

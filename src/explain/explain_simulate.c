@@ -494,7 +494,6 @@ int explain_simulate_trace(trace_reader *reader, const explain_options *options,
 	}
 	if (rc == 0 && curve) {
 		result->curve = curve;
-		snprintf(result->curve_level, sizeof result->curve_level, "%s", options->curve_level);
 		curve = NULL;
 	}
 	sim_curve_free(curve);

@@ -1551,12 +1551,35 @@ static void region_label(const sim_curve *c, size_t i, char *name, size_t length
 		snprintf(name, length, "%s", c->regions[i].name);
 }
 
-static void add_knee(const sim_curve *c, output_table *k, size_t region, const char *name)
+const char *sim_curve_level_word(const sim_curve *c)
+{
+	return level_word(c->level);
+}
+
+output_table *sim_curve_knees_table(output_report *report)
+{
+	output_table *k = output_table_add(report, "knees", "Each region's knee: the smallest capacity that removes nine "
+	                                   "tenths of the misses any capacity of the grid removes (fully associative LRU)");
+	output_column(k, "region", NULL, 0);
+	output_column(k, "thread", NULL, 0);
+	output_column(k, "level", NULL, 0);
+	output_column(k, "references", NULL, 0);
+	output_column(k, "misses_one_line", NULL, 0);
+	output_column(k, "misses_largest", NULL, 0);
+	output_column(k, "knee_bytes", "B", 0);
+	return k;
+}
+
+void sim_curve_knee_row(output_table *k, const sim_curve *c, size_t region, const char *name)
 {
 	uint64_t most, least, misses, accesses = 0, knee = sim_curve_knee(c, region, &most, &least);
 	sim_curve_point(c, region, 1ull << c->line_bits, 0, &misses, &accesses);
 	output_row(k);
 	output_cell_text(k, name);
+	if (region < c->region_count)
+		output_cell_integer(k, c->regions[region].thread);
+	else
+		output_cell_empty(k);   /* the whole program: every thread */
 	output_cell_text(k, level_word(c->level));
 	output_cell_integer(k, (int64_t)accesses);
 	output_cell_integer(k, (int64_t)most);
@@ -1616,23 +1639,16 @@ output_report *sim_curve_report_all(const sim_curve *const *curves, size_t count
 	output_column(t, "sets", NULL, 0);
 	output_column(t, "misses", NULL, 0);
 	output_column(t, "miss_ratio", NULL, 6);
-	output_table *k = output_table_add(report, "knees", "Each region's knee: the smallest capacity that removes nine "
-	                                   "tenths of the misses any capacity of the grid removes (fully associative LRU)");
-	output_column(k, "region", NULL, 0);
-	output_column(k, "level", NULL, 0);
-	output_column(k, "references", NULL, 0);
-	output_column(k, "misses_one_line", NULL, 0);
-	output_column(k, "misses_largest", NULL, 0);
-	output_column(k, "knee_bytes", "B", 0);
+	output_table *k = sim_curve_knees_table(report);
 	for (size_t l = 0; l < count; l++) {
 		c = curves[l];
 		add_rows(c, t, SIZE_MAX, "(all)");
-		add_knee(c, k, SIZE_MAX, "(all)");
+		sim_curve_knee_row(k, c, SIZE_MAX, "(all)");
 		for (size_t i = 0; i < c->region_count; i++) {
 			char name[TRACE_REGION_NAME_MAX + 32];
 			region_label(c, i, name, sizeof name);
 			add_rows(c, t, i, name);
-			add_knee(c, k, i, name);
+			sim_curve_knee_row(k, c, i, name);
 		}
 	}
 

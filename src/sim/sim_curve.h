@@ -105,11 +105,20 @@ int sim_curve_point(const sim_curve *c, size_t region, uint64_t size, uint32_t w
  * no capacity removes a miss.  plumb explain names it per region, plumb
  * report --program per level. */
 uint64_t sim_curve_knee(const sim_curve *c, size_t region, uint64_t *most, uint64_t *least);
+/* The table "knees", as plumb sim and plumb explain both give it: region,
+ * thread (empty for the whole program), level, references (that reached
+ * the level), misses_one_line, misses_largest, knee_bytes (sim_curve_knee;
+ * n/a with the reason when no capacity removes a miss).
+ * sim_curve_knee_row adds region's row (SIZE_MAX: the whole program),
+ * named name. */
+output_table *sim_curve_knees_table(output_report *report);
+/* The curve's level as its tables name it: "l1i", "l1d", "l2", "l3". */
+const char *sim_curve_level_word(const sim_curve *c);
+void sim_curve_knee_row(output_table *knees, const sim_curve *c, size_t region, const char *name);
 /* The report: meta (trace, records, level, grid), the table "curve"
  * (region, level, size_bytes, ways, sets, misses, miss_ratio), the whole
  * program ("(all)") first, then each region, and the table "knees"
- * (region, level, references, misses_one_line, misses_largest, knee_bytes:
- * sim_curve_knee).  facts: the run's trace, format and records
+ * (sim_curve_knees_table).  facts: the run's trace, format and records
  * (sim_run_facts; the rest is not used). */
 output_report *sim_curve_report(const sim_curve *c, const sim_run_facts *facts, plumb_status *status);
 /* The same for several levels' curves of one run (sim_curve_run_reader_all),

@@ -348,6 +348,28 @@ Test(explain_valgrind, curve_knees_sit_at_the_working_sets, .timeout = 300)
 	cr_assert(small && large, "no knee per region: %.2000s", e.out);
 	cr_expect_eq(count(small, "knee_bytes"), 32768);
 	cr_expect_eq(count(large, "knee_bytes"), 4194304);
+	/* one table, built once: plumb sim's knees have the same columns and,
+	 * region by region, the same figures */
+	json_object *sim_knees = cli_json_rows(sr, "knees");
+	static const char *const knee_columns[] = { "region", "thread", "level", "references", "misses_one_line",
+	                                           "misses_largest", "knee_bytes" };
+	for (size_t i = 0; i < sizeof knee_columns / sizeof knee_columns[0]; i++) {
+		cr_expect(json_object_object_get_ex(small, knee_columns[i], NULL), "explain's knees lack %s", knee_columns[i]);
+		cr_expect(json_object_object_get_ex(json_object_array_get_idx(sim_knees, 0), knee_columns[i], NULL),
+		          "sim's knees lack %s", knee_columns[i]);
+	}
+	cr_expect_eq(json_object_object_length(small), json_object_object_length(json_object_array_get_idx(sim_knees, 0)));
+	json_object *regions[2] = { small, large };
+	for (size_t i = 0; i < 2; i++) {
+		const char *name = json_object_get_string(json_object_object_get(regions[i], "region"));
+		json_object *theirs = row_where(sim_knees, "region", name);
+		cr_assert(theirs, "plumb sim has no knee for %s", name);
+		static const char *const figures[] = { "thread", "references", "misses_one_line", "misses_largest", "knee_bytes" };
+		for (size_t f = 0; f < sizeof figures / sizeof figures[0]; f++)
+			cr_expect_eq(count(regions[i], figures[f]), count(theirs, figures[f]), "%s: %s", name, figures[f]);
+		cr_expect_str_eq(json_object_get_string(json_object_object_get(regions[i], "level")),
+		                 json_object_get_string(json_object_object_get(theirs, "level")));
+	}
 	json_object *mine = cli_json_rows(er, "curve"), *theirs = cli_json_rows(sr, "curve");
 	size_t compared = 0;
 	for (size_t i = 0; i < json_object_array_length(mine); i++) {

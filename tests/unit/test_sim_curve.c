@@ -576,14 +576,19 @@ Test(sim_curve, several_levels_in_one_pass_equal_one_level_each)
 			/* the report's row of this region and level */
 			const char *word = levels[l] == SIM_L1D ? "l1d" : levels[l] == SIM_L2 ? "l2" : "l3";
 			const char *name = r == SIZE_MAX ? "(all)" : sim_curve_region_name(alone, r, NULL, NULL);
+			int region_column = output_column_index(knees, "region"), level_column = output_column_index(knees, "level");
+			int knee_column = output_column_index(knees, "knee_bytes");
+			int most_column = output_column_index(knees, "misses_one_line");
+			cr_assert(region_column >= 0 && level_column >= 0 && knee_column >= 0 && most_column >= 0);
 			for (size_t row = 0; row < output_row_count(knees); row++) {
-				const char *region_cell = output_cell_string(knees, row, 0), *level_cell = output_cell_string(knees, row, 1);
+				const char *region_cell = output_cell_string(knees, row, (size_t)region_column);
+				const char *level_cell = output_cell_string(knees, row, (size_t)level_column);
 				if (strncmp(region_cell, name, strlen(name)) || strcmp(level_cell, word))
 					continue;
-				double cell = output_cell_number(knees, row, 5);
+				double cell = output_cell_number(knees, row, (size_t)knee_column);
 				cr_assert(knee ? cell == (double)knee : isnan(cell), "%s %s: %g against %llu", name, word, cell,
 				          (unsigned long long)knee);
-				cr_assert_eq(output_cell_number(knees, row, 3), (double)most);
+				cr_assert_eq(output_cell_number(knees, row, (size_t)most_column), (double)most);
 				knee_rows++;
 				break;
 			}
