@@ -195,10 +195,29 @@ static bool l1s_ordered(const sim *s)
 }
 
 
+/* Whether one-line references with classification take the engine's miss
+ * path for one core without an L2 (sim_engine.c, reference_single): the
+ * L1s LRU with the coherence line's size (the granule is one line of
+ * either), the L1D write-back and write-allocate, an L3 absent or
+ * non-inclusive (nothing below ever takes a line out of an L1), MESI or
+ * MOESI (a read miss gets E, a write miss M, and the hot-lines table is
+ * never updated), no check, prefetcher or annotation. */
+static bool sim_single_core_path(const sim *s)
+{
+	const sim_config *c = &s->config;
+	const sim_cache *l1i = &s->core[0].cache[SIM_L1I], *l1d = &s->core[0].cache[SIM_L1D];
+	return c->classify && c->cores == 1 && !s->has_l2 && !c->check && !s->annotate &&
+	       c->prefetch.kind == SIM_PREFETCH_NONE && (c->protocol == SIM_MESI || c->protocol == SIM_MOESI) &&
+	       l1i->replacement == SIM_LRU && l1d->replacement == SIM_LRU && l1i->line_bits == s->granule_bits &&
+	       l1d->line_bits == s->granule_bits && c->cache[SIM_L1D].write_back && c->cache[SIM_L1D].write_allocate &&
+	       (!s->has_l3 || c->l3_inclusion == SIM_NON_INCLUSIVE);
+}
+
 /* The loop variants for this simulator, decided once (and again when
  * annotation or the tests' narrow_sets change what applies). */
 void sim_loop_choose(sim *s)
 {
+	s->single = sim_single_core_path(s);
 	/* records: --check and annotation check or charge every reference in
 	 * the engine */
 	if (s->config.check || s->annotate)

@@ -960,6 +960,148 @@ static void reference_one_line(sim *s, uint32_t core, sim_access_kind kind, uint
 	finish_reference(s, &r, first);
 }
 
+/* Moves way w of an LRU set (tags, meta: its first way) to the front. */
+static inline void set_to_front(uint64_t *tags, uint8_t *meta, uint32_t w)
+{
+	uint64_t tag = tags[w];
+	uint8_t m = meta[w];
+	for (; w > 0; w--) {
+		tags[w] = tags[w - 1];
+		meta[w] = meta[w - 1];
+	}
+	tags[0] = tag;
+	meta[0] = m;
+}
+
+/* A one-line reference on one core without an L2 (s->single, chosen by
+ * sim_loop_choose: cachegrind's machine with classification), when the
+ * core holds no invalidation record: what the two passes of
+ * sim_reference_caches and the helpers they call do for it, for this
+ * machine alone.  The L1 set is searched once and its ways moved in place
+ * (the victim is the set's last way, the new line goes to the front, and
+ * nothing in between moves them: the L3 is absent or non-inclusive, so it
+ * never takes a line back); the core's state for a line is the other L1's
+ * copy (the granule is one line of either L1); a read miss is a bus read
+ * that gets E, a write miss a read for ownership that gets M (one core,
+ * MESI or MOESI, and no hot-lines update: lines_can_heat).  The rare
+ * cases, a line held by the other L1 too or a write to a line not in M,
+ * take the general helpers.  tests/unit/test_sim_fastpath.c compares it
+ * with the general path (--check). */
+static void reference_single(sim *s, uint32_t core, sim_access_kind kind, uint64_t address, uint32_t size,
+                             sim_level first, uint64_t line)
+{
+	sim_core *k = &s->core[core];
+	sim_cache *l1 = &k->cache[first];
+	const sim_cache *other = &k->cache[first == SIM_L1I ? SIM_L1D : SIM_L1I];
+	bool write = kind == SIM_WRITE;
+	reference r = { .core = core, .kind = kind, .address = address, .size = size,
+	                .reached = { true, false, false } };
+	const uint32_t assoc = l1->assoc;
+	size_t base = (size_t)sim_cache_set(l1, line) * assoc;
+	uint64_t *tags = l1->tags + base;
+	uint8_t *meta = l1->meta + base;
+	uint32_t w = 0;
+	while (w < assoc && tags[w] != line)
+		w++;
+	if (w < assoc) {
+		/* a hit the entries' loop left to the engine: a write to a line not in M */
+		if (l1->classify)
+			sim_shadow_touch(&l1->shadow, line);
+		set_to_front(tags, meta, w);
+		if (write) {
+			write_ownership(s, &r, line);
+			meta[0] |= META_DIRTY;
+		}
+		finish_reference(s, &r, first);
+		return;
+	}
+	r.missed[LEVEL_FIRST] = true;
+	sim_cache_stats *st = &s->stats.core[core].cache[first];
+	if (l1->classify) {
+		/* no invalidation record: compulsory, or the shadow's answer */
+		uint64_t *if_present = NULL, *if_absent = NULL;
+		if (sim_lineset_insert(&l1->seen, line)) {
+			r.class[LEVEL_FIRST] = CLASS_COMPULSORY;
+		} else {
+			r.class[LEVEL_FIRST] = CLASS_SHADOWED;
+			if_present = &st->conflict;
+			if_absent = &st->capacity;
+		}
+		sim_shadow_classify(&l1->shadow, line, if_present, if_absent);
+	}
+	/* l1_install's victim, the set's last way */
+	const uint32_t last = assoc - 1;
+	uint64_t victim = tags[last];
+	if (victim != SIM_NO_TAG) {
+		uint8_t victim_meta = meta[last];
+		bool dirty = (victim_meta & META_DIRTY) != 0;
+		unsigned state = state_of(victim_meta);
+		st->evictions++;
+		tags[last] = SIM_NO_TAG;
+		meta[last] = 0;
+		if (dirty)
+			st->writebacks++;
+		long held = sim_cache_find(other, victim);
+		if (held < 0 || state_of(other->meta[held]) == SIM_STATE_I) {
+			private_leave(s, core, victim, state, dirty);
+		} else if (dirty || state == SIM_STATE_M || state == SIM_STATE_O) {
+			/* the other L1 still holds it, now clean */
+			s->stats.core[core].coherence.writebacks++;
+			writeback_below_private(s, core, victim << l1->line_bits, true);
+			unsigned clean = state == SIM_STATE_O ? SIM_STATE_S : SIM_STATE_E;
+			if (state == SIM_STATE_M || state == SIM_STATE_O) {
+				private_set_state(s, core, victim, clean);
+				transition(s, core, 0, state, clean);
+			}
+		}
+	}
+	/* the fill: the new line at the front, the others one way back */
+	for (uint32_t i = last; i > 0; i--) {
+		tags[i] = tags[i - 1];
+		meta[i] = meta[i - 1];
+	}
+	tags[0] = line;
+	meta[0] = SIM_STATE_I;
+	/* fetch_shared for one core */
+	uint64_t line_address = line << l1->line_bits;
+	long copy = sim_cache_find(other, line);
+	unsigned own = copy >= 0 ? state_of(other->meta[copy]) : SIM_STATE_I;
+	unsigned state;
+	bool l3_hit = false;
+	if (own != SIM_STATE_I) {
+		/* the other L1 holds it: no coherence request, only the L3 reference */
+		state = own;
+		if (s->has_l3)
+			l3_hit = l3_reference(s, &r, line_address, true);
+		if (!l3_hit)
+			r.memory = true;
+	} else {
+		sim_coherence_stats *cs = &s->stats.core[core].coherence;
+		if (write) {
+			cs->bus_read_exclusive++;
+			state = SIM_STATE_M;
+		} else {
+			cs->bus_reads++;
+			state = SIM_STATE_E;
+		}
+		if (s->has_l3)
+			l3_hit = l3_reference(s, &r, line_address, true);
+		if (!l3_hit) {
+			s->stats.memory_reads++;
+			s->stats.core[core].memory_reads++;
+			r.memory = true;
+		}
+		transition(s, core, 0, SIM_STATE_I, state);
+	}
+	meta[0] = (uint8_t)state;
+	if (write) {
+		if (state != SIM_STATE_M)
+			write_ownership(s, &r, line);
+		meta[0] |= META_DIRTY;
+	}
+	finish_reference(s, &r, first);
+}
+
 void sim_reference_caches(sim *s, uint32_t core, sim_access_kind kind, uint64_t address, uint32_t size)
 {
 	sim_core *k = &s->core[core];
@@ -975,6 +1117,10 @@ void sim_reference_caches(sim *s, uint32_t core, sim_access_kind kind, uint64_t 
 	uint64_t first_line = address >> l1->line_bits, last_line = (address + size - 1) >> l1->line_bits;
 	if (s->lean && first_line == last_line) {
 		reference_one_line(s, core, kind, address, size, first, first_line);
+		return;
+	}
+	if (s->single && first_line == last_line && k->invalidated.count == 0) {
+		reference_single(s, core, kind, address, size, first, first_line);
 		return;
 	}
 

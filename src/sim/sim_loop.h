@@ -14,7 +14,13 @@
  *             sim_loop_general.c  everything else, expanded into records
  *
  * A new variant: a file of its own with a function of sim_batch_loop's or
- * sim_compact_loop's type, declared here, and a line in sim_loop_choose. */
+ * sim_compact_loop's type, declared here, and a line in sim_loop_choose.
+ *
+ * sim_loop_choose also decides, once, which path the references the loops
+ * leave to the engine take: with classification on one core without an L2
+ * (cachegrind's machine), one-line references take sim_engine.c's
+ * reference_single (s->single); tests/unit/test_sim_fastpath.c and
+ * test_sim_compact.c compare it with the general path. */
 #ifndef PLUMB_SIM_LOOP_H
 #define PLUMB_SIM_LOOP_H
 

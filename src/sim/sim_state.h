@@ -73,6 +73,10 @@ struct sim {
 	bool compact_checks;            /* and checks an unchecked run as it walks */
 	bool lean;                      /* no classification, check or prefetcher: one-line references
 	                                 * take sim_engine.c's reference_one_line */
+	bool single;                    /* one core without an L2, LRU L1s, MESI or MOESI, no check,
+	                                 * prefetcher or annotation: one-line references with
+	                                 * classification take sim_engine.c's reference_single
+	                                 * (sim_loop_choose) */
 	struct sim_regions *regions;    /* sim_regions.c; NULL until the first marker */
 	const trace_code_map *code_map; /* names for the code table, or NULL */
 	struct sim_program *program;    /* plumbgrind's definitions made into ops (sim_access_compact) */

@@ -375,3 +375,75 @@ Test(sim_fastpath, every_loop_variant_counts_what_the_general_loop_counts)
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
 		variant_counts(&cases[i], 300 + i);
 }
+
+/* One core without an L2 (cachegrind's machine) with classification takes
+ * sim_engine.c's reference_single for its one-line references: random
+ * traces whose fetches and data share lines (code written to, data
+ * fetched: the other L1 holds the line), through L1s of 2 and 8 ways, an
+ * L3 absent or of each inclusion policy, every protocol, write-back,
+ * write-through and no-write-allocate L1Ds, 32-byte L1 lines under an L3
+ * of 64, classification on and off, must
+ * count what the general path counts (--check takes it for every
+ * reference), the hot code table included; and the path is chosen exactly
+ * for the machines it serves. */
+static void single_core_case(unsigned variant, uint64_t seed)
+{
+	static const sim_inclusion inclusions[] = { SIM_NON_INCLUSIVE, SIM_INCLUSIVE, SIM_EXCLUSIVE };
+	static const sim_protocol protocols[] = { SIM_MESI, SIM_MOESI, SIM_MSI, SIM_ESI };
+	sim_config c;
+	sim_protocol protocol = variant % 8 < 5 ? (variant % 8 < 3 ? SIM_MESI : SIM_MOESI) : protocols[variant % 4];
+	small_config(&c, 1, protocol);
+	c.classify = variant % 16 < 13;
+	c.cache[SIM_L2].size = 0;
+	c.cache[SIM_L1I].size = 1024;
+	c.cache[SIM_L1I].assoc = variant % 2 ? 8 : 2;
+	c.cache[SIM_L1D].size = 2048;
+	c.cache[SIM_L1D].assoc = variant % 3 ? 8 : 2;
+	c.cache[SIM_L3].size = variant % 5 == 4 ? 0 : 16384;
+	c.cache[SIM_L3].assoc = 4;
+	c.l3_inclusion = variant % 6 < 4 ? SIM_NON_INCLUSIVE : inclusions[variant % 3];
+	if (variant % 7 == 5)
+		c.cache[SIM_L1D].write_back = false;
+	if (variant % 11 == 7)
+		c.cache[SIM_L1D].write_allocate = false;
+	if (variant % 9 == 8 && c.l3_inclusion != SIM_EXCLUSIVE)   /* 32-byte L1 lines under an L3 of 64 */
+		c.cache[SIM_L1I].line = c.cache[SIM_L1D].line = 32;
+	c.modify = (sim_modify)(seed % 3);
+	sim_trace t = { 0 };
+	uint64_t x = seed * 0x9E3779B97F4A7C15ull + 11;
+	for (int i = 0; i < 30000; i++) {
+		uint64_t r = next(&x);
+		trace_kind kind = (trace_kind)((r >> 12) % 4);
+		/* code and data in one 12 KiB range, mostly a 3 KiB part of it:
+		 * misses at every level, lines in both L1s */
+		uint64_t span = (r >> 60) % 4 == 0 ? 12288 : 3072;
+		uint64_t address = 0x10000 + ((r >> 20) % span);
+		uint16_t size = (r >> 44) % 32 == 0 ? 0 : (uint16_t)(1u << ((r >> 40) % 4));
+		trace_add(&t, 0, kind, address, size);
+	}
+	c.check = false;
+	sim *single = run_trace(&c, &t);
+	bool serves = c.classify && (protocol == SIM_MESI || protocol == SIM_MOESI) && c.cache[SIM_L1D].write_back &&
+	              c.cache[SIM_L1D].write_allocate && (c.cache[SIM_L3].size == 0 || c.l3_inclusion == SIM_NON_INCLUSIVE);
+	cr_assert_eq(single->single, serves, "variant %u: the one-core miss path %s", variant,
+	             serves ? "not chosen" : "chosen where it does not apply");
+	c.check = true;
+	sim *general = run_trace(&c, &t);
+	cr_assert(!general->single, "--check takes the general path");
+	same_statistics(single, general, 1, c.classify);
+	if (c.classify) {
+		static sim_code_stats code_a[4096], code_b[4096];
+		size_t na = sim_hot_code(single, code_a, 4096), nb = sim_hot_code(general, code_b, 4096);
+		cr_assert_eq(na, nb);
+		cr_assert(memcmp(code_a, code_b, na * sizeof *code_a) == 0, "variant %u: code tables differ", variant);
+	}
+	sim_free(single);
+	sim_free(general);
+	trace_release(&t);
+}
+
+Test(sim_fastpath, one_core_miss_path_counts_what_the_general_path_counts)
+{
+	for (unsigned variant = 0; variant < 64; variant++)
+		single_core_case(variant, 500 + variant);
+}
