@@ -267,6 +267,34 @@ static int nodes_grow(curve_stacks *t)
 	return 0;
 }
 
+/* Mattson's groups from..to-1, each full, each give their deepest line to
+ * the next group (a line moved to the top from group `to`). */
+static inline __attribute__((always_inline)) void groups_pass_down(curve_stacks *t, unsigned from, unsigned to)
+{
+	curve_node *node = t->node;
+	for (unsigned i = from; i < to; i++) {
+		uint32_t y = t->last[i];
+		node[y].group = i + 1;
+		t->last[i] = node[y].prev;
+	}
+}
+
+/* The same for a line never seen (of which there were `before`): the full
+ * groups from `from` each give their deepest to the next; the first that
+ * was not full keeps it. */
+static inline __attribute__((always_inline)) void groups_pass_down_new(curve_stacks *t, unsigned from, unsigned beyond,
+                                                                      uint64_t before)
+{
+	curve_node *node = t->node;
+	for (unsigned i = from; i < beyond && before > (1ull << i) - 1; i++) {
+		uint32_t y = t->last[i];
+		node[y].group = i + 1;
+		t->last[i] = node[y].prev;
+		if (before == 1ull << i)
+			t->last[i + 1] = y;   /* it was empty */
+	}
+}
+
 /* Mattson's stack: id x (group g, or beyond + 1 for a line never seen, of
  * which there were `before`) to the top; returns its bucket. */
 static inline __attribute__((always_inline)) unsigned lru_to_top(curve_stacks *t, uint32_t x, unsigned g, unsigned beyond, uint64_t before)
@@ -284,11 +312,7 @@ static inline __attribute__((always_inline)) unsigned lru_to_top(curve_stacks *t
 		node[x] = (curve_node){ .prev = NO_NODE, .next = t->head, .group = 0 };
 		t->head = x;
 		/* every group above it full: each gives its deepest to the next */
-		for (unsigned i = 0; i < g; i++) {
-			uint32_t y = t->last[i];
-			node[y].group = i + 1;
-			t->last[i] = node[y].prev;
-		}
+		groups_pass_down(t, 0, g);
 		return g;
 	}
 	node[x] = (curve_node){ .prev = NO_NODE, .next = t->head, .group = 0 };
@@ -298,15 +322,8 @@ static inline __attribute__((always_inline)) unsigned lru_to_top(curve_stacks *t
 	}
 	node[t->head].prev = x;
 	t->head = x;
-	/* the full groups (group i holds 2^i - 1 and above when full) each
-	 * give their deepest to the next; the first that was not full keeps it */
-	for (unsigned i = 0; i < beyond && before > (1ull << i) - 1; i++) {
-		uint32_t y = t->last[i];
-		node[y].group = i + 1;
-		t->last[i] = node[y].prev;
-		if (before == 1ull << i)
-			t->last[i + 1] = y;   /* it was empty */
-	}
+	/* group i holds 2^i - 1 and above when full */
+	groups_pass_down_new(t, 0, beyond, before);
 	return beyond;
 }
 
@@ -447,22 +464,10 @@ static inline __attribute__((always_inline)) unsigned top_to_top(curve_stacks *t
 	t->head = z;
 	if (g <= beyond) {
 		/* every group above x's full: each gives its deepest to the next */
-		for (unsigned i = TOP_GROUPS; i < g; i++) {
-			uint32_t y = t->last[i];
-			node[y].group = i + 1;
-			t->last[i] = node[y].prev;
-		}
+		groups_pass_down(t, TOP_GROUPS, g);
 		return g;
 	}
-	/* the full groups each give their deepest to the next; the first that
-	 * was not full keeps it */
-	for (unsigned i = TOP_GROUPS; i < beyond && before > (1ull << i) - 1; i++) {
-		uint32_t y = t->last[i];
-		node[y].group = i + 1;
-		t->last[i] = node[y].prev;
-		if (before == 1ull << i)
-			t->last[i + 1] = y;   /* it was empty */
-	}
+	groups_pass_down_new(t, TOP_GROUPS, beyond, before);
 	return beyond;
 }
 
