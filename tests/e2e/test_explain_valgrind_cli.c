@@ -482,6 +482,29 @@ static other_core other_core_than_this(void)
 	return amd ? (other_core){ "GenuineIntel", "6/143/8", "" } : (other_core){ "AuthenticAMD", "25/97/2", "znver" };
 }
 
+/* plumb explain --runs 1 --on B (B: machine b's report, whose core is
+ * other's) of program with one or more arguments, as JSON, and its in-core
+ * line in *core; the test is skipped when LLVM's tools cannot price blocks
+ * here.  The caller frees the root and the run. */
+static json_object *explain_on(cli_run *e, const char *b, const char *program, const char *first, const char *second,
+                               const char *third, const char *fourth, const char **core)
+{
+	*e = cli_run_plumbv(NULL, "explain", "--runs", "1", "--machine", b, "--on", b, "--json", "--", program, first,
+	                    second, third, fourth, NULL);
+	cr_assert_eq(e->exit_code, 0, "%s", e->err);
+	json_object *root = parse(e->out), *meta = NULL, *in_core = NULL;
+	cr_assert(json_object_object_get_ex(root, "meta", &meta) && json_object_object_get_ex(meta, "in_core", &in_core));
+	*core = json_object_get_string(in_core);
+	if (strstr(*core, "was not found") || strstr(*core, "knows none of the CPU names")) {
+		char why[600];
+		snprintf(why, sizeof why, "%s", *core);
+		json_object_put(root);
+		cli_run_free(e);
+		cr_skip_test("LLVM's tools cannot price blocks here: %s", why);
+	}
+	return root;
+}
+
 /* Machine B with another core: the region's blocks are priced again with
  * llvm-mca for that core, and the result says so; on a B with this
  * machine's own core, no second pricing. */
@@ -491,18 +514,9 @@ Test(explain_valgrind, on_another_core_its_blocks_are_priced_for_it, .timeout = 
 	uint64_t l2;
 	other_core other_cpu = other_core_than_this();
 	const char *b = half_l2_report_of(&l2, other_cpu.vendor, other_cpu.family_model_stepping);
-	const char *program = compile("explain_target");
-	cli_run e = cli_run_plumbv(NULL, "explain", "--runs", "1", "--machine", b, "--on", b, "--json", "--", program,
-	                           "1048576", "262144", "1", "10000", NULL);
-	cr_assert_eq(e.exit_code, 0, "%s", e.err);
-	json_object *root = parse(e.out), *meta = NULL, *in_core = NULL;
-	cr_assert(json_object_object_get_ex(root, "meta", &meta) && json_object_object_get_ex(meta, "in_core", &in_core));
-	const char *core = json_object_get_string(in_core);
-	if (strstr(core, "was not found") || strstr(core, "knows none of the CPU names")) {
-		json_object_put(root);
-		cli_run_free(&e);
-		cr_skip_test("LLVM's tools cannot price blocks here: %s", core);
-	}
+	const char *program = compile("explain_target"), *core;
+	cli_run e;
+	json_object *root = explain_on(&e, b, program, "1048576", "262144", "1", "10000", &core);
 	char expected[128];
 	snprintf(expected, sizeof expected, "on the other machine: its core's cycles from llvm-mca -mcpu=%s", other_cpu.mcpu);
 	cr_expect(notes_hold(root, expected), "%.4000s", e.out);
@@ -545,18 +559,9 @@ Test(explain_valgrind, on_another_core_the_same_loops_are_paired, .timeout = 300
 	uint64_t l2;
 	other_core core = other_core_than_this();
 	const char *b = half_l2_report_of(&l2, core.vendor, core.family_model_stepping);
-	const char *program = compile("triangular");
-	cli_run e = cli_run_plumbv(NULL, "explain", "--runs", "1", "--machine", b, "--on", b, "--json", "--", program,
-	                           "400", NULL);
-	cr_assert_eq(e.exit_code, 0, "%s", e.err);
-	json_object *root = parse(e.out), *meta = NULL, *in_core = NULL, *notes = NULL;
-	cr_assert(json_object_object_get_ex(root, "meta", &meta) && json_object_object_get_ex(meta, "in_core", &in_core));
-	const char *core_line = json_object_get_string(in_core);
-	if (strstr(core_line, "was not found") || strstr(core_line, "knows none of the CPU names")) {
-		json_object_put(root);
-		cli_run_free(&e);
-		cr_skip_test("LLVM's tools cannot price blocks here: %s", core_line);
-	}
+	const char *program = compile("triangular"), *core_line;
+	cli_run e;
+	json_object *root = explain_on(&e, b, program, "400", NULL, NULL, NULL, &core_line), *notes = NULL;
 	const char *other = NULL;
 	cr_assert(json_object_object_get_ex(root, "notes", &notes));
 	for (size_t i = 0; i < json_object_array_length(notes); i++) {
