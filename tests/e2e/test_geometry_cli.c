@@ -323,7 +323,18 @@ Test(geometry_cli, one_report_gives_one_figure_per_quantity, .timeout = 180)
 		}
 		double ns = real(column(level, "latency"));
 		cr_assert_eq(real(column(finding(rows, "latency", name), "measured")), ns, "%s latency", name);
-		cr_assert_eq(real(column(summary_row, "latency")), ns, "%s latency in the summary", name);
+		json_object *source = column(summary_row, "latency_source");
+		const char *from = source && !is_status(source) ? json_object_get_string(source) : "";
+		if (!strcmp(name, "memory") && from && strstr(from, "plateau past the last cache")) {
+			/* lat's memory level came from points still rising (a busy
+			 * sweep, beside another test): the summary takes memory's
+			 * plateau instead, and says so (machine_model, "DRAM latency
+			 * from a plateau") */
+			cr_assert(strstr(from, "points still rising"), "%s", from);
+			compared++;
+			continue;
+		}
+		cr_assert_eq(real(column(summary_row, "latency")), ns, "%s latency in the summary (%s)", name, from);
 		compared++;
 		if (!strcmp(name, "memory") || k + 1 == count)
 			continue;
