@@ -26,13 +26,16 @@ Test(bw_timing, l1_read_beats_dram_read_by_a_wide_margin, .timeout = 60)
 	for (int attempt = 0; attempt < 5; attempt++) {
 		cr_assert_eq(bandwidth_measure(team, read, 16u << 10, &options, &l1, &status), 0, "%s", status.message);
 		cr_assert_eq(bandwidth_measure(team, read, 64u << 20, &options, &dram, &status), 0, "%s", status.message);
-		if (l1.gbps.max > 2 * dram.gbps.max)
+		if (l1.gbps.max > 2 * dram.gbps.median)
 			break;
 	}
 	bandwidth_team_destroy(team);
 	cr_assert_gt(dram.gbps.median, 0);
-	/* About 8x here when quiet; 2x leaves room for a busy neighbour. */
-	cr_assert_gt(l1.gbps.max, 2 * dram.gbps.max, "L1 %.1f GB/s vs DRAM %.1f GB/s", l1.gbps.max, dram.gbps.max);
+	/* About 8x here when quiet; 2x leaves room for a busy neighbour (and
+	 * the sanitizer build's slower L1 loop).  DRAM's median, not its best
+	 * run: one run timed short gave a best of 29.5 GB/s, twice memory's. */
+	cr_assert_gt(l1.gbps.max, 2 * dram.gbps.median, "L1 %.1f GB/s vs DRAM %.1f GB/s (best %.1f)", l1.gbps.max,
+	             dram.gbps.median, dram.gbps.max);
 	cr_assert_eq(l1.footprint, 16u << 10);
 	cr_assert_geq(l1.gbps.n, options.min_runs);
 }
