@@ -424,8 +424,29 @@ static int parse_json(const char *text, size_t length, const char *name, model_i
 			json_object_put(root);
 			return plumb_fail(status, EINVAL, "%s: trailing data after the JSON document", name);
 		}
+	/* A whole machine report (plumb report's report.json) holds other
+	 * sections' tables with bandwidth and latency columns too (the
+	 * summary's hierarchy, lat, bw): only its loaded section is read. */
+	json_object *node = root, *schema, *sections;
+	if (json_object_is_type(root, json_type_object) && json_object_object_get_ex(root, "schema", &schema) &&
+	    json_object_is_type(schema, json_type_string) && !strcmp(json_object_get_string(schema), "plumb-machine-report")) {
+		node = NULL;
+		if (json_object_object_get_ex(root, "sections", &sections) && json_object_is_type(sections, json_type_array))
+			for (size_t i = 0; i < json_object_array_length(sections) && !node; i++) {
+				json_object *section = json_object_array_get_idx(sections, i), *command, *report;
+				if (json_object_object_get_ex(section, "command", &command) &&
+				    json_object_is_type(command, json_type_string) && !strcmp(json_object_get_string(command), "loaded") &&
+				    json_object_object_get_ex(section, "report", &report))
+					node = report;
+			}
+		if (!node) {
+			json_object_put(root);
+			return plumb_fail(status, EINVAL, "%s: a plumb report without a loaded section (the model is fitted "
+			                  "to plumb loaded's measurements)", name);
+		}
+	}
 	json_search search = { .out = out, .name = name, .status = status };
-	search_json(&search, root, 0);
+	search_json(&search, node, 0);
 	json_object_put(root);
 	if (search.failed)
 		return -1;

@@ -88,12 +88,30 @@ int model_report(const model_report_options *o, output_report *r, plumb_status *
 	output_column(t, "service_time_low", "ns", 3);
 	output_column(t, "service_time_high", "ns", 3);
 	output_column(t, "shape", NULL, 0);
+	/* A flat curve determines no service time: the fit's S sits at the
+	 * bottom of its search, a number of the search's making, and the peak
+	 * line / S would be beyond any machine.  Neither is printed as a
+	 * figure; the reason takes their place. */
+	bool flat = from && service <= 0 && fit.at_bound < 0;
+	char flat_service[256], flat_peak[256];
+	snprintf(flat_service, sizeof flat_service,
+	         "not determined: the latency does not rise with bandwidth up to %.0f MB/s, the highest load measured, "
+	         "so the fit has no service time to find (its search stopped at its bottom, %.3g ns)",
+	         measured_max, fit.params.service_ns);
+	snprintf(flat_peak, sizeof flat_peak,
+	         "not determined: above %.0f MB/s, the highest load measured (a flat curve: no service time)", measured_max);
 	output_row(t);
-	output_cell_real(t, fit.params.service_ns);
+	if (flat)
+		output_cell_status(t, "n/a", flat_service);
+	else
+		output_cell_real(t, fit.params.service_ns);
 	output_cell_real(t, fit.params.unloaded_latency_ns);
 	output_cell_text(t, l0 > 0 ? "given" : fit.l0_fitted ? "fitted" : "zero-bandwidth point");
 	output_cell_real(t, fit.params.line_bytes);
-	output_cell_real(t, model_peak_bandwidth(&fit.params));
+	if (flat)
+		output_cell_status(t, "n/a", flat_peak);
+	else
+		output_cell_real(t, model_peak_bandwidth(&fit.params));
 	if (from) {
 		output_cell_integer(t, (int64_t)fit.points);
 		output_cell_real(t, fit.error_per_sample);
@@ -142,7 +160,9 @@ int model_report(const model_report_options *o, output_report *r, plumb_status *
 	output_column(ct, "latency", "ns", 1);
 	output_column(ct, "utilization", NULL, 3);
 	output_column(ct, "beyond_measured", NULL, 0);
-	double saturation = model_saturation_contention(&fit.params);
+	/* With a flat fit the model says only that nothing queues up to the
+	 * highest load measured: predictions stay within it. */
+	double saturation = flat ? measured_max : model_saturation_contention(&fit.params);
 	static const double fractions[] = { 0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99 };
 	for (size_t i = 0; i < sizeof fractions / sizeof fractions[0]; i++)
 		add_prediction_row(ct, &fit.params, fractions[i] * saturation, measured_max);
@@ -168,7 +188,11 @@ int model_report(const model_report_options *o, output_report *r, plumb_status *
 		double latency;
 		output_row(xt);
 		output_cell_integer(xt, (int64_t)p);
-		if (model_latency_processors(&fit.params, p, &latency, &point_status) == 0) {
+		if (flat) {
+			for (int k = 0; k < 4; k++)
+				output_cell_status(xt, "n/a", "the service time is not determined (a flat curve), so no processor count can be priced");
+			break;   /* one row says it */
+		} else if (model_latency_processors(&fit.params, p, &latency, &point_status) == 0) {
 			double each = fit.params.line_bytes / latency * 1e3;
 			output_cell_real(xt, latency);
 			output_cell_real(xt, each);
@@ -180,9 +204,11 @@ int model_report(const model_report_options *o, output_report *r, plumb_status *
 		}
 	}
 	output_note(r, "peak bandwidth = line / S (eq. 5.13); the model has no solution at or beyond it");
-	if (from && service <= 0 && fit.at_bound < 0)
+	if (flat)
 		output_note(r, "S is at the bottom of its search range: latency does not rise with bandwidth in these "
-		               "data, so S (and the peak bandwidth) is not determined; measure closer to saturation");
+		               "data, so S (and the peak bandwidth) is not determined and neither is printed; the "
+		               "predictions stay within the loads measured; measure closer to saturation (more "
+		               "generators, or a machine with more cores to load its memory)");
 	if (from && service <= 0 && fit.at_bound > 0)
 		output_note(r, "S is at the top of its search range (L0, or the saturation limit of the largest "
 		               "bandwidth): the data rise faster than the model allows");

@@ -530,9 +530,17 @@ static void add_figures(output_report *s, const output_report *c2c, const output
 					snprintf(why + w, sizeof why - w, "%s%.64s %.3g %.8s is %.320s", w ? "; " : "", limits[i].figure,
 					         limits[i].value, limits[i].unit, limits[i].rule);
 			}
+		const char *shape = output_text_at(f, 0, "shape");
 		if (why[0] && isfinite(service))
 			figure_status(t, "queueing model service time", NAN, "ns", detail, "flagged", why);
-		else
+		else if (!isfinite(service) && shape && !strcmp(shape, "flat")) {
+			/* the model section says why: the curve did not rise */
+			int sc = output_column_index(f, "service_time");
+			const char *reason = sc >= 0 ? output_cell_reason(f, 0, (size_t)sc) : NULL;
+			figure_status(t, "queueing model service time", NAN, "ns",
+			              "Hristea et al.'s closed queueing model (1997) fitted to the loaded-latency curve", "not determined",
+			              reason ? reason : "not determined: the loaded latency does not rise with bandwidth (a flat curve)");
+		} else
 			figure(t, "queueing model service time", service, "ns", f && output_row_count(f) ? detail : "",
 			       "the model section produced no fit");
 	}

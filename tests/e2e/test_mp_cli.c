@@ -207,7 +207,14 @@ Test(mp_cli, loaded_short_json_then_model, .timeout = 120)
 	cr_assert_eq(model.exit_code, 0, "%s", model.err);
 	json_object *m = parse_json(&model);
 	json_object *fit = json_object_array_get_idx(cli_json_rows(m, "fit"), 0);
-	cr_expect(json_object_get_double(cell(fit, "service_time")) > 0);
+	/* a curve that did not rise (two CPUs seldom load memory enough)
+	 * determines no S: the cell says why instead of a number */
+	json_object *service = cell(fit, "service_time"), *why;
+	if (!strcmp(json_object_get_string(cell(fit, "shape")), "flat"))
+		cr_expect(json_object_is_type(service, json_type_object) && json_object_object_get_ex(service, "reason", &why) &&
+		          strstr(json_object_get_string(why), "not determined"), "%s", json_object_get_string(service));
+	else
+		cr_expect(json_object_get_double(service) > 0);
 	cr_expect_eq(json_object_get_int(cell(fit, "line")), 64, "line size read from the loaded metadata");
 	json_object_put(m);
 	cli_run_free(&model);

@@ -16,6 +16,7 @@
 #include "explain/explain.h"
 #include "latency/latency_run.h"
 #include "machine/machine_model.h"
+#include "model/model.h"
 #include "report/report.h"
 #include "sim/sim.h"
 
@@ -412,6 +413,52 @@ static output_report *recorded_summary(void)
 	for (size_t i = 0; i < 5; i++)
 		output_report_free(sections[i]);
 	return summary;
+}
+
+/* The same sections with the model fitted now: the recorded loaded curve
+ * is flat, so the model section gives no service time and no peak, and
+ * the summary says "not determined" with the reason instead of flagging
+ * the search's bottom as a figure beyond physics. */
+Test(machine_model, a_flat_loaded_curve_gives_no_flag_but_not_determined)
+{
+	static const char *const names[] = { "topo", "lat", "bw", "loaded", "model" };
+	output_report *sections[5];
+	char file[64], path[1024];
+	for (size_t i = 0; i < 4; i++) {
+		snprintf(file, sizeof file, "report_vm_xeon/%s.json", names[i]);
+		sections[i] = read_report(file);
+	}
+	const char *dir = getenv("PLUMB_SRCDIR");
+	snprintf(path, sizeof path, "%s/tests/data/report_vm_xeon/loaded.json", dir ? dir : ".");
+	model_input in;
+	plumb_status status;
+	cr_assert_eq(model_input_read(path, &in, &status), 0, "%s", status.message);
+	model_report_options o = { .input = &in, .source = "loaded" };
+	sections[4] = output_report_new("model");
+	cr_assert_eq(model_report(&o, sections[4], &status), 0, "%s", status.message);
+	model_input_free(&in);
+	cr_assert_str_eq(output_text_at(output_table_find(sections[4], "fit"), 0, "shape"), "flat");
+	output_report *summary = report_summary_build(sections, names, 5);
+	for (size_t i = 0; i < 5; i++)
+		output_report_free(sections[i]);
+	const output_table *checks = output_table_find(summary, "checks");
+	int figure = output_column_index(checks, "figure"), verdict = output_column_index(checks, "verdict");
+	for (size_t r = 0; r < output_row_count(checks); r++)
+		if (!strncmp(output_cell_string(checks, r, (size_t)figure), "queueing model", 14))
+			cr_expect_str_neq(output_cell_string(checks, r, (size_t)verdict), "flagged", "%s",
+			                  output_cell_string(checks, r, (size_t)figure));
+	const output_table *figures = output_table_find(summary, "figures");
+	int quantity = output_column_index(figures, "quantity"), value = output_column_index(figures, "value");
+	bool said = false;
+	for (size_t r = 0; r < output_row_count(figures); r++)
+		if (!strcmp(output_cell_string(figures, r, (size_t)quantity), "queueing model service time")) {
+			cr_expect_str_eq(output_cell_string(figures, r, (size_t)value), "not determined");
+			const char *why = output_cell_reason(figures, r, (size_t)value);
+			cr_expect(why && strstr(why, "does not rise"), "%s", why ? why : "no reason");
+			said = true;
+		}
+	cr_expect(said);
+	output_report_free(summary);
 }
 
 Test(machine_model, the_summary_flags_the_degenerate_fit_and_keeps_the_model)

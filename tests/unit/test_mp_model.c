@@ -2,6 +2,7 @@
  * section 8.2): exact arithmetic, so exact assertions. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <string.h>
 #include "model/model.h"
 #include "core/cpu.h"
 #include "loaded/loaded.h"
@@ -194,6 +195,34 @@ Test(mp_model, flat_data_report_the_lower_bound)
 	cr_assert_eq(model_fit_points(flat, 4, 64, 0, &fit, NULL), 0);
 	cr_expect_eq(fit.at_bound, -1, "S = %g", fit.params.service_ns);
 	cr_expect(isnan(fit.service_low) && isnan(fit.service_high), "a flat fit has no interval");
+}
+
+/* A flat curve's S is where the search stopped, and line / S a peak no
+ * machine has: the report prints neither as a figure (the summary once
+ * headlined 2.8e-06 ns and 2.3e10 MB/s), and predicts only within the
+ * loads measured. */
+Test(mp_model, a_flat_fit_prints_no_service_time_and_no_peak)
+{
+	model_input in = { 0 };
+	const char *csv = "bandwidth,latency\n0,150\n1000,149\n6000,151\n12000,148\n";
+	cr_assert_eq(model_input_parse(csv, strlen(csv), "flat.csv", &in, NULL), 0);
+	model_report_options o = { .input = &in, .source = "flat.csv" };
+	output_report *r = output_report_new("model");
+	plumb_status status;
+	cr_assert_eq(model_report(&o, r, &status), 0, "%s", status.message);
+	const output_table *fit = output_table_find(r, "fit");
+	cr_assert_not_null(fit);
+	cr_expect_str_eq(output_text_at(fit, 0, "shape"), "flat");
+	cr_expect(isnan(output_number_at(fit, 0, "service_time")), "S printed: %g", output_number_at(fit, 0, "service_time"));
+	cr_expect(isnan(output_number_at(fit, 0, "peak_bandwidth")));
+	int sc = output_column_index(fit, "service_time");
+	cr_expect(strstr(output_cell_reason(fit, 0, (size_t)sc), "not determined") != NULL);
+	const output_table *predicted = output_table_find(r, "predict_contention");
+	for (size_t i = 0; i < output_row_count(predicted); i++)
+		cr_expect_leq(output_number_at(predicted, (long)i, "contention"), 12000, "row %zu beyond the loads measured", i);
+	cr_expect_eq(output_row_count(output_table_find(r, "predict_processors")), 1);
+	output_report_free(r);
+	model_input_free(&in);
 }
 
 Test(mp_model, a_noisy_fit_has_an_interval_around_the_truth)

@@ -142,6 +142,30 @@ Test(mp_model_input, json_row_objects)
 	model_input_free(&in);
 }
 
+/* plumb report's report.json: the summary's hierarchy table has latency
+ * and bandwidth columns too, and came first; only the loaded section may
+ * be read (the fit was once made to the hierarchy's levels). */
+Test(mp_model_input, a_machine_report_is_read_from_its_loaded_section)
+{
+	const char *json = "{\"schema\":\"plumb-machine-report\",\"summary\":{\"tables\":{\"hierarchy\":{\"columns\":"
+	                   "[\"level\",\"latency\",\"read_bandwidth\"],\"rows\":[[\"L1\",1.7,319],[\"L2\",5.6,137]]}}},"
+	                   "\"sections\":[{\"command\":\"lat\",\"report\":{\"tables\":{\"x\":{\"columns\":[\"bandwidth\",\"latency\"],"
+	                   "\"rows\":[[1,2],[3,4]]}}}},{\"command\":\"loaded\",\"report\":{\"meta\":{\"line_bytes\":64},"
+	                   "\"tables\":{\"loaded\":{\"columns\":[\"generator_bandwidth\",\"latency\"],\"rows\":[[0,150],[900,151],"
+	                   "[5000,152]]}}}}]}";
+	model_input in;
+	plumb_status status;
+	cr_assert_eq(model_input_parse(json, strlen(json), "report.json", &in, &status), 0, "%s", status.message);
+	cr_assert_eq(in.count, 3);
+	cr_expect_float_eq(in.points[0].latency_ns, 150, 1e-12);
+	cr_expect_float_eq(in.points[2].contention_mb_s, 5000, 1e-12);
+	model_input_free(&in);
+	const char *without = "{\"schema\":\"plumb-machine-report\",\"sections\":[{\"command\":\"lat\",\"report\":"
+	                      "{\"tables\":{\"x\":{\"columns\":[\"bandwidth\",\"latency\"],\"rows\":[[1,2],[3,4]]}}}}]}";
+	cr_expect_neq(model_input_parse(without, strlen(without), "report.json", &in, &status), 0);
+	cr_expect(strstr(status.message, "without a loaded section") != NULL, "%s", status.message);
+}
+
 Test(mp_model_input, json_rejections)
 {
 	const char *cases[][2] = {
