@@ -95,11 +95,11 @@ int model_report(const model_report_options *o, output_report *r, plumb_status *
 	bool flat = from && service <= 0 && fit.at_bound < 0;
 	char flat_service[256], flat_peak[256];
 	snprintf(flat_service, sizeof flat_service,
-	         "not determined: the latency does not rise with bandwidth up to %.0f MB/s, the highest load measured, "
-	         "so the fit has no service time to find (its search stopped at its bottom, %.3g ns)",
+	         "the latency does not rise with bandwidth up to %.0f MB/s, the highest load measured, so the fit "
+	         "has no service time to find (its search stopped at its bottom, %.3g ns)",
 	         measured_max, fit.params.service_ns);
 	snprintf(flat_peak, sizeof flat_peak,
-	         "not determined: above %.0f MB/s, the highest load measured (a flat curve: no service time)", measured_max);
+	         "not determined: above %.0f MB/s, the highest load measured (a flat curve has no service time)", measured_max);
 	output_row(t);
 	if (flat)
 		output_cell_status(t, "n/a", flat_service);
