@@ -144,6 +144,10 @@ int sim_preset_from_topo(sim_config *config, const struct output_report *topo, p
  * 64 B lines, 2 cores" (levels in that order, absent ones left out; line
  * sizes per level when they differ).  Returns text. */
 const char *sim_config_describe(const sim_config *config, char *text, size_t size);
+/* A cache's size as people read it and exactly: "48 KiB", "260 MiB", or
+ * bytes where no binary unit divides it ("11796480 B" is "11 MiB" only
+ * when it is). */
+const char *sim_size_text(uint64_t bytes, char *text, size_t size);
 /* NULL-terminated list of preset names, and a one-line description of each. */
 const char *const *sim_preset_names(void);
 const char *sim_preset_description(const char *name);

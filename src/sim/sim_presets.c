@@ -244,14 +244,21 @@ static void append(char *text, size_t size, size_t *used, const char *format, ..
 		*used += (size_t)n;
 }
 
+const char *sim_size_text(uint64_t bytes, char *text, size_t size)
+{
+	if (bytes && bytes % MiB == 0)
+		snprintf(text, size, "%llu MiB", (unsigned long long)(bytes / MiB));
+	else if (bytes && bytes % KiB == 0)
+		snprintf(text, size, "%llu KiB", (unsigned long long)(bytes / KiB));
+	else
+		snprintf(text, size, "%llu B", (unsigned long long)bytes);
+	return text;
+}
+
 static void append_size(char *text, size_t size, size_t *used, uint64_t bytes)
 {
-	if (bytes % MiB == 0)
-		append(text, size, used, "%llu MiB", (unsigned long long)(bytes / MiB));
-	else if (bytes % KiB == 0)
-		append(text, size, used, "%llu KiB", (unsigned long long)(bytes / KiB));
-	else
-		append(text, size, used, "%llu B", (unsigned long long)bytes);
+	char exact[32];
+	append(text, size, used, "%s", sim_size_text(bytes, exact, sizeof exact));
 }
 
 const char *sim_config_describe(const sim_config *config, char *text, size_t size)

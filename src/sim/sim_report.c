@@ -51,8 +51,9 @@ static void add_meta(const sim *s, output_report *r)
 				snprintf(assoc, sizeof assoc, "%u-way", cc->assoc);
 			else
 				snprintf(assoc, sizeof assoc, "fully associative");
-			snprintf(text, sizeof text, "%" PRIu64 " B, %s, %u B lines, %s, write-%s, %s, %u cycles%s%s",
-			         cc->size, assoc, cc->line, sim_replacement_name(cc->replacement),
+			char exact[32];
+			snprintf(text, sizeof text, "%s, %s, %u B lines, %s, write-%s, %s, %u cycles%s%s",
+			         sim_size_text(cc->size, exact, sizeof exact), assoc, cc->line, sim_replacement_name(cc->replacement),
 			         cc->write_back ? "back" : "through", cc->write_allocate ? "write-allocate" : "no-write-allocate",
 			         cc->latency, level == SIM_L3 ? ", " : "", level == SIM_L3 ? sim_inclusion_name(c->l3_inclusion) : "");
 		}
