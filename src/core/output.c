@@ -314,7 +314,7 @@ static void format_bytes(double value, char *buffer, size_t length)
  * grouped as a whole, when one of its counts reaches 100,000, so that its
  * digits line up; columns of short numbers (years, CPU numbers, ways) stay
  * as they are. */
-static void format_grouped(long long value, char *buffer, size_t length)
+const char *output_group_digits(long long value, char *buffer, size_t length)
 {
 	char digits[32];
 	snprintf(digits, sizeof digits, "%lld", value);
@@ -331,6 +331,7 @@ static void format_grouped(long long value, char *buffer, size_t length)
 	}
 	grouped[out] = 0;
 	snprintf(buffer, length, "%s", grouped);
+	return buffer;
 }
 
 static bool column_has_long_counts(const output_table *t, size_t j)
@@ -350,7 +351,7 @@ static void format_cell_for_people(const cell *c, const table_column *column, bo
 	if (is_bytes_column(column) && (c->kind == CELL_INTEGER || (c->kind == CELL_REAL && isfinite(c->real))))
 		format_bytes(c->kind == CELL_INTEGER ? (double)c->integer : c->real, buffer, length);
 	else if (c->kind == CELL_INTEGER && grouped)
-		format_grouped((long long)c->integer, buffer, length);
+		output_group_digits((long long)c->integer, buffer, length);
 	else
 		format_cell(c, column->decimals, buffer, length);
 }

@@ -97,6 +97,8 @@ const char *output_column_name(const output_table *table, size_t column);
 const char *output_column_unit(const output_table *table, size_t column);
 int output_column_index(const output_table *table, const char *name);   /* -1 if absent */
 size_t output_row_count(const output_table *table);
+/* A count as people read it, digits grouped by thousands (1,234,567). */
+const char *output_group_digits(long long value, char *buffer, size_t length);
 cell_kind output_cell_kind(const output_table *table, size_t row, size_t column);
 /* Numeric value of an integer or real cell; NaN for any other kind. */
 double output_cell_number(const output_table *table, size_t row, size_t column);

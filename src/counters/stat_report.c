@@ -212,13 +212,16 @@ void counter_stat_print(FILE *f, const counter_stat_request *request, const coun
 			fprintf(f, "%18s      %s\n", unsupported ? "<not supported>" : "<not counted>", name);
 			continue;
 		}
-		char line[256], rate[64] = "";
+		/* counts grouped by thousands, as perf stat prints them in a
+		 * person's locale */
+		char line[256], rate[64] = "", count[40];
+		output_group_digits(llround(ev->mean), count, sizeof count);
 		if (ev->clock)
 			snprintf(line, sizeof line, "%18.2f msec %-24s", ev->mean / 1e6, name);
 		else if (!strcmp(name, "duration_time"))
-			snprintf(line, sizeof line, "%18.0f ns   %-24s", ev->mean, name);
+			snprintf(line, sizeof line, "%18s ns   %-24s", count, name);
 		else
-			snprintf(line, sizeof line, "%18.0f      %-24s", ev->mean, name);
+			snprintf(line, sizeof line, "%18s      %-24s", count, name);
 		if (ev->rate_unit && !isnan(ev->rate))
 			rate_text(ev->rate, ev->rate_unit, rate, sizeof rate);
 		char whole[512];

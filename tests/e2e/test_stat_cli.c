@@ -44,6 +44,25 @@ static const char *meta_text(json_object *root, const char *key)
 	return json_object_get_string(value);
 }
 
+/* perf stat groups a count's digits in a person's locale; so does plumb
+ * stat (a sleep of 10 ms lasts more than 10,000,000 ns). */
+Test(stat_cli, counts_are_grouped_by_thousands)
+{
+	cli_run r = cli_run_plumbv(NULL, "stat", "-e", "duration_time", "--", "sleep", "0.01", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	const char *at = strstr(r.err, " ns   duration_time");
+	cr_assert(at, "%s", r.err);
+	const char *start = at;
+	while (start > r.err && start[-1] != ' ')
+		start--;
+	size_t digits = (size_t)(at - start);
+	cr_assert_geq(digits, 10, "'%.*s' is not a grouped count of 10 ms or more", (int)digits, start);
+	for (size_t i = 0; i < digits; i++)
+		cr_expect((digits - i) % 4 == 0 ? start[i] == ',' : start[i] >= '0' && start[i] <= '9', "'%.*s'", (int)digits,
+		          start);
+	cli_run_free(&r);
+}
+
 Test(stat_cli, the_table_goes_to_stderr_and_the_commands_stdout_is_untouched)
 {
 	cli_run r = cli_run_plumbv(NULL, "stat", "-e", "task-clock,page-faults", "--", "sh", "-c",
