@@ -29,6 +29,7 @@ void progress_begin(progress *p, const char *label, size_t total)
 	memset(p->kinds, 0, sizeof p->kinds);
 	p->kind_count = 0;
 	p->kind_mark_ns = p->started_ns;
+	p->recent_ns = 0;
 	p->next_kind = -1;
 	p->next_cost = 0;
 	p->told_left = 0;
@@ -228,6 +229,7 @@ void progress_set_cost(progress *p, double total)
 	memset(p->kinds, 0, sizeof p->kinds);
 	p->kind_count = 0;
 	p->kind_mark_ns = timer_monotonic_ns();
+	p->recent_ns = 0;
 	p->next_kind = -1;
 }
 
@@ -277,8 +279,19 @@ void progress_kind_done_at(progress *p, int kind, double cost, unsigned long lon
 		p->kind_count = kind + 1;
 	if (k->done + cost > k->planned)   /* more than planned: the plan grows */
 		progress_kind_plan(p, kind, k->done + cost - k->planned);
+	double seconds = now_ns > p->kind_mark_ns ? (double)(now_ns - p->kind_mark_ns) / 1e9 : 0;
+	if (now_ns > p->recent_ns) {   /* the recent sums fade with time */
+		double fade = p->recent_ns ? exp(-(double)(now_ns - p->recent_ns) / 1e9 / PROGRESS_RECENT_SECONDS) : 1;
+		for (int i = 0; i < p->kind_count; i++) {
+			p->kinds[i].recent_seconds *= fade;
+			p->kinds[i].recent_done *= fade;
+		}
+		p->recent_ns = now_ns;
+	}
 	k->done += cost;
-	k->seconds += now_ns > p->kind_mark_ns ? (double)(now_ns - p->kind_mark_ns) / 1e9 : 0;
+	k->seconds += seconds;
+	k->recent_done += cost;
+	k->recent_seconds += seconds;
 	k->steps++;
 	p->kind_mark_ns = now_ns > p->kind_mark_ns ? now_ns : p->kind_mark_ns;
 	p->next_kind = -1;
@@ -302,16 +315,42 @@ static double pooled_rate(const progress *p)
 	return done > 0 ? seconds / done : 0;
 }
 
+/* A kind's pace against all the kinds' over the run (1: as the table
+ * says), blended with 1 by PROGRESS_PRIOR_STEPS of its own steps. */
+static double kind_ratio(const progress *p, int kind, double pooled)
+{
+	const progress_kind *k = &p->kinds[kind];
+	if (!k->steps || !(k->done > 0) || !(pooled > 0))
+		return 1;   /* not seen: the table's ratio to the kinds seen */
+	double prior = PROGRESS_PRIOR_STEPS * k->done / (double)k->steps;
+	return (k->seconds + prior * pooled) / (k->done + prior) / pooled;
+}
+
+/* The machine's pace now, in the pooled rate's unit: the recent steps'
+ * seconds against what each kind's own rate over the run says they should
+ * have taken (a step's weight falls by a factor e every
+ * PROGRESS_RECENT_SECONDS).  Load that changes during the run changes
+ * every kind's seconds at once; a kind's own pace against the others is
+ * its ratio's to learn, so a new kind's first steps do not move it. */
+static double recent_pace(const progress *p, double pooled)
+{
+	double seconds = 0, expected = 0;
+	for (int k = 0; k < p->kind_count; k++) {
+		const progress_kind *kind = &p->kinds[k];
+		if (!(kind->done > 0) || !(kind->recent_done > 0))
+			continue;
+		seconds += kind->recent_seconds;
+		expected += kind->recent_done * kind->seconds / kind->done;
+	}
+	return expected > 0 ? pooled * seconds / expected : pooled;
+}
+
 double progress_kind_rate(const progress *p, int kind)
 {
-	double pooled = pooled_rate(p);
+	double pooled = pooled_rate(p), pace = recent_pace(p, pooled);
 	if (kind < 0 || kind >= p->kind_count)
-		return pooled;
-	const progress_kind *k = &p->kinds[kind];
-	if (!k->steps || !(k->done > 0))
-		return pooled;   /* not seen: the table's ratio to the kinds seen */
-	double prior = PROGRESS_PRIOR_STEPS * k->done / (double)k->steps;
-	return (k->seconds + prior * pooled) / (k->done + prior);
+		return pace;
+	return kind_ratio(p, kind, pooled) * pace;
 }
 
 double progress_kind_left(const progress *p, unsigned long long now_ns)

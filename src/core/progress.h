@@ -16,6 +16,7 @@
 typedef struct progress_kind {
 	double planned, done, seconds;
 	size_t steps;
+	double recent_done, recent_seconds;   /* the same, fading with time (PROGRESS_RECENT_SECONDS) */
 } progress_kind;
 
 typedef struct progress {
@@ -49,7 +50,7 @@ typedef struct progress {
 	 * said (progress_kind_next; next_kind -1: not said). */
 	progress_kind kinds[PROGRESS_KINDS];
 	int kind_count;
-	unsigned long long kind_mark_ns;
+	unsigned long long kind_mark_ns, recent_ns;
 	int next_kind;
 	double next_cost;
 	/* The running step's own time left, as it said it on its channel
@@ -85,15 +86,20 @@ void progress_drop_cost(progress *p, double cost);
 /* ---- Kinds of steps whose rates are learned as the work runs (validate: a
  * native run, a cachegrind run, a plumbgrind run, a simulated stream...).
  * The expected costs are a table's, timed at one load; load changes their
- * ratios (runs that want the second CPU against one-thread Valgrind runs),
- * so each kind's seconds per unit of cost is learned from its own steps
- * and what is left of it priced at that rate.  A kind not yet seen is
- * priced at the rate of all the steps seen (the table's ratios as the
- * prior), and a kind seen is blended with that rate by the weight of
- * PROGRESS_PRIOR_STEPS of its own average steps, so that one odd step does
- * not swing it.  Kinds are numbered from 0 to PROGRESS_KINDS - 1; the
- * costs also set the fraction done (progress_set_cost's total). */
+ * ratios (runs that want the second CPU against one-thread Valgrind runs)
+ * and, as it rises and falls during a run, the pace of all of them.  So a
+ * step's seconds are taken as its cost x its kind's ratio x the machine's
+ * pace now: a kind's ratio is its seconds per unit of cost over the run
+ * against all the kinds' (1 for a kind not yet seen: the table's ratios as
+ * the prior), blended with 1 by the weight of PROGRESS_PRIOR_STEPS of its
+ * own average steps so that one odd step does not swing it; the pace is
+ * seconds per unit of ratio-weighted cost over the recent steps, each
+ * step's weight falling by a factor e every PROGRESS_RECENT_SECONDS.  What
+ * is left of each kind is priced at its ratio x the pace.  Kinds are
+ * numbered from 0 to PROGRESS_KINDS - 1; the costs also set the fraction
+ * done (progress_set_cost's total). */
 #define PROGRESS_PRIOR_STEPS 2.0
+#define PROGRESS_RECENT_SECONDS 20.0
 /* COST more of KIND is planned (progress_set_cost first: it clears them). */
 void progress_kind_plan(progress *p, int kind, double cost);
 /* COST of KIND will not be done (a source that cannot run, a series stopped). */
@@ -105,9 +111,8 @@ void progress_kind_next(progress *p, int kind, double cost);
  * its seconds are those since the last one ended. */
 void progress_kind_done_at(progress *p, int kind, double cost, unsigned long long now_ns);
 void progress_kind_done(progress *p, int kind, double cost);
-/* A kind's learned seconds per unit of cost (blended with the rate of all
- * kinds seen), or the rate of all kinds seen for one not seen; 0 before
- * any step is done. */
+/* A kind's seconds per unit of cost now: its ratio x the recent pace; 0
+ * before any step is done. */
 double progress_kind_rate(const progress *p, int kind);
 /* The seconds left at NOW_NS by the kinds' learned rates; negative when
  * nothing is known yet (no step done, or no kinds). */

@@ -493,3 +493,35 @@ Test(core_progress, time_left_records_are_parsed_strictly)
 	cr_assert(r.told_left);
 	cr_assert_float_eq(r.left, 30, 1e-12);
 }
+
+/* Load that falls during the run (another program ends) speeds every kind
+ * at once: the time left follows the recent pace, not the run's average
+ * (a report whose load fell from 3 to 1.9 read 35-50% high all through
+ * validate's second half at the run's average rates). */
+Test(core_progress, a_machine_that_speeds_up_is_followed)
+{
+	progress p = at(0, 400);
+	p.started_ns = 1000;
+	progress_set_cost(&p, 0);
+	p.kind_mark_ns = 1000;
+	progress_kind_plan(&p, 0, 200);
+	progress_kind_plan(&p, 1, 200);
+	unsigned long long now = 1000;
+	/* 1 unit of each kind a step, kind 1 twice kind 0's seconds: 30
+	 * rounds at twice the seconds (90 s), then 40 rounds at the normal
+	 * pace (3 s a round, 120 s) */
+	for (int i = 0; i < 70; i++) {
+		double slow = i < 30 ? 2 : 1;
+		now += (unsigned long long)(1 * slow * SECOND);
+		progress_kind_done_at(&p, 0, 1, now);
+		now += (unsigned long long)(2 * slow * SECOND);
+		progress_kind_done_at(&p, 1, 1, now);
+	}
+	/* 130 units of each left at the pace now: 130 + 260 s */
+	double truth = 390, left = progress_kind_left(&p, now);
+	double average = (double)(now - 1000) / 1e9 / 140 * 260;   /* the run's average pace */
+	cr_assert_lt(fabs(left - truth) / truth, 0.1, "%.0f s left, truly %.0f", left, truth);
+	cr_assert_gt(fabs(average - truth) / truth, 0.3, "the average pace read %.0f s, as good", average);
+	/* the kinds' ratio is the run's: kind 1 costs twice kind 0 */
+	cr_assert_float_eq(progress_kind_rate(&p, 1) / progress_kind_rate(&p, 0), 2, 0.05);
+}
