@@ -128,13 +128,13 @@ static validate_case *case_of(validate_series *s, size_t i) { return &s->cases[i
  * the rest had and the time left read 30-50% short from halfway on; with
  * these, within 20% on a run they were not fitted to.  The progress line's
  * fraction follows these costs; its time left (and the report's) prices
- * what is left of each kind of step at that kind's rate so far
- * (step_kind below). */
+ * what is left of each kind of step as it runs (step_kind below). */
 /* The kinds of step whose rates the progress line learns as validate runs
  * (core/progress.h, progress_kind_plan): the costs below are one load's
  * ratios, and load changes them (the native runs and the two-thread
  * simulations want the second CPU, the Valgrind runs run one thread), so
- * what is left of each kind is priced at its own rate so far.  In a
+ * what is left of each kind is priced at its own pace against the others'
+ * over the run, times the machine's recent pace.  In a
  * default validate, in the list's order, each kind was first seen at
  * (2026-11-28, load 4, 215 s in all): a native run 0 s (page_faults), a
  * one-thread simulation 2 s (page_faults), plumbgrind 6 s (page_faults'
