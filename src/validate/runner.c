@@ -215,8 +215,9 @@ static int sim_kind(const benchmark_plan *plan)
  * the simulator that faults in pages, classifies first touches, or flushes
  * a million lines) took 1.3-1.7 times the seconds per unit of cost of these,
  * which come last; the time left learned on the first ones read 25-55% high
- * from validate's halfway.  Replayed with this factor, within 16% from a
- * quarter of validate in the same runs. */
+ * from validate's halfway.  Replayed with this factor, within 13-25% from a
+ * quarter of validate in the same runs (docs/PERFORMANCE.md, "The time left
+ * learned as validate runs"). */
 static double table_factor(const benchmark_plan *plan)
 {
 	for (int e = 0; e < plan->benchmark->event_count; e++) {
