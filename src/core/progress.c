@@ -26,6 +26,14 @@ void progress_begin(progress *p, const char *label, size_t total)
 	p->share_from = 0;
 	p->share_to = 1;
 	p->shared_ns = 0;
+	memset(p->kinds, 0, sizeof p->kinds);
+	p->kind_count = 0;
+	p->kind_mark_ns = p->started_ns;
+	p->recent_ns = 0;
+	p->next_kind = -1;
+	p->next_cost = 0;
+	p->told_left = 0;
+	p->told_ns = 0;
 }
 
 void progress_set_weights(progress *p, const double *weights)
@@ -116,14 +124,35 @@ void progress_format(const progress *p, unsigned long long now_ns, char *buffer,
 	/* The time left at the rate so far (in expected cost, when steps are
 	 * weighted), less what the current step has run: shown once a step is
 	 * done, or the current one said how far it is. */
-	if (done < p->total && (finished > 0 || part > 0) && used > 0 && (size_t)used < length) {
+	if (done < p->total && (finished > 0 || part > 0 || progress_kind_left(p, now_ns) >= 0) && used > 0 && (size_t)used < length) {
 		unsigned long long step = p->step_ns > p->started_ns && p->step_ns <= now_ns ? p->step_ns : now_ns;
 		double before = step > p->started_ns ? (double)(step - p->started_ns) / 1e9 : elapsed;
 		double into = (double)(now_ns - step) / 1e9, rate = finished > 0 ? before / finished : 0;
 		double after = all - finished - current, seconds = rate * (current + after) - into;
 		if (seconds < rate * after)
 			seconds = rate * after;   /* the current step overran its share: the rest still lies ahead */
-		if (part > 0) {
+		double learned = progress_kind_left(p, now_ns);
+		if (learned >= 0)
+			seconds = learned;   /* each kind of step at its own learned rate */
+		double told = -1;
+		if (p->told_ns && current > 0 && p->told_ns <= now_ns) {
+			told = p->told_left - (double)(now_ns - p->told_ns) / 1e9;
+			if (told < 0)
+				told = 0;
+		}
+		if (told >= 0) {
+			/* The running step (validate) said what it has left, each
+			 * of its kinds of work at its own learned rate: that, and
+			 * the steps after it at the rate of the steps done (their
+			 * expected cost scaled by how the finished ones compared
+			 * with theirs), or at the running step's own pace when
+			 * none is done.  Blended with the estimate by expected cost
+			 * until the step is a tenth done, as below. */
+			double own_rate = into + told > 0 ? (into + told) / current : 0;
+			double own = told + (finished > 0 ? rate : own_rate) * after;
+			double trust = finished > 0 ? part / OWN_RATE_TRUSTED : 1;
+			seconds = trust >= 1 ? own : trust * own + (1 - trust) * seconds;
+		} else if (part > 0) {
 			/* The step said how far it is: the rest of it at its own rate
 			 * (validate's runs under Valgrind go at a pace the sections
 			 * before it cannot predict), the steps after it at the rate of
@@ -164,9 +193,12 @@ static void share(progress *p, bool force)
 	if (!force && p->shared_ns && now - p->shared_ns < 250000000ull)
 		return;
 	p->shared_ns = now;
-	char record[PROGRESS_RECORD_MAX];
+	char record[2 * PROGRESS_RECORD_MAX];
 	size_t n = progress_record_format(p->share_from + (p->share_to - p->share_from) * progress_fraction(p), record,
-	                                  sizeof record);
+	                                  PROGRESS_RECORD_MAX);
+	double left = progress_kind_left(p, now);
+	if (left >= 0)   /* the kinds' learned time left, in the same write */
+		n += progress_left_record_format(left, record + n, sizeof record - n);
 	/* at most PIPE_BUF bytes: written whole or not at all (a full pipe) */
 	ssize_t written = write(p->channel, record, n);
 	(void)written;
@@ -177,6 +209,7 @@ void progress_step(progress *p, size_t done)
 	if (done != p->done) {
 		p->step_ns = timer_monotonic_ns();
 		p->step_fraction = 0;
+		p->told_ns = 0;
 	}
 	p->done = done;
 	draw(p, p->total && done >= p->total);
@@ -193,6 +226,158 @@ void progress_set_cost(progress *p, double total)
 {
 	p->cost_total = total > 0 && isfinite(total) ? total : 0;
 	p->cost_done = 0;
+	memset(p->kinds, 0, sizeof p->kinds);
+	p->kind_count = 0;
+	p->kind_mark_ns = timer_monotonic_ns();
+	p->recent_ns = 0;
+	p->next_kind = -1;
+}
+
+static bool kind_ok(int kind, double cost)
+{
+	return kind >= 0 && kind < PROGRESS_KINDS && isfinite(cost);
+}
+
+void progress_kind_plan(progress *p, int kind, double cost)
+{
+	if (!kind_ok(kind, cost) || !(cost > 0))
+		return;
+	p->kinds[kind].planned += cost;
+	p->cost_total += cost;
+	if (kind >= p->kind_count)
+		p->kind_count = kind + 1;
+}
+
+void progress_kind_drop(progress *p, int kind, double cost)
+{
+	if (!kind_ok(kind, cost) || !(cost > 0) || kind >= p->kind_count)
+		return;
+	progress_kind *k = &p->kinds[kind];
+	double dropped = k->planned - k->done < cost ? k->planned - k->done : cost;
+	if (dropped <= 0)
+		return;
+	k->planned -= dropped;
+	progress_drop_cost(p, dropped);
+}
+
+void progress_kind_next(progress *p, int kind, double cost)
+{
+	if (!kind_ok(kind, cost))
+		return;
+	p->next_kind = kind;
+	p->next_cost = cost > 0 ? cost : 0;
+}
+
+void progress_kind_done_at(progress *p, int kind, double cost, unsigned long long now_ns)
+{
+	if (!kind_ok(kind, cost))
+		return;
+	if (cost < 0)
+		cost = 0;
+	progress_kind *k = &p->kinds[kind];
+	if (kind >= p->kind_count)
+		p->kind_count = kind + 1;
+	if (k->done + cost > k->planned)   /* more than planned: the plan grows */
+		progress_kind_plan(p, kind, k->done + cost - k->planned);
+	double seconds = now_ns > p->kind_mark_ns ? (double)(now_ns - p->kind_mark_ns) / 1e9 : 0;
+	if (now_ns > p->recent_ns) {   /* the recent sums fade with time */
+		double fade = p->recent_ns ? exp(-(double)(now_ns - p->recent_ns) / 1e9 / PROGRESS_RECENT_SECONDS) : 1;
+		for (int i = 0; i < p->kind_count; i++) {
+			p->kinds[i].recent_seconds *= fade;
+			p->kinds[i].recent_done *= fade;
+		}
+		p->recent_ns = now_ns;
+	}
+	k->done += cost;
+	k->seconds += seconds;
+	k->recent_done += cost;
+	k->recent_seconds += seconds;
+	k->steps++;
+	p->kind_mark_ns = now_ns > p->kind_mark_ns ? now_ns : p->kind_mark_ns;
+	p->next_kind = -1;
+	progress_add_cost(p, cost);
+}
+
+void progress_kind_done(progress *p, int kind, double cost)
+{
+	progress_kind_done_at(p, kind, cost, timer_monotonic_ns());
+	share(p, false);
+}
+
+/* Seconds per unit of cost over every step of every kind done; 0 before any. */
+static double pooled_rate(const progress *p)
+{
+	double seconds = 0, done = 0;
+	for (int k = 0; k < p->kind_count; k++) {
+		seconds += p->kinds[k].seconds;
+		done += p->kinds[k].done;
+	}
+	return done > 0 ? seconds / done : 0;
+}
+
+/* A kind's pace against all the kinds' over the run (1: as the table
+ * says), blended with 1 by PROGRESS_PRIOR_STEPS of its own steps. */
+static double kind_ratio(const progress *p, int kind, double pooled)
+{
+	const progress_kind *k = &p->kinds[kind];
+	if (!k->steps || !(k->done > 0) || !(pooled > 0))
+		return 1;   /* not seen: the table's ratio to the kinds seen */
+	double prior = PROGRESS_PRIOR_STEPS * k->done / (double)k->steps;
+	return (k->seconds + prior * pooled) / (k->done + prior) / pooled;
+}
+
+/* The machine's pace now, in the pooled rate's unit: the recent steps'
+ * seconds against what each kind's own rate over the run says they should
+ * have taken (a step's weight falls by a factor e every
+ * PROGRESS_RECENT_SECONDS).  Load that changes during the run changes
+ * every kind's seconds at once; a kind's own pace against the others is
+ * its ratio's to learn, so a new kind's first steps do not move it. */
+static double recent_pace(const progress *p, double pooled)
+{
+	double seconds = 0, expected = 0;
+	for (int k = 0; k < p->kind_count; k++) {
+		const progress_kind *kind = &p->kinds[k];
+		if (!(kind->done > 0) || !(kind->recent_done > 0))
+			continue;
+		seconds += kind->recent_seconds;
+		expected += kind->recent_done * kind->seconds / kind->done;
+	}
+	return expected > 0 ? pooled * seconds / expected : pooled;
+}
+
+double progress_kind_rate(const progress *p, int kind)
+{
+	double pooled = pooled_rate(p), pace = recent_pace(p, pooled);
+	if (kind < 0 || kind >= p->kind_count)
+		return pace;
+	return kind_ratio(p, kind, pooled) * pace;
+}
+
+double progress_kind_left(const progress *p, unsigned long long now_ns)
+{
+	if (p->kind_count <= 0 || !(pooled_rate(p) > 0))
+		return -1;
+	double left = 0;
+	for (int k = 0; k < p->kind_count; k++) {
+		double ahead = p->kinds[k].planned - p->kinds[k].done;
+		if (ahead > 0)
+			left += ahead * progress_kind_rate(p, k);
+	}
+	if (p->next_kind >= 0 && p->next_kind < p->kind_count && now_ns > p->kind_mark_ns) {
+		/* the step running counts against its own share, not past it */
+		double share = p->next_cost * progress_kind_rate(p, p->next_kind);
+		double into = (double)(now_ns - p->kind_mark_ns) / 1e9;
+		left -= into < share ? into : share;
+	}
+	return left > 0 ? left : 0;
+}
+
+void progress_step_left(progress *p, double seconds, unsigned long long now_ns)
+{
+	if (!(seconds >= 0) || !isfinite(seconds))
+		return;
+	p->told_left = seconds;
+	p->told_ns = now_ns ? now_ns : 1;
 }
 
 void progress_add_cost(progress *p, double cost)
@@ -277,10 +462,10 @@ size_t progress_record_format(double fraction, char *buffer, size_t length)
 	return n < 0 ? 0 : (size_t)n < length ? (size_t)n : length - 1;
 }
 
-bool progress_record_parse(const char *line, size_t length, double *fraction)
+/* "HEAD N", N digits with at most one point inside, no more than MAX. */
+static bool parse_decimal(const char *head, const char *line, size_t length, double max, double *out)
 {
-	static const char head[] = "progress ";
-	size_t h = sizeof head - 1;
+	size_t h = strlen(head);
 	if (length <= h || length >= PROGRESS_RECORD_MAX || memcmp(line, head, h))
 		return false;
 	/* digits and one point only: no sign, exponent, "nan" or "inf" */
@@ -300,15 +485,36 @@ bool progress_record_parse(const char *line, size_t length, double *fraction)
 	number[length - h] = 0;
 	char *end;
 	double value = strtod(number, &end);
-	if (*end || !(value >= 0 && value <= 1))
+	if (*end || !(value >= 0 && value <= max))
 		return false;
-	*fraction = value;
+	*out = value;
 	return true;
+}
+
+bool progress_record_parse(const char *line, size_t length, double *fraction)
+{
+	return parse_decimal("progress ", line, length, 1, fraction);
+}
+
+bool progress_left_record_parse(const char *line, size_t length, double *seconds)
+{
+	return parse_decimal("left ", line, length, PROGRESS_LEFT_MAX, seconds);
+}
+
+size_t progress_left_record_format(double seconds, char *buffer, size_t length)
+{
+	if (!(seconds >= 0))
+		seconds = 0;
+	if (seconds > PROGRESS_LEFT_MAX)
+		seconds = PROGRESS_LEFT_MAX;
+	int n = snprintf(buffer, length, "left %.1f\n", seconds);
+	return n < 0 || !length ? 0 : (size_t)n < length ? (size_t)n : length - 1;
 }
 
 bool progress_reader_feed(progress_reader *r, const char *data, size_t n, double *fraction)
 {
 	bool found = false;
+	r->told_left = false;
 	for (size_t i = 0; i < n; i++) {
 		char c = data[i];
 		if (c == '\n') {
@@ -316,6 +522,9 @@ bool progress_reader_feed(progress_reader *r, const char *data, size_t n, double
 			if (!r->overlong && progress_record_parse(r->line, r->used, &value)) {
 				*fraction = value;
 				found = true;
+			} else if (!r->overlong && progress_left_record_parse(r->line, r->used, &value)) {
+				r->left = value;
+				r->told_left = true;
 			}
 			r->used = 0;
 			r->overlong = false;

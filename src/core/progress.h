@@ -10,6 +10,15 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* One kind of step's expected cost (in the command's own unit) planned and
+ * done, and the seconds its done steps took: its learned rate. */
+#define PROGRESS_KINDS 8
+typedef struct progress_kind {
+	double planned, done, seconds;
+	size_t steps;
+	double recent_done, recent_seconds;   /* the same, fading with time (PROGRESS_RECENT_SECONDS) */
+} progress_kind;
+
 typedef struct progress {
 	bool enabled;
 	const char *label;         /* "plumb COMMAND" or "plumb COMMAND: phase" */
@@ -33,6 +42,21 @@ typedef struct progress {
 	int channel;
 	double share_from, share_to;
 	unsigned long long shared_ns;
+	/* Work of several kinds (validate: native runs, simulations, Valgrind
+	 * runs), each kind's rate learned as it runs (progress_kind_plan,
+	 * progress_kind_done): kind_count 0, none.  kind_mark_ns: when the
+	 * last step of a kind ended (or the work began), the start of the
+	 * next one's seconds; next_kind, next_cost: the step now running, when
+	 * said (progress_kind_next; next_kind -1: not said). */
+	progress_kind kinds[PROGRESS_KINDS];
+	int kind_count;
+	unsigned long long kind_mark_ns, recent_ns;
+	int next_kind;
+	double next_cost;
+	/* The running step's own time left, as it said it on its channel
+	 * (progress_step_left), and when: told_ns 0, it said none. */
+	double told_left;
+	unsigned long long told_ns;
 } progress;
 
 void progress_begin(progress *p, const char *label, size_t total);
@@ -59,6 +83,44 @@ void progress_step_part(progress *p, double fraction);
 void progress_set_cost(progress *p, double total);
 void progress_add_cost(progress *p, double cost);
 void progress_drop_cost(progress *p, double cost);
+/* ---- Kinds of steps whose rates are learned as the work runs (validate: a
+ * native run, a cachegrind run, a plumbgrind run, a simulated stream...).
+ * The expected costs are a table's, timed at one load; load changes their
+ * ratios (runs that want the second CPU against one-thread Valgrind runs)
+ * and, as it rises and falls during a run, the pace of all of them.  So a
+ * step's seconds are taken as its cost x its kind's ratio x the machine's
+ * pace now: a kind's ratio is its seconds per unit of cost over the run
+ * against all the kinds' (1 for a kind not yet seen: the table's ratios as
+ * the prior), blended with 1 by the weight of PROGRESS_PRIOR_STEPS of its
+ * own average steps so that one odd step does not swing it; the pace is
+ * seconds per unit of ratio-weighted cost over the recent steps, each
+ * step's weight falling by a factor e every PROGRESS_RECENT_SECONDS.  What
+ * is left of each kind is priced at its ratio x the pace.  Kinds are
+ * numbered from 0 to PROGRESS_KINDS - 1; the costs also set the fraction
+ * done (progress_set_cost's total). */
+#define PROGRESS_PRIOR_STEPS 2.0
+#define PROGRESS_RECENT_SECONDS 20.0
+/* COST more of KIND is planned (progress_set_cost first: it clears them). */
+void progress_kind_plan(progress *p, int kind, double cost);
+/* COST of KIND will not be done (a source that cannot run, a series stopped). */
+void progress_kind_drop(progress *p, int kind, double cost);
+/* The step about to run is of KIND and costs COST: the time left counts
+ * the time it has run against its share, not past it. */
+void progress_kind_next(progress *p, int kind, double cost);
+/* A step of KIND, of expected cost COST, ended at NOW_NS (timer_monotonic_ns()):
+ * its seconds are those since the last one ended. */
+void progress_kind_done_at(progress *p, int kind, double cost, unsigned long long now_ns);
+void progress_kind_done(progress *p, int kind, double cost);
+/* A kind's seconds per unit of cost now: its ratio x the recent pace; 0
+ * before any step is done. */
+double progress_kind_rate(const progress *p, int kind);
+/* The seconds left at NOW_NS by the kinds' learned rates; negative when
+ * nothing is known yet (no step done, or no kinds). */
+double progress_kind_left(const progress *p, unsigned long long now_ns);
+/* The running step (a report's section) says it has SECONDS left, at
+ * NOW_NS: its time left follows that, less the time since. */
+void progress_step_left(progress *p, double seconds, unsigned long long now_ns);
+
 /* The fraction of the work done: the costs' when set, else the weights',
  * else the steps', plus the running step's own fraction of its share. */
 double progress_fraction(const progress *p);
@@ -70,7 +132,9 @@ double progress_fraction(const progress *p);
  * PLUMB_PROGRESS as "FD:PID", PID being the report's process: a
  * grandchild (a program the section runs) sees another parent and stays
  * silent.  Each record is one line, "progress F\n", F the fraction of the
- * section's work done, from 0 to 1, in decimal; anything else on the
+ * section's work done, from 0 to 1, in decimal, followed (from a command
+ * whose steps are of learned kinds, progress_kind_plan) by "left S\n", S
+ * the seconds it reckons it has left, in decimal; anything else on the
  * channel is ignored.  Records go when progress_share begins, at most four
  * times a second after, and at progress_end. */
 #define PROGRESS_CHANNEL_VARIABLE "PLUMB_PROGRESS"
@@ -88,14 +152,22 @@ size_t progress_record_format(double fraction, char *buffer, size_t length);
 /* A record's line (without its newline): true and *fraction when it is
  * exactly "progress F", F a finite decimal from 0 to 1. */
 bool progress_record_parse(const char *line, size_t length, double *fraction);
+/* The same for "left S" (S clamped to 0..PROGRESS_LEFT_MAX seconds). */
+#define PROGRESS_LEFT_MAX 360000.0
+size_t progress_left_record_format(double seconds, char *buffer, size_t length);
+bool progress_left_record_parse(const char *line, size_t length, double *seconds);
 /* Reads a channel in whatever chunks the pipe gives: lines too long to be
  * a record are skipped whole. */
 typedef struct progress_reader {
 	char line[PROGRESS_RECORD_MAX];
 	size_t used;
 	bool overlong;
+	/* told_left: a "left S" record was completed by the last feed, S in left */
+	bool told_left;
+	double left;
 } progress_reader;
-/* Feeds n bytes; true with *fraction the last valid record they complete. */
+/* Feeds n bytes; true with *fraction the last valid "progress F" record
+ * they complete (and told_left, left, for the last "left S" one). */
 bool progress_reader_feed(progress_reader *r, const char *data, size_t n, double *fraction);
 /* The line progress_step draws, at NOW_NS (timer_monotonic_ns()); for tests.
  * The time left: the rate so far (seconds per unit of expected cost over the

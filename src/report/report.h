@@ -234,6 +234,8 @@ typedef struct report_section_watch {
 	void (*fraction)(void *context, double fraction);
 	void (*tick)(void *context);
 	void *context;
+	/* the section's own time left, in seconds, when it says one (NULL: not read) */
+	void (*left)(void *context, double seconds);
 } report_section_watch;
 
 /* Runs `program COMMAND ARGS... --json` and parses its report.  Sections run

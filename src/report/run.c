@@ -249,6 +249,8 @@ static int run_watched(const char *program, const char *command, const char *con
 				double fraction;
 				if (progress_reader_feed(&reader, chunk, (size_t)n, &fraction))
 					watch->fraction(watch->context, fraction);
+				if (reader.told_left && watch->left)
+					watch->left(watch->context, reader.left);
 			} else if (n > 0) {
 				/* The child's stderr passes through: it carries warnings
 				 * the user should see as they happen. */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/progress.h"
+#include "core/timer.h"
 #include "report/report.h"
 
 const char *const *report_section_arguments_for(const char *command, bool quick)
@@ -63,6 +64,13 @@ static void section_fraction(void *context, double fraction)
 	progress_step_part(context, fraction);
 }
 
+/* The section's own time left (validate learns each kind of step's rate as
+ * it runs): the running step's time left follows it. */
+static void section_left(void *context, double seconds)
+{
+	progress_step_left(context, seconds, timer_monotonic_ns());
+}
+
 static void section_tick(void *context)
 {
 	progress *p = context;
@@ -91,7 +99,8 @@ size_t report_run_sections_with(const char *program, const char *who, const char
 		weights[i] = report_section_expected_seconds(names[i], quick);
 	if (weights)
 		progress_set_weights(&p, weights);
-	report_section_watch watch = { p.enabled ? section_fraction : NULL, p.enabled ? section_tick : NULL, &p };
+	report_section_watch watch = { p.enabled ? section_fraction : NULL, p.enabled ? section_tick : NULL, &p,
+	                               p.enabled ? section_left : NULL };
 	for (size_t i = 0; i < count; i++) {
 		reports[i] = NULL;
 		failures[i][0] = 0;

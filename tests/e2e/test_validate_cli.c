@@ -324,3 +324,46 @@ Test(validate_cli, synthetic_errors_are_classified_as_injected)
 	cr_expect(strstr(r.err, "synthetic error 'noise' is not exact, bias, multiplicative, random or unknown"), "%s", r.err);
 	cli_run_free(&r);
 }
+
+/* So that the time left learns every kind of step in validate's first half
+ * minute, shared's simulations and stride's cachegrind runs run right after
+ * the first benchmark, ahead of their turn (src/validate/runner.c): each
+ * case still runs once, and the tables keep the list's order. */
+Test(validate_cli, runs_ahead_of_their_turn_keep_their_places, .timeout = 120)
+{
+	if (system("valgrind --version >/dev/null 2>&1") != 0) cr_skip_test("valgrind is not installed");
+	cli_run r = cli_run_plumbv(NULL, "validate", "page-faults,dtlb,stride,shared", "--backend", "sim,instrumented",
+	                           "--sizes", "10,100", "--no-record", "--json", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	json_object *root = json_tokener_parse(r.out);
+	json_object *rows = cli_json_rows(root, "cases");
+	static const char *const order[] = { "page-faults", "dtlb", "stride", "shared" };
+	size_t at = 0, stride_traced = 0, shared_simulated = 0;
+	for (size_t i = 0; i < json_object_array_length(rows); i++) {
+		json_object *row = json_object_array_get_idx(rows, i);
+		const char *benchmark = text(row, "benchmark"), *source = text(row, "source");
+		while (at < 4 && strcmp(benchmark, order[at]))
+			at++;
+		cr_assert_lt(at, 4, "row %zu: %s out of the list's order", i, benchmark);
+		json_object *runs;
+		bool ran = json_object_object_get_ex(row, "runs", &runs) && json_object_get_int(runs) == 1;
+		if (!strcmp(benchmark, "stride") && !strcmp(source, "instrumented") && ran)
+			stride_traced++;
+		if (!strcmp(benchmark, "shared") && !strcmp(source, "simulator") && ran)
+			shared_simulated++;
+	}
+	cr_expect_eq(shared_simulated, 4, "shared: 2 events x 2 sizes simulated once each, %zu", shared_simulated);
+	/* stride under cachegrind, unless this build's Valgrind cannot run it (e.g. the ASan build) */
+	bool cachegrind = true;
+	json_object *verdicts = cli_json_rows(root, "verdict");
+	for (size_t i = 0; i < json_object_array_length(verdicts); i++) {
+		json_object *row = json_object_array_get_idx(verdicts, i);
+		if (!strcmp(text(row, "benchmark"), "stride") && !strcmp(text(row, "source"), "instrumented") &&
+		    !strcmp(text(row, "status"), "unsupported"))
+			cachegrind = false;
+	}
+	if (cachegrind)
+		cr_expect_eq(stride_traced, 4, "stride: 2 events x 2 sizes under cachegrind once each, %zu", stride_traced);
+	json_object_put(root);
+	cli_run_free(&r);
+}

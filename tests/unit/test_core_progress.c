@@ -328,3 +328,200 @@ Test(core_progress, the_channel_is_taken_only_when_given_to_this_process)
 	close(fds[0]);
 	close(fds[1]);
 }
+
+/* ---- Kinds of step learned as they run (progress_kind_plan): validate's
+ * table of expected costs was timed at one load, and load changes the
+ * ratio of its kinds (native runs and two-thread simulations want the
+ * second CPU, Valgrind runs one thread): on a quiet machine the time left
+ * read 33-40% high from halfway.  Each kind's rate is learned from its own
+ * steps; the times here are a fake clock's. */
+
+#define SECOND 1000000000ull
+
+/* A progress of two kinds of 100 expected units each, started at 0. */
+static progress two_kinds(void)
+{
+	progress p = at(0, 200);
+	p.started_ns = 1000;
+	progress_set_cost(&p, 0);
+	p.kind_mark_ns = 1000;
+	progress_kind_plan(&p, 0, 100);
+	progress_kind_plan(&p, 1, 100);
+	return p;
+}
+
+Test(core_progress, a_kind_twice_as_slow_as_its_prior_is_learned)
+{
+	progress p = two_kinds();
+	/* kind 0 at 1 s per unit, kind 1 at 2 s (the table says equal):
+	 * steps of 5 units, 4 of each, interleaved */
+	unsigned long long now = 1000;
+	for (int i = 0; i < 4; i++) {
+		now += 5 * SECOND;
+		progress_kind_done_at(&p, 0, 5, now);
+		now += 10 * SECOND;
+		progress_kind_done_at(&p, 1, 5, now);
+	}
+	cr_assert_float_eq(progress_fraction(&p), 0.2, 1e-12);
+	/* blended with the pooled 1.5 s by two steps' weight: 1.17 and 1.83 */
+	cr_assert_float_eq(progress_kind_rate(&p, 0), (20 + 10 * 1.5) / 30.0, 1e-9);
+	cr_assert_float_eq(progress_kind_rate(&p, 1), (40 + 10 * 1.5) / 30.0, 1e-9);
+	/* 80 units of each left: truly 80 + 160 = 240 s.  At the plain rate
+	 * (60 s for 40 units) it reads 240 s only because the kinds are
+	 * left in the proportion they were done: with kind 0 finished first,
+	 * the plain rate is 25% short, the learned one right within the blend. */
+	double left = progress_kind_left(&p, now);
+	cr_assert_float_eq(left, 80 * (35.0 / 30) + 80 * (55.0 / 30), 1e-6);
+	for (int i = 0; i < 16; i++) {
+		now += 5 * SECOND;
+		progress_kind_done_at(&p, 0, 5, now);
+	}
+	for (int i = 0; i < 4; i++) {
+		now += 10 * SECOND;
+		progress_kind_done_at(&p, 1, 5, now);
+	}
+	/* kind 0 done (100 s), kind 1: 40 done in 80 s, 60 left, truly 120 s */
+	double truth = 120, learned = progress_kind_left(&p, now);
+	double plain = (double)(now - 1000) / 1e9 / 140 * 60;
+	cr_assert_lt(fabs(learned - truth) / truth, 0.1, "learned %.1f s, truly %.0f", learned, truth);
+	cr_assert_gt(fabs(plain - truth) / truth, 0.3, "the plain rate %.1f s was as good", plain);
+	/* the line shows it */
+	char line[256];
+	p.done = 28;
+	progress_format(&p, now, line, sizeof line);
+	cr_assert_eq(seconds_left(line), round(learned), "%s", line);
+}
+
+Test(core_progress, a_kind_not_yet_seen_is_priced_at_the_rate_of_those_seen)
+{
+	progress p = two_kinds();
+	cr_assert_lt(progress_kind_left(&p, 1000), 0, "nothing known before a step is done");
+	progress_kind_done_at(&p, 0, 10, 1000 + 30 * SECOND);   /* 3 s a unit */
+	cr_assert_float_eq(progress_kind_rate(&p, 1), 3, 1e-9);
+	cr_assert_float_eq(progress_kind_left(&p, 1000 + 30 * SECOND), 90 * 3 + 100 * 3, 1e-6);
+	/* a kind dropped (a source that cannot run) is priced no more */
+	progress_kind_drop(&p, 1, 100);
+	cr_assert_float_eq(progress_kind_left(&p, 1000 + 30 * SECOND), 90 * 3, 1e-6);
+	cr_assert_float_eq(progress_fraction(&p), 0.1, 1e-12);
+	progress_kind_drop(&p, 0, 1000);   /* never below what is done */
+	cr_assert_float_eq(progress_fraction(&p), 1, 1e-12);
+	cr_assert_float_eq(progress_kind_left(&p, 1000 + 30 * SECOND), 0, 1e-12);
+}
+
+/* One odd step (a run that lost its CPU for a while) moves its kind's rate
+ * by a third, not all the way. */
+Test(core_progress, one_odd_step_does_not_swing_its_kind)
+{
+	progress p = two_kinds();
+	unsigned long long now = 1000;
+	for (int i = 0; i < 10; i++) {
+		now += 5 * SECOND;
+		progress_kind_done_at(&p, 0, 5, now);
+	}
+	now += 50 * SECOND;   /* kind 1's first step: ten times the rate */
+	progress_kind_done_at(&p, 1, 5, now);
+	double pooled = 100.0 / 55, rate = progress_kind_rate(&p, 1);
+	cr_assert_float_eq(rate, (50 + 10 * pooled) / 15, 1e-9);
+	cr_assert_lt(rate, 5, "one step of 10 s a unit read %.2f s a unit", rate);
+}
+
+/* The step running counts against its own share, and no further: the time
+ * left falls while it runs, and stops at what the steps after it cost. */
+Test(core_progress, the_running_step_counts_against_its_share)
+{
+	progress p = two_kinds();
+	progress_kind_done_at(&p, 0, 10, 1000 + 10 * SECOND);   /* 1 s a unit */
+	progress_kind_next(&p, 1, 20);
+	cr_assert_float_eq(progress_kind_left(&p, 1000 + 10 * SECOND), 190, 1e-6);
+	cr_assert_float_eq(progress_kind_left(&p, 1000 + 25 * SECOND), 175, 1e-6);
+	cr_assert_float_eq(progress_kind_left(&p, 1000 + 100 * SECOND), 170, 1e-6);
+}
+
+/* A report whose sections all run 1.5 times slower than expected, the
+ * running one telling its own time left: the line follows, the sections
+ * after it priced at the finished ones' pace. */
+Test(core_progress, a_report_running_slower_than_expected_is_followed)
+{
+	static const double seconds[] = { 10, 10, 60, 20 };
+	progress p = at(2, 4);
+	progress_set_weights(&p, seconds);
+	p.step_ns = 1000 + 30 * SECOND;   /* 20 expected seconds took 30 */
+	char line[256];
+	/* 30 s into the third section (expected 60, truly 90), which says 60 s left */
+	unsigned long long now = 1000 + 60 * SECOND;
+	progress_step_part(&p, 1.0 / 3);
+	progress_step_left(&p, 60, now);
+	progress_format(&p, now, line, sizeof line);
+	double truth = 60 + 20 * 1.5;
+	cr_assert_lt(fabs(seconds_left(line) - truth) / truth, 0.05, "%s (truly %.0f s)", line, truth);
+	/* ten seconds on, no new record: ten seconds less */
+	progress_format(&p, now + 10 * SECOND, line, sizeof line);
+	cr_assert_lt(fabs(seconds_left(line) - (truth - 10)) / (truth - 10), 0.05, "%s", line);
+	/* at the plain expected costs it would have said 20 + 20 = 40 s */
+	progress q = at(2, 4);
+	progress_set_weights(&q, seconds);
+	q.step_ns = 1000 + 20 * SECOND;
+	progress_format(&q, 1000 + 40 * SECOND, line, sizeof line);
+	cr_assert_float_eq(seconds_left(line), 60, 1e-9, "%s", line);
+	/* the next section forgets what the last one said */
+	progress_step(&p, 3);
+	cr_assert_eq(p.told_ns, 0);
+}
+
+Test(core_progress, time_left_records_are_parsed_strictly)
+{
+	double s = -1;
+	cr_assert(progress_left_record_parse("left 12.5", 9, &s));
+	cr_assert_float_eq(s, 12.5, 1e-12);
+	cr_assert(progress_left_record_parse("left 0", 6, &s));
+	cr_assert_float_eq(s, 0, 1e-12);
+	static const char *const bad[] = { "left", "left ", "left -1", "left nan", "left 1e3", "left 1.", "left .5",
+	                                   "left 9999999", "Left 1", "left 1 " };
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		cr_assert_not(progress_left_record_parse(bad[i], strlen(bad[i]), &s), "\"%s\" was taken", bad[i]);
+	char buffer[PROGRESS_RECORD_MAX];
+	progress_left_record_format(75.25, buffer, sizeof buffer);
+	cr_assert_str_eq(buffer, "left 75.2\n");
+	progress_left_record_format(-4, buffer, sizeof buffer);
+	cr_assert_str_eq(buffer, "left 0.0\n");
+	/* the reader takes both kinds of record, in any chunks */
+	progress_reader r = { .used = 0 };
+	double f = -1;
+	cr_assert(progress_reader_feed(&r, "progress 0.5\nle", 15, &f));
+	cr_assert_not(r.told_left);
+	cr_assert_not(progress_reader_feed(&r, "ft 30.0\n", 8, &f));
+	cr_assert(r.told_left);
+	cr_assert_float_eq(r.left, 30, 1e-12);
+}
+
+/* Load that falls during the run (another program ends) speeds every kind
+ * at once: the time left follows the recent pace, not the run's average
+ * (a report whose load fell from 3 to 1.9 read 35-50% high all through
+ * validate's second half at the run's average rates). */
+Test(core_progress, a_machine_that_speeds_up_is_followed)
+{
+	progress p = at(0, 400);
+	p.started_ns = 1000;
+	progress_set_cost(&p, 0);
+	p.kind_mark_ns = 1000;
+	progress_kind_plan(&p, 0, 200);
+	progress_kind_plan(&p, 1, 200);
+	unsigned long long now = 1000;
+	/* 1 unit of each kind a step, kind 1 twice kind 0's seconds: 30
+	 * rounds at twice the seconds (90 s), then 40 rounds at the normal
+	 * pace (3 s a round, 120 s) */
+	for (int i = 0; i < 70; i++) {
+		double slow = i < 30 ? 2 : 1;
+		now += (unsigned long long)(1 * slow * SECOND);
+		progress_kind_done_at(&p, 0, 1, now);
+		now += (unsigned long long)(2 * slow * SECOND);
+		progress_kind_done_at(&p, 1, 1, now);
+	}
+	/* 130 units of each left at the pace now: 130 + 260 s */
+	double truth = 390, left = progress_kind_left(&p, now);
+	double average = (double)(now - 1000) / 1e9 / 140 * 260;   /* the run's average pace */
+	cr_assert_lt(fabs(left - truth) / truth, 0.1, "%.0f s left, truly %.0f", left, truth);
+	cr_assert_gt(fabs(average - truth) / truth, 0.3, "the average pace read %.0f s, as good", average);
+	/* the kinds' ratio is the run's: kind 1 costs twice kind 0 */
+	cr_assert_float_eq(progress_kind_rate(&p, 1) / progress_kind_rate(&p, 0), 2, 0.05);
+}
