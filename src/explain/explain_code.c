@@ -802,12 +802,12 @@ static int run_tool(char *const argv[], const char *in, const char *out, const c
  * the names found on PATH. */
 static bool find_tool(const char *variable, const char *const *names, char *out, size_t size)
 {
-	const char *given = getenv(variable);
+	const char *given = secure_getenv(variable);
 	if (given && given[0]) {
 		snprintf(out, size, "%s", given);
 		return access(given, X_OK) == 0;
 	}
-	const char *path = getenv("PATH");
+	const char *path = secure_getenv("PATH");
 	if (!path || !path[0])
 		path = "/usr/bin:/bin";
 	for (size_t n = 0; names[n]; n++) {
@@ -910,7 +910,7 @@ static bool private_folder(const char *path, bool make)
 static void llvm_cache_open(mca_context *x)
 {
 	x->cache[0] = 0;
-	const char *off = getenv("PLUMB_EXPLAIN_CACHE");
+	const char *off = secure_getenv("PLUMB_EXPLAIN_CACHE");
 	if (off && !strcmp(off, "0"))
 		return;
 	const char *xdg = secure_getenv("XDG_CACHE_HOME"), *home = secure_getenv("HOME");
@@ -2666,12 +2666,12 @@ static void llvm_prepare(llvm_prep *p)
 	/* this CPU's name and probe, kept in the context: the pricing asks
 	 * choose_cpu again and finds them there */
 	const char *names[8], *core_model;
-	size_t count = cpu_names(&p->tools, &p->cpu, getenv("PLUMB_LLVM_CPU"), names, &core_model);
+	size_t count = cpu_names(&p->tools, &p->cpu, secure_getenv("PLUMB_LLVM_CPU"), names, &core_model);
 	mca_probe probe;
 	(void)choose_cpu(&p->tools, names, count, &probe);
 	/* the answers are in the context: the folder waits empty for the
 	 * blocks (kept for a person to read with $PLUMB_EXPLAIN_KEEP_BLOCKS) */
-	const char *keep = getenv("PLUMB_EXPLAIN_KEEP_BLOCKS");
+	const char *keep = secure_getenv("PLUMB_EXPLAIN_KEEP_BLOCKS");
 	if (!(keep && keep[0] == '1')) {
 		static const char *const probe_files[] = { "probe.s", "probe.out", "probe.err" };
 		char path[4200];
@@ -2999,7 +2999,7 @@ int explain_code_finish(explain_code *c, explain_result *result, bool price_bloc
 				covered += hot[take++]->weight;
 			hot_count_kept = take;
 			/* $PLUMB_LLVM_CPU: the -mcpu a person chose (checked like the others) */
-			const char *forced = getenv("PLUMB_LLVM_CPU");
+			const char *forced = secure_getenv("PLUMB_LLVM_CPU");
 			/* the hot blocks and their neighbours, in one llvm-mc run */
 			code_block **listed = malloc(((NEST_HEAD + 2) * take + 1) * sizeof *listed);
 			size_t listed_count = 0;
@@ -3021,7 +3021,7 @@ int explain_code_finish(explain_code *c, explain_result *result, bool price_bloc
 				other_cycles = price_other(&tools, result, unique, unique_count, hot, take);
 			}
 			/* $PLUMB_EXPLAIN_KEEP_BLOCKS: leave the listings for a person to read */
-			const char *keep = getenv("PLUMB_EXPLAIN_KEEP_BLOCKS");
+			const char *keep = secure_getenv("PLUMB_EXPLAIN_KEEP_BLOCKS");
 			if (keep && keep[0] == '1') {
 				/* each priced block's executions and cycles, so that another
 				 * model's cycles for blocks.mca.s can be weighed by hand */

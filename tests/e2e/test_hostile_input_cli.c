@@ -403,6 +403,46 @@ Test(hostile_input, no_source_file_starts_a_program_through_a_shell)
 	cr_assert_eq(shell_calls, 0, "%d calls through a shell, the last %s", shell_calls, shell_call_at);
 }
 
+/* 9, for the code added since: libplumb and the preloaded guard read their
+ * environment only with secure_getenv, so a setuid program linked with
+ * libplumb ignores PLUMB_* (and PATH, TMPDIR...) set by the user who runs
+ * it.  explain's LLVM tools were found through getenv("PLUMB_LLVM_MCA")
+ * and getenv("PATH"): a setuid-root program calling explain would have run
+ * whatever program its caller named.  Only the command line (src/cli), whose
+ * user is the one who typed it, may call getenv. */
+static int getenv_calls;
+static char getenv_call_at[4096];
+
+static int scan_getenv(const char *path, const struct stat *info, int flag, struct FTW *walk)
+{
+	(void)info, (void)walk;
+	size_t n = strlen(path);
+	if (flag != FTW_F || n < 2 || (strcmp(path + n - 2, ".c") && strcmp(path + n - 2, ".h")) || strstr(path, "/src/cli/"))
+		return 0;
+	char *text = cli_read_file(path, NULL);
+	cr_assert_not_null(text, "%s", path);
+	for (const char *p = strstr(text, "getenv("); p; p = strstr(p + 1, "getenv(")) {
+		bool secure = p - text >= 7 && !strncmp(p - 7, "secure_", 7);
+		if (!secure) {
+			getenv_calls++;
+			snprintf(getenv_call_at, sizeof getenv_call_at, "%s", path);
+		}
+	}
+	free(text);
+	return 0;
+}
+
+Test(hostile_input, the_library_reads_its_environment_with_secure_getenv)
+{
+	static const char *const folders[] = { "src", "preload" };
+	for (size_t f = 0; f < 2; f++) {
+		char path[4096];
+		snprintf(path, sizeof path, "%s/%s", cli_source_dir(), folders[f]);
+		cr_assert_eq(nftw(path, scan_getenv, 16, FTW_PHYS), 0, "%s", path);
+	}
+	cr_assert_eq(getenv_calls, 0, "%d getenv calls outside src/cli, the last in %s", getenv_calls, getenv_call_at);
+}
+
 /* A file name or an option's value with escape sequences: printed in an
  * error line, it retitled the terminal (OSC 0), cleared it and moved the
  * cursor.  Now every error line, table, note and meta line shows it as text
