@@ -398,8 +398,15 @@ int explain_machine_load(const char *path, explain_machine *out, plumb_status *s
 	output_report *summary = root && json_object_object_get_ex(root, "summary", &summary_object) ? embedded_report(summary_object)
 	                                                                                              : NULL;
 	machine_model model;
-	plumb_status no_model;
-	if (summary && machine_model_from_report(summary, &model, &no_model) == 0) {
+	plumb_status no_model = { 0 };
+	if (summary && machine_model_from_report(summary, &model, &no_model) != 0 && no_model.code == EINVAL) {
+		/* a model that is there but wrong is said, not replaced by the sections' figures */
+		output_report_free(summary);
+		json_object_put(root);
+		free(text);
+		return plumb_fail(status, EINVAL, "--machine: %s: %s", path, no_model.message);
+	}
+	if (summary && no_model.code == 0) {
 		char usable[128];
 		from_model(&model, out, usable, sizeof usable);
 		output_report_free(summary);

@@ -132,6 +132,8 @@ static const bad_case cases[] = {
 	CASE("bw-cpu-outside-mask", ONE_CPU, USAGE, "is not one this process may run on", "bw", "-C", "%C1"),
 	CASE("bw-too-few-cpus", ONE_CPU, USAGE, "2 threads asked, but only 1 CPU to pin them to", "bw", "-t", "2"),
 	CASE("bw-cpu-range-reversed", 0, USAGE, "bad CPU range in '5-2'", "bw", "-C", "5-2"),
+	CASE("bw-machine-endless", 0, 1, "--machine: /dev/zero: larger than 64 MiB", "bw", "--machine", "/dev/zero"),
+	CASE("bw-machine-negative-size", 0, 1, "--machine: bad-model.json: the machine model's L3 usable_bytes is -4096", "bw", "--machine", "bad-model.json"),
 	CASE("bw-time-cap-needs-value", 0, USAGE, "option '--time-cap' needs a value", "bw", "--time-cap"),
 	/* geometry */
 	CASE("geometry-max-size-out-of-range", 0, USAGE, "--max-size must be between 1MiB and 64GiB", "geometry", "--max-size", "1T"),
@@ -249,6 +251,9 @@ static const bad_case cases[] = {
 	CASE("sim-config-bad-value", 0, USAGE, "assoc.cfg: line 2: l2.assoc: '0' is out of range", "sim", "-c", "assoc.cfg", "t.lackey"),
 	CASE("sim-machine-missing", 0, USAGE, "cannot open 'nosuch.json': No such file or directory", "sim", "--machine", "nosuch.json", "t.lackey"),
 	CASE("sim-machine-not-json", 0, USAGE, "'t.lackey' is not JSON (give plumb report's report.json)", "sim", "--machine", "t.lackey", "t.lackey"),
+	CASE("sim-machine-endless", 0, USAGE, "/dev/zero: larger than 64 MiB", "sim", "--machine", "/dev/zero", "t.lackey"),
+	CASE("sim-machine-negative-size", 0, USAGE, "bad-model.json: the machine model's L3 usable_bytes is -4096, outside what a machine can have", "sim", "--machine", "bad-model.json", "t.lackey"),
+	CASE("sim-config-endless", 0, USAGE, "/dev/zero: larger than 1 MiB", "sim", "-c", "/dev/zero", "t.lackey"),
 	CASE("sim-machine-other-preset", 0, USAGE, "--machine gives the host preset its measured sizes; it does not apply to preset zen4", "sim", "-p", "zen4", "--machine", "t.lackey", "t.lackey"),
 	/* sim: programs */
 	CASE("sim-program-missing", VALGRIND, 1, "cannot run '/nonexistent/program': No such file or directory", "sim", "--", "/nonexistent/program"),
@@ -369,6 +374,10 @@ static const bad_case cases[] = {
 	CASE("explain-machine-missing", 0, 1, "--machine: cannot open 'nosuch.json': No such file or directory", "explain", "--machine", "nosuch.json", "--", "true"),
 	CASE("explain-machine-not-json", 0, 1, "--machine: 't.lackey' is not a plumb JSON report", "explain", "--machine", "t.lackey", "--", "true"),
 	CASE("explain-machine-endless", 0, 1, "--machine: /dev/zero: larger than 64 MiB", "explain", "--machine", "/dev/zero", "--", "true"),
+	/* Issue 29, the readers added since: bounded, and a model's figures checked. */
+	CASE("explain-on-endless", 0, 1, "--on: /dev/zero: larger than 64 MiB", "explain", "--on", "/dev/zero", "--no-valgrind", "--", "true"),
+	CASE("explain-compare-machine-endless", 0, 1, "--compare-machine: /dev/zero: larger than 64 MiB", "explain", "--compare-machine", "/dev/zero", "--", "true"),
+	CASE("explain-machine-negative-size", 0, 1, "--machine: bad-model.json: the machine model's L3 usable_bytes is -4096, outside what a machine can have", "explain", "--machine", "bad-model.json", "--no-valgrind", "--", "true"),
 	CASE("explain-program-missing", 0, 1, "cannot run '/nonexistent/program': No such file or directory", "explain", "--", "/nonexistent/program"),
 	/* issue 30: a program that never started, or failed every run, is no measurement */
 	CASE("explain-program-does-not-start", 0, 1, "'sh' did not start: it exited with status 127 in all 2 runs", "explain", "-r", "2", "--machine", "machine.json", "--no-valgrind", "--", "sh", "-c", "exit 127"),
@@ -725,6 +734,13 @@ static void make_fixtures(const char *dir, unsigned flags)
 	           "   \"rows\": [{\"chains\": 1, \"bandwidth\": 1, \"level\": \"`touch PWNED`\"},\n"
 	           "            {\"chains\": 2, \"bandwidth\": 2, \"level\": \"`touch PWNED`\"}]}], \"notes\": []}\n");
 	/* a machine of no figures, for explain --machine: no probe of 2 s or more */
+	/* a machine model whose L3 is -4096 bytes (issue 29: simulated at sysfs's size without a word) */
+	write_text(dir, "bad-model.json", "{\"schema\": \"plumb-machine-report\", \"summary\": {\"schema\": \"plumb-report\", "
+	           "\"schema_version\": 1, \"command\": \"summary\", \"meta\": {}, \"tables\": [{\"name\": \"machine\", "
+	           "\"columns\": [{\"name\": \"level\", \"unit\": null}, {\"name\": \"cache_level\", \"unit\": null}, "
+	           "{\"name\": \"usable_bytes\", \"unit\": \"bytes\"}, {\"name\": \"latency\", \"unit\": \"ns\"}], "
+	           "\"rows\": [{\"level\": \"L1\", \"cache_level\": 1, \"usable_bytes\": 32768, \"latency\": 1.5}, "
+	           "{\"level\": \"L3\", \"cache_level\": 3, \"usable_bytes\": -4096, \"latency\": 40}]}]}}\n");
 	write_text(dir, "machine.json", "{\"schema\": \"plumb-report\", \"schema_version\": 1, \"command\": \"bw\", \"tables\": []}\n");
 	if (flags & TRACES) {
 		const char *argv[] = { "trace", "convert", "t.lackey", "t.ptrace", NULL };
