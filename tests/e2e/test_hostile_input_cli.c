@@ -403,6 +403,39 @@ Test(hostile_input, no_source_file_starts_a_program_through_a_shell)
 	cr_assert_eq(shell_calls, 0, "%d calls through a shell, the last %s", shell_calls, shell_call_at);
 }
 
+/* A TMPDIR that cannot hold a folder (missing, a file, /proc): Valgrind
+ * gives up before the program starts, and sim, sim --curve and trace record
+ * said "'/bin/true' exec'd another program", sending the user after a
+ * wrapper script that is not there.  They now name the folder and why, as
+ * explain and instrument did, and leave nothing behind. */
+Test(hostile_input, an_unusable_tmpdir_is_named_not_taken_for_an_exec)
+{
+	if (system("valgrind --version > /dev/null 2>&1") != 0)
+		cr_skip_test("valgrind is not installed");
+	const char *file = in_folder("a-file");
+	write_text(file, "");
+	const char *tmpdirs[] = { in_folder("no/such/folder"), file };
+	const char *trace = in_folder("out.ptrace");
+	for (size_t t = 0; t < 2; t++) {
+		setenv("TMPDIR", tmpdirs[t], 1);
+		cli_run runs[] = {
+			cli_run_plumbv(NULL, "sim", "--", "/bin/true", NULL),
+			cli_run_plumbv(NULL, "sim", "--basic", "--", "/bin/true", NULL),
+			cli_run_plumbv(NULL, "sim", "--curve", "l1d", "--", "/bin/true", NULL),
+			cli_run_plumbv(NULL, "trace", "record", trace, "--", "/bin/true", NULL),
+		};
+		unsetenv("TMPDIR");
+		for (size_t k = 0; k < sizeof runs / sizeof runs[0]; k++) {
+			cr_expect_eq(runs[k].exit_code, 1, "TMPDIR %s, run %zu: %s", tmpdirs[t], k, runs[k].err);
+			cr_expect(strstr(runs[k].err, "cannot create a temporary folder in "), "run %zu: %s", k, runs[k].err);
+			cr_expect(strstr(runs[k].err, tmpdirs[t]), "run %zu: %s", k, runs[k].err);
+			cr_expect_null(strstr(runs[k].err, "exec'd"), "run %zu: %s", k, runs[k].err);
+			cli_run_free(&runs[k]);
+		}
+		cr_expect(!exists(trace), "a trace was left");
+	}
+}
+
 /* 9, for the code added since: libplumb and the preloaded guard read their
  * environment only with secure_getenv, so a setuid program linked with
  * libplumb ignores PLUMB_* (and PATH, TMPDIR...) set by the user who runs
