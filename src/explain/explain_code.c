@@ -2566,15 +2566,43 @@ static size_t price_nests(const char *mc, const char *dir, const explain_code *c
 	return priced;
 }
 
+/* Every file LLVM's runs make in the preparation's folder. */
+static const char *const llvm_files[] = { "blocks.hex", "blocks.s", "mc.err", "blocks.mca.s", "mca.out", "mca.err",
+                                          "probe.s", "probe.out", "probe.err", "blocks.tsv" };
+#define LLVM_FILES (sizeof llvm_files / sizeof llvm_files[0])
+
+/* A signal removes the folder and whatever LLVM left in it: each file is
+ * registered (unlinking one never made is harmless), as the handler only
+ * rmdirs a folder, which fails while files remain.  A signal during the
+ * pricing once left plumb-explain-XXXXXX/blocks.hex behind in TMPDIR. */
+static void register_dir(const char *dir)
+{
+	char path[4200];
+	interrupt_add_path(dir, true);
+	for (size_t i = 0; i < LLVM_FILES; i++) {
+		snprintf(path, sizeof path, "%s/%s", dir, llvm_files[i]);
+		interrupt_add_path(path, false);
+	}
+}
+
+/* The folder kept for a person: a later signal leaves it too. */
+static void forget_dir(const char *dir)
+{
+	char path[4200];
+	for (size_t i = 0; i < LLVM_FILES; i++) {
+		snprintf(path, sizeof path, "%s/%s", dir, llvm_files[i]);
+		interrupt_remove_path(path);
+	}
+	interrupt_remove_path(dir);
+}
+
 static void remove_dir(const char *dir)
 {
-	static const char *const files[] = { "blocks.hex", "blocks.s", "mc.err", "blocks.mca.s", "mca.out", "mca.err",
-	                                     "probe.s", "probe.out", "probe.err",
-	                                     "blocks.tsv" };
 	char path[4200];
-	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
-		snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+	for (size_t i = 0; i < LLVM_FILES; i++) {
+		snprintf(path, sizeof path, "%s/%s", dir, llvm_files[i]);
 		unlink(path);
+		interrupt_remove_path(path);
 	}
 	rmdir(dir);
 	interrupt_remove_path(dir);
@@ -2658,8 +2686,8 @@ static void llvm_prepare(llvm_prep *p)
 		return;
 	}
 	p->have_dir = true;
-	/* a signal during the Valgrind run removes it (empty by then, below) */
-	interrupt_add_path(p->dir, true);
+	/* a signal during the Valgrind run or the pricing removes it, and its files */
+	register_dir(p->dir);
 	p->tools = (mca_context){ .mca = p->mca, .mc = p->mc, .dir = p->dir, .version = -1 };
 	llvm_cache_open(&p->tools);
 	cpu_features_detect(&p->cpu);
@@ -3042,7 +3070,7 @@ int explain_code_finish(explain_code *c, explain_result *result, bool price_bloc
 					fclose(f);
 				}
 				explain_result_note(result, "in-core: the blocks and llvm-mca's output are in %s", dir);
-				interrupt_remove_path(dir);   /* kept */
+				forget_dir(dir);   /* kept */
 			}
 			else
 				remove_dir(dir);
