@@ -110,6 +110,7 @@ static const bad_case cases[] = {
 	CASE("lat-repeats-out-of-range", 0, USAGE, "'9' is out of range [0, 8]", "lat", "--repeats", "9"),
 	CASE("lat-from-missing-file", 0, 1, "cannot open 'nosuch.json': No such file or directory", "lat", "--from", "nosuch.json"),
 	CASE("lat-from-not-a-report", 0, 1, "not-loaded.json: not a plumb report", "lat", "--from", "not-loaded.json"),
+	CASE("lat-from-impossible-latency", 0, 1, "bad-latency.json: the lat report's sweep row 2 holds a latency of 1e+300 ns (p10)", "lat", "--from", "bad-latency.json"),
 	CASE("geometry-levels-from-missing-file", 0, 1, "cannot open 'nosuch.json': No such file or directory", "geometry", "--levels-from", "nosuch.json"),
 	CASE("lat-from-endless", 0, 1, "/dev/zero: larger than 64 MiB", "lat", "--from", "/dev/zero"),
 	CASE("geometry-levels-from-endless", 0, 1, "/dev/zero: larger than 64 MiB", "geometry", "--levels-from", "/dev/zero"),
@@ -379,6 +380,7 @@ static const bad_case cases[] = {
 	/* Issue 29, the readers added since: bounded, and a model's figures checked. */
 	CASE("explain-on-endless", 0, 1, "--on: /dev/zero: larger than 64 MiB", "explain", "--on", "/dev/zero", "--no-valgrind", "--", "true"),
 	CASE("explain-compare-machine-endless", 0, 1, "--compare-machine: /dev/zero: larger than 64 MiB", "explain", "--compare-machine", "/dev/zero", "--", "true"),
+	CASE("explain-machine-negative-latency", 0, 1, "--machine: bad-latency.json: L1's latency of -5 ns is not one a load can take", "explain", "--machine", "bad-latency.json", "--no-valgrind", "--", "true"),
 	CASE("explain-machine-negative-size", 0, 1, "--machine: bad-model.json: the machine model's L3 usable_bytes is -4096, outside what a machine can have", "explain", "--machine", "bad-model.json", "--no-valgrind", "--", "true"),
 	CASE("explain-program-missing", 0, 1, "cannot run '/nonexistent/program': No such file or directory", "explain", "--", "/nonexistent/program"),
 	/* issue 30: a program that never started, or failed every run, is no measurement */
@@ -743,6 +745,15 @@ static void make_fixtures(const char *dir, unsigned flags)
 	           "{\"name\": \"usable_bytes\", \"unit\": \"bytes\"}, {\"name\": \"latency\", \"unit\": \"ns\"}], "
 	           "\"rows\": [{\"level\": \"L1\", \"cache_level\": 1, \"usable_bytes\": 32768, \"latency\": 1.5}, "
 	           "{\"level\": \"L3\", \"cache_level\": 3, \"usable_bytes\": -4096, \"latency\": 40}]}]}}\n");
+	/* a lat report with impossible latencies (issue 29: explain priced with -5 ns, lat printed 1e300's 300 digits) */
+	write_text(dir, "bad-latency.json", "{\"schema\": \"plumb-report\", \"schema_version\": 1, \"command\": \"lat\", "
+	           "\"meta\": {\"points_per_octave\": 4}, \"tables\": [{\"name\": \"levels\", \"columns\": "
+	           "[{\"name\": \"level\", \"unit\": null}, {\"name\": \"latency\", \"unit\": \"ns\"}, "
+	           "{\"name\": \"median\", \"unit\": \"ns\"}], \"rows\": [{\"level\": \"L1\", \"latency\": -5, "
+	           "\"median\": -5}]}, {\"name\": \"sweep\", \"columns\": [{\"name\": \"bytes\", \"unit\": \"bytes\"}, "
+	           "{\"name\": \"latency\", \"unit\": \"ns\"}, {\"name\": \"p10\", \"unit\": \"ns\"}], \"rows\": "
+	           "[{\"bytes\": 4096, \"latency\": 1.5, \"p10\": 1.5}, {\"bytes\": 8192, \"latency\": 1e300, "
+	           "\"p10\": 1e300}]}]}\n");
 	write_text(dir, "machine.json", "{\"schema\": \"plumb-report\", \"schema_version\": 1, \"command\": \"bw\", \"tables\": []}\n");
 	if (flags & TRACES) {
 		const char *argv[] = { "trace", "convert", "t.lackey", "t.ptrace", NULL };
