@@ -436,6 +436,30 @@ Test(hostile_input, an_unusable_tmpdir_is_named_not_taken_for_an_exec)
 	}
 }
 
+/* A folder name with a line break: gnuplot strings cannot hold one, so the
+ * image's path was written with a space instead, and validate's plot went
+ * into the folder "v x" beside it, which someone else may own.  plumb now
+ * makes no plot for such a folder and says why. */
+Test(hostile_input, a_line_break_in_a_folder_name_sends_no_plot_elsewhere)
+{
+	if (system("gnuplot --version > /dev/null 2>&1") != 0)
+		cr_skip_test("gnuplot is not installed");
+	const char *other = in_folder("v x");
+	cr_assert_eq(mkdir(other, 0755), 0);
+	char named[4200];
+	snprintf(named, sizeof named, "%s", in_folder("v\nx"));
+	const char *argv[] = { "validate", "--backend", "sim", "-d", named, "itv", NULL };
+	cli_run r = run_in_folder(argv);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	cr_expect(strstr(r.err, "control character"), "%s", r.err);
+	char image[8400];
+	snprintf(image, sizeof image, "%s/validate.png", other);
+	cr_expect(!exists(image), "the plot was written into the folder 'v x'");
+	snprintf(image, sizeof image, "%s/validate.json", named);
+	cr_expect(exists(image), "validate.json is missing from the folder asked for");
+	cli_run_free(&r);
+}
+
 /* 9, for the code added since: libplumb and the preloaded guard read their
  * environment only with secure_getenv, so a setuid program linked with
  * libplumb ignores PLUMB_* (and PATH, TMPDIR...) set by the user who runs
