@@ -400,6 +400,7 @@ static const bad_case cases[] = {
 	CASE("report-from-empty", 0, 1, "empty file", "report", "--from", "empty.trace", "-o", "r.html"),
 	CASE("report-from-not-a-report", 0, 1, "not-loaded.json: not a plumb report", "report", "--from", "not-loaded.json", "-o", "r.html"),
 	CASE("report-from-endless", 0, 1, "/dev/zero: larger than 64 MiB", "report", "--from", "/dev/zero", "-o", "r.html"),
+	CASE("report-from-too-many-sections", 0, 1, "many-sections.json: more sections than a report holds (at most 32 in all)", "report", "--from", "many-sections.json", "-o", "r.html"),
 	CASE("report-compare-endless", 0, 1, "/dev/zero: larger than 64 MiB", "report", "--compare", "/dev/zero", "not-loaded.json"),
 	CASE("report-output-dir-missing", 0, USAGE, "--output-dir 'nodir/d' cannot be created or written", "report", "--output-dir", "nodir/d", "--sections", "topo", "-o", "r.html"),
 	CASE("report-output-missing-folder", 0, 1, "cannot create 'nodir/r.html'", "report", "--sections", "topo", "-o", "nodir/r.html"),
@@ -738,6 +739,13 @@ static void make_fixtures(const char *dir, unsigned flags)
 	           "   \"rows\": [{\"chains\": 1, \"bandwidth\": 1, \"level\": \"`touch PWNED`\"},\n"
 	           "            {\"chains\": 2, \"bandwidth\": 2, \"level\": \"`touch PWNED`\"}]}], \"notes\": []}\n");
 	/* a machine of no figures, for explain --machine: no probe of 2 s or more */
+	/* a report.json of 40 sections, more than a report holds (issue 29: refused as usage, leaking every section) */
+	char many[4096] = "{\"schema\": \"plumb-machine-report\", \"sections\": [";
+	for (int k = 0; k < 40; k++)
+		snprintf(many + strlen(many), sizeof many - strlen(many), "%s{\"command\": \"topo\", \"reason\": \"not run\"}",
+		         k ? ", " : "");
+	snprintf(many + strlen(many), sizeof many - strlen(many), "]}\n");
+	write_text(dir, "many-sections.json", many);
 	/* a machine model whose L3 is -4096 bytes (issue 29: simulated at sysfs's size without a word) */
 	write_text(dir, "bad-model.json", "{\"schema\": \"plumb-machine-report\", \"summary\": {\"schema\": \"plumb-report\", "
 	           "\"schema_version\": 1, \"command\": \"summary\", \"meta\": {}, \"tables\": [{\"name\": \"machine\", "
