@@ -52,7 +52,15 @@ static int parse_delays(const char *text, unsigned *delays, size_t *count, plumb
 		return plumb_fail(status, EINVAL, "--delays: list too long");
 	snprintf(copy, sizeof copy, "%s", text);
 	*count = 0;
-	for (char *save = NULL, *word = strtok_r(copy, ",", &save); word; word = strtok_r(NULL, ",", &save)) {
+	if (!text[0])
+		return plumb_fail(status, EINVAL, "--delays: empty list");
+	/* split by hand: strtok_r would pass over an empty value ("16,,0") without a word */
+	for (char *word = copy, *next; word; word = next) {
+		next = strchr(word, ',');
+		if (next)
+			*next++ = '\0';
+		if (!word[0])
+			return plumb_fail(status, EINVAL, "--delays: an empty value in '%s'", text);
 		uint64_t value;
 		if (*count == LOADED_MAX_POINTS - 1)
 			return plumb_fail(status, EINVAL, "--delays: at most %d values", LOADED_MAX_POINTS - 1);

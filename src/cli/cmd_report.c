@@ -191,8 +191,15 @@ int cmd_report(int argc, char **argv)
 			}
 			for (size_t k = 0; k < b.count; k++) {
 				if (count == MAX_SECTIONS) {
+					/* the files' contents, not the command line: exit 1, everything freed */
 					report_bundle_free(&b);
-					return cli_usage_error("report", "at most %d sections", MAX_SECTIONS);
+					for (size_t r = 0; r < count; r++)
+						output_report_free(reports[r]);
+					for (size_t r = 0; r < owned_count; r++)
+						free(owned[r]);
+					plumb_fail(&status, E2BIG, "%s: more sections than a report holds (at most %d in all)", argv[i],
+					           MAX_SECTIONS);
+					return cli_error("report", &status);
 				}
 				reports[count] = b.sections[k];
 				b.sections[k] = NULL;

@@ -344,6 +344,11 @@ int cmd_sim(int argc, char **argv)
 				free(settings);
 				return cli_usage_error("sim", "--curve-max: %s", status.message);
 			}
+			if (curve_max == 0) {
+				/* 0 stands for "not given" below: said here, not read as 64M */
+				free(settings);
+				return cli_usage_error("sim", "--curve-max: 0 bytes holds no line");
+			}
 			continue;
 
 		case OPT_PRINT_CONFIG: print_config = true; continue;

@@ -25,6 +25,14 @@ void escape_gnuplot(FILE *f, const char *text)
 	fputs(pieces ? "')" : "'", f);
 }
 
+bool escape_gnuplot_exact(const char *text)
+{
+	for (const unsigned char *s = (const unsigned char *)(text ? text : ""); *s; s++)
+		if (*s < 0x20 || *s == 0x7f)
+			return false;
+	return true;
+}
+
 void escape_html_span(FILE *f, const char *text, size_t length)
 {
 	for (size_t i = 0; text && i < length && text[i]; i++) {

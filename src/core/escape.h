@@ -8,6 +8,7 @@
 #define PLUMB_ESCAPE_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 /* A gnuplot string, quotes included: single-quoted, where gnuplot
@@ -17,6 +18,11 @@
  * labels, file names).  A line break would end the command, so CR and LF
  * become spaces; so do the other control characters. */
 void escape_gnuplot(FILE *f, const char *text);
+/* Whether escape_gnuplot writes text unchanged: false when it holds a
+ * control character, which it turns into a space.  A file name that is not
+ * is never handed to gnuplot: "a\nb/plot.png" would be written as
+ * "a b/plot.png", in another folder. */
+bool escape_gnuplot_exact(const char *text);
 
 /* Text for an HTML page, in an element or in a quoted attribute:
  * & < > " ' become entities.  escape_html_span writes the first length

@@ -422,7 +422,7 @@ void progress_end(progress *p)
 
 int progress_channel_open(void)
 {
-	const char *value = getenv(PROGRESS_CHANNEL_VARIABLE);
+	const char *value = secure_getenv(PROGRESS_CHANNEL_VARIABLE);
 	if (!value)
 		return -1;
 	char *end;

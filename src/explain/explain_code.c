@@ -802,12 +802,12 @@ static int run_tool(char *const argv[], const char *in, const char *out, const c
  * the names found on PATH. */
 static bool find_tool(const char *variable, const char *const *names, char *out, size_t size)
 {
-	const char *given = getenv(variable);
+	const char *given = secure_getenv(variable);
 	if (given && given[0]) {
 		snprintf(out, size, "%s", given);
 		return access(given, X_OK) == 0;
 	}
-	const char *path = getenv("PATH");
+	const char *path = secure_getenv("PATH");
 	if (!path || !path[0])
 		path = "/usr/bin:/bin";
 	for (size_t n = 0; names[n]; n++) {
@@ -910,7 +910,7 @@ static bool private_folder(const char *path, bool make)
 static void llvm_cache_open(mca_context *x)
 {
 	x->cache[0] = 0;
-	const char *off = getenv("PLUMB_EXPLAIN_CACHE");
+	const char *off = secure_getenv("PLUMB_EXPLAIN_CACHE");
 	if (off && !strcmp(off, "0"))
 		return;
 	const char *xdg = secure_getenv("XDG_CACHE_HOME"), *home = secure_getenv("HOME");
@@ -2566,15 +2566,43 @@ static size_t price_nests(const char *mc, const char *dir, const explain_code *c
 	return priced;
 }
 
+/* Every file LLVM's runs make in the preparation's folder. */
+static const char *const llvm_files[] = { "blocks.hex", "blocks.s", "mc.err", "blocks.mca.s", "mca.out", "mca.err",
+                                          "probe.s", "probe.out", "probe.err", "blocks.tsv" };
+#define LLVM_FILES (sizeof llvm_files / sizeof llvm_files[0])
+
+/* A signal removes the folder and whatever LLVM left in it: each file is
+ * registered (unlinking one never made is harmless), as the handler only
+ * rmdirs a folder, which fails while files remain.  A signal during the
+ * pricing once left plumb-explain-XXXXXX/blocks.hex behind in TMPDIR. */
+static void register_dir(const char *dir)
+{
+	char path[4200];
+	interrupt_add_path(dir, true);
+	for (size_t i = 0; i < LLVM_FILES; i++) {
+		snprintf(path, sizeof path, "%s/%s", dir, llvm_files[i]);
+		interrupt_add_path(path, false);
+	}
+}
+
+/* The folder kept for a person: a later signal leaves it too. */
+static void forget_dir(const char *dir)
+{
+	char path[4200];
+	for (size_t i = 0; i < LLVM_FILES; i++) {
+		snprintf(path, sizeof path, "%s/%s", dir, llvm_files[i]);
+		interrupt_remove_path(path);
+	}
+	interrupt_remove_path(dir);
+}
+
 static void remove_dir(const char *dir)
 {
-	static const char *const files[] = { "blocks.hex", "blocks.s", "mc.err", "blocks.mca.s", "mca.out", "mca.err",
-	                                     "probe.s", "probe.out", "probe.err",
-	                                     "blocks.tsv" };
 	char path[4200];
-	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
-		snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+	for (size_t i = 0; i < LLVM_FILES; i++) {
+		snprintf(path, sizeof path, "%s/%s", dir, llvm_files[i]);
 		unlink(path);
+		interrupt_remove_path(path);
 	}
 	rmdir(dir);
 	interrupt_remove_path(dir);
@@ -2658,20 +2686,20 @@ static void llvm_prepare(llvm_prep *p)
 		return;
 	}
 	p->have_dir = true;
-	/* a signal during the Valgrind run removes it (empty by then, below) */
-	interrupt_add_path(p->dir, true);
+	/* a signal during the Valgrind run or the pricing removes it, and its files */
+	register_dir(p->dir);
 	p->tools = (mca_context){ .mca = p->mca, .mc = p->mc, .dir = p->dir, .version = -1 };
 	llvm_cache_open(&p->tools);
 	cpu_features_detect(&p->cpu);
 	/* this CPU's name and probe, kept in the context: the pricing asks
 	 * choose_cpu again and finds them there */
 	const char *names[8], *core_model;
-	size_t count = cpu_names(&p->tools, &p->cpu, getenv("PLUMB_LLVM_CPU"), names, &core_model);
+	size_t count = cpu_names(&p->tools, &p->cpu, secure_getenv("PLUMB_LLVM_CPU"), names, &core_model);
 	mca_probe probe;
 	(void)choose_cpu(&p->tools, names, count, &probe);
 	/* the answers are in the context: the folder waits empty for the
 	 * blocks (kept for a person to read with $PLUMB_EXPLAIN_KEEP_BLOCKS) */
-	const char *keep = getenv("PLUMB_EXPLAIN_KEEP_BLOCKS");
+	const char *keep = secure_getenv("PLUMB_EXPLAIN_KEEP_BLOCKS");
 	if (!(keep && keep[0] == '1')) {
 		static const char *const probe_files[] = { "probe.s", "probe.out", "probe.err" };
 		char path[4200];
@@ -2999,7 +3027,7 @@ int explain_code_finish(explain_code *c, explain_result *result, bool price_bloc
 				covered += hot[take++]->weight;
 			hot_count_kept = take;
 			/* $PLUMB_LLVM_CPU: the -mcpu a person chose (checked like the others) */
-			const char *forced = getenv("PLUMB_LLVM_CPU");
+			const char *forced = secure_getenv("PLUMB_LLVM_CPU");
 			/* the hot blocks and their neighbours, in one llvm-mc run */
 			code_block **listed = malloc(((NEST_HEAD + 2) * take + 1) * sizeof *listed);
 			size_t listed_count = 0;
@@ -3021,7 +3049,7 @@ int explain_code_finish(explain_code *c, explain_result *result, bool price_bloc
 				other_cycles = price_other(&tools, result, unique, unique_count, hot, take);
 			}
 			/* $PLUMB_EXPLAIN_KEEP_BLOCKS: leave the listings for a person to read */
-			const char *keep = getenv("PLUMB_EXPLAIN_KEEP_BLOCKS");
+			const char *keep = secure_getenv("PLUMB_EXPLAIN_KEEP_BLOCKS");
 			if (keep && keep[0] == '1') {
 				/* each priced block's executions and cycles, so that another
 				 * model's cycles for blocks.mca.s can be weighed by hand */
@@ -3042,7 +3070,7 @@ int explain_code_finish(explain_code *c, explain_result *result, bool price_bloc
 					fclose(f);
 				}
 				explain_result_note(result, "in-core: the blocks and llvm-mca's output are in %s", dir);
-				interrupt_remove_path(dir);   /* kept */
+				forget_dir(dir);   /* kept */
 			}
 			else
 				remove_dir(dir);

@@ -384,7 +384,40 @@ static bool from_machine_report(json_object *root, explain_machine *m)
 	return true;
 }
 
+/* The figures read from someone else's file, each one a machine can have
+ * when it is there (NaN: unknown, not used): a latency of -5 or 1e300 ns, a
+ * bandwidth of 0 or a clock of 0 once went into the prediction as read. */
+static int figures_possible(const char *path, const explain_machine *m, plumb_status *status)
+{
+	static const char *const names[EXPLAIN_LEVELS] = { "L1", "L2", "L3", "memory" };
+	if (!isnan(m->clock_ghz) && !(m->clock_ghz >= 1e-3 && m->clock_ghz <= 1e3))
+		return plumb_fail(status, EINVAL, "--machine: %s: a clock of %g GHz is not one a machine can have", path,
+		                  m->clock_ghz);
+	for (int l = 0; l < EXPLAIN_LEVELS; l++) {
+		double latency = m->latency_ns[l], bandwidth = m->bandwidth_gbps[l], mlp = m->mlp[l];
+		if (!isnan(latency) && !(latency >= 1e-3 && latency <= 1e9))
+			return plumb_fail(status, EINVAL, "--machine: %s: %s's latency of %g ns is not one a load can take "
+			                  "(more than 0, at most 1 s)", path, names[l], latency);
+		if (!isnan(bandwidth) && !(bandwidth > 0 && bandwidth <= 1e7))
+			return plumb_fail(status, EINVAL, "--machine: %s: %s's bandwidth of %g GB/s is not one a machine can "
+			                  "have", path, names[l], bandwidth);
+		if (!isnan(mlp) && !(mlp > 0 && mlp <= 1e6))
+			return plumb_fail(status, EINVAL, "--machine: %s: %s's %g lines in flight is not a count a machine can "
+			                  "have", path, names[l], mlp);
+	}
+	return 0;
+}
+
+static int machine_load(const char *path, explain_machine *out, plumb_status *status);
+
 int explain_machine_load(const char *path, explain_machine *out, plumb_status *status)
+{
+	if (machine_load(path, out, status) != 0)
+		return -1;
+	return figures_possible(path, out, status);
+}
+
+static int machine_load(const char *path, explain_machine *out, plumb_status *status)
 {
 	machine_clear(out);
 	char *text;
@@ -398,8 +431,15 @@ int explain_machine_load(const char *path, explain_machine *out, plumb_status *s
 	output_report *summary = root && json_object_object_get_ex(root, "summary", &summary_object) ? embedded_report(summary_object)
 	                                                                                              : NULL;
 	machine_model model;
-	plumb_status no_model;
-	if (summary && machine_model_from_report(summary, &model, &no_model) == 0) {
+	plumb_status no_model = { 0 };
+	if (summary && machine_model_from_report(summary, &model, &no_model) != 0 && no_model.code == EINVAL) {
+		/* a model that is there but wrong is said, not replaced by the sections' figures */
+		output_report_free(summary);
+		json_object_put(root);
+		free(text);
+		return plumb_fail(status, EINVAL, "--machine: %s: %s", path, no_model.message);
+	}
+	if (summary && no_model.code == 0) {
 		char usable[128];
 		from_model(&model, out, usable, sizeof usable);
 		output_report_free(summary);

@@ -83,7 +83,13 @@ int explain_other_load(const char *path, explain_result *result, plumb_status *s
 	output_report_free(topo);
 	machine_model model;
 	char usable[PLUMB_MESSAGE_MAX];
-	if (machine_model_load(path, &model, &why) == 0 && sim_preset_apply_machine(config, &model, usable, sizeof usable) > 0)
+	int loaded = machine_model_load(path, &model, &why);
+	if (loaded != 0 && why.code == EINVAL) {
+		/* a model whose figures cannot be (a negative size): said, not replaced by sysfs's sizes */
+		free(config);
+		return plumb_fail(status, EINVAL, "--on: %s", why.message);
+	}
+	if (loaded == 0 && sim_preset_apply_machine(config, &model, usable, sizeof usable) > 0)
 		explain_result_note(result, "on %s: %s", path, usable);
 	if (explain_machine_load(path, &result->other_machine, &why) != 0)
 		explain_result_note(result, "on %s: no figures to predict with: %s", path, why.message);

@@ -108,13 +108,23 @@ int latency_run_from_report(const output_report *report, latency_run_options *o,
 		return plumb_fail_errno(status, ENOMEM, "out of memory");
 	r->point_count = n;
 	r->passes = pass_count;
+	enum { SAVED_MAX_NS = 1000000000 };
 	int median = output_column_index(sweep, "latency"), minimum = output_column_index(sweep, "min");
 	int cv = output_column_index(sweep, "cv"), ci = output_column_index(sweep, "ci95");
 	int samples = output_column_index(sweep, "samples"), label = output_column_index(sweep, "label");
 	for (size_t i = 0; i < n; i++) {
 		double b = cell(sweep, i, bytes_column), p10 = cell(sweep, i, p10_column);
-		if (!(b > 0 && b < 1e18) || !(p10 > 0))
+		if (!(b > 0 && b < 1e18) || isnan(p10))
 			return plumb_fail(status, EINVAL, "the lat report's sweep row %zu has no size or no p10", i + 1);
+		/* A saved report may come from someone else: a latency that is not
+		 * one a load can take (negative, infinite, 1e300 ns) is refused by
+		 * name, not analysed into a 300-digit plateau. */
+		double median_ns = cell(sweep, i, median), min_ns = cell(sweep, i, minimum);
+		if (!(p10 > 0 && p10 <= SAVED_MAX_NS) || !(isnan(median_ns) || (median_ns > 0 && median_ns <= SAVED_MAX_NS)) ||
+		    !(isnan(min_ns) || (min_ns > 0 && min_ns <= SAVED_MAX_NS)))
+			return plumb_fail(status, EINVAL, "the lat report's sweep row %zu holds a latency of %g ns (p10), %g "
+			                  "(latency) or %g (min): a load takes more than 0 and at most 1 s", i + 1, p10,
+			                  median_ns, min_ns);
 		latency_point *p = &r->points[i];
 		r->sizes[i] = p->bytes = (uint64_t)llround(b);
 		p->latency.ns_p10 = p10;

@@ -8,6 +8,7 @@
 #include <string.h>
 #include "machine/machine_model.h"
 #include <json-c/json.h>
+#include "core/read_file.h"
 #include "core/stats.h"
 
 void machine_model_clear(machine_model *m)
@@ -817,6 +818,68 @@ void machine_model_add_checks(output_report *r, const machine_check *checks, siz
 	}
 }
 
+/* A figure read back from a report: absent (NaN: a status cell, or no such
+ * member) is allowed, as a real report leaves many figures unmeasured; a
+ * present one must be finite and within [low, high], and a byte count
+ * whole.  A report.json comes from someone else: a negative size, an
+ * infinite latency or a cache of 1e300 bytes is refused by name rather
+ * than simulated, priced, or silently replaced by sysfs's figure. */
+static int figure_ok(double v, double low, double high, bool whole, const char *level, const char *name,
+                     plumb_status *status)
+{
+	if (isnan(v) || (isfinite(v) && v >= low && v <= high && (!whole || v == floor(v))))
+		return 0;
+	return plumb_fail(status, EINVAL, "the machine model's %s%s%s is %g, outside what a machine can have (%g to %g%s)",
+	                  level ? level : "", level ? " " : "", name, v, low, high, whole ? ", whole bytes" : "");
+}
+
+/* Sizes up to 1 PiB, latencies up to a second, bandwidths up to 10^7 GB/s:
+ * far beyond any machine, far below what breaks the arithmetic after. */
+#define FIGURE_MAX_BYTES 1125899906842624.0
+#define FIGURE_MAX_NS 1e9
+#define FIGURE_MAX_GBS 1e7
+
+static int model_figures_ok(const machine_model *m, plumb_status *status)
+{
+	if (figure_ok(m->clock_ghz, 1e-3, 1e3, false, NULL, "clock (machine_clock_ghz)", status) ||
+	    figure_ok(m->clock_low, 1e-3, 1e3, false, NULL, "clock's low end (machine_clock_ghz_low)", status) ||
+	    figure_ok(m->clock_high, 1e-3, 1e3, false, NULL, "clock's high end (machine_clock_ghz_high)", status) ||
+	    figure_ok(m->threads_all, 1, 1e6, false, NULL, "thread count (machine_threads_all)", status) ||
+	    figure_ok(m->service_ns, 0, FIGURE_MAX_NS, false, NULL, "service time (machine_service_ns)", status) ||
+	    figure_ok(m->service_low, 0, FIGURE_MAX_NS, false, NULL, "service time's low end", status) ||
+	    figure_ok(m->service_high, 0, FIGURE_MAX_NS, false, NULL, "service time's high end", status) ||
+	    figure_ok(m->peak_mb_s, 0, 1e3 * FIGURE_MAX_GBS * 1e3, false, NULL, "peak bandwidth (machine_peak_mb_s)", status))
+		return -1;
+	for (size_t i = 0; i < m->level_count; i++) {
+		const machine_level *l = &m->levels[i];
+		const char *n = l->name;
+		if (figure_ok(l->nominal_bytes, 1, FIGURE_MAX_BYTES, true, n, "nominal_bytes", status) ||
+		    figure_ok(l->usable_bytes, 1, FIGURE_MAX_BYTES, true, n, "usable_bytes", status) ||
+		    figure_ok(l->usable_low, 1, FIGURE_MAX_BYTES, true, n, "usable_low", status) ||
+		    figure_ok(l->usable_high, 1, FIGURE_MAX_BYTES, true, n, "usable_high", status) ||
+		    figure_ok(l->latency_ns, 1e-3, FIGURE_MAX_NS, false, n, "latency", status) ||
+		    figure_ok(l->latency_low, 1e-3, FIGURE_MAX_NS, false, n, "latency_low", status) ||
+		    figure_ok(l->latency_high, 1e-3, FIGURE_MAX_NS, false, n, "latency_high", status) ||
+		    figure_ok(l->latency_cycles, 1e-3, 1e12, false, n, "latency_cycles", status) ||
+		    figure_ok(l->read_1, 1e-6, FIGURE_MAX_GBS, false, n, "read_1", status) ||
+		    figure_ok(l->read_all, 1e-6, FIGURE_MAX_GBS, false, n, "read_all", status) ||
+		    figure_ok(l->write_1, 1e-6, FIGURE_MAX_GBS, false, n, "write_1", status) ||
+		    figure_ok(l->write_all, 1e-6, FIGURE_MAX_GBS, false, n, "write_all", status) ||
+		    figure_ok(l->bandwidth_cv, 0, 1e6, false, n, "bandwidth_cv", status) ||
+		    figure_ok(l->mlp, 1e-3, 1e6, false, n, "mlp", status))
+			return -1;
+	}
+	return 0;
+}
+
+/* A power of two within [low, high] when present (NaN: absent). */
+static int meta_bytes_ok(double v, double low, double high, const char *name, plumb_status *status)
+{
+	if (isnan(v) || (isfinite(v) && v >= low && v <= high && v == floor(v) && ((uint64_t)v & ((uint64_t)v - 1)) == 0))
+		return 0;
+	return plumb_fail(status, EINVAL, "the machine model's %s is %g, not a power of two from %g to %g", name, v, low, high);
+}
+
 int machine_model_from_report(const output_report *r, machine_model *m, plumb_status *status)
 {
 	machine_model_clear(m);
@@ -828,12 +891,18 @@ int machine_model_from_report(const output_report *r, machine_model *m, plumb_st
 	m->clock_low = output_meta_number_of(r, "machine_clock_ghz_low");
 	m->clock_high = output_meta_number_of(r, "machine_clock_ghz_high");
 	double v = output_meta_number_of(r, "machine_line_bytes");
+	if (meta_bytes_ok(v, 8, 4096, "line size (machine_line_bytes)", status) != 0)
+		return -1;
 	if (v >= 8 && v <= 4096)
 		m->line_bytes = (unsigned)v;
 	v = output_meta_number_of(r, "machine_page_bytes");
+	if (meta_bytes_ok(v, 4096, FIGURE_MAX_BYTES, "page size (machine_page_bytes)", status) != 0)
+		return -1;
 	if (v >= 4096)
 		m->page_bytes = (uint64_t)v;
 	v = output_meta_number_of(r, "machine_vector_bytes");
+	if (meta_bytes_ok(v, 8, 256, "vector width (machine_vector_bytes)", status) != 0)
+		return -1;
 	if (v >= 8 && v <= 256)
 		m->vector_bytes = (unsigned)v;
 	m->threads_all = output_meta_number_of(r, "machine_threads_all");
@@ -850,6 +919,8 @@ int machine_model_from_report(const output_report *r, machine_model *m, plumb_st
 		const char *name = output_text_at(t, (long)row, "level"), *state = output_text_at(t, (long)row, "state");
 		snprintf(l->name, sizeof l->name, "%s", name ? name : "?");
 		double c = output_number_at(t, (long)row, "cache_level");
+		if (!isnan(c) && !(isfinite(c) && c >= 0 && c <= 8 && c == floor(c)))
+			return plumb_fail(status, EINVAL, "the machine model's %s cache_level is %g, not a level from 0 to 8", l->name, c);
 		l->cache_level = isfinite(c) ? (int)c : -1;
 		l->hidden = state && !strcmp(state, "hidden");
 		l->shared = state && !strcmp(state, "shared");
@@ -870,7 +941,7 @@ int machine_model_from_report(const output_report *r, machine_model *m, plumb_st
 		l->bandwidth_cv = output_number_at(t, (long)row, "bandwidth_cv");
 		l->mlp = output_number_at(t, (long)row, "mlp");
 	}
-	return 0;
+	return model_figures_ok(m, status);
 }
 
 /* ------------------------------------------------------- from report.json */
@@ -884,17 +955,29 @@ static output_report *embedded(json_object *o)
 	return r;
 }
 
+/* path's JSON, read through the bounded reader: /dev/zero or a file of
+ * gigabytes handed over as a report.json fails with one line ("PATH: larger
+ * than 64 MiB") instead of growing plumb without end; json-c's own
+ * json_object_from_file has no limit. */
+static json_object *report_json(const char *path, plumb_status *status)
+{
+	char *text;
+	size_t length;
+	if (read_file_limited(path, READ_FILE_MAX_BYTES, &text, &length, status) != 0)
+		return NULL;
+	json_object *root = strlen(text) == length ? json_tokener_parse(text) : NULL;
+	free(text);
+	if (!root)
+		plumb_fail(status, EINVAL, "'%s' is not JSON (give plumb report's report.json)", path);
+	return root;
+}
+
 int machine_model_load(const char *path, machine_model *m, plumb_status *status)
 {
 	machine_model_clear(m);
-	json_object *root = json_object_from_file(path);
-	if (!root) {
-		FILE *f = fopen(path, "r");
-		if (!f)
-			return plumb_fail_errno(status, errno, "cannot open '%s'", path);
-		fclose(f);
-		return plumb_fail(status, EINVAL, "'%s' is not JSON (give plumb report's report.json)", path);
-	}
+	json_object *root = report_json(path, status);
+	if (!root)
+		return -1;
 	json_object *schema = NULL, *summary = NULL, *sections = NULL;
 	const char *name = json_object_object_get_ex(root, "schema", &schema) ? json_object_get_string(schema) : NULL;
 	if (!name || strcmp(name, "plumb-machine-report") != 0) {
@@ -905,9 +988,16 @@ int machine_model_load(const char *path, machine_model *m, plumb_status *status)
 	}
 	int rc = -1;
 	output_report *s = json_object_object_get_ex(root, "summary", &summary) ? embedded(summary) : NULL;
-	if (s && machine_model_from_report(s, m, status) == 0)
+	plumb_status why = { 0 };
+	if (s && machine_model_from_report(s, m, &why) == 0)
 		rc = 0;
 	output_report_free(s);
+	if (rc != 0 && s && why.code == EINVAL) {
+		/* a model that is there but wrong: said, never replaced by the sections' */
+		plumb_fail(status, EINVAL, "%s: %s", path, why.message);
+		json_object_put(root);
+		return -1;
+	}
 	if (rc != 0 && json_object_object_get_ex(root, "sections", &sections) && json_object_is_type(sections, json_type_array)) {
 		/* a report.json from before the machine model: build it from its sections */
 		output_report *topo = NULL, *lat = NULL, *bw = NULL, *model = NULL;
@@ -941,17 +1031,9 @@ int machine_model_load(const char *path, machine_model *m, plumb_status *status)
 
 output_report *machine_report_section(const char *path, const char *command, plumb_status *status)
 {
-	json_object *root = json_object_from_file(path), *schema = NULL, *sections = NULL;
-	if (!root) {
-		FILE *f = fopen(path, "r");
-		if (!f) {
-			plumb_fail_errno(status, errno, "cannot open '%s'", path);
-			return NULL;
-		}
-		fclose(f);
-		plumb_fail(status, EINVAL, "'%s' is not JSON (give plumb report's report.json)", path);
+	json_object *root = report_json(path, status), *schema = NULL, *sections = NULL;
+	if (!root)
 		return NULL;
-	}
 	const char *name = json_object_object_get_ex(root, "schema", &schema) ? json_object_get_string(schema) : NULL;
 	if (!name || strcmp(name, "plumb-machine-report") != 0) {
 		plumb_fail(status, EINVAL, "'%s' is not plumb report's report.json (schema \"%s\")", path, name ? name : "none");

@@ -156,6 +156,17 @@ int trace_reader_open_launch(trace_reader **out, char *const argv[], const trace
 		close(trace_pipe[0]); close(trace_pipe[1]);
 		return -1;
 	}
+	/* Made whether or not the code map is wanted: Valgrind itself writes
+	 * its files in the same $TMPDIR, and when it cannot it gives up before
+	 * the program starts, which read as "the program exec'd another". */
+	if (!mkdtemp(code_dir)) {
+		int error = errno;
+		free(options);
+		close(trace_pipe[0]); close(trace_pipe[1]);
+		return plumb_fail_errno(status, error, "cannot create a temporary folder in %s (Valgrind needs one too: "
+		                        "set TMPDIR to a folder you can write)", temp_dir());
+	}
+	interrupt_add_path(code_dir, true);   /* a signal removes it (plumb/interrupt.h) */
 	/* By default plumbgrind writes binary records into a ring of shared
 	 * memory that the reader lends to the caller in place (trace_ring.c,
 	 * vg/pg_ring.c); PLUMB_TRACE_TEXT keeps the lackey text through the pipe. */
@@ -169,7 +180,11 @@ int trace_reader_open_launch(trace_reader **out, char *const argv[], const trace
 	trace_ring *ring = NULL;
 	char ring_option[128];
 	size_t k = 0;
-	code_dir[0] = plumbgrind ? code_dir[0] : 0;
+	if (!plumbgrind || skip_code) {
+		rmdir(code_dir);
+		interrupt_remove_path(code_dir);
+		code_dir[0] = 0;
+	}
 	if (plumbgrind) {
 		snprintf(log_fd, sizeof log_fd, "--plumb-trace-fd=%d", trace_pipe[1]);
 		options[k++] = "-q";
@@ -180,23 +195,22 @@ int trace_reader_open_launch(trace_reader **out, char *const argv[], const trace
 				trace_ring_free(ring);
 				free(options);
 				close(trace_pipe[0]); close(trace_pipe[1]);
+				if (code_dir[0]) {
+					rmdir(code_dir);
+					interrupt_remove_path(code_dir);
+				}
 				return ring ? plumb_fail(status, EINVAL, "the trace ring's option is too long") : -1;
 			}
 			options[k++] = ring_option;
 		} else {
 			options[k++] = log_fd;
 		}
-		if (skip_code) {
-			code_dir[0] = 0;
-		} else if (mkdtemp(code_dir)) {
+		if (code_dir[0]) {
 			snprintf(code_path, sizeof code_path, "%s/code", code_dir);
 			snprintf(code_option, sizeof code_option, "--plumb-code=%s", code_path);
 			/* A signal removes both (plumb/interrupt.h). */
-			interrupt_add_path(code_dir, true);
 			interrupt_add_path(code_path, false);
 			options[k++] = code_option;
-		} else {
-			code_dir[0] = 0;
 		}
 	} else {
 		snprintf(log_fd, sizeof log_fd, "--log-fd=%d", trace_pipe[1]);

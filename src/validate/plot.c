@@ -29,6 +29,11 @@ int validate_plot(const validate_results *results, const char *directory, const 
 	snprintf(script_path, sizeof script_path, "%s/validate-plot.gp", directory);
 	snprintf(image_path, sizeof image_path, "%s/validate.%s", directory, svg ? "svg" : "png");
 
+	/* gnuplot strings cannot hold a line break or another control
+	 * character: written as a space, the image would go to another folder */
+	if (!escape_gnuplot_exact(directory))
+		return plumb_fail(status, EINVAL, "the folder's name holds a control character, which gnuplot cannot "
+		                  "be given; the data are in %s's validate.{json,csv}", directory);
 	output_file data, script;
 	if (output_file_open(&data, data_path, status) != 0) return -1;
 	size_t blocks = 0;

@@ -110,6 +110,7 @@ static const bad_case cases[] = {
 	CASE("lat-repeats-out-of-range", 0, USAGE, "'9' is out of range [0, 8]", "lat", "--repeats", "9"),
 	CASE("lat-from-missing-file", 0, 1, "cannot open 'nosuch.json': No such file or directory", "lat", "--from", "nosuch.json"),
 	CASE("lat-from-not-a-report", 0, 1, "not-loaded.json: not a plumb report", "lat", "--from", "not-loaded.json"),
+	CASE("lat-from-impossible-latency", 0, 1, "bad-latency.json: the lat report's sweep row 2 holds a latency of 1e+300 ns (p10)", "lat", "--from", "bad-latency.json"),
 	CASE("geometry-levels-from-missing-file", 0, 1, "cannot open 'nosuch.json': No such file or directory", "geometry", "--levels-from", "nosuch.json"),
 	CASE("lat-from-endless", 0, 1, "/dev/zero: larger than 64 MiB", "lat", "--from", "/dev/zero"),
 	CASE("geometry-levels-from-endless", 0, 1, "/dev/zero: larger than 64 MiB", "geometry", "--levels-from", "/dev/zero"),
@@ -132,6 +133,8 @@ static const bad_case cases[] = {
 	CASE("bw-cpu-outside-mask", ONE_CPU, USAGE, "is not one this process may run on", "bw", "-C", "%C1"),
 	CASE("bw-too-few-cpus", ONE_CPU, USAGE, "2 threads asked, but only 1 CPU to pin them to", "bw", "-t", "2"),
 	CASE("bw-cpu-range-reversed", 0, USAGE, "bad CPU range in '5-2'", "bw", "-C", "5-2"),
+	CASE("bw-machine-endless", 0, 1, "--machine: /dev/zero: larger than 64 MiB", "bw", "--machine", "/dev/zero"),
+	CASE("bw-machine-negative-size", 0, 1, "--machine: bad-model.json: the machine model's L3 usable_bytes is -4096", "bw", "--machine", "bad-model.json"),
 	CASE("bw-time-cap-needs-value", 0, USAGE, "option '--time-cap' needs a value", "bw", "--time-cap"),
 	/* geometry */
 	CASE("geometry-max-size-out-of-range", 0, USAGE, "--max-size must be between 1MiB and 64GiB", "geometry", "--max-size", "1T"),
@@ -154,6 +157,7 @@ static const bad_case cases[] = {
 	CASE("loaded-cpu-does-not-exist", 0, USAGE, "CPU 4095 is not one this process may run on", "loaded", "--cpu", "4095"),
 	CASE("loaded-pattern-unknown", 0, USAGE, "--pattern takes read, write or mixed, not 'nosuch'", "loaded", "--pattern", "nosuch"),
 	CASE("loaded-delays-empty", 0, USAGE, "--delays: empty list", "loaded", "--delays", ""),
+	CASE("loaded-delays-empty-value", 0, USAGE, "--delays: an empty value in '16,,0'", "loaded", "--delays", "16,,0"),
 	CASE("loaded-delays-not-numbers", 0, USAGE, "'a' is not an integer", "loaded", "--delays", "16,a"),
 	CASE("loaded-size-beyond-limit", 0, USAGE, "--size must be between 4KiB and 64GiB", "loaded", "--size", "64T"),
 	CASE("loaded-samples-zero", 0, USAGE, "'0' is out of range [1, 1000]", "loaded", "--samples", "0"),
@@ -224,6 +228,7 @@ static const bad_case cases[] = {
 	CASE("sim-curve-level", 0, USAGE, "--curve: 'l4' is not a level: l1d, l1i, l2 or l3", "sim", "--curve", "l4", "t.lackey"),
 	CASE("sim-curve-not-lru", 0, USAGE, "not plru replacement in the L1D; for exact figures run one configuration per size: plumb sim --sweep", "sim", "-p", "default", "--set", "l1d.replacement=plru", "--curve", "l1d", "t.lackey"),
 	CASE("sim-curve-no-l3", 0, USAGE, "the configuration has no L3", "sim", "-p", "default", "--curve", "l3", "t.lackey"),
+	CASE("sim-curve-max-zero", 0, USAGE, "--curve-max: 0 bytes holds no line", "sim", "--curve", "l1d", "--curve-max", "0", "t.lackey"),
 	CASE("sim-curve-max-alone", 0, USAGE, "--curve-max goes with --curve LEVEL", "sim", "--curve-max", "1M", "t.lackey"),
 	CASE("sim-lackey-size-zero", 0, 1, "lackey line 1: bad size (want 1..65535", "sim", "zero-size.lackey"),
 	CASE("sim-lackey-wraps", 0, 1, "lackey line 2: the access runs past the end of the 64-bit address space", "sim", "wraps.lackey"),
@@ -249,6 +254,9 @@ static const bad_case cases[] = {
 	CASE("sim-config-bad-value", 0, USAGE, "assoc.cfg: line 2: l2.assoc: '0' is out of range", "sim", "-c", "assoc.cfg", "t.lackey"),
 	CASE("sim-machine-missing", 0, USAGE, "cannot open 'nosuch.json': No such file or directory", "sim", "--machine", "nosuch.json", "t.lackey"),
 	CASE("sim-machine-not-json", 0, USAGE, "'t.lackey' is not JSON (give plumb report's report.json)", "sim", "--machine", "t.lackey", "t.lackey"),
+	CASE("sim-machine-endless", 0, USAGE, "/dev/zero: larger than 64 MiB", "sim", "--machine", "/dev/zero", "t.lackey"),
+	CASE("sim-machine-negative-size", 0, USAGE, "bad-model.json: the machine model's L3 usable_bytes is -4096, outside what a machine can have", "sim", "--machine", "bad-model.json", "t.lackey"),
+	CASE("sim-config-endless", 0, USAGE, "/dev/zero: larger than 1 MiB", "sim", "-c", "/dev/zero", "t.lackey"),
 	CASE("sim-machine-other-preset", 0, USAGE, "--machine gives the host preset its measured sizes; it does not apply to preset zen4", "sim", "-p", "zen4", "--machine", "t.lackey", "t.lackey"),
 	/* sim: programs */
 	CASE("sim-program-missing", VALGRIND, 1, "cannot run '/nonexistent/program': No such file or directory", "sim", "--", "/nonexistent/program"),
@@ -369,6 +377,11 @@ static const bad_case cases[] = {
 	CASE("explain-machine-missing", 0, 1, "--machine: cannot open 'nosuch.json': No such file or directory", "explain", "--machine", "nosuch.json", "--", "true"),
 	CASE("explain-machine-not-json", 0, 1, "--machine: 't.lackey' is not a plumb JSON report", "explain", "--machine", "t.lackey", "--", "true"),
 	CASE("explain-machine-endless", 0, 1, "--machine: /dev/zero: larger than 64 MiB", "explain", "--machine", "/dev/zero", "--", "true"),
+	/* Issue 29, the readers added since: bounded, and a model's figures checked. */
+	CASE("explain-on-endless", 0, 1, "--on: /dev/zero: larger than 64 MiB", "explain", "--on", "/dev/zero", "--no-valgrind", "--", "true"),
+	CASE("explain-compare-machine-endless", 0, 1, "--compare-machine: /dev/zero: larger than 64 MiB", "explain", "--compare-machine", "/dev/zero", "--", "true"),
+	CASE("explain-machine-negative-latency", 0, 1, "--machine: bad-latency.json: L1's latency of -5 ns is not one a load can take", "explain", "--machine", "bad-latency.json", "--no-valgrind", "--", "true"),
+	CASE("explain-machine-negative-size", 0, 1, "--machine: bad-model.json: the machine model's L3 usable_bytes is -4096, outside what a machine can have", "explain", "--machine", "bad-model.json", "--no-valgrind", "--", "true"),
 	CASE("explain-program-missing", 0, 1, "cannot run '/nonexistent/program': No such file or directory", "explain", "--", "/nonexistent/program"),
 	/* issue 30: a program that never started, or failed every run, is no measurement */
 	CASE("explain-program-does-not-start", 0, 1, "'sh' did not start: it exited with status 127 in all 2 runs", "explain", "-r", "2", "--machine", "machine.json", "--no-valgrind", "--", "sh", "-c", "exit 127"),
@@ -387,6 +400,7 @@ static const bad_case cases[] = {
 	CASE("report-from-empty", 0, 1, "empty file", "report", "--from", "empty.trace", "-o", "r.html"),
 	CASE("report-from-not-a-report", 0, 1, "not-loaded.json: not a plumb report", "report", "--from", "not-loaded.json", "-o", "r.html"),
 	CASE("report-from-endless", 0, 1, "/dev/zero: larger than 64 MiB", "report", "--from", "/dev/zero", "-o", "r.html"),
+	CASE("report-from-too-many-sections", 0, 1, "many-sections.json: more sections than a report holds (at most 32 in all)", "report", "--from", "many-sections.json", "-o", "r.html"),
 	CASE("report-compare-endless", 0, 1, "/dev/zero: larger than 64 MiB", "report", "--compare", "/dev/zero", "not-loaded.json"),
 	CASE("report-output-dir-missing", 0, USAGE, "--output-dir 'nodir/d' cannot be created or written", "report", "--output-dir", "nodir/d", "--sections", "topo", "-o", "r.html"),
 	CASE("report-output-missing-folder", 0, 1, "cannot create 'nodir/r.html'", "report", "--sections", "topo", "-o", "nodir/r.html"),
@@ -725,6 +739,29 @@ static void make_fixtures(const char *dir, unsigned flags)
 	           "   \"rows\": [{\"chains\": 1, \"bandwidth\": 1, \"level\": \"`touch PWNED`\"},\n"
 	           "            {\"chains\": 2, \"bandwidth\": 2, \"level\": \"`touch PWNED`\"}]}], \"notes\": []}\n");
 	/* a machine of no figures, for explain --machine: no probe of 2 s or more */
+	/* a report.json of 40 sections, more than a report holds (issue 29: refused as usage, leaking every section) */
+	char many[4096] = "{\"schema\": \"plumb-machine-report\", \"sections\": [";
+	for (int k = 0; k < 40; k++)
+		snprintf(many + strlen(many), sizeof many - strlen(many), "%s{\"command\": \"topo\", \"reason\": \"not run\"}",
+		         k ? ", " : "");
+	snprintf(many + strlen(many), sizeof many - strlen(many), "]}\n");
+	write_text(dir, "many-sections.json", many);
+	/* a machine model whose L3 is -4096 bytes (issue 29: simulated at sysfs's size without a word) */
+	write_text(dir, "bad-model.json", "{\"schema\": \"plumb-machine-report\", \"summary\": {\"schema\": \"plumb-report\", "
+	           "\"schema_version\": 1, \"command\": \"summary\", \"meta\": {}, \"tables\": [{\"name\": \"machine\", "
+	           "\"columns\": [{\"name\": \"level\", \"unit\": null}, {\"name\": \"cache_level\", \"unit\": null}, "
+	           "{\"name\": \"usable_bytes\", \"unit\": \"bytes\"}, {\"name\": \"latency\", \"unit\": \"ns\"}], "
+	           "\"rows\": [{\"level\": \"L1\", \"cache_level\": 1, \"usable_bytes\": 32768, \"latency\": 1.5}, "
+	           "{\"level\": \"L3\", \"cache_level\": 3, \"usable_bytes\": -4096, \"latency\": 40}]}]}}\n");
+	/* a lat report with impossible latencies (issue 29: explain priced with -5 ns, lat printed 1e300's 300 digits) */
+	write_text(dir, "bad-latency.json", "{\"schema\": \"plumb-report\", \"schema_version\": 1, \"command\": \"lat\", "
+	           "\"meta\": {\"points_per_octave\": 4}, \"tables\": [{\"name\": \"levels\", \"columns\": "
+	           "[{\"name\": \"level\", \"unit\": null}, {\"name\": \"latency\", \"unit\": \"ns\"}, "
+	           "{\"name\": \"median\", \"unit\": \"ns\"}], \"rows\": [{\"level\": \"L1\", \"latency\": -5, "
+	           "\"median\": -5}]}, {\"name\": \"sweep\", \"columns\": [{\"name\": \"bytes\", \"unit\": \"bytes\"}, "
+	           "{\"name\": \"latency\", \"unit\": \"ns\"}, {\"name\": \"p10\", \"unit\": \"ns\"}], \"rows\": "
+	           "[{\"bytes\": 4096, \"latency\": 1.5, \"p10\": 1.5}, {\"bytes\": 8192, \"latency\": 1e300, "
+	           "\"p10\": 1e300}]}]}\n");
 	write_text(dir, "machine.json", "{\"schema\": \"plumb-report\", \"schema_version\": 1, \"command\": \"bw\", \"tables\": []}\n");
 	if (flags & TRACES) {
 		const char *argv[] = { "trace", "convert", "t.lackey", "t.ptrace", NULL };

@@ -403,6 +403,103 @@ Test(hostile_input, no_source_file_starts_a_program_through_a_shell)
 	cr_assert_eq(shell_calls, 0, "%d calls through a shell, the last %s", shell_calls, shell_call_at);
 }
 
+/* A TMPDIR that cannot hold a folder (missing, a file, /proc): Valgrind
+ * gives up before the program starts, and sim, sim --curve and trace record
+ * said "'/bin/true' exec'd another program", sending the user after a
+ * wrapper script that is not there.  They now name the folder and why, as
+ * explain and instrument did, and leave nothing behind. */
+Test(hostile_input, an_unusable_tmpdir_is_named_not_taken_for_an_exec)
+{
+	if (system("valgrind --version > /dev/null 2>&1") != 0)
+		cr_skip_test("valgrind is not installed");
+	const char *file = in_folder("a-file");
+	write_text(file, "");
+	const char *tmpdirs[] = { in_folder("no/such/folder"), file };
+	const char *trace = in_folder("out.ptrace");
+	for (size_t t = 0; t < 2; t++) {
+		setenv("TMPDIR", tmpdirs[t], 1);
+		cli_run runs[] = {
+			cli_run_plumbv(NULL, "sim", "--", "/bin/true", NULL),
+			cli_run_plumbv(NULL, "sim", "--basic", "--", "/bin/true", NULL),
+			cli_run_plumbv(NULL, "sim", "--curve", "l1d", "--", "/bin/true", NULL),
+			cli_run_plumbv(NULL, "trace", "record", trace, "--", "/bin/true", NULL),
+		};
+		unsetenv("TMPDIR");
+		for (size_t k = 0; k < sizeof runs / sizeof runs[0]; k++) {
+			cr_expect_eq(runs[k].exit_code, 1, "TMPDIR %s, run %zu: %s", tmpdirs[t], k, runs[k].err);
+			cr_expect(strstr(runs[k].err, "cannot create a temporary folder in "), "run %zu: %s", k, runs[k].err);
+			cr_expect(strstr(runs[k].err, tmpdirs[t]), "run %zu: %s", k, runs[k].err);
+			cr_expect_null(strstr(runs[k].err, "exec'd"), "run %zu: %s", k, runs[k].err);
+			cli_run_free(&runs[k]);
+		}
+		cr_expect(!exists(trace), "a trace was left");
+	}
+}
+
+/* A folder name with a line break: gnuplot strings cannot hold one, so the
+ * image's path was written with a space instead, and validate's plot went
+ * into the folder "v x" beside it, which someone else may own.  plumb now
+ * makes no plot for such a folder and says why. */
+Test(hostile_input, a_line_break_in_a_folder_name_sends_no_plot_elsewhere)
+{
+	if (system("gnuplot --version > /dev/null 2>&1") != 0)
+		cr_skip_test("gnuplot is not installed");
+	const char *other = in_folder("v x");
+	cr_assert_eq(mkdir(other, 0755), 0);
+	char named[4200];
+	snprintf(named, sizeof named, "%s", in_folder("v\nx"));
+	const char *argv[] = { "validate", "--backend", "sim", "-d", named, "itv", NULL };
+	cli_run r = run_in_folder(argv);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	cr_expect(strstr(r.err, "control character"), "%s", r.err);
+	char image[8400];
+	snprintf(image, sizeof image, "%s/validate.png", other);
+	cr_expect(!exists(image), "the plot was written into the folder 'v x'");
+	snprintf(image, sizeof image, "%s/validate.json", named);
+	cr_expect(exists(image), "validate.json is missing from the folder asked for");
+	cli_run_free(&r);
+}
+
+/* 9, for the code added since: libplumb and the preloaded guard read their
+ * environment only with secure_getenv, so a setuid program linked with
+ * libplumb ignores PLUMB_* (and PATH, TMPDIR...) set by the user who runs
+ * it.  explain's LLVM tools were found through getenv("PLUMB_LLVM_MCA")
+ * and getenv("PATH"): a setuid-root program calling explain would have run
+ * whatever program its caller named.  Only the command line (src/cli), whose
+ * user is the one who typed it, may call getenv. */
+static int getenv_calls;
+static char getenv_call_at[4096];
+
+static int scan_getenv(const char *path, const struct stat *info, int flag, struct FTW *walk)
+{
+	(void)info, (void)walk;
+	size_t n = strlen(path);
+	if (flag != FTW_F || n < 2 || (strcmp(path + n - 2, ".c") && strcmp(path + n - 2, ".h")) || strstr(path, "/src/cli/"))
+		return 0;
+	char *text = cli_read_file(path, NULL);
+	cr_assert_not_null(text, "%s", path);
+	for (const char *p = strstr(text, "getenv("); p; p = strstr(p + 1, "getenv(")) {
+		bool secure = p - text >= 7 && !strncmp(p - 7, "secure_", 7);
+		if (!secure) {
+			getenv_calls++;
+			snprintf(getenv_call_at, sizeof getenv_call_at, "%s", path);
+		}
+	}
+	free(text);
+	return 0;
+}
+
+Test(hostile_input, the_library_reads_its_environment_with_secure_getenv)
+{
+	static const char *const folders[] = { "src", "preload" };
+	for (size_t f = 0; f < 2; f++) {
+		char path[4096];
+		snprintf(path, sizeof path, "%s/%s", cli_source_dir(), folders[f]);
+		cr_assert_eq(nftw(path, scan_getenv, 16, FTW_PHYS), 0, "%s", path);
+	}
+	cr_assert_eq(getenv_calls, 0, "%d getenv calls outside src/cli, the last in %s", getenv_calls, getenv_call_at);
+}
+
 /* A file name or an option's value with escape sequences: printed in an
  * error line, it retitled the terminal (OSC 0), cleared it and moved the
  * cursor.  Now every error line, table, note and meta line shows it as text

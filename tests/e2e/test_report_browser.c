@@ -22,7 +22,9 @@ static const char *chromium(void)
 	return NULL;
 }
 
-/* Runs chromium headless on url with one action; its chatter goes to a log. */
+/* Runs chromium headless on url with one action; its chatter goes to a log
+ * in its profile folder, removed after (it once went to STDOUT_PATH.log,
+ * which for /dev/null made a regular file /dev/null.log on the machine). */
 static int run_chromium(const char *browser, const char *action, const char *url, const char *stdout_path)
 {
 	char profile[] = "/tmp/plumb-chromium-XXXXXX";
@@ -30,8 +32,8 @@ static int run_chromium(const char *browser, const char *action, const char *url
 	char command[4096];
 	snprintf(command, sizeof command,
 	         "timeout 90 %s --headless --no-sandbox --disable-gpu --disable-background-networking --disable-component-update "
-	         "--disable-sync --no-first-run --disable-dev-shm-usage --user-data-dir=%s %s '%s' >%s 2>%s.log",
-	         browser, profile, action, url, stdout_path, stdout_path);
+	         "--disable-sync --no-first-run --disable-dev-shm-usage --user-data-dir=%s %s '%s' >%s 2>%s/chromium.log",
+	         browser, profile, action, url, stdout_path, profile);
 	int rc = system(command);
 	snprintf(command, sizeof command, "rm -rf %s", profile);
 	if (system(command) != 0)

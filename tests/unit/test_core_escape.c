@@ -135,3 +135,17 @@ Test(core_escape, terminal_control_characters_become_question_marks)
 	escape_terminal_in_place(lone);
 	cr_assert_str_eq(lone, "end\xc2", "a cut UTF-8 sequence is left as it is");
 }
+
+/* A name escape_gnuplot would change (a control character becomes a
+ * space) is one plumb must not hand to gnuplot as a file name. */
+Test(core_escape, gnuplot_exact_tells_a_name_gnuplot_would_change)
+{
+	cr_expect(escape_gnuplot_exact("v';touch X;'`y`$(z)"));
+	cr_expect(escape_gnuplot_exact(""));
+	cr_expect(escape_gnuplot_exact(NULL));
+	cr_expect_not(escape_gnuplot_exact("v\nx"));
+	cr_expect_not(escape_gnuplot_exact("v\rx"));
+	cr_expect_not(escape_gnuplot_exact("v\x1b[2J"));
+	cr_expect_not(escape_gnuplot_exact("v\x7f"));
+	cr_expect(escape_gnuplot_exact("v\xc3\xa9"));   /* UTF-8 stays */
+}

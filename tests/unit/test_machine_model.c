@@ -7,6 +7,7 @@
  * replaced by a ramp from the L2's latency to memory's, the curve a guest
  * sees when its host leaves it no usable share of the L3. */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -776,4 +777,54 @@ Test(machine_model, all_threads_below_one_says_when_the_working_sets_outgrew_the
 	c = find_check(checks, n, "L3 read, all threads vs one thread");
 	cr_expect(c->broken);
 	cr_expect(strstr(c->rule, "another program") && !strstr(c->rule, "outgrew"), "%s", c->rule);
+}
+
+/* The model read back from a report.json, which may come from someone else
+ * (issue 29): each figure present must be one a machine can have.  A
+ * negative or zero size, an infinite latency, a clock of 0, a line of 63
+ * bytes or a cache level of 100 is an error naming the figure; before, the
+ * host preset took sysfs's size instead without a word and explain printed
+ * a clock of nan. */
+static int read_back(const machine_model *m, plumb_status *status)
+{
+	output_report *r = output_report_new("summary");
+	machine_model_add_tables(r, m);
+	machine_model back;
+	int rc = machine_model_from_report(r, &back, status);
+	output_report_free(r);
+	return rc;
+}
+
+Test(machine_model, a_saved_model_with_an_impossible_figure_is_refused)
+{
+	machine_model m;
+	plumb_status status;
+	synthetic(&m);
+	cr_assert_eq(read_back(&m, &status), 0, "%s", status.message);
+	/* what each case below is refused for */
+	static const char *const said[] = {
+		"L3 usable_bytes is -4096", "L3 usable_bytes is 0", "L3 usable_bytes is 4097.5", "L1 latency is -2",
+		"L2 read_1 is -1", "clock (machine_clock_ghz) is 0", "line size (machine_line_bytes) is 63",
+		"L1 cache_level is 100",
+	};
+	for (size_t i = 0; i < sizeof said / sizeof said[0]; i++) {
+		synthetic(&m);
+		switch (i) {
+		case 0: m.levels[2].usable_bytes = -4096; break;
+		case 1: m.levels[2].usable_bytes = 0; break;
+		case 2: m.levels[2].usable_bytes = 4097.5; break;
+		case 3: m.levels[0].latency_ns = -2; break;
+		case 4: m.levels[1].read_1 = -1; break;
+		case 5: m.clock_ghz = 0; break;
+		case 6: m.line_bytes = 63; break;
+		case 7: m.levels[0].cache_level = 100; break;
+		}
+		cr_expect_eq(read_back(&m, &status), -1, "case %zu was taken", i);
+		cr_expect_eq(status.code, EINVAL, "case %zu", i);
+		cr_expect(strstr(status.message, said[i]), "case %zu: %s", i, status.message);
+	}
+	/* an absent figure (n/a) is not an error: it is simply not used */
+	synthetic(&m);
+	m.levels[2].latency_ns = m.levels[2].latency_low = m.levels[2].latency_high = NAN;
+	cr_expect_eq(read_back(&m, &status), 0, "%s", status.message);
 }
