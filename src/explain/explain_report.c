@@ -448,31 +448,13 @@ static void add_disagreement(output_report *report, const explain_result *r)
 	}
 }
 
-/* The curve's smallest size (one line), or 0 when its grid is empty. */
-static uint64_t curve_line(const sim_curve *c)
-{
-	uint64_t misses, accesses;
-	for (uint64_t size = 1; size && size <= sim_curve_shown_size(c); size <<= 1)
-		if (sim_curve_point(c, SIZE_MAX, size, 0, &misses, &accesses) == 0)
-			return size;
-	return 0;
-}
-
 static void add_curve(output_report *report, const explain_result *r)
 {
 	const sim_curve *c = r->curve;
-	const char *level = sim_curve_level_word(c);
-	uint64_t line = curve_line(c), top = sim_curve_shown_size(c);
-	output_table *k = sim_curve_knees_table(report);   /* plumb sim --curve's, the same columns */
-	output_table *t = output_table_add(report, "curve", "Miss-ratio curve per region (Mattson et al. 1970; Hill and "
-	                                   "Smith 1989)");
-	output_column(t, "region", NULL, 0);
-	output_column(t, "level", NULL, 0);
-	output_column(t, "size_bytes", "B", 0);
-	output_column(t, "ways", NULL, 0);
-	output_column(t, "sets", NULL, 0);
-	output_column(t, "misses", NULL, 0);
-	output_column(t, "miss_ratio", NULL, 4);
+	/* plumb sim --curve's tables, built by the same functions: the same
+	 * columns, rows and figures */
+	output_table *t = sim_curve_table(report);
+	output_table *k = sim_curve_knees_table(report);
 	/* the simulated caches' sizes, which the HTML chart marks */
 	output_table *sizes = output_table_add(report, "caches", "The simulated caches");
 	output_column(sizes, "level", NULL, 0);
@@ -490,26 +472,8 @@ static void add_curve(output_report *report, const explain_result *r)
 		uint32_t thread = 0;
 		uint64_t entries = 0;
 		const char *name = i == 0 ? "(program)" : sim_curve_region_name(c, region, &thread, &entries);
+		sim_curve_rows(t, c, region, name);
 		sim_curve_knee_row(k, c, region, name);
-		static const uint32_t grid_ways[] = { 1, 2, 4, 8, 16, 0 };
-		for (uint64_t size = line; line && size <= top; size <<= 1)
-			for (size_t w = 0; w < sizeof grid_ways / sizeof grid_ways[0]; w++) {
-				uint32_t ways = grid_ways[w];
-				uint64_t misses, accesses;
-				/* a fully associative size of at most 16 lines is its 1-set row already */
-				if ((ways == 0 && size / line <= SIM_CURVE_MAX_WAYS) ||
-				    sim_curve_point(c, region, size, ways, &misses, &accesses) != 0)
-					continue;
-				output_row(t);
-				output_cell_text(t, name);
-				output_cell_text(t, level);
-				output_cell_integer(t, (int64_t)size);
-				/* fully associative: one set of every line, as plumb sim --curve writes it */
-				output_cell_integer(t, ways ? (int64_t)ways : (int64_t)(size / line));
-				output_cell_integer(t, (int64_t)(ways ? size / ((uint64_t)ways * line) : 1));
-				output_cell_integer(t, (int64_t)misses);
-				output_cell_real(t, accesses ? (double)misses / (double)accesses : NAN);
-			}
 	}
 }
 

@@ -1442,7 +1442,21 @@ static const char *level_word(sim_level level)
 	return words[level];
 }
 
-static void add_rows(const sim_curve *c, output_table *t, size_t region, const char *name)
+output_table *sim_curve_table(output_report *report)
+{
+	output_table *t = output_table_add(report, "curve", "Misses at every size and associativity (LRU, one pass: "
+	                                   "Mattson et al. 1970, Hill and Smith 1989)");
+	output_column(t, "region", NULL, 0);
+	output_column(t, "level", NULL, 0);
+	output_column(t, "size_bytes", "B", 0);
+	output_column(t, "ways", NULL, 0);
+	output_column(t, "sets", NULL, 0);
+	output_column(t, "misses", NULL, 0);
+	output_column(t, "miss_ratio", NULL, 6);
+	return t;
+}
+
+void sim_curve_rows(output_table *t, const sim_curve *c, size_t region, const char *name)
 {
 	uint64_t shown = sim_curve_shown_size(c) >> c->line_bits;
 	for (uint64_t lines = 1; lines <= shown; lines *= 2) {
@@ -1635,24 +1649,16 @@ output_report *sim_curve_report_all(const sim_curve *const *curves, size_t count
 		         sim_level_name(curves[l]->level), sim_curve_shown_size(curves[l]));
 	output_meta_text(report, "grid", text);
 
-	output_table *t = output_table_add(report, "curve", "Misses at every size and associativity (LRU, one pass: "
-	                                   "Mattson et al. 1970, Hill and Smith 1989)");
-	output_column(t, "region", NULL, 0);
-	output_column(t, "level", NULL, 0);
-	output_column(t, "size_bytes", NULL, 0);
-	output_column(t, "ways", NULL, 0);
-	output_column(t, "sets", NULL, 0);
-	output_column(t, "misses", NULL, 0);
-	output_column(t, "miss_ratio", NULL, 6);
+	output_table *t = sim_curve_table(report);
 	output_table *k = sim_curve_knees_table(report);
 	for (size_t l = 0; l < count; l++) {
 		c = curves[l];
-		add_rows(c, t, SIZE_MAX, "(all)");
+		sim_curve_rows(t, c, SIZE_MAX, "(all)");
 		sim_curve_knee_row(k, c, SIZE_MAX, "(all)");
 		for (size_t i = 0; i < c->region_count; i++) {
 			char name[TRACE_REGION_NAME_MAX + 32];
 			region_label(c, i, name, sizeof name);
-			add_rows(c, t, i, name);
+			sim_curve_rows(t, c, i, name);
 			sim_curve_knee_row(k, c, i, name);
 		}
 	}

@@ -115,10 +115,18 @@ output_table *sim_curve_knees_table(output_report *report);
 /* The curve's level as its tables name it: "l1i", "l1d", "l2", "l3". */
 const char *sim_curve_level_word(const sim_curve *c);
 void sim_curve_knee_row(output_table *knees, const sim_curve *c, size_t region, const char *name);
+/* The table "curve", as plumb sim and plumb explain both give it: region,
+ * level, size_bytes[B], ways (the size in lines: fully associative), sets,
+ * misses, miss_ratio (6 decimals; n/a with the reason when no reference
+ * reached the level).  sim_curve_rows adds region's rows (SIZE_MAX: the
+ * whole program), named name: by size (one line to sim_curve_shown_size),
+ * then ways (1, 2, 4, ... SIM_CURVE_MAX_WAYS as far as the size allows,
+ * then fully associative where that is more ways). */
+output_table *sim_curve_table(output_report *report);
+void sim_curve_rows(output_table *curve, const sim_curve *c, size_t region, const char *name);
 /* The report: meta (trace, records, level, grid), the table "curve"
- * (region, level, size_bytes, ways, sets, misses, miss_ratio), the whole
- * program ("(all)") first, then each region, and the table "knees"
- * (sim_curve_knees_table).  facts: the run's trace, format and records
+ * (sim_curve_table), the whole program ("(all)") first, then each region,
+ * and the table "knees" (sim_curve_knees_table).  facts: the run's trace, format and records
  * (sim_run_facts; the rest is not used). */
 output_report *sim_curve_report(const sim_curve *c, const sim_run_facts *facts, plumb_status *status);
 /* The same for several levels' curves of one run (sim_curve_run_reader_all),

@@ -716,7 +716,7 @@ Test(sim_cli, curve_of_a_real_trace_equals_separate_runs, .timeout = 600)
 	curve = cli_run_plumbv(NULL, "sim", "-p", "default", "--l2", "none", "--curve", "l1d", "--curve-max", "1M",
 	                       "--csv", trace, NULL);
 	cr_assert_eq(curve.exit_code, 0, "%s", curve.err);
-	cr_assert(strncmp(curve.out, "region,level,size_bytes,ways,sets,misses,miss_ratio\n(all),l1d,64,1,1,", 69) == 0,
+	cr_assert(strncmp(curve.out, "region,level,size_bytes[B],ways,sets,misses,miss_ratio\n(all),l1d,64,1,1,", 72) == 0,
 	          "%s", curve.out);
 	cli_run_free(&curve);
 	free(trace);
