@@ -2585,28 +2585,24 @@ static void register_dir(const char *dir)
 	}
 }
 
-/* The folder kept for a person: a later signal leaves it too. */
-static void forget_dir(const char *dir)
+/* The folder's files and the folder no longer removed on a signal; with
+ * delete, removed now too (without, the folder is kept for a person). */
+static void release_dir(const char *dir, bool delete)
 {
 	char path[4200];
 	for (size_t i = 0; i < LLVM_FILES; i++) {
 		snprintf(path, sizeof path, "%s/%s", dir, llvm_files[i]);
+		if (delete)
+			unlink(path);
 		interrupt_remove_path(path);
 	}
+	if (delete)
+		rmdir(dir);
 	interrupt_remove_path(dir);
 }
 
-static void remove_dir(const char *dir)
-{
-	char path[4200];
-	for (size_t i = 0; i < LLVM_FILES; i++) {
-		snprintf(path, sizeof path, "%s/%s", dir, llvm_files[i]);
-		unlink(path);
-		interrupt_remove_path(path);
-	}
-	rmdir(dir);
-	interrupt_remove_path(dir);
-}
+static void forget_dir(const char *dir) { release_dir(dir, false); }
+static void remove_dir(const char *dir) { release_dir(dir, true); }
 
 /* The first of the candidate CPUs this llvm-mca knows (its probe into *probe). */
 static const char *choose_cpu(mca_context *x, const char *const *names, size_t n, mca_probe *probe)
