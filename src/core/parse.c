@@ -51,6 +51,10 @@ int parse_int(const char *text, long min, long max, long *out, plumb_status *sta
 	if (is_blank(text))
 		return plumb_fail(status, EINVAL, "empty number");
 	const char *first = after_spaces(text);
+	/* An option that cannot be negative takes no sign at all: "+5" and
+	 * "-0" are typing slips, not numbers to guess at. */
+	if (min >= 0 && (*first == '-' || *first == '+'))
+		return plumb_fail(status, EINVAL, "'%s' is not a non-negative integer", text);
 	const char *digits = first + (*first == '-' || *first == '+');
 	char *end;
 	errno = 0;

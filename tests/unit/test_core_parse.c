@@ -84,6 +84,22 @@ Test(core_parse, integers_are_decimal_unless_0x)
 	cr_assert_eq(parse_u64("0x-5", 0, 100, &u, &st), -1);
 }
 
+/* A count parsed as a signed integer with a non-negative range (points per
+ * octave, repeats, time caps) took "+5" and "-0": found by
+ * tests/hostile-sweep.sh. */
+Test(core_parse, a_non_negative_int_refuses_any_sign)
+{
+	long l = 12345;
+	plumb_status st;
+	const char *bad[] = { "+5", "-0", " +5", " -0", "-1", "+0x10" };
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		cr_assert_eq(parse_int(bad[i], 0, 100, &l, &st), -1, "accepted '%s' as %ld", bad[i], l);
+	cr_assert_eq(parse_int("5", 1, 100, &l, &st), 0);
+	cr_assert_eq(l, 5);
+	cr_assert_eq(parse_int("-5", -10, 10, &l, &st), 0, "a signed range still takes a sign");
+	cr_assert_eq(parse_int("+5", -10, 10, &l, &st), 0);
+}
+
 Test(core_parse, unsigned_refuses_any_sign)
 {
 	uint64_t u = 12345;
