@@ -240,19 +240,25 @@ void interrupt_add_child(pid_t pid, bool own_group)
 	}
 }
 
-void interrupt_remove_child(pid_t pid)
+/* Takes pid off the list; true if it led a process group of its own. */
+static bool remove_child(interrupt_state *state, pid_t pid)
 {
-	interrupt_state *state = active_state();
-	if (!state || pid <= 0)
-		return;
 	for (int i = 0; i < INTERRUPT_MAX_CHILDREN; i++) {
 		int expected = (int)pid;
 		if (atomic_compare_exchange_strong(&state->children[i], &expected, 0))
-			return;
+			return false;
 		expected = -(int)pid;
 		if (atomic_compare_exchange_strong(&state->children[i], &expected, 0))
-			return;
+			return true;
 	}
+	return false;
+}
+
+void interrupt_remove_child(pid_t pid)
+{
+	interrupt_state *state = active_state();
+	if (state && pid > 0)
+		remove_child(state, pid);
 }
 
 static void block_signals(sigset_t *old)
@@ -314,7 +320,13 @@ pid_t interrupt_waitpid(pid_t pid, int *wait_status)
 	while ((r = waitpid(pid, wait_status, 0)) < 0 && errno == EINTR)
 		;
 	int error = errno;
-	interrupt_remove_child(pid);
+	interrupt_state *state = active_state();
+	/* A run stopped by a signal takes with it what a reaped group leader
+	 * left in its group (a shell's background job, which ignores SIGINT),
+	 * as stop_children does for the children it reaps itself: the reader
+	 * of a traced program reaps valgrind before the cleanup runs. */
+	if (state && pid > 0 && remove_child(state, pid) && r == pid && state->signal)
+		kill(-pid, SIGKILL);
 	errno = error;
 	return r;
 }

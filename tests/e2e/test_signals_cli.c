@@ -555,6 +555,40 @@ Test(signals_cli, stat_sigint_stops_the_commands_children_too)
 	cr_assert_eq(left, 0, "%d of the command's sleeps outlived the interrupted run", left);
 }
 
+/* The same for a traced program: the trace's reader reaps valgrind before
+ * the cleanup runs, and it once let the shell's background sleep (which
+ * ignores SIGINT, as a non-interactive shell's background jobs do) go on
+ * running.  Found by tests/hostile-sweep.sh. */
+Test(signals_cli, trace_record_sigint_stops_the_programs_children_too, .timeout = START_BOUND_SECONDS + 40)
+{
+	char background[32], foreground[32], script[128];
+	snprintf(background, sizeof background, "40.%d2", (int)getpid());
+	snprintf(foreground, sizeof foreground, "30.%d2", (int)getpid());
+	snprintf(script, sizeof script, "sleep %s & sleep %s", background, foreground);
+	const char *argv[] = { "trace", "record", in_folder("record.ptrace"), "--", "sh", "-c", script, NULL };
+	pid_t plumb = start_plumb(argv);
+	double deadline = now() + START_BOUND_SECONDS;
+	while ((sleeps_with(background) < 1 || sleeps_with(foreground) < 1) && now() < deadline) {
+		int wait_status;
+		if (waitpid(plumb, &wait_status, WNOHANG) == plumb)
+			cr_skip_test("plumb trace record ended early (is valgrind installed?): %s", stderr_text());
+		pause_briefly();
+	}
+	cr_assert(sleeps_with(background) == 1 && sleeps_with(foreground) == 1,
+	          "the program did not start both sleeps: %s", stderr_text());
+	int code = signal_and_wait(plumb, SIGINT);
+	deadline = now() + 5;
+	while ((sleeps_with(background) || sleeps_with(foreground)) && now() < deadline)
+		pause_briefly();
+	int left = sleeps_with(background) + sleeps_with(foreground);
+	if (left) {
+		kill_sleeps_with(background);
+		kill_sleeps_with(foreground);
+	}
+	cr_assert_eq(code, 130, "exit %d, stderr: %s", code, stderr_text());
+	cr_assert_eq(left, 0, "%d of the program's sleeps outlived the interrupted run", left);
+}
+
 /* `ulimit -f`: plumb's own write past the limit is an error line and exit
  * 1, with no temporary file left; it once died of SIGXFSZ. */
 Test(signals_cli, file_size_limit_is_an_error_not_a_death)
