@@ -230,6 +230,21 @@ int instrument_start(char *const argv[], const instrument_options *options, int 
 	return 0;
 }
 
+
+/* No summary from plumbgrind.  Valgrind's status 0 without one means the
+ * program's image ended without exiting: it exec'd another program, which
+ * Valgrind does not follow (plumb sim, trace record and explain say the
+ * same, with the new program's name, from the ring). */
+static int no_summary(plumb_status *status, int valgrind_code)
+{
+	if (valgrind_code == 0)
+		return plumb_fail(status, EXDEV, "plumbgrind wrote no summary: the program exec'd another program (a "
+		                  "wrapper script?), which Valgrind does not follow; plumb follows one program image: "
+		                  "give plumb the program itself");
+	return plumb_fail(status, EIO, "plumbgrind wrote no summary (valgrind exited with status %d: the program "
+	                  "could not be started, or valgrind failed; see its message above)", valgrind_code);
+}
+
 int instrument_finish(instrument_process *process, instrument_summary *out, plumb_status *status)
 {
 	memset(out, 0, sizeof *out);
@@ -253,9 +268,7 @@ int instrument_finish(instrument_process *process, instrument_summary *out, plum
 			result = plumb_fail(status, EIO, "valgrind died of signal %d before writing the summary",
 			                    WTERMSIG(wait_status));
 		else
-			result = plumb_fail(status, EIO, "plumbgrind wrote no summary (valgrind exited with status %d: the "
-			                    "program could not be started, or valgrind failed; see its message above)",
-			                    WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : -1);
+			result = no_summary(status, WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : -1);
 	} else {
 		result = instrument_summary_read(out, process->summary, status);
 		if (result == 0) {
@@ -352,9 +365,7 @@ static int run_native_trace(char *const argv[], const instrument_options *option
 		if (exit_info.signal)
 			rc = plumb_fail(status, EIO, "valgrind died of signal %d before writing the summary", exit_info.signal);
 		else
-			rc = plumb_fail(status, EIO, "plumbgrind wrote no summary (valgrind exited with status %d: the "
-			                "program could not be started, or valgrind failed; see its message above)",
-			                exit_info.ended ? exit_info.code : -1);
+			rc = no_summary(status, exit_info.ended ? exit_info.code : -1);
 	} else if (rc == 0) {
 		rc = instrument_summary_read(out, summary, status);
 		if (rc == 0) {

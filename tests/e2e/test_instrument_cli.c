@@ -179,6 +179,28 @@ Test(instrument_cli, a_trace_that_cannot_be_written_is_an_error, .timeout = 120)
 	cli_run_free(&r);
 }
 
+/* A program that execs: Valgrind does not follow it, plumbgrind's summary
+ * never comes, and instrument said "the program could not be started".  It
+ * names the exec now, as sim, trace record and explain do; with --trace
+ * too (the other path).  Found by tests/hostile-sweep.sh. */
+Test(instrument_cli, a_program_that_execs_is_named_as_such, .timeout = 120)
+{
+	target();
+	const char *trace = cli_temp_path("exec.lackey");
+	cli_run runs[2] = {
+		cli_run_plumbv(NULL, "instrument", "--", "sh", "-c", "exec /bin/true", NULL),
+		cli_run_plumbv(NULL, "instrument", "--trace", trace, "--", "sh", "-c", "exec /bin/true", NULL),
+	};
+	for (int k = 0; k < 2; k++) {
+		cr_expect_eq(runs[k].exit_code, 1, "run %d: %s", k, runs[k].err);
+		cr_expect(strstr(runs[k].err, "the program exec'd another program"), "run %d: %s", k, runs[k].err);
+		cr_expect(strstr(runs[k].err, "plumb follows one program image"), "run %d: %s", k, runs[k].err);
+		cr_expect_null(strstr(runs[k].err, "could not be started"), "run %d: %s", k, runs[k].err);
+		cr_expect_str_eq(runs[k].out, "", "no counts of half a program");
+		cli_run_free(&runs[k]);
+	}
+}
+
 /* Region markers reach the simulator: plumb sim -- PROG reports each
  * region with exactly the references plumbgrind counts in it (the loop's 5K
  * instructions, 2K loads and K stores per entry), in JSON and CSV, and the
