@@ -524,21 +524,37 @@ static void kill_sleeps_with(const char *argument)
 		waitpid(killer, NULL, 0);
 }
 
-/* The counted command's own children die with an interrupted run: the
- * command is in a process group of its own, which plumb signals whole.
- * It once signalled only the shell, and both sleeps went on running. */
-Test(signals_cli, stat_sigint_stops_the_commands_children_too)
+/* Starts plumb with argv_before (the command, up to and including "--")
+ * and `sh -c 'sleep A & sleep B'`, the sleeps' arguments ones no other
+ * process on the machine has, waits until both sleeps run (skipping the
+ * test if plumb ends first: valgrind missing), interrupts plumb with SIGINT
+ * and asserts that it exits 130 and that neither sleep outlives it.  The
+ * background sleep ignores SIGINT, as a non-interactive shell's background
+ * jobs do: only a signal to the whole group takes it. */
+static void sigint_stops_both_sleeps(const char *const argv_before[], char tag, double start_bound)
 {
-	/* Arguments no other process on the machine has. */
 	char background[32], foreground[32], script[128];
-	snprintf(background, sizeof background, "40.%d1", (int)getpid());
-	snprintf(foreground, sizeof foreground, "30.%d1", (int)getpid());
+	snprintf(background, sizeof background, "40.%d%c", (int)getpid(), tag);
+	snprintf(foreground, sizeof foreground, "30.%d%c", (int)getpid(), tag);
 	snprintf(script, sizeof script, "sleep %s & sleep %s", background, foreground);
-	const char *argv[] = { "stat", "-e", "task-clock", "--", "sh", "-c", script, NULL };
+	const char *argv[16];
+	size_t n = 0;
+	while (argv_before[n] && n < 12) {
+		argv[n] = argv_before[n];
+		n++;
+	}
+	argv[n++] = "sh";
+	argv[n++] = "-c";
+	argv[n++] = script;
+	argv[n] = NULL;
 	pid_t plumb = start_plumb(argv);
-	double deadline = now() + 10;
-	while ((sleeps_with(background) < 1 || sleeps_with(foreground) < 1) && now() < deadline)
+	double deadline = now() + start_bound;
+	while ((sleeps_with(background) < 1 || sleeps_with(foreground) < 1) && now() < deadline) {
+		int wait_status;
+		if (waitpid(plumb, &wait_status, WNOHANG) == plumb)
+			cr_skip_test("plumb %s ended early (is valgrind installed?): %s", argv[0], stderr_text());
 		pause_briefly();
+	}
 	cr_assert(sleeps_with(background) == 1 && sleeps_with(foreground) == 1,
 	          "the command did not start both sleeps: %s", stderr_text());
 	int code = signal_and_wait(plumb, SIGINT);
@@ -555,38 +571,22 @@ Test(signals_cli, stat_sigint_stops_the_commands_children_too)
 	cr_assert_eq(left, 0, "%d of the command's sleeps outlived the interrupted run", left);
 }
 
+/* The counted command's own children die with an interrupted run: the
+ * command is in a process group of its own, which plumb signals whole.
+ * It once signalled only the shell, and both sleeps went on running. */
+Test(signals_cli, stat_sigint_stops_the_commands_children_too)
+{
+	const char *argv[] = { "stat", "-e", "task-clock", "--", NULL };
+	sigint_stops_both_sleeps(argv, '1', 10);
+}
+
 /* The same for a traced program: the trace's reader reaps valgrind before
- * the cleanup runs, and it once let the shell's background sleep (which
- * ignores SIGINT, as a non-interactive shell's background jobs do) go on
+ * the cleanup runs, and it once let the shell's background sleep go on
  * running.  Found by tests/hostile-sweep.sh. */
 Test(signals_cli, trace_record_sigint_stops_the_programs_children_too, .timeout = START_BOUND_SECONDS + 40)
 {
-	char background[32], foreground[32], script[128];
-	snprintf(background, sizeof background, "40.%d2", (int)getpid());
-	snprintf(foreground, sizeof foreground, "30.%d2", (int)getpid());
-	snprintf(script, sizeof script, "sleep %s & sleep %s", background, foreground);
-	const char *argv[] = { "trace", "record", in_folder("record.ptrace"), "--", "sh", "-c", script, NULL };
-	pid_t plumb = start_plumb(argv);
-	double deadline = now() + START_BOUND_SECONDS;
-	while ((sleeps_with(background) < 1 || sleeps_with(foreground) < 1) && now() < deadline) {
-		int wait_status;
-		if (waitpid(plumb, &wait_status, WNOHANG) == plumb)
-			cr_skip_test("plumb trace record ended early (is valgrind installed?): %s", stderr_text());
-		pause_briefly();
-	}
-	cr_assert(sleeps_with(background) == 1 && sleeps_with(foreground) == 1,
-	          "the program did not start both sleeps: %s", stderr_text());
-	int code = signal_and_wait(plumb, SIGINT);
-	deadline = now() + 5;
-	while ((sleeps_with(background) || sleeps_with(foreground)) && now() < deadline)
-		pause_briefly();
-	int left = sleeps_with(background) + sleeps_with(foreground);
-	if (left) {
-		kill_sleeps_with(background);
-		kill_sleeps_with(foreground);
-	}
-	cr_assert_eq(code, 130, "exit %d, stderr: %s", code, stderr_text());
-	cr_assert_eq(left, 0, "%d of the program's sleeps outlived the interrupted run", left);
+	const char *argv[] = { "trace", "record", in_folder("record.ptrace"), "--", NULL };
+	sigint_stops_both_sleeps(argv, '2', START_BOUND_SECONDS);
 }
 
 /* `ulimit -f`: plumb's own write past the limit is an error line and exit
