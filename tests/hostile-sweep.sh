@@ -151,43 +151,32 @@ size_options=(
 	"lat --line-size" "loaded --size" "loaded --generator-size" "sim --curve-max" "perturb --buffers"
 	"perturb --record-bytes" "c2c --spacing"
 )
-for option in "${count_options[@]}"; do
-	read -r command flag <<< "$option"
-	for value in "${bad_counts[@]}"; do
-		extra=()
-		case $command in
-		stat|explain) extra=(-- true) ;;
-		sim) extra=("$fixtures/small.din") ;;
-		cluster) extra=(-o out) ;;
-		perturb) extra=(--workload spin) ;;
-		esac
-		run_case 10 "$command $flag '$value'" "2" 20 "$plumb" "$command" "$flag" "$value" "${extra[@]}"
+# The arguments a command needs besides the option tried, so that only the
+# option can be wrong.
+rest_of_command() {
+	case $1 in
+	stat|explain) echo "-- true" ;;
+	sim) echo "--curve l1d $fixtures/small.din" ;;
+	cluster) echo "-o out" ;;
+	perturb) echo "--workload spin" ;;
+	model) echo "--from $fixtures/loaded.json" ;;
+	esac
+}
+# try_bad_values OPTIONS_ARRAY VALUES_ARRAY: every option with every value.
+try_bad_values() {
+	local -n options=$1 values=$2
+	local option command flag value extra
+	for option in "${options[@]}"; do
+		read -r command flag <<< "$option"
+		read -r -a extra <<< "$(rest_of_command "$command")"
+		for value in "${values[@]}"; do
+			run_case 10 "$command $flag '$value'" "2" 20 "$plumb" "$command" "$flag" "$value" "${extra[@]}"
+		done
 	done
-done
-for option in "${size_options[@]}"; do
-	read -r command flag <<< "$option"
-	for value in "${bad_sizes[@]}"; do
-		extra=()
-		case $command in
-		sim) extra=(--curve l1d "$fixtures/small.din") ;;
-		perturb) extra=(--workload spin) ;;
-		esac
-		run_case 10 "$command $flag '$value'" "2" 20 "$plumb" "$command" "$flag" "$value" "${extra[@]}"
-	done
-done
-for option in "${real_options[@]}"; do
-	read -r command flag <<< "$option"
-	for value in "${bad_reals[@]}"; do
-		extra=()
-		case $command in
-		explain) extra=(-- true) ;;
-		cluster) extra=(-o out) ;;
-		perturb) extra=(--workload spin) ;;
-		model) extra=(--from "$fixtures/loaded.json") ;;
-		esac
-		run_case 10 "$command $flag '$value'" "2" 20 "$plumb" "$command" "$flag" "$value" "${extra[@]}"
-	done
-done
+}
+try_bad_values count_options bad_counts
+try_bad_values size_options bad_sizes
+try_bad_values real_options bad_reals
 # Decimal unless 0x: stat -r 010 makes ten runs, not eight.
 runs_are() {
 	local runs
