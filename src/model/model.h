@@ -58,14 +58,15 @@ typedef struct model_fit {
 	double rms_error;           /* sqrt(least_squares / n) */
 	double max_abs_error;
 	size_t points;
-	/* -1: S ended at the bottom of its range (latency does not rise with
-	 * bandwidth in these data, so S is not determined); +1: at the top
+	/* -1: S ended at the bottom of its range, or its 95% interval reaches
+	 * 0 (latency does not rise with bandwidth beyond its noise in these
+	 * data, so S is not determined); +1: at the top
 	 * (S = L0 or the largest bandwidth's saturation limit); 0: inside. */
 	int at_bound;
 	/* S's 95% interval from the non-linear least-squares fit's covariance
 	 * (GSL, Levenberg-Marquardt) and Student's t at n - parameters degrees
-	 * of freedom; NaN when the fit is flat (at_bound -1) or has no degree
-	 * of freedom left. */
+	 * of freedom; NaN when S ended at the bottom of its range or has no
+	 * degree of freedom left. */
 	double service_low, service_high;
 } model_fit;
 

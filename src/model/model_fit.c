@@ -267,6 +267,13 @@ int model_fit_points(const model_point *points, size_t n, double line_bytes,
 		refine_with_interval(out, points, n);
 		gsl_set_error_handler(handler);
 		fill_errors(out, points, n);
+		/* An interval that reaches 0 cannot tell S from no queueing at all:
+		 * the curve is flat within its noise, and S (with the peak line / S,
+		 * which would read far beyond the memory's bandwidth) is as
+		 * undetermined as at the bottom of the search.  The interval stays,
+		 * as the bound on S the data do give. */
+		if (isfinite(out->service_low) && out->service_low <= 0)
+			out->at_bound = -1;
 	}
 	return 0;
 }

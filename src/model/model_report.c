@@ -93,11 +93,17 @@ int model_report(const model_report_options *o, output_report *r, plumb_status *
 	 * line / S would be beyond any machine.  Neither is printed as a
 	 * figure; the reason takes their place. */
 	bool flat = from && service <= 0 && fit.at_bound < 0;
-	char flat_service[256], flat_peak[256];
-	snprintf(flat_service, sizeof flat_service,
-	         "the latency does not rise with bandwidth up to %.0f MB/s, the highest load measured, so the fit "
-	         "has no service time to find (its search stopped at its bottom, %.3g ns)",
-	         measured_max, fit.params.service_ns);
+	char flat_service[384], flat_peak[256];
+	if (isfinite(fit.service_low))
+		snprintf(flat_service, sizeof flat_service,
+		         "the latency does not rise with bandwidth beyond its noise up to %.0f MB/s, the highest load "
+		         "measured: S's 95%% interval, %.3g to %.3g ns, reaches 0, so the fit's %.3g ns is no service time",
+		         measured_max, fit.service_low, fit.service_high, fit.params.service_ns);
+	else
+		snprintf(flat_service, sizeof flat_service,
+		         "the latency does not rise with bandwidth up to %.0f MB/s, the highest load measured, so the fit "
+		         "has no service time to find (its search stopped at its bottom, %.3g ns)",
+		         measured_max, fit.params.service_ns);
 	snprintf(flat_peak, sizeof flat_peak,
 	         "not determined: above %.0f MB/s, the highest load measured (a flat curve has no service time)", measured_max);
 	output_row(t);

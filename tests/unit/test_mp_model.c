@@ -225,6 +225,39 @@ Test(mp_model, a_flat_fit_prints_no_service_time_and_no_peak)
 	model_input_free(&in);
 }
 
+/* A curve flat within its noise: the fit's S (0.509 ns) sat just above the
+ * search's bottom, with a 95% interval of 0 to 99 ns, and the report's
+ * summary headlined it, with a peak of 125,792 MB/s against a measured
+ * memory bandwidth of 27 GB/s.  An interval that reaches 0 determines no
+ * S: the same n/a as a flat fit, the interval kept as its bound.  These
+ * are that report's loaded points (2026-11-28, Intel Xeon KVM guest). */
+Test(mp_model, an_interval_reaching_zero_determines_no_service_time)
+{
+	model_input in = { 0 };
+	const char *csv = "bandwidth,latency\n0,142.35009382049265\n40.411759699925,140.01016556403508\n"
+	                  "171.46277996725135,148.3083977985128\n603.4267983453759,154.54480974386735\n"
+	                  "2471.365952398056,146.48519839128568\n6844.675274368845,140.19316485246426\n"
+	                  "8807.942182671904,142.03632009856884\n9443.960871861334,142.42673273362828\n";
+	cr_assert_eq(model_input_parse(csv, strlen(csv), "noisy-flat.csv", &in, NULL), 0);
+	model_report_options o = { .input = &in, .source = "noisy-flat.csv" };
+	output_report *r = output_report_new("model");
+	plumb_status status;
+	cr_assert_eq(model_report(&o, r, &status), 0, "%s", status.message);
+	const output_table *fit = output_table_find(r, "fit");
+	cr_assert_not_null(fit);
+	cr_expect_str_eq(output_text_at(fit, 0, "shape"), "flat");
+	cr_expect(isnan(output_number_at(fit, 0, "service_time")), "S printed: %g", output_number_at(fit, 0, "service_time"));
+	cr_expect(isnan(output_number_at(fit, 0, "peak_bandwidth")), "peak printed: %g",
+	          output_number_at(fit, 0, "peak_bandwidth"));
+	int sc = output_column_index(fit, "service_time");
+	cr_expect(strstr(output_cell_reason(fit, 0, (size_t)sc), "reaches 0") != NULL, "%s",
+	          output_cell_reason(fit, 0, (size_t)sc));
+	cr_expect_leq(output_number_at(fit, 0, "service_time_low"), 0);
+	cr_expect_gt(output_number_at(fit, 0, "service_time_high"), 1, "the interval's upper bound is kept");
+	output_report_free(r);
+	model_input_free(&in);
+}
+
 Test(mp_model, a_noisy_fit_has_an_interval_around_the_truth)
 {
 	/* the same +-3% perturbation as fit_with_noise_is_close */
