@@ -62,6 +62,9 @@ typedef struct bw_options {
 
 static int parse_sizes(const char *text, bw_options *o)
 {
+	plumb_status list_status;
+	if (parse_list_check(text, 0, &list_status) != 0)
+		return cli_usage_error("bw", "--sizes: %s", list_status.message);
 	char *copy = strdup(text), *save = NULL;
 	int rc = 0;
 	o->size_count = 0;
@@ -90,6 +93,9 @@ static int parse_sizes(const char *text, bw_options *o)
 
 static int parse_threads(const char *text, bw_options *o)
 {
+	plumb_status list_status;
+	if (parse_list_check(text, 0, &list_status) != 0)
+		return cli_usage_error("bw", "--threads: %s", list_status.message);
 	char *copy = strdup(text), *save = NULL;
 	int rc = 0;
 	o->thread_count = 0;
@@ -119,10 +125,19 @@ static int resolve_kernels(bw_options *o, const cpu_features *features)
 	int name_count = 0;
 	char *copy = NULL;
 	if (o->kernel_list) {
+		plumb_status list_status;
+		if (parse_list_check(o->kernel_list, 0, &list_status) != 0)
+			return cli_usage_error("bw", "--kernels: %s", list_status.message);
 		copy = strdup(o->kernel_list);
 		char *save = NULL;
-		for (char *item = strtok_r(copy, ",", &save); item && name_count < 16; item = strtok_r(NULL, ",", &save))
+		for (char *item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+			/* the 17th name is refused, not passed over unread */
+			if (name_count == 16) {
+				free(copy);
+				return cli_usage_error("bw", "--kernels: at most 16 names");
+			}
 			names[name_count++] = item;
+		}
 		if (name_count == 0) {
 			free(copy);
 			return cli_usage_error("bw", "--kernels needs at least one kernel");

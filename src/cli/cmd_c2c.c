@@ -41,6 +41,9 @@ static void usage(FILE *f)
 static int parse_sections(const char *text, unsigned *out)
 {
 	char copy[256];
+	plumb_status list_status;
+	if (parse_list_check(text, sizeof copy - 1, &list_status) != 0)
+		return -1;
 	snprintf(copy, sizeof copy, "%s", text);
 	*out = 0;
 	for (char *save = NULL, *word = strtok_r(copy, ",", &save); word; word = strtok_r(NULL, ",", &save)) {

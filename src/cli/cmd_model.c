@@ -42,6 +42,9 @@ static int parse_list(const char *text, double *values, size_t *count, plumb_sta
 	char copy[2048];
 	if (strlen(text) >= sizeof copy)
 		return plumb_fail(status, EINVAL, "--at: list too long");
+	plumb_status list_status;
+	if (parse_list_check(text, 0, &list_status) != 0)
+		return plumb_fail(status, EINVAL, "--at: %s", list_status.message);
 	snprintf(copy, sizeof copy, "%s", text);
 	*count = 0;
 	for (char *save = NULL, *word = strtok_r(copy, ",", &save); word; word = strtok_r(NULL, ",", &save)) {

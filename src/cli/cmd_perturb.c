@@ -94,6 +94,8 @@ static int list_workloads(void)
 static int parse_buffers(const char *text, perturb_sim_options *o, plumb_status *status)
 {
 	char copy[1024];
+	if (parse_list_check(text, sizeof copy - 1, status) != 0)
+		return -1;
 	snprintf(copy, sizeof copy, "%s", text);
 	char *save = NULL;
 	o->n_buffers = 0;

@@ -146,8 +146,13 @@ int cmd_report(int argc, char **argv)
 		return cli_usage_error("report", "--from needs at least one JSON report");
 	if (quick && !sections_given)
 		report_section_list(REPORT_SECTION_QUICK, ",", list, sizeof list);
+	struct stat save_info;
 	if (save_dir && (mkdir(save_dir, 0777) != 0 && access(save_dir, W_OK) != 0))
 		return cli_usage_error("report", "--output-dir '%s' cannot be created or written", save_dir);
+	/* A file, FIFO or device by that name would fail each section's JSON
+	 * at the end of the run: said before minutes of measuring. */
+	if (save_dir && (stat(save_dir, &save_info) != 0 || !S_ISDIR(save_info.st_mode)))
+		return cli_usage_error("report", "--output-dir '%s' exists and is not a folder", save_dir);
 	const char *path = out.path && strcmp(out.path, "-") ? out.path : "plumb-report.html";
 	if (out.path && !strcmp(out.path, "-"))
 		return cli_usage_error("report", "the report is a file: give -o FILE.html");

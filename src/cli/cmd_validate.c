@@ -102,6 +102,10 @@ static int find_padding(const cli_output *out, uint64_t base_offset, uint64_t pa
 static int parse_sizes(const char *text, uint64_t *sizes, size_t *count)
 {
 	char copy[1024];
+	plumb_status list_status;
+	/* a longer list is refused, never cut: "000...00012" cut short is 1 */
+	if (parse_list_check(text, sizeof copy - 1, &list_status) != 0)
+		return cli_usage_error("validate", "--sizes: %s", list_status.message);
 	snprintf(copy, sizeof copy, "%s", text);
 	*count = 0;
 	for (char *save = NULL, *token = strtok_r(copy, ",", &save); token; token = strtok_r(NULL, ",", &save)) {
@@ -118,6 +122,9 @@ static int parse_sizes(const char *text, uint64_t *sizes, size_t *count)
 static int parse_backends(const char *text, bool sources[VALIDATE_SOURCE_COUNT], validate_synthetic *synthetic)
 {
 	char copy[256];
+	plumb_status list_status;
+	if (parse_list_check(text, sizeof copy - 1, &list_status) != 0)
+		return cli_usage_error("validate", "--backend: %s", list_status.message);
 	snprintf(copy, sizeof copy, "%s", text);
 	for (int s = 0; s < VALIDATE_SOURCE_COUNT; s++) sources[s] = false;
 	for (char *save = NULL, *token = strtok_r(copy, ",", &save); token; token = strtok_r(NULL, ",", &save)) {

@@ -322,6 +322,13 @@ int cluster_mpi_main(const char *program, const cluster_options *o)
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
 	char list[512];
+	if (o->sections && strlen(o->sections) >= sizeof list) {
+		/* refused whole, never cut (and what is left run) */
+		if (rank == 0)
+			fprintf(stderr, "plumb cluster: --sections: the list is longer than %zu characters\n", sizeof list - 1);
+		MPI_Finalize();
+		return 2;
+	}
 	if (o->sections)
 		snprintf(list, sizeof list, "%s", o->sections);
 	else
@@ -338,11 +345,16 @@ int cluster_mpi_main(const char *program, const cluster_options *o)
 	/* The output folder: rank 0 writes it, so rank 0 checks it, before minutes of measuring. */
 	char message[PLUMB_MESSAGE_MAX + 64] = "";
 	int ok = 1;
+	struct stat folder;
 	if (rank == 0 && mkdir(o->output_dir, 0777) != 0 && errno != EEXIST) {
 		snprintf(message, sizeof message, "cannot create '%s': %s", o->output_dir, strerror(errno));
 		ok = 0;
 	} else if (rank == 0 && access(o->output_dir, W_OK) != 0) {
 		snprintf(message, sizeof message, "cannot write into '%s': %s", o->output_dir, strerror(errno));
+		ok = 0;
+	} else if (rank == 0 && (stat(o->output_dir, &folder) != 0 || !S_ISDIR(folder.st_mode))) {
+		/* a file, FIFO or device of that name: said now, not after the run */
+		snprintf(message, sizeof message, "cannot create '%s': it exists and is not a folder", o->output_dir);
 		ok = 0;
 	}
 	if (!agree(ok, message, rank)) {

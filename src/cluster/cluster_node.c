@@ -9,12 +9,15 @@
 #include <string.h>
 #include <sys/utsname.h>
 #include "cluster/cluster.h"
+#include "core/parse.h"
 #include "counters/counters.h"
 #include "report/report.h"
 
 int cluster_sections_parse(char *list, const char **names, size_t max, size_t *count, plumb_status *status)
 {
 	*count = 0;
+	if (parse_list_check(list, 0, status) != 0)
+		return -1;
 	for (char *save = NULL, *s = strtok_r(list, ",", &save); s; s = strtok_r(NULL, ",", &save)) {
 		const report_section *section = report_section_find(s);
 		if (!section || !(section->lists & REPORT_SECTION_CLUSTER)) {

@@ -123,6 +123,22 @@ int parse_size(const char *text, uint64_t *out, plumb_status *status)
 	return plumb_fail(status, EINVAL, "'%s' has an unknown unit (use K, M, G, T or KiB, MiB, GiB, TiB)", text);
 }
 
+int parse_list_check(const char *text, size_t longest, plumb_status *status)
+{
+	if (is_blank(text))
+		return plumb_fail(status, EINVAL, "empty list");
+	size_t length = strlen(text);
+	/* the text as far as a message line should show it */
+	int shown = length > 60 ? 60 : (int)length;
+	const char *more = length > 60 ? "..." : "";
+	if (longest && length > longest)
+		return plumb_fail(status, E2BIG, "the list '%.*s%s' is longer than %zu characters", shown, text, more, longest);
+	if (text[0] == ',' || text[length - 1] == ',' || strstr(text, ",,"))
+		return plumb_fail(status, EINVAL, "'%.*s%s' has an empty item (items are separated by single commas)", shown,
+		                  text, more);
+	return 0;
+}
+
 int parse_cpu_list(const char *text, int *cpus, int max, int *n, plumb_status *status)
 {
 	if (is_blank(text))

@@ -16,6 +16,12 @@ int parse_u64(const char *text, uint64_t min, uint64_t max, uint64_t *out, plumb
 int parse_int(const char *text, long min, long max, long *out, plumb_status *status);
 /* Finite double in [min, max]. */
 int parse_double(const char *text, double min, double max, double *out, plumb_status *status);
+/* A comma-separated list as typed: refuses an empty list, an empty item
+ * (",16K", "16K,", "16K,,32K": strtok_r would pass over it, and in a list
+ * of fields in a fixed order the next field would move into its place) and,
+ * with longest > 0, a list longer than longest characters (rather than cut
+ * it and read what is left). */
+int parse_list_check(const char *text, size_t longest, plumb_status *status);
 /* CPU list "0-3,6,8-9" into cpus[] (at most max entries); count in *n. */
 int parse_cpu_list(const char *text, int *cpus, int max, int *n, plumb_status *status);
 /* A command line typed as one word ("./prog --size '24 KiB' 3") into an

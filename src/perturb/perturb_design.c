@@ -117,6 +117,9 @@ static int parse_list(const char *text, double *values, size_t max, size_t *n, c
 	char copy[1024];
 	if (!text || strlen(text) >= sizeof copy)
 		return plumb_fail(status, EINVAL, "the %s list is empty or too long", what);
+	plumb_status list_status;
+	if (parse_list_check(text, 0, &list_status) != 0)
+		return plumb_fail(status, EINVAL, "the %s list: %s", what, list_status.message);
 	snprintf(copy, sizeof copy, "%s", text);
 	*n = 0;
 	char *save = NULL;

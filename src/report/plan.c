@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include "core/parse.h"
 #include "report/report.h"
 
 int report_plan_sections(char *list, bool (*known)(const char *name), const char **names, size_t capacity,
@@ -11,6 +12,8 @@ int report_plan_sections(char *list, bool (*known)(const char *name), const char
 	*count = 0;
 	notes[0][0] = notes[1][0] = '\0';
 	size_t note_count = 0;
+	if (parse_list_check(list, 0, status) != 0)
+		return -1;
 	for (char *save = NULL, *s = strtok_r(list, ",", &save); s; s = strtok_r(NULL, ",", &save)) {
 		if (*count + 1 >= capacity)
 			return plumb_fail(status, EINVAL, "at most %zu sections", capacity - 1);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "core/output.h"
+#include "core/parse.h"
 #include "machine/machine_model.h"
 #include "sim/sim.h"
 
@@ -21,6 +22,11 @@ int sim_config_set_geometry(sim_config *config, const char *level, const char *t
 	char copy[128];
 	if (strlen(text) >= sizeof copy)
 		return plumb_fail(status, EINVAL, "--%s: too long", level);
+	/* "32K,,8,64" is not 32K,8,64: an empty field would let the next one
+	 * take its place */
+	plumb_status list_status;
+	if (parse_list_check(text, 0, &list_status) != 0)
+		return plumb_fail(status, EINVAL, "--%s: '%s' is not SIZE,ASSOC,LINE (%s)", level, text, list_status.message);
 	strcpy(copy, text);
 	char *fields[3];
 	char *save = NULL;

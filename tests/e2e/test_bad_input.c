@@ -62,6 +62,13 @@ typedef struct bad_case {
 	const char *report;     /* in stdout, when the command still prints its report */
 } bad_case;
 
+/* 1,024 zeros and a 12: longer than validate's copy of --sizes, which was
+ * cut and read as 1 (the hostile sweep, tests/hostile-sweep.sh) */
+#define ZEROS_64 "0000000000000000000000000000000000000000000000000000000000000000"
+#define ZEROS_1024 ZEROS_64 ZEROS_64 ZEROS_64 ZEROS_64 ZEROS_64 ZEROS_64 ZEROS_64 ZEROS_64 \
+	ZEROS_64 ZEROS_64 ZEROS_64 ZEROS_64 ZEROS_64 ZEROS_64 ZEROS_64 ZEROS_64
+#define SIMS_5 "sim,sim,sim,sim,sim,"
+#define SIMS_60 SIMS_5 SIMS_5 SIMS_5 SIMS_5 SIMS_5 SIMS_5 SIMS_5 SIMS_5 SIMS_5 SIMS_5 SIMS_5 SIMS_5
 #define RO "/sys/plumb-bad-input.out"   /* sysfs refuses new files, even to root */
 #define USAGE 2
 #define CASE(name, flags, status, message, ...) { name, flags, status, message, { __VA_ARGS__ }, NULL }
@@ -135,6 +142,9 @@ static const bad_case cases[] = {
 	CASE("bw-cpu-range-reversed", 0, USAGE, "bad CPU range in '5-2'", "bw", "-C", "5-2"),
 	CASE("bw-machine-endless", 0, 1, "--machine: /dev/zero: larger than 64 MiB", "bw", "--machine", "/dev/zero"),
 	CASE("bw-machine-negative-size", 0, 1, "--machine: bad-model.json: the machine model's L3 usable_bytes is -4096", "bw", "--machine", "bad-model.json"),
+	CASE("bw-sizes-empty-item", 0, USAGE, "--sizes: '16K,,32K' has an empty item", "bw", "-s", "16K,,32K"),
+	CASE("bw-threads-trailing-comma", 0, USAGE, "--threads: '1,' has an empty item", "bw", "-t", "1,"),
+	CASE("bw-kernels-seventeen", 0, USAGE, "--kernels: at most 16 names", "bw", "-k", "read,read,read,read,read,read,read,read,read,read,read,read,read,read,read,read,nosuch"),
 	CASE("bw-time-cap-needs-value", 0, USAGE, "option '--time-cap' needs a value", "bw", "--time-cap"),
 	/* geometry */
 	CASE("geometry-max-size-out-of-range", 0, USAGE, "--max-size must be between 1MiB and 64GiB", "geometry", "--max-size", "1T"),
@@ -150,6 +160,7 @@ static const bad_case cases[] = {
 	CASE("c2c-pair-one-cpu", 0, USAGE, "--pair needs two different CPUs", "c2c", "--pair", "0"),
 	CASE("c2c-pair-not-cpus", 0, USAGE, "bad CPU list 'a,b'", "c2c", "--pair", "a,b"),
 	CASE("c2c-only-unknown", 0, USAGE, "got 'nosuch'", "c2c", "--only", "nosuch"),
+	CASE("c2c-only-empty-item", 0, USAGE, "got ',pairs'", "c2c", "--only", ",pairs"),
 	CASE("c2c-spacing-not-multiple", 0, USAGE, "--spacing must be a multiple of 64", "c2c", "--spacing", "65"),
 	CASE("c2c-lines-not-a-number", 0, USAGE, "'1T' is not an integer", "c2c", "--lines", "1T"),
 	CASE("c2c-lines-need-value", 0, USAGE, "option '--lines' needs a value", "c2c", "--lines"),
@@ -178,6 +189,7 @@ static const bad_case cases[] = {
 	CASE("model-csv-unknown-columns", 0, 1, "cannot tell which columns hold bandwidth and latency", "model", "--from", "three-columns.csv"),
 	CASE("model-csv-binary", 0, 1, "contains NUL bytes", "model", "--from", "binary.csv"),
 	CASE("model-json-no-table", 0, 1, "JSON holds no table with bandwidth and latency columns", "model", "--from", "not-loaded.json"),
+	CASE("model-at-empty-item", 0, USAGE, "--at: '100,,200' has an empty item", "model", "--service", "5", "--l0", "80", "--at", "100,,200"),
 	CASE("model-service-negative", 0, USAGE, "--service: '-1' is out of range", "model", "--service", "-1", "--l0", "10"),
 	CASE("model-service-without-l0", 0, USAGE, "give --from FILE to fit, or both --service and --l0", "model", "--service", "5"),
 	CASE("model-service-above-l0", 0, 1, "the service time S = 100 ns exceeds the unloaded latency L0 = 50 ns", "model", "--service", "100", "--l0", "50"),
@@ -239,6 +251,8 @@ static const bad_case cases[] = {
 	CASE("sim-output-read-only", 0, 1, "Permission denied", "sim", "-o", RO, "t.lackey"),
 	CASE("sim-output-full", FULL, 1, "No space left on device", "sim", "-o", "%F", "t.lackey"),
 	/* sim: cache geometry */
+	CASE("sim-level-empty-field", 0, USAGE, "--l1d: '32K,,8,64' is not SIZE,ASSOC,LINE ('32K,,8,64' has an empty item", "sim", "--l1d", "32K,,8,64", "t.lackey"),
+	CASE("sim-level-trailing-comma", 0, USAGE, "--l2: '1M,16,64,' is not SIZE,ASSOC,LINE", "sim", "--l2", "1M,16,64,", "t.lackey"),
 	CASE("sim-set-unknown-key", 0, USAGE, "unknown key 'nosuch'", "sim", "--set", "nosuch=1", "t.lackey"),
 	CASE("sim-set-not-key-value", 0, USAGE, "'noequals' is not key=value", "sim", "--set", "noequals", "t.lackey"),
 	CASE("sim-set-assoc-zero", 0, USAGE, "l1d.assoc: '0' is out of range [1, 1048576]", "sim", "--set", "l1d.assoc=0", "t.lackey"),
@@ -332,6 +346,9 @@ static const bad_case cases[] = {
 	CASE("instrument-output-full", PLUMBGRIND | FULL, 1, "No space left on device", "instrument", "-o", "%F", "--", "true"),
 	CASE("instrument-trace-full", PLUMBGRIND | FULL, 1, "cannot write the trace file", "instrument", "--trace", "%F", "--", "true"),
 	/* validate */
+	CASE("validate-sizes-empty-item", 0, USAGE, "--sizes: '1,,10' has an empty item", "validate", "--sizes", "1,,10"),
+	CASE("validate-sizes-too-long", 0, USAGE, "--sizes: the list '000000000000000000000000000000000000000000000000000000000000...' is longer than 1023 characters", "validate", "--backend", "sim", "--sizes", ZEROS_1024 "12", "itv"),
+	CASE("validate-backend-too-long", 0, USAGE, "--backend: the list 'sim,sim,sim,sim,sim,sim,sim,sim,sim,sim,sim,sim,sim,sim,sim,...' is longer than 255 characters", "validate", "--backend", SIMS_60 SIMS_5 "nosuch", "itv"),
 	CASE("validate-unknown-benchmark", 0, USAGE, "'nosuch' names no benchmark or event", "validate", "nosuch"),
 	CASE("validate-backend-unknown", 0, USAGE, "unknown backend 'nosuch'", "validate", "--backend", "nosuch"),
 	CASE("validate-runs-zero", 0, USAGE, "--runs: '0' is out of range", "validate", "--runs", "0"),
@@ -359,6 +376,8 @@ static const bad_case cases[] = {
 	CASE("perturb-workload-unknown", 0, USAGE, "unknown workload 'nosuch'", "perturb", "--workload", "nosuch", "--design", "full"),
 	CASE("perturb-runs-too-few", 0, USAGE, "--runs: '1' is out of range [2, 100]", "perturb", "-r", "1", "--design", "full", "--", "true"),
 	CASE("perturb-footprint-incomplete", 0, USAGE, "a footprint is LINES,PAGES,CODE, not '1,2'", "perturb", "--footprint", "1,2", "--design", "full", "--", "true"),
+	CASE("perturb-buffers-empty-item", 0, USAGE, "--buffers: '64K,' has an empty item", "perturb", "--simulate", "t.lackey", "--buffers", "64K,"),
+	CASE("perturb-intervals-empty-item", 0, USAGE, "the intervals list: ',1/8' has an empty item", "perturb", "--intervals", ",1/8", "--halts", "0", "--", "true"),
 	CASE("perturb-buffers-not-sizes", 0, USAGE, "--buffers: 'x' is not a size", "perturb", "--simulate", "t.lackey", "--buffers", "x"),
 	CASE("perturb-buffer-too-small", 0, 1, "holds no 16-byte record", "perturb", "--simulate", "t.lackey", "--buffers", "1"),
 	CASE("perturb-rate-trace-missing", 0, 1, "cannot open trace 'nosuch.ptrace'", "perturb", "--rate-trace", "nosuch.ptrace", "--design", "full", "--", "true"),
@@ -391,7 +410,7 @@ static const bad_case cases[] = {
 	CASE_REPORT("explain-program-crashes", 0, 1, "the program 'sh' was killed by signal 11", "killed by signal 11", "explain", "--machine", "machine.json", "--no-valgrind", "-r", "1", "--", "sh", "-c", "kill -SEGV $$"),
 	/* report */
 	CASE("report-section-unknown", 0, USAGE, "'nosuch' is not a plumb command", "report", "--sections", "nosuch"),
-	CASE("report-sections-empty", 0, USAGE, "--sections names no command", "report", "--sections", ","),
+	CASE("report-sections-empty", 0, USAGE, "',' has an empty item", "report", "--sections", ","),
 	CASE("report-section-twice", 0, USAGE, "section 'topo' is listed twice", "report", "--sections", "topo,topo"),
 	CASE("report-extra-argument", 0, USAGE, "unexpected argument 'extra'", "report", "extra"),
 	CASE("report-from-nothing", 0, USAGE, "--from needs at least one JSON report", "report", "--from"),
@@ -403,6 +422,9 @@ static const bad_case cases[] = {
 	CASE("report-from-too-many-sections", 0, 1, "many-sections.json: more sections than a report holds (at most 32 in all)", "report", "--from", "many-sections.json", "-o", "r.html"),
 	CASE("report-compare-endless", 0, 1, "/dev/zero: larger than 64 MiB", "report", "--compare", "/dev/zero", "not-loaded.json"),
 	CASE("report-output-dir-missing", 0, USAGE, "--output-dir 'nodir/d' cannot be created or written", "report", "--output-dir", "nodir/d", "--sections", "topo", "-o", "r.html"),
+	CASE("report-output-dir-is-a-file", 0, USAGE, "--output-dir 't.lackey' exists and is not a folder", "report", "--output-dir", "t.lackey", "--sections", "topo", "-o", "r.html"),
+	CASE("report-output-dir-is-a-device", 0, USAGE, "--output-dir '/dev/null' exists and is not a folder", "report", "-d", "/dev/null", "--sections", "topo", "-o", "r.html"),
+	CASE("report-sections-empty-item", 0, USAGE, "'topo,' has an empty item", "report", "--sections", "topo,", "-o", "r.html"),
 	CASE("report-output-missing-folder", 0, 1, "cannot create 'nodir/r.html'", "report", "--sections", "topo", "-o", "nodir/r.html"),
 	CASE("report-output-read-only", 0, 1, "Permission denied", "report", "--sections", "topo", "-o", RO),
 	CASE("report-output-full", FULL, 1, "No space left on device", "report", "--sections", "topo", "-o", "%F"),

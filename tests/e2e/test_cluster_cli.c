@@ -137,6 +137,36 @@ Test(cluster_cli, without_mpi_it_says_what_to_install, .timeout = 60)
 	cli_run_free(&r);
 }
 
+Test(cluster_cli, an_output_folder_that_is_a_file_is_refused_before_the_run, .timeout = 60)
+{
+	/* Found by the hostile sweep: -o FILE passed the check (mkdir failed
+	 * with EEXIST, and the file was writable) and the run failed at its
+	 * end; and an empty item in --sections was passed over. */
+	quiet_mpi_leaks();
+	const char *file = cli_temp_path("a-file");
+	FILE *f = fopen(file, "w");
+	cr_assert_not_null(f);
+	fputs("keep\n", f);
+	cr_assert_eq(fclose(f), 0);
+	cli_run r = cli_run_plumbv(NULL, "cluster", "--sections", "topo", "-o", file, NULL);
+	if (strstr(r.err, "built without MPI")) {
+		cli_run_free(&r);
+		cr_skip_test("plumb was built without MPI");
+	}
+	cr_assert_eq(r.exit_code, 1, "%s", r.err);
+	cr_assert(strstr(r.err, "it exists and is not a folder"), "%s", r.err);
+	cr_assert_eq(count_lines_with(r.err, "\n"), 1, "%s", r.err);
+	size_t size;
+	char *text = cli_read_file(file, &size);
+	cr_assert_str_eq(text, "keep\n");
+	free(text);
+	cli_run_free(&r);
+	r = cli_run_plumbv(NULL, "cluster", "--sections", ",topo", "-o", cli_temp_path("c"), NULL);
+	cr_assert_eq(r.exit_code, 2, "%s", r.err);
+	cr_assert(strstr(r.err, "',topo' has an empty item"), "%s", r.err);
+	cli_run_free(&r);
+}
+
 Test(cluster_cli, three_ranks_on_one_node_take_turns, .timeout = 150)
 {
 	require_mpi();

@@ -113,6 +113,31 @@ Test(core_parse, unsigned_refuses_any_sign)
 	cr_assert_eq(u, 12345, "a refused number was stored");
 }
 
+/* Lists split with strtok_r passed over an empty item, so "32K,,8,64" was
+ * the L1D 32K,8,64 (the next field took the empty one's place), and lists
+ * copied into a fixed buffer were cut ("000...00012" read as 1): found by
+ * tests/hostile-sweep.sh. */
+Test(core_parse, a_list_with_an_empty_item_or_too_long_is_refused)
+{
+	plumb_status st;
+	const char *bad[] = { "", ",", ",,", ",16K", "16K,", "16K,,32K", "32K,,8,64", "1,2,,", ",1,2" };
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		cr_assert_eq(parse_list_check(bad[i], 0, &st), -1, "accepted '%s'", bad[i]);
+		cr_assert_null(strchr(st.message, '\n'));
+	}
+	const char *good[] = { "16K", "16K,32K", "32K,8,64", "a, b", "1-3,5" };
+	for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
+		cr_assert_eq(parse_list_check(good[i], 0, &st), 0, "refused '%s': %s", good[i], st.message);
+	char longer[300];
+	memset(longer, '0', sizeof longer - 1);
+	longer[sizeof longer - 1] = '\0';
+	cr_assert_eq(parse_list_check(longer, 255, &st), -1);
+	cr_assert(strstr(st.message, "longer than 255 characters"), "%s", st.message);
+	cr_assert_lt(strlen(st.message), 120, "the message quotes the whole list: %s", st.message);
+	longer[255] = '\0';
+	cr_assert_eq(parse_list_check(longer, 255, &st), 0);
+}
+
 Test(core_parse, cpu_lists)
 {
 	int cpus[16], n;
