@@ -358,6 +358,16 @@ static const char *missing(const words *all, const words *plumb, char *why, size
 	if (strcmp(sub, "validate") == 0 && (has_word(plumb, "-d") || has_word(plumb, "--plot-format")) &&
 	    !on_path("gnuplot"))
 		return "draws its plots with gnuplot, which is absent";
+	/* counting through perf_event_open (software events do on any Linux that allows it) */
+	const char *backend = option_value(plumb, "--backend");
+	bool simulated = backend && (!strcmp(backend, "sim") || !strncmp(backend, "synthetic", 9));
+	bool counts = (!strcmp(sub, "validate") && !simulated) || (!strcmp(sub, "stat") && !has_word(plumb, "--calibrate")) ||
+	              (!strcmp(sub, "perturb") && !has_word(plumb, "--simulate") && !has_word(plumb, "--once"));
+	plumb_status status;
+	if (counts && counter_backend_usable("perf", &status) != 0) {
+		snprintf(why, size, "counts through perf, unusable here: %s", status.message);
+		return why;
+	}
 	const char *pair = option_value(plumb, "--pair");
 	if (pair && !cpus_allowed(pair)) {
 		snprintf(why, size, "needs CPUs %s, and this process may not run on them all", pair);
@@ -610,7 +620,7 @@ static void run_command(page_run *run, const char *page, const char *example, co
 	if (all.n == 0)
 		return;
 	words plumb = plumb_words(&all);
-	char why[256];
+	char why[512];
 	const char *reason = missing(&all, &plumb, why, sizeof why);
 	const char *file = reads_skipped(run, &all);
 	char file_reason[512];
