@@ -293,8 +293,10 @@ int cmd_sim(int argc, char **argv)
 	}
 	optind = 1;
 	opterr = 0;
-	/* '+': stop at the first non-option, so "-- PROGRAM -x" keeps its options */
-	while ((c = getopt_long(argc, argv, "+:hp:c:f:o:", options, NULL)) != -1) {
+	/* Options may follow TRACE ("plumb sim t.ptrace --json", as trace stats
+	 * takes them); a program's own options are safe after '--', where
+	 * getopt stops. */
+	while ((c = getopt_long(argc, argv, ":hp:c:f:o:", options, NULL)) != -1) {
 		const char *key = NULL;
 		bool geometry = false;
 		switch (c) {
