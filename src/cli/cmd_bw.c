@@ -13,7 +13,7 @@
 #include "machine/machine_model.h"
 #include "report/report.h"
 
-const char cmd_bw_summary[] = "bandwidth of each memory level: read, write, copy, triad (+ non-temporal)";
+const char cmd_bw_summary[] = "bandwidth of each level: read, write, copy, triad, non-temporal";
 
 #define MAX_LIST 64
 
@@ -26,15 +26,16 @@ static void usage(FILE *stream)
 	        "pinned threads.  Bytes are counted as STREAM does (bytes the kernel names);\n"
 	        "the with-allocate column adds the write-allocate read of ordinary stores.\n\n"
 	        "Options:\n"
-	        "  -k, --kernels LIST   read,write,copy,triad,write-nt,copy-nt,triad-nt (default: all)\n"
-	        "  -i, --isa ISA        scalar, avx2, avx512 or all (default: the widest available)\n"
+	        "  -k, --kernels LIST   read, write, copy, triad, write-nt, copy-nt, triad-nt\n"
+	        "                       (default: all)\n"
+	        "  -i, --isa ISA        scalar, avx2, avx512 or all (default: the widest here)\n"
 	        "  -s, --sizes LIST     per-thread working sets, e.g. 16K,128K,2M,64M\n"
-	        "                       (default: one per cache level and DRAM, from the topology)\n"
+	        "                       (default: one per cache level and DRAM, from topology)\n"
 	        "  -t, --threads LIST   thread counts, e.g. 1,2 (default: 1,2,4,... and N)\n"
 	        "  -C, --cpu LIST       CPUs to pin threads to, in order (default: all allowed)\n"
 	        "      --pages MODE     default, small, thp or hugetlb (default: thp)\n"
 	        "      --time-cap MS    time limit per measurement (default 200)\n"
-	        "      --target-ci PCT  stop repeating when the 95%% CI is within +-PCT%% (default 2)\n"
+	        "      --target-ci PCT  repeat until the 95%% CI is within +-PCT%% (default 2)\n"
 	        "      --min-samples N  samples per measurement at least (default 5)\n"
 	        "      --machine FILE   plumb report's report.json: a shared cache measured far\n"
 	        "                       below its sysfs size is taken at its usable size (the\n"

@@ -9,20 +9,21 @@
 #include "core/parse.h"
 #include "core/timer.h"
 
-const char cmd_c2c_summary[] = "cache-to-cache costs: access latency by MESI state, ping-pong, invalidation, false sharing";
+const char cmd_c2c_summary[] = "cache-to-cache costs by MESI state, ping-pong, false sharing";
 
 static void usage(FILE *f)
 {
 	fprintf(f,
 	        "usage: plumb c2c [options] [--csv | --json] [-o FILE]\n\n"
-	        "Measures what a load, a store, an atomic add and a compare-and-swap by CPU A cost\n"
-	        "on lines that CPU B holds Modified, Exclusive or Shared, or that nobody caches;\n"
-	        "ping-pong round trips; a store invalidating k sharers; and false sharing.\n"
-	        "Helper threads prepare the state before every timed pass (Hristea's recipes, 1997).\n\n"
+	        "Measures what a load, a store, an atomic add and a compare-and-swap by CPU A\n"
+	        "cost on lines that CPU B holds Modified, Exclusive or Shared, or that nobody\n"
+	        "caches; ping-pong round trips; a store invalidating k sharers; and false\n"
+	        "sharing.  Helper threads prepare the state before every timed pass (Hristea's\n"
+	        "recipes, 1997).\n\n"
 	        "  -C, --cpu LIST     CPUs to use (default: all this process may run on)\n"
-	        "  --pair A,B         measure this ordered pair instead of one per topology distance\n"
-	        "  --matrix           every ordered pair: load-from-Modified latency and ping-pong\n"
-	        "  --only LIST        sections: pairs,states,invalidate,false-sharing (default all)\n"
+	        "  --pair A,B         this ordered pair instead of one per topology distance\n"
+	        "  --matrix           every ordered pair: load-from-Modified and ping-pong\n"
+	        "  --only LIST        of pairs, states, invalidate, false-sharing (default all)\n"
 	        "  --lines N          lines in the random chain (default 2048)\n"
 	        "  --spacing BYTES    distance between lines, multiple of 64 (default 128)\n"
 	        "  --samples N        timed passes per measurement (default 11; median and min)\n"

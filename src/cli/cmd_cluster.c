@@ -13,7 +13,7 @@
 #include "cluster/cluster_mpi.h"
 #endif
 
-const char cmd_cluster_summary[] = "run the characterisation on every node under MPI and compare the nodes";
+const char cmd_cluster_summary[] = "the characterisation on every node under MPI, nodes compared";
 
 static void usage(FILE *f)
 {
@@ -21,7 +21,8 @@ static void usage(FILE *f)
 	char sections[256], quick_sections[256];
 	report_section_list(REPORT_SECTION_CLUSTER_DEFAULT, ",", sections, sizeof sections);
 	report_section_list(REPORT_SECTION_CLUSTER_QUICK, ",", quick_sections, sizeof quick_sections);
-	fprintf(f, "usage: mpirun -n N plumb cluster [options] [--quick] [--sections LIST] [--share turns|split] -o DIR\n"
+	fprintf(f, "usage: mpirun -n N plumb cluster [options] [--quick] [--sections LIST]\n"
+	           "                         [--share turns|split] -o DIR\n"
 	           "       srun plumb cluster [options] [--quick] [--sections LIST] -o DIR\n\n"
 	           "Every MPI rank runs the report's sections (as plumb report runs them) on its\n"
 	           "node's CPUs; rank 0 gathers the results and writes DIR/cluster.json and\n"
@@ -30,8 +31,8 @@ static void usage(FILE *f)
 	           "configuration that differs between nodes (CPU model, caches, THP, kernel,\n"
 	           "counter availability). Run one rank per node (docs/cluster.md).\n\n"
 	           "  -o, --output DIR     folder for cluster.json and cluster.html (required)\n"
-	           "  --sections LIST      comma-separated sections (default %s;\n"
-	           "                       also geometry, model)\n"
+	           "  --sections LIST      comma-separated sections, of geometry, model and the\n"
+	           "                       default %s\n"
 	           "  --quick              sections %s with shorter time caps\n"
 	           "                       (under a minute per node)\n"
 	           "  --share turns|split  ranks on one node take turns, each on all its CPUs\n"

@@ -11,7 +11,7 @@
 #include "core/progress.h"
 #include "report/report.h"
 
-const char cmd_geometry_summary[] = "infer line size, capacities, ways, TLB entries and page size from timing";
+const char cmd_geometry_summary[] = "line size, capacities, ways, TLB entries and page size from timing";
 
 static void usage(FILE *stream)
 {
@@ -27,14 +27,15 @@ static void usage(FILE *stream)
 	        "      --levels-from FILE  take capacities and level latencies from a saved\n"
 	        "                       'plumb lat --json' report (- reads stdin) instead of\n"
 	        "                       measuring them again\n"
-	        "      --max-size SIZE  end of the working-set sweep (default: 4x the LLC, as plumb lat)\n"
+	        "      --max-size SIZE  end of the working-set sweep (default: 4x the LLC)\n"
 	        "      --points-per-octave N  sweep density (default 4)\n"
 	        "      --repeats N      passes over the points near each boundary after the\n"
 	        "                       first (0-8, default 4), as plumb lat\n"
 	        "  -C, --cpu N          CPU to pin to (default: the first allowed)\n"
 	        "      --time-cap MS    time limit per curve point (default 60; 2.5x for the\n"
 	        "                       working-set sweep)\n"
-	        "      --target-ci PCT  stop repeating a point when the 95%% CI is within +-PCT%% (default 2)\n"
+	        "      --target-ci PCT  repeat a point until the 95%% CI is within +-PCT%%\n"
+	        "                       (default 2)\n"
 	        "      --seed N         seed of the random chains (default fixed)\n"
 	        "      --curves         also output every measured curve\n"
 	        "      --csv, --json    output format (default: aligned table)\n"

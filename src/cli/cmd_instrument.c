@@ -11,26 +11,29 @@
 #include "cli/command.h"
 #include "instrument/instrument.h"
 
-const char cmd_instrument_summary[] = "exact instruction, load and store counts per thread and region (Valgrind tool)";
+const char cmd_instrument_summary[] = "exact instruction, load and store counts per thread and region";
 
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: plumb instrument [options] [--] COMMAND [ARGS]\n"
 	           "       plumb instrument [options] --summary FILE\n\n"
-	           "Runs COMMAND under plumbgrind, plumb's Valgrind tool, and prints the exact number of\n"
-	           "instructions, loads, stores, modifies (read-modify-write accesses) and bytes read and\n"
-	           "written, per thread and per region marked with PLUMB_VG_REGION_BEGIN/END\n"
-	           "(<plumb/valgrind.h>) or plumb_region_begin/end (<plumb/region.h>).  The counts equal\n"
-	           "the lines of a lackey --trace-mem=yes trace of the same run.  COMMAND's standard\n"
+	           "Runs COMMAND under plumbgrind, plumb's Valgrind tool, and prints the exact\n"
+	           "number of instructions, loads, stores, modifies (read-modify-write accesses)\n"
+	           "and bytes read and written, per thread and per region marked with\n"
+	           "PLUMB_VG_REGION_BEGIN/END (<plumb/valgrind.h>) or plumb_region_begin/end\n"
+	           "(<plumb/region.h>).  The counts equal the lines of a lackey --trace-mem=yes\n"
+	           "trace of the same run.  COMMAND's standard\n"
 	           "output goes to standard error while the report is written to standard output.\n\n"
 	           "      --trace FILE     also write every reference to FILE: plumb's native format\n"
 	           "                       when FILE ends in .ptrace (written by plumb from binary\n"
 	           "                       records, several times faster), else lackey's text format\n"
 	           "                       (plumb sim and plumb trace read both)\n"
 	           "      --no-collect     start with collection off: only what runs between\n"
-	           "                       PLUMB_VG_START and PLUMB_VG_STOP is traced and 'collected'\n"
-	           "      --summary FILE   read a summary plumbgrind wrote (valgrind --tool=plumbgrind\n"
-	           "                       --plumb-out=FILE) instead of running a command\n"
+	           "                       PLUMB_VG_START and PLUMB_VG_STOP is traced and\n"
+	           "                       'collected'\n"
+	           "      --summary FILE   read a summary plumbgrind wrote (valgrind\n"
+	           "                       --tool=plumbgrind --plumb-out=FILE) instead of\n"
+	           "                       running a command\n"
 	           "      --valgrind PROG  the valgrind program (default: valgrind on PATH)\n"
 	           "      --csv            CSV output\n"
 	           "      --json           JSON output (schema: docs/output-schema.md)\n"

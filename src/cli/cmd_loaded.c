@@ -11,7 +11,7 @@
 #include "core/progress.h"
 #include "core/timer.h"
 
-const char cmd_loaded_summary[] = "loaded latency: pointer-chase latency against generator bandwidth (MLC-style)";
+const char cmd_loaded_summary[] = "latency under load: chase latency against bandwidth, as MLC";
 
 #define MAX_CPUS 1024
 
@@ -26,7 +26,7 @@ static void usage(FILE *f)
 	        "lat's measuring loop on the same chain, and whether the rise can be queueing\n"
 	        "at all (Hristea's queueing model, 1997).  Feed --json output to\n"
 	        "'plumb model --from'.\n\n"
-	        "  -C, --cpu LIST       CPUs: the first runs the latency thread, the rest generators\n"
+	        "  -C, --cpu LIST       CPUs: the first runs the latency thread, the others load\n"
 	        "                       (default: all this process may run on)\n"
 	        "  --generators N       use only the first N generator CPUs\n"
 	        "  --pattern P          read, write or mixed generator streams (default read)\n"
@@ -36,7 +36,8 @@ static void usage(FILE *f)
 	        "  --generator-size B   each generator's buffer (default 64MiB)\n"
 	        "  --loads N            chase loads per sample (default 100000)\n"
 	        "  --chunk N            ... timed in chunks of N loads; chunks during which the\n"
-	        "                       latency thread was switched out are left out (default 2048)\n"
+	        "                       latency thread was switched out are left out\n"
+	        "                       (default 2048)\n"
 	        "  --samples N          timed samples per point (default 5; median and min)\n"
 	        "  --timeout MS         longest wait for a generator (default 5000)\n"
 	        "  --seed N             chain order\n"

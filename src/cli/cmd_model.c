@@ -11,7 +11,7 @@
 #include "model/model.h"
 #include "core/parse.h"
 
-const char cmd_model_summary[] = "closed M/D/1 queueing model: fit service time to loaded latency, predict";
+const char cmd_model_summary[] = "M/D/1 queueing model: a service time fitted to loaded latency";
 
 #define MAX_AT 64
 
@@ -20,14 +20,16 @@ static void usage(FILE *f)
 	fprintf(f,
 	        "usage: plumb model --from FILE [options] [--csv | --json] [-o FILE]\n"
 	        "       plumb model --service NS --l0 NS [options]\n\n"
-	        "Hristea's closed M/D/1 model (1997): latency L under generator contention C solves\n"
+	        "Hristea's closed M/D/1 model (1997): latency L under generator contention C\n"
+	        "solves\n"
 	        "  L = L0 + (S^2/2)(C/CLS) / (1 - S(C/CLS + 1/L))   (eq. 5.18; larger root)\n"
 	        "With --from, fits the service time S by least squares to measured (bandwidth,\n"
 	        "latency) points: 'plumb loaded --json' output or any CSV of pairs (MB/s, ns).\n"
 	        "Then predicts latency at higher contention and for more processors.\n\n"
 	        "  --from FILE        measurements ('-' = stdin)\n"
 	        "  --service NS       use this service time instead of fitting\n"
-	        "  --l0 NS            unloaded latency (default: the zero-bandwidth point, else fitted)\n"
+	        "  --l0 NS            unloaded latency (default: the zero-bandwidth point, else\n"
+	        "                     fitted)\n"
 	        "  --line-size BYTES  bytes per request (default: from the loaded JSON, else 64)\n"
 	        "  --at LIST          also predict at these contentions (MB/s), e.g. 100,200\n"
 	        "  --processors N     predict for 1..N processors chasing like the latency thread\n"

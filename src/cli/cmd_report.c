@@ -11,7 +11,7 @@
 #include "core/parse.h"
 #include "report/report.h"
 
-const char cmd_report_summary[] = "run the characterisation and write one HTML report with its summary";
+const char cmd_report_summary[] = "characterise this machine: an HTML report, its summary printed";
 
 #define MAX_SECTIONS 32
 
@@ -32,27 +32,37 @@ static void usage(FILE *f)
 	           "trusted. The same summary is printed here when the report is done, and\n"
 	           "report.json (everything the page shows) is written beside the page. A section\n"
 	           "that cannot run on this machine is kept, with the reason.\n\n"
-	           "  -o, --output FILE    HTML file to write (default plumb-report.html), atomically;\n"
-	           "                       the JSON goes beside it (FILE with .json for .html)\n"
-	           "  --sections LIST      comma-separated commands (default %s);\n"
-	           "                       model runs on loaded's measurements (loaded is added if missing)\n"
-	           "                       perturb (not by default; about 5 s, valgrind for the rate):\n"
-	           "                       Watson's halting experiment on a built-in workload, and the\n"
-	           "                       trace buffer that halts it rarely enough to change nothing\n"
+	           "  -o, --output FILE    HTML file to write (default plumb-report.html),\n"
+	           "                       atomically; the JSON goes beside it (FILE with .json\n"
+	           "                       for .html)\n"
+	           "  --sections LIST      comma-separated commands (default\n"
+	           "                       %s);\n"
+	           "                       model runs on loaded's measurements (loaded is added\n"
+	           "                       if missing); perturb (not by default; about 5 s,\n"
+	           "                       valgrind for the rate): Watson's halting experiment on\n"
+	           "                       a built-in workload, and the trace buffer that halts\n"
+	           "                       it rarely enough to change nothing\n"
 	           "  --quick              a shorter run: sections %s\n"
 	           "                       with shorter time caps (about half a minute)\n"
 	           "  --program 'PROGRAM ARGS'\n"
-	           "                       also run PROGRAM once under plumb's simulator (valgrind):\n"
-	           "                       its miss-ratio curves, and the hierarchy's rows say which\n"
-	           "                       level its working set lands in (split into words as a\n"
-	           "                       shell quotes, but never run by a shell: no expansion)\n"
+	           "                       also run PROGRAM once under plumb's simulator\n"
+	           "                       (valgrind): its miss-ratio curves, and the hierarchy's\n"
+	           "                       rows say which level its working set lands in (split\n"
+	           "                       into words as a shell quotes, but never run by a\n"
+	           "                       shell: no expansion)\n"
 	           "  -d, --output-dir DIR also keep each section's JSON report in DIR\n"
-	           "  --wide               the summary with every column on a terminal (it otherwise\n"
-	           "                       fits the terminal's width, the columns left out named)\n"
-	           "  --from               build the report from a saved report.json or section JSON reports\n"
-	           "  --compare A B        two report.json files side by side; differences beyond the\n"
-	           "                       spread of either run are flagged (text, --csv, --json, --html)\n"
-	           "  -h, --help           this help\n", sections, quick_sections);
+	           "  --wide               the summary with every column on a terminal (it\n"
+	           "                       otherwise fits the terminal's width, the columns left\n"
+	           "                       out named)\n"
+	           "  --from               build the report from a saved report.json or section\n"
+	           "                       JSON reports\n"
+	           "  --compare A B        two report.json files side by side; differences beyond\n"
+	           "                       the spread of either run are flagged (text, --csv,\n"
+	           "                       --json, --html)\n"
+	           "  -h, --help           this help\n\n"
+	           "The default run takes 2 to 4 minutes on 2 shared cores (validate is most of\n"
+	           "it; longer under heavy load), --quick about half a minute; the progress line\n"
+	           "on a terminal says how far it is.  See plumb-report(1).\n", sections, quick_sections);
 }
 
 static bool command_exists(const char *name)

@@ -34,32 +34,35 @@ static void usage(FILE *f)
 	        "threads, regions (plumb_region_begin/end markers), hot lines, code addresses\n"
 	        "with their function, file and line, and estimated cycles (docs/simulator.md).\n"
 	        "Without --preset or --config it simulates this machine's caches (hwloc).\n\n"
-	        "  -p, --preset NAME     start from a preset; --list-presets.  Without --preset and\n"
-	        "                        --config: host, this machine's caches (hwloc)\n"
+	        "  -p, --preset NAME     start from a preset; --list-presets.  Without --preset\n"
+	        "                        and --config: host, this machine's caches (hwloc)\n"
 	        "      --machine FILE    plumb report's report.json: the host preset simulates a\n"
 	        "                        shared cache at the usable size measured there when it\n"
-	        "                        is under half the nominal one (--preset host-nominal: never)\n"
+	        "                        is under half the nominal one (--preset host-nominal:\n"
+	        "                        never)\n"
 	        "  -c, --config FILE     read settings from FILE (format: docs/simulator.md)\n"
-	        "      --set KEY=VALUE   one setting, e.g. l1d.size=64K, protocol=moesi (repeatable)\n"
+	        "      --set KEY=VALUE   one setting, e.g. l1d.size=64K, protocol=moesi\n"
+	        "                        (repeatable)\n"
 	        "      --cores N         simulated cores (1..64)\n"
 	        "      --protocol P      mesi, msi, moesi or esi\n"
 	        "      --l1i, --l1d, --l2, --l3 SIZE,ASSOC,LINE\n"
 	        "                        a level's geometry as cachegrind takes it (l2/l3: none)\n"
 	        "      --inclusion I     the L3: inclusive, non-inclusive or exclusive\n"
-	        "      --prefetch KIND   none, next-line, stride or stream (Jouppi stream buffers;\n"
-	        "                        prefetch.streams, .depth, .lookup, .unshared_only)\n"
+	        "      --prefetch KIND   none, next-line, stride or stream (Jouppi stream\n"
+	        "                        buffers; prefetch.streams, .depth, .lookup,\n"
+	        "                        .unshared_only)\n"
 	        "      --check           check coherence invariants after every transaction\n"
 	        "      --basic           no miss classification (faster; classes not counted)\n"
 	        "      --top N           hot lines and code addresses to list (default 10)\n"
 	        "      --cachegrind-out FILE  per function and line costs in cachegrind's format\n"
 	        "                        (cg_annotate FILE): every level, plus coherence events\n"
 	        "      --callgrind-out FILE   the same in callgrind's format (KCachegrind)\n"
-	        "      --interleave K    run the trace's threads in lockstep: K references of each\n"
-	        "                        thread in turn (Valgrind runs threads by turns of a\n"
+	        "      --interleave K    run the trace's threads in lockstep: K references of\n"
+	        "                        each thread in turn (Valgrind runs threads by turns of a\n"
 	        "                        scheduling quantum; none: keep the trace's order)\n"
 	        "      --interleave-window N  records read ahead for --interleave (default 4M)\n"
-	        "      --fair-sched      with a program: Valgrind's --fair-sched=yes (threads take\n"
-	        "                        turns in a fair order; the turns stay long)\n"
+	        "      --fair-sched      with a program: Valgrind's --fair-sched=yes (threads\n"
+	        "                        take turns in a fair order; the turns stay long)\n"
 	        "      --curve LEVELS    miss-ratio curve of l1d, l1i, l2 or l3 instead of the\n"
 	        "                        report: the misses of every size (1 line up to the\n"
 	        "                        footprint) at 1..16 ways and fully associative, LRU,\n"
@@ -290,8 +293,10 @@ int cmd_sim(int argc, char **argv)
 	}
 	optind = 1;
 	opterr = 0;
-	/* '+': stop at the first non-option, so "-- PROGRAM -x" keeps its options */
-	while ((c = getopt_long(argc, argv, "+:hp:c:f:o:", options, NULL)) != -1) {
+	/* Options may follow TRACE ("plumb sim t.ptrace --json", as trace stats
+	 * takes them); a program's own options are safe after '--', where
+	 * getopt stops. */
+	while ((c = getopt_long(argc, argv, ":hp:c:f:o:", options, NULL)) != -1) {
 		const char *key = NULL;
 		bool geometry = false;
 		switch (c) {

@@ -16,7 +16,7 @@ const char cmd_stat_summary[] = "count a command's events (perf or PAPI), or cal
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: plumb stat -e EVENT[,EVENT...] [-r N] [--backend perf|papi|none] [options] [--] COMMAND [ARGS]\n"
+	fprintf(f, "usage: plumb stat [options] [-e EVENT[,EVENT...]] [-r N] [--] COMMAND [ARGS]\n"
 	           "       plumb stat --calibrate [-e EVENTS] [-n ITERATIONS] [--backend perf|papi]\n\n"
 	           "Counts COMMAND's events (it and its children) N times, each run a fresh process,\n"
 	           "and prints what perf stat prints, on stderr so that COMMAND's output is left\n"
@@ -32,17 +32,19 @@ static void usage(FILE *f)
 	           "                       context-switches,cpu-migrations,cycles,instructions)\n"
 	           "  -r, --runs N         runs (default 1; --repeat is perf's name for it)\n"
 	           "      --backend B      perf (default), papi or none\n"
-	           "      --all-domains    count kernel as well as user space (needs root, CAP_PERFMON\n"
-	           "                       or perf_event_paranoid <= 1); the default when allowed, as\n"
-	           "                       in perf stat\n"
+	           "      --all-domains    count kernel as well as user space (needs root,\n"
+	           "                       CAP_PERFMON or perf_event_paranoid <= 1); the default\n"
+	           "                       when allowed, as in perf stat\n"
 	           "      --user-only      count user space only (the default otherwise)\n"
 	           "      --no-group       open each event on its own instead of one group\n"
 	           "      --per-run        add a table with every run's value of every event\n"
-	           "      --calibrate      count an empty region: bias in events, cost of start/stop/read\n"
+	           "      --calibrate      count an empty region: bias in events, cost of\n"
+	           "                       start/stop/read\n"
 	           "  -n, --iterations N   empty regions per calibration (default 10000)\n"
 	           "      --csv            CSV output\n"
 	           "      --json           JSON output (schema: docs/output-schema.md)\n"
-	           "  -o, --output FILE    write to FILE (atomically) instead of stderr; - for stdout\n"
+	           "  -o, --output FILE    write to FILE (atomically) instead of stderr; - for\n"
+	           "                       stdout\n"
 	           "  -h, --help           this help\n");
 }
 

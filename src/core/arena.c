@@ -133,11 +133,11 @@ int arena_inspect(arena *a, plumb_status *status)
 const char *arena_describe(const arena *a, char *buffer, size_t length)
 {
 	if (a->kernel_page_size > 4096)
-		snprintf(buffer, length, "%zuKiB hugetlb pages", a->kernel_page_size >> 10);
+		snprintf(buffer, length, "%zu KiB hugetlb pages", a->kernel_page_size >> 10);
 	else if (a->anon_huge_bytes)
-		snprintf(buffer, length, "4KiB pages, %.0f%% backed by 2MiB THP",
+		snprintf(buffer, length, "4 KiB pages, %.0f%% backed by 2 MiB THP",
 		         100.0 * (double)(a->anon_huge_bytes < a->size ? a->anon_huge_bytes : a->size) / (double)a->size);
 	else
-		snprintf(buffer, length, "%zuKiB pages", (a->kernel_page_size ? a->kernel_page_size : 4096) >> 10);
+		snprintf(buffer, length, "%zu KiB pages", (a->kernel_page_size ? a->kernel_page_size : 4096) >> 10);
 	return buffer;
 }

@@ -485,11 +485,11 @@ static void write_table_text(const output_table *t, FILE *f, unsigned terminal_w
 			seen = d->kind == CELL_STATUS && !strcmp(d->text, c->text) && !strcmp(d->reason, c->reason);
 		}
 		if (!seen) {
-			fputs("  ", f);
-			escape_terminal_span(f, c->text, strlen(c->text));
-			fputs(": ", f);
-			escape_terminal_span(f, c->reason, strlen(c->reason));
-			fputc('\n', f);
+			/* wrapped to the terminal like the notes (topo's "no PMU"
+			 * reason ran to 110 columns) */
+			char prefix[CELL_TEXT_MAX];
+			snprintf(prefix, sizeof prefix, "  %s: ", c->text);
+			output_write_wrapped(f, prefix, c->reason, terminal_width, 4);
 		}
 	}
 	free(width);

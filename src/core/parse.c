@@ -178,6 +178,9 @@ int parse_cpu_list(const char *text, int *cpus, int max, int *n, plumb_status *s
 	return 0;
 }
 
+/* A size as people read it, with a space before the unit as in every
+ * table plumb prints ("48 KiB", "23.5 GiB", "100 B"): three significant
+ * digits, never an exponent. */
 const char *format_size(uint64_t bytes, char *buffer, size_t length)
 {
 	static const char *names[] = { "B", "KiB", "MiB", "GiB", "TiB" };
@@ -188,11 +191,11 @@ const char *format_size(uint64_t bytes, char *buffer, size_t length)
 		unit++;
 	}
 	if (unit == 0)
-		snprintf(buffer, length, "%lluB", (unsigned long long)bytes);
-	else if (v == floor(v))
-		snprintf(buffer, length, "%.0f%s", v, names[unit]);
+		snprintf(buffer, length, "%llu B", (unsigned long long)bytes);
+	else if (v == floor(v) || v >= 100)
+		snprintf(buffer, length, "%.0f %s", v, names[unit]);
 	else
-		snprintf(buffer, length, "%.3g%s", v, names[unit]);
+		snprintf(buffer, length, "%.3g %s", v, names[unit]);
 	return buffer;
 }
 

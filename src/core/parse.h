@@ -34,7 +34,7 @@ int parse_cpu_list(const char *text, int *cpus, int max, int *n, plumb_status *s
  * and an unclosed quote.  *argv (NULL-terminated, *argc words, at least
  * one) is one allocation: free(*argv). */
 int parse_command_line(const char *text, char ***argv, size_t *argc, plumb_status *status);
-/* Formats a byte count as "32KiB", "1MiB", "1.5MiB", "4096B". */
+/* Formats a byte count as "32 KiB", "1 MiB", "1.5 MiB", "100 B". */
 const char *format_size(uint64_t bytes, char *buffer, size_t length);
 
 #endif

@@ -79,8 +79,17 @@ int explain_machine_measure_model(const explain_machine_options *options, explai
 /* Reads the figures from a saved JSON report: plumb report's report.json
  * (the summary's machine model; or, from before it had one, its sections),
  * plumb explain's own (table "machine"), or plumb lat --mlp's (tables
- * "levels" and "mlp"; bandwidth then unknown). */
+ * "levels" and "mlp"; bandwidth then unknown: see
+ * explain_machine_measure_bandwidths). */
 int explain_machine_load(const char *path, explain_machine *out, plumb_status *status);
+/* Whether a level past L1 has a latency but no bandwidth (figures read
+ * from plumb lat's report), so that misses served there cannot be priced. */
+bool explain_machine_lacks_bandwidth(const explain_machine *m);
+/* One thread's read bandwidth at each level m does not know yet (plumb
+ * bw's read kernel at each level's default footprint, sysfs's sizes),
+ * its source extended to say so.  1-3 s. */
+int explain_machine_measure_bandwidths(const explain_machine_options *options, explain_machine *m,
+                                       plumb_status *status);
 /* The kernel's time (thread CPU time) for one minor page fault: fresh
  * anonymous pages (no huge pages) written once each, the fastest of a few
  * rounds; NaN if it cannot be measured.  About 50 ms. */

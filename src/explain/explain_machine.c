@@ -94,6 +94,9 @@ static void from_model(const machine_model *model, explain_machine *m, char *cap
 	}
 }
 
+static int measure_bandwidths(const explain_machine_options *options, const topology *topo, int cpu,
+                              machine_model *model_in, explain_machine *m, machine_model *fresh, plumb_status *status);
+
 static int measure_levels(const explain_machine_options *options, const topology *topo, int cpu, explain_machine *m,
                           machine_model *fresh, char *capacity_note, size_t note_length, plumb_status *status)
 {
@@ -128,6 +131,24 @@ static int measure_levels(const explain_machine_options *options, const topology
 	from_model(&model, m, capacity_note, note_length);
 	/* L1 hits are in the base rate; no misses to overlap */
 	m->mlp[EXPLAIN_L1] = NAN;
+	return measure_bandwidths(options, topo, cpu, &model, m, fresh, status);
+}
+
+/* One thread's read bandwidth per level: plumb bw's read kernel at its
+ * default footprint per level (a shared cache's at the usable size model
+ * measured; model NULL: sysfs's sizes).  Only the levels whose bandwidth
+ * m does not know yet are set; fresh (may be NULL) gets model with the
+ * bandwidths and their spread. */
+static int measure_bandwidths(const explain_machine_options *options, const topology *topo, int cpu,
+                              machine_model *model_in, explain_machine *m, machine_model *fresh, plumb_status *status)
+{
+	machine_model none;
+	machine_model *model_used = model_in;
+	if (!model_used) {
+		machine_model_clear(&none);
+		model_used = &none;
+	}
+	machine_model model = *model_used;
 	timer_calibration timer;
 	plumb_status ignored;
 	if (timer_calibrate(&timer, 20, &ignored) != 0)
@@ -148,7 +169,7 @@ static int measure_levels(const explain_machine_options *options, const topology
 	bandwidth_sweep_request sweep_request = { .topo = topo, .kernels = kernels, .kernel_count = 1,
 	                                          .thread_counts = threads, .thread_count_count = 1, .cpus = cpus,
 	                                          .cpu_count = 1, .pages = ARENA_PAGES_THP, .timer = &timer,
-	                                          .model = &model };
+	                                          .model = model_in ? &model : NULL };
 	bandwidth_measure_defaults(&sweep_request.options);
 	sweep_request.options.time_cap_ns = options->time_cap_ns;
 	sweep_request.options.max_runs = 20;
@@ -161,7 +182,8 @@ static int measure_levels(const explain_machine_options *options, const topology
 			continue;
 		double value;
 		bool noisy;
-		if (bandwidth_level_value(sweep.points, sweep.count, 1, kernel, sweep.levels[k].name, &value, &noisy) > 0)
+		if (isnan(m->bandwidth_gbps[l]) &&
+		    bandwidth_level_value(sweep.points, sweep.count, 1, kernel, sweep.levels[k].name, &value, &noisy) > 0)
 			m->bandwidth_gbps[l] = value;
 	}
 	/* the fresh model gets the bandwidths too, with their spread (the
@@ -220,6 +242,42 @@ int explain_machine_measure_model(const explain_machine_options *options, explai
 		sched_setaffinity(0, sizeof before, &before);
 	snprintf(out->source, sizeof out->source, "measured now on CPU %d (plumb lat's sweep and MLP, read kernel)%s", cpu,
 	         capacity);
+	return rc;
+}
+
+bool explain_machine_lacks_bandwidth(const explain_machine *m)
+{
+	for (int l = EXPLAIN_L2; l < EXPLAIN_LEVELS; l++)
+		if (isfinite(m->latency_ns[l]) && !isfinite(m->bandwidth_gbps[l]))
+			return true;
+	return false;
+}
+
+int explain_machine_measure_bandwidths(const explain_machine_options *options, explain_machine *m,
+                                       plumb_status *status)
+{
+	explain_machine_options defaults;
+	if (!options) {
+		explain_machine_options_init(&defaults);
+		options = &defaults;
+	}
+	topology topo;
+	if (topology_read(&topo, status) != 0)
+		return -1;
+	cpu_set_t before;
+	bool have_before = sched_getaffinity(0, sizeof before, &before) == 0;
+	int cpu = options->cpu >= 0 ? options->cpu : cpu_current();
+	if (cpu < 0)
+		return plumb_fail(status, EINVAL, "cannot tell which CPU this thread runs on");
+	if (cpu_pin_self(cpu, status) != 0)
+		return -1;
+	int rc = measure_bandwidths(options, &topo, cpu, NULL, m, NULL, status);
+	if (have_before)
+		sched_setaffinity(0, sizeof before, &before);
+	if (rc == 0) {
+		size_t used = strlen(m->source);
+		snprintf(m->source + used, sizeof m->source - used, "; read bandwidths measured now on CPU %d", cpu);
+	}
 	return rc;
 }
 

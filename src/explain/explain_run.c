@@ -37,6 +37,13 @@ int explain_run(char *const argv[], const explain_options *options, explain_resu
 			return -1;
 		}
 		out->have_machine = true;
+		/* plumb lat's report has latencies and MLP but no bandwidth:
+		 * the bandwidths are measured now (1-3 s) rather than every
+		 * prediction left "not known" (man plumb-explain's example) */
+		if (options->instrument && explain_machine_lacks_bandwidth(&out->machine) &&
+		    explain_machine_measure_bandwidths(&options->machine, &out->machine, &step) != 0)
+			explain_result_note(out, "machine: the read bandwidths %s lacks could not be measured: %s",
+			                    options->machine_file, step.message);
 	} else if (!options->instrument) {
 		/* the prediction needs Valgrind's counts: nothing to price, so
 		 * the sweep (10-20 s) is not run */

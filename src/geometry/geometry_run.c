@@ -262,7 +262,7 @@ static void ways_finding(geometry_report *r, int level, double threshold, const 
 	} else if (!isnan(ways)) {
 		f->verdict = GEOMETRY_UNRESOLVED;
 		snprintf(f->note, sizeof f->note,
-		         "no jump up to %.0f lines %s apart: they do not share a set, as when physical pages are not contiguous beyond 4KiB (a VM host's pages) or the index is hashed",
+		         "no jump up to %.0f lines %s apart: they do not share a set, as when physical pages are not contiguous beyond 4 KiB (a VM host's pages) or the index is hashed",
 		         ways, stride);
 	} else {
 		f->verdict = GEOMETRY_UNRESOLVED;

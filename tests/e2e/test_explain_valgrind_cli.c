@@ -825,3 +825,33 @@ Test(explain_valgrind, on_another_instruction_set_is_said_not_guessed)
 	json_object_put(root);
 	cli_run_free(&r);
 }
+
+/* man plumb-explain's example saves plumb lat --mlp --json and gives it to
+ * --machine: a lat report has latencies and MLP but no bandwidth, and every
+ * prediction read "the L2 bandwidth of this machine is not known".  The
+ * bandwidths it lacks are measured now (1-3 s), and the source says so. */
+Test(explain_valgrind, a_saved_lat_report_gets_its_bandwidths_measured, .timeout = 300)
+{
+	need_plumbgrind_and_library();
+	const char *program = compile("explain_target");
+	char lat[4200];
+	snprintf(lat, sizeof lat, "%s/tests/data/lat_vm_xeon_run1.json", cli_source_dir());
+	cli_run r = cli_run_plumbv(NULL, "explain", "--runs", "1", "--machine", lat, "--json", "--", program, "1048576",
+	                           "262144", "1", "10000", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	json_object *root = parse(r.out);
+	json_object *machine = cli_json_rows(root, "machine");
+	json_object *memory = row_where(machine, "level", "memory");
+	cr_assert_not_null(memory, "%s", r.out);
+	cr_expect(real(memory, "bandwidth_gbps") > 0, "%s", r.out);
+	json_object *sweep = row_where(cli_json_rows(root, "regions"), "region", "sweep");
+	cr_assert_not_null(sweep);
+	cr_expect(real(sweep, "predicted_ns") > 0, "the sweep was not predicted: %s", r.out);
+	json_object *meta, *source;
+	cr_assert(json_object_object_get_ex(root, "meta", &meta));
+	cr_assert(json_object_object_get_ex(meta, "machine", &source));
+	cr_expect(strstr(json_object_get_string(source), "read bandwidths measured now"), "%s",
+	          json_object_get_string(source));
+	json_object_put(root);
+	cli_run_free(&r);
+}

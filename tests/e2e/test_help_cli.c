@@ -79,3 +79,47 @@ Test(help_cli, lat_help_and_man_page_give_one_run_time)
 	cr_assert(strstr(man, expect), "the help says %d-%d s, the man page not '%s'", low, high, expect);
 	free(man);
 }
+
+/* The longest line of TEXT, in characters (bytes: the help is ASCII). */
+static size_t longest_line(const char *text, char *line_out, size_t line_size)
+{
+	size_t longest = 0;
+	for (const char *line = text; *line;) {
+		size_t length = strcspn(line, "\n");
+		if (length > longest) {
+			longest = length;
+			snprintf(line_out, line_size, "%.*s", (int)length, line);
+		}
+		line += length + (line[length] == '\n');
+	}
+	return longest;
+}
+
+/* perf's, git's and likwid's help fit an 80-column terminal; plumb's ran to
+ * 105 columns (report --sections), 102 (trace filter's usage) and 93 (the
+ * command list's c2c line), and wrapped into a ragged block there. */
+Test(help_cli, every_help_fits_80_columns)
+{
+	char names[64][32];
+	size_t n = listed_commands(names, 64);
+	char line[512];
+	cli_run top = cli_run_plumbv(NULL, "--help", NULL);
+	cr_assert_leq(longest_line(top.out, line, sizeof line), 80, "plumb --help: %s", line);
+	cli_run_free(&top);
+	for (size_t i = 0; i < n; i++) {
+		cli_run r = cli_run_plumbv(NULL, names[i], "--help", NULL);
+		cr_assert_eq(r.exit_code, 0, "plumb %s --help: %s", names[i], r.err);
+		cr_assert_leq(longest_line(r.out, line, sizeof line), 80, "plumb %s --help, %zu columns: %s", names[i],
+		              strlen(line), line);
+		cli_run_free(&r);
+	}
+	static const char *const subcommands[][2] = { { "trace", "convert" }, { "trace", "record" },
+	                                              { "trace", "filter" }, { "trace", "stats" } };
+	for (size_t i = 0; i < sizeof subcommands / sizeof subcommands[0]; i++) {
+		cli_run r = cli_run_plumbv(NULL, subcommands[i][0], subcommands[i][1], "--help", NULL);
+		cr_assert_eq(r.exit_code, 0, "plumb %s %s --help: %s", subcommands[i][0], subcommands[i][1], r.err);
+		cr_assert_leq(longest_line(r.out, line, sizeof line), 80, "plumb %s %s --help: %s", subcommands[i][0],
+		              subcommands[i][1], line);
+		cli_run_free(&r);
+	}
+}

@@ -55,6 +55,35 @@ Test(sim_cli, ping_pong_from_stdin_as_json)
 	free(trace);
 }
 
+/* Options after the trace, as trace stats, cachegrind's cg_annotate and
+ * Dinero take them: "plumb sim t.lackey --json" said "unexpected argument
+ * '--json'".  A program's own options still belong to it after '--'. */
+Test(sim_cli, options_may_follow_the_trace)
+{
+	char *trace = ping_pong_trace(20);
+	const char *path = cli_temp_path("pp.lackey");
+	FILE *f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fputs(trace, f);
+	fclose(f);
+	free(trace);
+	cli_run before = cli_run_plumbv(NULL, "sim", "--preset", "default", "--cores", "2", "--json", path, NULL);
+	cli_run after = cli_run_plumbv(NULL, "sim", path, "--preset", "default", "--cores", "2", "--json", NULL);
+	cr_assert_eq(before.exit_code, 0, "%s", before.err);
+	cr_assert_eq(after.exit_code, 0, "%s", after.err);
+	cr_assert_str_eq(after.out, before.out);
+	cli_run_free(&before);
+	cli_run_free(&after);
+	cli_run two = cli_run_plumbv(NULL, "sim", path, path, NULL);
+	cli_assert_usage_error(&two, "sim");
+	cli_run_free(&two);
+	/* after '--' an option is the program's: --json goes to echo */
+	cli_run program = cli_run_plumbv(NULL, "sim", "--preset", "default", "--", "/bin/echo", "--json", NULL);
+	if (program.exit_code == 0)
+		cr_expect(strstr(program.err, "--json") && !strstr(program.out, "\"schema\""), "%s", program.out);
+	cli_run_free(&program);
+}
+
 Test(sim_cli, same_input_same_bytes)
 {
 	char *trace = ping_pong_trace(40);

@@ -265,6 +265,34 @@ Test(core_output, a_table_fits_the_terminal_it_is_given)
 	output_report_free(r);
 }
 
+/* The reason under a table is wrapped to the terminal too: topo's "no PMU"
+ * line ran to 110 columns on an 80-column terminal. */
+Test(core_output, a_status_reason_is_wrapped_to_the_terminal)
+{
+	output_report *r = output_report_new("test");
+	output_table *t = output_table_add(r, "timer", "Timer and counters");
+	output_column(t, "property", NULL, 0);
+	output_column(t, "value", NULL, 0);
+	output_row(t);
+	output_cell_text(t, "hardware_counters");
+	output_cell_status(t, "unsupported", "ENOENT: no PMU (the kernel knows no hardware cycles event; typical of "
+	                                     "a VM without PMU passthrough)");
+	char *text = NULL;
+	size_t text_length = 0;
+	FILE *stream = open_memstream(&text, &text_length);
+	cr_assert_eq(output_write_fitted(r, stream, 40, NULL), 0);
+	fclose(stream);
+	for (const char *line = text; *line;) {
+		size_t length = strcspn(line, "\n");
+		cr_assert_leq(length, 40, "line of %zu: %.*s", length, (int)length, line);
+		line += length + (line[length] == '\n');
+	}
+	cr_assert(strstr(text, "  unsupported: ENOENT: no PMU") && strstr(text, "\n    ") &&
+	          strstr(text, "passthrough)"), "%s", text);
+	free(text);
+	output_report_free(r);
+}
+
 /* Names come from traces, reports and programs someone handed over: in the
  * table a person reads, an escape sequence in a title, a cell, a reason, a
  * meta value or a note is shown as text, never sent to the terminal; the

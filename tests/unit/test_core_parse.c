@@ -153,13 +153,19 @@ Test(core_parse, cpu_lists)
 	cr_assert_eq(parse_cpu_list("0-20", cpus, 16, &n, &st), -1);
 }
 
+/* Sizes in prose and in tables read alike: a space before the unit (topo
+ * printed "memory 23.5GiB" under a table of "48 KiB"), and never an
+ * exponent (1023.4 KiB printed as "1.02e+03KiB"). */
 Test(core_parse, format_size)
 {
 	char b[32];
-	cr_assert_str_eq(format_size(32768, b, sizeof b), "32KiB");
-	cr_assert_str_eq(format_size(1 << 20, b, sizeof b), "1MiB");
-	cr_assert_str_eq(format_size(1572864, b, sizeof b), "1.5MiB");
-	cr_assert_str_eq(format_size(100, b, sizeof b), "100B");
+	cr_assert_str_eq(format_size(32768, b, sizeof b), "32 KiB");
+	cr_assert_str_eq(format_size(1 << 20, b, sizeof b), "1 MiB");
+	cr_assert_str_eq(format_size(1572864, b, sizeof b), "1.5 MiB");
+	cr_assert_str_eq(format_size(100, b, sizeof b), "100 B");
+	cr_assert_str_eq(format_size(25232932864ull, b, sizeof b), "23.5 GiB");
+	cr_assert_str_eq(format_size(1047999, b, sizeof b), "1023 KiB");
+	cr_assert_str_eq(format_size(272629760, b, sizeof b), "260 MiB");
 }
 
 /* Found by the core_parse fuzz target: strtol took "+1" and " 1" as CPU 1. */
