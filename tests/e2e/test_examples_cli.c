@@ -629,7 +629,7 @@ static void run_command(page_run *run, const char *page, const char *example, co
 		reason = file_reason;
 	}
 	if (reason) {
-		cr_log_warn("%s: skipped '%s': %s", page, command, reason);
+		cr_log_info("%s: skipped '%s': %s", page, command, reason);
 		remember_files(run, &all);
 		run->skipped++;
 		free_words(&all);

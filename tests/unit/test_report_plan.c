@@ -67,13 +67,9 @@ Test(report_plan, a_list_that_cannot_run_is_one_error)
 	cr_expect_str_eq(plan_error("topo,report", 32), "a report cannot contain itself");
 	cr_expect_str_eq(plan_error("topo,lat,topo", 32), "section 'topo' is listed twice");
 	cr_expect_str_eq(plan_error("topo,lat,bw", 3), "at most 2 sections");
-	char list[] = ",";
-	const char *names[4];
-	size_t count = 9;
-	char notes[2][PLUMB_MESSAGE_MAX];
-	plumb_status status;
-	cr_expect_eq(report_plan_sections(list, known, names, 4, &count, notes, &status), 0);
-	cr_expect_eq(count, 0, "an empty list plans nothing; the caller says so");
+	/* an empty item is refused as every list's is (it once planned nothing) */
+	cr_expect_str_eq(plan_error(",", 32), "',' has an empty item (items are separated by single commas)");
+	cr_expect_str_eq(plan_error("topo,,lat", 32), "'topo,,lat' has an empty item (items are separated by single commas)");
 }
 
 Test(report_plan, the_json_sits_beside_the_page)
