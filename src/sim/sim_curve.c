@@ -86,6 +86,13 @@ typedef struct curve_stacks {
 	uint32_t *sets[32];
 	void *sets_allocated[32];       /* sets[k] is this, moved up to a cache line's start */
 	uint32_t depth[32];
+	/* The set counts of 16-way stacks (k = 1 .. full_rows) in one table:
+	 * set s of 2^k sets is row 2^k + s, 16 ids (a cache line) from the
+	 * table's start per row, so that the walk finds a row with a mask and
+	 * an or, not a load of sets[k] and a multiply (sets[k] points into it). */
+	uint32_t *rows;
+	void *rows_allocated;
+	unsigned full_rows;
 	uint64_t last_line;             /* the most recent line: at the top of every stack */
 	uint64_t second_line;           /* the one before it (EMPTY_OWNER: none) */
 } curve_stacks;
@@ -163,6 +170,7 @@ static void stacks_free(curve_stacks *t)
 	free(t->top);
 	for (int k = 0; k < 32; k++)
 		free(t->sets_allocated[k]);
+	free(t->rows_allocated);
 	free(t);
 }
 
@@ -184,11 +192,25 @@ static curve_stacks *stacks_new(unsigned bits)
 		return NULL;
 	}
 	memset(t->top, 0, 16 * sizeof *t->top);
+	t->full_rows = bits > 4 ? bits - 4 : 0;
+	if (t->full_rows) {
+		/* zeroed pages come when a set is first used */
+		size_t bytes = ((size_t)2 << t->full_rows) * 16 * sizeof *t->rows;
+		if (!(t->rows_allocated = calloc(1, bytes + 64))) {
+			stacks_free(t);
+			return NULL;
+		}
+		t->rows = (uint32_t *)(((uintptr_t)t->rows_allocated + 63) & ~(uintptr_t)63);
+	}
 	for (unsigned k = 1; k <= bits; k++) {
 		uint64_t depth = 1ull << (bits - k);
 		if (depth > SIM_CURVE_MAX_WAYS)
 			depth = SIM_CURVE_MAX_WAYS;
 		t->depth[k] = (uint32_t)depth;
+		if (k <= t->full_rows) {
+			t->sets[k] = t->rows + ((size_t)1 << k) * 16;
+			continue;
+		}
 		/* zeroed pages come when a set is first used */
 		/* each 16-way row in one cache line */
 		size_t bytes = ((size_t)1 << k) * (size_t)depth * sizeof *t->sets[k];
@@ -398,9 +420,29 @@ static inline __attribute__((target("avx512f"))) uint32_t wide_row_to_top(uint32
 	_mm512_storeu_si512(row, v);
 	return (uint32_t)__builtin_ctz(found | 0x10000u);
 }
+
+/* The same, unless key is at the top already (returns 0, nothing
+ * written): the test reads the row as the move does, with one 64-byte
+ * load, which a 64-byte store to the row just before can forward (a
+ * 4-byte load of its first entry may have to wait for the store). */
+static inline __attribute__((target("avx512f"))) uint32_t wide_row_to_top_unless_first(uint32_t *row, uint32_t key)
+{
+	__m512i v = _mm512_loadu_si512(row), k = _mm512_set1_epi32((int)key);
+	unsigned found = (unsigned)_mm512_cmpeq_epi32_mask(v, k);
+	if (found & 1)
+		return 0;
+	v = _mm512_mask_alignr_epi32(v, (__mmask16)(found ^ (found - 1)), v, k, 15);
+	_mm512_storeu_si512(row, v);
+	return (uint32_t)__builtin_ctz(found | 0x10000u);
+}
 #else
 #define CURVE_WIDE 0
 static inline uint32_t wide_row_to_top(uint32_t *row, uint32_t key)
+{
+	(void)row, (void)key;
+	return 0;
+}
+static inline uint32_t wide_row_to_top_unless_first(uint32_t *row, uint32_t key)
 {
 	(void)row, (void)key;
 	return 0;
@@ -540,7 +582,21 @@ static inline __attribute__((always_inline)) int stacks_reference(curve_stacks *
 	note_bucket(worst, count, bits, 0, b);
 	/* Hill and Smith: one stack per set of every larger set count */
 	const uint32_t key = x + 1;
-	for (unsigned k = 1; k <= bits; k++) {
+	unsigned k = 1;
+	if (wide) {
+		/* the 16-way set counts: row 2^k + (line mod 2^k) of one table */
+		uint32_t *const rows = t->rows;
+		const unsigned full = t->full_rows;
+		for (uint64_t mask = 1; k <= full; k++, mask = mask << 1 | 1) {
+			uint32_t *row = rows + (((line & mask) | (mask + 1)) << 4);
+			uint32_t position = wide_row_to_top_unless_first(row, key);
+			if (!position)
+				return 0;   /* Hill and Smith's inclusion, as below */
+			unsigned found = 32u - (unsigned)__builtin_clz(position);
+			note_bucket(worst, count, bits, k, found + ((beyond - found) & (0u - (position >> 4))));
+		}
+	}
+	for (; k <= bits; k++) {
 		uint32_t depth = t->depth[k];
 		uint32_t *row = t->sets[k] + (size_t)(line & ((1ull << k) - 1)) * depth;
 		if (row[0] == key)
