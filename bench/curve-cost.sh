@@ -49,7 +49,9 @@ for p in $programs; do
 	*) echo "$0: unknown program $p" >&2; exit 2 ;;
 	esac
 	command -v "$1" >/dev/null || { echo "$0: $1 is not installed, skipped" >&2; continue; }
-	"$plumb" trace record "$dir/$p.ptrace" -- "$@" > /dev/null
+	# trace record gives the program's output on its own stderr: kept out of the table
+	"$plumb" trace record "$dir/$p.ptrace" -- "$@" > /dev/null 2>&1 ||
+		{ echo "$0: plumb trace record -- $* failed (run it by hand to see why)" >&2; exit 1; }
 done
 
 # CPU seconds of one run: user + system.
