@@ -340,6 +340,8 @@ static const char *missing(const words *all, const words *plumb, char *why, size
 	                  (strcmp(sub, "report") == 0 && has_word(plumb, "--program"));
 	if ((valgrind || plumbgrind) && PLUMB_TEST_ASAN)
 		return "runs under valgrind, which cannot run the AddressSanitizer build";
+	if (PLUMB_TEST_ASAN && strcmp(sub, "perturb") == 0 && has_word(plumb, "--") && !has_word(plumb, "--simulate"))
+		return "preloads libplumb.so into the program, which the AddressSanitizer build does not make";
 	if (valgrind && !on_path("valgrind"))
 		return "needs valgrind";
 	if (plumbgrind && !cli_plumbgrind_built())
