@@ -587,13 +587,21 @@ static inline __attribute__((always_inline)) int stacks_reference(curve_stacks *
 		/* the 16-way set counts: row 2^k + (line mod 2^k) of one table */
 		uint32_t *const rows = t->rows;
 		const unsigned full = t->full_rows;
+		/* one reference's counts: set count 2^k's row of buckets, walked along */
+		uint64_t *counts_k = count ? count + (bits + 2) : NULL;
 		for (uint64_t mask = 1; k <= full; k++, mask = mask << 1 | 1) {
 			uint32_t *row = rows + (((line & mask) | (mask + 1)) << 4);
 			uint32_t position = wide_row_to_top_unless_first(row, key);
 			if (!position)
 				return 0;   /* Hill and Smith's inclusion, as below */
 			unsigned found = 32u - (unsigned)__builtin_clz(position);
-			note_bucket(worst, count, bits, k, found + ((beyond - found) & (0u - (position >> 4))));
+			unsigned kb = found + ((beyond - found) & (0u - (position >> 4)));
+			if (counts_k) {
+				counts_k[kb]++;
+				counts_k += bits + 2;
+			} else if (kb > worst[k]) {
+				worst[k] = kb;
+			}
 		}
 	}
 	for (; k <= bits; k++) {
@@ -1245,6 +1253,9 @@ static inline __attribute__((always_inline)) int compact_walk(sim_curve *c, trac
 	uint64_t *v = c->counts[core].v;
 	const unsigned line_bits = c->line_bits;
 	const bool private_l1 = c->level <= SIM_L1D;
+	/* a private level's stacks, held in a register (NULL for the L3's) */
+	curve_stacks *const stacks = private_l1 ? k->stacks : NULL;
+	const unsigned bits = c->bits;
 	const uint64_t *w = cp->words, *const run_end = cp->end;
 	const size_t definitions = p->definitions;
 	uint64_t records = 0;
@@ -1274,9 +1285,9 @@ static inline __attribute__((always_inline)) int compact_walk(sim_curve *c, trac
 			if (op->one_line) {
 				if (private_l1) {
 					/* the L1I's: the line, then its repeats at distance 0 */
-					if (op->line != k->stacks->last_line) {
+					if (op->line != stacks->last_line) {
 						v[0]++;
-						int rc = stacks_reference(k->stacks, c->bits, op->line, NULL, v + 1, wide);
+						int rc = stacks_reference(stacks, bits, op->line, NULL, v + 1, wide);
 						if (rc != 0)
 							return plumb_fail_errno(status, ENOMEM, "curve: stacks");
 						v[0] += op->repeat;
@@ -1298,9 +1309,9 @@ static inline __attribute__((always_inline)) int compact_walk(sim_curve *c, trac
 			if (private_l1) {
 				if (one_line) {
 					/* the level's most recent line at distance 0, another counted at once */
-					if (line != k->stacks->last_line) {
+					if (line != stacks->last_line) {
 						v[0]++;
-						int rc = stacks_reference(k->stacks, c->bits, line, NULL, v + 1, wide);
+						int rc = stacks_reference(stacks, bits, line, NULL, v + 1, wide);
 						if (rc != 0)
 							return plumb_fail_errno(status, ENOMEM, "curve: stacks");
 						v[0] += op->twice;
