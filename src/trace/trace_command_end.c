@@ -36,8 +36,14 @@ int trace_command_finish_image(trace_reader *reader, bool image_ended, const cha
 	 * thousandfold -- and that could block forever on a full pipe nobody
 	 * reads.  The caller already has any parse error from trace_reader_read. */
 	bool early = !reader->input.at_eof;
-	if (early)
+	if (early) {
 		kill(c->pid, SIGKILL);
+		/* and what the program forked: a shell's background job runs
+		 * under valgrind too, in valgrind's group where it leads one
+		 * (lackey's reader stops at a second process's first line, and
+		 * the job once went on running after plumb had exited) */
+		kill(-c->pid, SIGKILL);
+	}
 	int wait_status;
 	pid_t r;
 	r = interrupt_waitpid(c->pid, &wait_status);

@@ -589,6 +589,52 @@ Test(signals_cli, trace_record_sigint_stops_the_programs_children_too, .timeout 
 	sigint_stops_both_sleeps(argv, '2', START_BOUND_SECONDS);
 }
 
+/* A trace that stops early takes the program's children with it: with
+ * lackey (PLUMB_TRACE_LACKEY, or where plumbgrind is not installed) a
+ * forked child is traced into the same pipe, and the reader stops at its
+ * first line with an error; the shell's background sleep, under valgrind in
+ * valgrind's group, went on running after plumb had exited.  Found by the
+ * hostile-input sweep. */
+Test(signals_cli, a_trace_stopped_early_takes_the_programs_children_too, .timeout = START_BOUND_SECONDS + 40)
+{
+	if (system("command -v valgrind > /dev/null 2>&1") != 0)
+		cr_skip_test("needs valgrind");
+	setenv("PLUMB_TRACE_LACKEY", "1", 1);
+	char background[32], foreground[32], script[128];
+	snprintf(background, sizeof background, "40.%d3", (int)getpid());
+	snprintf(foreground, sizeof foreground, "30.%d3", (int)getpid());
+	/* SIGPIPE ignored: a child still under valgrind when plumb closes the
+	 * pipe would otherwise die writing its next line, and whether it had
+	 * reached its sleep first would be a race */
+	snprintf(script, sizeof script, "trap '' PIPE; sleep %s & sleep %s", background, foreground);
+	const char *argv[] = { "trace", "record", in_folder("record.lackey"), "--", "sh", "-c", script, NULL };
+	pid_t plumb = start_plumb(argv);
+	int wait_status = 0;
+	double deadline = now() + START_BOUND_SECONDS;
+	pid_t reaped = 0;
+	while ((reaped = waitpid(plumb, &wait_status, WNOHANG)) == 0 && now() < deadline)
+		pause_briefly();
+	if (reaped != plumb) {
+		signal_and_wait(plumb, SIGKILL);
+		kill_sleeps_with(background);
+		kill_sleeps_with(foreground);
+		cr_assert_fail("plumb trace record did not end: %s", stderr_text());
+	}
+	/* the grandchildren are re-parented to init, which reaps them: wait a little */
+	deadline = now() + 5;
+	while ((sleeps_with(background) || sleeps_with(foreground)) && now() < deadline)
+		pause_briefly();
+	int left = sleeps_with(background) + sleeps_with(foreground);
+	if (left) {
+		kill_sleeps_with(background);
+		kill_sleeps_with(foreground);
+	}
+	cr_assert(WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 1, "status %d, stderr: %s", wait_status,
+	          stderr_text());
+	cr_assert(strstr(stderr_text(), "a second process"), "%s", stderr_text());
+	cr_assert_eq(left, 0, "%d of the program's sleeps outlived the stopped trace", left);
+}
+
 /* `ulimit -f`: plumb's own write past the limit is an error line and exit
  * 1, with no temporary file left; it once died of SIGXFSZ. */
 Test(signals_cli, file_size_limit_is_an_error_not_a_death)
