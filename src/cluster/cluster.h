@@ -40,6 +40,11 @@ size_t cluster_robust_z(const double *values, size_t n, double *z);
  * (REPORT_SECTION_CLUSTER), at most once; a section that needs an earlier
  * one's report (model, loaded's) brings it before it.  Fails with one line. */
 int cluster_sections_parse(char *list, const char **names, size_t max, size_t *count, plumb_status *status);
+/* Open MPI keeps its session's shared store in files of a few MiB (PMIx's
+ * dstore: its start failed on a 2 MiB file-size limit and printed a dozen
+ * lines of its own, or hung): a file-size limit (ulimit -f) under 8 MiB is
+ * refused before MPI starts, with one line.  0: no such limit. */
+int cluster_file_limit_check(plumb_status *status);
 
 /* Where one rank ran: its host, its rank, the CPUs it was pinned to and how
  * it shared its node with other ranks ("alone", "turns", "split"). */

@@ -313,6 +313,11 @@ bool cluster_launched(void)
 int cluster_mpi_main(const char *program, const cluster_options *o)
 {
 	int provided = MPI_THREAD_SINGLE;
+	plumb_status limit_status;
+	if (cluster_file_limit_check(&limit_status) != 0) {
+		fprintf(stderr, "plumb cluster: %s\n", limit_status.message);
+		return 1;
+	}
 	if (MPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
 		fprintf(stderr, "plumb cluster: MPI_Init failed (run under mpirun or srun)\n");
 		return 1;

@@ -7,11 +7,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/utsname.h>
 #include "cluster/cluster.h"
 #include "core/parse.h"
 #include "counters/counters.h"
 #include "report/report.h"
+
+#define CLUSTER_FILE_LIMIT_MIN (8ull << 20)
+
+int cluster_file_limit_check(plumb_status *status)
+{
+	struct rlimit limit;
+	if (getrlimit(RLIMIT_FSIZE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY ||
+	    (unsigned long long)limit.rlim_cur >= CLUSTER_FILE_LIMIT_MIN)
+		return 0;
+	char size[32];
+	format_size((uint64_t)limit.rlim_cur, size, sizeof size);
+	return plumb_fail(status, EFBIG, "the file size limit (ulimit -f) is %s: Open MPI's session files need several "
+	                  "MiB; raise it to 8 MiB or more (ulimit -f unlimited)", size);
+}
 
 int cluster_sections_parse(char *list, const char **names, size_t max, size_t *count, plumb_status *status)
 {

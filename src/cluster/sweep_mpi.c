@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "cluster/cluster.h"
 #include "cluster/cluster_mpi.h"
 #include "sim/sim_sweep.h"
 
@@ -21,6 +22,11 @@ static void nap(void)
 
 int sim_sweep_mpi_main(const sim_sweep *sweep, const char *dir)
 {
+	plumb_status limit_status;
+	if (cluster_file_limit_check(&limit_status) != 0) {
+		fprintf(stderr, "plumb sim: %s\n", limit_status.message);
+		return 1;
+	}
 	if (MPI_Init(NULL, NULL) != MPI_SUCCESS) {
 		fprintf(stderr, "plumb sim: MPI_Init failed\n");
 		return 1;

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "run.h"
@@ -165,6 +167,46 @@ Test(cluster_cli, an_output_folder_that_is_a_file_is_refused_before_the_run, .ti
 	cr_assert_eq(r.exit_code, 2, "%s", r.err);
 	cr_assert(strstr(r.err, "',topo' has an empty item"), "%s", r.err);
 	cli_run_free(&r);
+}
+
+/* Under `ulimit -f 1` Open MPI's start failed with a dozen lines of its
+ * own (PMIx's store needs files of a few MiB), or hung in the hostile
+ * sweep: plumb now refuses a limit under 8 MiB before MPI starts, in one
+ * line.  Found by the hostile-input sweep. */
+Test(cluster_cli, a_small_file_size_limit_is_one_line_before_mpi_starts, .timeout = 60)
+{
+	quiet_mpi_leaks();
+	const char *program = getenv("PLUMB_BIN");
+	cr_assert_not_null(program, "PLUMB_BIN is not set");
+	int err[2];
+	cr_assert_eq(pipe(err), 0);
+	pid_t pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		signal(SIGXFSZ, SIG_DFL);
+		dup2(err[1], 2);   /* a pipe: the limit does not cover it */
+		close(err[0]);
+		struct rlimit limit = { 1024, 1024 };
+		if (setrlimit(RLIMIT_FSIZE, &limit) != 0)
+			_exit(125);
+		execl(program, program, "cluster", "--sections", "topo", "-o", cli_temp_path("limited"), (char *)NULL);
+		_exit(127);
+	}
+	close(err[1]);
+	char text[4096];
+	size_t used = 0;
+	ssize_t n;
+	while (used < sizeof text - 1 && (n = read(err[0], text + used, sizeof text - 1 - used)) > 0)
+		used += (size_t)n;
+	text[used] = 0;
+	close(err[0]);
+	int wait_status;
+	cr_assert_eq(waitpid(pid, &wait_status, 0), pid);
+	if (strstr(text, "built without MPI"))
+		cr_skip_test("plumb was built without MPI");
+	cr_assert(WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 1, "status %d: %s", wait_status, text);
+	cr_assert(strstr(text, "the file size limit (ulimit -f) is 1 KiB"), "%s", text);
+	cr_assert_eq(count_lines_with(text, "\n"), 1, "%s", text);
 }
 
 Test(cluster_cli, three_ranks_on_one_node_take_turns, .timeout = 150)
