@@ -524,6 +524,22 @@ static void kill_sleeps_with(const char *argument)
 		waitpid(killer, NULL, 0);
 }
 
+/* How many of the two sleeps are still running once plumb has ended (the
+ * grandchildren are re-parented to init, which reaps them: a little wait);
+ * those left are killed, so a failing test leaves nothing behind. */
+static int sleeps_left(const char *background, const char *foreground)
+{
+	double deadline = now() + 5;
+	while ((sleeps_with(background) || sleeps_with(foreground)) && now() < deadline)
+		pause_briefly();
+	int left = sleeps_with(background) + sleeps_with(foreground);
+	if (left) {
+		kill_sleeps_with(background);
+		kill_sleeps_with(foreground);
+	}
+	return left;
+}
+
 /* Starts plumb with argv_before (the command, up to and including "--")
  * and `sh -c 'sleep A & sleep B'`, the sleeps' arguments ones no other
  * process on the machine has, waits until both sleeps run (skipping the
@@ -558,15 +574,7 @@ static void sigint_stops_both_sleeps(const char *const argv_before[], char tag, 
 	cr_assert(sleeps_with(background) == 1 && sleeps_with(foreground) == 1,
 	          "the command did not start both sleeps: %s", stderr_text());
 	int code = signal_and_wait(plumb, SIGINT);
-	/* The grandchildren are re-parented to init, which reaps them: wait a little. */
-	deadline = now() + 5;
-	while ((sleeps_with(background) || sleeps_with(foreground)) && now() < deadline)
-		pause_briefly();
-	int left = sleeps_with(background) + sleeps_with(foreground);
-	if (left) {
-		kill_sleeps_with(background);
-		kill_sleeps_with(foreground);
-	}
+	int left = sleeps_left(background, foreground);
 	cr_assert_eq(code, 130, "exit %d, stderr: %s", code, stderr_text());
 	cr_assert_eq(left, 0, "%d of the command's sleeps outlived the interrupted run", left);
 }
@@ -620,15 +628,7 @@ Test(signals_cli, a_trace_stopped_early_takes_the_programs_children_too, .timeou
 		kill_sleeps_with(foreground);
 		cr_assert_fail("plumb trace record did not end: %s", stderr_text());
 	}
-	/* the grandchildren are re-parented to init, which reaps them: wait a little */
-	deadline = now() + 5;
-	while ((sleeps_with(background) || sleeps_with(foreground)) && now() < deadline)
-		pause_briefly();
-	int left = sleeps_with(background) + sleeps_with(foreground);
-	if (left) {
-		kill_sleeps_with(background);
-		kill_sleeps_with(foreground);
-	}
+	int left = sleeps_left(background, foreground);
 	cr_assert(WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 1, "status %d, stderr: %s", wait_status,
 	          stderr_text());
 	cr_assert(strstr(stderr_text(), "a second process"), "%s", stderr_text());
