@@ -213,12 +213,19 @@ int explain_machine_measure(const explain_machine_options *options, explain_mach
 	return explain_machine_measure_model(options, out, NULL, status);
 }
 
-int explain_machine_measure_model(const explain_machine_options *options, explain_machine *out, machine_model *fresh,
-                                  plumb_status *status)
+/* What a probe measures: the levels' latencies (and then their
+ * bandwidths), or only the bandwidths missing from figures read elsewhere. */
+typedef enum { PROBE_LEVELS, PROBE_BANDWIDTHS } probe_kind;
+
+/* Reads the topology, pins this thread to the chosen CPU while probing,
+ * then gives back the affinity the caller had: the programs measured
+ * afterwards inherit this process's affinity.  *cpu_used: the CPU, -1
+ * when it failed before probing. */
+static int measure_pinned(const explain_machine_options *options, probe_kind kind, explain_machine *m,
+                          machine_model *fresh, char *capacity_note, size_t note_length, int *cpu_used,
+                          plumb_status *status)
 {
-	machine_clear(out);
-	if (fresh)
-		machine_model_clear(fresh);
+	*cpu_used = -1;
 	explain_machine_options defaults;
 	if (!options) {
 		explain_machine_options_init(&defaults);
@@ -227,8 +234,6 @@ int explain_machine_measure_model(const explain_machine_options *options, explai
 	topology topo;
 	if (topology_read(&topo, status) != 0)
 		return -1;
-	/* Pinned while probing, then back to what the caller had: the programs
-	 * measured afterwards inherit this process's affinity. */
 	cpu_set_t before;
 	bool have_before = sched_getaffinity(0, sizeof before, &before) == 0;
 	int cpu = options->cpu >= 0 ? options->cpu : cpu_current();
@@ -236,12 +241,27 @@ int explain_machine_measure_model(const explain_machine_options *options, explai
 		return plumb_fail(status, EINVAL, "cannot tell which CPU this thread runs on");
 	if (cpu_pin_self(cpu, status) != 0)
 		return -1;
-	char capacity[128];
-	int rc = measure_levels(options, &topo, cpu, out, fresh, capacity, sizeof capacity, status);
+	int rc = kind == PROBE_LEVELS
+	                 ? measure_levels(options, &topo, cpu, m, fresh, capacity_note, note_length, status)
+	                 : measure_bandwidths(options, &topo, cpu, NULL, m, NULL, status);
 	if (have_before)
 		sched_setaffinity(0, sizeof before, &before);
-	snprintf(out->source, sizeof out->source, "measured now on CPU %d (plumb lat's sweep and MLP, read kernel)%s", cpu,
-	         capacity);
+	*cpu_used = cpu;
+	return rc;
+}
+
+int explain_machine_measure_model(const explain_machine_options *options, explain_machine *out, machine_model *fresh,
+                                  plumb_status *status)
+{
+	machine_clear(out);
+	if (fresh)
+		machine_model_clear(fresh);
+	char capacity[128] = "";
+	int cpu;
+	int rc = measure_pinned(options, PROBE_LEVELS, out, fresh, capacity, sizeof capacity, &cpu, status);
+	if (cpu >= 0)
+		snprintf(out->source, sizeof out->source, "measured now on CPU %d (plumb lat's sweep and MLP, read kernel)%s",
+		         cpu, capacity);
 	return rc;
 }
 
@@ -256,24 +276,8 @@ bool explain_machine_lacks_bandwidth(const explain_machine *m)
 int explain_machine_measure_bandwidths(const explain_machine_options *options, explain_machine *m,
                                        plumb_status *status)
 {
-	explain_machine_options defaults;
-	if (!options) {
-		explain_machine_options_init(&defaults);
-		options = &defaults;
-	}
-	topology topo;
-	if (topology_read(&topo, status) != 0)
-		return -1;
-	cpu_set_t before;
-	bool have_before = sched_getaffinity(0, sizeof before, &before) == 0;
-	int cpu = options->cpu >= 0 ? options->cpu : cpu_current();
-	if (cpu < 0)
-		return plumb_fail(status, EINVAL, "cannot tell which CPU this thread runs on");
-	if (cpu_pin_self(cpu, status) != 0)
-		return -1;
-	int rc = measure_bandwidths(options, &topo, cpu, NULL, m, NULL, status);
-	if (have_before)
-		sched_setaffinity(0, sizeof before, &before);
+	int cpu;
+	int rc = measure_pinned(options, PROBE_BANDWIDTHS, m, NULL, NULL, 0, &cpu, status);
 	if (rc == 0) {
 		size_t used = strlen(m->source);
 		snprintf(m->source + used, sizeof m->source - used, "; read bandwidths measured now on CPU %d", cpu);
