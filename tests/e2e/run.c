@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "run.h"
@@ -226,4 +227,42 @@ void cli_assert_usage_error(const cli_run *run, const char *command)
 	cr_assert(strncmp(run->err, prefix, strlen(prefix)) == 0, "%s", run->err);
 	cr_assert_str_eq(strchr(run->err, '\n') + 1, "", "one error line expected: %s", run->err);
 	cr_assert_str_eq(run->out, "");
+}
+
+int cli_run_plumb_file_limited(unsigned long bytes, char *text, size_t length, const char *const argv[])
+{
+	const char *program = getenv("PLUMB_BIN");
+	cr_assert(program != NULL, "PLUMB_BIN is not set (run through 'make test-e2e')");
+	size_t count = 0;
+	while (argv[count])
+		count++;
+	const char **full = calloc(count + 2, sizeof *full);
+	cr_assert_not_null(full);
+	full[0] = program;
+	memcpy(full + 1, argv, count * sizeof *full);
+	int err[2];
+	cr_assert_eq(pipe(err), 0);
+	pid_t pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		signal(SIGXFSZ, SIG_DFL);
+		dup2(err[1], 2);
+		close(err[0]);
+		struct rlimit limit = { bytes, bytes };
+		if (setrlimit(RLIMIT_FSIZE, &limit) != 0)
+			_exit(125);
+		execv(program, (char *const *)full);
+		_exit(127);
+	}
+	free(full);
+	close(err[1]);
+	size_t used = 0;
+	ssize_t n;
+	while (used < length - 1 && (n = read(err[0], text + used, length - 1 - used)) > 0)
+		used += (size_t)n;
+	text[used] = 0;
+	close(err[0]);
+	int wait_status;
+	cr_assert_eq(waitpid(pid, &wait_status, 0), pid);
+	return wait_status;
 }

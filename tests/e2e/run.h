@@ -19,6 +19,11 @@ cli_run cli_run_plumb(const char *stdin_text, const char *const argv[]);
 /* Convenience: cli_run_plumbv(NULL, "lat", "--help", NULL). */
 cli_run cli_run_plumbv(const char *stdin_text, ...);
 void cli_run_free(cli_run *run);
+/* plumb ARGV (as cli_run_plumb's) under a file size limit of BYTES
+ * (RLIMIT_FSIZE, SIGXFSZ at its default action, as a shell's `ulimit -f`
+ * leaves it), its stderr a pipe, which the limit does not cover, read into
+ * TEXT (at most LENGTH - 1 bytes, NUL-terminated); returns its wait status. */
+int cli_run_plumb_file_limited(unsigned long bytes, char *text, size_t length, const char *const argv[]);
 /* A path under a fresh temporary directory private to this test process. */
 const char *cli_temp_path(const char *name);
 /* The build folder: the one plumb (PLUMB_BIN) is in. */

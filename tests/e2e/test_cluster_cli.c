@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "run.h"
@@ -176,32 +175,9 @@ Test(cluster_cli, an_output_folder_that_is_a_file_is_refused_before_the_run, .ti
 Test(cluster_cli, a_small_file_size_limit_is_one_line_before_mpi_starts, .timeout = 60)
 {
 	quiet_mpi_leaks();
-	const char *program = getenv("PLUMB_BIN");
-	cr_assert_not_null(program, "PLUMB_BIN is not set");
-	int err[2];
-	cr_assert_eq(pipe(err), 0);
-	pid_t pid = fork();
-	cr_assert_geq(pid, 0);
-	if (pid == 0) {
-		signal(SIGXFSZ, SIG_DFL);
-		dup2(err[1], 2);   /* a pipe: the limit does not cover it */
-		close(err[0]);
-		struct rlimit limit = { 1024, 1024 };
-		if (setrlimit(RLIMIT_FSIZE, &limit) != 0)
-			_exit(125);
-		execl(program, program, "cluster", "--sections", "topo", "-o", cli_temp_path("limited"), (char *)NULL);
-		_exit(127);
-	}
-	close(err[1]);
 	char text[4096];
-	size_t used = 0;
-	ssize_t n;
-	while (used < sizeof text - 1 && (n = read(err[0], text + used, sizeof text - 1 - used)) > 0)
-		used += (size_t)n;
-	text[used] = 0;
-	close(err[0]);
-	int wait_status;
-	cr_assert_eq(waitpid(pid, &wait_status, 0), pid);
+	const char *const argv[] = { "cluster", "--sections", "topo", "-o", cli_temp_path("limited"), NULL };
+	int wait_status = cli_run_plumb_file_limited(1024, text, sizeof text, argv);
 	if (strstr(text, "built without MPI"))
 		cr_skip_test("plumb was built without MPI");
 	cr_assert(WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 1, "status %d: %s", wait_status, text);

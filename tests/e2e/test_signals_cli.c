@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -641,33 +640,10 @@ Test(signals_cli, file_size_limit_is_an_error_not_a_death)
 {
 	char out[PATH_MAX];
 	snprintf(out, sizeof out, "%s", in_folder("machine.json"));
-	int err[2];
-	cr_assert_eq(pipe(err), 0);
-	const char *program = getenv("PLUMB_BIN");
-	cr_assert_not_null(program, "PLUMB_BIN is not set");
-	pid_t pid = fork();
-	cr_assert_geq(pid, 0);
-	if (pid == 0) {
-		signal(SIGXFSZ, SIG_DFL);
-		/* stderr is a pipe, which the limit does not cover. */
-		dup2(err[1], 2);
-		close(err[0]);
-		struct rlimit limit = { 512, 512 };
-		if (setrlimit(RLIMIT_FSIZE, &limit) != 0)
-			_exit(125);
-		execl(program, program, "topo", "--json", "-o", out, (char *)NULL);
-		_exit(127);
-	}
-	close(err[1]);
 	char text[1024];
-	size_t used = 0;
-	ssize_t n;
-	while (used < sizeof text - 1 && (n = read(err[0], text + used, sizeof text - 1 - used)) > 0)
-		used += (size_t)n;
-	text[used] = 0;
-	close(err[0]);
-	int wait_status;
-	cr_assert_eq(waitpid(pid, &wait_status, 0), pid);
+	const char *const argv[] = { "topo", "--json", "-o", out, NULL };
+	int wait_status = cli_run_plumb_file_limited(512, text, sizeof text, argv);
+	size_t used = strlen(text);
 	cr_assert(WIFEXITED(wait_status), "plumb died of signal %d", WIFSIGNALED(wait_status) ? WTERMSIG(wait_status) : 0);
 	cr_assert_eq(WEXITSTATUS(wait_status), 1, "exit %d: %s", WEXITSTATUS(wait_status), text);
 	cr_assert(strstr(text, "file size limit reached"), "%s", text);
