@@ -364,22 +364,35 @@ outside_unchanged() {
 	[ "$plant" != sticky-other ] || [ ! -s shared/TARGET ] || [ "$(stat -c %U shared/TARGET)" != nobody ] ||
 		echo "another user's file became the output"
 }
+# plant_output PLANT: what is at the output path before the case runs (a
+# link to a file outside the case's folder, FIFOs, a device, a read-only
+# folder, another user's file, a folder, links that lead nowhere or to
+# /dev/null): sets target (the path given to plumb), expect (the exit
+# statuses allowed) and prepare_case.
+plant_output() {
+	target=TARGET
+	expect="0"
+	case $1 in
+	symlink) prepare_case() { ln -s "$root/outside" TARGET; } ;;
+	hardlink) prepare_case() { ln "$root/outside" TARGET; } ;;
+	fifo-beside) prepare_case() { mkfifo TARGET.tmp; for n in 1 2 3 4 5 6 7 8 9; do mkfifo "TARGET.tmp.$n"; done; } ;;
+	fifo-target) prepare_case() { mkfifo TARGET; (cat TARGET > /dev/null &); }; expect="0 1" ;;
+	device-null) target=/dev/null; expect="0 1" ;;
+	read-only) prepare_case() { mkdir ro; chmod 555 ro; }; target=ro/TARGET; expect="0 1" ;;
+	sticky-other) prepare_case() { mkdir -m 1777 shared; touch shared/TARGET; chown nobody shared/TARGET 2>/dev/null; chmod 666 shared/TARGET; }; target=shared/TARGET; expect="0 1" ;;
+	folder) prepare_case() { mkdir TARGET; }; expect="1 2" ;;
+	dangling) prepare_case() { ln -s "$root/outside-missing" TARGET; } ;;
+	loop) prepare_case() { ln -s TARGET TARGET; }; expect="1 2" ;;
+	symlink-null) prepare_case() { ln -s /dev/null TARGET; }; expect="0 1" ;;
+	*) echo "$0: unknown plant $1" >&2; exit 2 ;;
+	esac
+}
 if want outputs; then
 for writer in "${writers[@]}"; do
 	for plant in symlink hardlink fifo-beside fifo-target device-null read-only sticky-other; do
 		echo "outside $RANDOM" > "$root/outside"
 		cp "$root/outside" "$root/outside.copy"
-		target=TARGET
-		expect="0"
-		case $plant in
-		symlink) prepare_case() { ln -s "$root/outside" TARGET; } ;;
-		hardlink) prepare_case() { ln "$root/outside" TARGET; } ;;
-		fifo-beside) prepare_case() { mkfifo TARGET.tmp; for n in 1 2 3 4 5 6 7 8 9; do mkfifo "TARGET.tmp.$n"; done; } ;;
-		fifo-target) prepare_case() { mkfifo TARGET; (cat TARGET > /dev/null &); }; expect="0 1" ;;
-		device-null) target=/dev/null; expect="0 1" ;;
-		read-only) prepare_case() { mkdir ro; chmod 555 ro; }; target=ro/TARGET; expect="0 1" ;;
-		sticky-other) prepare_case() { mkdir -m 1777 shared; touch shared/TARGET; chown nobody shared/TARGET 2>/dev/null; chmod 666 shared/TARGET; }; target=shared/TARGET; expect="0 1" ;;
-		esac
+		plant_output "$plant"
 		extra_check=outside_unchanged
 		read -r -a words <<< "${writer//OUT/$target}"
 		run_case 4 "${writer//$fixtures\//}, output $plant" "$expect" 30 "$plumb" "${words[@]}"
@@ -824,21 +837,7 @@ for writer in "${writers2[@]}" "${writers[@]}"; do
 		echo "outside $RANDOM" > "$root/outside"
 		cp "$root/outside" "$root/outside.copy"
 		rm -f "$root/outside-missing"
-		target=TARGET
-		expect="0"
-		case $plant in
-		symlink) prepare_case() { ln -s "$root/outside" TARGET; } ;;
-		hardlink) prepare_case() { ln "$root/outside" TARGET; } ;;
-		fifo-beside) prepare_case() { mkfifo TARGET.tmp; for n in 1 2 3 4 5 6 7 8 9; do mkfifo "TARGET.tmp.$n"; done; } ;;
-		fifo-target) prepare_case() { mkfifo TARGET; (cat TARGET > /dev/null &); }; expect="0 1" ;;
-		device-null) target=/dev/null; expect="0 1" ;;
-		read-only) prepare_case() { mkdir ro; chmod 555 ro; }; target=ro/TARGET; expect="0 1" ;;
-		sticky-other) prepare_case() { mkdir -m 1777 shared; touch shared/TARGET; chown nobody shared/TARGET 2>/dev/null; chmod 666 shared/TARGET; }; target=shared/TARGET; expect="0 1" ;;
-		folder) prepare_case() { mkdir TARGET; }; expect="1 2" ;;
-		dangling) prepare_case() { ln -s "$root/outside-missing" TARGET; } ;;
-		loop) prepare_case() { ln -s TARGET TARGET; }; expect="1 2" ;;
-		symlink-null) prepare_case() { ln -s /dev/null TARGET; }; expect="0 1" ;;
-		esac
+		plant_output "$plant"
 		extra_check=outside_unchanged
 		read -r -a words <<< "${writer//OUT/$target}"
 		run_case 4 "${writer//$fixtures\//}, output $plant" "$expect" 60 "$plumb" "${words[@]}"
