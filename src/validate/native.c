@@ -149,9 +149,14 @@ static void write_full(int fd, const void *buffer, size_t length)
 }
 
 /* Forks; the child runs fn(argument, buffer) and sends buffer back. */
+/* fn in a fresh child, its answer (length bytes) into buffer; *died_of
+ * (when not NULL): the signal that ended the child before it answered, 0
+ * otherwise. */
 static int in_child(void (*fn)(void *argument, void *buffer), void *argument, void *buffer,
-                    size_t length, plumb_status *status)
+                    size_t length, int *died_of, plumb_status *status)
 {
+	if (died_of)
+		*died_of = 0;
 	int pipe_fds[2];
 	if (pipe(pipe_fds) != 0) return plumb_fail_errno(status, errno, "pipe");
 	fflush(NULL);
@@ -175,6 +180,8 @@ static int in_child(void (*fn)(void *argument, void *buffer), void *argument, vo
 	int wait_status = 0;
 	interrupt_waitpid(pid, &wait_status);
 	if (got != 0) {
+		if (WIFSIGNALED(wait_status) && died_of)
+			*died_of = WTERMSIG(wait_status);
 		if (WIFSIGNALED(wait_status))
 			return plumb_fail(status, EIO, "the run died of signal %d (%s)", WTERMSIG(wait_status),
 			                  WTERMSIG(wait_status) == SIGALRM ? "timed out" : strsignal(WTERMSIG(wait_status)));
@@ -201,7 +208,7 @@ int validate_run_once(const validate_benchmark *benchmark, const validate_params
 {
 	run_message message;
 	run_argument argument = { benchmark, params, sources };
-	if (in_child(run_in_child, &argument, &message, sizeof message, status) != 0) return -1;
+	if (in_child(run_in_child, &argument, &message, sizeof message, NULL, status) != 0) return -1;
 	if (!message.ok) return plumb_fail(status, EIO, "%s: %s", benchmark->name, message.error);
 	memcpy(values, message.values, sizeof message.values);
 	if (states) memcpy(states, message.states, sizeof message.states);
@@ -383,7 +390,20 @@ int validate_check_trips(const validate_benchmark *benchmark, const validate_par
 	}
 	trip_message m;
 	run_argument argument = { benchmark, params, NULL };
-	if (in_child(trips_in_child, &argument, &m, sizeof m, status) != 0) return -1;
+	/* A breakpoint trap that the kernel's breakpoint handler does not
+	 * claim reaches the program as SIGTRAP and ends the run: seen once in
+	 * a full test run on a 2-vCPU KVM guest, with other processes'
+	 * breakpoints switching in and out beside it, and not again in 70
+	 * runs of the check.  The check is a run of its own, never a counted
+	 * one: it is run again (three tries in all) rather than failed for a
+	 * trap the loop did not cause. */
+	for (int tries = 1;; tries++) {
+		int died_of;
+		if (in_child(trips_in_child, &argument, &m, sizeof m, &died_of, status) == 0)
+			break;
+		if (died_of != SIGTRAP || tries == VALIDATE_TRIP_TRIES)
+			return -1;
+	}
 	if (m.unsupported) {
 		out->state = VALIDATE_TRIPS_UNSUPPORTED;
 		snprintf(out->reason, sizeof out->reason, "%s", m.why);
@@ -455,7 +475,7 @@ int validate_native_probe(const validate_benchmark *benchmark, validate_native_s
                           plumb_status *status)
 {
 	probe_message m;
-	if (in_child(probe_in_child, (void *)benchmark, &m, sizeof m, status) != 0) return -1;
+	if (in_child(probe_in_child, (void *)benchmark, &m, sizeof m, NULL, status) != 0) return -1;
 	memset(out, 0, sizeof *out);
 	for (int s = 0; s < 2; s++)
 		for (int e = 0; e < benchmark->event_count; e++) {

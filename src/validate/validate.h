@@ -251,6 +251,7 @@ typedef struct validate_trip_check {
  * metal): by default, runs whose model expects more trips are not checked
  * (1.4 s per case at most under KVM; validate_options.check_trips_max). */
 #define VALIDATE_TRIP_CHECK_MAX 100000ull
+#define VALIDATE_TRIP_TRIES 3
 
 /* Runs the benchmark once in a fresh child process with execute
  * breakpoints (perf_event_open, PERF_TYPE_BREAKPOINT: no PMU needed) on the
@@ -258,7 +259,9 @@ typedef struct validate_trip_check {
  * between the region's begin and end, and compares the trips with
  * expected_iterations.  A model expecting more than max_trips is
  * NOT_CHECKED (0: nothing is checked).  Returns 0 with out filled in every state; -1 when
- * the run itself failed (status says why). */
+ * the run itself failed (status says why).  A run ended by SIGTRAP (a
+ * breakpoint trap the kernel did not claim) is tried again, up to
+ * VALIDATE_TRIP_TRIES runs in all. */
 int validate_check_trips(const validate_benchmark *benchmark, const validate_params *params,
                          uint64_t max_trips, validate_trip_check *out, plumb_status *status);
 

@@ -15,6 +15,7 @@
 #include <linux/hw_breakpoint.h>
 #include <linux/perf_event.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <signal.h>
 #include "validate/validate.h"
@@ -788,4 +789,64 @@ Test(validate_benchmarks, uncountable_hardware_events_are_nan_not_zero)
 	cr_assert_eq(validate_run_once(b, &p, sources, values, NULL, &info, &status), 0, "%s", status.message);
 	cr_expect(isnan(values[0][0]), "perf: %g", values[0][0]);
 	cr_expect(isnan(values[1][0]), "papi: %g", values[1][0]);
+}
+
+/* A stray breakpoint trap (SIGTRAP the kernel's handler did not claim)
+ * once ended padding-misaligned's iteration check in a full test run: the
+ * check is now run again.  The benchmark below is padding's, dying of
+ * SIGTRAP in its first `trap_runs` runs (counted in memory the forked
+ * runs share). */
+static volatile int *trap_run_count;
+static int trap_runs;
+
+static int trapping_padding_run(const validate_params *p, validate_region *region, validate_run_info *info,
+                                plumb_status *status)
+{
+	if (__atomic_fetch_add(trap_run_count, 1, __ATOMIC_SEQ_CST) < trap_runs)
+		raise(SIGTRAP);
+	return validate_bench_padding.run(p, region, info, status);
+}
+
+static void trip_check_with_traps(int traps, int *rc, validate_trip_check *check, plumb_status *status,
+                                  validate_machine *machine)
+{
+	trap_run_count = mmap(NULL, sizeof *trap_run_count, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	cr_assert_neq((void *)trap_run_count, MAP_FAILED);
+	*trap_run_count = 0;
+	trap_runs = traps;
+	validate_benchmark trapping = validate_bench_padding;
+	trapping.run = trapping_padding_run;
+	cr_assert_eq(validate_machine_detect(machine, status), 0);
+	validate_params p;
+	validate_params_init(&p, &trapping, machine, 10);
+	*rc = validate_check_trips(&trapping, &p, VALIDATE_TRIP_CHECK_MAX, check, status);
+}
+
+Test(validate_benchmarks, a_stray_breakpoint_trap_is_tried_again)
+{
+	validate_machine machine;
+	validate_trip_check check;
+	plumb_status status;
+	int rc;
+	trip_check_with_traps(VALIDATE_TRIP_TRIES - 1, &rc, &check, &status, &machine);
+	cr_assert_eq(rc, 0, "%s", status.message);
+	cr_assert_eq(*trap_run_count, VALIDATE_TRIP_TRIES, "the check ran %d times", *trap_run_count);
+	if (check.state == VALIDATE_TRIPS_UNSUPPORTED)
+		cr_skip_test("the iteration check is unsupported here: %s", check.reason);
+	cr_assert_eq(check.state, VALIDATE_TRIPS_OK, "%s", check.reason);
+	cr_assert_eq(check.counted, 10);
+	munmap((void *)trap_run_count, sizeof *trap_run_count);
+}
+
+Test(validate_benchmarks, a_trap_in_every_try_fails_the_check_with_the_signal)
+{
+	validate_machine machine;
+	validate_trip_check check;
+	plumb_status status;
+	int rc;
+	trip_check_with_traps(VALIDATE_TRIP_TRIES, &rc, &check, &status, &machine);
+	cr_assert_eq(rc, -1);
+	cr_assert_eq(*trap_run_count, VALIDATE_TRIP_TRIES, "the check ran %d times", *trap_run_count);
+	cr_assert(strstr(status.message, "signal 5"), "%s", status.message);
+	munmap((void *)trap_run_count, sizeof *trap_run_count);
 }
