@@ -48,6 +48,16 @@ CFLAGS  += $(CFLAGS_BASE) $(PKG_CFLAGS) $(OPT_DEFS) -DPLUMB_VERSION=\"$(VERSION)
 LDLIBS  += $(PKG_LIBS) $(OPT_LIBS) -lm -ldl
 LDFLAGS += $(LDFLAGS_BASE)
 
+# What the objects are built with that make's dates do not see: the
+# compiler, its flags and the optional libraries found.  A build begun
+# before `make deps` installed PAPI or Open MPI, or one with another OPT or
+# CC in the same folder, is rebuilt rather than linked from objects that
+# lack them.  The stamp is rewritten only when its text changes.
+BUILD_STAMP := $(BUILD)/config.stamp
+BUILD_CONFIG := $(CC) | $(CFLAGS) | $(MPI_CFLAGS) | $(LDFLAGS) | $(LDLIBS) | $(MPI_LIBS)
+$(shell mkdir -p $(BUILD) && printf '%s\n' '$(subst ','\'',$(BUILD_CONFIG))' > $(BUILD_STAMP).new && \
+	{ cmp -s $(BUILD_STAMP).new $(BUILD_STAMP) && rm -f $(BUILD_STAMP).new || mv -f $(BUILD_STAMP).new $(BUILD_STAMP); })
+
 MPI_SRC  := $(sort $(wildcard src/cluster/*_mpi.c))
 LIB_SRC  := $(filter-out $(MPI_SRC),$(sort $(shell find src -name '*.c' -not -path 'src/cli/*')))
 CLI_SRC  := $(sort $(wildcard src/cli/*.c))
@@ -105,7 +115,7 @@ Q =
 SAY = @:
 endif
 
-$(BUILD)/%.o: %.c
+$(BUILD)/%.o: %.c $(BUILD_STAMP)
 	@mkdir -p $(dir $@)
 	$(SAY) "  CC      $<"
 	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
@@ -144,10 +154,10 @@ $(BUILD)/src/cli/command_table.c: $(CMD_SRC) scripts/gen-command-table.sh
 	@mkdir -p $(dir $@)
 	$(Q)sh scripts/gen-command-table.sh $(CMD_SRC) > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/src/cli/command_table.o: $(BUILD)/src/cli/command_table.c
+$(BUILD)/src/cli/command_table.o: $(BUILD)/src/cli/command_table.c $(BUILD_STAMP)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
-$(PLUMB): $(CLI_OBJ) $(MPI_OBJ) $(LIB_A)
+$(PLUMB): $(CLI_OBJ) $(MPI_OBJ) $(LIB_A) $(BUILD_STAMP)
 	$(SAY) "  LD      $@"
 	$(Q)$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(MPI_OBJ) $(LIB_A) $(LDLIBS) $(MPI_LIBS)
 
@@ -161,12 +171,12 @@ $(E2E): $(E2E_OBJ) $(PLUMB)
 	$(SAY) "  LD      $@"
 	$(Q)$(CC) $(LDFLAGS) -o $@ $(E2E_OBJ) $(LIB_A) $(LDLIBS) -lcriterion
 
-$(BUILD)/bench/%: bench/%.c $(LIB_A)
+$(BUILD)/bench/%: bench/%.c $(LIB_A) $(BUILD_STAMP)
 	@mkdir -p $(dir $@)
 	$(SAY) "  CCLD    $@"
 	$(Q)$(CC) $(CFLAGS) -o $@ $< $(LIB_A) $(LDLIBS)
 
-$(BUILD)/examples/%: examples/%.c $(LIB_A)
+$(BUILD)/examples/%: examples/%.c $(LIB_A) $(BUILD_STAMP)
 	@mkdir -p $(dir $@)
 	$(SAY) "  CCLD    $@"
 	$(Q)$(CC) $(CFLAGS) -o $@ $< $(LIB_A) $(LDLIBS)
@@ -181,6 +191,7 @@ test check: all
 	$(MAKE) --no-print-directory test-e2e
 	$(MAKE) --no-print-directory test-fuzz
 	sh tests/install-check.sh
+	sh tests/build-stamp-test.sh
 test-unit: $(UNIT) test-layers
 	sh tests/run-suite.sh $(UNIT) --jobs 2 $(TESTFLAGS)
 # The layering (docs/DESIGN.md, "Folders, what each may call"), read from the
