@@ -593,7 +593,12 @@ Test(explain_valgrind, on_another_core_the_same_loops_are_paired, .timeout = 300
 		if (note && strstr(note, "on the other machine: its core's cycles from"))
 			other = note;
 	}
-	cr_assert(other, "%.4000s", e.out);
+	/* Once (one full make check of five on a 2-vCPU guest, not again in
+	 * eight runs of it here) the note was missing and this machine's
+	 * pricing said "no block could be disassembled": what explain said is
+	 * printed whole, not cut in its JSON's first lines. */
+	cr_assert(other, "no note on the other machine's core; in_core: %s; notes: %s; stderr: %.2000s", core_line,
+	          json_object_to_json_string_ext(notes, JSON_C_TO_STRING_PLAIN), e.err);
 	int here = two_block_loops(core_line), there = two_block_loops(other);
 	cr_expect_geq(here, 0, "%s", core_line);
 	cr_expect_eq(there, here, "this core: %s\nthe other: %s", core_line, other);
