@@ -1811,9 +1811,32 @@ static int disassemble(const mca_context *x, code_block **blocks, size_t n, cons
 		snprintf(why, why_size, "%.200s: %s", in, strerror(errno));
 		return -1;
 	}
+	/* Said for what it is, not as "no block could be disassembled" after
+	 * the pricing found nothing to price: no block's bytes could be read,
+	 * or llvm-mc failed. */
+	size_t readable = 0;
+	for (size_t i = 0; i < n; i++)
+		readable += have[i];
+	if (n && !readable) {
+		free(have);
+		snprintf(why, why_size, "no executed block's bytes could be read from the program's files "
+		                        "(%zu file mapping%s seen while it ran)", c->map_count, c->map_count == 1 ? "" : "s");
+		return -1;
+	}
 	char *argv[] = { (char *)mc, "--disassemble", "-triple=x86_64-unknown-linux-gnu", NULL };
 	int code;
 	if (run_llvm(x, argv, in, out, err, TOOL_TIMEOUT_S, &code, why, why_size) != 0) {
+		free(have);
+		return -1;
+	}
+	if (code != 0) {
+		char *message = read_all(err, NULL);
+		char *nl = message ? strchr(message, '\n') : NULL;
+		if (nl)
+			*nl = 0;
+		snprintf(why, why_size, "%.80s --disassemble failed (exit status %d): %.100s", mc, code,
+		         message && message[0] ? message : "(no message)");
+		free(message);
 		free(have);
 		return -1;
 	}

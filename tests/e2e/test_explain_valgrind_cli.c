@@ -860,3 +860,33 @@ Test(explain_valgrind, a_saved_lat_report_gets_its_bandwidths_measured, .timeout
 	json_object_put(root);
 	cli_run_free(&r);
 }
+
+/* A failing llvm-mc is named with its exit status and first line: its empty
+ * output once read as "no block could be disassembled", which names no
+ * cause (the pricing found no text to run). */
+Test(explain_valgrind, a_failing_disassembler_is_named_with_its_message, .timeout = 300)
+{
+	need_plumbgrind_and_library();
+	const char *program = compile("triangular");
+	char tool[4200];
+	snprintf(tool, sizeof tool, "%s", cli_temp_path("failing-llvm-mc"));
+	FILE *f = fopen(tool, "w");
+	cr_assert_not_null(f);
+	fputs("#!/bin/sh\necho 'failing-llvm-mc: cannot read its input' >&2\nexit 3\n", f);
+	fclose(f);
+	cr_assert_eq(chmod(tool, 0700), 0);
+	setenv("PLUMB_LLVM_MC", tool, 1);
+	setenv("PLUMB_EXPLAIN_CACHE", "0", 1);
+	cli_run e = cli_run_plumbv(NULL, "explain", "--runs", "1", "--json", "--", program, "400", NULL);
+	unsetenv("PLUMB_LLVM_MC");
+	unsetenv("PLUMB_EXPLAIN_CACHE");
+	cr_assert_eq(e.exit_code, 0, "%s", e.err);
+	json_object *root = parse(e.out), *meta = NULL, *in_core = NULL;
+	cr_assert(json_object_object_get_ex(root, "meta", &meta) && json_object_object_get_ex(meta, "in_core", &in_core));
+	const char *line = json_object_get_string(in_core);
+	if (strstr(line, "llvm-mca was not found"))
+		cr_skip_test("%s", line);
+	cr_assert(strstr(line, "--disassemble failed (exit status 3): failing-llvm-mc: cannot read its input"), "%s", line);
+	json_object_put(root);
+	cli_run_free(&e);
+}
