@@ -1794,12 +1794,14 @@ static int disassemble(const mca_context *x, code_block **blocks, size_t n, cons
 		snprintf(why, why_size, "out of memory");
 		return -1;
 	}
+	size_t readable = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (blocks[i]->bytes > sizeof bytes)
 			continue;
 		have[i] = block_bytes(c, blocks[i], files, &file_count, 64, bytes);
 		if (!have[i])
 			continue;
+		readable++;
 		for (uint32_t k = 0; k < blocks[i]->bytes; k++)
 			fprintf(f, "0x%02x ", bytes[k]);
 		fprintf(f, "0x0f 0x0b\n");
@@ -1814,9 +1816,6 @@ static int disassemble(const mca_context *x, code_block **blocks, size_t n, cons
 	/* Said for what it is, not as "no block could be disassembled" after
 	 * the pricing found nothing to price: no block's bytes could be read,
 	 * or llvm-mc failed. */
-	size_t readable = 0;
-	for (size_t i = 0; i < n; i++)
-		readable += have[i];
 	if (n && !readable) {
 		free(have);
 		snprintf(why, why_size, "no executed block's bytes could be read from the program's files "

@@ -148,10 +148,9 @@ static void write_full(int fd, const void *buffer, size_t length)
 	}
 }
 
-/* Forks; the child runs fn(argument, buffer) and sends buffer back. */
-/* fn in a fresh child, its answer (length bytes) into buffer; *died_of
- * (when not NULL): the signal that ended the child before it answered, 0
- * otherwise. */
+/* Forks; the child runs fn(argument, buffer) and sends buffer back (length
+ * bytes).  *died_of (when not NULL): the signal that ended the child before
+ * it answered, 0 otherwise. */
 static int in_child(void (*fn)(void *argument, void *buffer), void *argument, void *buffer,
                     size_t length, int *died_of, plumb_status *status)
 {
@@ -180,11 +179,12 @@ static int in_child(void (*fn)(void *argument, void *buffer), void *argument, vo
 	int wait_status = 0;
 	interrupt_waitpid(pid, &wait_status);
 	if (got != 0) {
-		if (WIFSIGNALED(wait_status) && died_of)
-			*died_of = WTERMSIG(wait_status);
-		if (WIFSIGNALED(wait_status))
+		if (WIFSIGNALED(wait_status)) {
+			if (died_of)
+				*died_of = WTERMSIG(wait_status);
 			return plumb_fail(status, EIO, "the run died of signal %d (%s)", WTERMSIG(wait_status),
 			                  WTERMSIG(wait_status) == SIGALRM ? "timed out" : strsignal(WTERMSIG(wait_status)));
+		}
 		return plumb_fail(status, EIO, "the run exited without a result (status %d)", wait_status);
 	}
 	return 0;

@@ -31,12 +31,11 @@ static void buffer_append(buffer *b, const char *data, size_t n)
 	b->data[b->length] = 0;
 }
 
-cli_run cli_run_plumb(const char *stdin_text, const char *const argv[])
+/* plumb (PLUMB_BIN), then argv: the vector to exec, which the caller frees. */
+static char **plumb_argv(const char *const argv[])
 {
 	const char *program = getenv("PLUMB_BIN");
 	cr_assert(program != NULL, "PLUMB_BIN is not set (run through 'make test-e2e')");
-	int in[2], out[2], err[2];
-	cr_assert(pipe(in) == 0 && pipe(out) == 0 && pipe(err) == 0);
 	size_t argc = 0;
 	while (argv[argc])
 		argc++;
@@ -45,6 +44,15 @@ cli_run cli_run_plumb(const char *stdin_text, const char *const argv[])
 	child_argv[0] = (char *)program;
 	for (size_t i = 0; i < argc; i++)
 		child_argv[i + 1] = (char *)argv[i];
+	return child_argv;
+}
+
+cli_run cli_run_plumb(const char *stdin_text, const char *const argv[])
+{
+	int in[2], out[2], err[2];
+	cr_assert(pipe(in) == 0 && pipe(out) == 0 && pipe(err) == 0);
+	char **child_argv = plumb_argv(argv);
+	const char *program = child_argv[0];
 	pid_t pid = fork();
 	cr_assert(pid >= 0, "fork: %s", strerror(errno));
 	if (pid == 0) {
@@ -231,15 +239,7 @@ void cli_assert_usage_error(const cli_run *run, const char *command)
 
 int cli_run_plumb_file_limited(unsigned long bytes, char *text, size_t length, const char *const argv[])
 {
-	const char *program = getenv("PLUMB_BIN");
-	cr_assert(program != NULL, "PLUMB_BIN is not set (run through 'make test-e2e')");
-	size_t count = 0;
-	while (argv[count])
-		count++;
-	const char **full = calloc(count + 2, sizeof *full);
-	cr_assert_not_null(full);
-	full[0] = program;
-	memcpy(full + 1, argv, count * sizeof *full);
+	char **full = plumb_argv(argv);
 	int err[2];
 	cr_assert_eq(pipe(err), 0);
 	pid_t pid = fork();
@@ -251,7 +251,7 @@ int cli_run_plumb_file_limited(unsigned long bytes, char *text, size_t length, c
 		struct rlimit limit = { bytes, bytes };
 		if (setrlimit(RLIMIT_FSIZE, &limit) != 0)
 			_exit(125);
-		execv(program, (char *const *)full);
+		execv(full[0], full);
 		_exit(127);
 	}
 	free(full);

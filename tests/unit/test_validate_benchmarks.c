@@ -807,8 +807,8 @@ static int trapping_padding_run(const validate_params *p, validate_region *regio
 	return validate_bench_padding.run(p, region, info, status);
 }
 
-static void trip_check_with_traps(int traps, int *rc, validate_trip_check *check, plumb_status *status,
-                                  validate_machine *machine)
+static int trip_check_with_traps(int traps, validate_trip_check *check, plumb_status *status,
+                                 validate_machine *machine)
 {
 	trap_run_count = mmap(NULL, sizeof *trap_run_count, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	cr_assert_neq((void *)trap_run_count, MAP_FAILED);
@@ -819,7 +819,7 @@ static void trip_check_with_traps(int traps, int *rc, validate_trip_check *check
 	cr_assert_eq(validate_machine_detect(machine, status), 0);
 	validate_params p;
 	validate_params_init(&p, &trapping, machine, 10);
-	*rc = validate_check_trips(&trapping, &p, VALIDATE_TRIP_CHECK_MAX, check, status);
+	return validate_check_trips(&trapping, &p, VALIDATE_TRIP_CHECK_MAX, check, status);
 }
 
 Test(validate_benchmarks, a_stray_breakpoint_trap_is_tried_again)
@@ -827,8 +827,7 @@ Test(validate_benchmarks, a_stray_breakpoint_trap_is_tried_again)
 	validate_machine machine;
 	validate_trip_check check;
 	plumb_status status;
-	int rc;
-	trip_check_with_traps(VALIDATE_TRIP_TRIES - 1, &rc, &check, &status, &machine);
+	int rc = trip_check_with_traps(VALIDATE_TRIP_TRIES - 1, &check, &status, &machine);
 	cr_assert_eq(rc, 0, "%s", status.message);
 	cr_assert_eq(*trap_run_count, VALIDATE_TRIP_TRIES, "the check ran %d times", *trap_run_count);
 	if (check.state == VALIDATE_TRIPS_UNSUPPORTED)
@@ -843,8 +842,7 @@ Test(validate_benchmarks, a_trap_in_every_try_fails_the_check_with_the_signal)
 	validate_machine machine;
 	validate_trip_check check;
 	plumb_status status;
-	int rc;
-	trip_check_with_traps(VALIDATE_TRIP_TRIES, &rc, &check, &status, &machine);
+	int rc = trip_check_with_traps(VALIDATE_TRIP_TRIES, &check, &status, &machine);
 	cr_assert_eq(rc, -1);
 	cr_assert_eq(*trap_run_count, VALIDATE_TRIP_TRIES, "the check ran %d times", *trap_run_count);
 	cr_assert(strstr(status.message, "signal 5"), "%s", status.message);
