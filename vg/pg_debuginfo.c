@@ -9,13 +9,21 @@
  * ranges are kept in tool memory and written at exit, before the trace is
  * closed, so a reader that has seen the trace end finds the file complete:
  *
- *   plumbgrind-code 1
+ *   plumbgrind-code 2
  *   START END LINE FILE<TAB>FUNCTION      (START..END inclusive, hex; tab-separated)
+ *   segment START END OFFSET<TAB>PATH     (an executable file mapping code ran from)
  *   end
  *
  * Names are cachegrind's: "dir/file" when the debug information gives a
- * directory, "???" and line 0 when it gives nothing. */
+ * directory, "???" and line 0 when it gives nothing.
+ *
+ * The segments say which file, at which offset, holds the bytes of the code
+ * that ran, for plumb explain's disassembly once the program has ended
+ * (/proc/PID/maps of Valgrind's process is gone by then, and a reader that
+ * reads it while the program runs can come too late for a short program).
+ * Each is recorded when the first instruction in it is translated. */
 #include "pub_tool_basics.h"
+#include "pub_tool_aspacemgr.h"
 #include "pub_tool_debuginfo.h"
 #include "pub_tool_libcassert.h"
 #include "pub_tool_libcbase.h"
@@ -44,6 +52,18 @@ typedef struct {
 } code_range;
 static code_range current;
 
+/* The executable file segments recorded so far.  Looked up for each new
+ * instruction, no cache of the last one: a library unloaded and another
+ * loaded at its addresses is another segment. */
+#define SEGMENTS_MAX 4096
+typedef struct {
+	Addr start, end;                  /* end inclusive */
+	ULong offset;
+	Int name;                         /* the segment's file name index */
+} code_segment;
+static code_segment *segments;
+static UInt segment_count;
+
 void pg_code_init(void)
 {
 	pg_code_enabled = pg_clo_code != NULL;
@@ -52,7 +72,8 @@ void pg_code_init(void)
 	seen = VG_(OSetWord_Create)(VG_(malloc), "pg.code.seen", VG_(free));
 	text_capacity = 1 << 16;
 	text = VG_(malloc)("pg.code.text", text_capacity);
-	text_used = VG_(sprintf)(text, "plumbgrind-code 1\n");
+	text_used = VG_(sprintf)(text, "plumbgrind-code 2\n");
+	segments = VG_(malloc)("pg.code.segments", SEGMENTS_MAX * sizeof *segments);
 }
 
 static void append(const HChar *s, SizeT n)
@@ -94,6 +115,37 @@ static void range_close(void)
 	current.open = False;
 }
 
+/* A path the file format can carry: no tab or line break (such a file is
+ * left out rather than named wrongly). */
+static Bool plain_path(const HChar *path)
+{
+	for (; *path; path++)
+		if (*path == '\t' || *path == '\n' || *path == '\r')
+			return False;
+	return True;
+}
+
+/* The executable file segment that holds address, recorded if new. */
+static void note_segment(Addr address)
+{
+	NSegment const *seg = VG_(am_find_nsegment)(address);
+	if (!seg || seg->kind != SkFileC || !seg->hasX)
+		return;
+	for (UInt i = 0; i < segment_count; i++)
+		if (segments[i].start == seg->start && segments[i].end == seg->end && segments[i].offset == (ULong)seg->offset &&
+		    segments[i].name == seg->fnIdx)
+			return;
+	const HChar *path = VG_(am_get_filename)(seg);
+	if (!path || path[0] != '/' || !plain_path(path) || segment_count == SEGMENTS_MAX)
+		return;
+	segments[segment_count++] = (code_segment){ seg->start, seg->end, (ULong)seg->offset, seg->fnIdx };
+	HChar head[96];
+	Int n = VG_(sprintf)(head, "segment %lx %lx %llx\t", seg->start, seg->end, (ULong)seg->offset);
+	append(head, (SizeT)n);
+	append(path, VG_(strlen)(path));
+	append("\n", 1);
+}
+
 void pg_code_note(Addr address, UInt length)
 {
 	if (VG_(OSetWord_Contains)(seen, address)) {
@@ -101,6 +153,7 @@ void pg_code_note(Addr address, UInt length)
 		return;
 	}
 	VG_(OSetWord_Insert)(seen, address);
+	note_segment(address);
 	DiEpoch epoch = VG_(current_DiEpoch)();
 	const HChar *file = NULL, *dir = NULL, *function = NULL;
 	UInt line = 0;

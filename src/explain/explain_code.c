@@ -99,12 +99,11 @@ typedef struct code_fetch {
 } code_fetch;
 
 typedef struct code_mapping {
-	uint64_t start, end, offset;
+	uint64_t start, end, offset;    /* end exclusive */
 	char *path;
 } code_mapping;
 
 struct explain_code {
-	int pid;
 	code_slot *slots;
 	size_t slot_count, slot_used;      /* slot_count a power of two */
 	stride_slot *strides;
@@ -118,7 +117,7 @@ struct explain_code {
 	code_thread *threads;
 	size_t thread_count;
 	code_mapping *maps;
-	size_t map_count, map_capacity, map_hint;   /* map_hint: the mapping last found (mapped) */
+	size_t map_count, map_capacity;   /* the code map's file segments (explain_code_add_segments) */
 	/* the compact stream's definitions (explain_code_compact) */
 	uint64_t stream;
 	code_definition *definitions;
@@ -202,13 +201,12 @@ static unsigned intern_context(explain_code *c, const unsigned *ids, unsigned de
 	return (unsigned)c->context_count++;
 }
 
-int explain_code_new(explain_code **out, int pid, unsigned line_bytes)
+int explain_code_new(explain_code **out, unsigned line_bytes)
 {
 	*out = NULL;
 	explain_code *c = calloc(1, sizeof *c);
 	if (!c)
 		return -1;
-	c->pid = pid;
 	c->slot_count = 1u << 16;
 	c->slots = calloc(c->slot_count, sizeof *c->slots);
 	c->stride_count = 1u << 12;
@@ -427,73 +425,40 @@ static code_thread *thread_of(explain_code *c, uint32_t thread)
 	return &c->threads[t];
 }
 
-/* The program's executable file mappings now (/proc/PID/maps), added to
- * those seen before. */
-static void read_maps(explain_code *c)
+void explain_code_add_segments(explain_code *c, const trace_code_map *map)
 {
-	if (c->pid <= 0)
+	if (!c)
 		return;
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/maps", c->pid);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return;
-	char line[4352];
-	while (fgets(line, sizeof line, f)) {
-		unsigned long long start, end, offset;
-		char perms[8], file[4096];
-		file[0] = 0;
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %4095[^\n]", &start, &end, perms, &offset, file) < 4)
-			continue;
-		if (perms[2] != 'x' || file[0] != '/')
-			continue;
+	const trace_code_segment *segments;
+	size_t n = trace_code_map_segments(map, &segments);
+	for (size_t i = 0; i < n; i++) {
+		const trace_code_segment *g = &segments[i];
 		bool seen = false;
-		for (size_t i = 0; i < c->map_count && !seen; i++)
-			seen = c->maps[i].start == start && c->maps[i].end == end && !strcmp(c->maps[i].path, file);
-		if (seen)
+		for (size_t m = 0; m < c->map_count && !seen; m++)
+			seen = c->maps[m].start == g->start && c->maps[m].end == g->end + 1 && c->maps[m].offset == g->offset &&
+			       !strcmp(c->maps[m].path, g->path);
+		if (seen || g->end == UINT64_MAX)
 			continue;
 		if (c->map_count == c->map_capacity) {
 			size_t capacity = c->map_capacity ? 2 * c->map_capacity : 32;
 			code_mapping *grown = realloc(c->maps, capacity * sizeof *grown);
 			if (!grown)
-				break;
+				return;   /* the blocks of the segments left out are said to be unreadable */
 			c->maps = grown;
 			c->map_capacity = capacity;
 		}
-		char *copy = strdup(file);
+		char *copy = strdup(g->path);
 		if (!copy)
-			break;
-		c->maps[c->map_count++] = (code_mapping){ .start = start, .end = end, .offset = offset, .path = copy };
+			return;
+		c->maps[c->map_count++] = (code_mapping){ .start = g->start, .end = g->end + 1, .offset = g->offset,
+		                                          .path = copy };
 	}
-	fclose(f);
-}
-
-/* Whether address lies in an executable file mapping already read: the
- * maps are read again (read_maps) only for code outside them.  Valgrind's
- * process has hundreds of mappings, and reading them for every batch of new
- * code was 5% of explain's CPU time on md5sum (3663 reads); a mapping read
- * later than before is the same mapping, read while its code runs. */
-static bool mapped(explain_code *c, uint64_t address)
-{
-	if (c->map_hint < c->map_count && address >= c->maps[c->map_hint].start && address < c->maps[c->map_hint].end)
-		return true;
-	for (size_t m = 0; m < c->map_count; m++)
-		if (address >= c->maps[m].start && address < c->maps[m].end) {
-			c->map_hint = m;
-			return true;
-		}
-	return false;
 }
 
 void explain_code_batch(explain_code *c, const trace_record *records, size_t n)
 {
 	if (!c || c->failed)
 		return;
-	for (size_t r = 0; r < n; r++)
-		if (records[r].kind == TRACE_INSTRUCTION && !mapped(c, records[r].address)) {
-			read_maps(c);
-			break;
-		}
 	for (size_t r = 0; r < n && !c->failed; r++) {
 		const trace_record *rec = &records[r];
 		code_thread *t = thread_of(c, rec->thread);
@@ -618,12 +583,6 @@ static bool learn_definitions(explain_code *c, const trace_compact *run)
 			}
 		}
 	}
-	/* new code ran: perhaps from a file mapped since */
-	for (size_t f = c->definitions[c->definition_count].fetch_first; f < c->fetch_count; f++)
-		if (!mapped(c, c->fetches[f].address)) {
-			read_maps(c);
-			break;
-		}
 	c->definition_count = run->definitions;
 	return true;
 }
@@ -1819,7 +1778,8 @@ static int disassemble(const mca_context *x, code_block **blocks, size_t n, cons
 	if (n && !readable) {
 		free(have);
 		snprintf(why, why_size, "no executed block's bytes could be read from the program's files "
-		                        "(%zu file mapping%s seen while it ran)", c->map_count, c->map_count == 1 ? "" : "s");
+		                        "(%zu executable file segment%s in plumbgrind's code map)", c->map_count,
+		         c->map_count == 1 ? "" : "s");
 		return -1;
 	}
 	char *argv[] = { (char *)mc, "--disassemble", "-triple=x86_64-unknown-linux-gnu", NULL };

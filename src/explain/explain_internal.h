@@ -18,13 +18,16 @@ int explain_simulate_trace(trace_reader *reader, const explain_options *options,
 
 /* The executed code per region (explain_code.c): fed every batch of
  * records and every compact run of the trace the simulator sees, in the
- * trace's order; pid is the process that holds the traced program's code
- * (Valgrind's, trace_reader_pid: its /proc/PID/maps say which files hold
- * the code), 0 if unknown.  A compact run's uses are counted per
- * definition and region, and the definitions' fetches expanded once, at
- * the end: the same counts as the records the run stands for. */
+ * trace's order.  A compact run's uses are counted per definition and
+ * region, and the definitions' fetches expanded once, at the end: the same
+ * counts as the records the run stands for. */
 typedef struct explain_code explain_code;
-int explain_code_new(explain_code **out, int pid, unsigned line_bytes);
+int explain_code_new(explain_code **out, unsigned line_bytes);
+/* The files the code ran from, for the blocks' bytes: the executable file
+ * segments of plumbgrind's code map (trace_code_map_segments), which it
+ * writes as the program runs, so that they are whole however soon the
+ * program ends. */
+void explain_code_add_segments(explain_code *code, const trace_code_map *map);
 void explain_code_batch(explain_code *code, const trace_record *records, size_t count);
 void explain_code_compact(explain_code *code, const trace_compact *run);
 /* Fills each region's `core` (blocks priced by llvm-mca when price_blocks;

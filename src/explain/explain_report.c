@@ -173,6 +173,7 @@ static void add_terms(output_report *report, const explain_result *r)
 	output_column(t, "region", NULL, 0);
 	output_column(t, "compute_ns", "ns", 0);
 	output_column(t, "ipc", "instructions/cycle", 2);
+	output_column(t, "priced", "fraction", 2);
 	output_column(t, "l2_ns", "ns", 0);
 	output_column(t, "l3_ns", "ns", 0);
 	output_column(t, "memory_ns", "ns", 0);
@@ -191,11 +192,21 @@ static void add_terms(output_report *report, const explain_result *r)
 		output_row(t);
 		output_cell_text(t, region->name);
 		if (!p->done) {
-			for (int c = 0; c < 13; c++)
+			for (int c = 0; c < 14; c++)
 				output_cell_status(t, "unsupported", predict_reason(r, region));
 		} else {
 			output_cell_real(t, p->compute_ns);
 			output_cell_real(t, p->ipc);
+			/* the share of its instructions in blocks LLVM priced (the
+			 * rest at their average, or all at 1.00 per cycle when none) */
+			if (r->ipc_base > 0)
+				output_cell_status(t, "unsupported", "--ipc gives the in-core rate");
+			else if (!r->core_source[0])
+				output_cell_status(t, "unsupported", r->core_error[0] ? r->core_error : "the blocks were not priced");
+			else
+				output_cell_real(t, region->core.instructions
+				                        ? (double)region->core.priced_instructions / (double)region->core.instructions
+				                        : NAN);
 			for (int l = EXPLAIN_L2; l < EXPLAIN_LEVELS; l++)
 				output_cell_real(t, p->latency_ns[l] + p->stream_ns[l]);
 			output_cell_real(t, p->sequential);

@@ -426,7 +426,7 @@ int explain_simulate_trace(trace_reader *reader, const explain_options *options,
 	}
 	/* the executed code per region, for its in-core time (explain_code.c) */
 	explain_code *code = NULL;
-	if (explain_code_new(&code, trace_reader_pid(reader), sim_configuration(plain)->cache[SIM_L1D].line) != 0)
+	if (explain_code_new(&code, sim_configuration(plain)->cache[SIM_L1D].line) != 0)
 		snprintf(result->core_error, sizeof result->core_error, "out of memory");
 	else if (options->ipc_base <= 0)
 		explain_code_prepare(code);   /* LLVM's questions that are not the program's, while it runs */
@@ -497,8 +497,18 @@ int explain_simulate_trace(trace_reader *reader, const explain_options *options,
 		curve = NULL;
 	}
 	sim_curve_free(curve);
-	if (rc == 0)
+	if (rc == 0) {
+		/* the files the code ran from: plumbgrind's code map, whole now
+		 * that the trace has ended (a map that cannot be had, as after an
+		 * exec, leaves the blocks unreadable, which in_core says) */
+		trace_code_map *map = NULL;
+		plumb_status ignored;
+		if (trace_reader_code_map(reader, &map, &ignored) == 0) {
+			explain_code_add_segments(code, map);
+			trace_code_map_free(map);
+		}
 		explain_code_finish(code, result, options->ipc_base <= 0);
+	}
 	explain_code_free(code);
 	trace_interleaver_free(interleaver);
 	sim_free(sharing);

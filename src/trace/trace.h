@@ -342,10 +342,6 @@ int trace_reader_code_map(trace_reader *reader, trace_code_map **out, plumb_stat
  * lackey (slower, no source lines) traces it instead, for the caller to show
  * the user.  NULL too when PLUMB_TRACE_LACKEY chose lackey on purpose. */
 const char *trace_reader_tool_note(const trace_reader *reader);
-/* For a program run with trace_reader_open_launch, while it runs: Valgrind's
- * process, which holds the program's own mappings at the program's
- * addresses (/proc/PID/maps names the files its code came from); else 0. */
-int trace_reader_pid(const trace_reader *reader);
 int trace_code_map_load(trace_code_map **out, const char *path, plumb_status *status);
 /* 1 and the names (valid until the map is freed; "???" and line 0 where the
  * debug information has none, as in cachegrind) if address is an
@@ -353,6 +349,15 @@ int trace_code_map_load(trace_code_map **out, const char *path, plumb_status *st
 int trace_code_map_lookup(const trace_code_map *map, uint64_t address, const char **function, const char **file,
                           uint32_t *line);
 size_t trace_code_map_size(const trace_code_map *map);   /* address ranges */
+/* An executable file mapping the program's code ran from: the bytes at
+ * start .. end (inclusive) are the file's from offset on.  Maps of version
+ * 1 have none. */
+typedef struct trace_code_segment {
+	uint64_t start, end, offset;
+	const char *path;              /* valid until the map is freed */
+} trace_code_segment;
+/* The map's segments, in the order they were first run from. */
+size_t trace_code_map_segments(const trace_code_map *map, const trace_code_segment **segments);
 /* 1 and the lowest address the program ran of function (its entry, for a
  * function entered by a call, such as main), else 0: where the program's
  * image lay in memory, to place its symbol table's addresses. */

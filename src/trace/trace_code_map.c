@@ -1,6 +1,7 @@
 /* Source names of code addresses: the file plumbgrind writes with
  * --plumb-code (vg/pg_debuginfo.c; docs/valgrind-tool.md), read into one
- * sorted array of address ranges with interned names. */
+ * sorted array of address ranges with interned names, and the executable
+ * file segments the code ran from (version 2). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -16,11 +17,43 @@ typedef struct code_range {
 	const char *file, *function;      /* interned in names */
 } code_range;
 
+static int code_error(plumb_status *status, const char *path, unsigned long line, const char *what);
+
 struct trace_code_map {
 	code_range *ranges;
 	size_t count, capacity;
+	trace_code_segment *segments;
+	size_t segment_count, segment_capacity;
 	trace_names names;
 };
+
+/* "segment START END OFFSET<tab>PATH" (version 2): 1 read, 0 not such a
+ * line, -1 bad or out of memory (status says which). */
+static int read_segment(trace_code_map *map, const char *text, const char *path, unsigned long number,
+                        plumb_status *status)
+{
+	if (strncmp(text, "segment ", 8) != 0)
+		return 0;
+	unsigned long long start, end, offset;
+	int used = 0;
+	const char *tab = strchr(text, '\t');
+	if (sscanf(text + 8, "%llx %llx %llx%n", &start, &end, &offset, &used) != 3 || !tab || tab != text + 8 + used ||
+	    end < start || tab[1] != '/')
+		return code_error(status, path, number, "not 'segment START END OFFSET<tab>/PATH'");
+	if (map->segment_count == map->segment_capacity) {
+		size_t grown = map->segment_capacity ? 2 * map->segment_capacity : 16;
+		trace_code_segment *segments = realloc(map->segments, grown * sizeof *segments);
+		if (!segments)
+			return plumb_fail(status, ENOMEM, "out of memory for a code map");
+		map->segments = segments;
+		map->segment_capacity = grown;
+	}
+	const char *name = trace_names_intern(&map->names, tab + 1, strlen(tab + 1));
+	if (!name)
+		return plumb_fail(status, ENOMEM, "out of memory for a code map");
+	map->segments[map->segment_count++] = (trace_code_segment){ start, end, offset, name };
+	return 1;
+}
 
 static int compare_ranges(const void *a, const void *b)
 {
@@ -47,7 +80,7 @@ int trace_code_map_load(trace_code_map **out, const char *path, plumb_status *st
 	size_t length;
 	unsigned long number = 0;
 	bool ended = false;
-	int rc = 0;
+	int rc = 0, version = 0;
 	if (!map || !text) {
 		free(map);
 		free(text);
@@ -64,8 +97,9 @@ int trace_code_map_load(trace_code_map **out, const char *path, plumb_status *st
 			break;
 		}
 		if (number == 1) {
-			if (strcmp(text, "plumbgrind-code 1") != 0) {
-				rc = code_error(status, path, number, "not a plumbgrind code map (version 1)");
+			version = !strcmp(text, "plumbgrind-code 1") ? 1 : !strcmp(text, "plumbgrind-code 2") ? 2 : 0;
+			if (!version) {
+				rc = code_error(status, path, number, "not a plumbgrind code map (version 1 or 2)");
 				break;
 			}
 			continue;
@@ -77,6 +111,15 @@ int trace_code_map_load(trace_code_map **out, const char *path, plumb_status *st
 		if (strcmp(text, "end") == 0) {
 			ended = true;
 			continue;
+		}
+		if (version >= 2) {
+			int segment = read_segment(map, text, path, number, status);
+			if (segment < 0) {
+				rc = -1;
+				break;
+			}
+			if (segment)
+				continue;
 		}
 		unsigned long long start, end;
 		unsigned line;
@@ -117,7 +160,8 @@ int trace_code_map_load(trace_code_map **out, const char *path, plumb_status *st
 		trace_code_map_free(map);
 		return -1;
 	}
-	qsort(map->ranges, map->count, sizeof *map->ranges, compare_ranges);
+	if (map->count)   /* qsort may not take the NULL of a map of no ranges */
+		qsort(map->ranges, map->count, sizeof *map->ranges, compare_ranges);
 	*out = map;
 	return 0;
 }
@@ -160,12 +204,22 @@ size_t trace_code_map_size(const trace_code_map *map)
 	return map ? map->count : 0;
 }
 
+size_t trace_code_map_segments(const trace_code_map *map, const trace_code_segment **segments)
+{
+	*segments = map ? map->segments : NULL;
+	return map ? map->segment_count : 0;
+}
+
 int trace_code_map_save(const trace_code_map *map, const char *path, plumb_status *status)
 {
 	output_file file;
 	if (output_file_open(&file, path, status) != 0)
 		return -1;
-	fprintf(file.stream, "plumbgrind-code 1\n");
+	fprintf(file.stream, "plumbgrind-code 2\n");
+	for (size_t i = 0; map && i < map->segment_count; i++) {
+		const trace_code_segment *g = &map->segments[i];
+		fprintf(file.stream, "segment %" PRIx64 " %" PRIx64 " %" PRIx64 "\t%s\n", g->start, g->end, g->offset, g->path);
+	}
 	for (size_t i = 0; map && i < map->count; i++) {
 		const code_range *r = &map->ranges[i];
 		fprintf(file.stream, "%" PRIx64 " %" PRIx64 " %u %s\t%s\n", r->start, r->end, r->line, r->file, r->function);
@@ -185,6 +239,7 @@ void trace_code_map_free(trace_code_map *map)
 	if (!map)
 		return;
 	free(map->ranges);
+	free(map->segments);
 	trace_names_free(&map->names);
 	free(map);
 }

@@ -306,11 +306,6 @@ const char *trace_reader_tool_note(const trace_reader *reader)
 	return reader ? reader->command.tool_note : NULL;
 }
 
-int trace_reader_pid(const trace_reader *reader)
-{
-	return reader && reader->command.running ? (int)reader->command.pid : 0;
-}
-
 int trace_reader_code_map(trace_reader *reader, trace_code_map **out, plumb_status *status)
 {
 	*out = NULL;

@@ -890,3 +890,55 @@ Test(explain_valgrind, a_failing_disassembler_is_named_with_its_message, .timeou
 	json_object_put(root);
 	cli_run_free(&e);
 }
+
+/* A region whose code lives in a library the program unloads before it
+ * ends: its blocks are still read and priced (the column `priced`: the
+ * share of its instructions in priced blocks), from the files plumbgrind's
+ * code map names as the code is first run, and the block model counts
+ * every instruction the region ran.  (explain once read the files from
+ * /proc/PID/maps of Valgrind's process while the program ran; a reader
+ * that came after the dlclose, or after a short program's end, found
+ * nothing to read, and the region's instructions went at 1.00 per cycle
+ * without a word.) */
+Test(explain_valgrind, code_of_an_unloaded_library_is_still_priced, .timeout = 300)
+{
+	need_plumbgrind_and_library();
+	const char *program = compile("explain_unloaded");
+	char library[4200], command[16384];
+	snprintf(library, sizeof library, "%s", cli_temp_path("programs/libexplain_unloaded.so"));
+	snprintf(command, sizeof command, "cc -O2 -shared -fPIC -o %s %s/tests/data/explain_unloaded_lib.c", library,
+	         cli_source_dir());
+	cr_assert_eq(system(command), 0, "%s", command);
+	const char *machine = priced_machine_file();
+	cli_run r = cli_run_plumbv(NULL, "explain", "--runs", "1", "--machine", machine, "--json", "--", program, library,
+	                           "2000", "200000", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	json_object *root = parse(r.out), *meta = NULL, *in_core = NULL;
+	cr_assert(json_object_object_get_ex(root, "meta", &meta));
+	cr_assert(json_object_object_get_ex(meta, "in_core", &in_core));
+	char core[512];
+	snprintf(core, sizeof core, "%s", json_object_get_string(in_core));
+	if (strstr(core, "was not found") || strstr(core, "knows none of the CPU names")) {
+		json_object_put(root);
+		cli_run_free(&r);
+		cr_skip_test("LLVM's tools cannot price blocks here: %s", core);
+	}
+	cr_assert(strstr(core, "llvm-mca"), "the blocks were not priced: %s", core);
+	double clock = real(meta, "clock_ghz");
+	json_object *regions = cli_json_rows(root, "regions"), *terms = cli_json_rows(root, "prediction");
+	static const char *const names[] = { "plugin", "after" };
+	for (size_t i = 0; i < 2; i++) {
+		json_object *measured = row_where(regions, "region", names[i]), *term = row_where(terms, "region", names[i]);
+		cr_assert(measured && term, "region %s missing", names[i]);
+		double exact = (double)count(measured, "instructions");
+		double modelled = real(term, "ipc") * real(term, "compute_ns") * clock;
+		cr_expect(exact > 0 && modelled > exact - 0.5 - 1e-9 * exact && modelled < exact + 0.5 + 1e-9 * exact,
+		          "%s: the block model ran %.1f instructions, plumbgrind counted %.0f (in_core: %s)", names[i],
+		          modelled, exact, core);
+		/* its loop is one block run thousands of times: priced, not left at the average */
+		cr_expect(real(term, "priced") > 0.9, "%s: only %.3f of its instructions in priced blocks (in_core: %s)",
+		          names[i], real(term, "priced"), core);
+	}
+	json_object_put(root);
+	cli_run_free(&r);
+}

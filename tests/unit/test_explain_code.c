@@ -116,7 +116,7 @@ static explain_code *code_watch(explain_result *result)
 	plumb_status status;
 	cr_assert_eq(explain_result_init(result, argv, &options, &status), 0, "%s", status.message);
 	explain_code *code;
-	cr_assert_eq(explain_code_new(&code, 0, 64), 0);
+	cr_assert_eq(explain_code_new(&code, 64), 0);
 	return code;
 }
 
@@ -264,7 +264,7 @@ Test(explain_code, compact_runs_count_what_their_records_count)
 	}
 	trace_region_marker(&trace[n++], 0, 0, "random");
 	explain_code *code;
-	cr_assert_eq(explain_code_new(&code, 0, 64), 0);
+	cr_assert_eq(explain_code_new(&code, 64), 0);
 	explain_code_batch(code, trace, n);
 	cr_assert_eq(explain_code_finish(code, &by_records, false), 0);
 	explain_code_free(code);
@@ -276,7 +276,7 @@ Test(explain_code, compact_runs_count_what_their_records_count)
 	uint8_t count_a[1] = { 4 }, count_b[1] = { 2 }, data[1] = { 1 };
 	uint64_t *words = calloc(2 * steps, sizeof *words);
 	cr_assert_not_null(words);
-	cr_assert_eq(explain_code_new(&code, 0, 64), 0);
+	cr_assert_eq(explain_code_new(&code, 64), 0);
 	explain_code_batch(code, &trace[0], 1);   /* the markers come as records */
 	size_t w = 0;
 	for (size_t i = 0; i < steps; i++)

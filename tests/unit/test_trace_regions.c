@@ -135,7 +135,8 @@ Test(trace_regions, din_drops_markers)
 Test(trace_regions, code_map_round_trip_and_errors)
 {
 	const char *path = trace_test_path("map.code");
-	static const char good[] = "plumbgrind-code 1\n401000 401007 12 /src/a.c\twalk here\n401008 40100b 0 ???\t???\nend\n";
+	static const char good[] = "plumbgrind-code 2\nsegment 400000 401fff 1000\t/usr/lib/a b.so\n"
+	                           "401000 401007 12 /src/a.c\twalk here\n401008 40100b 0 ???\t???\nend\n";
 	trace_test_spit(path, good, sizeof good - 1);
 	trace_code_map *map;
 	plumb_status status;
@@ -147,6 +148,12 @@ Test(trace_regions, code_map_round_trip_and_errors)
 	cr_assert_str_eq(file, "/src/a.c");
 	cr_assert_eq(line, 12);
 	cr_assert_eq(trace_code_map_lookup(map, 0x40100c, &function, &file, &line), 0);
+	const trace_code_segment *segments;
+	cr_assert_eq(trace_code_map_segments(map, &segments), 1);
+	cr_assert_eq(segments[0].start, 0x400000);
+	cr_assert_eq(segments[0].end, 0x401fff);
+	cr_assert_eq(segments[0].offset, 0x1000);
+	cr_assert_str_eq(segments[0].path, "/usr/lib/a b.so");
 	const char *saved = trace_test_path("saved.code");
 	cr_assert_eq(trace_code_map_save(map, saved, &status), 0, "%s", status.message);
 	size_t size;
@@ -154,7 +161,14 @@ Test(trace_regions, code_map_round_trip_and_errors)
 	cr_assert_str_eq(text, good);
 	free(text);
 	trace_code_map_free(map);
-	static const char cut[] = "plumbgrind-code 1\n401000 401007 12 /src/a.c\twalk\n";
+	/* version 1 (a trace recorded before segments): ranges, no segments */
+	static const char first[] = "plumbgrind-code 1\n401000 401007 12 /src/a.c\twalk here\nend\n";
+	trace_test_spit(path, first, sizeof first - 1);
+	cr_assert_eq(trace_code_map_load(&map, path, &status), 0, "%s", status.message);
+	cr_assert_eq(trace_code_map_size(map), 1);
+	cr_assert_eq(trace_code_map_segments(map, &segments), 0);
+	trace_code_map_free(map);
+	static const char cut[] = "plumbgrind-code 2\n401000 401007 12 /src/a.c\twalk\n";
 	trace_test_spit(path, cut, sizeof cut - 1);
 	cr_assert_eq(trace_code_map_load(&map, path, &status), -1);
 	cr_assert(strstr(status.message, "cut short"), "%s", status.message);
@@ -162,4 +176,25 @@ Test(trace_regions, code_map_round_trip_and_errors)
 	trace_test_spit(path, bad, sizeof bad - 1);
 	cr_assert_eq(trace_code_map_load(&map, path, &status), -1);
 	cr_assert(strstr(status.message, "line 2"), "%s", status.message);
+	/* a map of no ranges (found by the fuzzer: qsort of NULL) */
+	static const char empty[] = "plumbgrind-code 2\nsegment 400000 401fff 0\t/bin/true\nend\n";
+	trace_test_spit(path, empty, sizeof empty - 1);
+	cr_assert_eq(trace_code_map_load(&map, path, &status), 0, "%s", status.message);
+	cr_assert_eq(trace_code_map_size(map), 0);
+	cr_assert_eq(trace_code_map_segments(map, &segments), 1);
+	trace_code_map_free(map);
+	/* a segment: only in version 2, with a file's absolute path, end not before start */
+	static const char *const bad_segments[] = {
+		"plumbgrind-code 1\nsegment 400000 401fff 0\t/bin/true\nend\n",
+		"plumbgrind-code 2\nsegment 400000 401fff 0\tbin/true\nend\n",
+		"plumbgrind-code 2\nsegment 402000 401fff 0\t/bin/true\nend\n",
+		"plumbgrind-code 2\nsegment 400000 401fff\t/bin/true\nend\n",
+		"plumbgrind-code 2\nsegment 400000 401fff 0 /bin/true\nend\n",
+		"plumbgrind-code 3\nend\n",
+	};
+	for (size_t i = 0; i < sizeof bad_segments / sizeof *bad_segments; i++) {
+		trace_test_spit(path, bad_segments[i], strlen(bad_segments[i]));
+		cr_assert_eq(trace_code_map_load(&map, path, &status), -1, "%s", bad_segments[i]);
+		cr_assert(strstr(status.message, "line "), "%s: %s", bad_segments[i], status.message);
+	}
 }
