@@ -31,11 +31,16 @@ static void buffer_append(buffer *b, const char *data, size_t n)
 	b->data[b->length] = 0;
 }
 
-/* plumb (PLUMB_BIN), then argv: the vector to exec, which the caller frees. */
-static char **plumb_argv(const char *const argv[])
+const char *cli_plumb_program(void)
 {
 	const char *program = getenv("PLUMB_BIN");
 	cr_assert(program != NULL, "PLUMB_BIN is not set (run through 'make test-e2e')");
+	return program;
+}
+
+char **cli_plumb_argv(const char *const argv[])
+{
+	const char *program = cli_plumb_program();
 	size_t argc = 0;
 	while (argv[argc])
 		argc++;
@@ -51,7 +56,7 @@ cli_run cli_run_plumb(const char *stdin_text, const char *const argv[])
 {
 	int in[2], out[2], err[2];
 	cr_assert(pipe(in) == 0 && pipe(out) == 0 && pipe(err) == 0);
-	char **child_argv = plumb_argv(argv);
+	char **child_argv = cli_plumb_argv(argv);
 	const char *program = child_argv[0];
 	pid_t pid = fork();
 	cr_assert(pid >= 0, "fork: %s", strerror(errno));
@@ -140,9 +145,7 @@ const char *cli_build_dir(void)
 {
 	static char dir[4096];
 	char copy[4096];
-	const char *program = getenv("PLUMB_BIN");
-	cr_assert(program != NULL, "PLUMB_BIN is not set (run through 'make test-e2e')");
-	snprintf(copy, sizeof copy, "%s", program);
+	snprintf(copy, sizeof copy, "%s", cli_plumb_program());
 	snprintf(dir, sizeof dir, "%s", dirname(copy));
 	return dir;
 }
@@ -239,7 +242,7 @@ void cli_assert_usage_error(const cli_run *run, const char *command)
 
 int cli_run_plumb_file_limited(unsigned long bytes, char *text, size_t length, const char *const argv[])
 {
-	char **full = plumb_argv(argv);
+	char **full = cli_plumb_argv(argv);
 	int err[2];
 	cr_assert_eq(pipe(err), 0);
 	pid_t pid = fork();

@@ -24,6 +24,11 @@ void cli_run_free(cli_run *run);
  * leaves it), its stderr a pipe, which the limit does not cover, read into
  * TEXT (at most LENGTH - 1 bytes, NUL-terminated); returns its wait status. */
 int cli_run_plumb_file_limited(unsigned long bytes, char *text, size_t length, const char *const argv[]);
+/* The plumb program (PLUMB_BIN); aborts the test when it is not set. */
+const char *cli_plumb_program(void);
+/* plumb, then argv (as cli_run_plumb's): the vector to exec, which the
+ * caller frees (the strings are not copied). */
+char **cli_plumb_argv(const char *const argv[]);
 /* A path under a fresh temporary directory private to this test process. */
 const char *cli_temp_path(const char *name);
 /* The build folder: the one plumb (PLUMB_BIN) is in. */

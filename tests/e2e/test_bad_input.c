@@ -18,7 +18,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
-#include <libgen.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -476,19 +475,10 @@ static void write_text(const char *dir, const char *name, const char *text)
 	write_file(dir, name, text, strlen(text));
 }
 
-static const char *plumb_program(void)
-{
-	const char *program = getenv("PLUMB_BIN");
-	cr_assert(program != NULL, "PLUMB_BIN is not set (run through 'make test-e2e')");
-	return program;
-}
-
 /* A file built beside the plumb program, e.g. tests/data/instrument_target. */
 static const char *built(const char *relative, char *path, size_t size)
 {
-	char copy[4096];
-	snprintf(copy, sizeof copy, "%s", plumb_program());
-	snprintf(path, size, "%s/%s", dirname(copy), relative);
+	snprintf(path, size, "%s/%s", cli_build_dir(), relative);
 	return path;
 }
 
@@ -568,16 +558,10 @@ static double seconds_since(const struct timespec *start)
  * of that CPU alone; with a signal, sends it once plumb is under way. */
 static outcome run_plumb(const char *dir, const char *const *argv, int one_cpu, int signal_number, bool after_child)
 {
-	const char *program = plumb_program();
 	int out[2], err[2];
 	cr_assert(pipe2(out, O_CLOEXEC) == 0 && pipe2(err, O_CLOEXEC) == 0);
-	size_t argc = 0;
-	while (argv[argc])
-		argc++;
-	const char **child_argv = calloc(argc + 2, sizeof *child_argv);
-	cr_assert_not_null(child_argv);
-	child_argv[0] = program;
-	memcpy(child_argv + 1, argv, argc * sizeof *argv);
+	char **child_argv = cli_plumb_argv(argv);
+	const char *program = child_argv[0];
 	fflush(NULL);
 	pid_t pid = fork();
 	cr_assert(pid >= 0, "fork: %s", strerror(errno));
@@ -596,7 +580,7 @@ static outcome run_plumb(const char *dir, const char *const *argv, int one_cpu, 
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
 		setenv("TMPDIR", dir, 1);
-		execv(program, (char **)child_argv);
+		execv(program, child_argv);
 		_exit(127);
 	}
 	free(child_argv);
@@ -847,7 +831,7 @@ static unsigned long long available_mib(void)
 static bool sanitized_build(void)
 {
 	size_t size;
-	char *program = cli_read_file(plumb_program(), &size);
+	char *program = cli_read_file(cli_plumb_program(), &size);
 	bool sanitized = program && memmem(program, size, "__asan_init", 11) != NULL;
 	free(program);
 	return sanitized;
