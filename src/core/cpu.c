@@ -6,6 +6,30 @@
 #include <string.h>
 #include "core/cpu.h"
 
+/* Intel models whose cores have AMX: Sapphire Rapids, Emerald Rapids,
+ * Granite Rapids and its D.  AVX512-FP16 they have too, and so did Alder
+ * Lake's first parts (0x97, 0x9A), whose P-cores had AVX-512 before it was
+ * fused off. */
+static bool intel_has_amx(unsigned model)
+{
+	return model == 0x8F || model == 0xCF || model == 0xAD || model == 0xAE;
+}
+
+void cpu_core_model_settle(cpu_features *cpu)
+{
+	cpu->core_model = cpu->model;
+	cpu->core_model_reason[0] = 0;
+	if (strcmp(cpu->vendor, "GenuineIntel") || cpu->family != 6 || intel_has_amx(cpu->model))
+		return;
+	bool fp16_alone = cpu->avx512_fp16 && cpu->model != 0x97 && cpu->model != 0x9A;
+	if (cpu->amx_tile || fp16_alone) {
+		cpu->core_model = 0x8F;
+		snprintf(cpu->core_model_reason, sizeof cpu->core_model_reason,
+		         "its %s says Sapphire Rapids or later: taken as model 143",
+		         cpu->amx_tile ? "AMX" : "AVX512-FP16");
+	}
+}
+
 void cpu_features_detect(cpu_features *out)
 {
 	unsigned a = 0, b = 0, c = 0, d = 0, max = 0;
@@ -44,7 +68,10 @@ void cpu_features_detect(cpu_features *out)
 		out->avx512f = zmm && ((b >> 16) & 1);
 		out->clflushopt = (b >> 23) & 1;
 		out->clwb = (b >> 24) & 1;
+		out->avx512_fp16 = (d >> 23) & 1;
+		out->amx_tile = (d >> 24) & 1;
 	}
+	cpu_core_model_settle(out);
 	__get_cpuid(0x80000000, &max, &b, &c, &d);
 	if (max >= 0x80000001) {
 		__get_cpuid(0x80000001, &a, &b, &c, &d);

@@ -14,10 +14,22 @@ typedef struct cpu_features {
 	unsigned family, model, stepping;
 	bool sse2, avx, avx2, avx512f, clflush, clflushopt, clwb, rdtscp, invariant_tsc;
 	bool hypervisor;
+	bool amx_tile, avx512_fp16;   /* CPUID 7.0 EDX bits 24 and 23: Sapphire Rapids' and later server cores' */
 	unsigned clflush_line;   /* bytes, from CPUID 1 EBX[15:8] * 8 */
+	/* The model whose cores these are: `model`, unless a hypervisor shows
+	 * an older model than the features say (a KVM guest of a Sapphire
+	 * Rapids host given model 167, Rocket Lake, which has no AMX and adds
+	 * doubles in 4 cycles, not 2): then the first model with them, and
+	 * core_model_reason says why in words ("" when core_model is model). */
+	unsigned core_model;
+	char core_model_reason[96];
 } cpu_features;
 
 void cpu_features_detect(cpu_features *out);
+/* Sets core_model and core_model_reason from the vendor, family, model and
+ * features (cpu_features_detect calls it; so does a caller that fills a
+ * cpu_features of another machine). */
+void cpu_core_model_settle(cpu_features *cpu);
 /* The CPU's generation in words, from vendor, family and model ("Emerald
  * Rapids", "Zen 4"), for the x86 generations plumb has met or expects; NULL
  * for one it does not know.  A guest's brand string often hides the model

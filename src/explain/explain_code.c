@@ -2108,7 +2108,7 @@ static bool golden_cove(const cpu_features *cpu)
 	if (strcmp(cpu->vendor, "GenuineIntel") || cpu->family != 6)
 		return false;
 	for (size_t k = 0; k < sizeof models / sizeof models[0]; k++)
-		if (cpu->model == models[k])
+		if (cpu->core_model == models[k])
 			return true;
 	return false;
 }
@@ -2603,7 +2603,7 @@ static const char *choose_cpu(mca_context *x, const char *const *names, size_t n
 static size_t cpu_names(mca_context *x, const cpu_features *cpu, const char *forced, const char *names[8],
                         const char **core_model)
 {
-	size_t count = explain_llvm_cpus(cpu->vendor, cpu->family, cpu->model, names, 8);
+	size_t count = explain_llvm_cpus(cpu->vendor, cpu->family, cpu->core_model, names, 8);
 	if (forced && forced[0]) {
 		names[0] = forced;
 		count = 1;
@@ -2612,8 +2612,8 @@ static size_t cpu_names(mca_context *x, const cpu_features *cpu, const char *for
 	 * sapphirerapids is still Ice Lake's, 224-entry reorder buffer and
 	 * 4-cycle FP adds); LLVM 17 gave Sapphire Rapids its own */
 	*core_model = "";
-	if (!(forced && forced[0]) && golden_cove(cpu) && cpu->model != 0x97 && cpu->model != 0x9A &&
-	    cpu->model != 0xB7 && cpu->model != 0xBA && cpu->model != 0xBF && mca_version(x) == 16 && count < 8) {
+	if (!(forced && forced[0]) && golden_cove(cpu) && cpu->core_model != 0x97 && cpu->core_model != 0x9A &&
+	    cpu->core_model != 0xB7 && cpu->core_model != 0xBA && cpu->core_model != 0xBF && mca_version(x) == 16 && count < 8) {
 		memmove(names + 1, names, count * sizeof *names);
 		names[0] = "alderlake";
 		count++;
@@ -2796,7 +2796,7 @@ static int price_for_cpu(mca_context *x, const cpu_features *cpu, const char *fo
 	const char *chosen = choose_cpu(x, names, count, &probe);
 	if (!chosen) {
 		snprintf(why, why_size, "%.120s knows none of the CPU names for %s family %u model %u", x->mca, cpu->vendor,
-		         cpu->family, cpu->model);
+		         cpu->family, cpu->core_model);
 		return -1;
 	}
 	double fadd_divisor = fadd_divisor_of(cpu, &probe);
@@ -2828,8 +2828,11 @@ static int price_for_cpu(mca_context *x, const cpu_features *cpu, const char *fo
 	if (nests || priced_loops)
 		snprintf(nested, sizeof nested, "; %zu inner loop%s priced in %s nest, %zu two-block loop%s as one", nests,
 		         nests == 1 ? "" : "s", nests == 1 ? "its" : "their", priced_loops, priced_loops == 1 ? "" : "s");
-	snprintf(source, source_size, "llvm-mca -mcpu=%s%s for %s family %u model %u%s%s%s", chosen,
-	         chosen == names[0] ? core_model : "", cpu->vendor, cpu->family, cpu->model, nearest,
+	char corrected[160] = "";
+	if (cpu->core_model != cpu->model && cpu->core_model_reason[0])
+		snprintf(corrected, sizeof corrected, " (%s)", cpu->core_model_reason);
+	snprintf(source, source_size, "llvm-mca -mcpu=%s%s for %s family %u model %u%s%s%s%s", chosen,
+	         chosen == names[0] ? core_model : "", cpu->vendor, cpu->family, cpu->model, corrected, nearest,
 	         fadd_divisor > 0 ? "; FP adds at this core's 2 cycles" : "", nested);
 	return 0;
 }
@@ -2863,6 +2866,7 @@ static double *price_other(mca_context *x, explain_result *result, code_block *u
 	snprintf(cpu.vendor, sizeof cpu.vendor, "%s", result->other_cpu);
 	cpu.family = result->other_cpu_family;
 	cpu.model = result->other_cpu_model;
+	cpu_core_model_settle(&cpu);   /* its features are not in its report: its model as it gave it */
 	char source[320], why[PLUMB_MESSAGE_MAX];
 	if (price_for_cpu(x, &cpu, NULL, unique, unique_count, hot, take, source, sizeof source, why, sizeof why) == 0) {
 		for (size_t i = 0; i < unique_count; i++)

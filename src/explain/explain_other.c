@@ -29,8 +29,9 @@ static const char *property(const output_report *topo, const char *name)
 	return NULL;
 }
 
-/* The in-core cycles on the other machine: this CPU's when the two are the
- * same model, else its own core's (its CPU recorded for explain_code). */
+/* The in-core cycles on the other machine: this CPU's when the two have
+ * the same cores (cpu.h's core_model), else its own core's (its CPU
+ * recorded for explain_code). */
 static void note_core(explain_result *result, const output_report *topo, const char *path)
 {
 	cpu_features here;
@@ -42,7 +43,13 @@ static void note_core(explain_result *result, const output_report *topo, const c
 		                    "CPU's cycles at its clock", path);
 		return;
 	}
-	if (!strcmp(vendor, here.vendor) && family == here.family && model == here.model)
+	/* the model its cores are priced as (topo's core_model; older reports
+	 * have none: their CPUID model) */
+	const char *core = property(topo, "core_model");
+	unsigned core_model = 0;
+	if (core && sscanf(core, "%u", &core_model) == 1 && core_model)
+		model = core_model;
+	if (!strcmp(vendor, here.vendor) && family == here.family && model == here.core_model)
 		return;
 	/* its blocks are priced again for its core (explain_code.c), which
 	 * says how, or why not */

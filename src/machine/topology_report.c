@@ -27,10 +27,21 @@ output_report *topology_report(const topology *t, const timer_calibration *cal, 
 	output_row(m); output_cell_text(m, "vendor"); output_cell_text(m, f->vendor);
 	snprintf(buffer, sizeof buffer, "%u/%u/%u", f->family, f->model, f->stepping);
 	output_row(m); output_cell_text(m, "family/model/stepping"); output_cell_text(m, buffer);
+	/* the model whose cores these are (cpu.h), which explain --on prices
+	 * this machine's core as */
+	snprintf(buffer, sizeof buffer, "%u", f->core_model);
+	output_row(m); output_cell_text(m, "core_model"); output_cell_text(m, buffer);
 	/* The generation by name: a guest's brand string often hides it. */
-	const char *generation = cpu_generation_name(f->vendor, f->family, f->model);
+	const char *generation = cpu_generation_name(f->vendor, f->family, f->core_model);
 	output_row(m); output_cell_text(m, "generation");
-	if (generation)
+	if (generation && f->core_model != f->model) {
+		/* a hypervisor's older model than the features say (cpu.h) */
+		const char *shown = cpu_generation_name(f->vendor, f->family, f->model);
+		char said[256];
+		snprintf(said, sizeof said, "%s or later (CPUID says model %u%s%s, but %s)", generation, f->model,
+		         shown ? ", " : "", shown ? shown : "", f->core_model_reason);
+		output_cell_text(m, said);
+	} else if (generation)
 		output_cell_text(m, generation);
 	else
 		output_cell_status(m, "unknown", "plumb's table of x86 generations does not know this family and model");

@@ -218,3 +218,37 @@ Test(core_cli, endless_inputs_fail_with_one_line_and_bounded_memory, .timeout = 
 #endif
 	}
 }
+
+/* topo's core_model: CPUID's model, unless this is an Intel CPU whose
+ * flags (/proc/cpuinfo, as the kernel read CPUID) have AMX or AVX512-FP16
+ * under a model without them (a guest given an older model than its
+ * host's cores): then 143, and the generation says why. */
+Test(core_cli, topo_names_the_model_its_cores_are)
+{
+	size_t size;
+	char *cpuinfo = cli_read_file("/proc/cpuinfo", &size);
+	cr_assert_not_null(cpuinfo);
+	unsigned family = 0, model = 0;
+	const char *f = strstr(cpuinfo, "cpu family"), *m = strstr(cpuinfo, "\nmodel\t");
+	if (!f || !m || sscanf(strchr(f, ':') + 1, "%u", &family) != 1 || sscanf(strchr(m, ':') + 1, "%u", &model) != 1) {
+		free(cpuinfo);
+		cr_skip_test("/proc/cpuinfo names no family and model here");
+	}
+	const char *flags = strstr(cpuinfo, "\nflags");
+	char line[8192] = "";
+	if (flags)
+		sscanf(flags + 1, "%8191[^\n]", line);
+	bool intel = strstr(cpuinfo, "GenuineIntel") != NULL;
+	free(cpuinfo);
+	bool amx = strstr(line, " amx_tile") != NULL, fp16 = strstr(line, " avx512_fp16") != NULL;
+	bool amx_model = model == 0x8F || model == 0xCF || model == 0xAD || model == 0xAE;
+	bool corrected = intel && family == 6 && !amx_model && (amx || (fp16 && model != 0x97 && model != 0x9A));
+	cli_run r = cli_run_plumbv(NULL, "topo", "--table", "machine", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	char expected[64];
+	snprintf(expected, sizeof expected, "\ncore_model,%u\n", corrected ? 143 : model);
+	cr_assert(strstr(r.out, expected), "expected %s in:\n%s", expected + 1, r.out);
+	if (corrected)
+		cr_assert(strstr(r.out, "or later (CPUID says model"), "%s", r.out);
+	cli_run_free(&r);
+}

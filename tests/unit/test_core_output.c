@@ -228,6 +228,35 @@ Test(core_output, cpu_generations_are_named_from_family_and_model)
 	cr_assert_null(cpu_generation_name(NULL, 6, 207));
 }
 
+/* A KVM guest of a Sapphire Rapids host was given CPUID model 167 (Rocket
+ * Lake, no AMX, doubles added in 4 cycles): its AMX or AVX512-FP16 make it
+ * model 143 for what depends on the core (explain's LLVM model), said in
+ * words; a model that has them, another vendor and Alder Lake's first parts
+ * (AVX512-FP16 without AMX) keep theirs. */
+Test(core_output, a_hidden_sapphire_rapids_core_is_told_by_its_features)
+{
+	cpu_features cpu = { .vendor = "GenuineIntel", .family = 6, .model = 167, .amx_tile = true, .avx512_fp16 = true };
+	cpu_core_model_settle(&cpu);
+	cr_assert_eq(cpu.core_model, 143);
+	cr_assert(strstr(cpu.core_model_reason, "AMX"), "%s", cpu.core_model_reason);
+	cpu = (cpu_features){ .vendor = "GenuineIntel", .family = 6, .model = 106, .avx512_fp16 = true };
+	cpu_core_model_settle(&cpu);
+	cr_assert_eq(cpu.core_model, 143);
+	cr_assert(strstr(cpu.core_model_reason, "AVX512-FP16"), "%s", cpu.core_model_reason);
+	static const cpu_features kept[] = {
+		{ .vendor = "GenuineIntel", .family = 6, .model = 167 },
+		{ .vendor = "GenuineIntel", .family = 6, .model = 207, .amx_tile = true, .avx512_fp16 = true },
+		{ .vendor = "GenuineIntel", .family = 6, .model = 0x97, .avx512_fp16 = true },
+		{ .vendor = "AuthenticAMD", .family = 25, .model = 17, .avx512_fp16 = true },
+	};
+	for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++) {
+		cpu = kept[i];
+		cpu_core_model_settle(&cpu);
+		cr_assert_eq(cpu.core_model, kept[i].model);
+		cr_assert_str_eq(cpu.core_model_reason, "");
+	}
+}
+
 /* On a terminal of 40 columns the table keeps what fits from the left and
  * names the rest; without a width (files, --wide) every column. */
 Test(core_output, a_table_fits_the_terminal_it_is_given)
