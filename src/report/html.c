@@ -388,13 +388,19 @@ static void write_summary(FILE *f, const output_report *s)
 {
 	char buffer[1024], a[32], b[32], c[32];
 	fputs("<section id=\"summary\">\n<h2>Summary</h2>\n<p class=machine>", f);
-	const char *keys[] = { "cpu", "cpus", "virtualised", "core_clock_ghz", "core_clock_ghz_low", "core_clock_ghz_high" };
-	char values[6][256] = { "", "", "", "", "", "" };
+	const char *keys[] = { "cpu", "cpus", "virtualised", "core_clock_ghz", "core_clock_ghz_low", "core_clock_ghz_high",
+		               "generation" };
+	char values[7][256] = { "", "", "", "", "", "", "" };
 	for (size_t i = 0; i < output_meta_count(s); i++)
-		for (size_t k = 0; k < 6; k++)
+		for (size_t k = 0; k < 7; k++)
 			if (!strcmp(output_meta_key(s, i), keys[k]))
 				output_meta_format(s, i, values[k], sizeof values[k]);
 	html_text(f, values[0][0] ? values[0] : "This machine");
+	if (values[6][0]) {
+		fputs(" (", f);
+		html_text(f, values[6]);
+		fputs(")", f);
+	}
 	if (values[1][0])
 	{
 		fputs(", ", f);

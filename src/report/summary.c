@@ -840,6 +840,18 @@ output_report *report_summary_build(output_report *const *sections, const char *
 	}
 	if (cpu)
 		output_meta_text(s, "cpu", cpu);
+	/* the generation by name, which a guest's brand string often hides
+	 * ("Intel(R) Xeon(R) Processor"); a corrected model's reason (cpu.h)
+	 * stays in topo's table */
+	const char *generation = output_text_at(machine, output_row_where(machine, "property", "generation"), "value");
+	if (generation && (!cpu || !strstr(cpu, generation))) {
+		char name[128];
+		snprintf(name, sizeof name, "%.*s", (int)strcspn(generation, "("), generation);
+		for (size_t n = strlen(name); n && name[n - 1] == ' '; n--)
+			name[n - 1] = 0;
+		if (name[0] && (!cpu || !strstr(cpu, name)))
+			output_meta_text(s, "generation", name);
+	}
 	if (cpus)
 		output_meta_text(s, "cpus", cpus);
 	bool virtualised = virt && !strncmp(virt, "yes", 3);
@@ -988,8 +1000,9 @@ static output_report *hierarchy_display(const output_table *h)
 
 int report_summary_write_text(const output_report *s, FILE *f, unsigned columns)
 {
-	char cpu[256], cpus[64], clock[64], line[2048];
+	char cpu[256], generation[128], cpus[64], clock[64], line[2048];
 	meta_or(s, "cpu", cpu, sizeof cpu);
+	meta_or(s, "generation", generation, sizeof generation);
 	meta_or(s, "cpus", cpus, sizeof cpus);
 	double ghz = output_meta_number_of(s, "core_clock_ghz");
 	clock[0] = 0;
@@ -998,7 +1011,8 @@ int report_summary_write_text(const output_report *s, FILE *f, unsigned columns)
 		snprintf(clock, sizeof clock, ", core clock about %.2f GHz (%.2f-%.2f)", ghz, ghz_low, ghz_high);
 	else if (isfinite(ghz))
 		snprintf(clock, sizeof clock, ", core clock about %.2f GHz", ghz);
-	snprintf(line, sizeof line, "%s%s%s%s%s", cpu[0] ? cpu : "this machine", cpus[0] ? ", " : "", cpus, cpus[0] ? " CPUs" : "", clock);
+	snprintf(line, sizeof line, "%s%s%s%s%s%s%s%s", cpu[0] ? cpu : "this machine", generation[0] ? " (" : "", generation,
+	         generation[0] ? ")" : "", cpus[0] ? ", " : "", cpus, cpus[0] ? " CPUs" : "", clock);
 	output_write_wrapped(f, "Summary: ", line, columns, 4);
 	const output_table *h = output_table_find(s, "hierarchy");
 	if (h) {

@@ -14,8 +14,10 @@ static output_report *topo(void)
 	output_table *m = output_table_add(r, "machine", "Machine");
 	output_column(m, "property", NULL, 0);
 	output_column(m, "value", NULL, 0);
-	const char *rows[][2] = { { "cpu_model", "Test CPU" }, { "cpus", "2" }, { "virtualised", "yes (CPUID hypervisor bit)" } };
-	for (size_t i = 0; i < 3; i++) {
+	const char *rows[][2] = { { "cpu_model", "Test CPU" }, { "cpus", "2" }, { "virtualised", "yes (CPUID hypervisor bit)" },
+		                  { "generation", "Sapphire Rapids or later (CPUID says model 167, Rocket Lake, but its AMX "
+		                                  "says Sapphire Rapids or later: taken as model 143)" } };
+	for (size_t i = 0; i < 4; i++) {
 		output_row(m);
 		output_cell_text(m, rows[i][0]);
 		output_cell_text(m, rows[i][1]);
@@ -260,6 +262,17 @@ Test(report_summary, hierarchy_row_per_level_from_the_sections)
 	cr_assert_eq(cell(s, "hierarchy", "level", "DRAM", "latency_high"), 105);
 	cr_assert(strstr(text_cell(s, "hierarchy", "level", "DRAM", "note"), "200 ns"));
 	cr_assert_eq(text_cell(s, "hierarchy", "level", "L2", "note")[0], 0, "L2 agrees: no note");
+	/* the generation, which the brand string does not say, by name alone */
+	char generation[128];
+	output_meta_text_of(s, "generation", generation, sizeof generation);
+	cr_assert_str_eq(generation, "Sapphire Rapids or later");
+	char *text = NULL;
+	size_t length = 0;
+	FILE *f = open_memstream(&text, &length);
+	cr_assert_eq(report_summary_write_text(s, f, 0), 0);
+	fclose(f);
+	cr_assert(!strncmp(text, "Summary: Test CPU (Sapphire Rapids or later), 2 CPUs", 52), "%s", text);
+	free(text);
 	output_report_free(s);
 	free_sections();
 }
