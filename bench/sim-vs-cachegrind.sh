@@ -98,22 +98,22 @@ run_tool() {   # run_tool TOOL PROGRAM
 			--cachegrind-out-file=/dev/null $cmd < "$stdin" > "$work/out" 2> "$work/$2.cg.txt" ;;
 	plumb-1core)
 		timed "$work/$2.$1" "$plumb" sim -p cachegrind --basic --l1i $I1 --l1d $D1 --l3 $LL --csv -o "$work/$2.p1.csv" \
-			-- $cmd < "$stdin" 2> "$work/out" ;;
+			-- $cmd < "$stdin" > "$work/out" 2>&1 ;;
 	plumb-1core-c)
 		PLUMB_VALGRIND_LIB=${before:+$VALGRIND_LIB} timed "$work/$2.$1" "$plumb" sim -p cachegrind --l1i $I1 --l1d $D1 --l3 $LL --csv -o "$work/$2.p1c.csv" \
-			-- $cmd < "$stdin" 2> "$work/out" ;;
+			-- $cmd < "$stdin" > "$work/out" 2>&1 ;;
 	plumb-1core-b)
 		PLUMB_VALGRIND_LIB=${BEFORE_VALGRIND_LIB:-$VALGRIND_LIB} timed "$work/$2.$1" "$before" sim -p cachegrind --basic --l1i $I1 --l1d $D1 --l3 $LL --csv \
-			-o "$work/$2.pb.csv" -- $cmd < "$stdin" 2> "$work/out" ;;
+			-o "$work/$2.pb.csv" -- $cmd < "$stdin" > "$work/out" 2>&1 ;;
 	plumb-1core-c-b)
 		PLUMB_VALGRIND_LIB=${BEFORE_VALGRIND_LIB:-$VALGRIND_LIB} timed "$work/$2.$1" "$before" sim -p cachegrind --l1i $I1 --l1d $D1 --l3 $LL --csv \
-			-o "$work/$2.pcb.csv" -- $cmd < "$stdin" 2> "$work/out" ;;
+			-o "$work/$2.pcb.csv" -- $cmd < "$stdin" > "$work/out" 2>&1 ;;
 	plumb-2core)
 		PLUMB_VALGRIND_LIB=${before:+$VALGRIND_LIB} timed "$work/$2.$1" "$plumb" sim -p default --cores 2 --protocol mesi --l3 $LL --csv -o "$work/$2.p2.csv" \
-			-- $cmd < "$stdin" 2> "$work/out" ;;
+			-- $cmd < "$stdin" > "$work/out" 2>&1 ;;
 	plumb-2core-b)
 		PLUMB_VALGRIND_LIB=${BEFORE_VALGRIND_LIB:-$VALGRIND_LIB} timed "$work/$2.$1" "$before" sim -p default --cores 2 \
-			--protocol mesi --l3 $LL --csv -o "$work/$2.p2b.csv" -- $cmd < "$stdin" 2> "$work/out" ;;
+			--protocol mesi --l3 $LL --csv -o "$work/$2.p2b.csv" -- $cmd < "$stdin" > "$work/out" 2>&1 ;;
 	esac
 }
 

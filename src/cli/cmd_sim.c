@@ -198,6 +198,21 @@ static int sweep_command(int argc, char **argv)
 
 /* plumb sim --curve LEVELS: the curves' one pass over the trace or the
  * program's references (all of them: plumbgrind keeps no L1s itself). */
+/* The program run under Valgrind (plumb sim -- PROG): its standard output
+ * goes to plumb's when the report goes to a file (-o FILE), as under
+ * cachegrind, and to plumb's standard error when the report takes the
+ * standard output, which then holds the report alone. */
+static int open_program(trace_reader **reader, char *const argv[], const char *const valgrind_options[],
+                        const cli_output *out, plumb_status *status)
+{
+	trace_launch launch;
+	trace_launch_init(&launch);
+	launch.valgrind_options = valgrind_options;
+	if (out->path && strcmp(out->path, "-") != 0)
+		launch.program_stdout = STDOUT_FILENO;
+	return trace_reader_open_launch(reader, argv, &launch, status);
+}
+
 static int curve_command(const cli_output *out, const sim_config *config, const sim_config_origin *origin,
                          const char *level_name, uint64_t max_size, char **program, const char *trace_path,
                          trace_format format, bool allow_truncated, bool fair_sched, uint64_t interleave,
@@ -212,7 +227,7 @@ static int curve_command(const cli_output *out, const sim_config *config, const 
 	if (fair_sched)
 		valgrind_options[1] = "--fair-sched=yes";
 	trace_reader *reader = NULL;
-	int rc = program ? trace_reader_open_command_options(&reader, program, valgrind_options, &status)
+	int rc = program ? open_program(&reader, program, valgrind_options, out, &status)
 	                 : trace_reader_open(&reader, trace_path, format, &status);
 	trace_interleaver *interleaver = NULL;
 	if (rc == 0) {
@@ -438,7 +453,7 @@ int cmd_sim(int argc, char **argv)
 		if (filter > 0)
 			valgrind_options[option_count++] = filter_option;
 	}
-	int rc = command_mode ? trace_reader_open_command_options(&reader, argv + optind, valgrind_options, &status)
+	int rc = command_mode ? open_program(&reader, argv + optind, valgrind_options, &out, &status)
 	                      : trace_reader_open(&reader, trace_path, format, &status);
 	if (rc != 0)
 		return cli_error("sim", &status);

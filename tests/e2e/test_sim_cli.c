@@ -2,6 +2,7 @@
  * CSV shapes, byte-identical reruns, configuration errors, a program run
  * under lackey, and --check. */
 #include <criterion/criterion.h>
+#include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -750,4 +751,32 @@ Test(sim_cli, curve_of_a_real_trace_equals_separate_runs, .timeout = 600)
 	cli_run_free(&curve);
 	free(trace);
 	free(input);
+}
+
+/* plumb sim -- PROG: the program's standard output is plumb's when the
+ * report goes to a file (-o), as under cachegrind, and plumb's standard
+ * error when the report takes the standard output, which then holds the
+ * report alone (here JSON that parses). */
+Test(sim_cli, the_programs_output_goes_where_the_report_does_not, .timeout = 120)
+{
+	const char *file = cli_temp_path("report.json");
+	cli_run r = cli_run_plumbv(NULL, "sim", "-p", "cachegrind", "--basic", "--json", "-o", file, "--", "/bin/echo",
+	                           "the-programs-words", NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	cr_assert(strstr(r.out, "the-programs-words"), "stdout: %s", r.out);
+	cr_assert_null(strstr(r.err, "the-programs-words"), "stderr: %s", r.err);
+	size_t size;
+	char *report = cli_read_file(file, &size);
+	cr_assert(report && strstr(report, "\"schema\""), "the report file: %s", report ? report : "(none)");
+	free(report);
+	cli_run_free(&r);
+	r = cli_run_plumbv(NULL, "sim", "-p", "cachegrind", "--basic", "--json", "--", "/bin/echo", "the-programs-words",
+	                   NULL);
+	cr_assert_eq(r.exit_code, 0, "%s", r.err);
+	cr_assert(strstr(r.err, "the-programs-words"), "stderr: %s", r.err);
+	cr_assert_null(strstr(r.out, "the-programs-words"), "stdout: %s", r.out);
+	json_object *root = json_tokener_parse(r.out);
+	cr_assert_not_null(root, "stdout is not the report alone: %.300s", r.out);
+	json_object_put(root);
+	cli_run_free(&r);
 }
