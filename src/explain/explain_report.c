@@ -378,6 +378,14 @@ size_t explain_diagnose(const explain_result *r, const explain_region *region, c
 	double migrations = counter_mean(r, region, "cpu-migrations");
 	double task = counter_mean(r, region, "task-clock");
 	double wall = region->runs > 0 ? region->wall.median : NAN;
+	/* the in-core time of blocks llvm-mca did not price is a guess
+	 * (their average, or 1.00 per cycle when none was priced) */
+	const explain_core *core = &region->core;
+	if (r->ipc_base <= 0 && r->core_source[0] && core->instructions > 0 && p->compute_ns > 0.3 * p->total_ns &&
+	    (double)core->priced_instructions < 0.9 * (double)core->instructions)
+		SAY("; %.0f%% of its instructions ran in blocks llvm-mca did not price (%s)",
+		    100.0 * (double)(core->instructions - core->priced_instructions) / (double)core->instructions,
+		    core->priced_instructions ? "taken at the priced blocks' average" : "taken at 1.00 per cycle");
 	if (ratio < 1) {
 		/* the program took longer than the model says: what it left out */
 		if (isfinite(faults) && faults >= 1 && !(p->kernel_ns > 0)) {

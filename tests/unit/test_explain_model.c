@@ -263,6 +263,24 @@ Test(explain_model, a_miss_names_the_term_and_the_evidence)
 	r->predicted.compute_ns = 1e6;
 	cr_assert_gt(explain_diagnose(&result, r, why, sizeof why), 0);
 	cr_expect(strstr(why, "bandwidth"), "%s", why);
+	cr_expect_null(strstr(why, "did not price"), "no blocks were priced at all here: %s", why);
+	/* Blocks priced, but most of the region's instructions in blocks
+	 * llvm-mca did not price: said, with how they were taken. */
+	snprintf(result.core_source, sizeof result.core_source, "llvm-mca -mcpu=test");
+	r->predicted.total_ns = r->predicted.compute_ns = 3e6;
+	r->predicted.transfer_ns = 0;
+	r->core.instructions = 1000;
+	r->core.priced_instructions = 250;
+	cr_assert_gt(explain_diagnose(&result, r, why, sizeof why), 0);
+	cr_expect(strstr(why, "75% of its instructions ran in blocks llvm-mca did not price (taken at the priced "
+	                  "blocks' average)"), "%s", why);
+	r->core.priced_instructions = 0;
+	cr_assert_gt(explain_diagnose(&result, r, why, sizeof why), 0);
+	cr_expect(strstr(why, "100% of its instructions ran in blocks llvm-mca did not price (taken at 1.00 per cycle)"),
+	          "%s", why);
+	r->core.priced_instructions = 950;
+	cr_assert_gt(explain_diagnose(&result, r, why, sizeof why), 0);
+	cr_expect_null(strstr(why, "did not price"), "95%% priced is not worth a word: %s", why);
 	explain_result_free(&result);
 }
 
