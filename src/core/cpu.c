@@ -15,10 +15,24 @@ static bool intel_has_amx(unsigned model)
 	return model == 0x8F || model == 0xCF || model == 0xAD || model == 0xAE;
 }
 
+/* AMD family 19h models of Zen 4 cores (the rest of the family is Zen 3,
+ * which has no AVX-512). */
+static bool amd_zen4(unsigned model)
+{
+	return (model >= 0x10 && model <= 0x1F) || (model >= 0x60 && model <= 0x7F) || (model >= 0xA0 && model <= 0xAF);
+}
+
 void cpu_core_model_settle(cpu_features *cpu)
 {
 	cpu->core_model = cpu->model;
 	cpu->core_model_reason[0] = 0;
+	if (!strcmp(cpu->vendor, "AuthenticAMD") && cpu->family == 0x19 && cpu->avx512f && !amd_zen4(cpu->model)) {
+		/* a guest shown a Zen 3 model (EPYC-Milan) on a Zen 4 host */
+		cpu->core_model = 0x11;
+		snprintf(cpu->core_model_reason, sizeof cpu->core_model_reason,
+		         "its AVX-512 says Zen 4: taken as model 17");
+		return;
+	}
 	if (strcmp(cpu->vendor, "GenuineIntel") || cpu->family != 6 || intel_has_amx(cpu->model))
 		return;
 	bool fp16_alone = cpu->avx512_fp16 && cpu->model != 0x97 && cpu->model != 0x9A;

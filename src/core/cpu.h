@@ -19,8 +19,10 @@ typedef struct cpu_features {
 	/* The model whose cores these are: `model`, unless a hypervisor shows
 	 * an older model than the features say (a KVM guest of a Sapphire
 	 * Rapids host given model 167, Rocket Lake, which has no AMX and adds
-	 * doubles in 4 cycles, not 2): then the first model with them, and
-	 * core_model_reason says why in words ("" when core_model is model). */
+	 * doubles in 4 cycles, not 2; or an AMD guest shown a Zen 3 model with
+	 * AVX-512, which only Zen 4 on has): then the first model with them,
+	 * and core_model_reason says why in words ("" when core_model is
+	 * model). */
 	unsigned core_model;
 	char core_model_reason[96];
 } cpu_features;

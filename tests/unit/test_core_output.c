@@ -243,7 +243,16 @@ Test(core_output, a_hidden_sapphire_rapids_core_is_told_by_its_features)
 	cpu_core_model_settle(&cpu);
 	cr_assert_eq(cpu.core_model, 143);
 	cr_assert(strstr(cpu.core_model_reason, "AVX512-FP16"), "%s", cpu.core_model_reason);
+	/* an AMD guest shown Zen 3 (EPYC-Milan, model 1) with AVX-512: a Zen 4 */
+	cpu = (cpu_features){ .vendor = "AuthenticAMD", .family = 0x19, .model = 1, .avx512f = true };
+	cpu_core_model_settle(&cpu);
+	cr_assert_eq(cpu.core_model, 0x11);
+	cr_assert(strstr(cpu.core_model_reason, "AVX-512 says Zen 4"), "%s", cpu.core_model_reason);
+	cr_assert_str_eq(cpu_generation_name(cpu.vendor, cpu.family, cpu.core_model), "Zen 4");
 	static const cpu_features kept[] = {
+		{ .vendor = "AuthenticAMD", .family = 0x19, .model = 1 },
+		{ .vendor = "AuthenticAMD", .family = 0x19, .model = 0x61, .avx512f = true },
+		{ .vendor = "AuthenticAMD", .family = 0x1A, .model = 2, .avx512f = true },
 		{ .vendor = "GenuineIntel", .family = 6, .model = 167 },
 		{ .vendor = "GenuineIntel", .family = 6, .model = 207, .amx_tile = true, .avx512_fp16 = true },
 		{ .vendor = "GenuineIntel", .family = 6, .model = 0x97, .avx512_fp16 = true },
