@@ -196,8 +196,6 @@ static int sweep_command(int argc, char **argv)
 	return rc;
 }
 
-/* plumb sim --curve LEVELS: the curves' one pass over the trace or the
- * program's references (all of them: plumbgrind keeps no L1s itself). */
 /* The program run under Valgrind (plumb sim -- PROG): its standard output
  * goes to plumb's when the report goes to a file (-o FILE), as under
  * cachegrind, and to plumb's standard error when the report takes the
@@ -213,6 +211,8 @@ static int open_program(trace_reader **reader, char *const argv[], const char *c
 	return trace_reader_open_launch(reader, argv, &launch, status);
 }
 
+/* plumb sim --curve LEVELS: the curves' one pass over the trace or the
+ * program's references (all of them: plumbgrind keeps no L1s itself). */
 static int curve_command(const cli_output *out, const sim_config *config, const sim_config_origin *origin,
                          const char *level_name, uint64_t max_size, char **program, const char *trace_path,
                          trace_format format, bool allow_truncated, bool fair_sched, uint64_t interleave,

@@ -167,6 +167,13 @@ static void add_regions(output_report *report, const explain_result *r)
 	}
 }
 
+/* The share of the region's instructions in blocks llvm-mca priced (NaN
+ * when the region ran none). */
+static double priced_share(const explain_core *core)
+{
+	return core->instructions ? (double)core->priced_instructions / (double)core->instructions : NAN;
+}
+
 static void add_terms(output_report *report, const explain_result *r)
 {
 	output_table *t = output_table_add(report, "prediction", "The predicted time, term by term (docs/explain.md)");
@@ -204,9 +211,7 @@ static void add_terms(output_report *report, const explain_result *r)
 			else if (!r->core_source[0])
 				output_cell_status(t, "unsupported", r->core_error[0] ? r->core_error : "the blocks were not priced");
 			else
-				output_cell_real(t, region->core.instructions
-				                        ? (double)region->core.priced_instructions / (double)region->core.instructions
-				                        : NAN);
+				output_cell_real(t, priced_share(&region->core));
 			for (int l = EXPLAIN_L2; l < EXPLAIN_LEVELS; l++)
 				output_cell_real(t, p->latency_ns[l] + p->stream_ns[l]);
 			output_cell_real(t, p->sequential);
@@ -380,12 +385,10 @@ size_t explain_diagnose(const explain_result *r, const explain_region *region, c
 	double wall = region->runs > 0 ? region->wall.median : NAN;
 	/* the in-core time of blocks llvm-mca did not price is a guess
 	 * (their average, or 1.00 per cycle when none was priced) */
-	const explain_core *core = &region->core;
-	if (r->ipc_base <= 0 && r->core_source[0] && core->instructions > 0 && p->compute_ns > 0.3 * p->total_ns &&
-	    (double)core->priced_instructions < 0.9 * (double)core->instructions)
-		SAY("; %.0f%% of its instructions ran in blocks llvm-mca did not price (%s)",
-		    100.0 * (double)(core->instructions - core->priced_instructions) / (double)core->instructions,
-		    core->priced_instructions ? "taken at the priced blocks' average" : "taken at 1.00 per cycle");
+	double priced = priced_share(&region->core);
+	if (r->ipc_base <= 0 && r->core_source[0] && priced < 0.9 && p->compute_ns > 0.3 * p->total_ns)
+		SAY("; %.0f%% of its instructions ran in blocks llvm-mca did not price (%s)", 100.0 * (1 - priced),
+		    priced > 0 ? "taken at the priced blocks' average" : "taken at 1.00 per cycle");
 	if (ratio < 1) {
 		/* the program took longer than the model says: what it left out */
 		if (isfinite(faults) && faults >= 1 && !(p->kernel_ns > 0)) {

@@ -844,7 +844,7 @@ output_report *report_summary_build(output_report *const *sections, const char *
 	 * ("Intel(R) Xeon(R) Processor"); a corrected model's reason (cpu.h)
 	 * stays in topo's table */
 	const char *generation = output_text_at(machine, output_row_where(machine, "property", "generation"), "value");
-	if (generation && (!cpu || !strstr(cpu, generation))) {
+	if (generation) {
 		char name[128];
 		snprintf(name, sizeof name, "%.*s", (int)strcspn(generation, "("), generation);
 		for (size_t n = strlen(name); n && name[n - 1] == ' '; n--)

@@ -219,6 +219,54 @@ static double real(json_object *row, const char *column)
 	return json_object_get_double(cell);
 }
 
+/* plumb explain --runs 1 --machine MACHINE --json -- PROGRAM... as JSON
+ * (the caller frees the root and the run), its in-core line in core; the
+ * test is skipped when LLVM's tools cannot price blocks here, and fails
+ * for any other reason the blocks went unpriced. */
+static json_object *explain_priced(cli_run *r, const char *machine, const char *const program[], char *core,
+                                   size_t core_size)
+{
+	const char *argv[16] = { "explain", "--runs", "1", "--machine", machine, "--json", "--" };
+	size_t n = 7;
+	for (size_t i = 0; program[i]; i++) {
+		cr_assert(n < 15, "too many arguments");
+		argv[n++] = program[i];
+	}
+	argv[n] = NULL;
+	*r = cli_run_plumb(NULL, argv);
+	cr_assert_eq(r->exit_code, 0, "%s", r->err);
+	json_object *root = parse(r->out), *meta = NULL, *in_core = NULL;
+	cr_assert(json_object_object_get_ex(root, "meta", &meta));
+	cr_assert(json_object_object_get_ex(meta, "in_core", &in_core));
+	snprintf(core, core_size, "%s", json_object_get_string(in_core));
+	if (strstr(core, "was not found") || strstr(core, "knows none of the CPU names")) {
+		json_object_put(root);
+		cli_run_free(r);
+		cr_skip_test("LLVM's tools cannot price blocks here: %s", core);
+	}
+	cr_assert(strstr(core, "llvm-mca"), "%s: the blocks were not priced: %s", program[0], core);
+	return root;
+}
+
+/* The block model's instructions in region (IPC x in-core time x clock)
+ * equal plumbgrind's exact count; its prediction row, which the caller
+ * may check further. */
+static json_object *expect_block_model_counts(json_object *root, const char *region, const char *core)
+{
+	json_object *meta = NULL;
+	cr_assert(json_object_object_get_ex(root, "meta", &meta));
+	double clock = real(meta, "clock_ghz");
+	json_object *measured = row_where(cli_json_rows(root, "regions"), "region", region);
+	json_object *term = row_where(cli_json_rows(root, "prediction"), "region", region);
+	cr_assert(measured && term, "region %s missing", region);
+	double exact = (double)count(measured, "instructions");
+	double modelled = real(term, "ipc") * real(term, "compute_ns") * clock;
+	cr_expect(exact > 0 && modelled > exact - 0.5 - 1e-9 * exact && modelled < exact + 0.5 + 1e-9 * exact,
+	          "%s: the block model ran %.1f instructions, plumbgrind counted %.0f (in_core: %s)", region, modelled,
+	          exact, core);
+	return term;
+}
+
 /* The block model (llvm-mca's cycles per executed block) counts every
  * instruction the region ran, from plumbgrind's compact runs (uses of
  * superblock definitions, no fetch records) as from expanded records: its
@@ -231,33 +279,13 @@ Test(explain_valgrind, the_block_model_counts_every_executed_instruction, .timeo
 	static const char *const one[] = { "sweep", "chase", "compute", NULL }, *const two[] = { "work", NULL };
 	for (int k = 0; k < 2; k++) {
 		const char *program = compile(k == 0 ? "explain_target" : "explain_sharing");
-		cli_run r = k == 0 ? cli_run_plumbv(NULL, "explain", "--runs", "1", "--machine", machine, "--json", "--",
-		                                    program, "1048576", "262144", "1", "10000", NULL)
-		                   : cli_run_plumbv(NULL, "explain", "--runs", "1", "--machine", machine, "--json", "--",
-		                                    program, "false", "5000", NULL);
-		cr_assert_eq(r.exit_code, 0, "%s", r.err);
-		json_object *root = parse(r.out), *meta = NULL, *in_core = NULL;
-		cr_assert(json_object_object_get_ex(root, "meta", &meta));
-		cr_assert(json_object_object_get_ex(meta, "in_core", &in_core));
+		const char *const first[] = { program, "1048576", "262144", "1", "10000", NULL };
+		const char *const second[] = { program, "false", "5000", NULL };
+		cli_run r;
 		char core[512];
-		snprintf(core, sizeof core, "%s", json_object_get_string(in_core));
-		if (strstr(core, "was not found") || strstr(core, "knows none of the CPU names")) {
-			json_object_put(root);
-			cli_run_free(&r);
-			cr_skip_test("LLVM's tools cannot price blocks here: %s", core);
-		}
-		/* any other reason the blocks went unpriced (none counted) is a failure */
-		cr_assert(strstr(core, "llvm-mca"), "%s: the blocks were not priced: %s", program, core);
-		double clock = real(meta, "clock_ghz");
-		json_object *regions = cli_json_rows(root, "regions"), *terms = cli_json_rows(root, "prediction");
-		for (const char *const *name = k == 0 ? one : two; *name; name++) {
-			json_object *measured = row_where(regions, "region", *name), *term = row_where(terms, "region", *name);
-			cr_assert(measured && term, "region %s missing", *name);
-			double exact = (double)count(measured, "instructions");
-			double modelled = real(term, "ipc") * real(term, "compute_ns") * clock;
-			cr_expect(exact > 0 && modelled > exact - 0.5 - 1e-9 * exact && modelled < exact + 0.5 + 1e-9 * exact,
-			          "%s: the block model ran %.1f instructions, plumbgrind counted %.0f", *name, modelled, exact);
-		}
+		json_object *root = explain_priced(&r, machine, k == 0 ? first : second, core, sizeof core);
+		for (const char *const *name = k == 0 ? one : two; *name; name++)
+			expect_block_model_counts(root, *name, core);
 		json_object_put(root);
 		cli_run_free(&r);
 	}
@@ -918,31 +946,13 @@ Test(explain_valgrind, code_of_an_unloaded_library_is_still_priced, .timeout = 3
 	         cli_source_dir());
 	cr_assert_eq(system(command), 0, "%s", command);
 	const char *machine = priced_machine_file();
-	cli_run r = cli_run_plumbv(NULL, "explain", "--runs", "1", "--machine", machine, "--json", "--", program, library,
-	                           "2000", "200000", NULL);
-	cr_assert_eq(r.exit_code, 0, "%s", r.err);
-	json_object *root = parse(r.out), *meta = NULL, *in_core = NULL;
-	cr_assert(json_object_object_get_ex(root, "meta", &meta));
-	cr_assert(json_object_object_get_ex(meta, "in_core", &in_core));
+	const char *const run[] = { program, library, "2000", "200000", NULL };
+	cli_run r;
 	char core[512];
-	snprintf(core, sizeof core, "%s", json_object_get_string(in_core));
-	if (strstr(core, "was not found") || strstr(core, "knows none of the CPU names")) {
-		json_object_put(root);
-		cli_run_free(&r);
-		cr_skip_test("LLVM's tools cannot price blocks here: %s", core);
-	}
-	cr_assert(strstr(core, "llvm-mca"), "the blocks were not priced: %s", core);
-	double clock = real(meta, "clock_ghz");
-	json_object *regions = cli_json_rows(root, "regions"), *terms = cli_json_rows(root, "prediction");
+	json_object *root = explain_priced(&r, machine, run, core, sizeof core);
 	static const char *const names[] = { "plugin", "after" };
 	for (size_t i = 0; i < 2; i++) {
-		json_object *measured = row_where(regions, "region", names[i]), *term = row_where(terms, "region", names[i]);
-		cr_assert(measured && term, "region %s missing", names[i]);
-		double exact = (double)count(measured, "instructions");
-		double modelled = real(term, "ipc") * real(term, "compute_ns") * clock;
-		cr_expect(exact > 0 && modelled > exact - 0.5 - 1e-9 * exact && modelled < exact + 0.5 + 1e-9 * exact,
-		          "%s: the block model ran %.1f instructions, plumbgrind counted %.0f (in_core: %s)", names[i],
-		          modelled, exact, core);
+		json_object *term = expect_block_model_counts(root, names[i], core);
 		/* its loop is one block run thousands of times: priced, not left at the average */
 		cr_expect(real(term, "priced") > 0.9, "%s: only %.3f of its instructions in priced blocks (in_core: %s)",
 		          names[i], real(term, "priced"), core);
