@@ -49,9 +49,15 @@ for p in $programs; do
 	*) echo "$0: unknown program $p" >&2; exit 2 ;;
 	esac
 	command -v "$1" >/dev/null || { echo "$0: $1 is not installed, skipped" >&2; continue; }
-	# trace record gives the program's output on its own stderr: kept out of the table
-	"$plumb" trace record "$dir/$p.ptrace" -- "$@" > /dev/null 2>&1 ||
+	# trace record gives the program's output on its own stderr: kept out of the table.
+	# A plumb copied out of build/ (PLUMB=/tmp/plumb-before) finds plumbgrind through
+	# PLUMB_VALGRIND_LIB; without it, it would record with lackey, whose traces have
+	# no plumbgrind entries and so are not the traces these figures are of.
+	PLUMB_VALGRIND_LIB=${PLUMB_VALGRIND_LIB:-$PWD/build/vg/lib} \
+		"$plumb" trace record "$dir/$p.ptrace" -- "$@" > /dev/null 2>&1 ||
 		{ echo "$0: plumb trace record -- $* failed (run it by hand to see why)" >&2; exit 1; }
+	[ -s "$dir/$p.ptrace.code" ] ||
+		{ echo "$0: $dir/$p.ptrace was recorded without plumbgrind (no code map): build plumb (make) or set PLUMB_VALGRIND_LIB" >&2; rm -f "$dir/$p.ptrace"; exit 1; }
 done
 
 # CPU seconds of one run: user + system.
