@@ -86,7 +86,7 @@ static int set_cache(sim_config *config, sim_level level, const char *field, con
                      const char *value, plumb_status *status)
 {
 	sim_cache_config *c = &config->cache[level];
-	int choice;
+	int choice = 0;   /* set by pick when it succeeds; gcc -O3 cannot see that */
 	if (strcmp(field, "size") == 0) {
 		if (strcasecmp(value, "none") == 0) {
 			if (level == SIM_L1I || level == SIM_L1D)
@@ -143,7 +143,7 @@ static int set_tlb(sim_config *config, sim_tlb_level level, const char *field, c
                    const char *value, plumb_status *status)
 {
 	sim_tlb_config *t = &config->tlb[level];
-	int choice;
+	int choice = 0;   /* set by pick when it succeeds; gcc -O3 cannot see that */
 	if (strcmp(field, "entries") == 0) {
 		if (strcasecmp(value, "none") == 0) {
 			t->entries = 0;
@@ -173,7 +173,7 @@ static int set_tlb(sim_config *config, sim_tlb_level level, const char *field, c
 
 int sim_config_set(sim_config *config, const char *key, const char *value, plumb_status *status)
 {
-	int choice;
+	int choice = 0;   /* set by pick when it succeeds; gcc -O3 cannot see that */
 	if (!*value)
 		return plumb_fail(status, EINVAL, "%s: empty value", key);
 	for (int level = 0; level < SIM_LEVEL_COUNT; level++) {

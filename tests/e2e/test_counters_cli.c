@@ -506,7 +506,7 @@ Test(counters_cli, a_setuid_program_ignores_plumb_variables)
 		cr_skip_test("/tmp is mounted nosuid");
 	}
 	cr_assert_eq(chmod(folder, 0755), 0);
-	char program[128], target[128], copy[600];
+	char program[128], target[128], copy[4400];
 	snprintf(program, sizeof program, "%s/region_example", folder);
 	snprintf(target, sizeof target, "%s/root-owned.json", folder);
 	snprintf(copy, sizeof copy, "cp '%s' '%s'", example_path(), program);

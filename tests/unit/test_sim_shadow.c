@@ -26,6 +26,8 @@ static bool brute_reference(brute_lru *b, uint64_t line)
 	if (!present) {
 		if (b->count < b->capacity)
 			b->count++;
+		if (b->count == 0)
+			return false;   /* no ways: nothing is kept */
 		i = b->count - 1;
 	}
 	for (; i > 0; i--)

@@ -245,10 +245,12 @@ static void check_vector(int ones, int twos, int threes, int fours, double mean,
 {
 	double values[100];
 	size_t n = 0;
-	for (int i = 0; i < ones; i++) values[n++] = 1;
-	for (int i = 0; i < twos; i++) values[n++] = 2;
-	for (int i = 0; i < threes; i++) values[n++] = 3;
-	for (int i = 0; i < fours; i++) values[n++] = 4;
+	cr_assert(ones + twos + threes + fours <= 100, "a vector of more than 100 runs");
+	/* each loop also bounded by the array (gcc -O3 cannot see the assertion's) */
+	for (int i = 0; i < ones && n < 100; i++) values[n++] = 1;
+	for (int i = 0; i < twos && n < 100; i++) values[n++] = 2;
+	for (int i = 0; i < threes && n < 100; i++) values[n++] = 3;
+	for (int i = 0; i < fours && n < 100; i++) values[n++] = 4;
 	while (n < 100) values[n++] = 0;
 	validate_case c = { .size = 1, .predicted = 1, .in_domain = true, .runs = 100, .values = values };
 	validate_case_summarize(&c);
