@@ -36,12 +36,24 @@ if [ -z "$dir" ]; then
 fi
 mkdir -p "$dir"
 
+# A trace plumbgrind recorded has its code map beside it; one recorded with
+# lackey (a kept DIR from before, or a plumb that found no plumbgrind) has none
+# and is not the trace these figures are of.
+check_code_map() {
+	[ -s "$dir/$1.ptrace.code" ] && return 0
+	echo "$0: $dir/$1.ptrace was recorded without plumbgrind (no code map): build plumb (make) or set PLUMB_VALGRIND_LIB${2:-, and remove it}" >&2
+	return 1
+}
+
 # The traces, made once.
 seq 1 2600000 | head -c 1000000 > "$dir/text1"
 head -c 200000 "$dir/text1" > "$dir/text02"
 seq 1 100000 | awk '{ print ($1 * 7919) % 100003 }' > "$dir/lines"
 for p in $programs; do
-	[ -s "$dir/$p.ptrace" ] && continue
+	if [ -s "$dir/$p.ptrace" ]; then
+		check_code_map "$p" || exit 1
+		continue
+	fi
 	case $p in
 	gzip) set -- gzip -c "$dir/text1" ;;
 	sort) set -- sort -n --parallel=1 "$dir/lines" ;;
@@ -56,8 +68,7 @@ for p in $programs; do
 	PLUMB_VALGRIND_LIB=${PLUMB_VALGRIND_LIB:-$PWD/build/vg/lib} \
 		"$plumb" trace record "$dir/$p.ptrace" -- "$@" > /dev/null 2>&1 ||
 		{ echo "$0: plumb trace record -- $* failed (run it by hand to see why)" >&2; exit 1; }
-	[ -s "$dir/$p.ptrace.code" ] ||
-		{ echo "$0: $dir/$p.ptrace was recorded without plumbgrind (no code map): build plumb (make) or set PLUMB_VALGRIND_LIB" >&2; rm -f "$dir/$p.ptrace"; exit 1; }
+	check_code_map "$p" " (removed)" || { rm -f "$dir/$p.ptrace"; exit 1; }
 done
 
 # CPU seconds of one run: user + system.

@@ -2866,7 +2866,9 @@ static double *price_other(mca_context *x, explain_result *result, code_block *u
 	snprintf(cpu.vendor, sizeof cpu.vendor, "%s", result->other_cpu);
 	cpu.family = result->other_cpu_family;
 	cpu.model = result->other_cpu_model;
-	cpu_core_model_settle(&cpu);   /* its features are not in its report: its model as it gave it */
+	/* other_cpu_model is its report's core_model already (its CPUID model
+	 * in an older report); with no features to read, settling keeps it */
+	cpu_core_model_settle(&cpu);
 	char source[320], why[PLUMB_MESSAGE_MAX];
 	if (price_for_cpu(x, &cpu, NULL, unique, unique_count, hot, take, source, sizeof source, why, sizeof why) == 0) {
 		for (size_t i = 0; i < unique_count; i++)
