@@ -4,7 +4,9 @@
 # [RUN] and a [PASS] line per test; those two are dropped here.  The names of
 # failing and crashing tests are repeated after the synthesis, so that the
 # last lines of a long log (all a CI page may show) name them.  The suite's
-# exit status is kept.
+# exit status is kept, and the suite fails when its tests leave anything in
+# TMPDIR, which is a fresh folder per suite (tests make their temporary files
+# there: tests/temp_folder.h).
 #   tests/run-suite.sh SUITE [CRITERION OPTIONS...]
 suite=$1
 shift
@@ -14,7 +16,10 @@ status_file=$(mktemp "${TMPDIR:-/tmp}/plumb-suite-status.XXXXXX") || exit 1
 cache_dir=$(mktemp -d "${TMPDIR:-/tmp}/plumb-suite-cache.XXXXXX") || exit 1
 XDG_CACHE_HOME=$cache_dir
 export XDG_CACHE_HOME
-trap 'rm -f "$status_file"; rm -rf "$cache_dir"' EXIT
+tmp_dir=$(mktemp -d "${TMPDIR:-/tmp}/plumb-suite-tmp.XXXXXX") || exit 1
+TMPDIR=$tmp_dir
+export TMPDIR
+trap 'rm -f "$status_file"; rm -rf "$cache_dir" "$tmp_dir"' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 { "$suite" --verbose "$@" 2>&1; echo $? > "$status_file"; } |
@@ -26,4 +31,11 @@ trap 'exit 143' TERM
 	     { print; fflush() }
 	     END { if (skipped) printf "[====] Skipped, with the reasons above: %d\n", skipped
 		   for (i = 1; i <= failures; i++) printf "[====] Failed: %s\n", failed[i] }'
-exit "$(cat "$status_file")"
+status=$(cat "$status_file")
+left=$(ls -A "$tmp_dir")
+if [ -n "$left" ]; then
+	echo "[====] Failed: the suite's tests left these in TMPDIR (a test must remove what it makes, also when it skips):"
+	printf '%s\n' "$left" | sed 's/^/[====]   /'
+	[ "$status" = 0 ] && status=1
+fi
+exit "$status"

@@ -71,11 +71,13 @@ int trace_tool_find(char *dir, size_t size, plumb_status *status)
 		return 0;
 	}
 	if (inherited && inherited[0])
-		return plumb_fail(status, ENOENT, "the Valgrind tool plumbgrind is not built or installed (looked in %s/vg/lib, "
-		                  "%s/../vg/lib, %s/../lib/plumb/valgrind and VALGRIND_LIB=%s; build it with make, which "
-		                  "needs the valgrind package's tool headers and libraries, or set PLUMB_VALGRIND_LIB)",
-		                  self, self, self, inherited);
-	return plumb_fail(status, ENOENT, "the Valgrind tool plumbgrind is not built or installed (looked in %s/vg/lib, "
-	                  "%s/../vg/lib and %s/../lib/plumb/valgrind; build it with make, which needs the valgrind "
-	                  "package's tool headers and libraries, or set PLUMB_VALGRIND_LIB)", self, self, self);
+		/* each folder named once, the advice short: a status line holds
+		 * PLUMB_MESSAGE_MAX bytes, and a long folder written three times
+		 * cut the line before VALGRIND_LIB's part */
+		return plumb_fail(status, ENOENT, "plumbgrind is not built or installed (looked in VALGRIND_LIB=%s and in vg/lib, "
+		                  "../vg/lib and ../lib/plumb/valgrind from %s): build it with make or set PLUMB_VALGRIND_LIB",
+		                  inherited, self);
+	return plumb_fail(status, ENOENT, "plumbgrind is not built or installed (looked in vg/lib, ../vg/lib and "
+	                  "../lib/plumb/valgrind from %s): build it with make (it needs the valgrind package's tool "
+	                  "headers) or set PLUMB_VALGRIND_LIB", self);
 }

@@ -137,7 +137,7 @@ void cli_run_free(cli_run *run)
 const char *cli_temp_path(const char *name)
 {
 	static char path[512];
-	snprintf(path, sizeof path, "%s/%s", temp_folder("/tmp/plumb-e2e"), name);
+	snprintf(path, sizeof path, "%s/%s", temp_folder("plumb-e2e"), name);
 	return path;
 }
 

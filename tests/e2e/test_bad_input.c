@@ -13,6 +13,7 @@
  * Each case runs in a fresh folder under /tmp holding the fixtures below
  * (a valid lackey trace, broken CSVs, configurations ...), removed after. */
 #include <criterion/criterion.h>
+#include <limits.h>
 #include <criterion/parameterized.h>
 #include <dirent.h>
 #include <errno.h>
@@ -34,6 +35,7 @@
 #include <unistd.h>
 #include "counters/counters.h"
 #include "run.h"
+#include "../temp_folder.h"
 
 enum {
 	TRACES = 1 << 0,       /* fixtures: native traces, whole and broken (runs plumb trace convert) */
@@ -850,7 +852,8 @@ static void require(const bad_case *c)
 	    && (!cli_plumbgrind_built() || access(built("tests/data/instrument_target", path, sizeof path), X_OK) != 0))
 		cr_skip_test("%s: plumbgrind and its test program are not built here", c->name);
 	if (c->flags & FULL) {
-		char dir[] = "/tmp/plumb-bad-input-XXXXXX";
+		char dir[TEMP_PATH_SIZE];
+		temp_template(dir, sizeof dir, "plumb-bad-input-XXXXXX");
 		bool have = mkdtemp(dir) && full_device(dir, path, sizeof path);
 		if (dir[0] && !strstr(dir, "XXXXXX")) {
 			unlink(path);
@@ -900,7 +903,8 @@ static const char *expand(const char *argument, const char *dir, char *buffer, s
 static void check_case(const bad_case *c)
 {
 	require(c);
-	char dir[] = "/tmp/plumb-bad-input-XXXXXX";
+	char dir[TEMP_PATH_SIZE];
+	temp_template(dir, sizeof dir, "plumb-bad-input-XXXXXX");
 	cr_assert_not_null(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
 	make_fixtures(dir, c->flags);
 	char *before = list_folder(dir);

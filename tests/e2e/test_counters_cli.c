@@ -1,4 +1,5 @@
 #include <criterion/criterion.h>
+#include <limits.h>
 #include <json-c/json.h>
 #include <libgen.h>
 #include <spawn.h>
@@ -13,6 +14,7 @@
 #include <sys/wait.h>
 #include "run.h"
 #include "../capability.h"
+#include "../temp_folder.h"
 
 extern char **environ;
 
@@ -498,6 +500,8 @@ Test(counters_cli, a_setuid_program_ignores_plumb_variables)
 	REQUIRE_NO_ASAN("AddressSanitizer's runtime does not run setuid");
 	if (geteuid() != 0)
 		cr_skip_test("making a setuid-root program needs root");
+	/* in /tmp, not TMPDIR: user 65534 must reach the program, and the
+	 * suite's TMPDIR is private (the folder is removed below) */
 	char folder[] = "/tmp/plumb-setuid-XXXXXX";
 	cr_assert_not_null(mkdtemp(folder));
 	struct statvfs fs;
@@ -506,13 +510,13 @@ Test(counters_cli, a_setuid_program_ignores_plumb_variables)
 		cr_skip_test("/tmp is mounted nosuid");
 	}
 	cr_assert_eq(chmod(folder, 0755), 0);
-	char program[128], target[128], copy[4400];
+	char program[256], target[256], copy[4400];
 	snprintf(program, sizeof program, "%s/region_example", folder);
 	snprintf(target, sizeof target, "%s/root-owned.json", folder);
 	snprintf(copy, sizeof copy, "cp '%s' '%s'", example_path(), program);
 	cr_assert_eq(system(copy), 0);
 	cr_assert_eq(chmod(program, 04755), 0);
-	char variable[200];
+	char variable[300];
 	snprintf(variable, sizeof variable, "PLUMB_REGION_JSON=%s", target);
 	char events[] = "PLUMB_EVENTS=page-faults";
 	char *env[] = { variable, events, NULL };

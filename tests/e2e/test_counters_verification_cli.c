@@ -3,6 +3,7 @@
  * minor faults exactly on any Linux machine, VM or not, so its verdict is a
  * real proof here. */
 #include <criterion/criterion.h>
+#include <limits.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,20 +11,21 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include "run.h"
+#include "../temp_folder.h"
 
 /* Every e2e test runs plumb; without this, validate runs of any test would
  * record into the user's ~/.local/share/plumb.  Set once for the whole e2e
  * binary (its test workers inherit the environment) unless the caller chose
  * a file.  Nothing is created here: the file appears only if a run records,
  * and the process that named it removes it at exit. */
-static char private_path[64];
+static char private_path[PATH_MAX];
 static pid_t private_owner;
 
 __attribute__((constructor)) static void private_verification_file(void)
 {
 	if (getenv("PLUMB_VERIFICATION")) return;
 	private_owner = getpid();
-	snprintf(private_path, sizeof private_path, "/tmp/plumb-e2e-verification-%ld.tsv", (long)private_owner);
+	snprintf(private_path, sizeof private_path, "%s/plumb-e2e-verification-%ld.tsv", temp_root(), (long)private_owner);
 	setenv("PLUMB_VERIFICATION", private_path, 1);
 }
 

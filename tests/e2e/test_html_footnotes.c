@@ -8,10 +8,11 @@
 #include <string.h>
 #include <unistd.h>
 #include "run.h"
+#include "../temp_folder.h"
 
 static void temp_path(char *out, size_t length, const char *name)
 {
-	snprintf(out, length, "%s/plumb-fn-%ld-%s", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (long)getpid(), name);
+	snprintf(out, length, "%s/plumb-fn-%ld-%s", temp_root(), (long)getpid(), name);
 }
 
 /* Every title="REASON" in the page is also a footnote <li>REASON</li>;

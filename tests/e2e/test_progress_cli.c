@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <sys/wait.h>
 #include "run.h"
+#include "../temp_folder.h"
 
 /* Runs plumb ARGV with stderr on a pseudo-terminal and stdout to /dev/null;
  * returns what the terminal received (malloc'd). */
@@ -137,7 +138,7 @@ Test(progress_cli, nothing_is_drawn_when_stderr_is_not_a_terminal)
 	cli_run_free(&r);
 }
 
-/* COMMAND run in an 80-column tmux window, its whole history captured as a
+/* COMMAND run in an 80-column tmux window from TMPDIR, its whole history captured as a
  * person sees it (a tall window and a finished pane kept open); the text,
  * which the caller frees, or NULL with the test skipped without tmux. */
 static char *capture_80_columns(const char *command_line)
@@ -146,12 +147,12 @@ static char *capture_80_columns(const char *command_line)
 		cr_skip_test("tmux is not installed (make deps installs it)");
 	char socket[64], command[4096], capture[128];
 	snprintf(socket, sizeof socket, "plumb-test-%ld", (long)getpid());
-	snprintf(capture, sizeof capture, "%s/capture-%ld.txt", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (long)getpid());
+	snprintf(capture, sizeof capture, "%s/capture-%ld.txt", temp_root(), (long)getpid());
 	snprintf(command, sizeof command,
-	         "tmux -L %s new-session -d -x 80 -y 500 \"env -u COLUMNS %s; echo PLUMB-DONE; sleep 600\" && "
+	         "tmux -L %s new-session -d -x 80 -y 500 \"cd '%s' && env -u COLUMNS %s; echo PLUMB-DONE; sleep 600\" && "
 	         "for i in $(seq 1 600); do tmux -L %s capture-pane -p -S - -E - | grep -q PLUMB-DONE && break; sleep 0.2; "
 	         "done; tmux -L %s capture-pane -p -J -S - -E - > '%s'; tmux -L %s kill-server",
-	         socket, command_line, socket, socket, capture, socket);
+	         socket, temp_root(), command_line, socket, socket, capture, socket);
 	cr_assert_eq(system(command), 0, "%s", command);
 	char *text = cli_read_file(capture, NULL);
 	cr_assert_not_null(text);
@@ -190,9 +191,11 @@ Test(progress_cli, report_summary_fits_an_80_column_terminal)
 {
 	char command[8192], dir[1024], page[256];
 	snprintf(dir, sizeof dir, "%s/tests/data/report_vm_xeon", cli_source_dir());
-	snprintf(page, sizeof page, "%s/summary-%ld.html", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (long)getpid());
+	/* written from TMPDIR under a short name: the summary names its files,
+	 * and a long folder's name alone would pass 80 columns */
+	snprintf(page, sizeof page, "%s/summary-%ld.html", temp_root(), (long)getpid());
 	snprintf(command, sizeof command, "'%s' report -o '%s' --from '%s'/topo.json '%s'/lat.json '%s'/bw.json "
-	         "'%s'/loaded.json '%s'/model.json", getenv("PLUMB_BIN"), page, dir, dir, dir, dir, dir);
+	         "'%s'/loaded.json '%s'/model.json", getenv("PLUMB_BIN"), strrchr(page, '/') + 1, dir, dir, dir, dir, dir);
 	char *text = capture_80_columns(command);
 	cr_assert(strstr(text, "Summary:") && strstr(text, "The hierarchy"), "%s", text);
 	cr_assert(strstr(text, "read_1[GB/s]") && strstr(text, "left out to fit 80 columns"), "%s", text);

@@ -3,6 +3,7 @@
  * counted), photographed, and its visible text searched for raw identifiers
  * (column names like gbps_median, PAPI error codes, absolute paths). */
 #include <criterion/criterion.h>
+#include <limits.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "run.h"
+#include "../temp_folder.h"
 
 #define MAX_PAGES 12
 
@@ -27,7 +29,8 @@ static const char *chromium(void)
  * which for /dev/null made a regular file /dev/null.log on the machine). */
 static int run_chromium(const char *browser, const char *action, const char *url, const char *stdout_path)
 {
-	char profile[] = "/tmp/plumb-chromium-XXXXXX";
+	char profile[TEMP_PATH_SIZE];
+	temp_template(profile, sizeof profile, "plumb-chromium-XXXXXX");
 	cr_assert_not_null(mkdtemp(profile));
 	char command[4096];
 	snprintf(command, sizeof command,

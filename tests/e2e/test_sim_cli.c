@@ -2,6 +2,7 @@
  * CSV shapes, byte-identical reruns, configuration errors, a program run
  * under lackey, and --check. */
 #include <criterion/criterion.h>
+#include <limits.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "run.h"
+#include "../temp_folder.h"
 
 /* Two threads ping-ponging a shared word (lackey text with SCHED lines). */
 static char *ping_pong_trace(int rounds)
@@ -304,12 +306,14 @@ Test(sim_cli, a_run_without_a_code_table_asks_for_no_code_map, .timeout = 120)
 		cr_skip_test("valgrind is not installed");
 	unsetenv("PLUMB_TRACE_LACKEY");
 	char *const program = "/bin/true";
-	char trace[] = "/tmp/plumb-sim-nocode-XXXXXX";
+	char trace[TEMP_PATH_SIZE];
+	temp_template(trace, sizeof trace, "plumb-sim-nocode-XXXXXX");
 	int fd = mkstemp(trace);
 	cr_assert(fd >= 0);
 	close(fd);
 	/* a wrapper for valgrind (PLUMB_VALGRIND) that notes its options */
-	char dir[] = "/tmp/plumb-sim-nocode-dir-XXXXXX";
+	char dir[TEMP_PATH_SIZE];
+	temp_template(dir, sizeof dir, "plumb-sim-nocode-dir-XXXXXX");
 	cr_assert_not_null(mkdtemp(dir));
 	const char *given = getenv("PLUMB_VALGRIND");
 	char *real = strdup(given && given[0] ? given : "valgrind");

@@ -1,6 +1,7 @@
 /* libplumb's public API (include/plumb/plumb.h, include/plumb/region.h):
  * each part through its plumb_ names only, as a user's program calls it. */
 #include <criterion/criterion.h>
+#include <limits.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include "plumb/plumb.h"
 #include "counters_test_pages.h"
 #include "../capability.h"
+#include "../temp_folder.h"
 
 Test(api_public, version_is_the_build_version)
 {
@@ -174,8 +176,8 @@ Test(api_public, sim_presets_and_bad_configurations)
 
 Test(api_public, trace_written_read_back_and_simulated)
 {
-	char path[64];
-	snprintf(path, sizeof path, "/tmp/plumb-api-%d.ptrace", (int)getpid());
+	char path[PATH_MAX];
+	snprintf(path, sizeof path, "%s/plumb-api-%d.ptrace", temp_root(), (int)getpid());
 	plumb_trace_writer *writer;
 	plumb_error error;
 	cr_assert_eq(plumb_trace_create(&writer, path, &error), 0, "%s", error.message);

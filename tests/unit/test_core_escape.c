@@ -2,12 +2,14 @@
  * metacharacter of its language, and the gnuplot one is also run through
  * gnuplot itself, which must print the text back and run nothing. */
 #include <criterion/criterion.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "core/escape.h"
+#include "../temp_folder.h"
 
 typedef void (*escape_function)(FILE *, const char *);
 
@@ -41,7 +43,8 @@ Test(core_escape, gnuplot_prints_the_text_back_and_runs_nothing)
 {
 	if (system("gnuplot --version >/dev/null 2>&1") != 0)
 		cr_skip_test("gnuplot is not installed");
-	char folder[] = "/tmp/plumb-escape-XXXXXX";
+	char folder[TEMP_PATH_SIZE];
+	temp_template(folder, sizeof folder, "plumb-escape-XXXXXX");
 	cr_assert_not_null(mkdtemp(folder));
 	char script[256], marker[256], command[600];
 	snprintf(script, sizeof script, "%s/t.gp", folder);

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "core/interrupt.h"
+#include "../temp_folder.h"
 
 typedef struct started {
 	pid_t program;      /* the process that installed the state */
@@ -21,27 +22,16 @@ typedef struct started {
 	pid_t plain_child;  /* a child in the program's group */
 } started;
 
-static char folder[64];
+static char folder[300];
 
+/* A folder per test, removed with what is in it when the test's process
+ * exits (a .fini would not run after cr_skip_test). */
 static void make_folder(void)
 {
-	snprintf(folder, sizeof folder, "/tmp/plumb-interrupt-test-XXXXXX");
-	cr_assert_not_null(mkdtemp(folder));
+	snprintf(folder, sizeof folder, "%s", temp_folder("plumb-interrupt-test"));
 }
 
-static void remove_folder(void)
-{
-	char path[128];
-	snprintf(path, sizeof path, "%s/file", folder);
-	unlink(path);
-	snprintf(path, sizeof path, "%s/sub/file", folder);
-	unlink(path);
-	snprintf(path, sizeof path, "%s/sub", folder);
-	rmdir(path);
-	rmdir(folder);
-}
-
-TestSuite(core_interrupt, .init = make_folder, .fini = remove_folder, .timeout = 20);
+TestSuite(core_interrupt, .init = make_folder, .timeout = 20);
 
 /* Forks a program that installs the state, registers a file, a folder with
  * a file in it and three processes, reports their pids and waits. */
@@ -57,7 +47,7 @@ static started start_program(int polling)
 		close(report[0]);
 		interrupt_state state;
 		interrupt_install(&state);
-		char path[128];
+		char path[512];
 		snprintf(path, sizeof path, "%s/file", folder);
 		close(open(path, O_WRONLY | O_CREAT, 0600));
 		interrupt_add_path(path, false);
@@ -143,7 +133,7 @@ static void assert_cleaned(const started *s)
 	assert_gone(s->group_child, "the child in its own group");
 	assert_gone(s->grandchild, "the grandchild in that group");
 	assert_gone(s->plain_child, "the child in the program's group");
-	char path[128];
+	char path[512];
 	snprintf(path, sizeof path, "%s/file", folder);
 	cr_assert_eq(access(path, F_OK), -1, "the registered file is left");
 	snprintf(path, sizeof path, "%s/sub", folder);

@@ -1,4 +1,5 @@
 #include <criterion/criterion.h>
+#include <limits.h>
 #include <json-c/json.h>
 #include <math.h>
 #include <stdio.h>
@@ -6,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "core/output.h"
+#include "../temp_folder.h"
 
 static output_report *sample_report(void)
 {
@@ -134,7 +136,8 @@ Test(core_output, json_round_trip)
 
 Test(core_output, atomic_file)
 {
-	char dir[] = "/tmp/plumb-output-XXXXXX";
+	char dir[TEMP_PATH_SIZE];
+	temp_template(dir, sizeof dir, "plumb-output-XXXXXX");
 	cr_assert_not_null(mkdtemp(dir));
 	char path[256];
 	snprintf(path, sizeof path, "%s/out.json", dir);

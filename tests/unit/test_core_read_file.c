@@ -9,31 +9,21 @@
 #include <sys/resource.h>
 #include <unistd.h>
 #include "core/read_file.h"
+#include "../temp_folder.h"
 
-static char folder[64];
+static char folder[300];
 
+/* removed with what is in it when the test's process exits, skipped or not */
 static void make_folder(void)
 {
-	snprintf(folder, sizeof folder, "/tmp/plumb-read-test-XXXXXX");
-	cr_assert_not_null(mkdtemp(folder));
+	snprintf(folder, sizeof folder, "%s", temp_folder("plumb-read-test"));
 }
 
-static void remove_folder(void)
-{
-	char path[128];
-	const char *names[] = { "exact", "over", "empty" };
-	for (size_t i = 0; i < 3; i++) {
-		snprintf(path, sizeof path, "%s/%s", folder, names[i]);
-		unlink(path);
-	}
-	rmdir(folder);
-}
-
-TestSuite(core_read_file, .init = make_folder, .fini = remove_folder);
+TestSuite(core_read_file, .init = make_folder);
 
 static const char *write_bytes(const char *name, size_t n)
 {
-	static char path[128];
+	static char path[512];
 	snprintf(path, sizeof path, "%s/%s", folder, name);
 	FILE *f = fopen(path, "wb");
 	cr_assert_not_null(f);

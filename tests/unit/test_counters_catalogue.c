@@ -1,10 +1,12 @@
 #include <criterion/criterion.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "counters/counters.h"
 #include "counters/perf_events.h"
+#include "../temp_folder.h"
 
 Test(counters_catalogue, every_seed_event_is_catalogued)
 {
@@ -152,7 +154,8 @@ Test(counters_verification, missing_file_means_unverified)
 
 Test(counters_verification, append_then_load_last_wins)
 {
-	char path[] = "/tmp/plumb-verify-XXXXXX";
+	char path[TEMP_PATH_SIZE];
+	temp_template(path, sizeof path, "plumb-verify-XXXXXX");
 	int fd = mkstemp(path);
 	cr_assert_geq(fd, 0);
 	close(fd);
@@ -183,7 +186,8 @@ Test(counters_verification, append_then_load_last_wins)
 
 Test(counters_verification, malformed_line_is_rejected_with_its_number)
 {
-	char path[] = "/tmp/plumb-verify-XXXXXX";
+	char path[TEMP_PATH_SIZE];
+	temp_template(path, sizeof path, "plumb-verify-XXXXXX");
 	int fd = mkstemp(path);
 	cr_assert_geq(fd, 0);
 	const char text[] = "# comment\nPAPI_L1_DCM\tcpu\tnative\tmaybe\tevidence\n";

@@ -2,12 +2,14 @@
  * the tables asked for, and a damaged verification file that leaves the
  * catalogue whole with a warning. */
 #include <criterion/criterion.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "counters/counters.h"
 #include "core/output.h"
+#include "../temp_folder.h"
 
 Test(counters_events_report, an_event_that_does_not_exist_does_not_work_and_says_why)
 {
@@ -24,7 +26,8 @@ Test(counters_events_report, an_event_that_does_not_exist_does_not_work_and_says
 
 Test(counters_events_report, the_catalogue_survives_a_damaged_verification_file)
 {
-	char path[] = "/tmp/plumb-events-XXXXXX";
+	char path[TEMP_PATH_SIZE];
+	temp_template(path, sizeof path, "plumb-events-XXXXXX");
 	int fd = mkstemp(path);
 	cr_assert_geq(fd, 0);
 	cr_assert_eq(write(fd, "this is not a verification file\n", 33), 33);
@@ -53,7 +56,8 @@ Test(counters_events_report, the_catalogue_survives_a_damaged_verification_file)
 
 Test(counters_events_report, one_backend_listed_without_probing)
 {
-	char path[] = "/tmp/plumb-events-empty-XXXXXX";
+	char path[TEMP_PATH_SIZE];
+	temp_template(path, sizeof path, "plumb-events-empty-XXXXXX");
 	int fd = mkstemp(path);
 	cr_assert_geq(fd, 0);
 	close(fd);

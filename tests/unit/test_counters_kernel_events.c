@@ -12,8 +12,9 @@
 #include <unistd.h>
 #include "counters/counters.h"
 #include "counters/perf_events.h"
+#include "../temp_folder.h"
 
-static char root[64];
+static char root[300];
 
 static void put(const char *relative, const char *text)
 {
@@ -34,8 +35,8 @@ static void put(const char *relative, const char *text)
 /* As Linux 6.x writes them for an Intel core PMU and the msr PMU. */
 static void recorded_tree(void)
 {
-	snprintf(root, sizeof root, "/tmp/plumb-kernel-events-XXXXXX");
-	cr_assert_not_null(mkdtemp(root));
+	/* removed when the test's process exits, skipped or not */
+	snprintf(root, sizeof root, "%s", temp_folder("plumb-kernel-events"));
 	put("pmus/cpu/type", "4");
 	put("pmus/cpu/format/event", "config:0-7");
 	put("pmus/cpu/format/umask", "config:8-15");
@@ -50,18 +51,11 @@ static void recorded_tree(void)
 	put("tracing/events/sched/sched_switch/id", "314");
 }
 
-static void remove_tree(void)
-{
-	char command[128];
-	snprintf(command, sizeof command, "rm -rf '%s'", root);
-	cr_assert_eq(system(command), 0);
-}
-
-TestSuite(counters_kernel_events, .init = recorded_tree, .fini = remove_tree);
+TestSuite(counters_kernel_events, .init = recorded_tree);
 
 static int pmu(const char *name, perf_event_spec *spec, char *reason)
 {
-	char pmus[128];
+	char pmus[512];
 	snprintf(pmus, sizeof pmus, "%s/pmus", root);
 	return perf_event_resolve_pmu(pmus, name, spec, reason, COUNTER_REASON_MAX);
 }
@@ -114,7 +108,7 @@ Test(counters_kernel_events, bad_terms_say_what_is_wrong)
 
 Test(counters_kernel_events, tracepoints_are_found_by_their_tracefs_id)
 {
-	char tracing[128], missing[128];
+	char tracing[512], missing[512];
 	snprintf(tracing, sizeof tracing, "%s/tracing", root);
 	snprintf(missing, sizeof missing, "%s/not-mounted", root);
 	const char *roots[] = { missing, tracing };

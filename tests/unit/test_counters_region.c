@@ -1,4 +1,5 @@
 #include <criterion/criterion.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,15 +10,16 @@
 #include "plumb/region.h"
 #include "counters_test_pages.h"
 #include "../capability.h"
+#include "../temp_folder.h"
 
 /* Criterion runs each test in its own process, so each test starts with a
  * fresh region runtime and may set the environment before its first marker. */
 
-static char json_path[64];   /* the child appends ".child" */
+static char json_path[PATH_MAX];   /* the child appends ".child" */
 
 static void configure(const char *events)
 {
-	snprintf(json_path, sizeof json_path, "/tmp/plumb-region-%d.json", (int)getpid());
+	snprintf(json_path, sizeof json_path, "%s/plumb-region-%d.json", temp_root(), (int)getpid());
 	setenv("PLUMB_EVENTS", events, 1);
 	setenv("PLUMB_REGION_JSON", json_path, 1);
 	setenv("PLUMB_REGION_QUIET", "1", 1);
@@ -219,7 +221,7 @@ Test(counters_region, a_forked_child_counts_itself_not_its_parent)
 	pid_t child = fork();
 	if (child == 0) {
 		/* The child's own summary, to a file of its own. */
-		char path[128];
+		char path[PATH_MAX + 16];
 		snprintf(path, sizeof path, "%s.child", json_path);
 		setenv("PLUMB_REGION_JSON", path, 1);
 		char *base = counters_test_map(40);
@@ -233,7 +235,7 @@ Test(counters_region, a_forked_child_counts_itself_not_its_parent)
 	waitpid(child, &wstatus, 0);
 	cr_assert(WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0);
 	/* The child's report has only its own region, counted on itself. */
-	char child_path[128];
+	char child_path[PATH_MAX + 16];
 	snprintf(child_path, sizeof child_path, "%s.child", json_path);
 	output_report *report = report_from_path(child_path);
 	const output_table *table = output_table_find(report, "regions");

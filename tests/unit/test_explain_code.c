@@ -3,11 +3,13 @@
  * adds), and the per-region counts of a made-up trace: executed
  * instructions, and new lines reached at a constant stride. */
 #include <criterion/criterion.h>
+#include <limits.h>
 #include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "explain/explain_internal.h"
+#include "../temp_folder.h"
 
 Test(explain_code, a_load_into_its_own_address_register_chains)
 {
@@ -335,7 +337,8 @@ static int entries_in(const char *folder)
  * takes (a failed run) is waited for and leaves no folder behind. */
 Test(explain_code, an_early_preparation_prices_alike_and_leaves_nothing)
 {
-	char folder[] = "/tmp/plumb-prepare-XXXXXX";
+	char folder[TEMP_PATH_SIZE];
+	temp_template(folder, sizeof folder, "plumb-prepare-XXXXXX");
 	cr_assert_not_null(mkdtemp(folder));
 	cr_assert_eq(setenv("TMPDIR", folder, 1), 0);
 	cr_assert_eq(setenv("PLUMB_EXPLAIN_CACHE", "0", 1), 0);

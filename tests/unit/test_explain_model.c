@@ -2,11 +2,13 @@
  * terms on made-up counts and machines), the folding of the markers'
  * summaries over threads and runs, and reading machine figures back. */
 #include <criterion/criterion.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include "explain/explain.h"
+#include "../temp_folder.h"
 
 static explain_machine machine(void)
 {
@@ -403,7 +405,8 @@ Test(explain_model, machine_figures_come_back_from_explains_own_json)
 	result.have_machine = true;
 	output_report *report = explain_report(&result);
 	cr_assert_not_null(report);
-	char path[] = "/tmp/plumb-explain-machine-XXXXXX";
+	char path[TEMP_PATH_SIZE];
+	temp_template(path, sizeof path, "plumb-explain-machine-XXXXXX");
 	int fd = mkstemp(path);
 	cr_assert_geq(fd, 0);
 	close(fd);
@@ -441,7 +444,8 @@ Test(explain_model, machine_figures_come_from_a_machine_report)
 		"{\"name\":\"latency\",\"unit\":\"ns\"},{\"name\":\"read_1\",\"unit\":\"GB/s\"}],\"rows\":["
 		"{\"level\":\"L2\",\"sysfs_size\":1048576,\"latency\":3.5,\"read_1\":150},"
 		"{\"level\":\"DRAM\",\"sysfs_size\":null,\"latency\":140,\"read_1\":20}]}],\"notes\":[]}}";
-	char path[] = "/tmp/plumb-explain-report-XXXXXX";
+	char path[TEMP_PATH_SIZE];
+	temp_template(path, sizeof path, "plumb-explain-report-XXXXXX");
 	int fd = mkstemp(path);
 	cr_assert_geq(fd, 0);
 	cr_assert_eq(write(fd, text, sizeof text - 1), (ssize_t)(sizeof text - 1));

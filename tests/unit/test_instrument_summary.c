@@ -1,12 +1,14 @@
 /* plumbgrind's summary reader: good files parse to the numbers written,
  * bad ones fail with the line and the reason, never a silently wrong count. */
 #include <criterion/criterion.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include "instrument/instrument.h"
 #include "core/output.h"
+#include "../temp_folder.h"
 
 #define HEAD "plumbgrind 1\ncommand ./a.out x y\npid 42\n" \
              "fields instructions loads stores modifies bytes_read bytes_written\n"
@@ -118,7 +120,8 @@ Test(instrument_summary, read_missing_file_says_so)
 
 Test(instrument_summary, read_file_round_trip)
 {
-	char path[] = "/tmp/plumb-summary-XXXXXX";
+	char path[TEMP_PATH_SIZE];
+	temp_template(path, sizeof path, "plumb-summary-XXXXXX");
 	int fd = mkstemp(path);
 	cr_assert(fd >= 0);
 	FILE *f = fdopen(fd, "w");

@@ -15,6 +15,7 @@
 #include "instrument/instrument.h"
 #include "trace/trace.h"
 #include "instrument_target.h"
+#include "../temp_folder.h"
 
 static char target[PATH_MAX + 64];
 static char tool_dir[PATH_MAX];
@@ -144,7 +145,8 @@ Test(instrument_tool, exit_status_and_running_request, .init = find_target_and_t
 	expect_loop(&r->counts, 20, "loop");
 	instrument_summary_free(&s);
 
-	char path[] = "/tmp/plumb-running-XXXXXX";
+	char path[TEMP_PATH_SIZE];
+	temp_template(path, sizeof path, "plumb-running-XXXXXX");
 	int fd = mkstemp(path);
 	cr_assert(fd >= 0);
 	instrument_options options;
@@ -225,7 +227,8 @@ static void tally_trace(const char *path, trace_tally *tally)
 
 Test(instrument_tool, trace_matches_the_counts_per_thread, .init = find_target_and_tool, .timeout = 120)
 {
-	char path[] = "/tmp/plumb-trace-XXXXXX";
+	char path[TEMP_PATH_SIZE];
+	temp_template(path, sizeof path, "plumb-trace-XXXXXX");
 	int fd = mkstemp(path);
 	cr_assert(fd >= 0);
 	close(fd);
@@ -260,7 +263,8 @@ Test(instrument_tool, whole_program_counts_equal_lackey, .init = find_target_and
 {
 	instrument_summary s;
 	run(&s, NULL, "loop", "2000", "2");
-	char log[] = "/tmp/plumb-lackey-XXXXXX";
+	char log[TEMP_PATH_SIZE];
+	temp_template(log, sizeof log, "plumb-lackey-XXXXXX");
 	int fd = mkstemp(log);
 	cr_assert(fd >= 0);
 	close(fd);
@@ -360,7 +364,8 @@ Test(instrument_tool, trace_pipe_streams_every_reference, .init = find_target_an
  * every reference to the thread that made it. */
 Test(instrument_tool, trace_reads_through_plumbs_lackey_reader, .init = find_target_and_tool, .timeout = 120)
 {
-	char path[] = "/tmp/plumb-trace-XXXXXX";
+	char path[TEMP_PATH_SIZE];
+	temp_template(path, sizeof path, "plumb-trace-XXXXXX");
 	int fd = mkstemp(path);
 	cr_assert(fd >= 0);
 	close(fd);
@@ -442,7 +447,8 @@ Test(instrument_tool, command_reader_uses_plumbgrind, .init = find_target_and_to
  * and a folder without the tool is one clear error with no file left. */
 Test(instrument_tool, native_trace_goes_through_the_launcher, .init = find_target_and_tool, .timeout = 120)
 {
-	char dir[] = "/tmp/plumb-native-XXXXXX";
+	char dir[TEMP_PATH_SIZE];
+	temp_template(dir, sizeof dir, "plumb-native-XXXXXX");
 	cr_assert_not_null(mkdtemp(dir));
 	char path[PATH_MAX];
 	snprintf(path, sizeof path, "%s/run.ptrace", dir);
@@ -483,7 +489,8 @@ Test(instrument_tool, native_trace_goes_through_the_launcher, .init = find_targe
  * references that came through the ring. */
 Test(instrument_tool, ring_with_uncounted_records_keeps_exact_counts, .init = find_target_and_tool, .timeout = 120)
 {
-	char dir[] = "/tmp/plumb-uncounted-XXXXXX";
+	char dir[TEMP_PATH_SIZE];
+	temp_template(dir, sizeof dir, "plumb-uncounted-XXXXXX");
 	cr_assert_not_null(mkdtemp(dir));
 	char summary_path[PATH_MAX];
 	snprintf(summary_path, sizeof summary_path, "%s/summary", dir);

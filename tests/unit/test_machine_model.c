@@ -7,6 +7,7 @@
  * replaced by a ramp from the L2's latency to memory's, the curve a guest
  * sees when its host leaves it no usable share of the L3. */
 #include <criterion/criterion.h>
+#include <limits.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -20,6 +21,7 @@
 #include "model/model.h"
 #include "report/report.h"
 #include "sim/sim.h"
+#include "../temp_folder.h"
 
 #define KiB 1024.0
 #define MiB (1024.0 * 1024.0)
@@ -570,7 +572,8 @@ Test(machine_model, explain_and_the_host_preset_read_the_model_from_report_json)
 		sections[i] = read_report(file);
 	}
 	output_report *summary = report_summary_build(sections, names, 5);
-	char path[] = "/tmp/plumb-machine-model-XXXXXX";
+	char path[TEMP_PATH_SIZE];
+	temp_template(path, sizeof path, "plumb-machine-model-XXXXXX");
 	int fd = mkstemp(path);
 	cr_assert_geq(fd, 0);
 	close(fd);

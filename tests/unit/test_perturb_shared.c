@@ -4,11 +4,13 @@
  * out of f*, and the trace buffer in bus transactions as well as CPU
  * references. */
 #include <criterion/criterion.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "perturb/perturb.h"
+#include "../temp_folder.h"
 
 static const perturb_measure *measure(const perturb_analysis *a, const char *name)
 {
@@ -189,7 +191,8 @@ Test(perturb_shared, buffer_in_bus_transactions)
  * every dirty line the L2 cannot keep is written back. */
 Test(perturb_shared, trace_traffic_counts_fills_and_writebacks)
 {
-	char path[] = "/tmp/plumb-perturb-traffic-XXXXXX.din";
+	char path[TEMP_PATH_SIZE];
+	temp_template(path, sizeof path, "plumb-perturb-traffic-XXXXXX.din");
 	int fd = mkstemps(path, 4);
 	cr_assert_geq(fd, 0);
 	FILE *f = fdopen(fd, "w");

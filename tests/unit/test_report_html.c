@@ -1,9 +1,11 @@
 #include <criterion/criterion.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "report/report.h"
+#include "../temp_folder.h"
 
 static output_report *latency_like(void)
 {
@@ -142,7 +144,8 @@ Test(report_html, every_section_record_names_charts_its_report_has)
 
 Test(report_html, escapes_and_failures)
 {
-	char path[] = "/tmp/plumb-report-XXXXXX";
+	char path[TEMP_PATH_SIZE];
+	temp_template(path, sizeof path, "plumb-report-XXXXXX");
 	int fd = mkstemp(path);
 	cr_assert_geq(fd, 0);
 	close(fd);
@@ -179,7 +182,8 @@ Test(report_html, run_section_reports_failures)
 
 Test(report_html, huge_tables_are_summarised)
 {
-	char path[] = "/tmp/plumb-report-XXXXXX";
+	char path[TEMP_PATH_SIZE];
+	temp_template(path, sizeof path, "plumb-report-XXXXXX");
 	int fd = mkstemp(path);
 	cr_assert_geq(fd, 0);
 	close(fd);
@@ -220,7 +224,8 @@ Test(report_html, shortened_temporary_names_are_escaped_too)
 /* Section names reach an id and a link: a report file names them. */
 Test(report_html, section_names_from_a_file_are_escaped)
 {
-	char path[] = "/tmp/plumb-report-XXXXXX";
+	char path[TEMP_PATH_SIZE];
+	temp_template(path, sizeof path, "plumb-report-XXXXXX");
 	int fd = mkstemp(path);
 	cr_assert_geq(fd, 0);
 	close(fd);

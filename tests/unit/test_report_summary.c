@@ -1,12 +1,14 @@
 /* The report's summary, report.json and --compare, from small hand-made
  * section reports whose figures are known. */
 #include <criterion/criterion.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "report/report.h"
+#include "../temp_folder.h"
 
 static output_report *topo(void)
 {
@@ -324,7 +326,8 @@ Test(report_summary, page_json_and_compare)
 {
 	make_sections(100);
 	output_report *s = report_summary_build(sections, commands, SECTIONS);
-	char dir[] = "/tmp/plumb-summary-XXXXXX";
+	char dir[TEMP_PATH_SIZE];
+	temp_template(dir, sizeof dir, "plumb-summary-XXXXXX");
 	cr_assert_not_null(mkdtemp(dir));
 	char html[256], json[256];
 	snprintf(html, sizeof html, "%s/report.html", dir);
@@ -556,7 +559,8 @@ Test(report_summary, a_bundle_with_members_of_the_wrong_type_is_refused)
 		{ "{\"schema\": \"plumb-machine-report\", \"sections\": [{\"command\": {}}]}", "section 1 has no command" },
 		{ "{\"schema\": \"plumb-machine-report\", \"sections\": [5]}", "section 1 has no command" },
 	};
-	char dir[] = "/tmp/plumb-bundle-XXXXXX";
+	char dir[TEMP_PATH_SIZE];
+	temp_template(dir, sizeof dir, "plumb-bundle-XXXXXX");
 	cr_assert_not_null(mkdtemp(dir));
 	char path[256];
 	snprintf(path, sizeof path, "%s/r.json", dir);

@@ -18,6 +18,7 @@
 #include "instrument/instrument.h"
 #include "trace/trace.h"
 #include "sim_test_util.h"
+#include "../temp_folder.h"
 
 typedef struct cachegrind_counts {
 	uint64_t i_refs, i1_misses, lli_misses;
@@ -196,7 +197,8 @@ Test(sim_cachegrind, same_misses_as_cachegrind, .timeout = 120)
 	struct stat info;
 	if (!have_valgrind() || stat(source, &info) != 0)
 		cr_skip_test("needs valgrind and %s (run from the source tree)", source);
-	char dir[] = "/tmp/plumb-sim-cachegrind-XXXXXX";
+	char dir[TEMP_PATH_SIZE];
+	temp_template(dir, sizeof dir, "plumb-sim-cachegrind-XXXXXX");
 	cr_assert_not_null(mkdtemp(dir));
 	char command[1024];
 	snprintf(command, sizeof command, "cc -O1 -o %s/prog %s", dir, source);
@@ -221,6 +223,6 @@ Test(sim_cachegrind, same_misses_as_cachegrind, .timeout = 120)
 		compare_with_filter(dir, "32768,8,64", "32768,8,64", "262144,8,64", tool_dir, true);
 		compare_with_filter(dir, "8192,2,64", "16384,4,64", "65536,4,64", tool_dir, true);
 	}
-	snprintf(command, sizeof command, "rm -rf %s", dir);
+	snprintf(command, sizeof command, "rm -rf '%s'", dir);
 	cr_assert_eq(system(command), 0);
 }

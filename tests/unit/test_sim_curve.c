@@ -7,6 +7,7 @@
  * level (back-invalidation), at every point where the simulator counted
  * none. */
 #include <criterion/criterion.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include "sim/sim.h"
 #include "sim/sim_curve.h"
 #include "sim_test_util.h"
+#include "../temp_folder.h"
 
 static void add_marker(sim_trace *t, uint32_t thread, int begin, const char *name)
 {
@@ -542,7 +544,8 @@ Test(sim_curve, several_levels_in_one_pass_equal_one_level_each)
 	c.l3_inclusion = SIM_NON_INCLUSIVE;
 	sim_trace t = { 0 };
 	regions_trace(&t, 3000, false, 41);
-	char path[] = "/tmp/plumb-curve-levels-XXXXXX";
+	char path[TEMP_PATH_SIZE];
+	temp_template(path, sizeof path, "plumb-curve-levels-XXXXXX");
 	int fd = mkstemp(path);
 	cr_assert_geq(fd, 0);
 	close(fd);

@@ -2,12 +2,14 @@
  * configuration from a preset, a file and settings in order; a reader fed
  * through; the code map of a run; the annotation file. */
 #include <criterion/criterion.h>
+#include <limits.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "sim/sim.h"
+#include "../temp_folder.h"
 
 Test(sim_run, a_geometry_sets_size_ways_and_line_or_removes_a_level)
 {
@@ -92,7 +94,8 @@ Test(sim_run, a_reader_runs_through_the_simulator)
 	cr_expect_null(map, "no TRACE.code beside the trace");
 	trace_reader_close(reader, NULL);
 
-	char path[] = "/tmp/plumb-sim-run-XXXXXX";
+	char path[TEMP_PATH_SIZE];
+	temp_template(path, sizeof path, "plumb-sim-run-XXXXXX");
 	int fd = mkstemp(path);
 	cr_assert_geq(fd, 0);
 	close(fd);

@@ -2,12 +2,14 @@
  * its losses counted exactly, thread folding and filtering, its notes and
  * report, and a whole trace read into its statistics and report. */
 #include <criterion/criterion.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "trace/trace_copy.h"
 #include "trace/trace_stats.h"
+#include "../temp_folder.h"
 
 /* Five references of threads 0 and 1: a fetch (its own address as its
  * instruction, as the lackey reader gives it), a read it made, a timed
@@ -51,7 +53,7 @@ Test(trace_copy, losses_are_counted_exactly_for_each_target)
 	cr_expect_eq(native.times + native.instruction_addresses + native.markers_dropped, 0);
 }
 
-static char directory[] = "/tmp/plumb-trace-copy-XXXXXX";
+static char directory[300];
 
 static void make_native(const char *path)
 {
@@ -66,15 +68,8 @@ static void make_native(const char *path)
 
 static void setup(void)
 {
-	strcpy(directory, "/tmp/plumb-trace-copy-XXXXXX");
-	cr_assert_not_null(mkdtemp(directory));
-}
-
-static void teardown(void)
-{
-	char command[200];
-	snprintf(command, sizeof command, "rm -rf '%s'", directory);
-	cr_expect_eq(system(command), 0);
+	/* removed with its files when the test's process exits */
+	snprintf(directory, sizeof directory, "%s", temp_folder("plumb-trace-copy"));
 }
 
 static char *path_in(const char *name)
@@ -86,7 +81,7 @@ static char *path_in(const char *name)
 	return p;
 }
 
-Test(trace_copy, native_to_din_folds_threads_and_says_what_it_lost, .init = setup, .fini = teardown)
+Test(trace_copy, native_to_din_folds_threads_and_says_what_it_lost, .init = setup)
 {
 	const char *in = path_in("t.ptrace"), *out = path_in("t.din");
 	make_native(in);
@@ -138,7 +133,7 @@ Test(trace_copy, native_to_din_folds_threads_and_says_what_it_lost, .init = setu
 	trace_reader_close(reader, NULL);
 }
 
-Test(trace_copy, a_filter_removes_a_range_and_counts_it, .init = setup, .fini = teardown)
+Test(trace_copy, a_filter_removes_a_range_and_counts_it, .init = setup)
 {
 	const char *in = path_in("t.ptrace"), *out = path_in("kept.ptrace");
 	make_native(in);
@@ -164,7 +159,7 @@ Test(trace_copy, a_filter_removes_a_range_and_counts_it, .init = setup, .fini = 
 	output_report_free(report);
 }
 
-Test(trace_copy, a_copy_that_cannot_read_aborts_the_output, .init = setup, .fini = teardown)
+Test(trace_copy, a_copy_that_cannot_read_aborts_the_output, .init = setup)
 {
 	const char *in = path_in("bad.lackey"), *out = path_in("never.ptrace");
 	FILE *f = fopen(in, "w");
@@ -182,7 +177,7 @@ Test(trace_copy, a_copy_that_cannot_read_aborts_the_output, .init = setup, .fini
 	cr_expect_neq(access(out, F_OK), 0, "an aborted output is never put in place");
 }
 
-Test(trace_copy, stats_read_a_whole_trace_into_their_report, .init = setup, .fini = teardown)
+Test(trace_copy, stats_read_a_whole_trace_into_their_report, .init = setup)
 {
 	const char *in = path_in("t.ptrace");
 	make_native(in);

@@ -22,6 +22,7 @@
 #include "trace/trace_stats.h"
 #include "instrument_target.h"
 #include "trace_test_util.h"
+#include "../temp_folder.h"
 
 #define BATCH 4096
 
@@ -199,7 +200,8 @@ static void records_equal(const char *a_path, const char *b_path)
 
 Test(trace_entries, a_compact_file_and_a_records_file_of_one_run_agree, .init = find_target_and_tool, .timeout = 240)
 {
-	char dir[] = "/tmp/plumb-entries-XXXXXX";
+	char dir[TEMP_PATH_SIZE];
+	temp_template(dir, sizeof dir, "plumb-entries-XXXXXX");
 	cr_assert_not_null(mkdtemp(dir));
 	char compact[256], records[256];
 	char *threads[] = { target, "threads", "3", "4000", NULL };

@@ -3,12 +3,14 @@
  * interns tens of thousands of names; the search of every name before
  * took 18 s for 40,000 functions (docs/PERFORMANCE.md, "Traces"). */
 #include <criterion/criterion.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "trace/trace.h"
 #include "trace/trace_internal.h"
+#include "../temp_folder.h"
 
 /* Enough names that the old search of every name (quadratic) takes minutes
  * and runs into the timeout, where the hash takes a fraction of a second
@@ -50,7 +52,8 @@ Test(trace_names, every_name_is_one_copy, .timeout = 60)
  * each range's own function and file (the old search: minutes). */
 Test(trace_names, a_large_code_map_names_every_range, .timeout = 60)
 {
-	char path[] = "/tmp/plumb-code-map-XXXXXX";
+	char path[TEMP_PATH_SIZE];
+	temp_template(path, sizeof path, "plumb-code-map-XXXXXX");
 	int fd = mkstemp(path);
 	cr_assert_geq(fd, 0);
 	FILE *f = fdopen(fd, "w");
@@ -84,7 +87,8 @@ Test(trace_names, a_large_code_map_names_every_range, .timeout = 60)
  * newline) is refused at 64 KiB; getline grew plumb without bound. */
 Test(trace_names, a_code_map_line_has_a_limit)
 {
-	char path[] = "/tmp/plumb-code-map-XXXXXX";
+	char path[TEMP_PATH_SIZE];
+	temp_template(path, sizeof path, "plumb-code-map-XXXXXX");
 	int fd = mkstemp(path);
 	cr_assert_geq(fd, 0);
 	FILE *f = fdopen(fd, "w");

@@ -21,6 +21,7 @@
 #include "trace/trace.h"
 #include "trace/trace_internal.h"
 #include "instrument_target.h"
+#include "../temp_folder.h"
 
 static char target[PATH_MAX + 64];
 
@@ -33,7 +34,7 @@ static void find_target_and_tool(void)
 typedef struct both {
 	trace_record *binary;          /* every record of the ring */
 	size_t count;
-	char text_path[128];           /* the same run's lackey text */
+	char text_path[256];           /* the same run's lackey text */
 } both;
 
 #define BATCH 4096
@@ -44,10 +45,11 @@ typedef struct both {
  * they stand for. */
 static void run_both_fed(char *const argv[], both *out, sim *const *fed, size_t block_bytes)
 {
-	char dir[] = "/tmp/plumb-ring-XXXXXX";
+	char dir[TEMP_PATH_SIZE];
+	temp_template(dir, sizeof dir, "plumb-ring-XXXXXX");
 	cr_assert_not_null(mkdtemp(dir));
 	snprintf(out->text_path, sizeof out->text_path, "%s/trace.lackey", dir);
-	char option[160];
+	char option[300];
 	snprintf(option, sizeof option, "--plumb-trace=%s", out->text_path);
 	const char *const options[] = { option, NULL };
 	trace_reader *reader;
@@ -340,7 +342,8 @@ Test(trace_ring, text_path_on_request, .init = find_target_and_tool, .timeout = 
  * file (collection on throughout), with the region markers. */
 Test(trace_ring, instrument_writes_a_native_trace_file, .init = find_target_and_tool, .timeout = 120)
 {
-	char dir[] = "/tmp/plumb-ring-XXXXXX", path[64];
+	char dir[PATH_MAX], path[PATH_MAX + 16];
+	temp_template(dir, sizeof dir, "plumb-ring-XXXXXX");
 	cr_assert_not_null(mkdtemp(dir));
 	snprintf(path, sizeof path, "%s/run.ptrace", dir);
 	char *argv[] = { target, "threads", "2", "3000", NULL };
@@ -952,7 +955,8 @@ Test(trace_ring, the_l1_filter_changes_no_figure, .init = find_target_and_tool, 
 			char filter[256];
 			cr_assert_eq(sim_filter_option(&config, filter, sizeof filter, &status), 1, "machine %d: %s", machine,
 			             status.message);
-			char dir[] = "/tmp/plumb-filter-XXXXXX", text_path[64], option[96];
+			char dir[PATH_MAX], text_path[PATH_MAX + 16], option[PATH_MAX + 32];
+			temp_template(dir, sizeof dir, "plumb-filter-XXXXXX");
 			cr_assert_not_null(mkdtemp(dir));
 			snprintf(text_path, sizeof text_path, "%s/trace.lackey", dir);
 			snprintf(option, sizeof option, "--plumb-trace=%s", text_path);

@@ -1,6 +1,7 @@
 /* trace_reader_open_command: a real program under valgrind's lackey, with
  * its threads told apart by the SCHED lines. */
 #include <criterion/criterion.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include "core/interrupt.h"
 #include "trace/trace_internal.h"
 #include "trace_test_util.h"
+#include "../temp_folder.h"
 
 /* Two threads alive at once (a barrier holds the first until the second
  * exists, else Valgrind could give the second the first's freed thread
@@ -150,7 +152,8 @@ Test(trace_valgrind, the_one_launcher_runs_a_stock_tool, .timeout = 120)
 	cr_assert_eq(pid, -1);
 	if (system("valgrind --version > /dev/null 2>&1") != 0)
 		cr_skip_test("valgrind is not installed");
-	char out_path[] = "/tmp/plumb-launcher-XXXXXX";
+	char out_path[TEMP_PATH_SIZE];
+	temp_template(out_path, sizeof out_path, "plumb-launcher-XXXXXX");
 	int fd = mkstemp(out_path);
 	cr_assert_geq(fd, 0);
 	char *argv[] = { "/bin/sh", "-c", "echo \"$PLUMB_LAUNCH_TEST:${PLUMB_TRACE_TEXT-unset}\"", NULL };

@@ -2,6 +2,7 @@
  * sweep's report, thresholds by name, which tables a report has, its
  * notes, the output folder, and running one kernel for Valgrind. */
 #include <criterion/criterion.h>
+#include <limits.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "validate/validate.h"
+#include "../temp_folder.h"
 
 /* Eight pads of a 32-byte page, the array 16 bytes past it, 4 pairs: the
  * pad 12 starts the first page and halves the faults; the last pad counts
@@ -160,7 +162,8 @@ Test(validate_command, a_report_has_the_tables_asked_for_in_order)
 
 Test(validate_command, the_output_folder_is_made_once_and_never_over_a_file)
 {
-	char directory[] = "/tmp/plumb-validate-folder-XXXXXX";
+	char directory[TEMP_PATH_SIZE];
+	temp_template(directory, sizeof directory, "plumb-validate-folder-XXXXXX");
 	cr_assert_not_null(mkdtemp(directory));
 	char folder[600], file[600];
 	snprintf(folder, sizeof folder, "%s/new", directory);
@@ -188,7 +191,8 @@ Test(validate_command, the_folder_gets_every_table_and_a_plot_or_why_not)
 	one_series(&r, values);
 	validate_options o;
 	validate_options_default(&o);
-	char directory[] = "/tmp/plumb-validate-files-XXXXXX";
+	char directory[TEMP_PATH_SIZE];
+	temp_template(directory, sizeof directory, "plumb-validate-files-XXXXXX");
 	cr_assert_not_null(mkdtemp(directory));
 	char image[600];
 	plumb_status status, plot_status;

@@ -1,12 +1,14 @@
 /* The verdict table as a reusable output table, and the plot's behaviour
  * without gnuplot. */
 #include <criterion/criterion.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "validate/validate.h"
+#include "../temp_folder.h"
 
 /* Two series of the page-fault benchmark: perf exact, PAPI unsupported. */
 static void fake_results(validate_results *r, double *values)
@@ -87,7 +89,8 @@ Test(validate_output, plot_without_gnuplot_says_so_and_keeps_the_data)
 	double values[6];
 	validate_results r;
 	fake_results(&r, values);
-	char directory[] = "/tmp/plumb-validate-test-XXXXXX";
+	char directory[TEMP_PATH_SIZE];
+	temp_template(directory, sizeof directory, "plumb-validate-test-XXXXXX");
 	cr_assert_not_null(mkdtemp(directory));
 	char written[512] = "";
 	plumb_status status;

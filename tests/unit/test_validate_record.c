@@ -1,6 +1,7 @@
 /* The rules that decide which validation verdicts become verification
  * records, the records' fields, and the file format they travel in. */
 #include <criterion/criterion.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 #include <unistd.h>
 #include <sys/wait.h>
 #include "validate/validate.h"
+#include "../temp_folder.h"
 
 static double predict_size(const validate_params *p) { return (double)p->size; }
 
@@ -154,7 +156,8 @@ Test(validate_record, fill_names_backend_encoding_class_and_date)
 
 Test(validate_record, results_are_appended_and_read_back)
 {
-	char path[] = "/tmp/plumb-record-XXXXXX";
+	char path[TEMP_PATH_SIZE];
+	temp_template(path, sizeof path, "plumb-record-XXXXXX");
 	int fd = mkstemp(path);
 	cr_assert(fd >= 0);
 	close(fd);
@@ -197,7 +200,8 @@ Test(validate_record, results_are_appended_and_read_back)
 
 Test(validate_record, a_checked_benchmark_outweighs_a_verified_one_in_the_same_run)
 {
-	char path[] = "/tmp/plumb-record-XXXXXX";
+	char path[TEMP_PATH_SIZE];
+	temp_template(path, sizeof path, "plumb-record-XXXXXX");
 	int fd = mkstemp(path);
 	cr_assert(fd >= 0);
 	close(fd);
@@ -224,7 +228,8 @@ Test(validate_record, a_checked_benchmark_outweighs_a_verified_one_in_the_same_r
 
 Test(validate_record, concurrent_appends_never_tear_lines)
 {
-	char path[] = "/tmp/plumb-record-XXXXXX";
+	char path[TEMP_PATH_SIZE];
+	temp_template(path, sizeof path, "plumb-record-XXXXXX");
 	int fd = mkstemp(path);
 	cr_assert(fd >= 0);
 	close(fd);
@@ -319,7 +324,8 @@ Test(validate_record, records_go_only_where_the_user_said)
 /* validate --verification FILE once appended text records to whatever FILE was. */
 Test(validate_record, a_file_that_is_not_a_verification_file_is_never_appended_to)
 {
-	char path[] = "/tmp/plumb-record-XXXXXX";
+	char path[TEMP_PATH_SIZE];
+	temp_template(path, sizeof path, "plumb-record-XXXXXX");
 	int fd = mkstemp(path);
 	cr_assert(fd >= 0);
 	const unsigned char binary[] = { 0x7f, 'E', 'L', 'F', 2, 1, 1, 0, 0, 0, '\n', 0xff, 0xfe, '\t', '\n' };

@@ -57,7 +57,7 @@ void trace_test_records(trace_record *records, size_t count, uint64_t seed)
 const char *trace_test_path(const char *name)
 {
 	static char path[512];
-	snprintf(path, sizeof path, "%s/%s", temp_folder("/tmp/plumb-trace-test"), name);
+	snprintf(path, sizeof path, "%s/%s", temp_folder("plumb-trace-test"), name);
 	return path;
 }
 
