@@ -111,13 +111,14 @@ int explain_instrument(char *const argv[], const explain_options *options, expla
 		return -1;
 	}
 	plumb_status simulate_status;
-	int traced = simulate ? explain_simulate_trace(reader, options, result, &simulate_status)
-	                      : drain(reader, &simulate_status);
-	/* An exec: the trace and the counts end there (trace_reader_code_map says so). */
 	trace_code_map *map = NULL;
+	int traced = simulate ? explain_simulate_trace(reader, options, result, &map, &simulate_status)
+	                      : drain(reader, &simulate_status);
+	/* An exec: the trace and the counts end there (trace_reader_code_map says
+	 * so; a map the simulation read is proof there was none). */
 	plumb_status exec_status;
 	bool exec = false;
-	if (traced == 0 && trace_reader_code_map(reader, &map, &exec_status) != 0) {
+	if (traced == 0 && !map && trace_reader_code_map(reader, &map, &exec_status) != 0) {
 		exec = exec_status.code == ENOENT;
 		traced = -1;
 		simulate_status = exec_status;

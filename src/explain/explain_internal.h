@@ -12,9 +12,11 @@
 bool explain_simulation_available(char *reason, size_t size);
 /* Reads the trace (with region markers) to its end through this machine's
  * caches and fills each region's `simulated` (summed over threads) and the
- * whole program's. */
+ * whole program's.  *code_map: plumbgrind's code map as read once the trace
+ * ended (the caller frees it), or NULL where it could not be had (after an
+ * exec: trace_reader_code_map says why). */
 int explain_simulate_trace(trace_reader *reader, const explain_options *options, explain_result *result,
-                           plumb_status *status);
+                           trace_code_map **code_map, plumb_status *status);
 
 /* The executed code per region (explain_code.c): fed every batch of
  * records and every compact run of the trace the simulator sees, in the

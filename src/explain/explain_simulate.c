@@ -402,8 +402,9 @@ static int take_sims(const sim *plain, bool other, explain_result *result, plumb
 }
 
 int explain_simulate_trace(trace_reader *reader, const explain_options *options, explain_result *result,
-                           plumb_status *status)
+                           trace_code_map **code_map, plumb_status *status)
 {
+	*code_map = NULL;
 	sim *plain;
 	char usable_note[200];
 	if (make_sim(result, &plain, usable_note, sizeof usable_note, status) != 0)
@@ -503,9 +504,9 @@ int explain_simulate_trace(trace_reader *reader, const explain_options *options,
 		 * exec, leaves the blocks unreadable, which in_core says) */
 		trace_code_map *map = NULL;
 		plumb_status ignored;
-		if (trace_reader_code_map(reader, &map, &ignored) == 0) {
+		if (trace_reader_code_map(reader, &map, &ignored) == 0 && map) {
 			explain_code_add_segments(code, map);
-			trace_code_map_free(map);
+			*code_map = map;   /* the caller's too: read once (a large program's map takes milliseconds) */
 		}
 		explain_code_finish(code, result, options->ipc_base <= 0);
 	}
