@@ -31,6 +31,9 @@ static void usage(FILE *f)
 	        "  --l0 NS            unloaded latency (default: the zero-bandwidth point, else\n"
 	        "                     fitted)\n"
 	        "  --line-size BYTES  bytes per request (default: from the loaded JSON, else 64)\n"
+	        "  --peak-at-least MB/S\n"
+	        "                     a bandwidth the memory is known to sustain (plumb bw's\n"
+	        "                     DRAM figure; plumb report passes it): S at most line/MB/S\n"
 	        "  --at LIST          also predict at these contentions (MB/s), e.g. 100,200\n"
 	        "  --processors N     predict for 1..N processors chasing like the latency thread\n"
 	        "                     (default: 4 x this machine's CPUs, at least 16)\n"
@@ -66,10 +69,11 @@ int cmd_model(int argc, char **argv)
 		{ "l0", required_argument, 0, 'L' }, { "line-size", required_argument, 0, 'c' },
 		{ "line", required_argument, 0, 'c' }, /* the old name (man plumb-model) */
 		{ "at", required_argument, 0, 'a' }, { "processors", required_argument, 0, 'P' },
+		{ "peak-at-least", required_argument, 0, 'B' },
 		{ "help", no_argument, 0, 'h' }, CLI_OUTPUT_OPTIONS, { 0, 0, 0, 0 } };
 	cli_output out = { .format = OUTPUT_TABLE };
 	const char *from = NULL;
-	double service = 0, l0 = 0, line = 0, at[MAX_AT];
+	double service = 0, l0 = 0, line = 0, min_peak = 0, at[MAX_AT];
 	size_t at_count = 0;
 	uint64_t processors = 0, value;
 	plumb_status status;
@@ -93,6 +97,10 @@ int cmd_model(int argc, char **argv)
 				return cli_usage_error("model", "--line-size: %s", status.message);
 			line = (double)value;
 			break;
+		case 'B':
+			if (parse_double(optarg, 1e-3, 1e12, &min_peak, &status) != 0)
+				return cli_usage_error("model", "--peak-at-least: %s", status.message);
+			break;
 		case 'a':
 			if (parse_list(optarg, at, &at_count, &status) != 0)
 				return cli_usage_error("model", "%s", status.message);
@@ -111,6 +119,8 @@ int cmd_model(int argc, char **argv)
 		return cli_usage_error("model", "unexpected argument '%s'", argv[optind]);
 	if (!from && !(service > 0 && l0 > 0))
 		return cli_usage_error("model", "give --from FILE to fit, or both --service and --l0 to evaluate");
+	if (min_peak > 0 && !(from && service <= 0))
+		return cli_usage_error("model", "--peak-at-least bounds a fit: give --from FILE, without --service");
 	if (processors == 0) {
 		int cpus[1024];
 		int n = cpu_allowed(cpus, 1024, NULL);
@@ -122,7 +132,8 @@ int cmd_model(int argc, char **argv)
 		return cli_error("model", &status);
 	model_report_options request = { .input = from ? &input : NULL,
 	                                 .source = from && strcmp(from, "-") == 0 ? "<stdin>" : from, .service_ns = service,
-	                                 .unloaded_latency_ns = l0, .line_bytes = line, .at = at, .at_count = at_count,
+	                                 .unloaded_latency_ns = l0, .line_bytes = line, .min_peak_mb_s = min_peak,
+	                                 .at = at, .at_count = at_count,
 	                                 .processors = (unsigned)processors };
 	output_report *r = output_report_new("model");
 	if (model_report(&request, r, &status) != 0) {

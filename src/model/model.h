@@ -68,6 +68,12 @@ typedef struct model_fit {
 	 * of freedom; NaN when S ended at the bottom of its range or has no
 	 * degree of freedom left. */
 	double service_low, service_high;
+	/* A bandwidth the resource is known to sustain (model_fit_points_bounded;
+	 * NaN: none): S is at most line / that, the peak at least it.  When the
+	 * loaded curve alone put S beyond, at_peak_bound is set, S is the bound's
+	 * best fit and free_service_ns what the curve alone gave. */
+	double peak_bound_mb_s, free_service_ns, free_service_low, free_service_high;
+	bool at_peak_bound;
 } model_fit;
 
 /* Least-squares fit of S (and of L0 when unloaded_latency_ns <= 0 and no
@@ -76,6 +82,12 @@ typedef struct model_fit {
  * Needs at least two points and one with positive contention. */
 int model_fit_points(const model_point *points, size_t n, double line_bytes,
                      double unloaded_latency_ns, model_fit *out, plumb_status *status);
+/* The same with the peak held to at least min_peak_mb_s (> 0; 0: no bound),
+ * a bandwidth measured elsewhere (plumb report passes its DRAM bandwidth):
+ * S in (0, line / min_peak].  A flat fit stays flat; an S within the bound
+ * is model_fit_points's. */
+int model_fit_points_bounded(const model_point *points, size_t n, double line_bytes, double unloaded_latency_ns,
+                             double min_peak_mb_s, model_fit *out, plumb_status *status);
 /* (5.23) for given parameters; +inf if a point has no solution. */
 double model_least_squares(const model_params *p, const model_point *points, size_t n);
 
@@ -105,6 +117,7 @@ typedef struct model_report_options {
 	double service_ns;             /* > 0: evaluate this S instead of fitting */
 	double unloaded_latency_ns;    /* > 0: given L0 */
 	double line_bytes;             /* > 0: given; else the input's, else 64 */
+	double min_peak_mb_s;          /* > 0: a bandwidth the memory sustains, bounding the fit's S */
 	const double *at;              /* extra contentions to predict (MB/s) */
 	size_t at_count;
 	unsigned processors;           /* predict for 1..processors (0: 16) */

@@ -275,5 +275,40 @@ int model_fit_points(const model_point *points, size_t n, double line_bytes,
 		if (isfinite(out->service_low) && out->service_low <= 0)
 			out->at_bound = -1;
 	}
+	out->peak_bound_mb_s = out->free_service_ns = out->free_service_low = out->free_service_high = NAN;
+	out->at_peak_bound = false;
+	return 0;
+}
+
+int model_fit_points_bounded(const model_point *points, size_t n, double line_bytes, double unloaded_latency_ns,
+                             double min_peak_mb_s, model_fit *out, plumb_status *status)
+{
+	if (!(min_peak_mb_s >= 0) || !isfinite(min_peak_mb_s))
+		return plumb_fail(status, EINVAL, "model fit: the bandwidth bound must be a finite, non-negative MB/s");
+	if (model_fit_points(points, n, line_bytes, unloaded_latency_ns, out, status) != 0)
+		return -1;
+	if (min_peak_mb_s == 0)
+		return 0;
+	out->peak_bound_mb_s = min_peak_mb_s;
+	/* line / S >= the bandwidth measured: a resource that moved that much
+	 * serves a line in at most this long */
+	double bound = line_bytes / (min_peak_mb_s * 1e-3);
+	if (out->at_bound < 0 || out->params.service_ns <= bound)
+		return 0;   /* flat (no S to hold), or within the bound already */
+	double free_service = out->params.service_ns;
+	model_params held = out->params;
+	double limit = fmin(bound, service_limit(points, n, line_bytes, held.unloaded_latency_ns));
+	if (!(limit > 0) || !isfinite(fit_service(&held, points, n, limit)))
+		return plumb_fail(status, EDOM, "model fit: no service time within the measured bandwidth's bound fits these points");
+	out->params = held;
+	fill_errors(out, points, n);
+	out->free_service_ns = free_service;
+	out->free_service_low = out->service_low;
+	out->free_service_high = out->service_high;
+	out->at_peak_bound = true;
+	out->at_bound = 0;
+	/* an interval from the curvature at a bound would be the free fit's
+	 * question, not this one's */
+	out->service_low = out->service_high = NAN;
 	return 0;
 }

@@ -55,7 +55,8 @@ int model_report(const model_report_options *o, output_report *r, plumb_status *
 			fit.error_per_sample = sqrt(fit.least_squares) / (double)input->count;
 			fit.rms_error = sqrt(fit.least_squares / (double)input->count);
 			fit.points = input->count;
-		} else if (model_fit_points(input->points, input->count, line, l0, &fit, &point_status) != 0) {
+		} else if (model_fit_points_bounded(input->points, input->count, line, l0, o->min_peak_mb_s, &fit,
+		                                    &point_status) != 0) {
 			return plumb_fail(status, point_status.code, "%s: %s", from, point_status.message);
 		}
 	} else {
@@ -88,6 +89,8 @@ int model_report(const model_report_options *o, output_report *r, plumb_status *
 	output_column(t, "service_time_low", "ns", 3);
 	output_column(t, "service_time_high", "ns", 3);
 	output_column(t, "shape", NULL, 0);
+	output_column(t, "peak_bound", "MB/s", 1);
+	output_column(t, "free_service_time", "ns", 2);
 	/* A flat curve determines no service time: the fit's S sits at the
 	 * bottom of its search, a number of the search's making, and the peak
 	 * line / S would be beyond any machine.  Neither is printed as a
@@ -129,9 +132,11 @@ int model_report(const model_report_options *o, output_report *r, plumb_status *
 	}
 	/* S's 95% interval, and whether the data determine S at all */
 	bool fitted = from && service <= 0;
-	const char *shape = !fitted ? "given" : fit.at_bound < 0 ? "flat" : fit.at_bound > 0 ? "at upper bound" : "fitted";
+	const char *shape = !fitted ? "given" : fit.at_bound < 0 ? "flat" : fit.at_bound > 0 ? "at upper bound"
+	                    : fit.at_peak_bound ? "at the measured bandwidth" : "fitted";
 	const char *no_interval = !fitted ? "S was given, not fitted"
 	                          : fit.at_bound < 0 ? "flat: latency does not rise with bandwidth, so S is not determined"
+	                          : fit.at_peak_bound ? "S sits at the bound the measured bandwidth sets"
 	                          : fit.at_bound > 0 ? "S is at the top of its range" : "no degree of freedom left for an interval";
 	if (fitted && isfinite(fit.service_low) && isfinite(fit.service_high)) {
 		output_cell_real(t, fit.service_low);
@@ -141,6 +146,16 @@ int model_report(const model_report_options *o, output_report *r, plumb_status *
 		output_cell_status(t, "n/a", no_interval);
 	}
 	output_cell_text(t, shape);
+	if (fitted && isfinite(fit.peak_bound_mb_s))
+		output_cell_real(t, fit.peak_bound_mb_s);
+	else
+		output_cell_status(t, "n/a", "no bandwidth bound given (--peak-at-least)");
+	if (fit.at_peak_bound)
+		output_cell_real(t, fit.free_service_ns);
+	else
+		output_cell_status(t, "n/a", !(fitted && isfinite(fit.peak_bound_mb_s)) ? "no bandwidth bound given (--peak-at-least)"
+		                             : flat ? "a flat curve has no service time to hold to the bound"
+		                                    : "the fit is within the bound: S is the loaded curve's own");
 	if (from) {
 		output_table *pt = output_table_add(r, "points", "Measured against model");
 		output_column(pt, "contention", "MB/s", 1);
@@ -218,6 +233,21 @@ int model_report(const model_report_options *o, output_report *r, plumb_status *
 	if (from && service <= 0 && fit.at_bound > 0)
 		output_note(r, "S is at the top of its search range (L0, or the saturation limit of the largest "
 		               "bandwidth): the data rise faster than the model allows");
+	if (fit.at_peak_bound) {
+		/* within the free fit's interval the two agree; beyond it the
+		 * curve rises faster than queueing at that memory can make it */
+		bool agrees = isfinite(fit.free_service_low) && fit.free_service_low <= fit.params.service_ns;
+		char interval[96] = "";
+		if (isfinite(fit.free_service_low) && isfinite(fit.free_service_high))
+			snprintf(interval, sizeof interval, ", 95%% interval %.3g-%.3g ns", fit.free_service_low,
+			         fit.free_service_high);
+		output_note(r, "S is held to line / %.0f MB/s = %.3g ns, the bandwidth the memory was measured to sustain: "
+		               "the loaded curve alone puts it at %.3g ns%s (a peak of %.0f MB/s, below what was measured)%s",
+		            fit.peak_bound_mb_s, fit.params.service_ns, fit.free_service_ns, interval,
+		            fit.params.line_bytes / fit.free_service_ns * 1e3,
+		            agrees ? ", and the bound lies within that interval"
+		                   : ": part of the curve's rise is not queueing at the memory");
+	}
 	if (from && fit.l0_fitted)
 		output_note(r, "no zero-bandwidth point: L0 was fitted together with S");
 	return 0;

@@ -152,6 +152,10 @@ typedef struct report_section {
 	bool input_required;
 	const char *const *input_arguments;
 	const char *plan_note, *input_missing;
+	/* given --peak-at-least with the DRAM bandwidth the machine model
+	 * reads from the earlier topo, lat and bw sections, when they ran (the
+	 * queueing model's peak can be no lower than what was measured) */
+	bool bandwidth_bound;
 	bool recorded;                           /* recorded first for its reference rate (report_run_perturb_section) */
 	/* runs the user's program (plumb report --program): its arguments,
 	 * then "--" and the program's argument vector (report_run_program_section) */
@@ -165,6 +169,12 @@ typedef struct report_section {
 	 * REPORT_SUMMARY_NONE: nothing). */
 	report_summary_input summary_input;
 } report_section;
+
+/* The DRAM bandwidth (MB/s: the larger of one thread's and all threads')
+ * the machine model reads from these sections' reports, as the summary's
+ * physics check does; 0 when there is none.  The model section is given it
+ * (plumb model --peak-at-least): the queueing model's peak can be no lower. */
+double report_measured_memory_mb_s(const output_report *topo, const output_report *lat, const output_report *bw);
 
 /* The table, in the report's order; the entry for name, or NULL. */
 const report_section *report_section_table(size_t *count);

@@ -126,7 +126,7 @@ static const report_section sections[] = {
 	{ .name = "model",
 	  .title = "Queueing model",
 	  .intro = "Hristea et al.'s closed queueing model (1997) fitted to the loaded-latency curve: the service time is what the memory system spends per request; the model then predicts latency at loads not measured.",
-	  .input = "loaded", .input_required = true, .input_arguments = from_stdin,
+	  .input = "loaded", .input_required = true, .input_arguments = from_stdin, .bandwidth_bound = true,
 	  .plan_note = "the model section needs loaded's measurements; adding the loaded section before it",
 	  .input_missing = "the loaded section did not run, and the model is fitted to its measurements",
 	  .seconds = 0.3, .quick_seconds = 0.3,

@@ -5,11 +5,13 @@
  * report's. */
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/progress.h"
 #include "core/timer.h"
+#include "machine/machine_model.h"
 #include "report/report.h"
 
 const char *const *report_section_arguments_for(const char *command, bool quick)
@@ -49,6 +51,31 @@ static const output_report *section_before(const char *const *names, output_repo
 		if (!strcmp(names[k], command) && reports[k])
 			return reports[k];
 	return NULL;
+}
+
+/* The DRAM bandwidth measured by the sections that ran before section i
+ * (report_measured_memory_mb_s), 0 when there is none. */
+static double measured_memory_bandwidth(const char *const *names, output_report *const *reports, size_t i)
+{
+	return report_measured_memory_mb_s(section_before(names, reports, i, "topo"), section_before(names, reports, i, "lat"),
+	                                   section_before(names, reports, i, "bw"));
+}
+
+double report_measured_memory_mb_s(const output_report *topo, const output_report *lat, const output_report *bw)
+{
+	if (!bw)
+		return 0;
+	machine_model m;
+	plumb_status ignored;
+	if (machine_model_build(&m, topo, lat, bw, NULL, &ignored) != 0)
+		return 0;
+	const machine_level *memory = machine_model_level(&m, "DRAM");
+	double mb_s = 0;
+	if (memory && isfinite(memory->read_1) && memory->read_1 > 0)
+		mb_s = memory->read_1 * 1000;
+	if (memory && isfinite(memory->read_all) && memory->read_all * 1000 > mb_s)
+		mb_s = memory->read_all * 1000;
+	return mb_s;
 }
 
 /* While a section runs, the report's progress line is redrawn every second
@@ -132,11 +159,21 @@ size_t report_run_sections_with(const char *program, const char *who, const char
 				fclose(m);
 			}
 			const char *arguments[32];
+			with_input(report_section_arguments_for(names[i], quick), section->input_arguments, arguments, 30);
+			char bound[32];
+			double memory = section->bandwidth_bound ? measured_memory_bandwidth(names, reports, i) : 0;
+			if (memory > 0) {
+				size_t n = 0;
+				while (arguments[n])
+					n++;
+				snprintf(bound, sizeof bound, "%.0f", memory);
+				arguments[n++] = "--peak-at-least";
+				arguments[n++] = bound;
+				arguments[n] = NULL;
+			}
 			if (text)
-				rc = report_run_section_watched(program, report_section_command(names[i]),
-				                                with_input(report_section_arguments_for(names[i], quick),
-				                                           section->input_arguments, arguments, 32),
-				                                text, save, &watch, &reports[i], &status);
+				rc = report_run_section_watched(program, report_section_command(names[i]), arguments, text, save,
+				                                &watch, &reports[i], &status);
 			else if (section->input_required)
 				rc = plumb_fail(&status, EINVAL, "%s", section->input_missing ? section->input_missing
 				                                                              : "an earlier section did not run");

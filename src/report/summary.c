@@ -518,6 +518,12 @@ static void add_figures(output_report *s, const output_report *c2c, const output
 		size_t n = (size_t)snprintf(detail, sizeof detail, "Hristea et al.'s closed queueing model (1997) fitted to the loaded-latency curve");
 		if (isfinite(service_low) && isfinite(service_high))
 			n += (size_t)snprintf(detail + n, sizeof detail - n, "; 95%% interval %.3g-%.3g ns", service_low, service_high);
+		const char *fit_shape = output_text_at(f, 0, "shape");
+		if (fit_shape && !strcmp(fit_shape, "at the measured bandwidth"))
+			n += (size_t)snprintf(detail + n, sizeof detail - n,
+			                      "; held to the DRAM bandwidth measured in the same run, %.0f MB/s (the curve alone "
+			                      "gives %.3g ns)", output_number_at(f, 0, "peak_bound"),
+			                      output_number_at(f, 0, "free_service_time"));
 		snprintf(detail + n, sizeof detail - n, "; peak %.0f MB/s, rms error %.0f ns", output_number_at(f, 0, "peak_bandwidth"),
 		         output_number_at(f, 0, "rms_error"));
 		/* A fit the physics rules out is no headline figure: its value

@@ -404,3 +404,51 @@ Test(mp_cli, model_csv_with_a_byte_order_mark)
 	cli_run_free(&a);
 	cli_run_free(&b);
 }
+
+/* --peak-at-least: the thesis's table 5.1 fits S near 189 ns (a peak of
+ * 677 MB/s at 128-byte lines); a memory known to move 1000 MB/s holds S to
+ * 128 ns, said in the fit's shape and its note, with the free S beside it. */
+Test(mp_cli, model_peak_at_least_holds_the_fit_to_a_measured_bandwidth)
+{
+	const char *points = cli_temp_path("table51.csv");
+	FILE *f = fopen(points, "w");
+	fputs("0,338\n41,371\n121,421\n233,483\n336,572\n484,915\n538,1462\n", f);
+	fclose(f);
+	cli_run run = cli_run_plumbv(NULL, "model", "--from", points, "--line-size", "128", "--peak-at-least", "1000",
+	                             "--json", NULL);
+	cr_assert_eq(run.exit_code, 0, "%s", run.err);
+	json_object *root = json_tokener_parse(run.out), *tables, *t, *rows, *row, *v;
+	cr_assert_not_null(root, "%s", run.out);
+	cr_assert(json_object_object_get_ex(root, "tables", &tables));
+	bool seen = false;
+	for (size_t i = 0; i < json_object_array_length(tables); i++) {
+		t = json_object_array_get_idx(tables, i);
+		if (!json_object_object_get_ex(t, "name", &v) || strcmp(json_object_get_string(v), "fit"))
+			continue;
+		cr_assert(json_object_object_get_ex(t, "rows", &rows));
+		row = json_object_array_get_idx(rows, 0);
+		cr_assert(json_object_object_get_ex(row, "service_time", &v));
+		cr_expect(fabs(json_object_get_double(v) - 128) < 0.01, "S %g", json_object_get_double(v));
+		cr_assert(json_object_object_get_ex(row, "free_service_time", &v));
+		cr_expect(fabs(json_object_get_double(v) - 189.2) < 0.6, "free S %g", json_object_get_double(v));
+		cr_assert(json_object_object_get_ex(row, "shape", &v));
+		cr_expect_str_eq(json_object_get_string(v), "at the measured bandwidth");
+		seen = true;
+	}
+	cr_expect(seen, "%s", run.out);
+	cr_expect(strstr(run.out, "S is held to line / 1000 MB/s") != NULL, "%s", run.out);
+	json_object_put(root);
+	cli_run_free(&run);
+	/* bad values, and a bound with nothing to fit */
+	const char *bad[] = { "0", "-5", "lots", "1e13" };
+	for (size_t i = 0; i < 4; i++) {
+		run = cli_run_plumbv(NULL, "model", "--from", points, "--peak-at-least", bad[i], NULL);
+		cr_expect_eq(run.exit_code, 2, "%s: %s", bad[i], run.err);
+		cr_expect(strstr(run.err, "--peak-at-least") != NULL, "%s", run.err);
+		cli_run_free(&run);
+	}
+	run = cli_run_plumbv(NULL, "model", "--service", "10", "--l0", "100", "--peak-at-least", "1000", NULL);
+	cr_expect_eq(run.exit_code, 2, "%s", run.err);
+	cr_expect(strstr(run.err, "--peak-at-least bounds a fit") != NULL, "%s", run.err);
+	cli_run_free(&run);
+}

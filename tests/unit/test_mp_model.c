@@ -293,3 +293,44 @@ Test(mp_model, loaded_latency_cpu_is_the_quietest)
 	cr_assert(loaded_cpu_interference(cpu_current(), 2000000, &fraction, &status) == 0, "%s", status.message);
 	cr_assert(fraction >= 0 && fraction <= 1);
 }
+
+/* A bandwidth the memory was measured to sustain bounds S (plumb report
+ * passes its DRAM figure): a curve whose own fit would put the peak below
+ * it is fitted at the bound, with the free S kept beside; a bound the free
+ * fit already meets changes nothing; a flat fit stays flat. */
+Test(mp_model, a_measured_bandwidth_bounds_the_service_time)
+{
+	model_params truth = { 150, 8, 64 };   /* peak 8000 MB/s */
+	model_point points[7];
+	for (int i = 0; i < 7; i++) {
+		points[i].contention_mb_s = 1000.0 * i;
+		cr_assert_eq(model_latency(&truth, points[i].contention_mb_s, &points[i].latency_ns, NULL), 0);
+	}
+	model_fit free_fit, held, loose;
+	plumb_status status;
+	cr_assert_eq(model_fit_points(points, 7, 64, 0, &free_fit, &status), 0, "%s", status.message);
+	cr_expect(fabs(free_fit.params.service_ns - 8) < 0.05, "S %g", free_fit.params.service_ns);
+	cr_expect(!free_fit.at_peak_bound && isnan(free_fit.peak_bound_mb_s));
+	/* measured 12800 MB/s: S at most 5 ns */
+	cr_assert_eq(model_fit_points_bounded(points, 7, 64, 0, 12800, &held, &status), 0, "%s", status.message);
+	cr_expect(held.at_peak_bound);
+	cr_expect(held.params.service_ns <= 5.0 + 1e-9 && held.params.service_ns > 4.9, "S %g", held.params.service_ns);
+	cr_expect(model_peak_bandwidth(&held.params) >= 12800 * (1 - 1e-9), "peak %g", model_peak_bandwidth(&held.params));
+	cr_expect(fabs(held.free_service_ns - free_fit.params.service_ns) < 1e-9);
+	cr_expect(held.least_squares > free_fit.least_squares, "the bound costs fit: %g vs %g", held.least_squares,
+	          free_fit.least_squares);
+	cr_expect(isnan(held.service_low) && isnan(held.service_high));
+	/* measured 5000 MB/s: the free S (8 ns, a peak of 8000 MB/s) meets it */
+	cr_assert_eq(model_fit_points_bounded(points, 7, 64, 0, 5000, &loose, &status), 0, "%s", status.message);
+	cr_expect(!loose.at_peak_bound && loose.peak_bound_mb_s == 5000);
+	cr_expect(loose.params.service_ns == free_fit.params.service_ns);
+	/* no bound: model_fit_points's answer */
+	cr_assert_eq(model_fit_points_bounded(points, 7, 64, 0, 0, &loose, &status), 0, "%s", status.message);
+	cr_expect(!loose.at_peak_bound && isnan(loose.peak_bound_mb_s) && loose.params.service_ns == free_fit.params.service_ns);
+	/* a flat curve: nothing to hold */
+	const model_point flat[] = { { 0, 150 }, { 1000, 150.5 }, { 2000, 149.5 }, { 3000, 150.2 }, { 4000, 149.8 } };
+	cr_assert_eq(model_fit_points_bounded(flat, 5, 64, 0, 30000, &loose, &status), 0, "%s", status.message);
+	cr_expect(loose.at_bound < 0 && !loose.at_peak_bound);
+	cr_expect_neq(model_fit_points_bounded(points, 7, 64, 0, -1, &loose, &status), 0);
+	cr_expect_neq(model_fit_points_bounded(points, 7, 64, 0, INFINITY, &loose, &status), 0);
+}
