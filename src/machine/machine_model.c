@@ -505,6 +505,17 @@ const machine_level *machine_model_level(const machine_model *m, const char *nam
 	return NULL;
 }
 
+double machine_model_memory_bandwidth(const machine_model *m)
+{
+	const machine_level *memory = machine_model_level(m, "DRAM");
+	double gb_s = NAN;
+	if (memory && isfinite(memory->read_1) && memory->read_1 > 0)
+		gb_s = memory->read_1;
+	if (memory && isfinite(memory->read_all) && memory->read_all > 0 && !(memory->read_all <= gb_s))
+		gb_s = memory->read_all;
+	return gb_s;
+}
+
 /* ----------------------------------------------------------------- checks */
 
 static machine_check *add_check(machine_check *checks, size_t capacity, size_t *count, const char *figure, double value,
@@ -657,12 +668,7 @@ size_t machine_model_check(const machine_model *m, machine_check *checks, size_t
 			         memory->latency_low, memory->latency_high, memory->latency_source[0] ? memory->latency_source : "latency sweep");
 	}
 	/* the queueing model against the measurements */
-	double measured_memory = NAN;
-	if (memory) {
-		measured_memory = memory->read_1;
-		if (isfinite(memory->read_all) && !(memory->read_all <= measured_memory))
-			measured_memory = memory->read_all;
-	}
+	double measured_memory = machine_model_memory_bandwidth(m);
 	if (isfinite(m->peak_mb_s)) {
 		double limit = isfinite(measured_memory) ? measured_memory * 1000 : NAN;
 		bool low = isfinite(limit) && m->peak_mb_s < 0.95 * limit;

@@ -108,6 +108,10 @@ int machine_model_build(machine_model *m, const output_report *topo, const outpu
 
 /* A level by name ("L1".., "DRAM"), or NULL. */
 const machine_level *machine_model_level(const machine_model *m, const char *name);
+/* The memory's measured read bandwidth, GB/s: the larger of one thread's
+ * and all threads' (a bandwidth it is known to sustain, which the queueing
+ * model's peak must reach); NaN when the model has none. */
+double machine_model_memory_bandwidth(const machine_model *m);
 
 /* plumb bw's per-level table ("levels": columns threads, kernel and one
  * per level): the figure for (threads, kernel) at level, NaN when absent;

@@ -170,9 +170,9 @@ typedef struct report_section {
 	report_summary_input summary_input;
 } report_section;
 
-/* The DRAM bandwidth (MB/s: the larger of one thread's and all threads')
- * the machine model reads from these sections' reports, as the summary's
- * physics check does; 0 when there is none.  The model section is given it
+/* The DRAM bandwidth (MB/s, machine_model_memory_bandwidth) the machine
+ * model reads from these sections' reports, the one the summary's physics
+ * check holds the queueing model's peak to; 0 when there is none.  The model section is given it
  * (plumb model --peak-at-least): the queueing model's peak can be no lower. */
 double report_measured_memory_mb_s(const output_report *topo, const output_report *lat, const output_report *bw);
 

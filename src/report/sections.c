@@ -69,13 +69,8 @@ double report_measured_memory_mb_s(const output_report *topo, const output_repor
 	plumb_status ignored;
 	if (machine_model_build(&m, topo, lat, bw, NULL, &ignored) != 0)
 		return 0;
-	const machine_level *memory = machine_model_level(&m, "DRAM");
-	double mb_s = 0;
-	if (memory && isfinite(memory->read_1) && memory->read_1 > 0)
-		mb_s = memory->read_1 * 1000;
-	if (memory && isfinite(memory->read_all) && memory->read_all * 1000 > mb_s)
-		mb_s = memory->read_all * 1000;
-	return mb_s;
+	double gb_s = machine_model_memory_bandwidth(&m);   /* the figure the physics check holds the peak to */
+	return isfinite(gb_s) ? gb_s * 1000 : 0;
 }
 
 /* While a section runs, the report's progress line is redrawn every second

@@ -401,17 +401,24 @@ Test(machine_model, a_recorded_sweep_with_the_l3_hidden_keeps_the_other_names)
 	latency_run_free(&r);
 }
 
+/* The first count of a report's sections recorded on the Xeon guest
+ * (tests/data/report_vm_xeon/NAME.json), in the order of names. */
+static void read_recorded_sections(output_report **sections, const char *const *names, size_t count)
+{
+	char file[64];
+	for (size_t i = 0; i < count; i++) {
+		snprintf(file, sizeof file, "report_vm_xeon/%s.json", names[i]);
+		sections[i] = read_report(file);
+	}
+}
+
 /* The sections of a report recorded on the Xeon guest, built into a
  * summary as plumb report does. */
 static output_report *recorded_summary(void)
 {
 	static const char *const names[] = { "topo", "lat", "bw", "loaded", "model" };
 	output_report *sections[5];
-	char file[64];
-	for (size_t i = 0; i < 5; i++) {
-		snprintf(file, sizeof file, "report_vm_xeon/%s.json", names[i]);
-		sections[i] = read_report(file);
-	}
+	read_recorded_sections(sections, names, 5);
 	output_report *summary = report_summary_build(sections, names, 5);
 	for (size_t i = 0; i < 5; i++)
 		output_report_free(sections[i]);
@@ -426,11 +433,8 @@ Test(machine_model, a_flat_loaded_curve_gives_no_flag_but_not_determined)
 {
 	static const char *const names[] = { "topo", "lat", "bw", "loaded", "model" };
 	output_report *sections[5];
-	char file[64], path[1024];
-	for (size_t i = 0; i < 4; i++) {
-		snprintf(file, sizeof file, "report_vm_xeon/%s.json", names[i]);
-		sections[i] = read_report(file);
-	}
+	char path[1024];
+	read_recorded_sections(sections, names, 4);
 	const char *dir = getenv("PLUMB_SRCDIR");
 	snprintf(path, sizeof path, "%s/tests/data/report_vm_xeon/loaded.json", dir ? dir : ".");
 	model_input in;
@@ -566,11 +570,7 @@ Test(machine_model, explain_and_the_host_preset_read_the_model_from_report_json)
 {
 	static const char *const names[] = { "topo", "lat", "bw", "loaded", "model" };
 	output_report *sections[5];
-	char file[64];
-	for (size_t i = 0; i < 5; i++) {
-		snprintf(file, sizeof file, "report_vm_xeon/%s.json", names[i]);
-		sections[i] = read_report(file);
-	}
+	read_recorded_sections(sections, names, 5);
 	output_report *summary = report_summary_build(sections, names, 5);
 	char path[TEMP_PATH_SIZE];
 	temp_template(path, sizeof path, "plumb-machine-model-XXXXXX");
@@ -842,11 +842,7 @@ Test(machine_model, the_measured_bandwidth_bounds_the_queueing_fit)
 {
 	static const char *const names[] = { "topo", "lat", "bw", "loaded", "model" };
 	output_report *sections[5];
-	char file[64];
-	for (size_t i = 0; i < 4; i++) {
-		snprintf(file, sizeof file, "report_vm_xeon/%s.json", names[i]);
-		sections[i] = read_report(file);
-	}
+	read_recorded_sections(sections, names, 4);
 	double memory = report_measured_memory_mb_s(sections[0], sections[1], sections[2]);
 	cr_assert(memory > 1000 && memory < 1e6, "DRAM %g MB/s", memory);
 	cr_expect_eq(report_measured_memory_mb_s(sections[0], sections[1], NULL), 0);
